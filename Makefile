@@ -1,0 +1,163 @@
+# lp - the live profiler toolkit.  One non-recursive Makefile; every output
+# goes under $(O), never into the source tree.
+#
+#   make            build the programs into $(O)/bin
+#   make deps       install the Debian packages lp needs (as root)
+#   make test       the whole suite (installs and builds what is missing)
+#   make demo       the main job on the bundled demo service
+#   make bench      side-by-side benchmarks (bench/)
+#   make install    DESTDIR= prefix=/usr/local
+#   WERROR=1 turns warnings into errors (CI); V=1 shows the commands.
+
+O ?= build
+prefix ?= /usr/local
+bindir ?= $(prefix)/bin
+mandir ?= $(prefix)/share/man
+
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+
+# Debian packages: to build, to run the BPF programs' tooling, to test.
+DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
+	libtraceevent-dev zlib1g-dev bpftool
+DEB_TEST := bats bats-support bats-assert perl nodejs npm chromium linux-perf \
+	procps util-linux binutils gawk
+DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2)
+endif
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.PHONY: all deps check-deps test demo bench install clean FORCE
+
+WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wvla
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+PKGS := libdw libelf libbpf libtraceevent
+CFLAGS ?= -O2 -g
+LP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I$(O)/bpf -MMD -MP \
+	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lz -lm -lpthread
+
+PROGS := $(patsubst bin/%.c,$(O)/bin/%,$(wildcard bin/lp-*.c))
+LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*.c))
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
+WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c))
+EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
+
+all: check-pkgs $(PROGS) $(WORKLOADS) $(EXAMPLES)
+
+# Fail early, naming the package, rather than with a missing header.
+.PHONY: check-pkgs
+check-pkgs:
+	@for p in $(PKGS); do \
+	  $(PKG_CONFIG) --exists $$p 2>/dev/null && continue; \
+	  case $$p in libdw|libelf) d=lib$${p#lib}-dev;; libbpf) d=libbpf-dev;; \
+	    libtraceevent) d=libtraceevent-dev;; esac; \
+	  echo "lp: $$p not found by pkg-config: install $$d (make deps)" >&2; exit 1; \
+	done
+	@command -v $(CLANG) >/dev/null || { echo "lp: clang not found: install clang (make deps)" >&2; exit 1; }
+	@command -v $(BPFTOOL) >/dev/null || { echo "lp: bpftool not found: install bpftool (make deps)" >&2; exit 1; }
+
+# A flags stamp: changing CFLAGS or WERROR rebuilds everything.
+$(O)/flags: FORCE
+	@mkdir -p $(O)
+	@echo '$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) $(LP_LDLIBS)' > $@.new
+	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
+
+# vmlinux.h comes from the running kernel's BTF: the BPF programs are CO-RE,
+# so they still load on other kernels with BTF; nothing is checked in.
+$(O)/bpf/vmlinux.h:
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/bpf/vmlinux.h $(O)/flags
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(O)/bpf -Ibpf \
+		-MMD -MP -c $< -o $@
+
+$(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(O)/lib/%.o: lib/%.c $(O)/flags | $(BPF_SKELS)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -c $< -o $@
+
+$(O)/liblp.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(O)/bin/%: bin/%.c $(O)/liblp.a $(O)/flags
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) $< $(O)/liblp.a $(LP_LDLIBS) -o $@
+
+# Workloads with known truth.  Built with frame pointers (leaf ones too) and
+# no inlining surprises; a file may ask for other flags in a first-line
+# comment "/* cflags: ... */".
+$(O)/tests/workloads/%: tests/workloads/%.c $(O)/flags
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-inline $$(sed -n '1s|^/\* cflags: \(.*\) \*/$$|\1|p' $<) $< -o $@ -lpthread -lm
+
+$(O)/examples/%: examples/%.c $(O)/flags
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-inline $< -o $@ -lpthread -lm
+
+# Installs the Debian packages (idempotent: nothing is fetched when all are
+# there).  Needs root.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "lp: all Debian packages present"; exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+	  echo "lp: missing packages:" $$missing; \
+	  echo "lp: make deps must run as root (sudo make deps)" >&2; exit 1; fi; \
+	echo "lp: installing" $$missing; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null
+
+check-deps:
+	@for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || \
+	  { $(MAKE) --no-print-directory deps; break; }; done
+
+test: check-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)O=$(O) tests/run
+
+bench: check-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)O=$(O) bench/run
+
+demo: check-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)O=$(O) examples/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 $(DESTDIR)$(mandir)/man7
+	install -m 755 $(PROGS) $(DESTDIR)$(bindir)
+	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(mandir)/man1
+	install -m 644 $(wildcard man/*.5) $(DESTDIR)$(mandir)/man5
+	$(if $(wildcard man/*.7),install -m 644 $(wildcard man/*.7) $(DESTDIR)$(mandir)/man7)
+
+clean:
+	rm -rf $(O)
+
+-include $(wildcard $(O)/lib/*.d $(O)/bin/*.d $(O)/bpf/*.d)

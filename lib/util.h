@@ -1,0 +1,65 @@
+/* util.h - what every lp program shares: diagnostics in git's and err(3)'s
+ * shape, allocation that never returns NULL, number parsing that says why it
+ * refused, and output checks (EPIPE becomes SIGPIPE, as in git). */
+#ifndef LP_UTIL_H
+#define LP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define LP_VERSION "0.1.0"
+
+/* Set once from argv[0] (its basename) by lp_init(). */
+extern const char *lp_progname;
+
+void lp_init(int argc, char **argv);
+/* "lp-NAME: message" with control characters scrubbed, one write(2). */
+void lp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, then ": strerror(errno)". */
+void lp_error_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* lp_error then exit(status). */
+void lp_die(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+/* "lp-NAME: --version" output and exit 0. */
+void lp_print_version(void) __attribute__((noreturn));
+
+void *lp_malloc(size_t size);
+void *lp_calloc(size_t n, size_t size);
+void *lp_realloc(void *p, size_t size);
+void *lp_reallocarray(void *p, size_t n, size_t size);
+char *lp_strdup(const char *s);
+char *lp_strndup(const char *s, size_t n);
+
+/* Parse a whole string as a number within [min, max]; on failure return -1
+ * and set *why ("not a number", "too small", "too large"). */
+int lp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out, const char **why);
+int lp_parse_u64(const char *s, uint64_t max, uint64_t *out, const char **why);
+int lp_parse_double(const char *s, double *out, const char **why);
+/* "250us", "3ms", "1.5s", "100" (ns) -> ns. */
+int lp_parse_duration(const char *s, int64_t *ns, const char **why);
+
+/* Opens FILE for writing ("-" or NULL: stdout); exits 1 with a message. */
+FILE *lp_open_output(const char *path);
+/* Flushes and checks f; on EPIPE re-raises SIGPIPE; otherwise reports and
+ * returns -1.  Call before exit on every output. */
+int lp_close_output(FILE *f, const char *name);
+/* After a failed write: EPIPE re-raises SIGPIPE, anything else exits 1. */
+void lp_write_failed(const char *name) __attribute__((noreturn));
+
+/* Perl's "%.15g"-style number printing, integers printed exactly. */
+int lp_format_number(char *buf, size_t size, double v);
+
+/* 64-bit FNV-1a, the stream's id hash. */
+static inline uint64_t lp_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+#define LP_HASH_INIT 0xcbf29ce484222325ULL
+
+#endif

@@ -1,0 +1,37 @@
+# Shared setup for every .bats file: hermetic environment, the fresh build
+# first on PATH, and the guards for privileged tests.
+export LC_ALL=C TZ=UTC DEBUGINFOD_URLS=
+LP_TOP=${LP_TOP:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
+LP_BUILD=${LP_BUILD:-$LP_TOP/build}
+CORPUS=${CORPUS:-$LP_TOP/../shared/corpus}
+SHARED_TOOLS=${SHARED_TOOLS:-$LP_TOP/../shared/tools}
+WORKLOADS=$LP_BUILD/tests/workloads
+FIXTURES=$LP_TOP/tests/fixtures
+PATH=$LP_BUILD/bin:$PATH
+
+load_bats_libs() {
+	load /usr/lib/bats/bats-support/load
+	load /usr/lib/bats/bats-assert/load
+}
+
+# Privileged tests: under CI=true they must run (and fail if they cannot);
+# elsewhere they skip, saying why.
+require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		if [ "${CI:-}" = true ]; then
+			echo "privileged test cannot run: not root under CI=true" >&2
+			return 1
+		fi
+		skip "needs root (or CAP_BPF and CAP_PERFMON)"
+	fi
+}
+
+require_cmd() {
+	if ! command -v "$1" >/dev/null 2>&1; then
+		if [ "${CI:-}" = true ]; then
+			echo "required command '$1' missing under CI=true" >&2
+			return 1
+		fi
+		skip "$1 is not installed"
+	fi
+}
