@@ -1,0 +1,269 @@
+/* target.c - processes named by -p, or a command started held before exec. */
+#include "target.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+struct lp_target {
+	pid_t *pids;
+	size_t npids;
+	bool spawned;
+	/* A started command only: */
+	char *cmd;		/* argv[0], for messages */
+	int hold_fd;		/* write end: one byte lets the child exec; -1 once used */
+	int err_fd;		/* read end, close-on-exec: errno if exec failed */
+	bool released, reaped;
+	int status;		/* wait status once reaped */
+};
+
+/* A -p process is gone once it has no /proc entry or is a zombie, whose
+ * parent has not reaped it yet: it will never run again either way. */
+static bool pid_alive(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && errno != ESRCH;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may itself contain ") ". */
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return true;
+	return p[2] != 'Z' && p[2] != 'X' && p[2] != 'x';
+}
+
+struct lp_target *lp_target__from_pids(const char *list)
+{
+	struct lp_target *t = lp_calloc(1, sizeof(*t));
+	t->hold_fd = t->err_fd = -1;
+	const char *s = list;
+	for (;;) {
+		size_t len = strcspn(s, ",");
+		char *item = lp_strndup(s, len);
+		int64_t v;
+		const char *why;
+		if (lp_parse_i64(item, 1, INT_MAX, &v, &why) < 0) {
+			lp_error("invalid pid '%s': %s", item, why);
+			free(item);
+			goto fail;
+		}
+		free(item);
+		if (!pid_alive((pid_t)v)) {
+			lp_error("no process with pid %lld", (long long)v);
+			goto fail;
+		}
+		bool dup = false;
+		for (size_t i = 0; i < t->npids; i++)
+			dup |= t->pids[i] == (pid_t)v;
+		if (!dup) {
+			t->pids = lp_reallocarray(t->pids, t->npids + 1, sizeof(*t->pids));
+			t->pids[t->npids++] = (pid_t)v;
+		}
+		if (!s[len])
+			break;
+		s += len + 1;
+	}
+	return t;
+fail:
+	lp_target__free(t);
+	errno = EINVAL;
+	return NULL;
+}
+
+/* The child: restore what exec does not (the signal mask, ignored signals),
+ * wait for the go byte, exec.  Only async-signal-safe calls after fork. */
+static void __attribute__((noreturn)) child(char *const argv[], int hold, int err)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	static const int sigs[] = { SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD };
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	char c;
+	ssize_t n;
+	do
+		n = read(hold, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)		/* the parent gave up (or died): never run */
+		_exit(127);
+	close(hold);
+	execvp(argv[0], argv);
+	int e = errno;
+	if (write(err, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+struct lp_target *lp_target__spawn(char *const argv[])
+{
+	int hold[2], err[2];
+	if (pipe2(hold, O_CLOEXEC) < 0)
+		goto fail_errno;
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		close(hold[0]);
+		close(hold[1]);
+		goto fail_errno;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(hold[0]);
+		close(hold[1]);
+		close(err[0]);
+		close(err[1]);
+		goto fail_errno;
+	}
+	if (pid == 0) {
+		close(hold[1]);
+		close(err[0]);
+		child(argv, hold[0], err[1]);
+	}
+	close(hold[0]);
+	close(err[1]);
+	struct lp_target *t = lp_calloc(1, sizeof(*t));
+	t->pids = lp_malloc(sizeof(*t->pids));
+	t->pids[0] = pid;
+	t->npids = 1;
+	t->spawned = true;
+	t->cmd = lp_strdup(argv[0]);
+	t->hold_fd = hold[1];
+	t->err_fd = err[0];
+	return t;
+fail_errno:
+	lp_error_errno("cannot start '%s'", argv[0]);
+	return NULL;
+}
+
+const pid_t *lp_target__pids(const struct lp_target *t, size_t *n)
+{
+	*n = t->npids;
+	return t->pids;
+}
+
+bool lp_target__spawned(const struct lp_target *t)
+{
+	return t->spawned;
+}
+
+static void reap(struct lp_target *t, int options)
+{
+	int st;
+	pid_t r;
+	do
+		r = waitpid(t->pids[0], &st, options);
+	while (r < 0 && errno == EINTR);
+	if (r == t->pids[0] || (r < 0 && errno == ECHILD)) {
+		t->reaped = true;
+		t->status = r < 0 ? 0 : st;
+	}
+}
+
+int lp_target__release(struct lp_target *t)
+{
+	if (!t->spawned || t->released)
+		return 0;
+	t->released = true;
+	ssize_t n;
+	do
+		n = write(t->hold_fd, "g", 1);
+	while (n < 0 && errno == EINTR);
+	close(t->hold_fd);
+	t->hold_fd = -1;
+	/* EOF on the close-on-exec pipe: exec succeeded; an int: its errno. */
+	int e = 0;
+	ssize_t got;
+	do
+		got = read(t->err_fd, &e, sizeof(e));
+	while (got < 0 && errno == EINTR);
+	close(t->err_fd);
+	t->err_fd = -1;
+	if (n != 1 || got != 0) {
+		if (got == (ssize_t)sizeof(e))
+			lp_error("cannot run '%s': %s", t->cmd, strerror(e));
+		else
+			lp_error("cannot run '%s'", t->cmd);
+		reap(t, 0);
+		return -1;
+	}
+	return 0;
+}
+
+size_t lp_target__alive(struct lp_target *t)
+{
+	if (t->spawned) {
+		if (!t->reaped)
+			reap(t, WNOHANG);
+		return !t->reaped;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < t->npids; i++)
+		n += pid_alive(t->pids[i]);
+	return n;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+int lp_target__finish(struct lp_target *t, bool stop)
+{
+	if (!t->spawned)
+		return 0;
+	if (!t->reaped) {
+		if (!t->released) {
+			kill(t->pids[0], SIGKILL);
+		} else if (stop) {
+			/* A polite SIGTERM first; a command that ignores it
+			 * gets SIGKILL after two seconds. */
+			kill(t->pids[0], SIGTERM);
+			for (int i = 0; i < 200 && !t->reaped; i++) {
+				reap(t, WNOHANG);
+				if (!t->reaped)
+					sleep_ms(10);
+			}
+			if (!t->reaped)
+				kill(t->pids[0], SIGKILL);
+		}
+		if (!t->reaped)
+			reap(t, 0);
+	}
+	if (WIFEXITED(t->status))
+		return WEXITSTATUS(t->status);
+	if (WIFSIGNALED(t->status))
+		return 128 + WTERMSIG(t->status);
+	return 0;
+}
+
+void lp_target__free(struct lp_target *t)
+{
+	if (!t)
+		return;
+	if (t->spawned && !t->reaped) {
+		kill(t->pids[0], SIGKILL);
+		reap(t, 0);
+	}
+	if (t->hold_fd >= 0)
+		close(t->hold_fd);
+	if (t->err_fd >= 0)
+		close(t->err_fd);
+	free(t->cmd);
+	free(t->pids);
+	free(t);
+}

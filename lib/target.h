@@ -1,0 +1,60 @@
+/* target.h - the processes a recorder or tracer watches: existing ones named
+ * by `-p PID[,PID...]`, or a command it starts itself with `-- CMD ARGS`.
+ *
+ * A started command is held stopped between fork and exec (the child waits on
+ * a pipe), so the caller can attach its probes to the child's pid before the
+ * command runs a single instruction, then release it.  Its stdin, stdout and
+ * stderr are the caller's.  Probes attached to the pid survive the exec.
+ *
+ * Typical use:
+ *	t = pids ? lp_target__from_pids(pids) : lp_target__spawn(argv);
+ *	... attach to lp_target__pids(t, &n) ...
+ *	if (lp_target__release(t) < 0) goto fail;	(no-op for -p)
+ *	while (lp_target__alive(t)) poll ...
+ *	status = lp_target__finish(t);		(stops a command still running)
+ *	lp_target__free(t);
+ */
+#ifndef LP_TARGET_H
+#define LP_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct lp_target;
+
+/* "1234" or "1234,5678".  NULL after reporting on stderr (lp_error) a bad
+ * number ("invalid pid 'x': not a number") or a process that does not exist
+ * or has already exited ("no process with pid 1234"). */
+struct lp_target *lp_target__from_pids(const char *list);
+
+/* Forks and holds the child before it execs argv[0] (searched in PATH).
+ * NULL after reporting on stderr when the fork fails. */
+struct lp_target *lp_target__spawn(char *const argv[]);
+
+/* The pids to attach to: the -p list, or the one started command.  The array
+ * belongs to the target. */
+const pid_t *lp_target__pids(const struct lp_target *t, size_t *n);
+
+/* True for a command started by lp_target__spawn. */
+bool lp_target__spawned(const struct lp_target *t);
+
+/* Lets a held command exec.  Returns 0 once it is running the command, -1
+ * after reporting "cannot run 'CMD': ENOENT text" (the child is then reaped).
+ * Does nothing for -p targets.  Call it once. */
+int lp_target__release(struct lp_target *t);
+
+/* How many targets are still alive (a -p process that became a zombie counts
+ * as gone).  Reaps a started command that has exited, without blocking. */
+size_t lp_target__alive(struct lp_target *t);
+
+/* For a started command: waits for it to exit, first sending SIGTERM when
+ * `stop` is set and it is still running (a command never released is killed
+ * without running).  Returns its status the way a shell reports it: the exit
+ * code, or 128 + the signal that killed it.  Returns 0 for -p targets. */
+int lp_target__finish(struct lp_target *t, bool stop);
+
+/* Kills (SIGKILL) and reaps a started command that is still there; frees. */
+void lp_target__free(struct lp_target *t);
+
+#endif
