@@ -16,4 +16,47 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 /* Whether a first non-blank, non-comment line looks like folded stacks. */
 int lp_folded__sniff(const char *line, size_t len);
 
+/* --- formatting, as stackcollapse-perf.pl prints a stack ---------------- */
+
+/* The options of stackcollapse-perf.pl that change how a stack is printed
+ * (its --all is kernel and jit together).  All false: its default. */
+struct lp_folded_opts {
+	bool pid;	/* first frame "comm-PID" ("comm-?" when PID unknown) */
+	bool tid;	/* first frame "comm-PID/TID" (wins over pid) */
+	bool kernel;	/* "_[k]" after kernel frames */
+	bool jit;	/* "_[j]" after JIT frames (/tmp/perf-PID.map) */
+	bool addrs;	/* unresolved frames as "[module <addr>]" */
+	bool srcline;	/* "func:file.c:123" when the frame has a srcline */
+};
+
+/* A growing byte string, always NUL-terminated once used. */
+struct lp_folded_buf {
+	char *s;
+	size_t len, cap;
+};
+
+void lp_folded_buf__reset(struct lp_folded_buf *b);
+void lp_folded_buf__free(struct lp_folded_buf *b);
+
+/* Appends the comm frame of a sample: comm with ' ' as '_', then "-PID" or
+ * "-PID/TID" as the options say.  Nothing when comm is "" (folded input has
+ * no comm: its first frame is part of its stack).  Returns the number of
+ * frames appended (0 or 1); kinds (may be NULL) gets 'u' for it. */
+size_t lp_folded__comm(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
+		       const struct lp_sample *s, const struct lp_folded_opts *o);
+
+/* Appends the stack's frames, root first, joined by ';' (and a ';' before
+ * the first when out is not empty).  Per frame: the symbol; an unresolved one
+ * (symbol "") as "[basename-of-module]" or "[unknown]", with " <addr>" under
+ * addrs, cleaned up as the script does; "_[i]" on inlined frames always;
+ * "_[k]"/"_[j]" as the options say; ":srcline" under srcline.  kinds (may be
+ * NULL) gets one enum lp_frame_kind char per frame.  Returns the number of
+ * frames appended. */
+size_t lp_folded__frames(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
+			 const struct lp_stack *st, const struct lp_folded_opts *o);
+
+/* Both of the above: a sample's whole folded stack, without " COUNT". */
+size_t lp_folded__format(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
+			 const struct lp_sample *s, const struct lp_folded_opts *o);
+
 #endif
