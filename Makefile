@@ -91,7 +91,13 @@ $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(O)/lib/%.o: lib/%.c $(O)/flags | $(BPF_SKELS)
+# Only the BPF glue includes skeletons; the rest builds even when a BPF
+# program does not.
+SKEL_USERS := $(patsubst lib/%.c,$(O)/lib/%.o,$(shell grep -l '\.skel\.h' lib/*.c bin/*.c 2>/dev/null | grep '^lib/'))
+$(SKEL_USERS): | $(BPF_SKELS)
+$(patsubst bin/%.c,$(O)/bin/%,$(shell grep -l '\.skel\.h' bin/*.c 2>/dev/null)): | $(BPF_SKELS)
+
+$(O)/lib/%.o: lib/%.c $(O)/flags
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -c $< -o $@

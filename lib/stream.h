@@ -94,9 +94,11 @@ enum lp_record_kind {
 	LP_REC_OTHER,		/* a comment or a kind this version does not know */
 };
 
+/* A record's strings (comm, probe, attrs...) are valid until the next call
+ * to lp_reader__next; its frames and stacks until the reader is freed. */
 struct lp_record {
 	enum lp_record_kind kind;
-	const char *line;	/* the record's text without its newline (lp input) */
+	const char *line;	/* LP_REC_OTHER: the line as read, without '\n' */
 	size_t len;
 	union {
 		struct lp_header header;

@@ -1,0 +1,29 @@
+/* hashmap.h - an open-addressing map from 64-bit keys (already hashes) to
+ * pointers: the one hash table lp's dictionaries, caches and aggregations
+ * are built on.  Key 0 is reserved for empty slots (callers remap it). */
+#ifndef LP_HASHMAP_H
+#define LP_HASHMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct lp_hashmap {
+	uint64_t *keys;
+	void **values;
+	size_t cap;	/* a power of two */
+	size_t count;
+};
+
+void lp_hashmap__init(struct lp_hashmap *m);
+void lp_hashmap__fini(struct lp_hashmap *m);
+void *lp_hashmap__get(const struct lp_hashmap *m, uint64_t key);
+/* Inserts or replaces; returns the previous value or NULL. */
+void *lp_hashmap__put(struct lp_hashmap *m, uint64_t key, void *value);
+/* Iteration: for (size_t i = 0; i < m->cap; i++) if (m->keys[i]) ... */
+
+static inline uint64_t lp_hashmap__key(uint64_t h)
+{
+	return h ? h : 0x9e3779b97f4a7c15ULL;
+}
+
+#endif

@@ -1,0 +1,954 @@
+/* stream.c - the lp stream's reader and writer, and the dictionary that
+ * interns frames and stacks.  The only file that knows the text of the
+ * format (formats/lp-stream.md); foreign formats are read by perfscript.c
+ * and folded.c and come out as the same records. */
+#include "stream.h"
+#include "folded.h"
+#include "hashmap.h"
+#include "linereader.h"
+#include "perfscript.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* --- the dictionary ------------------------------------------------- */
+
+#define ARENA_CHUNK (1 << 20)
+
+struct lp_dict {
+	struct lp_hashmap frames;	/* content id -> struct lp_frame */
+	struct lp_hashmap stacks;	/* content id -> struct lp_stack */
+	struct lp_hashmap strings;	/* hash -> NUL-terminated copy */
+	char **chunks;
+	size_t nchunks;
+	char *cur;
+	size_t left;
+};
+
+static void *arena_alloc(struct lp_dict *d, size_t size)
+{
+	size = (size + 7) & ~(size_t)7;
+	if (size > d->left) {
+		size_t cap = size > ARENA_CHUNK / 4 ? size : ARENA_CHUNK;
+		d->chunks = lp_reallocarray(d->chunks, d->nchunks + 1, sizeof(*d->chunks));
+		d->cur = d->chunks[d->nchunks++] = lp_malloc(cap);
+		d->left = cap;
+	}
+	void *p = d->cur;
+	d->cur += size;
+	d->left -= size;
+	return p;
+}
+
+static char *arena_strdup(struct lp_dict *d, const char *s, size_t len)
+{
+	char *p = arena_alloc(d, len + 1);
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+struct lp_dict *lp_dict__new(void)
+{
+	struct lp_dict *d = lp_calloc(1, sizeof(*d));
+	lp_hashmap__init(&d->frames);
+	lp_hashmap__init(&d->stacks);
+	lp_hashmap__init(&d->strings);
+	return d;
+}
+
+void lp_dict__free(struct lp_dict *d)
+{
+	if (!d)
+		return;
+	lp_hashmap__fini(&d->frames);
+	lp_hashmap__fini(&d->stacks);
+	lp_hashmap__fini(&d->strings);
+	for (size_t i = 0; i < d->nchunks; i++)
+		free(d->chunks[i]);
+	free(d->chunks);
+	free(d);
+}
+
+const char *lp_dict__string(struct lp_dict *d, const char *s, size_t len)
+{
+	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, s, len));
+	const char *old = lp_hashmap__get(&d->strings, key);
+	if (old && strlen(old) == len && !memcmp(old, s, len))
+		return old;
+	char *copy = arena_strdup(d, s, len);
+	if (!old)	/* on a (64-bit) collision the first string keeps the slot */
+		lp_hashmap__put(&d->strings, key, copy);
+	return copy;
+}
+
+static uint64_t frame_hash(char kind, uint64_t addr, const char *module,
+			   const char *symbol, const char *srcline)
+{
+	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &kind, 1);
+	h = lp_hash_bytes(h, &addr, sizeof(addr));
+	h = lp_hash_bytes(h, module, strlen(module) + 1);
+	h = lp_hash_bytes(h, symbol, strlen(symbol) + 1);
+	return lp_hash_bytes(h, srcline, strlen(srcline) + 1);
+}
+
+const struct lp_frame *lp_dict__frame(struct lp_dict *d, char kind, uint64_t addr,
+				      const char *module, const char *symbol,
+				      const char *srcline)
+{
+	module = module ? module : "";
+	symbol = symbol ? symbol : "";
+	srcline = srcline ? srcline : "";
+	uint64_t id = frame_hash(kind, addr, module, symbol, srcline);
+	struct lp_frame *f = lp_hashmap__get(&d->frames, lp_hashmap__key(id));
+	if (f)
+		return f;
+	f = arena_alloc(d, sizeof(*f));
+	f->id = id;
+	f->kind = kind;
+	f->addr = addr;
+	f->module = lp_dict__string(d, module, strlen(module));
+	f->symbol = arena_strdup(d, symbol, strlen(symbol));
+	f->srcline = srcline[0] ? lp_dict__string(d, srcline, strlen(srcline)) : "";
+	lp_hashmap__put(&d->frames, lp_hashmap__key(id), f);
+	return f;
+}
+
+static uint64_t stack_hash(const struct lp_frame *const *frames, size_t n)
+{
+	uint64_t h = LP_HASH_INIT;
+	for (size_t i = 0; i < n; i++)
+		h = lp_hash_bytes(h, &frames[i]->id, sizeof(frames[i]->id));
+	return h;
+}
+
+const struct lp_stack *lp_dict__stack(struct lp_dict *d,
+				      const struct lp_frame *const *frames, size_t n)
+{
+	uint64_t id = stack_hash(frames, n);
+	struct lp_stack *s = lp_hashmap__get(&d->stacks, lp_hashmap__key(id));
+	if (s)
+		return s;
+	s = arena_alloc(d, sizeof(*s));
+	const struct lp_frame **copy = arena_alloc(d, n * sizeof(*copy));
+	memcpy(copy, frames, n * sizeof(*copy));
+	s->id = id;
+	s->nframes = n;
+	s->frames = copy;
+	lp_hashmap__put(&d->stacks, lp_hashmap__key(id), s);
+	return s;
+}
+
+const struct lp_frame *lp_dict__frame_by_id(const struct lp_dict *d, uint64_t id)
+{
+	return lp_hashmap__get(&d->frames, lp_hashmap__key(id));
+}
+
+const struct lp_stack *lp_dict__stack_by_id(const struct lp_dict *d, uint64_t id)
+{
+	return lp_hashmap__get(&d->stacks, lp_hashmap__key(id));
+}
+
+/* --- escaping ------------------------------------------------------- */
+
+static inline int needs_escape(unsigned char c)
+{
+	return c < 0x20 || c == '\\' || c == 0x7f;
+}
+
+size_t lp_escape(char *dst, const char *src, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = src[i];
+		if (!needs_escape(c)) {
+			dst[o++] = c;
+			continue;
+		}
+		dst[o++] = '\\';
+		switch (c) {
+		case '\\': dst[o++] = '\\'; break;
+		case '\t': dst[o++] = 't'; break;
+		case '\n': dst[o++] = 'n'; break;
+		case '\r': dst[o++] = 'r'; break;
+		default:
+			dst[o++] = 'x';
+			dst[o++] = hex[c >> 4];
+			dst[o++] = hex[c & 15];
+		}
+	}
+	return o;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+size_t lp_unescape(char *dst, const char *src, size_t len)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (src[i] != '\\' || i + 1 == len) {
+			dst[o++] = src[i];
+			continue;
+		}
+		char c = src[++i];
+		switch (c) {
+		case 't': dst[o++] = '\t'; break;
+		case 'n': dst[o++] = '\n'; break;
+		case 'r': dst[o++] = '\r'; break;
+		case 'x':
+			if (i + 2 < len + 0 && hexval(src[i + 1]) >= 0 && hexval(src[i + 2]) >= 0) {
+				dst[o++] = (char)(hexval(src[i + 1]) * 16 + hexval(src[i + 2]));
+				i += 2;
+				break;
+			}
+			/* a lone "\x" stays as written */
+			__attribute__((fallthrough));
+		default:
+			dst[o++] = '\\';
+			dst[o++] = c;
+		}
+	}
+	return o;
+}
+
+/* --- attributes ----------------------------------------------------- */
+
+int lp_attrs__get(const struct lp_attrs *attrs, const char *key, char *buf, size_t size)
+{
+	size_t klen = strlen(key);
+	const char *p = attrs->text, *end = attrs->text + attrs->len;
+	while (p < end) {
+		const char *tab = memchr(p, '\t', end - p);
+		const char *fend = tab ? tab : end;
+		if ((size_t)(fend - p) > klen && !memcmp(p, key, klen) && p[klen] == '=') {
+			const char *v = p + klen + 1;
+			size_t vlen = fend - v;
+			char *tmp = lp_malloc(vlen + 1);	/* unescaping never lengthens */
+			size_t n = lp_unescape(tmp, v, vlen);
+			if (size) {
+				size_t copy = n < size - 1 ? n : size - 1;
+				memcpy(buf, tmp, copy);
+				buf[copy] = '\0';
+			}
+			free(tmp);
+			return (int)n;
+		}
+		p = fend + 1;
+	}
+	return -1;
+}
+
+int lp_attrs_buf__add(struct lp_attrs_buf *b, const char *key, const char *value)
+{
+	size_t klen = strlen(key), vlen = strlen(value);
+	size_t need = b->len + 1 + klen + 1 + 4 * vlen + 1;
+	if (need > b->cap) {
+		b->cap = need * 2;
+		b->text = lp_realloc(b->text, b->cap);
+	}
+	if (b->len)
+		b->text[b->len++] = '\t';
+	memcpy(b->text + b->len, key, klen);
+	b->len += klen;
+	b->text[b->len++] = '=';
+	b->len += lp_escape(b->text + b->len, value, vlen);
+	b->text[b->len] = '\0';
+	return 0;
+}
+
+void lp_attrs_buf__reset(struct lp_attrs_buf *b)
+{
+	b->len = 0;
+	if (b->text)
+		b->text[0] = '\0';
+}
+
+void lp_attrs_buf__free(struct lp_attrs_buf *b)
+{
+	free(b->text);
+	b->text = NULL;
+	b->len = b->cap = 0;
+}
+
+/* --- reading -------------------------------------------------------- */
+
+#define MAX_WARNINGS 10
+
+struct lp_reader {
+	char *name;
+	struct lp_linereader *lr;
+	enum lp_input_format format;
+	struct lp_dict *dict;
+	struct lp_perfscript *perf;
+	/* ids as written in this input -> interned objects: writers derive
+	 * ids from content, but hand-written streams may use any token. */
+	struct lp_hashmap frame_ids, stack_ids;
+	const struct lp_frame **scratch;
+	size_t scratch_cap;
+	uint64_t warnings;
+	int failed;
+};
+
+int lp_input_format__parse(const char *name)
+{
+	static const char *const names[] = {
+		[LP_INPUT_AUTO] = "auto", [LP_INPUT_LP] = "lp",
+		[LP_INPUT_PERF] = "perf", [LP_INPUT_FOLDED] = "folded",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return (int)i;
+	return -1;
+}
+
+struct lp_reader *lp_reader__open(const char *path, enum lp_input_format format)
+{
+	int fd;
+	if (!strcmp(path, "-")) {
+		fd = dup(STDIN_FILENO);
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		lp_error_errno("%s", path);
+		return NULL;
+	}
+	struct lp_reader *r = lp_calloc(1, sizeof(*r));
+	r->name = lp_strdup(strcmp(path, "-") ? path : "<stdin>");
+	r->lr = lp_linereader__new(fd);
+	r->format = format;
+	r->dict = lp_dict__new();
+	lp_hashmap__init(&r->frame_ids);
+	lp_hashmap__init(&r->stack_ids);
+	return r;
+}
+
+void lp_reader__free(struct lp_reader *r)
+{
+	if (!r)
+		return;
+	if (r->warnings > MAX_WARNINGS)
+		lp_error("%s: %llu lines skipped in all", r->name,
+			 (unsigned long long)r->warnings);
+	lp_linereader__free(r->lr);
+	lp_perfscript__free(r->perf);
+	lp_hashmap__fini(&r->frame_ids);
+	lp_hashmap__fini(&r->stack_ids);
+	lp_dict__free(r->dict);
+	free(r->scratch);
+	free(r->name);
+	free(r);
+}
+
+enum lp_input_format lp_reader__format(const struct lp_reader *r) { return r->format; }
+struct lp_dict *lp_reader__dict(struct lp_reader *r) { return r->dict; }
+const char *lp_reader__name(const struct lp_reader *r) { return r->name; }
+uint64_t lp_reader__lineno(const struct lp_reader *r) { return lp_linereader__lineno(r->lr); }
+
+void lp_reader__error(const struct lp_reader *r, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	lp_error("%s:%llu: %s", r->name, (unsigned long long)lp_reader__lineno(r), msg);
+}
+
+static const char *const record_kinds[] = {
+	[LP_REC_FRAME] = "frame", [LP_REC_STACK] = "stack", [LP_REC_SAMPLE] = "sample",
+	[LP_REC_SPAN] = "span", [LP_REC_EVENT] = "event", [LP_REC_LOST] = "lost",
+};
+
+/* A line that only an lp stream has: the header, or a record of a known
+ * kind (so `grep ^span` output still reads as a stream). */
+static int lp_sniff(const char *line, size_t len)
+{
+	if (len >= strlen(LP_STREAM_MAGIC) && !memcmp(line, LP_STREAM_MAGIC, strlen(LP_STREAM_MAGIC)) &&
+	    (line[strlen(LP_STREAM_MAGIC)] == '\t' || len == strlen(LP_STREAM_MAGIC)))
+		return 1;
+	for (size_t k = LP_REC_FRAME; k <= LP_REC_LOST; k++) {
+		size_t n = strlen(record_kinds[k]);
+		if (len > n && !memcmp(line, record_kinds[k], n) && line[n] == '\t')
+			return 1;
+	}
+	return 0;
+}
+
+/* Splits up to max tab-separated fields in place; the rest of the line
+ * (after the last split tab) stays intact in *rest.  Returns the count. */
+static size_t split_fields(char *line, size_t len, char **fields, size_t max,
+			   char **rest, size_t *rest_len)
+{
+	size_t n = 0;
+	char *p = line, *end = line + len;
+	*rest = end;
+	*rest_len = 0;
+	while (n < max) {
+		char *tab = memchr(p, '\t', end - p);
+		fields[n++] = p;
+		if (!tab) {
+			return n;
+		}
+		*tab = '\0';
+		p = tab + 1;
+	}
+	*rest = p;
+	*rest_len = end - p;
+	return n;
+}
+
+static int parse_int(const char *s, int64_t *out)
+{
+	if (s[0] == '-' && s[1] == '\0') {
+		*out = LP_TIME_NONE;
+		return 0;
+	}
+	const char *p = s;
+	int neg = 0;
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	if (!*p)
+		return -1;
+	uint64_t v = 0;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		uint64_t nv = v * 10 + (uint64_t)(*p - '0');
+		if (nv / 10 != v || nv > (uint64_t)INT64_MAX)
+			return -1;
+		v = nv;
+	}
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 0;
+}
+
+static int parse_id32(const char *s, int32_t *out)
+{
+	int64_t v;
+	if (parse_int(s, &v) < 0)
+		return -1;
+	if (v == LP_TIME_NONE) {
+		*out = LP_ID_NONE;
+		return 0;
+	}
+	if (v < 0 || v > INT32_MAX)
+		return -1;
+	*out = (int32_t)v;
+	return 0;
+}
+
+/* Stream ids are 16 hex digits when written by lp; any other token is
+ * hashed so hand-written streams can say "f1". */
+static uint64_t id_key(const char *s)
+{
+	size_t n = strlen(s);
+	uint64_t v = 0;
+	if (n == 16) {
+		size_t i;
+		for (i = 0; i < 16 && hexval(s[i]) >= 0; i++)
+			v = v << 4 | (uint64_t)hexval(s[i]);
+		if (i == 16)
+			return lp_hashmap__key(v);
+	}
+	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, s, n) ^ 0x5bd1e995);
+}
+
+static char *unescape_field(char *s)
+{
+	size_t n = strlen(s);
+	if (memchr(s, '\\', n))
+		s[lp_unescape(s, s, n)] = '\0';
+	return s;
+}
+
+static void set_attrs(struct lp_attrs *a, char *rest, size_t len)
+{
+	a->text = len ? rest : "";
+	a->len = len;
+}
+
+#define BAD(...) do { lp_reader__error(r, __VA_ARGS__); r->failed = 1; return -1; } while (0)
+
+static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_record *rec)
+{
+	char *f[10], *rest;
+	size_t rest_len, n;
+
+	rec->line = line;
+	rec->len = len;
+	if (len == 0 || line[0] == '#' || !lp_sniff(line, len)) {
+		rec->kind = LP_REC_OTHER;
+		return 1;
+	}
+	if (memchr(line, '\0', len))
+		BAD("NUL byte in a record");
+
+	if (!strncmp(line, LP_STREAM_MAGIC, strlen(LP_STREAM_MAGIC))) {
+		n = split_fields(line, len, f, 2, &rest, &rest_len);
+		int64_t version;
+		if (n < 2 || parse_int(f[1], &version) < 0 || version < 1)
+			BAD("bad header: expected '%s<TAB>VERSION'", LP_STREAM_MAGIC);
+		if (version > LP_STREAM_VERSION)
+			BAD("stream version %lld is newer than this program's (%d)",
+			    (long long)version, LP_STREAM_VERSION);
+		rec->kind = LP_REC_HEADER;
+		rec->header.version = (int)version;
+		set_attrs(&rec->header.attrs, rest, rest_len);
+		return 1;
+	}
+
+	switch (line[0]) {
+	case 'f': {	/* frame ID KIND ADDR MODULE SYMBOL SRCLINE [attrs] */
+		n = split_fields(line, len, f, 7, &rest, &rest_len);
+		if (n < 7)
+			BAD("frame: expected 7 fields, got %zu", n);
+		if (strlen(f[2]) != 1 || !strchr("ukji", f[2][0]))
+			BAD("frame: unknown kind '%s' (u, k, j or i)", f[2]);
+		uint64_t addr = 0;
+		const char *why;
+		if (strcmp(f[3], "-") && lp_parse_u64(f[3], UINT64_MAX, &addr, &why) < 0)
+			BAD("frame: address '%s': %s", f[3], why);
+		const struct lp_frame *fr = lp_dict__frame(r->dict, f[2][0], addr,
+			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]));
+		lp_hashmap__put(&r->frame_ids, id_key(f[1]), (void *)fr);
+		rec->kind = LP_REC_FRAME;
+		rec->frame = fr;
+		return 1;
+	}
+	case 's':
+		if (line[1] == 't') {	/* stack ID FRAMEID,FRAMEID,... */
+			n = split_fields(line, len, f, 3, &rest, &rest_len);
+			if (n < 3)
+				BAD("stack: expected 3 fields, got %zu", n);
+			size_t nf = 0;
+			if (strcmp(f[2], "-") && f[2][0]) {
+				for (char *p = f[2]; p; nf++) {
+					char *comma = strchr(p, ',');
+					if (comma)
+						*comma = '\0';
+					if (nf == r->scratch_cap) {
+						r->scratch_cap = r->scratch_cap ? 2 * r->scratch_cap : 64;
+						r->scratch = lp_reallocarray(r->scratch, r->scratch_cap,
+									     sizeof(*r->scratch));
+					}
+					r->scratch[nf] = lp_hashmap__get(&r->frame_ids, id_key(p));
+					if (!r->scratch[nf])
+						BAD("stack: frame '%s' is not defined before its use", p);
+					p = comma ? comma + 1 : NULL;
+				}
+			}
+			const struct lp_stack *st = lp_dict__stack(r->dict, r->scratch, nf);
+			lp_hashmap__put(&r->stack_ids, id_key(f[1]), (void *)st);
+			rec->kind = LP_REC_STACK;
+			rec->stack = st;
+			return 1;
+		}
+		if (line[1] == 'a') {	/* sample TIME PID TID CPU COMM EVENT WEIGHT STACK */
+			struct lp_sample *s = &rec->sample;
+			n = split_fields(line, len, f, 9, &rest, &rest_len);
+			if (n < 9)
+				BAD("sample: expected 9 fields, got %zu", n);
+			if (parse_int(f[1], &s->time_ns) < 0)
+				BAD("sample: bad time '%s'", f[1]);
+			if (parse_id32(f[2], &s->pid) < 0 || parse_id32(f[3], &s->tid) < 0 ||
+			    parse_id32(f[4], &s->cpu) < 0)
+				BAD("sample: bad pid, tid or cpu");
+			s->comm = unescape_field(f[5]);
+			s->event = unescape_field(f[6]);
+			const char *why;
+			if (lp_parse_double(f[7], &s->weight, &why) < 0 || s->weight < 0)
+				BAD("sample: bad weight '%s'", f[7]);
+			if (!strcmp(f[8], "-")) {
+				s->stack = lp_dict__stack(r->dict, NULL, 0);
+			} else {
+				s->stack = lp_hashmap__get(&r->stack_ids, id_key(f[8]));
+				if (!s->stack)
+					BAD("sample: stack '%s' is not defined before its use", f[8]);
+			}
+			set_attrs(&s->attrs, rest, rest_len);
+			rec->kind = LP_REC_SAMPLE;
+			return 1;
+		}
+		/* span START END PID TID PROBE DEPTH [attrs] */
+		n = split_fields(line, len, f, 7, &rest, &rest_len);
+		if (n < 7)
+			BAD("span: expected 7 fields, got %zu", n);
+		struct lp_span *sp = &rec->span;
+		int64_t depth;
+		if (parse_int(f[1], &sp->start_ns) < 0 || sp->start_ns == LP_TIME_NONE)
+			BAD("span: bad start '%s'", f[1]);
+		if (parse_int(f[2], &sp->end_ns) < 0)
+			BAD("span: bad end '%s'", f[2]);
+		if (sp->end_ns != LP_TIME_NONE && sp->end_ns < sp->start_ns)
+			BAD("span: ends (%s) before it starts (%s)", f[2], f[1]);
+		if (parse_id32(f[3], &sp->pid) < 0 || parse_id32(f[4], &sp->tid) < 0)
+			BAD("span: bad pid or tid");
+		sp->probe = unescape_field(f[5]);
+		if (parse_int(f[6], &depth) < 0 || depth < 0 || depth > INT32_MAX)
+			BAD("span: bad depth '%s'", f[6]);
+		sp->depth = (int32_t)depth;
+		set_attrs(&sp->attrs, rest, rest_len);
+		rec->kind = LP_REC_SPAN;
+		return 1;
+	case 'e': {	/* event TIME PID TID PROBE [attrs] */
+		n = split_fields(line, len, f, 5, &rest, &rest_len);
+		if (n < 5)
+			BAD("event: expected 5 fields, got %zu", n);
+		struct lp_event *ev = &rec->event;
+		if (parse_int(f[1], &ev->time_ns) < 0)
+			BAD("event: bad time '%s'", f[1]);
+		if (parse_id32(f[2], &ev->pid) < 0 || parse_id32(f[3], &ev->tid) < 0)
+			BAD("event: bad pid or tid");
+		ev->probe = unescape_field(f[4]);
+		set_attrs(&ev->attrs, rest, rest_len);
+		rec->kind = LP_REC_EVENT;
+		return 1;
+	}
+	case 'l': {	/* lost TIME WHAT COUNT */
+		n = split_fields(line, len, f, 4, &rest, &rest_len);
+		if (n < 4)
+			BAD("lost: expected 4 fields, got %zu", n);
+		int64_t count;
+		if (parse_int(f[1], &rec->lost.time_ns) < 0)
+			BAD("lost: bad time '%s'", f[1]);
+		if (parse_int(f[3], &count) < 0 || count < 0)
+			BAD("lost: bad count '%s'", f[3]);
+		rec->lost.what = unescape_field(f[2]);
+		rec->lost.count = (uint64_t)count;
+		rec->kind = LP_REC_LOST;
+		return 1;
+	}
+	}
+	rec->kind = LP_REC_OTHER;
+	return 1;
+}
+
+static void warn_skipped(struct lp_reader *r, const char *why)
+{
+	if (++r->warnings <= MAX_WARNINGS)
+		lp_reader__error(r, "skipped: %s", why);
+}
+
+static int decide_format(struct lp_reader *r, const char *line, size_t len)
+{
+	if (lp_sniff(line, len))
+		r->format = LP_INPUT_LP;
+	else if (lp_folded__sniff(line, len))
+		r->format = LP_INPUT_FOLDED;
+	else
+		r->format = LP_INPUT_PERF;
+	return 0;
+}
+
+int lp_reader__next(struct lp_reader *r, struct lp_record *rec)
+{
+	char *line;
+	size_t len;
+	int terminated, rc;
+
+	if (r->failed)
+		return -1;
+	memset(rec, 0, sizeof(*rec));
+	while ((rc = lp_linereader__next(r->lr, &line, &len, &terminated)) > 0) {
+		if (len && line[len - 1] == '\r')	/* CRLF files read like LF ones */
+			line[--len] = '\0';
+		if (r->format == LP_INPUT_AUTO) {
+			size_t i = 0;
+			while (i < len && (line[i] == ' ' || line[i] == '\t'))
+				i++;
+			if (i == len || line[0] == '#')
+				continue;	/* blank and comment lines say nothing yet */
+			decide_format(r, line, len);
+		}
+		switch (r->format) {
+		case LP_INPUT_LP:
+			if (!terminated && len) {
+				lp_reader__error(r, "last record has no newline: truncated stream?");
+				r->failed = 1;
+				return -1;
+			}
+			return parse_lp(r, line, len, rec);
+		case LP_INPUT_FOLDED: {
+			const char *why = NULL;
+			if (memchr(line, '\0', len)) {
+				why = "NUL byte in a line";
+				rc = -1;
+			} else {
+				rc = lp_folded__parse(r->dict, line, len, &rec->sample, &why);
+			}
+			if (rc < 0) {
+				lp_reader__error(r, "%s", why ? why : "malformed folded line");
+				r->failed = 1;
+				return -1;
+			}
+			if (rc == 0)
+				continue;
+			rec->kind = LP_REC_SAMPLE;
+			return 1;
+		}
+		case LP_INPUT_PERF: {
+			const char *why = NULL;
+			if (!r->perf)
+				r->perf = lp_perfscript__new(r->dict);
+			if (memchr(line, '\0', len)) {
+				warn_skipped(r, "NUL byte in a line");
+				continue;
+			}
+			/* The last line of a file without a final newline cannot
+			 * end a sample (a sample ends at a blank line), exactly as
+			 * in stackcollapse-perf.pl. */
+			rc = lp_perfscript__line(r->perf, line, len, &rec->sample, &why);
+			if (rc < 0) {
+				warn_skipped(r, why ? why : "not understood");
+				continue;
+			}
+			if (rc == 0)
+				continue;
+			rec->kind = LP_REC_SAMPLE;
+			return 1;
+		}
+		case LP_INPUT_AUTO:
+			break;
+		}
+	}
+	if (rc < 0) {
+		lp_error_errno("%s: read error", r->name);
+		r->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* --- writing -------------------------------------------------------- */
+
+struct lp_writer {
+	FILE *out;
+	struct lp_hashmap emitted;	/* ids of frames and stacks written */
+	char *buf;
+	size_t len, cap;
+};
+
+struct lp_writer *lp_writer__new(FILE *out)
+{
+	struct lp_writer *w = lp_calloc(1, sizeof(*w));
+	w->out = out;
+	lp_hashmap__init(&w->emitted);
+	w->cap = 4096;
+	w->buf = lp_malloc(w->cap);
+	return w;
+}
+
+void lp_writer__free(struct lp_writer *w)
+{
+	if (!w)
+		return;
+	lp_hashmap__fini(&w->emitted);
+	free(w->buf);
+	free(w);
+}
+
+static void reserve(struct lp_writer *w, size_t more)
+{
+	if (w->len + more > w->cap) {
+		while (w->len + more > w->cap)
+			w->cap *= 2;
+		w->buf = lp_realloc(w->buf, w->cap);
+	}
+}
+
+static void put_raw(struct lp_writer *w, const char *s, size_t n)
+{
+	reserve(w, n);
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+static void put_str(struct lp_writer *w, const char *s)
+{
+	size_t n = strlen(s);
+	reserve(w, 4 * n + 2);
+	w->len += lp_escape(w->buf + w->len, s, n);
+}
+
+/* A field that must not be empty: "" is written as "-". */
+static void put_field(struct lp_writer *w, const char *s)
+{
+	put_raw(w, "\t", 1);
+	if (!s || !*s)
+		put_raw(w, "-", 1);
+	else
+		put_str(w, s);
+}
+
+static void put_int(struct lp_writer *w, int64_t v, int64_t none)
+{
+	char tmp[32];
+	int n = v == none ? snprintf(tmp, sizeof(tmp), "\t-")
+			  : snprintf(tmp, sizeof(tmp), "\t%lld", (long long)v);
+	put_raw(w, tmp, n);
+}
+
+static void put_id(struct lp_writer *w, uint64_t id)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%016llx", (unsigned long long)id);
+	put_raw(w, tmp, n);
+}
+
+static void put_attrs(struct lp_writer *w, const struct lp_attrs *a)
+{
+	if (a->len) {
+		put_raw(w, "\t", 1);
+		put_raw(w, a->text, a->len);
+	}
+}
+
+static int flush_line(struct lp_writer *w)
+{
+	put_raw(w, "\n", 1);
+	size_t n = fwrite(w->buf, 1, w->len, w->out);
+	w->len = 0;
+	return n == 0 || ferror(w->out) ? -1 : 0;
+}
+
+int lp_writer__header(struct lp_writer *w, const struct lp_header *h)
+{
+	char tmp[32];
+	put_raw(w, LP_STREAM_MAGIC, strlen(LP_STREAM_MAGIC));
+	put_raw(w, tmp, snprintf(tmp, sizeof(tmp), "\t%d", h->version ? h->version : LP_STREAM_VERSION));
+	put_attrs(w, &h->attrs);
+	return flush_line(w);
+}
+
+int lp_writer__frame(struct lp_writer *w, const struct lp_frame *f)
+{
+	uint64_t key = lp_hashmap__key(f->id);
+	if (lp_hashmap__get(&w->emitted, key))
+		return 0;
+	lp_hashmap__put(&w->emitted, key, (void *)f);
+	char tmp[32];
+	put_raw(w, "frame\t", 6);
+	put_id(w, f->id);
+	put_raw(w, tmp, snprintf(tmp, sizeof(tmp), "\t%c\t", f->kind));
+	if (f->addr)
+		put_raw(w, tmp, snprintf(tmp, sizeof(tmp), "0x%llx", (unsigned long long)f->addr));
+	else
+		put_raw(w, "-", 1);
+	put_field(w, f->module);
+	put_field(w, f->symbol);
+	put_field(w, f->srcline);
+	return flush_line(w);
+}
+
+int lp_writer__stack(struct lp_writer *w, const struct lp_stack *s)
+{
+	uint64_t key = lp_hashmap__key(s->id ^ 0xa5a5a5a5a5a5a5a5ULL);
+	if (lp_hashmap__get(&w->emitted, key))
+		return 0;
+	for (size_t i = 0; i < s->nframes; i++)
+		if (lp_writer__frame(w, s->frames[i]) < 0)
+			return -1;
+	lp_hashmap__put(&w->emitted, key, (void *)s);
+	put_raw(w, "stack\t", 6);
+	put_id(w, s->id);
+	put_raw(w, "\t", 1);
+	if (!s->nframes)
+		put_raw(w, "-", 1);
+	for (size_t i = 0; i < s->nframes; i++) {
+		if (i)
+			put_raw(w, ",", 1);
+		put_id(w, s->frames[i]->id);
+	}
+	return flush_line(w);
+}
+
+int lp_writer__sample(struct lp_writer *w, const struct lp_sample *s)
+{
+	if (s->stack && lp_writer__stack(w, s->stack) < 0)
+		return -1;
+	char num[64];
+	put_raw(w, "sample", 6);
+	put_int(w, s->time_ns, LP_TIME_NONE);
+	put_int(w, s->pid, LP_ID_NONE);
+	put_int(w, s->tid, LP_ID_NONE);
+	put_int(w, s->cpu, LP_ID_NONE);
+	put_field(w, s->comm);
+	put_field(w, s->event);
+	put_raw(w, "\t", 1);
+	put_raw(w, num, lp_format_number(num, sizeof(num), s->weight));
+	put_raw(w, "\t", 1);
+	if (s->stack)
+		put_id(w, s->stack->id);
+	else
+		put_raw(w, "-", 1);
+	put_attrs(w, &s->attrs);
+	return flush_line(w);
+}
+
+int lp_writer__span(struct lp_writer *w, const struct lp_span *s)
+{
+	put_raw(w, "span", 4);
+	put_int(w, s->start_ns, LP_TIME_NONE);
+	put_int(w, s->end_ns, LP_TIME_NONE);
+	put_int(w, s->pid, LP_ID_NONE);
+	put_int(w, s->tid, LP_ID_NONE);
+	put_field(w, s->probe);
+	put_int(w, s->depth, LP_ID_NONE);
+	put_attrs(w, &s->attrs);
+	return flush_line(w);
+}
+
+int lp_writer__event(struct lp_writer *w, const struct lp_event *e)
+{
+	put_raw(w, "event", 5);
+	put_int(w, e->time_ns, LP_TIME_NONE);
+	put_int(w, e->pid, LP_ID_NONE);
+	put_int(w, e->tid, LP_ID_NONE);
+	put_field(w, e->probe);
+	put_attrs(w, &e->attrs);
+	return flush_line(w);
+}
+
+int lp_writer__lost(struct lp_writer *w, const struct lp_lost *l)
+{
+	put_raw(w, "lost", 4);
+	put_int(w, l->time_ns, LP_TIME_NONE);
+	put_field(w, l->what);
+	put_int(w, (int64_t)l->count, -1);
+	return flush_line(w);
+}
+
+int lp_writer__record(struct lp_writer *w, const struct lp_record *rec)
+{
+	switch (rec->kind) {
+	case LP_REC_HEADER: return lp_writer__header(w, &rec->header);
+	case LP_REC_FRAME: return lp_writer__frame(w, rec->frame);
+	case LP_REC_STACK: return lp_writer__stack(w, rec->stack);
+	case LP_REC_SAMPLE: return lp_writer__sample(w, &rec->sample);
+	case LP_REC_SPAN: return lp_writer__span(w, &rec->span);
+	case LP_REC_EVENT: return lp_writer__event(w, &rec->event);
+	case LP_REC_LOST: return lp_writer__lost(w, &rec->lost);
+	case LP_REC_OTHER:
+		put_raw(w, rec->line, rec->len);
+		return flush_line(w);
+	}
+	return 0;
+}

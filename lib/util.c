@@ -1,0 +1,235 @@
+/* util.c - diagnostics, allocation, number parsing and output checks shared
+ * by every program. */
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *lp_progname = "lp";
+
+void lp_init(int argc, char **argv)
+{
+	if (argc > 0 && argv[0] && argv[0][0]) {
+		const char *slash = strrchr(argv[0], '/');
+		lp_progname = slash ? slash + 1 : argv[0];
+	}
+}
+
+/* One write(2) per diagnostic, so lines from programs sharing a terminal do
+ * not interleave; control characters from untrusted strings become '?'. */
+static void vreport(const char *fmt, va_list ap, int errnum)
+{
+	char msg[4096];
+	int n = snprintf(msg, sizeof(msg), "%s: ", lp_progname);
+	if (n < 0)
+		return;
+	int m = vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	if (m > 0)
+		n = (size_t)(n + m) >= sizeof(msg) ? (int)sizeof(msg) - 1 : n + m;
+	for (int i = 0; i < n; i++)
+		if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
+			msg[i] = '?';
+	if (errnum)
+		n += snprintf(msg + n, sizeof(msg) - n, ": %s", strerror(errnum));
+	if ((size_t)n >= sizeof(msg) - 1)
+		n = sizeof(msg) - 2;
+	msg[n++] = '\n';
+	ssize_t unused = write(STDERR_FILENO, msg, n);
+	(void)unused;
+}
+
+void lp_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(fmt, ap, 0);
+	va_end(ap);
+}
+
+void lp_error_errno(const char *fmt, ...)
+{
+	int errnum = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(fmt, ap, errnum);
+	va_end(ap);
+}
+
+void lp_die(int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(fmt, ap, 0);
+	va_end(ap);
+	exit(status);
+}
+
+void lp_print_version(void)
+{
+	printf("%s (lp) %s\n", lp_progname, LP_VERSION);
+	exit(lp_close_output(stdout, "stdout") ? 1 : 0);
+}
+
+static void *check_alloc(void *p)
+{
+	if (!p) {
+		lp_error("out of memory");
+		exit(1);
+	}
+	return p;
+}
+
+void *lp_malloc(size_t size) { return check_alloc(malloc(size ? size : 1)); }
+void *lp_calloc(size_t n, size_t size) { return check_alloc(calloc(n ? n : 1, size ? size : 1)); }
+void *lp_realloc(void *p, size_t size) { return check_alloc(realloc(p, size ? size : 1)); }
+void *lp_reallocarray(void *p, size_t n, size_t size)
+{
+	return check_alloc(reallocarray(p, n ? n : 1, size ? size : 1));
+}
+char *lp_strdup(const char *s) { return check_alloc(strdup(s)); }
+char *lp_strndup(const char *s, size_t n) { return check_alloc(strndup(s, n)); }
+
+int lp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out, const char **why)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (!*s || *end || end == s) {
+		*why = "not a number";
+		return -1;
+	}
+	if ((errno == ERANGE && v == LLONG_MIN) || v < min) {
+		*why = "too small";
+		return -1;
+	}
+	if ((errno == ERANGE && v == LLONG_MAX) || v > max) {
+		*why = "too large";
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int lp_parse_u64(const char *s, uint64_t max, uint64_t *out, const char **why)
+{
+	char *end;
+	if (*s == '-' || *s == '+' || *s == ' ') {
+		*why = *s == '-' ? "too small" : "not a number";
+		return -1;
+	}
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (!*s || *end || end == s) {
+		*why = "not a number";
+		return -1;
+	}
+	if (errno == ERANGE || v > max) {
+		*why = "too large";
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int lp_parse_double(const char *s, double *out, const char **why)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || end == s || isnan(v)) {
+		*why = "not a number";
+		return -1;
+	}
+	if (errno == ERANGE || isinf(v)) {
+		*why = "out of range";
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int lp_parse_duration(const char *s, int64_t *ns, const char **why)
+{
+	static const struct { const char *suffix; double scale; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "m", 60e9 }, { "", 1 },
+	};
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || isnan(v)) {
+		*why = "not a duration (e.g. 250us, 3ms, 1.5s)";
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		double t = v * units[i].scale;
+		if (t < 0) {
+			*why = "negative";
+			return -1;
+		}
+		if (t > 9.2e18) {
+			*why = "too large";
+			return -1;
+		}
+		*ns = (int64_t)llround(t);
+		return 0;
+	}
+	*why = "unknown unit (ns, us, ms, s, m)";
+	return -1;
+}
+
+FILE *lp_open_output(const char *path)
+{
+	if (!path || !strcmp(path, "-"))
+		return stdout;
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		lp_error_errno("%s", path);
+		exit(1);
+	}
+	return f;
+}
+
+void lp_write_failed(const char *name)
+{
+	if (errno == EPIPE) {
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
+	lp_error_errno("write error on %s", name);
+	exit(1);
+}
+
+int lp_close_output(FILE *f, const char *name)
+{
+	int failed = fflush(f) != 0 || ferror(f);
+	int err = errno;
+	if (f != stdout && fclose(f) != 0 && !failed) {
+		failed = 1;
+		err = errno;
+	}
+	if (!failed)
+		return 0;
+	errno = err;
+	if (err == EPIPE)
+		lp_write_failed(name);
+	lp_error_errno("write error on %s", name);
+	return -1;
+}
+
+/* Perl prints an integer-valued sum as an integer and anything else with
+ * "%.15g"; FlameGraph's tools print counts that way, and the corpus pins it. */
+int lp_format_number(char *buf, size_t size, double v)
+{
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		return snprintf(buf, size, "%.0f", v == 0 ? 0.0 : v);
+	return snprintf(buf, size, "%.15g", v);
+}
