@@ -207,11 +207,12 @@ size_t lp_unescape(char *dst, const char *src, size_t len)
 		}
 		char c = src[++i];
 		switch (c) {
+		case '\\': dst[o++] = '\\'; break;
 		case 't': dst[o++] = '\t'; break;
 		case 'n': dst[o++] = '\n'; break;
 		case 'r': dst[o++] = '\r'; break;
 		case 'x':
-			if (i + 2 < len + 0 && hexval(src[i + 1]) >= 0 && hexval(src[i + 2]) >= 0) {
+			if (i + 2 < len && hexval(src[i + 1]) >= 0 && hexval(src[i + 2]) >= 0) {
 				dst[o++] = (char)(hexval(src[i + 1]) * 16 + hexval(src[i + 2]));
 				i += 2;
 				break;
@@ -473,6 +474,8 @@ static uint64_t id_key(const char *s)
 
 static char *unescape_field(char *s)
 {
+	if (s[0] == '-' && !s[1])
+		return "";	/* see put_field */
 	size_t n = strlen(s);
 	if (memchr(s, '\\', n))
 		s[lp_unescape(s, s, n)] = '\0';
@@ -788,12 +791,15 @@ static void put_str(struct lp_writer *w, const char *s)
 	w->len += lp_escape(w->buf + w->len, s, n);
 }
 
-/* A field that must not be empty: "" is written as "-". */
+/* A field is never empty: "" is written as "-", and a string that is
+ * itself "-" as "\x2d", so the two read back apart. */
 static void put_field(struct lp_writer *w, const char *s)
 {
 	put_raw(w, "\t", 1);
 	if (!s || !*s)
 		put_raw(w, "-", 1);
+	else if (s[0] == '-' && !s[1])
+		put_raw(w, "\\x2d", 4);
 	else
 		put_str(w, s);
 }
