@@ -1,0 +1,232 @@
+/* lp-diff - compare two profiles: "before" and "after" folded stacks, lp
+ * streams or perf script dumps, merged into difffolded.pl's
+ * "stack countA countB" lines, a differential flame graph, or a ranked
+ * report of the functions whose share changed, with p-values. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "flamegraph.h"
+#include "folded.h"
+#include "stream.h"
+#include "util.h"
+
+enum format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_REPORT };
+
+struct options {
+	struct lp_diff_opts diff;
+	struct lp_folded_opts folded;
+	struct lp_diff_report_opts report;
+	struct lp_flamegraph_opts svg;
+	enum format format;
+	const char *output;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: lp-diff [options] BEFORE AFTER\n"
+		"Compares two profiles (folded stacks, lp streams or perf script; \"-\" is stdin).\n"
+		"Output: \"stack countA countB\" lines (as difffolded.pl), a differential flame\n"
+		"graph, or a ranked report of what changed.\n"
+		"\n"
+		"  -n, --normalize          scale BEFORE's counts to AFTER's total (and accept\n"
+		"                           profiles recorded at different periods or modes)\n"
+		"  -s, --strip-hex          rewrite hex numbers (0x1f3a) as 0x... before merging\n"
+		"  -f, --format FMT         folded (default), svg, report\n"
+		"      --report             the same as --format report\n"
+		"      --alpha A            report: significance level (default 0.01)\n"
+		"      --top N              report: print the N first rows, 0 all (default 20)\n"
+		"      --adjust METHOD      report: p-value adjustment for many functions:\n"
+		"                           bh (Benjamini-Hochberg, default), holm, none\n"
+		"      --title TEXT         svg: the title (default \"Differential Flame Graph\")\n"
+		"      --negate             svg: swap the hues (blue grew, red shrank)\n"
+		"      --input-format FMT   auto (default), lp, perf, folded\n"
+		"      --pid, --tid         stream and perf input: a first frame comm-PID[/TID]\n"
+		"      --kernel, --jit      annotate kernel frames _[k], JIT frames _[j]\n"
+		"      --all                --kernel and --jit\n"
+		"      --addrs              unresolved frames with their address\n"
+		"      --srcline            frames with their file:line when known\n"
+		"  -o, --output FILE        write to FILE instead of stdout\n"
+		"  -h, --help               this help\n"
+		"      --version            the version\n");
+}
+
+enum {
+	OPT_REPORT = 256, OPT_ALPHA, OPT_TOP, OPT_ADJUST, OPT_TITLE, OPT_NEGATE,
+	OPT_INPUT_FORMAT, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
+	OPT_SRCLINE, OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{ "normalize", no_argument, NULL, 'n' },
+	{ "strip-hex", no_argument, NULL, 's' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "report", no_argument, NULL, OPT_REPORT },
+	{ "alpha", required_argument, NULL, OPT_ALPHA },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "adjust", required_argument, NULL, OPT_ADJUST },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "negate", no_argument, NULL, OPT_NEGATE },
+	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
+	{ "pid", no_argument, NULL, OPT_PID },
+	{ "tid", no_argument, NULL, OPT_TID },
+	{ "kernel", no_argument, NULL, OPT_KERNEL },
+	{ "jit", no_argument, NULL, OPT_JIT },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "addrs", no_argument, NULL, OPT_ADDRS },
+	{ "srcline", no_argument, NULL, OPT_SRCLINE },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void bad_usage(const char *fmt, const char *arg, const char *why)
+{
+	lp_error(fmt, arg, why);
+	usage(stderr);
+	exit(2);
+}
+
+static void parse_options(struct options *o, int argc, char **argv)
+{
+	int c;
+	const char *why;
+	while ((c = getopt_long(argc, argv, "nsf:o:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			o->diff.normalize = true;
+			break;
+		case 's':
+			o->diff.strip_hex = true;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "folded"))
+				o->format = FORMAT_FOLDED;
+			else if (!strcmp(optarg, "svg"))
+				o->format = FORMAT_SVG;
+			else if (!strcmp(optarg, "report"))
+				o->format = FORMAT_REPORT;
+			else
+				bad_usage("unknown format '%s'%s", optarg, ": folded, svg or report");
+			break;
+		case OPT_REPORT:
+			o->format = FORMAT_REPORT;
+			break;
+		case OPT_ALPHA:
+			if (lp_parse_double(optarg, &o->report.alpha, &why) < 0)
+				bad_usage("--alpha '%s': %s", optarg, why);
+			if (!(o->report.alpha > 0 && o->report.alpha < 1))
+				bad_usage("--alpha '%s': %s", optarg, "not between 0 and 1");
+			break;
+		case OPT_TOP: {
+			uint64_t v;
+			if (lp_parse_u64(optarg, SIZE_MAX, &v, &why) < 0)
+				bad_usage("--top '%s': %s", optarg, why);
+			o->report.top = (size_t)v;
+			break;
+		}
+		case OPT_ADJUST: {
+			int a = lp_diff_adjust__parse(optarg);
+			if (a < 0)
+				bad_usage("unknown --adjust '%s'%s", optarg, ": bh, holm or none");
+			o->report.adjust = (enum lp_diff_adjust)a;
+			break;
+		}
+		case OPT_TITLE:
+			o->svg.title = optarg;
+			break;
+		case OPT_NEGATE:
+			o->svg.negate = true;
+			break;
+		case OPT_INPUT_FORMAT: {
+			int f = lp_input_format__parse(optarg);
+			if (f < 0)
+				bad_usage("unknown input format '%s'%s", optarg,
+					  ": auto, lp, perf or folded");
+			o->diff.input_format = (enum lp_input_format)f;
+			break;
+		}
+		case OPT_PID:
+			o->folded.pid = true;
+			break;
+		case OPT_TID:
+			o->folded.tid = true;
+			break;
+		case OPT_KERNEL:
+			o->folded.kernel = true;
+			break;
+		case OPT_JIT:
+			o->folded.jit = true;
+			break;
+		case OPT_ALL:
+			o->folded.kernel = o->folded.jit = true;
+			break;
+		case OPT_ADDRS:
+			o->folded.addrs = true;
+			break;
+		case OPT_SRCLINE:
+			o->folded.srcline = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case OPT_VERSION:
+			lp_print_version();
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (argc - optind != 2) {
+		lp_error("expected two inputs, BEFORE and AFTER");
+		usage(stderr);
+		exit(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {
+		.report = { .alpha = 0.01, .top = 20, .adjust = LP_DIFF_ADJUST_BH },
+	};
+	lp_init(argc, argv);
+	parse_options(&o, argc, argv);
+	o.diff.folded = &o.folded;
+
+	struct lp_diff *d = lp_diff__new(&o.diff);
+	if (!d)
+		lp_die(1, "out of memory");
+	/* Both inputs are read, and checked, before a byte is written: a bad
+	 * line in AFTER must not leave a complete-looking output behind. */
+	if (lp_diff__read(d, 0, argv[optind]) < 0 || lp_diff__read(d, 1, argv[optind + 1]) < 0 ||
+	    lp_diff__check(d) < 0) {
+		lp_diff__free(d);
+		return 1;
+	}
+
+	FILE *out = lp_open_output(o.output);
+	const char *name = o.output ? o.output : "stdout";
+	int ret = 0;
+	switch (o.format) {
+	case FORMAT_FOLDED:
+		ret = lp_diff__write_folded(d, out);
+		break;
+	case FORMAT_REPORT:
+		ret = lp_diff__write_report(d, out, &o.report);
+		break;
+	case FORMAT_SVG:
+		o.svg.differential = true;
+		ret = lp_flamegraph__write(out, lp_diff__profile(d), &o.svg);
+		break;
+	}
+	if (ret < 0)
+		lp_write_failed(name);
+	lp_diff__free(d);
+	return lp_close_output(out, name) < 0 ? 1 : 0;
+}

@@ -1,0 +1,576 @@
+/* diff.c - see diff.h.  The folded output follows FlameGraph's difffolded.pl
+ * (commit 41fee1f) number for number; the report is lp's own. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "folded.h"
+#include "profile.h"
+#include "stream.h"
+#include "util.h"
+
+/* What a side's stream headers and samples say about how it was recorded.
+ * Only the first value of each is kept; "" when never seen. */
+struct side {
+	char *name;
+	char period[64], mode[64], event[128];
+	char sample_event[128];
+	int sample_events;	/* 0 none seen, 1 one name, 2 several */
+	double total;		/* sum of the weights, in input order (as Perl sums) */
+	double samples;		/* number of samples (folded: the counts) */
+};
+
+struct lp_diff {
+	struct lp_diff_opts opts;
+	struct side side[2];
+	struct lp_profile *weights;	/* what the folded output and the SVG show */
+	struct lp_profile *counts;	/* sample counts: what the report tests */
+	struct lp_profile *normalized;	/* built on demand by lp_diff__profile */
+	char *buf, *buf2;
+	size_t cap, cap2;
+	struct lp_folded_buf fb, kb;	/* lp_folded__format's stack and kinds */
+};
+
+struct lp_diff *lp_diff__new(const struct lp_diff_opts *opts)
+{
+	struct lp_diff *d = lp_calloc(1, sizeof(*d));
+	d->opts = *opts;
+	d->weights = lp_profile__new();
+	d->counts = lp_profile__new();
+	if (!d->weights || !d->counts) {
+		lp_diff__free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void lp_diff__free(struct lp_diff *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < 2; i++)
+		free(d->side[i].name);
+	lp_profile__free(d->weights);
+	lp_profile__free(d->counts);
+	lp_profile__free(d->normalized);
+	free(d->buf);
+	free(d->buf2);
+	lp_folded_buf__free(&d->fb);
+	lp_folded_buf__free(&d->kb);
+	free(d);
+}
+
+static void reserve(char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return;
+	size_t n = *cap ? *cap : 256;
+	while (n < need)
+		n *= 2;
+	*buf = lp_realloc(*buf, n);
+	*cap = n;
+}
+
+static void note_header(struct side *s, const struct lp_header *h)
+{
+	static const struct {
+		const char *key;
+		size_t off, size;
+	} keys[] = {
+		{ "period_ns", offsetof(struct side, period), sizeof(((struct side *)0)->period) },
+		{ "mode", offsetof(struct side, mode), sizeof(((struct side *)0)->mode) },
+		{ "event", offsetof(struct side, event), sizeof(((struct side *)0)->event) },
+	};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char *dst = (char *)s + keys[i].off;
+		if (*dst)
+			continue;
+		if (lp_attrs__get(&h->attrs, keys[i].key, dst, keys[i].size) < 0)
+			*dst = '\0';
+	}
+}
+
+static void note_event(struct side *s, const char *event)
+{
+	if (!event || !*event || s->sample_events == 2)
+		return;
+	if (s->sample_events == 0) {
+		snprintf(s->sample_event, sizeof(s->sample_event), "%s", event);
+		s->sample_events = 1;
+	} else if (strncmp(s->sample_event, event, sizeof(s->sample_event) - 1) != 0) {
+		s->sample_events = 2;
+	}
+}
+
+/* Folded input is taken verbatim, as difffolded.pl takes it: the frames
+ * joined with ';' as they were read. */
+static size_t join_frames(struct lp_diff *d, const struct lp_stack *st)
+{
+	size_t len = 0;
+	for (size_t i = 0; st && i < st->nframes; i++) {
+		const char *sym = st->frames[i]->symbol;
+		size_t n = strlen(sym);
+		reserve(&d->buf, &d->cap, len + n + 2);
+		if (i)
+			d->buf[len++] = ';';
+		memcpy(d->buf + len, sym, n);
+		len += n;
+	}
+	reserve(&d->buf, &d->cap, len + 1);
+	d->buf[len] = '\0';
+	return len;
+}
+
+/* Stream and perf script samples: exactly as lp-collapse prints them. */
+static size_t format_stack(struct lp_diff *d, const struct lp_sample *smp)
+{
+	static const struct lp_folded_opts defaults;
+	lp_folded_buf__reset(&d->fb);
+	lp_folded_buf__reset(&d->kb);
+	lp_folded__format(&d->fb, &d->kb, smp, d->opts.folded ? d->opts.folded : &defaults);
+	reserve(&d->buf, &d->cap, d->fb.len + 1);
+	if (d->fb.len)
+		memcpy(d->buf, d->fb.s, d->fb.len);
+	d->buf[d->fb.len] = '\0';
+	return d->fb.len;
+}
+
+static int ishex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* difffolded.pl's s/0x[0-9a-fA-F]+/0x.../g on d->buf; returns the new length. */
+static size_t strip_hex(struct lp_diff *d, size_t len)
+{
+	reserve(&d->buf2, &d->cap2, 2 * len + 4);
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		if (i + 2 < len && d->buf[i] == '0' && d->buf[i + 1] == 'x' &&
+		    ishex(d->buf[i + 2])) {
+			i += 2;
+			while (i < len && ishex(d->buf[i]))
+				i++;
+			memcpy(d->buf2 + o, "0x...", 5);
+			o += 5;
+		} else {
+			d->buf2[o++] = d->buf[i++];
+		}
+	}
+	d->buf2[o] = '\0';
+	char *t = d->buf;
+	size_t c = d->cap;
+	d->buf = d->buf2;
+	d->cap = d->cap2;
+	d->buf2 = t;
+	d->cap2 = c;
+	return o;
+}
+
+int lp_diff__read(struct lp_diff *d, int side, const char *path)
+{
+	struct side *s = &d->side[side];
+	struct lp_reader *r = lp_reader__open(path, d->opts.input_format);
+	if (!r)
+		return -1;
+	free(s->name);
+	s->name = lp_strdup(path);
+	lp_profile__free(d->normalized);
+	d->normalized = NULL;
+
+	struct lp_record rec;
+	int ret;
+	while ((ret = lp_reader__next(r, &rec)) > 0) {
+		if (rec.kind == LP_REC_HEADER) {
+			note_header(s, &rec.header);
+			continue;
+		}
+		if (rec.kind != LP_REC_SAMPLE)
+			continue;
+		const struct lp_sample *smp = &rec.sample;
+		int folded = lp_reader__format(r) == LP_INPUT_FOLDED;
+		note_event(s, smp->event);
+		size_t len = folded ? join_frames(d, smp->stack) : format_stack(d, smp);
+		if (d->opts.strip_hex)
+			len = strip_hex(d, len);
+		/* Folded counts are taken for sample counts: nothing else is known. */
+		double n = folded ? smp->weight : 1;
+		const char *kinds = !folded && d->kb.len ? d->kb.s : NULL;
+		lp_profile__add(d->weights, d->buf, len, kinds, side, smp->weight);
+		lp_profile__add(d->counts, d->buf, len, NULL, side, n);
+		s->total += smp->weight;
+		s->samples += n;
+	}
+	lp_reader__free(r);
+	return ret < 0 ? -1 : 0;
+}
+
+int lp_diff__check(const struct lp_diff *d)
+{
+	if (d->opts.normalize)
+		return 0;
+	const struct side *a = &d->side[0], *b = &d->side[1];
+	const char *an = a->name ? a->name : "-", *bn = b->name ? b->name : "-";
+	if (*a->period && *b->period && strcmp(a->period, b->period)) {
+		lp_error("%s and %s were recorded at different periods (%s ns vs %s ns): use --normalize",
+			 an, bn, a->period, b->period);
+		return -1;
+	}
+	if (*a->mode && *b->mode && strcmp(a->mode, b->mode)) {
+		lp_error("%s and %s were recorded in different modes (%s vs %s): use --normalize",
+			 an, bn, a->mode, b->mode);
+		return -1;
+	}
+	const char *ae = *a->event ? a->event : a->sample_events == 1 ? a->sample_event : "";
+	const char *be = *b->event ? b->event : b->sample_events == 1 ? b->sample_event : "";
+	if (*ae && *be && strcmp(ae, be)) {
+		lp_error("%s and %s were recorded on different events (%s vs %s): use --normalize",
+			 an, bn, ae, be);
+		return -1;
+	}
+	return 0;
+}
+
+/* difffolded.pl: with -n and different totals, before's count becomes
+ * int(count * total2 / total1), in that order of operations. */
+static double scaled(const struct lp_diff *d, double c1)
+{
+	double t1 = d->side[0].total, t2 = d->side[1].total;
+	if (!d->opts.normalize || t1 == t2)
+		return c1;
+	if (t1 == 0)	/* Perl dies dividing by zero; every count is 0 here */
+		return 0;
+	return trunc(c1 * t2 / t1);
+}
+
+int lp_diff__write_folded(struct lp_diff *d, FILE *out)
+{
+	size_t n;
+	const struct lp_profile_entry *const *e = lp_profile__sorted(d->weights, &n);
+	for (size_t i = 0; i < n; i++) {
+		char a[64], b[64];
+		lp_format_number(a, sizeof(a), scaled(d, e[i]->weight[0]));
+		lp_format_number(b, sizeof(b), e[i]->weight[1]);
+		if (fwrite(e[i]->stack, 1, e[i]->len, out) != e[i]->len ||
+		    fprintf(out, " %s %s\n", a, b) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct lp_profile *lp_diff__profile(struct lp_diff *d)
+{
+	if (!d->opts.normalize)
+		return d->weights;
+	if (d->normalized)
+		return d->normalized;
+	d->normalized = lp_profile__new();
+	size_t n;
+	const struct lp_profile_entry *const *e = lp_profile__sorted(d->weights, &n);
+	for (size_t i = 0; i < n; i++) {
+		lp_profile__add(d->normalized, e[i]->stack, e[i]->len, e[i]->kinds, 0,
+				scaled(d, e[i]->weight[0]));
+		lp_profile__add(d->normalized, e[i]->stack, e[i]->len, e[i]->kinds, 1,
+				e[i]->weight[1]);
+	}
+	return d->normalized;
+}
+
+/* --- statistics ---------------------------------------------------------- */
+
+double lp_diff__two_prop_p(double x1, double n1, double x2, double n2)
+{
+	if (!(n1 > 0) || !(n2 > 0))
+		return NAN;
+	double p = (x1 + x2) / (n1 + n2);
+	double var = p * (1 - p) * (1 / n1 + 1 / n2);
+	double diff = x1 / n1 - x2 / n2;
+	/* var is 0 only when both shares are 0 or both are 1: no change. */
+	if (!(var > 0) || diff == 0)
+		return 1;
+	double z = diff / sqrt(var);
+	return erfc(fabs(z) / M_SQRT2);
+}
+
+struct pidx {
+	double p;
+	size_t i;
+};
+
+static int cmp_pidx(const void *a, const void *b)
+{
+	const struct pidx *x = a, *y = b;
+	if (x->p != y->p)
+		return (x->p > y->p) - (x->p < y->p);
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+void lp_diff__adjust(double *p, size_t n, enum lp_diff_adjust how)
+{
+	if (how == LP_DIFF_ADJUST_NONE)
+		return;
+	struct pidx *v = lp_calloc(n ? n : 1, sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(p[i]))
+			v[m++] = (struct pidx){ p[i], i };
+	qsort(v, m, sizeof(*v), cmp_pidx);
+	if (how == LP_DIFF_ADJUST_HOLM) {
+		/* step down: max over j <= k of (m - j) p(j) */
+		double run = 0;
+		for (size_t k = 0; k < m; k++) {
+			double q = fmin(1, (double)(m - k) * v[k].p);
+			run = fmax(run, q);
+			p[v[k].i] = run;
+		}
+	} else {
+		/* step up: min over j >= k of m p(j) / (j + 1) */
+		double run = 1;
+		for (size_t k = m; k-- > 0;) {
+			double q = fmin(1, (double)m * v[k].p / (double)(k + 1));
+			run = fmin(run, q);
+			p[v[k].i] = run;
+		}
+	}
+	free(v);
+}
+
+int lp_diff_adjust__parse(const char *name)
+{
+	if (!strcmp(name, "bh"))
+		return LP_DIFF_ADJUST_BH;
+	if (!strcmp(name, "holm"))
+		return LP_DIFF_ADJUST_HOLM;
+	if (!strcmp(name, "none"))
+		return LP_DIFF_ADJUST_NONE;
+	return -1;
+}
+
+/* --- the report ---------------------------------------------------------- */
+
+struct fn {
+	const char *name;
+	size_t len;
+	uint64_t hash;
+	size_t stamp;		/* the last stack that counted this function's total */
+	double self[2], total[2];
+	double dself, dtotal, p;
+};
+
+struct fntab {
+	struct fn *v;
+	size_t n, cap;
+	size_t *slots;		/* index + 1 into v; 0 empty */
+	size_t nslots;
+};
+
+static void fntab_grow(struct fntab *t)
+{
+	size_t ns = t->nslots ? t->nslots * 2 : 1024;
+	size_t *slots = lp_calloc(ns, sizeof(*slots));
+	for (size_t i = 0; i < t->n; i++) {
+		size_t j = t->v[i].hash & (ns - 1);
+		while (slots[j])
+			j = (j + 1) & (ns - 1);
+		slots[j] = i + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = ns;
+}
+
+static struct fn *fntab_get(struct fntab *t, const char *name, size_t len)
+{
+	if (2 * (t->n + 1) > t->nslots)
+		fntab_grow(t);
+	uint64_t h = lp_hash_bytes(LP_HASH_INIT, name, len);
+	size_t j = h & (t->nslots - 1);
+	for (; t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
+		struct fn *f = &t->v[t->slots[j] - 1];
+		if (f->hash == h && f->len == len && !memcmp(f->name, name, len))
+			return f;
+	}
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 256;
+		t->v = lp_reallocarray(t->v, t->cap, sizeof(*t->v));
+	}
+	struct fn *f = &t->v[t->n];
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	f->len = len;
+	f->hash = h;
+	t->slots[j] = ++t->n;
+	return f;
+}
+
+static double g_alpha;	/* for the comparator: qsort has no context */
+
+static int significant(const struct fn *f)
+{
+	return !isnan(f->p) && f->p < g_alpha;
+}
+
+/* Significant rows first; then the larger change (self or total, in share
+ * points); then the larger self change (the function where the time is
+ * spent ahead of its callers); then the smaller p; then the name. */
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct fn *x = *(const struct fn *const *)a, *y = *(const struct fn *const *)b;
+	int sx = significant(x), sy = significant(y);
+	if (sx != sy)
+		return sy - sx;
+	double mx = fmax(fabs(x->dself), fabs(x->dtotal));
+	double my = fmax(fabs(y->dself), fabs(y->dtotal));
+	if (mx != my)
+		return (mx < my) - (mx > my);
+	if (fabs(x->dself) != fabs(y->dself))
+		return (fabs(x->dself) < fabs(y->dself)) - (fabs(x->dself) > fabs(y->dself));
+	double px = isnan(x->p) ? 2 : x->p, py = isnan(y->p) ? 2 : y->p;
+	if (px != py)
+		return (px > py) - (px < py);
+	size_t l = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->name, y->name, l);
+	if (c)
+		return c;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+static double share(double x, double n)
+{
+	return n > 0 ? 100 * x / n : 0;
+}
+
+/* Percentage points, without "-0.00". */
+static double points(double v)
+{
+	return fabs(v) < 0.005 ? 0 : v;
+}
+
+static void format_p(char *buf, size_t size, double p)
+{
+	if (isnan(p))
+		snprintf(buf, size, "-");
+	else if (p < 1e-300)
+		snprintf(buf, size, "<1e-300");
+	else
+		snprintf(buf, size, "%.2g", p);
+}
+
+static const char *adjust_name(enum lp_diff_adjust a)
+{
+	switch (a) {
+	case LP_DIFF_ADJUST_BH:
+		return "Benjamini-Hochberg adjusted";
+	case LP_DIFF_ADJUST_HOLM:
+		return "Holm adjusted";
+	default:
+		return "not adjusted";
+	}
+}
+
+int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_report_opts *o)
+{
+	size_t n;
+	const struct lp_profile_entry *const *e = lp_profile__sorted(d->counts, &n);
+	double N[2] = { d->side[0].samples, d->side[1].samples };
+	if (n == 0)
+		return 0;	/* empty inputs: empty output */
+
+	struct fntab t = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		const char *s = e[i]->stack, *end = s + e[i]->len;
+		struct fn *leaf = NULL;
+		while (s <= end) {
+			const char *semi = memchr(s, ';', (size_t)(end - s));
+			if (!semi)
+				semi = end;
+			if (semi > s) {
+				struct fn *f = fntab_get(&t, s, (size_t)(semi - s));
+				/* recursion: a function counts once per stack */
+				if (f->stamp != i + 1) {
+					f->stamp = i + 1;
+					f->total[0] += e[i]->weight[0];
+					f->total[1] += e[i]->weight[1];
+				}
+				leaf = f;
+			} else {
+				leaf = NULL;
+			}
+			s = semi + 1;
+		}
+		if (leaf) {
+			leaf->self[0] += e[i]->weight[0];
+			leaf->self[1] += e[i]->weight[1];
+		}
+	}
+
+	/* Two tests per function; a test with no sample on either side (the
+	 * self of a function that is never a leaf) carries no information and
+	 * is left out of the adjustment. */
+	double *p = lp_calloc(2 * t.n + 1, sizeof(*p));
+	size_t ntests = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		struct fn *f = &t.v[i];
+		p[2 * i] = f->self[0] == 0 && f->self[1] == 0
+				   ? NAN
+				   : lp_diff__two_prop_p(f->self[0], N[0], f->self[1], N[1]);
+		p[2 * i + 1] = lp_diff__two_prop_p(f->total[0], N[0], f->total[1], N[1]);
+		ntests += !isnan(p[2 * i]) + !isnan(p[2 * i + 1]);
+		f->dself = share(f->self[1], N[1]) - share(f->self[0], N[0]);
+		f->dtotal = share(f->total[1], N[1]) - share(f->total[0], N[0]);
+	}
+	lp_diff__adjust(p, 2 * t.n, o->adjust);
+	struct fn **rows = lp_calloc(t.n + 1, sizeof(*rows));
+	for (size_t i = 0; i < t.n; i++) {
+		struct fn *f = &t.v[i];
+		f->p = isnan(p[2 * i]) ? p[2 * i + 1]
+		       : isnan(p[2 * i + 1]) ? p[2 * i]
+		       : fmin(p[2 * i], p[2 * i + 1]);
+		rows[i] = f;
+	}
+	g_alpha = o->alpha;
+	qsort(rows, t.n, sizeof(*rows), cmp_fn);
+
+	size_t nsig = 0;
+	for (size_t i = 0; i < t.n; i++)
+		nsig += significant(rows[i]);
+
+	char na[64], nb[64], al[64];
+	lp_format_number(na, sizeof(na), N[0]);
+	lp_format_number(nb, sizeof(nb), N[1]);
+	lp_format_number(al, sizeof(al), o->alpha);
+	fprintf(out, "# A: %s (%s samples)\n# B: %s (%s samples)\n",
+		d->side[0].name ? d->side[0].name : "-", na,
+		d->side[1].name ? d->side[1].name : "-", nb);
+	fprintf(out, "# self: samples with the function as leaf; total: samples with it anywhere on the stack\n"
+		     "# shares in %% of each side's samples, changes (B - A) in percentage points\n"
+		     "# p-value: two-proportion z-test on the sample counts of self and of total, the smaller,\n"
+		     "#   %s over %zu tests\n",
+		adjust_name(o->adjust), ntests);
+	/* "Δ" is two bytes wide in UTF-8 but one column on screen. */
+	fprintf(out, " self_A  self_B   Δself total_A total_B  Δtotal  samples_A  samples_B  p-value  function\n");
+	size_t shown = o->top && o->top < t.n ? o->top : t.n;
+	for (size_t i = 0; i < shown; i++) {
+		const struct fn *f = rows[i];
+		char sa[64], sb[64], pv[32];
+		lp_format_number(sa, sizeof(sa), f->total[0]);
+		lp_format_number(sb, sizeof(sb), f->total[1]);
+		format_p(pv, sizeof(pv), f->p);
+		fprintf(out, "%6.2f%% %6.2f%% %+7.2f %6.2f%% %6.2f%% %+7.2f %10s %10s %8s  ",
+			share(f->self[0], N[0]), share(f->self[1], N[1]), points(f->dself),
+			share(f->total[0], N[0]), share(f->total[1], N[1]), points(f->dtotal),
+			sa, sb, pv);
+		fwrite(f->name, 1, f->len, out);
+		fputc('\n', out);
+	}
+	fprintf(out, "# %zu of %zu functions not significant at alpha %s\n", t.n - nsig, t.n, al);
+	if (shown < t.n)
+		fprintf(out, "# %zu more functions not shown (--top 0 shows all)\n", t.n - shown);
+	free(rows);
+	free(p);
+	free(t.v);
+	free(t.slots);
+	return ferror(out) ? -1 : 0;
+}
