@@ -692,7 +692,7 @@ static void put_head(struct out *o, const struct style *st, bool with_script,
 	     "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 	     "xmlns=\"http://www.w3.org/2000/svg\">\n",
 	     st->width, st->height, st->width, st->height);
-	put(o, "<!-- drawn by lp (lp-collapse --format svg); click a frame to zoom, "
+	put(o, "<!-- drawn by lp (lp-collapse or lp-diff, format svg): click a frame to zoom, "
 	    "Search or Ctrl-F to highlight by regular expression -->\n");
 	put(o, "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
 	    "<stop stop-color=\"#eeeeee\" offset=\"5%\"/>"
