@@ -1,0 +1,155 @@
+/* lp-join - give each sample the spans that enclose it on its thread.
+ *
+ *   lp-join [-o FILE] [--all-spans] [--probe NAME] [--max-delay DUR] SAMPLES SPANS
+ *
+ * SAMPLES is an lp stream (lp-record) or `perf script` output of a
+ * `perf record -k CLOCK_MONOTONIC` recording; SPANS an lp stream (lp-trace).
+ * Either may be "-" (not both); both are read at once, so live pipes work.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "join.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: lp-join [options] SAMPLES SPANS\n"
+		"Each sample gains the span that encloses it on the same host, pid and tid\n"
+		"(start <= time < end) as attributes span=, span_start=, span_end=,\n"
+		"span_depth= and span.KEY= for the span's captured values.\n"
+		"\n"
+		"  -o, --output FILE        write to FILE instead of stdout\n"
+		"  -a, --all-spans          every enclosing span, innermost first (span=,\n"
+		"                           then span1=, span2=, ... outwards)\n"
+		"  -p, --probe NAME[,NAME]  join only spans of these probes (repeatable)\n"
+		"  -D, --max-delay DUR      out-of-order bound (default 1s): a sample is\n"
+		"                           held until a span ending DUR after it is read\n"
+		"      --max-held N         samples (and spans) held before waiting for the\n"
+		"                           other input (default 262144)\n"
+		"      --samples-format FMT auto, lp or perf (default auto)\n"
+		"  -v, --verbose            counts on stderr at the end\n"
+		"  -h, --help               this help\n"
+		"      --version            the version\n");
+}
+
+static void on_sigint(int sig)
+{
+	/* The first ^C reaches the producers upstream too: they drain and
+	 * close, and we read on to their end.  A second one stops us. */
+	signal(sig, SIG_DFL);
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_MAX_HELD = 256, OPT_SAMPLES_FORMAT, OPT_VERSION };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "all-spans", no_argument, NULL, 'a' },
+		{ "probe", required_argument, NULL, 'p' },
+		{ "max-delay", required_argument, NULL, 'D' },
+		{ "max-held", required_argument, NULL, OPT_MAX_HELD },
+		{ "samples-format", required_argument, NULL, OPT_SAMPLES_FORMAT },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lp_join_opts o = {
+		.max_delay_ns = 1000000000,
+		.max_held = 262144,
+		.samples_format = LP_INPUT_AUTO,
+		.spans_format = LP_INPUT_LP,
+	};
+	const char *output = NULL;
+	const char **probes = NULL;
+	size_t nprobes = 0;
+	bool verbose = false;
+	const char *why;
+	int c;
+
+	lp_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "o:ap:D:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'a':
+			o.all_spans = true;
+			break;
+		case 'p': {
+			char *list = lp_strdup(optarg), *save = NULL;
+			for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				probes = lp_reallocarray(probes, nprobes + 1, sizeof(*probes));
+				probes[nprobes++] = t;
+			}
+			break;
+		}
+		case 'D':
+			if (lp_parse_duration(optarg, &o.max_delay_ns, &why) < 0) {
+				lp_error("--max-delay '%s': %s", optarg, why);
+				return 2;
+			}
+			break;
+		case OPT_MAX_HELD: {
+			uint64_t n;
+			if (lp_parse_u64(optarg, SIZE_MAX / 2, &n, &why) < 0 || n == 0) {
+				lp_error("--max-held '%s': %s", optarg, n == 0 ? "must be at least 1" : why);
+				return 2;
+			}
+			o.max_held = n;
+			break;
+		}
+		case OPT_SAMPLES_FORMAT: {
+			int f = lp_input_format__parse(optarg);
+			if (f < 0 || f == LP_INPUT_FOLDED) {
+				lp_error("--samples-format '%s': expected auto, lp or perf", optarg);
+				return 2;
+			}
+			o.samples_format = f;
+			break;
+		}
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return lp_close_output(stdout, "stdout") ? 1 : 0;
+		case OPT_VERSION:
+			lp_print_version();
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		lp_error("expected two inputs, SAMPLES and SPANS");
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-")) {
+		lp_error("only one of SAMPLES and SPANS can be stdin");
+		return 2;
+	}
+	o.probes = probes;
+	o.nprobes = nprobes;
+	o.output = output;
+	signal(SIGINT, on_sigint);
+
+	struct lp_join_stats st;
+	if (lp_join__run(argv[optind], argv[optind + 1], &o, &st) < 0)
+		return 1;
+	if (verbose)
+		lp_error("%llu samples (%llu joined), %llu spans (%llu unfinished)",
+			 (unsigned long long)st.samples, (unsigned long long)st.joined,
+			 (unsigned long long)st.spans, (unsigned long long)st.unfinished);
+	if (st.early)
+		lp_error("%llu samples or spans let go before their match could arrive "
+			 "(an input lagged by more than --max-delay; raise --max-held)",
+			 (unsigned long long)st.early);
+	free(probes);
+	return 0;
+}

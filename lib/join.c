@@ -1,0 +1,873 @@
+/* join.c - samples meet the spans that enclose them.
+ *
+ * Spans arrive when they end, so a sample at time t can only be known to be
+ * complete once no span still unread could enclose it.  The rule: a sample is
+ * held until the newest span end read (the span watermark W) passes t by the
+ * out-of-order bound D (--max-delay), or the span input ends.  Spans are kept
+ * while a sample that arrives late could still fall inside them: until the
+ * newest sample time passes their end by D.  Memory is therefore bounded by
+ * what the two streams hold in a window of D, not by their length.
+ *
+ * Each input is read by a thread of its own (the reader API blocks in
+ * read(2)), handing deep copies of its records to the joining thread through
+ * a single-producer single-consumer ring, so two live pipes never deadlock
+ * however their producers interleave.  Frames and stacks are interned in the
+ * reader's dictionary, whose entries never move or change once made, so the
+ * joining thread may follow those pointers.
+ *
+ * Unfinished spans (end "-": still open when tracing stopped) pass through
+ * and enclose nothing: their duration is unknown, and whether a sample after
+ * their start was inside them is not known either.
+ */
+#include "join.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "util.h"
+
+/* --- records copied out of a reader ------------------------------------ */
+
+struct item {
+	struct lp_record rec;	/* its strings point into data[] */
+	uint64_t host;		/* hash of the input's host=, 0 when unknown */
+	int refs;		/* spans: held samples that point at it, +1 while kept */
+	/* samples: the enclosing spans found so far */
+	struct item *best;	/* innermost */
+	struct item **all;	/* --all-spans */
+	size_t nall, capall;
+	char data[];
+};
+
+static char *put_str(char **p, const char *s)
+{
+	char *d = *p;
+	size_t n = strlen(s) + 1;
+	memcpy(d, s, n);
+	*p += n;
+	return d;
+}
+
+static void put_attrs(char **p, struct lp_attrs *a)
+{
+	char *d = *p;
+	memcpy(d, a->text, a->len);
+	d[a->len] = '\0';
+	a->text = d;
+	*p += a->len + 1;
+}
+
+static size_t slen(const char *s)
+{
+	return s ? strlen(s) + 1 : 1;
+}
+
+static struct item *item_copy(const struct lp_record *rec, uint64_t host)
+{
+	size_t need = 0;
+	switch (rec->kind) {
+	case LP_REC_SAMPLE:
+		need = slen(rec->sample.comm) + slen(rec->sample.event) + rec->sample.attrs.len + 1;
+		break;
+	case LP_REC_SPAN:
+		need = slen(rec->span.probe) + rec->span.attrs.len + 1;
+		break;
+	case LP_REC_EVENT:
+		need = slen(rec->event.probe) + rec->event.attrs.len + 1;
+		break;
+	case LP_REC_LOST:
+		need = slen(rec->lost.what);
+		break;
+	case LP_REC_HEADER:
+		need = rec->header.attrs.len + 1;
+		break;
+	case LP_REC_OTHER:
+		need = rec->len + 1;
+		break;
+	default:
+		break;
+	}
+	struct item *it = lp_malloc(sizeof(*it) + need);
+	memset(it, 0, sizeof(*it));
+	it->rec = *rec;
+	it->host = host;
+	char *p = it->data;
+	switch (rec->kind) {
+	case LP_REC_SAMPLE:
+		it->rec.sample.comm = put_str(&p, rec->sample.comm ? rec->sample.comm : "");
+		it->rec.sample.event = put_str(&p, rec->sample.event ? rec->sample.event : "");
+		put_attrs(&p, &it->rec.sample.attrs);
+		break;
+	case LP_REC_SPAN:
+		it->rec.span.probe = put_str(&p, rec->span.probe ? rec->span.probe : "");
+		put_attrs(&p, &it->rec.span.attrs);
+		break;
+	case LP_REC_EVENT:
+		it->rec.event.probe = put_str(&p, rec->event.probe ? rec->event.probe : "");
+		put_attrs(&p, &it->rec.event.attrs);
+		break;
+	case LP_REC_LOST:
+		it->rec.lost.what = put_str(&p, rec->lost.what ? rec->lost.what : "");
+		break;
+	case LP_REC_HEADER:
+		put_attrs(&p, &it->rec.header.attrs);
+		break;
+	case LP_REC_OTHER:
+		memcpy(p, rec->line, rec->len);
+		p[rec->len] = '\0';
+		it->rec.line = p;
+		break;
+	default:
+		break;
+	}
+	if (rec->kind != LP_REC_OTHER) {
+		it->rec.line = NULL;
+		it->rec.len = 0;
+	}
+	return it;
+}
+
+/* --- one input: a reader thread and a ring ------------------------------ */
+
+#define RING_CAP 8192	/* a power of two */
+
+struct input {
+	struct lp_reader *reader;
+	pthread_t thread;
+	struct item *ring[RING_CAP];
+	_Atomic size_t head, tail;	/* consumer, producer */
+	_Atomic int done;		/* 1: end of input, -1: error */
+	_Atomic int producer_waiting;
+	pthread_cond_t space;
+	struct join *j;
+	bool finished;			/* joining thread: done and drained */
+	bool live;			/* a pipe, socket or terminal */
+};
+
+struct join {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	_Atomic int consumer_waiting;
+	struct input in[2];		/* 0: samples, 1: spans */
+};
+
+static void deadline_in(struct timespec *ts, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_nsec += ms * 1000000L;
+	ts->tv_sec += ts->tv_nsec / 1000000000L;
+	ts->tv_nsec %= 1000000000L;
+}
+
+static void wake_consumer(struct join *j)
+{
+	if (atomic_load(&j->consumer_waiting)) {
+		pthread_mutex_lock(&j->lock);
+		pthread_cond_signal(&j->wake);
+		pthread_mutex_unlock(&j->lock);
+	}
+}
+
+static void push(struct input *in, struct item *it)
+{
+	struct join *j = in->j;
+	size_t tail = atomic_load_explicit(&in->tail, memory_order_relaxed);
+	while (tail - atomic_load(&in->head) >= RING_CAP) {
+		pthread_mutex_lock(&j->lock);
+		atomic_store(&in->producer_waiting, 1);
+		if (tail - atomic_load(&in->head) >= RING_CAP) {
+			struct timespec ts;
+			deadline_in(&ts, 50);
+			pthread_cond_timedwait(&in->space, &j->lock, &ts);
+		}
+		atomic_store(&in->producer_waiting, 0);
+		pthread_mutex_unlock(&j->lock);
+	}
+	in->ring[tail & (RING_CAP - 1)] = it;
+	atomic_store(&in->tail, tail + 1);
+	wake_consumer(j);
+}
+
+static struct item *pop(struct input *in)
+{
+	size_t head = atomic_load_explicit(&in->head, memory_order_relaxed);
+	if (head == atomic_load(&in->tail))
+		return NULL;
+	struct item *it = in->ring[head & (RING_CAP - 1)];
+	atomic_store(&in->head, head + 1);
+	if (atomic_load(&in->producer_waiting)) {
+		pthread_mutex_lock(&in->j->lock);
+		pthread_cond_signal(&in->space);
+		pthread_mutex_unlock(&in->j->lock);
+	}
+	return it;
+}
+
+static bool ring_empty(struct input *in)
+{
+	return atomic_load(&in->head) == atomic_load(&in->tail);
+}
+
+static void *reader_main(void *arg)
+{
+	struct input *in = arg;
+	struct lp_record rec;
+	uint64_t host = 0;
+	int r;
+	while ((r = lp_reader__next(in->reader, &rec)) > 0) {
+		if (rec.kind == LP_REC_HEADER) {
+			char buf[256];
+			int n = lp_attrs__get(&rec.header.attrs, "host", buf, sizeof(buf));
+			host = n > 0 && strcmp(buf, "-") ? lp_hash_bytes(LP_HASH_INIT, buf, n) : 0;
+		}
+		push(in, item_copy(&rec, host));
+	}
+	atomic_store(&in->done, r < 0 ? -1 : 1);
+	pthread_mutex_lock(&in->j->lock);
+	pthread_cond_signal(&in->j->wake);
+	pthread_mutex_unlock(&in->j->lock);
+	return NULL;
+}
+
+/* --- per-thread state: held samples by time, kept spans by end ---------- */
+
+struct deque {
+	struct item **v;
+	size_t head, len, cap;	/* cap a power of two */
+};
+
+static inline struct item *dq_at(const struct deque *d, size_t i)
+{
+	return d->v[(d->head + i) & (d->cap - 1)];
+}
+
+static void dq_grow(struct deque *d)
+{
+	size_t ncap = d->cap ? d->cap * 2 : 8;
+	struct item **nv = lp_reallocarray(NULL, ncap, sizeof(*nv));
+	for (size_t i = 0; i < d->len; i++)
+		nv[i] = dq_at(d, i);
+	free(d->v);
+	d->v = nv;
+	d->head = 0;
+	d->cap = ncap;
+}
+
+/* Inserts keeping key order; arrival is nearly in order, so the search
+ * from the back is short.  Equal keys keep arrival order. */
+static void dq_insert(struct deque *d, struct item *it, int64_t (*key)(const struct item *))
+{
+	if (d->len == d->cap)
+		dq_grow(d);
+	int64_t k = key(it);
+	size_t pos = d->len;
+	while (pos > 0 && key(dq_at(d, pos - 1)) > k)
+		pos--;
+	for (size_t i = d->len; i > pos; i--)
+		d->v[(d->head + i) & (d->cap - 1)] = dq_at(d, i - 1);
+	d->v[(d->head + pos) & (d->cap - 1)] = it;
+	d->len++;
+}
+
+static struct item *dq_shift(struct deque *d)
+{
+	struct item *it = dq_at(d, 0);
+	d->head = (d->head + 1) & (d->cap - 1);
+	d->len--;
+	return it;
+}
+
+/* First index whose key is >= k (or > k when strict). */
+static size_t dq_lower(const struct deque *d, int64_t k, bool strict,
+		       int64_t (*key)(const struct item *))
+{
+	size_t lo = 0, hi = d->len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int64_t m = key(dq_at(d, mid));
+		if (strict ? m <= k : m < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int64_t sample_time(const struct item *it)
+{
+	return it->rec.sample.time_ns;
+}
+
+static int64_t span_end(const struct item *it)
+{
+	return it->rec.span.end_ns;
+}
+
+struct thr {
+	struct thr *next;
+	int32_t pid, tid;
+	struct deque samples, spans;
+};
+
+struct state {
+	const struct lp_join_opts *o;
+	struct lp_join_stats *st;
+	struct lp_writer *w;
+	FILE *out;
+	struct thr **buckets;
+	size_t nbuckets, nthreads;
+	int64_t span_mark;	/* newest span end read (INT64_MAX after EOF) */
+	int64_t sample_mark;	/* newest sample time read */
+	size_t held, kept;	/* samples held, spans kept */
+	bool samples_done;
+	struct lp_attrs_buf ab;
+	char *tmp;
+	size_t tmpcap;
+	char *headers[16];
+	size_t nheaders;
+};
+
+static size_t thr_hash(int32_t pid, int32_t tid, size_t n)
+{
+	uint64_t k = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid;
+	k *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(k >> 32) & (n - 1);
+}
+
+static struct thr *thr_get(struct state *s, int32_t pid, int32_t tid, bool create)
+{
+	size_t b = thr_hash(pid, tid, s->nbuckets);
+	for (struct thr *t = s->buckets[b]; t; t = t->next)
+		if (t->pid == pid && t->tid == tid)
+			return t;
+	if (!create)
+		return NULL;
+	if (s->nthreads >= s->nbuckets) {
+		size_t nb = s->nbuckets * 2;
+		struct thr **nbk = lp_calloc(nb, sizeof(*nbk));
+		for (size_t i = 0; i < s->nbuckets; i++) {
+			struct thr *t = s->buckets[i], *next;
+			for (; t; t = next) {
+				next = t->next;
+				size_t h = thr_hash(t->pid, t->tid, nb);
+				t->next = nbk[h];
+				nbk[h] = t;
+			}
+		}
+		free(s->buckets);
+		s->buckets = nbk;
+		s->nbuckets = nb;
+		b = thr_hash(pid, tid, nb);
+	}
+	struct thr *t = lp_calloc(1, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	t->next = s->buckets[b];
+	s->buckets[b] = t;
+	s->nthreads++;
+	return t;
+}
+
+static void thr_remove(struct state *s, struct thr *t)
+{
+	struct thr **pp = &s->buckets[thr_hash(t->pid, t->tid, s->nbuckets)];
+	while (*pp != t)
+		pp = &(*pp)->next;
+	*pp = t->next;
+	free(t->samples.v);
+	free(t->spans.v);
+	free(t);
+	s->nthreads--;
+}
+
+/* --- joining -------------------------------------------------------------- */
+
+static void unref(struct item *span)
+{
+	if (span && --span->refs == 0)
+		free(span);
+}
+
+static bool probe_wanted(const struct state *s, const char *probe)
+{
+	if (!s->o->nprobes)
+		return true;
+	for (size_t i = 0; i < s->o->nprobes; i++)
+		if (!strcmp(s->o->probes[i], probe))
+			return true;
+	return false;
+}
+
+/* Innermost first: the latest start, then the deepest, then the earliest
+ * end; a tie keeps the span that arrived first. */
+static bool inner(const struct item *a, const struct item *b)
+{
+	const struct lp_span *x = &a->rec.span, *y = &b->rec.span;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns > y->start_ns;
+	if (x->depth != y->depth)
+		return x->depth > y->depth;
+	return x->end_ns < y->end_ns;
+}
+
+static bool encloses(const struct item *span, const struct item *sample)
+{
+	const struct lp_span *sp = &span->rec.span;
+	int64_t t = sample->rec.sample.time_ns;
+	if (!(sp->start_ns <= t && t < sp->end_ns))
+		return false;
+	return !span->host || !sample->host || span->host == sample->host;
+}
+
+static void attach(struct state *s, struct item *sample, struct item *span)
+{
+	if (!s->o->all_spans) {
+		if (sample->best && !inner(span, sample->best))
+			return;
+		unref(sample->best);
+		sample->best = span;
+		span->refs++;
+		return;
+	}
+	if (sample->nall == sample->capall) {
+		sample->capall = sample->capall ? sample->capall * 2 : 4;
+		sample->all = lp_reallocarray(sample->all, sample->capall, sizeof(*sample->all));
+	}
+	/* Kept innermost first; insertion sort, the lists are short. */
+	size_t i = sample->nall;
+	while (i > 0 && inner(span, sample->all[i - 1])) {
+		sample->all[i] = sample->all[i - 1];
+		i--;
+	}
+	sample->all[i] = span;
+	sample->nall++;
+	span->refs++;
+}
+
+static void out_failed(struct state *s)
+{
+	lp_write_failed(s->o->output && strcmp(s->o->output, "-") ? s->o->output : "stdout");
+}
+
+static void abuf_raw(struct lp_attrs_buf *b, const char *text, size_t len)
+{
+	if (b->cap < len + 1) {
+		b->cap = len + 64;
+		b->text = lp_realloc(b->text, b->cap);
+	}
+	memcpy(b->text, text, len);
+	b->text[len] = '\0';
+	b->len = len;
+}
+
+static void add_num(struct lp_attrs_buf *b, const char *key, int64_t v)
+{
+	char num[32];
+	snprintf(num, sizeof(num), "%" PRId64, v);
+	lp_attrs_buf__add(b, key, num);
+}
+
+/* span=PROBE span_start=NS span_end=NS span_depth=N and the span's own
+ * captured values as span.KEY=VALUE; the i-th enclosing span outwards (from
+ * 1, --all-spans) as spanI=, spanI_start=, ..., spanI.KEY=. */
+static void add_span(struct state *s, const struct item *span, size_t i)
+{
+	const struct lp_span *sp = &span->rec.span;
+	char key[64], pfx[32];
+	if (i)
+		snprintf(pfx, sizeof(pfx), "span%zu", i);
+	else
+		snprintf(pfx, sizeof(pfx), "span");
+	lp_attrs_buf__add(&s->ab, pfx, sp->probe);
+	snprintf(key, sizeof(key), "%s_start", pfx);
+	add_num(&s->ab, key, sp->start_ns);
+	snprintf(key, sizeof(key), "%s_end", pfx);
+	add_num(&s->ab, key, sp->end_ns);
+	snprintf(key, sizeof(key), "%s_depth", pfx);
+	add_num(&s->ab, key, sp->depth);
+	const char *p = sp->attrs.text, *end = p + sp->attrs.len;
+	while (p < end) {
+		const char *f = p;
+		while (p < end && *p != '\t')
+			p++;
+		const char *eq = memchr(f, '=', p - f);
+		if (eq && eq > f) {
+			size_t klen = eq - f, vlen = p - eq - 1;
+			size_t need = strlen(pfx) + 1 + klen + 1 + vlen + 1;
+			if (need > s->tmpcap) {
+				s->tmpcap = need * 2;
+				s->tmp = lp_realloc(s->tmp, s->tmpcap);
+			}
+			char *k = s->tmp;
+			int n = sprintf(k, "%s.", pfx);
+			memcpy(k + n, f, klen);
+			k[n + klen] = '\0';
+			char *v = k + n + klen + 1;
+			memcpy(v, eq + 1, vlen);
+			v[lp_unescape(v, v, vlen)] = '\0';
+			lp_attrs_buf__add(&s->ab, k, v);
+		}
+		if (p < end)
+			p++;
+	}
+}
+
+static void release(struct state *s, struct item *it)
+{
+	struct lp_sample smp = it->rec.sample;
+	size_t n = s->o->all_spans ? it->nall : (it->best != NULL);
+	if (n) {
+		abuf_raw(&s->ab, smp.attrs.text, smp.attrs.len);
+		if (s->o->all_spans) {
+			for (size_t i = 0; i < it->nall; i++)
+				add_span(s, it->all[i], i);
+		} else {
+			add_span(s, it->best, 0);
+		}
+		smp.attrs = lp_attrs_buf__attrs(&s->ab);
+		s->st->joined++;
+	}
+	if (lp_writer__sample(s->w, &smp) < 0)
+		out_failed(s);
+	unref(it->best);
+	for (size_t i = 0; i < it->nall; i++)
+		unref(it->all[i]);
+	free(it->all);
+	free(it);
+}
+
+static int64_t release_mark(const struct state *s)
+{
+	if (s->span_mark == INT64_MAX)
+		return INT64_MAX;
+	if (s->span_mark == INT64_MIN)
+		return INT64_MIN;
+	return s->span_mark - s->o->max_delay_ns;
+}
+
+static int64_t prune_mark(const struct state *s)
+{
+	if (s->samples_done)
+		return INT64_MAX;
+	if (s->sample_mark == INT64_MIN)
+		return INT64_MIN;
+	return s->sample_mark - s->o->max_delay_ns;
+}
+
+/* Releases the thread's samples older than the release mark and drops the
+ * spans no later sample can fall in; frees the thread when it is empty. */
+static void thr_sweep(struct state *s, struct thr *t, int64_t rel, int64_t prune)
+{
+	while (t->samples.len && sample_time(dq_at(&t->samples, 0)) < rel) {
+		release(s, dq_shift(&t->samples));
+		s->held--;
+	}
+	while (t->spans.len && span_end(dq_at(&t->spans, 0)) < prune) {
+		unref(dq_shift(&t->spans));
+		s->kept--;
+	}
+	if (!t->samples.len && !t->spans.len)
+		thr_remove(s, t);
+}
+
+static void sweep_all(struct state *s, int64_t rel, int64_t prune)
+{
+	for (size_t b = 0; b < s->nbuckets; b++) {
+		struct thr *t = s->buckets[b], *next;
+		for (; t; t = next) {
+			next = t->next;
+			thr_sweep(s, t, rel, prune);
+		}
+	}
+}
+
+static void on_sample(struct state *s, struct item *it)
+{
+	const struct lp_sample *smp = &it->rec.sample;
+	s->st->samples++;
+	if (smp->time_ns == LP_TIME_NONE || smp->pid == LP_ID_NONE || smp->tid == LP_ID_NONE) {
+		release(s, it);
+		return;
+	}
+	if (smp->time_ns > s->sample_mark)
+		s->sample_mark = smp->time_ns;
+	struct thr *t = thr_get(s, smp->pid, smp->tid, true);
+	/* Kept spans enclosing t end after it. */
+	size_t i = dq_lower(&t->spans, smp->time_ns, true, span_end);
+	for (; i < t->spans.len; i++) {
+		struct item *sp = dq_at(&t->spans, i);
+		if (encloses(sp, it))
+			attach(s, it, sp);
+	}
+	if (smp->time_ns < release_mark(s)) {
+		release(s, it);
+		thr_sweep(s, t, release_mark(s), prune_mark(s));
+		return;
+	}
+	dq_insert(&t->samples, it, sample_time);
+	s->held++;
+}
+
+static void on_span(struct state *s, struct item *it)
+{
+	const struct lp_span *sp = &it->rec.span;
+	s->st->spans++;
+	if (lp_writer__span(s->w, sp) < 0)
+		out_failed(s);
+	if (sp->end_ns == LP_TIME_NONE || sp->start_ns == LP_TIME_NONE) {
+		s->st->unfinished++;
+		free(it);
+		return;
+	}
+	if (sp->end_ns > s->span_mark && s->span_mark != INT64_MAX)
+		s->span_mark = sp->end_ns;
+	if (s->samples_done || !probe_wanted(s, sp->probe)) {
+		free(it);
+		return;
+	}
+	it->refs = 1;
+	struct thr *t = thr_get(s, sp->pid, sp->tid, true);
+	size_t i = dq_lower(&t->samples, sp->start_ns, false, sample_time);
+	for (; i < t->samples.len; i++) {
+		struct item *smp = dq_at(&t->samples, i);
+		if (smp->rec.sample.time_ns >= sp->end_ns)
+			break;
+		if (encloses(it, smp))
+			attach(s, smp, it);
+	}
+	if (sp->end_ns >= prune_mark(s)) {
+		dq_insert(&t->spans, it, span_end);
+		s->kept++;
+	} else
+		unref(it);
+	thr_sweep(s, t, release_mark(s), prune_mark(s));
+}
+
+static void on_header(struct state *s, struct item *it)
+{
+	/* Both inputs open with a header; an identical one is written once. */
+	for (size_t i = 0; i < s->nheaders; i++)
+		if (!strcmp(s->headers[i], it->rec.header.attrs.text)) {
+			free(it);
+			return;
+		}
+	if (s->nheaders < sizeof(s->headers) / sizeof(s->headers[0]))
+		s->headers[s->nheaders++] = lp_strdup(it->rec.header.attrs.text);
+	if (lp_writer__header(s->w, &it->rec.header) < 0)
+		out_failed(s);
+	free(it);
+}
+
+static void on_item(struct state *s, struct item *it)
+{
+	int r = 0;
+	switch (it->rec.kind) {
+	case LP_REC_SAMPLE:
+		on_sample(s, it);
+		return;
+	case LP_REC_SPAN:
+		on_span(s, it);
+		return;
+	case LP_REC_HEADER:
+		on_header(s, it);
+		return;
+	case LP_REC_FRAME:
+		r = lp_writer__frame(s->w, it->rec.frame);
+		break;
+	case LP_REC_STACK:
+		r = lp_writer__stack(s->w, it->rec.stack);
+		break;
+	case LP_REC_EVENT:
+		r = lp_writer__event(s->w, &it->rec.event);
+		break;
+	case LP_REC_LOST:
+		r = lp_writer__lost(s->w, &it->rec.lost);
+		break;
+	default:
+		s->st->other++;
+		r = lp_writer__record(s->w, &it->rec);
+		break;
+	}
+	if (r < 0)
+		out_failed(s);
+	free(it);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool is_live(struct lp_reader *r, const char *path)
+{
+	struct stat st;
+	if (!strcmp(path, "-")) {
+		if (fstat(0, &st) < 0)
+			return false;
+	} else if (stat(path, &st) < 0) {
+		return false;
+	}
+	(void)r;
+	return !S_ISREG(st.st_mode);
+}
+
+int lp_join__run(const char *samples_path, const char *spans_path,
+		 const struct lp_join_opts *opts, struct lp_join_stats *stats)
+{
+	struct join *j = lp_calloc(1, sizeof(*j));
+	const char *paths[2] = { samples_path, spans_path };
+	enum lp_input_format fmts[2] = { opts->samples_format, opts->spans_format };
+	memset(stats, 0, sizeof(*stats));
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->wake, NULL);
+	for (int i = 0; i < 2; i++) {
+		struct input *in = &j->in[i];
+		in->j = j;
+		pthread_cond_init(&in->space, NULL);
+		in->reader = lp_reader__open(paths[i], fmts[i]);
+		if (!in->reader)
+			return -1;
+		in->live = is_live(in->reader, paths[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		int err = pthread_create(&j->in[i].thread, NULL, reader_main, &j->in[i]);
+		if (err) {
+			errno = err;
+			lp_error_errno("cannot start a reader thread");
+			return -1;
+		}
+	}
+
+	FILE *out = lp_open_output(opts->output);
+	struct state s = {
+		.o = opts, .st = stats, .out = out,
+		.span_mark = INT64_MIN, .sample_mark = INT64_MIN,
+	};
+	s.w = lp_writer__new(out);
+	s.nbuckets = 64;
+	s.buckets = lp_calloc(s.nbuckets, sizeof(*s.buckets));
+	struct input *smp = &j->in[0], *spn = &j->in[1];
+	bool live_clock = false;	/* the spans carry this host's current time */
+	int64_t stalled_since = 0;	/* when a full side last made no progress */
+	uint64_t since_sweep = 0;
+	int64_t last_rel = INT64_MIN;
+
+	while (!smp->finished || !spn->finished) {
+		bool got_spans = false, got_samples = false;
+		/* Either side may fill up while the other lags behind; it then
+		 * waits for the other (exact on files, bounded memory). */
+		bool spans_full = s.kept >= opts->max_held && !smp->finished;
+		struct item *it;
+		for (int n = 0; !spans_full && n < 1024 && (it = pop(spn)); n++) {
+			got_spans = true;
+			if (it->rec.kind == LP_REC_SPAN && spn->live && !live_clock &&
+			    it->rec.span.end_ns != LP_TIME_NONE) {
+				int64_t d = now_ns() - it->rec.span.end_ns;
+				live_clock = d >= -opts->max_delay_ns && d <= opts->max_delay_ns;
+			}
+			on_item(&s, it);
+			since_sweep++;
+			spans_full = s.kept >= opts->max_held && !smp->finished;
+		}
+		if (!spn->finished && atomic_load(&spn->done) && ring_empty(spn)) {
+			spn->finished = true;
+			if (atomic_load(&spn->done) < 0)
+				return -1;
+			s.span_mark = INT64_MAX;
+			sweep_all(&s, INT64_MAX, prune_mark(&s));
+			got_spans = true;
+		}
+		bool samples_full = s.held >= opts->max_held && !spn->finished;
+		for (int n = 0; !samples_full && n < 1024 && (it = pop(smp)); n++) {
+			got_samples = true;
+			on_item(&s, it);
+			since_sweep++;
+			samples_full = s.held >= opts->max_held && !spn->finished;
+		}
+		if (!smp->finished && atomic_load(&smp->done) && ring_empty(smp)) {
+			smp->finished = true;
+			if (atomic_load(&smp->done) < 0)
+				return -1;
+			s.samples_done = true;
+			sweep_all(&s, release_mark(&s), INT64_MAX);
+			got_samples = true;
+		}
+		/* A live tracer that goes quiet still moves time forward: a span
+		 * ending before now - D has been written by now. */
+		if (live_clock && !spn->finished) {
+			int64_t m = now_ns() - opts->max_delay_ns;
+			if (m > s.span_mark)
+				s.span_mark = m;
+		}
+		int64_t rel = release_mark(&s);
+		if (since_sweep >= 65536 ||
+		    (rel != INT64_MIN && rel - last_rel >= opts->max_delay_ns / 4 + 1)) {
+			sweep_all(&s, rel, prune_mark(&s));
+			since_sweep = 0;
+			last_rel = rel;
+		}
+		spans_full = s.kept >= opts->max_held && !smp->finished;
+		samples_full = s.held >= opts->max_held && !spn->finished;
+		if ((samples_full && !got_spans) || (spans_full && !got_samples)) {
+			/* The side waited for does not come (a quiet live producer):
+			 * after D of waiting, let the oldest go, counted. */
+			if (!stalled_since) {
+				stalled_since = now_ns();
+			} else if (now_ns() - stalled_since > opts->max_delay_ns) {
+				size_t before = s.held + s.kept;
+				int64_t sm = s.sample_mark == INT64_MIN ? INT64_MAX
+									: s.sample_mark - opts->max_delay_ns;
+				int64_t pm = s.span_mark == INT64_MIN ? INT64_MAX
+								      : s.span_mark - opts->max_delay_ns;
+				sweep_all(&s, samples_full ? sm : rel, spans_full ? pm : prune_mark(&s));
+				if (s.held + s.kept >= before)
+					sweep_all(&s, samples_full ? INT64_MAX : rel,
+						  spans_full ? INT64_MAX : prune_mark(&s));
+				stats->early += before - (s.held + s.kept);
+				stalled_since = 0;
+			}
+		} else {
+			stalled_since = 0;
+		}
+		if (got_spans || got_samples)
+			continue;
+		if (fflush(out) == EOF)
+			out_failed(&s);
+		pthread_mutex_lock(&j->lock);
+		atomic_store(&j->consumer_waiting, 1);
+		if ((spans_full || ring_empty(spn)) && (samples_full || ring_empty(smp)) &&
+		    !(atomic_load(&spn->done) && !spn->finished) &&
+		    !(atomic_load(&smp->done) && !smp->finished)) {
+			struct timespec ts;
+			deadline_in(&ts, 50);
+			pthread_cond_timedwait(&j->wake, &j->lock, &ts);
+		}
+		atomic_store(&j->consumer_waiting, 0);
+		pthread_mutex_unlock(&j->lock);
+	}
+	sweep_all(&s, INT64_MAX, INT64_MAX);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(j->in[i].thread, NULL);
+		lp_reader__free(j->in[i].reader);
+		pthread_cond_destroy(&j->in[i].space);
+	}
+	lp_writer__free(s.w);
+	lp_attrs_buf__free(&s.ab);
+	free(s.tmp);
+	free(s.buckets);
+	for (size_t i = 0; i < s.nheaders; i++)
+		free(s.headers[i]);
+	pthread_mutex_destroy(&j->lock);
+	pthread_cond_destroy(&j->wake);
+	free(j);
+	return lp_close_output(out, opts->output && strcmp(opts->output, "-") ? opts->output
+									  : "stdout");
+}
