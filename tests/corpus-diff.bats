@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# Every `diff` case of shared/corpus/cases.tsv: lp-diff's output, sorted
+# bytewise, must equal difffolded.pl's (FlameGraph 41fee1f) sorted output.
+# The one exception the corpus README allows: a line without a count, which
+# difffolded.pl turns into " 0 0", is rejected by lp-diff as bad input.
+
+bats_require_minimum_version 1.5.0
+load helpers/common
+
+setup() {
+	TMP=$(mktemp -d)
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+# Cases whose "before" input has a count-less line: expected to be refused.
+rejected='diff/inferno-bad-before'
+
+@test "corpus: every diff case matches difffolded.pl (sorted)" {
+	n=0 failed=
+	while IFS=$'\t' read -r name kind inputs opts expected _; do
+		case $name in '#'*|'') continue ;; esac
+		[ "$kind" = diff ] || continue
+		case " $rejected " in *" $name "*) continue ;; esac
+		read -r before after <<<"$inputs"
+		[ "$opts" = '(none)' ] && opts=
+		# shellcheck disable=SC2086
+		if ! lp-diff $opts "$CORPUS/$before" "$CORPUS/$after" >"$TMP/out" 2>"$TMP/err"; then
+			failed+=" $name(exit)"
+			continue
+		fi
+		# lp-diff sorts its output itself: it must already be in C order.
+		LC_ALL=C sort "$TMP/out" >"$TMP/sorted"
+		cmp -s "$TMP/out" "$TMP/sorted" || failed+=" $name(unsorted)"
+		cmp -s "$TMP/sorted" "$CORPUS/$expected" || failed+=" $name"
+		n=$((n + 1))
+	done <"$CORPUS/cases.tsv"
+	echo "compared $n cases; failed:${failed:- none}"
+	[ -z "$failed" ]
+	# The corpus has 9 diff cases, one of them the rejected one.
+	[ "$n" -ge 8 ]
+}
+
+@test "corpus: a count-less line (bad_before.txt line 3) is refused, with nothing on stdout" {
+	run --separate-stderr lp-diff "$CORPUS/inferno/diff-folded/bad_before.txt" \
+		"$CORPUS/inferno/diff-folded/after.txt"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ $stderr == "lp-diff: $CORPUS/inferno/diff-folded/bad_before.txt:3: "* ]]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+}
+
+@test "corpus: the rest of bad_before.txt agrees with difffolded.pl" {
+	# Without its count-less line the input is good: then the output is
+	# difffolded.pl's, less the " 0 0" line that line produced.
+	grep -v '_\[k\]$' "$CORPUS/inferno/diff-folded/bad_before.txt" >"$TMP/before"
+	run -0 lp-diff "$TMP/before" "$CORPUS/inferno/diff-folded/after.txt"
+	grep -vx ' 0 0' "$CORPUS/inferno/diff-folded/results-pl/bad_before.txt" >"$TMP/expected"
+	[ "$output" = "$(cat "$TMP/expected")" ]
+}

@@ -1,0 +1,296 @@
+#!/usr/bin/env bats
+# lp-diff: difffolded.pl's output (the corpus cases are in corpus-diff.bats),
+# stream and perf script inputs, the refusal of profiles that are not
+# comparable, the report on profiles of known truth, bad input.
+
+bats_require_minimum_version 1.5.0
+load helpers/common
+
+setup() {
+	TMP=$(mktemp -d)
+	D=$FIXTURES/diff
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+# The report's data rows (no comment lines, no column header).
+rows() {
+	grep -v '^#' | grep -v '^ self_A'
+}
+
+# The number of distinct frame names in folded files.
+nfuncs() {
+	sed 's/ [^ ]*$//' "$@" | tr ';' '\n' | sort -u | wc -l
+}
+
+@test "--help lists every option, and the man page documents each" {
+	run -0 lp-diff --help
+	[[ $output == usage:* ]]
+	opts=$(printf '%s\n' "$output" | grep -oE -- '--[a-z][a-z-]+' | sort -u)
+	[ "$(printf '%s\n' "$opts" | wc -l)" -ge 20 ]
+	for o in $opts; do
+		# roff escapes every '-' of an option as '\-'
+		grep -qF -- "${o//-/\\-}" "$LP_TOP/man/lp-diff.1" || { echo "missing in man: $o"; false; }
+	done
+	run -0 lp-diff --version
+	[[ $output == *0.* ]]
+}
+
+@test "usage errors exit 2" {
+	run -2 lp-diff
+	run -2 lp-diff "$D/shift-before.folded"
+	run -2 lp-diff "$D/shift-before.folded" "$D/shift-after.folded" third
+	run -2 lp-diff --format pdf "$D/shift-before.folded" "$D/shift-after.folded"
+	run -2 lp-diff --alpha 2 --report "$D/shift-before.folded" "$D/shift-after.folded"
+	run -2 lp-diff --alpha x --report "$D/shift-before.folded" "$D/shift-after.folded"
+	run -2 lp-diff --top -1 --report "$D/shift-before.folded" "$D/shift-after.folded"
+	run -2 lp-diff --adjust bonf --report "$D/shift-before.folded" "$D/shift-after.folded"
+	run -2 lp-diff --input-format xml "$D/shift-before.folded" "$D/shift-after.folded"
+	run -2 lp-diff --frobnicate "$D/shift-before.folded" "$D/shift-after.folded"
+}
+
+@test "a missing file: its name and strerror, exit 1, nothing on stdout" {
+	cd "$TMP"
+	run --separate-stderr lp-diff nope.txt "$D/shift-after.folded"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "lp-diff: nope.txt: No such file or directory" ]
+	run --separate-stderr lp-diff "$D/shift-after.folded" nope.txt
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "lp-diff: nope.txt: No such file or directory" ]
+}
+
+@test "folded output: union of stacks, 0 where missing, sorted bytewise" {
+	printf 'a;b 3\nb;c 1.5\n' >"$TMP/A"
+	printf 'b;c 2\na;d 7\na;b 1\n' >"$TMP/B"
+	run -0 lp-diff "$TMP/A" "$TMP/B"
+	[ "$output" = "$(printf 'a;b 3 1\na;d 0 7\nb;c 1.5 2')" ]
+}
+
+@test "-n scales BEFORE by totalB/totalA, truncated to an integer" {
+	printf 'a 10\nb 5\n' >"$TMP/A"	# total 15
+	printf 'a 10\nb 30\nc 1\n' >"$TMP/B"	# total 41
+	run -0 lp-diff -n "$TMP/A" "$TMP/B"
+	# 10*41/15 = 27.33 -> 27; 5*41/15 = 13.67 -> 13
+	[ "$output" = "$(printf 'a 27 10\nb 13 30\nc 0 1')" ]
+	run -0 lp-diff --normalize "$TMP/A" "$TMP/B"
+	[ "$output" = "$(printf 'a 27 10\nb 13 30\nc 0 1')" ]
+}
+
+@test "-s merges stacks that differ only in hex addresses" {
+	printf 'main;0x7f3a10;f 2\nmain;0x0x1G;g 1\n' >"$TMP/A"
+	printf 'main;0xDEAD;f 5\n' >"$TMP/B"
+	run -0 lp-diff -s "$TMP/A" "$TMP/B"
+	[ "$output" = "$(printf 'main;0x...;f 2 5\nmain;0x...x1G;g 1 0')" ]
+	run -0 lp-diff "$TMP/A" "$TMP/B"
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 3 ]
+}
+
+@test "the same file twice: every row unchanged, nothing significant" {
+	run -0 lp-diff "$D/noise-before.folded" "$D/noise-before.folded"
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 40 ]
+	[ -z "$(printf '%s\n' "$output" | awk '$(NF-1) != $NF')" ]
+	n=$(nfuncs "$D/noise-before.folded")
+	run -0 lp-diff --report --top 0 "$D/noise-before.folded" "$D/noise-before.folded"
+	[[ $output == *"# $n of $n functions not significant at alpha 0.01"* ]]
+	[ -z "$(printf '%s\n' "$output" | rows | awk '$3 != "+0.00" || $6 != "+0.00" || $9 != 1')" ]
+}
+
+@test "empty inputs: empty output, exit 0, in every format but svg" {
+	: >"$TMP/empty"
+	run -0 lp-diff "$TMP/empty" "$TMP/empty"
+	[ -z "$output" ]
+	run -0 lp-diff -n -s "$TMP/empty" "$TMP/empty"
+	[ -z "$output" ]
+	run -0 lp-diff --report "$TMP/empty" "$TMP/empty"
+	[ -z "$output" ]
+	# One side empty: the other's stacks against zeros.
+	run -0 lp-diff "$TMP/empty" "$D/shift-before.folded"
+	[ "$(printf '%s\n' "$output" | awk '$(NF-1) != 0' | wc -l)" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 7 ]
+}
+
+@test "report: the one function whose share moved ranks first, with a tiny p-value" {
+	# shift-*: hot's self share goes 10% -> 30% (exact counts, 10000 samples
+	# a side); lex, cold, read, write lose 5 points each (tests/fixtures/diff/gen.py).
+	run -0 lp-diff --report "$D/shift-before.folded" "$D/shift-after.folded"
+	first=$(printf '%s\n' "$output" | rows | head -1)
+	read -r sa sb ds ta tb dt na nb p fn <<<"$first"
+	[ "$fn" = hot ]
+	[ "$sa $sb $ds $ta $tb $dt $na $nb" = "10.00% 30.00% +20.00 10.00% 30.00% +20.00 1000 3000" ]
+	awk -v p="$p" 'BEGIN { exit !(p + 0 < 1e-100) }'
+	# compute (hot's caller, +15 points of total) comes next, then io (-10).
+	[ "$(printf '%s\n' "$output" | rows | awk '{print $NF}' | head -3 | tr '\n' ' ')" = "hot compute io " ]
+	# the 5-point losers are significant; idle and main did not move.
+	[[ $output == *"# 2 of 10 functions not significant at alpha 0.01"* ]]
+	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "idle" || $NF == "main" {print $9}' | tr '\n' ' ')" = "1 1 " ]
+	[[ $output == *"# A: $D/shift-before.folded (10000 samples)"* ]]
+}
+
+@test "report: swapping the inputs negates every change, same ranking" {
+	run -0 lp-diff --report --top 0 "$D/shift-before.folded" "$D/shift-after.folded"
+	fwd=$(printf '%s\n' "$output" | rows | awk '{print $NF, $3, $6, $9}')
+	run -0 lp-diff --report --top 0 "$D/shift-after.folded" "$D/shift-before.folded"
+	rev=$(printf '%s\n' "$output" | rows | awk '{d3 = $3; d6 = $6; sub(/^-/, "+", d3) || sub(/^\+/, "-", d3); sub(/^-/, "+", d6) || sub(/^\+/, "-", d6); if (d3 == "-0.00") d3 = "+0.00"; if (d6 == "-0.00") d6 = "+0.00"; print $NF, d3, d6, $9}')
+	[ "$fwd" = "$rev" ]
+}
+
+@test "report: binomial noise alone is not significant at alpha 0.01" {
+	# Two seeded draws of 20000 samples from one distribution.
+	n=$(nfuncs "$D/noise-before.folded" "$D/noise-after.folded")
+	[ "$n" -ge 40 ]
+	run -0 lp-diff --report --top 0 "$D/noise-before.folded" "$D/noise-after.folded"
+	[[ $output == *"# $n of $n functions not significant at alpha 0.01"* ]]
+	[ "$(printf '%s\n' "$output" | rows | wc -l)" -eq "$n" ]
+	# The shares do move a little: the test is not vacuous.
+	[ -n "$(printf '%s\n' "$output" | rows | awk '$3 != "+0.00"')" ]
+	# Holm is more conservative still.
+	run -0 lp-diff --report --adjust holm "$D/noise-before.folded" "$D/noise-after.folded"
+	[[ $output == *"# $n of $n functions not significant at alpha 0.01"* ]]
+}
+
+@test "report: inputs that differ only in total show no change" {
+	# scaled-after is scaled-before with every count tripled.
+	run -0 lp-diff --report --top 0 "$D/scaled-before.folded" "$D/scaled-after.folded"
+	[ -z "$(printf '%s\n' "$output" | rows | awk '$3 != "+0.00" || $6 != "+0.00" || $9 != 1')" ]
+	[[ $output == *"not significant"* ]]
+	n=$(printf '%s\n' "$output" | rows | wc -l)
+	[[ $output == *"# $n of $n functions not significant at alpha 0.01"* ]]
+	# normalised folded output: both columns equal
+	run -0 lp-diff -n "$D/scaled-before.folded" "$D/scaled-after.folded"
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 25 ]
+	[ -z "$(printf '%s\n' "$output" | awk '$(NF-1) != $NF')" ]
+	# and without -n, A's counts are a third of B's
+	run -0 lp-diff "$D/scaled-before.folded" "$D/scaled-after.folded"
+	[ -z "$(printf '%s\n' "$output" | awk '3 * $(NF-1) != $NF')" ]
+}
+
+@test "report: --top, --alpha, recursion counted once per stack" {
+	run -0 lp-diff --report --top 3 "$D/shift-before.folded" "$D/shift-after.folded"
+	[ "$(printf '%s\n' "$output" | rows | wc -l)" -eq 3 ]
+	[[ $output == *"# 7 more functions not shown (--top 0 shows all)"* ]]
+	run -0 lp-diff --report --alpha 1e-30 "$D/shift-before.folded" "$D/shift-after.folded"
+	[[ $output == *"# 7 of 10 functions not significant at alpha 1e-30"* ]]
+	# f recurses: its total is 100% on both sides, its self 50% -> 25%.
+	printf 'main;f;f;f 10\nmain;g 10\n' >"$TMP/A"
+	printf 'main;f;f 10\nmain;g 30\n' >"$TMP/B"
+	run -0 lp-diff --report "$TMP/A" "$TMP/B"
+	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "f" {print $1, $2, $4, $5, $7, $8}')" = "50.00% 25.00% 50.00% 25.00% 10 10" ]
+	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "main" {print $4, $5, $7, $8}')" = "100.00% 100.00% 20 40" ]
+}
+
+@test "output is deterministic" {
+	run -0 lp-diff --report --top 0 "$D/noise-before.folded" "$D/noise-after.folded"
+	a=$output
+	run -0 lp-diff --report --top 0 "$D/noise-before.folded" "$D/noise-after.folded"
+	[ "$a" = "$output" ]
+	run -0 lp-diff "$D/noise-before.folded" "$D/noise-after.folded"
+	[ "$output" = "$(printf '%s\n' "$output" | LC_ALL=C sort)" ]
+}
+
+@test "bad input in AFTER: FILE:LINE, exit 1, nothing on stdout, no -o file" {
+	printf 'a 1\nb 2\nthis line has no count\nc 3\n' >"$TMP/bad"
+	run --separate-stderr lp-diff "$D/shift-before.folded" "$TMP/bad"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ $stderr == "lp-diff: $TMP/bad:3: "* ]]
+	run --separate-stderr lp-diff --report -o "$TMP/out" "$D/shift-before.folded" "$TMP/bad"
+	[ "$status" -eq 1 ]
+	[ ! -e "$TMP/out" ]
+}
+
+@test "-o writes the file" {
+	run -0 lp-diff -o "$TMP/out" "$D/shift-before.folded" "$D/shift-after.folded"
+	[ -z "$output" ]
+	[ "$(wc -l <"$TMP/out")" -eq 7 ]
+	grep -qx 'main;compute;hot 1000 3000' "$TMP/out"
+}
+
+@test "stdin as one input" {
+	run -0 bash -c 'lp-diff - "$1" <"$2"' _ "$D/shift-after.folded" "$D/shift-before.folded"
+	grep -qx 'main;compute;hot 1000 3000' <<<"$output"
+}
+
+@test "streams recorded at different periods are refused unless -n" {
+	cd "$D"
+	run --separate-stderr lp-diff cpu-10ms.lp cpu-1ms.lp
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "lp-diff: cpu-10ms.lp and cpu-1ms.lp were recorded at different periods (10101010 ns vs 1001001 ns): use --normalize" ]
+	run --separate-stderr lp-diff --report cpu-10ms.lp cpu-1ms.lp
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	run -0 lp-diff -n cpu-10ms.lp cpu-1ms.lp
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 3 ]
+}
+
+@test "streams recorded in different modes are refused unless -n" {
+	cd "$D"
+	run --separate-stderr lp-diff cpu-10ms.lp off-10ms.lp
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "lp-diff: cpu-10ms.lp and off-10ms.lp were recorded in different modes (cpu vs off): use --normalize" ]
+	run -0 lp-diff --normalize cpu-10ms.lp off-10ms.lp
+}
+
+@test "stream inputs: stacks as lp-collapse formats them, weights summed" {
+	cd "$D"
+	run -0 lp-diff cpu-10ms.lp cpu-10ms-b.lp
+	[ "$output" = "$(printf '%s\n' 'main;do_syscall_64 20202020 60606060' 'main;work 30303030 30303030' 'main;work;hot 50505050 10101010')" ]
+	run -0 lp-diff --kernel cpu-10ms.lp cpu-10ms-b.lp
+	grep -qx 'main;do_syscall_64_\[k\] 20202020 60606060' <<<"$output"
+	run -0 lp-diff --pid cpu-10ms.lp cpu-10ms-b.lp
+	grep -qx 'demo-42;main;work;hot 50505050 10101010' <<<"$output"
+	# the report counts samples, not weights
+	run -0 lp-diff --report cpu-10ms.lp cpu-10ms-b.lp
+	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "hot" {print $1, $2, $7, $8}')" = "50.00% 10.00% 5 1" ]
+	[[ $output == *"# A: cpu-10ms.lp (10 samples)"* ]]
+}
+
+@test "perf script input: stacks exactly as stackcollapse-perf.pl's" {
+	# For each corpus perf script with its stackcollapse-perf.pl output, the
+	# diff of the file with itself is that output with its count twice.
+	n=0
+	while IFS=$'\t' read -r name kind input opts expected _; do
+		[ "$kind" = collapse ] || continue
+		case $input in *.gz) continue ;; esac
+		case $opts in '(none)') opts= ;; --pid|--tid|--kernel|--all|--addrs) ;; *) continue ;; esac
+		[ -s "$CORPUS/$expected" ] || continue
+		# shellcheck disable=SC2086
+		lp-diff --input-format perf $opts "$CORPUS/$input" "$CORPUS/$input" 2>/dev/null |
+			awk '{ n = $NF; $NF = ""; sub(/ $/, ""); print }' >"$TMP/got"
+		diff -q "$TMP/got" "$CORPUS/$expected" >/dev/null || { echo "differs: $name"; false; }
+		n=$((n + 1))
+		[ "$n" -lt 40 ] || break
+	done <"$CORPUS/cases.tsv"
+	[ "$n" -ge 20 ]
+}
+
+@test "--format svg: a differential flame graph" {
+	run -0 lp-diff --format svg "$D/shift-before.folded" "$D/shift-after.folded"
+	[[ $output == *"<svg"* ]]
+	[[ $output == *"</svg>"* ]]
+	for f in main compute hot cold lex read write idle; do
+		[[ $output == *">$f<"* || $output == *"$f ("* ]] || { echo "no frame $f"; false; }
+	done
+	a=$output
+	run -0 lp-diff --format svg "$D/shift-after.folded" "$D/shift-before.folded"
+	[ "$a" != "$output" ]
+	run -0 lp-diff --format svg "$D/shift-before.folded" "$D/shift-after.folded"
+	[ "$a" = "$output" ]
+}
+
+@test "every EXAMPLES line of the man page that needs only lp runs" {
+	cp "$D/shift-before.folded" "$TMP/before.folded"
+	cp "$D/shift-after.folded" "$TMP/after.folded"
+	cd "$TMP"
+	examples=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$LP_TOP/man/lp-diff.1" | grep '^lp-diff ' | grep -v '\.perf')
+	[ "$(printf '%s\n' "$examples" | wc -l)" -ge 4 ]
+	while IFS= read -r line; do
+		bash -c "$line" || { echo "failed: $line"; false; }
+	done <<<"$examples"
+	[ -s diff.folded ] && [ -s diff.svg ] && [ -s shrink.svg ]
+}
