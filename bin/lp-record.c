@@ -1,0 +1,289 @@
+/* lp-record - sample processes on CPU with whole, symbolized stacks and write
+ * them as an lp stream (a BPF program on a per-CPU perf event; frame pointer
+ * or DWARF unwinding; libdw symbols).  Stops at -d, SIGINT/SIGTERM, the end
+ * of its targets or a closed output, and on each drains, writes, detaches. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "stream.h"
+#include "target.h"
+#include "util.h"
+
+struct options {
+	unsigned freq;
+	double duration;	/* seconds; 0: until stopped */
+	const char *output;
+	uint32_t dwarf_bytes;
+	const char *pids;
+	bool all;
+	bool kernel;
+	bool follow;
+	bool verbose;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: lp-record [-F HZ] [-d SECONDS] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
+		"                 [--no-kernel] [--no-follow] [-v] (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
+		"Samples on-CPU stacks of processes and writes an lp stream.\n"
+		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
+		"  -d, --duration SECONDS stop after this long (default: until stopped)\n"
+		"  -o, --output FILE      write to FILE instead of stdout\n"
+		"  -g, --call-graph MODE  fp (frame pointers, default) or dwarf[,BYTES]: copy\n"
+		"                         BYTES of user stack (default 8192) and unwind with libdw\n"
+		"  -p, --pid PID[,PID]    sample these processes (and their children)\n"
+		"  -a, --all              sample the whole system\n"
+		"      --no-kernel        no kernel stacks\n"
+		"      --no-follow        not the children of the targets\n"
+		"  -v, --verbose          libbpf's messages and the verifier log\n"
+		"  -h, --help             this help\n"
+		"      --version          the version\n");
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	if (stop_requested) {
+		/* A second signal: exit at once; the kernel drops every
+		 * program, link and perf event with our file descriptors. */
+		signal(sig, SIG_DFL);
+		raise(sig);
+		_exit(128 + sig);
+	}
+	stop_requested = sig;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int parse_call_graph(const char *arg, uint32_t *bytes)
+{
+	const char *why;
+	uint64_t v;
+
+	if (!strcmp(arg, "fp")) {
+		*bytes = 0;
+		return 0;
+	}
+	if (!strcmp(arg, "dwarf")) {
+		*bytes = 8192;
+		return 0;
+	}
+	if (strncmp(arg, "dwarf,", 6))
+		return -1;
+	if (lp_parse_u64(arg + 6, 65536, &v, &why) < 0 || v < 512) {
+		lp_error("invalid stack size '%s': %s", arg + 6,
+			 v < 512 && !why ? "at least 512" : why ? why : "at least 512");
+		exit(2);
+	}
+	*bytes = (uint32_t)((v + 511) / 512 * 512);
+	return 0;
+}
+
+/* A pipe whose reader has gone shows POLLERR on our end; seen even when no
+ * sample comes to be written. */
+static bool output_closed(FILE *out)
+{
+	struct pollfd p = { .fd = fileno(out), .events = 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "call-graph", required_argument, NULL, 'g' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "no-kernel", no_argument, NULL, 'K' },
+		{ "no-follow", no_argument, NULL, 'N' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct options o = { .freq = 99, .kernel = true, .follow = true };
+	struct lp_target *t = NULL;
+	struct lp_recorder *r = NULL;
+	struct lp_writer *w;
+	FILE *out;
+	const char *why;
+	int64_t i64;
+	int c, status = 0;
+
+	lp_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "+F:d:o:g:p:avh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if (lp_parse_i64(optarg, 1, 100000, &i64, &why) < 0) {
+				lp_error("invalid frequency '%s': %s", optarg, why);
+				return 2;
+			}
+			o.freq = (unsigned)i64;
+			break;
+		case 'd':
+			if (lp_parse_double(optarg, &o.duration, &why) < 0 || !(o.duration > 0) ||
+			    !isfinite(o.duration)) {
+				lp_error("invalid duration '%s': %s", optarg,
+					 why ? why : "not a positive number of seconds");
+				return 2;
+			}
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'g':
+			if (parse_call_graph(optarg, &o.dwarf_bytes) < 0) {
+				lp_error("invalid call graph '%s': fp, dwarf or dwarf,BYTES", optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			o.pids = optarg;
+			break;
+		case 'a':
+			o.all = true;
+			break;
+		case 'K':
+			o.kernel = false;
+			break;
+		case 'N':
+			o.follow = false;
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			lp_print_version();
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if ((o.pids != NULL) + o.all + (optind < argc) != 1) {
+		lp_error("name one target: -p PID, -a or -- CMD");
+		usage(stderr);
+		return 2;
+	}
+
+	lp_record__check_privileges();
+	/* A closed output is an EPIPE from a write, handled like a stop. */
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (o.pids)
+		t = lp_target__from_pids(o.pids);
+	else if (!o.all)
+		t = lp_target__spawn(argv + optind);
+	if (!o.all && !t)
+		return 1;
+	out = lp_open_output(o.output);
+	w = lp_writer__new(out);
+
+	struct lp_record_opts ro = {
+		.freq = o.freq,
+		.follow = o.follow,
+		.kernel = o.kernel,
+		.dwarf_bytes = o.dwarf_bytes,
+		.verbose = o.verbose,
+	};
+	if (t)
+		ro.pids = lp_target__pids(t, &ro.npids);
+	r = lp_recorder__open(&ro, w);
+	if (!r) {
+		lp_target__free(t);
+		lp_writer__free(w);
+		if (errno == EPIPE)
+			return 0;
+		return 1;
+	}
+	if (t && lp_target__release(t) < 0) {
+		lp_recorder__free(r);
+		lp_target__free(t);
+		lp_writer__free(w);
+		return 127;
+	}
+
+	double end = o.duration > 0 ? now_s() + o.duration : 0;
+	int rc = 0;
+	while (!stop_requested) {
+		int timeout = 100;
+
+		if (end) {
+			double left = end - now_s();
+			if (left <= 0)
+				break;
+			if (left < 0.1)
+				timeout = (int)(left * 1000) + 1;
+		}
+		rc = lp_recorder__poll(r, timeout);
+		if (rc == 0 && fflush(out) == EOF)
+			rc = -1;
+		if (rc < 0)
+			break;
+		if (output_closed(out)) {
+			errno = EPIPE;
+			rc = -1;
+			break;
+		}
+		if (t && !lp_target__alive(t))
+			break;
+	}
+	if (rc == 0)
+		rc = lp_recorder__finish(r);
+	if (rc == 0 && fflush(out) == EOF)
+		rc = -1;
+	int err = errno;
+	lp_recorder__summary(r);
+	lp_recorder__free(r);
+	if (t) {
+		/* A command that ended by itself reports its status; one still
+		 * running when we stopped (-d, a signal, a closed output) is
+		 * stopped, and the run is a success. */
+		bool running = lp_target__spawned(t) && lp_target__alive(t) > 0;
+
+		status = lp_target__finish(t, true);
+		if (running)
+			status = 0;
+		lp_target__free(t);
+	}
+	lp_writer__free(w);
+	if (rc < 0) {
+		/* A closed output ends the run like a stop: nothing more to do. */
+		if (err == EPIPE)
+			return status;
+		errno = err;
+		lp_error_errno("cannot write %s", o.output ? o.output : "the output");
+		return 1;
+	}
+	if (o.output && fclose(out) == EOF) {
+		lp_error_errno("cannot write %s", o.output);
+		return 1;
+	}
+	return status;
+}

@@ -1,0 +1,512 @@
+/* record.c - lp-record's engine: the BPF glue (open, set rodata, load, attach
+ * to per-CPU perf events, poll the ring, drain, detach) and the turning of
+ * each raw sample into stream records (unwinding and symbolization are
+ * unwind.c's and symbolize.c's).
+ *
+ * Order of a run, as in bcc's libbpf-tools: open the skeleton, set the
+ * `const volatile` settings and map sizes, load, fill the pid filter, open a
+ * perf event per CPU and attach the program to each, then poll.  Everything
+ * is owned through file descriptors, so even a SIGKILLed recorder leaves no
+ * program, link or perf event behind. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+/* bpf/profile.h by path: lib/profile.h is another header. */
+#include "../bpf/profile.h"
+#include "profile.skel.h"
+#include "record.h"
+#include "symbolize.h"
+#include "unwind.h"
+#include "util.h"
+
+/* Frames a stack can have: kernel + user, and DWARF unwinds as deep. */
+#define LP_MAX_FRAMES (2 * LP_MAX_STACK_DEPTH + 2)
+#define LP_DWARF_MAX_FRAMES 1024
+
+struct lp_recorder {
+	struct lp_record_opts opts;
+	struct profile_bpf *skel;
+	struct ring_buffer *ring;
+	int *perf_fds;
+	struct bpf_link **links;
+	int ncpus;
+	bool cycles;			/* a hardware PMU: cycles, else cpu-clock */
+	struct lp_writer *w;
+	struct lp_dict *dict;
+	struct lp_symbolizer *sym;
+	struct lp_unwinder *unw;
+	struct lp_attrs_buf attrs;
+	const char *event;
+	double period_ns;
+	bool failed;			/* the output failed: stop writing */
+	int error;			/* its errno */
+	/* Counts for the lost records and the summary. */
+	uint64_t samples, ring_lost, ring_lost_written;
+	uint64_t unwind_failed, truncated, kstack_failed, ustack_failed;
+	uint64_t last_time;
+	const struct lp_frame **frames;
+	uint64_t *pcs;
+	unsigned char *ret;
+};
+
+static bool verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int cap_bit(const char *capeff, int bit)
+{
+	unsigned long long v = strtoull(capeff, NULL, 16);
+
+	return (v >> bit) & 1;
+}
+
+void lp_record__check_privileges(void)
+{
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	int bpf = 0, perfmon = 0, sysadmin = 0;
+
+	if (geteuid() == 0)
+		return;
+	f = fopen("/proc/self/status", "r");
+	while (f && getline(&line, &cap, f) > 0) {
+		if (strncmp(line, "CapEff:", 7))
+			continue;
+		sysadmin = cap_bit(line + 7, 21);
+		perfmon = cap_bit(line + 7, 38);
+		bpf = cap_bit(line + 7, 39);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	if (sysadmin || (bpf && perfmon))
+		return;
+	lp_die(1, "needs root, or CAP_BPF and CAP_PERFMON (missing:%s%s)",
+	       bpf ? "" : " CAP_BPF", perfmon ? "" : " CAP_PERFMON");
+}
+
+static int perf_open(struct perf_event_attr *attr, int cpu)
+{
+	return syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int open_events(struct lp_recorder *r)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_HARDWARE,
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		.freq = 1,
+		.sample_freq = r->opts.freq,
+		.disabled = 1,
+	};
+	int opened = 0;
+
+	r->cycles = true;
+	for (int cpu = 0; cpu < r->ncpus; cpu++) {
+		int fd = perf_open(&attr, cpu);
+
+		if (fd < 0 && r->cycles && (errno == ENOENT || errno == EOPNOTSUPP ||
+					    errno == ENODEV || errno == EINVAL) && !opened) {
+			/* No hardware PMU (a VM): the software clock. */
+			r->cycles = false;
+			attr.type = PERF_TYPE_SOFTWARE;
+			attr.config = PERF_COUNT_SW_CPU_CLOCK;
+			fd = perf_open(&attr, cpu);
+		}
+		if (fd < 0) {
+			if (errno == ENODEV)	/* an offline CPU */
+				continue;
+			if (errno == EACCES || errno == EPERM)
+				lp_error_errno("cannot open perf events (root, or CAP_PERFMON "
+					       "and kernel.perf_event_paranoid <= 2)");
+			else
+				lp_error_errno("cannot open a perf event on cpu %d", cpu);
+			return -1;
+		}
+		r->perf_fds[cpu] = fd;
+		r->links[cpu] = bpf_program__attach_perf_event(r->skel->progs.lp_rec_sample, fd);
+		if (!r->links[cpu]) {
+			lp_error_errno("cannot attach the sampler to cpu %d", cpu);
+			return -1;
+		}
+		opened++;
+	}
+	if (!opened) {
+		lp_error("no CPU to sample on");
+		return -1;
+	}
+	r->event = r->cycles ? "cycles" : "cpu-clock";
+	return 0;
+}
+
+static int write_failed(struct lp_recorder *r)
+{
+	if (!r->failed) {
+		r->failed = true;
+		r->error = errno;
+	}
+	errno = r->error;
+	return -1;
+}
+
+static int write_header(struct lp_recorder *r)
+{
+	struct timespec mono, real;
+	char host[256] = "-", buf[64];
+	struct lp_attrs_buf a = { 0 };
+	struct lp_header h = { .version = LP_STREAM_VERSION };
+	int rc;
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		strcpy(host, "-");
+	host[sizeof(host) - 1] = 0;
+	/* The realtime offset of the monotonic clock, read as close together
+	 * as two vDSO calls allow. */
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	int64_t off = (real.tv_sec - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
+
+	lp_attrs_buf__add(&a, "clock", "monotonic");
+	lp_attrs_buf__add(&a, "host", host);
+	snprintf(buf, sizeof(buf), "%.0f", r->period_ns);
+	lp_attrs_buf__add(&a, "period_ns", buf);
+	snprintf(buf, sizeof(buf), "%" PRId64, off);
+	lp_attrs_buf__add(&a, "realtime_offset_ns", buf);
+	lp_attrs_buf__add(&a, "mode", "cpu");
+	lp_attrs_buf__add(&a, "event", r->event);
+	snprintf(buf, sizeof(buf), "%u", r->opts.freq);
+	lp_attrs_buf__add(&a, "freq", buf);
+	lp_attrs_buf__add(&a, "unwind", r->opts.dwarf_bytes ? "dwarf" : "fp");
+	lp_attrs_buf__add(&a, "producer", "lp-record");
+	h.attrs = lp_attrs_buf__attrs(&a);
+	rc = lp_writer__header(r->w, &h);
+	lp_attrs_buf__free(&a);
+	return rc < 0 ? write_failed(r) : 0;
+}
+
+static int write_lost(struct lp_recorder *r, const char *what, uint64_t count)
+{
+	struct lp_lost l = { .time_ns = r->last_time ? (int64_t)r->last_time : LP_TIME_NONE,
+			     .what = what, .count = count };
+
+	if (!count || r->failed)
+		return 0;
+	return lp_writer__lost(r->w, &l) < 0 ? write_failed(r) : 0;
+}
+
+/* The kernel's per-CPU count of samples the ring could not take. */
+static uint64_t ring_lost(struct lp_recorder *r)
+{
+	int n = libbpf_num_possible_cpus();
+	uint64_t *vals, sum = 0;
+	__u32 key = LP_CNT_RING_FULL;
+
+	if (n <= 0)
+		return 0;
+	vals = lp_calloc(n, sizeof(*vals));
+	if (bpf_map__lookup_elem(r->skel->maps.lp_counters, &key, sizeof(key), vals,
+				 n * sizeof(*vals), 0) == 0)
+		for (int i = 0; i < n; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+/* Returns the stack's frames, root first, in r->frames; sets the attrs. */
+static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *ev,
+			  size_t size)
+{
+	size_t n = 0, nu = 0;
+	bool truncated = false;
+	const char *why = NULL;
+
+	lp_attrs_buf__reset(&r->attrs);
+	/* User frames, outermost first. */
+	if (ev->flags & LP_EV_KERNEL_THREAD) {
+		/* nothing: a kernel thread has no user stack */
+	} else if (r->opts.dwarf_bytes) {
+		struct lp_unwind_regs regs = { ev->regs[0], ev->regs[1], ev->regs[2] };
+		size_t have = size - sizeof(*ev);
+		size_t len = ev->stack_bytes < have ? ev->stack_bytes : have;
+		enum lp_unwind_end end;
+
+		nu = lp_unwinder__unwind(r->unw, ev->pid, ev->tid, &regs,
+					 (const unsigned char *)ev + sizeof(*ev), len, r->pcs,
+					 r->ret, LP_DWARF_MAX_FRAMES, &end, &why);
+		if (end == LP_UNWIND_TRUNCATED) {
+			truncated = true;
+			r->truncated++;
+		} else if (end == LP_UNWIND_FAILED) {
+			truncated = true;
+			r->unwind_failed++;
+		}
+		for (size_t i = nu; i-- > 0;)
+			r->frames[n++] = lp_symbolizer__user(r->sym, ev->pid, r->pcs[i], r->ret[i]);
+	} else if (ev->ustack_bytes < 0) {
+		truncated = true;
+		r->ustack_failed++;
+		why = "no user stack";
+	} else {
+		nu = ev->ustack_bytes / sizeof(__u64);
+		if (nu > LP_MAX_STACK_DEPTH)
+			nu = LP_MAX_STACK_DEPTH;
+		if (nu == LP_MAX_STACK_DEPTH) {
+			truncated = true;
+			r->truncated++;
+			why = "max frames";
+		}
+		for (size_t i = nu; i-- > 0;)
+			r->frames[n++] = lp_symbolizer__user(r->sym, ev->pid, ev->ustack[i], i > 0);
+	}
+	if (r->opts.kernel && ev->kstack_bytes < 0)
+		r->kstack_failed++;
+	if (r->opts.kernel && ev->kstack_bytes > 0) {
+		size_t nk = ev->kstack_bytes / sizeof(__u64);
+
+		if (nk > LP_MAX_STACK_DEPTH)
+			nk = LP_MAX_STACK_DEPTH;
+		for (size_t i = nk; i-- > 0;)
+			r->frames[n++] = lp_symbolizer__kernel(r->sym, ev->kstack[i], i > 0);
+	}
+	lp_attrs_buf__add(&r->attrs, "unwind", r->opts.dwarf_bytes ? "dwarf" : "fp");
+	if (truncated) {
+		lp_attrs_buf__add(&r->attrs, "truncated", "1");
+		if (why && *why)
+			lp_attrs_buf__add(&r->attrs, "why", why);
+	}
+	return n;
+}
+
+static int handle_sample(void *ctx, void *data, size_t size)
+{
+	struct lp_recorder *r = ctx;
+	const struct lp_sample_event *ev = data;
+	char comm[LP_COMM_LEN + 1];
+
+	if (r->failed)
+		return -1;	/* stops ring_buffer__consume */
+	if (size < sizeof(*ev))
+		return 0;
+	memcpy(comm, ev->comm, LP_COMM_LEN);
+	comm[LP_COMM_LEN] = 0;
+
+	size_t n = build_stack(r, ev, size);
+	struct lp_sample s = {
+		.time_ns = (int64_t)ev->time_ns,
+		.pid = ev->pid,
+		.tid = ev->tid,
+		.cpu = ev->cpu,
+		.comm = comm,
+		.event = r->event,
+		.weight = r->period_ns,
+		.stack = lp_dict__stack(r->dict, r->frames, n),
+		.attrs = lp_attrs_buf__attrs(&r->attrs),
+	};
+	r->samples++;
+	r->last_time = ev->time_ns;
+	if (lp_writer__sample(r->w, &s) < 0)
+		return write_failed(r);
+	return 0;
+}
+
+struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct lp_writer *w)
+{
+	struct lp_recorder *r = lp_calloc(1, sizeof(*r));
+	int err;
+
+	r->opts = *opts;
+	r->w = w;
+	verbose = opts->verbose;
+	libbpf_set_print(libbpf_print);
+	r->ncpus = libbpf_num_possible_cpus();
+	if (r->ncpus <= 0) {
+		lp_error("cannot count the CPUs: %s", strerror(-r->ncpus));
+		goto fail;
+	}
+	r->perf_fds = lp_calloc(r->ncpus, sizeof(*r->perf_fds));
+	for (int i = 0; i < r->ncpus; i++)
+		r->perf_fds[i] = -1;
+	r->links = lp_calloc(r->ncpus, sizeof(*r->links));
+	r->period_ns = 1e9 / opts->freq;
+	r->frames = lp_calloc(LP_DWARF_MAX_FRAMES + LP_MAX_FRAMES, sizeof(*r->frames));
+	r->pcs = lp_calloc(LP_DWARF_MAX_FRAMES, sizeof(*r->pcs));
+	r->ret = lp_calloc(LP_DWARF_MAX_FRAMES, 1);
+	r->dict = lp_dict__new();
+	r->sym = lp_symbolizer__new(r->dict);
+	r->unw = lp_unwinder__new(r->sym);
+
+	r->skel = profile_bpf__open();
+	if (!r->skel) {
+		lp_error_errno("cannot open the BPF program");
+		goto fail;
+	}
+	r->skel->rodata->filter_pids = opts->npids > 0;
+	r->skel->rodata->follow_forks = opts->follow;
+	r->skel->rodata->kernel_stacks = opts->kernel;
+	r->skel->rodata->user_stacks = true;
+	r->skel->rodata->stack_copy = opts->dwarf_bytes;
+	/* DWARF samples are big: a bigger ring, so a slow writer loses less. */
+	size_t ring = opts->dwarf_bytes ? 32u << 20 : 4u << 20;
+	r->skel->rodata->wakeup_bytes = ring / 4;
+	bpf_map__set_max_entries(r->skel->maps.lp_ring, ring);
+	bpf_map__set_max_entries(r->skel->maps.lp_scratch, r->ncpus);
+	if (opts->npids == 0 || !opts->follow)
+		bpf_program__set_autoload(r->skel->progs.lp_rec_fork, false);
+
+	err = profile_bpf__load(r->skel);
+	if (err) {
+		errno = -err;
+		lp_error_errno("cannot load the BPF program%s",
+			       verbose ? "" : " (-v shows the verifier log)");
+		goto fail;
+	}
+	for (size_t i = 0; i < opts->npids; i++)
+		if (lp_recorder__add_pid(r, opts->pids[i]) < 0)
+			goto fail;
+	if (opts->npids && opts->follow) {
+		r->skel->links.lp_rec_fork = bpf_program__attach(r->skel->progs.lp_rec_fork);
+		if (!r->skel->links.lp_rec_fork) {
+			lp_error_errno("cannot attach to sched_process_fork");
+			goto fail;
+		}
+	}
+	r->ring = ring_buffer__new(bpf_map__fd(r->skel->maps.lp_ring), handle_sample, r, NULL);
+	if (!r->ring) {
+		lp_error_errno("cannot open the ring buffer");
+		goto fail;
+	}
+	if (open_events(r) < 0)
+		goto fail;
+	if (write_header(r) < 0) {
+		if (errno != EPIPE)
+			lp_error_errno("cannot write the output");
+		goto fail;
+	}
+	/* Sampling starts only now, with everything in place. */
+	for (int i = 0; i < r->ncpus; i++)
+		if (r->perf_fds[i] >= 0)
+			ioctl(r->perf_fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	return r;
+fail:
+	lp_recorder__free(r);
+	return NULL;
+}
+
+int lp_recorder__add_pid(struct lp_recorder *r, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(r->skel->maps.lp_pids, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY) < 0) {
+		lp_error_errno("cannot add pid %d to the filter", (int)pid);
+		return -1;
+	}
+	return 0;
+}
+
+static int flush_lost(struct lp_recorder *r)
+{
+	uint64_t lost = ring_lost(r);
+
+	r->ring_lost = lost;
+	if (lost > r->ring_lost_written) {
+		if (write_lost(r, "ring", lost - r->ring_lost_written) < 0)
+			return -1;
+		r->ring_lost_written = lost;
+	}
+	return 0;
+}
+
+int lp_recorder__poll(struct lp_recorder *r, int timeout_ms)
+{
+	if (r->failed)
+		return write_failed(r);
+	/* Samples arrive without a wakeup (see wakeup_bytes): sleep, then take
+	 * whatever is there. */
+	ring_buffer__poll(r->ring, timeout_ms);
+	ring_buffer__consume(r->ring);
+	if (r->failed)
+		return write_failed(r);
+	if (flush_lost(r) < 0)
+		return -1;
+	return 0;
+}
+
+void lp_recorder__stop(struct lp_recorder *r)
+{
+	for (int i = 0; r && i < r->ncpus; i++)
+		if (r->perf_fds[i] >= 0)
+			ioctl(r->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+int lp_recorder__finish(struct lp_recorder *r)
+{
+	lp_recorder__stop(r);
+	if (!r->failed)
+		ring_buffer__consume(r->ring);
+	if (r->failed)
+		return write_failed(r);
+	if (flush_lost(r) < 0)
+		return -1;
+	if (write_lost(r, "unwind", r->unwind_failed + r->ustack_failed) < 0 ||
+	    write_lost(r, "truncated", r->truncated) < 0)
+		return -1;
+	return 0;
+}
+
+void lp_recorder__summary(const struct lp_recorder *r)
+{
+	struct lp_symbolizer_stats st;
+
+	lp_symbolizer__stats(r->sym, &st);
+	lp_error("%" PRIu64 " samples (%s at %u Hz, %s), %" PRIu64 " lost (ring full), %" PRIu64
+		 " unwinds failed, %" PRIu64 " truncated; %" PRIu64 " processes, %" PRIu64
+		 " modules symbolized",
+		 r->samples, r->event ? r->event : "-", r->opts.freq,
+		 r->opts.dwarf_bytes ? "dwarf" : "frame pointers", r->ring_lost,
+		 r->unwind_failed + r->ustack_failed, r->truncated, st.procs, st.modules);
+}
+
+void lp_recorder__free(struct lp_recorder *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < r->ncpus; i++) {
+		bpf_link__destroy(r->links[i]);
+		if (r->perf_fds[i] >= 0)
+			close(r->perf_fds[i]);
+	}
+	ring_buffer__free(r->ring);
+	profile_bpf__destroy(r->skel);
+	lp_unwinder__free(r->unw);
+	lp_symbolizer__free(r->sym);
+	lp_dict__free(r->dict);
+	lp_attrs_buf__free(&r->attrs);
+	free(r->perf_fds);
+	free(r->links);
+	free(r->frames);
+	free(r->pcs);
+	free(r->ret);
+	free(r);
+}

@@ -1,0 +1,56 @@
+/* record.h - lp-record's engine: the BPF sampler (bpf/profile.bpf.c) on a
+ * per-CPU perf event, its ring buffer polled, every sample unwound and
+ * symbolized and written as an lp stream; samples lost anywhere are counted
+ * and written as lost records.
+ *
+ *	r = lp_recorder__open(&opts, writer);	(loads, attaches, writes the header)
+ *	while (...) lp_recorder__poll(r, 100);
+ *	lp_recorder__stop(r);			(no new samples)
+ *	lp_recorder__finish(r);			(drains, writes lost records)
+ *	lp_recorder__summary(r);		(one line on stderr)
+ *	lp_recorder__free(r);			(detaches everything)
+ */
+#ifndef LP_RECORD_H
+#define LP_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "stream.h"
+
+struct lp_record_opts {
+	unsigned freq;		/* samples per second per CPU */
+	const pid_t *pids;	/* the target processes; none: the whole system */
+	size_t npids;
+	bool follow;		/* their children too */
+	bool kernel;		/* kernel stacks */
+	uint32_t dwarf_bytes;	/* 0: frame pointers; else bytes of stack to copy */
+	bool verbose;		/* libbpf's output, the verifier log */
+};
+
+struct lp_recorder;
+
+/* Exits 1 with one line naming what is missing when this process may not
+ * load BPF programs or open perf events. */
+void lp_record__check_privileges(void);
+
+/* NULL after reporting on stderr. */
+struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts,
+				      struct lp_writer *w);
+/* Adds a process to the kernel's pid filter. */
+int lp_recorder__add_pid(struct lp_recorder *r, pid_t pid);
+/* Waits up to timeout_ms for samples and writes them.  0, or -1 when the
+ * output failed (errno: EPIPE for a closed output). */
+int lp_recorder__poll(struct lp_recorder *r, int timeout_ms);
+/* Disables the perf events: no sample is taken after this. */
+void lp_recorder__stop(struct lp_recorder *r);
+/* Writes every sample still in the ring, then the lost records; flushes.
+ * 0, or -1 when the output failed. */
+int lp_recorder__finish(struct lp_recorder *r);
+/* "lp-record: N samples, N lost (ring full), ..." on stderr. */
+void lp_recorder__summary(const struct lp_recorder *r);
+/* Detaches and frees everything; accepts NULL. */
+void lp_recorder__free(struct lp_recorder *r);
+
+#endif

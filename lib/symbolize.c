@@ -1,0 +1,531 @@
+/* symbolize.c - addresses to frames with libdw, /proc/kallsyms and perf JIT
+ * maps, cached.
+ *
+ * Costs that shape this file (PERF-NOTES.md): dwfl_module_addrsym scans the
+ * symbol table linearly, 120-160 us per address, so each module's symbols are
+ * read once through dwfl_module_getsym_info into a sorted array (shared by
+ * every process mapping the same file, keyed by build-id) and answered by
+ * binary search; a new Dwfl per sample would reopen every ELF file, so there
+ * is one per process, refreshed only when an address falls outside all of
+ * its known modules (a dlopen, a late mapping). */
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "hashmap.h"
+#include "symbolize.h"
+#include "util.h"
+
+/* A sorted symbol table.  Addresses are relative to the module's lowest
+ * mapped address, which is the same in every process mapping the file. */
+struct lp_sym {
+	uint64_t start, end;	/* end == start: size unknown, runs to the next */
+	const char *name;
+};
+
+struct lp_symtab {
+	struct lp_sym *syms;
+	size_t n;
+	char *names;		/* every name, NUL-separated */
+};
+
+struct lp_jit {
+	struct lp_sym *syms;	/* absolute addresses */
+	size_t n;
+	char *names;
+	struct timespec mtime;
+	off_t size;
+	bool tried;
+	char path[64];
+};
+
+struct lp_proc {
+	pid_t pid;
+	Dwfl *dwfl;
+	int64_t refreshed_ns;	/* last report of its modules */
+	struct lp_jit jit;
+};
+
+struct lp_cached {
+	pid_t pid;		/* -1 for the kernel */
+	uint64_t addr;		/* the looked-up address (addr - 1 for returns) */
+	const struct lp_frame *frame;
+	int64_t when;		/* unresolved user frames: retried after a while */
+};
+
+struct lp_symbolizer {
+	struct lp_dict *dict;
+	struct lp_hashmap procs;	/* pid -> lp_proc */
+	struct lp_hashmap symtabs;	/* build-id (or path) hash -> lp_symtab */
+	struct lp_hashmap cache;	/* (pid, addr) hash -> lp_cached */
+	struct lp_sym *ksyms;		/* kallsyms, sorted; name "sym\0[module]" */
+	size_t nksyms;
+	char *knames;
+	bool kloaded;
+	struct lp_symbolizer_stats st;
+};
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+/* Refreshing a process's modules reads /proc/PID/maps: at most this often,
+ * so a stream of addresses in anonymous memory does not reread it for each. */
+#define LP_REFRESH_NS 100000000LL
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+struct lp_symbolizer *lp_symbolizer__new(struct lp_dict *dict)
+{
+	struct lp_symbolizer *s = lp_calloc(1, sizeof(*s));
+
+	s->dict = dict;
+	lp_hashmap__init(&s->procs);
+	lp_hashmap__init(&s->symtabs);
+	lp_hashmap__init(&s->cache);
+	return s;
+}
+
+static void symtab_free(struct lp_symtab *t)
+{
+	if (!t)
+		return;
+	free(t->syms);
+	free(t->names);
+	free(t);
+}
+
+void lp_symbolizer__free(struct lp_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->procs.cap; i++) {
+		struct lp_proc *p = s->procs.keys[i] ? s->procs.values[i] : NULL;
+
+		if (!p)
+			continue;
+		if (p->dwfl)
+			dwfl_end(p->dwfl);
+		free(p->jit.syms);
+		free(p->jit.names);
+		free(p);
+	}
+	for (size_t i = 0; i < s->symtabs.cap; i++)
+		if (s->symtabs.keys[i])
+			symtab_free(s->symtabs.values[i]);
+	for (size_t i = 0; i < s->cache.cap; i++)
+		if (s->cache.keys[i])
+			free(s->cache.values[i]);
+	lp_hashmap__fini(&s->procs);
+	lp_hashmap__fini(&s->symtabs);
+	lp_hashmap__fini(&s->cache);
+	free(s->ksyms);
+	free(s->knames);
+	free(s);
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct lp_sym *x = a, *y = b;
+	int c = (x->start > y->start) - (x->start < y->start);
+
+	if (c)
+		return c;
+	/* Prefer the symbol with a size, then the longer one, then by name,
+	 * so aliases resolve the same way every run. */
+	c = ((y->end - y->start) > (x->end - x->start)) - ((y->end - y->start) < (x->end - x->start));
+	return c ? c : strcmp(x->name, y->name);
+}
+
+/* The last symbol starting at or before addr, if addr lies inside it. */
+static const struct lp_sym *sym_find(const struct lp_sym *syms, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* Several symbols at one address: the first of them (sym_cmp order). */
+	while (lo > 1 && syms[lo - 2].start == syms[lo - 1].start)
+		lo--;
+	const struct lp_sym *sym = &syms[lo - 1];
+	if (sym->end > sym->start ? addr < sym->end : true)
+		return sym;
+	return NULL;
+}
+
+/* Copies names into one block and sorts; drops duplicates at one address. */
+static void syms_finish(struct lp_sym *syms, size_t *n, char **names)
+{
+	size_t total = 0, k = 0;
+	char *p;
+
+	for (size_t i = 0; i < *n; i++)
+		total += strlen(syms[i].name) + 1;
+	*names = p = lp_malloc(total ? total : 1);
+	for (size_t i = 0; i < *n; i++) {
+		size_t len = strlen(syms[i].name) + 1;
+
+		memcpy(p, syms[i].name, len);
+		syms[i].name = p;
+		p += len;
+	}
+	qsort(syms, *n, sizeof(*syms), sym_cmp);
+	for (size_t i = 0; i < *n; i++)
+		if (k == 0 || syms[i].start != syms[k - 1].start)
+			syms[k++] = syms[i];
+	/* A symbol without a size runs to the next one. */
+	for (size_t i = 0; i < k; i++)
+		if (syms[i].end == syms[i].start && i + 1 < k)
+			syms[i].end = syms[i + 1].start;
+	*n = k;
+}
+
+static uint64_t module_key(Dwfl_Module *mod, const char *name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+
+	if (len > 0)
+		return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, bits, len));
+	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT ^ 1, name, strlen(name)));
+}
+
+static struct lp_symtab *module_symtab(struct lp_symbolizer *s, Dwfl_Module *mod)
+{
+	void **userdata;
+	const char *name;
+	Dwarf_Addr start;
+
+	name = dwfl_module_info(mod, &userdata, &start, NULL, NULL, NULL, NULL, NULL);
+	if (*userdata)
+		return *userdata;
+
+	uint64_t key = module_key(mod, name ? name : "");
+	struct lp_symtab *t = lp_hashmap__get(&s->symtabs, key);
+	if (t) {
+		*userdata = t;
+		return t;
+	}
+	t = lp_calloc(1, sizeof(*t));
+	int nsyms = dwfl_module_getsymtab(mod);
+	size_t cap = nsyms > 0 ? (size_t)nsyms : 0;
+	t->syms = lp_calloc(cap ? cap : 1, sizeof(*t->syms));
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx,
+							    NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!sname || !*sname || shndx == SHN_UNDEF || addr < start)
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		t->syms[t->n].start = addr - start;
+		t->syms[t->n].end = addr - start + sym.st_size;
+		t->syms[t->n].name = sname;
+		t->n++;
+	}
+	syms_finish(t->syms, &t->n, &t->names);
+	lp_hashmap__put(&s->symtabs, key, t);
+	*userdata = t;
+	s->st.modules++;
+	s->st.symbols += t->n;
+	return t;
+}
+
+static void proc_report(struct lp_proc *p)
+{
+	p->refreshed_ns = now_ns();
+	if (!p->dwfl) {
+		p->dwfl = dwfl_begin(&proc_callbacks);
+		if (!p->dwfl)
+			return;
+	}
+	dwfl_report_begin_add(p->dwfl);
+	/* A process that is gone leaves the Dwfl empty but usable. */
+	dwfl_linux_proc_report(p->dwfl, p->pid);
+	dwfl_report_end(p->dwfl, NULL, NULL);
+}
+
+static struct lp_proc *get_proc(struct lp_symbolizer *s, pid_t pid)
+{
+	uint64_t key = lp_hashmap__key((uint64_t)(uint32_t)pid + 1);
+	struct lp_proc *p = lp_hashmap__get(&s->procs, key);
+
+	if (p)
+		return p;
+	p = lp_calloc(1, sizeof(*p));
+	p->pid = pid;
+	snprintf(p->jit.path, sizeof(p->jit.path), "/tmp/perf-%d.map", (int)pid);
+	proc_report(p);
+	lp_hashmap__put(&s->procs, key, p);
+	s->st.procs++;
+	return p;
+}
+
+static Dwfl_Module *proc_module(struct lp_proc *p, uint64_t addr)
+{
+	Dwfl_Module *mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
+
+	if (!mod && now_ns() - p->refreshed_ns > LP_REFRESH_NS) {
+		proc_report(p);
+		mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
+	}
+	return mod;
+}
+
+struct Dwfl *lp_symbolizer__dwfl(struct lp_symbolizer *s, pid_t pid, uint64_t addr)
+{
+	struct lp_proc *p = get_proc(s, pid);
+
+	if (addr)
+		proc_module(p, addr);
+	return p->dwfl;
+}
+
+/* perf's JIT map: "START SIZE NAME" in hex, one symbol a line, appended to
+ * as the JIT compiles.  Reread when an address misses and the file changed. */
+static void jit_load(struct lp_jit *j)
+{
+	struct stat sb;
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0, n = 0, alloc = 0;
+
+	j->tried = true;
+	if (stat(j->path, &sb) < 0)
+		return;
+	if (j->syms && sb.st_size == j->size && sb.st_mtim.tv_sec == j->mtime.tv_sec &&
+	    sb.st_mtim.tv_nsec == j->mtime.tv_nsec)
+		return;
+	f = fopen(j->path, "r");
+	if (!f)
+		return;
+	free(j->syms);
+	free(j->names);
+	j->syms = NULL;
+	j->names = NULL;
+	while (getline(&line, &cap, f) > 0) {
+		uint64_t start, size;
+		int off = 0;
+
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &start, &size, &off) != 2 || !off)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			j->syms = lp_reallocarray(j->syms, alloc, sizeof(*j->syms));
+		}
+		j->syms[n].start = start;
+		j->syms[n].end = start + (size ? size : 1);
+		j->syms[n].name = lp_strdup(line + off);
+		n++;
+	}
+	free(line);
+	fclose(f);
+	/* syms_finish copies the names into one block; free the strdups. */
+	char **tmp = lp_calloc(n ? n : 1, sizeof(*tmp));
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = (char *)j->syms[i].name;
+	j->n = n;
+	syms_finish(j->syms ? j->syms : (j->syms = lp_calloc(1, sizeof(*j->syms))), &j->n,
+		    &j->names);
+	for (size_t i = 0; i < n; i++)
+		free(tmp[i]);
+	free(tmp);
+	j->size = sb.st_size;
+	j->mtime = sb.st_mtim;
+}
+
+static const struct lp_sym *jit_find(struct lp_jit *j, uint64_t addr)
+{
+	const struct lp_sym *sym;
+
+	if (!j->tried)
+		jit_load(j);
+	sym = j->syms ? sym_find(j->syms, j->n, addr) : NULL;
+	if (!sym || addr >= sym->end) {
+		jit_load(j);
+		sym = j->syms ? sym_find(j->syms, j->n, addr) : NULL;
+	}
+	return sym && addr < sym->end ? sym : NULL;
+}
+
+static const struct lp_frame *resolve_user(struct lp_symbolizer *s, pid_t pid,
+					   uint64_t addr, uint64_t look)
+{
+	struct lp_proc *p = get_proc(s, pid);
+	Dwfl_Module *mod = proc_module(p, look);
+
+	if (mod) {
+		Dwarf_Addr start;
+		const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL,
+						    NULL, NULL);
+		struct lp_symtab *t = module_symtab(s, mod);
+		const struct lp_sym *sym = sym_find(t->syms, t->n, look - start);
+
+		if (!name)
+			name = "";
+		/* libdwfl names the vDSO "[vdso: PID]": one name for all. */
+		if (!strncmp(name, "[vdso", 5))
+			name = "[vdso]";
+		if (sym)
+			return lp_dict__frame(s->dict, LP_FRAME_USER, 0, name, sym->name, "");
+		return lp_dict__frame(s->dict, LP_FRAME_USER, addr, name, "", "");
+	}
+	const struct lp_sym *jsym = jit_find(&p->jit, look);
+	if (jsym)
+		return lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
+	return lp_dict__frame(s->dict, LP_FRAME_USER, addr, "", "", "");
+}
+
+static void kallsyms_load(struct lp_symbolizer *s)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char *line = NULL;
+	size_t cap = 0, alloc = 0;
+
+	s->kloaded = true;
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		uint64_t addr;
+		char type;
+		int off = 0;
+
+		if (sscanf(line, "%" SCNx64 " %c %n", &addr, &type, &off) != 2 || !off || !addr)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		/* "name" or "name\t[module]": keep both as "name\0[module]". */
+		char *name = line + off;
+		name[strcspn(name, "\n")] = 0;
+		char *mod = strchr(name, '\t');
+		if (mod)
+			*mod++ = 0;
+		if (s->nksyms == alloc) {
+			alloc = alloc ? 2 * alloc : 65536;
+			s->ksyms = lp_reallocarray(s->ksyms, alloc, sizeof(*s->ksyms));
+		}
+		size_t nl = strlen(name), ml = mod ? strlen(mod) : 0;
+		char *copy = lp_malloc(nl + ml + 2);
+		memcpy(copy, name, nl + 1);
+		memcpy(copy + nl + 1, mod ? mod : "", ml + 1);
+		s->ksyms[s->nksyms].start = s->ksyms[s->nksyms].end = addr;
+		s->ksyms[s->nksyms].name = copy;
+		s->nksyms++;
+	}
+	free(line);
+	fclose(f);
+	if (!s->nksyms)
+		return;
+	/* syms_finish copies only up to the first NUL: sort by hand instead and
+	 * keep the "name\0[module]" strings as they are. */
+	qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), sym_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < s->nksyms; i++) {
+		if (k && s->ksyms[i].start == s->ksyms[k - 1].start) {
+			free((char *)s->ksyms[i].name);
+			continue;
+		}
+		s->ksyms[k++] = s->ksyms[i];
+	}
+	s->nksyms = k;
+	for (size_t i = 0; i + 1 < k; i++)
+		s->ksyms[i].end = s->ksyms[i + 1].start;
+	/* The last symbol: give it a page, not the rest of the address space. */
+	s->ksyms[k - 1].end = s->ksyms[k - 1].start + 4096;
+}
+
+static const struct lp_frame *resolve_kernel(struct lp_symbolizer *s, uint64_t addr,
+					     uint64_t look)
+{
+	const struct lp_sym *sym;
+
+	if (!s->kloaded)
+		kallsyms_load(s);
+	sym = s->nksyms ? sym_find(s->ksyms, s->nksyms, look) : NULL;
+	if (sym && look < sym->end) {
+		const char *mod = sym->name + strlen(sym->name) + 1;
+
+		return lp_dict__frame(s->dict, LP_FRAME_KERNEL, 0,
+				      *mod ? mod : "[kernel.kallsyms]", sym->name, "");
+	}
+	return lp_dict__frame(s->dict, LP_FRAME_KERNEL, addr, "[kernel.kallsyms]", "", "");
+}
+
+static uint64_t cache_key(pid_t pid, uint64_t addr)
+{
+	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &pid, sizeof(pid));
+
+	return lp_hashmap__key(lp_hash_bytes(h, &addr, sizeof(addr)));
+}
+
+static const struct lp_frame *cached(struct lp_symbolizer *s, pid_t pid, uint64_t addr,
+				     bool ret)
+{
+	uint64_t look = ret && addr ? addr - 1 : addr;
+	uint64_t key = cache_key(pid, look);
+	struct lp_cached *c = lp_hashmap__get(&s->cache, key);
+
+	s->st.lookups++;
+	/* An unresolved user address is retried once its entry is older than
+	 * LP_REFRESH_NS: a refresh of the process's modules or JIT map may
+	 * resolve it by then. */
+	if (c && c->pid == pid && c->addr == look &&
+	    (*c->frame->symbol || pid < 0 || now_ns() - c->when < LP_REFRESH_NS)) {
+		s->st.cache_hits++;
+		return c->frame;
+	}
+	const struct lp_frame *f = pid < 0 ? resolve_kernel(s, addr, look)
+					   : resolve_user(s, pid, addr, look);
+	if (!c) {
+		c = lp_malloc(sizeof(*c));
+		lp_hashmap__put(&s->cache, key, c);
+	}
+	c->pid = pid;
+	c->addr = look;
+	c->frame = f;
+	c->when = *f->symbol ? 0 : now_ns();
+	return f;
+}
+
+const struct lp_frame *lp_symbolizer__user(struct lp_symbolizer *s, pid_t pid,
+					   uint64_t addr, bool ret)
+{
+	return cached(s, pid, addr, ret);
+}
+
+const struct lp_frame *lp_symbolizer__kernel(struct lp_symbolizer *s, uint64_t addr, bool ret)
+{
+	return cached(s, -1, addr, ret);
+}
+
+void lp_symbolizer__stats(const struct lp_symbolizer *s, struct lp_symbolizer_stats *st)
+{
+	*st = s->st;
+}

@@ -1,0 +1,39 @@
+/* symbolize.h - addresses to frames: user addresses of live processes through
+ * libdw (one Dwfl per process, each module's symbol table read once and
+ * answered by binary search), kernel addresses from /proc/kallsyms, JIT code
+ * from /tmp/perf-PID.map.  Every answer is cached per (pid, address), so a hot
+ * address costs one hash lookup.  An address nothing resolves still gives a
+ * frame: symbol "" with the module when it is known. */
+#ifndef LP_SYMBOLIZE_H
+#define LP_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "stream.h"
+
+struct lp_symbolizer;
+struct Dwfl;
+
+/* Frames are interned in dict, which must outlive the symbolizer's use. */
+struct lp_symbolizer *lp_symbolizer__new(struct lp_dict *dict);
+void lp_symbolizer__free(struct lp_symbolizer *s);
+
+/* ret: addr is a return address (every frame but the leaf), looked up at
+ * addr - 1 so a call at the end of a function is not given to the next. */
+const struct lp_frame *lp_symbolizer__user(struct lp_symbolizer *s, pid_t pid,
+					   uint64_t addr, bool ret);
+const struct lp_frame *lp_symbolizer__kernel(struct lp_symbolizer *s, uint64_t addr,
+					     bool ret);
+
+/* The process's Dwfl (modules reported), for the DWARF unwinder; NULL when
+ * the process cannot be read.  Refreshes its modules when addr (nonzero) is in
+ * none of them. */
+struct Dwfl *lp_symbolizer__dwfl(struct lp_symbolizer *s, pid_t pid, uint64_t addr);
+
+struct lp_symbolizer_stats {
+	uint64_t lookups, cache_hits, procs, modules, symbols;
+};
+void lp_symbolizer__stats(const struct lp_symbolizer *s, struct lp_symbolizer_stats *st);
+
+#endif

@@ -1,0 +1,178 @@
+/* unwind.c - DWARF unwinding of copied user stacks with libdw.
+ *
+ * libdw unwinds a "thread" through callbacks: the initial registers come from
+ * the sample (ip, sp, bp: enough for the CFA rules of compiled code, which
+ * are almost always sp- or bp-based), and memory reads are served from the
+ * copy of the stack taken in the kernel; anything outside it is unknown, and
+ * the unwind ends there as truncated.  The Dwfl is the symbolizer's, attached
+ * to these callbacks once; its CFI caches then serve every sample. */
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "unwind.h"
+#include "util.h"
+
+struct lp_unwinder {
+	struct lp_symbolizer *sym;
+	struct lp_hashmap attached;	/* Dwfl pointer -> (void *)1 */
+	/* The sample being unwound: the callbacks' argument. */
+	pid_t tid;
+	struct lp_unwind_regs regs;
+	const unsigned char *stack;
+	size_t len;
+	uint64_t *pcs;
+	unsigned char *ret;
+	size_t n, max;
+	bool out_of_stack;
+	bool zero_ra;		/* ended at a return address of 0 */
+};
+
+/* x86-64 DWARF register numbers. */
+#define DW_X86_64_RBP 6
+#define DW_X86_64_RSP 7
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct lp_unwinder *u = arg;
+
+	if (*thread_argp)
+		return 0;
+	*thread_argp = u;
+	return u->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	*thread_argp = arg;
+	return true;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct lp_unwinder *u = arg;
+	uint64_t sp = u->regs.sp;
+
+	if (addr < sp || addr - sp > u->len || u->len - (addr - sp) < sizeof(*result)) {
+		u->out_of_stack = true;
+		return false;
+	}
+	memcpy(result, u->stack + (addr - sp), sizeof(*result));
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct lp_unwinder *u = arg;
+	Dwarf_Word r[2] = { u->regs.bp, u->regs.sp };
+
+	return dwfl_thread_state_registers(thread, DW_X86_64_RBP, 2, r) &&
+	       (dwfl_thread_state_register_pc(thread, u->regs.ip), true);
+}
+
+static const Dwfl_Thread_Callbacks callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+struct lp_unwinder *lp_unwinder__new(struct lp_symbolizer *sym)
+{
+	struct lp_unwinder *u = lp_calloc(1, sizeof(*u));
+
+	u->sym = sym;
+	lp_hashmap__init(&u->attached);
+	return u;
+}
+
+void lp_unwinder__free(struct lp_unwinder *u)
+{
+	if (!u)
+		return;
+	lp_hashmap__fini(&u->attached);
+	free(u);
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct lp_unwinder *u = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (u->n >= u->max)
+		return DWARF_CB_ABORT;
+	/* A return address of 0 marks the outermost frame on some stacks. */
+	if (!pc && u->n) {
+		u->zero_ra = true;
+		return DWARF_CB_ABORT;
+	}
+	u->pcs[u->n] = pc;
+	u->ret[u->n] = !activation;
+	u->n++;
+	return DWARF_CB_OK;
+}
+
+size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
+			   const struct lp_unwind_regs *regs, const void *stack, size_t len,
+			   uint64_t *pcs, unsigned char *ret, size_t max,
+			   enum lp_unwind_end *end, const char **why)
+{
+	Dwfl *dwfl = lp_symbolizer__dwfl(u->sym, pid, regs->ip);
+
+	*why = "";
+	u->n = 0;
+	if (!max)
+		return *end = LP_UNWIND_TRUNCATED, 0;
+	if (!dwfl || !regs->ip) {
+		*end = LP_UNWIND_FAILED;
+		*why = dwfl ? "no user registers" : "process not readable";
+		if (regs->ip) {
+			pcs[0] = regs->ip;
+			ret[0] = 0;
+			return 1;
+		}
+		return 0;
+	}
+	uint64_t key = lp_hashmap__key((uint64_t)(uintptr_t)dwfl);
+	if (!lp_hashmap__get(&u->attached, key)) {
+		if (!dwfl_attach_state(dwfl, NULL, pid, &callbacks, u)) {
+			*end = LP_UNWIND_FAILED;
+			*why = dwfl_errmsg(-1);
+			pcs[0] = regs->ip;
+			ret[0] = 0;
+			return 1;
+		}
+		lp_hashmap__put(&u->attached, key, (void *)1);
+	}
+	u->tid = tid;
+	u->regs = *regs;
+	u->stack = stack;
+	u->len = len;
+	u->pcs = pcs;
+	u->ret = ret;
+	u->max = max;
+	u->out_of_stack = false;
+	u->zero_ra = false;
+
+	int rc = dwfl_getthread_frames(dwfl, tid, frame_cb, u);
+	if (rc == 0 || u->zero_ra) {
+		*end = LP_UNWIND_COMPLETE;
+	} else if (u->n >= max || u->out_of_stack) {
+		*end = LP_UNWIND_TRUNCATED;
+		*why = u->n >= max ? "max frames" : "end of copied stack";
+	} else {
+		*end = LP_UNWIND_FAILED;
+		*why = dwfl_errmsg(-1);
+	}
+	if (!u->n) {
+		pcs[0] = regs->ip;
+		ret[0] = 0;
+		u->n = 1;
+	}
+	return u->n;
+}
