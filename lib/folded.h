@@ -59,4 +59,21 @@ size_t lp_folded__frames(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 size_t lp_folded__format(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 			 const struct lp_sample *s, const struct lp_folded_opts *o);
 
+/* --- aggregation ---------------------------------------------------- */
+
+/* Sums samples by what their folded line depends on (stack, comm, and PID
+ * or TID when printed), so each distinct key is formatted once, at flush.
+ * Memory grows with distinct keys, never with the number of samples.  The
+ * stacks and comms added must live until the flush (a reader's dictionary:
+ * flush before freeing the reader). */
+struct lp_folded_agg;
+struct lp_profile;
+
+struct lp_folded_agg *lp_folded_agg__new(const struct lp_folded_opts *o);
+void lp_folded_agg__free(struct lp_folded_agg *a);
+void lp_folded_agg__add(struct lp_folded_agg *a, const struct lp_sample *s);
+/* Formats every key into profile side `side` (lp_profile__add, with the
+ * kinds), then forgets them. */
+void lp_folded_agg__flush(struct lp_folded_agg *a, struct lp_profile *p, int side);
+
 #endif

@@ -4,10 +4,24 @@
 #ifndef LP_PERFSCRIPT_H
 #define LP_PERFSCRIPT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "stream.h"
 
 struct lp_perfscript;
+
+/* What stackcollapse-perf.pl decides while reading, not while printing. */
+struct lp_perfscript_opts {
+	bool srcline;		/* --srcline: the line after each frame line is
+				 * its source line (perf script -F+srcline) */
+	const char *event_filter;	/* NULL: every event; "": only the
+				 * first event seen (the script's default);
+				 * else only that event (--event-filter) */
+};
+
+/* Options for the parsers created from now on (the stream reader creates
+ * them); the default is all zero: every event, no source lines. */
+void lp_perfscript__set_default_opts(const struct lp_perfscript_opts *o);
 
 struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict);
 void lp_perfscript__free(struct lp_perfscript *ps);
@@ -20,5 +34,12 @@ int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
 			struct lp_sample *out, const char **why);
 /* Whether a first non-blank, non-comment line looks like perf script. */
 int lp_perfscript__sniff(const char *line, size_t len);
+
+/* The script's symbol clean-up of one frame name (';' to ':', argument
+ * lists and quotes removed, Java's leading 'L' when java): dst holds n + 1
+ * bytes; returns the new length.  The folded formatter uses it too. */
+size_t lp_perfscript__tidy(char *dst, const char *src, size_t n, bool java);
+/* Whether a module is a perf map of JIT code (/tmp/perf-PID.map). */
+bool lp_perfscript__jit_module(const char *mod, size_t n);
 
 #endif

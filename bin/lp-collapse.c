@@ -1,0 +1,287 @@
+/* lp-collapse - aggregate samples (lp streams, `perf script` text, folded
+ * stacks) into one profile and write it as folded stacks (byte-identical to
+ * FlameGraph's stackcollapse-perf.pl, option for option), speedscope JSON,
+ * an SVG flame graph, or for spans a latency table.
+ *
+ * Samples are summed by (stack, comm, PID/TID) as they arrive and each
+ * distinct key is formatted once per input, so memory grows with distinct
+ * stacks, not with input size.  Nothing is written until every input has
+ * been read without error: a bad input never leaves a complete-looking
+ * output behind. */
+#include "flamegraph.h"
+#include "folded.h"
+#include "latency.h"
+#include "perfscript.h"
+#include "profile.h"
+#include "speedscope.h"
+#include "stream.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum out_format {
+	FMT_FOLDED,
+	FMT_SPEEDSCOPE,
+	FMT_SVG,
+	FMT_LATENCY,
+};
+
+static const char *const format_names[] = {
+	[FMT_FOLDED] = "folded",
+	[FMT_SPEEDSCOPE] = "speedscope",
+	[FMT_SVG] = "svg",
+	[FMT_LATENCY] = "latency",
+};
+
+struct options {
+	const char *output;
+	enum lp_input_format input;
+	enum out_format format;
+	struct lp_folded_opts folded;
+	const char *event_filter;	/* NULL: the first event seen */
+	const char *group;		/* keep samples whose group= is this */
+	bool human;			/* latency: log2 histograms */
+	const char *title;		/* svg */
+};
+
+static void usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: lp-collapse [options] [FILE...]\n"
+		"\n"
+		"Aggregates the samples of lp streams, `perf script` output or folded\n"
+		"stacks (FILE, or - for stdin, the default; several inputs are summed)\n"
+		"into one profile, written as folded stacks by default.\n"
+		"\n"
+		"  -o, --output FILE       write to FILE instead of stdout\n"
+		"  -f, --input-format F    auto (default), lp, perf or folded\n"
+		"  -F, --format F          folded (default), speedscope, svg or latency\n"
+		"\n"
+		"Folded output, as stackcollapse-perf.pl's options of the same names:\n"
+		"      --pid               first frame comm-PID\n"
+		"      --tid               first frame comm-PID/TID\n"
+		"      --kernel            annotate kernel frames with _[k]\n"
+		"      --jit               annotate JIT frames (/tmp/perf-PID.map) with _[j]\n"
+		"      --all               --kernel and --jit\n"
+		"      --addrs             unresolved frames as [module <address>]\n"
+		"      --event-filter EV   keep samples of event EV (default: the first seen)\n"
+		"      --srcline           perf script -F+srcline input: append file:line\n"
+		"      --inline, --context not supported yet\n"
+		"\n"
+		"  -g, --group NAME        keep only samples labelled group=NAME (lp-split)\n"
+		"      --title TEXT        svg: the title\n"
+		"      --human             latency: log2 histograms instead of the table\n"
+		"  -h, --help              show this help\n"
+		"      --version           show the version\n");
+	exit(status);
+}
+
+enum {
+	OPT_PID = 256, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS, OPT_EVENT,
+	OPT_SRCLINE, OPT_INLINE, OPT_CONTEXT, OPT_HUMAN, OPT_TITLE, OPT_VERSION,
+};
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "input-format", required_argument, NULL, 'f' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "pid", no_argument, NULL, OPT_PID },
+		{ "tid", no_argument, NULL, OPT_TID },
+		{ "kernel", no_argument, NULL, OPT_KERNEL },
+		{ "jit", no_argument, NULL, OPT_JIT },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "addrs", no_argument, NULL, OPT_ADDRS },
+		{ "event-filter", required_argument, NULL, OPT_EVENT },
+		{ "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "context", no_argument, NULL, OPT_CONTEXT },
+		{ "human", no_argument, NULL, OPT_HUMAN },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, v;
+	while ((c = getopt_long(argc, argv, "o:f:F:g:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 'f':
+			if ((v = lp_input_format__parse(optarg)) < 0) {
+				lp_error("unknown input format '%s' (auto, lp, perf, folded)", optarg);
+				usage(stderr, 2);
+			}
+			o->input = v;
+			break;
+		case 'F':
+			for (v = 0; v < (int)(sizeof(format_names) / sizeof(*format_names)); v++)
+				if (!strcmp(optarg, format_names[v]))
+					break;
+			if (v == (int)(sizeof(format_names) / sizeof(*format_names))) {
+				lp_error("unknown format '%s' (folded, speedscope, svg, latency)",
+					 optarg);
+				usage(stderr, 2);
+			}
+			o->format = v;
+			break;
+		case 'g': o->group = optarg; break;
+		case OPT_PID: o->folded.pid = true; break;
+		case OPT_TID: o->folded.tid = true; break;
+		case OPT_KERNEL: o->folded.kernel = true; break;
+		case OPT_JIT: o->folded.jit = true; break;
+		case OPT_ALL: o->folded.kernel = o->folded.jit = true; break;
+		case OPT_ADDRS: o->folded.addrs = true; break;
+		case OPT_EVENT: o->event_filter = optarg; break;
+		case OPT_SRCLINE: o->folded.srcline = true; break;
+		case OPT_INLINE:
+		case OPT_CONTEXT:
+			lp_error("--%s is not supported yet (perf script -F+srcline with --srcline "
+				 "gives source lines)", c == OPT_INLINE ? "inline" : "context");
+			exit(2);
+		case OPT_HUMAN: o->human = true; break;
+		case OPT_TITLE: o->title = optarg; break;
+		case 'h': usage(stdout, 0); break;
+		case OPT_VERSION: lp_print_version(); break;
+		default: usage(stderr, 2);
+		}
+	}
+	if (o->event_filter && !o->event_filter[0])
+		o->event_filter = NULL;	/* the script treats "" as no filter */
+}
+
+/* The sample filters: the event (stackcollapse-perf.pl keeps the first event
+ * type it sees unless told one; samples whose event is not known always
+ * pass, as in the script) and the group label. */
+struct filter {
+	const struct options *o;
+	char *event;
+};
+
+static bool keep_sample(struct filter *f, const struct lp_sample *s)
+{
+	if (s->event && s->event[0]) {
+		if (!f->event)
+			f->event = lp_strdup(f->o->event_filter ? f->o->event_filter : s->event);
+		if (strcmp(f->event, s->event))
+			return false;
+	}
+	if (f->o->group) {
+		char buf[256];
+		int n = lp_attrs__get(&s->attrs, "group", buf, sizeof(buf));
+		if (n < 0 || (size_t)n >= sizeof(buf) || strcmp(buf, f->o->group))
+			return false;
+	}
+	return true;
+}
+
+static int write_folded(FILE *out, struct lp_profile *p)
+{
+	size_t n;
+	const struct lp_profile_entry *const *e = lp_profile__sorted(p, &n);
+	char num[64];
+	for (size_t i = 0; i < n; i++) {
+		lp_format_number(num, sizeof(num), e[i]->weight[0]);
+		if (fwrite(e[i]->stack, 1, e[i]->len, out) != e[i]->len ||
+		    fprintf(out, " %s\n", num) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .input = LP_INPUT_AUTO, .format = FMT_FOLDED };
+	lp_init(argc, argv);
+	parse_options(argc, argv, &o);
+
+	/* The parts of the script's options that change reading. */
+	struct lp_perfscript_opts po = {
+		.srcline = o.folded.srcline,
+		.event_filter = o.event_filter ? o.event_filter : "",
+	};
+	lp_perfscript__set_default_opts(&po);
+
+	char *stdin_only[] = { "-" };
+	char **paths = optind < argc ? argv + optind : stdin_only;
+	int npaths = optind < argc ? argc - optind : 1;
+
+	/* Open every input before writing anything. */
+	struct lp_reader **readers = lp_calloc(npaths, sizeof(*readers));
+	for (int i = 0; i < npaths; i++) {
+		readers[i] = lp_reader__open(paths[i], o.input);
+		if (!readers[i])
+			return 1;
+	}
+
+	struct lp_profile *profile = lp_profile__new();
+	struct lp_folded_agg *agg = lp_folded_agg__new(&o.folded);
+	struct lp_latency *lat = o.format == FMT_LATENCY ? lp_latency__new() : NULL;
+	struct filter filt = { .o = &o };
+	int status = 0;
+
+	for (int i = 0; i < npaths && !status; i++) {
+		struct lp_reader *r = readers[i];
+		struct lp_record rec;
+		int rc;
+		while ((rc = lp_reader__next(r, &rec)) > 0) {
+			if (rec.kind == LP_REC_SAMPLE) {
+				if (!lat && keep_sample(&filt, &rec.sample))
+					lp_folded_agg__add(agg, &rec.sample);
+			} else if (rec.kind == LP_REC_SPAN && lat) {
+				const char *why = NULL;
+				if (lp_latency__add(lat, &rec.span, &why) < 0) {
+					lp_reader__error(r, "%s", why ? why : "bad span");
+					rc = -1;
+					break;
+				}
+			}
+		}
+		if (rc < 0)
+			status = 1;
+		/* The keys point into this reader's dictionary. */
+		lp_folded_agg__flush(agg, profile, 0);
+		lp_reader__free(r);
+		readers[i] = NULL;
+	}
+	for (int i = 0; i < npaths; i++)
+		lp_reader__free(readers[i]);
+	free(readers);
+
+	if (!status) {
+		FILE *out = lp_open_output(o.output);
+		int wr = 0;
+		switch (o.format) {
+		case FMT_FOLDED:
+			wr = write_folded(out, profile);
+			break;
+		case FMT_SPEEDSCOPE: {
+			struct lp_speedscope_opts so = { .name = "lp-collapse" };
+			wr = lp_speedscope__write(out, profile, &so);
+			break;
+		}
+		case FMT_SVG: {
+			struct lp_flamegraph_opts fo = { .title = o.title };
+			wr = lp_flamegraph__write(out, profile, &fo);
+			break;
+		}
+		case FMT_LATENCY:
+			wr = o.human ? lp_latency__write_histograms(lat, out) :
+				       lp_latency__write_table(lat, out);
+			break;
+		}
+		if (wr < 0)
+			lp_write_failed(o.output ? o.output : "stdout");
+		if (lp_close_output(out, o.output ? o.output : "stdout") < 0)
+			status = 1;
+	}
+	lp_latency__free(lat);
+	lp_folded_agg__free(agg);
+	lp_profile__free(profile);
+	free(filt.event);
+	return status;
+}

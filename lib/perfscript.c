@@ -1,0 +1,797 @@
+/* perfscript.c - `perf script` text as samples, read line by line exactly the
+ * way FlameGraph's stackcollapse-perf.pl (commit 41fee1f) reads it, so that
+ * lp-collapse prints the same folded stacks byte for byte.  The script's
+ * regular expressions are emulated by hand, backtracking included; each
+ * emulation says which expression it stands for.
+ *
+ * What the script decides while reading lives here: which lines open, extend
+ * or end a sample, the event filter (its merging of a filtered event into the
+ * sample still open), the clean-up of symbol names (+0x offsets, ';', quotes,
+ * argument lists, Java's 'L'), "->" inline chains and -F+srcline lines.  What
+ * depends only on printing options (the comm-PID/TID frame, _[k] _[j] _[i],
+ * [module <addr>] for unresolved frames) is left to folded.c's formatter, so
+ * a stream keeps the facts and any option can be applied later.
+ *
+ * Frames of resolved symbols carry addr 0: the clean-up has already merged
+ * call sites, and leaving addresses in would multiply distinct stacks.
+ */
+#include "perfscript.h"
+#include "util.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Perl's \s, \d and \w on byte strings (no locale, no utf8). */
+static inline bool pl_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+static inline bool pl_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+static inline bool pl_word(unsigned char c)
+{
+	return pl_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static inline bool pl_hexlc(unsigned char c)
+{
+	return pl_digit(c) || (c >= 'a' && c <= 'f');
+}
+
+static struct lp_perfscript_opts default_opts;
+
+void lp_perfscript__set_default_opts(const struct lp_perfscript_opts *o)
+{
+	default_opts = *o;
+}
+
+/* A piece of a frame line ("a->b->c" has three) waiting for its interning:
+ * strings are offsets into ps->pbuf. */
+struct piece {
+	char kind;
+	uint64_t addr;
+	size_t mod, sym, src;	/* offsets of NUL-terminated strings */
+};
+
+/* Line cache: the text of a frame line (from its address on) and whether the
+ * sample is Java's -> the frames it gives.  Most lines of a profile repeat,
+ * so the clean-up and interning run once per distinct line. */
+struct cache_ent {
+	uint64_t hash;
+	const char *key;	/* in the arena; key[len] is the java flag */
+	size_t len;
+	const struct lp_frame *const *frames;
+	size_t nframes;
+};
+
+#define CACHE_MAX_ENTRIES (1u << 22)
+
+struct arena_blk {
+	struct arena_blk *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct lp_perfscript {
+	struct lp_dict *dict;
+	struct lp_perfscript_opts opts;
+	char *filter;		/* the event kept; NULL until known */
+	bool filter_all;	/* opts.event_filter == NULL */
+
+	/* The sample being read ("$pname" is defined). */
+	bool open;
+	char *comm;
+	size_t comm_len, comm_cap;
+	bool java;
+	int32_t pid, tid, cpu;
+	int64_t time_ns;
+	double weight;
+	const char *event;
+
+	/* Frames in reverse order of the script's @stack ("unshift"). */
+	const struct lp_frame **rev;
+	size_t nrev, caprev;
+	const struct lp_frame **out;
+	size_t capout;
+
+	/* -F+srcline: pieces of the last frame line and how many source lines
+	 * they still take from the input. */
+	struct piece *pend;
+	size_t npend, cappend, srcneed, srcgot;
+	char *pbuf;
+	size_t plen, pcap;
+
+	/* Scratch for one frame line's pieces (cache misses). */
+	const struct lp_frame **tmp;
+	size_t captmp;
+
+	struct cache_ent *cache;
+	size_t cache_cap, cache_count;
+	struct arena_blk *arena;
+};
+
+struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict)
+{
+	struct lp_perfscript *ps = lp_calloc(1, sizeof(*ps));
+	ps->dict = dict;
+	ps->opts = default_opts;
+	ps->filter_all = ps->opts.event_filter == NULL;
+	if (ps->opts.event_filter && ps->opts.event_filter[0])
+		ps->filter = lp_strdup(ps->opts.event_filter);
+	ps->cache_cap = 1024;
+	ps->cache = lp_calloc(ps->cache_cap, sizeof(*ps->cache));
+	return ps;
+}
+
+void lp_perfscript__free(struct lp_perfscript *ps)
+{
+	if (!ps)
+		return;
+	free(ps->filter);
+	free(ps->comm);
+	free(ps->rev);
+	free(ps->out);
+	free(ps->pend);
+	free(ps->pbuf);
+	free(ps->tmp);
+	free(ps->cache);
+	for (struct arena_blk *b = ps->arena, *n; b; b = n) {
+		n = b->next;
+		free(b);
+	}
+	free(ps);
+}
+
+static void *arena_alloc(struct lp_perfscript *ps, size_t size)
+{
+	size = (size + 7) & ~(size_t)7;
+	struct arena_blk *b = ps->arena;
+	if (!b || b->cap - b->used < size) {
+		size_t cap = size > (1u << 20) ? size : (1u << 20);
+		b = lp_malloc(sizeof(*b) + cap);
+		b->cap = cap;
+		b->used = 0;
+		b->next = ps->arena;
+		ps->arena = b;
+	}
+	void *p = b->data + b->used;
+	b->used += size;
+	return p;
+}
+
+/* A fast hash for the line cache (not the stream's ids). */
+static inline uint64_t line_hash(const char *s, size_t n, unsigned char extra)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xff51afd7ed558ccdULL) ^ extra;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s + i, n - i);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 32;
+	return h;
+}
+
+static void grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	*p = lp_reallocarray(*p, c, size);
+	*cap = c;
+}
+
+static size_t pbuf_add(struct lp_perfscript *ps, const char *s, size_t n)
+{
+	grow((void **)&ps->pbuf, &ps->pcap, ps->plen + n + 1, 1);
+	size_t off = ps->plen;
+	memcpy(ps->pbuf + off, s, n);
+	ps->pbuf[off + n] = '\0';
+	ps->plen += n + 1;
+	return off;
+}
+
+static void push_frames(struct lp_perfscript *ps, const struct lp_frame *const *f, size_t n)
+{
+	/* @stack gets "unshift @stack, @inline": the line's pieces in order in
+	 * front of what came before.  rev holds @stack backwards, so the
+	 * pieces go in backwards. */
+	grow((void **)&ps->rev, &ps->caprev, ps->nrev + n, sizeof(*ps->rev));
+	for (size_t i = n; i-- > 0;)
+		ps->rev[ps->nrev++] = f[i];
+}
+
+/* --- the event line ------------------------------------------------------ */
+
+/* /^(\S.+?)\s+(\d+)\/ *(\d+)*\s+/ (without the blank before "*"): the comm is everything up to the first
+ * run of blanks followed by digits, optional slashes and digits, and a blank
+ * ("Thread 2 12345/12346 ..." is comm "Thread", TID 2).  Fills the spans of
+ * comm and of the two numbers (d2 empty when absent). */
+struct evmatch {
+	size_t comm_len, d1, d1_len, d2, d2_len, end;
+};
+
+static bool match_event_line(const char *l, size_t len, struct evmatch *m)
+{
+	if (len < 2 || pl_space(l[0]))
+		return false;
+	for (size_t k = 2; k < len;) {
+		if (!pl_space(l[k])) {
+			k++;
+			continue;
+		}
+		size_t j = k;
+		while (j < len && pl_space(l[j]))
+			j++;
+		size_t d1 = j;
+		while (j < len && pl_digit(l[j]))
+			j++;
+		if (j > d1) {
+			size_t d1_len = j - d1;
+			while (j < len && l[j] == '/')
+				j++;
+			size_t d2 = j;
+			while (j < len && pl_digit(l[j]))
+				j++;
+			size_t d2_len = j - d2;
+			if (j < len && pl_space(l[j])) {
+				m->comm_len = k;
+				m->d1 = d1;
+				m->d1_len = d1_len;
+				m->d2 = d2;
+				m->d2_len = d2_len;
+				m->end = j;
+				return true;
+			}
+		}
+		/* A later start inside the same blank run ends it at the same
+		 * place and fails the same way. */
+		k++;
+		while (k < len && pl_space(l[k]))
+			k++;
+	}
+	return false;
+}
+
+/* /:\s*(\d+)*\s+(\S+):\s*$/: the event name is the last word, which ends
+ * in ':'; the period the digits between it and the colon before it.  Only
+ * the last colon before the event name can start a match (the gap admits
+ * blanks and digits only). */
+static bool match_event_name(const char *l, size_t len, size_t *ev, size_t *ev_len,
+			     size_t *per, size_t *per_len)
+{
+	size_t end = len;
+	while (end > 0 && pl_space(l[end - 1]))
+		end--;
+	if (end < 2 || l[end - 1] != ':')
+		return false;
+	size_t c = end - 1, t = c;
+	while (t > 0 && !pl_space(l[t - 1]))
+		t--;
+	if (t == c || t == 0)
+		return false;
+	size_t colon = t;
+	while (colon > 0 && l[colon - 1] != ':')
+		colon--;
+	if (colon == 0)
+		return false;
+	/* the gap l[colon..t) must be \s*\d*\s+ */
+	size_t i = colon;
+	while (i < t && pl_space(l[i]))
+		i++;
+	size_t p = i;
+	while (i < t && pl_digit(l[i]))
+		i++;
+	size_t p_len = i - p;
+	while (i < t && pl_space(l[i]))
+		i++;
+	if (i != t)	/* with no digits, \s* gives a blank back to \s+ */
+		return false;
+	*ev = t;
+	*ev_len = c - t;
+	*per = p;
+	*per_len = p_len;
+	return true;
+}
+
+static int32_t parse_id(const char *s, size_t n)
+{
+	int64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		v = v * 10 + (s[i] - '0');
+		if (v > INT32_MAX)
+			return INT32_MAX;
+	}
+	return (int32_t)v;
+}
+
+/* The CPU ("[003]") and time ("4794564.109216:") between the TID and the
+ * event, when perf printed them; not needed by the script, kept for streams. */
+static void parse_cpu_time(struct lp_perfscript *ps, const char *l, size_t len, size_t i)
+{
+	ps->cpu = LP_ID_NONE;
+	ps->time_ns = LP_TIME_NONE;
+	while (i < len) {
+		while (i < len && pl_space(l[i]))
+			i++;
+		size_t s = i;
+		while (i < len && !pl_space(l[i]))
+			i++;
+		size_t n = i - s;
+		if (n >= 3 && l[s] == '[' && l[i - 1] == ']') {
+			size_t k = s + 1;
+			while (k < i - 1 && pl_digit(l[k]))
+				k++;
+			if (k == i - 1)
+				ps->cpu = parse_id(l + s + 1, n - 2);
+			continue;
+		}
+		if (n >= 2 && l[i - 1] == ':') {
+			int64_t sec = 0, ns = 0;
+			size_t k = s, digits = 0;
+			while (k < i - 1 && pl_digit(l[k]) && sec < INT64_MAX / 100)
+				sec = sec * 10 + (l[k++] - '0'), digits++;
+			if (!digits)
+				return;
+			if (k < i - 1 && l[k] == '.') {
+				int scale = 0;
+				for (k++; k < i - 1 && pl_digit(l[k]); k++)
+					if (scale < 9)
+						ns = ns * 10 + (l[k] - '0'), scale++;
+				while (scale++ < 9)
+					ns *= 10;
+			}
+			if (k == i - 1 && sec < INT64_MAX / 1000000000)
+				ps->time_ns = sec * 1000000000 + ns;
+			return;
+		}
+		if (n)
+			return;
+	}
+}
+
+static double parse_period(const char *s, size_t n)
+{
+	/* `$period = 1 if not $period`: no digits, or exactly "0", is 1. */
+	if (n == 0 || (n == 1 && s[0] == '0'))
+		return 1;
+	if (n <= 15) {
+		double v = 0;
+		for (size_t i = 0; i < n; i++)
+			v = v * 10 + (s[i] - '0');
+		return v;
+	}
+	char buf[64];
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return strtod(buf, NULL);
+}
+
+/* Returns 1 when the line is an event line (handled, or filtered out). */
+static int event_line(struct lp_perfscript *ps, const char *l, size_t len)
+{
+	struct evmatch m;
+	if (!match_event_line(l, len, &m))
+		return 0;
+	size_t ev = 0, ev_len = 0, per = 0, per_len = 0;
+	bool has_event = match_event_name(l, len, &ev, &ev_len, &per, &per_len);
+	if (has_event && !ps->filter_all) {
+		if (!ps->filter) {
+			/* By default only the first event type seen is kept. */
+			ps->filter = lp_strndup(l + ev, ev_len);
+		} else if (strlen(ps->filter) != ev_len || memcmp(ps->filter, l + ev, ev_len)) {
+			/* Filtered: nothing changes, so the frames that follow
+			 * join a sample still open (the script's `next`). */
+			return 1;
+		}
+	}
+	ps->weight = parse_period(l + per, per_len);
+	ps->event = has_event ? lp_dict__string(ps->dict, l + ev, ev_len) : "";
+	/* `if (not $tid)`: no second number, or "0", means the one number
+	 * is the TID and the PID is unknown. */
+	if (m.d2_len == 0 || (m.d2_len == 1 && l[m.d2] == '0')) {
+		ps->pid = LP_ID_NONE;
+		ps->tid = parse_id(l + m.d1, m.d1_len);
+	} else {
+		ps->pid = parse_id(l + m.d1, m.d1_len);
+		ps->tid = parse_id(l + m.d2, m.d2_len);
+	}
+	grow((void **)&ps->comm, &ps->comm_cap, m.comm_len + 1, 1);
+	memcpy(ps->comm, l, m.comm_len);
+	ps->comm[m.comm_len] = '\0';
+	ps->comm_len = m.comm_len;
+	ps->java = m.comm_len >= 4 && !memcmp(l, "java", 4);
+	parse_cpu_time(ps, l, len, m.end);
+	/* The stack is not reset: an event line without a blank line before
+	 * it adds to the sample still open, as in the script. */
+	ps->open = true;
+	return 1;
+}
+
+/* --- frame lines ----------------------------------------------------- */
+
+/* /^\s*(\w+)\s*(.+) \((.*)\)/ with Perl's backtracking: (.+) is greedy, so
+ * the module is between the last " (" that has a ')' after it and the last
+ * ')' of the line. */
+struct frmatch {
+	size_t pc, pc_len, fn, fn_len, mod, mod_len;
+};
+
+static bool match_frame_line(const char *l, size_t len, struct frmatch *m)
+{
+	size_t p = 0;
+	while (p < len && pl_space(l[p]))
+		p++;
+	size_t e0 = p;
+	while (e0 < len && pl_word(l[e0]))
+		e0++;
+	if (e0 == p)
+		return false;
+	const char *rp = memrchr(l + e0, ')', len - e0);
+	if (!rp)
+		return false;
+	size_t r = rp - l;
+	size_t q = r;	/* the " (" must start before r - 1 */
+	bool found = false;
+	while (q-- > e0) {
+		if (l[q] == ' ' && q + 1 < r && l[q + 1] == '(') {
+			found = true;
+			break;
+		}
+	}
+	if (!found)
+		return false;
+	size_t w = e0;
+	while (w < len && pl_space(l[w]))
+		w++;
+	size_t s;
+	if (q >= e0 + 1) {
+		s = w < q - 1 ? w : q - 1;
+		if (s < e0)
+			s = e0;
+		m->pc_len = e0 - p;
+	} else {
+		/* q == e0: \w+ gives back its last character to (.+) */
+		if (e0 - p < 2)
+			return false;
+		s = e0 - 1;
+		m->pc_len = s - p;
+	}
+	m->pc = p;
+	m->fn = s;
+	m->fn_len = q - s;
+	m->mod = q + 2;
+	m->mod_len = r - (q + 2);
+	return true;
+}
+
+static bool is_kernel_module(const char *mod, size_t n)
+{
+	/* $mod =~ m/(^\[|vmlinux$)/ && $mod !~ /unknown/ */
+	bool k = (n && mod[0] == '[') || (n >= 7 && !memcmp(mod + n - 7, "vmlinux", 7));
+	return k && !memmem(mod, n, "unknown", 7);
+}
+
+bool lp_perfscript__jit_module(const char *mod, size_t n)
+{
+	/* $mod =~ m:/tmp/perf-\d+\.map: (anywhere in the path) */
+	const char *p = mod, *end = mod + n;
+	while ((p = memmem(p, end - p, "/tmp/perf-", 10))) {
+		const char *d = p + 10;
+		while (d < end && pl_digit(*d))
+			d++;
+		if (d > p + 10 && end - d >= 4 && !memcmp(d, ".map", 4))
+			return true;
+		p++;
+	}
+	return false;
+}
+
+static uint64_t parse_hex(const char *s, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+		int d = pl_digit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 :
+			(c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+		if (d < 0)
+			break;
+		v = v << 4 | (uint64_t)d;
+	}
+	return v;
+}
+
+/* $tidy_generic and $tidy_java on one piece; writes into dst (n+1 bytes),
+ * returns the new length. */
+size_t lp_perfscript__tidy(char *dst, const char *src, size_t n, bool java)
+{
+	size_t len = n;
+	memcpy(dst, src, n);
+	for (size_t i = 0; i < len; i++)
+		if (dst[i] == ';')
+			dst[i] = ':';
+	/* m/\.\(.*\)\./: a Go method such as net/http.(*Client).Do keeps
+	 * its parentheses. */
+	bool go = false;
+	const char *open = memmem(dst, len, ".(", 2);
+	if (open) {
+		for (size_t j = (size_t)(open - dst) + 2; j + 1 < len; j++) {
+			if (dst[j] == ')' && dst[j + 1] == '.') {
+				go = true;
+				break;
+			}
+		}
+	}
+	if (!go) {
+		/* s/\((?!anonymous namespace\)).* // (no blank before "//") */
+		static const char anon[] = "anonymous namespace)";
+		for (size_t i = 0; i < len; i++) {
+			if (dst[i] != '(')
+				continue;
+			if (len - i - 1 >= sizeof(anon) - 1 &&
+			    !memcmp(dst + i + 1, anon, sizeof(anon) - 1))
+				continue;
+			len = i;
+			break;
+		}
+	}
+	/* tr/"\'//d */
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++)
+		if (dst[i] != '"' && dst[i] != '\'')
+			dst[o++] = dst[i];
+	len = o;
+	/* s/^L// if m:/: (Java class names), for commands starting "java" */
+	if (java && len && dst[0] == 'L' && memchr(dst, '/', len)) {
+		memmove(dst, dst + 1, len - 1);
+		len--;
+	}
+	dst[len] = '\0';
+	return len;
+}
+
+/* Splits rawfunc at "->" as Perl's split does (trailing empty fields
+ * dropped) and turns each piece into a struct piece.  Returns how many. */
+static size_t make_pieces(struct lp_perfscript *ps, const char *l, const struct frmatch *m,
+			  const char *fn, size_t fn_len, size_t *srcneed)
+{
+	const char *mod = l + m->mod;
+	size_t mod_len = m->mod_len;
+	uint64_t pc = parse_hex(l + m->pc, m->pc_len);
+	bool kernel = is_kernel_module(mod, mod_len);
+	bool jit = !kernel && lp_perfscript__jit_module(mod, mod_len);
+
+	/* Fields, then drop trailing empty ones. */
+	size_t nf = 0, start = 0, last_nonempty = 0;
+	ps->npend = 0;
+	ps->plen = 0;
+	size_t mod_off = pbuf_add(ps, mod, mod_len);
+	size_t empty_off = pbuf_add(ps, "", 0);
+	bool unknown_seen = false;
+	size_t want = 0;
+	*srcneed = 0;
+	for (size_t i = 0; i <= fn_len; i++) {
+		if (i < fn_len && !(fn[i] == '-' && i + 1 < fn_len && fn[i + 1] == '>'))
+			continue;
+		const char *f = fn + start;
+		size_t n = i - start;
+		grow((void **)&ps->pend, &ps->cappend, nf + 1, sizeof(*ps->pend));
+		struct piece *pc_ = &ps->pend[nf];
+		pc_->kind = nf ? LP_FRAME_INLINE : kernel ? LP_FRAME_KERNEL :
+			jit ? LP_FRAME_JIT : LP_FRAME_USER;
+		pc_->src = empty_off;
+		if (n == 9 && !memcmp(f, "[unknown]", 9)) {
+			/* Printed from its module (and address) by the
+			 * formatter; "[unknown]" modules say nothing more. */
+			pc_->addr = pc;
+			pc_->mod = mod_off;
+			pc_->sym = empty_off;
+			if (mod_len == 9 && !memcmp(mod, "[unknown]", 9))
+				unknown_seen = true;	/* $is_unknown, never reset */
+		} else {
+			grow((void **)&ps->pbuf, &ps->pcap, ps->plen + n + 1, 1);
+			size_t off = ps->plen;
+			size_t tl = lp_perfscript__tidy(ps->pbuf + off, f, n, ps->java);
+			ps->plen += tl + 1;
+			pc_->addr = 0;
+			pc_->sym = off;
+			/* A symbol cleaned up to nothing prints as nothing, not
+			 * as its module. */
+			pc_->mod = tl ? mod_off : empty_off;
+		}
+		if (ps->opts.srcline && !unknown_seen)
+			want = nf + 1;	/* a prefix of the pieces reads a line each */
+		nf++;
+		if (n) {
+			last_nonempty = nf;
+			*srcneed = want;
+		}
+		start = i + 2;
+		i++;
+	}
+	return last_nonempty;
+}
+
+static void intern_pending(struct lp_perfscript *ps, size_t n)
+{
+	grow((void **)&ps->tmp, &ps->captmp, n, sizeof(*ps->tmp));
+	for (size_t i = 0; i < n; i++) {
+		const struct piece *p = &ps->pend[i];
+		ps->tmp[i] = lp_dict__frame(ps->dict, p->kind, p->addr, ps->pbuf + p->mod,
+					    ps->pbuf + p->sym, ps->pbuf + p->src);
+	}
+}
+
+static void frame_line(struct lp_perfscript *ps, const char *l, size_t len,
+		       const struct frmatch *m)
+{
+	/* s/\+0x[\da-f]+$// on the function */
+	const char *fn = l + m->fn;
+	size_t fn_len = m->fn_len, h = fn_len;
+	while (h > 0 && pl_hexlc(fn[h - 1]))
+		h--;
+	if (h < fn_len && h >= 3 && fn[h - 1] == 'x' && fn[h - 2] == '0' && fn[h - 3] == '+')
+		fn_len = h - 3;
+	if (fn_len && fn[0] == '(')
+		return;	/* `next if $rawfunc =~ /^\(/` */
+
+	if (ps->opts.srcline) {
+		size_t need;
+		size_t n = make_pieces(ps, l, m, fn, fn_len, &need);
+		ps->npend = n;
+		ps->srcneed = need;
+		ps->srcgot = 0;
+		if (need == 0) {
+			intern_pending(ps, n);
+			push_frames(ps, ps->tmp, n);
+			ps->srcneed = 0;
+		}
+		return;
+	}
+
+	/* The cache key: the line from the address on, and the Java flag
+	 * (it changes the clean-up). */
+	const char *key = l + m->pc;
+	size_t klen = len - m->pc;
+	unsigned char jf = ps->java;
+	uint64_t hv = line_hash(key, klen, jf);
+	size_t mask = ps->cache_cap - 1, i = hv & mask;
+	for (;; i = (i + 1) & mask) {
+		struct cache_ent *e = &ps->cache[i];
+		if (!e->key)
+			break;
+		if (e->hash == hv && e->len == klen && (unsigned char)e->key[klen] == jf &&
+		    !memcmp(e->key, key, klen)) {
+			push_frames(ps, e->frames, e->nframes);
+			return;
+		}
+	}
+	size_t need;
+	size_t n = make_pieces(ps, l, m, fn, fn_len, &need);
+	intern_pending(ps, n);
+	push_frames(ps, ps->tmp, n);
+	if (ps->cache_count >= CACHE_MAX_ENTRIES)
+		return;
+	struct cache_ent *e = &ps->cache[i];
+	char *k = arena_alloc(ps, klen + 1);
+	memcpy(k, key, klen);
+	k[klen] = (char)jf;
+	const struct lp_frame **fr = arena_alloc(ps, (n ? n : 1) * sizeof(*fr));
+	memcpy(fr, ps->tmp, n * sizeof(*fr));
+	e->hash = hv;
+	e->key = k;
+	e->len = klen;
+	e->frames = fr;
+	e->nframes = n;
+	if (++ps->cache_count * 2 > ps->cache_cap) {
+		size_t ncap = ps->cache_cap * 2;
+		struct cache_ent *nc = lp_calloc(ncap, sizeof(*nc));
+		for (size_t j = 0; j < ps->cache_cap; j++) {
+			if (!ps->cache[j].key)
+				continue;
+			size_t x = ps->cache[j].hash & (ncap - 1);
+			while (nc[x].key)
+				x = (x + 1) & (ncap - 1);
+			nc[x] = ps->cache[j];
+		}
+		free(ps->cache);
+		ps->cache = nc;
+		ps->cache_cap = ncap;
+	}
+}
+
+/* One -F+srcline line for the next pending piece: s/\[.*?\]//g, then
+ * blanks trimmed at both ends. */
+static void srcline_line(struct lp_perfscript *ps, const char *l, size_t len)
+{
+	size_t idx = ps->srcgot++;
+	if (idx < ps->npend) {
+		grow((void **)&ps->pbuf, &ps->pcap, ps->plen + len + 1, 1);
+		char *d = ps->pbuf + ps->plen;
+		size_t o = 0;
+		for (size_t i = 0; i < len; i++) {
+			if (l[i] == '[') {
+				const char *close = memchr(l + i + 1, ']', len - i - 1);
+				if (close) {
+					i = close - l;
+					continue;
+				}
+			}
+			d[o++] = l[i];
+		}
+		size_t s = 0;
+		while (s < o && pl_space(d[s]))
+			s++;
+		while (o > s && pl_space(d[o - 1]))
+			o--;
+		memmove(d, d + s, o - s);
+		d[o - s] = '\0';
+		ps->pend[idx].src = ps->plen;
+		ps->plen += o - s + 1;
+	}
+	if (ps->srcgot == ps->srcneed) {
+		intern_pending(ps, ps->npend);
+		push_frames(ps, ps->tmp, ps->npend);
+		ps->srcneed = ps->srcgot = 0;
+	}
+}
+
+int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
+			struct lp_sample *out, const char **why)
+{
+	if (ps->srcneed) {
+		/* `$_ = <>`: the next line is the source line, whatever it is */
+		srcline_line(ps, line, len);
+		return 0;
+	}
+	if (len && line[0] == '#')
+		return 0;
+	if (len == 0) {
+		if (!ps->open)
+			return 0;	/* `next if not $pname` */
+		grow((void **)&ps->out, &ps->capout, ps->nrev, sizeof(*ps->out));
+		for (size_t i = 0; i < ps->nrev; i++)
+			ps->out[i] = ps->rev[ps->nrev - 1 - i];
+		memset(out, 0, sizeof(*out));
+		out->time_ns = ps->time_ns;
+		out->pid = ps->pid;
+		out->tid = ps->tid;
+		out->cpu = ps->cpu;
+		out->comm = lp_dict__string(ps->dict, ps->comm, ps->comm_len);
+		out->event = ps->event ? ps->event : "";
+		out->weight = ps->weight;
+		out->stack = lp_dict__stack(ps->dict, ps->out, ps->nrev);
+		out->attrs.text = "";
+		out->attrs.len = 0;
+		ps->nrev = 0;
+		ps->open = false;
+		return 1;
+	}
+	if (event_line(ps, line, len))
+		return 0;
+	struct frmatch m;
+	if (match_frame_line(line, len, &m)) {
+		if (ps->open)
+			frame_line(ps, line, len, &m);
+		return 0;
+	}
+	*why = "unrecognized line";
+	return -1;
+}
+
+int lp_perfscript__sniff(const char *line, size_t len)
+{
+	struct evmatch m;
+	return match_event_line(line, len, &m);
+}
