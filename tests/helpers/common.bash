@@ -1,5 +1,6 @@
 # Shared setup for every .bats file: hermetic environment, the fresh build
 # first on PATH, and the guards for privileged tests.
+bats_require_minimum_version 1.5.0
 export LC_ALL=C TZ=UTC DEBUGINFOD_URLS=
 LP_TOP=${LP_TOP:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
 LP_BUILD=${LP_BUILD:-$LP_TOP/build}

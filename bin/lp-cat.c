@@ -1,0 +1,114 @@
+/* lp-cat - read lp streams, perf script output or folded stacks, and write
+ * them as one lp stream: the converter that lets perf users join their
+ * recordings with lp-trace spans, and a checker for streams (--check). */
+#include "stream.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct options {
+	const char *output;
+	enum lp_input_format format;
+	int check;
+};
+
+static void usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: lp-cat [-o FILE] [--input-format auto|lp|perf|folded] [--check] [FILE...]\n"
+		"\n"
+		"Reads lp streams, `perf script` output or folded stacks (FILE, or - for\n"
+		"stdin, the default) and writes one lp stream.\n"
+		"\n"
+		"  -o, --output FILE     write to FILE instead of stdout\n"
+		"  -f, --input-format F  force the input format (default: auto)\n"
+		"  -c, --check           only read and validate; print nothing on success\n"
+		"  -h, --help            show this help\n"
+		"      --version         show the version\n");
+	exit(status);
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "input-format", required_argument, NULL, 'f' },
+		{ "check", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, fmt;
+	while ((c = getopt_long(argc, argv, "o:f:ch", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 'f':
+			if ((fmt = lp_input_format__parse(optarg)) < 0) {
+				lp_error("unknown input format '%s' (auto, lp, perf, folded)", optarg);
+				usage(stderr, 2);
+			}
+			o->format = fmt;
+			break;
+		case 'c': o->check = 1; break;
+		case 'h': usage(stdout, 0); break;
+		case 'V': lp_print_version(); break;
+		default: usage(stderr, 2);
+		}
+	}
+}
+
+/* Foreign inputs have no header: give them one, so the output is a stream
+ * from its first line. */
+static int write_foreign_header(struct lp_writer *w, const struct lp_reader *r)
+{
+	static const char attrs[] = "producer=lp-cat";
+	struct lp_header h = { LP_STREAM_VERSION, { attrs, sizeof(attrs) - 1 } };
+	(void)r;
+	return lp_writer__header(w, &h);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .format = LP_INPUT_AUTO };
+	lp_init(argc, argv);
+	parse_options(argc, argv, &o);
+
+	char *stdin_only[] = { "-" };
+	char **paths = optind < argc ? argv + optind : stdin_only;
+	int npaths = optind < argc ? argc - optind : 1;
+	struct lp_reader **readers = lp_calloc(npaths, sizeof(*readers));
+	for (int i = 0; i < npaths; i++)
+		if (!(readers[i] = lp_reader__open(paths[i], o.format)))
+			return 1;
+
+	FILE *out = o.check ? NULL : lp_open_output(o.output);
+	struct lp_writer *w = out ? lp_writer__new(out) : NULL;
+	const char *outname = o.output ? o.output : "stdout";
+	int status = 0;
+	for (int i = 0; i < npaths && !status; i++) {
+		struct lp_record rec;
+		int rc, first = 1;
+		while ((rc = lp_reader__next(readers[i], &rec)) > 0) {
+			if (!w)
+				continue;
+			if (first && rec.kind != LP_REC_HEADER &&
+			    lp_reader__format(readers[i]) != LP_INPUT_LP &&
+			    write_foreign_header(w, readers[i]) < 0)
+				lp_write_failed(outname);
+			first = 0;
+			if (lp_writer__record(w, &rec) < 0)
+				lp_write_failed(outname);
+		}
+		if (rc < 0)
+			status = 1;
+	}
+	for (int i = 0; i < npaths; i++)
+		lp_reader__free(readers[i]);
+	free(readers);
+	lp_writer__free(w);
+	if (out && lp_close_output(out, outname) < 0)
+		status = 1;
+	return status;
+}
