@@ -45,6 +45,7 @@ struct options {
 	const char *group;		/* keep samples whose group= is this */
 	bool human;			/* latency: log2 histograms */
 	const char *title;		/* svg */
+	struct lp_flamegraph_opts svg;	/* svg: the other settings */
 };
 
 static void usage(FILE *f, int status)
@@ -73,6 +74,10 @@ static void usage(FILE *f, int status)
 		"\n"
 		"  -g, --group NAME        keep only samples labelled group=NAME (lp-split)\n"
 		"      --title TEXT        svg: the title\n"
+		"      --subtitle TEXT     svg: a second line under the title\n"
+		"      --width PX          svg: image width (default 1200)\n"
+		"      --min-width PX      svg: omit frames narrower than PX (default 0.1)\n"
+		"      --inverted          svg: an icicle graph (roots at the top)\n"
 		"      --human             latency: log2 histograms instead of the table\n"
 		"  -h, --help              show this help\n"
 		"      --version           show the version\n");
@@ -82,6 +87,7 @@ static void usage(FILE *f, int status)
 enum {
 	OPT_PID = 256, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS, OPT_EVENT,
 	OPT_SRCLINE, OPT_INLINE, OPT_CONTEXT, OPT_HUMAN, OPT_TITLE, OPT_VERSION,
+	OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_INVERTED,
 };
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -103,6 +109,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "context", no_argument, NULL, OPT_CONTEXT },
 		{ "human", no_argument, NULL, OPT_HUMAN },
 		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "subtitle", required_argument, NULL, OPT_SUBTITLE },
+		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
+		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -145,6 +155,27 @@ static void parse_options(int argc, char **argv, struct options *o)
 			exit(2);
 		case OPT_HUMAN: o->human = true; break;
 		case OPT_TITLE: o->title = optarg; break;
+		case OPT_SUBTITLE: o->svg.subtitle = optarg; break;
+		case OPT_WIDTH: {
+			int64_t w;
+			const char *why;
+			if (lp_parse_i64(optarg, 100, 100000, &w, &why) < 0) {
+				lp_error("--width '%s': %s (100 to 100000 pixels)", optarg, why);
+				usage(stderr, 2);
+			}
+			o->svg.width = (int)w;
+			break;
+		}
+		case OPT_MIN_WIDTH: {
+			const char *why = "not positive";
+			if (lp_parse_double(optarg, &o->svg.min_width_px, &why) < 0 ||
+			    !(o->svg.min_width_px > 0)) {
+				lp_error("--min-width '%s': %s (pixels, > 0)", optarg, why);
+				usage(stderr, 2);
+			}
+			break;
+		}
+		case OPT_INVERTED: o->svg.inverted = true; break;
 		case 'h': usage(stdout, 0); break;
 		case OPT_VERSION: lp_print_version(); break;
 		default: usage(stderr, 2);
@@ -265,7 +296,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		case FMT_SVG: {
-			struct lp_flamegraph_opts fo = { .title = o.title };
+			struct lp_flamegraph_opts fo = o.svg;
+			fo.title = o.title;
 			wr = lp_flamegraph__write(out, profile, &fo);
 			break;
 		}

@@ -198,12 +198,6 @@ next:
 	free(es);
 }
 
-static int cmp_double_desc(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-	return (a < b) - (a > b);
-}
-
 /* Marks the nodes at least min_w wide (in weight units) and returns how
  * many; a node is visible only when its parent is. */
 static uint32_t tree_mark(struct tree *t, double min_w)
@@ -225,25 +219,40 @@ static uint32_t tree_mark(struct tree *t, double min_w)
 	return count;
 }
 
-/* The smallest width that keeps at most max_frames nodes: the visible set
- * shrinks as the width grows, and a child is never wider than its parent,
- * so cutting below the (max_frames)th widest node leaves a connected tree. */
-static double width_for_cap(const struct tree *t, uint32_t max_frames, double min_w)
+/* Keeps the max_frames widest nodes, ties to the earlier node.  A child is
+ * never wider than its parent and comes after it, so in this order every
+ * node follows its ancestors: the nodes kept still form a tree. */
+static const struct tree *cap_tree;
+
+static int cap_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	double wa = cap_tree->nodes[a].w[cap_tree->side];
+	double wb = cap_tree->nodes[b].w[cap_tree->side];
+	if (wa != wb)
+		return (wa < wb) - (wa > wb);
+	return (a > b) - (a < b);
+}
+
+static uint32_t tree_cap(struct tree *t, uint32_t max_frames)
 {
 	uint32_t m = 0;
-	double *ws = lp_reallocarray(NULL, t->n, sizeof(*ws));
+	uint32_t *ids = lp_reallocarray(NULL, t->n, sizeof(*ids));
 	for (uint32_t id = 1; id < t->n; id++)
 		if (t->nodes[id].visible)
-			ws[m++] = t->nodes[id].w[t->side];
-	qsort(ws, m, sizeof(*ws), cmp_double_desc);
-	/* the root always counts, so max_frames - 1 others: cut just above
-	 * the first width that must go (and every node as narrow) */
+			ids[m++] = id;
+	cap_tree = t;
+	qsort(ids, m, sizeof(*ids), cap_cmp);
+	/* the root always counts */
 	uint32_t keep = max_frames > 1 ? max_frames - 1 : 0;
-	double cut = min_w;
-	if (m > keep)
-		cut = nextafter(ws[keep], INFINITY);
-	free(ws);
-	return cut;
+	for (uint32_t i = keep; i < m; i++)
+		t->nodes[ids[i]].visible = false;
+	t->max_depth = 0;
+	for (uint32_t i = 0; i < m && i < keep; i++)
+		if (t->nodes[ids[i]].depth > t->max_depth)
+			t->max_depth = t->nodes[ids[i]].depth;
+	free(ids);
+	return 1 + (m < keep ? m : keep);
 }
 
 /* --- output ----------------------------------------------------------- */
@@ -567,9 +576,11 @@ static const char script[] =
 "\tf.rect.setAttribute(\"x\", x.toFixed(2));\n"
 "\tf.rect.setAttribute(\"width\", w.toFixed(2));\n"
 "\tf.text.setAttribute(\"x\", (x + 3).toFixed(2));\n"
-"\tvar fit = Math.floor(w / (C.fontsize * C.fontwidth)), name = f.name, chars = Array.from(name);\n"
+"\tvar fit = Math.floor(w / (C.fontsize * C.fontwidth)), name = f.name, chars;\n"
+"\t// (length counts UTF-16 units: never fewer than the characters)\n"
 "\tif (fit < 3) f.text.textContent = \"\";\n"
-"\telse if (chars.length <= fit) f.text.textContent = name;\n"
+"\telse if (name.length <= fit || (chars = Array.from(name)).length <= fit)\n"
+"\t\tf.text.textContent = name;\n"
 "\telse f.text.textContent = chars.slice(0, fit - 2).join(\"\") + \"..\";\n"
 "}\n"
 "function zoom(g) {\n"
@@ -821,9 +832,8 @@ int lp_flamegraph__write(FILE *f, struct lp_profile *profile,
 	uint32_t nvis = tree_mark(&t, min_w);
 	uint32_t omitted_cap = 0;
 	if (nvis > max_frames) {
-		min_w = width_for_cap(&t, max_frames, min_w);
 		uint32_t before = nvis;
-		nvis = tree_mark(&t, min_w);
+		nvis = tree_cap(&t, max_frames);
 		omitted_cap = before - nvis;
 	}
 	t.nvisible = nvis;
@@ -842,7 +852,8 @@ int lp_flamegraph__write(FILE *f, struct lp_profile *profile,
 	putf(&o, "<!-- %u frames of %u drawn; narrower than %.3g px omitted",
 	     nvis, t.n, min_w * st.scale);
 	if (omitted_cap)
-		putf(&o, " (raised from %.3g px to stay under %u frames)", min_px, max_frames);
+		putf(&o, ", and the %u narrowest of the others to stay within %u frames",
+		     omitted_cap, max_frames);
 	put(&o, " -->\n<g id=\"frames\">\n");
 	put_frames(&o, &t, &st);
 	put(&o, "</g>\n</svg>\n");
