@@ -22,7 +22,8 @@ PKG_CONFIG ?= pkg-config
 # Debian packages: to build, to run the BPF programs' tooling, to test.
 DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
 	libtraceevent-dev zlib1g-dev bpftool
-DEB_TEST := bats bats-support bats-assert perl nodejs npm chromium linux-perf \
+# nodejs: the machine's own build ships npm (Debian's npm package conflicts with it).
+DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
 
