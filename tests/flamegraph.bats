@@ -297,3 +297,16 @@ EOF
 		'[lpfg.frames.length, lpfg.find("<script>alert(1)<\/script>").length, lpfg.search("<<").frames]'
 	assert_output '[14,1,1]'
 }
+
+@test "flamegraph: chromium opens the SVG itself: its script runs, a ?s= link searches" {
+	require_cmd chromium
+	lp-collapse --format svg "$SVGF/simple.folded" >"$BATS_TEST_TMPDIR/s.svg"
+	run -0 timeout 90 "$RENDER" dom "$BATS_TEST_TMPDIR/s.svg" '?s=^ba'
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/dom.svg"
+	check_svg "$BATS_TEST_TMPDIR/dom.svg" <<'EOF2'
+hl = sorted(f["name"] for f in frames if f["fill"] == (230, 0, 230))
+assert hl == ["bar", "baz"], hl
+m = svg.find("{http://www.w3.org/2000/svg}text[@id='matched']")
+assert m.text == "Matched: 40.0% (2 frames)" and "hide" not in m.get("class"), (m.text, m.get("class"))
+EOF2
+}
