@@ -1,0 +1,351 @@
+/* lp-trace - timed spans from uprobes, source lines, variables and system
+ * calls, written as an lp stream (formats/lp-stream.md).
+ *
+ *   lp-trace [-d SECONDS] [-o FILE] [--min-duration DUR] [--args] [-v]
+ *            PROBE... (-p PID[,PID...] | -- CMD [ARG...])
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probe.h"
+#include "stream.h"
+#include "target.h"
+#include "tracer.h"
+#include "util.h"
+
+struct options {
+	double duration;	/* seconds; 0: until the target exits or a signal */
+	const char *output;
+	int64_t min_duration_ns;
+	bool all_args;
+	bool verbose;
+	const char *pids;
+	uint64_t ring_bytes;
+};
+
+static void usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: lp-trace [-d SECONDS] [-o FILE] [--min-duration DUR] [--args] [-v]\n"
+		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
+		"\n"
+		"Traces calls and events of a running process (-p) or of a command it starts,\n"
+		"attached before the command runs, and writes them as an lp stream.\n"
+		"\n"
+		"probes:\n"
+		"  FUNC, FUNC(ARG,...)   a function of the executable: a span per call\n"
+		"  LIB:FUNC              a function of a shared library (path or name: libc, c)\n"
+		"  FUNC+OFF, 0xADDR      a point event at an instruction\n"
+		"  FILE.c:LINE[(VAR,...)] a point event at a source line, with local variables\n"
+		"  syscall:NAME          a system call: a span with its arguments and result\n"
+		"  tp:SUBSYS:EVENT       a kernel tracepoint: a point event with its fields\n"
+		"\n"
+		"options:\n"
+		"  -p, --pid PID[,PID...]   trace these processes\n"
+		"  -d, --duration SECONDS   stop after this long (default: target exit or SIGINT)\n"
+		"  -o, --output FILE        write the stream to FILE (default: stdout)\n"
+		"      --min-duration DUR   only calls at least this long (250us, 3ms, 1.5s)\n"
+		"      --args               capture every argument of FUNC probes\n"
+		"      --ring-size BYTES    BPF ring buffer size, a power of two (default 8 MiB)\n"
+		"  -v, --verbose            say where probes go; libbpf's messages\n"
+		"  -h, --help               this help\n"
+		"      --version            the version\n");
+	exit(status);
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	if (stop_signal)	/* a second one: stop at once */
+		_exit(128 + sig);
+	stop_signal = sig;
+}
+
+static int64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The executable a command name runs, as execvp finds it. */
+static char *command_path(const char *cmd)
+{
+	char buf[PATH_MAX];
+	if (strchr(cmd, '/'))
+		return realpath(cmd, buf) ? lp_strdup(buf) : NULL;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		char cand[PATH_MAX];
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, n ? path : ".", cmd);
+		if (access(cand, X_OK) == 0 && realpath(cand, buf))
+			return lp_strdup(buf);
+		path += n + (path[n] == ':');
+	}
+	return NULL;
+}
+
+static char *pid_exe(pid_t pid)
+{
+	char link[64], buf[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		lp_error_errno("cannot read the executable of pid %d", (int)pid);
+		return NULL;
+	}
+	buf[n] = '\0';
+	/* A replaced executable shows as "PATH (deleted)": use /proc's link. */
+	if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
+		return lp_strdup(link);
+	return lp_strdup(buf);
+}
+
+static bool output_closed(FILE *out)
+{
+	struct pollfd p = { .fd = fileno(out), .events = 0 };
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
+}
+
+static int write_header(struct lp_writer *w)
+{
+	char host[256] = "-", num[32];
+	gethostname(host, sizeof(host) - 1);
+	struct lp_attrs_buf a = { 0 };
+	lp_attrs_buf__add(&a, "clock", "monotonic");
+	lp_attrs_buf__add(&a, "host", host);
+	snprintf(num, sizeof(num), "%lld",
+		 (long long)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
+	lp_attrs_buf__add(&a, "realtime_offset_ns", num);
+	lp_attrs_buf__add(&a, "producer", "lp-trace");
+	struct lp_header h = { .version = LP_STREAM_VERSION, .attrs = lp_attrs_buf__attrs(&a) };
+	int r = lp_writer__header(w, &h);
+	lp_attrs_buf__free(&a);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	lp_init(argc, argv);
+	struct options opt = { .ring_bytes = 8u << 20 };
+	/* Everything after "--" is the command, never options or probes. */
+	char **cmd = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			cmd = argv + i + 1;
+			argv[i] = NULL;
+			argc = i;
+			break;
+		}
+	}
+	enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, 0, 'p' },
+		{ "duration", required_argument, 0, 'd' },
+		{ "output", required_argument, 0, 'o' },
+		{ "min-duration", required_argument, 0, OPT_MIN },
+		{ "args", no_argument, 0, OPT_ARGS },
+		{ "ring-size", required_argument, 0, OPT_RING },
+		{ "verbose", no_argument, 0, 'v' },
+		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, OPT_VERSION },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+	const char *why;
+	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			opt.pids = optarg;
+			break;
+		case 'd':
+			if (lp_parse_double(optarg, &opt.duration, &why) < 0 || opt.duration <= 0) {
+				lp_error("-d '%s': %s", optarg, opt.duration <= 0 && !why ? "not positive" : why);
+				return 2;
+			}
+			break;
+		case 'o':
+			opt.output = optarg;
+			break;
+		case OPT_MIN:
+			if (lp_parse_duration(optarg, &opt.min_duration_ns, &why) < 0) {
+				lp_error("--min-duration '%s': %s", optarg, why);
+				return 2;
+			}
+			break;
+		case OPT_ARGS:
+			opt.all_args = true;
+			break;
+		case OPT_RING:
+			if (lp_parse_u64(optarg, 1u << 30, &opt.ring_bytes, &why) < 0 ||
+			    opt.ring_bytes < 4096 || (opt.ring_bytes & (opt.ring_bytes - 1))) {
+				lp_error("--ring-size '%s': %s", optarg,
+					 why ? why : "not a power of two of at least 4096");
+				return 2;
+			}
+			break;
+		case 'v':
+			opt.verbose = true;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case OPT_VERSION:
+			lp_print_version();
+		default:
+			usage(stderr, 2);
+		}
+	}
+	int nspecs = argc - optind;
+	if (nspecs <= 0) {
+		lp_error("no probe given");
+		usage(stderr, 2);
+	}
+	if (!!opt.pids == !!(cmd && cmd[0])) {
+		lp_error(opt.pids ? "-p and a command exclude each other" : "no target: give -p PID or -- CMD");
+		usage(stderr, 2);
+	}
+
+	/* Parse every probe, and find the target, before anything is attached. */
+	struct lp_probe_spec **specs = lp_calloc((size_t)nspecs, sizeof(*specs));
+	for (int i = 0; i < nspecs; i++)
+		if (!(specs[i] = lp_probe_spec__parse(argv[optind + i], opt.all_args)))
+			return 2;
+	struct lp_target *target = NULL;
+	char *cmd_exe = NULL;
+	if (opt.pids) {
+		if (!(target = lp_target__from_pids(opt.pids)))
+			return 1;
+	} else if (!(cmd_exe = command_path(cmd[0]))) {
+		lp_error("cannot run '%s': %s", cmd[0], strerror(ENOENT));
+		return 1;
+	}
+
+	/* Resolve in the context of each process's executable (a command's
+	 * before it is started: a mistake costs nothing). */
+	size_t npids = 1;
+	const pid_t *pids = target ? lp_target__pids(target, &npids) : NULL;
+	struct lp_probe_point **points = lp_calloc(npids, sizeof(*points));
+	size_t *npoints = lp_calloc(npids, sizeof(*npoints));
+	int status = 1;
+	for (size_t p = 0; p < npids; p++) {
+		char *exe = pids ? pid_exe(pids[p]) : lp_strdup(cmd_exe);
+		if (!exe)
+			goto out;
+		for (int i = 0; i < nspecs; i++) {
+			if (p > 0 && (specs[i]->type == LP_PROBE_SYSCALLS ||
+				      specs[i]->type == LP_PROBE_TRACEPOINT))
+				continue;	/* system-wide: once */
+			if (lp_probe__resolve(specs[i], exe, pids ? pids[p] : 0, opt.verbose,
+					      &points[p], &npoints[p]) < 0) {
+				free(exe);
+				goto out;
+			}
+		}
+		free(exe);
+	}
+
+	struct lp_tracer_opts topts = {
+		.min_duration_ns = opt.min_duration_ns,
+		.ring_bytes = opt.ring_bytes,
+		.verbose = opt.verbose,
+	};
+	struct lp_tracer *tracer = lp_tracer__new(&topts);
+	if (!tracer)
+		goto out;
+	FILE *out = lp_open_output(opt.output);
+	/* A started command must not hold our output open (a pipe would
+	 * never see EOF before it exits). */
+	fcntl(fileno(out), F_SETFD, FD_CLOEXEC);
+	struct lp_writer *w = lp_writer__new(out);
+
+	signal(SIGPIPE, SIG_IGN);	/* a closed output is an EPIPE we handle */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (!target && !(target = lp_target__spawn(cmd)))
+		goto out_tracer;
+	pids = lp_target__pids(target, &npids);
+	for (size_t p = 0; p < npids; p++) {
+		if (lp_tracer__add_pid(tracer, pids[p]) < 0)
+			goto out_tracer;
+		for (size_t i = 0; i < npoints[p]; i++)
+			if (lp_tracer__attach(tracer, &points[p][i], pids[p]) < 0)
+				goto out_tracer;
+	}
+	bool closed = false;
+	if (write_header(w) < 0 || fflush(out) != 0)
+		closed = true;
+	if (lp_target__release(target) < 0)
+		goto out_tracer;
+
+	int64_t deadline = opt.duration > 0 ? now_ns(CLOCK_MONOTONIC) + (int64_t)(opt.duration * 1e9) : 0;
+	const char *reason = NULL;
+	while (!closed) {
+		if (lp_tracer__poll(tracer, w, 100) < 0) {
+			closed = true;
+			break;
+		}
+		if (stop_signal) {
+			reason = strsignal(stop_signal);
+			break;
+		}
+		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline) {
+			reason = "duration reached";
+			break;
+		}
+		if (!lp_target__alive(target)) {
+			reason = "target exited";
+			break;
+		}
+		if (fflush(out) != 0 || output_closed(out))
+			closed = true;
+	}
+	if (closed) {
+		/* Nobody reads any more: detach and go, quietly (as a SIGPIPE would). */
+		lp_tracer__free(tracer);
+		lp_target__finish(target, true);
+		lp_target__free(target);
+		return 0;
+	}
+	if (lp_tracer__finish(tracer, w) < 0 || fflush(out) != 0) {
+		if (errno != EPIPE) {
+			lp_error_errno("writing %s", opt.output ? opt.output : "stdout");
+			goto out_tracer;
+		}
+	}
+	if (opt.verbose || lp_tracer__lost(tracer))
+		lp_error("%llu records, %llu events lost (%s)",
+			 (unsigned long long)lp_tracer__count(tracer),
+			 (unsigned long long)lp_tracer__lost(tracer), reason ? reason : "stopped");
+	status = 0;
+	lp_writer__free(w);
+	if (lp_close_output(out, opt.output ? opt.output : "stdout") < 0 && errno != EPIPE)
+		status = 1;
+	lp_tracer__free(tracer);
+	int cmd_status = lp_target__finish(target, true);
+	if (opt.verbose && lp_target__spawned(target))
+		lp_error("%s exited with status %d", cmd[0], cmd_status);
+	lp_target__free(target);
+	return status;
+out_tracer:
+	lp_tracer__free(tracer);
+out:
+	lp_target__free(target);
+	return status;
+}

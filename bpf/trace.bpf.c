@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0
+/* trace.bpf.c - lp-trace's kernel side: uprobe/uretprobe pairs as spans with
+ * a per-thread stack of open calls, point events at any address, system
+ * calls as spans, tracepoint records copied raw for libtraceevent.
+ *
+ * One program of each kind, attached once per probe with the probe's index
+ * as the BPF cookie; the index selects the probe's settings in "probes". */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "trace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Calls shorter than this produce no span (funcslower's filter). */
+const volatile __u64 min_duration_ns = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);	/* set by user space */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LP_TRACE_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct lp_trace_probe);
+} probes SEC(".maps");
+
+/* Open calls per thread.  Not preallocated: a stack is ~6 KiB and most
+ * targets have few threads.  Entries stay when a thread's depth returns to
+ * zero, so a steady state does no allocation. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct lp_trace_stack);
+} stacks SEC(".maps");
+
+/* A zeroed stack to insert from (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_trace_stack);
+} zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct lp_trace_sysin);
+} sysin SEC(".maps");
+
+/* Traced processes (syscalls and tracepoints are system-wide otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+/* Syscall number -> 1 + probe index, 0 when not traced. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LP_TRACE_MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u32);
+} sysnrs SEC(".maps");
+
+struct counters {
+	__u64 n[LP_NCOUNTERS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct counters);
+} counters SEC(".maps");
+
+static __always_inline void count(int what)
+{
+	__u32 k = 0;
+	struct counters *c = bpf_map_lookup_elem(&counters, &k);
+	if (c && what >= 0 && what < LP_NCOUNTERS)
+		c->n[what]++;
+}
+
+/* The registers in DWARF x86-64 numbering.  Copied out of the context one
+ * by one: the verifier refuses a load through a computed context pointer,
+ * which is what a switch over the fields compiles to. */
+struct regs {
+	__u64 r[17];
+};
+
+static __always_inline void snapshot(struct pt_regs *c, struct regs *r)
+{
+	r->r[0] = c->ax;
+	r->r[1] = c->dx;
+	r->r[2] = c->cx;
+	r->r[3] = c->bx;
+	r->r[4] = c->si;
+	r->r[5] = c->di;
+	r->r[6] = c->bp;
+	r->r[7] = c->sp;
+	r->r[8] = c->r8;
+	r->r[9] = c->r9;
+	r->r[10] = c->r10;
+	r->r[11] = c->r11;
+	r->r[12] = c->r12;
+	r->r[13] = c->r13;
+	r->r[14] = c->r14;
+	r->r[15] = c->r15;
+	r->r[16] = c->ip;
+}
+
+static __always_inline __u64 reg_value(const struct regs *r, unsigned int n)
+{
+	if (n > 16)
+		return 0;
+	return r->r[n];
+}
+
+static __always_inline void capture(struct pt_regs *ctx, const struct lp_trace_probe *p,
+				    __u64 *vals, char (*strs)[LP_TRACE_STR_MAX])
+{
+	unsigned int n = p->ncaps;
+	struct regs regs;
+	snapshot(ctx, &regs);
+	for (unsigned int i = 0; i < LP_TRACE_MAX_CAPS; i++) {
+		if (i >= n)
+			break;
+		const struct lp_trace_cap *c = &p->caps[i];
+		__u64 v = 0, base;
+		if (c->reg == LP_REG_NONE)
+			base = regs.r[16] - p->vaddr;	/* the load bias */
+		else if (c->reg == LP_REG_CFA)
+			base = reg_value(&regs, p->cfa_reg) + p->cfa_off;
+		else
+			base = reg_value(&regs, c->reg);
+		if (c->kind == LP_CAP_REG) {
+			v = base;
+		} else {
+			unsigned int sz = c->size;
+			void *a = (void *)(base + c->off);
+			if (sz == 1)
+				bpf_probe_read_user(&v, 1, a);
+			else if (sz == 2)
+				bpf_probe_read_user(&v, 2, a);
+			else if (sz == 4)
+				bpf_probe_read_user(&v, 4, a);
+			else
+				bpf_probe_read_user(&v, 8, a);
+		}
+		vals[i] = v;
+		if (c->str == 1)
+			bpf_probe_read_user_str(strs[0], LP_TRACE_STR_MAX, (void *)v);
+		else if (c->str == 2)
+			bpf_probe_read_user_str(strs[1], LP_TRACE_STR_MAX, (void *)v);
+	}
+}
+
+SEC("uprobe")
+int lp_entry(struct pt_regs *ctx)
+{
+	__u32 id = bpf_get_attach_cookie(ctx);
+	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
+	if (!p)
+		return 0;
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pt, tgid = pt >> 32;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
+	if (!st) {
+		__u32 k = 0;
+		struct lp_trace_stack *z = bpf_map_lookup_elem(&zero, &k);
+		if (!z)
+			return 0;
+		bpf_map_update_elem(&stacks, &tid, z, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&stacks, &tid);
+		if (!st) {
+			count(LP_LOST_STACKS);
+			return 0;
+		}
+		st->tgid = tgid;
+	}
+	if (st->tgid != tgid) {	/* a thread id reused by another process */
+		st->tgid = tgid;
+		st->depth = 0;
+	}
+	__u32 d = st->depth;
+	if (d >= LP_TRACE_MAX_DEPTH) {
+		count(LP_LOST_DEPTH);
+		return 0;
+	}
+	struct lp_trace_frame *f = &st->frames[d & (LP_TRACE_MAX_DEPTH - 1)];
+	f->sp = ctx->sp;
+	f->probe = id;
+	if (p->ncaps)
+		capture(ctx, p, f->vals, f->strs);
+	st->depth = d + 1;
+	/* Last, so the capture's cost is not in the span. */
+	f->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("uretprobe")
+int lp_return(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 id = bpf_get_attach_cookie(ctx);
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pt;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
+	if (!st)
+		return 0;
+	/* `ret` popped the return address the entry saw at the stack top. */
+	__u64 sp = ctx->sp - 8;
+	struct lp_trace_frame *f = 0;
+	__u32 d = 0;
+	for (int i = 0; i < LP_TRACE_MAX_DEPTH; i++) {
+		d = st->depth;
+		if (d == 0 || d > LP_TRACE_MAX_DEPTH)
+			return 0;
+		f = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
+		if (f->sp == sp && f->probe == id)
+			break;
+		/* An outer call: this return's entry was never pushed. */
+		if (f->sp >= sp)
+			return 0;
+		/* A deeper call that never returned (longjmp, an exception,
+		 * a uretprobe the kernel did not install): drop it. */
+		st->depth = d - 1;
+		f = 0;
+	}
+	if (!f)
+		return 0;
+	st->depth = d - 1;
+	if (now - f->ts < min_duration_ns)
+		return 0;
+	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
+	if (!p)
+		return 0;
+	struct lp_trace_event *ev;
+	int strs = 0;
+	for (unsigned int i = 0; i < LP_TRACE_MAX_CAPS; i++)
+		if (i < p->ncaps && p->caps[i].str)
+			strs = 1;
+	if (strs) {
+		struct lp_trace_event_strs *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
+		if (!es) {
+			count(LP_LOST_RING);
+			return 0;
+		}
+		__builtin_memcpy(es->strs, f->strs, sizeof(es->strs));
+		ev = &es->ev;
+	} else {
+		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+		if (!ev) {
+			count(LP_LOST_RING);
+			return 0;
+		}
+	}
+	ev->type = LP_EV_SPAN;
+	ev->probe = id;
+	ev->pid = pt >> 32;
+	ev->tid = tid;
+	ev->start = f->ts;
+	ev->end = now;
+	ev->depth = d - 1;
+	ev->size = 0;
+	ev->ret = ctx->ax;
+	__builtin_memcpy(ev->vals, f->vals, sizeof(ev->vals));
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int lp_point(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 id = bpf_get_attach_cookie(ctx);
+	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
+	if (!p)
+		return 0;
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct lp_trace_event_strs *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
+	if (!es) {
+		count(LP_LOST_RING);
+		return 0;
+	}
+	struct lp_trace_event *ev = &es->ev;
+	ev->type = LP_EV_POINT;
+	ev->probe = id;
+	ev->pid = pt >> 32;
+	ev->tid = (__u32)pt;
+	ev->start = ev->end = now;
+	ev->depth = 0;
+	ev->size = 0;
+	ev->ret = 0;
+	__builtin_memset(ev->vals, 0, sizeof(ev->vals));
+	__builtin_memset(es->strs, 0, sizeof(es->strs));
+	capture(ctx, p, ev->vals, es->strs);
+	bpf_ringbuf_submit(es, 0);
+	return 0;
+}
+
+static __always_inline int traced(__u64 pt)
+{
+	__u32 tgid = pt >> 32;
+	return bpf_map_lookup_elem(&tgids, &tgid) != 0;
+}
+
+SEC("raw_tp/sys_enter")
+int lp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	if (!traced(pt))
+		return 0;
+	long nr = (long)ctx->args[1];
+	__u32 k = (__u32)nr;
+	if (nr < 0 || nr >= LP_TRACE_MAX_SYSCALLS)
+		return 0;
+	__u32 *idx = bpf_map_lookup_elem(&sysnrs, &k);
+	if (!idx || !*idx)
+		return 0;
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	struct lp_trace_sysin in = {};
+	in.nr = nr;
+	/* The system call ABI: rdi rsi rdx r10 r8 r9. */
+	in.args[0] = BPF_CORE_READ(regs, di);
+	in.args[1] = BPF_CORE_READ(regs, si);
+	in.args[2] = BPF_CORE_READ(regs, dx);
+	in.args[3] = BPF_CORE_READ(regs, r10);
+	in.args[4] = BPF_CORE_READ(regs, r8);
+	in.args[5] = BPF_CORE_READ(regs, r9);
+	__u32 tid = (__u32)pt;
+	in.ts = bpf_ktime_get_ns();
+	bpf_map_update_elem(&sysin, &tid, &in, BPF_ANY);
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int lp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pt;
+	struct lp_trace_sysin *in = bpf_map_lookup_elem(&sysin, &tid);
+	if (!in)
+		return 0;
+	struct lp_trace_sysin copy = *in;
+	bpf_map_delete_elem(&sysin, &tid);
+	if (now - copy.ts < min_duration_ns)
+		return 0;
+	__u32 k = (__u32)copy.nr;
+	__u32 *idx = bpf_map_lookup_elem(&sysnrs, &k);
+	if (!idx || !*idx)
+		return 0;
+	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(LP_LOST_RING);
+		return 0;
+	}
+	ev->type = LP_EV_SYSCALL;
+	ev->probe = *idx - 1;
+	ev->pid = pt >> 32;
+	ev->tid = tid;
+	ev->start = copy.ts;
+	ev->end = now;
+	ev->depth = 0;
+	ev->size = 0;
+	ev->ret = (__u64)ctx->args[1];
+	for (int i = 0; i < 6; i++)
+		ev->vals[i] = copy.args[i];
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("tracepoint")
+int lp_tp(void *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 pt = bpf_get_current_pid_tgid();
+	if (!traced(pt))
+		return 0;
+	__u32 id = bpf_get_attach_cookie(ctx);
+	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
+	if (!p)
+		return 0;
+	struct lp_trace_event_tp *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(LP_LOST_RING);
+		return 0;
+	}
+	e->ev.type = LP_EV_TP;
+	e->ev.probe = id;
+	e->ev.pid = pt >> 32;
+	e->ev.tid = (__u32)pt;
+	e->ev.start = e->ev.end = now;
+	e->ev.depth = 0;
+	e->ev.ret = 0;
+	__builtin_memset(e->ev.vals, 0, sizeof(e->ev.vals));
+	__u32 size = p->tp_size;
+	if (size > LP_TRACE_TP_MAX)
+		size = LP_TRACE_TP_MAX;
+	e->ev.size = size;
+	if (bpf_probe_read_kernel(e->data, size, ctx) < 0)
+		e->ev.size = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

@@ -1,0 +1,116 @@
+/* trace.h - what bpf/trace.bpf.c and lib/tracer.c share: fixed-width fields,
+ * no pointers. */
+#ifndef LP_TRACE_H
+#define LP_TRACE_H
+
+/* Nesting of traced calls kept per thread.  Deeper calls are counted as lost
+ * ("depth"); the kernel itself keeps at most 64 pending uretprobes a task. */
+#define LP_TRACE_MAX_DEPTH 32
+#define LP_TRACE_MAX_CAPS 6	/* captured values a probe */
+#define LP_TRACE_MAX_STRS 2	/* of which C strings */
+#define LP_TRACE_STR_MAX 64	/* bytes of a string, NUL included */
+#define LP_TRACE_MAX_PROBES 4096
+#define LP_TRACE_MAX_SYSCALLS 1024
+#define LP_TRACE_TP_MAX 512	/* bytes of a tracepoint record copied */
+
+/* struct lp_trace_probe.kind */
+enum {
+	LP_PROBE_ENTRY = 1,	/* uprobe pushing a frame; the uretprobe pops it */
+	LP_PROBE_POINT = 2,	/* uprobe emitting a point event */
+	LP_PROBE_SYSCALL = 3,
+	LP_PROBE_TP = 4,
+};
+
+/* A captured value: take a register (DWARF numbering) or the memory at
+ * register + off, or at off + the load bias (reg = LP_REG_NONE). */
+enum {
+	LP_CAP_REG = 1,
+	LP_CAP_MEM = 2,
+};
+#define LP_REG_NONE 255
+#define LP_REG_CFA 254		/* the probe's canonical frame address */
+
+struct lp_trace_cap {
+	unsigned char kind;	/* LP_CAP_* */
+	unsigned char reg;	/* DWARF x86-64 register number, LP_REG_* */
+	unsigned char size;	/* 1, 2, 4, 8 bytes */
+	unsigned char str;	/* 1 + string slot when the value points to a C string */
+	int pad;
+	long long off;
+};
+
+struct lp_trace_probe {
+	unsigned int kind;	/* LP_PROBE_* */
+	unsigned int ncaps;
+	unsigned long long vaddr;	/* link-time address of the probe: bias = ip - vaddr */
+	/* CFA = reg cfa_reg + cfa_off at the probe (for frame-base locals). */
+	unsigned int cfa_reg;
+	unsigned int tp_size;	/* LP_PROBE_TP: bytes of the record to copy */
+	long long cfa_off;
+	struct lp_trace_cap caps[LP_TRACE_MAX_CAPS];
+};
+
+struct lp_trace_frame {
+	unsigned long long ts;
+	unsigned long long sp;	/* the stack pointer at entry: it says which return is ours */
+	unsigned int probe;
+	unsigned int pad;
+	unsigned long long vals[LP_TRACE_MAX_CAPS];
+	char strs[LP_TRACE_MAX_STRS][LP_TRACE_STR_MAX];
+};
+
+/* One thread's stack of open calls (map "stacks", key: tid). */
+struct lp_trace_stack {
+	unsigned int tgid;
+	unsigned int depth;
+	unsigned int overflow;	/* entries not pushed because too deep */
+	unsigned int pad;
+	struct lp_trace_frame frames[LP_TRACE_MAX_DEPTH];
+};
+
+/* A system call in progress on a thread (map "sysin", key: tid). */
+struct lp_trace_sysin {
+	unsigned long long ts;
+	long long nr;
+	unsigned long long args[6];
+};
+
+/* Records in the ring. */
+enum {
+	LP_EV_SPAN = 1,
+	LP_EV_POINT = 2,
+	LP_EV_SYSCALL = 3,
+	LP_EV_TP = 4,
+};
+
+struct lp_trace_event {
+	unsigned int type;	/* LP_EV_* */
+	unsigned int probe;	/* index into the probe table; for syscalls the nr */
+	unsigned int pid, tid;
+	unsigned long long start, end;	/* end = start for point events */
+	unsigned int depth;
+	unsigned int size;	/* LP_EV_TP: bytes of data */
+	unsigned long long ret;
+	unsigned long long vals[LP_TRACE_MAX_CAPS];
+};
+
+/* An event followed by its strings (probes that capture some). */
+struct lp_trace_event_strs {
+	struct lp_trace_event ev;
+	char strs[LP_TRACE_MAX_STRS][LP_TRACE_STR_MAX];
+};
+
+struct lp_trace_event_tp {
+	struct lp_trace_event ev;
+	unsigned char data[LP_TRACE_TP_MAX];
+};
+
+/* Per-CPU counters (map "counters"). */
+enum {
+	LP_LOST_RING = 0,	/* no room in the ring */
+	LP_LOST_DEPTH = 1,	/* nesting deeper than LP_TRACE_MAX_DEPTH */
+	LP_LOST_STACKS = 2,	/* no room for a new thread in "stacks" */
+	LP_NCOUNTERS = 3,
+};
+
+#endif

@@ -1,0 +1,1144 @@
+/* probe.c - probe specifications resolved with libelf and libdw. */
+#include "probe.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "syscalls.h"
+#include "util.h"
+
+/* --- parsing ---------------------------------------------------------- */
+
+static bool is_ident(const char *s, size_t n)
+{
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '.' ||
+		      s[i] == '$' || s[i] == '@'))
+			return false;
+	return true;
+}
+
+/* "(a,b,c)" at the end of text: splits it off into spec->vars. */
+static int parse_vars(struct lp_probe_spec *spec, char *text)
+{
+	char *open = strchr(text, '(');
+	if (!open)
+		return 0;
+	size_t len = strlen(open);
+	if (open[len - 1] != ')') {
+		lp_error("probe '%s': missing ')'", spec->text);
+		return -1;
+	}
+	open[len - 1] = '\0';
+	*open = '\0';
+	char *s = open + 1;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		while (n && s[n - 1] == ' ')
+			n--;
+		while (*s == ' ')
+			s++, n--;
+		if (!is_ident(s, n)) {
+			lp_error("probe '%s': bad variable name '%.*s'", spec->text, (int)n, s);
+			return -1;
+		}
+		spec->vars = lp_reallocarray(spec->vars, spec->nvars + 1, sizeof(char *));
+		spec->vars[spec->nvars++] = lp_strndup(s, n);
+		s += strcspn(s, ",");
+		if (*s == ',')
+			s++;
+	}
+	if (spec->nvars > LP_TRACE_MAX_CAPS) {
+		lp_error("probe '%s': at most %d values a probe", spec->text, LP_TRACE_MAX_CAPS);
+		return -1;
+	}
+	return 0;
+}
+
+struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
+{
+	struct lp_probe_spec *spec = lp_calloc(1, sizeof(*spec));
+	spec->text = lp_strdup(text);
+	spec->all_args = all_args;
+	char *s = lp_strdup(text);
+	const char *why;
+
+	if (!strncmp(s, "syscall:", 8)) {
+		spec->type = LP_PROBE_SYSCALLS;
+		spec->name = lp_strdup(s + 8);
+		if (lp_syscall__number(spec->name) < 0) {
+			lp_error("probe '%s': no system call '%s'", text, spec->name);
+			goto fail;
+		}
+		goto done;
+	}
+	if (!strncmp(s, "tp:", 3)) {
+		spec->type = LP_PROBE_TRACEPOINT;
+		char *colon = strchr(s + 3, ':');
+		if (!colon || !is_ident(s + 3, colon - (s + 3)) || !is_ident(colon + 1, strlen(colon + 1))) {
+			lp_error("probe '%s': expected tp:SUBSYSTEM:EVENT", text);
+			goto fail;
+		}
+		spec->name = lp_strdup(s + 3);
+		goto done;
+	}
+	if (parse_vars(spec, s) < 0)
+		goto fail;
+	/* FILE:LINE: the part after the last colon is a number. */
+	char *colon = strrchr(s, ':');
+	if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+		int64_t line;
+		*colon = '\0';
+		if (lp_parse_i64(colon + 1, 1, INT_MAX, &line, &why) < 0 || !*s) {
+			lp_error("probe '%s': bad line number", text);
+			goto fail;
+		}
+		spec->type = LP_PROBE_LINE;
+		spec->file = lp_strdup(s);
+		spec->line = (int)line;
+		goto done;
+	}
+	char *f = s;
+	if (colon) {
+		*colon = '\0';
+		if (!*s) {
+			lp_error("probe '%s': empty library name", text);
+			goto fail;
+		}
+		spec->lib = lp_strdup(s);
+		f = colon + 1;
+	}
+	if (!strncmp(f, "0x", 2)) {
+		if (lp_parse_u64(f, UINT64_MAX, &spec->off, &why) < 0) {
+			lp_error("probe '%s': bad address: %s", text, why);
+			goto fail;
+		}
+		spec->type = LP_PROBE_OFFSET;
+		if (spec->nvars) {
+			lp_error("probe '%s': values at an address need a FILE:LINE probe", text);
+			goto fail;
+		}
+		goto done;
+	}
+	char *plus = strchr(f, '+');
+	if (plus) {
+		*plus = '\0';
+		if (lp_parse_u64(plus + 1, UINT32_MAX, &spec->off, &why) < 0) {
+			lp_error("probe '%s': bad offset '%s': %s", text, plus + 1, why);
+			goto fail;
+		}
+		spec->type = LP_PROBE_OFFSET;
+		if (spec->nvars) {
+			lp_error("probe '%s': values at FUNC+OFF are not supported; use FILE:LINE(VAR)", text);
+			goto fail;
+		}
+	} else {
+		spec->type = LP_PROBE_FUNC;
+	}
+	if (!is_ident(f, strlen(f))) {
+		lp_error("probe '%s': bad function name '%s'", text, f);
+		goto fail;
+	}
+	spec->func = lp_strdup(f);
+done:
+	free(s);
+	return spec;
+fail:
+	free(s);
+	lp_probe_spec__free(spec);
+	errno = EINVAL;
+	return NULL;
+}
+
+void lp_probe_spec__free(struct lp_probe_spec *spec)
+{
+	if (!spec)
+		return;
+	free(spec->text);
+	free(spec->lib);
+	free(spec->func);
+	free(spec->file);
+	free(spec->name);
+	for (size_t i = 0; i < spec->nvars; i++)
+		free(spec->vars[i]);
+	free(spec->vars);
+	free(spec);
+}
+
+void lp_probe_point__fini(struct lp_probe_point *p)
+{
+	free(p->name);
+	free(p->path);
+	free(p->tp_subsys);
+	free(p->tp_event);
+	for (size_t i = 0; i < p->nvals; i++)
+		free(p->vals[i].name);
+	free(p->ret.name);
+}
+
+/* --- system calls and tracefs ---------------------------------------- */
+
+int lp_syscall__number(const char *name)
+{
+	for (size_t i = 0; i < sizeof(lp_syscalls) / sizeof(lp_syscalls[0]); i++)
+		if (!strcmp(lp_syscalls[i].name, name))
+			return lp_syscalls[i].nr;
+	return -1;
+}
+
+#ifndef TRACEFS_MAGIC
+#define TRACEFS_MAGIC 0x74726163
+#endif
+
+const char *lp_tracefs(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	struct statfs sf;
+	for (size_t i = 0; i < 2; i++)
+		if (statfs(dirs[i], &sf) == 0 && sf.f_type == TRACEFS_MAGIC)
+			return dirs[i];
+	if (mount("tracefs", dirs[0], "tracefs", 0, NULL) < 0) {
+		lp_error_errno("tracefs is not mounted and mounting it at %s failed", dirs[0]);
+		return NULL;
+	}
+	lp_error("note: mounted tracefs at %s (it was not mounted)", dirs[0]);
+	return dirs[0];
+}
+
+int lp_syscall__args(const char *name, char names[6][32], bool ptr[6])
+{
+	const char *dir = lp_tracefs();
+	if (!dir)
+		return 0;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_%s/format", dir, name);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	char line[512];
+	int n = 0;
+	/* "\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;" after
+	 * the common fields and __syscall_nr. */
+	while (fgets(line, sizeof(line), f) && n < 6) {
+		char *p = strstr(line, "field:");
+		char *semi = p ? strchr(p, ';') : NULL;
+		if (!semi || strstr(line, "common_") || strstr(line, "__syscall_nr"))
+			continue;
+		char *e = semi;
+		while (e > p && (isalnum((unsigned char)e[-1]) || e[-1] == '_'))
+			e--;
+		snprintf(names[n], 32, "%.*s", (int)(semi - e), e);
+		ptr[n] = memchr(p, '*', (size_t)(e - p)) != NULL;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* --- ELF symbols ------------------------------------------------------ */
+
+struct sym {
+	const char *name;
+	uint64_t value, size;
+};
+
+struct elfobj {
+	int fd;
+	Elf *elf;
+	struct sym *syms;
+	size_t nsyms;
+	bool stripped;		/* symbols from .dynsym: no .symtab */
+	Dwarf *dw;
+};
+
+static void elfobj_close(struct elfobj *o)
+{
+	if (o->dw)
+		dwarf_end(o->dw);
+	if (o->elf)
+		elf_end(o->elf);
+	if (o->fd >= 0)
+		close(o->fd);
+	free(o->syms);
+}
+
+static int elfobj_open(struct elfobj *o, const char *path)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (o->fd < 0) {
+		lp_error_errno("cannot open '%s'", path);
+		return -1;
+	}
+	elf_version(EV_CURRENT);
+	o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
+	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
+		lp_error("'%s' is not an ELF file", path);
+		return -1;
+	}
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	GElf_Shdr sh;
+	while ((scn = elf_nextscn(o->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+	}
+	scn = symtab ? symtab : dynsym;
+	o->stripped = !symtab;
+	if (!scn)
+		return 0;
+	gelf_getshdr(scn, &sh);
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+	o->syms = lp_calloc(n ? n : 1, sizeof(*o->syms));
+	for (size_t i = 0; data && i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(data, (int)i, &s))
+			continue;
+		int t = GELF_ST_TYPE(s.st_info);
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value)
+			continue;
+		const char *name = elf_strptr(o->elf, sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		o->syms[o->nsyms++] = (struct sym){ name, s.st_value, s.st_size };
+	}
+	o->dw = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL);
+	return 0;
+}
+
+/* Link-time address -> file offset, through the PT_LOAD segment holding it. */
+static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+	if (elf_getphdrnum(elf, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static const struct sym *find_sym(const struct elfobj *o, const char *name)
+{
+	for (size_t i = 0; i < o->nsyms; i++)
+		if (!strcmp(o->syms[i].name, name))
+			return &o->syms[i];
+	return NULL;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	size_t row[65];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t sub = prev + (a[i - 1] != b[j - 1]);
+			size_t del = row[j] + 1, ins = row[j - 1] + 1;
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+/* "; did you mean: a, b, c" for the closest names, or "". */
+static void suggest(const struct elfobj *o, const char *name, char *buf, size_t size)
+{
+	const char *best[3] = { 0 };
+	size_t bestd[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX };
+	size_t limit = strlen(name) / 3 + 1;
+	if (limit < 2)
+		limit = 2;
+	for (size_t i = 0; i < o->nsyms; i++) {
+		const char *s = o->syms[i].name;
+		size_t d = edit_distance(name, s);
+		if (d > limit && !strstr(s, name))
+			continue;
+		if (d > limit)
+			d = limit + 1;	/* a substring match ranks after close ones */
+		bool dup = false;
+		for (int k = 0; k < 3; k++)
+			dup |= best[k] && !strcmp(best[k], s);
+		if (dup)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			if (d < bestd[k] || (d == bestd[k] && best[k] && strcmp(s, best[k]) < 0)) {
+				for (int m = 2; m > k; m--) {
+					best[m] = best[m - 1];
+					bestd[m] = bestd[m - 1];
+				}
+				best[k] = s;
+				bestd[k] = d;
+				break;
+			}
+		}
+	}
+	buf[0] = '\0';
+	if (!best[0])
+		return;
+	snprintf(buf, size, "; did you mean: %s%s%s%s%s", best[0], best[1] ? ", " : "",
+		 best[1] ? best[1] : "", best[2] ? ", " : "", best[2] ? best[2] : "");
+}
+
+/* --- libraries -------------------------------------------------------- */
+
+static bool lib_matches(const char *path, const char *lib)
+{
+	if (strchr(lib, '/'))
+		return !strcmp(path, lib);
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(lib);
+	if (strncmp(base, lib, n))
+		return false;
+	/* "libc" matches libc.so.6 and libc-2.36.so, not libcrypto.so. */
+	return base[n] == '\0' || base[n] == '.' || base[n] == '-';
+}
+
+/* A library's path: as mapped by pid, else found in the usual places. */
+static char *find_lib(const char *lib, pid_t pid)
+{
+	char *want = NULL;
+	if (strchr(lib, '/'))
+		return access(lib, R_OK) == 0 ? lp_strdup(lib) : NULL;
+	/* "c" -> "libc", as ld's -l does. */
+	if (strncmp(lib, "lib", 3)) {
+		want = lp_malloc(strlen(lib) + 4);
+		sprintf(want, "lib%s", lib);
+		lib = want;
+	}
+	char *found = NULL;
+	if (pid > 0) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		FILE *f = fopen(path, "re");
+		char line[4096];
+		while (f && !found && fgets(line, sizeof(line), f)) {
+			char *p = strchr(line, '/');
+			if (!p)
+				continue;
+			p[strcspn(p, "\n")] = '\0';
+			if (lib_matches(p, lib))
+				found = lp_strdup(p);
+		}
+		if (f)
+			fclose(f);
+	}
+	static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+		"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib" };
+	for (size_t i = 0; !found && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+		char *best = NULL;
+		while (d && (de = readdir(d))) {
+			if (!strstr(de->d_name, ".so") || !lib_matches(de->d_name, lib))
+				continue;
+			/* Prefer the soname-like shortest name with a version. */
+			if (!best || strlen(de->d_name) < strlen(best)) {
+				free(best);
+				best = lp_strdup(de->d_name);
+			}
+		}
+		if (d)
+			closedir(d);
+		if (best) {
+			found = lp_malloc(strlen(dirs[i]) + strlen(best) + 2);
+			sprintf(found, "%s/%s", dirs[i], best);
+			free(best);
+		}
+	}
+	free(want);
+	return found;
+}
+
+/* --- DWARF types and locations ----------------------------------------- */
+
+static bool strip_type(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, out))
+		return false;
+	for (int i = 0; i < 16; i++) {
+		int tag = dwarf_tag(out);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type &&
+		    tag != DW_TAG_atomic_type)
+			return true;
+		if (!dwarf_attr_integrate(out, DW_AT_type, &a) || !dwarf_formref_die(&a, out))
+			return false;	/* const void */
+	}
+	return true;
+}
+
+/* The value type of die's DW_AT_type; -1 with `why` when not capturable,
+ * 0 on success, 1 when the type is void. */
+static int value_type(Dwarf_Die *die, struct lp_probe_value *v, char *why, size_t whysize)
+{
+	Dwarf_Die t;
+	if (!strip_type(die, &t))
+		return 1;
+	Dwarf_Word enc = 0, size = 0;
+	Dwarf_Attribute a;
+	if (dwarf_attr_integrate(&t, DW_AT_byte_size, &a))
+		dwarf_formudata(&a, &size);
+	const char *tname = dwarf_diename(&t);
+	switch (dwarf_tag(&t)) {
+	case DW_TAG_base_type:
+		if (dwarf_attr_integrate(&t, DW_AT_encoding, &a))
+			dwarf_formudata(&a, &enc);
+		if (size != 1 && size != 2 && size != 4 && size != 8)
+			break;
+		v->size = (int)size;
+		switch (enc) {
+		case DW_ATE_signed:
+			v->type = LP_VAL_INT;
+			return 0;
+		case DW_ATE_unsigned:
+			v->type = LP_VAL_UINT;
+			return 0;
+		case DW_ATE_boolean:
+			v->type = LP_VAL_BOOL;
+			return 0;
+		case DW_ATE_signed_char:
+		case DW_ATE_unsigned_char:
+			v->type = LP_VAL_CHAR;
+			return 0;
+		}
+		break;
+	case DW_TAG_enumeration_type:
+		v->type = LP_VAL_INT;
+		v->size = size ? (int)size : 4;
+		return 0;
+	case DW_TAG_pointer_type: {
+		v->size = 8;
+		v->type = LP_VAL_PTR;
+		Dwarf_Die to;
+		if (strip_type(&t, &to) && dwarf_tag(&to) == DW_TAG_base_type) {
+			Dwarf_Word e = 0, sz = 0;
+			if (dwarf_attr_integrate(&to, DW_AT_encoding, &a))
+				dwarf_formudata(&a, &e);
+			if (dwarf_attr_integrate(&to, DW_AT_byte_size, &a))
+				dwarf_formudata(&a, &sz);
+			if (sz == 1 && (e == DW_ATE_signed_char || e == DW_ATE_unsigned_char))
+				v->type = LP_VAL_STR;
+		}
+		return 0;
+	}
+	}
+	snprintf(why, whysize, "its type '%s' is not an integer, a pointer or a C string",
+		 tname ? tname : "?");
+	return -1;
+}
+
+struct func_find {
+	uint64_t addr;
+	Dwarf_Die die;
+	bool found;
+};
+
+static int func_cb(Dwarf_Die *die, void *arg)
+{
+	struct func_find *ff = arg;
+	Dwarf_Addr lo;
+	if (dwarf_lowpc(die, &lo) == 0 && lo == ff->addr) {
+		ff->die = *die;
+		ff->found = true;
+		return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+static bool func_die(Dwarf *dw, uint64_t addr, Dwarf_Die *out)
+{
+	Dwarf_Die cu;
+	struct func_find ff = { .addr = addr };
+	if (!dwarf_addrdie(dw, addr, &cu))
+		return false;
+	dwarf_getfuncs(&cu, func_cb, &ff, 0);
+	if (ff.found)
+		*out = ff.die;
+	return ff.found;
+}
+
+/* Integer-class arguments in the SysV x86-64 order: rdi rsi rdx rcx r8 r9. */
+static const unsigned char arg_regs[6] = { 5, 4, 1, 2, 8, 9 };
+
+static int add_value(struct lp_probe_point *pt, const char *name, const struct lp_probe_value *v,
+		     struct lp_trace_cap cap, int *nstrs)
+{
+	if (pt->nvals >= LP_TRACE_MAX_CAPS) {
+		lp_error("probe '%s': at most %d values a probe", pt->spec->text, LP_TRACE_MAX_CAPS);
+		return -1;
+	}
+	cap.size = (unsigned char)v->size;
+	if (v->type == LP_VAL_STR) {
+		if (*nstrs < LP_TRACE_MAX_STRS)
+			cap.str = (unsigned char)(1 + (*nstrs)++);
+	}
+	struct lp_probe_value *dst = &pt->vals[pt->nvals];
+	*dst = *v;
+	dst->name = lp_strdup(name);
+	if (v->type == LP_VAL_STR && !cap.str)
+		dst->type = LP_VAL_PTR;	/* out of string slots: the pointer */
+	pt->cfg.caps[pt->nvals] = cap;
+	pt->nvals++;
+	pt->cfg.ncaps = (unsigned int)pt->nvals;
+	return 0;
+}
+
+static int func_values(struct lp_probe_point *pt, Dwarf *dw, uint64_t addr, const char *path)
+{
+	const struct lp_probe_spec *spec = pt->spec;
+	Dwarf_Die fn;
+	if (!dw || !func_die(dw, addr, &fn)) {
+		if (spec->nvars) {
+			lp_error("probe '%s': %s has no DWARF debug information for '%s'",
+				 spec->text, path, spec->func);
+			return -1;
+		}
+		return 0;
+	}
+	char why[256];
+	struct lp_probe_value rv = { 0 };
+	int r = value_type(&fn, &rv, why, sizeof(why));
+	if (r == 0) {
+		pt->has_ret = true;
+		pt->ret = rv;
+		pt->ret.name = lp_strdup("ret");
+	}
+	if (!spec->nvars && !spec->all_args)
+		return 0;
+	struct {
+		char name[128];
+		struct lp_probe_value v;
+		int reg;	/* -1: not in an integer register */
+		char why[256];
+	} args[32];
+	size_t nargs = 0;
+	int nextreg = 0;
+	Dwarf_Die child;
+	if (dwarf_child(&fn, &child) == 0) {
+		do {
+			if (dwarf_tag(&child) != DW_TAG_formal_parameter || nargs >= 32)
+				continue;
+			const char *nm = dwarf_diename(&child);
+			snprintf(args[nargs].name, sizeof(args[nargs].name), "%s", nm ? nm : "?");
+			memset(&args[nargs].v, 0, sizeof(args[nargs].v));
+			args[nargs].why[0] = '\0';
+			int tr = value_type(&child, &args[nargs].v, args[nargs].why,
+					    sizeof(args[nargs].why));
+			if (tr == 0 && nextreg >= 0 && nextreg < 6) {
+				args[nargs].reg = arg_regs[nextreg++];
+			} else {
+				args[nargs].reg = -1;
+				if (tr == 0)
+					snprintf(args[nargs].why, sizeof(args[nargs].why),
+						 "it is not passed in a register");
+				/* Anything else may shift the registers: stop. */
+				nextreg = -1;
+			}
+			nargs++;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	int nstrs = 0;
+	if (spec->nvars) {
+		for (size_t i = 0; i < spec->nvars; i++) {
+			size_t k;
+			for (k = 0; k < nargs; k++)
+				if (!strcmp(args[k].name, spec->vars[i]))
+					break;
+			if (k == nargs) {
+				char list[512] = "";
+				for (size_t j = 0; j < nargs; j++)
+					snprintf(list + strlen(list), sizeof(list) - strlen(list),
+						 "%s%.100s", j ? ", " : "", args[j].name);
+				lp_error("probe '%s': %s has no parameter '%s' (it has: %s)",
+					 spec->text, spec->func, spec->vars[i], nargs ? list : "none");
+				return -1;
+			}
+			if (args[k].reg < 0) {
+				lp_error("probe '%s': cannot capture '%s': %s", spec->text,
+					 args[k].name, args[k].why);
+				return -1;
+			}
+			struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = (unsigned char)args[k].reg };
+			if (add_value(pt, args[k].name, &args[k].v, cap, &nstrs) < 0)
+				return -1;
+		}
+	} else {
+		for (size_t k = 0; k < nargs && pt->nvals < LP_TRACE_MAX_CAPS; k++) {
+			if (args[k].reg < 0)
+				continue;
+			struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = (unsigned char)args[k].reg };
+			add_value(pt, args[k].name, &args[k].v, cap, &nstrs);
+		}
+	}
+	return 0;
+}
+
+static const char *op_name(unsigned int op)
+{
+	switch (op) {
+	case DW_OP_entry_value: case DW_OP_GNU_entry_value: return "DW_OP_entry_value";
+	case DW_OP_stack_value: return "DW_OP_stack_value (a computed value)";
+	case DW_OP_piece: return "DW_OP_piece (split across places)";
+	case DW_OP_implicit_value: return "DW_OP_implicit_value";
+	case DW_OP_implicit_pointer: case DW_OP_GNU_implicit_pointer: return "DW_OP_implicit_pointer";
+	case DW_OP_lit0 ... DW_OP_lit31: return "DW_OP_litN (a constant)";
+	case DW_OP_const1u ... DW_OP_consts: return "DW_OP_constN (a constant)";
+	case DW_OP_call_frame_cfa: return "DW_OP_call_frame_cfa";
+	case DW_OP_deref: return "DW_OP_deref";
+	case DW_OP_plus_uconst: return "DW_OP_plus_uconst";
+	}
+	return "an unsupported DWARF expression";
+}
+
+/* The canonical frame address at pc as register + offset, from CFI. */
+static int cfa_at(Elf *elf, Dwarf *dw, uint64_t pc, struct lp_trace_probe *cfg)
+{
+	Dwarf_CFI *cfis[2] = { dwarf_getcfi_elf(elf), dw ? dwarf_getcfi(dw) : NULL };
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Frame *frame;
+		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], pc, &frame) != 0)
+			continue;
+		Dwarf_Op *ops;
+		size_t nops;
+		int ok = dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1;
+		if (ok && ops[0].atom == DW_OP_bregx) {
+			cfg->cfa_reg = (unsigned int)ops[0].number;
+			cfg->cfa_off = (long long)ops[0].number2;
+		} else if (ok && ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg16) {
+			cfg->cfa_reg = ops[0].atom - DW_OP_breg0;
+			cfg->cfa_off = (long long)ops[0].number;
+		} else {
+			ok = 0;
+		}
+		free(frame);
+		if (ok)
+			return 0;
+	}
+	return -1;
+}
+
+/* A location expression at pc -> a capture; -1 with `why`. */
+static int location_cap(Elf *elf, Dwarf *dw, Dwarf_Die *scopes, int nscopes, Dwarf_Attribute *loc,
+			uint64_t pc, struct lp_trace_probe *cfg, struct lp_trace_cap *cap,
+			char *why, size_t whysize)
+{
+	Dwarf_Op *expr;
+	size_t len;
+	int n = dwarf_getlocation_addr(loc, pc, &expr, &len, 1);
+	if (n <= 0 || len == 0) {
+		snprintf(why, whysize, "it is optimized out at this address");
+		return -1;
+	}
+	unsigned int op = expr[0].atom;
+	if (len == 1 && op >= DW_OP_reg0 && op <= DW_OP_reg16) {
+		*cap = (struct lp_trace_cap){ .kind = LP_CAP_REG, .reg = (unsigned char)(op - DW_OP_reg0) };
+		return 0;
+	}
+	if (len == 1 && op == DW_OP_regx && expr[0].number <= 16) {
+		*cap = (struct lp_trace_cap){ .kind = LP_CAP_REG, .reg = (unsigned char)expr[0].number };
+		return 0;
+	}
+	if (len == 1 && op >= DW_OP_breg0 && op <= DW_OP_breg16) {
+		*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM, .reg = (unsigned char)(op - DW_OP_breg0),
+					      .off = (long long)expr[0].number };
+		return 0;
+	}
+	if (len == 1 && op == DW_OP_addr) {
+		*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM, .reg = LP_REG_NONE,
+					      .off = (long long)expr[0].number };
+		return 0;
+	}
+	if (len == 1 && op == DW_OP_fbreg) {
+		/* The frame base of the innermost real function. */
+		for (int i = 0; i < nscopes; i++) {
+			if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+				continue;
+			Dwarf_Attribute fb;
+			Dwarf_Op *fexpr;
+			size_t flen;
+			if (!dwarf_attr_integrate(&scopes[i], DW_AT_frame_base, &fb) ||
+			    dwarf_getlocation_addr(&fb, pc, &fexpr, &flen, 1) <= 0 || flen != 1)
+				break;
+			unsigned int fop = fexpr[0].atom;
+			long long off = (long long)expr[0].number;
+			if (fop == DW_OP_call_frame_cfa) {
+				if (cfa_at(elf, dw, pc, cfg) < 0) {
+					snprintf(why, whysize, "no call frame information at 0x%llx",
+						 (unsigned long long)pc);
+					return -1;
+				}
+				*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM, .reg = LP_REG_CFA, .off = off };
+				return 0;
+			}
+			if (fop >= DW_OP_breg0 && fop <= DW_OP_breg16) {
+				*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM,
+					.reg = (unsigned char)(fop - DW_OP_breg0),
+					.off = off + (long long)fexpr[0].number };
+				return 0;
+			}
+			snprintf(why, whysize, "its frame base is %s", op_name(fop));
+			return -1;
+		}
+		snprintf(why, whysize, "no usable frame base");
+		return -1;
+	}
+	snprintf(why, whysize, "its location is %s, not a register, a frame or register offset or a fixed address",
+		 op_name(len == 1 ? op : (op >= DW_OP_breg0 && op <= DW_OP_breg31 && len > 1 ? expr[1].atom : op)));
+	return -1;
+}
+
+static int line_values(struct lp_probe_point *pt, Elf *elf, Dwarf *dw, Dwarf_Die *cu, uint64_t pc)
+{
+	const struct lp_probe_spec *spec = pt->spec;
+	if (!spec->nvars)
+		return 0;
+	Dwarf_Die *scopes = NULL;
+	int nscopes = dwarf_getscopes(cu, pc, &scopes);
+	int nstrs = 0;
+	for (size_t v = 0; v < spec->nvars; v++) {
+		Dwarf_Die found;
+		bool ok = false;
+		for (int i = 0; i < nscopes && !ok; i++) {
+			Dwarf_Die child;
+			if (dwarf_child(&scopes[i], &child) != 0)
+				continue;
+			do {
+				int tag = dwarf_tag(&child);
+				if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
+					continue;
+				Dwarf_Attribute a;
+				const char *nm = dwarf_attr_integrate(&child, DW_AT_name, &a) ?
+					dwarf_formstring(&a) : NULL;
+				if (nm && !strcmp(nm, spec->vars[v])) {
+					found = child;
+					ok = true;
+					break;
+				}
+			} while (dwarf_siblingof(&child, &child) == 0);
+		}
+		if (!ok) {
+			lp_error("probe '%s': no variable '%s' in scope at 0x%llx", spec->text,
+				 spec->vars[v], (unsigned long long)pc);
+			free(scopes);
+			return -1;
+		}
+		char why[256];
+		struct lp_probe_value val = { 0 };
+		if (value_type(&found, &val, why, sizeof(why)) != 0) {
+			lp_error("probe '%s': cannot capture '%s': %s", spec->text, spec->vars[v],
+				 value_type(&found, &val, why, sizeof(why)) > 0 ? "it has no type" : why);
+			free(scopes);
+			return -1;
+		}
+		Dwarf_Attribute loc;
+		struct lp_trace_cap cap;
+		if (!dwarf_attr(&found, DW_AT_location, &loc)) {
+			lp_error("probe '%s': cannot capture '%s': it has no location (optimized out)",
+				 spec->text, spec->vars[v]);
+			free(scopes);
+			return -1;
+		}
+		if (location_cap(elf, dw, scopes, nscopes, &loc, pc, &pt->cfg, &cap, why, sizeof(why)) < 0) {
+			lp_error("probe '%s': cannot capture '%s' at 0x%llx: %s", spec->text,
+				 spec->vars[v], (unsigned long long)pc, why);
+			free(scopes);
+			return -1;
+		}
+		if (add_value(pt, spec->vars[v], &val, cap, &nstrs) < 0) {
+			free(scopes);
+			return -1;
+		}
+	}
+	free(scopes);
+	return 0;
+}
+
+/* --- FILE:LINE -------------------------------------------------------- */
+
+static bool file_matches(const char *path, const char *want)
+{
+	size_t lp = strlen(path), lw = strlen(want);
+	if (lw > lp || strcmp(path + lp - lw, want))
+		return false;
+	return lw == lp || path[lp - lw - 1] == '/';
+}
+
+struct line_hit {
+	uint64_t addr;
+	Dwarf_Off scope;
+	Dwarf_Die cu;
+};
+
+static int resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+			struct line_hit **hits, size_t *nhits)
+{
+	if (!o->dw) {
+		lp_error("probe '%s': %s has no DWARF line information (build with -g)", spec->text, path);
+		return -1;
+	}
+	int below = 0, above = INT_MAX;
+	bool file_seen = false;
+	*hits = NULL;
+	*nhits = 0;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(o->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		if (!dwarf_offdie(o->dw, off + hsize, &cu)) {
+			off = next;
+			continue;
+		}
+		off = next;
+		Dwarf_Lines *lines;
+		size_t nlines;
+		if (dwarf_getsrclines(&cu, &lines, &nlines) != 0)
+			continue;
+		for (size_t i = 0; i < nlines; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			const char *src = dwarf_linesrc(l, NULL, NULL);
+			bool stmt = false, end = false;
+			int lineno;
+			Dwarf_Addr addr;
+			if (!src || !file_matches(src, spec->file))
+				continue;
+			file_seen = true;
+			dwarf_linebeginstatement(l, &stmt);
+			dwarf_lineendsequence(l, &end);
+			if (dwarf_lineno(l, &lineno) != 0 || !stmt || end || dwarf_lineaddr(l, &addr) != 0)
+				continue;
+			if (lineno < spec->line && lineno > below)
+				below = lineno;
+			if (lineno > spec->line && lineno < above)
+				above = lineno;
+			if (lineno != spec->line)
+				continue;
+			/* One address per function or inlined copy: its lowest. */
+			Dwarf_Die *scopes = NULL;
+			int ns = dwarf_getscopes(&cu, addr, &scopes);
+			Dwarf_Off scope = 0;
+			for (int k = 0; k < ns; k++) {
+				int tag = dwarf_tag(&scopes[k]);
+				if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+					scope = dwarf_dieoffset(&scopes[k]);
+					break;
+				}
+			}
+			free(scopes);
+			size_t k;
+			for (k = 0; k < *nhits; k++)
+				if ((*hits)[k].scope == scope)
+					break;
+			if (k == *nhits) {
+				*hits = lp_reallocarray(*hits, *nhits + 1, sizeof(**hits));
+				(*hits)[(*nhits)++] = (struct line_hit){ addr, scope, cu };
+			} else if (addr < (*hits)[k].addr) {
+				(*hits)[k].addr = addr;
+			}
+		}
+	}
+	if (*nhits)
+		return 0;
+	if (!file_seen) {
+		lp_error("probe '%s': no source file '%s' in the line table of %s", spec->text,
+			 spec->file, path);
+	} else if (below && above != INT_MAX) {
+		lp_error("probe '%s': no code at line %d; nearest lines with code: %d, %d",
+			 spec->text, spec->line, below, above);
+	} else {
+		lp_error("probe '%s': no code at line %d; nearest line with code: %d", spec->text,
+			 spec->line, below ? below : above);
+	}
+	return -1;
+}
+
+/* --- resolution ----------------------------------------------------- */
+
+/* The cost of a uprobe depends on the probed instruction (PERF-NOTES.md):
+ * endbr64 is single-stepped out of line (~13 us), push %rbp is emulated
+ * (~0.6 us).  When a function opens with endbr64 followed by a push, probe
+ * the push: the stack pointer and the arguments are the same there. */
+static uint64_t skip_endbr(int fd, uint64_t off)
+{
+	unsigned char b[6];
+	if (pread(fd, b, sizeof(b), (off_t)off) != (ssize_t)sizeof(b))
+		return 0;
+	if (b[0] != 0xf3 || b[1] != 0x0f || b[2] != 0x1e || b[3] != 0xfa)
+		return 0;
+	if ((b[4] >= 0x50 && b[4] <= 0x57) || (b[4] == 0x41 && b[5] >= 0x50 && b[5] <= 0x57))
+		return 4;
+	return 0;
+}
+
+static struct lp_probe_point *new_point(const struct lp_probe_spec *spec, const char *path,
+					struct lp_probe_point **points, size_t *n)
+{
+	*points = lp_reallocarray(*points, *n + 1, sizeof(**points));
+	struct lp_probe_point *pt = &(*points)[(*n)++];
+	memset(pt, 0, sizeof(*pt));
+	pt->spec = spec;
+	pt->path = lp_strdup(path);
+	pt->sysnr = -1;
+	return pt;
+}
+
+int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
+		      bool verbose, struct lp_probe_point **points, size_t *n)
+{
+	char *path = NULL;
+	if (spec->type == LP_PROBE_SYSCALLS || spec->type == LP_PROBE_TRACEPOINT) {
+		struct lp_probe_point *pt = new_point(spec, "", points, n);
+		pt->name = lp_strdup(spec->text);
+		if (spec->type == LP_PROBE_SYSCALLS) {
+			pt->cfg.kind = LP_PROBE_SYSCALL;
+			pt->sysnr = lp_syscall__number(spec->name);
+		} else {
+			pt->cfg.kind = LP_PROBE_TP;
+			size_t k = strcspn(spec->name, ":");
+			pt->tp_subsys = lp_strndup(spec->name, k);
+			pt->tp_event = lp_strdup(spec->name + k + 1);
+		}
+		return 0;
+	}
+	if (spec->lib) {
+		path = find_lib(spec->lib, pid);
+		if (!path) {
+			lp_error("probe '%s': no library '%s' %s", spec->text, spec->lib,
+				 pid > 0 ? "mapped by the process or in the library directories"
+					 : "in the library directories");
+			return -1;
+		}
+	} else {
+		path = lp_strdup(exe);
+	}
+	struct elfobj o;
+	int ret = -1;
+	if (elfobj_open(&o, path) < 0)
+		goto out;
+
+	if (spec->type == LP_PROBE_LINE) {
+		struct line_hit *hits;
+		size_t nhits;
+		if (resolve_line(spec, &o, path, &hits, &nhits) < 0)
+			goto out;
+		for (size_t i = 0; i < nhits; i++) {
+			uint64_t off;
+			if (vaddr_to_offset(o.elf, hits[i].addr, &off) < 0)
+				continue;
+			struct lp_probe_point *pt = new_point(spec, path, points, n);
+			char name[512];
+			snprintf(name, sizeof(name), "%s:%d", spec->file, spec->line);
+			pt->name = lp_strdup(name);
+			pt->offset = off;
+			pt->cfg.kind = LP_PROBE_POINT;
+			pt->cfg.vaddr = hits[i].addr;
+			if (line_values(pt, o.elf, o.dw, &hits[i].cu, hits[i].addr) < 0) {
+				free(hits);
+				goto out;
+			}
+			if (verbose)
+				lp_error("%s: %s at 0x%llx (file offset 0x%llx)", spec->text, path,
+					 (unsigned long long)hits[i].addr, (unsigned long long)off);
+		}
+		free(hits);
+		ret = 0;
+		goto out;
+	}
+
+	uint64_t vaddr;
+	const char *fname = spec->func;
+	if (!spec->func) {
+		vaddr = spec->off;
+	} else {
+		const struct sym *s = find_sym(&o, spec->func);
+		if (o.stripped && (verbose || !s))
+			lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
+		if (!s) {
+			char hint[512];
+			suggest(&o, spec->func, hint, sizeof(hint));
+			lp_error("probe '%s': no function '%s' in %s%s", spec->text, spec->func,
+				 path, hint);
+			goto out;
+		}
+		vaddr = s->value;
+		if (spec->type == LP_PROBE_OFFSET) {
+			if (s->size && spec->off >= s->size) {
+				lp_error("probe '%s': offset %llu is past the end of %s (%llu bytes)",
+					 spec->text, (unsigned long long)spec->off, spec->func,
+					 (unsigned long long)s->size);
+				goto out;
+			}
+			vaddr += spec->off;
+		}
+	}
+	uint64_t off;
+	if (vaddr_to_offset(o.elf, vaddr, &off) < 0) {
+		lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s", spec->text,
+			 (unsigned long long)vaddr, path);
+		goto out;
+	}
+	struct lp_probe_point *pt = new_point(spec, path, points, n);
+	pt->cfg.vaddr = vaddr;
+	if (spec->type == LP_PROBE_FUNC) {
+		pt->name = lp_strdup(spec->lib ? spec->text : fname);
+		char *paren = strchr(pt->name, '(');
+		if (paren)
+			*paren = '\0';
+		pt->cfg.kind = LP_PROBE_ENTRY;
+		uint64_t skip = skip_endbr(o.fd, off);
+		if (skip && verbose)
+			lp_error("%s: starts with endbr64: probing the push at +%llu (emulated, not single-stepped)",
+				 spec->text, (unsigned long long)skip);
+		if (func_values(pt, o.dw, vaddr, path) < 0)
+			goto out;
+		pt->offset = off + skip;
+		pt->cfg.vaddr = vaddr + skip;
+	} else {
+		pt->name = lp_strdup(spec->text);
+		pt->cfg.kind = LP_PROBE_POINT;
+		pt->offset = off;
+	}
+	if (verbose)
+		lp_error("%s: %s at 0x%llx (file offset 0x%llx)", spec->text, path,
+			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset);
+	ret = 0;
+out:
+	elfobj_close(&o);
+	free(path);
+	return ret;
+}

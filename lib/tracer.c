@@ -1,0 +1,569 @@
+/* tracer.c - loads bpf/trace.bpf.c, attaches probes, writes what they see. */
+#include "tracer.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <event-parse.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace.skel.h"
+#include "util.h"
+
+struct pinfo {
+	char *name;
+	int kind;
+	struct lp_probe_value vals[LP_TRACE_MAX_CAPS];
+	unsigned char str[LP_TRACE_MAX_CAPS];	/* 1 + string slot, or 0 */
+	size_t nvals;
+	bool has_ret;
+	struct lp_probe_value ret;
+	/* syscall: */
+	char argnames[6][32];
+	bool argptr[6];
+	int nargs;
+	/* tracepoint: */
+	struct tep_event *tep_event;
+};
+
+struct lp_tracer {
+	struct trace_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	size_t nlinks;
+	struct pinfo *probes;
+	size_t nprobes;
+	struct bpf_link *sys_links[2];
+	struct tep_handle *tep;
+	struct lp_writer *w;	/* during a poll */
+	int werr;		/* errno of a failed write */
+	uint64_t count;
+	uint64_t lost_seen[LP_NCOUNTERS];
+	struct lp_attrs_buf attrs;
+	bool verbose, detached;
+	int ncpus;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int handle_event(void *ctx, void *data, size_t size);
+
+struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
+{
+	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
+	struct lp_tracer *t = lp_calloc(1, sizeof(*t));
+	t->verbose = opts->verbose;
+	t->ncpus = libbpf_num_possible_cpus();
+	t->skel = trace_bpf__open();
+	if (!t->skel) {
+		lp_error_errno("cannot open the BPF programs");
+		goto fail;
+	}
+	t->skel->rodata->min_duration_ns = (uint64_t)opts->min_duration_ns;
+	size_t ring = opts->ring_bytes ? opts->ring_bytes : 8u << 20;
+	bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring);
+	int err = trace_bpf__load(t->skel);
+	if (err) {
+		errno = -err;
+		/* EACCES is also the verifier refusing a program. */
+		if (errno == EPERM || (errno == EACCES && geteuid() != 0))
+			lp_error("loading BPF programs needs root (or CAP_BPF and CAP_PERFMON): %s",
+				 strerror(errno));
+		else
+			lp_error_errno("cannot load the BPF programs (-v shows the verifier's log)");
+		goto fail;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), handle_event, t, NULL);
+	if (!t->rb) {
+		lp_error_errno("cannot open the BPF ring buffer");
+		goto fail;
+	}
+	return t;
+fail:
+	lp_tracer__free(t);
+	return NULL;
+}
+
+int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid)
+{
+	uint32_t k = (uint32_t)pid;
+	uint8_t one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &k, &one, BPF_ANY) < 0) {
+		lp_error_errno("cannot add pid %d to the filter", (int)pid);
+		return -1;
+	}
+	return 0;
+}
+
+static void add_link(struct lp_tracer *t, struct bpf_link *l)
+{
+	t->links = lp_reallocarray(t->links, t->nlinks + 1, sizeof(*t->links));
+	t->links[t->nlinks++] = l;
+}
+
+static int setup_tp(struct lp_tracer *t, struct pinfo *pi, const struct lp_probe_point *pt,
+		    struct lp_trace_probe *cfg)
+{
+	const char *dir = lp_tracefs();
+	if (!dir)
+		return -1;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, pt->tp_subsys, pt->tp_event);
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		lp_error_errno("probe '%s': no tracepoint %s:%s (%s)", pt->name, pt->tp_subsys,
+			       pt->tp_event, path);
+		return -1;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	char chunk[4096];
+	size_t r;
+	while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, r, mem);
+	fclose(f);
+	fclose(mem);
+	if (!t->tep)
+		t->tep = tep_alloc();
+	if (!t->tep || tep_parse_event(t->tep, buf, len, pt->tp_subsys) != 0) {
+		free(buf);
+		lp_error("probe '%s': cannot parse %s", pt->name, path);
+		return -1;
+	}
+	free(buf);
+	pi->tep_event = tep_find_event_by_name(t->tep, pt->tp_subsys, pt->tp_event);
+	if (!pi->tep_event) {
+		lp_error("probe '%s': cannot parse %s", pt->name, path);
+		return -1;
+	}
+	/* The fixed part's size; dynamic fields (strings) follow it. */
+	unsigned int size = 0;
+	bool dynamic = false;
+	for (int pass = 0; pass < 2; pass++) {
+		struct tep_format_field *fl = pass ? pi->tep_event->format.fields
+						   : pi->tep_event->format.common_fields;
+		for (; fl; fl = fl->next) {
+			if ((unsigned int)(fl->offset + fl->size) > size)
+				size = (unsigned int)(fl->offset + fl->size);
+			dynamic |= (fl->flags & TEP_FIELD_IS_DYNAMIC) != 0;
+		}
+	}
+	cfg->tp_size = dynamic || size > LP_TRACE_TP_MAX ? LP_TRACE_TP_MAX : size;
+	return 0;
+}
+
+int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
+{
+	if (t->nprobes >= LP_TRACE_MAX_PROBES) {
+		lp_error("too many probes (at most %d)", LP_TRACE_MAX_PROBES);
+		return -1;
+	}
+	uint32_t id = (uint32_t)t->nprobes;
+	t->probes = lp_reallocarray(t->probes, t->nprobes + 1, sizeof(*t->probes));
+	struct pinfo *pi = &t->probes[t->nprobes];
+	memset(pi, 0, sizeof(*pi));
+	pi->name = lp_strdup(pt->name);
+	pi->kind = (int)pt->cfg.kind;
+	pi->nvals = pt->nvals;
+	for (size_t i = 0; i < pt->nvals; i++) {
+		pi->vals[i] = pt->vals[i];
+		pi->vals[i].name = lp_strdup(pt->vals[i].name);
+		pi->str[i] = pt->cfg.caps[i].str;
+	}
+	pi->has_ret = pt->has_ret;
+	pi->ret = pt->ret;
+	pi->ret.name = NULL;
+	t->nprobes++;
+	struct lp_trace_probe cfg = pt->cfg;
+
+	if (pt->cfg.kind == LP_PROBE_SYSCALL) {
+		pi->nargs = lp_syscall__args(pt->spec->name, pi->argnames, pi->argptr);
+		uint32_t nr = (uint32_t)pt->sysnr, v = id + 1;
+		if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.sysnrs), &nr, &v, BPF_ANY) < 0) {
+			lp_error_errno("probe '%s': cannot enable", pt->name);
+			return -1;
+		}
+		if (!t->sys_links[0]) {
+			t->sys_links[0] = bpf_program__attach(t->skel->progs.lp_sys_enter);
+			t->sys_links[1] = t->sys_links[0] ? bpf_program__attach(t->skel->progs.lp_sys_exit) : NULL;
+			if (!t->sys_links[1]) {
+				lp_error_errno("probe '%s': cannot attach to raw tracepoints sys_enter/sys_exit",
+					       pt->name);
+				return -1;
+			}
+		}
+		return 0;
+	}
+	if (pt->cfg.kind == LP_PROBE_TP && setup_tp(t, pi, pt, &cfg) < 0)
+		return -1;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg, BPF_ANY) < 0) {
+		lp_error_errno("probe '%s': cannot store its settings", pt->name);
+		return -1;
+	}
+	struct bpf_link *l;
+	if (pt->cfg.kind == LP_PROBE_TP) {
+		LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = id);
+		l = bpf_program__attach_tracepoint_opts(t->skel->progs.lp_tp, pt->tp_subsys,
+							pt->tp_event, &to);
+		if (!l) {
+			lp_error_errno("probe '%s': cannot attach", pt->name);
+			return -1;
+		}
+		add_link(t, l);
+		return 0;
+	}
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
+	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
+								   : t->skel->progs.lp_point;
+	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
+	if (!l)
+		goto fail;
+	add_link(t, l);
+	if (pt->cfg.kind == LP_PROBE_ENTRY) {
+		uo.retprobe = true;
+		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path,
+						    pt->offset, &uo);
+		if (!l)
+			goto fail;
+		add_link(t, l);
+	}
+	return 0;
+fail:
+	if (errno == EPERM || errno == EACCES)
+		lp_error("cannot attach to '%s' in %s: needs root (or CAP_BPF and CAP_PERFMON): %s",
+			 pt->name, pt->path, strerror(errno));
+	else
+		lp_error_errno("cannot attach to '%s' in %s at offset 0x%llx", pt->name, pt->path,
+			       (unsigned long long)pt->offset);
+	return -1;
+}
+
+/* --- records ---------------------------------------------------------- */
+
+static void format_value(char *buf, size_t size, const struct lp_probe_value *v, uint64_t raw,
+			 const char *str)
+{
+	uint64_t mask = v->size >= 8 ? UINT64_MAX : (1ULL << (8 * v->size)) - 1;
+	uint64_t u = raw & mask;
+	switch (v->type) {
+	case LP_VAL_INT:
+	case LP_VAL_CHAR: {
+		int64_t s = (int64_t)u;
+		if (v->size < 8 && (u >> (8 * v->size - 1)) & 1)
+			s = (int64_t)(u | ~mask);
+		snprintf(buf, size, "%" PRId64, s);
+		break;
+	}
+	case LP_VAL_UINT:
+	case LP_VAL_BOOL:
+		snprintf(buf, size, "%" PRIu64, u);
+		break;
+	case LP_VAL_PTR:
+		snprintf(buf, size, "0x%" PRIx64, u);
+		break;
+	case LP_VAL_STR:
+		if (!raw)
+			snprintf(buf, size, "(null)");
+		else
+			snprintf(buf, size, "%.*s", LP_TRACE_STR_MAX - 1, str ? str : "");
+		break;
+	}
+}
+
+static void values_attrs(struct lp_tracer *t, const struct pinfo *pi, const unsigned long long *vals,
+			 const char (*strs)[LP_TRACE_STR_MAX])
+{
+	char buf[LP_TRACE_STR_MAX + 32];
+	for (size_t i = 0; i < pi->nvals; i++) {
+		const char *s = pi->str[i] && strs ? strs[pi->str[i] - 1] : NULL;
+		format_value(buf, sizeof(buf), &pi->vals[i], vals[i], s);
+		lp_attrs_buf__add(&t->attrs, pi->vals[i].name, buf);
+	}
+}
+
+static void tp_attrs(struct lp_tracer *t, const struct pinfo *pi, const unsigned char *data,
+		     unsigned int size)
+{
+	char buf[LP_TRACE_TP_MAX + 32];
+	for (struct tep_format_field *f = pi->tep_event->format.fields; f; f = f->next) {
+		if ((unsigned int)(f->offset + f->size) > size)
+			break;
+		if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+			unsigned long long loc;
+			if (tep_read_number_field(f, data, &loc) != 0)
+				continue;
+			unsigned int off = loc & 0xffff, len = (unsigned int)(loc >> 16) & 0xffff;
+			if (f->flags & TEP_FIELD_IS_RELATIVE)
+				off += (unsigned int)(f->offset + f->size);
+			if (off >= size)
+				len = 0;
+			else if (off + len > size)
+				len = size - off;
+			snprintf(buf, sizeof(buf), "%.*s", (int)len, off < size ? (const char *)data + off : "");
+		} else if ((f->flags & TEP_FIELD_IS_ARRAY) && strstr(f->type, "char")) {
+			snprintf(buf, sizeof(buf), "%.*s", f->size, (const char *)data + f->offset);
+		} else if (f->flags & TEP_FIELD_IS_ARRAY) {
+			continue;
+		} else {
+			unsigned long long v;
+			if (tep_read_number_field(f, data, &v) != 0)
+				continue;
+			if (f->flags & TEP_FIELD_IS_POINTER)
+				snprintf(buf, sizeof(buf), "0x%llx", v);
+			else if (f->flags & TEP_FIELD_IS_SIGNED) {
+				long long s = (long long)v;
+				if (f->size < 8 && (v >> (8 * f->size - 1)) & 1)
+					s = (long long)(v | ~((1ULL << (8 * f->size)) - 1));
+				snprintf(buf, sizeof(buf), "%lld", s);
+			} else
+				snprintf(buf, sizeof(buf), "%llu", v);
+		}
+		lp_attrs_buf__add(&t->attrs, f->name, buf);
+	}
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct lp_tracer *t = ctx;
+	const struct lp_trace_event *ev = data;
+	if (size < sizeof(*ev) || ev->probe >= t->nprobes || t->werr)
+		return 0;
+	const struct pinfo *pi = &t->probes[ev->probe];
+	lp_attrs_buf__reset(&t->attrs);
+	char buf[64];
+	int r;
+	switch (ev->type) {
+	case LP_EV_SPAN:
+	case LP_EV_POINT: {
+		const char(*strs)[LP_TRACE_STR_MAX] = NULL;
+		if (size >= sizeof(struct lp_trace_event_strs))
+			strs = ((const struct lp_trace_event_strs *)data)->strs;
+		values_attrs(t, pi, ev->vals, strs);
+		if (ev->type == LP_EV_SPAN && pi->has_ret) {
+			format_value(buf, sizeof(buf), &pi->ret, ev->ret, NULL);
+			lp_attrs_buf__add(&t->attrs, "ret", buf);
+		}
+		break;
+	}
+	case LP_EV_SYSCALL:
+		for (int i = 0; i < 6; i++) {
+			if (pi->nargs && i >= pi->nargs)
+				break;
+			char key[40];
+			if (pi->nargs)
+				snprintf(key, sizeof(key), "%s", pi->argnames[i]);
+			else
+				snprintf(key, sizeof(key), "arg%d", i);
+			if (!pi->nargs || pi->argptr[i])
+				snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)ev->vals[i]);
+			else
+				snprintf(buf, sizeof(buf), "%lld", (long long)ev->vals[i]);
+			lp_attrs_buf__add(&t->attrs, key, buf);
+		}
+		snprintf(buf, sizeof(buf), "%lld", (long long)ev->ret);
+		lp_attrs_buf__add(&t->attrs, "ret", buf);
+		break;
+	case LP_EV_TP:
+		if (pi->tep_event && size >= sizeof(struct lp_trace_event) + ev->size)
+			tp_attrs(t, pi, ((const struct lp_trace_event_tp *)data)->data, ev->size);
+		break;
+	default:
+		return 0;
+	}
+	if (ev->type == LP_EV_SPAN || ev->type == LP_EV_SYSCALL) {
+		struct lp_span s = {
+			.start_ns = (int64_t)ev->start, .end_ns = (int64_t)ev->end,
+			.pid = (int32_t)ev->pid, .tid = (int32_t)ev->tid, .probe = pi->name,
+			.depth = (int32_t)ev->depth, .attrs = lp_attrs_buf__attrs(&t->attrs),
+		};
+		r = lp_writer__span(t->w, &s);
+	} else {
+		struct lp_event e = {
+			.time_ns = (int64_t)ev->start, .pid = (int32_t)ev->pid,
+			.tid = (int32_t)ev->tid, .probe = pi->name,
+			.attrs = lp_attrs_buf__attrs(&t->attrs),
+		};
+		r = lp_writer__event(t->w, &e);
+	}
+	if (r < 0) {
+		t->werr = errno ? errno : EIO;
+		return -1;
+	}
+	t->count++;
+	return 0;
+}
+
+/* Writes a lost record for each counter that grew since the last call. */
+static int write_lost(struct lp_tracer *t, struct lp_writer *w)
+{
+	static const char *const what[LP_NCOUNTERS] = { "ring", "depth", "threads" };
+	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
+	uint32_t k = 0;
+	int ret = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0) {
+		for (int c = 0; c < LP_NCOUNTERS; c++) {
+			uint64_t sum = 0;
+			for (int cpu = 0; cpu < t->ncpus; cpu++)
+				sum += vals[cpu * LP_NCOUNTERS + c];
+			if (sum <= t->lost_seen[c])
+				continue;
+			struct lp_lost l = { now_ns(), what[c], sum - t->lost_seen[c] };
+			t->lost_seen[c] = sum;
+			if (lp_writer__lost(w, &l) < 0)
+				ret = -1;
+		}
+	}
+	free(vals);
+	return ret;
+}
+
+int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
+{
+	uint64_t before = t->count;
+	t->w = w;
+	int r = ring_buffer__poll(t->rb, timeout_ms);
+	if (t->werr) {
+		errno = t->werr;
+		return -1;
+	}
+	if (r < 0 && r != -EINTR) {
+		errno = -r;
+		lp_error_errno("reading the BPF ring buffer");
+		return -1;
+	}
+	if (write_lost(t, w) < 0)
+		return -1;
+	return (int)(t->count - before);
+}
+
+static void detach(struct lp_tracer *t)
+{
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	t->nlinks = 0;
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(t->sys_links[i]);
+		t->sys_links[i] = NULL;
+	}
+	t->detached = true;
+}
+
+/* Calls still open: their entry was seen, their return not (yet). */
+static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
+{
+	int fd = bpf_map__fd(t->skel->maps.stacks);
+	struct lp_trace_stack *st = lp_malloc(sizeof(*st));
+	uint32_t key, next, *prev = NULL;
+	int ret = 0;
+	/* Sorted by tid, so the output does not depend on the hash's order. */
+	uint32_t *tids = NULL;
+	size_t ntids = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		tids = lp_reallocarray(tids, ntids + 1, sizeof(*tids));
+		tids[ntids++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 1; i < ntids; i++)
+		for (size_t j = i; j > 0 && tids[j - 1] > tids[j]; j--) {
+			uint32_t tmp = tids[j];
+			tids[j] = tids[j - 1];
+			tids[j - 1] = tmp;
+		}
+	for (size_t i = 0; i < ntids && ret == 0; i++) {
+		if (bpf_map_lookup_elem(fd, &tids[i], st) != 0)
+			continue;
+		for (uint32_t d = 0; d < st->depth && d < LP_TRACE_MAX_DEPTH; d++) {
+			const struct lp_trace_frame *f = &st->frames[d];
+			if (f->probe >= t->nprobes)
+				continue;
+			const struct pinfo *pi = &t->probes[f->probe];
+			lp_attrs_buf__reset(&t->attrs);
+			values_attrs(t, pi, f->vals, (const char(*)[LP_TRACE_STR_MAX])f->strs);
+			struct lp_span s = {
+				.start_ns = (int64_t)f->ts, .end_ns = LP_TIME_NONE,
+				.pid = (int32_t)st->tgid, .tid = (int32_t)tids[i],
+				.probe = pi->name, .depth = (int32_t)d,
+				.attrs = lp_attrs_buf__attrs(&t->attrs),
+			};
+			if (lp_writer__span(w, &s) < 0) {
+				ret = -1;
+				break;
+			}
+			t->count++;
+		}
+	}
+	free(tids);
+	free(st);
+	return ret;
+}
+
+int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
+{
+	detach(t);
+	t->w = w;
+	ring_buffer__consume(t->rb);
+	if (t->werr) {
+		errno = t->werr;
+		return -1;
+	}
+	if (write_unfinished(t, w) < 0)
+		return -1;
+	return write_lost(t, w);
+}
+
+uint64_t lp_tracer__count(const struct lp_tracer *t)
+{
+	return t->count;
+}
+
+uint64_t lp_tracer__lost(const struct lp_tracer *t)
+{
+	uint64_t n = 0;
+	for (int c = 0; c < LP_NCOUNTERS; c++)
+		n += t->lost_seen[c];
+	return n;
+}
+
+void lp_tracer__free(struct lp_tracer *t)
+{
+	if (!t)
+		return;
+	detach(t);
+	free(t->links);
+	ring_buffer__free(t->rb);
+	trace_bpf__destroy(t->skel);
+	for (size_t i = 0; i < t->nprobes; i++) {
+		free(t->probes[i].name);
+		for (size_t k = 0; k < t->probes[i].nvals; k++)
+			free(t->probes[i].vals[k].name);
+	}
+	free(t->probes);
+	if (t->tep)
+		tep_free(t->tep);
+	lp_attrs_buf__free(&t->attrs);
+	free(t);
+}

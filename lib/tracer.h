@@ -1,0 +1,52 @@
+/* tracer.h - lp-trace's BPF glue: loads bpf/trace.bpf.c, attaches resolved
+ * probe points, and turns what the kernel reports into stream records
+ * (spans, events, lost counts).  The only file of lp-trace that includes
+ * libbpf. */
+#ifndef LP_TRACER_H
+#define LP_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "probe.h"
+#include "stream.h"
+
+struct lp_tracer_opts {
+	int64_t min_duration_ns;	/* spans shorter than this are not reported */
+	size_t ring_bytes;		/* ring buffer size, a power of two */
+	bool verbose;			/* libbpf's messages, attach details */
+};
+
+struct lp_tracer;
+
+/* Opens and loads the BPF programs.  NULL after reporting why (missing
+ * privileges: one line naming what is needed). */
+struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts);
+
+/* Processes syscall: and tp: probes follow (they are system-wide events
+ * filtered in the kernel by process id). */
+int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid);
+
+/* Attaches one probe point for process pid (uprobes; -1 for any process).
+ * -1 after reporting why. */
+int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid);
+
+/* Waits up to timeout_ms for events and writes them.  Returns the number of
+ * records written, or -1 when the output failed (errno set). */
+int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms);
+
+/* Ends tracing: detaches every probe, drains the ring, writes the calls
+ * still open as unfinished spans and the lost counts.  Returns 0, or -1
+ * when the output failed. */
+int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w);
+
+/* Totals for the summary on stderr. */
+uint64_t lp_tracer__count(const struct lp_tracer *t);
+uint64_t lp_tracer__lost(const struct lp_tracer *t);
+
+/* Detaches (if not finished) and frees. */
+void lp_tracer__free(struct lp_tracer *t);
+
+#endif
