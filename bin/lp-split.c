@@ -1,0 +1,308 @@
+/* lp-split - route joined samples into groups by the latency of their span.
+ *
+ *   lp-split --percentile 90 --probe handle_request --above slow.lp --below fast.lp joined.lp
+ *
+ * Input: an lp stream from lp-join (samples carry span=, span_start=,
+ * span_end=).  Groups: percentile bands or threshold bands of the probe's
+ * span durations, "outside" (no span of the probe), "excluded" (--time or
+ * --where said no), "unranked" (--live, before the first span).  A report
+ * per group goes to stderr or --report FILE.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "split.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: lp-split [options] [INPUT]\n"
+		"Splits lp-join's output into groups by the duration of each sample's\n"
+		"enclosing span of a probe.\n"
+		"\n"
+		"  -P, --percentile LIST   cut at these percentiles of the probe's span\n"
+		"                          durations (e.g. 90 or 50,90,99); exact on files\n"
+		"  -t, --threshold LIST    cut at these durations (e.g. 10ms or 1ms,10ms)\n"
+		"  -p, --probe NAME        the probe whose spans decide (default: the\n"
+		"                          innermost span of any probe)\n"
+		"  -T, --time FROM-TO      only samples in [FROM, TO): durations from the\n"
+		"                          first time in the input, or @NS absolute; either\n"
+		"                          side may be empty\n"
+		"  -w, --where KEY OP VAL  only spans whose captured KEY compares true\n"
+		"                          (=, !=, <, <=, >, >=); repeatable, all must hold\n"
+		"      --above FILE        the group above the single cut point\n"
+		"      --below FILE        the group at or below it\n"
+		"      --outside FILE      samples outside every span of the probe\n"
+		"  -g, --group NAME=FILE   any group to FILE (repeatable)\n"
+		"  -O, --output-pattern P  every group to a file: %%s is the group's name\n"
+		"  -l, --label             one stream with group=NAME on each sample\n"
+		"  -o, --output FILE       --label's output (default stdout)\n"
+		"  -L, --live              one pass: percentiles from a sketch over a\n"
+		"                          sliding window of stream time\n"
+		"  -W, --window DUR        the sliding window (default 60s)\n"
+		"  -r, --report FILE       the per-group report to FILE (default stderr)\n"
+		"  -q, --quiet             no report\n"
+		"      --input-format FMT  auto, lp or perf (default auto)\n"
+		"  -h, --help              this help\n"
+		"      --version           the version\n");
+}
+
+static int bad(const char *opt, const char *arg, const char *why)
+{
+	lp_error("%s '%s': %s", opt, arg, why);
+	return 2;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* "FROM-TO", each a duration from the first time read or @NS. */
+static int parse_time(const char *arg, struct lp_split_opts *o)
+{
+	const char *dash = strchr(arg, '-');
+	const char *why;
+	if (!dash)
+		return bad("--time", arg, "expected FROM-TO");
+	char *from = lp_strndup(arg, dash - arg);
+	const char *to = dash + 1;
+	int64_t *dst[2] = { &o->time_from, &o->time_to };
+	bool *abs[2] = { &o->time_absolute_from, &o->time_absolute_to };
+	const char *src[2] = { from, to };
+	o->time_from = INT64_MIN;
+	o->time_to = INT64_MAX;
+	for (int i = 0; i < 2; i++) {
+		const char *v = src[i];
+		if (!*v)
+			continue;
+		if (*v == '@') {
+			*abs[i] = true;
+			if (lp_parse_i64(v + 1, 0, INT64_MAX, dst[i], &why) < 0) {
+				free(from);
+				return bad("--time", arg, why);
+			}
+		} else if (lp_parse_duration(v, dst[i], &why) < 0) {
+			free(from);
+			return bad("--time", arg, why);
+		}
+	}
+	free(from);
+	o->has_time = true;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_INPUT_FORMAT, OPT_VERSION };
+	static const struct option longopts[] = {
+		{ "percentile", required_argument, NULL, 'P' },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "probe", required_argument, NULL, 'p' },
+		{ "time", required_argument, NULL, 'T' },
+		{ "where", required_argument, NULL, 'w' },
+		{ "above", required_argument, NULL, OPT_ABOVE },
+		{ "below", required_argument, NULL, OPT_BELOW },
+		{ "outside", required_argument, NULL, OPT_OUTSIDE },
+		{ "group", required_argument, NULL, 'g' },
+		{ "output-pattern", required_argument, NULL, 'O' },
+		{ "label", no_argument, NULL, 'l' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "live", no_argument, NULL, 'L' },
+		{ "window", required_argument, NULL, 'W' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lp_split_opts o = {
+		.window_ns = 60000000000LL,
+		.accuracy = 0.01,
+		.format = LP_INPUT_AUTO,
+	};
+	double *pcts = NULL;
+	int64_t *ths = NULL;
+	struct lp_split_pred *preds = NULL;
+	struct lp_split_file *files = NULL;
+	size_t npcts = 0, nths = 0, npreds = 0, nfiles = 0;
+	const char *why;
+	int c, rc;
+
+	lp_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "P:t:p:T:w:g:O:lo:LW:r:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'P':
+		case 't': {
+			char *list = lp_strdup(optarg), *save = NULL;
+			for (char *x = strtok_r(list, ",", &save); x; x = strtok_r(NULL, ",", &save)) {
+				if (c == 'P') {
+					double v;
+					if (lp_parse_double(x, &v, &why) < 0)
+						return bad("--percentile", optarg, why);
+					if (!(v > 0 && v < 100))
+						return bad("--percentile", optarg, "must be between 0 and 100");
+					pcts = lp_reallocarray(pcts, npcts + 1, sizeof(*pcts));
+					pcts[npcts++] = v;
+				} else {
+					int64_t v;
+					if (lp_parse_duration(x, &v, &why) < 0)
+						return bad("--threshold", optarg, why);
+					ths = lp_reallocarray(ths, nths + 1, sizeof(*ths));
+					ths[nths++] = v;
+				}
+			}
+			free(list);
+			break;
+		}
+		case 'p':
+			o.probe = optarg;
+			break;
+		case 'T':
+			if ((rc = parse_time(optarg, &o)))
+				return rc;
+			break;
+		case 'w':
+			preds = lp_reallocarray(preds, npreds + 1, sizeof(*preds));
+			if (lp_split_pred__parse(optarg, &preds[npreds], &why) < 0)
+				return bad("--where", optarg, why);
+			npreds++;
+			break;
+		case OPT_ABOVE:
+		case OPT_BELOW:
+		case OPT_OUTSIDE:
+		case 'g': {
+			files = lp_reallocarray(files, nfiles + 1, sizeof(*files));
+			if (c == 'g') {
+				char *eq = strchr(optarg, '=');
+				if (!eq || eq == optarg || !eq[1])
+					return bad("--group", optarg, "expected NAME=FILE");
+				files[nfiles].group = lp_strndup(optarg, eq - optarg);
+				files[nfiles].path = eq + 1;
+			} else {
+				files[nfiles].group = c == OPT_ABOVE ? "above" : c == OPT_BELOW ? "below"
+									   : "outside";
+				files[nfiles].path = optarg;
+			}
+			nfiles++;
+			break;
+		}
+		case 'O': {
+			const char *pc = strstr(optarg, "%s");
+			if (!pc || strstr(pc + 2, "%s") || strchr(optarg, '%') != pc)
+				return bad("--output-pattern", optarg, "needs exactly one %s");
+			o.pattern = optarg;
+			break;
+		}
+		case 'l':
+			o.label = true;
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'L':
+			o.live = true;
+			break;
+		case 'W':
+			if (lp_parse_duration(optarg, &o.window_ns, &why) < 0)
+				return bad("--window", optarg, why);
+			if (o.window_ns < 8)
+				return bad("--window", optarg, "too small");
+			break;
+		case 'r':
+			o.report = optarg;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case OPT_INPUT_FORMAT: {
+			int f = lp_input_format__parse(optarg);
+			if (f < 0)
+				return bad("--input-format", optarg, "expected auto, lp, perf or folded");
+			o.format = f;
+			break;
+		}
+		case 'h':
+			usage(stdout);
+			return lp_close_output(stdout, "stdout") ? 1 : 0;
+		case OPT_VERSION:
+			lp_print_version();
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind > 1) {
+		lp_error("expected at most one INPUT");
+		usage(stderr);
+		return 2;
+	}
+	if (npcts && nths) {
+		lp_error("--percentile and --threshold cannot be combined");
+		return 2;
+	}
+	qsort(pcts, npcts, sizeof(*pcts), cmp_double);
+	qsort(ths, nths, sizeof(*ths), cmp_i64);
+	for (size_t i = 1; i < npcts; i++)
+		if (pcts[i] == pcts[i - 1])
+			return bad("--percentile", "", "a cut point is given twice");
+	for (size_t i = 1; i < nths; i++)
+		if (ths[i] == ths[i - 1])
+			return bad("--threshold", "", "a cut point is given twice");
+	o.percentiles = pcts;
+	o.npercentiles = npcts;
+	o.thresholds = ths;
+	o.nthresholds = nths;
+	o.preds = preds;
+	o.npreds = npreds;
+	o.files = files;
+	o.nfiles = nfiles;
+	if (o.label && (nfiles || o.pattern)) {
+		lp_error("--label writes one stream: it cannot be combined with files per group");
+		return 2;
+	}
+	if (o.output && !o.label) {
+		lp_error("-o is --label's output; give files per group with --above, --below, "
+			 "--group or --output-pattern");
+		return 2;
+	}
+	if (!o.label && !nfiles && !o.pattern && o.quiet) {
+		lp_error("nothing to do: no output and no report");
+		return 2;
+	}
+	/* Every --group NAME must be a group these options make. */
+	const char **names;
+	size_t nnames = lp_split__group_names(&o, &names);
+	for (size_t i = 0; i < nfiles; i++) {
+		bool found = false;
+		for (size_t k = 0; k < nnames; k++)
+			found |= !strcmp(names[k], files[i].group);
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(files[k].path, files[i].path) && strcmp(files[i].path, "/dev/null")) {
+				lp_error("%s: named for two groups", files[i].path);
+				return 2;
+			}
+		if (!found) {
+			char list[1024] = "";
+			for (size_t k = 0; k < nnames; k++)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+					 k ? ", " : "", names[k]);
+			lp_error("no group '%s' with these options (groups: %s)", files[i].group, list);
+			return 2;
+		}
+	}
+	if (lp_split__run(optind < argc ? argv[optind] : "-", &o) < 0)
+		return 1;
+	return 0;
+}

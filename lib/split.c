@@ -1,0 +1,770 @@
+/* split.c - samples into groups by the latency of their enclosing span.
+ *
+ * A sample's span is the one lp-join attached for the probe (span=PROBE with
+ * span_start= and span_end=, or spanN=PROBE with --all-spans).  Its band is
+ * decided by the span's duration d against the cut points: band i holds
+ * cut[i-1] < d <= cut[i].  A percentile's cut is the nearest-rank value of
+ * the probe's span durations: with n spans sorted, the p-th percentile is
+ * the ceil(p/100 * n)-th.  So at p90 exactly the spans slower than the p90
+ * value (about 10% of them) are "above".
+ *
+ * Exact percentiles need every duration before the first sample can be
+ * routed: global by nature.  A file is read twice (stdin is spooled to a
+ * temporary file on the first pass); only the durations (16 bytes a span)
+ * are kept.  --live reads once and uses a windowed sketch (quantile.h), and
+ * thresholds need one pass anyway.
+ */
+#include "split.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "quantile.h"
+#include "util.h"
+
+int lp_split_pred__parse(const char *s, struct lp_split_pred *p, const char **why)
+{
+	static const struct { const char *text; enum lp_split_op op; } ops[] = {
+		{ "!=", LP_OP_NE }, { "<=", LP_OP_LE }, { ">=", LP_OP_GE },
+		{ "==", LP_OP_EQ }, { "=", LP_OP_EQ }, { "<", LP_OP_LT }, { ">", LP_OP_GT },
+	};
+	size_t klen = strcspn(s, "!=<>");
+	if (klen == 0 || !s[klen]) {
+		*why = "expected KEY=VALUE, KEY!=VALUE, KEY<N, KEY<=N, KEY>N or KEY>=N";
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		size_t olen = strlen(ops[i].text);
+		if (strncmp(s + klen, ops[i].text, olen))
+			continue;
+		memset(p, 0, sizeof(*p));
+		p->key = lp_strndup(s, klen);
+		p->value = lp_strdup(s + klen + olen);
+		p->op = ops[i].op;
+		const char *w;
+		p->numeric = p->value[0] && lp_parse_double(p->value, &p->num, &w) == 0;
+		if (!p->numeric && p->op != LP_OP_EQ && p->op != LP_OP_NE) {
+			*why = "<, <=, > and >= need a number";
+			return -1;
+		}
+		return 0;
+	}
+	*why = "expected KEY=VALUE, KEY!=VALUE, KEY<N, KEY<=N, KEY>N or KEY>=N";
+	return -1;
+}
+
+/* --- attributes, read in place (this runs once per sample) ------------- */
+
+static bool attr_raw(const struct lp_attrs *a, const char *key, size_t klen,
+		     const char **val, size_t *vlen)
+{
+	const char *p = a->text, *end = a->text + a->len;
+	while (p < end) {
+		const char *tab = memchr(p, '\t', end - p);
+		const char *fend = tab ? tab : end;
+		if ((size_t)(fend - p) > klen && p[klen] == '=' && !memcmp(p, key, klen)) {
+			*val = p + klen + 1;
+			*vlen = fend - *val;
+			return true;
+		}
+		p = fend + 1;
+	}
+	return false;
+}
+
+/* The value unescaped into buf (NUL-terminated), or NULL when absent. */
+static const char *attr_get(const struct lp_attrs *a, const char *key, char **buf, size_t *cap)
+{
+	const char *v;
+	size_t n;
+	if (!attr_raw(a, key, strlen(key), &v, &n))
+		return NULL;
+	if (n + 1 > *cap) {
+		*cap = n + 64;
+		*buf = lp_realloc(*buf, *cap);
+	}
+	(*buf)[lp_unescape(*buf, v, n)] = '\0';
+	return *buf;
+}
+
+static bool raw_i64(const char *v, size_t n, int64_t *out)
+{
+	if (!n || n > 20)
+		return false;
+	char tmp[24];
+	memcpy(tmp, v, n);
+	tmp[n] = '\0';
+	const char *why;
+	return lp_parse_i64(tmp, INT64_MIN, INT64_MAX, out, &why) == 0;
+}
+
+/* --- groups ------------------------------------------------------------ */
+
+enum { G_OUTSIDE, G_EXCLUDED, G_UNRANKED, G_EXTRA };
+static const char *const extra_names[G_EXTRA] = { "outside", "excluded", "unranked" };
+
+struct group {
+	char *name;
+	int out;		/* index into outputs, -1: not written */
+	uint64_t spans, samples;
+	double span_ns, sample_weight;
+	int64_t max_ns;
+	struct lp_quantile *lat;	/* live: this group's span durations */
+	size_t lo, hi;		/* file: its spans' range in the sorted durations */
+};
+
+struct output {
+	char *path;
+	FILE *f;
+	struct lp_writer *w;
+};
+
+struct split {
+	const struct lp_split_opts *o;
+	size_t nbands;
+	struct group *g;	/* nbands bands, then the G_EXTRA groups */
+	size_t ng;
+	double *cuts;		/* nbands - 1 cut points, ns */
+	struct output *outs;
+	size_t nouts;
+	int64_t t0;		/* first time read, for a relative --time */
+	int64_t from, to;
+	/* file mode: durations of the spans that count */
+	int64_t *durs;
+	size_t ndurs, capdurs;
+	struct lp_quantile *sketch;	/* live */
+	uint64_t live_spans;
+	struct lp_attrs_buf ab;
+	char *buf;
+	size_t bufcap;
+	char *kbuf;
+	size_t kbufcap;
+};
+
+static char *fmt_duration(int64_t ns)
+{
+	char b[64];
+	if (ns && ns % 1000000000 == 0)
+		snprintf(b, sizeof(b), "%" PRId64 "s", ns / 1000000000);
+	else if (ns && ns % 1000000 == 0)
+		snprintf(b, sizeof(b), "%" PRId64 "ms", ns / 1000000);
+	else if (ns && ns % 1000 == 0)
+		snprintf(b, sizeof(b), "%" PRId64 "us", ns / 1000);
+	else
+		snprintf(b, sizeof(b), "%" PRId64 "ns", ns);
+	return lp_strdup(b);
+}
+
+static char *band_name(const struct lp_split_opts *o, size_t i, size_t nbands)
+{
+	char b[128];
+	if (nbands == 1)
+		return lp_strdup("selected");
+	if (nbands == 2)
+		return lp_strdup(i == 0 ? "below" : "above");
+	if (o->npercentiles) {
+		char lo[32] = "p0", hi[32] = "p100";
+		if (i > 0)
+			snprintf(lo, sizeof(lo), "p%g", o->percentiles[i - 1]);
+		if (i < nbands - 1)
+			snprintf(hi, sizeof(hi), "p%g", o->percentiles[i]);
+		snprintf(b, sizeof(b), "%s-%s", lo, hi);
+		return lp_strdup(b);
+	}
+	char *lo = i > 0 ? fmt_duration(o->thresholds[i - 1]) : lp_strdup("0");
+	char *hi = i < nbands - 1 ? fmt_duration(o->thresholds[i]) : lp_strdup("inf");
+	snprintf(b, sizeof(b), "%s-%s", lo, hi);
+	free(lo);
+	free(hi);
+	return lp_strdup(b);
+}
+
+static size_t nbands_of(const struct lp_split_opts *o)
+{
+	return 1 + (o->npercentiles ? o->npercentiles : o->nthresholds);
+}
+
+size_t lp_split__group_names(const struct lp_split_opts *o, const char ***names)
+{
+	size_t nb = nbands_of(o), n = nb + G_EXTRA;
+	const char **v = lp_calloc(n, sizeof(*v));
+	for (size_t i = 0; i < nb; i++)
+		v[i] = band_name(o, i, nb);
+	for (size_t i = 0; i < G_EXTRA; i++)
+		v[nb + i] = lp_strdup(extra_names[i]);
+	*names = v;
+	return n;
+}
+
+/* The band of a duration: the number of cut points it exceeds. */
+static size_t band_of(const struct split *s, int64_t d)
+{
+	size_t lo = 0, hi = s->nbands - 1;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if ((double)d > s->cuts[mid])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool pred_ok(const struct lp_split_pred *p, const char *v)
+{
+	if (!v)
+		return p->op == LP_OP_NE;
+	double x;
+	const char *why;
+	if (p->numeric && lp_parse_double(v, &x, &why) == 0) {
+		switch (p->op) {
+		case LP_OP_EQ: return x == p->num;
+		case LP_OP_NE: return x != p->num;
+		case LP_OP_LT: return x < p->num;
+		case LP_OP_LE: return x <= p->num;
+		case LP_OP_GT: return x > p->num;
+		case LP_OP_GE: return x >= p->num;
+		}
+	}
+	switch (p->op) {
+	case LP_OP_EQ: return !strcmp(v, p->value);
+	case LP_OP_NE: return strcmp(v, p->value) != 0;
+	default: return false;
+	}
+}
+
+/* prefix "" for a span's own attributes, "span." or "spanN." on a sample. */
+static bool preds_ok(struct split *s, const struct lp_attrs *a, const char *prefix)
+{
+	for (size_t i = 0; i < s->o->npreds; i++) {
+		const struct lp_split_pred *p = &s->o->preds[i];
+		size_t need = strlen(prefix) + strlen(p->key) + 1;
+		if (need > s->kbufcap) {
+			s->kbufcap = need + 32;
+			s->kbuf = lp_realloc(s->kbuf, s->kbufcap);
+		}
+		snprintf(s->kbuf, s->kbufcap, "%s%s", prefix, p->key);
+		if (!pred_ok(p, attr_get(a, s->kbuf, &s->buf, &s->bufcap)))
+			return false;
+	}
+	return true;
+}
+
+static bool is_probe(const struct split *s, const char *probe)
+{
+	return !s->o->probe || !strcmp(probe, s->o->probe);
+}
+
+/* The span of the probe that lp-join attached to a sample: its prefix
+ * ("span" or "spanN"), start and end.  Without --probe, the innermost. */
+static bool sample_span(struct split *s, const struct lp_sample *smp, char *prefix,
+			size_t psize, int64_t *start, int64_t *end)
+{
+	for (int i = 0; i < 64; i++) {
+		char key[40];
+		const char *v;
+		size_t n;
+		if (i)
+			snprintf(prefix, psize, "span%d", i);
+		else
+			snprintf(prefix, psize, "span");
+		if (!attr_raw(&smp->attrs, prefix, strlen(prefix), &v, &n))
+			return false;
+		bool match = !s->o->probe;
+		if (!match) {
+			size_t plen = strlen(s->o->probe);
+			if (memchr(v, '\\', n)) {
+				char *u = lp_strndup(v, n);
+				u[lp_unescape(u, u, n)] = '\0';
+				match = !strcmp(u, s->o->probe);
+				free(u);
+			} else {
+				match = n == plen && !memcmp(v, s->o->probe, n);
+			}
+		}
+		if (!match)
+			continue;
+		snprintf(key, sizeof(key), "%s_start", prefix);
+		if (!attr_raw(&smp->attrs, key, strlen(key), &v, &n) || !raw_i64(v, n, start))
+			return false;
+		snprintf(key, sizeof(key), "%s_end", prefix);
+		if (!attr_raw(&smp->attrs, key, strlen(key), &v, &n) || !raw_i64(v, n, end))
+			return false;
+		return true;
+	}
+	return false;
+}
+
+static bool time_in(const struct split *s, int64_t t)
+{
+	return !s->o->has_time || (t >= s->from && t < s->to);
+}
+
+static void set_time_bounds(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	if (!o->has_time)
+		return;
+	s->from = o->time_from;
+	s->to = o->time_to;
+	if (!o->time_absolute_from && s->from != INT64_MIN)
+		s->from = s->t0 == INT64_MAX ? INT64_MAX : s->t0 + s->from;
+	if (!o->time_absolute_to && s->to != INT64_MAX)
+		s->to = s->t0 == INT64_MAX ? INT64_MAX : s->t0 + s->to;
+}
+
+/* --- output ------------------------------------------------------------ */
+
+static void out_failed(const struct output *out)
+{
+	lp_write_failed(out->path ? out->path : "stdout");
+}
+
+static void to_all(struct split *s, const struct lp_record *rec)
+{
+	for (size_t i = 0; i < s->nouts; i++)
+		if (lp_writer__record(s->outs[i].w, rec) < 0)
+			out_failed(&s->outs[i]);
+}
+
+static void with_group(struct split *s, const struct lp_attrs *a, const char *name)
+{
+	if (s->ab.cap < a->len + 1) {
+		s->ab.cap = a->len + 64;
+		s->ab.text = lp_realloc(s->ab.text, s->ab.cap);
+	}
+	memcpy(s->ab.text, a->text, a->len);
+	s->ab.len = a->len;
+	s->ab.text[a->len] = '\0';
+	lp_attrs_buf__add(&s->ab, "group", name);
+}
+
+static void emit_sample(struct split *s, const struct lp_sample *smp, struct group *g)
+{
+	g->samples++;
+	g->sample_weight += smp->weight;
+	if (g->out < 0)
+		return;
+	struct output *out = &s->outs[g->out];
+	struct lp_sample copy = *smp;
+	if (s->o->label) {
+		with_group(s, &smp->attrs, g->name);
+		copy.attrs = lp_attrs_buf__attrs(&s->ab);
+	}
+	if (lp_writer__sample(out->w, &copy) < 0)
+		out_failed(out);
+}
+
+static void emit_span(struct split *s, const struct lp_span *sp, struct group *g, bool counted)
+{
+	if (counted) {
+		int64_t d = sp->end_ns - sp->start_ns;
+		g->spans++;
+		g->span_ns += (double)d;
+		if (d > g->max_ns)
+			g->max_ns = d;
+		if (g->lat)
+			lp_quantile__add(g->lat, (double)d, 0);
+	}
+	if (g->out < 0)
+		return;
+	struct output *out = &s->outs[g->out];
+	struct lp_span copy = *sp;
+	if (s->o->label) {
+		with_group(s, &sp->attrs, g->name);
+		copy.attrs = lp_attrs_buf__attrs(&s->ab);
+	}
+	if (lp_writer__span(out->w, &copy) < 0)
+		out_failed(out);
+}
+
+static int open_outputs(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	for (size_t i = 0; i < s->ng; i++)
+		s->g[i].out = -1;
+	if (o->label) {
+		s->outs = lp_calloc(1, sizeof(*s->outs));
+		s->nouts = 1;
+		s->outs[0].path = o->output && strcmp(o->output, "-") ? lp_strdup(o->output) : NULL;
+		s->outs[0].f = lp_open_output(o->output);
+		s->outs[0].w = lp_writer__new(s->outs[0].f);
+		for (size_t i = 0; i < s->ng; i++)
+			s->g[i].out = 0;
+		return 0;
+	}
+	s->outs = lp_calloc(s->ng, sizeof(*s->outs));
+	for (size_t i = 0; i < s->ng; i++) {
+		const char *path = NULL;
+		char *made = NULL;
+		for (size_t k = 0; k < o->nfiles; k++)
+			if (!strcmp(o->files[k].group, s->g[i].name))
+				path = o->files[k].path;
+		if (!path && o->pattern) {
+			const char *pc = strstr(o->pattern, "%s");
+			size_t n = strlen(o->pattern) + strlen(s->g[i].name);
+			made = lp_malloc(n + 1);
+			snprintf(made, n + 1, "%.*s%s%s", (int)(pc - o->pattern), o->pattern,
+				 s->g[i].name, pc + 2);
+			path = made;
+		}
+		/* Groups these options cannot produce get no file. */
+		if (i == s->nbands + G_EXCLUDED && !o->has_time && !o->npreds)
+			path = NULL;
+		if (i == s->nbands + G_UNRANKED && !(o->live && o->npercentiles))
+			path = NULL;
+		if (path) {
+			struct output *out = &s->outs[s->nouts];
+			out->path = lp_strdup(path);
+			out->f = lp_open_output(path);
+			out->w = lp_writer__new(out->f);
+			s->g[i].out = (int)s->nouts++;
+		}
+		free(made);
+	}
+	return 0;
+}
+
+static int close_outputs(struct split *s)
+{
+	int rc = 0;
+	for (size_t i = 0; i < s->nouts; i++) {
+		lp_writer__free(s->outs[i].w);
+		if (lp_close_output(s->outs[i].f, s->outs[i].path ? s->outs[i].path : "stdout") < 0)
+			rc = -1;
+		free(s->outs[i].path);
+	}
+	return rc;
+}
+
+/* --- routing ------------------------------------------------------------ */
+
+static bool live_cuts(struct split *s)
+{
+	if (!s->o->npercentiles)
+		return true;
+	if (!lp_quantile__count(s->sketch))
+		return false;
+	for (size_t i = 0; i + 1 < s->nbands; i++)
+		s->cuts[i] = lp_quantile__get(s->sketch, s->o->percentiles[i] / 100);
+	return true;
+}
+
+static void route(struct split *s, const struct lp_record *rec)
+{
+	char prefix[32];
+	switch (rec->kind) {
+	case LP_REC_SAMPLE: {
+		const struct lp_sample *smp = &rec->sample;
+		int64_t start, end;
+		struct group *g;
+		if (smp->time_ns != LP_TIME_NONE && !time_in(s, smp->time_ns)) {
+			g = &s->g[s->nbands + G_EXCLUDED];
+		} else if (!sample_span(s, smp, prefix, sizeof(prefix), &start, &end)) {
+			g = &s->g[s->nbands + G_OUTSIDE];
+		} else {
+			char dot[40];
+			snprintf(dot, sizeof(dot), "%s.", prefix);
+			if (!preds_ok(s, &smp->attrs, dot))
+				g = &s->g[s->nbands + G_EXCLUDED];
+			else if (s->o->live && !live_cuts(s))
+				g = &s->g[s->nbands + G_UNRANKED];
+			else
+				g = &s->g[band_of(s, end - start)];
+		}
+		emit_sample(s, smp, g);
+		return;
+	}
+	case LP_REC_SPAN: {
+		const struct lp_span *sp = &rec->span;
+		if (sp->end_ns == LP_TIME_NONE || sp->start_ns == LP_TIME_NONE ||
+		    !is_probe(s, sp->probe))
+			break;
+		bool in_time = !s->o->has_time || (sp->end_ns > s->from && sp->start_ns < s->to);
+		if (!in_time || !preds_ok(s, &sp->attrs, "")) {
+			emit_span(s, sp, &s->g[s->nbands + G_EXCLUDED], false);
+			return;
+		}
+		int64_t d = sp->end_ns - sp->start_ns;
+		if (s->o->live && s->o->npercentiles) {
+			lp_quantile__add(s->sketch, (double)d, sp->end_ns);
+			s->live_spans++;
+			live_cuts(s);
+		}
+		emit_span(s, sp, &s->g[band_of(s, d)], true);
+		return;
+	}
+	case LP_REC_FRAME:
+	case LP_REC_STACK:
+		/* Written where a sample needs them. */
+		return;
+	default:
+		break;
+	}
+	to_all(s, rec);
+}
+
+/* --- the first pass: every duration, for exact percentiles ------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+struct pair {
+	int64_t start, end;
+};
+
+static int first_pass(struct split *s, const char *input, char **spool_path)
+{
+	struct lp_reader *r = lp_reader__open(input, s->o->format);
+	if (!r)
+		return -1;
+	struct stat st;
+	bool regular = strcmp(input, "-") && stat(input, &st) == 0 && S_ISREG(st.st_mode);
+	FILE *spool = NULL;
+	struct lp_writer *sw = NULL;
+	if (!regular) {
+		const char *dir = getenv("TMPDIR");
+		size_t n = strlen(dir ? dir : "/tmp") + 32;
+		*spool_path = lp_malloc(n);
+		snprintf(*spool_path, n, "%s/lp-split.XXXXXX", dir ? dir : "/tmp");
+		int fd = mkstemp(*spool_path);
+		if (fd < 0 || !(spool = fdopen(fd, "w+"))) {
+			lp_error_errno("cannot create a temporary file in %s", dir ? dir : "/tmp");
+			return -1;
+		}
+		sw = lp_writer__new(spool);
+	}
+	struct pair *pairs = NULL;
+	size_t np = 0, cap = 0;
+	struct lp_record rec;
+	int rc;
+	while ((rc = lp_reader__next(r, &rec)) > 0) {
+		if (sw && lp_writer__record(sw, &rec) < 0) {
+			lp_error_errno("%s: cannot write", *spool_path);
+			rc = -1;
+			break;
+		}
+		if (rec.kind == LP_REC_SAMPLE && rec.sample.time_ns != LP_TIME_NONE &&
+		    rec.sample.time_ns < s->t0)
+			s->t0 = rec.sample.time_ns;
+		if (rec.kind != LP_REC_SPAN)
+			continue;
+		const struct lp_span *sp = &rec.span;
+		if (sp->start_ns == LP_TIME_NONE)
+			continue;
+		if (sp->start_ns < s->t0)
+			s->t0 = sp->start_ns;
+		if (sp->end_ns == LP_TIME_NONE || !is_probe(s, sp->probe) ||
+		    !preds_ok(s, &sp->attrs, ""))
+			continue;
+		if (np == cap) {
+			cap = cap ? cap * 2 : 1024;
+			pairs = lp_reallocarray(pairs, cap, sizeof(*pairs));
+		}
+		pairs[np].start = sp->start_ns;
+		pairs[np++].end = sp->end_ns;
+	}
+	lp_reader__free(r);
+	if (sw) {
+		lp_writer__free(sw);
+		if (fclose(spool) == EOF && rc >= 0) {
+			lp_error_errno("%s: cannot write", *spool_path);
+			rc = -1;
+		}
+	}
+	if (rc < 0) {
+		free(pairs);
+		return -1;
+	}
+	set_time_bounds(s);
+	s->durs = lp_reallocarray(NULL, np ? np : 1, sizeof(*s->durs));
+	for (size_t i = 0; i < np; i++)
+		if (!s->o->has_time || (pairs[i].end > s->from && pairs[i].start < s->to))
+			s->durs[s->ndurs++] = pairs[i].end - pairs[i].start;
+	free(pairs);
+	qsort(s->durs, s->ndurs, sizeof(*s->durs), cmp_i64);
+	/* Nearest rank: the ceil(p n)-th smallest. */
+	for (size_t i = 0; i + 1 < s->nbands; i++) {
+		if (!s->ndurs) {
+			s->cuts[i] = INFINITY;
+			continue;
+		}
+		double rank = ceil(s->o->percentiles[i] / 100 * (double)s->ndurs);
+		size_t k = rank < 1 ? 1 : (size_t)rank;
+		if (k > s->ndurs)
+			k = s->ndurs;
+		s->cuts[i] = (double)s->durs[k - 1];
+	}
+	/* Each band's spans are a run of the sorted durations. */
+	size_t pos = 0;
+	for (size_t b = 0; b < s->nbands; b++) {
+		s->g[b].lo = pos;
+		while (pos < s->ndurs && band_of(s, s->durs[pos]) == b)
+			pos++;
+		s->g[b].hi = pos;
+	}
+	return 0;
+}
+
+/* --- the report ----------------------------------------------------------- */
+
+static double sorted_rank(const int64_t *v, size_t n, double p)
+{
+	double rank = ceil(p * (double)n);
+	size_t k = rank < 1 ? 1 : (size_t)rank;
+	return (double)v[(k > n ? n : k) - 1];
+}
+
+static void report(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	if (o->quiet)
+		return;
+	FILE *f = o->report ? fopen(o->report, "w") : stderr;
+	if (!f) {
+		lp_error_errno("cannot open %s", o->report);
+		return;
+	}
+	char num[64];
+	fprintf(f, "# probe %s: %" PRIu64 " spans", o->probe ? o->probe : "(any)",
+		o->live ? s->live_spans : (uint64_t)s->ndurs);
+	for (size_t i = 0; o->npercentiles && i + 1 < s->nbands; i++) {
+		if (isnan(s->cuts[i]) || isinf(s->cuts[i]))
+			fprintf(f, ", p%g = -", o->percentiles[i]);
+		else
+			fprintf(f, ", p%g = %.0f ns", o->percentiles[i], s->cuts[i]);
+	}
+	for (size_t i = 0; i < o->nthresholds; i++)
+		fprintf(f, ", threshold %" PRId64 " ns", o->thresholds[i]);
+	if (o->live && o->npercentiles)
+		fprintf(f, " (live: last %.3gs, relative error <= %g%%)",
+			(double)o->window_ns / 1e9, o->accuracy * 100);
+	else if (o->npercentiles)
+		fprintf(f, " (exact)");
+	fprintf(f, "\ngroup\tspans\tsamples\tp50_ns\tp90_ns\tp99_ns\tmax_ns\tspan_ns\tsample_ns\tcoverage\n");
+	for (size_t i = 0; i < s->ng; i++) {
+		struct group *g = &s->g[i];
+		bool band = i < s->nbands;
+		if (!band && !g->samples && !g->spans)
+			continue;
+		fprintf(f, "%s\t", g->name);
+		if (!band || i >= s->nbands) {
+			fprintf(f, "-\t%" PRIu64 "\t-\t-\t-\t-\t-\t", g->samples);
+		} else {
+			fprintf(f, "%" PRIu64 "\t%" PRIu64 "\t", g->spans, g->samples);
+			for (int k = 0; k < 3; k++) {
+				static const double ps[3] = { 0.5, 0.9, 0.99 };
+				double v = NAN;
+				if (g->spans && g->lat)
+					v = lp_quantile__get(g->lat, ps[k]);
+				else if (g->spans)
+					v = sorted_rank(s->durs + g->lo, g->hi - g->lo, ps[k]);
+				if (isnan(v))
+					fprintf(f, "-\t");
+				else
+					fprintf(f, "%.0f\t", v);
+			}
+			if (g->spans)
+				fprintf(f, "%" PRId64 "\t", g->max_ns);
+			else
+				fprintf(f, "-\t");
+			lp_format_number(num, sizeof(num), g->span_ns);
+			fprintf(f, "%s\t", num);
+		}
+		lp_format_number(num, sizeof(num), g->sample_weight);
+		fprintf(f, "%s\t", num);
+		if (band && g->span_ns > 0)
+			fprintf(f, "%.1f%%\n", 100 * g->sample_weight / g->span_ns);
+		else
+			fprintf(f, "-\n");
+	}
+	if (o->report) {
+		if (lp_close_output(f, o->report) < 0)
+			return;
+	} else {
+		fflush(f);
+	}
+}
+
+int lp_split__run(const char *input, const struct lp_split_opts *o)
+{
+	struct split s = { .o = o, .t0 = INT64_MAX, .from = INT64_MIN, .to = INT64_MAX };
+	s.nbands = nbands_of(o);
+	s.ng = s.nbands + G_EXTRA;
+	s.g = lp_calloc(s.ng, sizeof(*s.g));
+	for (size_t i = 0; i < s.ng; i++)
+		s.g[i].name = i < s.nbands ? band_name(o, i, s.nbands)
+					   : lp_strdup(extra_names[i - s.nbands]);
+	s.cuts = lp_calloc(s.nbands, sizeof(*s.cuts));
+	for (size_t i = 0; i < o->nthresholds; i++)
+		s.cuts[i] = (double)o->thresholds[i];
+	char *spool = NULL;
+	const char *second = input;
+	bool exact = o->npercentiles && !o->live;
+	if (exact) {
+		if (first_pass(&s, input, &spool) < 0) {
+			if (spool)
+				unlink(spool);
+			return -1;
+		}
+		if (spool)
+			second = spool;
+	} else if (o->live && o->npercentiles) {
+		s.sketch = lp_quantile__new(o->accuracy, o->window_ns);
+		for (size_t i = 0; i < s.nbands; i++)
+			s.g[i].lat = lp_quantile__new(o->accuracy, 0);
+	} else {
+		for (size_t i = 0; i < s.nbands; i++)
+			s.g[i].lat = lp_quantile__new(o->accuracy, 0);
+	}
+	if (!exact && !o->live)
+		set_time_bounds(&s);	/* thresholds: relative --time needs t0 */
+
+	struct lp_reader *r = lp_reader__open(second, spool ? LP_INPUT_LP : o->format);
+	if (spool)
+		unlink(spool);
+	if (!r)
+		return -1;
+	open_outputs(&s);
+	struct lp_record rec;
+	int rc;
+	bool one_pass_time = !exact && o->has_time;
+	while ((rc = lp_reader__next(r, &rec)) > 0) {
+		if (one_pass_time && s.t0 == INT64_MAX) {
+			int64_t t = rec.kind == LP_REC_SAMPLE ? rec.sample.time_ns
+				  : rec.kind == LP_REC_SPAN ? rec.span.start_ns : LP_TIME_NONE;
+			if (t != LP_TIME_NONE) {
+				s.t0 = t;
+				set_time_bounds(&s);
+			}
+		}
+		route(&s, &rec);
+	}
+	lp_reader__free(r);
+	free(spool);
+	int out_rc = close_outputs(&s);
+	if (rc < 0)
+		return -1;
+	report(&s);
+	for (size_t i = 0; i < s.ng; i++) {
+		free(s.g[i].name);
+		lp_quantile__free(s.g[i].lat);
+	}
+	free(s.g);
+	free(s.cuts);
+	free(s.outs);
+	free(s.durs);
+	free(s.buf);
+	free(s.kbuf);
+	lp_attrs_buf__free(&s.ab);
+	lp_quantile__free(s.sketch);
+	return out_rc;
+}
