@@ -506,7 +506,11 @@ static void put_frame(struct out *o, const struct tree *t, const struct style *s
 	putf(o, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 	     "fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>",
 	     x1, y, w, st->fh - FRAME_PAD, rgb[0], rgb[1], rgb[2]);
-	putf(o, "<text x=\"%.2f\" y=\"%.1f\">", x1 + 3, y + (st->fh - FRAME_PAD) / 2.0 + 4);
+	/* white labels on dark fills (full red or blue in a differential graph,
+	 * the darkest reds of the hot palette), black on the rest */
+	bool dark = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 100;
+	putf(o, "<text x=\"%.2f\" y=\"%.1f\"%s>", x1 + 3, y + (st->fh - FRAME_PAD) / 2.0 + 4,
+	     dark ? " class=\"light\"" : "");
 	/* as many characters as fit; "..": there is more */
 	size_t fit = (size_t)(w / (FONT_SIZE * FONT_WIDTH));
 	if (fit >= 3) {
@@ -727,6 +731,7 @@ static void put_head(struct out *o, const struct style *st, bool with_script,
 	     "#frames > g { cursor: pointer; }\n"
 	     "#frames > g:hover > rect { stroke: rgb(0,0,0); stroke-width: 0.5; }\n"
 	     "#frames text { pointer-events: none; }\n"
+	     "#frames text.light { fill: rgb(255,255,255); }\n"
 	     ".parent { opacity: 0.5; }\n"
 	     ".hide { display: none; }\n"
 	     "</style>\n", FONT_SIZE, FONT_SIZE + 5);
