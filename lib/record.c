@@ -265,7 +265,7 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 	} else if (ev->ustack_bytes < 0) {
 		truncated = true;
 		r->ustack_failed++;
-		why = "no user stack";
+		why = "no-user-stack";
 	} else {
 		nu = ev->ustack_bytes / sizeof(__u64);
 		if (nu > LP_MAX_STACK_DEPTH)
@@ -273,7 +273,7 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 		if (nu == LP_MAX_STACK_DEPTH) {
 			truncated = true;
 			r->truncated++;
-			why = "max frames";
+			why = "max-frames";
 		}
 		for (size_t i = nu; i-- > 0;)
 			r->frames[n++] = lp_symbolizer__user(r->sym, ev->pid, ev->ustack[i], i > 0);

@@ -130,7 +130,7 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 		return *end = LP_UNWIND_TRUNCATED, 0;
 	if (!dwfl || !regs->ip) {
 		*end = LP_UNWIND_FAILED;
-		*why = dwfl ? "no user registers" : "process not readable";
+		*why = dwfl ? "no-registers" : "no-process";
 		if (regs->ip) {
 			pcs[0] = regs->ip;
 			ret[0] = 0;
@@ -160,11 +160,16 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 	u->zero_ra = false;
 
 	int rc = dwfl_getthread_frames(dwfl, tid, frame_cb, u);
-	if (rc == 0 || u->zero_ra) {
+	/* libdw takes a register it cannot read for an undefined one and may
+	 * end "normally" where the copy ended: the copy decides. */
+	if (u->out_of_stack && !u->zero_ra) {
+		*end = LP_UNWIND_TRUNCATED;
+		*why = "end-of-copy";
+	} else if (rc == 0 || u->zero_ra) {
 		*end = LP_UNWIND_COMPLETE;
 	} else if (u->n >= max || u->out_of_stack) {
 		*end = LP_UNWIND_TRUNCATED;
-		*why = u->n >= max ? "max frames" : "end of copied stack";
+		*why = u->n >= max ? "max-frames" : "end-of-copy";
 	} else {
 		*end = LP_UNWIND_FAILED;
 		*why = dwfl_errmsg(-1);

@@ -1,0 +1,259 @@
+#!/usr/bin/env bats
+# lp-record: on-CPU sampling of workloads whose truth is known by
+# construction (cpusplit: a() 25%, b() 75% of its CPU), with frame pointers
+# and with DWARF unwinding of a build without them; every thread seen; a
+# shared library's and a JIT map's functions named; clean ends (SIGINT,
+# SIGKILL, closed output, the target's exit) leaving nothing attached; the
+# errors.  Privileged: they load BPF programs (root, under CI=true too).
+
+bats_require_minimum_version 1.5.0
+load helpers/common
+
+setup() {
+	TMP=$(mktemp -d)
+}
+
+teardown() {
+	if [ -n "${BG:-}" ]; then kill "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
+	rm -rf "$TMP"
+}
+
+# Share (percent, one decimal) of a() among the samples in a() or b(), from
+# lp-collapse's folded output (weights are nanoseconds of CPU).
+share_a() {
+	awk '{ w = $NF; s = " " $0 " ";
+	       if (s ~ /;a;|;a /) a += w; else if (s ~ /;b;|;b /) b += w }
+	     END { if (a + b == 0) { print "none"; exit } printf "%.1f\n", 100 * a / (a + b) }' "$1"
+}
+
+# Within +-3 points of 25.
+near_25() {
+	awk -v s="$1" 'BEGIN { exit !(s != "none" && s >= 22 && s <= 28) }'
+}
+
+# Our BPF programs and links in the kernel (named lp_rec_*).
+lp_progs() {
+	bpftool prog show | grep -c 'name lp_rec_' || true
+}
+lp_links() {
+	local ids
+	ids=$(bpftool prog show | awk '/name lp_rec_/ { sub(":", "", $1); print $1 }')
+	[ -z "$ids" ] && { echo 0; return; }
+	bpftool link show | grep -cE "prog ($(echo $ids | tr ' ' '|'))\b" || true
+}
+
+# The sampled samples' count in a stream.
+nsamples() {
+	grep -c '^sample' "$1" || true
+}
+
+@test "--help lists every option, and the man page documents each" {
+	run -0 lp-record --help
+	[[ $output == usage:* ]]
+	opts=$(grep -oE -- '--[a-z][a-z-]+' <<<"$output" | sort -u)
+	[ -n "$opts" ]
+	man=$(sed 's/\\-/-/g' "$LP_TOP/man/lp-record.1")
+	for o in $opts; do
+		grep -qF -- "$o" <<<"$man" || { echo "man page lacks $o"; return 1; }
+	done
+	run -0 lp-record --version
+}
+
+@test "bad usage exits 2 with a message" {
+	run -2 --separate-stderr lp-record -d 1
+	[[ $stderr == *"lp-record: name one target: -p PID, -a or -- CMD"* ]]
+	run -2 --separate-stderr lp-record -F 0 -a
+	[[ $stderr == "lp-record: invalid frequency '0': too small"* ]]
+	run -2 --separate-stderr lp-record -g frob -a
+	[[ $stderr == "lp-record: invalid call graph 'frob': fp, dwarf or dwarf,BYTES"* ]]
+	run -2 --separate-stderr lp-record -p 1 -a
+}
+
+@test "no such pid: a clear error, exit 1" {
+	require_root
+	run -1 --separate-stderr lp-record -d 1 -p 999999999
+	[ "$stderr" = "lp-record: invalid pid '999999999': too large" ] ||
+		[[ $stderr == "lp-record: no process with pid 999999999"* ]]
+	# A pid that is free now.
+	pid=$(bash -c 'echo $$')
+	run -1 --separate-stderr lp-record -d 1 -p "$pid"
+	[ "$stderr" = "lp-record: no process with pid $pid" ]
+	[ -z "$output" ]
+}
+
+@test "without privileges: one line naming what is missing, exit 1" {
+	require_root
+	require_cmd setpriv
+	cp "$LP_BUILD/bin/lp-record" "$TMP/"
+	chmod 755 "$TMP" "$TMP/lp-record"
+	run -1 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all "$TMP/lp-record" -a -d 1
+	[ "$stderr" = "lp-record: needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_PERFMON)" ]
+	[ -z "$output" ]
+}
+
+@test "frame pointers: a() 25% / b() 75% within 3 points" {
+	require_root
+	run -0 --separate-stderr lp-record -F 999 -d 3 -o "$TMP/fp.lp" -- "$WORKLOADS/cpusplit" 30
+	[[ $stderr == "lp-record: "*" samples (cpu-clock at 999 Hz, frame pointers), 0 lost (ring full)"* ]]
+	run -0 lp-cat --check "$TMP/fp.lp"
+	n=$(nsamples "$TMP/fp.lp")
+	[ "$n" -ge 300 ]
+	head -1 "$TMP/fp.lp" | grep -qE $'^lp-stream\t1\t.*clock=monotonic.*period_ns=1001001.*realtime_offset_ns=[0-9]+.*mode=cpu.*event=cpu-clock'
+	lp-collapse "$TMP/fp.lp" > "$TMP/fp.folded"
+	s=$(share_a "$TMP/fp.folded")
+	echo "share of a: $s% of $n samples"
+	near_25 "$s"
+	# Whole stacks: through main, named, in the workload's module.
+	grep -q '^cpusplit;.*main;a;spin' "$TMP/fp.folded"
+	grep -q "	u	-	$WORKLOADS/cpusplit	b	" "$TMP/fp.lp"
+	# Kernel frames (the clock syscalls) are named from kallsyms.
+	grep -qE $'^frame\t[0-9a-f]{16}\tk\t-\t\\[kernel.kallsyms\\]\t[a-z_]' "$TMP/fp.lp"
+	# Every sample says its unwinder.
+	[ "$(grep '^sample' "$TMP/fp.lp" | grep -c 'unwind=fp')" -eq "$n" ]
+}
+
+@test "dwarf: a build without frame pointers, 25/75 within 3 points and >= 99% of stacks reach main" {
+	require_root
+	run -0 lp-record -F 999 -d 3 -g dwarf -o "$TMP/dw.lp" -- "$WORKLOADS/cpusplit-nofp" 30
+	run -0 lp-cat --check "$TMP/dw.lp"
+	n=$(nsamples "$TMP/dw.lp")
+	[ "$n" -ge 300 ]
+	[ "$(grep '^sample' "$TMP/dw.lp" | grep -c 'unwind=dwarf')" -eq "$n" ]
+	lp-collapse "$TMP/dw.lp" > "$TMP/dw.folded"
+	s=$(share_a "$TMP/dw.folded")
+	main=$(awk '{ t += $NF; if ($0 ~ /;main;/) m += $NF } END { printf "%.2f\n", 100 * m / t }' "$TMP/dw.folded")
+	echo "share of a: $s%; reaching main: $main% of $n samples"
+	near_25 "$s"
+	awk -v m="$main" 'BEGIN { exit !(m >= 99) }'
+	# The same build with frame pointers loses its callers: the test above
+	# measures the DWARF unwinder, not a lucky binary.
+	run -0 lp-record -F 999 -d 1 -o "$TMP/nofp.lp" -- "$WORKLOADS/cpusplit-nofp" 30
+	lp-collapse "$TMP/nofp.lp" > "$TMP/nofp.folded"
+	bad=$(awk '{ t += $NF; if ($0 ~ /;main;(a|b);/) m += $NF } END { printf "%.0f\n", 100 * m / t }' "$TMP/nofp.folded")
+	echo "frame pointers on the no-fp build: $bad% with main;a or main;b"
+	[ "$bad" -lt 50 ]
+}
+
+@test "dwarf: a copy too small for the stack gives truncated stacks, counted in lost records" {
+	require_root
+	run -0 --separate-stderr lp-record -F 499 -d 1 -g dwarf,512 -o "$TMP/small.lp" -- "$WORKLOADS/cpusplit-nofp" 30
+	n=$(nsamples "$TMP/small.lp")
+	[ "$n" -ge 100 ]
+	t=$(grep '^sample' "$TMP/small.lp" | grep -c 'truncated=1' || true)
+	lost=$(awk -F'\t' '$1 == "lost" && ($3 == "truncated" || $3 == "unwind") { s += $4 } END { print s + 0 }' "$TMP/small.lp")
+	echo "$t truncated samples; lost records: $lost; $stderr"
+	[ "$t" -gt 0 ]
+	[ "$lost" -eq "$t" ]
+	[[ $stderr == *"$t truncated"* ]] || [[ $stderr == *"unwinds failed"* ]]
+}
+
+@test "every thread of a multithreaded process (-p) is seen" {
+	require_root
+	"$WORKLOADS/threads" 20 4 &
+	BG=$!
+	# The workers exist once there are 5 tasks.
+	for i in $(seq 50); do [ "$(ls /proc/$BG/task | wc -l)" -ge 5 ] && break; sleep 0.1; done
+	workers=$(ls /proc/$BG/task | grep -vx "$BG")
+	[ "$(wc -w <<<"$workers")" -eq 4 ]
+	run -0 lp-record -F 499 -d 2 -o "$TMP/t.lp" -p "$BG"
+	seen=$(awk -F'\t' '$1 == "sample" { print $4 }' "$TMP/t.lp" | sort -u)
+	for tid in $workers; do
+		grep -qx "$tid" <<<"$seen" || { echo "thread $tid not seen"; return 1; }
+	done
+	# And only that process.
+	[ "$(awk -F'\t' '$1 == "sample" && $3 != '"$BG"'' "$TMP/t.lp" | wc -l)" -eq 0 ]
+	grep -q 'worker_loop' "$TMP/t.lp"
+}
+
+@test "a hot function in a shared library is named, with its module" {
+	require_root
+	run -0 lp-record -F 499 -d 1.5 -o "$TMP/so.lp" -- "$WORKLOADS/dlhot" "$WORKLOADS/libhot" 30
+	grep -qE $'^frame\t[0-9a-f]{16}\tu\t-\t'"$WORKLOADS/libhot"$'\tlp_hot_in_library\t' "$TMP/so.lp"
+	lp-collapse "$TMP/so.lp" > "$TMP/so.folded"
+	pct=$(awk '{ t += $NF; if ($0 ~ /lp_hot_in_library/) h += $NF } END { printf "%.0f\n", 100 * h / t }' "$TMP/so.folded")
+	echo "lp_hot_in_library in $pct% of samples"
+	[ "$pct" -ge 80 ]
+}
+
+@test "code described in /tmp/perf-PID.map is named as a JIT frame" {
+	require_root
+	run -0 lp-record -F 499 -d 1.5 -o "$TMP/jit.lp" -- "$WORKLOADS/jit" 30
+	grep -qE $'^frame\t[0-9a-f]{16}\tj\t-\t/tmp/perf-[0-9]+\\.map\tlp_jit_hot\t' "$TMP/jit.lp"
+	lp-collapse "$TMP/jit.lp" > "$TMP/jit.folded"
+	pct=$(awk '{ t += $NF; if ($0 ~ /lp_jit_hot/) h += $NF } END { printf "%.0f\n", 100 * h / t }' "$TMP/jit.folded")
+	echo "lp_jit_hot in $pct% of samples"
+	[ "$pct" -ge 80 ]
+}
+
+@test "SIGINT mid-run: exit 0, a complete valid stream, nothing left attached" {
+	require_root
+	progs0=$(lp_progs)
+	"$WORKLOADS/cpusplit" 30 &
+	BG=$!
+	lp-record -F 999 -p "$BG" -o "$TMP/int.lp" 2>"$TMP/err" &
+	rec=$!
+	sleep 1.5
+	# Attached while running.
+	[ "$(lp_progs)" -gt "$progs0" ]
+	kill -INT "$rec"
+	st=0
+	wait "$rec" || st=$?
+	[ "$st" -eq 0 ]
+	cat "$TMP/err"
+	grep -qE '^lp-record: [0-9]+ samples' "$TMP/err"
+	run -0 lp-cat --check "$TMP/int.lp"
+	[ "$(nsamples "$TMP/int.lp")" -ge 300 ]
+	[ "$(tail -c 1 "$TMP/int.lp" | od -An -c | tr -d ' ')" = '\n' ]
+	[ "$(lp_progs)" -le "$progs0" ]
+	[ "$(lp_links)" -eq 0 ]
+	# The target is left running.
+	kill -0 "$BG"
+}
+
+@test "SIGKILL of lp-record leaves no program or link behind" {
+	require_root
+	progs0=$(lp_progs)
+	"$WORKLOADS/cpusplit" 30 &
+	BG=$!
+	lp-record -F 999 -p "$BG" -o "$TMP/kill.lp" 2>/dev/null &
+	rec=$!
+	sleep 1
+	[ "$(lp_progs)" -gt "$progs0" ]
+	kill -KILL "$rec"
+	wait "$rec" || true
+	# The kernel frees them with the last file descriptor, asynchronously.
+	for i in $(seq 50); do [ "$(lp_progs)" -le "$progs0" ] && break; sleep 0.1; done
+	[ "$(lp_progs)" -le "$progs0" ]
+	[ "$(lp_links)" -eq 0 ]
+}
+
+@test "the target's exit ends the recording; the command's status is lp-record's" {
+	require_root
+	run -0 --separate-stderr lp-record -F 999 -o "$TMP/end.lp" -- "$WORKLOADS/cpusplit" 1
+	[ "$(nsamples "$TMP/end.lp")" -ge 50 ]
+	run -3 lp-record -F 99 -o "$TMP/three.lp" -- sh -c 'exit 3'
+	run -0 lp-cat --check "$TMP/three.lp"
+	run -127 --separate-stderr lp-record -o "$TMP/none.lp" -- "$TMP/no-such-command"
+	[[ $stderr == "lp-record: cannot run '$TMP/no-such-command': No such file or directory"* ]]
+	# -p: the process exits, lp-record ends by itself.
+	"$WORKLOADS/cpusplit" 1 &
+	BG=$!
+	SECONDS=0
+	run -0 lp-record -F 99 -o "$TMP/p.lp" -p "$BG"
+	[ "$SECONDS" -lt 10 ]
+}
+
+@test "children of a started command are followed" {
+	require_root
+	run -0 lp-record -F 499 -o "$TMP/kids.lp" -- sh -c "'$WORKLOADS/cpusplit' 1 & '$WORKLOADS/cpusplit' 1; wait"
+	pids=$(awk -F'\t' '$1 == "sample" && $6 == "cpusplit" { print $3 }' "$TMP/kids.lp" | sort -u | wc -l)
+	[ "$pids" -eq 2 ]
+}
+
+@test "a closed output ends the recording: exit 0, detached" {
+	require_root
+	progs0=$(lp_progs)
+	run -0 bash -c "lp-record -a -F 999 2>/dev/null | head -c 1000 >/dev/null; exit \${PIPESTATUS[0]}"
+	[ "$(lp_progs)" -le "$progs0" ]
+}
