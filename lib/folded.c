@@ -50,7 +50,9 @@ int lp_folded__sniff(const char *line, size_t len)
 	while (len && line[len - 1] == '\r')
 		len--;
 	ssize_t sp = split_count(line, len, &num);
-	return sp > 0;
+	/* "comm 12 1.5: 7" would read as a folded line; perf's event lines
+	 * come first in a perf script, so they decide. */
+	return sp > 0 && !lp_perfscript__sniff(line, len);
 }
 
 static char *scratch;

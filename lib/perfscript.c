@@ -66,6 +66,13 @@ struct cache_ent {
 	size_t nframes;
 };
 
+struct stack_ent {
+	uint64_t hash;
+	const struct lp_frame **frames;	/* leaf first */
+	size_t n;
+	const struct lp_stack *stack;	/* NULL: empty slot */
+};
+
 #define CACHE_MAX_ENTRIES (1u << 22)
 
 struct arena_blk {
@@ -109,6 +116,8 @@ struct lp_perfscript {
 
 	struct cache_ent *cache;
 	size_t cache_cap, cache_count;
+	struct stack_ent *scache;
+	size_t scache_cap, scache_count;
 	struct arena_blk *arena;
 };
 
@@ -122,6 +131,8 @@ struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict)
 		ps->filter = lp_strdup(ps->opts.event_filter);
 	ps->cache_cap = 1024;
 	ps->cache = lp_calloc(ps->cache_cap, sizeof(*ps->cache));
+	ps->scache_cap = 1024;
+	ps->scache = lp_calloc(ps->scache_cap, sizeof(*ps->scache));
 	return ps;
 }
 
@@ -137,6 +148,7 @@ void lp_perfscript__free(struct lp_perfscript *ps)
 	free(ps->pbuf);
 	free(ps->tmp);
 	free(ps->cache);
+	free(ps->scache);
 	for (struct arena_blk *b = ps->arena, *n; b; b = n) {
 		n = b->next;
 		free(b);
@@ -161,22 +173,31 @@ static void *arena_alloc(struct lp_perfscript *ps, size_t size)
 	return p;
 }
 
-/* A fast hash for the line cache (not the stream's ids). */
+/* A fast hash for the caches (not the stream's ids): (h ^ w) * odd is a
+ * bijection of w, so no input bit is lost; two lanes halve the dependency
+ * chain of the multiplications. */
 static inline uint64_t line_hash(const char *s, size_t n, unsigned char extra)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xff51afd7ed558ccdULL) ^ extra;
+	uint64_t a = 0x9e3779b97f4a7c15ULL ^ n, b = 0xc2b2ae3d27d4eb4fULL ^ extra;
 	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
+	for (; i + 16 <= n; i += 16) {
+		uint64_t w1, w2;
+		memcpy(&w1, s + i, 8);
+		memcpy(&w2, s + i + 8, 8);
+		a = (a ^ w1) * 0x100000001b3ULL;
+		b = (b ^ w2) * 0xff51afd7ed558ccdULL;
+	}
+	if (i + 8 <= n) {
 		uint64_t w;
 		memcpy(&w, s + i, 8);
-		h = (h ^ w) * 0x100000001b3ULL;
-		h ^= h >> 29;
+		a = (a ^ w) * 0x100000001b3ULL;
+		i += 8;
 	}
 	uint64_t w = 0;
 	memcpy(&w, s + i, n - i);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 32;
-	return h;
+	b = (b ^ w) * 0xff51afd7ed558ccdULL;
+	uint64_t h = (a ^ (b >> 29) ^ (b << 35)) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 32);
 }
 
 static void grow(void **p, size_t *cap, size_t need, size_t size)
@@ -633,54 +654,26 @@ static void intern_pending(struct lp_perfscript *ps, size_t n)
 	}
 }
 
-static void frame_line(struct lp_perfscript *ps, const char *l, size_t len,
-		       const struct frmatch *m)
+static struct cache_ent *cache_probe(struct lp_perfscript *ps, const char *key, size_t klen,
+				     unsigned char jf, uint64_t *hv, size_t *slot)
 {
-	/* s/\+0x[\da-f]+$// on the function */
-	const char *fn = l + m->fn;
-	size_t fn_len = m->fn_len, h = fn_len;
-	while (h > 0 && pl_hexlc(fn[h - 1]))
-		h--;
-	if (h < fn_len && h >= 3 && fn[h - 1] == 'x' && fn[h - 2] == '0' && fn[h - 3] == '+')
-		fn_len = h - 3;
-	if (fn_len && fn[0] == '(')
-		return;	/* `next if $rawfunc =~ /^\(/` */
-
-	if (ps->opts.srcline) {
-		size_t need;
-		size_t n = make_pieces(ps, l, m, fn, fn_len, &need);
-		ps->npend = n;
-		ps->srcneed = need;
-		ps->srcgot = 0;
-		if (need == 0) {
-			intern_pending(ps, n);
-			push_frames(ps, ps->tmp, n);
-			ps->srcneed = 0;
-		}
-		return;
-	}
-
-	/* The cache key: the line from the address on, and the Java flag
-	 * (it changes the clean-up). */
-	const char *key = l + m->pc;
-	size_t klen = len - m->pc;
-	unsigned char jf = ps->java;
-	uint64_t hv = line_hash(key, klen, jf);
-	size_t mask = ps->cache_cap - 1, i = hv & mask;
+	*hv = line_hash(key, klen, jf);
+	size_t mask = ps->cache_cap - 1, i = *hv & mask;
 	for (;; i = (i + 1) & mask) {
 		struct cache_ent *e = &ps->cache[i];
 		if (!e->key)
 			break;
-		if (e->hash == hv && e->len == klen && (unsigned char)e->key[klen] == jf &&
-		    !memcmp(e->key, key, klen)) {
-			push_frames(ps, e->frames, e->nframes);
-			return;
-		}
+		if (e->hash == *hv && e->len == klen && (unsigned char)e->key[klen] == jf &&
+		    !memcmp(e->key, key, klen))
+			return e;
 	}
-	size_t need;
-	size_t n = make_pieces(ps, l, m, fn, fn_len, &need);
-	intern_pending(ps, n);
-	push_frames(ps, ps->tmp, n);
+	*slot = i;
+	return NULL;
+}
+
+static void cache_insert(struct lp_perfscript *ps, size_t i, uint64_t hv, const char *key,
+			 size_t klen, unsigned char jf, const struct lp_frame *const *f, size_t n)
+{
 	if (ps->cache_count >= CACHE_MAX_ENTRIES)
 		return;
 	struct cache_ent *e = &ps->cache[i];
@@ -688,7 +681,7 @@ static void frame_line(struct lp_perfscript *ps, const char *l, size_t len,
 	memcpy(k, key, klen);
 	k[klen] = (char)jf;
 	const struct lp_frame **fr = arena_alloc(ps, (n ? n : 1) * sizeof(*fr));
-	memcpy(fr, ps->tmp, n * sizeof(*fr));
+	memcpy(fr, f, n * sizeof(*fr));
 	e->hash = hv;
 	e->key = k;
 	e->len = klen;
@@ -709,6 +702,87 @@ static void frame_line(struct lp_perfscript *ps, const char *l, size_t len,
 		ps->cache = nc;
 		ps->cache_cap = ncap;
 	}
+}
+
+/* A frame line of an open sample; hv and slot are the line cache's probe
+ * (not used under srcline, whose frames depend on the lines after). */
+static void frame_line(struct lp_perfscript *ps, const char *l, size_t len,
+		       const struct frmatch *m, uint64_t hv, size_t slot)
+{
+	/* s/\+0x[\da-f]+$// on the function */
+	const char *fn = l + m->fn;
+	size_t fn_len = m->fn_len, h = fn_len;
+	while (h > 0 && pl_hexlc(fn[h - 1]))
+		h--;
+	if (h < fn_len && h >= 3 && fn[h - 1] == 'x' && fn[h - 2] == '0' && fn[h - 3] == '+')
+		fn_len = h - 3;
+	const char *key = l + m->pc;
+	size_t klen = len - m->pc;
+	unsigned char jf = ps->java;
+	if (fn_len && fn[0] == '(') {
+		/* `next if $rawfunc =~ /^\(/` */
+		if (!ps->opts.srcline)
+			cache_insert(ps, slot, hv, key, klen, jf, NULL, 0);
+		return;
+	}
+
+	size_t need;
+	size_t n = make_pieces(ps, l, m, fn, fn_len, &need);
+	if (ps->opts.srcline) {
+		ps->npend = n;
+		ps->srcneed = need;
+		ps->srcgot = 0;
+		if (need == 0) {
+			intern_pending(ps, n);
+			push_frames(ps, ps->tmp, n);
+		}
+		return;
+	}
+	intern_pending(ps, n);
+	push_frames(ps, ps->tmp, n);
+	cache_insert(ps, slot, hv, key, klen, jf, ps->tmp, n);
+}
+
+/* The sample's stack: a cache keyed by the frame pointers (as collected,
+ * leaf first) spares the dictionary's hashing of every frame id. */
+static const struct lp_stack *intern_stack(struct lp_perfscript *ps)
+{
+	size_t n = ps->nrev, bytes = n * sizeof(*ps->rev);
+	uint64_t hv = line_hash((const char *)ps->rev, bytes, 0);
+	size_t mask = ps->scache_cap - 1, i = hv & mask;
+	for (;; i = (i + 1) & mask) {
+		struct stack_ent *e = &ps->scache[i];
+		if (!e->stack)
+			break;
+		if (e->hash == hv && e->n == n && !memcmp(e->frames, ps->rev, bytes))
+			return e->stack;
+	}
+	grow((void **)&ps->out, &ps->capout, n, sizeof(*ps->out));
+	for (size_t k = 0; k < n; k++)
+		ps->out[k] = ps->rev[n - 1 - k];
+	const struct lp_stack *st = lp_dict__stack(ps->dict, ps->out, n);
+	if (ps->scache_count >= CACHE_MAX_ENTRIES)
+		return st;
+	struct stack_ent *e = &ps->scache[i];
+	const struct lp_frame **copy = arena_alloc(ps, bytes ? bytes : 1);
+	memcpy(copy, ps->rev, bytes);
+	*e = (struct stack_ent){ hv, copy, n, st };
+	if (++ps->scache_count * 2 > ps->scache_cap) {
+		size_t ncap = ps->scache_cap * 2;
+		struct stack_ent *nc = lp_calloc(ncap, sizeof(*nc));
+		for (size_t j = 0; j < ps->scache_cap; j++) {
+			if (!ps->scache[j].stack)
+				continue;
+			size_t x = ps->scache[j].hash & (ncap - 1);
+			while (nc[x].stack)
+				x = (x + 1) & (ncap - 1);
+			nc[x] = ps->scache[j];
+		}
+		free(ps->scache);
+		ps->scache = nc;
+		ps->scache_cap = ncap;
+	}
+	return st;
 }
 
 /* One -F+srcline line for the next pending piece: s/\[.*?\]//g, then
@@ -760,9 +834,6 @@ int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
 	if (len == 0) {
 		if (!ps->open)
 			return 0;	/* `next if not $pname` */
-		grow((void **)&ps->out, &ps->capout, ps->nrev, sizeof(*ps->out));
-		for (size_t i = 0; i < ps->nrev; i++)
-			ps->out[i] = ps->rev[ps->nrev - 1 - i];
 		memset(out, 0, sizeof(*out));
 		out->time_ns = ps->time_ns;
 		out->pid = ps->pid;
@@ -771,7 +842,7 @@ int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
 		out->comm = lp_dict__string(ps->dict, ps->comm, ps->comm_len);
 		out->event = ps->event ? ps->event : "";
 		out->weight = ps->weight;
-		out->stack = lp_dict__stack(ps->dict, ps->out, ps->nrev);
+		out->stack = intern_stack(ps);
 		out->attrs.text = "";
 		out->attrs.len = 0;
 		ps->nrev = 0;
@@ -780,10 +851,25 @@ int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
 	}
 	if (event_line(ps, line, len))
 		return 0;
+	/* The line cache first: a line seen before needs no parsing.  Its
+	 * key starts after the leading blanks, which change nothing. */
+	uint64_t hv = 0;
+	size_t slot = 0;
+	if (!ps->opts.srcline) {
+		size_t p = 0;
+		while (p < len && pl_space(line[p]))
+			p++;
+		struct cache_ent *e = cache_probe(ps, line + p, len - p, ps->java, &hv, &slot);
+		if (e) {
+			if (ps->open)
+				push_frames(ps, e->frames, e->nframes);
+			return 0;
+		}
+	}
 	struct frmatch m;
 	if (match_frame_line(line, len, &m)) {
 		if (ps->open)
-			frame_line(ps, line, len, &m);
+			frame_line(ps, line, len, &m, hv, slot);
 		return 0;
 	}
 	*why = "unrecognized line";
