@@ -627,12 +627,17 @@ static void on_span(struct state *s, struct item *it)
 	}
 	if (sp->end_ns > s->span_mark && s->span_mark != INT64_MAX)
 		s->span_mark = sp->end_ns;
-	if (s->samples_done || !probe_wanted(s, sp->probe)) {
+	if (!probe_wanted(s, sp->probe)) {
+		free(it);
+		return;
+	}
+	/* After the samples' end a span still matters to the held ones. */
+	struct thr *t = thr_get(s, sp->pid, sp->tid, !s->samples_done);
+	if (!t) {
 		free(it);
 		return;
 	}
 	it->refs = 1;
-	struct thr *t = thr_get(s, sp->pid, sp->tid, true);
 	size_t i = dq_lower(&t->samples, sp->start_ns, false, sample_time);
 	for (; i < t->samples.len; i++) {
 		struct item *smp = dq_at(&t->samples, i);
@@ -808,8 +813,11 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 				s.span_mark = m;
 		}
 		int64_t rel = release_mark(&s);
-		if (since_sweep >= 65536 ||
-		    (rel != INT64_MIN && rel - last_rel >= opts->max_delay_ns / 4 + 1)) {
+		bool moved = rel != INT64_MIN &&
+			     (last_rel == INT64_MIN ? true
+			      : rel == INT64_MAX ? last_rel != INT64_MAX
+			      : rel - last_rel >= opts->max_delay_ns / 4 + 1);
+		if (since_sweep >= 65536 || moved) {
 			sweep_all(&s, rel, prune_mark(&s));
 			since_sweep = 0;
 			last_rel = rel;
