@@ -1,0 +1,505 @@
+/* lp-top - a live top-like view of an lp stream (or perf script / folded
+ * input): the hottest functions (self and total share) and stacks over a
+ * sliding window of the samples' own time, or with exponentially decaying
+ * weights.  Redrawn in place on a terminal (q quits), plain text blocks
+ * otherwise, or one report at the end of the input (--once).
+ *
+ * Each input is read by its own thread, which aggregates under a lock; the
+ * main thread only waits (poll with a timeout) for the next refresh, a key or
+ * a signal, so a silent producer never holds the display back. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stream.h"
+#include "top.h"
+#include "util.h"
+
+struct options {
+	struct lp_top_opts top;
+	int64_t interval_ns;
+	bool once;
+	int nfuncs, nstacks;	/* -1: fit the terminal (plain: 20 and 10) */
+	enum lp_input_format format;
+	const char *output;
+	const char *window_arg;
+};
+
+static void usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: lp-top [-w DURATION | -H DURATION | -a] [-i DURATION] [--once]\n"
+		"              [-n ROWS] [-s ROWS] [--sort self|total] [-f FORMAT] [-o FILE] [FILE...]\n"
+		"\n"
+		"Shows the hottest functions and stacks of an lp stream, perf script output\n"
+		"or folded stacks (FILE, or - for stdin, the default) as they arrive.\n"
+		"\n"
+		"  -w, --window DURATION     the last DURATION of samples, by their own\n"
+		"                            timestamps (by arrival when they have none;\n"
+		"                            default 10s)\n"
+		"  -H, --half-life DURATION  every sample, weights halved every DURATION\n"
+		"  -a, --all                 every sample since the start, unweighted by age\n"
+		"  -i, --interval DURATION   refresh every DURATION (default 1s)\n"
+		"      --once                one report at the end of the input\n"
+		"  -n, --functions ROWS      function rows (default: fit the terminal, or 20)\n"
+		"  -s, --stacks ROWS         stack rows (default: fit the terminal, or 10)\n"
+		"      --sort self|total     order functions by self (default) or total share\n"
+		"  -f, --input-format F      auto (default), lp, perf or folded\n"
+		"  -o, --output FILE         write to FILE instead of stdout\n"
+		"  -h, --help                show this help\n"
+		"      --version             show the version\n"
+		"\n"
+		"On a terminal, q quits.\n");
+	exit(status);
+}
+
+static int64_t parse_duration_arg(const char *opt, const char *arg, bool zero_ok)
+{
+	int64_t ns;
+	const char *why = NULL;
+
+	if (lp_parse_duration(arg, &ns, &why) < 0 || ns < 0 || (!zero_ok && ns == 0)) {
+		lp_error("invalid %s '%s': %s", opt, arg, why ? why : "must be positive");
+		usage(stderr, 2);
+	}
+	return ns;
+}
+
+static int parse_rows(const char *opt, const char *arg)
+{
+	int64_t v;
+	const char *why;
+
+	if (lp_parse_i64(arg, 0, 100000, &v, &why) < 0) {
+		lp_error("invalid %s '%s': %s", opt, arg, why);
+		usage(stderr, 2);
+	}
+	return (int)v;
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "window", required_argument, NULL, 'w' },
+		{ "half-life", required_argument, NULL, 'H' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "once", no_argument, NULL, '1' },
+		{ "functions", required_argument, NULL, 'n' },
+		{ "stacks", required_argument, NULL, 's' },
+		{ "sort", required_argument, NULL, 'S' },
+		{ "input-format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, fmt, modes = 0;
+
+	while ((c = getopt_long(argc, argv, "w:H:ai:n:s:f:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'w':
+			o->top.mode = LP_TOP_WINDOW;
+			o->top.window_ns = parse_duration_arg("window", optarg, false);
+			o->window_arg = optarg;
+			modes++;
+			break;
+		case 'H':
+			o->top.mode = LP_TOP_DECAY;
+			o->top.half_life_ns = parse_duration_arg("half-life", optarg, false);
+			o->window_arg = optarg;
+			modes++;
+			break;
+		case 'a':
+			o->top.mode = LP_TOP_ALL;
+			modes++;
+			break;
+		case 'i':
+			o->interval_ns = parse_duration_arg("interval", optarg, false);
+			break;
+		case '1':
+			o->once = true;
+			break;
+		case 'n':
+			o->nfuncs = parse_rows("functions", optarg);
+			break;
+		case 's':
+			o->nstacks = parse_rows("stacks", optarg);
+			break;
+		case 'S':
+			if (!strcmp(optarg, "self")) {
+				o->top.sort = LP_TOP_SORT_SELF;
+			} else if (!strcmp(optarg, "total")) {
+				o->top.sort = LP_TOP_SORT_TOTAL;
+			} else {
+				lp_error("invalid sort '%s': self or total", optarg);
+				usage(stderr, 2);
+			}
+			break;
+		case 'f':
+			if ((fmt = lp_input_format__parse(optarg)) < 0) {
+				lp_error("unknown input format '%s' (auto, lp, perf, folded)", optarg);
+				usage(stderr, 2);
+			}
+			o->format = fmt;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case 'V':
+			lp_print_version();
+		default:
+			usage(stderr, 2);
+		}
+	}
+	if (modes > 1) {
+		lp_error("--window, --half-life and --all exclude each other");
+		usage(stderr, 2);
+	}
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* --- shared between the reader threads and the display ---------------- */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lp_top *top;
+static int64_t first_time = LP_TIME_NONE;
+static int64_t latest_arrival;	/* when the newest sample time was seen */
+static int readers_left;
+static bool read_failed;
+static int wake_fd[2];		/* readers' EOF and signals wake the poll */
+
+struct input {
+	struct lp_reader *reader;
+	pthread_t thread;
+};
+
+static void wake(char c)
+{
+	ssize_t n = write(wake_fd[1], &c, 1);
+	(void)n;		/* a full pipe already holds a wake-up */
+}
+
+static void *read_input(void *arg)
+{
+	struct input *in = arg;
+	struct lp_record rec;
+	int rc;
+
+	while ((rc = lp_reader__next(in->reader, &rec)) > 0) {
+		if (rec.kind != LP_REC_SAMPLE || !rec.sample.stack)
+			continue;
+		int64_t now = mono_ns();
+		/* Folded input and some perf scripts carry no time: their
+		 * samples are placed by arrival. */
+		int64_t t = rec.sample.time_ns != LP_TIME_NONE ? rec.sample.time_ns : now;
+		pthread_mutex_lock(&lock);
+		if (first_time == LP_TIME_NONE || t < first_time)
+			first_time = t;
+		if (lp_top__latest(top) == LP_TIME_NONE || t > lp_top__latest(top))
+			latest_arrival = now;
+		lp_top__add(top, t, rec.sample.stack, rec.sample.weight);
+		pthread_mutex_unlock(&lock);
+	}
+	pthread_mutex_lock(&lock);
+	readers_left--;
+	if (rc < 0)
+		read_failed = true;
+	pthread_mutex_unlock(&lock);
+	wake('e');
+	return NULL;
+}
+
+/* --- the terminal ------------------------------------------------------ */
+
+static volatile sig_atomic_t got_signal, got_winch;
+static int tty_fd = -1;
+static struct termios tty_saved;
+
+static void on_signal(int sig)
+{
+	if (got_signal && sig != SIGWINCH) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	if (sig == SIGWINCH)
+		got_winch = 1;
+	else
+		got_signal = sig;
+	wake('s');
+}
+
+static void tty_restore(void)
+{
+	if (tty_fd >= 0) {
+		tcsetattr(tty_fd, TCSANOW, &tty_saved);
+		close(tty_fd);
+		tty_fd = -1;
+	}
+}
+
+/* Keys come from the controlling terminal (stdin is the stream): no echo,
+ * no line buffering, signals still on so ^C works. */
+static void tty_open(void)
+{
+	struct termios raw;
+
+	if (isatty(STDIN_FILENO))
+		return;
+	tty_fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (tty_fd < 0)
+		return;
+	if (tcgetattr(tty_fd, &tty_saved) < 0) {
+		close(tty_fd);
+		tty_fd = -1;
+		return;
+	}
+	raw = tty_saved;
+	raw.c_lflag &= ~(ICANON | ECHO);
+	raw.c_cc[VMIN] = 0;
+	raw.c_cc[VTIME] = 0;
+	tcsetattr(tty_fd, TCSANOW, &raw);
+	atexit(tty_restore);
+}
+
+static void terminal_size(int *rows, int *cols)
+{
+	struct winsize ws;
+
+	*rows = 24;
+	*cols = 80;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+	}
+}
+
+/* --- drawing ----------------------------------------------------------- */
+
+static void format_seconds(char *buf, size_t size, int64_t ns)
+{
+	snprintf(buf, size, "%.1fs", ns / 1e9);
+}
+
+static void draw(FILE *out, const struct options *o, bool terminal, bool at_end,
+		 const char *outname)
+{
+	char title[160], mode[64], at[32];
+	struct lp_top_report_opts ro = {
+		.nfuncs = o->nfuncs < 0 ? 20 : o->nfuncs,
+		.nstacks = o->nstacks < 0 ? 10 : o->nstacks,
+		.eol = "",
+	};
+
+	pthread_mutex_lock(&lock);
+	/* While input is still coming, the view's end moves with the clock
+	 * from the newest sample, so a producer gone quiet drains from view. */
+	if (!at_end && lp_top__latest(top) != LP_TIME_NONE)
+		lp_top__advance(top, lp_top__latest(top) + (mono_ns() - latest_arrival));
+	switch (o->top.mode) {
+	case LP_TOP_WINDOW:
+		snprintf(mode, sizeof(mode), "window %s", o->window_arg ? o->window_arg : "10s");
+		break;
+	case LP_TOP_DECAY:
+		snprintf(mode, sizeof(mode), "half-life %s", o->window_arg);
+		break;
+	default:
+		snprintf(mode, sizeof(mode), "all samples");
+		break;
+	}
+	at[0] = 0;
+	if (first_time != LP_TIME_NONE)
+		format_seconds(at, sizeof(at), lp_top__latest(top) - first_time);
+	snprintf(title, sizeof(title), "lp-top  %s  at +%s%s", mode, at[0] ? at : "0.0s",
+		 at_end ? "  (end of input)" : "");
+	ro.title = title;
+	if (terminal) {
+		int rows, cols;
+		terminal_size(&rows, &cols);
+		/* One column spare: a full line leaves the cursor in the
+		 * pending-wrap state, where erasing to the end of the line
+		 * would eat its last character. */
+		ro.width = cols - 1;
+		int room = rows - 6;	/* title, blank, 2 headers, blank, spare */
+		if (room < 2)
+			room = 2;
+		if (o->nstacks < 0)
+			ro.nstacks = room / 3;
+		if (o->nfuncs < 0)
+			ro.nfuncs = room - ro.nstacks;
+		ro.eol = "\033[K";
+		fputs("\033[H", out);
+	}
+	lp_top__report(top, out, &ro);
+	pthread_mutex_unlock(&lock);
+	if (terminal)
+		fputs("\033[J", out);
+	else if (!o->once && !at_end)
+		fputc('\n', out);
+	if (fflush(out) == EOF)
+		lp_write_failed(outname);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {
+		.top = { .mode = LP_TOP_WINDOW, .window_ns = 10 * 1000000000LL },
+		.interval_ns = 1000000000LL,
+		.nfuncs = -1,
+		.nstacks = -1,
+		.format = LP_INPUT_AUTO,
+	};
+	lp_init(argc, argv);
+	parse_options(argc, argv, &o);
+
+	char *stdin_only[] = { "-" };
+	char **paths = optind < argc ? argv + optind : stdin_only;
+	int npaths = optind < argc ? argc - optind : 1;
+	struct input *inputs = lp_calloc(npaths, sizeof(*inputs));
+	for (int i = 0; i < npaths; i++)
+		if (!(inputs[i].reader = lp_reader__open(paths[i], o.format)))
+			return 1;
+
+	FILE *out = lp_open_output(o.output);
+	const char *outname = o.output ? o.output : "stdout";
+	bool terminal = !o.once && isatty(fileno(out));
+
+	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		lp_die(1, "cannot create a pipe: %s", strerror(errno));
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (terminal) {
+		sigaction(SIGWINCH, &sa, NULL);
+		tty_open();
+		fputs("\033[H\033[2J", out);
+	}
+
+	top = lp_top__new(&o.top);
+	readers_left = npaths;
+	for (int i = 0; i < npaths; i++) {
+		int err = pthread_create(&inputs[i].thread, NULL, read_input, &inputs[i]);
+		if (err)
+			lp_die(1, "cannot start a reader thread: %s", strerror(err));
+	}
+
+	int64_t next = mono_ns() + o.interval_ns;
+	bool quit = false, eof = false;
+	while (!quit) {
+		struct pollfd p[2] = {
+			{ .fd = wake_fd[0], .events = POLLIN },
+			{ .fd = tty_fd, .events = POLLIN },
+		};
+		int timeout = -1;
+
+		if (!o.once) {
+			int64_t left = (next - mono_ns() + 999999) / 1000000;
+			timeout = left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
+		}
+		if (poll(p, tty_fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
+			lp_die(1, "poll: %s", strerror(errno));
+		if (p[0].revents & POLLIN) {
+			char buf[64];
+			while (read(wake_fd[0], buf, sizeof(buf)) > 0)
+				;
+		}
+		if (tty_fd >= 0 && (p[1].revents & POLLIN)) {
+			char c;
+			while (read(tty_fd, &c, 1) == 1)
+				if (c == 'q' || c == 'Q')
+					quit = true;
+		}
+		if (got_signal) {
+			/* On a terminal ^C leaves the view.  Feeding a pipe or a
+			 * file, the producer upstream is draining: keep reading
+			 * to its end (a second signal exits at once). */
+			if (terminal)
+				quit = true;
+		}
+		pthread_mutex_lock(&lock);
+		eof = readers_left == 0;
+		bool failed = read_failed;
+		pthread_mutex_unlock(&lock);
+		if (failed && terminal)
+			break;	/* the reader's message stays below the view */
+		if (eof)
+			break;
+		if (got_winch) {
+			got_winch = 0;
+			fputs("\033[2J", out);
+			draw(out, &o, terminal, false, outname);
+		}
+		if (!o.once && mono_ns() >= next) {
+			draw(out, &o, terminal, false, outname);
+			next += o.interval_ns;
+			if (next < mono_ns())
+				next = mono_ns() + o.interval_ns;
+		}
+	}
+
+	int status = 0;
+	if (eof) {
+		for (int i = 0; i < npaths; i++)
+			pthread_join(inputs[i].thread, NULL);
+		if (read_failed)
+			status = 1;
+		/* A stream cut short by bad input gets no final report: it
+		 * would look like a whole one. */
+		if (!read_failed)
+			draw(out, &o, terminal, true, outname);
+		if (terminal && !read_failed && tty_fd >= 0 && !quit) {
+			/* Keep the last view until q or ^C. */
+			while (!got_signal) {
+				struct pollfd p[2] = {
+					{ .fd = wake_fd[0], .events = POLLIN },
+					{ .fd = tty_fd, .events = POLLIN },
+				};
+				char c = 0;
+				if (poll(p, 2, -1) < 0 && errno != EINTR)
+					break;
+				if (got_winch) {
+					got_winch = 0;
+					fputs("\033[2J", out);
+					draw(out, &o, terminal, true, outname);
+				}
+				while (read(wake_fd[0], &c, 1) > 0)
+					;
+				if (read(tty_fd, &c, 1) == 1 && (c == 'q' || c == 'Q'))
+					break;
+			}
+		}
+		for (int i = 0; i < npaths; i++)
+			lp_reader__free(inputs[i].reader);
+		lp_top__free(top);
+	} else if (read_failed) {
+		status = 1;
+	}
+	/* Readers still blocked on a pipe are left to exit(): joining them
+	 * would wait for their producers. */
+	free(eof ? inputs : NULL);
+	tty_restore();
+	if (lp_close_output(out, outname) < 0)
+		status = 1;
+	return status;
+}

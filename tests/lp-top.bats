@@ -1,0 +1,220 @@
+#!/usr/bin/env bats
+# lp-top: exact shares on synthetic streams, the sliding window, half-life
+# weights, plain periodic output that a silent producer cannot hold back, and
+# the live view on a real terminal (tmux).
+load helpers/common
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	if [ -n "${TMUX_SOCK:-}" ]; then
+		tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true
+	fi
+}
+
+# An lp stream of N samples, one every STEP ns from 1 s: the first half in
+# main;a, the second in main;b (ids are arbitrary but consistent).
+ab_stream() {
+	local n=$1 step=$2 i s
+	printf 'lp-stream\t1\tclock=monotonic\n'
+	printf 'frame\t0000000000000001\tu\t-\t-\tmain\t-\n'
+	printf 'frame\t0000000000000002\tu\t-\t-\ta\t-\n'
+	printf 'frame\t0000000000000003\tu\t-\t-\tb\t-\n'
+	printf 'stack\t000000000000000a\t0000000000000001,0000000000000002\n'
+	printf 'stack\t000000000000000b\t0000000000000001,0000000000000003\n'
+	for ((i = 0; i < n; i++)); do
+		s=a
+		((i >= n / 2)) && s=b
+		printf 'sample\t%d\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000%s\n' \
+			$((1000000000 + i * step)) $s
+	done
+}
+
+@test "lp-top: --help lists every option the man page documents, --version, bad usage" {
+	run -0 lp-top --help
+	assert_output --partial "usage: lp-top"
+	for opt in $(printf '%s\n' "$output" | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+		grep -qF -- "${opt//-/\\-}" "$LP_TOP/man/lp-top.1" || fail "$opt not in man/lp-top.1"
+	done
+	run -0 lp-top --version
+	assert_output --partial "0."
+	run -2 --separate-stderr lp-top --window 0s
+	[ "${lines[0]:-}" = "" ]
+	[[ $stderr == *"lp-top: invalid window '0s'"* ]]
+	run -2 --separate-stderr lp-top --window 5s --half-life 5s
+	[[ $stderr == *"exclude each other"* ]]
+	run -2 lp-top --sort bogus
+}
+
+@test "lp-top --once: exact self, total and stack shares on known folded input" {
+	printf 'main;a;hot 50\nmain;b 30\nmain;c;hot 20\n' > "$T/in.folded"
+	run -0 lp-top --once "$T/in.folded"
+	assert_line --index 0 --partial "samples 3  stacks 3  weight 100"
+	assert_line --index 1 "  SELF%  TOTAL%  FUNCTION"
+	assert_line --index 2 "  70.00   70.00  hot"
+	assert_line --index 3 "  30.00   30.00  b"
+	assert_line --index 4 "   0.00  100.00  main"
+	assert_line --index 5 "   0.00   50.00  a"
+	assert_line --index 6 "   0.00   20.00  c"
+	assert_line --index 8 "  50.00  main;a;hot"
+	assert_line --index 9 "  30.00  main;b"
+	assert_line --index 10 "  20.00  main;c;hot"
+	[ "${#lines[@]}" -eq 11 ]
+	# The same from stdin, sorted by total, rows limited.
+	run -0 lp-top --once --sort total -n 2 -s 1 < "$T/in.folded"
+	assert_line --index 2 "   0.00  100.00  main"
+	assert_line --index 3 "  70.00   70.00  hot"
+	assert_line --index 5 "  50.00  main;a;hot"
+	[ "${#lines[@]}" -eq 6 ]
+}
+
+@test "lp-top: a recursive function counts once per sample in total" {
+	printf 'main;f;f;f 3\nmain;g 1\n' > "$T/rec.folded"
+	run -0 lp-top --once "$T/rec.folded"
+	assert_line --index 2 "  75.00   75.00  f"
+}
+
+@test "lp-top --window: only the last window's samples, by their own timestamps" {
+	# 200 samples 100 ms apart: a for 10 s, then b for 10 s.
+	ab_stream 200 100000000 > "$T/ab.lp"
+	run -0 lp-top --once --window 5s "$T/ab.lp"
+	assert_line --index 0 --partial "samples 50  stacks 1  weight 50"
+	assert_line --index 2 " 100.00  100.00  b"
+	refute_line --regexp " a$"
+	# A window longer than the stream holds both halves exactly.
+	run -0 lp-top --once --window 30s "$T/ab.lp"
+	assert_line --index 0 --partial "samples 200"
+	assert_line --index 2 "  50.00   50.00  a"
+	assert_line --index 3 "  50.00   50.00  b"
+	run -0 lp-top --once --all "$T/ab.lp"
+	assert_line --index 2 "  50.00   50.00  a"
+	# Sub-second windows too (50 ms buckets): 50 samples 50 ms apart, the
+	# last 500 ms are 10 samples of b.
+	ab_stream 50 50000000 > "$T/short.lp"
+	run -0 lp-top --once --window 500ms "$T/short.lp"
+	assert_line --index 0 --partial "samples 10  stacks 1"
+	assert_line --index 2 " 100.00  100.00  b"
+}
+
+@test "lp-top --window: a sample older than the window when it comes is dropped and counted" {
+	{
+		ab_stream 0 1
+		printf 'sample\t30000000000\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000b\n'
+		printf 'sample\t1000000000\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000a\n'
+	} > "$T/late.lp"
+	run -0 lp-top --once --window 10s "$T/late.lp"
+	assert_line --index 0 --partial "samples 1  stacks 1  weight 1  late 1"
+	assert_line --index 2 " 100.00  100.00  b"
+}
+
+@test "lp-top --half-life: weights halve with each half-life of age" {
+	# a at 1 s (weight 1), b at 6 s (weight 1), half-life 5 s: a counts
+	# 1/2 at the end, so a = 1/3, b = 2/3.
+	{
+		ab_stream 0 1
+		printf 'sample\t1000000000\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000a\n'
+		printf 'sample\t6000000000\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000b\n'
+	} > "$T/hl.lp"
+	run -0 lp-top --once --half-life 5s "$T/hl.lp"
+	assert_line --index 0 --partial "weight 1.5"
+	assert_line --index 2 "  66.67   66.67  b"
+	assert_line --index 3 "  33.33   33.33  a"
+	# Ten half-lives: a weighs 2^-10 against b's 1.
+	{
+		ab_stream 0 1
+		printf 'sample\t1000000000\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000a\n'
+		printf 'sample\t11000000000\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000b\n'
+	} > "$T/hl10.lp"
+	run -0 lp-top --once --half-life 1s "$T/hl10.lp"
+	assert_line --index 2 "  99.90   99.90  b"
+	assert_line --index 3 "   0.10    0.10  a"
+	# Decay over a long stream stays exact (renormalised internally):
+	# 200 s of samples with a 100 ms half-life.
+	ab_stream 2000 100000000 > "$T/long.lp"
+	run -0 lp-top --once --half-life 100ms "$T/long.lp"
+	assert_line --index 2 " 100.00  100.00  b"
+}
+
+@test "lp-top: perf script input, shares as lp-collapse counts them" {
+	f=$CORPUS/flamegraph/test/perf-vertx-stacks-01.txt
+	[ -f "$f" ] || fail "corpus file $f missing"
+	total=$(lp-collapse "$f" | awk '{ s += $NF } END { print s }')
+	top=$(lp-collapse "$f" | awk '{ print $NF }' | sort -n | tail -1)
+	want=$(awk -v a="$top" -v b="$total" 'BEGIN { printf "%7.2f", 100 * a / b }')
+	run -0 lp-top --once --all -s 1 "$f"
+	assert_line --index 0 --partial "samples $total "
+	[[ ${lines[-1]} == "$want  "* ]] || fail "top stack '${lines[-1]:0:40}' is not $want%"
+}
+
+@test "lp-top: plain text blocks every interval while the producer is silent" {
+	# One sample, then 1.5 s of silence: the blocks keep coming, then a
+	# final one at the end of the input.
+	{ printf 'main;hot 1\n'; sleep 1.5; printf 'main;cold 1\n'; } |
+		lp-top --interval 200ms > "$T/out"
+	n=$(grep -c '^lp-top  window 10s' "$T/out")
+	[ "$n" -ge 4 ] || fail "only $n reports in 1.5 s at 200 ms"
+	grep -q 'hot' "$T/out"
+	tail -n 20 "$T/out" > "$T/last"
+	grep -q '(end of input)' "$T/last"
+	grep -q '^  50.00   50.00  cold' "$T/last"
+	# The reports during the silence show hot alone.
+	grep -q '^ 100.00  100.00  hot' "$T/out"
+}
+
+@test "lp-top: bad input is reported with its line, no report, exit 1" {
+	printf 'lp-stream\t1\n' > "$T/bad.lp"
+	printf 'sample\t1\t1\t1\t0\tx\tcpu\t1\t00000000000000ff\n' >> "$T/bad.lp"
+	run -1 --separate-stderr lp-top --once "$T/bad.lp"
+	[ -z "$output" ]
+	[[ $stderr == *"bad.lp:2:"* ]] || fail "stderr: $stderr"
+	run -1 --separate-stderr lp-top --once "$T/missing.lp"
+	[[ $stderr == "lp-top: "*missing.lp* ]]
+}
+
+@test "lp-top: man page example on a recording" {
+	ab_stream 200 100000000 > "$T/recording.lp"
+	cd "$T"
+	run -0 lp-top --once --window 30s recording.lp
+	assert_line --index 2 "  50.00   50.00  a"
+}
+
+@test "lp-top: live on a terminal (tmux): hot function on top, redrawn in place, q quits" {
+	require_cmd tmux
+	TMUX_SOCK=lp-top-$$-$BATS_TEST_NUMBER
+	# A slow generator: 9 parts hot to 1 part cold, 20 lines a second.
+	cat > "$T/gen" <<-'EOF'
+	#!/bin/bash
+	while :; do printf 'main;work;hot 9\nmain;idle;cold 1\n'; sleep 0.1; done
+	EOF
+	chmod +x "$T/gen"
+	tmux -L "$TMUX_SOCK" -f /dev/null new-session -d -x 120 -y 40 \
+		"PATH='$PATH'; '$T/gen' | lp-top --interval 200ms --window 5s"
+	# Wait for a view with samples (the machine may be loaded).
+	for _ in $(seq 100); do
+		tmux -L "$TMUX_SOCK" capture-pane -p > "$T/pane1"
+		grep -q '^  90.00   90.00  hot' "$T/pane1" && break
+		sleep 0.1
+	done
+	cat "$T/pane1"
+	assert_equal "$(sed -n 1p "$T/pane1" | cut -c1-20)" "lp-top  window 5s  a"
+	assert_equal "$(sed -n 3p "$T/pane1" | sed 's/ *$//')" "  SELF%  TOTAL%  FUNCTION"
+	assert_equal "$(sed -n 4p "$T/pane1" | sed 's/ *$//')" "  90.00   90.00  hot"
+	assert_equal "$(sed -n 5p "$T/pane1" | sed 's/ *$//')" "  10.00   10.00  cold"
+	# Redrawn in place: the title stays on line 1, its sample count grows.
+	n1=$(sed -n 1p "$T/pane1" | grep -oE 'samples [0-9]+' | cut -d' ' -f2)
+	sleep 1
+	tmux -L "$TMUX_SOCK" capture-pane -p > "$T/pane2"
+	n2=$(sed -n 1p "$T/pane2" | grep -oE 'samples [0-9]+' | cut -d' ' -f2)
+	[ "$n2" -gt "$n1" ] || fail "not redrawn: samples $n1 then $n2"
+	[ "$(grep -c '^lp-top' "$T/pane2")" -eq 1 ]
+	# q leaves: the pane's command ends and so does the session.
+	tmux -L "$TMUX_SOCK" send-keys q
+	for _ in $(seq 50); do
+		tmux -L "$TMUX_SOCK" has-session 2>/dev/null || break
+		sleep 0.1
+	done
+	run -1 tmux -L "$TMUX_SOCK" has-session
+}
