@@ -15,6 +15,7 @@
 #include "profile.h"
 #include "speedscope.h"
 #include "stream.h"
+#include "tracejson.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -27,6 +28,7 @@ enum out_format {
 	FMT_SPEEDSCOPE,
 	FMT_SVG,
 	FMT_LATENCY,
+	FMT_TRACE_EVENT,
 };
 
 static const char *const format_names[] = {
@@ -34,6 +36,7 @@ static const char *const format_names[] = {
 	[FMT_SPEEDSCOPE] = "speedscope",
 	[FMT_SVG] = "svg",
 	[FMT_LATENCY] = "latency",
+	[FMT_TRACE_EVENT] = "trace-event",
 };
 
 struct options {
@@ -59,7 +62,8 @@ static void usage(FILE *f, int status)
 		"\n"
 		"  -o, --output FILE       write to FILE instead of stdout\n"
 		"  -f, --input-format F    auto (default), lp, perf or folded\n"
-		"  -F, --format F          folded (default), speedscope, svg or latency\n"
+		"  -F, --format F          folded (default), speedscope, svg, latency or\n"
+		"                          trace-event (Chrome/Perfetto JSON timeline)\n"
 		"\n"
 		"Folded output, as stackcollapse-perf.pl's options of the same names:\n"
 		"      --pid               first frame comm-PID\n"
@@ -133,7 +137,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 				if (!strcmp(optarg, format_names[v]))
 					break;
 			if (v == (int)(sizeof(format_names) / sizeof(*format_names))) {
-				lp_error("unknown format '%s' (folded, speedscope, svg, latency)",
+				lp_error("unknown format '%s' (folded, speedscope, svg, latency, trace-event)",
 					 optarg);
 				usage(stderr, 2);
 			}
@@ -254,13 +258,22 @@ int main(int argc, char **argv)
 	struct lp_latency *lat = o.format == FMT_LATENCY ? lp_latency__new() : NULL;
 	struct filter filt = { .o = &o };
 	int status = 0;
+	/* trace-event streams: events are written as records arrive (every
+	 * input is open by now); on bad input the document is left unclosed,
+	 * so it never looks complete. */
+	FILE *tout = o.format == FMT_TRACE_EVENT ? lp_open_output(o.output) : NULL;
+	struct lp_tracejson *trace = tout ? lp_tracejson__new(tout) : NULL;
 
 	for (int i = 0; i < npaths && !status; i++) {
 		struct lp_reader *r = readers[i];
 		struct lp_record rec;
 		int rc;
 		while ((rc = lp_reader__next(r, &rec)) > 0) {
-			if (rec.kind == LP_REC_SAMPLE) {
+			if (trace) {
+				if ((rec.kind != LP_REC_SAMPLE || keep_sample(&filt, &rec.sample)) &&
+				    lp_tracejson__record(trace, &rec) < 0)
+					lp_write_failed(o.output ? o.output : "stdout");
+			} else if (rec.kind == LP_REC_SAMPLE) {
 				if (!lat && keep_sample(&filt, &rec.sample))
 					lp_folded_agg__add(agg, &rec.sample);
 			} else if (rec.kind == LP_REC_SPAN && lat) {
@@ -283,7 +296,13 @@ int main(int argc, char **argv)
 		lp_reader__free(readers[i]);
 	free(readers);
 
-	if (!status) {
+	if (trace) {
+		if (!status && lp_tracejson__finish(trace) < 0)
+			lp_write_failed(o.output ? o.output : "stdout");
+		if (lp_close_output(tout, o.output ? o.output : "stdout") < 0)
+			status = 1;
+		lp_tracejson__free(trace);
+	} else if (!status) {
 		FILE *out = lp_open_output(o.output);
 		int wr = 0;
 		switch (o.format) {
@@ -304,6 +323,8 @@ int main(int argc, char **argv)
 		case FMT_LATENCY:
 			wr = o.human ? lp_latency__write_histograms(lat, out) :
 				       lp_latency__write_table(lat, out);
+			break;
+		case FMT_TRACE_EVENT:	/* written as the records came */
 			break;
 		}
 		if (wr < 0)
