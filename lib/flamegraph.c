@@ -1,11 +1,14 @@
 /* flamegraph.c - a profile as an interactive SVG flame graph.
  *
- * The stacks are merged into a tree (one node per distinct path from the
- * root), laid out with widths proportional to weight, and written as one
- * <g> per visible node: a <title> (the tooltip: name, then counts on a
- * second line), a <rect> and a <text> label.  The embedded script reads the
- * geometry back from the rectangles, so the file needs no second copy of
- * the data; it offers search (regex), click to zoom and an info line.
+ * The stacks, sorted frame by frame, are walked once as a depth-first
+ * traversal of their merged tree (one node per distinct path from the
+ * root): a node's weight is known when the walk leaves it, and only nodes
+ * wide enough to draw are kept, so memory grows with what is drawn, not
+ * with the profile.  Each drawn node becomes one <g>: a <title> (the
+ * tooltip: name, then figures on a second line), a <rect> and a <text>
+ * label.  The embedded script reads the geometry back from the rectangles,
+ * so the file holds no second copy of the data; it offers search (regex),
+ * click to zoom and an info line.
  *
  * Determinism: siblings are ordered by name (then kind), colours come from
  * a hash of the name, numbers are printed with fixed precision.
@@ -20,8 +23,6 @@
 #include "flamegraph.h"
 #include "util.h"
 
-#define NONE UINT32_MAX
-
 /* Layout, in pixels: the same proportions as flamegraph.pl, so the result
  * looks familiar. */
 #define FONT_SIZE 12
@@ -29,23 +30,23 @@
 #define XPAD 10
 #define FRAME_PAD 1		/* gap between levels */
 
+/* A drawn frame. */
 struct node {
 	const char *name;	/* into the profile entry's stack text */
-	uint32_t len;
-	uint32_t parent, first_child, last_child, next_sibling;
-	uint16_t depth;		/* capped: deeper stacks are clamped */
+	size_t len;
+	int depth;		/* 0: the root, "all" */
 	char kind;
-	bool visible;
+	double x;		/* left edge, in weight units of the drawn side */
 	double w[2];		/* inclusive weight, per side */
 };
 
 struct tree {
-	struct node *nodes;
-	uint32_t n, cap;
+	struct node *nodes;	/* the drawn ones */
+	size_t n, cap;
+	size_t seen;		/* all the nodes of the merged tree */
 	int side;		/* the side widths are drawn from */
 	double total[2];
-	int max_depth;		/* among visible nodes */
-	uint32_t nvisible;
+	int max_depth;		/* among drawn nodes */
 };
 
 /* --- building the tree ------------------------------------------------ */
@@ -113,34 +114,42 @@ static int entry_cmp(const void *pa, const void *pb)
 	}
 }
 
-static uint32_t tree_add_node(struct tree *t, uint32_t parent, const char *name,
-			      size_t len, char kind, int depth)
+/* A node of the path the walk is in. */
+struct open {
+	const char *name;
+	size_t len;
+	char kind;
+	double x, cursor;	/* its left edge; where its next child starts */
+	double w[2];
+};
+
+static void tree_keep(struct tree *t, const struct open *op, int depth)
 {
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 1024;
 		t->nodes = lp_reallocarray(t->nodes, t->cap, sizeof(*t->nodes));
 	}
-	uint32_t id = t->n++;
-	struct node *nd = &t->nodes[id];
-	memset(nd, 0, sizeof(*nd));
-	nd->name = name;
-	nd->len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-	nd->kind = kind;
-	nd->depth = depth > UINT16_MAX ? UINT16_MAX : (uint16_t)depth;
-	nd->parent = parent;
-	nd->first_child = nd->last_child = nd->next_sibling = NONE;
-	if (parent != NONE) {
-		struct node *p = &t->nodes[parent];
-		if (p->last_child == NONE)
-			p->first_child = id;
-		else
-			t->nodes[p->last_child].next_sibling = id;
-		p->last_child = id;
-	}
-	return id;
+	t->nodes[t->n++] = (struct node){ op->name, op->len, depth, op->kind, op->x,
+					  { op->w[0], op->w[1] } };
+	if (depth > t->max_depth)
+		t->max_depth = depth;
 }
 
-static void tree_build(struct tree *t, struct lp_profile *profile)
+/* Leaves the node at depth d: keeps it when it is at least min_w wide
+ * (a parent is never narrower than its child, so the kept nodes form a
+ * tree) and moves its parent's cursor past it. */
+static void tree_close(struct tree *t, struct open *path, int d, double min_w)
+{
+	double w = path[d].w[t->side];
+	t->seen++;
+	if (d == 0 || (w > 0 && w >= min_w))
+		tree_keep(t, &path[d], d);
+	if (d > 0)
+		path[d - 1].cursor += w;
+}
+
+static void tree_build(struct tree *t, struct lp_profile *profile, double min_px,
+		       double width_px)
 {
 	size_t n;
 	const struct lp_profile_entry *const *sorted = lp_profile__sorted(profile, &n);
@@ -148,111 +157,101 @@ static void tree_build(struct tree *t, struct lp_profile *profile)
 	memcpy(es, sorted, n * sizeof(*es));
 	qsort(es, n, sizeof(*es), entry_cmp);
 
-	tree_add_node(t, NONE, "all", 3, 'u', 0);
-	/* path[d] is the node at depth d of the previous stack */
-	size_t path_cap = 64, path_len = 1;
-	uint32_t *path = lp_reallocarray(NULL, path_cap, sizeof(*path));
-	path[0] = 0;
+	/* the scale needs the total first */
+	for (size_t k = 0; k < n; k++) {
+		t->total[0] += es[k]->weight[0];
+		t->total[1] += es[k]->weight[1];
+	}
+	double total = t->total[t->side];
+	double min_w = total > 0 ? min_px * total / width_px : 0;
+
+	size_t path_cap = 64;
+	struct open *path = lp_reallocarray(NULL, path_cap, sizeof(*path));
+	path[0] = (struct open){ "all", 3, 'u', 0, 0, { 0, 0 } };
+	int open_depth = 0;	/* the deepest open node */
 
 	for (size_t k = 0; k < n; k++) {
 		const struct lp_profile_entry *e = es[k];
 		size_t kinds_len = e->kinds ? strlen(e->kinds) : 0;
-		size_t depth = 0;
+		int depth = 0;
 		bool same = true;
-		size_t i = 0;
-		while (i < e->len) {
+		for (size_t i = 0; i < e->len;) {
 			size_t s = i;
 			while (i < e->len && e->stack[i] != ';')
 				i++;
 			const char *name = e->stack + s;
 			size_t len = i - s;
-			char kind = frame_kind(e, depth, kinds_len, name, len);
+			char kind = frame_kind(e, (size_t)depth, kinds_len, name, len);
+			if (i < e->len)
+				i++;
 			depth++;
-			if (depth >= path_cap) {
+			if (same && depth <= open_depth && path[depth].len == len &&
+			    path[depth].kind == kind && memcmp(path[depth].name, name, len) == 0)
+				continue;
+			/* a new branch: leave the old one, deepest first */
+			if (same)
+				while (open_depth >= depth)
+					tree_close(t, path, open_depth--, min_w);
+			same = false;
+			if ((size_t)depth >= path_cap) {
 				path_cap *= 2;
 				path = lp_reallocarray(path, path_cap, sizeof(*path));
 			}
-			if (same && depth < path_len) {
-				const struct node *nd = &t->nodes[path[depth]];
-				if (nd->len == len && nd->kind == kind &&
-				    memcmp(nd->name, name, len) == 0)
-					goto next;
-			}
-			same = false;
-			path[depth] = tree_add_node(t, path[depth - 1], name, len, kind,
-						    (int)depth);
-next:
-			if (i < e->len)
-				i++;
+			double x = path[depth - 1].cursor;
+			path[depth] = (struct open){ name, len, kind, x, x, { 0, 0 } };
+			open_depth = depth;
 		}
-		path_len = depth + 1;
-		for (size_t d = 0; d <= depth; d++) {
-			struct node *nd = &t->nodes[path[d]];
-			nd->w[0] += e->weight[0];
-			nd->w[1] += e->weight[1];
+		/* a stack that ends above the open path (a prefix of the
+		 * previous one cannot follow it in this order, but an empty
+		 * stack can come first) */
+		if (same)
+			while (open_depth > depth)
+				tree_close(t, path, open_depth--, min_w);
+		for (int d = 0; d <= depth; d++) {
+			path[d].w[0] += e->weight[0];
+			path[d].w[1] += e->weight[1];
 		}
 	}
-	t->total[0] = t->nodes[0].w[0];
-	t->total[1] = t->nodes[0].w[1];
+	while (open_depth >= 0)
+		tree_close(t, path, open_depth--, min_w);
 	free(path);
 	free(es);
 }
 
-/* Marks the nodes at least min_w wide (in weight units) and returns how
- * many; a node is visible only when its parent is. */
-static uint32_t tree_mark(struct tree *t, double min_w)
+/* Depth-first order: left to right, parents before children. */
+static int node_cmp(const void *pa, const void *pb)
 {
-	/* nodes are created parent first: one forward pass suffices */
-	t->nodes[0].visible = true;
-	t->max_depth = 0;
-	uint32_t count = 1;
-	for (uint32_t id = 1; id < t->n; id++) {
-		struct node *nd = &t->nodes[id];
-		double w = nd->w[t->side];
-		nd->visible = t->nodes[nd->parent].visible && w > 0 && w >= min_w;
-		if (!nd->visible)
-			continue;
-		count++;
-		if (nd->depth > t->max_depth)
-			t->max_depth = nd->depth;
-	}
-	return count;
+	const struct node *a = pa, *b = pb;
+	if (a->x != b->x)
+		return (a->x > b->x) - (a->x < b->x);
+	return (a->depth > b->depth) - (a->depth < b->depth);
 }
 
-/* Keeps the max_frames widest nodes, ties to the earlier node.  A child is
- * never wider than its parent and comes after it, so in this order every
- * node follows its ancestors: the nodes kept still form a tree. */
-static const struct tree *cap_tree;
+/* Keeps the max_frames widest nodes, ties to the shallower one (then the
+ * leftmost): a child is never wider than its parent, so in this order every
+ * node follows its ancestors and the nodes kept still form a tree. */
+static int side_for_cmp;
 
 static int cap_cmp(const void *pa, const void *pb)
 {
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	double wa = cap_tree->nodes[a].w[cap_tree->side];
-	double wb = cap_tree->nodes[b].w[cap_tree->side];
+	const struct node *a = pa, *b = pb;
+	double wa = a->w[side_for_cmp], wb = b->w[side_for_cmp];
 	if (wa != wb)
 		return (wa < wb) - (wa > wb);
-	return (a > b) - (a < b);
+	if (a->depth != b->depth)
+		return (a->depth > b->depth) - (a->depth < b->depth);
+	return (a->x > b->x) - (a->x < b->x);
 }
 
-static uint32_t tree_cap(struct tree *t, uint32_t max_frames)
+static void tree_cap(struct tree *t, size_t max_frames)
 {
-	uint32_t m = 0;
-	uint32_t *ids = lp_reallocarray(NULL, t->n, sizeof(*ids));
-	for (uint32_t id = 1; id < t->n; id++)
-		if (t->nodes[id].visible)
-			ids[m++] = id;
-	cap_tree = t;
-	qsort(ids, m, sizeof(*ids), cap_cmp);
-	/* the root always counts */
-	uint32_t keep = max_frames > 1 ? max_frames - 1 : 0;
-	for (uint32_t i = keep; i < m; i++)
-		t->nodes[ids[i]].visible = false;
+	side_for_cmp = t->side;
+	qsort(t->nodes, t->n, sizeof(*t->nodes), cap_cmp);
+	t->n = max_frames;
 	t->max_depth = 0;
-	for (uint32_t i = 0; i < m && i < keep; i++)
-		if (t->nodes[ids[i]].depth > t->max_depth)
-			t->max_depth = t->nodes[ids[i]].depth;
-	free(ids);
-	return 1 + (m < keep ? m : keep);
+	for (size_t i = 0; i < t->n; i++)
+		if (t->nodes[i].depth > t->max_depth)
+			t->max_depth = t->nodes[i].depth;
 }
 
 /* --- output ----------------------------------------------------------- */
@@ -490,9 +489,9 @@ static void put_title(struct out *o, const struct tree *t, const struct style *s
 }
 
 static void put_frame(struct out *o, const struct tree *t, const struct style *st,
-		      const struct node *nd, double x)
+		      const struct node *nd)
 {
-	double x1 = XPAD + x * st->scale, w = nd->w[t->side] * st->scale;
+	double x1 = XPAD + nd->x * st->scale, w = nd->w[t->side] * st->scale;
 	int y;
 	if (st->opts->inverted)
 		y = st->ypad1 + nd->depth * st->fh;
@@ -523,45 +522,6 @@ static void put_frame(struct out *o, const struct tree *t, const struct style *s
 		}
 	}
 	put(o, "</text></g>\n");
-}
-
-/* Depth-first, parents before children, siblings left to right: the order
- * later elements paint over earlier ones does not matter (no overlap), but
- * a stable order keeps the output byte-identical. */
-static void put_frames(struct out *o, const struct tree *t, const struct style *st)
-{
-	struct item {
-		uint32_t id;
-		double x;
-	};
-	size_t cap = 256, sp = 0;
-	struct item *stack = lp_reallocarray(NULL, cap, sizeof(*stack));
-	stack[sp++] = (struct item){ 0, 0 };
-	while (sp) {
-		struct item it = stack[--sp];
-		const struct node *nd = &t->nodes[it.id];
-		put_frame(o, t, st, nd, it.x);
-		/* push children in reverse so the leftmost comes out first */
-		size_t first = sp;
-		double x = it.x;
-		for (uint32_t c = nd->first_child; c != NONE; c = t->nodes[c].next_sibling) {
-			const struct node *cn = &t->nodes[c];
-			if (cn->visible) {
-				if (sp == cap) {
-					cap *= 2;
-					stack = lp_reallocarray(stack, cap, sizeof(*stack));
-				}
-				stack[sp++] = (struct item){ c, x };
-			}
-			x += cn->w[t->side];
-		}
-		for (size_t i = first, j = sp; i + 1 < j; i++, j--) {
-			struct item tmp = stack[i];
-			stack[i] = stack[j - 1];
-			stack[j - 1] = tmp;
-		}
-	}
-	free(stack);
 }
 
 static const char script[] =
@@ -778,9 +738,9 @@ static void put_head(struct out *o, const struct style *st, bool with_script,
 		static const char kinds[4] = { 'u', 'k', 'j', 'i' };
 		static const char *const names[4] = { "user", "kernel", "JIT", "inlined" };
 		int nseen = 0;
-		for (uint32_t id = 1; id < t->n; id++)
+		for (size_t i = 0; i < t->n; i++)
 			for (int k = 0; k < 4; k++)
-				if (t->nodes[id].visible && t->nodes[id].kind == kinds[k] && !seen[k]) {
+				if (t->nodes[i].depth > 0 && t->nodes[i].kind == kinds[k] && !seen[k]) {
 					seen[k] = true;
 					nseen++;
 				}
@@ -822,10 +782,10 @@ int lp_flamegraph__write(FILE *f, struct lp_profile *profile,
 	st.ypad1 = FONT_SIZE * 3 + (opts->subtitle ? FONT_SIZE * 2 : 0);
 	st.ypad2 = FONT_SIZE * 2 + 10;
 	double min_px = opts->min_width_px > 0 ? opts->min_width_px : 0.1;
-	uint32_t max_frames = opts->max_frames > 0 ? (uint32_t)opts->max_frames : 50000;
+	size_t max_frames = opts->max_frames > 0 ? (size_t)opts->max_frames : 50000;
 
 	struct tree t = { .side = opts->differential ? 1 : 0 };
-	tree_build(&t, profile);
+	tree_build(&t, profile, min_px, st.width - 2.0 * XPAD);
 	double total = t.total[t.side];
 
 	if (!(total > 0)) {
@@ -839,34 +799,29 @@ int lp_flamegraph__write(FILE *f, struct lp_profile *profile,
 	}
 
 	st.scale = (st.width - 2.0 * XPAD) / total;
-	double min_w = min_px / st.scale;
-	uint32_t nvis = tree_mark(&t, min_w);
-	uint32_t omitted_cap = 0;
-	if (nvis > max_frames) {
-		uint32_t before = nvis;
-		nvis = tree_cap(&t, max_frames);
-		omitted_cap = before - nvis;
-	}
-	t.nvisible = nvis;
+	size_t kept = t.n;
+	if (t.n > max_frames)
+		tree_cap(&t, max_frames);
+	qsort(t.nodes, t.n, sizeof(*t.nodes), node_cmp);
 	st.height = (t.max_depth + 1) * st.fh + st.ypad1 + st.ypad2;
 
 	if (opts->differential) {
-		for (uint32_t id = 0; id < t.n; id++)
-			if (t.nodes[id].visible) {
-				double d = fabs(share_delta(&t, &t.nodes[id]));
-				if (d > st.max_delta)
-					st.max_delta = d;
-			}
+		for (size_t i = 0; i < t.n; i++) {
+			double d = fabs(share_delta(&t, &t.nodes[i]));
+			if (d > st.max_delta)
+				st.max_delta = d;
+		}
 	}
 
 	put_head(&o, &st, true, &t);
-	putf(&o, "<!-- %u frames of %u drawn; narrower than %.3g px omitted",
-	     nvis, t.n, min_w * st.scale);
-	if (omitted_cap)
-		putf(&o, ", and the %u narrowest of the others to stay within %u frames",
-		     omitted_cap, max_frames);
+	putf(&o, "<!-- %zu frames of %zu drawn; narrower than %.3g px omitted",
+	     t.n, t.seen, min_px);
+	if (kept > t.n)
+		putf(&o, ", and the %zu narrowest of the others to stay within %zu frames",
+		     kept - t.n, max_frames);
 	put(&o, " -->\n<g id=\"frames\">\n");
-	put_frames(&o, &t, &st);
+	for (size_t i = 0; i < t.n; i++)
+		put_frame(&o, &t, &st, &t.nodes[i]);
 	put(&o, "</g>\n</svg>\n");
 out:
 	free(t.nodes);
