@@ -153,6 +153,26 @@ out:
 	return 0;
 }
 
+/* A target's exec: its mappings are new. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(lp_rec_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct lp_exec_event ev;
+
+	if (filter_pids && !bpf_map_lookup_elem(&lp_pids, &tgid))
+		return 0;
+	ev.time_ns = bpf_ktime_get_ns();
+	ev.pid = tgid;
+	ev.tid = (__u32)id;
+	ev.cpu = bpf_get_smp_processor_id();
+	ev.flags = LP_EV_EXEC;
+	if (bpf_ringbuf_output(&lp_ring, &ev, sizeof(ev), 0))
+		count(LP_CNT_RING_FULL);
+	return 0;
+}
+
 /* Children of a target become targets: a forked process gets its own tgid. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lp_rec_fork, struct task_struct *parent, struct task_struct *child)

@@ -13,6 +13,15 @@
 
 /* lp_sample_event.flags */
 #define LP_EV_KERNEL_THREAD 1	/* no user stack to take */
+#define LP_EV_EXEC 2		/* not a sample: pid exec'd (struct lp_exec_event) */
+
+/* A process replaced its program: the symbolizer forgets what it knew of the
+ * pid.  In the ring in order with the samples, so samples taken before the
+ * exec are still symbolized with the old program. */
+struct lp_exec_event {
+	__u64 time_ns;
+	__u32 pid, tid, cpu, flags;
+};
 
 struct lp_sample_event {
 	__u64 time_ns;		/* bpf_ktime_get_ns: CLOCK_MONOTONIC */

@@ -305,6 +305,10 @@ static int handle_sample(void *ctx, void *data, size_t size)
 
 	if (r->failed)
 		return -1;	/* stops ring_buffer__consume */
+	if (size >= sizeof(struct lp_exec_event) && (ev->flags & LP_EV_EXEC)) {
+		lp_symbolizer__forget(r->sym, ev->pid);
+		return 0;
+	}
 	if (size < sizeof(*ev))
 		return 0;
 	memcpy(comm, ev->comm, LP_COMM_LEN);
@@ -383,6 +387,11 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	for (size_t i = 0; i < opts->npids; i++)
 		if (lp_recorder__add_pid(r, opts->pids[i]) < 0)
 			goto fail;
+	r->skel->links.lp_rec_exec = bpf_program__attach(r->skel->progs.lp_rec_exec);
+	if (!r->skel->links.lp_rec_exec) {
+		lp_error_errno("cannot attach to sched_process_exec");
+		goto fail;
+	}
 	if (opts->npids && opts->follow) {
 		r->skel->links.lp_rec_fork = bpf_program__attach(r->skel->progs.lp_rec_fork);
 		if (!r->skel->links.lp_rec_fork) {

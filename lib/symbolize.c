@@ -49,11 +49,13 @@ struct lp_proc {
 	pid_t pid;
 	Dwfl *dwfl;
 	int64_t refreshed_ns;	/* last report of its modules */
+	uint32_t gen;		/* exec count: part of the cache key */
 	struct lp_jit jit;
 };
 
 struct lp_cached {
 	pid_t pid;		/* -1 for the kernel */
+	uint32_t gen;
 	uint64_t addr;		/* the looked-up address (addr - 1 for returns) */
 	const struct lp_frame *frame;
 	int64_t when;		/* unresolved user frames: retried after a while */
@@ -291,7 +293,7 @@ static Dwfl_Module *proc_module(struct lp_proc *p, uint64_t addr)
 {
 	Dwfl_Module *mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
 
-	if (!mod && now_ns() - p->refreshed_ns > LP_REFRESH_NS) {
+	if (!mod && (!p->refreshed_ns || now_ns() - p->refreshed_ns > LP_REFRESH_NS)) {
 		proc_report(p);
 		mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
 	}
@@ -302,9 +304,32 @@ struct Dwfl *lp_symbolizer__dwfl(struct lp_symbolizer *s, pid_t pid, uint64_t ad
 {
 	struct lp_proc *p = get_proc(s, pid);
 
-	if (addr)
+	if (addr || !p->dwfl)
 		proc_module(p, addr);
 	return p->dwfl;
+}
+
+void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid)
+{
+	uint64_t key = lp_hashmap__key((uint64_t)(uint32_t)pid + 1);
+	struct lp_proc *p = lp_hashmap__get(&s->procs, key);
+
+	if (!p)
+		return;
+	/* Reported again at its next address.  The symbol tables stay: they
+	 * belong to files, not processes. */
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+	p->refreshed_ns = 0;
+	p->gen++;
+	free(p->jit.syms);
+	free(p->jit.names);
+	p->jit.syms = NULL;
+	p->jit.names = NULL;
+	p->jit.n = 0;
+	p->jit.size = 0;
+	p->jit.tried = false;
 }
 
 /* perf's JIT map: "START SIZE NAME" in hex, one symbol a line, appended to
@@ -478,10 +503,11 @@ static const struct lp_frame *resolve_kernel(struct lp_symbolizer *s, uint64_t a
 	return lp_dict__frame(s->dict, LP_FRAME_KERNEL, addr, "[kernel.kallsyms]", "", "");
 }
 
-static uint64_t cache_key(pid_t pid, uint64_t addr)
+static uint64_t cache_key(pid_t pid, uint32_t gen, uint64_t addr)
 {
 	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &pid, sizeof(pid));
 
+	h = lp_hash_bytes(h, &gen, sizeof(gen));
 	return lp_hashmap__key(lp_hash_bytes(h, &addr, sizeof(addr)));
 }
 
@@ -489,14 +515,15 @@ static const struct lp_frame *cached(struct lp_symbolizer *s, pid_t pid, uint64_
 				     bool ret)
 {
 	uint64_t look = ret && addr ? addr - 1 : addr;
-	uint64_t key = cache_key(pid, look);
+	uint32_t gen = pid < 0 ? 0 : get_proc(s, pid)->gen;
+	uint64_t key = cache_key(pid, gen, look);
 	struct lp_cached *c = lp_hashmap__get(&s->cache, key);
 
 	s->st.lookups++;
 	/* An unresolved user address is retried once its entry is older than
 	 * LP_REFRESH_NS: a refresh of the process's modules or JIT map may
 	 * resolve it by then. */
-	if (c && c->pid == pid && c->addr == look &&
+	if (c && c->pid == pid && c->gen == gen && c->addr == look &&
 	    (*c->frame->symbol || pid < 0 || now_ns() - c->when < LP_REFRESH_NS)) {
 		s->st.cache_hits++;
 		return c->frame;
@@ -508,6 +535,7 @@ static const struct lp_frame *cached(struct lp_symbolizer *s, pid_t pid, uint64_
 		lp_hashmap__put(&s->cache, key, c);
 	}
 	c->pid = pid;
+	c->gen = gen;
 	c->addr = look;
 	c->frame = f;
 	c->when = *f->symbol ? 0 : now_ns();

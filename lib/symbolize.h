@@ -26,6 +26,9 @@ const struct lp_frame *lp_symbolizer__user(struct lp_symbolizer *s, pid_t pid,
 const struct lp_frame *lp_symbolizer__kernel(struct lp_symbolizer *s, uint64_t addr,
 					     bool ret);
 
+/* pid exec'd a new program: forget its modules and cached addresses. */
+void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid);
+
 /* The process's Dwfl (modules reported), for the DWARF unwinder; NULL when
  * the process cannot be read.  Refreshes its modules when addr (nonzero) is in
  * none of them. */

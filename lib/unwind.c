@@ -11,13 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hashmap.h"
 #include "unwind.h"
 #include "util.h"
 
 struct lp_unwinder {
 	struct lp_symbolizer *sym;
-	struct lp_hashmap attached;	/* Dwfl pointer -> (void *)1 */
 	/* The sample being unwound: the callbacks' argument. */
 	pid_t tid;
 	struct lp_unwind_regs regs;
@@ -84,7 +82,6 @@ struct lp_unwinder *lp_unwinder__new(struct lp_symbolizer *sym)
 	struct lp_unwinder *u = lp_calloc(1, sizeof(*u));
 
 	u->sym = sym;
-	lp_hashmap__init(&u->attached);
 	return u;
 }
 
@@ -92,7 +89,6 @@ void lp_unwinder__free(struct lp_unwinder *u)
 {
 	if (!u)
 		return;
-	lp_hashmap__fini(&u->attached);
 	free(u);
 }
 
@@ -138,8 +134,8 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 		}
 		return 0;
 	}
-	uint64_t key = lp_hashmap__key((uint64_t)(uintptr_t)dwfl);
-	if (!lp_hashmap__get(&u->attached, key)) {
+	/* Attached once per Dwfl (a new one after an exec). */
+	if (dwfl_pid(dwfl) < 0) {
 		if (!dwfl_attach_state(dwfl, NULL, pid, &callbacks, u)) {
 			*end = LP_UNWIND_FAILED;
 			*why = dwfl_errmsg(-1);
@@ -147,7 +143,6 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 			ret[0] = 0;
 			return 1;
 		}
-		lp_hashmap__put(&u->attached, key, (void *)1);
 	}
 	u->tid = tid;
 	u->regs = *regs;

@@ -42,6 +42,15 @@ lp_links() {
 	bpftool link show | grep -cE "prog ($(echo $ids | tr ' ' '|'))\b" || true
 }
 
+# Waits (up to 5 s: the kernel frees programs after an RCU grace period)
+# until no more lp_rec_ programs are loaded than before ($1).
+progs_back_to() {
+	for i in $(seq 50); do [ "$(lp_progs)" -le "$1" ] && return 0; sleep 0.1; done
+	echo "lp_rec_ programs still loaded: $(lp_progs), before: $1"
+	bpftool prog show | grep -A3 'name lp_rec_'
+	return 1
+}
+
 # The sampled samples' count in a stream.
 nsamples() {
 	grep -c '^sample' "$1" || true
@@ -205,7 +214,7 @@ nsamples() {
 	run -0 lp-cat --check "$TMP/int.lp"
 	[ "$(nsamples "$TMP/int.lp")" -ge 300 ]
 	[ "$(tail -c 1 "$TMP/int.lp" | od -An -c | tr -d ' ')" = '\n' ]
-	[ "$(lp_progs)" -le "$progs0" ]
+	progs_back_to "$progs0"
 	[ "$(lp_links)" -eq 0 ]
 	# The target is left running.
 	kill -0 "$BG"
@@ -222,9 +231,7 @@ nsamples() {
 	[ "$(lp_progs)" -gt "$progs0" ]
 	kill -KILL "$rec"
 	wait "$rec" || true
-	# The kernel frees them with the last file descriptor, asynchronously.
-	for i in $(seq 50); do [ "$(lp_progs)" -le "$progs0" ] && break; sleep 0.1; done
-	[ "$(lp_progs)" -le "$progs0" ]
+	progs_back_to "$progs0"
 	[ "$(lp_links)" -eq 0 ]
 }
 
@@ -255,5 +262,17 @@ nsamples() {
 	require_root
 	progs0=$(lp_progs)
 	run -0 bash -c "lp-record -a -F 999 2>/dev/null | head -c 1000 >/dev/null; exit \${PIPESTATUS[0]}"
-	[ "$(lp_progs)" -le "$progs0" ]
+	progs_back_to "$progs0"
+}
+
+@test "a target that execs another program is symbolized with the new one" {
+	require_root
+	run -0 lp-record -F 999 -o "$TMP/exec.lp" -- sh -c \
+		"i=0; while [ \$i -lt 50000 ]; do i=\$((i+1)); done; exec '$WORKLOADS/cpusplit' 1.5"
+	lp-collapse "$TMP/exec.lp" > "$TMP/exec.folded"
+	grep -q '^sh;' "$TMP/exec.folded"
+	s=$(share_a "$TMP/exec.folded")
+	echo "share of a after the exec: $s%"
+	near_25 "$s"
+	grep -q '^cpusplit;.*main;b;spin' "$TMP/exec.folded"
 }
