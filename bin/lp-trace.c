@@ -267,9 +267,10 @@ int main(int argc, char **argv)
 	if (!tracer)
 		goto out;
 	FILE *out = lp_open_output(opt.output);
-	/* A started command must not hold our output open (a pipe would
-	 * never see EOF before it exits). */
-	fcntl(fileno(out), F_SETFD, FD_CLOEXEC);
+	/* A started command must not hold an output file of ours open (a pipe
+	 * would see no EOF before it exits); stdout is its own too. */
+	if (fileno(out) > 2)
+		fcntl(fileno(out), F_SETFD, FD_CLOEXEC);
 	struct lp_writer *w = lp_writer__new(out);
 
 	signal(SIGPIPE, SIG_IGN);	/* a closed output is an EPIPE we handle */
@@ -291,6 +292,8 @@ int main(int argc, char **argv)
 	bool closed = false;
 	if (write_header(w) < 0 || fflush(out) != 0)
 		closed = true;
+	if (lp_target__spawned(target))
+		lp_tracer__set_start(tracer);
 	if (lp_target__release(target) < 0)
 		goto out_tracer;
 

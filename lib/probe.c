@@ -221,7 +221,7 @@ const char *lp_tracefs(void)
 	return dirs[0];
 }
 
-int lp_syscall__args(const char *name, char names[6][32], bool ptr[6])
+int lp_syscall__args(const char *name, char names[6][32], bool ptr[6], bool isint[6])
 {
 	const char *dir = lp_tracefs();
 	if (!dir)
@@ -245,6 +245,8 @@ int lp_syscall__args(const char *name, char names[6][32], bool ptr[6])
 			e--;
 		snprintf(names[n], 32, "%.*s", (int)(semi - e), e);
 		ptr[n] = memchr(p, '*', (size_t)(e - p)) != NULL;
+		/* "field:int dfd;": a 32-bit signed value in a 64-bit slot. */
+		isint[n] = !strncmp(p + 6, "int ", 4);
 		n++;
 	}
 	fclose(f);
@@ -818,8 +820,26 @@ static int location_cap(Elf *elf, Dwarf *dw, Dwarf_Die *scopes, int nscopes, Dwa
 		snprintf(why, whysize, "no usable frame base");
 		return -1;
 	}
-	snprintf(why, whysize, "its location is %s, not a register, a frame or register offset or a fixed address",
-		 op_name(len == 1 ? op : (op >= DW_OP_breg0 && op <= DW_OP_breg31 && len > 1 ? expr[1].atom : op)));
+	/* Name what makes it unsupported: a computed value first. */
+	unsigned int bad = op;
+	for (size_t i = 0; i < len; i++) {
+		unsigned int a = expr[i].atom;
+		if (a == DW_OP_stack_value || a == DW_OP_piece || a == DW_OP_entry_value ||
+		    a == DW_OP_GNU_entry_value || a == DW_OP_implicit_value) {
+			bad = a;
+			break;
+		}
+		if (i > 0 && bad == op)
+			bad = a;
+	}
+	const char *nm = op_name(bad);
+	char tmp[64];
+	if (!strcmp(nm, "an unsupported DWARF expression")) {
+		snprintf(tmp, sizeof(tmp), "a DWARF expression (op 0x%x)", bad);
+		nm = tmp;
+	}
+	snprintf(why, whysize, "its location there is %s, not a register, a frame or register offset or a fixed address",
+		 nm);
 	return -1;
 }
 

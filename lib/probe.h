@@ -84,10 +84,10 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 /* syscall:NAME -> its number; -1 when unknown. */
 int lp_syscall__number(const char *name);
 
-/* Names of a system call's arguments from tracefs, and whether each is a
- * pointer (fills up to 6, returns how many); 0 when tracefs has no format
- * for it. */
-int lp_syscall__args(const char *name, char names[6][32], bool ptr[6]);
+/* Names of a system call's arguments from tracefs, whether each is a
+ * pointer, or a (signed 32-bit) int; fills up to 6, returns how many; 0 when
+ * tracefs has no format for it. */
+int lp_syscall__args(const char *name, char names[6][32], bool ptr[6], bool isint[6]);
 
 /* The tracefs directory, mounting tracefs at /sys/kernel/tracing when it
  * is not (saying so on stderr); NULL after reporting why. */

@@ -47,6 +47,23 @@ static bool pid_alive(pid_t pid)
 	return p[2] != 'Z' && p[2] != 'X' && p[2] != 'x';
 }
 
+/* The state letter of /proc/PID/stat ('R' running, 'S' sleeping...). */
+static char child_state(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
 struct lp_target *lp_target__from_pids(const char *list)
 {
 	struct lp_target *t = lp_calloc(1, sizeof(*t));
@@ -135,6 +152,12 @@ struct lp_target *lp_target__spawn(char *const argv[])
 	}
 	close(hold[0]);
 	close(err[1]);
+	/* Wait (up to a second) until the child sleeps in its read: whatever
+	 * the caller traces from now on is the command's, not this code's. */
+	for (int i = 0; i < 1000 && child_state(pid) == 'R'; i++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
 	struct lp_target *t = lp_calloc(1, sizeof(*t));
 	t->pids = lp_malloc(sizeof(*t->pids));
 	t->pids[0] = pid;

@@ -27,7 +27,7 @@ struct pinfo {
 	struct lp_probe_value ret;
 	/* syscall: */
 	char argnames[6][32];
-	bool argptr[6];
+	bool argptr[6], argint[6];
 	int nargs;
 	/* tracepoint: */
 	struct tep_event *tep_event;
@@ -37,7 +37,10 @@ struct lp_tracer {
 	struct trace_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
+	bool *is_ret;		/* links[i] is a uretprobe */
 	size_t nlinks;
+	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
+	uint64_t start_ns;	/* system calls starting earlier are not the target's */
 	struct pinfo *probes;
 	size_t nprobes;
 	struct bpf_link *sys_links[2];
@@ -45,7 +48,8 @@ struct lp_tracer {
 	struct lp_writer *w;	/* during a poll */
 	int werr;		/* errno of a failed write */
 	uint64_t count;
-	uint64_t lost_seen[LP_NCOUNTERS];
+	uint64_t lost_seen[LP_NCOUNTERS];	/* counters as last read */
+	uint64_t lost_total;			/* as written in lost records */
 	struct lp_attrs_buf attrs;
 	bool verbose, detached;
 	int ncpus;
@@ -117,9 +121,11 @@ int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid)
 	return 0;
 }
 
-static void add_link(struct lp_tracer *t, struct bpf_link *l)
+static void add_link(struct lp_tracer *t, struct bpf_link *l, bool ret)
 {
 	t->links = lp_reallocarray(t->links, t->nlinks + 1, sizeof(*t->links));
+	t->is_ret = lp_reallocarray(t->is_ret, t->nlinks + 1, sizeof(*t->is_ret));
+	t->is_ret[t->nlinks] = ret;
 	t->links[t->nlinks++] = l;
 }
 
@@ -200,7 +206,7 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 	struct lp_trace_probe cfg = pt->cfg;
 
 	if (pt->cfg.kind == LP_PROBE_SYSCALL) {
-		pi->nargs = lp_syscall__args(pt->spec->name, pi->argnames, pi->argptr);
+		pi->nargs = lp_syscall__args(pt->spec->name, pi->argnames, pi->argptr, pi->argint);
 		uint32_t nr = (uint32_t)pt->sysnr, v = id + 1;
 		if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.sysnrs), &nr, &v, BPF_ANY) < 0) {
 			lp_error_errno("probe '%s': cannot enable", pt->name);
@@ -232,7 +238,7 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 			lp_error_errno("probe '%s': cannot attach", pt->name);
 			return -1;
 		}
-		add_link(t, l);
+		add_link(t, l, false);
 		return 0;
 	}
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
@@ -241,14 +247,14 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
 	if (!l)
 		goto fail;
-	add_link(t, l);
+	add_link(t, l, false);
 	if (pt->cfg.kind == LP_PROBE_ENTRY) {
 		uo.retprobe = true;
 		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path,
 						    pt->offset, &uo);
 		if (!l)
 			goto fail;
-		add_link(t, l);
+		add_link(t, l, true);
 	}
 	return 0;
 fail:
@@ -369,6 +375,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		break;
 	}
 	case LP_EV_SYSCALL:
+		if (ev->start < t->start_ns)
+			return 0;
 		for (int i = 0; i < 6; i++) {
 			if (pi->nargs && i >= pi->nargs)
 				break;
@@ -379,6 +387,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 				snprintf(key, sizeof(key), "arg%d", i);
 			if (!pi->nargs || pi->argptr[i])
 				snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)ev->vals[i]);
+			else if (pi->argint[i])	/* an int: AT_FDCWD is -100 */
+				snprintf(buf, sizeof(buf), "%d", (int)ev->vals[i]);
 			else
 				snprintf(buf, sizeof(buf), "%lld", (long long)ev->vals[i]);
 			lp_attrs_buf__add(&t->attrs, key, buf);
@@ -417,7 +427,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 }
 
 /* Writes a lost record for each counter that grew since the last call. */
-static int write_lost(struct lp_tracer *t, struct lp_writer *w)
+static int write_lost(struct lp_tracer *t, struct lp_writer *w, bool depth)
 {
 	static const char *const what[LP_NCOUNTERS] = { "ring", "depth", "threads" };
 	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
@@ -432,6 +442,9 @@ static int write_lost(struct lp_tracer *t, struct lp_writer *w)
 				continue;
 			struct lp_lost l = { now_ns(), what[c], sum - t->lost_seen[c] };
 			t->lost_seen[c] = sum;
+			if (c == LP_LOST_DEPTH && !depth)
+				continue;
+			t->lost_total += l.count;
 			if (lp_writer__lost(w, &l) < 0)
 				ret = -1;
 		}
@@ -454,15 +467,23 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 		lp_error_errno("reading the BPF ring buffer");
 		return -1;
 	}
-	if (write_lost(t, w) < 0)
+	if (write_lost(t, w, true) < 0)
 		return -1;
 	return (int)(t->count - before);
 }
 
+/* Return probes go first: with entries gone and returns still attached,
+ * a deep recursion would unwind its open calls out of sight before the
+ * end, instead of showing them as unfinished. */
 static void detach(struct lp_tracer *t)
 {
-	for (size_t i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < t->nlinks; i++) {
+			if (!t->links[i] || (pass == 0 && !t->is_ret[i]))
+				continue;
+			bpf_link__destroy(t->links[i]);
+			t->links[i] = NULL;
+		}
 	t->nlinks = 0;
 	for (int i = 0; i < 2; i++) {
 		bpf_link__destroy(t->sys_links[i]);
@@ -498,7 +519,7 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 			continue;
 		for (uint32_t d = 0; d < st->depth && d < LP_TRACE_MAX_DEPTH; d++) {
 			const struct lp_trace_frame *f = &st->frames[d];
-			if (f->probe >= t->nprobes)
+			if (f->probe >= t->nprobes || f->ts > t->stop_ns)
 				continue;
 			const struct pinfo *pi = &t->probes[f->probe];
 			lp_attrs_buf__reset(&t->attrs);
@@ -523,6 +544,9 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 
 int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
 {
+	t->stop_ns = (uint64_t)now_ns();
+	if (write_lost(t, w, true) < 0)
+		return -1;
 	detach(t);
 	t->w = w;
 	ring_buffer__consume(t->rb);
@@ -532,7 +556,14 @@ int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
 	}
 	if (write_unfinished(t, w) < 0)
 		return -1;
-	return write_lost(t, w);
+	/* Entries between the two detach passes may overflow a stack: those
+	 * are not losses of the traced period. */
+	return write_lost(t, w, false);
+}
+
+void lp_tracer__set_start(struct lp_tracer *t)
+{
+	t->start_ns = (uint64_t)now_ns();
 }
 
 uint64_t lp_tracer__count(const struct lp_tracer *t)
@@ -542,10 +573,7 @@ uint64_t lp_tracer__count(const struct lp_tracer *t)
 
 uint64_t lp_tracer__lost(const struct lp_tracer *t)
 {
-	uint64_t n = 0;
-	for (int c = 0; c < LP_NCOUNTERS; c++)
-		n += t->lost_seen[c];
-	return n;
+	return t->lost_total;
 }
 
 void lp_tracer__free(struct lp_tracer *t)
@@ -554,6 +582,7 @@ void lp_tracer__free(struct lp_tracer *t)
 		return;
 	detach(t);
 	free(t->links);
+	free(t->is_ret);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	for (size_t i = 0; i < t->nprobes; i++) {

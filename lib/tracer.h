@@ -33,6 +33,11 @@ int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid);
  * -1 after reporting why. */
 int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid);
 
+/* System calls that start before this call are not reported: a started
+ * command's own ones are those after its release (not lp's code between
+ * fork and exec). */
+void lp_tracer__set_start(struct lp_tracer *t);
+
 /* Waits up to timeout_ms for events and writes them.  Returns the number of
  * records written, or -1 when the output failed (errno set). */
 int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms);
