@@ -3,6 +3,7 @@
  * "stack countA countB" lines, a differential flame graph, or a ranked
  * report of the functions whose share changed, with p-values. */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,7 @@ static void usage(FILE *f)
 		"      --all                --kernel and --jit\n"
 		"      --addrs              unresolved frames with their address\n"
 		"      --srcline            frames with their file:line when known\n"
+		"      --event-filter EV    samples of event EV only (default: the first seen)\n"
 		"  -o, --output FILE        write to FILE instead of stdout\n"
 		"  -h, --help               this help\n"
 		"      --version            the version\n");
@@ -56,7 +58,7 @@ static void usage(FILE *f)
 enum {
 	OPT_REPORT = 256, OPT_ALPHA, OPT_TOP, OPT_ADJUST, OPT_TITLE, OPT_NEGATE,
 	OPT_INPUT_FORMAT, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
-	OPT_SRCLINE, OPT_VERSION,
+	OPT_SRCLINE, OPT_EVENT, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -77,15 +79,22 @@ static const struct option long_options[] = {
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "addrs", no_argument, NULL, OPT_ADDRS },
 	{ "srcline", no_argument, NULL, OPT_SRCLINE },
+	{ "event-filter", required_argument, NULL, OPT_EVENT },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
-static void bad_usage(const char *fmt, const char *arg, const char *why)
+static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void bad_usage(const char *fmt, ...)
 {
-	lp_error(fmt, arg, why);
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	lp_error("%s", msg);
 	usage(stderr);
 	exit(2);
 }
@@ -110,7 +119,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 			else if (!strcmp(optarg, "report"))
 				o->format = FORMAT_REPORT;
 			else
-				bad_usage("unknown format '%s'%s", optarg, ": folded, svg or report");
+				bad_usage("unknown format '%s': folded, svg or report", optarg);
 			break;
 		case OPT_REPORT:
 			o->format = FORMAT_REPORT;
@@ -119,7 +128,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 			if (lp_parse_double(optarg, &o->report.alpha, &why) < 0)
 				bad_usage("--alpha '%s': %s", optarg, why);
 			if (!(o->report.alpha > 0 && o->report.alpha < 1))
-				bad_usage("--alpha '%s': %s", optarg, "not between 0 and 1");
+				bad_usage("--alpha '%s': not between 0 and 1", optarg);
 			break;
 		case OPT_TOP: {
 			uint64_t v;
@@ -131,7 +140,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case OPT_ADJUST: {
 			int a = lp_diff_adjust__parse(optarg);
 			if (a < 0)
-				bad_usage("unknown --adjust '%s'%s", optarg, ": bh, holm or none");
+				bad_usage("unknown --adjust '%s': bh, holm or none", optarg);
 			o->report.adjust = (enum lp_diff_adjust)a;
 			break;
 		}
@@ -144,8 +153,8 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case OPT_INPUT_FORMAT: {
 			int f = lp_input_format__parse(optarg);
 			if (f < 0)
-				bad_usage("unknown input format '%s'%s", optarg,
-					  ": auto, lp, perf or folded");
+				bad_usage("unknown input format '%s': auto, lp, perf or folded",
+					  optarg);
 			o->diff.input_format = (enum lp_input_format)f;
 			break;
 		}
@@ -169,6 +178,10 @@ static void parse_options(struct options *o, int argc, char **argv)
 			break;
 		case OPT_SRCLINE:
 			o->folded.srcline = true;
+			break;
+		case OPT_EVENT:
+			/* the script treats "" as no filter: the first event seen */
+			o->diff.event_filter = *optarg ? optarg : NULL;
 			break;
 		case 'o':
 			o->output = optarg;

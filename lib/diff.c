@@ -7,6 +7,7 @@
 
 #include "diff.h"
 #include "folded.h"
+#include "perfscript.h"
 #include "profile.h"
 #include "stream.h"
 #include "util.h"
@@ -16,8 +17,7 @@
 struct side {
 	char *name;
 	char period[64], mode[64], event[128];
-	char sample_event[128];
-	int sample_events;	/* 0 none seen, 1 one name, 2 several */
+	char *sample_event;	/* the event kept (lp-collapse's filter), or NULL */
 	double total;		/* sum of the weights, in input order (as Perl sums) */
 	double samples;		/* number of samples (folded: the counts) */
 };
@@ -50,8 +50,10 @@ void lp_diff__free(struct lp_diff *d)
 {
 	if (!d)
 		return;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		free(d->side[i].name);
+		free(d->side[i].sample_event);
+	}
 	lp_profile__free(d->weights);
 	lp_profile__free(d->counts);
 	lp_profile__free(d->normalized);
@@ -92,16 +94,16 @@ static void note_header(struct side *s, const struct lp_header *h)
 	}
 }
 
-static void note_event(struct side *s, const char *event)
+/* lp-collapse's sample filter, as stackcollapse-perf.pl's: one event per
+ * input, the one asked for or else the first seen; samples whose event is
+ * not known always pass. */
+static int keep_event(const struct lp_diff *d, struct side *s, const char *event)
 {
-	if (!event || !*event || s->sample_events == 2)
-		return;
-	if (s->sample_events == 0) {
-		snprintf(s->sample_event, sizeof(s->sample_event), "%s", event);
-		s->sample_events = 1;
-	} else if (strncmp(s->sample_event, event, sizeof(s->sample_event) - 1) != 0) {
-		s->sample_events = 2;
-	}
+	if (!event || !*event)
+		return 1;
+	if (!s->sample_event)
+		s->sample_event = lp_strdup(d->opts.event_filter ? d->opts.event_filter : event);
+	return !strcmp(s->sample_event, event);
 }
 
 /* Folded input is taken verbatim, as difffolded.pl takes it: the frames
@@ -172,6 +174,12 @@ static size_t strip_hex(struct lp_diff *d, size_t len)
 int lp_diff__read(struct lp_diff *d, int side, const char *path)
 {
 	struct side *s = &d->side[side];
+	/* What stackcollapse-perf.pl decides while reading perf script. */
+	struct lp_perfscript_opts po = {
+		.srcline = d->opts.folded && d->opts.folded->srcline,
+		.event_filter = d->opts.event_filter ? d->opts.event_filter : "",
+	};
+	lp_perfscript__set_default_opts(&po);
 	struct lp_reader *r = lp_reader__open(path, d->opts.input_format);
 	if (!r)
 		return -1;
@@ -191,7 +199,8 @@ int lp_diff__read(struct lp_diff *d, int side, const char *path)
 			continue;
 		const struct lp_sample *smp = &rec.sample;
 		int folded = lp_reader__format(r) == LP_INPUT_FOLDED;
-		note_event(s, smp->event);
+		if (!keep_event(d, s, smp->event))
+			continue;
 		size_t len = folded ? join_frames(d, smp->stack) : format_stack(d, smp);
 		if (d->opts.strip_hex)
 			len = strip_hex(d, len);
@@ -223,8 +232,8 @@ int lp_diff__check(const struct lp_diff *d)
 			 an, bn, a->mode, b->mode);
 		return -1;
 	}
-	const char *ae = *a->event ? a->event : a->sample_events == 1 ? a->sample_event : "";
-	const char *be = *b->event ? b->event : b->sample_events == 1 ? b->sample_event : "";
+	const char *ae = *a->event ? a->event : a->sample_event ? a->sample_event : "";
+	const char *be = *b->event ? b->event : b->sample_event ? b->sample_event : "";
 	if (*ae && *be && strcmp(ae, be)) {
 		lp_error("%s and %s were recorded on different events (%s vs %s): use --normalize",
 			 an, bn, ae, be);

@@ -24,6 +24,9 @@ struct lp_diff_opts {
 	/* How stream and perf script samples become folded stacks (lp-collapse's
 	 * options); NULL: the defaults.  Folded input is taken verbatim. */
 	const struct lp_folded_opts *folded;
+	/* Samples of this event only; NULL: of the first event each input
+	 * shows (lp-collapse's and stackcollapse-perf.pl's default). */
+	const char *event_filter;
 };
 
 enum lp_diff_adjust {
@@ -46,7 +49,8 @@ void lp_diff__free(struct lp_diff *d);
  * Returns -1 after reporting the problem as "lp-diff: FILE:LINE: what". */
 int lp_diff__read(struct lp_diff *d, int side, const char *path);
 /* Refuses (a message, -1) two inputs recorded at different periods, in
- * different modes or on different events, unless opts.normalize is set. */
+ * different modes or on different events (the header's, else the samples'
+ * kept), unless opts.normalize is set. */
 int lp_diff__check(const struct lp_diff *d);
 /* "stack countA countB" for the union of the stacks, sorted bytewise,
  * counts as Perl prints numbers: difffolded.pl's output. */
