@@ -310,3 +310,50 @@ m = svg.find("{http://www.w3.org/2000/svg}text[@id='matched']")
 assert m.text == "Matched: 40.0% (2 frames)" and "hide" not in m.get("class"), (m.text, m.get("class"))
 EOF2
 }
+
+@test "flamegraph: siblings that share a prefix merge right (a;b, a;b!;c, a;b;d), empty frames are frames" {
+	run -0 lp-collapse --format svg "$SVGF/order.folded"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/o.svg"
+	check_svg "$BATS_TEST_TMPDIR/o.svg" <<'EOF2'
+span = 1180
+b = [f for f in frames if f["name"] == "b" and f["y"] == frame("d")["y"] + 16]
+assert len(b) == 1, b                          # one a;b, holding its self sample and d
+near(b[0]["w"], 2 / 6 * span)
+near(frame("b!")["w"], 1 / 6 * span)
+near(frame("d")["x"], b[0]["x"])
+near(frame("")["w"], 2 / 6 * span)               # a;;e: the empty frame
+assert frame("e")["y"] == frame("")["y"] - 16
+near(frame("a")["w"], 5 / 6 * span)
+assert len(frames) == 9, [f["name"] for f in frames]
+EOF2
+}
+
+@test "flamegraph: perf script input: kinds come from the samples (kernel, JIT), with or without --kernel" {
+	zcat "$CORPUS/flamegraph/example-perf-stacks.txt.gz" >"$BATS_TEST_TMPDIR/perf.txt"
+	run -0 lp-collapse --format svg "$BATS_TEST_TMPDIR/perf.txt"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/p.svg"
+	run -0 lp-collapse --format svg --all "$BATS_TEST_TMPDIR/perf.txt"
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/pa.svg"
+	for f in p pa; do
+		check_svg "$BATS_TEST_TMPDIR/$f.svg" <<'EOF2'
+def hue(f):
+    r, g, b = f["fill"]
+    if r >= 205 and b <= 55: return "user"
+    if r <= 140 and g <= 190 and b >= 215: return "kernel"
+    if r <= 120 and g >= 185 and b <= 100: return "jit"
+    return "?"
+want = {"tcp_sendmsg": "kernel", "sys_write": "kernel", "Interpreter": "jit",
+        "JavaThread::run": "user", "start_thread": "user"}
+seen = set()
+for f in frames:
+    base = f["name"][:-4] if f["name"][-4:] in ("_[k]", "_[j]") else f["name"]
+    if base in want:
+        assert hue(f) == want[base], (f["name"], f["fill"])
+        seen.add(base)
+assert seen == set(want), seen
+legend = [t.text for t in svg.find(".//{http://www.w3.org/2000/svg}g[@id='legend']")
+          if t.tag.endswith("text")]
+assert legend == ["user", "kernel", "JIT"], legend
+EOF2
+	done
+}
