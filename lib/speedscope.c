@@ -62,6 +62,17 @@ static uint32_t table_intern(struct frame_table *t, const char *name, size_t len
 	return (uint32_t)t->count++;
 }
 
+/* fprintf is the bottleneck with millions of frame references. */
+static void put_index(FILE *out, uint32_t v)
+{
+	char buf[12], *p = buf + sizeof(buf);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10));
+	fwrite(p, 1, buf + sizeof(buf) - p, out);
+}
+
 int lp_speedscope__write(FILE *out, struct lp_profile *p,
 			 const struct lp_speedscope_opts *opts)
 {
@@ -116,7 +127,7 @@ int lp_speedscope__write(FILE *out, struct lp_profile *p,
 			const char *fe = semi ? semi : end;
 			if (!first)
 				putc_unlocked(',', out);
-			fprintf(out, "%u", table_intern(&t, s, fe - s, &added));
+			put_index(out, table_intern(&t, s, fe - s, &added));
 			if (!semi)
 				break;
 			s = semi + 1;
