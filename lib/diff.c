@@ -171,9 +171,39 @@ static size_t strip_hex(struct lp_diff *d, size_t len)
 	return o;
 }
 
+/* "-" twice: standard input is read once, and is both sides (as the same
+ * file named twice would be). */
+static void mirror(struct lp_diff *d, int from, int to)
+{
+	struct lp_profile *p[2] = { d->weights, d->counts };
+	for (int k = 0; k < 2; k++) {
+		size_t n;
+		const struct lp_profile_entry *const *e = lp_profile__sorted(p[k], &n);
+		/* adding invalidates the sorted array: copy what is needed first */
+		struct { const char *stack; size_t len; const char *kinds; double w; } *v =
+			lp_calloc(n + 1, sizeof(*v));
+		for (size_t i = 0; i < n; i++)
+			v[i].stack = e[i]->stack, v[i].len = e[i]->len, v[i].kinds = e[i]->kinds,
+			v[i].w = e[i]->weight[from];
+		for (size_t i = 0; i < n; i++)
+			lp_profile__add(p[k], v[i].stack, v[i].len, v[i].kinds, to, v[i].w);
+		free(v);
+	}
+	struct side *a = &d->side[from], *b = &d->side[to];
+	free(b->name);
+	free(b->sample_event);
+	*b = *a;
+	b->name = lp_strdup(a->name);
+	b->sample_event = a->sample_event ? lp_strdup(a->sample_event) : NULL;
+}
+
 int lp_diff__read(struct lp_diff *d, int side, const char *path)
 {
 	struct side *s = &d->side[side];
+	if (!strcmp(path, "-") && d->side[!side].name && !strcmp(d->side[!side].name, "-")) {
+		mirror(d, !side, side);
+		return 0;
+	}
 	/* What stackcollapse-perf.pl decides while reading perf script. */
 	struct lp_perfscript_opts po = {
 		.srcline = d->opts.folded && d->opts.folded->srcline,
@@ -467,6 +497,18 @@ static void format_p(char *buf, size_t size, double p)
 		snprintf(buf, size, "%.2g", p);
 }
 
+/* A table row is one line: control bytes in a name are shown as \xHH. */
+static void put_name(FILE *out, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+}
+
 static const char *adjust_name(enum lp_diff_adjust a)
 {
 	switch (a) {
@@ -571,7 +613,7 @@ int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_rep
 			share(f->self[0], N[0]), share(f->self[1], N[1]), points(f->dself),
 			share(f->total[0], N[0]), share(f->total[1], N[1]), points(f->dtotal),
 			sa, sb, pv);
-		fwrite(f->name, 1, f->len, out);
+		put_name(out, f->name, f->len);
 		fputc('\n', out);
 	}
 	fprintf(out, "# %zu of %zu functions not significant at alpha %s\n", t.n - nsig, t.n, al);

@@ -284,6 +284,82 @@ nfuncs() {
 	[ "$a" = "$output" ]
 }
 
+# The centre of the rectangle of frame $2 in SVG file $1: "X,Y".
+rect_centre() {
+	grep -A1 "^<g><title>$2\$" "$1" | sed -n 's/.*<rect x="\([0-9.]*\)" y="\([0-9.]*\)" width="\([0-9.]*\)" height="\([0-9.]*\)".*/\1 \2 \3 \4/p' |
+		awk '{ printf "%d,%d\n", $1 + $3 / 2, $2 + $4 / 2 }'
+}
+
+@test "--format svg in chromium: the frame that grew is red, the ones that shrank blue" {
+	require_cmd chromium
+	lp-diff --format svg -o "$TMP/d.svg" "$D/shift-before.folded" "$D/shift-after.folded"
+	hot=$(rect_centre "$TMP/d.svg" hot)
+	cold=$(rect_centre "$TMP/d.svg" cold)
+	idle=$(rect_centre "$TMP/d.svg" idle)
+	[ -n "$hot" ] && [ -n "$cold" ] && [ -n "$idle" ]
+	run -0 "$BATS_TEST_DIRNAME/helpers/render-svg" png "$TMP/d.svg" "$TMP/d.png" "$hot" "$cold" "$idle"
+	echo "$output"
+	# hot: +20 points, saturated red; cold: -5 points, blue; idle: no change, white-ish grey
+	read -r _ _ _ r g b <<<"$(grep "^pixel ${hot/,/ } " <<<"$output")"
+	[ "$r" -ge 200 ] && [ "$g" -le 80 ] && [ "$b" -le 80 ]
+	read -r _ _ _ r g b <<<"$(grep "^pixel ${cold/,/ } " <<<"$output")"
+	[ "$b" -ge 200 ] && [ "$r" -lt "$b" ]
+	read -r _ _ _ r g b <<<"$(grep "^pixel ${idle/,/ } " <<<"$output")"
+	[ "$r" -eq "$b" ]
+	# --negate swaps the hues
+	lp-diff --format svg --negate -o "$TMP/n.svg" "$D/shift-before.folded" "$D/shift-after.folded"
+	run -0 "$BATS_TEST_DIRNAME/helpers/render-svg" png "$TMP/n.svg" "$TMP/n.png" "$hot"
+	read -r _ _ _ r g b <<<"$(grep "^pixel " <<<"$output")"
+	[ "$b" -ge 200 ] && [ "$r" -le 80 ]
+}
+
+@test "edge cases: no final newline, CRLF, invalid UTF-8, a 1 MiB line, - twice" {
+	printf 'a;b 1\nc 2' >"$TMP/nonl"
+	run -0 lp-diff "$TMP/nonl" "$TMP/nonl"
+	[ "$output" = "$(printf 'a;b 1 1\nc 2 2')" ]
+	printf 'a;b 1\r\nc 2\r\n' >"$TMP/crlf"
+	run -0 lp-diff "$TMP/crlf" "$TMP/nonl"
+	[ "$output" = "$(printf 'a;b 1 1\nc 2 2')" ]
+	printf 'a;\377\376x 3\n' >"$TMP/utf"
+	run -0 lp-diff "$TMP/utf" "$TMP/nonl"
+	[ "$output" = "$(printf 'a;b 0 1\na;\377\376x 3 0\nc 0 2')" ]
+	{ printf 'x;'; head -c 1048576 /dev/zero | tr '\0' y; printf ' 4\n'; } >"$TMP/big"
+	run -0 lp-diff "$TMP/big" "$TMP/nonl"
+	[ "${#output}" -gt 1048576 ]
+	[ "$(printf '%s\n' "$output" | sed -n 3p | cut -c1-4)" = "x;yy" ]
+	[[ "$(printf '%s\n' "$output" | sed -n 3p)" == *"y 4 0" ]]
+	run -0 bash -c 'lp-diff - - <"$1"' _ "$TMP/nonl"
+	[ "$output" = "$(printf 'a;b 1 1\nc 2 2')" ]
+	# control bytes in a name stay on one report row
+	printf 'a;b\tc 3\n' >"$TMP/tab"
+	run -0 lp-diff --report "$TMP/tab" "$TMP/tab"
+	[[ $output == *' b\x09c'* ]]
+}
+
+@test "NUL bytes: FILE:LINE, exit 1, nothing on stdout" {
+	printf 'a 1\nc\0d 2\n' >"$TMP/nul"
+	run --separate-stderr lp-diff "$D/shift-before.folded" "$TMP/nul"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ $stderr == "lp-diff: $TMP/nul:2: "* ]]
+}
+
+@test "streams and perf script: the same stacks and counts as lp-collapse" {
+	run -0 lp-collapse "$D/cpu-10ms.lp"
+	want=$output
+	run -0 lp-diff "$D/cpu-10ms.lp" "$D/cpu-10ms.lp"
+	[ "$(printf '%s\n' "$output" | awk '{ $NF = ""; sub(/ $/, ""); print }')" = "$want" ]
+	f=$CORPUS/flamegraph/test/perf-cycles-instructions-01.txt
+	for opts in "" "--tid --all" "--event-filter instructions"; do
+		# shellcheck disable=SC2086
+		run -0 lp-collapse $opts "$f"
+		want=$output
+		# shellcheck disable=SC2086
+		run -0 lp-diff $opts "$f" "$f"
+		[ "$(printf '%s\n' "$output" | awk '{ $NF = ""; sub(/ $/, ""); print }')" = "$want" ]
+	done
+}
+
 @test "every EXAMPLES line of the man page that needs only lp runs" {
 	cp "$D/shift-before.folded" "$TMP/before.folded"
 	cp "$D/shift-after.folded" "$TMP/after.folded"
