@@ -357,3 +357,8 @@ assert legend == ["user", "kernel", "JIT"], legend
 EOF2
 	done
 }
+
+@test "flamegraph: a failed write is an error (exit 1), never a silent truncated graph" {
+	run -1 --separate-stderr sh -c 'lp-collapse --format svg "$1" >/dev/full' _ "$SVGF/kinds.folded"
+	[[ $stderr == "lp-collapse: "*"No space left on device" ]]
+}
