@@ -227,3 +227,14 @@ print("ok")' "$output"
 	run python3 -c 'import json,sys; json.loads(sys.argv[1])' "$output"
 	[ "$status" -ne 0 ]
 }
+
+@test "man page EXAMPLES of the latency and trace-event formats run" {
+	cd "$BATS_TEST_TMPDIR"
+	spans
+	cp "$F/trace.lp" app.lp
+	run -0 lp-collapse --format latency --human spans.lp
+	[ "${lines[0]}" = "probe = Zeta" ]
+	run -0 lp-collapse --format trace-event -o trace.json app.lp
+	run -0 python3 -c 'import json; print(len(json.load(open("trace.json"))["traceEvents"]))'
+	[ "$output" = 12 ]
+}
