@@ -1,0 +1,266 @@
+#!/usr/bin/env bats
+# lp-collapse: usage, bad input, and what it does beyond the corpus (lp
+# streams, groups, several inputs).  The byte-for-byte comparison with
+# stackcollapse-perf.pl is corpus-collapse.bats.
+
+load helpers/common
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	MISC=$CORPUS/synthetic/perf/synthetic-misc-01.txt
+	MISC_OUT=$CORPUS/synthetic/perf/results-pl/synthetic-misc-01-collapsed.txt
+}
+
+# A perf script of two samples, ending with a blank line.
+two_samples() {
+	printf 'app 10/11 [000] 1.000001: 100 cycles: \n'
+	printf '\t    401000 leaf+0x1 (/bin/app)\n\t    402000 main+0x2 (/bin/app)\n\n'
+	printf 'app 10/11 [000] 1.000002: 100 cycles: \n'
+	printf '\t    401000 leaf+0x1 (/bin/app)\n\t    402000 main+0x2 (/bin/app)\n\n'
+}
+
+@test "--help goes to stdout, exit 0; every option it lists is in the man page" {
+	run --separate-stderr lp-collapse --help
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$output" == usage:\ lp-collapse* ]]
+	opts=$(grep -oE -- '--[a-z][a-z-]+' <<<"$output" | sort -u)
+	[ "$(wc -l <<<"$opts")" -ge 20 ]
+	for o in $opts; do
+		grep -qF -- "${o//-/\\-}" "$LP_TOP/man/lp-collapse.1" || { echo "not in man page: $o"; false; }
+	done
+	run -0 lp-collapse -h
+	[[ "$output" == usage:\ lp-collapse* ]]
+}
+
+@test "--version prints the version, exit 0" {
+	run -0 lp-collapse --version
+	[[ "$output" == *lp-collapse*0.* ]]
+}
+
+@test "usage errors exit 2 with a message on stderr and nothing on stdout" {
+	run --separate-stderr lp-collapse --no-such-option "$MISC"
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	run --separate-stderr lp-collapse --format pdf "$MISC"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"lp-collapse: unknown format 'pdf'"* ]]
+	[ -z "$output" ]
+	run --separate-stderr lp-collapse --input-format xml "$MISC"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"lp-collapse: unknown input format 'xml'"* ]]
+	run --separate-stderr lp-collapse --event-filter
+	[ "$status" -eq 2 ]
+}
+
+@test "--inline and --context are refused as not supported yet, exit 2" {
+	run --separate-stderr lp-collapse --inline "$MISC"
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "lp-collapse: --inline is not supported yet"* ]]
+	run --separate-stderr lp-collapse --context "$MISC"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "lp-collapse: --context is not supported yet"* ]]
+}
+
+@test "a missing input: exit 1, named, no output file created" {
+	run --separate-stderr lp-collapse -o "$T/out" "$T/nope.txt"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "lp-collapse: $T/nope.txt: No such file or directory" ]]
+	[ ! -e "$T/out" ]
+}
+
+@test "empty input: empty output, exit 0 (file, stdin, /dev/null)" {
+	: >"$T/empty"
+	run --separate-stderr lp-collapse "$T/empty"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	run -0 lp-collapse </dev/null
+	[ -z "$output" ]
+	run -0 lp-collapse - </dev/null
+	[ -z "$output" ]
+}
+
+@test "reads stdin by default and with -, writes -o FILE" {
+	run -0 lp-collapse <"$MISC"
+	[ "$output" = "$(cat "$MISC_OUT")" ]
+	run -0 lp-collapse - <"$MISC"
+	[ "$output" = "$(cat "$MISC_OUT")" ]
+	run -0 lp-collapse -o "$T/out" "$MISC"
+	[ -z "$output" ]
+	cmp "$T/out" "$MISC_OUT"
+}
+
+@test "no trailing newline: a folded line is read; a perf sample without its blank line is dropped, as the script does" {
+	printf 'a;b 3\nc;d 4' >"$T/f"
+	run -0 lp-collapse "$T/f"
+	[ "$output" = "$(printf 'a;b 3\nc;d 4')" ]
+	two_samples | head -c -2 >"$T/p"	# drops the final blank line and the newline
+	run -0 lp-collapse "$T/p"
+	[ "$output" = "app;main;leaf 100" ]
+}
+
+@test "CRLF line ends read like LF ones (perf script and folded)" {
+	two_samples >"$T/lf"
+	sed 's/$/\r/' "$T/lf" >"$T/crlf"
+	run -0 lp-collapse "$T/lf"
+	[ "$output" = "app;main;leaf 200" ]
+	run -0 lp-collapse "$T/crlf"
+	[ "$output" = "app;main;leaf 200" ]
+	printf 'a;b 3\r\na;b 4\r\n' >"$T/f"
+	run -0 lp-collapse "$T/f"
+	[ "$output" = "a;b 7" ]
+}
+
+@test "NUL bytes: a perf line with one is skipped with a warning; a folded line with one is an error" {
+	{ printf 'app 10/11 [000] 1.000001: 100 cycles: \n'
+	  printf '\t    401000 le\0af+0x1 (/bin/app)\n\t    402000 main+0x2 (/bin/app)\n\n'; } >"$T/p"
+	run --separate-stderr lp-collapse "$T/p"
+	[ "$status" -eq 0 ]
+	[ "$output" = "app;main 100" ]
+	[[ "$stderr" == "lp-collapse: $T/p:2: skipped: NUL byte in a line" ]]
+	printf 'a;b 3\na\0;b 4\n' >"$T/f"
+	run --separate-stderr lp-collapse --input-format folded "$T/f"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "lp-collapse: $T/f:2: "* ]]
+}
+
+@test "a 1 MiB line: a 1 MiB frame name is kept whole (perf script and folded)" {
+	big=$(head -c 1048576 /dev/zero | tr '\0' 'x')
+	{ printf 'app 10 1.0: 5 cycles: \n'
+	  printf '\t401000 %s+0x1 (/bin/app)\n\n' "$big"; } >"$T/p"
+	run -0 lp-collapse "$T/p"
+	[ "${#output}" -eq $((4 + 1048576 + 2)) ]
+	[ "$output" = "app;$big 5" ]
+	printf 'a;%s 7\n' "$big" >"$T/f"
+	run -0 lp-collapse "$T/f"
+	[ "$output" = "a;$big 7" ]
+}
+
+@test "invalid UTF-8 passes through byte for byte" {
+	{ printf 'app\xff 10 1.0: 5 cycles: \n'
+	  printf '\t401000 f\xc3\x28n+0x1 (/bin/app)\n\n'; } >"$T/p"
+	lp-collapse "$T/p" >"$T/out"
+	printf 'app\xff;f\xc3 5\n' >"$T/want"	# \x28 is '(': the name is cut there
+	cmp "$T/out" "$T/want"
+	printf 'a\xfe;b\x80 2\n' >"$T/f"
+	lp-collapse "$T/f" >"$T/out"
+	cmp "$T/out" "$T/f"
+}
+
+@test "the same file twice: every count doubles" {
+	run -0 lp-collapse "$MISC" "$MISC"
+	want=$(awk '{ n = $NF; $NF = ""; printf "%s%d\n", $0, 2 * n }' "$MISC_OUT")
+	[ "$output" = "$want" ]
+	[ "$(wc -l <<<"$output")" -eq 9 ]
+}
+
+@test "- twice: standard input is read once, the second - is empty" {
+	run -0 lp-collapse - - <"$MISC"
+	[ "$output" = "$(cat "$MISC_OUT")" ]
+}
+
+@test "a malformed folded line: FILE:LINE, exit 1, no output (not even with -o)" {
+	printf 'a;b 3\na;c 4\nno count here\na;d 5\n' >"$T/f"
+	run --separate-stderr lp-collapse "$T/f"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "lp-collapse: $T/f:3: "* ]]
+	run --separate-stderr lp-collapse -o "$T/out" "$T/f"
+	[ "$status" -eq 1 ]
+	[ ! -e "$T/out" ]
+	# a good input before the bad one changes nothing
+	printf 'x;y 1\n' >"$T/good"
+	run --separate-stderr lp-collapse "$T/good" "$T/f"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+}
+
+@test "folded input: re-aggregated and sorted bytewise, fractional counts kept" {
+	printf 'b;c 1.5\na;b 2\nb;c 2.25\nB 1\n# comment\n\n' >"$T/f"
+	run -0 lp-collapse "$T/f"
+	[ "$output" = "$(printf 'B 1\na;b 2\nb;c 3.75')" ]
+}
+
+@test "unparseable perf lines are warned about with FILE:LINE and skipped" {
+	{ printf 'app 10 1.0: 5 cycles: \n\t401000 f+0x1 (/bin/app)\nwhat is this\n\n'; } >"$T/p"
+	run --separate-stderr lp-collapse "$T/p"
+	[ "$status" -eq 0 ]
+	[ "$output" = "app;f 5" ]
+	[ "$stderr" = "lp-collapse: $T/p:3: skipped: unrecognized line" ]
+}
+
+# A hand-written stream: two groups, two events, a span.
+stream() {
+	printf 'lp-stream\t1\tproducer=test\n'
+	printf 'frame\tf1\tu\t-\t/bin/app\tmain\t-\n'
+	printf 'frame\tf2\tu\t-\t/bin/app\tslow_path\tapp.c:42\n'
+	printf 'frame\tf3\tu\t-\t/bin/app\tfast_path\t-\n'
+	printf 'frame\tf4\tk\t-\t[kernel.kallsyms]\tschedule\t-\n'
+	printf 'frame\tf5\tu\t0x7f0000001000\t/usr/lib/libc.so.6\t-\t-\n'
+	printf 'stack\ts1\tf1,f2,f4\n'
+	printf 'stack\ts2\tf1,f3,f5\n'
+	printf 'sample\t100\t10\t11\t0\tmy app\tcpu-clock\t10\ts1\tgroup=slow\n'
+	printf 'sample\t200\t10\t12\t1\tmy app\tcpu-clock\t10\ts1\tgroup=slow\n'
+	printf 'sample\t300\t10\t11\t0\tmy app\tcpu-clock\t10\ts2\tgroup=fast\n'
+	printf 'sample\t400\t10\t11\t0\tmy app\tpage-faults\t1\ts2\tgroup=fast\n'
+	printf 'span\t50\t450\t10\t11\thandle\t0\n'
+}
+
+@test "lp stream input: folded with every option, first event kept, --event-filter" {
+	stream >"$T/s.lp"
+	run -0 lp-collapse "$T/s.lp"
+	[ "$output" = "$(printf 'my_app;main;fast_path;[libc.so.6] 10\nmy_app;main;slow_path;schedule 20')" ]
+	run -0 lp-collapse --tid --all --addrs --srcline "$T/s.lp"
+	[ "$output" = "$(printf '%s\n' \
+		'my_app-10/11;main;fast_path;[libc.so.6 <7f0000001000>] 10' \
+		'my_app-10/11;main;slow_path:app.c:42;schedule_[k] 10' \
+		'my_app-10/12;main;slow_path:app.c:42;schedule_[k] 10')" ]
+	run -0 lp-collapse --event-filter page-faults "$T/s.lp"
+	[ "$output" = "my_app;main;fast_path;[libc.so.6] 1" ]
+}
+
+@test "--group keeps only the samples of that group" {
+	stream >"$T/s.lp"
+	run -0 lp-collapse --group slow "$T/s.lp"
+	[ "$output" = "my_app;main;slow_path;schedule 20" ]
+	run -0 lp-collapse -g fast --pid "$T/s.lp"
+	[ "$output" = "my_app-10;main;fast_path;[libc.so.6] 10" ]
+	run -0 lp-collapse --group none "$T/s.lp"
+	[ -z "$output" ]
+}
+
+@test "inputs of different formats are summed; the first event seen in any of them is kept" {
+	stream >"$T/s.lp"
+	printf 'my_app;main;slow_path;schedule 5\n' >"$T/f"
+	# cpu-clock comes first: the cycles samples of the perf script go
+	run -0 lp-collapse "$T/s.lp" "$T/f" "$MISC"
+	[ "$output" = "$(printf 'my_app;main;fast_path;[libc.so.6] 10\nmy_app;main;slow_path;schedule 25')" ]
+	run -0 lp-collapse --event-filter cycles "$T/s.lp" "$T/f" "$MISC"
+	[ "$(grep -c . <<<"$output")" -eq 10 ]
+	grep -qx 'my_app;main;slow_path;schedule 5' <<<"$output"
+	grep -qx 'Thread;main;compute_step 7' <<<"$output"
+}
+
+@test "a broken pipe ends lp-collapse quietly" {
+	seq 200000 | sed 's/.*/f&;g 1/' >"$T/f"
+	run bash -c "lp-collapse '$T/f' 2>'$T/err' | head -1"
+	[ "$output" = "f100000;g 1" ]	# bytewise: '0' sorts before ';'
+	[ ! -s "$T/err" ]
+}
+
+@test "every EXAMPLES line of the man page that needs only lp runs" {
+	cd "$T"
+	cp "$MISC" perf.txt
+	stream >split.lp
+	stream >spans.lp
+	examples=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$LP_TOP/man/lp-collapse.1" | grep '^lp-collapse ')
+	[ "$(wc -l <<<"$examples")" -ge 4 ]
+	while read -r line; do
+		eval "$line" >out 2>err || { echo "failed: $line: $(cat err)"; false; }
+	done <<<"$examples"
+	grep -q '</svg>' flame.svg
+	grep -q '"slow_path' slow.speedscope.json
+}
