@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# bench/collapse.sh - lp-collapse on a >= 100 MB `perf script` text with deep
+# stacks: MB/s (wall and CPU) and peak RSS, side by side with `wc -l` on the
+# same file (the I/O floor) and, when FLAMEGRAPH_DIR points to a FlameGraph
+# checkout, stackcollapse-perf.pl (whose output must be identical).
+#
+# The input is recorded once and cached (under $O/bench, or $LP_BENCH_DIR):
+# perf record -F 999 -g --call-graph dwarf of a Python recursion workload,
+# perf script, the text repeated up to the size.  Without perf (or root) the
+# corpus's example-perf-stacks.txt.gz is repeated instead.
+#   LP_BENCH_MB=100   size of the input in MB
+#   LP_BENCH_RUNS=3   runs of each tool; the best one is reported
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+O=${O:-$top/build}
+LP=${LP_COLLAPSE:-$O/bin/lp-collapse}
+dir=${LP_BENCH_DIR:-$O/bench}
+mb=${LP_BENCH_MB:-100}
+runs=${LP_BENCH_RUNS:-3}
+corpus=${CORPUS:-$top/../shared/corpus}
+mkdir -p "$dir"
+[ -x "$LP" ] || { echo "collapse.sh: $LP not built (make O=$O)" >&2; exit 1; }
+
+base=$dir/collapse-base.txt
+input=$dir/collapse-${mb}mb.txt
+
+record_base() {
+	local py=$dir/recurse.py data=$dir/collapse.perf.data
+	cat >"$py" <<'EOF'
+import sys, time
+sys.setrecursionlimit(10000)
+def f(n):
+    if n == 0:
+        s = 0
+        for i in range(2000):
+            s += i * i
+        return s
+    return f(n - 1) + 1
+def g(n):
+    return sorted(str(i) for i in range(n))
+t = time.time()
+while time.time() - t < float(sys.argv[1]):
+    for d in (10, 50, 120):
+        f(d)
+    g(3000)
+EOF
+	command -v perf >/dev/null && command -v python3 >/dev/null || return 1
+	perf record -q -F 999 -g --call-graph dwarf -o "$data" python3 "$py" 4 >/dev/null 2>&1 ||
+		return 1
+	perf script -i "$data" >"$base.tmp" 2>/dev/null && [ -s "$base.tmp" ] || return 1
+	rm -f "$data"
+	mv "$base.tmp" "$base"
+	echo "input: perf record -F 999 -g --call-graph dwarf of python3 recursion (depth up to 120)"
+}
+
+if [ ! -s "$input" ]; then
+	if [ ! -s "$base" ] && ! record_base; then
+		echo "input: perf not usable here; repeating the corpus's example-perf-stacks.txt.gz"
+		gunzip -c "$corpus/flamegraph/example-perf-stacks.txt.gz" >"$base" || exit 1
+	fi
+	: >"$input.tmp"
+	while [ "$(stat -c %s "$input.tmp")" -lt $((mb * 1000 * 1000)) ]; do
+		cat "$base" >>"$input.tmp"
+	done
+	mv "$input.tmp" "$input"
+fi
+# A quarter of it, to show that memory does not grow with input size.
+quarter=$dir/collapse-${mb}mb-quarter.txt
+if [ ! -s "$quarter" ]; then
+	head -c $(($(stat -c %s "$input") / 4)) "$input" >"$quarter"
+fi
+
+size=$(stat -c %s "$input")
+lines=$(wc -l <"$input")
+samples=$(grep -c '^$' "$input")
+depth=$(awk '/^$/ { if (n > m) m = n; n = 0; next } /^[ \t]/ { n++ } END { print m }' "$input")
+echo "input: $input: $((size / 1000000)) MB, $lines lines, $samples samples, deepest stack $depth frames"
+
+# measure NAME FILE CMD...: best of $runs; prints "elapsed cpu rss_kb".
+measure() {
+	local file=$1 best="" line e u s m
+	shift
+	for _ in $(seq "$runs"); do
+		if [ -x /usr/bin/time ]; then
+			line=$(/usr/bin/time -f '%e %U %S %M' "$@" <"$file" 2>&1 >/dev/null | tail -1)
+		else
+			# no GNU time: bash's clock, and VmHWM read while it runs
+			local t0 t1 pid hwm=0 v
+			t0=$(date +%s.%N)
+			"$@" <"$file" >/dev/null 2>&1 &
+			pid=$!
+			while kill -0 "$pid" 2>/dev/null; do
+				v=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+				[ -n "$v" ] && hwm=$v
+				sleep 0.005
+			done
+			wait "$pid"
+			t1=$(date +%s.%N)
+			line="$(echo "$t1 - $t0" | bc) 0 0 $hwm"
+		fi
+		read -r e u s m <<<"$line"
+		if [ -z "$best" ] || awk -v a="$e" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
+			best="$e $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $m"
+		fi
+	done
+	echo "$best"
+}
+
+row() {	# row NAME "elapsed cpu rss"
+	local name=$1 e c m
+	read -r e c m <<<"$2"
+	awk -v n="$name" -v e="$e" -v c="$c" -v m="$m" -v sz="$size" 'BEGIN {
+		printf "%-28s %8.3f s %9.0f MB/s %9s MB/s %8.1f MB\n", n, e,
+			(e > 0 ? sz / 1e6 / e : 0),
+			(c > 0 ? sprintf("%.0f", sz / 1e6 / c) : "-"), m / 1024 }'
+}
+
+printf '%-28s %10s %14s %14s %11s\n' tool wall "MB/s (wall)" "MB/s (cpu)" "peak RSS"
+row "wc -l" "$(measure "$input" wc -l)"
+row "lp-collapse" "$(measure "$input" "$LP")"
+row "lp-collapse --tid --all" "$(measure "$input" "$LP" --tid --all)"
+r=$(measure "$quarter" "$LP")
+echo "lp-collapse on a quarter of the input: peak RSS $(awk -v m="${r##* }" 'BEGIN { printf "%.1f MB", m / 1024 }') (memory follows distinct stacks, not input size)"
+"$LP" <"$input" >"$dir/lp.folded"
+echo "distinct stacks: $(wc -l <"$dir/lp.folded")"
+if [ -n "${FLAMEGRAPH_DIR:-}" ] && [ -f "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" ]; then
+	runs=1 row "stackcollapse-perf.pl" "$(runs=1 measure "$input" perl "$FLAMEGRAPH_DIR/stackcollapse-perf.pl")"
+	perl "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" <"$input" 2>/dev/null >"$dir/pl.folded"
+	if cmp -s "$dir/lp.folded" "$dir/pl.folded"; then
+		echo "output: identical to stackcollapse-perf.pl"
+	else
+		echo "output: DIFFERS from stackcollapse-perf.pl" >&2
+		exit 1
+	fi
+else
+	echo "(set FLAMEGRAPH_DIR to a FlameGraph checkout to compare with stackcollapse-perf.pl)"
+fi
