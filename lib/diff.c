@@ -20,6 +20,7 @@ struct side {
 	char *sample_event;	/* the event kept (lp-collapse's filter), or NULL */
 	double total;		/* sum of the weights, in input order (as Perl sums) */
 	double samples;		/* number of samples (folded: the counts) */
+	bool counted;		/* samples counted apart from weights (not folded) */
 };
 
 struct lp_diff {
@@ -238,7 +239,11 @@ int lp_diff__read(struct lp_diff *d, int side, const char *path)
 		double n = folded ? smp->weight : 1;
 		const char *kinds = !folded && d->kb.len ? d->kb.s : NULL;
 		lp_profile__add(d->weights, d->buf, len, kinds, side, smp->weight);
-		lp_profile__add(d->counts, d->buf, len, NULL, side, n);
+		/* Folded input: the counts are the weights, kept once. */
+		if (!folded) {
+			lp_profile__add(d->counts, d->buf, len, NULL, side, n);
+			s->counted = true;
+		}
 		s->total += smp->weight;
 		s->samples += n;
 	}
@@ -521,41 +526,55 @@ static const char *adjust_name(enum lp_diff_adjust a)
 	}
 }
 
-int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_report_opts *o)
+/* Adds the self and total counts of every function of profile p, for the
+ * sides in mask (bit 0: side 0, bit 1: side 1).  *stamp numbers the stacks
+ * across calls, so a function counts once per stack. */
+static void count_functions(struct fntab *t, struct lp_profile *p, int mask, size_t *stamp)
 {
 	size_t n;
-	const struct lp_profile_entry *const *e = lp_profile__sorted(d->counts, &n);
-	double N[2] = { d->side[0].samples, d->side[1].samples };
-	if (n == 0)
-		return 0;	/* empty inputs: empty output */
-
-	struct fntab t = { 0 };
+	const struct lp_profile_entry *const *e = lp_profile__sorted(p, &n);
 	for (size_t i = 0; i < n; i++) {
+		double w[2] = { mask & 1 ? e[i]->weight[0] : 0, mask & 2 ? e[i]->weight[1] : 0 };
+		if (w[0] == 0 && w[1] == 0)
+			continue;
 		const char *s = e[i]->stack, *end = s + e[i]->len;
 		struct fn *leaf = NULL;
+		++*stamp;
 		while (s <= end) {
 			const char *semi = memchr(s, ';', (size_t)(end - s));
 			if (!semi)
 				semi = end;
+			leaf = NULL;
 			if (semi > s) {
-				struct fn *f = fntab_get(&t, s, (size_t)(semi - s));
+				leaf = fntab_get(t, s, (size_t)(semi - s));
 				/* recursion: a function counts once per stack */
-				if (f->stamp != i + 1) {
-					f->stamp = i + 1;
-					f->total[0] += e[i]->weight[0];
-					f->total[1] += e[i]->weight[1];
+				if (leaf->stamp != *stamp) {
+					leaf->stamp = *stamp;
+					leaf->total[0] += w[0];
+					leaf->total[1] += w[1];
 				}
-				leaf = f;
-			} else {
-				leaf = NULL;
 			}
 			s = semi + 1;
 		}
 		if (leaf) {
-			leaf->self[0] += e[i]->weight[0];
-			leaf->self[1] += e[i]->weight[1];
+			leaf->self[0] += w[0];
+			leaf->self[1] += w[1];
 		}
 	}
+}
+
+int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_report_opts *o)
+{
+	double N[2] = { d->side[0].samples, d->side[1].samples };
+	if (lp_profile__count(d->weights) == 0)
+		return 0;	/* empty inputs: empty output */
+
+	/* Folded sides' counts are their weights; the others' are in counts. */
+	struct fntab t = { 0 };
+	size_t stamp = 0;
+	int counted = (d->side[0].counted ? 1 : 0) | (d->side[1].counted ? 2 : 0);
+	count_functions(&t, d->weights, 3 & ~counted, &stamp);
+	count_functions(&t, d->counts, counted, &stamp);
 
 	/* Two tests per function; a test with no sample on either side (the
 	 * self of a function that is never a leaf) carries no information and
