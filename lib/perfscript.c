@@ -233,10 +233,11 @@ static void push_frames(struct lp_perfscript *ps, const struct lp_frame *const *
 
 /* --- the event line ------------------------------------------------------ */
 
-/* /^(\S.+?)\s+(\d+)\/ *(\d+)*\s+/ (without the blank before "*"): the comm is everything up to the first
- * run of blanks followed by digits, optional slashes and digits, and a blank
- * ("Thread 2 12345/12346 ..." is comm "Thread", TID 2).  Fills the spans of
- * comm and of the two numbers (d2 empty when absent). */
+/* /^(\S.+?)\s+(\d+)\/ *(\d+)*\s+/ (the script has no blank before the
+ * first '*'; here it keeps this comment open): the comm is everything up to
+ * the first run of blanks followed by digits, optional slashes and digits,
+ * and a blank ("Thread 2 12345/12346 ..." is comm "Thread", TID 2).  Fills
+ * the spans of comm and of the two numbers (d2 empty when absent). */
 struct evmatch {
 	size_t comm_len, d1, d1_len, d2, d2_len, end;
 };
