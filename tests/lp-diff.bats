@@ -360,6 +360,30 @@ rect_centre() {
 	done
 }
 
+@test "two real recordings of one workload: its known split on both sides, no significant change [root]" {
+	require_root
+	# cpusplit: a() 25% and b() 75% of its CPU time by construction.
+	lp-record -F 199 -o "$TMP/1.lp" -- "$WORKLOADS/cpusplit" 2 2>/dev/null
+	lp-record -F 199 -o "$TMP/2.lp" -- "$WORKLOADS/cpusplit" 2 2>/dev/null
+	run -0 lp-diff --report --top 0 --alpha 0.001 "$TMP/1.lp" "$TMP/2.lp"
+	echo "$output"
+	for f in a b; do
+		row=$(printf '%s\n' "$output" | rows | awk -v f="$f" '$NF == f')
+		[ -n "$row" ]
+		read -r _ _ _ ta tb _ na nb p _ <<<"$row"
+		want=$([ "$f" = a ] && echo 25 || echo 75)
+		awk -v a="${ta%\%}" -v b="${tb%\%}" -v w="$want" -v p="$p" -v na="$na" \
+			'BEGIN { exit !(a > w - 10 && a < w + 10 && b > w - 10 && b < w + 10 && p >= 0.001 && na >= 50) }'
+	done
+	# recorded at another rate: refused, then accepted with -n
+	lp-record -F 99 -o "$TMP/3.lp" -- "$WORKLOADS/cpusplit" 1 2>/dev/null
+	run --separate-stderr lp-diff "$TMP/1.lp" "$TMP/3.lp"
+	[ "$status" -eq 1 ]
+	[[ $stderr == "lp-diff: $TMP/1.lp and $TMP/3.lp were recorded at different periods ("*" ns vs "*" ns): use --normalize" ]]
+	run -0 lp-diff -n "$TMP/1.lp" "$TMP/3.lp"
+	grep -q '^cpusplit;.*;main;b;spin [0-9.]* [0-9.]*$' <<<"$output"
+}
+
 @test "every EXAMPLES line of the man page that needs only lp runs" {
 	cp "$D/shift-before.folded" "$TMP/before.folded"
 	cp "$D/shift-after.folded" "$TMP/after.folded"
