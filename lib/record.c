@@ -57,6 +57,7 @@ struct lp_recorder {
 	uint64_t samples, ring_lost, ring_lost_written;
 	uint64_t unwind_failed, truncated, kstack_failed, ustack_failed;
 	uint64_t last_time;
+	int64_t reaped_ns;
 	const struct lp_frame **frames;
 	uint64_t *pcs;
 	unsigned char *ret;
@@ -459,6 +460,14 @@ int lp_recorder__poll(struct lp_recorder *r, int timeout_ms)
 		return write_failed(r);
 	if (flush_lost(r) < 0)
 		return -1;
+	/* Every few seconds: forget processes that have exited. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int64_t now = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	if (now - r->reaped_ns > 2000000000LL) {
+		lp_symbolizer__reap(r->sym);
+		r->reaped_ns = now;
+	}
 	return 0;
 }
 

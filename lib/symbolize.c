@@ -11,6 +11,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 struct lp_sym {
 	uint64_t start, end;	/* end == start: size unknown, runs to the next */
 	const char *name;
+	const char *module;	/* kernel symbols: "[module]", or NULL */
 };
 
 struct lp_symtab {
@@ -66,10 +68,11 @@ struct lp_symbolizer {
 	struct lp_hashmap procs;	/* pid -> lp_proc */
 	struct lp_hashmap symtabs;	/* build-id (or path) hash -> lp_symtab */
 	struct lp_hashmap cache;	/* (pid, addr) hash -> lp_cached */
-	struct lp_sym *ksyms;		/* kallsyms, sorted; name "sym\0[module]" */
+	struct lp_sym *ksyms;		/* kallsyms, sorted */
 	size_t nksyms;
 	char *knames;
 	bool kloaded;
+	uint32_t next_gen;		/* processes' generations, never reused */
 	struct lp_symbolizer_stats st;
 };
 
@@ -101,6 +104,8 @@ struct lp_symbolizer *lp_symbolizer__new(struct lp_dict *dict)
 	return s;
 }
 
+static void proc_free(struct lp_proc *p);
+
 static void symtab_free(struct lp_symtab *t)
 {
 	if (!t)
@@ -117,13 +122,8 @@ void lp_symbolizer__free(struct lp_symbolizer *s)
 	for (size_t i = 0; i < s->procs.cap; i++) {
 		struct lp_proc *p = s->procs.keys[i] ? s->procs.values[i] : NULL;
 
-		if (!p)
-			continue;
-		if (p->dwfl)
-			dwfl_end(p->dwfl);
-		free(p->jit.syms);
-		free(p->jit.names);
-		free(p);
+		if (p)
+			proc_free(p);
 	}
 	for (size_t i = 0; i < s->symtabs.cap; i++)
 		if (s->symtabs.keys[i])
@@ -282,6 +282,7 @@ static struct lp_proc *get_proc(struct lp_symbolizer *s, pid_t pid)
 		return p;
 	p = lp_calloc(1, sizeof(*p));
 	p->pid = pid;
+	p->gen = ++s->next_gen;
 	snprintf(p->jit.path, sizeof(p->jit.path), "/tmp/perf-%d.map", (int)pid);
 	proc_report(p);
 	lp_hashmap__put(&s->procs, key, p);
@@ -309,6 +310,39 @@ struct Dwfl *lp_symbolizer__dwfl(struct lp_symbolizer *s, pid_t pid, uint64_t ad
 	return p->dwfl;
 }
 
+static void proc_free(struct lp_proc *p)
+{
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	free(p->jit.syms);
+	free(p->jit.names);
+	free(p);
+}
+
+/* Cached answers are keyed by (pid, generation, address): entries of a
+ * process that is gone are never hit again.  Past this many the whole
+ * cache starts over, so a long whole-system run stays bounded. */
+#define LP_CACHE_MAX (1u << 20)
+
+void lp_symbolizer__reap(struct lp_symbolizer *s)
+{
+	for (size_t i = 0; i < s->procs.cap; i++) {
+		struct lp_proc *p = s->procs.keys[i] ? s->procs.values[i] : NULL;
+
+		if (!p || kill(p->pid, 0) == 0 || errno != ESRCH)
+			continue;
+		proc_free(p);
+		s->procs.values[i] = NULL;
+	}
+	if (s->cache.count > LP_CACHE_MAX) {
+		for (size_t i = 0; i < s->cache.cap; i++)
+			if (s->cache.keys[i])
+				free(s->cache.values[i]);
+		lp_hashmap__fini(&s->cache);
+		lp_hashmap__init(&s->cache);
+	}
+}
+
 void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid)
 {
 	uint64_t key = lp_hashmap__key((uint64_t)(uint32_t)pid + 1);
@@ -322,7 +356,7 @@ void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid)
 		dwfl_end(p->dwfl);
 	p->dwfl = NULL;
 	p->refreshed_ns = 0;
-	p->gen++;
+	p->gen = ++s->next_gen;
 	free(p->jit.syms);
 	free(p->jit.names);
 	p->jit.syms = NULL;
@@ -431,54 +465,55 @@ static const struct lp_frame *resolve_user(struct lp_symbolizer *s, pid_t pid,
 static void kallsyms_load(struct lp_symbolizer *s)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
-	char *line = NULL;
-	size_t cap = 0, alloc = 0;
+	size_t len = 0, cap = 1 << 22, alloc = 0, k = 0;
+	char *buf, *p, *end;
 
 	s->kloaded = true;
 	if (!f)
 		return;
-	while (getline(&line, &cap, f) > 0) {
+	/* Read whole (~10 MB) and parse in place: the names stay in the buffer,
+	 * with no allocation per symbol.  sscanf on 200 000
+	 * lines costs more than the kernel's formatting of them. */
+	buf = lp_malloc(cap);
+	for (size_t n; (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
+		len += n;
+		if (cap - len < 65536)
+			buf = lp_realloc(buf, cap *= 2);
+	}
+	fclose(f);
+	buf[len] = 0;
+	s->knames = buf;
+	for (p = buf; p < buf + len; p = end + 1) {
+		char *nl = memchr(p, '\n', buf + len - p), *name, *mod;
 		uint64_t addr;
-		char type;
-		int off = 0;
 
-		if (sscanf(line, "%" SCNx64 " %c %n", &addr, &type, &off) != 2 || !off || !addr)
+		end = nl ? nl : buf + len;
+		*end = 0;
+		addr = strtoull(p, &name, 16);
+		/* "ADDR T name" or "ADDR t name\t[module]"; text symbols only. */
+		if (!addr || name[0] != ' ' || !name[1] || name[2] != ' ')
 			continue;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		if (!strchr("tTwW", name[1]))
 			continue;
-		/* "name" or "name\t[module]": keep both as "name\0[module]". */
-		char *name = line + off;
-		name[strcspn(name, "\n")] = 0;
-		char *mod = strchr(name, '\t');
+		name += 3;
+		mod = strchr(name, '\t');
 		if (mod)
 			*mod++ = 0;
 		if (s->nksyms == alloc) {
 			alloc = alloc ? 2 * alloc : 65536;
 			s->ksyms = lp_reallocarray(s->ksyms, alloc, sizeof(*s->ksyms));
 		}
-		size_t nl = strlen(name), ml = mod ? strlen(mod) : 0;
-		char *copy = lp_malloc(nl + ml + 2);
-		memcpy(copy, name, nl + 1);
-		memcpy(copy + nl + 1, mod ? mod : "", ml + 1);
 		s->ksyms[s->nksyms].start = s->ksyms[s->nksyms].end = addr;
-		s->ksyms[s->nksyms].name = copy;
+		s->ksyms[s->nksyms].name = name;
+		s->ksyms[s->nksyms].module = mod;
 		s->nksyms++;
 	}
-	free(line);
-	fclose(f);
 	if (!s->nksyms)
 		return;
-	/* syms_finish copies only up to the first NUL: sort by hand instead and
-	 * keep the "name\0[module]" strings as they are. */
 	qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), sym_cmp);
-	size_t k = 0;
-	for (size_t i = 0; i < s->nksyms; i++) {
-		if (k && s->ksyms[i].start == s->ksyms[k - 1].start) {
-			free((char *)s->ksyms[i].name);
-			continue;
-		}
-		s->ksyms[k++] = s->ksyms[i];
-	}
+	for (size_t i = 0; i < s->nksyms; i++)
+		if (!k || s->ksyms[i].start != s->ksyms[k - 1].start)
+			s->ksyms[k++] = s->ksyms[i];
 	s->nksyms = k;
 	for (size_t i = 0; i + 1 < k; i++)
 		s->ksyms[i].end = s->ksyms[i + 1].start;
@@ -495,10 +530,8 @@ static const struct lp_frame *resolve_kernel(struct lp_symbolizer *s, uint64_t a
 		kallsyms_load(s);
 	sym = s->nksyms ? sym_find(s->ksyms, s->nksyms, look) : NULL;
 	if (sym && look < sym->end) {
-		const char *mod = sym->name + strlen(sym->name) + 1;
-
 		return lp_dict__frame(s->dict, LP_FRAME_KERNEL, 0,
-				      *mod ? mod : "[kernel.kallsyms]", sym->name, "");
+				      sym->module ? sym->module : "[kernel.kallsyms]", sym->name, "");
 	}
 	return lp_dict__frame(s->dict, LP_FRAME_KERNEL, addr, "[kernel.kallsyms]", "", "");
 }

@@ -29,6 +29,10 @@ const struct lp_frame *lp_symbolizer__kernel(struct lp_symbolizer *s, uint64_t a
 /* pid exec'd a new program: forget its modules and cached addresses. */
 void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid);
 
+/* Frees what is kept for processes that have exited, and starts the address
+ * cache over when it has grown past its bound.  Call now and then. */
+void lp_symbolizer__reap(struct lp_symbolizer *s);
+
 /* The process's Dwfl (modules reported), for the DWARF unwinder; NULL when
  * the process cannot be read.  Refreshes its modules when addr (nonzero) is in
  * none of them. */
