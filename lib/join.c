@@ -136,6 +136,8 @@ static struct item *item_copy(const struct lp_record *rec, uint64_t host)
 /* --- one input: a reader thread and a ring ------------------------------ */
 
 #define RING_CAP 8192	/* a power of two */
+#define WAKE_BATCH 256
+#define IDLE_WAIT_MS 2	/* how late a trickle of live records may be seen */
 
 struct input {
 	struct lp_reader *reader;
@@ -191,7 +193,10 @@ static void push(struct input *in, struct item *it)
 	}
 	in->ring[tail & (RING_CAP - 1)] = it;
 	atomic_store(&in->tail, tail + 1);
-	wake_consumer(j);
+	/* A sleeping consumer is woken for a batch, not for every record: it
+	 * also wakes on its own every few milliseconds for a trickle. */
+	if (tail + 1 - atomic_load(&in->head) >= WAKE_BATCH)
+		wake_consumer(j);
 }
 
 static struct item *pop(struct input *in)
@@ -201,7 +206,9 @@ static struct item *pop(struct input *in)
 		return NULL;
 	struct item *it = in->ring[head & (RING_CAP - 1)];
 	atomic_store(&in->head, head + 1);
-	if (atomic_load(&in->producer_waiting)) {
+	/* The producer resumes when half the ring is free, not per record. */
+	if (atomic_load(&in->producer_waiting) &&
+	    atomic_load(&in->tail) - (head + 1) <= RING_CAP / 2) {
 		pthread_mutex_lock(&in->j->lock);
 		pthread_cond_signal(&in->space);
 		pthread_mutex_unlock(&in->j->lock);
@@ -313,6 +320,7 @@ struct thr {
 	struct thr *next;
 	int32_t pid, tid;
 	struct deque samples, spans;
+	int64_t max_span_ns;	/* the longest span kept (since the thread was seen) */
 };
 
 struct state {
@@ -468,9 +476,15 @@ static void abuf_raw(struct lp_attrs_buf *b, const char *text, size_t len)
 
 static void add_num(struct lp_attrs_buf *b, const char *key, int64_t v)
 {
-	char num[32];
-	snprintf(num, sizeof(num), "%" PRId64, v);
-	lp_attrs_buf__add(b, key, num);
+	char num[24], *p = num + sizeof(num);
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	*--p = '\0';
+	do
+		*--p = '0' + u % 10;
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	lp_attrs_buf__add(b, key, p);
 }
 
 /* span=PROBE span_start=NS span_end=NS span_depth=N and the span's own
@@ -479,18 +493,25 @@ static void add_num(struct lp_attrs_buf *b, const char *key, int64_t v)
 static void add_span(struct state *s, const struct item *span, size_t i)
 {
 	const struct lp_span *sp = &span->rec.span;
-	char key[64], pfx[32];
-	if (i)
+	char pfx[32];
+	if (i) {
+		char key[64];
 		snprintf(pfx, sizeof(pfx), "span%zu", i);
-	else
-		snprintf(pfx, sizeof(pfx), "span");
-	lp_attrs_buf__add(&s->ab, pfx, sp->probe);
-	snprintf(key, sizeof(key), "%s_start", pfx);
-	add_num(&s->ab, key, sp->start_ns);
-	snprintf(key, sizeof(key), "%s_end", pfx);
-	add_num(&s->ab, key, sp->end_ns);
-	snprintf(key, sizeof(key), "%s_depth", pfx);
-	add_num(&s->ab, key, sp->depth);
+		lp_attrs_buf__add(&s->ab, pfx, sp->probe);
+		snprintf(key, sizeof(key), "%s_start", pfx);
+		add_num(&s->ab, key, sp->start_ns);
+		snprintf(key, sizeof(key), "%s_end", pfx);
+		add_num(&s->ab, key, sp->end_ns);
+		snprintf(key, sizeof(key), "%s_depth", pfx);
+		add_num(&s->ab, key, sp->depth);
+	} else {
+		/* The common case, without formatting keys. */
+		strcpy(pfx, "span");
+		lp_attrs_buf__add(&s->ab, "span", sp->probe);
+		add_num(&s->ab, "span_start", sp->start_ns);
+		add_num(&s->ab, "span_end", sp->end_ns);
+		add_num(&s->ab, "span_depth", sp->depth);
+	}
 	const char *p = sp->attrs.text, *end = p + sp->attrs.len;
 	while (p < end) {
 		const char *f = p;
@@ -505,7 +526,9 @@ static void add_span(struct state *s, const struct item *span, size_t i)
 				s->tmp = lp_realloc(s->tmp, s->tmpcap);
 			}
 			char *k = s->tmp;
-			int n = sprintf(k, "%s.", pfx);
+			size_t n = strlen(pfx);
+			memcpy(k, pfx, n);
+			k[n++] = '.';
 			memcpy(k + n, f, klen);
 			k[n + klen] = '\0';
 			char *v = k + n + klen + 1;
@@ -598,10 +621,13 @@ static void on_sample(struct state *s, struct item *it)
 	if (smp->time_ns > s->sample_mark)
 		s->sample_mark = smp->time_ns;
 	struct thr *t = thr_get(s, smp->pid, smp->tid, true);
-	/* Kept spans enclosing t end after it. */
+	/* Kept spans enclosing t end after it, and no later than t plus the
+	 * longest span kept on the thread. */
 	size_t i = dq_lower(&t->spans, smp->time_ns, true, span_end);
 	for (; i < t->spans.len; i++) {
 		struct item *sp = dq_at(&t->spans, i);
+		if (sp->rec.span.end_ns - t->max_span_ns > smp->time_ns)
+			break;
 		if (encloses(sp, it))
 			attach(s, it, sp);
 	}
@@ -647,6 +673,8 @@ static void on_span(struct state *s, struct item *it)
 			attach(s, smp, it);
 	}
 	if (sp->end_ns >= prune_mark(s)) {
+		if (sp->end_ns - sp->start_ns > t->max_span_ns)
+			t->max_span_ns = sp->end_ns - sp->start_ns;
 		dq_insert(&t->spans, it, span_end);
 		s->kept++;
 	} else
@@ -855,7 +883,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 		    !(atomic_load(&spn->done) && !spn->finished) &&
 		    !(atomic_load(&smp->done) && !smp->finished)) {
 			struct timespec ts;
-			deadline_in(&ts, 50);
+			deadline_in(&ts, IDLE_WAIT_MS);
 			pthread_cond_timedwait(&j->wake, &j->lock, &ts);
 		}
 		atomic_store(&j->consumer_waiting, 0);

@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# lp-join: samples gain the spans that enclose them (same host, pid, tid;
+# start <= t < end).  Fixtures in tests/fixtures/join (see its README).
+
+load helpers/common
+
+setup() {
+	J=$FIXTURES/join
+	TMP=$BATS_TEST_TMPDIR
+}
+
+# "TIME PID TID ATTRS..." of every sample, sorted.
+samples_of() {
+	awk -F'\t' '$1 == "sample" { o = $2 " " $3 " " $4; for (i = 10; i <= NF; i++) o = o " " $i; print o }' "$@" | sort
+}
+
+@test "lp-join: exact innermost joins on the fixture (boundaries, nesting, threads, pids, equal times, unfinished, out of order)" {
+	run -0 lp-join "$J/samples.lp" "$J/spans.lp"
+	printf '%s\n' "$output" > "$TMP/out.lp"
+	samples_of "$TMP/out.lp" > "$TMP/got"
+	run -0 diff -u "$J/expected-innermost.txt" "$TMP/got"
+}
+
+@test "lp-join: --all-spans gives every enclosing span, innermost first" {
+	run -0 lp-join --all-spans "$J/samples.lp" "$J/spans.lp"
+	printf '%s\n' "$output" > "$TMP/out.lp"
+	samples_of "$TMP/out.lp" > "$TMP/got"
+	grep '^3500 ' "$TMP/got" > "$TMP/l"
+	[ "$(cat "$TMP/l")" = "3500 100 100 span=C span_start=3500 span_end=4000 span_depth=1 span1=B span1_start=3000 span1_end=5000 span1_depth=0 span1.arg0=a b" ]
+	[ "$(grep -c span1= "$TMP/got")" -eq 2 ]
+	# Apart from the second span, the same joins as without it.
+	sed 's/ span1=.*//' "$TMP/got" > "$TMP/inner"
+	run -0 diff -u "$J/expected-innermost.txt" "$TMP/inner"
+}
+
+@test "lp-join: every other record passes through unchanged" {
+	run -0 lp-join "$J/samples.lp" "$J/spans.lp"
+	printf '%s\n' "$output" > "$TMP/out.lp"
+	[ "$(grep -c '^span' "$TMP/out.lp")" -eq 12 ]
+	[ "$(grep -c '^sample' "$TMP/out.lp")" -eq 20 ]
+	grep -qx "frob	unknown	record" "$TMP/out.lp"
+	grep -qx "event	6100	100	101	svc.c:12	i=3" "$TMP/out.lp"
+	grep -qx "lost	12500	ring	3" "$TMP/out.lp"
+	grep -qx "span	14000	-	100	100	H	0" "$TMP/out.lp"
+	grep -q "^lp-stream	1	.*producer=lp-record" "$TMP/out.lp"
+	grep -q "^lp-stream	1	.*producer=lp-trace" "$TMP/out.lp"
+	# The output is a valid stream: lp-collapse reads it.
+	run -0 lp-collapse "$TMP/out.lp"
+	[ "$output" = "$(printf '%s\n' "a;main;work 2000" "b;main;work 2000" "svc;main;work 16000")" ]
+}
+
+@test "lp-join: --probe joins only the named probes" {
+	run -0 lp-join --probe B,P4 "$J/samples.lp" "$J/spans.lp"
+	printf '%s\n' "$output" > "$TMP/out.lp"
+	samples_of "$TMP/out.lp" | grep span= | cut -d' ' -f1-4 > "$TMP/got"
+	printf '%s\n' "10600 400 400 span=P4" "11200 400 400 span=P4" \
+		"3200 100 100 span=B" "3500 100 100 span=B" "3999 100 100 mark=x" "4000 100 100 span=B" > "$TMP/want"
+	run -0 diff -u "$TMP/want" "$TMP/got"
+}
+
+@test "lp-join: spans from another host join nothing" {
+	sed 's/host=h1/host=h2/' "$J/spans.lp" > "$TMP/spans.lp"
+	run -0 lp-join "$J/samples.lp" "$TMP/spans.lp"
+	[ "$(grep -c '^sample' <<<"$output")" -eq 20 ]
+	! grep -q 'span=' <<<"$output"
+}
+
+@test "lp-join: either input from stdin, the same result" {
+	run -0 bash -c "lp-join - '$J/spans.lp' < '$J/samples.lp'"
+	printf '%s\n' "$output" > "$TMP/a.lp"
+	run -0 bash -c "lp-join '$J/samples.lp' - < '$J/spans.lp'"
+	printf '%s\n' "$output" > "$TMP/b.lp"
+	samples_of "$TMP/a.lp" > "$TMP/a"
+	samples_of "$TMP/b.lp" > "$TMP/b"
+	run -0 diff -u "$J/expected-innermost.txt" "$TMP/a"
+	run -0 diff -u "$J/expected-innermost.txt" "$TMP/b"
+}
+
+@test "lp-join: perf script output as SAMPLES (times in ns)" {
+	run -0 lp-join "$J/perf-script.txt" "$J/spans.lp"
+	printf '%s\n' "$output" > "$TMP/out.lp"
+	samples_of "$TMP/out.lp" > "$TMP/got"
+	printf '%s\n' "1500 100 100 span=A span_start=1000 span_end=2000 span_depth=0 span.arg0=7 span.ret=0" \
+		"2000 100 100" "6500 100 101 span=D span_start=6000 span_end=7000 span_depth=0" > "$TMP/want"
+	run -0 diff -u "$TMP/want" "$TMP/got"
+}
+
+@test "lp-join: live pipes: a sample is written as soon as its span is known, before the inputs end" {
+	mkfifo "$TMP/s" "$TMP/p"
+	(
+		printf 'lp-stream\t1\tclock=monotonic\n'
+		printf 'frame\tf1\tu\t-\t/bin/x\tmain\t-\nstack\ts1\tf1\n'
+		printf 'sample\t5000\t1\t1\t0\tx\tcpu-clock\t1\ts1\n'
+		sleep 4
+		printf 'sample\t9000000000\t1\t1\t0\tx\tcpu-clock\t1\ts1\n'
+	) > "$TMP/s" &
+	(
+		sleep 0.5
+		printf 'lp-stream\t1\tclock=monotonic\n'
+		printf 'span\t4000\t6000\t1\t1\tf\t0\n'
+		# A later span moves the watermark past 5000 + --max-delay.
+		printf 'span\t3000000000\t3000000001\t2\t2\tg\t0\n'
+		sleep 4
+	) > "$TMP/p" &
+	timeout 30 lp-join "$TMP/s" "$TMP/p" > "$TMP/out.lp" &
+	pid=$!
+	sleep 2.5
+	# Both producers are still running; the joined sample is out already.
+	grep -q "^sample	5000	1	1	.*span=f	span_start=4000	span_end=6000" "$TMP/out.lp"
+	wait $pid
+	[ "$(grep -c '^sample' "$TMP/out.lp")" -eq 2 ]
+}
+
+@test "lp-join: memory does not grow with the input's length" {
+	gen() {
+		awk -v n="$1" 'BEGIN { OFS = "\t"
+			print "lp-stream", "1", "clock=monotonic" > "'"$TMP"'/s.lp"
+			print "lp-stream", "1", "clock=monotonic" > "'"$TMP"'/p.lp"
+			print "frame", "f1", "u", "-", "/bin/x", "main", "-" > "'"$TMP"'/s.lp"
+			print "stack", "s1", "f1" > "'"$TMP"'/s.lp"
+			for (i = 0; i < n; i++) {
+				t = 1000000 + i * 50000; tid = 10 + i % 4
+				print "sample", sprintf("%.0f", t), 1, tid, 0, "x", "cpu-clock", 1, "s1" > "'"$TMP"'/s.lp"
+				if (i % 10 == 9)
+					print "span", sprintf("%.0f", t - 1000), sprintf("%.0f", t + 1000), 1, tid, "f", 0 > "'"$TMP"'/p.lp"
+			}
+		}'
+	}
+	gen 20000
+	/usr/bin/time -f %M -o "$TMP/small" lp-join "$TMP/s.lp" "$TMP/p.lp" > /dev/null
+	gen 400000
+	/usr/bin/time -f %M -o "$TMP/large" lp-join "$TMP/s.lp" "$TMP/p.lp" > "$TMP/out.lp"
+	[ "$(grep -c 'span=f' "$TMP/out.lp")" -eq 40000 ]
+	small=$(tail -n 1 "$TMP/small") large=$(tail -n 1 "$TMP/large")
+	echo "peak RSS: 20k samples ${small} KB, 400k samples ${large} KB" >&3
+	# 20 times the input, at most 8 MB more memory.
+	[ "$large" -lt $((small + 8192)) ]
+}
+
+@test "lp-join: usage errors exit 2, input errors exit 1 with FILE:LINE" {
+	run --separate-stderr -2 lp-join "$J/samples.lp"
+	[[ "$stderr" == *"lp-join: expected two inputs, SAMPLES and SPANS"* ]]
+	run --separate-stderr -2 lp-join - -
+	[ "${stderr}" = "lp-join: only one of SAMPLES and SPANS can be stdin" ]
+	run --separate-stderr -2 lp-join --max-delay 3parsecs "$J/samples.lp" "$J/spans.lp"
+	[[ "$stderr" == "lp-join: --max-delay '3parsecs': "* ]]
+	run --separate-stderr -1 lp-join "$TMP/nonexistent" "$J/spans.lp"
+	[[ "$stderr" == *"$TMP/nonexistent"*"No such file or directory"* ]]
+	[ -z "$output" ]
+	printf 'lp-stream\t1\nspan\t10\tx\t1\t1\tf\t0\n' > "$TMP/bad.lp"
+	run --separate-stderr -1 lp-join "$J/samples.lp" "$TMP/bad.lp"
+	[[ "$stderr" == "lp-join: $TMP/bad.lp:2: "* ]]
+}
+
+@test "lp-join: --help lists every option, all in the man page; --version" {
+	run -0 lp-join --help
+	[[ "$output" == usage:* ]]
+	for opt in $(grep -o -- '--[a-z][a-z-]*' <<<"$output" | sort -u); do
+		grep -q -- "${opt//-/\\\\-}" "$LP_TOP/man/lp-join.1" || { echo "$opt not in man page"; false; }
+	done
+	run -0 lp-join --version
+	[[ "$output" == "lp-join (lp) "* ]]
+}
+
+@test "lp-join: the man page's examples run" {
+	cd "$TMP"
+	cp "$J/samples.lp" samples.lp
+	cp "$J/spans.lp" spans.lp
+	cp "$J/perf-script.txt" perf.txt
+	sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$LP_TOP/man/lp-join.1" | sed -n 's/^\\fB\$ \(.*\)\\fR$/\1/p' |
+		sed 's/\\-/-/g' | grep -v 'lp-record\|lp-trace\|perf record' > examples
+	[ "$(wc -l < examples)" -ge 3 ]
+	while read -r cmd; do
+		echo "running: $cmd"
+		bash -c "set -o pipefail; $cmd" > /dev/null
+	done < examples
+}
