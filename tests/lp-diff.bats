@@ -270,6 +270,27 @@ nfuncs() {
 	[ "$n" -ge 20 ]
 }
 
+@test "perf script recorded on different events: refused unless -n; --event-filter" {
+	cd "$CORPUS/flamegraph/test"
+	a=perf-funcab-cmd-01.txt b=perf-cycles-instructions-01.txt
+	run --separate-stderr lp-diff "$a" "$b"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "lp-diff: $a and $b were recorded on different events (cpu-clock vs instructions): use --normalize" ]
+	run -0 lp-diff -n "$a" "$b"
+	# auto-detected as perf script, as forced
+	run -0 lp-diff "$b" "$b"
+	auto=$output
+	run -0 lp-diff --input-format perf "$b" "$b"
+	[ "$auto" = "$output" ]
+	# the file's second event, as lp-collapse --event-filter shows it
+	run -0 lp-collapse --event-filter cycles "$b"
+	want=$output
+	run -0 lp-diff --event-filter cycles "$b" "$b"
+	[ "$(printf '%s\n' "$output" | awk '{ $NF = ""; sub(/ $/, ""); print }')" = "$want" ]
+	[ "$output" != "$auto" ]
+}
+
 @test "--format svg: a differential flame graph" {
 	run -0 lp-diff --format svg "$D/shift-before.folded" "$D/shift-after.folded"
 	[[ $output == *"<svg"* ]]
