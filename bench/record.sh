@@ -48,7 +48,7 @@ echo "# 1. target slowdown: fixedwork $ROUNDS rounds, median of $REPS (wall s / 
 read -r bw bc < <(measure none)
 printf '%-8s %-22s %s\n' Hz recorder "wall_s cpu_s slowdown"
 printf '%-8s %-22s %s %s\n' - none "$bw" "$bc"
-for F in 99 999 4999; do
+for F in ${FREQS:-99 999 4999}; do
 	for r in lp_fp perf_fp lp_dwarf perf_dwarf; do
 		read -r w c < <(measure "$r")
 		printf '%-8s %-22s %s %s %+.1f%%\n' "$F" "$r" "$w" "$c" \
@@ -56,28 +56,31 @@ for F in 99 999 4999; do
 	done
 done
 
-echo "# 2. recorder CPU per sample (fixedwork under lp-record at 999 Hz)"
+echo "# 2. recorder CPU per sample: lp-record -p on fixedwork at 999 Hz, and its start-up alone"
+# -p, not "--": /usr/bin/time would count the reaped target's CPU too.
+cpu_of() { /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" 2>"$tmp/err" >/dev/null; awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$tmp/time"; }
+sleep 30 & idle=$!
+read -r start_cpu start_rss < <(cpu_of lp-record -F 999 -d 1 -o "$tmp/lp.lp" -p $idle)
+kill $idle
+echo "start-up (load, attach, 1 s idle, detach): ${start_cpu} s cpu, max rss ${start_rss} KiB"
 for mode in fp dwarf; do
-	/usr/bin/time -f '%U %S %M' -o "$tmp/time" lp-record -F 999 -g "$mode" -o "$tmp/lp.lp" -- \
-		"$W/fixedwork" "$ROUNDS" 2>"$tmp/err" >/dev/null
+	"$W/fixedwork" $((ROUNDS * 2)) 2>/dev/null & pid=$!
+	read -r cpu rss < <(cpu_of lp-record -F 999 -g "$mode" -o "$tmp/lp.lp" -p $pid)
 	n=$(grep -c '^sample' "$tmp/lp.lp" || true)
-	read -r u s m < "$tmp/time"
-	awk -v u="$u" -v s="$s" -v n="$n" -v m="$m" -v mode="$mode" 'BEGIN {
-		printf "%-6s %d samples, recorder cpu %.3f s = %.1f us per sample, max rss %d KiB\n",
-			mode, n, u + s, n ? 1e6 * (u + s) / n : 0, m }'
+	awk -v c="$cpu" -v s="$start_cpu" -v n="$n" -v m="$rss" -v mode="lp-$mode" 'BEGIN {
+		printf "%-10s %d samples, %.3f s cpu: %.1f us per sample after start-up, max rss %d KiB\n",
+			mode, n, c, n ? 1e6 * (c - s) / n : 0, m }'
 done
 for mode in fp dwarf; do
 	opt=-g; [ $mode = dwarf ] && opt="--call-graph dwarf"
-	# perf's own cost: record plus the script a user needs to read the stacks.
-	/usr/bin/time -f '%U %S %M' -o "$tmp/time" perf record -q -F 999 $opt -o "$tmp/perf.data" -- \
-		"$W/fixedwork" "$ROUNDS" 2>/dev/null >/dev/null
-	read -r u1 s1 m1 < "$tmp/time"
-	/usr/bin/time -f '%U %S %M' -o "$tmp/time" perf script -i "$tmp/perf.data" > "$tmp/script" 2>/dev/null
-	read -r u2 s2 m2 < "$tmp/time"
-	n=$(grep -cE '^\S.* [0-9]+\.[0-9]+: ' "$tmp/script" || true)
-	awk -v u="$u1" -v s="$s1" -v u2="$u2" -v s2="$s2" -v n="$n" -v mode="perf-$mode" 'BEGIN {
-		printf "%-10s %d samples, record %.3f s + script %.3f s = %.1f us per sample\n",
-			mode, n, u + s, u2 + s2, n ? 1e6 * (u + s + u2 + s2) / n : 0 }'
+	# perf's cost to the same point: record, then the script that symbolizes.
+	"$W/fixedwork" $((ROUNDS * 2)) 2>/dev/null & pid=$!
+	read -r c1 m1 < <(cpu_of perf record -q -F 999 $opt -o "$tmp/perf.data" -p $pid)
+	read -r c2 m2 < <(cpu_of perf script -i "$tmp/perf.data")
+	perf script -i "$tmp/perf.data" -F tid 2>/dev/null | wc -l > "$tmp/n"
+	awk -v c1="$c1" -v c2="$c2" -v n="$(cat "$tmp/n")" -v mode="perf-$mode" 'BEGIN {
+		printf "%-10s %d samples, record %.3f s + script %.3f s cpu: %.1f us per sample\n",
+			mode, n, c1, c2, n ? 1e6 * (c1 + c2) / n : 0 }'
 done
 
 echo "# 3. symbolization (lib/symbolize.c, addresses in libc and the program)"

@@ -17,10 +17,20 @@ static double secs(clockid_t c)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Not a leaf (gcc drops the frame pointer of leaf functions even with
+ * -mno-omit-leaf-frame-pointer), so frame pointers give main;a;work. */
+__attribute__((noinline)) static void tick(void)
+{
+	sink++;
+}
+
 __attribute__((noinline)) static void work(long n)
 {
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n; i++) {
 		sink += i * 7;
+		if (!(i & 0xffff))
+			tick();
+	}
 }
 
 __attribute__((noinline)) void a(void)
