@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "snapshot.h"
 #include "stream.h"
 #include "target.h"
 #include "util.h"
@@ -28,6 +29,8 @@ struct options {
 	bool kernel;
 	bool follow;
 	bool verbose;
+	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/snapshot.h) */
+	bool snapshot;
 };
 
 static void usage(FILE *f)
@@ -46,6 +49,10 @@ static void usage(FILE *f)
 		"      --no-kernel        no kernel stacks\n"
 		"      --no-follow        not the children of the targets\n"
 		"  -v, --verbose          libbpf's messages and the verifier log\n"
+		"      --mode MODE        cpu (BPF on-CPU sampling, default) or snapshot: every\n"
+		"                         thread's stack through ptrace, no BPF (-p or CMD)\n"
+		"  -n, --count N          snapshot mode: N snapshots (default: until stopped)\n"
+		"  -i, --interval DURATION snapshot mode: from one snapshot to the next (100ms)\n"
 		"  -h, --help             this help\n"
 		"      --version          the version\n");
 }
@@ -117,6 +124,9 @@ int main(int argc, char **argv)
 		{ "no-kernel", no_argument, NULL, 'K' },
 		{ "no-follow", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "interval", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -131,7 +141,7 @@ int main(int argc, char **argv)
 	int c, status = 0;
 
 	lp_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "+F:d:o:g:p:avh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+F:d:o:g:p:avhn:i:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (lp_parse_i64(optarg, 1, 100000, &i64, &why) < 0) {
@@ -169,6 +179,27 @@ int main(int argc, char **argv)
 		case 'N':
 			o.follow = false;
 			break;
+		case 'M':
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "snapshot")) {
+				lp_error("invalid mode '%s': cpu or snapshot", optarg);
+				return 2;
+			}
+			o.snapshot = !strcmp(optarg, "snapshot");
+			break;
+		case 'n':
+			if (lp_parse_i64(optarg, 1, UINT32_MAX, &i64, &why) < 0) {
+				lp_error("invalid count '%s': %s", optarg, why);
+				return 2;
+			}
+			o.snap.count = (unsigned)i64;
+			break;
+		case 'i':
+			if (lp_parse_duration(optarg, &o.snap.interval_ns, &why) < 0 ||
+			    o.snap.interval_ns <= 0) {
+				lp_error("invalid interval '%s': %s", optarg, why ? why : "must be positive");
+				return 2;
+			}
+			break;
 		case 'v':
 			o.verbose = true;
 			break;
@@ -188,6 +219,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (o.snapshot) {
+		/* ptrace, not BPF: lib/snapshot.c does the whole run. */
+		struct sigaction ssa = { .sa_handler = on_signal };
+		sigemptyset(&ssa.sa_mask);
+		sigaction(SIGINT, &ssa, NULL);
+		sigaction(SIGTERM, &ssa, NULL);
+		if (!o.snap.interval_ns)
+			o.snap.interval_ns = 100000000;
+		o.snap.duration_ns = (int64_t)(o.duration * 1e9);
+		return lp_snapshot__record(&o.snap, o.pids, o.pids || o.all ? NULL : argv + optind,
+					   o.output, &stop_requested);
+	}
 	lp_record__check_privileges();
 	/* A closed output is an EPIPE from a write, handled like a stop. */
 	signal(SIGPIPE, SIG_IGN);

@@ -1,0 +1,570 @@
+/* snapshot.c - all-thread stack snapshots through ptrace.
+ *
+ * A thread is held only for what must happen while it stands still: from
+ * PTRACE_INTERRUPT to PTRACE_DETACH it gets one waitpid, one PTRACE_GETREGS
+ * and one process_vm_readv of the top of its stack.  Seizing (PTRACE_SEIZE
+ * does not stop the thread), reading its comm, unwinding and symbolizing all
+ * happen while it runs.  One thread at a time, so the process as a whole is
+ * never stopped: its other threads keep running while one is copied.
+ *
+ * Why not keep the threads attached between snapshots: a traced thread stops
+ * for every signal it receives until its tracer resumes it, and the tracer
+ * sleeps between snapshots; detaching leaves the target as it was.
+ *
+ * A thread interrupted in a sleeping system call has it restarted on release
+ * (restart_syscall keeps an absolute expiry), so its timers are not moved;
+ * only the held time delays it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "snapshot.h"
+#include "symbolize.h"
+#include "target.h"
+#include "unwind.h"
+#include "util.h"
+
+#define MAX_FRAMES 512
+/* Above ordinary real-time work, below the kernel's own threads' range top. */
+#define LP_SNAPSHOT_RT_PRIORITY 50
+#define HELD_BUCKETS 100000	/* 1 us each: up to 100 ms */
+
+struct capture {
+	pid_t tid;
+	int64_t time;		/* CLOCK_MONOTONIC when it was interrupted */
+	int64_t held;		/* ns stopped */
+	struct lp_unwind_regs regs;
+	unsigned char *stack;	/* stack_bytes */
+	size_t len;
+	char comm[64];
+};
+
+struct lp_snapshotter {
+	struct lp_snapshot_opts o;
+	struct lp_writer *w;
+	struct lp_dict *dict;
+	struct lp_symbolizer *sym;
+	struct lp_unwinder *unw;
+	bool *alive;		/* per target */
+	struct capture *caps;
+	size_t ncaps_alloc;
+	uint64_t pcs[MAX_FRAMES];
+	unsigned char ret[MAX_FRAMES];
+	const struct lp_frame *frames[MAX_FRAMES];
+	struct lp_attrs_buf attrs;
+	long page;
+	/* Counts. */
+	uint64_t snapshots, stacks, incomplete, truncated, unstoppable, vanished;
+	uint64_t held_hist[HELD_BUCKETS];
+	int64_t held_max, held_sum;
+	int64_t last_time;
+	int seize_errno;	/* why the last PTRACE_SEIZE failed */
+	bool failed;
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int write_header(struct lp_snapshotter *s)
+{
+	struct timespec mono, real;
+	char host[256] = "-", buf[64];
+	struct lp_attrs_buf a = { 0 };
+	struct lp_header h = { .version = LP_STREAM_VERSION };
+	int rc;
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		strcpy(host, "-");
+	host[sizeof(host) - 1] = 0;
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	int64_t off = (real.tv_sec - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
+
+	lp_attrs_buf__add(&a, "clock", "monotonic");
+	lp_attrs_buf__add(&a, "host", host);
+	snprintf(buf, sizeof(buf), "%" PRId64, off);
+	lp_attrs_buf__add(&a, "realtime_offset_ns", buf);
+	lp_attrs_buf__add(&a, "mode", "snapshot");
+	lp_attrs_buf__add(&a, "event", "snapshot");
+	snprintf(buf, sizeof(buf), "%" PRId64, s->o.interval_ns);
+	lp_attrs_buf__add(&a, "interval_ns", buf);
+	snprintf(buf, sizeof(buf), "%u", s->o.stack_bytes);
+	lp_attrs_buf__add(&a, "stack_bytes", buf);
+	lp_attrs_buf__add(&a, "unwind", "dwarf");
+	lp_attrs_buf__add(&a, "producer", "lp-record");
+	h.attrs = lp_attrs_buf__attrs(&a);
+	rc = lp_writer__header(s->w, &h);
+	lp_attrs_buf__free(&a);
+	return rc;
+}
+
+struct lp_snapshotter *lp_snapshotter__open(const struct lp_snapshot_opts *opts,
+					    struct lp_writer *w)
+{
+	struct lp_snapshotter *s = lp_calloc(1, sizeof(*s));
+
+	s->o = *opts;
+	if (!s->o.stack_bytes)
+		s->o.stack_bytes = LP_SNAPSHOT_STACK_BYTES;
+	s->w = w;
+	s->page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+	s->alive = lp_calloc(s->o.npids ? s->o.npids : 1, sizeof(*s->alive));
+	for (size_t i = 0; i < s->o.npids; i++)
+		s->alive[i] = true;
+	s->dict = lp_dict__new();
+	s->sym = lp_symbolizer__new(s->dict);
+	s->unw = lp_unwinder__new(s->sym);
+	if (write_header(s) < 0) {
+		int err = errno;
+		lp_snapshotter__free(s);
+		errno = err;
+		return NULL;
+	}
+	return s;
+}
+
+void lp_snapshotter__free(struct lp_snapshotter *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ncaps_alloc; i++)
+		free(s->caps[i].stack);
+	free(s->caps);
+	free(s->alive);
+	lp_attrs_buf__free(&s->attrs);
+	lp_unwinder__free(s->unw);
+	lp_symbolizer__free(s->sym);
+	lp_dict__free(s->dict);
+	free(s);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The threads of pid, sorted; NULL (errno) when the process is gone. */
+static pid_t *list_threads(pid_t pid, size_t *n)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	pid_t *tids = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return NULL;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		if (*end || tid <= 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 32;
+			tids = lp_reallocarray(tids, cap, sizeof(*tids));
+		}
+		tids[(*n)++] = (pid_t)tid;
+	}
+	closedir(d);
+	if (tids)
+		qsort(tids, *n, sizeof(*tids), cmp_pid);
+	else
+		tids = lp_calloc(1, sizeof(*tids));
+	return tids;
+}
+
+static void read_comm(pid_t pid, pid_t tid, char *buf, size_t size)
+{
+	char path[64];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	buf[0] = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		n = 0;
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = 0;
+}
+
+/* Copies [sp, sp + want) page by page, so a stack that ends before want
+ * still gives what is mapped (process_vm_readv never splits one iovec). */
+static size_t copy_stack(struct lp_snapshotter *s, pid_t tid, uint64_t sp, unsigned char *dst,
+			 size_t want)
+{
+	struct iovec local[1 + 65536 / 512], remote[1 + 65536 / 512];
+	size_t n = 0, off = 0;
+
+	while (off < want && n < sizeof(remote) / sizeof(remote[0])) {
+		uint64_t addr = sp + off;
+		size_t chunk = s->page - (addr & (s->page - 1));
+		if (chunk > want - off)
+			chunk = want - off;
+		local[n] = (struct iovec){ dst + off, chunk };
+		remote[n] = (struct iovec){ (void *)(uintptr_t)addr, chunk };
+		n++;
+		off += chunk;
+	}
+	ssize_t got = process_vm_readv(tid, local, n, remote, n, 0);
+	return got > 0 ? (size_t)got : 0;
+}
+
+/* Stops tid, copies its registers and stack top into c, releases it.
+ * 1: captured; 0: the thread is gone or could not be stopped. */
+static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c)
+{
+	struct user_regs_struct regs;
+	int status, sig = 0;
+	bool ok = false;
+
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+		if (errno == ESRCH) {
+			s->vanished++;
+		} else {
+			s->unstoppable++;
+			s->seize_errno = errno;
+		}
+		return 0;
+	}
+	int64_t t0 = mono_ns();
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		s->vanished++;
+		return 0;
+	}
+	while (waitpid(tid, &status, __WALL) < 0) {
+		if (errno != EINTR) {
+			s->vanished++;
+			return 0;
+		}
+	}
+	if (!WIFSTOPPED(status)) {
+		s->vanished++;	/* it exited while we asked it to stop */
+		return 0;
+	}
+	/* A signal-delivery stop (no event in the high bits) took the place
+	 * of our interrupt: the signal goes back to the thread on release. */
+	if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP)
+		sig = WSTOPSIG(status);
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) == 0) {
+		c->regs = (struct lp_unwind_regs){ regs.rip, regs.rsp, regs.rbp };
+		c->len = copy_stack(s, tid, regs.rsp, c->stack, s->o.stack_bytes);
+		ok = true;
+	}
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig);
+	int64_t t1 = mono_ns();
+
+	c->tid = tid;
+	c->time = t0;
+	c->held = t1 - t0;
+	if (!ok) {
+		s->unstoppable++;
+		return 0;
+	}
+	int64_t us = c->held / 1000;
+	s->held_hist[us < HELD_BUCKETS ? us : HELD_BUCKETS - 1]++;
+	s->held_sum += c->held;
+	if (c->held > s->held_max)
+		s->held_max = c->held;
+	return 1;
+}
+
+static int write_failed(struct lp_snapshotter *s)
+{
+	s->failed = true;
+	return -1;
+}
+
+static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c)
+{
+	enum lp_unwind_end end;
+	const char *why = "";
+	size_t n, nf = 0;
+	char buf[32];
+
+	n = lp_unwinder__unwind(s->unw, pid, c->tid, &c->regs, c->stack, c->len, s->pcs, s->ret,
+				MAX_FRAMES, &end, &why);
+	for (size_t i = n; i-- > 0;) {
+		const struct lp_frame *f = lp_symbolizer__user(s->sym, pid, s->pcs[i], s->ret[i]);
+		if (f)
+			s->frames[nf++] = f;
+	}
+	lp_attrs_buf__reset(&s->attrs);
+	snprintf(buf, sizeof(buf), "%" PRId64, c->held);
+	lp_attrs_buf__add(&s->attrs, "held_ns", buf);
+	lp_attrs_buf__add(&s->attrs, "unwind", "dwarf");
+	if (end != LP_UNWIND_COMPLETE) {
+		if (end == LP_UNWIND_TRUNCATED)
+			s->truncated++;
+		else
+			s->incomplete++;
+		lp_attrs_buf__add(&s->attrs, "truncated", "1");
+		if (why && *why)
+			lp_attrs_buf__add(&s->attrs, "why", why);
+	}
+	struct lp_sample smp = {
+		.time_ns = c->time,
+		.pid = pid,
+		.tid = c->tid,
+		.cpu = LP_ID_NONE,
+		.comm = c->comm,
+		.event = "snapshot",
+		.weight = 1,
+		.stack = lp_dict__stack(s->dict, s->frames, nf),
+		.attrs = lp_attrs_buf__attrs(&s->attrs),
+	};
+	s->stacks++;
+	if (c->time > s->last_time)
+		s->last_time = c->time;
+	return lp_writer__sample(s->w, &smp) < 0 ? write_failed(s) : 0;
+}
+
+/* While a thread is held, nothing may make us wait for a CPU: a tracer
+ * preempted between PTRACE_INTERRUPT and PTRACE_DETACH holds the thread for a
+ * whole time slice of whatever ran instead (measured: 3-13 ms on a loaded
+ * 2-CPU machine, against ~30 us otherwise).  So the capture loop runs
+ * SCHED_FIFO when allowed; unwinding and symbolizing do not.  Returns
+ * whether the policy was changed. */
+static bool boost(bool on)
+{
+	static struct sched_param saved;
+	static int saved_policy;
+
+	if (on) {
+		struct sched_param sp = { .sched_priority = LP_SNAPSHOT_RT_PRIORITY };
+		saved_policy = sched_getscheduler(0);
+		if (saved_policy < 0 || saved_policy == SCHED_FIFO || saved_policy == SCHED_RR ||
+		    sched_getparam(0, &saved) < 0)
+			return false;
+		return sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+	}
+	sched_setscheduler(0, saved_policy, &saved);
+	return false;
+}
+
+int lp_snapshotter__take(struct lp_snapshotter *s)
+{
+	int alive = 0;
+
+	if (s->failed)
+		return -1;
+	s->snapshots++;
+	for (size_t p = 0; p < s->o.npids; p++) {
+		pid_t pid = s->o.pids[p];
+		size_t ntids, ncap = 0;
+		pid_t *tids;
+
+		if (!s->alive[p])
+			continue;
+		if (!(tids = list_threads(pid, &ntids)) || !ntids) {
+			s->alive[p] = false;
+			free(tids);
+			continue;
+		}
+		alive++;
+		if (ntids > s->ncaps_alloc) {
+			s->caps = lp_reallocarray(s->caps, ntids, sizeof(*s->caps));
+			for (size_t i = s->ncaps_alloc; i < ntids; i++) {
+				memset(&s->caps[i], 0, sizeof(s->caps[i]));
+				s->caps[i].stack = lp_malloc(s->o.stack_bytes);
+			}
+			s->ncaps_alloc = ntids;
+		}
+		/* Every thread first, one at a time; the slow part after. */
+		for (size_t i = 0; i < ntids; i++)
+			read_comm(pid, tids[i], s->caps[i].comm, sizeof(s->caps[i].comm));
+		bool boosted = boost(true);
+		for (size_t i = 0; i < ntids; i++) {
+			struct capture *c = &s->caps[ncap];
+			if (ncap != i)
+				memcpy(c->comm, s->caps[i].comm, sizeof(c->comm));
+			ncap += capture_thread(s, tids[i], c);
+		}
+		if (boosted)
+			boost(false);
+		free(tids);
+		for (size_t i = 0; i < ncap; i++)
+			if (emit(s, pid, &s->caps[i]) < 0)
+				return -1;
+	}
+	return alive;
+}
+
+static int write_lost(struct lp_snapshotter *s, const char *what, uint64_t count)
+{
+	struct lp_lost l = { .time_ns = s->last_time ? s->last_time : LP_TIME_NONE,
+			     .what = what, .count = count };
+
+	if (!count || s->failed)
+		return 0;
+	return lp_writer__lost(s->w, &l) < 0 ? write_failed(s) : 0;
+}
+
+int lp_snapshotter__finish(struct lp_snapshotter *s)
+{
+	if (s->failed)
+		return -1;
+	if (write_lost(s, "unwind", s->incomplete) < 0 ||
+	    write_lost(s, "truncated", s->truncated) < 0 ||
+	    write_lost(s, "unstoppable", s->unstoppable) < 0)
+		return -1;
+	return 0;
+}
+
+static double held_quantile(const struct lp_snapshotter *s, double q)
+{
+	uint64_t n = 0, seen = 0;
+
+	for (size_t i = 0; i < HELD_BUCKETS; i++)
+		n += s->held_hist[i];
+	for (size_t i = 0; i < HELD_BUCKETS; i++) {
+		seen += s->held_hist[i];
+		if (n && seen >= q * n)
+			return i + 1;	/* upper bound of the 1 us bucket */
+	}
+	return 0;
+}
+
+void lp_snapshotter__summary(const struct lp_snapshotter *s)
+{
+	uint64_t held = 0;
+
+	for (size_t i = 0; i < HELD_BUCKETS; i++)
+		held += s->held_hist[i];
+	lp_error("%" PRIu64 " snapshots, %" PRIu64 " stacks; each thread held %.1f us on average"
+		 " (p50 <= %.0f us, p99 <= %.0f us, max %.1f us); %" PRIu64 " unwinds failed, %"
+		 PRIu64 " truncated, %" PRIu64 " threads could not be stopped",
+		 s->snapshots, s->stacks, held ? s->held_sum / 1e3 / held : 0.0,
+		 held_quantile(s, 0.5), held_quantile(s, 0.99), s->held_max / 1e3,
+		 s->incomplete, s->truncated, s->unstoppable);
+}
+
+int lp_snapshot__run(const struct lp_snapshot_opts *opts, struct lp_writer *w,
+		     volatile sig_atomic_t *stop)
+{
+	struct lp_snapshotter *s = lp_snapshotter__open(opts, w);
+	int rc = 0, err = 0;
+
+	if (!s)
+		return -1;
+	int64_t start = mono_ns(), next = start;
+	for (unsigned i = 0; !*stop && (!opts->count || i < opts->count); i++) {
+		if (i) {
+			struct timespec ts;
+			next += opts->interval_ns;
+			if (opts->duration_ns && next >= start + opts->duration_ns)
+				break;
+			ts.tv_sec = next / 1000000000LL;
+			ts.tv_nsec = next % 1000000000LL;
+			/* A signal ends the sleep (and the loop, through *stop). */
+			if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
+			    *stop)
+				break;
+		}
+		int alive = lp_snapshotter__take(s);
+		if (alive < 0) {
+			rc = -1;
+			err = errno;
+			break;
+		}
+		if (i == 0 && !s->stacks) {
+			/* Nothing could be read at all: say why, once. */
+			if (s->seize_errno)
+				lp_error("cannot stop the threads of process %d: %s", (int)opts->pids[0],
+					 strerror(s->seize_errno));
+			else
+				lp_error("no thread of the target could be read");
+			rc = 1;
+			break;
+		}
+		if (alive == 0)
+			break;
+	}
+	if (rc >= 0 && lp_snapshotter__finish(s) < 0) {
+		rc = -1;
+		err = errno;
+	}
+	lp_snapshotter__summary(s);
+	lp_snapshotter__free(s);
+	errno = err;
+	return rc;
+}
+
+int lp_snapshot__record(const struct lp_snapshot_opts *opts, const char *pids,
+			char *const argv[], const char *output, volatile sig_atomic_t *stop)
+{
+	struct lp_snapshot_opts o = *opts;
+	struct lp_target *t;
+	int status = 0;
+
+	if (!pids && (!argv || !argv[0])) {
+		lp_error("--mode snapshot needs -p PID or -- CMD (not -a)");
+		return 2;
+	}
+	/* A closed output is an EPIPE from a write, handled like a stop. */
+	signal(SIGPIPE, SIG_IGN);
+	t = pids ? lp_target__from_pids(pids) : lp_target__spawn(argv);
+	if (!t)
+		return 1;
+	FILE *out = lp_open_output(output);
+	struct lp_writer *w = lp_writer__new(out);
+	if (lp_target__release(t) < 0) {
+		lp_target__free(t);
+		lp_writer__free(w);
+		return 127;
+	}
+	o.pids = lp_target__pids(t, &o.npids);
+	int rc = lp_snapshot__run(&o, w, stop);
+	int err = errno;
+	if (rc == 0 && fflush(out) == EOF) {
+		rc = -1;
+		err = errno;
+	}
+	if (lp_target__spawned(t)) {
+		/* As in the on-CPU mode: a command that ended by itself
+		 * reports its status; one we stopped is a success. */
+		bool running = lp_target__alive(t) > 0;
+		status = lp_target__finish(t, true);
+		if (running)
+			status = 0;
+	}
+	lp_target__free(t);
+	lp_writer__free(w);
+	if (rc == 1)
+		return 1;
+	if (rc < 0 && err != EPIPE) {
+		errno = err;
+		lp_error_errno("cannot write %s", output ? output : "the output");
+		return 1;
+	}
+	if (rc == 0 && output && strcmp(output, "-") && fclose(out) == EOF) {
+		lp_error_errno("cannot write %s", output);
+		return 1;
+	}
+	return status;
+}
