@@ -409,7 +409,7 @@ rect_centre() {
 	cp "$D/shift-before.folded" "$TMP/before.folded"
 	cp "$D/shift-after.folded" "$TMP/after.folded"
 	cd "$TMP"
-	examples=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$LP_TOP/man/lp-diff.1" | grep '^lp-diff ' | grep -v '\.perf')
+	examples=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$LP_TOP/man/lp-diff.1" | grep '^lp-diff ' | grep -v '\.perf\|\.lp')
 	[ "$(printf '%s\n' "$examples" | wc -l)" -ge 4 ]
 	while IFS= read -r line; do
 		bash -c "$line" || { echo "failed: $line"; false; }
