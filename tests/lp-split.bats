@@ -1,0 +1,196 @@
+#!/usr/bin/env bats
+# lp-split: groups by the enclosing span's latency.  Streams come from
+# tests/fixtures/join/gen-split.awk through lp-join, so their truth is known:
+# dist=perm has one span of each duration 1us, 2us, ..., n us and one sample
+# in each (see the generator).
+
+load helpers/common
+
+setup() {
+	TMP=$BATS_TEST_TMPDIR
+	GEN=$FIXTURES/join/gen-split.awk
+}
+
+# gen N DIST [W]: $TMP/j.lp, the joined stream.
+gen() {
+	awk -v n="$1" -v dist="$2" -v w="${3:-100}" -v S="$TMP/s.lp" -v P="$TMP/p.lp" -f "$GEN"
+	lp-join "$TMP/s.lp" "$TMP/p.lp" > "$TMP/j.lp"
+}
+
+# The span durations (ns) of the samples of a stream, one a line.
+durations() {
+	awk -F'\t' '$1 == "sample" { s = e = ""
+		for (i = 10; i <= NF; i++) { if ($i ~ /^span_start=/) s = substr($i, 12); if ($i ~ /^span_end=/) e = substr($i, 10) }
+		print (s == "" ? "none" : e - s) }' "$1"
+}
+
+@test "lp-split: exact membership at p90 of 1000 known durations" {
+	gen 1000 perm
+	run --separate-stderr -0 lp-split --percentile 90 --probe req --above "$TMP/a.lp" --below "$TMP/b.lp" "$TMP/j.lp"
+	[[ "$stderr" == "# probe req: 1000 spans, p90 = 900000 ns (exact)"* ]]
+	# Exactly the 100 spans slower than 900us are above, with their samples.
+	[ "$(durations "$TMP/a.lp" | wc -l)" -eq 100 ]
+	[ "$(durations "$TMP/a.lp" | awk '$1 > 900000' | wc -l)" -eq 100 ]
+	[ "$(durations "$TMP/b.lp" | grep -vc none)" -eq 900 ]
+	[ "$(durations "$TMP/b.lp" | awk '$1 != "none" && $1 <= 900000' | wc -l)" -eq 900 ]
+	[ "$(grep -c '^span.*req' "$TMP/a.lp")" -eq 100 ]
+	[ "$(grep -c '^span.*req' "$TMP/b.lp")" -eq 900 ]
+	# The report: per group spans, samples, quantiles of the group.
+	grep -qx "above	100	100	950000	990000	999000	1000000	95050000	10000	0.0%" <<<"$stderr"
+	grep -qx "below	900	900	450000	810000	891000	900000	405450000	90000	0.0%" <<<"$stderr"
+	grep -qx "outside	-	1	-	-	-	-	-	100	-" <<<"$stderr"
+}
+
+@test "lp-split: several cut points, a file per band by pattern" {
+	gen 1000 perm
+	run -0 lp-split -P 99,50,90 -p req -O "$TMP/g-%s.lp" -q "$TMP/j.lp"
+	[ "$(durations "$TMP/g-p0-p50.lp" | awk '$1 <= 500000' | wc -l)" -eq 500 ]
+	[ "$(durations "$TMP/g-p50-p90.lp" | awk '$1 > 500000 && $1 <= 900000' | wc -l)" -eq 400 ]
+	[ "$(durations "$TMP/g-p90-p99.lp" | awk '$1 > 900000 && $1 <= 990000' | wc -l)" -eq 90 ]
+	[ "$(durations "$TMP/g-p99-p100.lp" | awk '$1 > 990000' | wc -l)" -eq 10 ]
+	for f in p0-p50 p50-p90 p90-p99 p99-p100; do
+		[ "$(grep -c '^sample' "$TMP/g-$f.lp")" -eq "$(durations "$TMP/g-$f.lp" | wc -l)" ]
+	done
+	[ "$(grep -c '^sample' "$TMP/g-outside.lp")" -eq 1 ]
+	[ ! -e "$TMP/g-excluded.lp" ] && [ ! -e "$TMP/g-unranked.lp" ]
+}
+
+@test "lp-split: --threshold, one pass, the same from stdin" {
+	gen 1000 perm
+	run -0 bash -c "lp-split --threshold 250us -p req --above '$TMP/a.lp' --below '$TMP/b.lp' -q < '$TMP/j.lp'"
+	[ "$(durations "$TMP/a.lp" | awk '$1 > 250000' | wc -l)" -eq 750 ]
+	[ "$(grep -c '^sample' "$TMP/a.lp")" -eq 750 ]
+	[ "$(durations "$TMP/b.lp" | awk '$1 != "none" && $1 <= 250000' | wc -l)" -eq 250 ]
+	# Percentiles from a pipe (spooled): the same as from the file.
+	run -0 bash -c "cat '$TMP/j.lp' | lp-split -P 90 -p req --above '$TMP/a2.lp' --below /dev/null -q"
+	run -0 lp-split -P 90 -p req --above "$TMP/a1.lp" --below /dev/null -q "$TMP/j.lp"
+	cmp "$TMP/a1.lp" "$TMP/a2.lp"
+}
+
+@test "lp-split: --where on a captured value decides which spans count" {
+	gen 1000 perm
+	run --separate-stderr -0 lp-split -P 90 -p req --where arg0=1 --above "$TMP/a.lp" --below "$TMP/b.lp" \
+		--group "excluded=$TMP/x.lp" "$TMP/j.lp"
+	# i % 3 == 1 for 334 of i = 1..1000.
+	[[ "$stderr" == "# probe req: 334 spans, p90 = "* ]]
+	[ "$(grep -c '^sample' "$TMP/x.lp")" -eq 666 ]
+	# nearest rank: ceil(0.9 * 334) = 301 at or below the cut, 33 above.
+	[ "$(grep -c "^sample" "$TMP/a.lp")" -eq 33 ]
+	[ "$(grep -c "^sample" "$TMP/b.lp")" -eq 301 ]
+	! grep '^sample' "$TMP/a.lp" "$TMP/b.lp" | grep -v 'span.arg0=1' | grep -q span=
+	run --separate-stderr -2 lp-split -P 90 --where 'arg0<x' --above /dev/null "$TMP/j.lp"
+	[ "$stderr" = "lp-split: --where 'arg0<x': <, <=, > and >= need a number" ]
+}
+
+@test "lp-split: --time keeps the samples of a range" {
+	gen 1000 perm
+	# Spans every 10 ms from 10 ms: [2s, 3s) after the first time holds 100.
+	run -0 lp-split --time 2s-3s -p req -O "$TMP/r-%s.lp" -q "$TMP/j.lp"
+	[ "$(grep -c '^sample' "$TMP/r-selected.lp")" -eq 100 ]
+	[ "$(grep -c '^sample' "$TMP/r-excluded.lp")" -eq 901 ]
+	run -0 lp-split --time @2000000000- -p req -O "$TMP/t-%s.lp" -q "$TMP/j.lp"
+	[ "$(grep -c '^sample' "$TMP/t-selected.lp")" -eq 801 ]
+}
+
+@test "lp-split: --label, and lp-collapse --group reads it" {
+	gen 1000 perm
+	run -0 lp-split -P 90 -p req --label -q -o "$TMP/l.lp" "$TMP/j.lp"
+	[ "$(grep '^sample' "$TMP/l.lp" | grep -c 'group=above$')" -eq 100 ]
+	[ "$(grep '^sample' "$TMP/l.lp" | grep -c 'group=below$')" -eq 900 ]
+	[ "$(grep '^sample' "$TMP/l.lp" | grep -c 'group=outside$')" -eq 1 ]
+	run -0 lp-collapse --group outside "$TMP/l.lp"
+	[ "$output" = "x;main;slow 100" ]
+	run -0 lp-collapse --group above "$TMP/l.lp"
+	[ "$output" = "x;main 10000" ]
+}
+
+@test "lp-split: coverage is the share of span time the samples explain" {
+	# Above p90 the spans (901..1000 us) add up to 95.05 ms; one sample of
+	# weight 95.05 us in each of the 100 explains 10% of that.
+	gen 1000 perm 95050
+	run --separate-stderr -0 lp-split -P 90 -p req --above /dev/null "$TMP/j.lp"
+	# 100 samples of 95.05 us over 95.05 ms of spans: 10%.
+	grep -q "^above	100	100	.*	95050000	9505000	10.0%$" <<<"$stderr"
+}
+
+@test "lp-split: --live estimates p90 within its stated 1% of the exact value" {
+	gen 5000 log
+	exact=$(durations "$TMP/j.lp" | grep -v none | sort -n | awk '{ v[NR] = $1 } END { r = int(0.9 * NR); if (r < 0.9 * NR) r++; print v[r] }')
+	# Spans first, then the samples: every sample sees the final estimate.
+	{ grep -v '^sample' "$TMP/j.lp"; grep '^sample' "$TMP/j.lp"; } > "$TMP/sorted.lp"
+	run --separate-stderr -0 lp-split --live -P 90 -p req --label -o "$TMP/l.lp" "$TMP/sorted.lp"
+	est=$(sed -n 's/.*p90 = \([0-9]*\) ns (live.*relative error <= 1%).*/\1/p' <<<"$stderr")
+	echo "exact $exact, estimate $est" >&3
+	[ -n "$est" ]
+	awk -v e="$est" -v x="$exact" 'BEGIN { r = (e - x) / x; if (r < 0) r = -r; exit !(r <= 0.01) }'
+	# Membership: clear of the error band, every sample is where it belongs.
+	grep '^sample' "$TMP/l.lp" > "$TMP/ls"
+	paste <(durations "$TMP/ls") <(grep -o 'group=[a-z]*' "$TMP/ls") |
+		awk -v x="$exact" '$1 != "none" && (($1 > x * 1.01 && $2 != "group=above") || ($1 < x * 0.99 && $2 != "group=below")) { bad++ } END { exit bad > 0 }'
+	# The estimate is not exact by luck: the exact mode differs from it.
+	run --separate-stderr -0 lp-split -P 90 -p req --above /dev/null "$TMP/j.lp"
+	[[ "$stderr" == *"p90 = $exact ns (exact)"* ]]
+}
+
+@test "lp-split: --live forgets spans that left the sliding window" {
+	# 200 spans 1 s apart: 1-2 ms for 100 s, then 100-200 ms.
+	gen 200 shift
+	run --separate-stderr -0 lp-split --live --window 20s -P 50 -p req --label -q "$TMP/j.lp"
+	run --separate-stderr -0 lp-split --live --window 20s -P 50 -p req --above /dev/null "$TMP/j.lp"
+	est=$(sed -n 's/.*p50 = \([0-9]*\) ns (live.*/\1/p' <<<"$stderr")
+	# Only the last 20 s (100-200 ms spans) are in the window.
+	[ "$est" -gt 100000000 ] && [ "$est" -lt 200000000 ]
+	# Without a window that forgets, the median is near the boundary.
+	run --separate-stderr -0 lp-split --live --window 1000s -P 50 -p req --above /dev/null "$TMP/j.lp"
+	est=$(sed -n 's/.*p50 = \([0-9]*\) ns (live.*/\1/p' <<<"$stderr")
+	[ "$est" -lt 3000000 ]
+}
+
+@test "lp-split: usage errors exit 2 with a reason" {
+	run --separate-stderr -2 lp-split --percentile 100 --above /dev/null
+	[ "$stderr" = "lp-split: --percentile '100': must be between 0 and 100" ]
+	run --separate-stderr -2 lp-split -P 90 --group fast=/dev/null x.lp
+	[[ "$stderr" == "lp-split: no group 'fast' with these options (groups: below, above, outside, excluded, unranked)" ]]
+	run --separate-stderr -2 lp-split -P 90 --label --above a.lp x.lp
+	[[ "$stderr" == "lp-split: --label writes one stream"* ]]
+	run --separate-stderr -2 lp-split -P 90 -t 1ms --above a.lp x.lp
+	run --separate-stderr -2 lp-split -P 90 -O 'x.lp' x.lp
+	[[ "$stderr" == "lp-split: --output-pattern 'x.lp': needs exactly one %s" ]]
+	run --separate-stderr -2 lp-split -P 90 --time 1s x.lp
+	run --separate-stderr -1 lp-split -P 90 --above "$TMP/a.lp" "$TMP/missing.lp"
+	[[ "$stderr" == *"missing.lp"*"No such file or directory"* ]]
+	[ ! -e "$TMP/a.lp" ]
+}
+
+@test "lp-split: malformed input is an error naming the line, never a quiet result" {
+	printf 'lp-stream\t1\nspan\t1\t2\t1\t1\tf\t0\nsample\tbad\n' > "$TMP/bad.lp"
+	run --separate-stderr -1 lp-split -P 90 --above "$TMP/a.lp" "$TMP/bad.lp"
+	[[ "$stderr" == "lp-split: $TMP/bad.lp:3: "* ]]
+	[ ! -e "$TMP/a.lp" ]
+}
+
+@test "lp-split: --help lists every option, all in the man page; --version" {
+	run -0 lp-split --help
+	[[ "$output" == usage:* ]]
+	for opt in $(grep -o -- '--[a-z][a-z-]*' <<<"$output" | sort -u); do
+		grep -q -- "${opt//-/\\\\-}" "$LP_TOP/man/lp-split.1" || { echo "$opt not in man page"; false; }
+	done
+	run -0 lp-split --version
+	[[ "$output" == "lp-split (lp) "* ]]
+}
+
+@test "lp-split: the man page's examples run" {
+	cd "$TMP"
+	awk -v n=300 -v dist=perm -v S=s.lp -v P=p.lp -f "$GEN"
+	sed 's/\treq\t/\thandle_request\t/' p.lp > p2.lp
+	lp-join s.lp p2.lp > joined.lp
+	sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$LP_TOP/man/lp-split.1" | sed -n 's/^\\fB\$ \(.*\)\\fR$/\1/p' |
+		sed 's/\\-/-/g' | grep -v 'lp-record\|lp-trace' > examples
+	[ "$(wc -l < examples)" -ge 5 ]
+	while read -r cmd; do
+		echo "running: $cmd"
+		bash -c "set -o pipefail; $cmd" > /dev/null
+	done < examples
+	[ "$(grep -c '^sample' slow.lp)" -eq 30 ]
+	[ -s bands.txt ] && [ -e band-p99-p100.lp ] && [ -e range-selected.lp ]
+}
