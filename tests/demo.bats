@@ -1,0 +1,40 @@
+#!/usr/bin/env bats
+# make demo's script end to end on the demo service, whose slow requests are
+# slow because of rebuild_index() and nothing else (examples/demo.c).
+
+load helpers/common
+
+# The share (%) of a stream's sample weight whose stack holds FUNC.
+share() {
+	lp-collapse "$1" | awk -v f="$2" '{ n = $NF; t += n; if (index(";" $0, ";" f ";") || index(";" $0, ";" f " ")) h += n }
+		END { printf "%.1f\n", t ? 100 * h / t : -1 }'
+}
+
+@test "demo: says it needs root, and stops, when it is not root" {
+	require_cmd setpriv
+	run --separate-stderr -1 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env O="$LP_BUILD" "$LP_TOP/examples/demo.sh" "$BATS_TEST_TMPDIR/out"
+	[[ "$stderr" == "lp demo: needs root: "* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/out" ]
+}
+
+@test "demo: above p90 rebuild_index holds >= 70% of the samples, below p90 <= 2%; the line names it" {
+	require_root
+	out=$BATS_TEST_TMPDIR/demo
+	run --separate-stderr -0 env O="$LP_BUILD" LP_DEMO_SECONDS=4 "$LP_TOP/examples/demo.sh" "$out"
+	echo "$stderr" >&3
+	echo "$output" >&3
+	[[ "$output" == "slow requests (handle_request above p90, "*" spend "*" of their samples in rebuild_index (fast requests: "* ]]
+	for f in slow fast diff; do
+		head -c 200 "$out/$f.svg" | grep -q '<svg'
+	done
+	grep -q 'rebuild_index' "$out/report.txt"
+	[ "$(grep -c '^sample' "$out/slow.lp")" -ge 100 ]
+	[ "$(grep -c '^sample' "$out/fast.lp")" -ge 100 ]
+	slow=$(share "$out/slow.lp" rebuild_index)
+	fast=$(share "$out/fast.lp" rebuild_index)
+	echo "rebuild_index: ${slow}% above p90, ${fast}% at or below" >&3
+	awk -v s="$slow" -v f="$fast" 'BEGIN { exit !(s >= 70 && f <= 2) }'
+	# The joined stream: every sample inside a handle_request span says so.
+	[ "$(grep '^sample' "$out/slow.lp" | grep -vc 'span=handle_request')" -eq 0 ]
+}
