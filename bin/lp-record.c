@@ -29,6 +29,8 @@ struct options {
 	bool kernel;
 	bool follow;
 	bool verbose;
+	bool inlines;
+	bool srclines;
 	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/snapshot.h) */
 	bool snapshot;
 };
@@ -37,7 +39,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: lp-record [-F HZ] [-d SECONDS] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
-		"                 [--no-kernel] [--no-follow] [-v] (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
+		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [-v]\n"
+		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
 		"  -d, --duration SECONDS stop after this long (default: until stopped)\n"
@@ -48,6 +51,8 @@ static void usage(FILE *f)
 		"  -a, --all              sample the whole system\n"
 		"      --no-kernel        no kernel stacks\n"
 		"      --no-follow        not the children of the targets\n"
+		"      --inline           inlined functions as frames of their own (slower)\n"
+		"      --srcline          file:line of user frames\n"
 		"  -v, --verbose          libbpf's messages and the verifier log\n"
 		"      --mode MODE        cpu (BPF on-CPU sampling, default) or snapshot: every\n"
 		"                         thread's stack through ptrace, no BPF (-p or CMD)\n"
@@ -124,6 +129,8 @@ int main(int argc, char **argv)
 		{ "no-kernel", no_argument, NULL, 'K' },
 		{ "no-follow", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "inline", no_argument, NULL, 'I' },
+		{ "srcline", no_argument, NULL, 'S' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -203,6 +210,12 @@ int main(int argc, char **argv)
 		case 'v':
 			o.verbose = true;
 			break;
+		case 'I':
+			o.inlines = true;
+			break;
+		case 'S':
+			o.srclines = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -254,6 +267,8 @@ int main(int argc, char **argv)
 		.kernel = o.kernel,
 		.dwarf_bytes = o.dwarf_bytes,
 		.verbose = o.verbose,
+		.inlines = o.inlines,
+		.srclines = o.srclines,
 	};
 	if (t)
 		ro.pids = lp_target__pids(t, &ro.npids);

@@ -262,7 +262,8 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 			r->unwind_failed++;
 		}
 		for (size_t i = nu; i-- > 0;)
-			r->frames[n++] = lp_symbolizer__user(r->sym, ev->pid, r->pcs[i], r->ret[i]);
+			n += lp_symbolizer__user_frames(r->sym, ev->pid, r->pcs[i], r->ret[i],
+							r->frames + n);
 	} else if (ev->ustack_bytes < 0) {
 		truncated = true;
 		r->ustack_failed++;
@@ -277,7 +278,8 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 			why = "max-frames";
 		}
 		for (size_t i = nu; i-- > 0;)
-			r->frames[n++] = lp_symbolizer__user(r->sym, ev->pid, ev->ustack[i], i > 0);
+			n += lp_symbolizer__user_frames(r->sym, ev->pid, ev->ustack[i], i > 0,
+							r->frames + n);
 	}
 	if (r->opts.kernel && ev->kstack_bytes < 0)
 		r->kstack_failed++;
@@ -353,11 +355,14 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 		r->perf_fds[i] = -1;
 	r->links = lp_calloc(r->ncpus, sizeof(*r->links));
 	r->period_ns = 1e9 / opts->freq;
-	r->frames = lp_calloc(LP_DWARF_MAX_FRAMES + LP_MAX_FRAMES, sizeof(*r->frames));
+	/* Every user address may expand into inlined frames. */
+	r->frames = lp_calloc((LP_DWARF_MAX_FRAMES + LP_MAX_FRAMES) * (1 + LP_SYM_MAX_INLINE),
+			      sizeof(*r->frames));
 	r->pcs = lp_calloc(LP_DWARF_MAX_FRAMES, sizeof(*r->pcs));
 	r->ret = lp_calloc(LP_DWARF_MAX_FRAMES, 1);
 	r->dict = lp_dict__new();
 	r->sym = lp_symbolizer__new(r->dict);
+	lp_symbolizer__set_options(r->sym, opts->inlines, opts->srclines);
 	r->unw = lp_unwinder__new(r->sym);
 
 	r->skel = profile_bpf__open();

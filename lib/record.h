@@ -27,6 +27,8 @@ struct lp_record_opts {
 	bool kernel;		/* kernel stacks */
 	uint32_t dwarf_bytes;	/* 0: frame pointers; else bytes of stack to copy */
 	bool verbose;		/* libbpf's output, the verifier log */
+	bool inlines;		/* inlined functions as frames (kind 'i') */
+	bool srclines;		/* file:line on user frames */
 };
 
 struct lp_recorder;

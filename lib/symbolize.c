@@ -9,6 +9,8 @@
  * is one per process, refreshed only when an address falls outside all of
  * its known modules (a dlopen, a late mapping). */
 #include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <stddef.h>
 #include <gelf.h>
 #include <errno.h>
 #include <signal.h>
@@ -59,8 +61,9 @@ struct lp_cached {
 	pid_t pid;		/* -1 for the kernel */
 	uint32_t gen;
 	uint64_t addr;		/* the looked-up address (addr - 1 for returns) */
-	const struct lp_frame *frame;
 	int64_t when;		/* unresolved user frames: retried after a while */
+	size_t n;
+	const struct lp_frame *frames[];	/* the function, then inlined ones */
 };
 
 struct lp_symbolizer {
@@ -73,6 +76,7 @@ struct lp_symbolizer {
 	char *knames;
 	bool kloaded;
 	uint32_t next_gen;		/* processes' generations, never reused */
+	bool inlines, srclines;
 	struct lp_symbolizer_stats st;
 };
 
@@ -434,8 +438,89 @@ static const struct lp_sym *jit_find(struct lp_jit *j, uint64_t addr)
 	return sym && addr < sym->end ? sym : NULL;
 }
 
-static const struct lp_frame *resolve_user(struct lp_symbolizer *s, pid_t pid,
-					   uint64_t addr, uint64_t look)
+/* "file:line" of a DIE's call site (an inlined subroutine's caller). */
+static void call_site(Dwarf_Die *cudie, Dwarf_Die *die, char *buf, size_t size)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word file, line;
+	Dwarf_Files *files;
+	size_t nfiles;
+	const char *name;
+
+	buf[0] = 0;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) != 0 ||
+	    dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) != 0 ||
+	    dwarf_getsrcfiles(cudie, &files, &nfiles) != 0 || file >= nfiles)
+		return;
+	name = dwarf_filesrc(files, file, NULL, NULL);
+	if (name)
+		snprintf(buf, size, "%s:%llu", name, (unsigned long long)line);
+}
+
+static void pc_line(Dwfl_Module *mod, uint64_t pc, char *buf, size_t size)
+{
+	Dwfl_Line *l = dwfl_module_getsrc(mod, pc);
+	const char *file;
+	int line = 0;
+
+	buf[0] = 0;
+	if (l && (file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL)))
+		snprintf(buf, size, "%s:%d", file, line);
+}
+
+/* The function holding pc, and with s->inlines the functions inlined into
+ * it down to the one pc is in: out[0] the function, out[n-1] the innermost.
+ * dwarf_getscopes is slow (milliseconds): once per address, then cached. */
+static size_t resolve_module(struct lp_symbolizer *s, Dwfl_Module *mod, const char *modname,
+			     const char *symname, uint64_t pc, const struct lp_frame **out)
+{
+	char lines[LP_SYM_MAX_INLINE + 1][512];
+	const char *names[LP_SYM_MAX_INLINE + 1];
+	size_t k = 0;
+	Dwarf_Addr bias;
+	Dwarf_Die *cudie = s->inlines ? dwfl_module_addrdie(mod, pc, &bias) : NULL;
+
+	if (cudie) {
+		Dwarf_Die *scopes = NULL;
+		int n = dwarf_getscopes(cudie, pc - bias, &scopes);
+
+		/* scopes[0] is the innermost: inlined subroutines up to the
+		 * concrete function. */
+		for (int i = 0; i < n && k < LP_SYM_MAX_INLINE; i++) {
+			int tag = dwarf_tag(&scopes[i]);
+			Dwarf_Attribute attr;
+
+			if (tag == DW_TAG_subprogram)
+				break;
+			if (tag != DW_TAG_inlined_subroutine)
+				continue;
+			names[k] = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &attr));
+			if (!names[k])
+				names[k] = "";
+			/* The call site is where the caller (the next scope out)
+			 * is; kept with the caller's frame. */
+			call_site(cudie, &scopes[i], lines[k + 1], sizeof(lines[0]));
+			k++;
+		}
+		free(scopes);
+	}
+	if (s->srclines)
+		pc_line(mod, pc, lines[0], sizeof(lines[0]));
+	else
+		for (size_t i = 0; i <= k; i++)
+			lines[i][0] = 0;
+	/* Root first: the function (its line: the outermost call site, or pc's
+	 * own when nothing is inlined), then the inlined ones outward in. */
+	out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, 0, modname, symname,
+				s->srclines ? lines[k] : "");
+	for (size_t j = 1; j <= k; j++)
+		out[j] = lp_dict__frame(s->dict, LP_FRAME_INLINE, 0, modname, names[k - j],
+					s->srclines ? lines[k - j] : "");
+	return k + 1;
+}
+
+static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, uint64_t look,
+			   const struct lp_frame **out)
 {
 	struct lp_proc *p = get_proc(s, pid);
 	Dwfl_Module *mod = proc_module(p, look);
@@ -453,13 +538,16 @@ static const struct lp_frame *resolve_user(struct lp_symbolizer *s, pid_t pid,
 		if (!strncmp(name, "[vdso", 5))
 			name = "[vdso]";
 		if (sym)
-			return lp_dict__frame(s->dict, LP_FRAME_USER, 0, name, sym->name, "");
-		return lp_dict__frame(s->dict, LP_FRAME_USER, addr, name, "", "");
+			return resolve_module(s, mod, name, sym->name, look, out);
+		out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, addr, name, "", "");
+		return 1;
 	}
 	const struct lp_sym *jsym = jit_find(&p->jit, look);
 	if (jsym)
-		return lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
-	return lp_dict__frame(s->dict, LP_FRAME_USER, addr, "", "", "");
+		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
+	else
+		out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, addr, "", "", "");
+	return 1;
 }
 
 static void kallsyms_load(struct lp_symbolizer *s)
@@ -544,46 +632,72 @@ static uint64_t cache_key(pid_t pid, uint32_t gen, uint64_t addr)
 	return lp_hashmap__key(lp_hash_bytes(h, &addr, sizeof(addr)));
 }
 
-static const struct lp_frame *cached(struct lp_symbolizer *s, pid_t pid, uint64_t addr,
-				     bool ret)
+static size_t cached(struct lp_symbolizer *s, pid_t pid, uint64_t addr, bool ret,
+		     const struct lp_frame **out)
 {
 	uint64_t look = ret && addr ? addr - 1 : addr;
 	uint32_t gen = pid < 0 ? 0 : get_proc(s, pid)->gen;
 	uint64_t key = cache_key(pid, gen, look);
 	struct lp_cached *c = lp_hashmap__get(&s->cache, key);
+	size_t n;
 
 	s->st.lookups++;
 	/* An unresolved user address is retried once its entry is older than
 	 * LP_REFRESH_NS: a refresh of the process's modules or JIT map may
 	 * resolve it by then. */
 	if (c && c->pid == pid && c->gen == gen && c->addr == look &&
-	    (*c->frame->symbol || pid < 0 || now_ns() - c->when < LP_REFRESH_NS)) {
+	    (*c->frames[0]->symbol || pid < 0 || now_ns() - c->when < LP_REFRESH_NS)) {
 		s->st.cache_hits++;
-		return c->frame;
+		memcpy(out, c->frames, c->n * sizeof(*out));
+		return c->n;
 	}
-	const struct lp_frame *f = pid < 0 ? resolve_kernel(s, addr, look)
-					   : resolve_user(s, pid, addr, look);
-	if (!c) {
-		c = lp_malloc(sizeof(*c));
+	if (pid < 0) {
+		out[0] = resolve_kernel(s, addr, look);
+		n = 1;
+	} else {
+		n = resolve_user(s, pid, addr, look, out);
+	}
+	if (!c || c->n < n) {
+		free(c);
+		c = lp_malloc(offsetof(struct lp_cached, frames) + n * sizeof(c->frames[0]));
 		lp_hashmap__put(&s->cache, key, c);
 	}
 	c->pid = pid;
 	c->gen = gen;
 	c->addr = look;
-	c->frame = f;
-	c->when = *f->symbol ? 0 : now_ns();
-	return f;
+	c->n = n;
+	memcpy(c->frames, out, n * sizeof(*out));
+	c->when = *out[0]->symbol ? 0 : now_ns();
+	return n;
+}
+
+size_t lp_symbolizer__user_frames(struct lp_symbolizer *s, pid_t pid, uint64_t addr, bool ret,
+				  const struct lp_frame **out)
+{
+	return cached(s, pid, addr, ret, out);
 }
 
 const struct lp_frame *lp_symbolizer__user(struct lp_symbolizer *s, pid_t pid,
 					   uint64_t addr, bool ret)
 {
-	return cached(s, pid, addr, ret);
+	const struct lp_frame *out[LP_SYM_MAX_INLINE + 1];
+	size_t n = cached(s, pid, addr, ret, out);
+
+	return out[n - 1];
 }
 
 const struct lp_frame *lp_symbolizer__kernel(struct lp_symbolizer *s, uint64_t addr, bool ret)
 {
-	return cached(s, -1, addr, ret);
+	const struct lp_frame *out[1];
+
+	cached(s, -1, addr, ret, out);
+	return out[0];
+}
+
+void lp_symbolizer__set_options(struct lp_symbolizer *s, bool inlines, bool srclines)
+{
+	s->inlines = inlines;
+	s->srclines = srclines;
 }
 
 void lp_symbolizer__stats(const struct lp_symbolizer *s, struct lp_symbolizer_stats *st)

@@ -8,6 +8,7 @@
 #define LP_SYMBOLIZE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "stream.h"
@@ -23,6 +24,16 @@ void lp_symbolizer__free(struct lp_symbolizer *s);
  * addr - 1 so a call at the end of a function is not given to the next. */
 const struct lp_frame *lp_symbolizer__user(struct lp_symbolizer *s, pid_t pid,
 					   uint64_t addr, bool ret);
+/* All frames of one user address, outermost first: the function, then (with
+ * inlines on) the functions inlined into it down to the one holding addr,
+ * of kind LP_FRAME_INLINE.  out has room for 1 + LP_SYM_MAX_INLINE. */
+#define LP_SYM_MAX_INLINE 8
+size_t lp_symbolizer__user_frames(struct lp_symbolizer *s, pid_t pid, uint64_t addr,
+				  bool ret, const struct lp_frame **out);
+/* inlines: inlined functions as frames of their own (DWARF scopes, some
+ * milliseconds per new address); srclines: "file:line" on user frames. */
+void lp_symbolizer__set_options(struct lp_symbolizer *s, bool inlines, bool srclines);
+
 const struct lp_frame *lp_symbolizer__kernel(struct lp_symbolizer *s, uint64_t addr,
 					     bool ret);
 

@@ -278,3 +278,18 @@ nsamples() {
 	near_25 "$s"
 	grep -q '^cpusplit;.*main;b;spin' "$TMP/exec.folded"
 }
+
+@test "--inline: an inlined function is a frame of kind i under its caller; --srcline gives file:line" {
+	require_root
+	run -0 lp-record -F 499 --inline --srcline -o "$TMP/in.lp" -- "$WORKLOADS/inlined" 1
+	grep -qE $'^frame\t[0-9a-f]{16}\ti\t-\t'"$WORKLOADS/inlined"$'\thot_inlined\ttests/workloads/inlined.c:1[34]$' "$TMP/in.lp"
+	grep -qE $'^frame\t[0-9a-f]{16}\tu\t-\t'"$WORKLOADS/inlined"$'\touter\ttests/workloads/inlined.c:19$' "$TMP/in.lp"
+	lp-collapse "$TMP/in.lp" > "$TMP/in.folded"
+	pct=$(awk '{ t += $NF; if ($0 ~ /;outer;hot_inlined/) h += $NF } END { printf "%.0f\n", 100 * h / t }' "$TMP/in.folded")
+	echo "outer;hot_inlined in $pct% of samples"
+	[ "$pct" -ge 80 ]
+	# Without --inline the same addresses are outer's.
+	run -0 lp-record -F 499 -o "$TMP/noin.lp" -- "$WORKLOADS/inlined" 0.5
+	! grep -q hot_inlined "$TMP/noin.lp"
+	grep -q $'\touter\t-$' "$TMP/noin.lp"
+}
