@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# bench/pipeline.sh - lp-join | lp-split | lp-collapse on a synthetic
+# recording: samples per second end to end, and each program's CPU time and
+# peak RSS, at 1M and 10M samples (RSS must not grow with the length).
+#
+#   bench/pipeline.sh [SAMPLES...]     (default: 1000000 10000000)
+#
+# Spans: one per 10 samples.  The streams are written by bench/gen-stream.c
+# (built here against $O/liblp.a) into $TMPDIR and removed afterwards.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+O=${O:-build}
+case $O in /*) ;; *) O=$top/$O ;; esac
+bin=$O/bin
+[ -x "$bin/lp-join" ] && [ -e "$O/liblp.a" ] || { echo "pipeline: build first (make O=$O)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$O/bench"
+cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$top/lib" "$here/gen-stream.c" "$O/liblp.a" \
+	$(pkg-config --libs libdw libelf libbpf libtraceevent 2>/dev/null) -lz -lm -lpthread \
+	-o "$O/bench/gen-stream"
+
+[ $# -gt 0 ] || set -- 1000000 10000000
+printf '%-10s %-10s %9s %12s  %-24s %-24s %-24s\n' samples spans wall_s samples/s \
+	"lp-join cpu_s/RSS_MB" "lp-split cpu_s/RSS_MB" "lp-collapse cpu_s/RSS_MB"
+for n in "$@"; do
+	spans=$((n / 10))
+	"$O/bench/gen-stream" "$n" "$spans" 8 "$tmp/s.lp" "$tmp/p.lp" 2> /dev/null
+	t=/usr/bin/time
+	start=$(date +%s.%N)
+	$t -f '%U %S %M' -o "$tmp/t1" "$bin/lp-join" "$tmp/s.lp" "$tmp/p.lp" |
+		$t -f '%U %S %M' -o "$tmp/t2" "$bin/lp-split" --live -P 90 -p req --label -q |
+		$t -f '%U %S %M' -o "$tmp/t3" "$bin/lp-collapse" --group above > "$tmp/above.folded"
+	end=$(date +%s.%N)
+	# The slow requests run slow_path: it must be in the result.
+	grep -q slow_path "$tmp/above.folded" || { echo "pipeline: wrong result" >&2; exit 1; }
+	cell() { awk '{ printf "%.2f / %.1f", $1 + $2, $3 / 1024 }' "$1"; }
+	awk -v n="$n" -v s="$spans" -v a="$start" -v b="$end" -v j="$(cell "$tmp/t1")" \
+		-v p="$(cell "$tmp/t2")" -v c="$(cell "$tmp/t3")" 'BEGIN {
+		printf "%-10d %-10d %9.2f %12.0f  %-24s %-24s %-24s\n", n, s, b - a, n / (b - a), j, p, c }'
+	rm -f "$tmp/s.lp" "$tmp/p.lp"
+done
+echo "(wall time on a shared 2-vCPU VM; a program's cpu_s is user+system; samples/s = samples / wall)"
