@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# lp-record --mode snapshot: the ptrace all-thread snapshots.  Ground truth is
+# the sleepers workload: 16 threads that all sleep in sleeper_wait() and
+# measure their own wake-up lateness.
+load helpers/common
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+	SLEEPERS=$WORKLOADS/sleepers
+	[ -x "$SLEEPERS" ] || fail "workload $SLEEPERS not built"
+	SPID=
+}
+
+teardown() {
+	if [ -n "${SPID:-}" ]; then
+		kill "$SPID" 2>/dev/null || true
+		wait "$SPID" 2>/dev/null || true
+	fi
+}
+
+# Starts sleepers with the given arguments; sets SPID once its threads run.
+start_sleepers() {
+	"$SLEEPERS" "$@" > "$T/sleepers.out" &
+	SPID=$!
+	for _ in $(seq 100); do
+		grep -q '^ready' "$T/sleepers.out" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "sleepers did not start"
+}
+
+# Asks sleepers for the lateness since the last report; prints the line
+# "wakeups N mean_us X p50_us X p99_us X max_us X".
+lateness() {
+	local before
+	before=$(wc -l < "$T/sleepers.out")
+	kill -USR1 "$SPID"
+	for _ in $(seq 200); do
+		[ "$(wc -l < "$T/sleepers.out")" -gt "$before" ] && break
+		sleep 0.01
+	done
+	tail -n 1 "$T/sleepers.out"
+}
+
+field() { # field NAME LINE
+	awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' <<<"$2"
+}
+
+@test "snapshot: every snapshot sees all 16 threads, each stack whole down to main or the thread start" {
+	require_root
+	start_sleepers -t 16 -d 60
+	run -0 --separate-stderr lp-record --mode snapshot -n 10 -i 50ms -p "$SPID" -o "$T/s.lp"
+	echo "$stderr"
+	[[ $stderr == "lp-record: 10 snapshots, 160 stacks;"* ]]
+	head -n 1 "$T/s.lp" | grep -q $'\tmode=snapshot'
+	# 160 samples, each of the 16 threads exactly 10 times: one sample a
+	# thread a snapshot, so every snapshot saw all 16.
+	[ "$(grep -c '^sample' "$T/s.lp")" -eq 160 ]
+	[ "$(grep '^sample' "$T/s.lp" | cut -f4 | sort | uniq -c | awk '$1 == 10' | wc -l)" -eq 16 ]
+	grep '^sample' "$T/s.lp" | cut -f3 | sort -u | grep -qx "$SPID"
+	# Weight 1, event snapshot, a held time on every sample; no unwind
+	# stopped short, nothing lost.
+	[ "$(grep '^sample' "$T/s.lp" | awk -F'\t' '$7 == "snapshot" && $8 == 1' | grep -c 'held_ns=[0-9]')" -eq 160 ]
+	run -1 grep -c 'truncated=1' "$T/s.lp"
+	run -1 grep -c '^lost' "$T/s.lp"
+	# Whole stacks: the main thread's from _start through main, the
+	# others' from the clone through start_thread, all in sleeper_loop
+	# (and nearly all asleep in sleeper_wait: a thread may be caught
+	# between two sleeps).
+	lp-collapse "$T/s.lp" > "$T/s.folded"
+	cat "$T/s.folded"
+	sum() { awk '{ s += $NF } END { print s + 0 }'; }
+	main=$(grep -E '^sleepers;_start;.*;main;sleeper_loop(;|[ ])' "$T/s.folded" | sum)
+	workers=$(grep -E '^sleepers;[^;]*clone[^;]*;start_thread;sleeper_thread;sleeper_loop(;|[ ])' "$T/s.folded" | sum)
+	asleep=$(grep -E ';sleeper_loop;sleeper_wait;' "$T/s.folded" | sum)
+	[ "$main" -eq 10 ] || fail "main thread: $main whole stacks of 10"
+	[ "$asleep" -ge 150 ] || fail "only $asleep of 160 stacks in sleeper_wait"
+	[ "$workers" -eq 150 ] || fail "workers: $workers whole stacks of 150"
+}
+
+@test "snapshot: each thread held well under 1 ms; the target's own wake-up lateness rises by less than 1 ms" {
+	require_root
+	# SCHED_FIFO sleepers (5 ms period): their lateness measures timers
+	# and our stops, not the other jobs on a busy machine.
+	start_sleepers -t 16 -p 5000 -r -d 120
+	sleep 0.5
+	lateness > /dev/null
+	sleep 2
+	before=$(lateness)
+	# 200 snapshots 10 ms apart: 3200 stops against 6400 wake-ups, so a
+	# stop long enough to matter shows in the lateness percentiles.
+	run -0 --separate-stderr lp-record --mode snapshot -n 200 -i 10ms -p "$SPID" -o "$T/s.lp"
+	during=$(lateness)
+	sleep 2
+	after=$(lateness)
+	echo "before: $before"
+	echo "during: $during"
+	echo "after:  $after"
+	echo "$stderr"
+	[ "$(grep -c '^sample' "$T/s.lp")" -eq 3200 ]
+	grep '^sample' "$T/s.lp" | grep -o 'held_ns=[0-9]*' | cut -d= -f2 | sort -n > "$T/held"
+	p50=$(awk '{ a[NR] = $1 } END { print a[int(NR * 0.50)] }' "$T/held")
+	p99=$(awk '{ a[NR] = $1 } END { print a[int(NR * 0.99)] }' "$T/held")
+	max=$(tail -n 1 "$T/held")
+	echo "held ns: p50 $p50 p99 $p99 max $max"
+	[ "$p50" -lt 200000 ] || fail "median hold $p50 ns"
+	[ "$p99" -lt 1000000 ] || fail "99th percentile hold $p99 ns"
+	# The target's view: its 99th percentile and mean lateness while
+	# snapshotted, against the worse of the quiet periods around.
+	base_p99=$(printf '%s\n%s\n' "$(field p99_us "$before")" "$(field p99_us "$after")" | sort -n | tail -1)
+	base_mean=$(printf '%s\n%s\n' "$(field mean_us "$before")" "$(field mean_us "$after")" | sort -g | tail -1)
+	[ "$(field wakeups "$during")" -gt 1000 ]
+	[ "$(field p99_us "$during")" -lt $((base_p99 + 1000)) ] ||
+		fail "p99 lateness rose from $base_p99 us to $(field p99_us "$during") us"
+	awk -v d="$(field mean_us "$during")" -v b="$base_mean" 'BEGIN { exit !(d < b + 1000) }' ||
+		fail "mean lateness rose from $base_mean us to $(field mean_us "$during") us"
+}
+
+@test "snapshot: a started command (-- CMD), read by lp-top" {
+	require_root
+	run -0 --separate-stderr lp-record --mode snapshot -n 3 -i 300ms -o "$T/c.lp" -- \
+		"$SLEEPERS" -t 16 -d 5
+	echo "$stderr"
+	# The first snapshot may catch it before its threads exist; the
+	# later ones see all 16.
+	n=$(grep -c '^sample' "$T/c.lp")
+	[ "$n" -ge 33 ] && [ "$n" -le 48 ] || fail "$n samples"
+	run -0 lp-top --once --all --sort total -n 3 "$T/c.lp"
+	echo "$output"
+	assert_line --regexp '^ +[0-9.]+ +(9[0-9]|100)\.[0-9]{2}  sleeper_wait  \[sleepers\]$'
+}
+
+@test "snapshot: SIGINT ends the run between snapshots, output whole, exit 0" {
+	require_root
+	start_sleepers -t 16 -d 60
+	lp-record --mode snapshot -i 20ms -p "$SPID" > "$T/i.lp" 2> "$T/err" &
+	rec=$!
+	sleep 0.5
+	kill -INT "$rec"
+	rc=0
+	wait "$rec" || rc=$?
+	[ "$rc" -eq 0 ] || fail "lp-record exited $rc"
+	cat "$T/err"
+	n=$(grep -c '^sample' "$T/i.lp")
+	[ "$n" -ge 16 ] && [ $((n % 16)) -eq 0 ] || fail "$n samples"
+	grep -q '^lp-record: [0-9]* snapshots' "$T/err"
+}
+
+@test "snapshot: bad targets and options" {
+	run -2 --separate-stderr lp-record --mode snapshot -a
+	[ "$stderr" = "lp-record: --mode snapshot needs -p PID or -- CMD (not -a)" ]
+	run -2 --separate-stderr lp-record --mode frob -p 1
+	[ "$stderr" = "lp-record: invalid mode 'frob': cpu or snapshot" ]
+	run -2 --separate-stderr lp-record --mode snapshot -n 0 -p 1
+	[[ $stderr == "lp-record: invalid count '0': too small"* ]]
+	run -2 --separate-stderr lp-record --mode snapshot -i 0 -p 1
+	[[ $stderr == "lp-record: invalid interval '0'"* ]]
+	run -1 --separate-stderr lp-record --mode snapshot -n 1 -p 999999999
+	[[ $stderr == "lp-record: "*999999999* ]]
+}
