@@ -92,15 +92,21 @@ static const char *attr_get(const struct lp_attrs *a, const char *key, char **bu
 	return *buf;
 }
 
+/* lp-join writes these as plain decimals: read them without strtoll. */
 static bool raw_i64(const char *v, size_t n, int64_t *out)
 {
-	if (!n || n > 20)
+	bool neg = n && *v == '-';
+	size_t i = neg;
+	if (n <= i || n - i > 18)
 		return false;
-	char tmp[24];
-	memcpy(tmp, v, n);
-	tmp[n] = '\0';
-	const char *why;
-	return lp_parse_i64(tmp, INT64_MIN, INT64_MAX, out, &why) == 0;
+	int64_t x = 0;
+	for (; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+		x = x * 10 + (v[i] - '0');
+	}
+	*out = neg ? -x : x;
+	return true;
 }
 
 /* --- groups ------------------------------------------------------------ */
@@ -138,6 +144,7 @@ struct split {
 	int64_t *durs;
 	size_t ndurs, capdurs;
 	struct lp_quantile *sketch;	/* live */
+	bool dirty;			/* spans added since the cuts were read */
 	uint64_t live_spans;
 	struct lp_attrs_buf ab;
 	char *buf;
@@ -272,7 +279,7 @@ static bool sample_span(struct split *s, const struct lp_sample *smp, char *pref
 		if (i)
 			snprintf(prefix, psize, "span%d", i);
 		else
-			snprintf(prefix, psize, "span");
+			memcpy(prefix, "span", 5);
 		if (!attr_raw(&smp->attrs, prefix, strlen(prefix), &v, &n))
 			return false;
 		bool match = !s->o->probe;
@@ -289,11 +296,13 @@ static bool sample_span(struct split *s, const struct lp_sample *smp, char *pref
 		}
 		if (!match)
 			continue;
-		snprintf(key, sizeof(key), "%s_start", prefix);
-		if (!attr_raw(&smp->attrs, key, strlen(key), &v, &n) || !raw_i64(v, n, start))
+		size_t plen = strlen(prefix);
+		memcpy(key, prefix, plen);
+		memcpy(key + plen, "_start", 7);
+		if (!attr_raw(&smp->attrs, key, plen + 6, &v, &n) || !raw_i64(v, n, start))
 			return false;
-		snprintf(key, sizeof(key), "%s_end", prefix);
-		if (!attr_raw(&smp->attrs, key, strlen(key), &v, &n) || !raw_i64(v, n, end))
+		memcpy(key + plen, "_end", 5);
+		if (!attr_raw(&smp->attrs, key, plen + 4, &v, &n) || !raw_i64(v, n, end))
 			return false;
 		return true;
 	}
@@ -450,6 +459,9 @@ static bool live_cuts(struct split *s)
 		return true;
 	if (!lp_quantile__count(s->sketch))
 		return false;
+	if (!s->dirty)
+		return true;
+	s->dirty = false;
 	for (size_t i = 0; i + 1 < s->nbands; i++)
 		s->cuts[i] = lp_quantile__get(s->sketch, s->o->percentiles[i] / 100);
 	return true;
@@ -494,6 +506,7 @@ static void route(struct split *s, const struct lp_record *rec)
 		if (s->o->live && s->o->npercentiles) {
 			lp_quantile__add(s->sketch, (double)d, sp->end_ns);
 			s->live_spans++;
+			s->dirty = true;
 			live_cuts(s);
 		}
 		emit_span(s, sp, &s->g[band_of(s, d)], true);
