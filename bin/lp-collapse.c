@@ -46,6 +46,7 @@ struct options {
 	struct lp_folded_opts folded;
 	const char *event_filter;	/* NULL: the first event seen */
 	const char *group;		/* keep samples whose group= is this */
+	bool inlines, context;		/* --inline, --context (perf script) */
 	bool human;			/* latency: log2 histograms */
 	const char *title;		/* svg */
 	struct lp_flamegraph_opts svg;	/* svg: the other settings */
@@ -74,7 +75,9 @@ static void usage(FILE *f, int status)
 		"      --addrs             unresolved frames as [module <address>]\n"
 		"      --event-filter EV   keep samples of event EV (default: the first seen)\n"
 		"      --srcline           perf script -F+srcline input: append file:line\n"
-		"      --inline, --context not supported yet\n"
+		"      --inline            perf script input: expand inlined functions from\n"
+		"                          the binaries' DWARF (what addr2line -i prints)\n"
+		"      --context           with --inline: func:file:line\n"
 		"\n"
 		"  -g, --group NAME        keep only samples labelled group=NAME (lp-split)\n"
 		"      --title TEXT        svg: the title\n"
@@ -152,11 +155,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_ADDRS: o->folded.addrs = true; break;
 		case OPT_EVENT: o->event_filter = optarg; break;
 		case OPT_SRCLINE: o->folded.srcline = true; break;
-		case OPT_INLINE:
-		case OPT_CONTEXT:
-			lp_error("--%s is not supported yet (perf script -F+srcline with --srcline "
-				 "gives source lines)", c == OPT_INLINE ? "inline" : "context");
-			exit(2);
+		case OPT_INLINE: o->inlines = true; break;
+		case OPT_CONTEXT: o->context = true; break;
 		case OPT_HUMAN: o->human = true; break;
 		case OPT_TITLE: o->title = optarg; break;
 		case OPT_SUBTITLE: o->svg.subtitle = optarg; break;
@@ -237,6 +237,8 @@ int main(int argc, char **argv)
 	/* The parts of the script's options that change reading. */
 	struct lp_perfscript_opts po = {
 		.srcline = o.folded.srcline,
+		.inlines = o.inlines,
+		.context = o.context,
 		.event_filter = o.event_filter ? o.event_filter : "",
 	};
 	lp_perfscript__set_default_opts(&po);

@@ -16,6 +16,7 @@
  * call sites, and leaving addresses in would multiply distinct stacks.
  */
 #include "perfscript.h"
+#include "addr2line.h"
 #include "util.h"
 
 #include <stdbool.h>
@@ -114,6 +115,7 @@ struct lp_perfscript {
 	const struct lp_frame **tmp;
 	size_t captmp;
 
+	struct lp_addr2line *a2l;	/* --inline */
 	struct cache_ent *cache;
 	size_t cache_cap, cache_count;
 	struct stack_ent *scache;
@@ -149,6 +151,7 @@ void lp_perfscript__free(struct lp_perfscript *ps)
 	free(ps->tmp);
 	free(ps->cache);
 	free(ps->scache);
+	lp_addr2line__free(ps->a2l);
 	for (struct arena_blk *b = ps->arena, *n; b; b = n) {
 		n = b->next;
 		free(b);
@@ -707,9 +710,103 @@ static void cache_insert(struct lp_perfscript *ps, size_t i, uint64_t hv, const 
 
 /* A frame line of an open sample; hv and slot are the line cache's probe
  * (not used under srcline, whose frames depend on the lines after). */
+/* --inline: the script's inline() on one frame, addr2line -i -f -s -C
+ * through libdw.  Fills ps->tmp with the frames (outermost first) and
+ * returns how many, or 0 when the script falls back to the perf frame (an
+ * empty answer, "??" or "??:??:0"). */
+static size_t inline_frames(struct lp_perfscript *ps, uint64_t pc, const char *fn,
+			    size_t fn_len, const char *mod)
+{
+	if (!ps->a2l)
+		ps->a2l = lp_addr2line__new();
+	const struct lp_a2l_entry *e;
+	int n = lp_addr2line__lookup(ps->a2l, mod, pc, &e);
+	if (n <= 0)
+		return 0;
+	bool unknown = false;
+	for (int i = 0; i < n && !unknown; i++) {
+		size_t fl = strlen(e[i].func);
+		unknown = fl >= 2 && !strcmp(e[i].func + fl - 2, "??") &&
+			  !strncmp(e[i].loc, "??:0", 4);
+	}
+	if (unknown && fn) {
+		/* /^(.+)\+0x([0-9a-f]+)$/: retry at nm's address of the
+		 * symbol plus the offset */
+		size_t h = fn_len;
+		while (h > 0 && pl_hexlc(fn[h - 1]))
+			h--;
+		if (h < fn_len && h >= 4 && fn[h - 1] == 'x' && fn[h - 2] == '0' &&
+		    fn[h - 3] == '+') {
+			char *name = lp_strndup(fn, h - 3);
+			uint64_t base;
+			int found = lp_addr2line__symbol(ps->a2l, mod, name, &base);
+			free(name);
+			if (found == 0)
+				return inline_frames(ps, base + parse_hex(fn + h, fn_len - h),
+						     NULL, 0, mod);
+		}
+	}
+	if (n == 1 && !strcmp(e[0].func, "??") &&
+	    (!ps->opts.context || !strcmp(e[0].loc, "??:0")))
+		return 0;
+	grow((void **)&ps->tmp, &ps->captmp, (size_t)n, sizeof(*ps->tmp));
+	char *text = NULL;
+	size_t cap = 0;
+	for (int i = 0; i < n; i++) {
+		/* addr2line lists the innermost first; the script unshifts */
+		const struct lp_a2l_entry *x = &e[n - 1 - i];
+		size_t fl = strlen(x->func), ll = ps->opts.context ? strlen(x->loc) + 1 : 0;
+		grow((void **)&text, &cap, fl + ll + 1, 1);
+		memcpy(text, x->func, fl);
+		if (ll) {
+			text[fl] = ':';
+			memcpy(text + fl + 1, x->loc, ll - 1);
+		}
+		text[fl + ll] = '\0';
+		ps->tmp[i] = lp_dict__frame(ps->dict, LP_FRAME_USER, 0, mod, text, "");
+	}
+	free(text);
+	return (size_t)n;
+}
+
+/* $mod !~ m/(perf-\d+.map|kernel\.|\[[^\]]+\])/: the modules --inline
+ * asks addr2line about. */
+static bool inline_module(const char *mod, size_t n)
+{
+	if (memmem(mod, n, "kernel.", 7))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (mod[i] == '[' && i + 2 < n && mod[i + 1] != ']' &&
+		    memchr(mod + i + 2, ']', n - i - 2))
+			return false;
+		if (n - i > 5 && !memcmp(mod + i, "perf-", 5)) {
+			size_t d = i + 5;
+			while (d < n && pl_digit(mod[d]))
+				d++;
+			if (d > i + 5 && n - d >= 4 && !memcmp(mod + d + 1, "map", 3))
+				return false;
+		}
+	}
+	return true;
+}
+
 static void frame_line(struct lp_perfscript *ps, const char *l, size_t len,
 		       const struct frmatch *m, uint64_t hv, size_t slot)
 {
+	if (ps->opts.inlines && inline_module(l + m->mod, m->mod_len)) {
+		char *mod = lp_strndup(l + m->mod, m->mod_len);
+		size_t n = inline_frames(ps, parse_hex(l + m->pc, m->pc_len), l + m->fn,
+					 m->fn_len, mod);
+		free(mod);
+		if (n) {
+			/* `next`: no clean-up, no annotation, no source line */
+			push_frames(ps, ps->tmp, n);
+			if (!ps->opts.srcline)
+				cache_insert(ps, slot, hv, l + m->pc, len - m->pc, ps->java,
+					     ps->tmp, n);
+			return;
+		}
+	}
 	/* s/\+0x[\da-f]+$// on the function */
 	const char *fn = l + m->fn;
 	size_t fn_len = m->fn_len, h = fn_len;

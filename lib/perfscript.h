@@ -14,6 +14,9 @@ struct lp_perfscript;
 struct lp_perfscript_opts {
 	bool srcline;		/* --srcline: the line after each frame line is
 				 * its source line (perf script -F+srcline) */
+	bool inlines;		/* --inline: frames expanded through the
+				 * binaries' DWARF, as addr2line -i does */
+	bool context;		/* --context: with inlines, func:file:line */
 	const char *event_filter;	/* NULL: every event; "": only the
 				 * first event seen (the script's default);
 				 * else only that event (--event-filter) */
