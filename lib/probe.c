@@ -468,8 +468,21 @@ static char *find_lib(const char *lib, pid_t pid)
 		while (d && (de = readdir(d))) {
 			if (!strstr(de->d_name, ".so") || !lib_matches(de->d_name, lib))
 				continue;
-			/* Prefer the soname-like shortest name with a version. */
-			if (!best || strlen(de->d_name) < strlen(best)) {
+			/* An ELF file (libc.so is a linker script), the
+			 * shortest versioned name: the soname ld.so loads. */
+			char cand[PATH_MAX];
+			unsigned char magic[4] = { 0 };
+			snprintf(cand, sizeof(cand), "%s/%s", dirs[i], de->d_name);
+			int fd = open(cand, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			ssize_t got = read(fd, magic, 4);
+			close(fd);
+			if (got != 4 || memcmp(magic, "\177ELF", 4))
+				continue;
+			bool v = strstr(de->d_name, ".so.") != NULL;
+			bool bv = best && strstr(best, ".so.") != NULL;
+			if (!best || (v && !bv) || (v == bv && strlen(de->d_name) < strlen(best))) {
 				free(best);
 				best = lp_strdup(de->d_name);
 			}

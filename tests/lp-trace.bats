@@ -1,0 +1,242 @@
+#!/usr/bin/env bats
+# lp-trace against workloads whose truth is known by construction
+# (tests/workloads/sleeper.c, fib.c, mtcalls.c, lines.c, sysrw.c).
+
+load helpers/common
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+}
+
+# The BPF programs and links a running lp-trace holds ("prog_id: N" and
+# "link_id: N" in its fdinfo), so that what other suites running at the
+# same time load is not mistaken for ours.
+held_ids() {
+	grep -hE '^(prog_id|link_id):' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u
+}
+
+# Every id listed is gone (freeing is deferred a little after exit).
+ids_gone() {
+	local kind id left
+	for _ in $(seq 50); do
+		left=0
+		while read -r kind id; do
+			case $kind in
+			prog_id:) bpftool prog show id "$id" >/dev/null 2>&1 && left=1 ;;
+			link_id:) bpftool link show id "$id" >/dev/null 2>&1 && left=1 ;;
+			esac
+		done <<<"$1"
+		[ "$left" -eq 0 ] && return 0
+		sleep 0.1
+	done
+	echo "still attached: $1" >&2
+	return 1
+}
+
+# span fields: 1 span 2 start 3 end 4 pid 5 tid 6 probe 7 depth 8.. key=value
+attr() {	# attr KEY: prints the value of KEY= on each line of stdin
+	awk -F'\t' -v k="$1=" '{ for (i = 8; i <= NF; i++) if (index($i, k) == 1) print substr($i, length(k) + 1) }'
+}
+
+@test "lp-trace: usage errors exit 2" {
+	run -2 lp-trace
+	assert_output --partial "no probe given"
+	run -2 lp-trace fib
+	assert_output --partial "no target: give -p PID or -- CMD"
+	run -2 lp-trace --min-duration 3parsecs fib -- true
+	run -0 lp-trace --help
+	assert_output --partial "--min-duration"
+	run -0 lp-trace --version
+}
+
+@test "lp-trace: --help options are all in the man page" {
+	run -0 lp-trace --help
+	for opt in $(grep -oE -- '--[a-z-]+' <<<"$output" | sort -u); do
+		grep -q -- "${opt//-/\\\\-}" "$LP_TOP/man/lp-trace.1" || fail "man page lacks $opt"
+	done
+}
+
+@test "lp-trace: 200 calls with known sleeps: exact count, args, return values, durations" {
+	require_root
+	run -0 lp-trace -o "$T/s.lp" 'nap(i,usec)' -- "$WORKLOADS/sleeper"
+	assert_output "39800"	# the workload's own stdout: the sum of 2 * i
+	run -0 head -1 "$T/s.lp"
+	assert_output --regexp '^lp-stream	1	clock=monotonic	host=.*realtime_offset_ns=[0-9]+'
+	[ "$(grep -c '^span' "$T/s.lp")" -eq 200 ]
+	# every i once, with ret = 2 * i and usec = 1000 / 3000 by parity
+	run -0 awk -F'\t' '$1 == "span" {
+		split($8, a, "="); split($9, b, "="); split($10, r, "=");
+		i = a[2] + 0; seen[i]++
+		if (b[2] != (i % 2 ? 3000 : 1000) || r[2] != 2 * i || $7 != 0) bad++
+		d = $3 - $2
+		if (d < b[2] * 1000) short++
+		if (d < b[2] * 1000 + 20000000) ok++
+	} END { for (i = 0; i < 200; i++) if (seen[i] != 1) bad++; print bad + 0, short + 0, ok + 0 }' "$T/s.lp"
+	# none shorter than its sleep; nearly all within 20 ms of it on a loaded VM
+	read -r bad short ok <<<"$output"
+	[ "$bad" -eq 0 ] && [ "$short" -eq 0 ] && [ "$ok" -ge 190 ]
+	# lp-collapse's latency summary agrees
+	run -0 lp-collapse --format latency "$T/s.lp"
+	assert_line --index 1 --regexp '^nap	200	'
+	min=$(awk -F'\t' 'NR == 2 { print $3 }' <<<"$output")
+	p90=$(awk -F'\t' 'NR == 2 { print $5 }' <<<"$output")
+	[ "$min" -ge 1000000 ] && [ "$p90" -ge 3000000 ]
+}
+
+@test "lp-trace: --min-duration filters in the kernel" {
+	require_root
+	run -0 lp-trace --min-duration 2500us -o "$T/s.lp" 'nap(i)' -- "$WORKLOADS/sleeper"
+	# the 100 odd calls sleep 3 ms: all there; nothing shorter than 2.5 ms
+	run -0 awk -F'\t' '$1 == "span" { split($8, a, "="); if (a[2] % 2) odd++; if ($3 - $2 < 2500000) short++ }
+		END { print odd + 0, short + 0 }' "$T/s.lp"
+	assert_output "100 0"
+}
+
+@test "lp-trace: recursion: exact count and proper nesting" {
+	require_root
+	run -0 lp-trace -o "$T/f.lp" 'fib(n)' -- "$WORKLOADS/fib" 15
+	assert_output "610"
+	[ "$(grep -c '^span' "$T/f.lp")" -eq 1973 ]
+	# depth-0 span: fib(15) = 610; maximal depth 14; calls at depth d: n <= 15 - d
+	run -0 awk -F'\t' '$1 == "span" && $7 == 0' "$T/f.lp"
+	assert_output --regexp '	fib	0	n=15	ret=610$'
+	run -0 awk -F'\t' '$1 == "span" { split($8, a, "="); if (a[2] + $7 > 15) bad++; if ($7 > m) m = $7 }
+		END { print m, bad + 0 }' "$T/f.lp"
+	assert_output "14 0"
+	# each span lies inside the innermost open span one level up
+	run -0 bash -c "grep '^span' '$T/f.lp' | sort -t'	' -k2,2n -k7,7n | awk -F'\t' '{
+		d = \$7; if (d > 0 && !(s[d-1] <= \$2 && \$3 <= e[d-1])) bad++
+		s[d] = \$2; e[d] = \$3 } END { print bad + 0 }'"
+	assert_output "0"
+}
+
+@test "lp-trace: multi-threaded target: spans on every thread" {
+	require_root
+	run -0 lp-trace -o "$T/m.lp" --args work -- "$WORKLOADS/mtcalls"
+	run -0 awk -F'\t' '$1 == "span" { n[$5]++; pid = $4; if ($5 == $4) main++
+		split($8, t, "="); split($9, i, "="); split($10, r, "=")
+		if (r[2] != t[2] * 1000 + i[2]) bad++; th[$5] = th[$5] == "" || th[$5] == t[2] ? t[2] : "mixed" }
+		END { for (k in n) { c++; if (n[k] != 50 || th[k] == "mixed") bad++ } print c + 0, main + 0, bad + 0 }' "$T/m.lp"
+	assert_output "4 0 0"
+}
+
+@test "lp-trace: SIGINT mid-run on -p: complete stream, unfinished calls, nothing left attached" {
+	require_root
+	"$WORKLOADS/fib" 20 100000 >/dev/null &
+	local target=$!
+	lp-trace -o "$T/i.lp" fib -p "$target" 2>"$T/err" &
+	local tracer=$!
+	sleep 1.5
+	ids=$(held_ids "$tracer")
+	# lp_entry, lp_return, the others loaded; two uprobe links
+	[ "$(grep -c prog_id <<<"$ids")" -ge 2 ] && [ "$(grep -c link_id <<<"$ids")" -eq 2 ]
+	kill -INT "$tracer" || { cat "$T/err"; false; }
+	local rc=0
+	wait "$tracer" || rc=$?
+	kill "$target"
+	wait "$target" || true
+	[ "$rc" -eq 0 ] || { cat "$T/err"; false; }
+	run -0 head -1 "$T/i.lp"
+	assert_output --partial "lp-stream	1	"
+	# every line a whole record; some finished spans; the open calls
+	# as unfinished spans with depths 0, 1, 2... on the target's thread
+	run -0 awk -F'\t' '$1 == "span" && NF < 7 { bad++ } $1 !~ /^(lp-stream|span|lost)$/ { bad++ }
+		$1 == "span" && $3 != "-" { done++ } $1 == "span" && $3 == "-" { if ($7 != open++) bad++ }
+		END { print bad + 0, (done > 1000), open + 0 }' "$T/i.lp"
+	read -r bad many open <<<"$output"
+	[ "$bad" -eq 0 ] && [ "$many" -eq 1 ] && [ "$open" -le 20 ]
+	ids_gone "$ids"
+}
+
+@test "lp-trace: -d stops, terminates the command it started, detaches" {
+	require_root
+	local t0=$SECONDS rc=0
+	lp-trace -d 1 -o "$T/d.lp" nap -- "$WORKLOADS/sleeper" 1000000 &
+	local tracer=$!
+	sleep 0.5
+	ids=$(held_ids "$tracer")
+	[ "$(grep -c link_id <<<"$ids")" -eq 2 ]
+	wait "$tracer" || rc=$?
+	[ "$rc" -eq 0 ]
+	[ $((SECONDS - t0)) -le 6 ]
+	n=$(grep -c '^span' "$T/d.lp")
+	[ "$n" -ge 50 ] && [ "$n" -le 600 ]
+	ids_gone "$ids"
+	# the command it started was terminated, not left running
+	run -1 pgrep -f "$WORKLOADS/sleeper 1000000"
+}
+
+@test "lp-trace: syscall spans: read and write byte counts match the workload" {
+	require_root
+	run -0 lp-trace -o "$T/y.lp" syscall:read syscall:write -- "$WORKLOADS/sysrw"
+	run -0 grep -c -P '^span\t.*\tsyscall:read\t0\tfd=[0-9]+\tbuf=0x[0-9a-f]+\tcount=4096\tret=4096$' "$T/y.lp"
+	assert_output 5
+	run -0 grep -c -P '^span\t.*\tsyscall:write\t0\tfd=[0-9]+\tbuf=0x[0-9a-f]+\tcount=1000\tret=1000$' "$T/y.lp"
+	assert_output 7
+	# and nothing of lp-trace's own code between fork and exec
+	run -0 awk -F'\t' '$6 == "syscall:read"' "$T/y.lp"
+	refute_output --partial "count=1	"
+}
+
+@test "lp-trace: a line probe: exact hits and local, global and string values" {
+	require_root
+	line=$(grep -n 'HIT \*/' "$LP_TOP/tests/workloads/lines.c" | cut -d: -f1)
+	run -0 lp-trace -o "$T/l.lp" "lines.c:$line(i,sq,total,calls,label,n)" -- "$WORKLOADS/lines"
+	[ "$(grep -c '^event' "$T/l.lp")" -eq 37 ]
+	# event fields: 6.. key=value; i, sq = i*i, total = sum of squares so far
+	run -0 awk -F'\t' '$1 == "event" { for (f = 6; f <= NF; f++) { split($f, kv, "="); v[kv[1]] = kv[2] }
+		i = v["i"]; if (i != k || v["sq"] != i * i || v["total"] != tot || v["calls"] != i + 1 ||
+		    v["label"] != "squares" || v["n"] != 37 || $5 != "lines.c:" L) bad++
+		tot += i * i; k++ } END { print k, bad + 0 }' L="$line" "$T/l.lp"
+	assert_output "37 0"
+}
+
+@test "lp-trace: a line without code names the nearest lines with code" {
+	require_root
+	line=$(grep -n 'NOCODE' "$LP_TOP/tests/workloads/lines.c" | cut -d: -f1)
+	run -1 lp-trace "lines.c:$line" -- "$WORKLOADS/lines"
+	assert_output "lp-trace: probe 'lines.c:$line': no code at line $line; nearest lines with code: $((line - 1)), $((line + 1))"
+	run -1 lp-trace 'nosuch.c:3' -- "$WORKLOADS/lines"
+	assert_output "lp-trace: probe 'nosuch.c:3': no source file 'nosuch.c' in the line table of $WORKLOADS/lines"
+}
+
+@test "lp-trace: a computed local is refused, saying why" {
+	require_root
+	line=$(grep -n 'HIT \*/' "$LP_TOP/tests/workloads/lines.c" | cut -d: -f1)
+	run -1 lp-trace "lines.c:$line(twice)" -- "$WORKLOADS/lines"
+	assert_output --regexp "^lp-trace: probe 'lines.c:$line\(twice\)': cannot capture 'twice' at 0x[0-9a-f]+: its location there is DW_OP_stack_value \(a computed value\), not a register, a frame or register offset or a fixed address\$"
+	run -1 lp-trace "lines.c:$line(nosuch)" -- "$WORKLOADS/lines"
+	assert_output --regexp "^lp-trace: probe 'lines.c:$line\(nosuch\)': no variable 'nosuch' in scope at 0x[0-9a-f]+\$"
+}
+
+@test "lp-trace: unknown function suggests close names; gone pid; stripped binary" {
+	require_root
+	run -1 lp-trace fibb -- "$WORKLOADS/fib"
+	assert_output "lp-trace: probe 'fibb': no function 'fibb' in $WORKLOADS/fib; did you mean: fib"
+	run -1 lp-trace 'fib(m)' -- "$WORKLOADS/fib"
+	assert_output "lp-trace: probe 'fib(m)': fib has no parameter 'm' (it has: n)"
+	"$WORKLOADS/sleeper" 1 >/dev/null
+	sleep 0.1 &
+	local gone=$!
+	wait $gone
+	run -1 lp-trace nap -p "$gone"
+	assert_output "lp-trace: no process with pid $gone"
+	run -1 lp-trace nap -p 12x
+	assert_output "lp-trace: invalid pid '12x': not a number"
+	cp "$WORKLOADS/fib" "$T/fib-stripped"
+	strip "$T/fib-stripped"
+	run -1 lp-trace fib -- "$T/fib-stripped"
+	assert_line --index 0 "lp-trace: note: $T/fib-stripped is stripped: using its dynamic symbols (.dynsym)"
+	assert_line --index 1 --partial "lp-trace: probe 'fib': no function 'fib' in $T/fib-stripped"
+	run -1 lp-trace nap -- /nonexistent/cmd
+	assert_output "lp-trace: cannot run '/nonexistent/cmd': No such file or directory"
+}
+
+@test "lp-trace: LIB:FUNC in libc, tracepoint fields" {
+	require_root
+	run -0 lp-trace -o "$T/c.lp" libc:nanosleep tp:sched:sched_process_exit -- "$WORKLOADS/sleeper" 10
+	[ "$(grep -c -P '^span\t.*\tlibc:nanosleep\t0' "$T/c.lp")" -eq 10 ]
+	run -0 grep -P '^event\t.*\ttp:sched:sched_process_exit\t' "$T/c.lp"
+	assert_output --regexp 'comm=sleeper	pid=[0-9]+	prio=[0-9]+'
+}
