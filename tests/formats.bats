@@ -235,5 +235,5 @@ print("ok")' "$output"
 	[ "${lines[0]}" = "probe = Zeta" ]
 	run -0 lp-collapse --format trace-event -o trace.json spans.lp
 	run -0 python3 -c 'import json; print(len(json.load(open("trace.json"))["traceEvents"]))'
-	[ "$output" = 211 ]	# 209 X, 2 B (unfinished)
+	[ "$output" = 211 ]	# 208 X, 3 B (unfinished)
 }
