@@ -251,13 +251,23 @@ int lp_diff__read(struct lp_diff *d, int side, const char *path)
 	return ret < 0 ? -1 : 0;
 }
 
+/* "1000" and "1000.0" are one period; anything unparsable compares as text. */
+static bool same_number(const char *a, const char *b)
+{
+	double x, y;
+	const char *why;
+	if (lp_parse_double(a, &x, &why) < 0 || lp_parse_double(b, &y, &why) < 0)
+		return !strcmp(a, b);
+	return x == y;
+}
+
 int lp_diff__check(const struct lp_diff *d)
 {
 	if (d->opts.normalize)
 		return 0;
 	const struct side *a = &d->side[0], *b = &d->side[1];
 	const char *an = a->name ? a->name : "-", *bn = b->name ? b->name : "-";
-	if (*a->period && *b->period && strcmp(a->period, b->period)) {
+	if (*a->period && *b->period && !same_number(a->period, b->period)) {
 		lp_error("%s and %s were recorded at different periods (%s ns vs %s ns): use --normalize",
 			 an, bn, a->period, b->period);
 		return -1;
