@@ -110,6 +110,56 @@ ab_stream() {
 	assert_line --index 2 " 100.00  100.00  b"
 }
 
+# N samples one second apart, two stacks (awk: fast enough for a million).
+long_stream() {
+	awk -v N="$1" 'BEGIN { OFS = "\t"
+		print "lp-stream", 1, "clock=monotonic"
+		print "frame", "0000000000000001", "u", "-", "-", "main", "-"
+		print "frame", "0000000000000002", "u", "-", "-", "a", "-"
+		print "frame", "0000000000000003", "u", "-", "-", "b", "-"
+		print "stack", "000000000000000a", "0000000000000001,0000000000000002"
+		print "stack", "000000000000000b", "0000000000000001,0000000000000003"
+		for (i = 0; i < N; i++)
+			print "sample", 1000000000 + i * 1000000000, 7, 7, 0, "x", "cpu-clock", 1,
+				(i % 4 ? "000000000000000a" : "000000000000000b") }'
+}
+
+# Peak RSS (kB) of lp-top MODE reading FILE, read once the whole file is in
+# (the writer then holds the pipe open a little longer).
+peak_rss() {
+	local pid w hwm
+	rm -f "$T/fifo" "$T/catdone"
+	mkfifo "$T/fifo"
+	lp-top --once $1 < "$T/fifo" > /dev/null &
+	pid=$!
+	{ cat "$2"; touch "$T/catdone"; sleep 2; } > "$T/fifo" &
+	w=$!
+	for _ in $(seq 600); do
+		[ -e "$T/catdone" ] && break
+		sleep 0.1
+	done
+	sleep 0.3
+	hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status")
+	wait "$w" "$pid"
+	echo "$hwm"
+}
+
+@test "lp-top: memory is bounded by the stacks, not the samples (1 M samples)" {
+	long_stream 1000000 > "$T/big.lp"
+	long_stream 10000 > "$T/small.lp"
+	# The window at the end: exactly its last 10 one-second buckets.
+	run -0 lp-top --once --window 10s "$T/big.lp"
+	assert_line --index 0 --partial "samples 10  stacks 2  weight 10"
+	run -0 lp-top --once --half-life 10s "$T/big.lp"
+	assert_line --index 0 --partial "samples 1000000  stacks 2"
+	for mode in "--window 10s" "--half-life 10s" "--all"; do
+		small=$(peak_rss "$mode" "$T/small.lp")
+		big=$(peak_rss "$mode" "$T/big.lp")
+		echo "$mode: peak RSS $small kB (10 k samples), $big kB (1 M samples)"
+		[ "$big" -lt $((small + 2048)) ] || fail "$mode grew from $small kB to $big kB"
+	done
+}
+
 @test "lp-top --half-life: weights halve with each half-life of age" {
 	# a at 1 s (weight 1), b at 6 s (weight 1), half-life 5 s: a counts
 	# 1/2 at the end, so a = 1/3, b = 2/3.
