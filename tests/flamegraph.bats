@@ -362,3 +362,15 @@ EOF2
 	run -1 --separate-stderr sh -c 'lp-collapse --format svg "$1" >/dev/full' _ "$SVGF/kinds.folded"
 	[[ $stderr == "lp-collapse: "*"No space left on device" ]]
 }
+
+@test "flamegraph: chromium shows a frame's name, count and share on hover (and both sides in a diff)" {
+	require_cmd chromium
+	lp-diff --format svg "$SVGF/before.folded" "$SVGF/after.folded" >"$BATS_TEST_TMPDIR/d.svg"
+	run -0 timeout 90 "$RENDER" eval "$BATS_TEST_TMPDIR/d.svg" '(function () {
+		lpfg.find("grows")[0].rect.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+		var over = document.getElementById("details").textContent;
+		lpfg.find("grows")[0].rect.dispatchEvent(new MouseEvent("mouseout", { bubbles: true }));
+		return [over, document.getElementById("details").textContent];
+	})()'
+	assert_output '["Function: grows (40 samples, 40.00%; before 10, 10.00%; +30.00% of total)"," "]'
+}
