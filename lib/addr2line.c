@@ -151,6 +151,93 @@ static const char *location(struct lp_addr2line *a, const char *file, int line)
 	return s ? keep(a, s) : "??:0";
 }
 
+/* bfd's _bfd_elf_find_function: among the symbols of the section holding
+ * addr (a Dwfl address), in table order, the one with the highest value not
+ * above addr (its size is not checked), the larger on a tie, the first on a
+ * full tie; objects, TLS, section and file symbols and hidden local
+ * zero-size markers do not count.  *file gets the STT_FILE symbol before it
+ * when bfd would name it.  NULL when there is none. */
+static const char *elf_function(struct a2l_mod *m, Dwarf_Addr addr, const char **file)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	*file = NULL;
+	if (!elf)
+		return NULL;
+	size_t sec = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Addr faddr = addr - bias;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) &&
+		    sh.sh_addr <= faddr && faddr < sh.sh_addr + sh.sh_size) {
+			sec = elf_ndxscn(scn);
+			break;
+		}
+	}
+	if (!sec)
+		return NULL;
+	int n = dwfl_module_getsymtab(m->mod);
+	const char *best = NULL, *fname = NULL;
+	GElf_Addr low = 0;
+	GElf_Xword best_size = 0;
+	enum { NOTHING, SYMBOL, FILE_AFTER_SYMBOL } state = NOTHING;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym(m->mod, i, &sym, &shndx);
+		if (!name)
+			continue;
+		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+		if (type == STT_FILE) {
+			fname = name;
+			if (state == SYMBOL)
+				state = FILE_AFTER_SYMBOL;
+			continue;
+		}
+		if (state == NOTHING)
+			state = SYMBOL;
+		if (type == STT_SECTION || type == STT_OBJECT || type == STT_TLS ||
+		    type == STT_COMMON || shndx != sec)
+			continue;
+		GElf_Xword size = sym.st_size;
+		if (size == 0 && bind == STB_LOCAL && type == STT_NOTYPE &&
+		    GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN)
+			continue;
+		if (!size)
+			size = 1;
+		if (sym.st_value <= addr &&
+		    (sym.st_value > low || (sym.st_value == low && size > best_size))) {
+			best = name;
+			best_size = size;
+			low = sym.st_value;
+			*file = fname && (bind == STB_LOCAL || state != FILE_AFTER_SYMBOL) ? fname
+											  : NULL;
+		}
+	}
+	return best;
+}
+
+/* Whether the DIE's language does not mangle names (binutils' non_mangled():
+ * there DW_AT_name counts as the linkage name). */
+static bool non_mangled(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	Dwarf_Attribute attr;
+	Dwarf_Word lang;
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || !dwarf_attr(&cu, DW_AT_language, &attr) ||
+	    dwarf_formudata(&attr, &lang) != 0)
+		return false;
+	switch (lang) {
+	case DW_LANG_C89: case DW_LANG_C: case DW_LANG_Ada83: case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85: case DW_LANG_Fortran77: case DW_LANG_Pascal83:
+	case DW_LANG_C99: case DW_LANG_Ada95: case DW_LANG_PLI: case DW_LANG_UPC:
+	case DW_LANG_C11:
+		return true;
+	}
+	return false;
+}
+
 /* binutils prefers the linkage name (demangled under -C) to DW_AT_name,
  * following abstract origins and specifications.  For the innermost
  * function only, a name without a linkage name is replaced by the ELF
@@ -166,10 +253,9 @@ static const char *die_name(struct lp_addr2line *a, Dwarf_Die *die, struct a2l_m
 		n = dwarf_formstring(&attr);
 	if (n)
 		return demangled(a, n);
-	if (innermost) {
-		GElf_Sym sym;
-		GElf_Off off;
-		n = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+	if (innermost && !non_mangled(die)) {
+		const char *file;
+		n = elf_function(m, addr, &file);
 		if (n)
 			return demangled(a, n);
 	}
@@ -262,12 +348,18 @@ int lp_addr2line__lookup(struct lp_addr2line *a, const char *module, uint64_t ad
 		return -1;
 	Dwarf_Addr da = addr + m->bias;
 	if (!dwarf_chain(a, m, da)) {
-		/* No DWARF here: the ELF symbol, as bfd falls back to it. */
-		GElf_Sym sym;
-		GElf_Off off;
-		const char *name = dwfl_module_addrinfo(m->mod, da, &off, &sym, NULL, NULL, NULL);
-		if (name)
-			add_entry(a, demangled(a, name), "??:?");
+		/* No DWARF function here: the line table if it knows the
+		 * address, and the ELF symbol, as bfd falls back to them. */
+		const char *file = NULL, *sfile = NULL;
+		int line = 0;
+		Dwfl_Line *l = dwfl_module_getsrc(m->mod, da);
+		if (l)
+			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+		const char *name = elf_function(m, da, &sfile);
+		if (!file)
+			file = sfile;
+		if (name || file || line)
+			add_entry(a, name ? demangled(a, name) : "??", location(a, file, line));
 		else
 			add_entry(a, "??", "??:0");
 	}
