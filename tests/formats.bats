@@ -7,6 +7,13 @@ load helpers/common
 F=$FIXTURES/formats
 VALIDATE=$SHARED_TOOLS/validate-speedscope
 
+# node with load(FILE): strict JSON, and bytes that are not UTF-8 throw.
+js() {
+	node -e 'const fs = require("fs"), assert = require("assert")
+const load = f => JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(fs.readFileSync(f)))
+'"$1" "${@:2}"
+}
+
 spans() {
 	awk -f "$F/gen-spans.awk" > "$BATS_TEST_TMPDIR/spans.lp"
 }
@@ -103,42 +110,33 @@ END
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "lp-collapse: 1 sample without a timestamp left out of the trace" ]
 	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/t.json"
-	run python3 - "$BATS_TEST_TMPDIR/t.json" <<'END'
-import json, sys
-d = json.load(open(sys.argv[1], encoding="utf-8"))   # strict: no raw control chars
-ev = d["traceEvents"]
-sf = d["stackFrames"]
-def stack(e):
-    out, n = [], e.get("sf")
-    while n is not None:
-        out.append(sf[n]["name"]); n = sf[n].get("parent")
-    return ";".join(reversed(out))
-X = [e for e in ev if e["ph"] == "X"]
-B = [e for e in ev if e["ph"] == "B"]
-S = [e for e in ev if e["ph"] == "i" and e["cat"] == "sample"]
-E = [e for e in ev if e["ph"] == "i" and e["cat"] == "event"]
-L = [e for e in ev if e["ph"] == "i" and e["cat"] == "lost"]
-M = [e for e in ev if e["ph"] == "M"]
-assert len(ev) == 12, len(ev)
-assert [(e["name"], e["ts"], e["dur"], e["tid"]) for e in X] == \
-    [("handle", 1500.0, 3000.0, 42), ("parse", 1600.0, 1.234, 42)], X
-assert X[0]["args"] == {"depth": 0, "arg0": 7, "path": "/x\ty"}, X[0]["args"]
-assert [(e["name"], e["ts"], e["tid"]) for e in B] == [("handle", 6000.0, 43)], B
-assert [(e["ts"], e["tid"], stack(e), e["args"]["weight"]) for e in S] == [
-    (1000.0, 42, "main;work;leaf_a", 1000000),
-    (2000.0, 42, "main;work;leaf_a", 1000000),
-    (3000.0, 43, "main;work;sys_read", 1000000),
-    (4000.0, 43, "main;0x7f0000001234", 1000000),
-    (5000.0, 42, 'main;odd"q\\b\x01\ufffd\u20acend', 1000000)], [stack(e) for e in S]
-assert S[1]["args"]["group"] == "slow"
-assert all(e["name"] == stack(e).split(";")[-1] for e in S)
-assert sf[S[2]["sf"]]["category"] == "[kernel.kallsyms]"
-assert [(e["name"], e["ts"], e["args"]) for e in E] == [("mark", 2500.0, {"value": 12})]
-assert [(e["name"], e["ts"], e["s"], e["args"]) for e in L] == [("lost ring", 5500.0, "g", {"count": 17})]
-assert sorted((e["tid"], e["args"]["name"]) for e in M) == [(42, "app"), (43, "app worker")]
-assert d["otherData"]["host"] == "box"
-print("ok")
-END
+	run js '
+const d = load(process.argv[1]), ev = d.traceEvents, sf = d.stackFrames
+const stack = e => { const o = []; for (let n = e.sf; n !== undefined; n = sf[n].parent) o.unshift(sf[n].name); return o.join(";") }
+const X = ev.filter(e => e.ph === "X"), B = ev.filter(e => e.ph === "B")
+const S = ev.filter(e => e.ph === "i" && e.cat === "sample")
+const E = ev.filter(e => e.ph === "i" && e.cat === "event")
+const L = ev.filter(e => e.ph === "i" && e.cat === "lost")
+const M = ev.filter(e => e.ph === "M")
+assert.strictEqual(ev.length, 12)
+assert.deepStrictEqual(X.map(e => [e.name, e.ts, e.dur, e.tid]),
+	[["handle", 1500, 3000, 42], ["parse", 1600, 1.234, 42]])
+assert.deepStrictEqual(X[0].args, { depth: 0, arg0: 7, path: "/x\ty" })
+assert.deepStrictEqual(B.map(e => [e.name, e.ts, e.tid, e.dur]), [["handle", 6000, 43, undefined]])
+assert.deepStrictEqual(S.map(e => [e.ts, e.tid, stack(e), e.args.weight]), [
+	[1000, 42, "main;work;leaf_a", 1000000],
+	[2000, 42, "main;work;leaf_a", 1000000],
+	[3000, 43, "main;work;sys_read", 1000000],
+	[4000, 43, "main;0x7f0000001234", 1000000],
+	[5000, 42, "main;odd\"q\\b\x01\ufffd\u20acend", 1000000]])
+assert.strictEqual(S[1].args.group, "slow")
+assert.ok(S.every(e => e.name === stack(e).split(";").pop()))
+assert.strictEqual(sf[S[2].sf].category, "[kernel.kallsyms]")
+assert.deepStrictEqual(E.map(e => [e.name, e.ts, e.args]), [["mark", 2500, { value: 12 }]])
+assert.deepStrictEqual(L.map(e => [e.name, e.ts, e.s, e.args]), [["lost ring", 5500, "g", { count: 17 }]])
+assert.deepStrictEqual(M.map(e => [e.tid, e.name, e.args.name]), [[42, "thread_name", "app"], [43, "thread_name", "app worker"]])
+assert.strictEqual(d.otherData.host, "box")
+console.log("ok")' "$BATS_TEST_TMPDIR/t.json"
 	[ "$status" -eq 0 ]
 	[ "$output" = ok ]
 }
@@ -163,7 +161,7 @@ END
 	: > "$BATS_TEST_TMPDIR/empty"
 	run --separate-stderr lp-collapse --format trace-event "$BATS_TEST_TMPDIR/empty"
 	[ "$status" -eq 0 ]
-	run python3 -c 'import json,sys; d = json.loads(sys.argv[1]); print(len(d["traceEvents"]), len(d["stackFrames"]))' "$output"
+	run js 'const d = JSON.parse(process.argv[1]); console.log(d.traceEvents.length, Object.keys(d.stackFrames).length)' "$output"
 	[ "$output" = "0 0" ]
 }
 
@@ -173,15 +171,16 @@ END
 	printf 'a;b 3\na;c 2\nd 1\n' > "$BATS_TEST_TMPDIR/in.folded"
 	run --separate-stderr lp-collapse --format speedscope "$BATS_TEST_TMPDIR/in.folded"
 	[ "$status" -eq 0 ]
-	run python3 -c '
-import json, sys
-d = json.loads(sys.argv[1])
-assert d["$schema"] == "https://www.speedscope.app/file-format-schema.json"
-assert [f["name"] for f in d["shared"]["frames"]] == ["a", "b", "c", "d"]
-(p,) = d["profiles"]
-assert (p["type"], p["unit"], p["startValue"], p["endValue"]) == ("sampled", "none", 0, 6), p
-assert p["samples"] == [[0, 1], [0, 2], [3]] and p["weights"] == [3, 2, 1], p
-print("ok")' "$output"
+	run js '
+const d = JSON.parse(process.argv[1])
+assert.strictEqual(d.$schema, "https://www.speedscope.app/file-format-schema.json")
+assert.deepStrictEqual(d.shared.frames.map(f => f.name), ["a", "b", "c", "d"])
+assert.strictEqual(d.profiles.length, 1)
+const p = d.profiles[0]
+assert.deepStrictEqual([p.type, p.unit, p.startValue, p.endValue], ["sampled", "none", 0, 6])
+assert.deepStrictEqual(p.samples, [[0, 1], [0, 2], [3]])
+assert.deepStrictEqual(p.weights, [3, 2, 1])
+console.log("ok")' "$output"
 	[ "$output" = ok ]
 }
 
@@ -192,7 +191,7 @@ print("ok")' "$output"
 		> "$BATS_TEST_TMPDIR/odd.folded"
 	run -0 lp-collapse "$BATS_TEST_TMPDIR/odd.folded"
 	lp-collapse --format speedscope "$BATS_TEST_TMPDIR/odd.folded" > "$BATS_TEST_TMPDIR/odd.json"
-	python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$BATS_TEST_TMPDIR/odd.json"
+	js 'load(process.argv[1])' "$BATS_TEST_TMPDIR/odd.json"
 	# What speedscope reads must be lp-collapse's folded bytes as a browser
 	# decodes them (U+FFFD per maximal ill-formed subsequence).
 	lp-collapse "$BATS_TEST_TMPDIR/odd.folded" |
@@ -224,7 +223,7 @@ print("ok")' "$output"
 	run --separate-stderr lp-collapse --format trace-event "$BATS_TEST_TMPDIR/bad.lp"
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "lp-collapse: $BATS_TEST_TMPDIR/bad.lp:13: "* ]]
-	run python3 -c 'import json,sys; json.loads(sys.argv[1])' "$output"
+	run js 'JSON.parse(process.argv[1])' "$output"
 	[ "$status" -ne 0 ]
 }
 
@@ -234,6 +233,48 @@ print("ok")' "$output"
 	run -0 lp-collapse --format latency --human spans.lp
 	[ "${lines[0]}" = "probe = Zeta" ]
 	run -0 lp-collapse --format trace-event -o trace.json spans.lp
-	run -0 python3 -c 'import json; print(len(json.load(open("trace.json"))["traceEvents"]))'
+	run -0 js 'console.log(load("trace.json").traceEvents.length)'
 	[ "$output" = 211 ]	# 208 X, 3 B (unfinished)
+}
+
+@test "speedscope: 3000 stacks of random bytes read back as a browser decodes lp-collapse's folded output" {
+	# Names drawn mostly from bytes that matter to UTF-8 and JSON (lead and
+	# continuation bytes, overlong and surrogate starts, quotes, backslash,
+	# controls), with a fixed seed.
+	js '
+let x = 7; const rnd = n => Math.floor((x = x * 48271 % 2147483647) / 2147483647 * n)
+const pool = [0x01, 0x09, 0x1f, 0x22, 0x5c, 0x41, 0x7f, 0x80, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf,
+	0xe0, 0xa0, 0x9f, 0xed, 0xef, 0xf0, 0x90, 0x8f, 0xf4, 0xf5, 0xff, 0x20, 0x61]
+const out = []
+for (let i = 0; i < 3000; i++) {
+	const frames = []
+	for (let j = 0, nf = 1 + rnd(5); j < nf; j++) {
+		const b = []
+		for (let k = 0, n = 1 + rnd(8); k < n; k++) {
+			let c = rnd(5) ? pool[rnd(pool.length)] : 1 + rnd(255)
+			if (c === 0x3b || c === 0x0a || c === 0x0d) c = 0x78	/* ; \n \r */
+			b.push(c)
+		}
+		frames.push(Buffer.from(b))
+	}
+	out.push(Buffer.concat([Buffer.concat(frames.flatMap((f, i) => i ? [Buffer.from(";"), f] : [f])),
+		Buffer.from(" " + (1 + rnd(9)) + "\n")]))
+}
+fs.writeFileSync(process.argv[1], Buffer.concat(out))' "$BATS_TEST_TMPDIR/rand.folded"
+	lp-collapse "$BATS_TEST_TMPDIR/rand.folded" > "$BATS_TEST_TMPDIR/rand.out"
+	[ "$(wc -l < "$BATS_TEST_TMPDIR/rand.out")" -gt 2900 ]
+	lp-collapse --format speedscope "$BATS_TEST_TMPDIR/rand.folded" > "$BATS_TEST_TMPDIR/rand.json"
+	js 'load(process.argv[1])' "$BATS_TEST_TMPDIR/rand.json"
+	# Decoded, distinct byte strings may become one name: sum them again.
+	js '
+const t = new TextDecoder().decode(fs.readFileSync(process.argv[1])), m = new Map()
+for (const l of t.split("\n")) {
+	if (!l) continue
+	const i = l.lastIndexOf(" "), k = l.slice(0, i)
+	m.set(k, (m.get(k) || 0) + Number(l.slice(i + 1)))
+}
+const keys = [...m.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+process.stdout.write(keys.map(k => k + " " + m.get(k) + "\n").join(""))' "$BATS_TEST_TMPDIR/rand.out" > "$BATS_TEST_TMPDIR/want"
+	"$VALIDATE" -q --folded "$BATS_TEST_TMPDIR/rand.json" > "$BATS_TEST_TMPDIR/got"
+	cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
 }
