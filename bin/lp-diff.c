@@ -55,6 +55,11 @@ static void usage(FILE *f)
 		"      --version            the version\n");
 }
 
+static void short_usage(void)
+{
+	fprintf(stderr, "usage: lp-diff [options] BEFORE AFTER (lp-diff --help for the options)\n");
+}
+
 enum {
 	OPT_REPORT = 256, OPT_ALPHA, OPT_TOP, OPT_ADJUST, OPT_TITLE, OPT_NEGATE,
 	OPT_INPUT_FORMAT, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
@@ -95,7 +100,7 @@ static void bad_usage(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	lp_error("%s", msg);
-	usage(stderr);
+	short_usage();
 	exit(2);
 }
 
@@ -192,13 +197,13 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case OPT_VERSION:
 			lp_print_version();
 		default:
-			usage(stderr);
+			short_usage();
 			exit(2);
 		}
 	}
 	if (argc - optind != 2) {
 		lp_error("expected two inputs, BEFORE and AFTER");
-		usage(stderr);
+		short_usage();
 		exit(2);
 	}
 }
