@@ -57,6 +57,7 @@ struct lp_snapshotter {
 	struct lp_symbolizer *sym;
 	struct lp_unwinder *unw;
 	bool *alive;		/* per target */
+	char **exe;		/* per target: /proc/PID/exe at the last snapshot */
 	struct capture *caps;
 	size_t ncaps_alloc;
 	uint64_t pcs[MAX_FRAMES];
@@ -125,6 +126,7 @@ struct lp_snapshotter *lp_snapshotter__open(const struct lp_snapshot_opts *opts,
 	s->w = w;
 	s->page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
 	s->alive = lp_calloc(s->o.npids ? s->o.npids : 1, sizeof(*s->alive));
+	s->exe = lp_calloc(s->o.npids ? s->o.npids : 1, sizeof(*s->exe));
 	for (size_t i = 0; i < s->o.npids; i++)
 		s->alive[i] = true;
 	s->dict = lp_dict__new();
@@ -147,6 +149,9 @@ void lp_snapshotter__free(struct lp_snapshotter *s)
 		free(s->caps[i].stack);
 	free(s->caps);
 	free(s->alive);
+	for (size_t i = 0; s->exe && i < s->o.npids; i++)
+		free(s->exe[i]);
+	free(s->exe);
 	lp_attrs_buf__free(&s->attrs);
 	lp_unwinder__free(s->unw);
 	lp_symbolizer__free(s->sym);
@@ -300,7 +305,9 @@ static int write_failed(struct lp_snapshotter *s)
 	return -1;
 }
 
-static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c)
+/* *retried: whether this snapshot of pid already had its modules read
+ * again after a failed unwind (once per snapshot at most). */
+static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c, bool *retried)
 {
 	enum lp_unwind_end end;
 	const char *why = "";
@@ -309,6 +316,16 @@ static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c)
 
 	n = lp_unwinder__unwind(s->unw, pid, c->tid, &c->regs, c->stack, c->len, s->pcs, s->ret,
 				MAX_FRAMES, &end, &why);
+	if (end == LP_UNWIND_FAILED && !*retried) {
+		/* The symbolizer reads a process's modules again at most every
+		 * 100 ms; a command just started (ld.so mapping its libraries)
+		 * or one that loaded a library since then fails to unwind
+		 * until it does.  A snapshot is rare enough to ask at once. */
+		*retried = true;
+		lp_symbolizer__forget(s->sym, pid);
+		n = lp_unwinder__unwind(s->unw, pid, c->tid, &c->regs, c->stack, c->len, s->pcs,
+					s->ret, MAX_FRAMES, &end, &why);
+	}
 	for (size_t i = n; i-- > 0;) {
 		const struct lp_frame *f = lp_symbolizer__user(s->sym, pid, s->pcs[i], s->ret[i]);
 		if (f)
@@ -342,6 +359,23 @@ static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c)
 	if (c->time > s->last_time)
 		s->last_time = c->time;
 	return lp_writer__sample(s->w, &smp) < 0 ? write_failed(s) : 0;
+}
+
+/* A target that exec'd another program since the last snapshot: its old
+ * modules would give wrong names, so the symbolizer forgets them. */
+static void exe_check(struct lp_snapshotter *s, size_t p)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)s->o.pids[p]);
+	if ((n = readlink(path, buf, sizeof(buf) - 1)) < 0)
+		return;
+	buf[n] = 0;
+	if (s->exe[p] && strcmp(s->exe[p], buf))
+		lp_symbolizer__forget(s->sym, s->o.pids[p]);
+	free(s->exe[p]);
+	s->exe[p] = lp_strdup(buf);
 }
 
 /* While a thread is held, nothing may make us wait for a CPU: a tracer
@@ -408,8 +442,10 @@ int lp_snapshotter__take(struct lp_snapshotter *s)
 		if (boosted)
 			boost(false);
 		free(tids);
+		exe_check(s, p);
+		bool retried = false;
 		for (size_t i = 0; i < ncap; i++)
-			if (emit(s, pid, &s->caps[i]) < 0)
+			if (emit(s, pid, &s->caps[i], &retried) < 0)
 				return -1;
 	}
 	return alive;
