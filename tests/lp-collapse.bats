@@ -53,14 +53,45 @@ two_samples() {
 	[ "$status" -eq 2 ]
 }
 
-@test "--inline and --context are refused as not supported yet, exit 2" {
-	run --separate-stderr lp-collapse --inline "$MISC"
-	[ "$status" -eq 2 ]
-	[ -z "$output" ]
-	[[ "$stderr" == "lp-collapse: --inline is not supported yet"* ]]
-	run --separate-stderr lp-collapse --context "$MISC"
-	[ "$status" -eq 2 ]
-	[[ "$stderr" == "lp-collapse: --context is not supported yet"* ]]
+@test "--inline and --context expand inlined calls as addr2line -i -f -s -C prints them" {
+	require_cmd addr2line
+	cc -O2 -g -o "$T/inl" "$FIXTURES/collapse/inline.c"
+	read -r start size < <(nm -S "$T/inl" | awk '$4 == "work" { print $1, $2 }')
+	# the first address of work() where mix() is inlined into step() into work()
+	addr=$(for ((i = 0; i < 0x$size; i++)); do printf '%x\n' $((0x$start + i)); done |
+		addr2line -a -i -f -s -e "$T/inl" |
+		awk '/^0x/ { if (n >= 6) { print a; exit } a = $1; n = 0; next } { n++ }')
+	[ -n "$addr" ]
+	addr=$(printf '%x' $((addr)))
+	off=$(printf '%x' $((0x$addr - 0x$start)))
+	printf 'inl 7 1.0: 3 cycles: \n\t%16s work+0x%s (%s)\n\n' "$addr" "$off" "$T/inl" >"$T/p"
+	# binutils' answer, outermost first, as the script builds it
+	mapfile -t a2l < <(addr2line -a "$addr" -e "$T/inl" -i -f -s -C | tail -n +2)
+	want=inl wantc=inl
+	for ((k = ${#a2l[@]} - 2; k >= 0; k -= 2)); do
+		want="$want;${a2l[k]}"
+		wantc="$wantc;${a2l[k]}:${a2l[k + 1]% (discriminator*}"
+	done
+	[ "$want" = "inl;work;step;mix" ]
+	run -0 lp-collapse --inline "$T/p"
+	[ "$output" = "$want 3" ]
+	run -0 lp-collapse --inline --context --tid "$T/p"
+	[ "$output" = "${wantc/inl/inl-?/7} 3" ]
+	[[ "$output" == *";mix:inline.c:"[0-9]*" 3" ]]
+	# an address addr2line knows nothing about: the script retries at
+	# nm's address of the symbol plus the offset
+	printf 'inl 7 1.0: 3 cycles: \n\t%16s work+0x%s (%s)\n\n' 1 "$off" "$T/inl" >"$T/q"
+	run -0 lp-collapse --inline "$T/q"
+	[ "$output" = "$want 3" ]
+	# without --inline, or with --context alone: the perf frame
+	run -0 lp-collapse "$T/p"
+	[ "$output" = "inl;work 3" ]
+	run -0 lp-collapse --context "$T/p"
+	[ "$output" = "inl;work 3" ]
+	# a module that is not there: the perf frame, cleaned up as usual
+	sed "s|$T/inl|$T/gone|" "$T/p" >"$T/r"
+	run -0 lp-collapse --inline "$T/r"
+	[ "$output" = "inl;work 3" ]
 }
 
 @test "a missing input: exit 1, named, no output file created" {
