@@ -216,6 +216,23 @@ static struct item *pop(struct input *in)
 	return it;
 }
 
+static struct item *peek(struct input *in)
+{
+	size_t head = atomic_load_explicit(&in->head, memory_order_relaxed);
+	return head == atomic_load(&in->tail) ? NULL : in->ring[head & (RING_CAP - 1)];
+}
+
+/* Where a record stands in stream time: a sample's time, a span's end;
+ * everything else goes first. */
+static int64_t item_time(const struct item *it)
+{
+	if (it->rec.kind == LP_REC_SAMPLE)
+		return it->rec.sample.time_ns;
+	if (it->rec.kind == LP_REC_SPAN && it->rec.span.end_ns != LP_TIME_NONE)
+		return it->rec.span.end_ns;
+	return INT64_MIN;
+}
+
 static bool ring_empty(struct input *in)
 {
 	return atomic_load(&in->head) == atomic_load(&in->tail);
@@ -789,6 +806,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	s.buckets = lp_calloc(s.nbuckets, sizeof(*s.buckets));
 	struct input *smp = &j->in[0], *spn = &j->in[1];
 	bool live_clock = false;	/* the spans carry this host's current time */
+	bool files = !smp->live && !spn->live;
 	int64_t stalled_since = 0;	/* when a full side last made no progress */
 	uint64_t since_sweep = 0;
 	int64_t last_rel = INT64_MIN;
@@ -798,17 +816,38 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 		/* Either side may fill up while the other lags behind; it then
 		 * waits for the other (exact on files, bounded memory). */
 		bool spans_full = s.kept >= opts->max_held && !smp->finished;
-		struct item *it;
-		for (int n = 0; !spans_full && n < 1024 && (it = pop(spn)); n++) {
-			got_spans = true;
-			if (it->rec.kind == LP_REC_SPAN && spn->live && !live_clock &&
-			    it->rec.span.end_ns != LP_TIME_NONE) {
-				int64_t d = now_ns() - it->rec.span.end_ns;
-				live_clock = d >= -opts->max_delay_ns && d <= opts->max_delay_ns;
+		bool samples_full = s.held >= opts->max_held && !spn->finished;
+		bool behind = false;
+		/* Take the record that is earlier in stream time, so that on files
+		 * neither input runs ahead of the other and little is held. */
+		for (int n = 0; n < 2048; n++) {
+			struct item *a = spans_full ? NULL : peek(spn);
+			struct item *b = samples_full ? NULL : peek(smp);
+			if (!a && !b)
+				break;
+			/* Two files: wait for the reader that is behind rather than
+			 * read ahead on the other (it is only a few records away). */
+			if (files && ((a && !b && !samples_full && !atomic_load(&smp->done)) ||
+				      (b && !a && !spans_full && !atomic_load(&spn->done)))) {
+				behind = true;
+				break;
+			}
+			struct input *from = !b || (a && item_time(a) <= item_time(b)) ? spn : smp;
+			struct item *it = pop(from);
+			since_sweep++;
+			if (from == spn) {
+				got_spans = true;
+				if (it->rec.kind == LP_REC_SPAN && spn->live && !live_clock &&
+				    it->rec.span.end_ns != LP_TIME_NONE) {
+					int64_t d = now_ns() - it->rec.span.end_ns;
+					live_clock = d >= -opts->max_delay_ns && d <= opts->max_delay_ns;
+				}
+			} else {
+				got_samples = true;
 			}
 			on_item(&s, it);
-			since_sweep++;
 			spans_full = s.kept >= opts->max_held && !smp->finished;
+			samples_full = s.held >= opts->max_held && !spn->finished;
 		}
 		if (!spn->finished && atomic_load(&spn->done) && ring_empty(spn)) {
 			spn->finished = true;
@@ -817,13 +856,6 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 			s.span_mark = INT64_MAX;
 			sweep_all(&s, INT64_MAX, prune_mark(&s));
 			got_spans = true;
-		}
-		bool samples_full = s.held >= opts->max_held && !spn->finished;
-		for (int n = 0; !samples_full && n < 1024 && (it = pop(smp)); n++) {
-			got_samples = true;
-			on_item(&s, it);
-			since_sweep++;
-			samples_full = s.held >= opts->max_held && !spn->finished;
 		}
 		if (!smp->finished && atomic_load(&smp->done) && ring_empty(smp)) {
 			smp->finished = true;
@@ -879,7 +911,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 			out_failed(&s);
 		pthread_mutex_lock(&j->lock);
 		atomic_store(&j->consumer_waiting, 1);
-		if ((spans_full || ring_empty(spn)) && (samples_full || ring_empty(smp)) &&
+		if ((behind || ((spans_full || ring_empty(spn)) && (samples_full || ring_empty(smp)))) &&
 		    !(atomic_load(&spn->done) && !spn->finished) &&
 		    !(atomic_load(&smp->done) && !smp->finished)) {
 			struct timespec ts;
