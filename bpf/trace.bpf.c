@@ -15,11 +15,24 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Calls shorter than this produce no span (funcslower's filter). */
 const volatile __u64 min_duration_ns = 0;
+/* Wake the reader only once this much is waiting: a wakeup per record
+ * (an irq_work) costs more than the rest of a return probe.  The reader
+ * also drains on a timer, so nothing waits longer than its poll period. */
+const volatile __u64 wakeup_bytes = 0;
+
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);	/* set by user space */
 } events SEC(".maps");
+
+static __always_inline void submit(void *rec)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, flags);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -273,7 +286,7 @@ int lp_return(struct pt_regs *ctx)
 	ev->size = 0;
 	ev->ret = ctx->ax;
 	__builtin_memcpy(ev->vals, f->vals, sizeof(ev->vals));
-	bpf_ringbuf_submit(ev, 0);
+	submit(ev);
 	return 0;
 }
 
@@ -303,7 +316,7 @@ int lp_point(struct pt_regs *ctx)
 	__builtin_memset(ev->vals, 0, sizeof(ev->vals));
 	__builtin_memset(es->strs, 0, sizeof(es->strs));
 	capture(ctx, p, ev->vals, es->strs);
-	bpf_ringbuf_submit(es, 0);
+	submit(es);
 	return 0;
 }
 
@@ -375,7 +388,7 @@ int lp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	ev->ret = (__u64)ctx->args[1];
 	for (int i = 0; i < 6; i++)
 		ev->vals[i] = copy.args[i];
-	bpf_ringbuf_submit(ev, 0);
+	submit(ev);
 	return 0;
 }
 
@@ -409,6 +422,6 @@ int lp_tp(void *ctx)
 	e->ev.size = size;
 	if (bpf_probe_read_kernel(e->data, size, ctx) < 0)
 		e->ev.size = 0;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }

@@ -87,6 +87,7 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 	}
 	t->skel->rodata->min_duration_ns = (uint64_t)opts->min_duration_ns;
 	size_t ring = opts->ring_bytes ? opts->ring_bytes : 8u << 20;
+	t->skel->rodata->wakeup_bytes = ring / 8;
 	bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring);
 	int err = trace_bpf__load(t->skel);
 	if (err) {
@@ -458,6 +459,12 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 	uint64_t before = t->count;
 	t->w = w;
 	int r = ring_buffer__poll(t->rb, timeout_ms);
+	/* Records submitted without a wakeup are only seen by a consume. */
+	if (r >= 0 || r == -EINTR) {
+		int c = ring_buffer__consume(t->rb);
+		if (c < 0 && !t->werr)
+			r = c;
+	}
 	if (t->werr) {
 		errno = t->werr;
 		return -1;

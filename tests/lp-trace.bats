@@ -240,3 +240,43 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	run -0 grep -P '^event\t.*\ttp:sched:sched_process_exit\t' "$T/c.lp"
 	assert_output --regexp 'comm=sleeper	pid=[0-9]+	prio=[0-9]+'
 }
+
+@test "lp-trace: past the ring's capacity every call is a span or counted lost" {
+	require_root
+	# fib(20) makes 21891 calls, 20 deep at most: none lost to depth
+	run -0 lp-trace --ring-size 4096 -o "$T/r.lp" fib -- "$WORKLOADS/fib" 20
+	run -0 awk -F'\t' '$1 == "span" { s++ } $1 == "lost" && $3 == "ring" { l += $4 }
+		$1 == "lost" && $3 != "ring" { other++ } END { print s + l, (l > 0), other + 0 }' "$T/r.lp"
+	assert_output "21891 1 0"
+}
+
+@test "lp-trace: a closed output stops it: detached, exit 0, command terminated" {
+	require_root
+	local t0=$SECONDS
+	run -0 bash -c "lp-trace fib -- '$WORKLOADS/fib' 20 100000 2>'$T/err' | head -2 >'$T/h'; echo \${PIPESTATUS[0]}"
+	assert_output "0"
+	[ $((SECONDS - t0)) -le 10 ]
+	[ "$(wc -l <"$T/h")" -eq 2 ]
+	[ ! -s "$T/err" ]
+	run -1 pgrep -f "$WORKLOADS/fib 20 100000"
+}
+
+@test "lp-trace: endbr64 then push: probed at the push, every call seen" {
+	require_root
+	run -0 objdump -d --no-show-raw-insn "$WORKLOADS/cetloop"
+	assert_output --regexp '<tick>:
+ *[0-9a-f]+:	endbr64 *
+ *[0-9a-f]+:	push +%rbp'
+	run -0 lp-trace -v -o "$T/c.lp" tick -- "$WORKLOADS/cetloop" 1000
+	assert_line "lp-trace: tick: starts with endbr64: probing the push at +4 (emulated, not single-stepped)"
+	[ "$(grep -c '^span' "$T/c.lp")" -eq 1000 ]
+	run -0 awk -F'\t' '$1 == "span" { split($8, r, "="); if (r[2] != (n++ % 8)) bad++ } END { print n, bad + 0 }' "$T/c.lp"
+	assert_output "1000 0"
+}
+
+@test "lp-trace: without privileges: one clear line, exit 1" {
+	require_root
+	require_cmd setpriv
+	run -1 setpriv --reuid=65534 --regid=65534 --clear-groups lp-trace nap -- "$WORKLOADS/sleeper" 1
+	assert_output "lp-trace: loading BPF programs needs root (or CAP_BPF and CAP_PERFMON): Operation not permitted"
+}
