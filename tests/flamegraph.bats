@@ -101,6 +101,16 @@ assert {e.tag for e in svg.iter()} <= {NS + t for t in
         ("svg", "defs", "linearGradient", "stop", "style", "script", "rect", "text", "g", "title")}
 assert svg.find(NS + "text[@id='title']").text == 'a <b> & "c" ]]> --'
 near(frame("operator<<(std::ostream&, int const&)")["w"], 4 / 14 * 1180)
+# labels: the whole name, or as much as fits followed by "..", or nothing
+truncated = 0
+for f in frames:
+    fit = int(f["w"] / (12 * 0.59))
+    lab = f["label"]
+    assert len(lab) <= fit, (lab, f["w"])
+    if lab != f["name"]:
+        assert lab == "" and fit < 3 or lab.endswith("..") and f["name"].startswith(lab[:-2]), (lab, f["name"])
+        truncated += lab != ""
+assert truncated >= 2, truncated
 EOF
 	if command -v xmllint >/dev/null; then
 		run -0 xmllint --noout "$BATS_TEST_TMPDIR/h.svg"
