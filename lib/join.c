@@ -358,9 +358,13 @@ struct state {
 	size_t nheaders;
 };
 
+/* Threads are keyed by tid alone: a tid is unique on a host, and `perf
+ * script` prints only the tid by default.  encloses() checks the pid (when
+ * both sides know it) and the host. */
 static size_t thr_hash(int32_t pid, int32_t tid, size_t n)
 {
-	uint64_t k = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid;
+	(void)pid;
+	uint64_t k = (uint32_t)tid;
 	k *= 0x9e3779b97f4a7c15ULL;
 	return (size_t)(k >> 32) & (n - 1);
 }
@@ -369,7 +373,7 @@ static struct thr *thr_get(struct state *s, int32_t pid, int32_t tid, bool creat
 {
 	size_t b = thr_hash(pid, tid, s->nbuckets);
 	for (struct thr *t = s->buckets[b]; t; t = t->next)
-		if (t->pid == pid && t->tid == tid)
+		if (t->tid == tid)
 			return t;
 	if (!create)
 		return NULL;
@@ -444,8 +448,11 @@ static bool inner(const struct item *a, const struct item *b)
 static bool encloses(const struct item *span, const struct item *sample)
 {
 	const struct lp_span *sp = &span->rec.span;
-	int64_t t = sample->rec.sample.time_ns;
+	const struct lp_sample *smp = &sample->rec.sample;
+	int64_t t = smp->time_ns;
 	if (!(sp->start_ns <= t && t < sp->end_ns))
+		return false;
+	if (sp->pid != smp->pid && sp->pid != LP_ID_NONE && smp->pid != LP_ID_NONE)
 		return false;
 	return !span->host || !sample->host || span->host == sample->host;
 }
@@ -631,7 +638,7 @@ static void on_sample(struct state *s, struct item *it)
 {
 	const struct lp_sample *smp = &it->rec.sample;
 	s->st->samples++;
-	if (smp->time_ns == LP_TIME_NONE || smp->pid == LP_ID_NONE || smp->tid == LP_ID_NONE) {
+	if (smp->time_ns == LP_TIME_NONE || smp->tid == LP_ID_NONE) {
 		release(s, it);
 		return;
 	}

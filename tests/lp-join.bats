@@ -175,3 +175,28 @@ samples_of() {
 		bash -c "set -o pipefail; $cmd" > /dev/null
 	done < examples
 }
+
+@test "lp-join: a live perf recording (perf record -k CLOCK_MONOTONIC) joins lp-trace's spans" {
+	require_root
+	require_cmd perf
+	cd "$TMP"
+	"$LP_BUILD/examples/demo" 8 > /dev/null &
+	demo=$!
+	sleep 0.3
+	perf record -q -k CLOCK_MONOTONIC -F 499 -g -p $demo -o perf.data -- sleep 4 2> perf.err &
+	rec=$!
+	lp-trace -d 4 -p $demo handle_request > spans.lp 2> trace.err
+	wait $rec
+	kill $demo; wait $demo || true
+	perf script -i perf.data --ns > perf.txt 2> /dev/null
+	run --separate-stderr -0 lp-join -v perf.txt spans.lp
+	printf '%s\n' "$output" > joined.lp
+	echo "$stderr" >&3
+	joined=$(grep '^sample' joined.lp | grep -c span=handle_request)
+	total=$(grep -c '^sample' joined.lp)
+	# The demo is in handle_request most of its CPU time.
+	[ "$total" -ge 200 ] && [ $((joined * 100 / total)) -ge 70 ]
+	lp-split -P 90 -p handle_request --above slow.lp --below fast.lp -q joined.lp
+	share() { lp-collapse "$1" | awk '{ n = $NF; t += n; if ($0 ~ /rebuild_index/) h += n } END { print int(100 * h / t) }'; }
+	[ "$(share slow.lp)" -ge 70 ] && [ "$(share fast.lp)" -le 2 ]
+}
