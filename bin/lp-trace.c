@@ -256,6 +256,20 @@ int main(int argc, char **argv)
 			}
 		}
 		free(exe);
+		/* Two probes at one instruction would pair their returns with
+		 * each other's entries. */
+		for (size_t i = 0; i < npoints[p]; i++)
+			for (size_t j = 0; j < i; j++) {
+				struct lp_probe_point *a = &points[p][j], *b = &points[p][i];
+				if (a->cfg.kind >= LP_PROBE_SYSCALL || b->cfg.kind >= LP_PROBE_SYSCALL ||
+				    a->offset != b->offset || strcmp(a->path, b->path))
+					continue;
+				if (a->cfg.kind == LP_PROBE_SYSCALL || a->spec == b->spec)
+					continue;
+				lp_error("probes '%s' and '%s' are at the same address: give one",
+					 a->spec->text, b->spec->text);
+				goto out;
+			}
 	}
 
 	struct lp_tracer_opts topts = {

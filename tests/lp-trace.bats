@@ -280,3 +280,31 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	run -1 setpriv --reuid=65534 --regid=65534 --clear-groups lp-trace nap -- "$WORKLOADS/sleeper" 1
 	assert_output "lp-trace: loading BPF programs needs root (or CAP_BPF and CAP_PERFMON): Operation not permitted"
 }
+
+@test "lp-trace: FUNC+OFF and a raw address are point events at every pass" {
+	require_root
+	addr=$(nm "$WORKLOADS/fib" | awk '$3 == "fib" { print $1 }')
+	run -0 lp-trace -o "$T/o.lp" "0x$addr" fib+4 -- "$WORKLOADS/fib" 15
+	[ "$(grep -c -P "^event\t[0-9]+\t[0-9]+\t[0-9]+\t0x$addr\$" "$T/o.lp")" -eq 1973 ]
+	[ "$(grep -c -P '^event\t[0-9]+\t[0-9]+\t[0-9]+\tfib\+4$' "$T/o.lp")" -eq 1973 ]
+	run -1 lp-trace fib+4000 -- "$WORKLOADS/fib"
+	assert_output --regexp "^lp-trace: probe 'fib\+4000': offset 4000 is past the end of fib \([0-9]+ bytes\)$"
+	run -1 lp-trace fib 'fib(n)' -- "$WORKLOADS/fib"
+	assert_output "lp-trace: probes 'fib' and 'fib(n)' are at the same address: give one"
+}
+
+@test "lp-trace: -p with two processes traces both" {
+	require_root
+	"$WORKLOADS/sleeper" 100000 >/dev/null &
+	local a=$!
+	"$WORKLOADS/sleeper" 100000 >/dev/null &
+	local b=$!
+	sleep 0.2
+	run -0 lp-trace -d 1 -o "$T/p.lp" nap -p "$a,$b"
+	kill "$a" "$b"
+	wait "$a" "$b" || true
+	run -0 awk -F'\t' '$1 == "span" { n[$4]++ } END { for (p in n) if (n[p] >= 20) print p }' "$T/p.lp"
+	[ "${#lines[@]}" -eq 2 ]
+	assert_line "$a"
+	assert_line "$b"
+}
