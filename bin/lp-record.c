@@ -31,6 +31,7 @@ struct options {
 	bool verbose;
 	bool inlines;
 	bool srclines;
+	bool raw;
 	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/snapshot.h) */
 	bool snapshot;
 };
@@ -39,7 +40,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: lp-record [-F HZ] [-d SECONDS] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
-		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [-v]\n"
+		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
@@ -53,6 +54,8 @@ static void usage(FILE *f)
 		"      --no-follow        not the children of the targets\n"
 		"      --inline           inlined functions as frames of their own (slower)\n"
 		"      --srcline          file:line of user frames\n"
+		"      --raw              user frames as addresses in their files, with build-ids,\n"
+		"                         to symbolize later with lp-symbolize\n"
 		"  -v, --verbose          libbpf's messages and the verifier log\n"
 		"      --mode MODE        cpu (BPF on-CPU sampling, default) or snapshot: every\n"
 		"                         thread's stack through ptrace, no BPF (-p or CMD)\n"
@@ -131,6 +134,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "inline", no_argument, NULL, 'I' },
 		{ "srcline", no_argument, NULL, 'S' },
+		{ "raw", no_argument, NULL, 'R' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -216,6 +220,9 @@ int main(int argc, char **argv)
 		case 'S':
 			o.srclines = true;
 			break;
+		case 'R':
+			o.raw = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -269,6 +276,7 @@ int main(int argc, char **argv)
 		.verbose = o.verbose,
 		.inlines = o.inlines,
 		.srclines = o.srclines,
+		.raw = o.raw,
 	};
 	if (t)
 		ro.pids = lp_target__pids(t, &ro.npids);

@@ -198,6 +198,8 @@ static int write_header(struct lp_recorder *r)
 	snprintf(buf, sizeof(buf), "%u", r->opts.freq);
 	lp_attrs_buf__add(&a, "freq", buf);
 	lp_attrs_buf__add(&a, "unwind", r->opts.dwarf_bytes ? "dwarf" : "fp");
+	if (r->opts.raw)
+		lp_attrs_buf__add(&a, "raw", "1");
 	lp_attrs_buf__add(&a, "producer", "lp-record");
 	h.attrs = lp_attrs_buf__attrs(&a);
 	rc = lp_writer__header(r->w, &h);
@@ -363,6 +365,7 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	r->dict = lp_dict__new();
 	r->sym = lp_symbolizer__new(r->dict);
 	lp_symbolizer__set_options(r->sym, opts->inlines, opts->srclines);
+	lp_symbolizer__set_raw(r->sym, opts->raw);
 	r->unw = lp_unwinder__new(r->sym);
 
 	r->skel = profile_bpf__open();

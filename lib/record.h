@@ -29,6 +29,7 @@ struct lp_record_opts {
 	bool verbose;		/* libbpf's output, the verifier log */
 	bool inlines;		/* inlined functions as frames (kind 'i') */
 	bool srclines;		/* file:line on user frames */
+	bool raw;		/* user frames unsymbolized (lp-symbolize later) */
 };
 
 struct lp_recorder;

@@ -76,8 +76,20 @@ struct lp_symbolizer {
 	char *knames;
 	bool kloaded;
 	uint32_t next_gen;		/* processes' generations, never reused */
-	bool inlines, srclines;
+	bool inlines, srclines, raw;
+	struct lp_hashmap files;	/* path hash -> lp_file (lp_symbolizer__file) */
+	struct lp_hashmap restacked;	/* input frame id -> lp_restacked */
 	struct lp_symbolizer_stats st;
+};
+
+/* A binary opened by path to symbolize a raw stream: its own Dwfl, the file
+ * at address 0 (so addresses are the file's virtual addresses). */
+struct lp_file {
+	char *path;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	char build_id[2 * 64 + 1];	/* hex; "" when it has none */
+	bool warned;
 };
 
 static const Dwfl_Callbacks proc_callbacks = {
@@ -105,6 +117,8 @@ struct lp_symbolizer *lp_symbolizer__new(struct lp_dict *dict)
 	lp_hashmap__init(&s->procs);
 	lp_hashmap__init(&s->symtabs);
 	lp_hashmap__init(&s->cache);
+	lp_hashmap__init(&s->files);
+	lp_hashmap__init(&s->restacked);
 	return s;
 }
 
@@ -135,6 +149,21 @@ void lp_symbolizer__free(struct lp_symbolizer *s)
 	for (size_t i = 0; i < s->cache.cap; i++)
 		if (s->cache.keys[i])
 			free(s->cache.values[i]);
+	for (size_t i = 0; i < s->files.cap; i++) {
+		struct lp_file *f = s->files.keys[i] ? s->files.values[i] : NULL;
+
+		if (!f)
+			continue;
+		if (f->dwfl)
+			dwfl_end(f->dwfl);
+		free(f->path);
+		free(f);
+	}
+	lp_hashmap__fini(&s->files);
+	for (size_t i = 0; i < s->restacked.cap; i++)
+		if (s->restacked.keys[i])
+			free(s->restacked.values[i]);
+	lp_hashmap__fini(&s->restacked);
 	lp_hashmap__fini(&s->procs);
 	lp_hashmap__fini(&s->symtabs);
 	lp_hashmap__fini(&s->cache);
@@ -519,6 +548,33 @@ static size_t resolve_module(struct lp_symbolizer *s, Dwfl_Module *mod, const ch
 	return k + 1;
 }
 
+static void build_id_hex(Dwfl_Module *mod, char *buf, size_t size)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+
+	buf[0] = 0;
+	for (int i = 0; i < len && (size_t)(2 * i + 2) < size; i++)
+		snprintf(buf + 2 * i, 3, "%02x", bits[i]);
+}
+
+/* --raw: the address in the file (its ELF virtual address), the file's
+ * path, and its build-id in the source line field as "build-id:HEX", so
+ * lp-symbolize can check it is symbolizing the same build. */
+static size_t raw_frame(struct lp_symbolizer *s, Dwfl_Module *mod, const char *name,
+			uint64_t look, const struct lp_frame **out)
+{
+	Dwarf_Addr bias = 0;
+	char id[2 * 64 + 1], line[sizeof(id) + 10];
+
+	dwfl_module_getelf(mod, &bias);
+	build_id_hex(mod, id, sizeof(id));
+	snprintf(line, sizeof(line), "%s%s", *id ? "build-id:" : "", id);
+	out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, look - bias, name, "", line);
+	return 1;
+}
+
 static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, uint64_t look,
 			   const struct lp_frame **out)
 {
@@ -537,6 +593,8 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 		/* libdwfl names the vDSO "[vdso: PID]": one name for all. */
 		if (!strncmp(name, "[vdso", 5))
 			name = "[vdso]";
+		if (s->raw && name[0] == '/')
+			return raw_frame(s, mod, name, look, out);
 		if (sym)
 			return resolve_module(s, mod, name, sym->name, look, out);
 		out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, addr, name, "", "");
@@ -700,7 +758,122 @@ void lp_symbolizer__set_options(struct lp_symbolizer *s, bool inlines, bool srcl
 	s->srclines = srclines;
 }
 
+void lp_symbolizer__set_raw(struct lp_symbolizer *s, bool raw)
+{
+	s->raw = raw;
+}
+
+static const Dwfl_Callbacks file_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static struct lp_file *open_file(struct lp_symbolizer *s, const char *path)
+{
+	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, path, strlen(path)));
+	struct lp_file *f = lp_hashmap__get(&s->files, key);
+
+	if (f && !strcmp(f->path, path))
+		return f;
+	f = lp_calloc(1, sizeof(*f));
+	f->path = lp_strdup(path);
+	f->dwfl = dwfl_begin(&file_callbacks);
+	if (f->dwfl) {
+		dwfl_report_begin(f->dwfl);
+		f->mod = dwfl_report_elf(f->dwfl, path, path, -1, 0, false);
+		dwfl_report_end(f->dwfl, NULL, NULL);
+	}
+	if (f->mod)
+		build_id_hex(f->mod, f->build_id, sizeof(f->build_id));
+	/* A path hash collision replaces the older entry (leaked: rare). */
+	lp_hashmap__put(&s->files, key, f);
+	return f;
+}
+
+int lp_symbolizer__file(struct lp_symbolizer *s, const char *path, const char *build_id,
+			uint64_t addr, const struct lp_frame **out, size_t *n)
+{
+	struct lp_file *f = open_file(s, path);
+	Dwarf_Addr start;
+
+	*n = 0;
+	if (!f->mod)
+		return -1;
+	if (build_id && *build_id && strcmp(build_id, f->build_id))
+		return -2;
+	dwfl_module_info(f->mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	struct lp_symtab *t = module_symtab(s, f->mod);
+	const struct lp_sym *sym = sym_find(t->syms, t->n, addr - start);
+	if (!sym)
+		return 0;
+	*n = resolve_module(s, f->mod, path, sym->name, addr, out);
+	return 0;
+}
+
 void lp_symbolizer__stats(const struct lp_symbolizer *s, struct lp_symbolizer_stats *st)
 {
 	*st = s->st;
+}
+
+struct lp_restacked {
+	const struct lp_frame *in;
+	size_t n;
+	const struct lp_frame *out[];
+};
+
+/* One input frame to output frames: a raw frame symbolized from its file,
+ * anything else copied. */
+static struct lp_restacked *restack_frame(struct lp_symbolizer *s, const struct lp_frame *f)
+{
+	uint64_t key = lp_hashmap__key(f->id);
+	struct lp_restacked *r = lp_hashmap__get(&s->restacked, key);
+	const struct lp_frame *out[LP_SYM_MAX_INLINE + 1];
+	size_t n = 0;
+
+	if (r && r->in == f)
+		return r;
+	if (f->kind == LP_FRAME_USER && f->addr && !*f->symbol && f->module[0] == '/' &&
+	    (!*f->srcline || !strncmp(f->srcline, "build-id:", 9))) {
+		const char *id = *f->srcline ? f->srcline + 9 : NULL;
+		int rc = lp_symbolizer__file(s, f->module, id, f->addr, out, &n);
+		struct lp_file *file = open_file(s, f->module);
+
+		if (rc < 0 && !file->warned) {
+			file->warned = true;
+			lp_error("%s: %s: its frames are left unsymbolized", f->module,
+				 rc == -2 ? "not the build that was recorded (build-id differs)"
+					  : "cannot read it");
+		}
+		if (rc < 0)
+			n = 0;
+		if (rc == 0 && n == 0)	/* no symbol there: keep the address */
+			out[n++] = lp_dict__frame(s->dict, LP_FRAME_USER, f->addr, f->module, "", "");
+	}
+	if (!n)
+		out[n++] = lp_dict__frame(s->dict, f->kind, f->addr, f->module, f->symbol, f->srcline);
+	free(r);
+	r = lp_malloc(offsetof(struct lp_restacked, out) + n * sizeof(r->out[0]));
+	r->in = f;
+	r->n = n;
+	memcpy(r->out, out, n * sizeof(*out));
+	lp_hashmap__put(&s->restacked, key, r);
+	return r;
+}
+
+const struct lp_stack *lp_symbolizer__restack(struct lp_symbolizer *s, const struct lp_stack *in)
+{
+	size_t cap = in->nframes * (1 + LP_SYM_MAX_INLINE) + 1, n = 0;
+	const struct lp_frame **frames = lp_calloc(cap, sizeof(*frames));
+	const struct lp_stack *out;
+
+	for (size_t i = 0; i < in->nframes; i++) {
+		struct lp_restacked *r = restack_frame(s, in->frames[i]);
+
+		memcpy(frames + n, r->out, r->n * sizeof(*frames));
+		n += r->n;
+	}
+	out = lp_dict__stack(s->dict, frames, n);
+	free(frames);
+	return out;
 }

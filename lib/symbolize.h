@@ -34,6 +34,25 @@ size_t lp_symbolizer__user_frames(struct lp_symbolizer *s, pid_t pid, uint64_t a
  * milliseconds per new address); srclines: "file:line" on user frames. */
 void lp_symbolizer__set_options(struct lp_symbolizer *s, bool inlines, bool srclines);
 
+/* --raw: user frames in binaries keep their address in the file (ELF
+ * virtual address; return addresses minus one), the path, and
+ * "build-id:HEX" in the source line field, unsymbolized. */
+void lp_symbolizer__set_raw(struct lp_symbolizer *s, bool raw);
+
+/* Symbolizes an address of a raw frame from the file at path: the frames,
+ * root first, in out (room for 1 + LP_SYM_MAX_INLINE), *n of them (0: no
+ * symbol there).  -1: the file cannot be read; -2: its build-id is not
+ * build_id (hex; "" or NULL: not checked). */
+int lp_symbolizer__file(struct lp_symbolizer *s, const char *path, const char *build_id,
+			uint64_t addr, const struct lp_frame **out, size_t *n);
+
+/* A stack read from a raw stream, with its raw frames symbolized from
+ * their files (lp_symbolizer__file) and the others copied, in the
+ * symbolizer's dictionary.  A file that cannot be read or is another build
+ * is reported once on stderr, and its frames stay as they were. */
+const struct lp_stack *lp_symbolizer__restack(struct lp_symbolizer *s,
+					      const struct lp_stack *in);
+
 const struct lp_frame *lp_symbolizer__kernel(struct lp_symbolizer *s, uint64_t addr,
 					     bool ret);
 

@@ -2,7 +2,8 @@
  * this thread's CPU time, by construction: they alternate, a() burning 5 ms
  * and b() 15 ms of CLOCK_THREAD_CPUTIME_ID (not wall time, so a loaded machine
  * does not skew the split).  Runs for argv[1] seconds of wall time (default
- * 10), or until killed. */
+ * 10), or until it has used argv[2] seconds of CPU, or until killed: a CPU
+ * budget gives a sampler the same number of samples on a loaded machine. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,14 +52,16 @@ __attribute__((noinline)) void b(void)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10;
+	double cpu = argc > 2 ? atof(argv[2]) : 0;
 	int64_t end = wall_ns() + (int64_t)(secs * 1e9);
+	int64_t cpu_end = cpu > 0 ? (int64_t)(cpu * 1e9) : INT64_MAX;
 	/* 2 KiB of stack between main's callees and the outermost frames: a
 	 * DWARF copy of 512 bytes cannot reach main, 8 KiB can. */
 	volatile char pad[2048];
 
 	pad[0] = pad[sizeof(pad) - 1] = 0;
 
-	while (wall_ns() < end) {
+	while (wall_ns() < end && cpu_ns() < cpu_end) {
 		a();
 		b();
 	}

@@ -1,0 +1,97 @@
+/* lp-symbolize - symbolize a stream recorded with `lp-record --raw`: each
+ * user frame kept as an address in its binary (with the binary's build-id)
+ * gets its function name from that file now, as an ordinary user, while the
+ * binaries are still there.  Everything else passes through. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+#include "symbolize.h"
+#include "util.h"
+
+static void usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: lp-symbolize [-o FILE] [--inline] [--srcline] [FILE...]\n"
+		"\n"
+		"Symbolizes the raw user frames of lp streams (lp-record --raw) from\n"
+		"their binaries (FILE, or - for stdin, the default).\n"
+		"\n"
+		"  -o, --output FILE  write to FILE instead of stdout\n"
+		"      --inline       inlined functions as frames of their own\n"
+		"      --srcline      file:line of the frames\n"
+		"  -h, --help         show this help\n"
+		"      --version      show the version\n");
+	exit(status);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "inline", no_argument, NULL, 'I' },
+		{ "srcline", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL;
+	bool inlines = false, srclines = false;
+	int c, status = 0;
+
+	lp_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': output = optarg; break;
+		case 'I': inlines = true; break;
+		case 'S': srclines = true; break;
+		case 'h': usage(stdout, 0); break;
+		case 'V': lp_print_version();
+		default: usage(stderr, 2);
+		}
+	}
+
+	char *stdin_only[] = { "-" };
+	char **paths = optind < argc ? argv + optind : stdin_only;
+	int npaths = optind < argc ? argc - optind : 1;
+	struct lp_reader **readers = lp_calloc(npaths, sizeof(*readers));
+	for (int i = 0; i < npaths; i++)
+		if (!(readers[i] = lp_reader__open(paths[i], LP_INPUT_LP)))
+			return 1;
+
+	FILE *out = lp_open_output(output);
+	const char *outname = output ? output : "stdout";
+	struct lp_writer *w = lp_writer__new(out);
+	struct lp_dict *dict = lp_dict__new();
+	struct lp_symbolizer *sym = lp_symbolizer__new(dict);
+	lp_symbolizer__set_options(sym, inlines, srclines);
+
+	for (int i = 0; i < npaths && !status; i++) {
+		struct lp_record rec;
+		int rc;
+
+		while ((rc = lp_reader__next(readers[i], &rec)) > 0) {
+			/* Definitions are written again, new ones, as samples
+			 * refer to them. */
+			if (rec.kind == LP_REC_FRAME || rec.kind == LP_REC_STACK)
+				continue;
+			if (rec.kind == LP_REC_SAMPLE && rec.sample.stack)
+				rec.sample.stack = lp_symbolizer__restack(sym, rec.sample.stack);
+			if ((rec.kind == LP_REC_SAMPLE ? lp_writer__sample(w, &rec.sample)
+						       : lp_writer__record(w, &rec)) < 0)
+				lp_write_failed(outname);
+		}
+		if (rc < 0)
+			status = 1;
+	}
+	for (int i = 0; i < npaths; i++)
+		lp_reader__free(readers[i]);
+	free(readers);
+	lp_writer__free(w);
+	lp_symbolizer__free(sym);
+	lp_dict__free(dict);
+	if (lp_close_output(out, outname) < 0)
+		status = 1;
+	return status;
+}
