@@ -270,6 +270,13 @@ int main(int argc, char **argv)
 		struct lp_reader *r = readers[i];
 		struct lp_record rec;
 		int rc;
+		/* The first event is the first of all inputs, as when the
+		 * script reads them as one (a reader makes its perf script
+		 * parser when its first line comes). */
+		if (filt.event && !o.event_filter) {
+			po.event_filter = filt.event;
+			lp_perfscript__set_default_opts(&po);
+		}
 		while ((rc = lp_reader__next(r, &rec)) > 0) {
 			if (trace) {
 				if ((rec.kind != LP_REC_SAMPLE || keep_sample(&filt, &rec.sample)) &&
