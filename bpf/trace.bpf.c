@@ -169,10 +169,16 @@ static __always_inline void capture(struct pt_regs *ctx, const struct lp_trace_p
 				bpf_probe_read_user(&v, 8, a);
 		}
 		vals[i] = v;
-		if (c->str == 1)
-			bpf_probe_read_user_str(strs[0], LP_TRACE_STR_MAX, (void *)v);
-		else if (c->str == 2)
-			bpf_probe_read_user_str(strs[1], LP_TRACE_STR_MAX, (void *)v);
+		/* A string on a page not faulted in yet cannot be read from
+		 * here: the last byte says so (a read string ends earlier). */
+		if (c->str == 1 || c->str == 2) {
+			char *dst = strs[(c->str - 1) & 1];
+			long r = bpf_probe_read_user_str(dst, LP_TRACE_STR_MAX, (void *)v);
+			if (r < 0)
+				dst[LP_TRACE_STR_MAX - 1] = 1;
+			else if (r < LP_TRACE_STR_MAX)
+				dst[LP_TRACE_STR_MAX - 1] = 0;
+		}
 	}
 }
 

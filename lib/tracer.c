@@ -294,6 +294,8 @@ static void format_value(char *buf, size_t size, const struct lp_probe_value *v,
 	case LP_VAL_STR:
 		if (!raw)
 			snprintf(buf, size, "(null)");
+		else if (str && !str[0] && str[LP_TRACE_STR_MAX - 1] == 1)
+			snprintf(buf, size, "(unreadable)");	/* its page was not in memory */
 		else
 			snprintf(buf, size, "%.*s", LP_TRACE_STR_MAX - 1, str ? str : "");
 		break;

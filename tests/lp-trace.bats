@@ -146,6 +146,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 		END { print bad + 0, (done > 1000), open + 0 }' "$T/i.lp"
 	read -r bad many open <<<"$output"
 	[ "$bad" -eq 0 ] && [ "$many" -eq 1 ] && [ "$open" -le 20 ]
+	run -0 lp-cat --check "$T/i.lp"
 	ids_gone "$ids"
 }
 
@@ -307,4 +308,17 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	[ "${#lines[@]}" -eq 2 ]
 	assert_line "$a"
 	assert_line "$b"
+}
+
+@test "lp-trace: a line in every inlined copy; C string arguments" {
+	require_root
+	line=$(grep -n 'INL \*/' "$LP_TOP/tests/workloads/inl.c" | cut -d: -f1)
+	run -0 lp-trace -o "$T/n.lp" "inl.c:$line(x)" 'greet(who,n)' -- "$WORKLOADS/inl"
+	# bump() inlined into twice() (x = 0..9) and thrice() (x = 0..4)
+	run -0 awk -F'\t' '$1 == "event" && $5 == "inl.c:" L { printf "%s ", $6 } END { print "" }' L="$line" "$T/n.lp"
+	assert_output "x=0 x=1 x=2 x=3 x=4 x=5 x=6 x=7 x=8 x=9 x=0 x=1 x=2 x=3 x=4 "
+	run -0 awk -F'\t' '$1 == "span" && $6 == "greet" { print $7, $8, $9, $10 }' "$T/n.lp"
+	assert_output "0 who=alpha n=1 ret=6
+0 who=beta n=2 ret=6
+0 who=gamma n=3 ret=8"
 }
