@@ -322,3 +322,14 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 0 who=beta n=2 ret=6
 0 who=gamma n=3 ret=8"
 }
+
+@test "lp-trace: deeper than the per-thread stack: outer calls exact, the rest counted" {
+	require_root
+	# down(100) makes 101 nested calls; 32 are kept (depths 0..31, n = 100 - depth);
+	# the kernel installs no uretprobe past 64 pending: returns still pair by stack pointer
+	run -0 lp-trace -o "$T/d.lp" 'down(n)' -- "$WORKLOADS/deep" 100
+	assert_output --partial "lp-trace: 32 records, 69 events lost (target exited)"
+	run -0 awk -F'\t' '$1 == "span" { s++; if ($8 != "n=" 100 - $7 || $9 != "ret=" 100 - $7) bad++ }
+		$1 == "lost" { lost[$3] += $4 } END { print s, lost["depth"] + 0, bad + 0 }' "$T/d.lp"
+	assert_output "32 69 0"
+}
