@@ -82,10 +82,16 @@ lp-record --mode snapshot -n "$REPS" -i "${GAP}s" -p "$spid" -o "$tmp/s.lp" 2> "
 sleep "$GAP"
 read -r m p _ < <(lateness)
 grep '^sample' "$tmp/s.lp" | grep -o 'held_ns=[0-9]*' | cut -d= -f2 | sort -n > "$tmp/held"
-held=$(awk 'function at(q,  i) { i = int(NR * q); return a[i > 0 ? i : 1] / 1000 }
+# Once stopped: held less the wait for the thread to reach its stop.
+grep '^sample' "$tmp/s.lp" | sed -n 's/.*held_ns=\([0-9]*\).*stop_wait_ns=\([0-9]*\).*/\1 \2/p' |
+	awk '{ print $1 - $2 }' | sort -n > "$tmp/stopped"
+stats() {
+	awk 'function at(q,  i) { i = int(NR * q); return a[i > 0 ? i : 1] / 1000 }
 	{ a[NR] = $1; s += $1 }
-	END { printf "mean %.0f us, p50 %.0f us, p99 %.0f us, max %.0f us (%d stops)",
-		s / NR / 1000, at(0.5), at(0.99), a[NR] / 1000, NR }' "$tmp/held")
+	END { printf "mean %.0f us, p50 %.0f us, p99 %.0f us, max %.0f us", s / NR / 1000, at(0.5),
+		at(0.99), a[NR] / 1000 }' "$1"
+}
+held="held $(stats "$tmp/held") ($(wc -l < "$tmp/held") stops); once stopped: $(stats "$tmp/stopped")"
 # A snapshot's span: first interrupt to last release, from the samples.
 span=$(grep '^sample' "$tmp/s.lp" | awk -F'\t' '{ for (i = 10; i <= NF; i++)
 		if ($i ~ /^held_ns=/) { split($i, kv, "="); print $2, $2 + kv[2] } }' | sort -n |

@@ -43,7 +43,9 @@
 struct capture {
 	pid_t tid;
 	int64_t time;		/* CLOCK_MONOTONIC when it was interrupted */
-	int64_t held;		/* ns stopped */
+	int64_t held;		/* ns from PTRACE_INTERRUPT to PTRACE_DETACH */
+	int64_t wait;		/* of which, until it stopped (it had to be
+				 * scheduled to reach its stop) */
 	struct lp_unwind_regs regs;
 	unsigned char *stack;	/* stack_bytes */
 	size_t len;
@@ -69,6 +71,7 @@ struct lp_snapshotter {
 	uint64_t snapshots, stacks, incomplete, truncated, unstoppable, vanished;
 	uint64_t held_hist[HELD_BUCKETS];
 	int64_t held_max, held_sum;
+	int64_t stopped_max, stopped_sum;	/* held less the wait to stop */
 	int64_t last_time;
 	int seize_errno;	/* why the last PTRACE_SEIZE failed */
 	bool failed;
@@ -272,6 +275,7 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 		s->vanished++;	/* it exited while we asked it to stop */
 		return 0;
 	}
+	int64_t ts = mono_ns();
 	/* A signal-delivery stop (no event in the high bits) took the place
 	 * of our interrupt: the signal goes back to the thread on release. */
 	if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP)
@@ -287,6 +291,7 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 	c->tid = tid;
 	c->time = t0;
 	c->held = t1 - t0;
+	c->wait = ts - t0;
 	if (!ok) {
 		s->unstoppable++;
 		return 0;
@@ -296,6 +301,9 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 	s->held_sum += c->held;
 	if (c->held > s->held_max)
 		s->held_max = c->held;
+	s->stopped_sum += c->held - c->wait;
+	if (c->held - c->wait > s->stopped_max)
+		s->stopped_max = c->held - c->wait;
 	return 1;
 }
 
@@ -334,6 +342,8 @@ static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c, bo
 	lp_attrs_buf__reset(&s->attrs);
 	snprintf(buf, sizeof(buf), "%" PRId64, c->held);
 	lp_attrs_buf__add(&s->attrs, "held_ns", buf);
+	snprintf(buf, sizeof(buf), "%" PRId64, c->wait);
+	lp_attrs_buf__add(&s->attrs, "stop_wait_ns", buf);
 	lp_attrs_buf__add(&s->attrs, "unwind", "dwarf");
 	if (end != LP_UNWIND_COMPLETE) {
 		if (end == LP_UNWIND_TRUNCATED)
@@ -425,7 +435,10 @@ int lp_snapshotter__take(struct lp_snapshotter *s)
 			s->caps = lp_reallocarray(s->caps, ntids, sizeof(*s->caps));
 			for (size_t i = s->ncaps_alloc; i < ntids; i++) {
 				memset(&s->caps[i], 0, sizeof(s->caps[i]));
-				s->caps[i].stack = lp_malloc(s->o.stack_bytes);
+				/* Touched now: a page fault while a thread
+				 * is held would be charged to it. */
+				s->caps[i].stack = lp_calloc(1, s->o.stack_bytes);
+				memset(s->caps[i].stack, 0, s->o.stack_bytes);
 			}
 			s->ncaps_alloc = ntids;
 		}
@@ -493,10 +506,12 @@ void lp_snapshotter__summary(const struct lp_snapshotter *s)
 	for (size_t i = 0; i < HELD_BUCKETS; i++)
 		held += s->held_hist[i];
 	lp_error("%" PRIu64 " snapshots, %" PRIu64 " stacks; each thread held %.1f us on average"
-		 " (p50 <= %.0f us, p99 <= %.0f us, max %.1f us); %" PRIu64 " unwinds failed, %"
-		 PRIu64 " truncated, %" PRIu64 " threads could not be stopped",
+		 " (p50 <= %.0f us, p99 <= %.0f us, max %.1f us; once stopped: %.1f us on average,"
+		 " max %.1f us); %" PRIu64 " unwinds failed, %" PRIu64 " truncated, %" PRIu64
+		 " threads could not be stopped",
 		 s->snapshots, s->stacks, held ? s->held_sum / 1e3 / held : 0.0,
 		 held_quantile(s, 0.5), held_quantile(s, 0.99), s->held_max / 1e3,
+		 held ? s->stopped_sum / 1e3 / held : 0.0, s->stopped_max / 1e3,
 		 s->incomplete, s->truncated, s->unstoppable);
 }
 
