@@ -239,6 +239,7 @@ int main(int argc, char **argv)
 		.srcline = o.folded.srcline,
 		.inlines = o.inlines,
 		.context = o.context,
+		.carry = true,	/* inputs read as one, as the script reads them */
 		.event_filter = o.event_filter ? o.event_filter : "",
 	};
 	lp_perfscript__set_default_opts(&po);

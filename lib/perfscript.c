@@ -123,6 +123,34 @@ struct lp_perfscript {
 	struct arena_blk *arena;
 };
 
+/* opts.carry: what a parser freed in the middle of a sample (or of its
+ * source lines) leaves for the next one, its frames as text since its
+ * dictionary goes with its reader. */
+struct carry_frame {
+	char kind;
+	uint64_t addr;
+	char *module, *symbol, *srcline;
+};
+
+static struct {
+	bool valid, open, java;
+	char *comm;
+	size_t comm_len, comm_cap;
+	int32_t pid, tid, cpu;
+	int64_t time_ns;
+	double weight;
+	char *event;
+	struct carry_frame *frames;	/* as in rev */
+	size_t nframes;
+	struct piece *pend;
+	size_t npend, cappend, srcneed, srcgot;
+	char *pbuf;
+	size_t plen, pcap;
+} carry;
+
+static void carry_restore(struct lp_perfscript *ps);
+static void grow(void **p, size_t *cap, size_t need, size_t size);
+
 struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict)
 {
 	struct lp_perfscript *ps = lp_calloc(1, sizeof(*ps));
@@ -135,13 +163,89 @@ struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict)
 	ps->cache = lp_calloc(ps->cache_cap, sizeof(*ps->cache));
 	ps->scache_cap = 1024;
 	ps->scache = lp_calloc(ps->scache_cap, sizeof(*ps->scache));
+	if (ps->opts.carry && carry.valid)
+		carry_restore(ps);
 	return ps;
+}
+
+static void carry_save(struct lp_perfscript *ps)
+{
+	carry.valid = true;
+	carry.open = ps->open;
+	carry.java = ps->java;
+	carry.comm = ps->comm;
+	carry.comm_len = ps->comm_len;
+	carry.comm_cap = ps->comm_cap;
+	ps->comm = NULL;
+	carry.pid = ps->pid;
+	carry.tid = ps->tid;
+	carry.cpu = ps->cpu;
+	carry.time_ns = ps->time_ns;
+	carry.weight = ps->weight;
+	carry.event = ps->event ? lp_strdup(ps->event) : NULL;
+	carry.nframes = ps->nrev;
+	carry.frames = lp_calloc(ps->nrev ? ps->nrev : 1, sizeof(*carry.frames));
+	for (size_t i = 0; i < ps->nrev; i++) {
+		const struct lp_frame *f = ps->rev[i];
+		carry.frames[i] = (struct carry_frame){ f->kind, f->addr, lp_strdup(f->module),
+							lp_strdup(f->symbol),
+							lp_strdup(f->srcline) };
+	}
+	carry.pend = ps->pend;
+	carry.npend = ps->npend;
+	carry.cappend = ps->cappend;
+	carry.srcneed = ps->srcneed;
+	carry.srcgot = ps->srcgot;
+	ps->pend = NULL;
+	carry.pbuf = ps->pbuf;
+	carry.plen = ps->plen;
+	carry.pcap = ps->pcap;
+	ps->pbuf = NULL;
+}
+
+static void carry_restore(struct lp_perfscript *ps)
+{
+	ps->open = carry.open;
+	ps->java = carry.java;
+	ps->comm = carry.comm;
+	ps->comm_len = carry.comm_len;
+	ps->comm_cap = carry.comm_cap;
+	ps->pid = carry.pid;
+	ps->tid = carry.tid;
+	ps->cpu = carry.cpu;
+	ps->time_ns = carry.time_ns;
+	ps->weight = carry.weight;
+	ps->event = carry.event ? lp_dict__string(ps->dict, carry.event, strlen(carry.event))
+				: NULL;
+	free(carry.event);
+	grow((void **)&ps->rev, &ps->caprev, carry.nframes, sizeof(*ps->rev));
+	for (size_t i = 0; i < carry.nframes; i++) {
+		struct carry_frame *f = &carry.frames[i];
+		ps->rev[i] = lp_dict__frame(ps->dict, f->kind, f->addr, f->module, f->symbol,
+					    f->srcline);
+		free(f->module);
+		free(f->symbol);
+		free(f->srcline);
+	}
+	ps->nrev = carry.nframes;
+	free(carry.frames);
+	ps->pend = carry.pend;
+	ps->npend = carry.npend;
+	ps->cappend = carry.cappend;
+	ps->srcneed = carry.srcneed;
+	ps->srcgot = carry.srcgot;
+	ps->pbuf = carry.pbuf;
+	ps->plen = carry.plen;
+	ps->pcap = carry.pcap;
+	memset(&carry, 0, sizeof(carry));
 }
 
 void lp_perfscript__free(struct lp_perfscript *ps)
 {
 	if (!ps)
 		return;
+	if (ps->opts.carry && (ps->open || ps->srcneed))
+		carry_save(ps);
 	free(ps->filter);
 	free(ps->comm);
 	free(ps->rev);

@@ -17,6 +17,9 @@ struct lp_perfscript_opts {
 	bool inlines;		/* --inline: frames expanded through the
 				 * binaries' DWARF, as addr2line -i does */
 	bool context;		/* --context: with inlines, func:file:line */
+	bool carry;		/* a sample left open at the end of one input
+				 * goes on in the next parser made, as when
+				 * the script reads its files as one stream */
 	const char *event_filter;	/* NULL: every event; "": only the
 				 * first event seen (the script's default);
 				 * else only that event (--event-filter) */

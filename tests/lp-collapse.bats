@@ -181,11 +181,22 @@ two_samples() {
 	cmp "$T/out" "$T/f"
 }
 
-@test "the same file twice: every count doubles" {
-	run -0 lp-collapse "$MISC" "$MISC"
-	want=$(awk '{ n = $NF; $NF = ""; printf "%s%d\n", $0, 2 * n }' "$MISC_OUT")
+@test "the same file twice: every count doubles; an unfinished last sample goes on in the next file, as in the script" {
+	GO=$CORPUS/inferno/collapse-perf/derived/go-stacks-terminated.txt
+	GO_OUT=$CORPUS/inferno/collapse-perf/results-pl/go-stacks-terminated-collapsed.txt
+	run -0 lp-collapse "$GO" "$GO"
+	want=$(awk '{ n = $NF; $NF = ""; printf "%s%d\n", $0, 2 * n }' "$GO_OUT")
 	[ "$output" = "$want" ]
-	[ "$(wc -l <<<"$output")" -eq 9 ]
+	[ "$(wc -l <<<"$output")" -eq 5 ]
+	# synthetic-misc-01 ends inside a sample (compute_step, no blank line):
+	# stackcollapse-perf.pl reads its inputs as one stream, so the next
+	# file's first event line takes that sample over, frames and all.
+	run -0 lp-collapse "$MISC" "$MISC"
+	v8='V8_WorkerThread;start_thread;uv_run;RegExp:[&<>];LazyCompile:~compute /srv/app/main.js:10;v8::internal::Heap::Scavenge'
+	grep -qxF "$v8 313035" <<<"$output"
+	grep -qxF "$v8;compute_step 104345" <<<"$output"
+	grep -qxF 'Thread;main;compute_step 14' <<<"$output"
+	[ "$(wc -l <<<"$output")" -eq 10 ]
 }
 
 @test "- twice: standard input is read once, the second - is empty" {
