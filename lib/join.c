@@ -851,6 +851,13 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 				}
 			} else {
 				got_samples = true;
+				/* Fresh samples from a live recorder, and a live tracer:
+				 * the clock rule holds even before the first span. */
+				if (it->rec.kind == LP_REC_SAMPLE && spn->live && !live_clock &&
+				    it->rec.sample.time_ns != LP_TIME_NONE) {
+					int64_t d = now_ns() - it->rec.sample.time_ns;
+					live_clock = d >= -opts->max_delay_ns && d <= opts->max_delay_ns;
+				}
 			}
 			on_item(&s, it);
 			spans_full = s.kept >= opts->max_held && !smp->finished;
