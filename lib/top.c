@@ -414,7 +414,8 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 	char num[32];
 
 	fputs(ro->title ? ro->title : "lp-top", out);
-	lp_format_number(num, sizeof(num), v.total);
+	/* Weights are often nanoseconds: whole numbers past a thousand. */
+	snprintf(num, sizeof(num), v.total >= 1000 ? "%.0f" : "%.6g", v.total);
 	fprintf(out, "  samples %llu  stacks %zu  weight %s", (unsigned long long)v.count,
 		v.n, num);
 	if (t->dropped)
