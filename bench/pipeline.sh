@@ -22,7 +22,7 @@ cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$top/lib" "$here/gen-stream.c" "$O/liblp.a" \
 	-o "$O/bench/gen-stream"
 
 [ $# -gt 0 ] || set -- 1000000 10000000
-printf '%-10s %-10s %9s %12s  %-24s %-24s %-24s\n' samples spans wall_s samples/s \
+printf '%-10s %-10s %9s %12s  %-30s %-30s %-30s\n' samples spans wall_s samples/s \
 	"lp-join cpu_s/RSS_MB" "lp-split cpu_s/RSS_MB" "lp-collapse cpu_s/RSS_MB"
 for n in "$@"; do
 	spans=$((n / 10))
@@ -35,10 +35,12 @@ for n in "$@"; do
 	end=$(date +%s.%N)
 	# The slow requests run slow_path: it must be in the result.
 	grep -q slow_path "$tmp/above.folded" || { echo "pipeline: wrong result" >&2; exit 1; }
-	cell() { awk '{ printf "%.2f / %.1f", $1 + $2, $3 / 1024 }' "$1"; }
+	# CPU seconds / peak RSS MB (samples per CPU second)
+	cell() { awk -v n="$n" '{ c = $1 + $2; printf "%.2f / %.1f (%.2fM/s)", c, $3 / 1024, c > 0 ? n / c / 1e6 : 0 }' "$1"; }
 	awk -v n="$n" -v s="$spans" -v a="$start" -v b="$end" -v j="$(cell "$tmp/t1")" \
 		-v p="$(cell "$tmp/t2")" -v c="$(cell "$tmp/t3")" 'BEGIN {
-		printf "%-10d %-10d %9.2f %12.0f  %-24s %-24s %-24s\n", n, s, b - a, n / (b - a), j, p, c }'
+		printf "%-10d %-10d %9.2f %12.0f  %-30s %-30s %-30s\n", n, s, b - a, n / (b - a), j, p, c }'
 	rm -f "$tmp/s.lp" "$tmp/p.lp"
 done
-echo "(wall time on a shared 2-vCPU VM; a program's cpu_s is user+system; samples/s = samples / wall)"
+echo "(samples/s = samples / wall time of the whole pipeline; per program: user+system CPU s / peak RSS MB (samples per CPU second))"
+echo "(load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs)"

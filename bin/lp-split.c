@@ -45,7 +45,7 @@ static void usage(FILE *f)
 		"  -W, --window DUR        the sliding window (default 60s)\n"
 		"  -r, --report FILE       the per-group report to FILE (default stderr)\n"
 		"  -q, --quiet             no report\n"
-		"      --input-format FMT  auto, lp or perf (default auto)\n"
+		"      --input-format FMT  auto, lp, perf or folded (default auto)\n"
 		"  -h, --help              this help\n"
 		"      --version           the version\n");
 }

@@ -647,8 +647,10 @@ static void report(struct split *s)
 		return;
 	}
 	char num[64];
-	fprintf(f, "# probe %s: %" PRIu64 " spans", o->probe ? o->probe : "(any)",
-		o->live ? s->live_spans : (uint64_t)s->ndurs);
+	uint64_t nspans = 0;
+	for (size_t i = 0; i < s->nbands; i++)
+		nspans += s->g[i].spans;
+	fprintf(f, "# probe %s: %" PRIu64 " spans", o->probe ? o->probe : "(any)", nspans);
 	for (size_t i = 0; o->npercentiles && i + 1 < s->nbands; i++) {
 		if (isnan(s->cuts[i]) || isinf(s->cuts[i]))
 			fprintf(f, ", p%g = -", o->percentiles[i]);

@@ -194,3 +194,15 @@ durations() {
 	[ "$(grep -c '^sample' slow.lp)" -eq 30 ]
 	[ -s bands.txt ] && [ -e band-p99-p100.lp ] && [ -e range-selected.lp ]
 }
+
+@test "lp-split: --probe finds its span among lp-join --all-spans' outer spans" {
+	J=$FIXTURES/join
+	lp-join --all-spans "$J/samples.lp" "$J/spans.lp" > "$TMP/all.lp"
+	# B [3000, 5000) encloses 3200, 3500, 3999 (inside C) and 4000.
+	run -0 lp-split -t 1us -p B --above "$TMP/a.lp" -q "$TMP/all.lp"
+	[ "$(awk -F'\t' '$1 == "sample" { print $2 }' "$TMP/a.lp" | sort -n | tr '\n' ' ')" = "3200 3500 3999 4000 " ]
+	# Without --all-spans only the innermost is known: 3500 and 3999 are C's.
+	lp-join "$J/samples.lp" "$J/spans.lp" > "$TMP/inner.lp"
+	run -0 lp-split -t 1us -p B --above "$TMP/a.lp" -q "$TMP/inner.lp"
+	[ "$(awk -F'\t' '$1 == "sample" { print $2 }' "$TMP/a.lp" | sort -n | tr '\n' ' ')" = "3200 4000 " ]
+}
