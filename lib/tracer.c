@@ -48,6 +48,7 @@ struct lp_tracer {
 	struct lp_writer *w;	/* during a poll */
 	int werr;		/* errno of a failed write */
 	uint64_t count;
+	uint64_t polls;
 	uint64_t lost_seen[LP_NCOUNTERS];	/* counters as last read */
 	uint64_t lost_total;			/* as written in lost records */
 	struct lp_attrs_buf attrs;
@@ -456,8 +457,38 @@ static int write_lost(struct lp_tracer *t, struct lp_writer *w, bool depth)
 	return ret;
 }
 
+/* Threads keep their (empty) stack between calls; those of threads that
+ * have exited are dropped now and then, so a target that creates threads
+ * all day does not fill the map. */
+static void prune_stacks(struct lp_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.stacks);
+	struct lp_trace_stack *st = lp_malloc(sizeof(*st));
+	uint32_t key, next, *prev = NULL;
+	uint32_t *dead = NULL;
+	size_t ndead = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, st) != 0 || st->depth != 0)
+			continue;
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%u/task/%u", st->tgid, key);
+		if (access(path, F_OK) == 0)
+			continue;
+		dead = lp_reallocarray(dead, ndead + 1, sizeof(*dead));
+		dead[ndead++] = key;
+	}
+	for (size_t i = 0; i < ndead; i++)
+		bpf_map_delete_elem(fd, &dead[i]);
+	free(dead);
+	free(st);
+}
+
 int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 {
+	if (++t->polls % 64 == 0)
+		prune_stacks(t);
 	uint64_t before = t->count;
 	t->w = w;
 	int r = ring_buffer__poll(t->rb, timeout_ms);
