@@ -241,7 +241,7 @@ peak_rss() {
 	EOF
 	chmod +x "$T/gen"
 	tmux -L "$TMUX_SOCK" -f /dev/null new-session -d -x 120 -y 40 \
-		"PATH='$PATH'; '$T/gen' | lp-top --interval 200ms --window 5s"
+		"PATH='$PATH'; '$T/gen' | lp-top --interval 200ms --window 60s"
 	# Wait for a view with samples (the machine may be loaded).
 	for _ in $(seq 100); do
 		tmux -L "$TMUX_SOCK" capture-pane -p > "$T/pane1"
@@ -249,7 +249,7 @@ peak_rss() {
 		sleep 0.1
 	done
 	cat "$T/pane1"
-	assert_equal "$(sed -n 1p "$T/pane1" | cut -c1-20)" "lp-top  window 5s  a"
+	assert_equal "$(sed -n 1p "$T/pane1" | cut -c1-20)" "lp-top  window 60s  "
 	assert_equal "$(sed -n 3p "$T/pane1" | sed 's/ *$//')" "  SELF%  TOTAL%  FUNCTION"
 	assert_equal "$(sed -n 4p "$T/pane1" | sed 's/ *$//')" "  90.00   90.00  hot"
 	assert_equal "$(sed -n 5p "$T/pane1" | sed 's/ *$//')" "  10.00   10.00  cold"
