@@ -34,6 +34,15 @@ ids_gone() {
 	return 1
 }
 
+# A process started with & runs bash until it has exec'd: wait for that.
+wait_exec() {
+	for _ in $(seq 100); do
+		[ "$(readlink "/proc/$1/exe")" = "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # span fields: 1 span 2 start 3 end 4 pid 5 tid 6 probe 7 depth 8.. key=value
 attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	awk -F'\t' -v k="$1=" '{ for (i = 8; i <= NF; i++) if (index($i, k) == 1) print substr($i, length(k) + 1) }'
@@ -125,6 +134,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	require_root
 	"$WORKLOADS/fib" 20 100000 >/dev/null &
 	local target=$!
+	wait_exec "$target" "$WORKLOADS/fib"
 	lp-trace -o "$T/i.lp" fib -p "$target" 2>"$T/err" &
 	local tracer=$!
 	sleep 1.5
@@ -300,7 +310,8 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	local a=$!
 	"$WORKLOADS/sleeper" 100000 >/dev/null &
 	local b=$!
-	sleep 0.2
+	wait_exec "$a" "$WORKLOADS/sleeper"
+	wait_exec "$b" "$WORKLOADS/sleeper"
 	run -0 lp-trace -d 1 -o "$T/p.lp" nap -p "$a,$b"
 	kill "$a" "$b"
 	wait "$a" "$b" || true
