@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -196,7 +197,7 @@ static int write_header(struct lp_recorder *r)
 	lp_attrs_buf__add(&a, "mode", "cpu");
 	lp_attrs_buf__add(&a, "event", r->event);
 	snprintf(buf, sizeof(buf), "%u", r->opts.freq);
-	lp_attrs_buf__add(&a, "freq", buf);
+	lp_attrs_buf__add(&a, "freq_hz", buf);
 	lp_attrs_buf__add(&a, "unwind", r->opts.dwarf_bytes ? "dwarf" : "fp");
 	if (r->opts.raw)
 		lp_attrs_buf__add(&a, "raw", "1");
@@ -345,6 +346,13 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 
 	r->opts = *opts;
 	r->w = w;
+	/* One Dwfl per sampled process keeps its binaries open: with -a, many
+	 * files.  The soft limit of open files up to the hard one. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	verbose = opts->verbose;
 	libbpf_set_print(libbpf_print);
 	r->ncpus = libbpf_num_possible_cpus();
