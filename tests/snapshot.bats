@@ -106,6 +106,14 @@ field() { # field NAME LINE
 	echo "held ns: p50 $p50 p99 $p99 max $max"
 	[ "$p50" -lt 200000 ] || fail "median hold $p50 ns"
 	[ "$p99" -lt 1000000 ] || fail "99th percentile hold $p99 ns"
+	# Once stopped (held less the wait for the thread to reach its stop),
+	# every one of the 3200 stops is well under 1 ms.
+	grep '^sample' "$T/s.lp" | sed -n 's/.*held_ns=\([0-9]*\).*stop_wait_ns=\([0-9]*\).*/\1 \2/p' |
+		awk '{ print $1 - $2 }' | sort -n > "$T/stopped"
+	[ "$(wc -l < "$T/stopped")" -eq 3200 ]
+	smax=$(tail -n 1 "$T/stopped")
+	echo "stopped ns: p50 $(sed -n 1600p "$T/stopped") max $smax"
+	[ "$smax" -lt 1000000 ] || fail "a thread stood stopped $smax ns"
 	# The target's view: its 99th percentile and mean lateness while
 	# snapshotted, against the worse of the quiet periods around.
 	base_p99=$(printf '%s\n%s\n' "$(field p99_us "$before")" "$(field p99_us "$after")" | sort -n | tail -1)
