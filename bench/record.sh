@@ -45,7 +45,8 @@ lp_dwarf() { lp-record -F "$F" -g dwarf -o "$tmp/lp.lp" -- "$@"; }
 perf_fp() { perf record -q -F "$F" -g -o "$tmp/perf.data" -- "$@"; }
 perf_dwarf() { perf record -q -F "$F" --call-graph dwarf -o "$tmp/perf.data" -- "$@"; }
 
-echo "# 1. target slowdown: fixedwork $ROUNDS rounds, best of $REPS (wall s / cpu s, % over baseline wall)"
+echo "# 1. target slowdown: fixedwork $ROUNDS rounds, best of $REPS (wall s / cpu s; slowdown in CPU time,"
+echo "#    which the sampling interrupts are charged to; wall time is shown but other load swamps it)"
 read -r bw bc < <(measure none)
 printf '%-8s %-22s %s\n' Hz recorder "wall_s cpu_s slowdown"
 printf '%-8s %-22s %s %s\n' - none "$bw" "$bc"
@@ -53,7 +54,7 @@ for F in ${FREQS:-99 999 4999}; do
 	for r in lp_fp perf_fp lp_dwarf perf_dwarf; do
 		read -r w c < <(measure "$r")
 		printf '%-8s %-22s %s %s %+.1f%%\n' "$F" "$r" "$w" "$c" \
-			"$(awk -v w="$w" -v b="$bw" 'BEGIN { print 100 * (w - b) / b }')"
+			"$(awk -v c="$c" -v b="$bc" 'BEGIN { print 100 * (c - b) / b }')"
 	done
 done
 
