@@ -29,14 +29,11 @@ static ssize_t split_count(const char *line, size_t len, size_t *num)
 	while (i > 0 && (line[i - 1] >= '0' && line[i - 1] <= '9'))
 		i--;
 	if (i > 0 && line[i - 1] == '.') {
-		size_t frac = i;
-		i--;
-		size_t d = i;
+		size_t d = --i;
 		while (i > 0 && (line[i - 1] >= '0' && line[i - 1] <= '9'))
 			i--;
 		if (i == d)	/* ".5" is not a count */
 			return -1;
-		(void)frac;
 	}
 	if (i == e || i == 0 || !(line[i] >= '0' && line[i] <= '9') || !is_blank(line[i - 1]))
 		return -1;
@@ -57,6 +54,45 @@ int lp_folded__sniff(const char *line, size_t len)
 
 static char *scratch;
 static size_t scratch_cap;
+
+/* Stack text -> interned stack, so a line seen before costs one hash of its
+ * text instead of the interning of every frame.  The entries outlive any
+ * one dictionary: a hit counts only when the current dictionary holds the
+ * same stack at the same address (compared by id and pointer, never read
+ * through a pointer that may be stale). */
+struct stack_cache_ent {
+	uint64_t hash, id;
+	char *text;
+	size_t len;
+	const struct lp_stack *stack;
+};
+#define STACK_CACHE_BITS 16
+static struct stack_cache_ent stack_cache[1u << STACK_CACHE_BITS];
+
+static const struct lp_stack *intern_stack(struct lp_dict *dict, const char *line,
+					   size_t slen);
+
+static uint64_t text_hash(const char *s, size_t n)
+{
+	uint64_t a = 0x9e3779b97f4a7c15ULL ^ n, b = 0xc2b2ae3d27d4eb4fULL;
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		uint64_t w1, w2;
+		memcpy(&w1, s + i, 8);
+		memcpy(&w2, s + i + 8, 8);
+		a = (a ^ w1) * 0x100000001b3ULL;
+		b = (b ^ w2) * 0xff51afd7ed558ccdULL;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s + i, n - i > 8 ? 8 : n - i);
+	a = (a ^ w) * 0x100000001b3ULL;
+	w = 0;
+	if (n - i > 8)
+		memcpy(&w, s + i + 8, n - i - 8);
+	b = (b ^ w) * 0xff51afd7ed558ccdULL;
+	uint64_t h = (a ^ (b >> 29) ^ (b << 35)) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 32);
+}
 static const struct lp_frame **fscratch;
 static size_t fscratch_cap;
 
@@ -91,6 +127,39 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 	double w = strtod(nbuf, NULL);
 
 	size_t slen = (size_t)sp;
+	uint64_t h = text_hash(line, slen);
+	struct stack_cache_ent *ce = &stack_cache[h & ((1u << STACK_CACHE_BITS) - 1)];
+	const struct lp_stack *st = NULL;
+	if (ce->text && ce->hash == h && ce->len == slen && !memcmp(ce->text, line, slen) &&
+	    lp_dict__stack_by_id(dict, ce->id) == ce->stack)
+		st = ce->stack;
+	if (!st)
+		st = intern_stack(dict, line, slen);
+	if (ce->stack != st) {
+		if (!ce->text || ce->len != slen || memcmp(ce->text, line, slen)) {
+			free(ce->text);
+			ce->text = lp_strndup(line, slen);
+			ce->len = slen;
+		}
+		ce->hash = h;
+		ce->id = st->id;
+		ce->stack = st;
+	}
+	memset(out, 0, sizeof(*out));
+	out->time_ns = LP_TIME_NONE;
+	out->pid = out->tid = out->cpu = LP_ID_NONE;
+	out->comm = "";
+	out->event = "";
+	out->weight = w;
+	out->stack = st;
+	out->attrs.text = "";
+	return 1;
+}
+
+/* The stack of a folded line's text: every ';'-separated field is a frame,
+ * empty ones too. */
+static const struct lp_stack *intern_stack(struct lp_dict *dict, const char *line, size_t slen)
+{
 	if (scratch_cap < slen + 1) {
 		scratch_cap = slen + 1 > 256 ? slen + 1 : 256;
 		scratch = lp_realloc(scratch, scratch_cap);
@@ -118,15 +187,7 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 			s = semi + 1;
 		}
 	}
-	memset(out, 0, sizeof(*out));
-	out->time_ns = LP_TIME_NONE;
-	out->pid = out->tid = out->cpu = LP_ID_NONE;
-	out->comm = "";
-	out->event = "";
-	out->weight = w;
-	out->stack = lp_dict__stack(dict, fscratch, nframes);
-	out->attrs.text = "";
-	return 1;
+	return lp_dict__stack(dict, fscratch, nframes);
 }
 
 /* --- formatting ------------------------------------------------------ */
