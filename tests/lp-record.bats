@@ -332,3 +332,28 @@ nsamples() {
 	done
 	run -2 lp-symbolize --frob
 }
+
+@test "samples the ring had no room for are counted: lost records and the summary agree" {
+	require_root
+	"$WORKLOADS/cpusplit" 30 &
+	BG=$!
+	# 64 KiB copies at 4999 Hz fill the 32 MiB ring in well under a second
+	# while the recorder is stopped.
+	lp-record -F 4999 -g dwarf,65536 -p "$BG" -o "$TMP/lost.lp" 2>"$TMP/err" &
+	rec=$!
+	sleep 0.5
+	kill -STOP "$rec"
+	sleep 2
+	kill -CONT "$rec"
+	sleep 0.3
+	kill -INT "$rec"
+	st=0
+	wait "$rec" || st=$?
+	cat "$TMP/err"
+	[ "$st" -eq 0 ]
+	run -0 lp-cat --check "$TMP/lost.lp"
+	lost=$(awk -F'\t' '$1 == "lost" && $3 == "ring" { s += $4 } END { print s + 0 }' "$TMP/lost.lp")
+	echo "lost (ring): $lost"
+	[ "$lost" -gt 0 ]
+	grep -qE "^lp-record: [0-9]+ samples .*, $lost lost \(ring full\)" "$TMP/err"
+}
