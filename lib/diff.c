@@ -263,10 +263,16 @@ static bool same_number(const char *a, const char *b)
 
 int lp_diff__check(const struct lp_diff *d)
 {
-	if (d->opts.normalize)
-		return 0;
 	const struct side *a = &d->side[0], *b = &d->side[1];
 	const char *an = a->name ? a->name : "-", *bn = b->name ? b->name : "-";
+	if (d->opts.normalize) {
+		/* difffolded.pl dies dividing by zero here, printing nothing */
+		if (a->total == 0 && b->total != 0) {
+			lp_error("%s has no samples: cannot normalize it to %s", an, bn);
+			return -1;
+		}
+		return 0;
+	}
 	if (*a->period && *b->period && !same_number(a->period, b->period)) {
 		lp_error("%s and %s were recorded at different periods (%s ns vs %s ns): use --normalize",
 			 an, bn, a->period, b->period);
@@ -294,24 +300,64 @@ static double scaled(const struct lp_diff *d, double c1)
 	double t1 = d->side[0].total, t2 = d->side[1].total;
 	if (!d->opts.normalize || t1 == t2)
 		return c1;
-	if (t1 == 0)	/* Perl dies dividing by zero; every count is 0 here */
+	if (t1 == 0)	/* refused by lp_diff__check */
 		return 0;
 	return trunc(c1 * t2 / t1);
+}
+
+/* Lines are sorted as whole lines, bytewise (LC_ALL=C sort), not by stack:
+ * the two orders differ when a stack is another one followed by a byte at
+ * or below ' ' ("a" and "a b", "a" and "a\tb"), and difffolded.pl's output
+ * is compared after sort. */
+struct line {
+	size_t off, len;
+};
+
+static const char *g_lines;	/* for the comparator: qsort has no context */
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+	int c = memcmp(g_lines + x->off, g_lines + y->off, x->len < y->len ? x->len : y->len);
+	if (c)
+		return c;
+	return (x->len > y->len) - (x->len < y->len);
 }
 
 int lp_diff__write_folded(struct lp_diff *d, FILE *out)
 {
 	size_t n;
 	const struct lp_profile_entry *const *e = lp_profile__sorted(d->weights, &n);
+	struct line *lines = lp_calloc(n + 1, sizeof(*lines));
+	char *text = NULL;
+	size_t len = 0, cap = 0;
 	for (size_t i = 0; i < n; i++) {
 		char a[64], b[64];
 		lp_format_number(a, sizeof(a), scaled(d, e[i]->weight[0]));
 		lp_format_number(b, sizeof(b), e[i]->weight[1]);
-		if (fwrite(e[i]->stack, 1, e[i]->len, out) != e[i]->len ||
-		    fprintf(out, " %s %s\n", a, b) < 0)
-			return -1;
+		size_t la = strlen(a), lb = strlen(b);
+		reserve(&text, &cap, len + e[i]->len + la + lb + 3);
+		lines[i].off = len;
+		memcpy(text + len, e[i]->stack, e[i]->len);
+		len += e[i]->len;
+		text[len++] = ' ';
+		memcpy(text + len, a, la);
+		len += la;
+		text[len++] = ' ';
+		memcpy(text + len, b, lb);
+		len += lb;
+		lines[i].len = len - lines[i].off;
 	}
-	return 0;
+	g_lines = text;
+	qsort(lines, n, sizeof(*lines), cmp_line);
+	int ret = 0;
+	for (size_t i = 0; i < n && !ret; i++)
+		if (fwrite(text + lines[i].off, 1, lines[i].len, out) != lines[i].len ||
+		    putc('\n', out) == EOF)
+			ret = -1;
+	free(lines);
+	free(text);
+	return ret;
 }
 
 struct lp_profile *lp_diff__profile(struct lp_diff *d)

@@ -50,10 +50,12 @@ void lp_diff__free(struct lp_diff *d);
 int lp_diff__read(struct lp_diff *d, int side, const char *path);
 /* Refuses (a message, -1) two inputs recorded at different periods, in
  * different modes or on different events (the header's, else the samples'
- * kept), unless opts.normalize is set. */
+ * kept), unless opts.normalize is set; and with opts.normalize, a "before"
+ * with no samples against an "after" with some (nothing to scale). */
 int lp_diff__check(const struct lp_diff *d);
-/* "stack countA countB" for the union of the stacks, sorted bytewise,
- * counts as Perl prints numbers: difffolded.pl's output. */
+/* "stack countA countB" for the union of the stacks, the lines sorted
+ * bytewise (as LC_ALL=C sort), counts as Perl prints numbers:
+ * difffolded.pl's output, in a deterministic order. */
 int lp_diff__write_folded(struct lp_diff *d, FILE *out);
 /* The ranked text report (see man/lp-diff.1 for its columns). */
 int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_report_opts *opts);

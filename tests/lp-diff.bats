@@ -63,11 +63,18 @@ nfuncs() {
 	[ "$stderr" = "lp-diff: nope.txt: No such file or directory" ]
 }
 
-@test "folded output: union of stacks, 0 where missing, sorted bytewise" {
+@test "folded output: union of stacks, 0 where missing, lines sorted bytewise" {
 	printf 'a;b 3\nb;c 1.5\n' >"$TMP/A"
 	printf 'b;c 2\na;d 7\na;b 1\n' >"$TMP/B"
 	run -0 lp-diff "$TMP/A" "$TMP/B"
 	[ "$output" = "$(printf 'a;b 3 1\na;d 0 7\nb;c 1.5 2')" ]
+	# whole lines in C order, not stacks: "b c  0 0" (stack "b c ") sorts
+	# before "b c 6 7" (stack "b c"), and a tab before a space
+	printf 'b c 6\nb c  0.\nx\ty 1\nx 2\n' >"$TMP/A"
+	printf 'b c 7\n' >"$TMP/B"
+	run -0 lp-diff "$TMP/A" "$TMP/B"
+	[ "$output" = "$(printf 'b c  0 0\nb c 6 7\nx\ty 1 0\nx 2 0')" ]
+	[ "$output" = "$(printf '%s\n' "$output" | LC_ALL=C sort)" ]
 }
 
 @test "-n scales BEFORE by totalB/totalA, truncated to an integer" {
@@ -78,6 +85,14 @@ nfuncs() {
 	[ "$output" = "$(printf 'a 27 10\nb 13 30\nc 0 1')" ]
 	run -0 lp-diff --normalize "$TMP/A" "$TMP/B"
 	[ "$output" = "$(printf 'a 27 10\nb 13 30\nc 0 1')" ]
+	# an empty BEFORE cannot be scaled (difffolded.pl dies dividing by zero)
+	: >"$TMP/empty"
+	run --separate-stderr lp-diff -n "$TMP/empty" "$TMP/B"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "lp-diff: $TMP/empty has no samples: cannot normalize it to $TMP/B" ]
+	run -0 lp-diff -n "$TMP/B" "$TMP/empty"
+	[ "$output" = "$(printf 'a 0 0\nb 0 0\nc 0 0')" ]
 }
 
 @test "-s merges stacks that differ only in hex addresses" {
