@@ -36,7 +36,7 @@ for n in "$@"; do
 	# The slow requests run slow_path: it must be in the result.
 	grep -q slow_path "$tmp/above.folded" || { echo "pipeline: wrong result" >&2; exit 1; }
 	# CPU seconds / peak RSS MB (samples per CPU second)
-	cell() { awk -v n="$n" '{ c = $1 + $2; printf "%.2f / %.1f (%.2fM/s)", c, $3 / 1024, c > 0 ? n / c / 1e6 : 0 }' "$1"; }
+	cell() { awk -v n="$n" '{ c = $1 + $2; printf "%.2f / %.1f (%.2fM/s)", c, $3 / 1024, (c > 0 ? n / c / 1e6 : 0) }' "$1"; }
 	awk -v n="$n" -v s="$spans" -v a="$start" -v b="$end" -v j="$(cell "$tmp/t1")" \
 		-v p="$(cell "$tmp/t2")" -v c="$(cell "$tmp/t3")" 'BEGIN {
 		printf "%-10d %-10d %9.2f %12.0f  %-30s %-30s %-30s\n", n, s, b - a, n / (b - a), j, p, c }'
