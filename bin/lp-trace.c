@@ -172,8 +172,12 @@ int main(int argc, char **argv)
 			opt.pids = optarg;
 			break;
 		case 'd':
-			if (lp_parse_double(optarg, &opt.duration, &why) < 0 || opt.duration <= 0) {
-				lp_error("-d '%s': %s", optarg, opt.duration <= 0 && !why ? "not positive" : why);
+			if (lp_parse_double(optarg, &opt.duration, &why) < 0) {
+				lp_error("-d '%s': %s", optarg, why);
+				return 2;
+			}
+			if (!(opt.duration > 0) || opt.duration > 1e9) {
+				lp_error("-d '%s': not a positive number of seconds", optarg);
 				return 2;
 			}
 			break;
@@ -190,10 +194,12 @@ int main(int argc, char **argv)
 			opt.all_args = true;
 			break;
 		case OPT_RING:
-			if (lp_parse_u64(optarg, 1u << 30, &opt.ring_bytes, &why) < 0 ||
-			    opt.ring_bytes < 4096 || (opt.ring_bytes & (opt.ring_bytes - 1))) {
-				lp_error("--ring-size '%s': %s", optarg,
-					 why ? why : "not a power of two of at least 4096");
+			if (lp_parse_u64(optarg, 1u << 30, &opt.ring_bytes, &why) < 0) {
+				lp_error("--ring-size '%s': %s", optarg, why);
+				return 2;
+			}
+			if (opt.ring_bytes < 4096 || (opt.ring_bytes & (opt.ring_bytes - 1))) {
+				lp_error("--ring-size '%s': not a power of two of at least 4096", optarg);
 				return 2;
 			}
 			break;
@@ -240,6 +246,7 @@ int main(int argc, char **argv)
 	const pid_t *pids = target ? lp_target__pids(target, &npids) : NULL;
 	struct lp_probe_point **points = lp_calloc(npids, sizeof(*points));
 	size_t *npoints = lp_calloc(npids, sizeof(*npoints));
+	const size_t nresolved = npids;
 	int status = 1;
 	for (size_t p = 0; p < npids; p++) {
 		char *exe = pids ? pid_exe(pids[p]) : lp_strdup(cmd_exe);
@@ -335,10 +342,9 @@ int main(int argc, char **argv)
 	}
 	if (closed) {
 		/* Nobody reads any more: detach and go, quietly (as a SIGPIPE would). */
-		lp_tracer__free(tracer);
+		status = 0;
 		lp_target__finish(target, true);
-		lp_target__free(target);
-		return 0;
+		goto out_tracer;
 	}
 	if (lp_tracer__finish(tracer, w) < 0 || fflush(out) != 0) {
 		if (errno != EPIPE) {
@@ -352,17 +358,27 @@ int main(int argc, char **argv)
 			 (unsigned long long)lp_tracer__lost(tracer), reason ? reason : "stopped");
 	status = 0;
 	lp_writer__free(w);
+	lp_tracer__free(tracer);
 	if (lp_close_output(out, opt.output ? opt.output : "stdout") < 0 && errno != EPIPE)
 		status = 1;
-	lp_tracer__free(tracer);
 	int cmd_status = lp_target__finish(target, true);
 	if (opt.verbose && lp_target__spawned(target))
 		lp_error("%s exited with status %d", cmd[0], cmd_status);
-	lp_target__free(target);
-	return status;
+	goto out;
 out_tracer:
 	lp_tracer__free(tracer);
 out:
 	lp_target__free(target);
+	for (size_t p = 0; p < nresolved; p++) {
+		for (size_t i = 0; i < npoints[p]; i++)
+			lp_probe_point__fini(&points[p][i]);
+		free(points[p]);
+	}
+	free(points);
+	free(npoints);
+	for (int i = 0; i < nspecs; i++)
+		lp_probe_spec__free(specs[i]);
+	free(specs);
+	free(cmd_exe);
 	return status;
 }
