@@ -371,10 +371,19 @@ struct agg_ent {
 	double weight;
 };
 
+struct comm_ent {
+	uint64_t hash;
+	char *s;	/* NULL: empty slot */
+};
+
 struct lp_folded_agg {
 	struct lp_folded_opts opts;
 	struct agg_ent *t;
 	size_t cap, count;
+	/* Comms copied once: a reader's sample comm may point into its line
+	 * buffer (lp input), valid only until the next record. */
+	struct comm_ent *comms;
+	size_t comms_cap, comms_count;
 	struct lp_folded_buf text, kinds;
 };
 
@@ -392,6 +401,9 @@ void lp_folded_agg__free(struct lp_folded_agg *a)
 	if (!a)
 		return;
 	free(a->t);
+	for (size_t i = 0; i < a->comms_cap; i++)
+		free(a->comms[i].s);
+	free(a->comms);
 	lp_folded_buf__free(&a->text);
 	lp_folded_buf__free(&a->kinds);
 	free(a);
@@ -414,12 +426,45 @@ static void agg_insert(struct agg_ent *t, size_t cap, const struct agg_ent *e)
 	t[i] = *e;
 }
 
+static const char *agg_comm(struct lp_folded_agg *a, const char *comm)
+{
+	size_t n = strlen(comm);
+	uint64_t h = text_hash(comm, n);
+	if (!a->comms_cap) {
+		a->comms_cap = 64;
+		a->comms = lp_calloc(a->comms_cap, sizeof(*a->comms));
+	}
+	size_t mask = a->comms_cap - 1, i = h & mask;
+	for (; a->comms[i].s; i = (i + 1) & mask)
+		if (a->comms[i].hash == h && !strcmp(a->comms[i].s, comm))
+			return a->comms[i].s;
+	a->comms[i].hash = h;
+	a->comms[i].s = lp_strndup(comm, n);
+	const char *copy = a->comms[i].s;
+	if (++a->comms_count * 2 > a->comms_cap) {
+		size_t ncap = a->comms_cap * 2;
+		struct comm_ent *nc = lp_calloc(ncap, sizeof(*nc));
+		for (size_t j = 0; j < a->comms_cap; j++) {
+			if (!a->comms[j].s)
+				continue;
+			size_t x = a->comms[j].hash & (ncap - 1);
+			while (nc[x].s)
+				x = (x + 1) & (ncap - 1);
+			nc[x] = a->comms[j];
+		}
+		free(a->comms);
+		a->comms = nc;
+		a->comms_cap = ncap;
+	}
+	return copy;
+}
+
 void lp_folded_agg__add(struct lp_folded_agg *a, const struct lp_sample *s)
 {
 	/* Only what the printed line depends on is part of the key. */
 	int32_t pid = a->opts.pid || a->opts.tid ? s->pid : 0;
 	int32_t tid = a->opts.tid ? s->tid : 0;
-	const char *comm = s->comm ? s->comm : "";
+	const char *comm = agg_comm(a, s->comm ? s->comm : "");
 	size_t mask = a->cap - 1;
 	size_t i = agg_hash(s->stack, comm, pid, tid) & mask;
 	for (;; i = (i + 1) & mask) {

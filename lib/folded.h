@@ -64,8 +64,8 @@ size_t lp_folded__format(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 /* Sums samples by what their folded line depends on (stack, comm, and PID
  * or TID when printed), so each distinct key is formatted once, at flush.
  * Memory grows with distinct keys, never with the number of samples.  The
- * stacks and comms added must live until the flush (a reader's dictionary:
- * flush before freeing the reader). */
+ * stacks added must live until the flush (a reader's dictionary: flush
+ * before freeing the reader); comms are copied. */
 struct lp_folded_agg;
 struct lp_profile;
 

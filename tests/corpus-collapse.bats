@@ -198,3 +198,28 @@ stream_cases() {
 @test "lp stream input: same folded output as perf script (comms fixture, 4 cases)" {
 	stream_cases "$FIXTURES/collapse" "comms.txt"
 }
+
+# A stream much larger than the reader's buffer: records' comm and event
+# fields point into that buffer, and must not be kept past their record.
+@test "lp stream input: a 2 MB stream gives the same folded output as its perf script text" {
+	awk 'BEGIN {
+		split("app worker-1 io_thread java gc", comm, " ")
+		split("main run loop handle parse write", fn, " ")
+		for (i = 0; i < 30000; i++) {
+			c = comm[i % 5 + 1]
+			printf "%s %d/%d [%03d] %d.%06d: %d cpu-clock: \n", c, 100 + i % 5, 1000 + i % 7, i % 4, 10 + int(i / 1000), i % 1000000, 1000 + i % 3
+			printf "\t    %x %s+0x%x (/opt/app/bin)\n", 4096 + i % 6, fn[i % 6 + 1], i % 6
+			printf "\t    %x %s+0x1 (/opt/app/bin)\n\n", 8192 + i % 2, fn[i % 2 + 1]
+		}
+	}' >"$BATS_TEST_TMPDIR/big.txt"
+	lp-cat --input-format perf "$BATS_TEST_TMPDIR/big.txt" >"$BATS_TEST_TMPDIR/big.lp"
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/big.lp")" -gt 2000000 ]
+	for opts in "" "--pid" "--tid"; do
+		lp-collapse $opts "$BATS_TEST_TMPDIR/big.txt" >"$BATS_TEST_TMPDIR/a"
+		lp-collapse $opts "$BATS_TEST_TMPDIR/big.lp" >"$BATS_TEST_TMPDIR/b"
+		cmp "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b" || { echo "differs with '$opts'"; false; }
+	done
+	# 5 comms x 6 leaves x 2 roots with --tid's 35 pid/tid pairs: all there
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/a")" -eq 210 ]
+	[ "$(awk '{ s += $NF } END { print s }' "$BATS_TEST_TMPDIR/a")" -eq 30030000 ]
+}
