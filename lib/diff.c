@@ -31,7 +31,6 @@ struct lp_diff {
 	struct lp_profile *normalized;	/* built on demand by lp_diff__profile */
 	char *buf, *buf2;
 	size_t cap, cap2;
-	struct lp_folded_buf fb, kb;	/* lp_folded__format's stack and kinds */
 };
 
 struct lp_diff *lp_diff__new(const struct lp_diff_opts *opts)
@@ -60,8 +59,6 @@ void lp_diff__free(struct lp_diff *d)
 	lp_profile__free(d->normalized);
 	free(d->buf);
 	free(d->buf2);
-	lp_folded_buf__free(&d->fb);
-	lp_folded_buf__free(&d->kb);
 	free(d);
 }
 
@@ -126,20 +123,6 @@ static size_t join_frames(struct lp_diff *d, const struct lp_stack *st)
 	return len;
 }
 
-/* Stream and perf script samples: exactly as lp-collapse prints them. */
-static size_t format_stack(struct lp_diff *d, const struct lp_sample *smp)
-{
-	static const struct lp_folded_opts defaults;
-	lp_folded_buf__reset(&d->fb);
-	lp_folded_buf__reset(&d->kb);
-	lp_folded__format(&d->fb, &d->kb, smp, d->opts.folded ? d->opts.folded : &defaults);
-	reserve(&d->buf, &d->cap, d->fb.len + 1);
-	if (d->fb.len)
-		memcpy(d->buf, d->fb.s, d->fb.len);
-	d->buf[d->fb.len] = '\0';
-	return d->fb.len;
-}
-
 static int ishex(unsigned char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -198,6 +181,29 @@ static void mirror(struct lp_diff *d, int from, int to)
 	b->sample_event = a->sample_event ? lp_strdup(a->sample_event) : NULL;
 }
 
+/* Stream and perf script samples become folded stacks exactly as lp-collapse
+ * makes them: summed by lp_folded_agg (each distinct stack formatted once),
+ * then stripped of hex numbers when asked. */
+static void flush(struct lp_diff *d, struct lp_folded_agg *a, struct lp_profile *p, int side)
+{
+	if (!d->opts.strip_hex) {
+		lp_folded_agg__flush(a, p, side);
+		return;
+	}
+	struct lp_profile *tmp = lp_profile__new();
+	lp_folded_agg__flush(a, tmp, 0);
+	size_t n;
+	const struct lp_profile_entry *const *e = lp_profile__sorted(tmp, &n);
+	for (size_t i = 0; i < n; i++) {
+		reserve(&d->buf, &d->cap, e[i]->len + 1);
+		memcpy(d->buf, e[i]->stack, e[i]->len);
+		d->buf[e[i]->len] = '\0';
+		size_t len = strip_hex(d, e[i]->len);
+		lp_profile__add(p, d->buf, len, e[i]->kinds, side, e[i]->weight[0]);
+	}
+	lp_profile__free(tmp);
+}
+
 int lp_diff__read(struct lp_diff *d, int side, const char *path)
 {
 	struct side *s = &d->side[side];
@@ -219,6 +225,9 @@ int lp_diff__read(struct lp_diff *d, int side, const char *path)
 	lp_profile__free(d->normalized);
 	d->normalized = NULL;
 
+	static const struct lp_folded_opts defaults;
+	const struct lp_folded_opts *fo = d->opts.folded ? d->opts.folded : &defaults;
+	struct lp_folded_agg *weights = NULL, *counts = NULL;
 	struct lp_record rec;
 	int ret;
 	while ((ret = lp_reader__next(r, &rec)) > 0) {
@@ -229,24 +238,37 @@ int lp_diff__read(struct lp_diff *d, int side, const char *path)
 		if (rec.kind != LP_REC_SAMPLE)
 			continue;
 		const struct lp_sample *smp = &rec.sample;
-		int folded = lp_reader__format(r) == LP_INPUT_FOLDED;
 		if (!keep_event(d, s, smp->event))
 			continue;
-		size_t len = folded ? join_frames(d, smp->stack) : format_stack(d, smp);
-		if (d->opts.strip_hex)
-			len = strip_hex(d, len);
-		/* Folded counts are taken for sample counts: nothing else is known. */
-		double n = folded ? smp->weight : 1;
-		const char *kinds = !folded && d->kb.len ? d->kb.s : NULL;
-		lp_profile__add(d->weights, d->buf, len, kinds, side, smp->weight);
-		/* Folded input: the counts are the weights, kept once. */
-		if (!folded) {
-			lp_profile__add(d->counts, d->buf, len, NULL, side, n);
-			s->counted = true;
-		}
 		s->total += smp->weight;
-		s->samples += n;
+		if (lp_reader__format(r) == LP_INPUT_FOLDED) {
+			/* Taken verbatim; the counts are the only sample counts
+			 * known, and are kept once, as the weights. */
+			size_t len = join_frames(d, smp->stack);
+			if (d->opts.strip_hex)
+				len = strip_hex(d, len);
+			lp_profile__add(d->weights, d->buf, len, NULL, side, smp->weight);
+			s->samples += smp->weight;
+			continue;
+		}
+		if (!weights) {
+			weights = lp_folded_agg__new(fo);
+			counts = lp_folded_agg__new(fo);
+		}
+		lp_folded_agg__add(weights, smp);
+		struct lp_sample one = *smp;
+		one.weight = 1;
+		lp_folded_agg__add(counts, &one);
+		s->samples += 1;
+		s->counted = true;
 	}
+	/* The aggregates point into the reader's dictionary: flush first. */
+	if (weights && ret == 0) {
+		flush(d, weights, d->weights, side);
+		flush(d, counts, d->counts, side);
+	}
+	lp_folded_agg__free(weights);
+	lp_folded_agg__free(counts);
 	lp_reader__free(r);
 	return ret < 0 ? -1 : 0;
 }

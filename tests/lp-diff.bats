@@ -266,6 +266,26 @@ nfuncs() {
 	[[ $output == *"# A: cpu-10ms.lp (10 samples)"* ]]
 }
 
+@test "stream input with -s: hex numbers in symbols merged after formatting" {
+	{
+		printf 'lp-stream\t1\tperiod_ns=1000\n'
+		printf 'frame\tf1\tu\t-\t/bin/x\tmain\t-\n'
+		printf 'frame\tf2\tj\t-\t/tmp/perf-1.map\tstub_0x7f00aa\t-\n'
+		printf 'frame\tf3\tj\t-\t/tmp/perf-1.map\tstub_0x7f00bb\t-\n'
+		printf 'stack\ts1\tf1,f2\nstack\ts2\tf1,f3\n'
+		printf 'sample\t1\t1\t1\t0\tx\tcpu-clock\t1000\ts1\n'
+		printf 'sample\t2\t1\t1\t0\tx\tcpu-clock\t1000\ts2\n'
+		printf 'sample\t3\t1\t1\t0\tx\tcpu-clock\t1000\ts2\n'
+	} >"$TMP/j.lp"
+	run -0 lp-diff -s --jit "$TMP/j.lp" "$TMP/j.lp"
+	[ "$output" = "x;main;stub_0x..._[j] 3000 3000" ]
+	run -0 lp-diff --jit "$TMP/j.lp" "$TMP/j.lp"
+	[ "$output" = "$(printf 'x;main;stub_0x7f00aa_[j] 1000 1000\nx;main;stub_0x7f00bb_[j] 2000 2000')" ]
+	run -0 lp-diff -s --report "$TMP/j.lp" "$TMP/j.lp"
+	[[ $output == *"# A: $TMP/j.lp (3 samples)"* ]]
+	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "stub_0x..." {print $1, $7}')" = "100.00% 3" ]
+}
+
 @test "perf script input: stacks exactly as stackcollapse-perf.pl's" {
 	# For each corpus perf script with its stackcollapse-perf.pl output, the
 	# diff of the file with itself is that output with its count twice.
