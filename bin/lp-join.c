@@ -146,6 +146,14 @@ int main(int argc, char **argv)
 		lp_error("%llu samples (%llu joined), %llu spans (%llu unfinished)",
 			 (unsigned long long)st.samples, (unsigned long long)st.joined,
 			 (unsigned long long)st.spans, (unsigned long long)st.unfinished);
+	/* Nothing joined for a reason the user can fix: say which. */
+	if (st.untimed && st.untimed == st.samples)
+		lp_error("the samples have no timestamps, so none can be joined "
+			 "(perf script: keep the time field)");
+	else if (!st.joined && st.samples && st.spans > st.unfinished &&
+		 (st.sample_max < st.span_min || st.sample_min > st.span_max))
+		lp_error("no sample time falls within the spans' times: were both recorded on "
+			 "CLOCK_MONOTONIC of one host (perf record -k CLOCK_MONOTONIC)?");
 	if (st.early)
 		lp_error("%llu samples or spans let go before their match could arrive "
 			 "(an input lagged by more than --max-delay; raise --max-held)",

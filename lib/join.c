@@ -639,9 +639,14 @@ static void on_sample(struct state *s, struct item *it)
 	const struct lp_sample *smp = &it->rec.sample;
 	s->st->samples++;
 	if (smp->time_ns == LP_TIME_NONE || smp->tid == LP_ID_NONE) {
+		s->st->untimed += smp->time_ns == LP_TIME_NONE;
 		release(s, it);
 		return;
 	}
+	if (smp->time_ns < s->st->sample_min)
+		s->st->sample_min = smp->time_ns;
+	if (smp->time_ns > s->st->sample_max)
+		s->st->sample_max = smp->time_ns;
 	if (smp->time_ns > s->sample_mark)
 		s->sample_mark = smp->time_ns;
 	struct thr *t = thr_get(s, smp->pid, smp->tid, true);
@@ -677,6 +682,10 @@ static void on_span(struct state *s, struct item *it)
 	}
 	if (sp->end_ns > s->span_mark && s->span_mark != INT64_MAX)
 		s->span_mark = sp->end_ns;
+	if (sp->start_ns < s->st->span_min)
+		s->st->span_min = sp->start_ns;
+	if (sp->end_ns > s->st->span_max)
+		s->st->span_max = sp->end_ns;
 	if (!probe_wanted(s, sp->probe)) {
 		free(it);
 		return;
@@ -783,6 +792,8 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	const char *paths[2] = { samples_path, spans_path };
 	enum lp_input_format fmts[2] = { opts->samples_format, opts->spans_format };
 	memset(stats, 0, sizeof(*stats));
+	stats->sample_min = stats->span_min = INT64_MAX;
+	stats->sample_max = stats->span_max = INT64_MIN;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_cond_init(&j->wake, NULL);
 	for (int i = 0; i < 2; i++) {

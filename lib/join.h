@@ -31,6 +31,9 @@ struct lp_join_opts {
 
 struct lp_join_stats {
 	uint64_t samples, joined, spans, unfinished, early, other;
+	uint64_t untimed;			/* samples without a time */
+	int64_t sample_min, sample_max;		/* time ranges, for a hint when */
+	int64_t span_min, span_max;		/* nothing joined (clocks differ) */
 };
 
 /* Opens both inputs, then the output, and joins.  Returns 0, or -1 after a

@@ -145,6 +145,8 @@ struct split {
 	size_t ndurs, capdurs;
 	struct lp_quantile *sketch;	/* live */
 	bool dirty;			/* spans added since the cuts were read */
+	uint64_t joined_samples;	/* samples with any span= at all */
+	uint64_t probe_spans;		/* spans of the probe read */
 	uint64_t live_spans;
 	struct lp_attrs_buf ab;
 	char *buf;
@@ -282,6 +284,7 @@ static bool sample_span(struct split *s, const struct lp_sample *smp, char *pref
 			memcpy(prefix, "span", 5);
 		if (!attr_raw(&smp->attrs, prefix, strlen(prefix), &v, &n))
 			return false;
+		s->joined_samples += i == 0;
 		bool match = !s->o->probe;
 		if (!match) {
 			size_t plen = strlen(s->o->probe);
@@ -497,6 +500,7 @@ static void route(struct split *s, const struct lp_record *rec)
 		if (sp->end_ns == LP_TIME_NONE || sp->start_ns == LP_TIME_NONE ||
 		    !is_probe(s, sp->probe))
 			break;
+		s->probe_spans++;
 		bool in_time = !s->o->has_time || (sp->end_ns > s->from && sp->start_ns < s->to);
 		if (!in_time || !preds_ok(s, &sp->attrs, "")) {
 			emit_span(s, sp, &s->g[s->nbands + G_EXCLUDED], false);
@@ -769,6 +773,14 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	if (rc < 0)
 		return -1;
 	report(&s);
+	/* An input that cannot be split is worth a word. */
+	uint64_t nsamples = 0;
+	for (size_t i = 0; i < s.ng; i++)
+		nsamples += s.g[i].samples;
+	if (nsamples && !s.joined_samples)
+		lp_error("no sample carries a span (span=): is the input lp-join's output?");
+	else if (nsamples && o->probe && !s.probe_spans)
+		lp_error("no span of probe '%s' in the input", o->probe);
 	for (size_t i = 0; i < s.ng; i++) {
 		free(s.g[i].name);
 		lp_quantile__free(s.g[i].lat);

@@ -200,3 +200,16 @@ samples_of() {
 	share() { lp-collapse "$1" | awk '{ n = $NF; t += n; if ($0 ~ /rebuild_index/) h += n } END { print int(100 * h / t) }'; }
 	[ "$(share slow.lp)" -ge 70 ] && [ "$(share fast.lp)" -le 2 ]
 }
+
+@test "lp-join: says why nothing joined: no timestamps, or clocks that do not meet" {
+	grep -v '^sample' "$J/samples.lp" > "$TMP/s.lp"
+	awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "sample" { $2 = "-" } { print }' "$J/samples.lp" >> "$TMP/s.lp"
+	run --separate-stderr -0 lp-join "$TMP/s.lp" "$J/spans.lp"
+	[ "$stderr" = "lp-join: the samples have no timestamps, so none can be joined (perf script: keep the time field)" ]
+	[ "$(grep -c '^sample' <<<"$output")" -eq 20 ]
+	awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "span" { $2 += 1000000; if ($3 != "-") $3 += 1000000 } { print }' "$J/spans.lp" > "$TMP/p.lp"
+	run --separate-stderr -0 lp-join "$J/samples.lp" "$TMP/p.lp"
+	[[ "$stderr" == "lp-join: no sample time falls within the spans' times: "*"(perf record -k CLOCK_MONOTONIC)?" ]]
+	run --separate-stderr -0 lp-join "$J/samples.lp" "$J/spans.lp"
+	[ -z "$stderr" ]
+}

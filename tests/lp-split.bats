@@ -206,3 +206,13 @@ durations() {
 	run -0 lp-split -t 1us -p B --above "$TMP/a.lp" -q "$TMP/inner.lp"
 	[ "$(awk -F'\t' '$1 == "sample" { print $2 }' "$TMP/a.lp" | sort -n | tr '\n' ' ')" = "3200 4000 " ]
 }
+
+@test "lp-split: says so when the input has no spans to split by" {
+	gen 100 perm
+	run --separate-stderr -0 lp-split -P 90 --above /dev/null -q "$TMP/s.lp"
+	[ "$stderr" = "lp-split: no sample carries a span (span=): is the input lp-join's output?" ]
+	run --separate-stderr -0 lp-split -P 90 -p nosuch --above /dev/null -q "$TMP/j.lp"
+	[ "$stderr" = "lp-split: no span of probe 'nosuch' in the input" ]
+	run --separate-stderr -0 lp-split -P 90 -p req --above /dev/null -q "$TMP/j.lp"
+	[ -z "$stderr" ]
+}
