@@ -258,6 +258,7 @@ int lp_syscall__args(const char *name, char names[6][32], bool ptr[6], bool isin
 struct sym {
 	const char *name;
 	uint64_t value, size;
+	bool ifunc;		/* STT_GNU_IFUNC: the resolver, not the function */
 };
 
 struct elfobj {
@@ -322,7 +323,7 @@ static int elfobj_open(struct elfobj *o, const char *path)
 		const char *name = elf_strptr(o->elf, sh.sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		o->syms[o->nsyms++] = (struct sym){ name, s.st_value, s.st_size };
+		o->syms[o->nsyms++] = (struct sym){ name, s.st_value, s.st_size, t == STT_GNU_IFUNC };
 	}
 	o->dw = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL);
 	return 0;
@@ -644,6 +645,10 @@ static int func_values(struct lp_probe_point *pt, Dwarf *dw, uint64_t addr, cons
 				 spec->text, path, spec->func);
 			return -1;
 		}
+		/* No type: the raw return register, as a signed long (what
+		 * most C functions return; -1 and errors read right). */
+		pt->has_ret = true;
+		pt->ret = (struct lp_probe_value){ .name = lp_strdup("ret"), .type = LP_VAL_INT, .size = 8 };
 		return 0;
 	}
 	char why[256];
@@ -1126,6 +1131,27 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 			suggest(&o, spec->func, hint, sizeof(hint));
 			lp_error("probe '%s': no function '%s' in %s%s", spec->text, spec->func,
 				 path, hint);
+			goto out;
+		}
+		if (s->ifunc) {
+			/* ld.so calls it once to pick an implementation; the
+			 * calls the user means go to that implementation. */
+			char impls[512] = "";
+			size_t nl = strlen(spec->func);
+			for (size_t i = 0; i < o.nsyms && strlen(impls) < 300; i++) {
+				const char *nm = o.syms[i].name;
+				if (o.syms[i].ifunc || strncmp(nm, "__", 2) || strncmp(nm + 2, spec->func, nl) ||
+				    nm[2 + nl] != '_')
+					continue;
+				snprintf(impls + strlen(impls), sizeof(impls) - strlen(impls), "%s%s",
+					 impls[0] ? ", " : "", nm);
+			}
+			if (!impls[0] && o.stripped)
+				snprintf(impls, sizeof(impls), " (not among the dynamic symbols of this stripped file)");
+			else if (impls[0])
+				memmove(impls + 2, impls, strlen(impls) + 1), memcpy(impls, ": ", 2);
+			lp_error("probe '%s': %s in %s is an IFUNC resolver, run once by ld.so; probe its implementation%s",
+				 spec->text, spec->func, path, impls);
 			goto out;
 		}
 		vaddr = s->value;
