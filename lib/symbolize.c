@@ -355,7 +355,7 @@ static void proc_free(struct lp_proc *p)
 /* Cached answers are keyed by (pid, generation, address): entries of a
  * process that is gone are never hit again.  Past this many the whole
  * cache starts over, so a long whole-system run stays bounded. */
-#define LP_CACHE_MAX (1u << 20)
+#define LP_CACHE_MAX (1u << 18)
 
 void lp_symbolizer__reap(struct lp_symbolizer *s)
 {
