@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -266,7 +267,10 @@ struct elfobj {
 	Elf *elf;
 	struct sym *syms;
 	size_t nsyms;
-	bool stripped;		/* symbols from .dynsym: no .symtab */
+	bool stripped;		/* symbols from .dynsym: no .symtab, no debug file */
+	int dbg_fd;		/* its separate debug file, if any */
+	Elf *dbg_elf;
+	char *dbg_path;
 	Dwarf *dw;
 };
 
@@ -274,16 +278,98 @@ static void elfobj_close(struct elfobj *o)
 {
 	if (o->dw)
 		dwarf_end(o->dw);
+	if (o->dbg_elf)
+		elf_end(o->dbg_elf);
+	if (o->dbg_fd >= 0)
+		close(o->dbg_fd);
 	if (o->elf)
 		elf_end(o->elf);
 	if (o->fd >= 0)
 		close(o->fd);
 	free(o->syms);
+	free(o->dbg_path);
+}
+
+/* The function symbols of e: its .symtab, else its .dynsym.  Returns
+ * whether a .symtab was there. */
+static bool load_syms(struct elfobj *o, Elf *e)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	GElf_Shdr sh;
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+	}
+	scn = symtab ? symtab : dynsym;
+	if (!scn)
+		return false;
+	gelf_getshdr(scn, &sh);
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+	free(o->syms);
+	o->nsyms = 0;
+	o->syms = lp_calloc(n ? n : 1, sizeof(*o->syms));
+	for (size_t i = 0; data && i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(data, (int)i, &s))
+			continue;
+		int t = GELF_ST_TYPE(s.st_info);
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value)
+			continue;
+		const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		o->syms[o->nsyms++] = (struct sym){ name, s.st_value, s.st_size, t == STT_GNU_IFUNC };
+	}
+	return symtab != NULL;
+}
+
+/* A stripped file's separate debug file, where gdb looks for it: by
+ * build-id under /usr/lib/debug (Debian's -dbgsym packages), or by its
+ * .gnu_debuglink name beside it, in .debug/ beside it, or under
+ * /usr/lib/debug.  The caller opens it; NULL when there is none. */
+static char *debug_file(Elf *elf, const char *path)
+{
+	char cand[PATH_MAX];
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n > 1) {
+		const unsigned char *b = id;
+		int len = snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%02x/", b[0]);
+		for (ssize_t i = 1; i < n && len < (int)sizeof(cand) - 8; i++)
+			len += snprintf(cand + len, sizeof(cand) - (size_t)len, "%02x", b[i]);
+		snprintf(cand + len, sizeof(cand) - (size_t)len, ".debug");
+		if (access(cand, R_OK) == 0)
+			return lp_strdup(cand);
+	}
+	GElf_Word crc;
+	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+	if (!link || strchr(link, '/'))
+		return NULL;
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path) : 1;
+	const char *dir = slash ? path : ".";
+	for (int i = 0; i < 3; i++) {
+		if (i == 0)
+			snprintf(cand, sizeof(cand), "%.*s/%s", dlen, dir, link);
+		else if (i == 1)
+			snprintf(cand, sizeof(cand), "%.*s/.debug/%s", dlen, dir, link);
+		else
+			snprintf(cand, sizeof(cand), "/usr/lib/debug%.*s/%s", dlen, dir, link);
+		if (strcmp(cand, path) && access(cand, R_OK) == 0)
+			return lp_strdup(cand);
+	}
+	return NULL;
 }
 
 static int elfobj_open(struct elfobj *o, const char *path)
 {
 	memset(o, 0, sizeof(*o));
+	o->dbg_fd = -1;
 	o->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (o->fd < 0) {
 		lp_error_errno("cannot open '%s'", path);
@@ -295,37 +381,25 @@ static int elfobj_open(struct elfobj *o, const char *path)
 		lp_error("'%s' is not an ELF file", path);
 		return -1;
 	}
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	GElf_Shdr sh;
-	while ((scn = elf_nextscn(o->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-		else if (sh.sh_type == SHT_DYNSYM)
-			dynsym = scn;
+	o->stripped = !load_syms(o, o->elf);
+	Elf *dwelf = o->elf;
+	char *dbg = o->stripped ? debug_file(o->elf, path) : NULL;
+	if (dbg) {
+		o->dbg_fd = open(dbg, O_RDONLY | O_CLOEXEC);
+		o->dbg_elf = o->dbg_fd >= 0 ? elf_begin(o->dbg_fd, ELF_C_READ_MMAP, NULL) : NULL;
+		/* Its addresses are the stripped file's: symbols and DWARF
+		 * from it, segments and code bytes from the original. */
+		if (o->dbg_elf && load_syms(o, o->dbg_elf)) {
+			o->stripped = false;
+			o->dbg_path = dbg;
+			dwelf = o->dbg_elf;
+			dbg = NULL;
+		} else {
+			load_syms(o, o->elf);
+		}
+		free(dbg);
 	}
-	scn = symtab ? symtab : dynsym;
-	o->stripped = !symtab;
-	if (!scn)
-		return 0;
-	gelf_getshdr(scn, &sh);
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-	o->syms = lp_calloc(n ? n : 1, sizeof(*o->syms));
-	for (size_t i = 0; data && i < n; i++) {
-		GElf_Sym s;
-		if (!gelf_getsym(data, (int)i, &s))
-			continue;
-		int t = GELF_ST_TYPE(s.st_info);
-		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value)
-			continue;
-		const char *name = elf_strptr(o->elf, sh.sh_link, s.st_name);
-		if (!name || !*name)
-			continue;
-		o->syms[o->nsyms++] = (struct sym){ name, s.st_value, s.st_size, t == STT_GNU_IFUNC };
-	}
-	o->dw = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL);
+	o->dw = dwarf_begin_elf(dwelf, DWARF_C_READ, NULL);
 	return 0;
 }
 
@@ -1126,6 +1200,8 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 		const struct sym *s = find_sym(&o, spec->func);
 		if (o.stripped && (verbose || !s))
 			lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
+		if (o.dbg_path && verbose)
+			lp_error("note: %s is stripped: using its debug file %s", path, o.dbg_path);
 		if (!s) {
 			char hint[512];
 			suggest(&o, spec->func, hint, sizeof(hint));

@@ -356,3 +356,19 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 		$1 == "lost" { lost[$3] += $4 } END { print s, lost["depth"] + 0, bad + 0 }' "$T/d.lp"
 	assert_output "32 69 0"
 }
+
+@test "lp-trace: a stripped binary with a separate debug file (.gnu_debuglink)" {
+	require_root
+	require_cmd objcopy
+	mkdir "$T/dbg" "$T/dbg/.debug"
+	cp "$WORKLOADS/lines" "$T/dbg/lines"
+	objcopy --only-keep-debug "$T/dbg/lines" "$T/dbg/.debug/lines.debug"
+	strip "$T/dbg/lines"
+	objcopy --add-gnu-debuglink="$T/dbg/.debug/lines.debug" "$T/dbg/lines"
+	line=$(grep -n 'HIT \*/' "$LP_TOP/tests/workloads/lines.c" | cut -d: -f1)
+	run -0 lp-trace -v -o "$T/g.lp" 'accumulate(n)' "lines.c:$line(i)" -- "$T/dbg/lines"
+	assert_line "lp-trace: note: $T/dbg/lines is stripped: using its debug file $T/dbg/.debug/lines.debug"
+	run -0 awk -F'\t' '$1 == "span" { print $6, $8, $9 } $1 == "event" { e++ } END { print e }' "$T/g.lp"
+	assert_output "accumulate n=37 ret=16206
+37"
+}
