@@ -300,7 +300,13 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 @test "lp-trace: without privileges: one clear line, exit 1" {
 	require_root
 	require_cmd setpriv
-	run -1 setpriv --reuid=65534 --regid=65534 --clear-groups lp-trace nap -- "$WORKLOADS/sleeper" 1
+	# a directory nobody can enter (the checkout may be under /root)
+	local d
+	d=$(mktemp -d /tmp/lp-trace-priv.XXXXXX)
+	chmod 755 "$d"
+	cp "$LP_BUILD/bin/lp-trace" "$WORKLOADS/sleeper" "$d/"
+	run -1 setpriv --reuid=65534 --regid=65534 --clear-groups "$d/lp-trace" nap -- "$d/sleeper" 1
+	rm -rf "$d"
 	assert_output "lp-trace: loading BPF programs needs root (or CAP_BPF and CAP_PERFMON): Operation not permitted"
 }
 
