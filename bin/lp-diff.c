@@ -50,6 +50,8 @@ static void usage(FILE *f)
 		"      --addrs              unresolved frames with their address\n"
 		"      --srcline            frames with their file:line when known\n"
 		"      --event-filter EV    samples of event EV only (default: the first seen)\n"
+		"  -g, --groups A,B         BEFORE's samples labelled group=A, AFTER's group=B\n"
+		"                           (lp-split --label); an empty name keeps every sample\n"
 		"  -o, --output FILE        write to FILE instead of stdout\n"
 		"  -h, --help               this help\n"
 		"      --version            the version\n");
@@ -85,6 +87,7 @@ static const struct option long_options[] = {
 	{ "addrs", no_argument, NULL, OPT_ADDRS },
 	{ "srcline", no_argument, NULL, OPT_SRCLINE },
 	{ "event-filter", required_argument, NULL, OPT_EVENT },
+	{ "groups", required_argument, NULL, 'g' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -108,7 +111,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 {
 	int c;
 	const char *why;
-	while ((c = getopt_long(argc, argv, "nsf:o:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "nsf:g:o:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			o->diff.normalize = true;
@@ -188,6 +191,15 @@ static void parse_options(struct options *o, int argc, char **argv)
 			/* the script treats "" as no filter: the first event seen */
 			o->diff.event_filter = *optarg ? optarg : NULL;
 			break;
+		case 'g': {
+			char *comma = strchr(optarg, ',');
+			if (!comma || strchr(comma + 1, ','))
+				bad_usage("--groups '%s': expected BEFORE,AFTER", optarg);
+			*comma = '\0';
+			o->diff.groups[0] = *optarg ? optarg : NULL;
+			o->diff.groups[1] = comma[1] ? comma + 1 : NULL;
+			break;
+		}
 		case 'o':
 			o->output = optarg;
 			break;
@@ -222,8 +234,12 @@ int main(int argc, char **argv)
 		lp_die(1, "out of memory");
 	/* Both inputs are read, and checked, before a byte is written: a bad
 	 * line in AFTER must not leave a complete-looking output behind. */
-	if (lp_diff__read(d, 0, argv[optind]) < 0 || lp_diff__read(d, 1, argv[optind + 1]) < 0 ||
-	    lp_diff__check(d) < 0) {
+	const char *before = argv[optind], *after = argv[optind + 1];
+	/* "-" twice: standard input is read once, for both sides. */
+	int rc = !strcmp(before, "-") && !strcmp(after, "-")
+			 ? lp_diff__read_both(d, "-")
+			 : lp_diff__read(d, 0, before) < 0 ? -1 : lp_diff__read(d, 1, after);
+	if (rc < 0 || lp_diff__check(d) < 0) {
 		lp_diff__free(d);
 		return 1;
 	}

@@ -155,32 +155,6 @@ static size_t strip_hex(struct lp_diff *d, size_t len)
 	return o;
 }
 
-/* "-" twice: standard input is read once, and is both sides (as the same
- * file named twice would be). */
-static void mirror(struct lp_diff *d, int from, int to)
-{
-	struct lp_profile *p[2] = { d->weights, d->counts };
-	for (int k = 0; k < 2; k++) {
-		size_t n;
-		const struct lp_profile_entry *const *e = lp_profile__sorted(p[k], &n);
-		/* adding invalidates the sorted array: copy what is needed first */
-		struct { const char *stack; size_t len; const char *kinds; double w; } *v =
-			lp_calloc(n + 1, sizeof(*v));
-		for (size_t i = 0; i < n; i++)
-			v[i].stack = e[i]->stack, v[i].len = e[i]->len, v[i].kinds = e[i]->kinds,
-			v[i].w = e[i]->weight[from];
-		for (size_t i = 0; i < n; i++)
-			lp_profile__add(p[k], v[i].stack, v[i].len, v[i].kinds, to, v[i].w);
-		free(v);
-	}
-	struct side *a = &d->side[from], *b = &d->side[to];
-	free(b->name);
-	free(b->sample_event);
-	*b = *a;
-	b->name = lp_strdup(a->name);
-	b->sample_event = a->sample_event ? lp_strdup(a->sample_event) : NULL;
-}
-
 /* Stream and perf script samples become folded stacks exactly as lp-collapse
  * makes them: summed by lp_folded_agg (each distinct stack formatted once),
  * then stripped of hex numbers when asked. */
@@ -204,13 +178,21 @@ static void flush(struct lp_diff *d, struct lp_folded_agg *a, struct lp_profile 
 	lp_profile__free(tmp);
 }
 
-int lp_diff__read(struct lp_diff *d, int side, const char *path)
+/* lp-split --label's group, when sides are chosen by group. */
+static int keep_group(const struct lp_diff *d, int side, const struct lp_sample *smp)
 {
-	struct side *s = &d->side[side];
-	if (!strcmp(path, "-") && d->side[!side].name && !strcmp(d->side[!side].name, "-")) {
-		mirror(d, !side, side);
-		return 0;
-	}
+	const char *want = d->opts.groups[side];
+	if (!want)
+		return 1;
+	char buf[256];
+	int n = lp_attrs__get(&smp->attrs, "group", buf, sizeof(buf));
+	return n >= 0 && (size_t)n < sizeof(buf) && !strcmp(buf, want);
+}
+
+/* Reads one input into the sides in mask (bit 0: side 0, bit 1: side 1):
+ * both when standard input is both profiles. */
+static int read_input(struct lp_diff *d, const char *path, int mask)
+{
 	/* What stackcollapse-perf.pl decides while reading perf script. */
 	struct lp_perfscript_opts po = {
 		.srcline = d->opts.folded && d->opts.folded->srcline,
@@ -220,57 +202,83 @@ int lp_diff__read(struct lp_diff *d, int side, const char *path)
 	struct lp_reader *r = lp_reader__open(path, d->opts.input_format);
 	if (!r)
 		return -1;
-	free(s->name);
-	s->name = lp_strdup(path);
+	for (int side = 0; side < 2; side++) {
+		if (!(mask & (1 << side)))
+			continue;
+		free(d->side[side].name);
+		d->side[side].name = lp_strdup(path);
+	}
 	lp_profile__free(d->normalized);
 	d->normalized = NULL;
 
 	static const struct lp_folded_opts defaults;
 	const struct lp_folded_opts *fo = d->opts.folded ? d->opts.folded : &defaults;
-	struct lp_folded_agg *weights = NULL, *counts = NULL;
+	struct lp_folded_agg *weights[2] = { NULL, NULL }, *counts[2] = { NULL, NULL };
 	struct lp_record rec;
 	int ret;
 	while ((ret = lp_reader__next(r, &rec)) > 0) {
 		if (rec.kind == LP_REC_HEADER) {
-			note_header(s, &rec.header);
+			for (int side = 0; side < 2; side++)
+				if (mask & (1 << side))
+					note_header(&d->side[side], &rec.header);
 			continue;
 		}
 		if (rec.kind != LP_REC_SAMPLE)
 			continue;
 		const struct lp_sample *smp = &rec.sample;
-		if (!keep_event(d, s, smp->event))
-			continue;
-		s->total += smp->weight;
-		if (lp_reader__format(r) == LP_INPUT_FOLDED) {
-			/* Taken verbatim; the counts are the only sample counts
-			 * known, and are kept once, as the weights. */
-			size_t len = join_frames(d, smp->stack);
+		int folded = lp_reader__format(r) == LP_INPUT_FOLDED;
+		size_t len = 0;
+		if (folded) {
+			len = join_frames(d, smp->stack);
 			if (d->opts.strip_hex)
 				len = strip_hex(d, len);
-			lp_profile__add(d->weights, d->buf, len, NULL, side, smp->weight);
-			s->samples += smp->weight;
-			continue;
 		}
-		if (!weights) {
-			weights = lp_folded_agg__new(fo);
-			counts = lp_folded_agg__new(fo);
+		for (int side = 0; side < 2; side++) {
+			struct side *s = &d->side[side];
+			if (!(mask & (1 << side)) || !keep_group(d, side, smp) ||
+			    !keep_event(d, s, smp->event))
+				continue;
+			s->total += smp->weight;
+			if (folded) {
+				/* Taken verbatim; the counts are the only sample
+				 * counts known, and are kept once, as the weights. */
+				lp_profile__add(d->weights, d->buf, len, NULL, side, smp->weight);
+				s->samples += smp->weight;
+				continue;
+			}
+			if (!weights[side]) {
+				weights[side] = lp_folded_agg__new(fo);
+				counts[side] = lp_folded_agg__new(fo);
+			}
+			lp_folded_agg__add(weights[side], smp);
+			struct lp_sample one = *smp;
+			one.weight = 1;
+			lp_folded_agg__add(counts[side], &one);
+			s->samples += 1;
+			s->counted = true;
 		}
-		lp_folded_agg__add(weights, smp);
-		struct lp_sample one = *smp;
-		one.weight = 1;
-		lp_folded_agg__add(counts, &one);
-		s->samples += 1;
-		s->counted = true;
 	}
-	/* The aggregates point into the reader's dictionary: flush first. */
-	if (weights && ret == 0) {
-		flush(d, weights, d->weights, side);
-		flush(d, counts, d->counts, side);
+	for (int side = 0; side < 2; side++) {
+		/* The aggregates point into the reader's dictionary: flush first. */
+		if (weights[side] && ret == 0) {
+			flush(d, weights[side], d->weights, side);
+			flush(d, counts[side], d->counts, side);
+		}
+		lp_folded_agg__free(weights[side]);
+		lp_folded_agg__free(counts[side]);
 	}
-	lp_folded_agg__free(weights);
-	lp_folded_agg__free(counts);
 	lp_reader__free(r);
 	return ret < 0 ? -1 : 0;
+}
+
+int lp_diff__read(struct lp_diff *d, int side, const char *path)
+{
+	return read_input(d, path, 1 << side);
+}
+
+int lp_diff__read_both(struct lp_diff *d, const char *path)
+{
+	return read_input(d, path, 3);
 }
 
 /* "1000" and "1000.0" are one period; anything unparsable compares as text. */

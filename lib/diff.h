@@ -27,6 +27,9 @@ struct lp_diff_opts {
 	/* Samples of this event only; NULL: of the first event each input
 	 * shows (lp-collapse's and stackcollapse-perf.pl's default). */
 	const char *event_filter;
+	/* Samples labelled group=NAME (lp-split --label) only, per side; NULL:
+	 * every sample. */
+	const char *groups[2];
 };
 
 enum lp_diff_adjust {
@@ -48,6 +51,9 @@ void lp_diff__free(struct lp_diff *d);
 /* Reads one input ("-" is stdin) into side 0 ("before") or 1 ("after").
  * Returns -1 after reporting the problem as "lp-diff: FILE:LINE: what". */
 int lp_diff__read(struct lp_diff *d, int side, const char *path);
+/* Reads one input into both sides at once (standard input named twice:
+ * the same profile twice, or two groups of one labelled stream). */
+int lp_diff__read_both(struct lp_diff *d, const char *path);
 /* Refuses (a message, -1) two inputs recorded at different periods, in
  * different modes or on different events (the header's, else the samples'
  * kept), unless opts.normalize is set; and with opts.normalize, a "before"

@@ -286,6 +286,38 @@ nfuncs() {
 	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "stub_0x..." {print $1, $7}')" = "100.00% 3" ]
 }
 
+@test "--groups: two groups of one labelled stream, from a file or from stdin read once" {
+	# known truth: slow requests spend half their samples in lock_wait,
+	# fast ones none; parse is 50% of fast and 25% of slow.
+	{
+		printf 'lp-stream\t1\tperiod_ns=1000\tmode=cpu\n'
+		printf 'frame\tf1\tu\t-\t/bin/srv\thandle\t-\n'
+		printf 'frame\tf2\tu\t-\t/bin/srv\tparse\t-\n'
+		printf 'frame\tf3\tu\t-\t/bin/srv\tlock_wait\t-\n'
+		printf 'frame\tf4\tu\t-\t/bin/srv\treply\t-\n'
+		printf 'stack\ts1\tf1,f2\nstack\ts2\tf1,f3\nstack\ts3\tf1,f4\n'
+		for i in $(seq 1 200); do
+			printf 'sample\t%d\t1\t1\t0\tsrv\tcpu-clock\t1000\ts%d\tgroup=fast\n' "$i" $((i % 2 ? 1 : 3))
+			printf 'sample\t%d\t1\t1\t0\tsrv\tcpu-clock\t1000\ts%d\tgroup=slow\n' "$i" $((i % 2 ? 2 : i % 4 ? 1 : 3))
+		done
+		printf 'sample\t999\t1\t1\t0\tsrv\tcpu-clock\t1000\ts3\n'
+	} >"$TMP/l.lp"
+	run -0 lp-diff --report --groups fast,slow "$TMP/l.lp" "$TMP/l.lp"
+	first=$(printf '%s\n' "$output" | rows | head -1)
+	[ "$(awk '{print $NF, $1, $2, $7, $8}' <<<"$first")" = "lock_wait 0.00% 50.00% 0 100" ]
+	awk -v p="$(awk '{print $9}' <<<"$first")" 'BEGIN { exit !(p + 0 < 1e-10) }'
+	[[ $output == *"(200 samples)"* ]]
+	file=$output
+	run -0 bash -c 'lp-diff --report -g fast,slow - - <"$1"' _ "$TMP/l.lp"
+	[ "$output" = "${file//$TMP\/l.lp/-}" ]
+	run -0 lp-diff -g fast,slow "$TMP/l.lp" "$TMP/l.lp"
+	[ "$output" = "$(printf 'srv;handle;lock_wait 0 100000\nsrv;handle;parse 100000 50000\nsrv;handle;reply 100000 50000')" ]
+	# an empty name keeps every sample of its side (the unlabelled one too)
+	run -0 lp-diff -g ,slow "$TMP/l.lp" "$TMP/l.lp"
+	grep -qx 'srv;handle;reply 151000 50000' <<<"$output"
+	run -2 lp-diff -g fast "$TMP/l.lp" "$TMP/l.lp"
+}
+
 @test "perf script input: stacks exactly as stackcollapse-perf.pl's" {
 	# For each corpus perf script with its stackcollapse-perf.pl output, the
 	# diff of the file with itself is that output with its count twice.
