@@ -50,6 +50,8 @@ struct capture {
 	unsigned char *stack;	/* stack_bytes */
 	size_t len;
 	char comm[64];
+	char state;		/* /proc's letter just before the stop */
+	int32_t cpu;		/* the CPU it last ran on */
 };
 
 struct lp_snapshotter {
@@ -201,23 +203,64 @@ static pid_t *list_threads(pid_t pid, size_t *n)
 	return tids;
 }
 
-static void read_comm(pid_t pid, pid_t tid, char *buf, size_t size)
+/* The thread's comm, scheduler state and last CPU from /proc/PID/task/TID/
+ * stat, read just before it is stopped: "TID (COMM) S ... CPU ...", the
+ * comm possibly holding spaces and parentheses (so: the last ')'). */
+static void read_stat(pid_t pid, pid_t tid, struct capture *c)
 {
-	char path[64];
+	char path[64], buf[1024];
 	int fd;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	buf[0] = 0;
+	c->comm[0] = 0;
+	c->state = '?';
+	c->cpu = LP_ID_NONE;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return;
-	n = read(fd, buf, size - 1);
+	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		n = 0;
-	if (n > 0 && buf[n - 1] == '\n')
-		n--;
+		return;
 	buf[n] = 0;
+	char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return;
+	size_t len = close_paren - open_paren - 1;
+	if (len >= sizeof(c->comm))
+		len = sizeof(c->comm) - 1;
+	memcpy(c->comm, open_paren + 1, len);
+	c->comm[len] = 0;
+	char *f = close_paren + 1;
+	for (int field = 3; *f; field++) {
+		while (*f == ' ')
+			f++;
+		if (field == 3)
+			c->state = *f;
+		if (field == 39) {
+			c->cpu = (int32_t)strtol(f, NULL, 10);
+			break;
+		}
+		while (*f && *f != ' ')
+			f++;
+	}
+}
+
+/* The kernel's letter as the stream's state= word. */
+static const char *state_name(char state)
+{
+	switch (state) {
+	case 'R':
+		return "running";	/* or runnable: /proc does not tell */
+	case 'S':
+	case 'D':
+		return "blocked";
+	case 't':
+	case 'T':
+		return "stopped";
+	default:
+		return NULL;
+	}
 }
 
 /* Copies [sp, sp + want) page by page, so a stack that ends before want
@@ -344,6 +387,8 @@ static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c, bo
 	lp_attrs_buf__add(&s->attrs, "held_ns", buf);
 	snprintf(buf, sizeof(buf), "%" PRId64, c->wait);
 	lp_attrs_buf__add(&s->attrs, "stop_wait_ns", buf);
+	if (state_name(c->state))
+		lp_attrs_buf__add(&s->attrs, "state", state_name(c->state));
 	lp_attrs_buf__add(&s->attrs, "unwind", "dwarf");
 	if (end != LP_UNWIND_COMPLETE) {
 		if (end == LP_UNWIND_TRUNCATED)
@@ -358,7 +403,7 @@ static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c, bo
 		.time_ns = c->time,
 		.pid = pid,
 		.tid = c->tid,
-		.cpu = LP_ID_NONE,
+		.cpu = c->cpu,
 		.comm = c->comm,
 		.event = "snapshot",
 		.weight = 1,
@@ -443,13 +488,10 @@ int lp_snapshotter__take(struct lp_snapshotter *s)
 			s->ncaps_alloc = ntids;
 		}
 		/* Every thread first, one at a time; the slow part after. */
-		for (size_t i = 0; i < ntids; i++)
-			read_comm(pid, tids[i], s->caps[i].comm, sizeof(s->caps[i].comm));
 		bool boosted = boost(true);
 		for (size_t i = 0; i < ntids; i++) {
 			struct capture *c = &s->caps[ncap];
-			if (ncap != i)
-				memcpy(c->comm, s->caps[i].comm, sizeof(c->comm));
+			read_stat(pid, tids[i], c);
 			ncap += capture_thread(s, tids[i], c);
 		}
 		if (boosted)

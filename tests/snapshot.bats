@@ -63,6 +63,12 @@ field() { # field NAME LINE
 	# stopped short, nothing lost.
 	[ "$(grep '^sample' "$T/s.lp" | awk -F'\t' '$7 == "snapshot" && $8 == 1' | grep -c 'held_ns=[0-9]')" -eq 160 ]
 	run -1 grep -c 'truncated=1' "$T/s.lp"
+	# The scheduler state just before each stop: sleeping threads are
+	# blocked (a few may be caught awake between two sleeps).
+	[ "$(grep '^sample' "$T/s.lp" | grep -cE $'\tstate=(running|blocked)\t')" -eq 160 ]
+	[ "$(grep '^sample' "$T/s.lp" | grep -c $'\tstate=blocked\t')" -ge 120 ]
+	# The CPU each thread last ran on.
+	[ "$(grep '^sample' "$T/s.lp" | cut -f5 | grep -cE '^[0-9]+$')" -eq 160 ]
 	run -1 grep -c '^lost' "$T/s.lp"
 	# Whole stacks: the main thread's from _start through main, the
 	# others' from the clone through start_thread, all in sleeper_loop
