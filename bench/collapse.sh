@@ -111,15 +111,39 @@ row() {	# row NAME "elapsed cpu rss"
 	local name=$1 e c m
 	read -r e c m <<<"$2"
 	awk -v n="$name" -v e="$e" -v c="$c" -v m="$m" -v sz="$size" 'BEGIN {
-		printf "%-28s %8.3f s %9.0f MB/s %9s MB/s %8.1f MB\n", n, e,
+		printf "%-30s %8.3f s %9.0f MB/s %9s MB/s %8.1f MB\n", n, e,
 			(e > 0 ? sz / 1e6 / e : 0),
 			(c > 0 ? sprintf("%.0f", sz / 1e6 / c) : "-"), m / 1024 }'
 }
 
-printf '%-28s %10s %14s %14s %11s\n' tool wall "MB/s (wall)" "MB/s (cpu)" "peak RSS"
+printf '%-30s %10s %14s %14s %11s\n' tool wall "MB/s (wall)" "MB/s (cpu)" "peak RSS"
 row "wc -l" "$(measure "$input" wc -l)"
 row "lp-collapse" "$(measure "$input" "$LP")"
 row "lp-collapse --tid --all" "$(measure "$input" "$LP" --tid --all)"
+# The same samples as an lp stream (lp-cat; streams concatenate) and as
+# folded lines, each repeated to the same size: MB/s of each input's size.
+repeat_to() {	# repeat_to SRC DST
+	: >"$2.tmp"
+	while [ "$(stat -c %s "$2.tmp")" -lt $((mb * 1000 * 1000)) ]; do
+		cat "$1" >>"$2.tmp"
+	done
+	mv "$2.tmp" "$2"
+	rm -f "$1"
+}
+stream=$dir/collapse-${mb}mb.lp
+if [ ! -s "$stream" ]; then
+	"$O/bin/lp-cat" --input-format perf <"$base" >"$stream.one" && repeat_to "$stream.one" "$stream"
+fi
+folded=$dir/collapse-${mb}mb.folded
+if [ ! -s "$folded" ]; then
+	"$LP" --tid <"$base" >"$folded.one" && repeat_to "$folded.one" "$folded"
+fi
+size_all=$size
+size=$(stat -c %s "$stream")
+row "lp-collapse, lp stream input" "$(measure "$stream" "$LP")"
+size=$(stat -c %s "$folded")
+row "lp-collapse, folded input" "$(measure "$folded" "$LP")"
+size=$size_all
 r=$(measure "$quarter" "$LP")
 echo "lp-collapse on a quarter of the input: peak RSS $(awk -v m="${r##* }" 'BEGIN { printf "%.1f MB", m / 1024 }') (memory follows distinct stacks, not input size)"
 "$LP" <"$input" >"$dir/lp.folded"
