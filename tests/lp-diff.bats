@@ -286,9 +286,10 @@ nfuncs() {
 	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "stub_0x..." {print $1, $7}')" = "100.00% 3" ]
 }
 
-@test "--groups: two groups of one labelled stream, from a file or from stdin read once" {
-	# known truth: slow requests spend half their samples in lock_wait,
-	# fast ones none; parse is 50% of fast and 25% of slow.
+# A stream labelled by group (as lp-split --label writes), of known truth:
+# slow requests spend half their samples in lock_wait, fast ones none; parse
+# is 50% of fast and 25% of slow; one sample has no label.
+labelled_stream() {
 	{
 		printf 'lp-stream\t1\tperiod_ns=1000\tmode=cpu\n'
 		printf 'frame\tf1\tu\t-\t/bin/srv\thandle\t-\n'
@@ -301,7 +302,11 @@ nfuncs() {
 			printf 'sample\t%d\t1\t1\t0\tsrv\tcpu-clock\t1000\ts%d\tgroup=slow\n' "$i" $((i % 2 ? 2 : i % 4 ? 1 : 3))
 		done
 		printf 'sample\t999\t1\t1\t0\tsrv\tcpu-clock\t1000\ts3\n'
-	} >"$TMP/l.lp"
+	}
+}
+
+@test "--groups: two groups of one labelled stream, from a file or from stdin read once" {
+	labelled_stream >"$TMP/l.lp"
 	run -0 lp-diff --report --groups fast,slow "$TMP/l.lp" "$TMP/l.lp"
 	first=$(printf '%s\n' "$output" | rows | head -1)
 	[ "$(awk '{print $NF, $1, $2, $7, $8}' <<<"$first")" = "lock_wait 0.00% 50.00% 0 100" ]
@@ -477,9 +482,10 @@ rect_centre() {
 @test "every EXAMPLES line of the man page that needs only lp runs" {
 	cp "$D/shift-before.folded" "$TMP/before.folded"
 	cp "$D/shift-after.folded" "$TMP/after.folded"
+	labelled_stream >"$TMP/labelled.lp"
 	cd "$TMP"
-	examples=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$LP_TOP/man/lp-diff.1" | grep '^lp-diff ' | grep -v '\.perf\|\.lp')
-	[ "$(printf '%s\n' "$examples" | wc -l)" -ge 4 ]
+	examples=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$LP_TOP/man/lp-diff.1" | grep '^lp-diff ' | grep -v '\.perf\|before\.lp\|after\.lp')
+	[ "$(printf '%s\n' "$examples" | wc -l)" -ge 5 ]
 	while IFS= read -r line; do
 		bash -c "$line" || { echo "failed: $line"; false; }
 	done <<<"$examples"
