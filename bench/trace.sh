@@ -5,11 +5,11 @@
 # happens past it.  Needs root.  Figures vary with the machine's load: the
 # runs alternate, and the median of ROUNDS is printed.
 #
-#   CALLS=100000 ROUNDS=3 bench/trace.sh
+#   CALLS=200000 ROUNDS=3 bench/trace.sh
 set -u
 O=${O:-build}
 W=$O/tests/workloads
-CALLS=${CALLS:-100000}
+CALLS=${CALLS:-200000}
 ROUNDS=${ROUNDS:-3}
 if [ "$(id -u)" -ne 0 ]; then
 	echo "bench/trace.sh: needs root (uprobes)" >&2
