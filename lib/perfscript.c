@@ -74,7 +74,10 @@ struct stack_ent {
 	const struct lp_stack *stack;	/* NULL: empty slot */
 };
 
-#define CACHE_MAX_ENTRIES (1u << 22)
+/* Bounds on the caches: past this, lines and stacks are still read, only
+ * without the shortcut (the line cache would otherwise grow with every
+ * distinct address of a JIT-heavy or unsymbolized profile). */
+#define CACHE_MAX_ENTRIES (1u << 19)
 
 struct arena_blk {
 	struct arena_blk *next;
