@@ -185,6 +185,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lp_top *top;
 static int64_t first_time = LP_TIME_NONE;
 static int64_t latest_arrival;	/* when the newest sample time was seen */
+static uint64_t lost;		/* summed counts of the inputs' lost records */
 static int readers_left;
 static bool read_failed;
 static int wake_fd[2];		/* readers' EOF and signals wake the poll */
@@ -207,6 +208,12 @@ static void *read_input(void *arg)
 	int rc;
 
 	while ((rc = lp_reader__next(in->reader, &rec)) > 0) {
+		if (rec.kind == LP_REC_LOST) {
+			pthread_mutex_lock(&lock);
+			lost += rec.lost.count;
+			pthread_mutex_unlock(&lock);
+			continue;
+		}
 		if (rec.kind != LP_REC_SAMPLE || !rec.sample.stack)
 			continue;
 		int64_t now = mono_ns();
@@ -330,8 +337,11 @@ static void draw(FILE *out, const struct options *o, bool terminal, bool at_end,
 	at[0] = 0;
 	if (first_time != LP_TIME_NONE)
 		format_seconds(at, sizeof(at), lp_top__latest(top) - first_time);
-	snprintf(title, sizeof(title), "lp-top  %s  at +%s%s", mode, at[0] ? at : "0.0s",
-		 at_end ? "  (end of input)" : "");
+	char lost_text[48] = "";
+	if (lost)
+		snprintf(lost_text, sizeof(lost_text), "  lost %llu", (unsigned long long)lost);
+	snprintf(title, sizeof(title), "lp-top  %s  at +%s%s%s", mode, at[0] ? at : "0.0s",
+		 lost_text, at_end ? "  (end of input)" : "");
 	ro.title = title;
 	if (terminal) {
 		int rows, cols;

@@ -107,6 +107,11 @@ ab_stream() {
 	} > "$T/late.lp"
 	run -0 lp-top --once --window 10s "$T/late.lp"
 	assert_line --index 0 --partial "samples 1  stacks 1  weight 1  late 1"
+	refute_output --partial "lost"
+	# The input's lost records are summed in the title.
+	printf 'lost\t2000000000\tring\t5\nlost\t3000000000\tunwind\t2\n' >> "$T/late.lp"
+	run -0 lp-top --once --window 10s "$T/late.lp"
+	assert_line --index 0 --partial "  lost 7  (end of input)"
 	assert_line --index 2 " 100.00  100.00  b"
 }
 
