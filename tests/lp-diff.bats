@@ -114,8 +114,10 @@ nfuncs() {
 	[ -z "$(printf '%s\n' "$output" | rows | awk '$3 != "+0.00" || $6 != "+0.00" || $9 != 1')" ]
 }
 
-@test "empty inputs: empty output, exit 0, in every format but svg" {
+@test "empty inputs: empty output, exit 0 (svg: a graph saying so)" {
 	: >"$TMP/empty"
+	run -0 lp-diff --format svg "$TMP/empty" "$TMP/empty"
+	[[ $output == *"<svg"*"No samples"*"</svg>"* ]]
 	run -0 lp-diff "$TMP/empty" "$TMP/empty"
 	[ -z "$output" ]
 	run -0 lp-diff -n -s "$TMP/empty" "$TMP/empty"
