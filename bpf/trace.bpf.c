@@ -348,6 +348,8 @@ int lp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	struct lp_trace_sysin in = {};
 	in.nr = nr;
+	in.tgid = pt >> 32;
+	in.probe = *idx - 1;
 	/* The system call ABI: rdi rsi rdx r10 r8 r9. */
 	in.args[0] = BPF_CORE_READ(regs, di);
 	in.args[1] = BPF_CORE_READ(regs, si);

@@ -73,6 +73,8 @@ struct lp_trace_sysin {
 	unsigned long long ts;
 	long long nr;
 	unsigned long long args[6];
+	unsigned int tgid;
+	unsigned int probe;
 };
 
 /* Records in the ring. */

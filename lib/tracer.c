@@ -355,6 +355,28 @@ static void tp_attrs(struct lp_tracer *t, const struct pinfo *pi, const unsigned
 	}
 }
 
+static void syscall_attrs(struct lp_tracer *t, const struct pinfo *pi,
+			  const unsigned long long *vals)
+{
+	char buf[64];
+	for (int i = 0; i < 6; i++) {
+		if (pi->nargs && i >= pi->nargs)
+			break;
+		char key[40];
+		if (pi->nargs)
+			snprintf(key, sizeof(key), "%s", pi->argnames[i]);
+		else
+			snprintf(key, sizeof(key), "arg%d", i);
+		if (!pi->nargs || pi->argptr[i])
+			snprintf(buf, sizeof(buf), "0x%llx", vals[i]);
+		else if (pi->argint[i])	/* an int: AT_FDCWD is -100 */
+			snprintf(buf, sizeof(buf), "%d", (int)vals[i]);
+		else
+			snprintf(buf, sizeof(buf), "%lld", (long long)vals[i]);
+		lp_attrs_buf__add(&t->attrs, key, buf);
+	}
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct lp_tracer *t = ctx;
@@ -381,22 +403,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	case LP_EV_SYSCALL:
 		if (ev->start < t->start_ns)
 			return 0;
-		for (int i = 0; i < 6; i++) {
-			if (pi->nargs && i >= pi->nargs)
-				break;
-			char key[40];
-			if (pi->nargs)
-				snprintf(key, sizeof(key), "%s", pi->argnames[i]);
-			else
-				snprintf(key, sizeof(key), "arg%d", i);
-			if (!pi->nargs || pi->argptr[i])
-				snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)ev->vals[i]);
-			else if (pi->argint[i])	/* an int: AT_FDCWD is -100 */
-				snprintf(buf, sizeof(buf), "%d", (int)ev->vals[i]);
-			else
-				snprintf(buf, sizeof(buf), "%lld", (long long)ev->vals[i]);
-			lp_attrs_buf__add(&t->attrs, key, buf);
-		}
+		syscall_attrs(t, pi, ev->vals);
 		snprintf(buf, sizeof(buf), "%lld", (long long)ev->ret);
 		lp_attrs_buf__add(&t->attrs, "ret", buf);
 		break;
@@ -532,6 +539,49 @@ static void detach(struct lp_tracer *t)
 	t->detached = true;
 }
 
+/* System calls in progress (a blocking read...) when tracing stopped. */
+static int write_unfinished_syscalls(struct lp_tracer *t, struct lp_writer *w)
+{
+	int fd = bpf_map__fd(t->skel->maps.sysin);
+	uint32_t key, next, *prev = NULL;
+	struct { uint32_t tid; struct lp_trace_sysin in; } *open = NULL;
+	size_t n = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		struct lp_trace_sysin in;
+		if (bpf_map_lookup_elem(fd, &key, &in) != 0 || in.probe >= t->nprobes ||
+		    in.ts > t->stop_ns || in.ts < t->start_ns)
+			continue;
+		open = lp_reallocarray(open, n + 1, sizeof(*open));
+		open[n].tid = key;
+		open[n++].in = in;
+	}
+	for (size_t i = 1; i < n; i++)	/* by tid: a stable order */
+		for (size_t j = i; j > 0 && open[j - 1].tid > open[j].tid; j--) {
+			__typeof__(*open) tmp = open[j];
+			open[j] = open[j - 1];
+			open[j - 1] = tmp;
+		}
+	int ret = 0;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		const struct pinfo *pi = &t->probes[open[i].in.probe];
+		lp_attrs_buf__reset(&t->attrs);
+		syscall_attrs(t, pi, open[i].in.args);
+		struct lp_span s = {
+			.start_ns = (int64_t)open[i].in.ts, .end_ns = LP_TIME_NONE,
+			.pid = (int32_t)open[i].in.tgid, .tid = (int32_t)open[i].tid,
+			.probe = pi->name, .depth = 0, .attrs = lp_attrs_buf__attrs(&t->attrs),
+		};
+		if (lp_writer__span(w, &s) < 0)
+			ret = -1;
+		else
+			t->count++;
+	}
+	free(open);
+	return ret;
+}
+
 /* Calls still open: their entry was seen, their return not (yet). */
 static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 {
@@ -579,6 +629,8 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 	}
 	free(tids);
 	free(st);
+	if (ret == 0)
+		ret = write_unfinished_syscalls(t, w);
 	return ret;
 }
 

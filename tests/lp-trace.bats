@@ -196,6 +196,10 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	# and nothing of lp-trace's own code between fork and exec
 	run -0 awk -F'\t' '$6 == "syscall:read"' "$T/y.lp"
 	refute_output --partial "count=1	"
+	# a system call in progress at the end is an unfinished span
+	run -0 lp-trace -d 0.5 syscall:clock_nanosleep -- sleep 5
+	run -0 grep -c -P '^span\t\d+\t-\t\d+\t\d+\tsyscall:clock_nanosleep\t0\twhich_clock=0\t' <<<"$output"
+	assert_output 1
 }
 
 @test "lp-trace: a line probe: exact hits and local, global and string values" {
