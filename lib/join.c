@@ -137,7 +137,7 @@ static struct item *item_copy(const struct lp_record *rec, uint64_t host)
 
 #define RING_CAP 8192	/* a power of two */
 #define WAKE_BATCH 256
-#define IDLE_WAIT_MS 2	/* how late a trickle of live records may be seen */
+#define IDLE_WAIT_MS 10	/* how late a trickle of live records may be seen */
 
 struct input {
 	struct lp_reader *reader;
@@ -772,7 +772,7 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static bool is_live(struct lp_reader *r, const char *path)
+static bool is_live(const char *path)
 {
 	struct stat st;
 	if (!strcmp(path, "-")) {
@@ -781,7 +781,6 @@ static bool is_live(struct lp_reader *r, const char *path)
 	} else if (stat(path, &st) < 0) {
 		return false;
 	}
-	(void)r;
 	return !S_ISREG(st.st_mode);
 }
 
@@ -803,7 +802,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 		in->reader = lp_reader__open(paths[i], fmts[i]);
 		if (!in->reader)
 			return -1;
-		in->live = is_live(in->reader, paths[i]);
+		in->live = is_live(paths[i]);
 	}
 	for (int i = 0; i < 2; i++) {
 		int err = pthread_create(&j->in[i].thread, NULL, reader_main, &j->in[i]);
@@ -815,6 +814,10 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	}
 
 	FILE *out = lp_open_output(opts->output);
+	/* Large writes; a live reader still sees each batch: lp-join flushes
+	 * whenever it waits for input. */
+	static char outbuf[1 << 16];	/* outlives out: stdout is flushed at exit */
+	setvbuf(out, outbuf, _IOFBF, sizeof(outbuf));
 	struct state s = {
 		.o = opts, .st = stats, .out = out,
 		.span_mark = INT64_MIN, .sample_mark = INT64_MIN,
@@ -936,9 +939,9 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 			out_failed(&s);
 		pthread_mutex_lock(&j->lock);
 		atomic_store(&j->consumer_waiting, 1);
-		if ((behind || ((spans_full || ring_empty(spn)) && (samples_full || ring_empty(smp)))) &&
-		    !(atomic_load(&spn->done) && !spn->finished) &&
-		    !(atomic_load(&smp->done) && !smp->finished)) {
+		/* A reader that ended with its ring drained was finished above,
+		 * so waiting here always has something to wait for. */
+		if (behind || ((spans_full || ring_empty(spn)) && (samples_full || ring_empty(smp)))) {
 			struct timespec ts;
 			deadline_in(&ts, IDLE_WAIT_MS);
 			pthread_cond_timedwait(&j->wake, &j->lock, &ts);

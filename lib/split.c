@@ -395,6 +395,13 @@ static void emit_span(struct split *s, const struct lp_span *sp, struct group *g
 		out_failed(out);
 }
 
+/* Large writes.  The buffers live until exit (stdout is flushed then). */
+#define OUTBUF (1 << 16)
+static char *outbuf(void)
+{
+	return lp_malloc(OUTBUF);
+}
+
 static int open_outputs(struct split *s)
 {
 	const struct lp_split_opts *o = s->o;
@@ -405,6 +412,7 @@ static int open_outputs(struct split *s)
 		s->nouts = 1;
 		s->outs[0].path = o->output && strcmp(o->output, "-") ? lp_strdup(o->output) : NULL;
 		s->outs[0].f = lp_open_output(o->output);
+		setvbuf(s->outs[0].f, outbuf(), _IOFBF, OUTBUF);
 		s->outs[0].w = lp_writer__new(s->outs[0].f);
 		for (size_t i = 0; i < s->ng; i++)
 			s->g[i].out = 0;
@@ -434,6 +442,7 @@ static int open_outputs(struct split *s)
 			struct output *out = &s->outs[s->nouts];
 			out->path = lp_strdup(path);
 			out->f = lp_open_output(path);
+			setvbuf(out->f, outbuf(), _IOFBF, OUTBUF);
 			out->w = lp_writer__new(out->f);
 			s->g[i].out = (int)s->nouts++;
 		}
