@@ -271,8 +271,6 @@ int main(int argc, char **argv)
 				if (a->cfg.kind >= LP_PROBE_SYSCALL || b->cfg.kind >= LP_PROBE_SYSCALL ||
 				    a->offset != b->offset || strcmp(a->path, b->path))
 					continue;
-				if (a->cfg.kind == LP_PROBE_SYSCALL || a->spec == b->spec)
-					continue;
 				lp_error("probes '%s' and '%s' are at the same address: give one",
 					 a->spec->text, b->spec->text);
 				goto out;
@@ -310,9 +308,11 @@ int main(int argc, char **argv)
 			if (lp_tracer__attach(tracer, &points[p][i], pids[p]) < 0)
 				goto out_tracer;
 	}
-	bool closed = false;
-	if (write_header(w) < 0 || fflush(out) != 0)
+	bool closed = false, failed = false;
+	if (write_header(w) < 0 || fflush(out) != 0) {
+		failed = errno != EPIPE;
 		closed = true;
+	}
 	if (lp_target__spawned(target))
 		lp_tracer__set_start(tracer);
 	if (lp_target__release(target) < 0)
@@ -321,8 +321,14 @@ int main(int argc, char **argv)
 	int64_t deadline = opt.duration > 0 ? now_ns(CLOCK_MONOTONIC) + (int64_t)(opt.duration * 1e9) : 0;
 	const char *reason = NULL;
 	while (!closed) {
-		if (lp_tracer__poll(tracer, w, 100) < 0) {
+		int r = lp_tracer__poll(tracer, w, 100);
+		if (r == -1) {		/* the output */
+			failed = errno != EPIPE;
 			closed = true;
+			break;
+		}
+		if (r < -1) {		/* the ring: already reported */
+			closed = failed = true;
 			break;
 		}
 		if (stop_signal) {
@@ -337,12 +343,19 @@ int main(int argc, char **argv)
 			reason = "target exited";
 			break;
 		}
-		if (fflush(out) != 0 || output_closed(out))
+		if (fflush(out) != 0) {
+			failed = errno != EPIPE;
 			closed = true;
+		} else if (output_closed(out)) {
+			closed = true;
+		}
 	}
 	if (closed) {
-		/* Nobody reads any more: detach and go, quietly (as a SIGPIPE would). */
-		status = 0;
+		/* Nobody reads any more: detach and go, quietly (as a SIGPIPE
+		 * would); any other failure is one. */
+		if (failed && errno)
+			lp_error_errno("writing %s", opt.output ? opt.output : "stdout");
+		status = failed;
 		lp_target__finish(target, true);
 		goto out_tracer;
 	}

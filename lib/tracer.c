@@ -512,7 +512,7 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 	if (r < 0 && r != -EINTR) {
 		errno = -r;
 		lp_error_errno("reading the BPF ring buffer");
-		return -1;
+		return -2;
 	}
 	if (write_lost(t, w, true) < 0)
 		return -1;

@@ -39,7 +39,8 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 void lp_tracer__set_start(struct lp_tracer *t);
 
 /* Waits up to timeout_ms for events and writes them.  Returns the number of
- * records written, or -1 when the output failed (errno set). */
+ * records written, -1 when the output failed (errno set), -2 when reading
+ * the ring failed (reported). */
 int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms);
 
 /* Ends tracing: detaches every probe, drains the ring, writes the calls

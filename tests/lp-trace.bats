@@ -286,6 +286,9 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	[ "$(wc -l <"$T/h")" -eq 2 ]
 	[ ! -s "$T/err" ]
 	run -1 pgrep -f "$WORKLOADS/fib 20 100000"
+	# a full disk is a failure, not a reader gone
+	run -1 lp-trace -o /dev/full fib -- "$WORKLOADS/fib" 20
+	assert_output "lp-trace: writing /dev/full: No space left on device"
 }
 
 @test "lp-trace: endbr64 then push: probed at the push, every call seen" {
