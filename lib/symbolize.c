@@ -229,10 +229,11 @@ static void syms_finish(struct lp_sym *syms, size_t *n, char **names)
 	for (size_t i = 0; i < *n; i++)
 		if (k == 0 || syms[i].start != syms[k - 1].start)
 			syms[k++] = syms[i];
-	/* A symbol without a size runs to the next one. */
+	/* A symbol without a size runs to the next one; the last one, a page
+	 * (not to the end of the address space). */
 	for (size_t i = 0; i < k; i++)
-		if (syms[i].end == syms[i].start && i + 1 < k)
-			syms[i].end = syms[i + 1].start;
+		if (syms[i].end == syms[i].start)
+			syms[i].end = i + 1 < k ? syms[i + 1].start : syms[i].start + 4096;
 	*n = k;
 }
 
@@ -579,8 +580,19 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 			   const struct lp_frame **out)
 {
 	struct lp_proc *p = get_proc(s, pid);
-	Dwfl_Module *mod = proc_module(p, look);
+	const struct lp_sym *jsym;
 
+	/* A JIT map first when the process has one: libdwfl spans a module
+	 * from its lowest to its highest mapping, and JIT code can sit in
+	 * between (node maps part of its text far above the rest). */
+	if (!p->jit.tried)
+		jit_load(&p->jit);
+	if (p->jit.syms && (jsym = jit_find(&p->jit, look))) {
+		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
+		return 1;
+	}
+
+	Dwfl_Module *mod = proc_module(p, look);
 	if (mod) {
 		Dwarf_Addr start;
 		const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL,
@@ -600,7 +612,7 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 		out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, addr, name, "", "");
 		return 1;
 	}
-	const struct lp_sym *jsym = jit_find(&p->jit, look);
+	jsym = jit_find(&p->jit, look);
 	if (jsym)
 		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
 	else

@@ -357,3 +357,22 @@ nsamples() {
 	[ "$lost" -gt 0 ]
 	grep -qE "^lp-record: [0-9]+ samples .*, $lost lost \(ring full\)" "$TMP/err"
 }
+
+@test "node --perf-basic-prof: the hot JavaScript function is named from its JIT map" {
+	require_root
+	require_cmd node
+	cd "$TMP"
+	run -0 lp-record -F 499 -o "$TMP/node.lp" -- node --perf-basic-prof -e '
+		function lpHot() { let s = 0; for (let i = 0; i < 1e6; i++) s += i * i % 7; return s }
+		const end = Date.now() + 2000; let t = 0; while (Date.now() < end) t += lpHot();'
+	# node leaves its map behind.
+	for pid in $(awk -F'\t' '$1 == "sample" { print $3 }' "$TMP/node.lp" | sort -u); do
+		rm -f "/tmp/perf-$pid.map"
+	done
+	grep -qE $'^frame\t[0-9a-f]{16}\tj\t-\t/tmp/perf-[0-9]+\\.map\tJS:\\*?[~^*]?lpHot' "$TMP/node.lp"
+	lp-collapse "$TMP/node.lp" > "$TMP/node.folded"
+	# JIT names have spaces: the weight is the last field.
+	pct=$(awk '{ w = $NF; t += w; if ($0 ~ /lpHot/) h += w } END { printf "%.0f\n", 100 * h / t }' "$TMP/node.folded")
+	echo "lpHot in $pct% of samples"
+	[ "$pct" -ge 50 ]
+}
