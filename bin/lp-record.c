@@ -32,6 +32,7 @@ struct options {
 	bool inlines;
 	bool srclines;
 	bool raw;
+	uint64_t ring_bytes;
 	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/snapshot.h) */
 	bool snapshot;
 };
@@ -40,7 +41,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: lp-record [-F HZ] [-d SECONDS] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
-		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw] [-v]\n"
+		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
+		"                 [--ring-size BYTES] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
@@ -56,6 +58,8 @@ static void usage(FILE *f)
 		"      --srcline          file:line of user frames\n"
 		"      --raw              user frames as addresses in their files, with build-ids,\n"
 		"                         to symbolize later with lp-symbolize\n"
+		"      --ring-size BYTES  BPF ring buffer size, a power of two (default 4 MiB,\n"
+		"                         32 MiB with dwarf)\n"
 		"  -v, --verbose          libbpf's messages and the verifier log\n"
 		"      --mode MODE        cpu (BPF on-CPU sampling, default) or snapshot: every\n"
 		"                         thread's stack through ptrace, no BPF (-p or CMD)\n"
@@ -135,6 +139,7 @@ int main(int argc, char **argv)
 		{ "inline", no_argument, NULL, 'I' },
 		{ "srcline", no_argument, NULL, 'S' },
 		{ "raw", no_argument, NULL, 'R' },
+		{ "ring-size", required_argument, NULL, 'B' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -223,6 +228,17 @@ int main(int argc, char **argv)
 		case 'R':
 			o.raw = true;
 			break;
+		case 'B':
+			if (lp_parse_u64(optarg, 1u << 30, &o.ring_bytes, &why) < 0) {
+				lp_error("invalid ring size '%s': %s", optarg, why);
+				return 2;
+			}
+			if (o.ring_bytes < 4096 || (o.ring_bytes & (o.ring_bytes - 1))) {
+				lp_error("invalid ring size '%s': not a power of two of at least 4096",
+					 optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -248,6 +264,9 @@ int main(int argc, char **argv)
 		if (!o.snap.interval_ns)
 			o.snap.interval_ns = 100000000;
 		o.snap.duration_ns = (int64_t)(o.duration * 1e9);
+		o.snap.inlines = o.inlines;
+		o.snap.srclines = o.srclines;
+		o.snap.raw = o.raw;
 		return lp_snapshot__record(&o.snap, o.pids, o.pids || o.all ? NULL : argv + optind,
 					   o.output, &stop_requested);
 	}
@@ -277,6 +296,7 @@ int main(int argc, char **argv)
 		.inlines = o.inlines,
 		.srclines = o.srclines,
 		.raw = o.raw,
+		.ring_bytes = o.ring_bytes,
 	};
 	if (t)
 		ro.pids = lp_target__pids(t, &ro.npids);

@@ -66,7 +66,7 @@ struct lp_snapshotter {
 	size_t ncaps_alloc;
 	uint64_t pcs[MAX_FRAMES];
 	unsigned char ret[MAX_FRAMES];
-	const struct lp_frame *frames[MAX_FRAMES];
+	const struct lp_frame *frames[MAX_FRAMES * (1 + LP_SYM_MAX_INLINE)];
 	struct lp_attrs_buf attrs;
 	long page;
 	/* Counts. */
@@ -113,6 +113,8 @@ static int write_header(struct lp_snapshotter *s)
 	snprintf(buf, sizeof(buf), "%u", s->o.stack_bytes);
 	lp_attrs_buf__add(&a, "stack_bytes", buf);
 	lp_attrs_buf__add(&a, "unwind", "dwarf");
+	if (s->o.raw)
+		lp_attrs_buf__add(&a, "raw", "1");
 	lp_attrs_buf__add(&a, "producer", "lp-record");
 	h.attrs = lp_attrs_buf__attrs(&a);
 	rc = lp_writer__header(s->w, &h);
@@ -136,6 +138,8 @@ struct lp_snapshotter *lp_snapshotter__open(const struct lp_snapshot_opts *opts,
 		s->alive[i] = true;
 	s->dict = lp_dict__new();
 	s->sym = lp_symbolizer__new(s->dict);
+	lp_symbolizer__set_options(s->sym, s->o.inlines, s->o.srclines);
+	lp_symbolizer__set_raw(s->sym, s->o.raw);
 	s->unw = lp_unwinder__new(s->sym);
 	if (write_header(s) < 0) {
 		int err = errno;
@@ -377,11 +381,8 @@ static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c, bo
 		n = lp_unwinder__unwind(s->unw, pid, c->tid, &c->regs, c->stack, c->len, s->pcs,
 					s->ret, MAX_FRAMES, &end, &why);
 	}
-	for (size_t i = n; i-- > 0;) {
-		const struct lp_frame *f = lp_symbolizer__user(s->sym, pid, s->pcs[i], s->ret[i]);
-		if (f)
-			s->frames[nf++] = f;
-	}
+	for (size_t i = n; i-- > 0;)
+		nf += lp_symbolizer__user_frames(s->sym, pid, s->pcs[i], s->ret[i], s->frames + nf);
 	lp_attrs_buf__reset(&s->attrs);
 	snprintf(buf, sizeof(buf), "%" PRId64, c->held);
 	lp_attrs_buf__add(&s->attrs, "held_ns", buf);

@@ -16,6 +16,7 @@
 #define LP_SNAPSHOT_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -30,6 +31,8 @@ struct lp_snapshot_opts {
 	int64_t interval_ns;	/* from the start of one snapshot to the next */
 	int64_t duration_ns;	/* no snapshot starts later than this; 0: no limit */
 	uint32_t stack_bytes;	/* copied from the stack pointer; 0: the default */
+	bool inlines, srclines;	/* as lp-record --inline, --srcline */
+	bool raw;		/* as lp-record --raw: file addresses and build-ids */
 };
 
 struct lp_snapshotter;
