@@ -714,13 +714,23 @@ static int func_values(struct lp_probe_point *pt, Dwarf *dw, uint64_t addr, cons
 	const struct lp_probe_spec *spec = pt->spec;
 	Dwarf_Die fn;
 	if (!dw || !func_die(dw, addr, &fn)) {
-		if (spec->nvars) {
-			lp_error("probe '%s': %s has no DWARF debug information for '%s'",
-				 spec->text, path, spec->func);
-			return -1;
+		/* No types: arg0..arg5 are the raw argument registers, as
+		 * bpftrace's are; anything else needs DWARF. */
+		int nstrs = 0;
+		for (size_t i = 0; i < spec->nvars; i++) {
+			const char *v = spec->vars[i];
+			if (strncmp(v, "arg", 3) || v[3] < '0' || v[3] > '5' || v[4]) {
+				lp_error("probe '%s': %s has no DWARF debug information for '%s' (arg0..arg5 are its raw arguments)",
+					 spec->text, path, spec->func);
+				return -1;
+			}
+			struct lp_probe_value raw = { .type = LP_VAL_INT, .size = 8 };
+			struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = arg_regs[v[3] - '0'] };
+			if (add_value(pt, v, &raw, cap, &nstrs) < 0)
+				return -1;
 		}
-		/* No type: the raw return register, as a signed long (what
-		 * most C functions return; -1 and errors read right). */
+		/* The raw return register, as a signed long (what most C
+		 * functions return; -1 and errors read right). */
 		pt->has_ret = true;
 		pt->ret = (struct lp_probe_value){ .name = lp_strdup("ret"), .type = LP_VAL_INT, .size = 8 };
 		return 0;
@@ -774,6 +784,14 @@ static int func_values(struct lp_probe_point *pt, Dwarf *dw, uint64_t addr, cons
 			for (k = 0; k < nargs; k++)
 				if (!strcmp(args[k].name, spec->vars[i]))
 					break;
+			const char *v = spec->vars[i];
+			if (k == nargs && !strncmp(v, "arg", 3) && v[3] >= '0' && v[3] <= '5' && !v[4]) {
+				struct lp_probe_value raw = { .type = LP_VAL_INT, .size = 8 };
+				struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = arg_regs[v[3] - '0'] };
+				if (add_value(pt, v, &raw, cap, &nstrs) < 0)
+					return -1;
+				continue;
+			}
 			if (k == nargs) {
 				char list[512] = "";
 				for (size_t j = 0; j < nargs; j++)

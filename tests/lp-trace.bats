@@ -385,3 +385,13 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	assert_output "accumulate n=37 ret=16206
 37"
 }
+
+@test "lp-trace: arg0..arg5 are the raw argument registers" {
+	require_root
+	run -0 lp-trace -o "$T/a.lp" 'nap(arg0,arg1)' -- "$WORKLOADS/sleeper" 4
+	run -0 awk -F'\t' '$1 == "span" { print $8, $9, $10 }' "$T/a.lp"
+	assert_output "arg0=0 arg1=1000 ret=0
+arg0=1 arg1=3000 ret=2
+arg0=2 arg1=1000 ret=4
+arg0=3 arg1=3000 ret=6"
+}
