@@ -395,3 +395,12 @@ arg0=1 arg1=3000 ret=2
 arg0=2 arg1=1000 ret=4
 arg0=3 arg1=3000 ret=6"
 }
+
+@test "lp-trace: tracefs not mounted: mounts it, says so (in a private mount namespace)" {
+	require_root
+	require_cmd unshare
+	run -0 unshare -m --propagation private sh -c \
+		"umount /sys/kernel/tracing /sys/kernel/debug/tracing /sys/kernel/debug 2>/dev/null; lp-trace tp:sched:sched_process_exit -- '$WORKLOADS/sleeper' 1"
+	assert_line "lp-trace: note: mounted tracefs at /sys/kernel/tracing (it was not mounted)"
+	assert_line --regexp '^event	[0-9]+	[0-9]+	[0-9]+	tp:sched:sched_process_exit	comm=sleeper	pid=[0-9]+	'
+}
