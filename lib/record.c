@@ -387,7 +387,7 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	r->skel->rodata->user_stacks = true;
 	r->skel->rodata->stack_copy = opts->dwarf_bytes;
 	/* DWARF samples are big: a bigger ring, so a slow writer loses less. */
-	size_t ring = opts->dwarf_bytes ? 32u << 20 : 4u << 20;
+	size_t ring = opts->ring_bytes ? opts->ring_bytes : opts->dwarf_bytes ? 32u << 20 : 4u << 20;
 	r->skel->rodata->wakeup_bytes = ring / 4;
 	bpf_map__set_max_entries(r->skel->maps.lp_ring, ring);
 	bpf_map__set_max_entries(r->skel->maps.lp_scratch, r->ncpus);

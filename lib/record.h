@@ -30,6 +30,7 @@ struct lp_record_opts {
 	bool inlines;		/* inlined functions as frames (kind 'i') */
 	bool srclines;		/* file:line on user frames */
 	bool raw;		/* user frames unsymbolized (lp-symbolize later) */
+	uint64_t ring_bytes;	/* 0: 4 MiB, 32 MiB with DWARF; a power of two */
 };
 
 struct lp_recorder;

@@ -77,6 +77,8 @@ nsamples() {
 	run -2 --separate-stderr lp-record -g frob -a
 	[[ $stderr == "lp-record: invalid call graph 'frob': fp, dwarf or dwarf,BYTES"* ]]
 	run -2 --separate-stderr lp-record -p 1 -a
+	run -2 --separate-stderr lp-record --ring-size 5000 -a
+	[[ $stderr == "lp-record: invalid ring size '5000': not a power of two of at least 4096"* ]]
 }
 
 @test "no such pid: a clear error, exit 1" {
@@ -337,9 +339,9 @@ nsamples() {
 	require_root
 	"$WORKLOADS/cpusplit" 30 &
 	BG=$!
-	# 64 KiB copies at 4999 Hz fill the 32 MiB ring in well under a second
-	# while the recorder is stopped.
-	lp-record -F 4999 -g dwarf,65536 -p "$BG" -o "$TMP/lost.lp" 2>"$TMP/err" &
+	# About 2 KiB a sample at 999 Hz fills a 64 KiB ring in well under a
+	# second while the recorder is stopped.
+	lp-record -F 999 --ring-size 65536 -p "$BG" -o "$TMP/lost.lp" 2>"$TMP/err" &
 	rec=$!
 	sleep 0.5
 	kill -STOP "$rec"
