@@ -147,6 +147,7 @@ struct split {
 	bool dirty;			/* spans added since the cuts were read */
 	uint64_t joined_samples;	/* samples with any span= at all */
 	uint64_t probe_spans;		/* spans of the probe read */
+	FILE *report_f;			/* --report FILE */
 	uint64_t live_spans;
 	struct lp_attrs_buf ab;
 	char *buf;
@@ -405,6 +406,8 @@ static char *outbuf(void)
 static int open_outputs(struct split *s)
 {
 	const struct lp_split_opts *o = s->o;
+	if (o->report && !o->quiet)
+		s->report_f = lp_open_output(o->report);
 	for (size_t i = 0; i < s->ng; i++)
 		s->g[i].out = -1;
 	if (o->label) {
@@ -649,16 +652,12 @@ static double sorted_rank(const int64_t *v, size_t n, double p)
 	return (double)v[(k > n ? n : k) - 1];
 }
 
-static void report(struct split *s)
+static int report(struct split *s)
 {
 	const struct lp_split_opts *o = s->o;
 	if (o->quiet)
-		return;
-	FILE *f = o->report ? fopen(o->report, "w") : stderr;
-	if (!f) {
-		lp_error_errno("cannot open %s", o->report);
-		return;
-	}
+		return 0;
+	FILE *f = o->report ? s->report_f : stderr;
 	char num[64];
 	uint64_t nspans = 0;
 	for (size_t i = 0; i < s->nbands; i++)
@@ -714,12 +713,10 @@ static void report(struct split *s)
 		else
 			fprintf(f, "-\n");
 	}
-	if (o->report) {
-		if (lp_close_output(f, o->report) < 0)
-			return;
-	} else {
-		fflush(f);
-	}
+	if (o->report)
+		return lp_close_output(f, o->report);
+	fflush(f);
+	return 0;
 }
 
 int lp_split__run(const char *input, const struct lp_split_opts *o)
@@ -781,7 +778,8 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	int out_rc = close_outputs(&s);
 	if (rc < 0)
 		return -1;
-	report(&s);
+	if (report(&s) < 0)
+		out_rc = -1;
 	/* An input that cannot be split is worth a word. */
 	uint64_t nsamples = 0;
 	for (size_t i = 0; i < s.ng; i++)
