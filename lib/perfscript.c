@@ -58,32 +58,29 @@ struct piece {
 
 /* Line cache: the text of a frame line (from its address on) and whether the
  * sample is Java's -> the frames it gives.  Most lines of a profile repeat,
- * so the clean-up and interning run once per distinct line. */
+ * so the clean-up and interning run once per distinct line.  Direct-mapped
+ * and bounded (a new line takes its slot's place): a profile whose lines
+ * never repeat costs a probe of a table that stays in the CPU's cache. */
 struct cache_ent {
 	uint64_t hash;
-	const char *key;	/* in the arena; key[len] is the java flag */
-	size_t len;
-	const struct lp_frame *const *frames;
-	size_t nframes;
+	char *key;		/* NULL: empty; key[len] is the java flag */
+	size_t len, keycap;
+	const struct lp_frame **frames;
+	size_t nframes, fcap;
 };
 
+/* Stack cache: the frame pointers of a sample (leaf first) -> its stack. */
 struct stack_ent {
 	uint64_t hash;
-	const struct lp_frame **frames;	/* leaf first */
-	size_t n;
+	const struct lp_frame **frames;
+	size_t n, fcap;
 	const struct lp_stack *stack;	/* NULL: empty slot */
 };
 
-/* Bounds on the caches: past this, lines and stacks are still read, only
- * without the shortcut (the line cache would otherwise grow with every
- * distinct address of a JIT-heavy or unsymbolized profile). */
-#define CACHE_MAX_ENTRIES (1u << 19)
+#define LINE_CACHE_MAX (1u << 16)	/* slots, 56 bytes each */
+#define NO_SLOT SIZE_MAX		/* a line the cache did not look up */
+#define STACK_CACHE_MAX (1u << 14)
 
-struct arena_blk {
-	struct arena_blk *next;
-	size_t used, cap;
-	char data[];
-};
 
 struct lp_perfscript {
 	struct lp_dict *dict;
@@ -121,9 +118,9 @@ struct lp_perfscript {
 	struct lp_addr2line *a2l;	/* --inline */
 	struct cache_ent *cache;
 	size_t cache_cap, cache_count;
+	uint32_t cache_probes, cache_hits, cache_skip;
 	struct stack_ent *scache;
 	size_t scache_cap, scache_count;
-	struct arena_blk *arena;
 };
 
 /* opts.carry: what a parser freed in the middle of a sample (or of its
@@ -256,31 +253,16 @@ void lp_perfscript__free(struct lp_perfscript *ps)
 	free(ps->pend);
 	free(ps->pbuf);
 	free(ps->tmp);
+	for (size_t i = 0; i < ps->cache_cap; i++) {
+		free(ps->cache[i].key);
+		free(ps->cache[i].frames);
+	}
 	free(ps->cache);
+	for (size_t i = 0; i < ps->scache_cap; i++)
+		free(ps->scache[i].frames);
 	free(ps->scache);
 	lp_addr2line__free(ps->a2l);
-	for (struct arena_blk *b = ps->arena, *n; b; b = n) {
-		n = b->next;
-		free(b);
-	}
 	free(ps);
-}
-
-static void *arena_alloc(struct lp_perfscript *ps, size_t size)
-{
-	size = (size + 7) & ~(size_t)7;
-	struct arena_blk *b = ps->arena;
-	if (!b || b->cap - b->used < size) {
-		size_t cap = size > (1u << 20) ? size : (1u << 20);
-		b = lp_malloc(sizeof(*b) + cap);
-		b->cap = cap;
-		b->used = 0;
-		b->next = ps->arena;
-		ps->arena = b;
-	}
-	void *p = b->data + b->used;
-	b->used += size;
-	return p;
 }
 
 /* A fast hash for the caches (not the stream's ids): (h ^ w) * odd is a
@@ -769,50 +751,63 @@ static struct cache_ent *cache_probe(struct lp_perfscript *ps, const char *key, 
 				     unsigned char jf, uint64_t *hv, size_t *slot)
 {
 	*hv = line_hash(key, klen, jf);
-	size_t mask = ps->cache_cap - 1, i = *hv & mask;
-	for (;; i = (i + 1) & mask) {
-		struct cache_ent *e = &ps->cache[i];
-		if (!e->key)
-			break;
-		if (e->hash == *hv && e->len == klen && (unsigned char)e->key[klen] == jf &&
-		    !memcmp(e->key, key, klen))
-			return e;
-	}
-	*slot = i;
+	*slot = *hv & (ps->cache_cap - 1);
+	struct cache_ent *e = &ps->cache[*slot];
+	if (e->key && e->hash == *hv && e->len == klen && (unsigned char)e->key[klen] == jf &&
+	    !memcmp(e->key, key, klen))
+		return e;
 	return NULL;
 }
 
-static void cache_insert(struct lp_perfscript *ps, size_t i, uint64_t hv, const char *key,
+/* Doubles the line cache up to its bound; of two entries that meet in one
+ * slot, the first keeps it. */
+static void cache_grow(struct lp_perfscript *ps)
+{
+	size_t ncap = ps->cache_cap * 2, count = 0;
+	struct cache_ent *nc = lp_calloc(ncap, sizeof(*nc));
+	for (size_t j = 0; j < ps->cache_cap; j++) {
+		struct cache_ent *e = &ps->cache[j];
+		if (!e->key)
+			continue;
+		struct cache_ent *x = &nc[e->hash & (ncap - 1)];
+		if (x->key) {
+			free(e->key);
+			free(e->frames);
+			continue;
+		}
+		*x = *e;
+		count++;
+	}
+	free(ps->cache);
+	ps->cache = nc;
+	ps->cache_cap = ncap;
+	ps->cache_count = count;
+}
+
+static void cache_insert(struct lp_perfscript *ps, size_t slot, uint64_t hv, const char *key,
 			 size_t klen, unsigned char jf, const struct lp_frame *const *f, size_t n)
 {
-	if (ps->cache_count >= CACHE_MAX_ENTRIES)
+	if (slot == NO_SLOT)
 		return;
-	struct cache_ent *e = &ps->cache[i];
-	char *k = arena_alloc(ps, klen + 1);
-	memcpy(k, key, klen);
-	k[klen] = (char)jf;
-	const struct lp_frame **fr = arena_alloc(ps, (n ? n : 1) * sizeof(*fr));
-	memcpy(fr, f, n * sizeof(*fr));
-	e->hash = hv;
-	e->key = k;
-	e->len = klen;
-	e->frames = fr;
-	e->nframes = n;
-	if (++ps->cache_count * 2 > ps->cache_cap) {
-		size_t ncap = ps->cache_cap * 2;
-		struct cache_ent *nc = lp_calloc(ncap, sizeof(*nc));
-		for (size_t j = 0; j < ps->cache_cap; j++) {
-			if (!ps->cache[j].key)
-				continue;
-			size_t x = ps->cache[j].hash & (ncap - 1);
-			while (nc[x].key)
-				x = (x + 1) & (ncap - 1);
-			nc[x] = ps->cache[j];
-		}
-		free(ps->cache);
-		ps->cache = nc;
-		ps->cache_cap = ncap;
+	if (ps->cache_count * 2 >= ps->cache_cap && ps->cache_cap < LINE_CACHE_MAX) {
+		cache_grow(ps);
+		slot = hv & (ps->cache_cap - 1);
 	}
+	struct cache_ent *e = &ps->cache[slot];
+	if (!e->key)
+		ps->cache_count++;
+	if (e->keycap < klen + 1) {
+		free(e->key);
+		e->keycap = klen + 1 > 64 ? klen + 1 : 64;
+		e->key = lp_malloc(e->keycap);
+	}
+	memcpy(e->key, key, klen);
+	e->key[klen] = (char)jf;
+	grow((void **)&e->frames, &e->fcap, n ? n : 1, sizeof(*e->frames));
+	memcpy(e->frames, f, n * sizeof(*e->frames));
+	e->hash = hv;
+	e->len = klen;
+	e->nframes = n;
 }
 
 /* A frame line of an open sample; hv and slot are the line cache's probe
@@ -954,39 +949,41 @@ static const struct lp_stack *intern_stack(struct lp_perfscript *ps)
 {
 	size_t n = ps->nrev, bytes = n * sizeof(*ps->rev);
 	uint64_t hv = line_hash((const char *)ps->rev, bytes, 0);
-	size_t mask = ps->scache_cap - 1, i = hv & mask;
-	for (;; i = (i + 1) & mask) {
-		struct stack_ent *e = &ps->scache[i];
-		if (!e->stack)
-			break;
-		if (e->hash == hv && e->n == n && !memcmp(e->frames, ps->rev, bytes))
-			return e->stack;
-	}
+	struct stack_ent *e = &ps->scache[hv & (ps->scache_cap - 1)];
+	if (e->stack && e->hash == hv && e->n == n && !memcmp(e->frames, ps->rev, bytes))
+		return e->stack;
 	grow((void **)&ps->out, &ps->capout, n, sizeof(*ps->out));
 	for (size_t k = 0; k < n; k++)
 		ps->out[k] = ps->rev[n - 1 - k];
 	const struct lp_stack *st = lp_dict__stack(ps->dict, ps->out, n);
-	if (ps->scache_count >= CACHE_MAX_ENTRIES)
-		return st;
-	struct stack_ent *e = &ps->scache[i];
-	const struct lp_frame **copy = arena_alloc(ps, bytes ? bytes : 1);
-	memcpy(copy, ps->rev, bytes);
-	*e = (struct stack_ent){ hv, copy, n, st };
-	if (++ps->scache_count * 2 > ps->scache_cap) {
-		size_t ncap = ps->scache_cap * 2;
+	if (!e->stack && ++ps->scache_count * 2 > ps->scache_cap &&
+	    ps->scache_cap < STACK_CACHE_MAX) {
+		/* double it; of two entries that meet, the first stays */
+		size_t ncap = ps->scache_cap * 2, count = 0;
 		struct stack_ent *nc = lp_calloc(ncap, sizeof(*nc));
 		for (size_t j = 0; j < ps->scache_cap; j++) {
-			if (!ps->scache[j].stack)
+			struct stack_ent *o = &ps->scache[j];
+			struct stack_ent *x = &nc[o->hash & (ncap - 1)];
+			if (!o->stack || x->stack) {
+				free(o->frames);
 				continue;
-			size_t x = ps->scache[j].hash & (ncap - 1);
-			while (nc[x].stack)
-				x = (x + 1) & (ncap - 1);
-			nc[x] = ps->scache[j];
+			}
+			*x = *o;
+			count++;
 		}
 		free(ps->scache);
 		ps->scache = nc;
 		ps->scache_cap = ncap;
+		ps->scache_count = count;
+		e = &nc[hv & (ncap - 1)];
+		if (!e->stack)
+			ps->scache_count++;
 	}
+	grow((void **)&e->frames, &e->fcap, n ? n : 1, sizeof(*e->frames));
+	memcpy(e->frames, ps->rev, bytes);
+	e->hash = hv;
+	e->n = n;
+	e->stack = st;
 	return st;
 }
 
@@ -1059,13 +1056,23 @@ int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
 	/* The line cache first: a line seen before needs no parsing.  Its
 	 * key starts after the leading blanks, which change nothing. */
 	uint64_t hv = 0;
-	size_t slot = 0;
-	if (!ps->opts.srcline) {
+	size_t slot = NO_SLOT;
+	if (ps->cache_skip) {
+		ps->cache_skip--;
+	} else if (!ps->opts.srcline) {
 		size_t p = 0;
 		while (p < len && pl_space(line[p]))
 			p++;
 		struct cache_ent *e = cache_probe(ps, line + p, len - p, ps->java, &hv, &slot);
+		/* Lines that never repeat (unsymbolized JIT code) make the
+		 * cache a cost: when under 1 in 16 probes hits, rest it. */
+		if (++ps->cache_probes == 1u << 16) {
+			if (ps->cache_hits < ps->cache_probes / 16)
+				ps->cache_skip = 1u << 20;
+			ps->cache_probes = ps->cache_hits = 0;
+		}
 		if (e) {
+			ps->cache_hits++;
 			if (ps->open)
 				push_frames(ps, e->frames, e->nframes);
 			return 0;
