@@ -171,7 +171,8 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 @test "lp-trace: -d stops, terminates the command it started, detaches" {
 	require_root
 	local t0=$SECONDS rc=0
-	lp-trace -d 1 -o "$T/d.lp" nap -- "$WORKLOADS/sleeper" 1000000 &
+	local calls=$((1000000 + $$ % 100000))	# a command line of our own for pgrep
+	lp-trace -d 1 -o "$T/d.lp" nap -- "$WORKLOADS/sleeper" "$calls" &
 	local tracer=$!
 	sleep 0.5
 	ids=$(held_ids "$tracer")
@@ -183,7 +184,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	[ "$n" -ge 50 ] && [ "$n" -le 600 ]
 	ids_gone "$ids"
 	# the command it started was terminated, not left running
-	run -1 pgrep -f "$WORKLOADS/sleeper 1000000"
+	run -1 pgrep -f "$WORKLOADS/sleeper $calls"
 }
 
 @test "lp-trace: syscall spans: read and write byte counts match the workload" {
@@ -280,12 +281,13 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 @test "lp-trace: a closed output stops it: detached, exit 0, command terminated" {
 	require_root
 	local t0=$SECONDS
-	run -0 bash -c "lp-trace fib -- '$WORKLOADS/fib' 20 100000 2>'$T/err' | head -2 >'$T/h'; echo \${PIPESTATUS[0]}"
+	local rounds=$((100000 + $$ % 100000))	# a command line of our own for pgrep
+	run -0 bash -c "lp-trace fib -- '$WORKLOADS/fib' 20 $rounds 2>'$T/err' | head -2 >'$T/h'; echo \${PIPESTATUS[0]}"
 	assert_output "0"
 	[ $((SECONDS - t0)) -le 10 ]
 	[ "$(wc -l <"$T/h")" -eq 2 ]
 	[ ! -s "$T/err" ]
-	run -1 pgrep -f "$WORKLOADS/fib 20 100000"
+	run -1 pgrep -f "$WORKLOADS/fib 20 $rounds"
 	# a full disk is a failure, not a reader gone
 	run -1 lp-trace -o /dev/full fib -- "$WORKLOADS/fib" 20
 	assert_output "lp-trace: writing /dev/full: No space left on device"
