@@ -739,6 +739,8 @@ static int func_values(struct lp_probe_point *pt, Dwarf *dw, uint64_t addr, cons
 	struct lp_probe_value rv = { 0 };
 	int r = value_type(&fn, &rv, why, sizeof(why));
 	if (r == 0) {
+		if (rv.type == LP_VAL_STR)	/* not read back at the return: the pointer */
+			rv.type = LP_VAL_PTR;
 		pt->has_ret = true;
 		pt->ret = rv;
 		pt->ret.name = lp_strdup("ret");
