@@ -378,3 +378,21 @@ nsamples() {
 	echo "lpHot in $pct% of samples"
 	[ "$pct" -ge 50 ]
 }
+
+@test "SIGKILL of the started command: a valid stream, its status, nothing left attached" {
+	require_root
+	lp-record -F 999 -o "$TMP/k.lp" -- "$WORKLOADS/cpusplit" 30 2>"$TMP/err" &
+	rec=$!
+	for i in $(seq 50); do cmd=$(pgrep -P "$rec" -x cpusplit) && break; sleep 0.1; done
+	[ -n "$cmd" ]
+	sleep 1
+	progs=$(held_ids "$rec" prog_id)
+	links=$(held_ids "$rec" link_id)
+	kill -KILL "$cmd"
+	st=0
+	wait "$rec" || st=$?
+	[ "$st" -eq 137 ]
+	run -0 lp-cat --check "$TMP/k.lp"
+	[ "$(nsamples "$TMP/k.lp")" -ge 50 ]
+	all_gone "$progs" "$links"
+}
