@@ -31,6 +31,7 @@
 
 #include "snapshot.h"
 #include "symbolize.h"
+#include "syscalls.h"
 #include "target.h"
 #include "unwind.h"
 #include "util.h"
@@ -51,6 +52,7 @@ struct capture {
 	size_t len;
 	char comm[64];
 	char state;		/* /proc's letter just before the stop */
+	int64_t syscall;	/* the system call it stopped in, or -1 */
 	int32_t cpu;		/* the CPU it last ran on */
 };
 
@@ -250,6 +252,14 @@ static void read_stat(pid_t pid, pid_t tid, struct capture *c)
 	}
 }
 
+static const char *syscall_name(int64_t nr)
+{
+	for (size_t i = 0; nr >= 0 && i < sizeof(lp_syscalls) / sizeof(lp_syscalls[0]); i++)
+		if (lp_syscalls[i].nr == nr)
+			return lp_syscalls[i].name;
+	return NULL;
+}
+
 /* The kernel's letter as the stream's state= word. */
 static const char *state_name(char state)
 {
@@ -329,6 +339,10 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 		sig = WSTOPSIG(status);
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) == 0) {
 		c->regs = (struct lp_unwind_regs){ regs.rip, regs.rsp, regs.rbp };
+		/* Stopped on its way out of a system call (a sleeping one is
+		 * interrupted, to be restarted on release): orig_rax holds its
+		 * number; -1 when it was stopped running user code. */
+		c->syscall = (int64_t)regs.orig_rax;
 		c->len = copy_stack(s, tid, regs.rsp, c->stack, s->o.stack_bytes);
 		ok = true;
 	}
@@ -390,6 +404,8 @@ static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c, bo
 	lp_attrs_buf__add(&s->attrs, "stop_wait_ns", buf);
 	if (state_name(c->state))
 		lp_attrs_buf__add(&s->attrs, "state", state_name(c->state));
+	if (syscall_name(c->syscall))
+		lp_attrs_buf__add(&s->attrs, "syscall", syscall_name(c->syscall));
 	lp_attrs_buf__add(&s->attrs, "unwind", "dwarf");
 	if (end != LP_UNWIND_COMPLETE) {
 		if (end == LP_UNWIND_TRUNCATED)

@@ -67,6 +67,8 @@ field() { # field NAME LINE
 	# blocked (a few may be caught awake between two sleeps).
 	[ "$(grep '^sample' "$T/s.lp" | grep -cE $'\tstate=(running|blocked)\t')" -eq 160 ]
 	[ "$(grep '^sample' "$T/s.lp" | grep -c $'\tstate=blocked\t')" -ge 120 ]
+	# The system call each was stopped in, from its registers.
+	[ "$(grep '^sample' "$T/s.lp" | grep -c $'\tsyscall=clock_nanosleep\t')" -ge 120 ]
 	# The CPU each thread last ran on.
 	[ "$(grep '^sample' "$T/s.lp" | cut -f5 | grep -cE '^[0-9]+$')" -eq 160 ]
 	run -1 grep -c '^lost' "$T/s.lp"
