@@ -318,13 +318,15 @@ int main(int argc, char **argv)
 	double end = o.duration > 0 ? now_s() + o.duration : 0;
 	int rc = 0;
 	while (!stop_requested) {
-		int timeout = 100;
+		/* Samples are read 40 times a second: a short-lived process is
+		 * then usually still there to have its maps read. */
+		int timeout = 25;
 
 		if (end) {
 			double left = end - now_s();
 			if (left <= 0)
 				break;
-			if (left < 0.1)
+			if (left < 0.025)
 				timeout = (int)(left * 1000) + 1;
 		}
 		rc = lp_recorder__poll(r, timeout);

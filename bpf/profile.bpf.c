@@ -168,7 +168,9 @@ int BPF_PROG(lp_rec_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	ev.tid = (__u32)id;
 	ev.cpu = bpf_get_smp_processor_id();
 	ev.flags = LP_EV_EXEC;
-	if (bpf_ringbuf_output(&lp_ring, &ev, sizeof(ev), 0))
+	/* Wake the reader at once: it reads the new program's mappings while
+	 * the process is surely there (see lib/record.c). */
+	if (bpf_ringbuf_output(&lp_ring, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP))
 		count(LP_CNT_RING_FULL);
 	return 0;
 }

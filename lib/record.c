@@ -59,6 +59,10 @@ struct lp_recorder {
 	uint64_t unwind_failed, truncated, kstack_failed, ustack_failed;
 	uint64_t last_time;
 	int64_t reaped_ns;
+	/* Targets that just exec'd: their mappings are read again a few
+	 * milliseconds later, when ld.so has mapped their libraries. */
+	struct { pid_t pid; int64_t due_ns; } pending[64];
+	size_t npending;
 	const struct lp_frame **frames;
 	uint64_t *pcs;
 	unsigned char *ret;
@@ -303,6 +307,30 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 	return n;
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* How long after an exec its libraries are mapped, about (ld.so's work). */
+#define LP_EXEC_SETTLE_NS 3000000
+
+static void run_pending(struct lp_recorder *r, int64_t now)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < r->npending; i++) {
+		if (r->pending[i].due_ns <= now)
+			lp_symbolizer__prepare(r->sym, r->pending[i].pid);
+		else
+			r->pending[k++] = r->pending[i];
+	}
+	r->npending = k;
+}
+
 static int handle_sample(void *ctx, void *data, size_t size)
 {
 	struct lp_recorder *r = ctx;
@@ -313,6 +341,18 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		return -1;	/* stops ring_buffer__consume */
 	if (size >= sizeof(struct lp_exec_event) && (ev->flags & LP_EV_EXEC)) {
 		lp_symbolizer__forget(r->sym, ev->pid);
+		/* A target's new program: its modules are read now, while it
+		 * runs (by now ld.so has mapped its libraries), not when its
+		 * first sample is symbolized and it may have exited.  Not with
+		 * -a: every exec on the system would cost a Dwfl. */
+		if (r->opts.npids) {
+			lp_symbolizer__prepare(r->sym, ev->pid);
+			if (r->npending == sizeof(r->pending) / sizeof(r->pending[0]))
+				run_pending(r, INT64_MAX);
+			r->pending[r->npending].pid = ev->pid;
+			r->pending[r->npending].due_ns = (int64_t)ev->time_ns + LP_EXEC_SETTLE_NS;
+			r->npending++;
+		}
 		return 0;
 	}
 	if (size < sizeof(*ev))
@@ -469,17 +509,25 @@ int lp_recorder__poll(struct lp_recorder *r, int timeout_ms)
 	if (r->failed)
 		return write_failed(r);
 	/* Samples arrive without a wakeup (see wakeup_bytes): sleep, then take
-	 * whatever is there. */
+	 * whatever is there.  An exec wakes us; a pending re-read of a new
+	 * program's mappings shortens the sleep. */
+	int64_t now = mono_ns();
+	for (size_t i = 0; i < r->npending; i++) {
+		int64_t left = r->pending[i].due_ns - now;
+		int ms = left <= 0 ? 0 : (int)(left / 1000000) + 1;
+
+		if (ms < timeout_ms)
+			timeout_ms = ms;
+	}
 	ring_buffer__poll(r->ring, timeout_ms);
 	ring_buffer__consume(r->ring);
+	run_pending(r, mono_ns());
 	if (r->failed)
 		return write_failed(r);
 	if (flush_lost(r) < 0)
 		return -1;
 	/* Every few seconds: forget processes that have exited. */
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int64_t now = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	now = mono_ns();
 	if (now - r->reaped_ns > 2000000000LL) {
 		lp_symbolizer__reap(r->sym);
 		r->reaped_ns = now;

@@ -46,6 +46,7 @@ struct lp_jit {
 	struct timespec mtime;
 	off_t size;
 	bool tried;
+	int64_t tried_ns;	/* when it was last looked for */
 	char path[64];
 };
 
@@ -53,6 +54,8 @@ struct lp_proc {
 	pid_t pid;
 	Dwfl *dwfl;
 	int64_t refreshed_ns;	/* last report of its modules */
+	bool dead;		/* seen gone by one reap: freed by the next */
+	uint32_t nreports;	/* how often its modules were read */
 	uint32_t gen;		/* exec count: part of the cache key */
 	struct lp_jit jit;
 };
@@ -61,7 +64,8 @@ struct lp_cached {
 	pid_t pid;		/* -1 for the kernel */
 	uint32_t gen;
 	uint64_t addr;		/* the looked-up address (addr - 1 for returns) */
-	int64_t when;		/* unresolved user frames: retried after a while */
+	int64_t when;		/* unresolved user frames: retried after a while, */
+	uint32_t reports;	/* or once the process's modules were read again */
 	size_t n;
 	const struct lp_frame *frames[];	/* the function, then inlined ones */
 };
@@ -245,6 +249,9 @@ static uint64_t module_key(Dwfl_Module *mod, const char *name)
 
 	if (len > 0)
 		return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, bits, len));
+	/* "[vdso: PID]": one kernel's vDSO, the same in every process. */
+	if (!strncmp(name, "[vdso", 5))
+		name = "[vdso]";
 	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT ^ 1, name, strlen(name)));
 }
 
@@ -286,6 +293,11 @@ static struct lp_symtab *module_symtab(struct lp_symbolizer *s, Dwfl_Module *mod
 		t->n++;
 	}
 	syms_finish(t->syms, &t->n, &t->names);
+	/* An empty table may only mean the file could not be read this time
+	 * (a vDSO read from a process that is gone): not shared by build-id,
+	 * but kept (under its own address) to be freed at the end. */
+	if (!t->n)
+		key = lp_hashmap__key((uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ULL);
 	lp_hashmap__put(&s->symtabs, key, t);
 	*userdata = t;
 	s->st.modules++;
@@ -296,6 +308,7 @@ static struct lp_symtab *module_symtab(struct lp_symbolizer *s, Dwfl_Module *mod
 static void proc_report(struct lp_proc *p)
 {
 	p->refreshed_ns = now_ns();
+	p->nreports++;
 	if (!p->dwfl) {
 		p->dwfl = dwfl_begin(&proc_callbacks);
 		if (!p->dwfl)
@@ -328,7 +341,9 @@ static Dwfl_Module *proc_module(struct lp_proc *p, uint64_t addr)
 {
 	Dwfl_Module *mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
 
-	if (!mod && (!p->refreshed_ns || now_ns() - p->refreshed_ns > LP_REFRESH_NS)) {
+	/* A miss rereads the maps, at most every LP_REFRESH_NS, except in a
+	 * new process's first moments (ld.so still mapping libraries). */
+	if (!mod && (p->nreports < 4 || now_ns() - p->refreshed_ns > LP_REFRESH_NS)) {
 		proc_report(p);
 		mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
 	}
@@ -365,6 +380,12 @@ void lp_symbolizer__reap(struct lp_symbolizer *s)
 
 		if (!p || kill(p->pid, 0) == 0 || errno != ESRCH)
 			continue;
+		/* Its last samples may still be on their way: free it only when
+		 * it was already gone at the previous reap. */
+		if (!p->dead) {
+			p->dead = true;
+			continue;
+		}
 		proc_free(p);
 		s->procs.values[i] = NULL;
 	}
@@ -375,6 +396,28 @@ void lp_symbolizer__reap(struct lp_symbolizer *s)
 		lp_hashmap__fini(&s->cache);
 		lp_hashmap__init(&s->cache);
 	}
+}
+
+static int preload_module(Dwfl_Module *mod, void **userdata, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	module_symtab(arg, mod);
+	return DWARF_CB_OK;
+}
+
+void lp_symbolizer__prepare(struct lp_symbolizer *s, pid_t pid)
+{
+	uint64_t key = lp_hashmap__key((uint64_t)(uint32_t)pid + 1);
+	struct lp_proc *p = lp_hashmap__get(&s->procs, key);
+
+	if (!p)
+		p = get_proc(s, pid);	/* reports it */
+	else if (!p->dead)
+		proc_report(p);		/* adds what was mapped since */
+	/* The symbol tables too, while the process is there: the vDSO's
+	 * image is read from its memory. */
+	if (p->dwfl)
+		dwfl_getmodules(p->dwfl, preload_module, s, 0);
 }
 
 void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid)
@@ -585,8 +628,12 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 	/* A JIT map first when the process has one: libdwfl spans a module
 	 * from its lowest to its highest mapping, and JIT code can sit in
 	 * between (node maps part of its text far above the rest). */
-	if (!p->jit.tried)
+	/* Looked for again while there is none: a JIT writes its map only
+	 * once it has compiled something. */
+	if (!p->jit.tried || (!p->jit.syms && now_ns() - p->jit.tried_ns > LP_REFRESH_NS)) {
 		jit_load(&p->jit);
+		p->jit.tried_ns = now_ns();
+	}
 	if (p->jit.syms && (jsym = jit_find(&p->jit, look))) {
 		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
 		return 1;
@@ -706,7 +753,8 @@ static size_t cached(struct lp_symbolizer *s, pid_t pid, uint64_t addr, bool ret
 		     const struct lp_frame **out)
 {
 	uint64_t look = ret && addr ? addr - 1 : addr;
-	uint32_t gen = pid < 0 ? 0 : get_proc(s, pid)->gen;
+	struct lp_proc *p = pid < 0 ? NULL : get_proc(s, pid);
+	uint32_t gen = p ? p->gen : 0, reports = p ? p->nreports : 0;
 	uint64_t key = cache_key(pid, gen, look);
 	struct lp_cached *c = lp_hashmap__get(&s->cache, key);
 	size_t n;
@@ -716,7 +764,8 @@ static size_t cached(struct lp_symbolizer *s, pid_t pid, uint64_t addr, bool ret
 	 * LP_REFRESH_NS: a refresh of the process's modules or JIT map may
 	 * resolve it by then. */
 	if (c && c->pid == pid && c->gen == gen && c->addr == look &&
-	    (*c->frames[0]->symbol || pid < 0 || now_ns() - c->when < LP_REFRESH_NS)) {
+	    (*c->frames[0]->symbol || pid < 0 ||
+	     (c->reports == reports && now_ns() - c->when < LP_REFRESH_NS))) {
 		s->st.cache_hits++;
 		memcpy(out, c->frames, c->n * sizeof(*out));
 		return c->n;
@@ -738,6 +787,7 @@ static size_t cached(struct lp_symbolizer *s, pid_t pid, uint64_t addr, bool ret
 	c->n = n;
 	memcpy(c->frames, out, n * sizeof(*out));
 	c->when = *out[0]->symbol ? 0 : now_ns();
+	c->reports = p ? p->nreports : 0;
 	return n;
 }
 

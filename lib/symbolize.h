@@ -59,6 +59,11 @@ const struct lp_frame *lp_symbolizer__kernel(struct lp_symbolizer *s, uint64_t a
 /* pid exec'd a new program: forget its modules and cached addresses. */
 void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid);
 
+/* Reads pid's modules now, again, adding those mapped since: while it is
+ * there (a process just started may be gone by the time its samples are
+ * symbolized). */
+void lp_symbolizer__prepare(struct lp_symbolizer *s, pid_t pid);
+
 /* Frees what is kept for processes that have exited, and starts the address
  * cache over when it has grown past its bound.  Call now and then. */
 void lp_symbolizer__reap(struct lp_symbolizer *s);

@@ -396,3 +396,14 @@ nsamples() {
 	[ "$(nsamples "$TMP/k.lp")" -ge 50 ]
 	all_gone "$progs" "$links"
 }
+
+@test "short-lived children of a command are symbolized (mappings read at their exec)" {
+	require_root
+	run -0 lp-record -F 999 -o "$TMP/short.lp" -- sh -c \
+		"for i in \$(seq 30); do '$WORKLOADS/cpusplit' 30 0.03; done"
+	lp-collapse "$TMP/short.lp" > "$TMP/short.folded"
+	pct=$(awk '/^cpusplit;/ { w = $NF; t += w; if ($0 ~ /;main;(a|b);spin/) m += w }
+		END { printf "%.0f\n", 100 * m / t }' "$TMP/short.folded")
+	echo "cpusplit samples with main;a or main;b named: $pct%"
+	[ "$pct" -ge 75 ]
+}
