@@ -8,7 +8,10 @@
  * to these callbacks once; its CFI caches then serve every sample. */
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
+#include <fcntl.h>
+#include <libelf.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "unwind.h"
@@ -16,6 +19,8 @@
 
 struct lp_unwinder {
 	struct lp_symbolizer *sym;
+	int self_fd;
+	Elf *self;		/* this program: the architecture for libdw */
 	/* The sample being unwound: the callbacks' argument. */
 	pid_t tid;
 	struct lp_unwind_regs regs;
@@ -82,6 +87,9 @@ struct lp_unwinder *lp_unwinder__new(struct lp_symbolizer *sym)
 	struct lp_unwinder *u = lp_calloc(1, sizeof(*u));
 
 	u->sym = sym;
+	elf_version(EV_CURRENT);
+	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	u->self = u->self_fd >= 0 ? elf_begin(u->self_fd, ELF_C_READ_MMAP, NULL) : NULL;
 	return u;
 }
 
@@ -89,6 +97,10 @@ void lp_unwinder__free(struct lp_unwinder *u)
 {
 	if (!u)
 		return;
+	if (u->self)
+		elf_end(u->self);
+	if (u->self_fd >= 0)
+		close(u->self_fd);
 	free(u);
 }
 
@@ -136,7 +148,10 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 	}
 	/* Attached once per Dwfl (a new one after an exec). */
 	if (dwfl_pid(dwfl) < 0) {
-		if (!dwfl_attach_state(dwfl, NULL, pid, &callbacks, u)) {
+		/* The ELF only names the architecture: ours, since libdw
+		 * otherwise takes it from a module, and a process that exited
+		 * before its maps were read has none. */
+		if (!dwfl_attach_state(dwfl, u->self, pid, &callbacks, u)) {
 			*end = LP_UNWIND_FAILED;
 			*why = dwfl_errmsg(-1);
 			pcs[0] = regs->ip;
