@@ -414,6 +414,11 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	r->sym = lp_symbolizer__new(r->dict);
 	lp_symbolizer__set_options(r->sym, opts->inlines, opts->srclines);
 	lp_symbolizer__set_raw(r->sym, opts->raw);
+	/* Before sampling starts: loading it at the first kernel frame would
+	 * keep the reader away from the ring, and from the maps of processes
+	 * that start and end meanwhile. */
+	if (opts->kernel)
+		lp_symbolizer__load_kernel(r->sym);
 	r->unw = lp_unwinder__new(r->sym);
 
 	r->skel = profile_bpf__open();

@@ -820,6 +820,12 @@ void lp_symbolizer__set_options(struct lp_symbolizer *s, bool inlines, bool srcl
 	s->srclines = srclines;
 }
 
+void lp_symbolizer__load_kernel(struct lp_symbolizer *s)
+{
+	if (!s->kloaded)
+		kallsyms_load(s);
+}
+
 void lp_symbolizer__set_raw(struct lp_symbolizer *s, bool raw)
 {
 	s->raw = raw;

@@ -53,6 +53,10 @@ int lp_symbolizer__file(struct lp_symbolizer *s, const char *path, const char *b
 const struct lp_stack *lp_symbolizer__restack(struct lp_symbolizer *s,
 					      const struct lp_stack *in);
 
+/* Reads /proc/kallsyms now (tens of milliseconds) rather than at the first
+ * kernel address, when a recorder has better things to do. */
+void lp_symbolizer__load_kernel(struct lp_symbolizer *s);
+
 const struct lp_frame *lp_symbolizer__kernel(struct lp_symbolizer *s, uint64_t addr,
 					     bool ret);
 

@@ -405,5 +405,5 @@ nsamples() {
 	pct=$(awk '/^cpusplit;/ { w = $NF; t += w; if ($0 ~ /;main;(a|b);spin/) m += w }
 		END { printf "%.0f\n", 100 * m / t }' "$TMP/short.folded")
 	echo "cpusplit samples with main;a or main;b named: $pct%"
-	[ "$pct" -ge 75 ]
+	[ "$pct" -ge 85 ]
 }
