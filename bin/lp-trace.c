@@ -122,14 +122,8 @@ static bool output_closed(FILE *out)
 
 static int write_header(struct lp_writer *w)
 {
-	char host[256] = "-", num[32];
-	gethostname(host, sizeof(host) - 1);
 	struct lp_attrs_buf a = { 0 };
-	lp_attrs_buf__add(&a, "clock", "monotonic");
-	lp_attrs_buf__add(&a, "host", host);
-	snprintf(num, sizeof(num), "%lld",
-		 (long long)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
-	lp_attrs_buf__add(&a, "realtime_offset_ns", num);
+	lp_attrs_buf__producer_keys(&a);
 	lp_attrs_buf__add(&a, "producer", "lp-trace");
 	struct lp_header h = { .version = LP_STREAM_VERSION, .attrs = lp_attrs_buf__attrs(&a) };
 	int r = lp_writer__header(w, &h);

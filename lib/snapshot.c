@@ -91,23 +91,12 @@ static int64_t mono_ns(void)
 
 static int write_header(struct lp_snapshotter *s)
 {
-	struct timespec mono, real;
-	char host[256] = "-", buf[64];
+	char buf[64];
 	struct lp_attrs_buf a = { 0 };
 	struct lp_header h = { .version = LP_STREAM_VERSION };
 	int rc;
 
-	if (gethostname(host, sizeof(host) - 1) < 0)
-		strcpy(host, "-");
-	host[sizeof(host) - 1] = 0;
-	clock_gettime(CLOCK_REALTIME, &real);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	int64_t off = (real.tv_sec - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
-
-	lp_attrs_buf__add(&a, "clock", "monotonic");
-	lp_attrs_buf__add(&a, "host", host);
-	snprintf(buf, sizeof(buf), "%" PRId64, off);
-	lp_attrs_buf__add(&a, "realtime_offset_ns", buf);
+	lp_attrs_buf__producer_keys(&a);
 	lp_attrs_buf__add(&a, "mode", "snapshot");
 	lp_attrs_buf__add(&a, "event", "snapshot");
 	snprintf(buf, sizeof(buf), "%" PRId64, s->o.interval_ns);

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* --- the dictionary ------------------------------------------------- */
@@ -270,6 +271,26 @@ int lp_attrs_buf__add(struct lp_attrs_buf *b, const char *key, const char *value
 	b->len += lp_escape(b->text + b->len, value, vlen);
 	b->text[b->len] = '\0';
 	return 0;
+}
+
+void lp_attrs_buf__producer_keys(struct lp_attrs_buf *b)
+{
+	struct timespec mono, real;
+	char host[256], num[32];
+
+	if (gethostname(host, sizeof(host)) < 0 || !host[0])
+		strcpy(host, "-");
+	host[sizeof(host) - 1] = '\0';
+	/* The realtime offset of the monotonic clock, read as close together
+	 * as two vDSO calls allow. */
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	int64_t off = (int64_t)(real.tv_sec - mono.tv_sec) * 1000000000LL +
+		      (real.tv_nsec - mono.tv_nsec);
+	snprintf(num, sizeof(num), "%lld", (long long)off);
+	lp_attrs_buf__add(b, "clock", "monotonic");
+	lp_attrs_buf__add(b, "host", host);
+	lp_attrs_buf__add(b, "realtime_offset_ns", num);
 }
 
 void lp_attrs_buf__reset(struct lp_attrs_buf *b)

@@ -183,6 +183,9 @@ struct lp_attrs_buf {
 	size_t len, cap;
 };
 int lp_attrs_buf__add(struct lp_attrs_buf *buf, const char *key, const char *value);
+/* The header keys every producer writes, read now: clock=monotonic, host=,
+ * realtime_offset_ns=.  The producer adds its own keys after them. */
+void lp_attrs_buf__producer_keys(struct lp_attrs_buf *buf);
 void lp_attrs_buf__reset(struct lp_attrs_buf *buf);
 void lp_attrs_buf__free(struct lp_attrs_buf *buf);
 static inline struct lp_attrs lp_attrs_buf__attrs(const struct lp_attrs_buf *buf)

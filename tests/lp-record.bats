@@ -112,7 +112,11 @@ nsamples() {
 	run -0 lp-cat --check "$TMP/fp.lp"
 	n=$(nsamples "$TMP/fp.lp")
 	[ "$n" -ge 800 ]
-	head -1 "$TMP/fp.lp" | grep -qE $'^lp-stream\t1\t.*clock=monotonic.*period_ns=1001001.*realtime_offset_ns=[0-9]+.*mode=cpu.*event=cpu-clock'
+	head -1 "$TMP/fp.lp" > "$TMP/header"
+	grep -qE $'^lp-stream\t1\t' "$TMP/header"
+	for key in clock=monotonic period_ns=1001001 'realtime_offset_ns=[0-9]+' mode=cpu event=cpu-clock; do
+		grep -qE $'\t'"$key"$'(\t|$)' "$TMP/header" || { echo "header lacks $key"; false; }
+	done
 	lp-collapse "$TMP/fp.lp" > "$TMP/fp.folded"
 	s=$(share_a "$TMP/fp.folded")
 	echo "share of a: $s% of $n samples"
