@@ -35,6 +35,8 @@ struct options {
 	uint64_t ring_bytes;
 	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/snapshot.h) */
 	bool snapshot;
+	enum lp_record_mode mode;	/* cpu, off, wall */
+	int64_t min_block_ns;
 };
 
 static void usage(FILE *f)
@@ -61,8 +63,12 @@ static void usage(FILE *f)
 		"      --ring-size BYTES  BPF ring buffer size, a power of two (default 4 MiB,\n"
 		"                         32 MiB with dwarf)\n"
 		"  -v, --verbose          libbpf's messages and the verifier log\n"
-		"      --mode MODE        cpu (BPF on-CPU sampling, default) or snapshot: every\n"
-		"                         thread's stack through ptrace, no BPF (-p or CMD)\n"
+		"      --mode MODE        cpu (BPF on-CPU sampling, default); off: blocked\n"
+		"                         intervals from sched_switch, weighted by their ns;\n"
+		"                         wall: both, and runnable intervals, all in ns (state=);\n"
+		"                         snapshot: every thread's stack through ptrace, no BPF\n"
+		"                         (-p or CMD)\n"
+		"      --min-block DURATION off, wall: drop blocked intervals shorter than this\n"
 		"  -n, --count N          snapshot mode: N snapshots (default: until stopped)\n"
 		"  -i, --interval DURATION snapshot mode: from one snapshot to the next (100ms)\n"
 		"  -h, --help             this help\n"
@@ -141,6 +147,7 @@ int main(int argc, char **argv)
 		{ "raw", no_argument, NULL, 'R' },
 		{ "ring-size", required_argument, NULL, 'B' },
 		{ "mode", required_argument, NULL, 'M' },
+		{ "min-block", required_argument, NULL, 'm' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
@@ -196,11 +203,22 @@ int main(int argc, char **argv)
 			o.follow = false;
 			break;
 		case 'M':
-			if (strcmp(optarg, "cpu") && strcmp(optarg, "snapshot")) {
-				lp_error("invalid mode '%s': cpu or snapshot", optarg);
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "snapshot") &&
+			    strcmp(optarg, "off") && strcmp(optarg, "wall")) {
+				lp_error("invalid mode '%s': cpu, off, wall or snapshot", optarg);
 				return 2;
 			}
 			o.snapshot = !strcmp(optarg, "snapshot");
+			o.mode = !strcmp(optarg, "off") ? LP_RECORD_OFF :
+				 !strcmp(optarg, "wall") ? LP_RECORD_WALL : LP_RECORD_CPU;
+			break;
+		case 'm':
+			if (lp_parse_duration(optarg, &o.min_block_ns, &why) < 0 ||
+			    o.min_block_ns < 0) {
+				lp_error("invalid duration '%s': %s", optarg,
+					 why ? why : "must not be negative");
+				return 2;
+			}
 			break;
 		case 'n':
 			if (lp_parse_i64(optarg, 1, UINT32_MAX, &i64, &why) < 0) {
@@ -255,6 +273,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (o.min_block_ns && o.mode == LP_RECORD_CPU) {
+		lp_error("--min-block needs --mode off or wall");
+		return 2;
+	}
+	if (o.dwarf_bytes && o.mode != LP_RECORD_CPU && !o.snapshot) {
+		/* A blocked thread's stack copy would have to be kept until it
+		 * runs again: 8 KiB or more per sleeping thread. */
+		lp_error("--mode off and wall unwind with frame pointers only");
+		return 2;
+	}
 	if (o.snapshot) {
 		/* ptrace, not BPF: lib/snapshot.c does the whole run. */
 		struct sigaction ssa = { .sa_handler = on_signal };
@@ -288,6 +316,8 @@ int main(int argc, char **argv)
 	w = lp_writer__new(out);
 
 	struct lp_record_opts ro = {
+		.mode = o.mode,
+		.min_block_ns = (uint64_t)o.min_block_ns,
 		.freq = o.freq,
 		.follow = o.follow,
 		.kernel = o.kernel,

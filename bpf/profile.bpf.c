@@ -22,6 +22,10 @@ const volatile __u32 stack_copy = 0;		/* DWARF mode: bytes to copy */
  * ring holds more than this: thousands of wakeups a second cost more than
  * the samples. */
 const volatile __u64 wakeup_bytes = 1 << 20;
+/* --mode off and wall: blocked intervals shorter than this are not sent. */
+const volatile __u64 min_block_ns = 0;
+/* --mode wall: time runnable but waiting for a CPU is sent too. */
+const volatile bool runnable_intervals = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -41,6 +45,17 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } lp_counters SEC(".maps");
+
+/* Threads of targets now off the CPU: the sample their interval becomes,
+ * stacks taken when they were switched out.  Not preallocated: only threads
+ * asleep at this moment hold an entry, and each is 2 KiB. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, struct lp_off_sample);
+} lp_off SEC(".maps");
 
 /* One sample is built here, then copied into the ring with its true size:
  * bpf_ringbuf_reserve wants a size the verifier knows, and a DWARF sample's
@@ -90,6 +105,9 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 	s->ev.cpu = cpu;
 	s->ev.flags = 0;
 	s->ev.stack_bytes = 0;
+	s->ev.state = LP_STATE_RUNNING;
+	s->ev.weight_ns = 0;
+	s->ev.wake_ns = 0;
 	s->ev.regs[0] = s->ev.regs[1] = s->ev.regs[2] = 0;
 	bpf_get_current_comm(s->ev.comm, sizeof(s->ev.comm));
 
@@ -186,5 +204,135 @@ int BPF_PROG(lp_rec_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	if (bpf_map_lookup_elem(&lp_pids, &ptgid))
 		bpf_map_update_elem(&lp_pids, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+#define LP_TASK_DEAD 0x80	/* TASK_DEAD: its last switch, nothing to wait for */
+
+static __always_inline void send(struct lp_off_sample *v)
+{
+	__u64 flags = bpf_ringbuf_query(&lp_ring, BPF_RB_AVAIL_DATA) > wakeup_bytes ?
+		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	__u64 size = sizeof(v->ev) + v->ev.stack_bytes;
+
+	if (size > sizeof(*v))
+		size = sizeof(*v);
+	if (bpf_ringbuf_output(&lp_ring, v, size, flags))
+		count(LP_CNT_RING_FULL);
+}
+
+/* --mode off and wall.  A target thread switched out: its stacks now (it is
+ * current until the switch is done, so bpf_get_stack sees its kernel stack
+ * in schedule() and its user stack through its saved registers), kept by tid
+ * until it is switched in again; then the interval, weighted by its
+ * nanoseconds and timestamped at its start, goes into the ring with the
+ * on-CPU samples.  An asleep thread's interval is blocked until its wakeup,
+ * runnable from there to its switch-in; a preempted one's is runnable. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 tid = next->pid;
+	struct lp_off_sample *v;
+
+	/* Switch-in first: the thread coming onto the CPU. */
+	v = tid ? bpf_map_lookup_elem(&lp_off, &tid) : NULL;
+	if (v) {
+		__u64 start = v->ev.time_ns, wake = v->ev.wake_ns;
+
+		if (v->ev.state == LP_STATE_BLOCKED) {
+			__u64 end = wake && wake < now ? wake : now;
+
+			if (end - start >= min_block_ns) {
+				v->ev.weight_ns = end - start;
+				send(v);
+			}
+			if (runnable_intervals && wake && wake < now) {
+				v->ev.state = LP_STATE_RUNNABLE;
+				v->ev.time_ns = wake;
+				v->ev.weight_ns = now - wake;
+				send(v);
+			}
+		} else if (runnable_intervals) {
+			v->ev.weight_ns = now - start;
+			send(v);
+		}
+		bpf_map_delete_elem(&lp_off, &tid);
+	}
+
+	/* Then the thread going off it. */
+	__u32 ptid = prev->pid, ptgid = prev->tgid;
+	bool blocked = !preempt && prev_state != 0;
+
+	if (!ptid || (prev_state & LP_TASK_DEAD) || (!blocked && !runnable_intervals))
+		return 0;
+	if (filter_pids && !bpf_map_lookup_elem(&lp_pids, &ptgid))
+		return 0;
+	if (prev->flags & 0x00200000 /* PF_KTHREAD */ && filter_pids)
+		return 0;
+
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lp_scratch *s = bpf_map_lookup_elem(&lp_scratch, &cpu);
+	long n;
+
+	if (!s)
+		return 0;
+	s->ev.time_ns = now;
+	s->ev.wake_ns = 0;
+	s->ev.weight_ns = 0;
+	s->ev.pid = ptgid;
+	s->ev.tid = ptid;
+	s->ev.cpu = cpu;
+	s->ev.flags = 0;
+	s->ev.state = blocked ? LP_STATE_BLOCKED : LP_STATE_RUNNABLE;
+	s->ev.stack_bytes = 0;
+	s->ev.regs[0] = s->ev.regs[1] = s->ev.regs[2] = 0;
+	bpf_probe_read_kernel_str(s->ev.comm, sizeof(s->ev.comm), prev->comm);
+	s->ev.kstack_bytes = 0;
+	if (kernel_stacks) {
+		/* Skips the two leaf frames that are the tracing itself (the BPF
+		 * program and bpf_trace_run4): the stack ends in __schedule. */
+		n = bpf_get_stack(ctx, s->ev.kstack, sizeof(s->ev.kstack), 2 & BPF_F_SKIP_FIELD_MASK);
+		s->ev.kstack_bytes = n;
+	}
+	s->ev.ustack_bytes = 0;
+	if (prev->flags & 0x00200000 /* PF_KTHREAD */) {
+		s->ev.flags |= LP_EV_KERNEL_THREAD;
+	} else if (user_stacks) {
+		n = bpf_get_stack(ctx, s->ev.ustack, sizeof(s->ev.ustack), BPF_F_USER_STACK);
+		s->ev.ustack_bytes = n;
+		/* The registers at the system call and the top of the stack,
+		 * for the frames the frame-pointer walk skips (profile.h). */
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		__u64 sp;
+
+		if (regs) {
+			s->ev.regs[0] = BPF_CORE_READ(regs, ip);
+			sp = BPF_CORE_READ(regs, sp);
+			s->ev.regs[1] = sp;
+			s->ev.regs[2] = BPF_CORE_READ(regs, bp);
+			for (int i = 0; i < LP_OFF_STACK_COPY / LP_STACK_CHUNK; i++) {
+				if (bpf_probe_read_user(s->stack + i * LP_STACK_CHUNK, LP_STACK_CHUNK,
+							(void *)(sp + i * LP_STACK_CHUNK)))
+					break;
+				s->ev.stack_bytes += LP_STACK_CHUNK;
+			}
+		}
+	}
+	if (bpf_map_update_elem(&lp_off, &ptid, s, BPF_ANY))
+		count(LP_CNT_OFF_FULL);
+	return 0;
+}
+
+/* A blocked target thread is woken: from here it waits for a CPU. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(lp_rec_wakeup, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct lp_off_sample *v = bpf_map_lookup_elem(&lp_off, &tid);
+
+	if (v && v->ev.state == LP_STATE_BLOCKED && !v->ev.wake_ns)
+		v->ev.wake_ns = bpf_ktime_get_ns();
 	return 0;
 }

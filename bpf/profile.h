@@ -31,16 +31,39 @@ struct lp_sample_event {
 	__s32 ustack_bytes;	/* same for ustack (frame pointers) */
 	__u64 regs[3];		/* user ip, sp, bp (DWARF mode) */
 	__u32 stack_bytes;	/* bytes of stack[] copied from the user sp */
-	__u32 pad;
+	__u32 state;		/* LP_STATE_*: an on-CPU sample or an off-CPU interval */
+	__u64 weight_ns;	/* off-CPU: the interval's nanoseconds */
+	__u64 wake_ns;		/* off-CPU, in the kernel: when the blocked thread was woken */
 	__u64 kstack[LP_MAX_STACK_DEPTH];
 	__u64 ustack[LP_MAX_STACK_DEPTH];
 	/* DWARF mode: stack_bytes of the user stack follow the struct. */
+};
+
+/* lp_sample_event.state: what the thread did.  An on-CPU sample is taken by
+ * the tick; the others are intervals off the CPU (--mode off and wall),
+ * measured from sched_switch to sched_switch, timestamped at their start. */
+#define LP_STATE_RUNNING 0	/* on the CPU (a tick's sample) */
+#define LP_STATE_BLOCKED 1	/* switched out asleep (I/O, locks, sleeps) */
+#define LP_STATE_RUNNABLE 2	/* ready, waiting for a CPU (preempted or woken) */
+
+/* An off-CPU interval's user stack is walked with frame pointers, but a
+ * thread blocks in a system call wrapper of libc, built without them: the
+ * walk from there skips the wrapper's caller.  So the top of the stack and
+ * the registers at the block are kept too (this many bytes, a multiple of
+ * LP_STACK_CHUNK), and user space unwinds the first frames with DWARF and
+ * joins them to the frame-pointer chain (lib/record.c). */
+#define LP_OFF_STACK_COPY 1024
+
+struct lp_off_sample {
+	struct lp_sample_event ev;
+	__u8 stack[LP_OFF_STACK_COPY];
 };
 
 /* Index into the per-CPU counters array. */
 enum lp_counter {
 	LP_CNT_RING_FULL,	/* samples lost: ring buffer full */
 	LP_CNT_SAMPLES,		/* samples taken */
+	LP_CNT_OFF_FULL,	/* off-CPU intervals lost: the per-thread map full */
 	LP_CNT_NR,
 };
 

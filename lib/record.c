@@ -57,8 +57,10 @@ struct lp_recorder {
 	/* Counts for the lost records and the summary. */
 	uint64_t samples, ring_lost, ring_lost_written;
 	uint64_t unwind_failed, truncated, kstack_failed, ustack_failed;
+	uint64_t off_samples, off_lost, off_lost_written;
 	uint64_t last_time;
 	int64_t reaped_ns;
+	int64_t stop_ns;		/* when the off-CPU intervals were stopped */
 	/* Targets that just exec'd: their mappings are read again a few
 	 * milliseconds later, when ld.so has mapped their libraries. */
 	struct { pid_t pid; int64_t due_ns; } pending[64];
@@ -175,6 +177,11 @@ static int write_failed(struct lp_recorder *r)
 	return -1;
 }
 
+static const char *mode_name(enum lp_record_mode m)
+{
+	return m == LP_RECORD_OFF ? "off" : m == LP_RECORD_WALL ? "wall" : "cpu";
+}
+
 static int write_header(struct lp_recorder *r)
 {
 	char buf[64];
@@ -183,12 +190,21 @@ static int write_header(struct lp_recorder *r)
 	int rc;
 
 	lp_attrs_buf__producer_keys(&a);
-	snprintf(buf, sizeof(buf), "%.0f", r->period_ns);
-	lp_attrs_buf__add(&a, "period_ns", buf);
-	lp_attrs_buf__add(&a, "mode", "cpu");
+	/* Off-CPU weights are nanoseconds of their own: no period. */
+	if (r->opts.mode != LP_RECORD_OFF) {
+		snprintf(buf, sizeof(buf), "%.0f", r->period_ns);
+		lp_attrs_buf__add(&a, "period_ns", buf);
+	}
+	lp_attrs_buf__add(&a, "mode", mode_name(r->opts.mode));
 	lp_attrs_buf__add(&a, "event", r->event);
-	snprintf(buf, sizeof(buf), "%u", r->opts.freq);
-	lp_attrs_buf__add(&a, "freq_hz", buf);
+	if (r->opts.mode != LP_RECORD_OFF) {
+		snprintf(buf, sizeof(buf), "%u", r->opts.freq);
+		lp_attrs_buf__add(&a, "freq_hz", buf);
+	}
+	if (r->opts.mode != LP_RECORD_CPU && r->opts.min_block_ns) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, r->opts.min_block_ns);
+		lp_attrs_buf__add(&a, "min_block_ns", buf);
+	}
 	lp_attrs_buf__add(&a, "unwind", r->opts.dwarf_bytes ? "dwarf" : "fp");
 	if (r->opts.raw)
 		lp_attrs_buf__add(&a, "raw", "1");
@@ -209,12 +225,12 @@ static int write_lost(struct lp_recorder *r, const char *what, uint64_t count)
 	return lp_writer__lost(r->w, &l) < 0 ? write_failed(r) : 0;
 }
 
-/* The kernel's per-CPU count of samples the ring could not take. */
-static uint64_t ring_lost(struct lp_recorder *r)
+/* The kernel's per-CPU count of samples the ring could not take (or of
+ * another counter). */
+static uint64_t counter(struct lp_recorder *r, __u32 key)
 {
 	int n = libbpf_num_possible_cpus();
 	uint64_t *vals, sum = 0;
-	__u32 key = LP_CNT_RING_FULL;
 
 	if (n <= 0)
 		return 0;
@@ -225,6 +241,36 @@ static uint64_t ring_lost(struct lp_recorder *r)
 			sum += vals[i];
 	free(vals);
 	return sum;
+}
+
+/* An off-CPU interval's leaf frames (see LP_OFF_STACK_COPY in profile.h):
+ * DWARF unwinding of the copied top of the stack, leaf first, into r->pcs,
+ * until it reaches a return address of the frame-pointer chain ev->ustack
+ * (nu frames).  That address's index there, *join, is where they meet:
+ * the stack is r->pcs[0..k) then ev->ustack[*join..nu).  Returns k; 0 when
+ * the two do not meet (the frame-pointer chain alone is kept). */
+static size_t off_cpu_leaf(struct lp_recorder *r, const struct lp_sample_event *ev, size_t size,
+			   size_t nu, size_t *join)
+{
+	struct lp_unwind_regs regs = { ev->regs[0], ev->regs[1], ev->regs[2] };
+	size_t have = size - sizeof(*ev);
+	size_t len = ev->stack_bytes < have ? ev->stack_bytes : have;
+	enum lp_unwind_end end;
+	const char *why;
+	size_t nd;
+
+	if (nu < 2 || !regs.ip)
+		return 0;
+	nd = lp_unwinder__unwind(r->unw, ev->pid, ev->tid, &regs,
+				 (const unsigned char *)ev + sizeof(*ev), len, r->pcs, r->ret, 16,
+				 &end, &why);
+	for (size_t k = 1; k < nd; k++)
+		for (size_t j = 1; j < nu && j < 8; j++)
+			if (r->pcs[k] == ev->ustack[j]) {
+				*join = j;
+				return k;
+			}
+	return 0;
 }
 
 /* Returns the stack's frames, root first, in r->frames; sets the attrs. */
@@ -239,7 +285,7 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 	/* User frames, outermost first. */
 	if (ev->flags & LP_EV_KERNEL_THREAD) {
 		/* nothing: a kernel thread has no user stack */
-	} else if (r->opts.dwarf_bytes) {
+	} else if (r->opts.dwarf_bytes && ev->state == LP_STATE_RUNNING) {
 		struct lp_unwind_regs regs = { ev->regs[0], ev->regs[1], ev->regs[2] };
 		size_t have = size - sizeof(*ev);
 		size_t len = ev->stack_bytes < have ? ev->stack_bytes : have;
@@ -271,8 +317,15 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 			r->truncated++;
 			why = "max-frames";
 		}
-		for (size_t i = nu; i-- > 0;)
+		size_t join = 0, nd = ev->stack_bytes ? off_cpu_leaf(r, ev, size, nu, &join) : 0;
+
+		/* The frame-pointer chain, outermost first, then the leaf
+		 * frames DWARF found (r->pcs, leaf first), if any. */
+		for (size_t i = nu; i-- > join;)
 			n += lp_symbolizer__user_frames(r->sym, ev->pid, ev->ustack[i], i > 0,
+							r->frames + n);
+		for (size_t i = nd; i-- > 0;)
+			n += lp_symbolizer__user_frames(r->sym, ev->pid, r->pcs[i], r->ret[i],
 							r->frames + n);
 	}
 	if (r->opts.kernel && ev->kstack_bytes < 0)
@@ -285,7 +338,7 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 		for (size_t i = nk; i-- > 0;)
 			r->frames[n++] = lp_symbolizer__kernel(r->sym, ev->kstack[i], i > 0);
 	}
-	lp_attrs_buf__add(&r->attrs, "unwind", r->opts.dwarf_bytes ? "dwarf" : "fp");
+	lp_attrs_buf__add(&r->attrs, "unwind", r->opts.dwarf_bytes && !ev->state ? "dwarf" : "fp");
 	if (truncated) {
 		lp_attrs_buf__add(&r->attrs, "truncated", "1");
 		if (why && *why)
@@ -348,6 +401,14 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	comm[LP_COMM_LEN] = 0;
 
 	size_t n = build_stack(r, ev, size);
+	/* Off-CPU intervals weigh their nanoseconds; in wall mode a tick's
+	 * sample stands for a period of running. */
+	if (ev->state == LP_STATE_BLOCKED)
+		lp_attrs_buf__add(&r->attrs, "state", "blocked");
+	else if (ev->state == LP_STATE_RUNNABLE)
+		lp_attrs_buf__add(&r->attrs, "state", "runnable");
+	else if (r->opts.mode == LP_RECORD_WALL)
+		lp_attrs_buf__add(&r->attrs, "state", "running");
 	struct lp_sample s = {
 		.time_ns = (int64_t)ev->time_ns,
 		.pid = ev->pid,
@@ -355,11 +416,14 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		.cpu = ev->cpu,
 		.comm = comm,
 		.event = r->event,
-		.weight = r->period_ns,
+		.weight = ev->state ? (double)ev->weight_ns : r->period_ns,
 		.stack = lp_dict__stack(r->dict, r->frames, n),
 		.attrs = lp_attrs_buf__attrs(&r->attrs),
 	};
-	r->samples++;
+	if (ev->state)
+		r->off_samples++;
+	else
+		r->samples++;
 	r->last_time = ev->time_ns;
 	if (lp_writer__sample(r->w, &s) < 0)
 		return write_failed(r);
@@ -418,6 +482,12 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	r->skel->rodata->kernel_stacks = opts->kernel;
 	r->skel->rodata->user_stacks = true;
 	r->skel->rodata->stack_copy = opts->dwarf_bytes;
+	r->skel->rodata->min_block_ns = opts->min_block_ns;
+	r->skel->rodata->runnable_intervals = opts->mode == LP_RECORD_WALL;
+	if (opts->mode == LP_RECORD_CPU) {
+		bpf_program__set_autoload(r->skel->progs.lp_rec_switch, false);
+		bpf_program__set_autoload(r->skel->progs.lp_rec_wakeup, false);
+	}
 	/* DWARF samples are big: a bigger ring, so a slow writer loses less. */
 	size_t ring = opts->ring_bytes ? opts->ring_bytes : opts->dwarf_bytes ? 32u << 20 : 4u << 20;
 	r->skel->rodata->wakeup_bytes = ring / 4;
@@ -453,14 +523,30 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 		lp_error_errno("cannot open the ring buffer");
 		goto fail;
 	}
-	if (open_events(r) < 0)
+	if (opts->mode != LP_RECORD_OFF && open_events(r) < 0)
 		goto fail;
+	if (opts->mode == LP_RECORD_OFF)
+		r->event = "offcpu";
+	else if (opts->mode == LP_RECORD_WALL)
+		/* One event for every sample: lp-collapse and lp-diff keep one
+		 * event per input, and a wall profile is one whole. */
+		r->event = "wall";
 	if (write_header(r) < 0) {
 		if (errno != EPIPE)
 			lp_error_errno("cannot write the output");
 		goto fail;
 	}
 	/* Sampling starts only now, with everything in place. */
+	if (opts->mode != LP_RECORD_CPU) {
+		r->skel->links.lp_rec_wakeup = bpf_program__attach(r->skel->progs.lp_rec_wakeup);
+		if (r->skel->links.lp_rec_wakeup)
+			r->skel->links.lp_rec_switch =
+				bpf_program__attach(r->skel->progs.lp_rec_switch);
+		if (!r->skel->links.lp_rec_wakeup || !r->skel->links.lp_rec_switch) {
+			lp_error_errno("cannot attach to sched_switch and sched_wakeup");
+			goto fail;
+		}
+	}
 	for (int i = 0; i < r->ncpus; i++)
 		if (r->perf_fds[i] >= 0)
 			ioctl(r->perf_fds[i], PERF_EVENT_IOC_ENABLE, 0);
@@ -485,13 +571,20 @@ int lp_recorder__add_pid(struct lp_recorder *r, pid_t pid)
 
 static int flush_lost(struct lp_recorder *r)
 {
-	uint64_t lost = ring_lost(r);
+	uint64_t lost = counter(r, LP_CNT_RING_FULL);
 
 	r->ring_lost = lost;
 	if (lost > r->ring_lost_written) {
 		if (write_lost(r, "ring", lost - r->ring_lost_written) < 0)
 			return -1;
 		r->ring_lost_written = lost;
+	}
+	lost = counter(r, LP_CNT_OFF_FULL);
+	r->off_lost = lost;
+	if (lost > r->off_lost_written) {
+		if (write_lost(r, "offcpu-map", lost - r->off_lost_written) < 0)
+			return -1;
+		r->off_lost_written = lost;
 	}
 	return 0;
 }
@@ -532,6 +625,50 @@ void lp_recorder__stop(struct lp_recorder *r)
 	for (int i = 0; r && i < r->ncpus; i++)
 		if (r->perf_fds[i] >= 0)
 			ioctl(r->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (r && r->skel && r->skel->links.lp_rec_switch) {
+		/* No interval starts or ends after this: the ones still open
+		 * are closed now by lp_recorder__finish. */
+		bpf_link__destroy(r->skel->links.lp_rec_switch);
+		r->skel->links.lp_rec_switch = NULL;
+		r->stop_ns = mono_ns();
+	}
+}
+
+/* Threads still off the CPU when recording stopped: their intervals end at
+ * the stop, so a thread asleep all along still has its wall time. */
+static void close_intervals(struct lp_recorder *r)
+{
+	struct lp_off_sample *o = lp_malloc(sizeof(*o));
+	struct lp_sample_event *v = &o->ev;
+	int fd = bpf_map__fd(r->skel->maps.lp_off);
+	__u32 key, next, *prev = NULL;
+
+	while (!r->failed && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, o) < 0 || v->time_ns >= (__u64)r->stop_ns)
+			continue;
+		uint64_t end = (uint64_t)r->stop_ns, wake = v->wake_ns;
+
+		if (v->state == LP_STATE_BLOCKED) {
+			uint64_t bend = wake && wake < end ? wake : end;
+
+			if (bend - v->time_ns >= r->opts.min_block_ns) {
+				v->weight_ns = bend - v->time_ns;
+				handle_sample(r, o, sizeof(*v) + v->stack_bytes);
+			}
+			if (r->opts.mode == LP_RECORD_WALL && wake && wake < end) {
+				v->state = LP_STATE_RUNNABLE;
+				v->time_ns = wake;
+				v->weight_ns = end - wake;
+				handle_sample(r, o, sizeof(*v) + v->stack_bytes);
+			}
+		} else if (r->opts.mode == LP_RECORD_WALL) {
+			v->weight_ns = end - v->time_ns;
+			handle_sample(r, o, sizeof(*v) + v->stack_bytes);
+		}
+	}
+	free(o);
 }
 
 int lp_recorder__finish(struct lp_recorder *r)
@@ -539,6 +676,8 @@ int lp_recorder__finish(struct lp_recorder *r)
 	lp_recorder__stop(r);
 	if (!r->failed)
 		ring_buffer__consume(r->ring);
+	if (!r->failed && r->opts.mode != LP_RECORD_CPU)
+		close_intervals(r);
 	if (r->failed)
 		return write_failed(r);
 	if (flush_lost(r) < 0)
@@ -554,6 +693,17 @@ void lp_recorder__summary(const struct lp_recorder *r)
 	struct lp_symbolizer_stats st;
 
 	lp_symbolizer__stats(r->sym, &st);
+	if (r->opts.mode == LP_RECORD_OFF) {
+		lp_error("%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (ring full), %" PRIu64
+			 " lost (map full), %" PRIu64 " truncated; %" PRIu64 " processes, %" PRIu64
+			 " modules symbolized",
+			 r->off_samples, r->ring_lost, r->off_lost, r->truncated, st.procs,
+			 st.modules);
+		return;
+	}
+	if (r->opts.mode == LP_RECORD_WALL)
+		lp_error("%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (map full)",
+			 r->off_samples, r->off_lost);
 	lp_error("%" PRIu64 " samples (%s at %u Hz, %s), %" PRIu64 " lost (ring full), %" PRIu64
 		 " unwinds failed, %" PRIu64 " truncated; %" PRIu64 " processes, %" PRIu64
 		 " modules symbolized",

@@ -19,7 +19,16 @@
 #include <sys/types.h>
 #include "stream.h"
 
+/* What lp-record records (--mode). */
+enum lp_record_mode {
+	LP_RECORD_CPU,		/* on-CPU samples, weighted by the sampling period */
+	LP_RECORD_OFF,		/* off-CPU intervals (state=blocked), weighted by their ns */
+	LP_RECORD_WALL,		/* both, and runnable intervals: every thread's wall time */
+};
+
 struct lp_record_opts {
+	enum lp_record_mode mode;
+	uint64_t min_block_ns;	/* off, wall: blocked intervals shorter are dropped */
 	unsigned freq;		/* samples per second per CPU */
 	const pid_t *pids;	/* the target processes; none: the whole system */
 	size_t npids;

@@ -172,7 +172,7 @@ field() { # field NAME LINE
 	run -2 --separate-stderr lp-record --mode snapshot -a
 	[ "$stderr" = "lp-record: --mode snapshot needs -p PID or -- CMD (not -a)" ]
 	run -2 --separate-stderr lp-record --mode frob -p 1
-	[ "$stderr" = "lp-record: invalid mode 'frob': cpu or snapshot" ]
+	[ "$stderr" = "lp-record: invalid mode 'frob': cpu, off, wall or snapshot" ]
 	run -2 --separate-stderr lp-record --mode snapshot -n 0 -p 1
 	[[ $stderr == "lp-record: invalid count '0': too small"* ]]
 	run -2 --separate-stderr lp-record --mode snapshot -i 0 -p 1
