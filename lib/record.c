@@ -484,6 +484,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	r->skel->rodata->stack_copy = opts->dwarf_bytes;
 	r->skel->rodata->min_block_ns = opts->min_block_ns;
 	r->skel->rodata->runnable_intervals = opts->mode == LP_RECORD_WALL;
+	if (opts->mode == LP_RECORD_OFF)
+		bpf_program__set_autoload(r->skel->progs.lp_rec_sample, false);
 	if (opts->mode == LP_RECORD_CPU) {
 		bpf_program__set_autoload(r->skel->progs.lp_rec_switch, false);
 		bpf_program__set_autoload(r->skel->progs.lp_rec_wakeup, false);

@@ -119,6 +119,8 @@ struct group {
 	int out;		/* index into outputs, -1: not written */
 	uint64_t spans, samples;
 	double span_ns, sample_weight;
+	/* Sample weight by the thread state= of lp-record --mode wall. */
+	double state_weight[3];
 	int64_t max_ns;
 	struct lp_quantile *lat;	/* live: this group's span durations */
 	size_t lo, hi;		/* file: its spans' range in the sorted durations */
@@ -148,6 +150,7 @@ struct split {
 	uint64_t joined_samples;	/* samples with any span= at all */
 	uint64_t probe_spans;		/* spans of the probe read */
 	FILE *report_f;			/* --report FILE */
+	bool have_states;		/* samples with state= (lp-record --mode wall) */
 	uint64_t live_spans;
 	struct lp_attrs_buf ab;
 	char *buf;
@@ -357,10 +360,20 @@ static void with_group(struct split *s, const struct lp_attrs *a, const char *na
 	lp_attrs_buf__add(&s->ab, "group", name);
 }
 
+static const char *const state_names[3] = { "running", "runnable", "blocked" };
+
 static void emit_sample(struct split *s, const struct lp_sample *smp, struct group *g)
 {
+	char state[16];
+
 	g->samples++;
 	g->sample_weight += smp->weight;
+	if (lp_attrs__get(&smp->attrs, "state", state, sizeof(state)) >= 0)
+		for (int k = 0; k < 3; k++)
+			if (!strcmp(state, state_names[k])) {
+				g->state_weight[k] += smp->weight;
+				s->have_states = true;
+			}
 	if (g->out < 0)
 		return;
 	struct output *out = &s->outs[g->out];
@@ -712,6 +725,19 @@ static int report(struct split *s)
 			fprintf(f, "%.1f%%\n", 100 * g->sample_weight / g->span_ns);
 		else
 			fprintf(f, "-\n");
+	}
+	/* A wall-clock profile: how each group's time divides between
+	 * running, waiting for a CPU and blocked. */
+	if (s->have_states) {
+		fprintf(f, "# sample weight by thread state\ngroup\trunning\trunnable\tblocked\n");
+		for (size_t i = 0; i < s->ng; i++) {
+			struct group *g = &s->g[i];
+			double *w = g->state_weight, t = w[0] + w[1] + w[2];
+
+			if (t > 0)
+				fprintf(f, "%s\t%.1f%%\t%.1f%%\t%.1f%%\n", g->name, 100 * w[0] / t,
+					100 * w[1] / t, 100 * w[2] / t);
+		}
 	}
 	if (o->report)
 		return lp_close_output(f, o->report);

@@ -1,0 +1,193 @@
+#!/usr/bin/env bats
+# lp-record --mode off and --mode wall: off-CPU intervals from sched_switch,
+# weighted by their nanoseconds.  Ground truth by construction: offsleep
+# blocks 40 x 5 ms in long_nap() (and 100 us per short_nap()); reqblock's
+# every tenth request blocks 3 ms in wait_for_disk(), the others spin 0.3 ms.
+# Privileged: they load BPF programs (root, under CI=true too).
+
+bats_require_minimum_version 1.5.0
+load helpers/common
+
+setup() {
+	TMP=$(mktemp -d)
+}
+
+teardown() {
+	for p in ${BG:-} ${BG2:-}; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	rm -rf "$TMP"
+}
+
+# weight FILE FUNC: the summed weight (ns) of the samples with FUNC on their
+# stack, from lp-collapse's folded output; FUNC empty: of all samples.
+weight() {
+	lp-collapse "$1" | awk -v f="$2" '{ s = ";" $0; sub(/ [^ ]*$/, ";", s)
+		if (f == "" || index(s, ";" f ";")) w += $NF } END { printf "%.0f\n", w }'
+}
+
+# count FILE FUNC: how many samples have FUNC on their stack.
+count() {
+	awk -F'\t' -v f="$2" '
+		$1 == "frame" && $6 == f { fr[$2] = 1 }
+		$1 == "stack" { n = split($3, a, ","); for (i = 1; i <= n; i++) if (a[i] in fr) st[$2] = 1 }
+		$1 == "sample" && ($9 in st) { c++ }
+		END { print c + 0 }' "$1"
+}
+
+# started PID NAME: waits (up to 5 s) until PID runs the program NAME (the
+# shell's fork has exec'd it), for probes on its functions.
+started() {
+	local i
+	for i in $(seq 100); do
+		[[ $(readlink "/proc/$1/exe") == */"$2" ]] && return 0
+		sleep 0.05
+	done
+	echo "$2 did not start"
+	return 1
+}
+
+# between V LO HI
+between() {
+	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
+		{ echo "$1 not in [$2, $3]"; return 1; }
+}
+
+held_ids() {
+	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk -v k="$2:" '$1 == k { print $2 }' | sort -u
+}
+
+all_gone() {
+	local i id left
+	for i in $(seq 50); do
+		left=
+		for id in $1; do bpftool prog show id "$id" >/dev/null 2>&1 && left="$left prog:$id"; done
+		for id in $2; do bpftool link show id "$id" >/dev/null 2>&1 && left="$left link:$id"; done
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	echo "still in the kernel:$left"
+	return 1
+}
+
+@test "--mode off: 40 x 5 ms blocked in long_nap weigh 200 ms (within 15%)" {
+	require_root
+	run -0 --separate-stderr lp-record --mode off -o "$TMP/off.lp" -- "$WORKLOADS/offsleep" 40
+	[[ $stderr == "lp-record: "*" off-CPU intervals, 0 lost (ring full), 0 lost (map full)"* ]]
+	run -0 lp-cat --check "$TMP/off.lp"
+	head -1 "$TMP/off.lp" | grep -q $'\tmode=off\t'
+	head -1 "$TMP/off.lp" | grep -q $'\tevent=offcpu'
+	! head -1 "$TMP/off.lp" | grep -q 'period_ns='
+	# Every sample an off-CPU interval: event offcpu, state=blocked.
+	[ "$(awk -F'\t' '$1 == "sample" && ($7 != "offcpu" || $0 !~ /\tstate=blocked/)' "$TMP/off.lp" | wc -l)" -eq 0 ]
+	n=$(count "$TMP/off.lp" long_nap)
+	between "$n" 40 44
+	w=$(weight "$TMP/off.lp" long_nap)
+	between "$w" 170000000 230000000
+	# Its stack: the wrapper's caller kept (libc has no frame pointers),
+	# down to the kernel's schedule.
+	lp-collapse "$TMP/off.lp" | grep -q ';main;long_nap;nap_ns;.*;schedule;__schedule '
+}
+
+@test "--min-block drops shorter blocks in the kernel, keeps the long ones whole" {
+	require_root
+	run -0 --separate-stderr lp-record --mode off -o "$TMP/all.lp" -- "$WORKLOADS/offsleep" 40 200
+	n=$(count "$TMP/all.lp" short_nap)
+	between "$n" 190 260
+	run -0 --separate-stderr lp-record --mode off --min-block 1ms -o "$TMP/min.lp" -- \
+		"$WORKLOADS/offsleep" 40 200
+	head -1 "$TMP/min.lp" | grep -q $'\tmin_block_ns=1000000'
+	[ "$(count "$TMP/min.lp" short_nap)" -eq 0 ]
+	between "$(count "$TMP/min.lp" long_nap)" 40 44
+	between "$(weight "$TMP/min.lp" long_nap)" 170000000 230000000
+	# No sample lighter than the bound.
+	[ "$(awk -F'\t' '$1 == "sample" && $8 < 1000000' "$TMP/min.lp" | wc -l)" -eq 0 ]
+}
+
+@test "--mode wall + lp-trace, split at p90: slow requests' time is in wait_for_disk, fast ones' not" {
+	require_root
+	# Less preemption by the machine's other work: a fast request held
+	# off the CPU longer than a slow one takes would trade places with it.
+	"$WORKLOADS/reqblock" 0 &
+	BG=$!
+	started "$BG" reqblock
+	renice -n -10 -p "$BG" >/dev/null
+	lp-trace -p "$BG" -d 4 -o "$TMP/t.lp" handle_request 2>"$TMP/terr" &
+	BG2=$!
+	run -0 --separate-stderr lp-record --mode wall -F 499 -d 4 -p "$BG" -o "$TMP/w.lp"
+	wait "$BG2"
+	BG2=
+	head -1 "$TMP/w.lp" | grep -q $'\tmode=wall\t'
+	run -0 lp-cat --check "$TMP/w.lp"
+	# Every sample has a state; all three occur, all in one event.
+	[ "$(awk -F'\t' '$1 == "sample" && $0 !~ /\tstate=(running|runnable|blocked)/' "$TMP/w.lp" | wc -l)" -eq 0 ]
+	[ "$(awk -F'\t' '$1 == "sample" && $7 != "wall"' "$TMP/w.lp" | wc -l)" -eq 0 ]
+	grep -q $'\tstate=running' "$TMP/w.lp"
+	grep -q $'\tstate=blocked' "$TMP/w.lp"
+	# Wall time for every thread: the one thread's weights add up to the
+	# 4 s recorded (sampling noise at 499 Hz is about 2%).
+	between "$(weight "$TMP/w.lp" "")" 3600000000 4400000000
+
+	lp-join "$TMP/w.lp" "$TMP/t.lp" > "$TMP/j.lp"
+	run -0 --separate-stderr lp-split -P 90 -p handle_request --above "$TMP/slow.lp" \
+		--below "$TMP/fast.lp" "$TMP/j.lp"
+	echo "$stderr"
+	slow=$(weight "$TMP/slow.lp" "")
+	fast=$(weight "$TMP/fast.lp" "")
+	slow_disk=$(weight "$TMP/slow.lp" wait_for_disk)
+	fast_disk=$(weight "$TMP/fast.lp" wait_for_disk)
+	echo "slow $slow_disk / $slow, fast $fast_disk / $fast"
+	[ "$slow" -gt 0 ] && [ "$fast" -gt 0 ]
+	between "$(( 1000 * slow_disk / slow ))" 700 1000
+	between "$(( 1000 * fast_disk / fast ))" 0 20
+	# The samples cover the spans' time (coverage = sample ns / span ns).
+	cov_slow=$(awk -F'\t' '$1 == "above" { sub(/%/, "", $10); print $10 }' <<<"$stderr")
+	cov_fast=$(awk -F'\t' '$1 == "below" { sub(/%/, "", $10); print $10 }' <<<"$stderr")
+	between "$cov_slow" 80 120
+	between "$cov_fast" 80 120
+	# The report's time by state: slow requests mostly blocked, fast not.
+	blocked_slow=$(awk -F'\t' '/^# sample weight by thread state/ { on = 1 } on && $1 == "above" { sub(/%/, "", $4); print $4 }' <<<"$stderr")
+	blocked_fast=$(awk -F'\t' '/^# sample weight by thread state/ { on = 1 } on && $1 == "below" { sub(/%/, "", $4); print $4 }' <<<"$stderr")
+	between "$blocked_slow" 70 100
+	between "$blocked_fast" 0 2
+}
+
+@test "SIGINT mid-run in wall and off modes: exit 0, a valid stream, nothing left attached" {
+	require_root
+	"$WORKLOADS/reqblock" 0 &
+	BG=$!
+	started "$BG" reqblock
+	for mode in wall off; do
+		lp-record --mode "$mode" -p "$BG" -o "$TMP/$mode.lp" 2>"$TMP/err" &
+		rec=$!
+		sleep 1.5
+		progs=$(held_ids "$rec" prog_id)
+		links=$(held_ids "$rec" link_id)
+		# wall: sampler, exec, fork, switch, wakeup; off: no sampler.
+		[ "$(wc -w <<<"$progs")" -eq "$([ $mode = wall ] && echo 5 || echo 4)" ]
+		kill -INT "$rec"
+		st=0
+		wait "$rec" || st=$?
+		[ "$st" -eq 0 ]
+		cat "$TMP/err"
+		grep -qE '^lp-record: [0-9]+ off-CPU intervals' "$TMP/err"
+		run -0 lp-cat --check "$TMP/$mode.lp"
+		[ "$(grep -c $'\tstate=blocked' "$TMP/$mode.lp")" -ge 50 ]
+		[ "$(tail -c 1 "$TMP/$mode.lp" | od -An -c | tr -d ' ')" = '\n' ]
+		all_gone "$progs" "$links"
+	done
+	kill -0 "$BG"
+	# cpu mode still loads no scheduler program.
+	! grep -q $'\tstate=' <(lp-record -d 0.5 -p "$BG" 2>/dev/null)
+}
+
+@test "off and wall usage errors; lp-diff refuses to mix modes" {
+	run -2 --separate-stderr lp-record --min-block 1ms -p 1
+	[ "$stderr" = "lp-record: --min-block needs --mode off or wall" ]
+	run -2 --separate-stderr lp-record --mode off -g dwarf -p 1
+	[ "$stderr" = "lp-record: --mode off and wall unwind with frame pointers only" ]
+	run -2 --separate-stderr lp-record --mode off --min-block soon -p 1
+	[[ $stderr == "lp-record: invalid duration 'soon'"* ]]
+	printf 'lp-stream\t1\tmode=cpu\tevent=cpu-clock\tperiod_ns=1000\n' > "$TMP/c.lp"
+	printf 'lp-stream\t1\tmode=off\tevent=offcpu\n' > "$TMP/o.lp"
+	run -1 --separate-stderr lp-diff "$TMP/c.lp" "$TMP/o.lp"
+	[[ $stderr == *"different modes (cpu vs off)"* ]]
+}
