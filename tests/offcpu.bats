@@ -191,3 +191,33 @@ all_gone() {
 	run -1 --separate-stderr lp-diff "$TMP/c.lp" "$TMP/o.lp"
 	[[ $stderr == *"different modes (cpu vs off)"* ]]
 }
+
+@test "lp-split's report: each group's wall time by thread state" {
+	{
+		printf 'lp-stream\t1\tmode=wall\tevent=wall\n'
+		# The slow span [0, 10000): 1000 running, 8000 blocked, 1000
+		# runnable; the fast one [20000, 21000): 1000 running; one
+		# sample outside, without a state.
+		printf 'sample\t100\t1\t1\t0\tx\twall\t1000\t-\tstate=running\n'
+		printf 'sample\t1100\t1\t1\t0\tx\twall\t8000\t-\tstate=blocked\n'
+		printf 'sample\t9100\t1\t1\t0\tx\twall\t1000\t-\tstate=runnable\n'
+		printf 'sample\t20100\t1\t1\t0\tx\twall\t1000\t-\tstate=running\n'
+		printf 'sample\t30100\t1\t1\t0\tx\twall\t500\t-\n'
+	} > "$TMP/s.lp"
+	{
+		printf 'lp-stream\t1\tmode=trace\n'
+		printf 'span\t0\t10000\t1\t1\treq\t0\n'
+		printf 'span\t20000\t21000\t1\t1\treq\t0\n'
+	} > "$TMP/p.lp"
+	lp-join "$TMP/s.lp" "$TMP/p.lp" > "$TMP/j.lp"
+	run -0 --separate-stderr lp-split -t 5us -p req -O "$TMP/g-%s.lp" "$TMP/j.lp"
+	[ "$(sed -n '/^# sample weight by thread state$/,$p' <<<"$stderr")" = "# sample weight by thread state
+group	running	runnable	blocked
+below	100.0%	0.0%	0.0%
+above	10.0%	10.0%	80.0%" ]
+	# No state=, no such table.
+	sed 's/\tstate=[a-z]*//' "$TMP/s.lp" > "$TMP/s2.lp"
+	lp-join "$TMP/s2.lp" "$TMP/p.lp" > "$TMP/j2.lp"
+	run -0 --separate-stderr lp-split -t 5us -p req -O "$TMP/h-%s.lp" "$TMP/j2.lp"
+	[[ $stderr != *"thread state"* ]]
+}
