@@ -2,7 +2,7 @@
 # lp-record --mode off and --mode wall: off-CPU intervals from sched_switch,
 # weighted by their nanoseconds.  Ground truth by construction: offsleep
 # blocks 40 x 5 ms in long_nap() (and 100 us per short_nap()); reqblock's
-# every tenth request blocks 3 ms in wait_for_disk(), the others spin 0.3 ms.
+# one request in twelve blocks 3 ms in wait_for_disk(), the others spin 0.3 ms.
 # Privileged: they load BPF programs (root, under CI=true too).
 
 bats_require_minimum_version 1.5.0
