@@ -8,6 +8,7 @@
 
 bats_require_minimum_version 1.5.0
 load helpers/common
+load helpers/bpf
 
 setup() {
 	TMP=$(mktemp -d)
@@ -29,27 +30,6 @@ share_a() {
 # Within +-3 points of 25.
 near_25() {
 	awk -v s="$1" 'BEGIN { exit !(s != "none" && s >= 22 && s <= 28) }'
-}
-
-# The BPF program or link ids (kind prog_id or link_id) a running process
-# holds, from its file descriptors: exact, whatever else runs on the machine.
-held_ids() {
-	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk -v k="$2:" '$1 == k { print $2 }' | sort -u
-}
-
-# Waits (up to 5 s: the kernel frees programs after an RCU grace period)
-# until none of these programs ($1) and links ($2) exist any more.
-all_gone() {
-	local i id left
-	for i in $(seq 50); do
-		left=
-		for id in $1; do bpftool prog show id "$id" >/dev/null 2>&1 && left="$left prog:$id"; done
-		for id in $2; do bpftool link show id "$id" >/dev/null 2>&1 && left="$left link:$id"; done
-		[ -z "$left" ] && return 0
-		sleep 0.1
-	done
-	echo "still in the kernel:$left"
-	return 1
 }
 
 # The sampled samples' count in a stream.

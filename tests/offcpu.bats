@@ -7,6 +7,7 @@
 
 bats_require_minimum_version 1.5.0
 load helpers/common
+load helpers/bpf
 
 setup() {
 	TMP=$(mktemp -d)
@@ -49,23 +50,6 @@ started() {
 between() {
 	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
 		{ echo "$1 not in [$2, $3]"; return 1; }
-}
-
-held_ids() {
-	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk -v k="$2:" '$1 == k { print $2 }' | sort -u
-}
-
-all_gone() {
-	local i id left
-	for i in $(seq 50); do
-		left=
-		for id in $1; do bpftool prog show id "$id" >/dev/null 2>&1 && left="$left prog:$id"; done
-		for id in $2; do bpftool link show id "$id" >/dev/null 2>&1 && left="$left link:$id"; done
-		[ -z "$left" ] && return 0
-		sleep 0.1
-	done
-	echo "still in the kernel:$left"
-	return 1
 }
 
 @test "--mode off: 40 x 5 ms blocked in long_nap weigh 200 ms (within 15%)" {
