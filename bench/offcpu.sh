@@ -10,12 +10,7 @@
 # load only adds), the slowdown, and the tracer's own CPU seconds.
 # Needs root and a build (O=build-NAME).  ROUNDS, REPS, DELAY_MS scale it.
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
-O=${O:-build}
-case $O in /*) ;; *) O=$top/$O ;; esac
-export PATH=$O/bin:$PATH DEBUGINFOD_URLS= LC_ALL=C
-W=$O/tests/workloads
+. "$(dirname "$0")/common.bash"
 ROUNDS=${ROUNDS:-200000}
 REPS=${REPS:-3}
 DELAY_MS=${DELAY_MS:-3000}

@@ -10,12 +10,7 @@
 # Needs root, perf and a build (O=build-NAME).  ROUNDS, REPS and LONG_S
 # scale it.
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
-O=${O:-build}
-case $O in /*) ;; *) O=$top/$O ;; esac
-export PATH=$O/bin:$PATH DEBUGINFOD_URLS= LC_ALL=C
-W=$O/tests/workloads
+. "$(dirname "$0")/common.bash"
 ROUNDS=${ROUNDS:-150}
 REPS=${REPS:-3}
 LONG_S=${LONG_S:-30}

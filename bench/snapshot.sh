@@ -11,12 +11,7 @@
 # timing (held_ns=).  REPS snapshots per tool, GAP seconds apart.
 # Needs root, gdb, eu-stack and a build (O=build-NAME).
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
-O=${O:-build}
-case $O in /*) ;; *) O=$top/$O ;; esac
-export PATH=$O/bin:$PATH DEBUGINFOD_URLS= LC_ALL=C
-W=$O/tests/workloads
+. "$(dirname "$0")/common.bash"
 REPS=${REPS:-10}
 GAP=${GAP:-0.2}
 THREADS=${THREADS:-16}
