@@ -73,6 +73,7 @@ int main(int argc, char **argv)
 {
 	struct options o = { .format = LP_INPUT_AUTO };
 	lp_init(argc, argv);
+	lp_read_through_first_sigint();
 	parse_options(argc, argv, &o);
 
 	char *stdin_only[] = { "-" };

@@ -232,6 +232,7 @@ int main(int argc, char **argv)
 {
 	struct options o = { .input = LP_INPUT_AUTO, .format = FMT_FOLDED };
 	lp_init(argc, argv);
+	lp_read_through_first_sigint();
 	parse_options(argc, argv, &o);
 
 	/* The parts of the script's options that change reading. */

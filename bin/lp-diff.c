@@ -226,6 +226,7 @@ int main(int argc, char **argv)
 		.report = { .alpha = 0.01, .top = 20, .adjust = LP_DIFF_ADJUST_BH },
 	};
 	lp_init(argc, argv);
+	lp_read_through_first_sigint();
 	parse_options(&o, argc, argv);
 	o.diff.folded = &o.folded;
 

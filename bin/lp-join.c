@@ -36,13 +36,6 @@ static void usage(FILE *f)
 		"      --version            the version\n");
 }
 
-static void on_sigint(int sig)
-{
-	/* The first ^C reaches the producers upstream too: they drain and
-	 * close, and we read on to their end.  A second one stops us. */
-	signal(sig, SIG_DFL);
-}
-
 int main(int argc, char **argv)
 {
 	enum { OPT_MAX_HELD = 256, OPT_SAMPLES_FORMAT, OPT_VERSION };
@@ -137,7 +130,7 @@ int main(int argc, char **argv)
 	o.probes = probes;
 	o.nprobes = nprobes;
 	o.output = output;
-	signal(SIGINT, on_sigint);
+	lp_read_through_first_sigint();
 
 	struct lp_join_stats st;
 	if (lp_join__run(argv[optind], argv[optind + 1], &o, &st) < 0)

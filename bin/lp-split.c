@@ -141,6 +141,7 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	lp_init(argc, argv);
+	lp_read_through_first_sigint();
 	while ((c = getopt_long(argc, argv, "P:t:p:T:w:g:O:lo:LW:r:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'P':

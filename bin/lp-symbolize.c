@@ -41,6 +41,7 @@ int main(int argc, char **argv)
 	int c, status = 0;
 
 	lp_init(argc, argv);
+	lp_read_through_first_sigint();
 	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;

@@ -225,6 +225,18 @@ int lp_close_output(FILE *f, const char *name)
 	return -1;
 }
 
+static void on_first_sigint(int sig)
+{
+	signal(sig, SIG_DFL);
+}
+
+void lp_read_through_first_sigint(void)
+{
+	struct sigaction sa = { .sa_handler = on_first_sigint, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+}
+
 /* Perl prints an integer-valued sum as an integer and anything else with
  * "%.15g"; FlameGraph's tools print counts that way, and the corpus pins it. */
 int lp_format_number(char *buf, size_t size, double v)

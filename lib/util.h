@@ -47,6 +47,11 @@ int lp_close_output(FILE *f, const char *name);
 /* After a failed write: EPIPE re-raises SIGPIPE, anything else exits 1. */
 void lp_write_failed(const char *name) __attribute__((noreturn));
 
+/* Filters: the first SIGINT is ignored, because a ^C reaches the producers
+ * upstream too, which drain and close: reading on to their end loses
+ * nothing.  A second SIGINT stops the filter at once. */
+void lp_read_through_first_sigint(void);
+
 /* Perl's "%.15g"-style number printing, integers printed exactly. */
 int lp_format_number(char *buf, size_t size, double v);
 

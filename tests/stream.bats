@@ -126,3 +126,28 @@ EOF_TABLE
 	[ "$output" = 141 ]
 	[ ! -s "$T/err" ]
 }
+
+@test "a filter reads on to the end after the first SIGINT; a second stops it" {
+	# The producer upstream gets the same ^C, drains and closes: the filter
+	# must not lose what is still in the pipe.
+	mkfifo "$T/pipe"
+	( printf 'lp-stream\t1\n'; sleep 1; for i in $(seq 100); do printf 'span\t%d\t%d\t1\t1\tf\t0\n' $i $((i + 1)); done ) > "$T/pipe" &
+	lp-cat "$T/pipe" > "$T/out" &
+	cat_pid=$!
+	sleep 0.3
+	kill -INT "$cat_pid"
+	rc=0; wait "$cat_pid" || rc=$?
+	[ "$rc" -eq 0 ]
+	[ "$(grep -c '^span' "$T/out")" -eq 100 ]
+	wait
+
+	( printf 'lp-stream\t1\n'; sleep 5 ) > "$T/pipe" &
+	producer=$!
+	lp-cat "$T/pipe" > "$T/out" &
+	cat_pid=$!
+	sleep 0.3
+	kill -INT "$cat_pid"; sleep 0.2; kill -INT "$cat_pid"
+	rc=0; wait "$cat_pid" || rc=$?
+	kill "$producer" 2>/dev/null || true
+	[ "$rc" -eq 130 ]
+}
