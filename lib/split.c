@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "frame.h"
+#include "hashmap.h"
 #include "quantile.h"
 #include "util.h"
 
@@ -121,6 +123,9 @@ struct group {
 	double span_ns, sample_weight;
 	/* Sample weight by the thread state= of lp-record --mode wall. */
 	double state_weight[3];
+	/* Blocked weight by the function it blocked in (lp_stack__blocking_frame),
+	 * keyed by the name's hash: struct blocker chains. */
+	struct lp_hashmap blockers;
 	int64_t max_ns;
 	struct lp_quantile *lat;	/* live: this group's span durations */
 	size_t lo, hi;		/* file: its spans' range in the sorted durations */
@@ -361,6 +366,81 @@ static void with_group(struct split *s, const struct lp_attrs *a, const char *na
 }
 
 static const char *const state_names[3] = { "running", "runnable", "blocked" };
+enum { ST_BLOCKED = 2 };
+#define TOP_BLOCKERS 3		/* functions listed per group */
+
+struct blocker {
+	char *name;
+	double weight;
+	struct blocker *next;	/* another name with the same hash */
+};
+
+static void add_blocked(struct group *g, const struct lp_stack *st, double weight)
+{
+	const struct lp_frame *f = lp_stack__blocking_frame(st);
+	char buf[64];
+	const char *name = f ? lp_frame__name(f, buf, sizeof(buf)) : "[unknown]";
+	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, name, strlen(name)));
+	struct blocker *head = lp_hashmap__get(&g->blockers, key), *b;
+
+	for (b = head; b; b = b->next)
+		if (!strcmp(b->name, name))
+			break;
+	if (!b) {
+		b = lp_calloc(1, sizeof(*b));
+		b->name = lp_strdup(name);
+		/* a symbol is the target's text: no tab or newline in the table */
+		for (char *c = b->name; *c; c++)
+			if ((unsigned char)*c < ' ')
+				*c = '?';
+		b->next = head;
+		lp_hashmap__put(&g->blockers, key, b);
+	}
+	b->weight += weight;
+}
+
+/* Heaviest first, then by name: a total order. */
+static int blocker_cmp(const void *pa, const void *pb)
+{
+	const struct blocker *a = *(const struct blocker *const *)pa;
+	const struct blocker *b = *(const struct blocker *const *)pb;
+
+	if (a->weight != b->weight)
+		return (b->weight > a->weight) - (b->weight < a->weight);
+	return strcmp(a->name, b->name);
+}
+
+/* The group's blockers, heaviest first; *n their count.  Free the array. */
+static struct blocker **sorted_blockers(const struct group *g, size_t *n)
+{
+	struct blocker **v = lp_calloc(g->blockers.count ? g->blockers.count : 1, sizeof(*v));
+	size_t cap = g->blockers.count, len = 0;
+
+	for (size_t i = 0; i < g->blockers.cap; i++)
+		if (g->blockers.keys[i])
+			for (struct blocker *b = g->blockers.values[i]; b; b = b->next) {
+				if (len == cap) {
+					cap = cap * 2 + 4;
+					v = lp_realloc(v, cap * sizeof(*v));
+				}
+				v[len++] = b;
+			}
+	qsort(v, len, sizeof(*v), blocker_cmp);
+	*n = len;
+	return v;
+}
+
+static void free_blockers(struct group *g)
+{
+	for (size_t i = 0; i < g->blockers.cap; i++)
+		if (g->blockers.keys[i])
+			for (struct blocker *b = g->blockers.values[i], *next; b; b = next) {
+				next = b->next;
+				free(b->name);
+				free(b);
+			}
+	lp_hashmap__fini(&g->blockers);
+}
 
 static void emit_sample(struct split *s, const struct lp_sample *smp, struct group *g)
 {
@@ -373,6 +453,8 @@ static void emit_sample(struct split *s, const struct lp_sample *smp, struct gro
 			if (!strcmp(state, state_names[k])) {
 				g->state_weight[k] += smp->weight;
 				s->have_states = true;
+				if (k == ST_BLOCKED)
+					add_blocked(g, smp->stack, smp->weight);
 			}
 	if (g->out < 0)
 		return;
@@ -738,6 +820,26 @@ static int report(struct split *s)
 				fprintf(f, "%s\t%.1f%%\t%.1f%%\t%.1f%%\n", g->name, 100 * w[0] / t,
 					100 * w[1] / t, 100 * w[2] / t);
 		}
+		/* And where it blocked: the functions the blocked time was
+		 * spent in, as shares of the group's blocked time. */
+		bool header = false;
+		for (size_t i = 0; i < s->ng; i++) {
+			struct group *g = &s->g[i];
+			size_t n;
+			struct blocker **v = sorted_blockers(g, &n);
+
+			for (size_t k = 0; k < n && k < TOP_BLOCKERS; k++) {
+				if (!header) {
+					fprintf(f, "# where each group blocked (top %d functions by blocked weight)\n"
+						   "group\tfunction\tblocked_ns\tshare\n", TOP_BLOCKERS);
+					header = true;
+				}
+				lp_format_number(num, sizeof(num), v[k]->weight);
+				fprintf(f, "%s\t%s\t%s\t%.1f%%\n", g->name, v[k]->name, num,
+					100 * v[k]->weight / g->state_weight[ST_BLOCKED]);
+			}
+			free(v);
+		}
 	}
 	if (o->report)
 		return lp_close_output(f, o->report);
@@ -751,6 +853,8 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	s.nbands = nbands_of(o);
 	s.ng = s.nbands + G_EXTRA;
 	s.g = lp_calloc(s.ng, sizeof(*s.g));
+	for (size_t i = 0; i < s.ng; i++)
+		lp_hashmap__init(&s.g[i].blockers);
 	for (size_t i = 0; i < s.ng; i++)
 		s.g[i].name = i < s.nbands ? band_name(o, i, s.nbands)
 					   : lp_strdup(extra_names[i - s.nbands]);
@@ -817,6 +921,7 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	for (size_t i = 0; i < s.ng; i++) {
 		free(s.g[i].name);
 		lp_quantile__free(s.g[i].lat);
+		free_blockers(&s.g[i]);
 	}
 	free(s.g);
 	free(s.cuts);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame.h"
 #include "hashmap.h"
 #include "top.h"
 #include "util.h"
@@ -280,24 +281,6 @@ void lp_top__stats(struct lp_top *t, struct lp_top_stats *st)
 	free(v.entries);
 }
 
-/* A frame's name in the report: its symbol, else its module, else its
- * address, so unresolved frames of one module group together. */
-static const char *frame_name(const struct lp_frame *f, char *buf, size_t size)
-{
-	if (f->symbol[0])
-		return f->symbol;
-	if (f->module[0]) {
-		const char *base = strrchr(f->module, '/');
-		snprintf(buf, size, "[%s]", base ? base + 1 : f->module);
-		return buf;
-	}
-	if (f->addr) {
-		snprintf(buf, size, "0x%llx", (unsigned long long)f->addr);
-		return buf;
-	}
-	return "[unknown]";
-}
-
 static const char *module_base(const struct lp_frame *f)
 {
 	const char *base = strrchr(f->module, '/');
@@ -384,7 +367,7 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 		const struct lp_stack *s = v.entries[i].stack;
 		for (size_t k = 0; k < s->nframes; k++) {
 			const struct lp_frame *f = s->frames[k];
-			const char *name = frame_name(f, buf, sizeof(buf));
+			const char *name = lp_frame__name(f, buf, sizeof(buf));
 			const char *mod = module_base(f);
 			uint64_t h = lp_hash_bytes(LP_HASH_INIT, name, strlen(name) + 1);
 			h = lp_hashmap__key(lp_hash_bytes(h, mod, strlen(mod)));
@@ -452,7 +435,7 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 		const struct lp_stack *s = v.entries[i].stack;
 		size_t len = 0;
 		for (size_t k = 0; k < s->nframes; k++) {
-			const char *name = frame_name(s->frames[k], buf, sizeof(buf));
+			const char *name = lp_frame__name(s->frames[k], buf, sizeof(buf));
 			size_t nl = strlen(name);
 			if (len + nl + 2 > cap) {
 				cap = (len + nl + 2) * 2;

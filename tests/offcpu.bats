@@ -128,10 +128,15 @@ between() {
 	between "$cov_slow" 80 120
 	between "$cov_fast" 80 120
 	# The report's time by state: slow requests mostly blocked, fast not.
-	blocked_slow=$(awk -F'\t' '/^# sample weight by thread state/ { on = 1 } on && $1 == "above" { sub(/%/, "", $4); print $4 }' <<<"$stderr")
-	blocked_fast=$(awk -F'\t' '/^# sample weight by thread state/ { on = 1 } on && $1 == "below" { sub(/%/, "", $4); print $4 }' <<<"$stderr")
+	blocked_slow=$(awk -F'\t' '/^# / { on = /^# sample weight by thread state/ } on && $1 == "above" { sub(/%/, "", $4); print $4 }' <<<"$stderr")
+	blocked_fast=$(awk -F'\t' '/^# / { on = /^# sample weight by thread state/ } on && $1 == "below" { sub(/%/, "", $4); print $4 }' <<<"$stderr")
 	between "$blocked_slow" 70 100
 	between "$blocked_fast" 0 2
+	# And where: the slow group's first blocking function is wait_for_disk,
+	# with at least 90% of its blocked time.
+	top_slow=$(awk -F'\t' '/^# / { on = /^# where each group blocked/ } on && $1 == "above" { sub(/%/, "", $4); print $2, $4; exit }' <<<"$stderr")
+	[ "${top_slow% *}" = wait_for_disk ]
+	between "${top_slow#* }" 90 100
 }
 
 @test "SIGINT mid-run in wall and off modes: exit 0, a valid stream, nothing left attached" {
@@ -198,10 +203,73 @@ between() {
 	[ "$(sed -n '/^# sample weight by thread state$/,$p' <<<"$stderr")" = "# sample weight by thread state
 group	running	runnable	blocked
 below	100.0%	0.0%	0.0%
-above	10.0%	10.0%	80.0%" ]
+above	10.0%	10.0%	80.0%
+# where each group blocked (top 3 functions by blocked weight)
+group	function	blocked_ns	share
+above	[unknown]	8000	100.0%" ]
 	# No state=, no such table.
 	sed 's/\tstate=[a-z]*//' "$TMP/s.lp" > "$TMP/s2.lp"
 	lp-join "$TMP/s2.lp" "$TMP/p.lp" > "$TMP/j2.lp"
 	run -0 --separate-stderr lp-split -t 5us -p req -O "$TMP/h-%s.lp" "$TMP/j2.lp"
 	[[ $stderr != *"thread state"* ]]
+}
+
+@test "lp-split's report: where each group blocked, the top 3 functions by blocked weight" {
+	{
+		printf 'lp-stream\t1\tmode=wall\tevent=wall\n'
+		printf 'frame\t0000000000000001\tu\t-\t/bin/app\tmain\t-\n'
+		printf 'frame\t0000000000000002\tu\t-\t/bin/app\tread_disk\t-\n'
+		printf 'frame\t0000000000000003\tu\t-\t/bin/app\ttake_lock\t-\n'
+		printf 'frame\t0000000000000004\tu\t-\t/bin/app\tlog_flush\t-\n'
+		printf 'frame\t0000000000000005\tu\t-\t/usr/lib/x86_64-linux-gnu/libc.so.6\t__GI___nanosleep\t-\n'
+		printf 'frame\t0000000000000006\tu\t-\t/usr/lib/x86_64-linux-gnu/libc.so.6\t__GI___poll\t-\n'
+		printf 'frame\t0000000000000007\tk\t-\t[kernel.kallsyms]\tschedule\t-\n'
+		# Deepest frame outside libc: read_disk, take_lock, log_flush;
+		# only libc in user space: its deepest frame; only the kernel:
+		# the leaf.
+		printf 'stack\t00000000000000a1\t0000000000000001,0000000000000002,0000000000000005,0000000000000007\n'
+		printf 'stack\t00000000000000a2\t0000000000000001,0000000000000003,0000000000000005\n'
+		printf 'stack\t00000000000000a3\t0000000000000004,0000000000000006,0000000000000007\n'
+		printf 'stack\t00000000000000a4\t0000000000000006,0000000000000007\n'
+		printf 'stack\t00000000000000a5\t0000000000000007\n'
+		# The slow span [0, 100000): 10000 running, 90000 blocked:
+		# 50000 in read_disk, 20000 take_lock, 10000 log_flush, 5000
+		# in __GI___poll and 5000 in schedule (both below the top 3).
+		printf 'sample\t100\t1\t1\t0\tx\twall\t10000\t-\tstate=running\n'
+		printf 'sample\t10100\t1\t1\t0\tx\twall\t30000\t00000000000000a1\tstate=blocked\n'
+		printf 'sample\t40100\t1\t1\t0\tx\twall\t20000\t00000000000000a2\tstate=blocked\n'
+		printf 'sample\t60100\t1\t1\t0\tx\twall\t10000\t00000000000000a3\tstate=blocked\n'
+		printf 'sample\t70100\t1\t1\t0\tx\twall\t5000\t00000000000000a4\tstate=blocked\n'
+		printf 'sample\t75100\t1\t1\t0\tx\twall\t5000\t00000000000000a5\tstate=blocked\n'
+		printf 'sample\t80100\t1\t1\t0\tx\twall\t20000\t00000000000000a1\tstate=blocked\n'
+		# The fast span [200000, 210000): 8000 running, 1000 blocked in
+		# each fallback: a tie, broken by name.
+		printf 'sample\t200100\t1\t1\t0\tx\twall\t8000\t-\tstate=running\n'
+		printf 'sample\t208100\t1\t1\t0\tx\twall\t1000\t00000000000000a5\tstate=blocked\n'
+		printf 'sample\t209100\t1\t1\t0\tx\twall\t1000\t00000000000000a4\tstate=blocked\n'
+	} > "$TMP/s.lp"
+	{
+		printf 'lp-stream\t1\tmode=trace\n'
+		printf 'span\t0\t100000\t1\t1\treq\t0\n'
+		printf 'span\t200000\t210000\t1\t1\treq\t0\n'
+	} > "$TMP/p.lp"
+	lp-join "$TMP/s.lp" "$TMP/p.lp" > "$TMP/j.lp"
+	expected="# sample weight by thread state
+group	running	runnable	blocked
+below	80.0%	0.0%	20.0%
+above	10.0%	0.0%	90.0%
+# where each group blocked (top 3 functions by blocked weight)
+group	function	blocked_ns	share
+below	__GI___poll	1000	50.0%
+below	schedule	1000	50.0%
+above	read_disk	50000	55.6%
+above	take_lock	20000	22.2%
+above	log_flush	10000	11.1%"
+	run -0 --separate-stderr lp-split -t 50us -p req -O "$TMP/g-%s.lp" "$TMP/j.lp"
+	[ "$(sed -n '/^# sample weight by thread state$/,$p' <<<"$stderr")" = "$expected" ]
+	# The same with --report FILE, stderr quiet; exact mode (a percentile
+	# cut reads the input twice) finds the same.
+	run -0 --separate-stderr lp-split -P 50 -p req --report "$TMP/r.txt" -O "$TMP/h-%s.lp" "$TMP/j.lp"
+	[ -z "$stderr" ]
+	[ "$(sed -n '/^# sample weight by thread state$/,$p' "$TMP/r.txt")" = "$expected" ]
 }
