@@ -34,8 +34,12 @@
 
 /* --- records copied out of a reader ------------------------------------ */
 
+struct input;
+
 struct item {
 	struct lp_record rec;	/* its strings point into data[] */
+	struct input *src;	/* the input whose reader made it, to recycle it */
+	size_t cap;		/* bytes in data[] */
 	uint64_t host;		/* hash of the input's host=, 0 when unknown */
 	int refs;		/* spans: held samples that point at it, +1 while kept */
 	/* samples: the enclosing spans found so far */
@@ -68,7 +72,9 @@ static size_t slen(const char *s)
 	return s ? strlen(s) + 1 : 1;
 }
 
-static struct item *item_copy(const struct lp_record *rec, uint64_t host)
+static struct item *item_alloc(struct input *in, size_t need);
+
+static struct item *item_copy(struct input *in, const struct lp_record *rec, uint64_t host)
 {
 	size_t need = 0;
 	switch (rec->kind) {
@@ -93,8 +99,7 @@ static struct item *item_copy(const struct lp_record *rec, uint64_t host)
 	default:
 		break;
 	}
-	struct item *it = lp_malloc(sizeof(*it) + need);
-	memset(it, 0, sizeof(*it));
+	struct item *it = item_alloc(in, need);
 	it->rec = *rec;
 	it->host = host;
 	char *p = it->data;
@@ -144,6 +149,11 @@ struct input {
 	pthread_t thread;
 	struct item *ring[RING_CAP];
 	_Atomic size_t head, tail;	/* consumer, producer */
+	/* Spent items on their way back to the reader for reuse: a record
+	 * costs no malloc, and glibc's arena lock is not fought over by a
+	 * thread freeing what another allocated. */
+	struct item *spent[RING_CAP];
+	_Atomic size_t spent_head, spent_tail;	/* reader, joining thread */
 	_Atomic int done;		/* 1: end of input, -1: error */
 	_Atomic int producer_waiting;
 	pthread_cond_t space;
@@ -222,6 +232,46 @@ static struct item *peek(struct input *in)
 	return head == atomic_load(&in->tail) ? NULL : in->ring[head & (RING_CAP - 1)];
 }
 
+#define ITEM_MIN_CAP 112	/* most samples' and spans' strings fit */
+
+/* The reader thread's allocation: a spent item when one fits. */
+static struct item *item_alloc(struct input *in, size_t need)
+{
+	struct item *it = NULL;
+	size_t h = atomic_load_explicit(&in->spent_head, memory_order_relaxed);
+	if (h != atomic_load_explicit(&in->spent_tail, memory_order_acquire)) {
+		it = in->spent[h & (RING_CAP - 1)];
+		atomic_store_explicit(&in->spent_head, h + 1, memory_order_release);
+		if (it->cap < need) {
+			free(it);
+			it = NULL;
+		}
+	}
+	if (!it) {
+		size_t cap = need < ITEM_MIN_CAP ? ITEM_MIN_CAP : need;
+		it = lp_malloc(sizeof(*it) + cap);
+		it->cap = cap;
+	}
+	size_t cap = it->cap;
+	memset(it, 0, sizeof(*it));
+	it->src = in;
+	it->cap = cap;
+	return it;
+}
+
+/* The joining thread's free: back to the reader that made the item. */
+static void item_free(struct item *it)
+{
+	struct input *in = it->src;
+	size_t t = atomic_load_explicit(&in->spent_tail, memory_order_relaxed);
+	if (t - atomic_load_explicit(&in->spent_head, memory_order_acquire) < RING_CAP) {
+		in->spent[t & (RING_CAP - 1)] = it;
+		atomic_store_explicit(&in->spent_tail, t + 1, memory_order_release);
+	} else {
+		free(it);
+	}
+}
+
 /* Where a record stands in stream time: a sample's time, a span's end;
  * everything else goes first. */
 static int64_t item_time(const struct item *it)
@@ -250,7 +300,7 @@ static void *reader_main(void *arg)
 			int n = lp_attrs__get(&rec.header.attrs, "host", buf, sizeof(buf));
 			host = n > 0 && strcmp(buf, "-") ? lp_hash_bytes(LP_HASH_INIT, buf, n) : 0;
 		}
-		push(in, item_copy(&rec, host));
+		push(in, item_copy(in, &rec, host));
 	}
 	atomic_store(&in->done, r < 0 ? -1 : 1);
 	pthread_mutex_lock(&in->j->lock);
@@ -420,7 +470,7 @@ static void thr_remove(struct state *s, struct thr *t)
 static void unref(struct item *span)
 {
 	if (span && --span->refs == 0)
-		free(span);
+		item_free(span);
 }
 
 static bool probe_wanted(const struct state *s, const char *probe)
@@ -586,7 +636,7 @@ static void release(struct state *s, struct item *it)
 	for (size_t i = 0; i < it->nall; i++)
 		unref(it->all[i]);
 	free(it->all);
-	free(it);
+	item_free(it);
 }
 
 static int64_t release_mark(const struct state *s)
@@ -677,7 +727,7 @@ static void on_span(struct state *s, struct item *it)
 		out_failed(s);
 	if (sp->end_ns == LP_TIME_NONE || sp->start_ns == LP_TIME_NONE) {
 		s->st->unfinished++;
-		free(it);
+		item_free(it);
 		return;
 	}
 	if (sp->end_ns > s->span_mark && s->span_mark != INT64_MAX)
@@ -687,13 +737,13 @@ static void on_span(struct state *s, struct item *it)
 	if (sp->end_ns > s->st->span_max)
 		s->st->span_max = sp->end_ns;
 	if (!probe_wanted(s, sp->probe)) {
-		free(it);
+		item_free(it);
 		return;
 	}
 	/* After the samples' end a span still matters to the held ones. */
 	struct thr *t = thr_get(s, sp->pid, sp->tid, !s->samples_done);
 	if (!t) {
-		free(it);
+		item_free(it);
 		return;
 	}
 	it->refs = 1;
@@ -720,14 +770,14 @@ static void on_header(struct state *s, struct item *it)
 	/* Both inputs open with a header; an identical one is written once. */
 	for (size_t i = 0; i < s->nheaders; i++)
 		if (!strcmp(s->headers[i], it->rec.header.attrs.text)) {
-			free(it);
+			item_free(it);
 			return;
 		}
 	if (s->nheaders < sizeof(s->headers) / sizeof(s->headers[0]))
 		s->headers[s->nheaders++] = lp_strdup(it->rec.header.attrs.text);
 	if (lp_writer__header(s->w, &it->rec.header) < 0)
 		out_failed(s);
-	free(it);
+	item_free(it);
 }
 
 static void on_item(struct state *s, struct item *it)
@@ -762,7 +812,7 @@ static void on_item(struct state *s, struct item *it)
 	}
 	if (r < 0)
 		out_failed(s);
-	free(it);
+	item_free(it);
 }
 
 static int64_t now_ns(void)
@@ -953,6 +1003,9 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	for (int i = 0; i < 2; i++) {
 		pthread_join(j->in[i].thread, NULL);
 		lp_reader__free(j->in[i].reader);
+		struct input *in = &j->in[i];
+		for (size_t h = in->spent_head; h != in->spent_tail; h++)
+			free(in->spent[h & (RING_CAP - 1)]);
 		pthread_cond_destroy(&j->in[i].space);
 	}
 	lp_writer__free(s.w);
