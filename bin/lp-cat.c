@@ -1,6 +1,7 @@
 /* lp-cat - read lp streams, perf script output or folded stacks, and write
  * them as one lp stream: the converter that lets perf users join their
  * recordings with lp-trace spans, and a checker for streams (--check). */
+#include "inputs.h"
 #include "stream.h"
 #include "util.h"
 
@@ -45,10 +46,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'f':
-			if ((fmt = lp_input_format__parse(optarg)) < 0) {
-				lp_error("unknown input format '%s' (auto, lp, perf, folded)", optarg);
+			if ((fmt = lp_input_format_arg(optarg)) < 0)
 				usage(stderr, 2);
-			}
 			o->format = fmt;
 			break;
 		case 'c': o->check = 1; break;
@@ -76,13 +75,11 @@ int main(int argc, char **argv)
 	lp_read_through_first_sigint();
 	parse_options(argc, argv, &o);
 
-	char *stdin_only[] = { "-" };
-	char **paths = optind < argc ? argv + optind : stdin_only;
-	int npaths = optind < argc ? argc - optind : 1;
-	struct lp_reader **readers = lp_calloc(npaths, sizeof(*readers));
-	for (int i = 0; i < npaths; i++)
-		if (!(readers[i] = lp_reader__open(paths[i], o.format)))
-			return 1;
+	int npaths;
+	char **paths = lp_input_paths(argc, argv, optind, &npaths);
+	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.format);
+	if (!readers)
+		return 1;
 
 	FILE *out = o.check ? NULL : lp_open_output(o.output);
 	struct lp_writer *w = out ? lp_writer__new(out) : NULL;
@@ -105,9 +102,7 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			status = 1;
 	}
-	for (int i = 0; i < npaths; i++)
-		lp_reader__free(readers[i]);
-	free(readers);
+	lp_free_inputs(readers, npaths);
 	lp_writer__free(w);
 	if (out && lp_close_output(out, outname) < 0)
 		status = 1;

@@ -10,6 +10,7 @@
  * output behind. */
 #include "flamegraph.h"
 #include "folded.h"
+#include "inputs.h"
 #include "latency.h"
 #include "perfscript.h"
 #include "profile.h"
@@ -129,10 +130,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'f':
-			if ((v = lp_input_format__parse(optarg)) < 0) {
-				lp_error("unknown input format '%s' (auto, lp, perf, folded)", optarg);
+			if ((v = lp_input_format_arg(optarg)) < 0)
 				usage(stderr, 2);
-			}
 			o->input = v;
 			break;
 		case 'F':
@@ -245,17 +244,13 @@ int main(int argc, char **argv)
 	};
 	lp_perfscript__set_default_opts(&po);
 
-	char *stdin_only[] = { "-" };
-	char **paths = optind < argc ? argv + optind : stdin_only;
-	int npaths = optind < argc ? argc - optind : 1;
+	int npaths;
+	char **paths = lp_input_paths(argc, argv, optind, &npaths);
 
 	/* Open every input before writing anything. */
-	struct lp_reader **readers = lp_calloc(npaths, sizeof(*readers));
-	for (int i = 0; i < npaths; i++) {
-		readers[i] = lp_reader__open(paths[i], o.input);
-		if (!readers[i])
-			return 1;
-	}
+	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.input);
+	if (!readers)
+		return 1;
 
 	struct lp_profile *profile = lp_profile__new();
 	struct lp_folded_agg *agg = lp_folded_agg__new(&o.folded);
@@ -303,9 +298,7 @@ int main(int argc, char **argv)
 		lp_reader__free(r);
 		readers[i] = NULL;
 	}
-	for (int i = 0; i < npaths; i++)
-		lp_reader__free(readers[i]);
-	free(readers);
+	lp_free_inputs(readers, npaths);
 
 	if (trace) {
 		if (!status && lp_tracejson__finish(trace) < 0)

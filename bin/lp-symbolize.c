@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inputs.h"
 #include "stream.h"
 #include "symbolize.h"
 #include "util.h"
@@ -53,13 +54,11 @@ int main(int argc, char **argv)
 		}
 	}
 
-	char *stdin_only[] = { "-" };
-	char **paths = optind < argc ? argv + optind : stdin_only;
-	int npaths = optind < argc ? argc - optind : 1;
-	struct lp_reader **readers = lp_calloc(npaths, sizeof(*readers));
-	for (int i = 0; i < npaths; i++)
-		if (!(readers[i] = lp_reader__open(paths[i], LP_INPUT_LP)))
-			return 1;
+	int npaths;
+	char **paths = lp_input_paths(argc, argv, optind, &npaths);
+	struct lp_reader **readers = lp_open_inputs(paths, npaths, LP_INPUT_LP);
+	if (!readers)
+		return 1;
 
 	FILE *out = lp_open_output(output);
 	const char *outname = output ? output : "stdout";
@@ -86,9 +85,7 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			status = 1;
 	}
-	for (int i = 0; i < npaths; i++)
-		lp_reader__free(readers[i]);
-	free(readers);
+	lp_free_inputs(readers, npaths);
 	lp_writer__free(w);
 	lp_symbolizer__free(sym);
 	lp_dict__free(dict);
