@@ -16,13 +16,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "inputs.h"
 #include "stream.h"
 #include "top.h"
+#include "tty.h"
 #include "util.h"
 
 struct options {
@@ -147,10 +147,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'f':
-			if ((fmt = lp_input_format__parse(optarg)) < 0) {
-				lp_error("unknown input format '%s' (auto, lp, perf, folded)", optarg);
+			if ((fmt = lp_input_format_arg(optarg)) < 0)
 				usage(stderr, 2);
-			}
 			o->format = fmt;
 			break;
 		case 'o':
@@ -190,11 +188,6 @@ static int readers_left;
 static bool read_failed;
 static int wake_fd[2];		/* readers' EOF and signals wake the poll */
 
-struct input {
-	struct lp_reader *reader;
-	pthread_t thread;
-};
-
 static void wake(char c)
 {
 	ssize_t n = write(wake_fd[1], &c, 1);
@@ -203,11 +196,11 @@ static void wake(char c)
 
 static void *read_input(void *arg)
 {
-	struct input *in = arg;
+	struct lp_reader *reader = arg;
 	struct lp_record rec;
 	int rc;
 
-	while ((rc = lp_reader__next(in->reader, &rec)) > 0) {
+	while ((rc = lp_reader__next(reader, &rec)) > 0) {
 		if (rec.kind == LP_REC_LOST) {
 			pthread_mutex_lock(&lock);
 			lost += rec.lost.count;
@@ -240,8 +233,7 @@ static void *read_input(void *arg)
 /* --- the terminal ------------------------------------------------------ */
 
 static volatile sig_atomic_t got_signal, got_winch;
-static int tty_fd = -1;
-static struct termios tty_saved;
+static int tty_fd = -1;		/* keys, or -1 */
 
 static void on_signal(int sig)
 {
@@ -254,51 +246,6 @@ static void on_signal(int sig)
 	else
 		got_signal = sig;
 	wake('s');
-}
-
-static void tty_restore(void)
-{
-	if (tty_fd >= 0) {
-		tcsetattr(tty_fd, TCSANOW, &tty_saved);
-		close(tty_fd);
-		tty_fd = -1;
-	}
-}
-
-/* Keys come from the controlling terminal (stdin is the stream): no echo,
- * no line buffering, signals still on so ^C works. */
-static void tty_open(void)
-{
-	struct termios raw;
-
-	if (isatty(STDIN_FILENO))
-		return;
-	tty_fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-	if (tty_fd < 0)
-		return;
-	if (tcgetattr(tty_fd, &tty_saved) < 0) {
-		close(tty_fd);
-		tty_fd = -1;
-		return;
-	}
-	raw = tty_saved;
-	raw.c_lflag &= ~(ICANON | ECHO);
-	raw.c_cc[VMIN] = 0;
-	raw.c_cc[VTIME] = 0;
-	tcsetattr(tty_fd, TCSANOW, &raw);
-	atexit(tty_restore);
-}
-
-static void terminal_size(int *rows, int *cols)
-{
-	struct winsize ws;
-
-	*rows = 24;
-	*cols = 80;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
-		*rows = ws.ws_row;
-		*cols = ws.ws_col;
-	}
 }
 
 /* --- drawing ----------------------------------------------------------- */
@@ -345,7 +292,7 @@ static void draw(FILE *out, const struct options *o, bool terminal, bool at_end,
 	ro.title = title;
 	if (terminal) {
 		int rows, cols;
-		terminal_size(&rows, &cols);
+		lp_tty__size(STDOUT_FILENO, &rows, &cols);
 		/* One column spare: a full line leaves the cursor in the
 		 * pending-wrap state, where erasing to the end of the line
 		 * would eat its last character. */
@@ -382,13 +329,12 @@ int main(int argc, char **argv)
 	lp_init(argc, argv);
 	parse_options(argc, argv, &o);
 
-	char *stdin_only[] = { "-" };
-	char **paths = optind < argc ? argv + optind : stdin_only;
-	int npaths = optind < argc ? argc - optind : 1;
-	struct input *inputs = lp_calloc(npaths, sizeof(*inputs));
-	for (int i = 0; i < npaths; i++)
-		if (!(inputs[i].reader = lp_reader__open(paths[i], o.format)))
-			return 1;
+	int npaths;
+	char **paths = lp_input_paths(argc, argv, optind, &npaths);
+	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.format);
+	if (!readers)
+		return 1;
+	pthread_t *threads = lp_calloc(npaths, sizeof(*threads));
 
 	FILE *out = lp_open_output(o.output);
 	const char *outname = o.output ? o.output : "stdout";
@@ -402,14 +348,14 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (terminal) {
 		sigaction(SIGWINCH, &sa, NULL);
-		tty_open();
+		tty_fd = lp_tty__open_keys();
 		fputs("\033[H\033[2J", out);
 	}
 
 	top = lp_top__new(&o.top);
 	readers_left = npaths;
 	for (int i = 0; i < npaths; i++) {
-		int err = pthread_create(&inputs[i].thread, NULL, read_input, &inputs[i]);
+		int err = pthread_create(&threads[i], NULL, read_input, readers[i]);
 		if (err)
 			lp_die(1, "cannot start a reader thread: %s", strerror(err));
 	}
@@ -471,7 +417,7 @@ int main(int argc, char **argv)
 	int status = 0;
 	if (eof) {
 		for (int i = 0; i < npaths; i++)
-			pthread_join(inputs[i].thread, NULL);
+			pthread_join(threads[i], NULL);
 		if (read_failed)
 			status = 1;
 		/* A stream cut short by bad input gets no final report: it
@@ -499,16 +445,15 @@ int main(int argc, char **argv)
 					break;
 			}
 		}
-		for (int i = 0; i < npaths; i++)
-			lp_reader__free(inputs[i].reader);
+		lp_free_inputs(readers, npaths);
 		lp_top__free(top);
 	} else if (read_failed) {
 		status = 1;
 	}
 	/* Readers still blocked on a pipe are left to exit(): joining them
 	 * would wait for their producers. */
-	free(eof ? inputs : NULL);
-	tty_restore();
+	free(eof ? threads : NULL);
+	lp_tty__restore();
 	if (lp_close_output(out, outname) < 0)
 		status = 1;
 	return status;
