@@ -548,17 +548,49 @@ static void abuf_raw(struct lp_attrs_buf *b, const char *text, size_t len)
 	b->len = len;
 }
 
-static void add_num(struct lp_attrs_buf *b, const char *key, int64_t v)
+static char *abuf_room(struct lp_attrs_buf *b, size_t more)
+{
+	if (b->len + more + 1 > b->cap) {
+		b->cap = (b->len + more + 1) * 2;
+		b->text = lp_realloc(b->text, b->cap);
+	}
+	return b->text + b->len;
+}
+
+/* What lp_attrs_buf__add(b, key, digits of v) writes (digits need no
+ * escaping), without formatting and measuring the number twice. */
+static void add_num(struct lp_attrs_buf *b, const char *key, size_t klen, int64_t v)
 {
 	char num[24], *p = num + sizeof(num);
 	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-	*--p = '\0';
 	do
 		*--p = '0' + u % 10;
 	while (u /= 10);
 	if (v < 0)
 		*--p = '-';
-	lp_attrs_buf__add(b, key, p);
+	size_t n = num + sizeof(num) - p;
+	char *d = abuf_room(b, 1 + klen + 1 + n), *d0 = d;
+	if (b->len)
+		*d++ = '\t';
+	memcpy(d, key, klen);
+	d += klen;
+	*d++ = '=';
+	memcpy(d, p, n);
+	d += n;
+	*d = '\0';
+	b->len += d - d0;
+}
+
+/* A value that unescapes and escapes back to itself: no backslash and no
+ * byte that lp_escape rewrites. */
+static bool verbatim(const char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = v[i];
+		if (c < 0x20 || c == '\\' || c == 0x7f)
+			return false;
+	}
+	return true;
 }
 
 /* span=PROBE span_start=NS span_end=NS span_depth=N and the span's own
@@ -572,27 +604,38 @@ static void add_span(struct state *s, const struct item *span, size_t i)
 		char key[64];
 		snprintf(pfx, sizeof(pfx), "span%zu", i);
 		lp_attrs_buf__add(&s->ab, pfx, sp->probe);
-		snprintf(key, sizeof(key), "%s_start", pfx);
-		add_num(&s->ab, key, sp->start_ns);
-		snprintf(key, sizeof(key), "%s_end", pfx);
-		add_num(&s->ab, key, sp->end_ns);
-		snprintf(key, sizeof(key), "%s_depth", pfx);
-		add_num(&s->ab, key, sp->depth);
+		add_num(&s->ab, key, snprintf(key, sizeof(key), "%s_start", pfx), sp->start_ns);
+		add_num(&s->ab, key, snprintf(key, sizeof(key), "%s_end", pfx), sp->end_ns);
+		add_num(&s->ab, key, snprintf(key, sizeof(key), "%s_depth", pfx), sp->depth);
 	} else {
 		/* The common case, without formatting keys. */
 		strcpy(pfx, "span");
 		lp_attrs_buf__add(&s->ab, "span", sp->probe);
-		add_num(&s->ab, "span_start", sp->start_ns);
-		add_num(&s->ab, "span_end", sp->end_ns);
-		add_num(&s->ab, "span_depth", sp->depth);
+		add_num(&s->ab, "span_start", strlen("span_start"), sp->start_ns);
+		add_num(&s->ab, "span_end", strlen("span_end"), sp->end_ns);
+		add_num(&s->ab, "span_depth", strlen("span_depth"), sp->depth);
 	}
 	const char *p = sp->attrs.text, *end = p + sp->attrs.len;
+	size_t plen = strlen(pfx);
 	while (p < end) {
 		const char *f = p;
 		while (p < end && *p != '\t')
 			p++;
 		const char *eq = memchr(f, '=', p - f);
-		if (eq && eq > f) {
+		if (eq && eq > f && verbatim(eq + 1, p - eq - 1)) {
+			/* "PFX.KEY=VALUE" as it was written */
+			size_t flen = p - f;
+			char *d = abuf_room(&s->ab, 1 + plen + 1 + flen), *d0 = d;
+			if (s->ab.len)
+				*d++ = '\t';
+			memcpy(d, pfx, plen);
+			d += plen;
+			*d++ = '.';
+			memcpy(d, f, flen);
+			d += flen;
+			*d = '\0';
+			s->ab.len += d - d0;
+		} else if (eq && eq > f) {
 			size_t klen = eq - f, vlen = p - eq - 1;
 			size_t need = strlen(pfx) + 1 + klen + 1 + vlen + 1;
 			if (need > s->tmpcap) {
