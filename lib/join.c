@@ -42,6 +42,10 @@ struct item {
 	size_t cap;		/* bytes in data[] */
 	uint64_t host;		/* hash of the input's host=, 0 when unknown */
 	int refs;		/* spans: held samples that point at it, +1 while kept */
+	/* spans: what an enclosed sample gains ("span=...", see add_span),
+	 * formatted for the first sample and copied for the others */
+	char *joined;
+	size_t joined_len;
 	/* samples: the enclosing spans found so far */
 	struct item *best;	/* innermost */
 	struct item **all;	/* --all-spans */
@@ -263,6 +267,7 @@ static struct item *item_alloc(struct input *in, size_t need)
 static void item_free(struct item *it)
 {
 	struct input *in = it->src;
+	free(it->joined);
 	size_t t = atomic_load_explicit(&in->spent_tail, memory_order_relaxed);
 	if (t - atomic_load_explicit(&in->spent_head, memory_order_acquire) < RING_CAP) {
 		in->spent[t & (RING_CAP - 1)] = it;
@@ -667,8 +672,23 @@ static void release(struct state *s, struct item *it)
 		if (s->o->all_spans) {
 			for (size_t i = 0; i < it->nall; i++)
 				add_span(s, it->all[i], i);
-		} else {
+		} else if (!it->best->joined) {
+			/* add_span appends a tab first when the buffer holds
+			 * something, then the same text whatever it holds. */
+			size_t from = s->ab.len + (s->ab.len > 0);
 			add_span(s, it->best, 0);
+			it->best->joined_len = s->ab.len - from;
+			it->best->joined = lp_malloc(it->best->joined_len);
+			memcpy(it->best->joined, s->ab.text + from, it->best->joined_len);
+		} else {
+			const struct item *sp = it->best;
+			char *d = abuf_room(&s->ab, 1 + sp->joined_len), *d0 = d;
+			if (s->ab.len)
+				*d++ = '\t';
+			memcpy(d, sp->joined, sp->joined_len);
+			d += sp->joined_len;
+			*d = '\0';
+			s->ab.len += d - d0;
 		}
 		smp.attrs = lp_attrs_buf__attrs(&s->ab);
 		s->st->joined++;
