@@ -347,14 +347,6 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 	return n;
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* How long after an exec its libraries are mapped, about (ld.so's work). */
 #define LP_EXEC_SETTLE_NS 3000000
 
@@ -598,7 +590,7 @@ int lp_recorder__poll(struct lp_recorder *r, int timeout_ms)
 	/* Samples arrive without a wakeup (see wakeup_bytes): sleep, then take
 	 * whatever is there.  An exec wakes us; a pending re-read of a new
 	 * program's mappings shortens the sleep. */
-	int64_t now = mono_ns();
+	int64_t now = lp_monotonic_ns();
 	for (size_t i = 0; i < r->npending; i++) {
 		int64_t left = r->pending[i].due_ns - now;
 		int ms = left <= 0 ? 0 : (int)(left / 1000000) + 1;
@@ -608,13 +600,13 @@ int lp_recorder__poll(struct lp_recorder *r, int timeout_ms)
 	}
 	ring_buffer__poll(r->ring, timeout_ms);
 	ring_buffer__consume(r->ring);
-	run_pending(r, mono_ns());
+	run_pending(r, lp_monotonic_ns());
 	if (r->failed)
 		return write_failed(r);
 	if (flush_lost(r) < 0)
 		return -1;
 	/* Every few seconds: forget processes that have exited. */
-	now = mono_ns();
+	now = lp_monotonic_ns();
 	if (now - r->reaped_ns > 2000000000LL) {
 		lp_symbolizer__reap(r->sym);
 		r->reaped_ns = now;
@@ -632,7 +624,7 @@ void lp_recorder__stop(struct lp_recorder *r)
 		 * are closed now by lp_recorder__finish. */
 		bpf_link__destroy(r->skel->links.lp_rec_switch);
 		r->skel->links.lp_rec_switch = NULL;
-		r->stop_ns = mono_ns();
+		r->stop_ns = lp_monotonic_ns();
 	}
 }
 

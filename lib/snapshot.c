@@ -81,14 +81,6 @@ struct lp_snapshotter {
 	bool failed;
 };
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int write_header(struct lp_snapshotter *s)
 {
 	char buf[64];
@@ -305,7 +297,7 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 		}
 		return 0;
 	}
-	int64_t t0 = mono_ns();
+	int64_t t0 = lp_monotonic_ns();
 	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
 		s->vanished++;
@@ -321,7 +313,7 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 		s->vanished++;	/* it exited while we asked it to stop */
 		return 0;
 	}
-	int64_t ts = mono_ns();
+	int64_t ts = lp_monotonic_ns();
 	/* A signal-delivery stop (no event in the high bits) took the place
 	 * of our interrupt: the signal goes back to the thread on release. */
 	if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP)
@@ -336,7 +328,7 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 		ok = true;
 	}
 	ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig);
-	int64_t t1 = mono_ns();
+	int64_t t1 = lp_monotonic_ns();
 
 	c->tid = tid;
 	c->time = t0;
@@ -571,7 +563,7 @@ int lp_snapshot__run(const struct lp_snapshot_opts *opts, struct lp_writer *w,
 
 	if (!s)
 		return -1;
-	int64_t start = mono_ns(), next = start;
+	int64_t start = lp_monotonic_ns(), next = start;
 	for (unsigned i = 0; !*stop && (!opts->count || i < opts->count); i++) {
 		if (i) {
 			struct timespec ts;

@@ -105,14 +105,6 @@ static const Dwfl_Callbacks proc_callbacks = {
  * so a stream of addresses in anonymous memory does not reread it for each. */
 #define LP_REFRESH_NS 100000000LL
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 struct lp_symbolizer *lp_symbolizer__new(struct lp_dict *dict)
 {
 	struct lp_symbolizer *s = lp_calloc(1, sizeof(*s));
@@ -307,7 +299,7 @@ static struct lp_symtab *module_symtab(struct lp_symbolizer *s, Dwfl_Module *mod
 
 static void proc_report(struct lp_proc *p)
 {
-	p->refreshed_ns = now_ns();
+	p->refreshed_ns = lp_monotonic_ns();
 	p->nreports++;
 	if (!p->dwfl) {
 		p->dwfl = dwfl_begin(&proc_callbacks);
@@ -343,7 +335,7 @@ static Dwfl_Module *proc_module(struct lp_proc *p, uint64_t addr)
 
 	/* A miss rereads the maps, at most every LP_REFRESH_NS, except in a
 	 * new process's first moments (ld.so still mapping libraries). */
-	if (!mod && (p->nreports < 4 || now_ns() - p->refreshed_ns > LP_REFRESH_NS)) {
+	if (!mod && (p->nreports < 4 || lp_monotonic_ns() - p->refreshed_ns > LP_REFRESH_NS)) {
 		proc_report(p);
 		mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
 	}
@@ -630,9 +622,9 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 	 * between (node maps part of its text far above the rest). */
 	/* Looked for again while there is none: a JIT writes its map only
 	 * once it has compiled something. */
-	if (!p->jit.tried || (!p->jit.syms && now_ns() - p->jit.tried_ns > LP_REFRESH_NS)) {
+	if (!p->jit.tried || (!p->jit.syms && lp_monotonic_ns() - p->jit.tried_ns > LP_REFRESH_NS)) {
 		jit_load(&p->jit);
-		p->jit.tried_ns = now_ns();
+		p->jit.tried_ns = lp_monotonic_ns();
 	}
 	if (p->jit.syms && (jsym = jit_find(&p->jit, look))) {
 		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
@@ -765,7 +757,7 @@ static size_t cached(struct lp_symbolizer *s, pid_t pid, uint64_t addr, bool ret
 	 * resolve it by then. */
 	if (c && c->pid == pid && c->gen == gen && c->addr == look &&
 	    (*c->frames[0]->symbol || pid < 0 ||
-	     (c->reports == reports && now_ns() - c->when < LP_REFRESH_NS))) {
+	     (c->reports == reports && lp_monotonic_ns() - c->when < LP_REFRESH_NS))) {
 		s->st.cache_hits++;
 		memcpy(out, c->frames, c->n * sizeof(*out));
 		return c->n;
@@ -786,7 +778,7 @@ static size_t cached(struct lp_symbolizer *s, pid_t pid, uint64_t addr, bool ret
 	c->addr = look;
 	c->n = n;
 	memcpy(c->frames, out, n * sizeof(*out));
-	c->when = *out[0]->symbol ? 0 : now_ns();
+	c->when = *out[0]->symbol ? 0 : lp_monotonic_ns();
 	c->reports = p ? p->nreports : 0;
 	return n;
 }

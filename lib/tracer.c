@@ -66,13 +66,6 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int handle_event(void *ctx, void *data, size_t size);
 
 struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
@@ -490,7 +483,7 @@ static int write_lost(struct lp_tracer *t, struct lp_writer *w, bool depth)
 				sum += vals[cpu * LP_NCOUNTERS + c];
 			if (sum <= t->lost_seen[c])
 				continue;
-			struct lp_lost l = { now_ns(), what[c], sum - t->lost_seen[c] };
+			struct lp_lost l = { lp_monotonic_ns(), what[c], sum - t->lost_seen[c] };
 			t->lost_seen[c] = sum;
 			if (c == LP_LOST_DEPTH && !depth)
 				continue;
@@ -675,7 +668,7 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 
 int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
 {
-	t->stop_ns = (uint64_t)now_ns();
+	t->stop_ns = (uint64_t)lp_monotonic_ns();
 	if (write_lost(t, w, true) < 0)
 		return -1;
 	detach(t);
@@ -694,7 +687,7 @@ int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
 
 void lp_tracer__set_start(struct lp_tracer *t)
 {
-	t->start_ns = (uint64_t)now_ns();
+	t->start_ns = (uint64_t)lp_monotonic_ns();
 }
 
 uint64_t lp_tracer__count(const struct lp_tracer *t)

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *lp_progname = "lp";
@@ -244,4 +245,12 @@ int lp_format_number(char *buf, size_t size, double v)
 	if (v == floor(v) && fabs(v) < 9007199254740992.0)
 		return snprintf(buf, size, "%.0f", v == 0 ? 0.0 : v);
 	return snprintf(buf, size, "%.15g", v);
+}
+
+int64_t lp_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }

@@ -52,6 +52,9 @@ void lp_write_failed(const char *name) __attribute__((noreturn));
  * nothing.  A second SIGINT stops the filter at once. */
 void lp_read_through_first_sigint(void);
 
+/* CLOCK_MONOTONIC in ns: the clock of lp streams, deadlines and timeouts. */
+int64_t lp_monotonic_ns(void);
+
 /* Perl's "%.15g"-style number printing, integers printed exactly. */
 int lp_format_number(char *buf, size_t size, double v);
 
