@@ -213,12 +213,36 @@ static void push(struct input *in, struct item *it)
 		wake_consumer(j);
 }
 
+/* Items cross from one core to the other: touching one that the other
+ * thread wrote last waits for its cache lines, so those a few places ahead
+ * are fetched early.  Most of lp-join's time went there otherwise. */
+#define PREFETCH_AHEAD 8
+
+static inline void prefetch_item(const struct item *it, int write)
+{
+	const char *p = (const char *)it;
+	if (write) {
+		__builtin_prefetch(p, 1);
+		__builtin_prefetch(p + 64, 1);
+		__builtin_prefetch(p + 128, 1);
+		__builtin_prefetch(p + 192, 1);
+	} else {
+		__builtin_prefetch(p, 0);
+		__builtin_prefetch(p + 64, 0);
+		__builtin_prefetch(p + 128, 0);
+		__builtin_prefetch(p + 192, 0);
+	}
+}
+
 static struct item *pop(struct input *in)
 {
 	size_t head = atomic_load_explicit(&in->head, memory_order_relaxed);
-	if (head == atomic_load(&in->tail))
+	size_t tail = atomic_load(&in->tail);
+	if (head == tail)
 		return NULL;
 	struct item *it = in->ring[head & (RING_CAP - 1)];
+	if (tail - head > PREFETCH_AHEAD)
+		prefetch_item(in->ring[(head + PREFETCH_AHEAD) & (RING_CAP - 1)], 0);
 	atomic_store(&in->head, head + 1);
 	/* The producer resumes when half the ring is free, not per record. */
 	if (atomic_load(&in->producer_waiting) &&
@@ -243,8 +267,11 @@ static struct item *item_alloc(struct input *in, size_t need)
 {
 	struct item *it = NULL;
 	size_t h = atomic_load_explicit(&in->spent_head, memory_order_relaxed);
-	if (h != atomic_load_explicit(&in->spent_tail, memory_order_acquire)) {
+	size_t t = atomic_load_explicit(&in->spent_tail, memory_order_acquire);
+	if (h != t) {
 		it = in->spent[h & (RING_CAP - 1)];
+		if (t - h > PREFETCH_AHEAD)
+			prefetch_item(in->spent[(h + PREFETCH_AHEAD) & (RING_CAP - 1)], 1);
 		atomic_store_explicit(&in->spent_head, h + 1, memory_order_release);
 		if (it->cap < need) {
 			free(it);
