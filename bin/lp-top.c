@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -169,65 +168,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 	}
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* --- shared between the reader threads and the display ---------------- */
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lp_top *top;
-static int64_t first_time = LP_TIME_NONE;
-static int64_t latest_arrival;	/* when the newest sample time was seen */
-static uint64_t lost;		/* summed counts of the inputs' lost records */
-static int readers_left;
-static bool read_failed;
+static struct lp_top_feed *feed;
 static int wake_fd[2];		/* readers' EOF and signals wake the poll */
 
 static void wake(char c)
 {
 	ssize_t n = write(wake_fd[1], &c, 1);
 	(void)n;		/* a full pipe already holds a wake-up */
-}
-
-static void *read_input(void *arg)
-{
-	struct lp_reader *reader = arg;
-	struct lp_record rec;
-	int rc;
-
-	while ((rc = lp_reader__next(reader, &rec)) > 0) {
-		if (rec.kind == LP_REC_LOST) {
-			pthread_mutex_lock(&lock);
-			lost += rec.lost.count;
-			pthread_mutex_unlock(&lock);
-			continue;
-		}
-		if (rec.kind != LP_REC_SAMPLE || !rec.sample.stack)
-			continue;
-		int64_t now = mono_ns();
-		/* Folded input and some perf scripts carry no time: their
-		 * samples are placed by arrival. */
-		int64_t t = rec.sample.time_ns != LP_TIME_NONE ? rec.sample.time_ns : now;
-		pthread_mutex_lock(&lock);
-		if (first_time == LP_TIME_NONE || t < first_time)
-			first_time = t;
-		if (lp_top__latest(top) == LP_TIME_NONE || t > lp_top__latest(top))
-			latest_arrival = now;
-		lp_top__add(top, t, rec.sample.stack, rec.sample.weight);
-		pthread_mutex_unlock(&lock);
-	}
-	pthread_mutex_lock(&lock);
-	readers_left--;
-	if (rc < 0)
-		read_failed = true;
-	pthread_mutex_unlock(&lock);
-	wake('e');
-	return NULL;
 }
 
 /* --- the terminal ------------------------------------------------------ */
@@ -265,11 +215,12 @@ static void draw(FILE *out, const struct options *o, bool terminal, bool at_end,
 		.eol = "",
 	};
 
-	pthread_mutex_lock(&lock);
+	struct lp_top_feed_state st;
+	lp_top_feed__lock(feed, &st);
 	/* While input is still coming, the view's end moves with the clock
 	 * from the newest sample, so a producer gone quiet drains from view. */
 	if (!at_end && lp_top__latest(top) != LP_TIME_NONE)
-		lp_top__advance(top, lp_top__latest(top) + (mono_ns() - latest_arrival));
+		lp_top__advance(top, lp_top__latest(top) + (lp_monotonic_ns() - st.latest_arrival));
 	switch (o->top.mode) {
 	case LP_TOP_WINDOW:
 		snprintf(mode, sizeof(mode), "window %s", o->window_arg ? o->window_arg : "10s");
@@ -282,11 +233,11 @@ static void draw(FILE *out, const struct options *o, bool terminal, bool at_end,
 		break;
 	}
 	at[0] = 0;
-	if (first_time != LP_TIME_NONE)
-		format_seconds(at, sizeof(at), lp_top__latest(top) - first_time);
+	if (st.first_time != LP_TIME_NONE)
+		format_seconds(at, sizeof(at), lp_top__latest(top) - st.first_time);
 	char lost_text[48] = "";
-	if (lost)
-		snprintf(lost_text, sizeof(lost_text), "  lost %llu", (unsigned long long)lost);
+	if (st.lost)
+		snprintf(lost_text, sizeof(lost_text), "  lost %llu", (unsigned long long)st.lost);
 	snprintf(title, sizeof(title), "lp-top  %s  at +%s%s%s", mode, at[0] ? at : "0.0s",
 		 lost_text, at_end ? "  (end of input)" : "");
 	ro.title = title;
@@ -308,7 +259,7 @@ static void draw(FILE *out, const struct options *o, bool terminal, bool at_end,
 		fputs("\033[H", out);
 	}
 	lp_top__report(top, out, &ro);
-	pthread_mutex_unlock(&lock);
+	lp_top_feed__unlock(feed);
 	if (terminal)
 		fputs("\033[J", out);
 	else if (!o->once && !at_end)
@@ -334,7 +285,6 @@ int main(int argc, char **argv)
 	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.format);
 	if (!readers)
 		return 1;
-	pthread_t *threads = lp_calloc(npaths, sizeof(*threads));
 
 	FILE *out = lp_open_output(o.output);
 	const char *outname = o.output ? o.output : "stdout";
@@ -353,15 +303,10 @@ int main(int argc, char **argv)
 	}
 
 	top = lp_top__new(&o.top);
-	readers_left = npaths;
-	for (int i = 0; i < npaths; i++) {
-		int err = pthread_create(&threads[i], NULL, read_input, readers[i]);
-		if (err)
-			lp_die(1, "cannot start a reader thread: %s", strerror(err));
-	}
+	feed = lp_top_feed__start(top, readers, npaths, wake_fd[1]);
 
-	int64_t next = mono_ns() + o.interval_ns;
-	bool quit = false, eof = false;
+	int64_t next = lp_monotonic_ns() + o.interval_ns;
+	bool quit = false, eof = false, read_failed = false;
 	while (!quit) {
 		struct pollfd p[2] = {
 			{ .fd = wake_fd[0], .events = POLLIN },
@@ -370,7 +315,7 @@ int main(int argc, char **argv)
 		int timeout = -1;
 
 		if (!o.once) {
-			int64_t left = (next - mono_ns() + 999999) / 1000000;
+			int64_t left = (next - lp_monotonic_ns() + 999999) / 1000000;
 			timeout = left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
 		}
 		if (poll(p, tty_fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
@@ -393,11 +338,12 @@ int main(int argc, char **argv)
 			if (terminal)
 				quit = true;
 		}
-		pthread_mutex_lock(&lock);
-		eof = readers_left == 0;
-		bool failed = read_failed;
-		pthread_mutex_unlock(&lock);
-		if (failed && terminal)
+		struct lp_top_feed_state st;
+		lp_top_feed__lock(feed, &st);
+		lp_top_feed__unlock(feed);
+		eof = st.readers_left == 0;
+		read_failed = st.failed;
+		if (read_failed && terminal)
 			break;	/* the reader's message stays below the view */
 		if (eof)
 			break;
@@ -406,18 +352,17 @@ int main(int argc, char **argv)
 			fputs("\033[2J", out);
 			draw(out, &o, terminal, false, outname);
 		}
-		if (!o.once && mono_ns() >= next) {
+		if (!o.once && lp_monotonic_ns() >= next) {
 			draw(out, &o, terminal, false, outname);
 			next += o.interval_ns;
-			if (next < mono_ns())
-				next = mono_ns() + o.interval_ns;
+			if (next < lp_monotonic_ns())
+				next = lp_monotonic_ns() + o.interval_ns;
 		}
 	}
 
 	int status = 0;
 	if (eof) {
-		for (int i = 0; i < npaths; i++)
-			pthread_join(threads[i], NULL);
+		lp_top_feed__join(feed);
 		if (read_failed)
 			status = 1;
 		/* A stream cut short by bad input gets no final report: it
@@ -445,14 +390,18 @@ int main(int argc, char **argv)
 					break;
 			}
 		}
+		lp_top_feed__free(feed);
 		lp_free_inputs(readers, npaths);
 		lp_top__free(top);
-	} else if (read_failed) {
-		status = 1;
+	} else {
+		/* Readers still blocked on a pipe are left to exit(): joining
+		 * them would wait for their producers. */
+		struct lp_top_feed_state st;
+		lp_top_feed__lock(feed, &st);
+		lp_top_feed__unlock(feed);
+		if (st.failed)
+			status = 1;
 	}
-	/* Readers still blocked on a pipe are left to exit(): joining them
-	 * would wait for their producers. */
-	free(eof ? threads : NULL);
 	lp_tty__restore();
 	if (lp_close_output(out, outname) < 0)
 		status = 1;

@@ -14,9 +14,11 @@
  * grows large the map is renormalised to a new ref and entries that became
  * negligible are dropped, which bounds it. */
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "frame.h"
 #include "hashmap.h"
@@ -462,4 +464,111 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 	free(funcs);
 	free(v.entries);
 	return lines;
+}
+
+/* --- fed by reader threads ---------------------------------------------- */
+
+struct lp_top_feed {
+	pthread_mutex_t lock;
+	struct lp_top *top;
+	struct lp_top_feed_state st;
+	int wake_fd;
+	int n;
+	pthread_t *threads;
+};
+
+struct feed_input {
+	struct lp_top_feed *f;
+	struct lp_reader *reader;
+};
+
+static void *feed_read(void *arg)
+{
+	struct feed_input *in = arg;
+	struct lp_top_feed *f = in->f;
+	struct lp_reader *reader = in->reader;
+	struct lp_record rec;
+	int rc;
+
+	free(in);
+	while ((rc = lp_reader__next(reader, &rec)) > 0) {
+		if (rec.kind == LP_REC_LOST) {
+			pthread_mutex_lock(&f->lock);
+			f->st.lost += rec.lost.count;
+			pthread_mutex_unlock(&f->lock);
+			continue;
+		}
+		if (rec.kind != LP_REC_SAMPLE || !rec.sample.stack)
+			continue;
+		int64_t now = lp_monotonic_ns();
+		/* Folded input and some perf scripts carry no time: their
+		 * samples are placed by arrival. */
+		int64_t t = rec.sample.time_ns != LP_TIME_NONE ? rec.sample.time_ns : now;
+		pthread_mutex_lock(&f->lock);
+		if (f->st.first_time == LP_TIME_NONE || t < f->st.first_time)
+			f->st.first_time = t;
+		if (lp_top__latest(f->top) == LP_TIME_NONE || t > lp_top__latest(f->top))
+			f->st.latest_arrival = now;
+		lp_top__add(f->top, t, rec.sample.stack, rec.sample.weight);
+		pthread_mutex_unlock(&f->lock);
+	}
+	pthread_mutex_lock(&f->lock);
+	f->st.readers_left--;
+	if (rc < 0)
+		f->st.failed = true;
+	pthread_mutex_unlock(&f->lock);
+	char c = 'e';
+	ssize_t w = write(f->wake_fd, &c, 1);
+	(void)w;		/* a full pipe already holds a wake-up */
+	return NULL;
+}
+
+struct lp_top_feed *lp_top_feed__start(struct lp_top *t, struct lp_reader **readers, int n,
+				       int wake_fd)
+{
+	struct lp_top_feed *f = lp_calloc(1, sizeof(*f));
+
+	pthread_mutex_init(&f->lock, NULL);
+	f->top = t;
+	f->st.first_time = LP_TIME_NONE;
+	f->st.readers_left = n;
+	f->wake_fd = wake_fd;
+	f->n = n;
+	f->threads = lp_calloc(n, sizeof(*f->threads));
+	for (int i = 0; i < n; i++) {
+		struct feed_input *in = lp_calloc(1, sizeof(*in));
+		in->f = f;
+		in->reader = readers[i];
+		int err = pthread_create(&f->threads[i], NULL, feed_read, in);
+		if (err)
+			lp_die(1, "cannot start a reader thread: %s", strerror(err));
+	}
+	return f;
+}
+
+void lp_top_feed__lock(struct lp_top_feed *f, struct lp_top_feed_state *st)
+{
+	pthread_mutex_lock(&f->lock);
+	if (st)
+		*st = f->st;
+}
+
+void lp_top_feed__unlock(struct lp_top_feed *f)
+{
+	pthread_mutex_unlock(&f->lock);
+}
+
+void lp_top_feed__join(struct lp_top_feed *f)
+{
+	for (int i = 0; i < f->n; i++)
+		pthread_join(f->threads[i], NULL);
+}
+
+void lp_top_feed__free(struct lp_top_feed *f)
+{
+	if (!f)
+		return;
+	pthread_mutex_destroy(&f->lock);
+	free(f->threads);
+	free(f);
 }

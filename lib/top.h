@@ -9,6 +9,7 @@
 #ifndef LP_TOP_H
 #define LP_TOP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,5 +70,32 @@ struct lp_top_stats {
 	size_t stacks;		/* distinct stacks in the view */
 };
 void lp_top__stats(struct lp_top *t, struct lp_top_stats *st);
+
+/* An lp_top fed by its inputs, each read by a thread of its own that adds
+ * under a lock, so a silent producer never holds the display back. */
+struct lp_top_feed;
+
+struct lp_top_feed_state {
+	int64_t first_time;	/* the earliest sample time; LP_TIME_NONE before one */
+	int64_t latest_arrival;	/* lp_monotonic_ns() when the newest sample time came */
+	uint64_t lost;		/* summed counts of the inputs' lost records */
+	int readers_left;	/* inputs not yet at their end */
+	bool failed;		/* an input was malformed (its reader said why) */
+};
+
+/* Starts a thread per reader adding its samples to t (samples without a
+ * time are placed by arrival); each writes a byte to wake_fd at its input's
+ * end.  Exits 1 when a thread cannot start. */
+struct lp_top_feed *lp_top_feed__start(struct lp_top *t, struct lp_reader **readers, int n,
+				       int wake_fd);
+/* Takes the lock: t is the caller's until the unlock.  *st: the state now. */
+void lp_top_feed__lock(struct lp_top_feed *f, struct lp_top_feed_state *st);
+void lp_top_feed__unlock(struct lp_top_feed *f);
+/* Once every input has ended: joins the threads. */
+void lp_top_feed__join(struct lp_top_feed *f);
+/* After the join (not the top, not the readers).  A feed whose readers may
+ * still be blocked on a pipe is left to exit(): joining would wait for
+ * their producers. */
+void lp_top_feed__free(struct lp_top_feed *f);
 
 #endif
