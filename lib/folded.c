@@ -72,27 +72,6 @@ static struct stack_cache_ent stack_cache[1u << STACK_CACHE_BITS];
 static const struct lp_stack *intern_stack(struct lp_dict *dict, const char *line,
 					   size_t slen);
 
-static uint64_t text_hash(const char *s, size_t n)
-{
-	uint64_t a = 0x9e3779b97f4a7c15ULL ^ n, b = 0xc2b2ae3d27d4eb4fULL;
-	size_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		uint64_t w1, w2;
-		memcpy(&w1, s + i, 8);
-		memcpy(&w2, s + i + 8, 8);
-		a = (a ^ w1) * 0x100000001b3ULL;
-		b = (b ^ w2) * 0xff51afd7ed558ccdULL;
-	}
-	uint64_t w = 0;
-	memcpy(&w, s + i, n - i > 8 ? 8 : n - i);
-	a = (a ^ w) * 0x100000001b3ULL;
-	w = 0;
-	if (n - i > 8)
-		memcpy(&w, s + i + 8, n - i - 8);
-	b = (b ^ w) * 0xff51afd7ed558ccdULL;
-	uint64_t h = (a ^ (b >> 29) ^ (b << 35)) * 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 32);
-}
 static const struct lp_frame **fscratch;
 static size_t fscratch_cap;
 
@@ -127,7 +106,7 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 	double w = strtod(nbuf, NULL);
 
 	size_t slen = (size_t)sp;
-	uint64_t h = text_hash(line, slen);
+	uint64_t h = lp_cache_hash(line, slen, 0);
 	struct stack_cache_ent *ce = &stack_cache[h & ((1u << STACK_CACHE_BITS) - 1)];
 	const struct lp_stack *st = NULL;
 	if (ce->text && ce->hash == h && ce->len == slen && !memcmp(ce->text, line, slen) &&
@@ -429,7 +408,7 @@ static void agg_insert(struct agg_ent *t, size_t cap, const struct agg_ent *e)
 static const char *agg_comm(struct lp_folded_agg *a, const char *comm)
 {
 	size_t n = strlen(comm);
-	uint64_t h = text_hash(comm, n);
+	uint64_t h = lp_cache_hash(comm, n, 0);
 	if (!a->comms_cap) {
 		a->comms_cap = 64;
 		a->comms = lp_calloc(a->comms_cap, sizeof(*a->comms));

@@ -265,33 +265,6 @@ void lp_perfscript__free(struct lp_perfscript *ps)
 	free(ps);
 }
 
-/* A fast hash for the caches (not the stream's ids): (h ^ w) * odd is a
- * bijection of w, so no input bit is lost; two lanes halve the dependency
- * chain of the multiplications. */
-static inline uint64_t line_hash(const char *s, size_t n, unsigned char extra)
-{
-	uint64_t a = 0x9e3779b97f4a7c15ULL ^ n, b = 0xc2b2ae3d27d4eb4fULL ^ extra;
-	size_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		uint64_t w1, w2;
-		memcpy(&w1, s + i, 8);
-		memcpy(&w2, s + i + 8, 8);
-		a = (a ^ w1) * 0x100000001b3ULL;
-		b = (b ^ w2) * 0xff51afd7ed558ccdULL;
-	}
-	if (i + 8 <= n) {
-		uint64_t w;
-		memcpy(&w, s + i, 8);
-		a = (a ^ w) * 0x100000001b3ULL;
-		i += 8;
-	}
-	uint64_t w = 0;
-	memcpy(&w, s + i, n - i);
-	b = (b ^ w) * 0xff51afd7ed558ccdULL;
-	uint64_t h = (a ^ (b >> 29) ^ (b << 35)) * 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 32);
-}
-
 static void grow(void **p, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
@@ -750,7 +723,7 @@ static void intern_pending(struct lp_perfscript *ps, size_t n)
 static struct cache_ent *cache_probe(struct lp_perfscript *ps, const char *key, size_t klen,
 				     unsigned char jf, uint64_t *hv, size_t *slot)
 {
-	*hv = line_hash(key, klen, jf);
+	*hv = lp_cache_hash(key, klen, jf);
 	*slot = *hv & (ps->cache_cap - 1);
 	struct cache_ent *e = &ps->cache[*slot];
 	if (e->key && e->hash == *hv && e->len == klen && (unsigned char)e->key[klen] == jf &&
@@ -948,7 +921,7 @@ static void frame_line(struct lp_perfscript *ps, const char *l, size_t len,
 static const struct lp_stack *intern_stack(struct lp_perfscript *ps)
 {
 	size_t n = ps->nrev, bytes = n * sizeof(*ps->rev);
-	uint64_t hv = line_hash((const char *)ps->rev, bytes, 0);
+	uint64_t hv = lp_cache_hash((const char *)ps->rev, bytes, 0);
 	struct stack_ent *e = &ps->scache[hv & (ps->scache_cap - 1)];
 	if (e->stack && e->hash == hv && e->n == n && !memcmp(e->frames, ps->rev, bytes))
 		return e->stack;
