@@ -93,8 +93,7 @@ static void usage(FILE *f, int status)
 }
 
 enum {
-	OPT_PID = 256, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS, OPT_EVENT,
-	OPT_SRCLINE, OPT_INLINE, OPT_CONTEXT, OPT_HUMAN, OPT_TITLE, OPT_VERSION,
+	OPT_EVENT = 256, OPT_INLINE, OPT_CONTEXT, OPT_HUMAN, OPT_TITLE, OPT_VERSION,
 	OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_INVERTED,
 };
 
@@ -105,14 +104,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "input-format", required_argument, NULL, 'f' },
 		{ "format", required_argument, NULL, 'F' },
 		{ "group", required_argument, NULL, 'g' },
-		{ "pid", no_argument, NULL, OPT_PID },
-		{ "tid", no_argument, NULL, OPT_TID },
-		{ "kernel", no_argument, NULL, OPT_KERNEL },
-		{ "jit", no_argument, NULL, OPT_JIT },
-		{ "all", no_argument, NULL, OPT_ALL },
-		{ "addrs", no_argument, NULL, OPT_ADDRS },
+		LP_FOLDED_LONGOPTS,
 		{ "event-filter", required_argument, NULL, OPT_EVENT },
-		{ "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "context", no_argument, NULL, OPT_CONTEXT },
 		{ "human", no_argument, NULL, OPT_HUMAN },
@@ -146,14 +139,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->format = v;
 			break;
 		case 'g': o->group = optarg; break;
-		case OPT_PID: o->folded.pid = true; break;
-		case OPT_TID: o->folded.tid = true; break;
-		case OPT_KERNEL: o->folded.kernel = true; break;
-		case OPT_JIT: o->folded.jit = true; break;
-		case OPT_ALL: o->folded.kernel = o->folded.jit = true; break;
-		case OPT_ADDRS: o->folded.addrs = true; break;
 		case OPT_EVENT: o->event_filter = optarg; break;
-		case OPT_SRCLINE: o->folded.srcline = true; break;
 		case OPT_INLINE: o->inlines = true; break;
 		case OPT_CONTEXT: o->context = true; break;
 		case OPT_HUMAN: o->human = true; break;
@@ -181,7 +167,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_INVERTED: o->svg.inverted = true; break;
 		case 'h': usage(stdout, 0); break;
 		case OPT_VERSION: lp_print_version(); break;
-		default: usage(stderr, 2);
+		default:
+			if (!lp_folded_opts__option(&o->folded, c))
+				usage(stderr, 2);
 		}
 	}
 	if (o->event_filter && !o->event_filter[0])

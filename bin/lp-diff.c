@@ -64,8 +64,7 @@ static void short_usage(void)
 
 enum {
 	OPT_REPORT = 256, OPT_ALPHA, OPT_TOP, OPT_ADJUST, OPT_TITLE, OPT_NEGATE,
-	OPT_INPUT_FORMAT, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
-	OPT_SRCLINE, OPT_EVENT, OPT_VERSION,
+	OPT_INPUT_FORMAT, OPT_EVENT, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -79,13 +78,7 @@ static const struct option long_options[] = {
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "negate", no_argument, NULL, OPT_NEGATE },
 	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
-	{ "pid", no_argument, NULL, OPT_PID },
-	{ "tid", no_argument, NULL, OPT_TID },
-	{ "kernel", no_argument, NULL, OPT_KERNEL },
-	{ "jit", no_argument, NULL, OPT_JIT },
-	{ "all", no_argument, NULL, OPT_ALL },
-	{ "addrs", no_argument, NULL, OPT_ADDRS },
-	{ "srcline", no_argument, NULL, OPT_SRCLINE },
+	LP_FOLDED_LONGOPTS,
 	{ "event-filter", required_argument, NULL, OPT_EVENT },
 	{ "groups", required_argument, NULL, 'g' },
 	{ "output", required_argument, NULL, 'o' },
@@ -166,27 +159,6 @@ static void parse_options(struct options *o, int argc, char **argv)
 			o->diff.input_format = (enum lp_input_format)f;
 			break;
 		}
-		case OPT_PID:
-			o->folded.pid = true;
-			break;
-		case OPT_TID:
-			o->folded.tid = true;
-			break;
-		case OPT_KERNEL:
-			o->folded.kernel = true;
-			break;
-		case OPT_JIT:
-			o->folded.jit = true;
-			break;
-		case OPT_ALL:
-			o->folded.kernel = o->folded.jit = true;
-			break;
-		case OPT_ADDRS:
-			o->folded.addrs = true;
-			break;
-		case OPT_SRCLINE:
-			o->folded.srcline = true;
-			break;
 		case OPT_EVENT:
 			/* the script treats "" as no filter: the first event seen */
 			o->diff.event_filter = *optarg ? optarg : NULL;
@@ -209,6 +181,8 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case OPT_VERSION:
 			lp_print_version();
 		default:
+			if (lp_folded_opts__option(&o->folded, c))
+				break;
 			short_usage();
 			exit(2);
 		}

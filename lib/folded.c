@@ -219,6 +219,21 @@ static void add_id(struct lp_folded_buf *b, int32_t id)
 	buf_add(b, tmp, (size_t)n);
 }
 
+bool lp_folded_opts__option(struct lp_folded_opts *o, int c)
+{
+	switch (c) {
+	case LP_FOLDED_OPT_PID: o->pid = true; break;
+	case LP_FOLDED_OPT_TID: o->tid = true; break;
+	case LP_FOLDED_OPT_KERNEL: o->kernel = true; break;
+	case LP_FOLDED_OPT_JIT: o->jit = true; break;
+	case LP_FOLDED_OPT_ALL: o->kernel = o->jit = true; break;
+	case LP_FOLDED_OPT_ADDRS: o->addrs = true; break;
+	case LP_FOLDED_OPT_SRCLINE: o->srcline = true; break;
+	default: return false;
+	}
+	return true;
+}
+
 size_t lp_folded__comm(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 		       const struct lp_sample *s, const struct lp_folded_opts *o)
 {

@@ -29,6 +29,25 @@ struct lp_folded_opts {
 	bool srcline;	/* "func:file.c:123" when the frame has a srcline */
 };
 
+/* Those options on a command line, for the programs that take them
+ * (lp-collapse, lp-diff): LP_FOLDED_LONGOPTS goes into a getopt_long table
+ * (<getopt.h>), and every value getopt_long returns that is not the
+ * program's own goes to lp_folded_opts__option: true when it was one of
+ * them, now set in o. */
+enum {
+	LP_FOLDED_OPT_PID = 0x1000, LP_FOLDED_OPT_TID, LP_FOLDED_OPT_KERNEL, LP_FOLDED_OPT_JIT,
+	LP_FOLDED_OPT_ALL, LP_FOLDED_OPT_ADDRS, LP_FOLDED_OPT_SRCLINE,
+};
+#define LP_FOLDED_LONGOPTS						\
+	{ "pid", no_argument, NULL, LP_FOLDED_OPT_PID },		\
+	{ "tid", no_argument, NULL, LP_FOLDED_OPT_TID },		\
+	{ "kernel", no_argument, NULL, LP_FOLDED_OPT_KERNEL },		\
+	{ "jit", no_argument, NULL, LP_FOLDED_OPT_JIT },		\
+	{ "all", no_argument, NULL, LP_FOLDED_OPT_ALL },		\
+	{ "addrs", no_argument, NULL, LP_FOLDED_OPT_ADDRS },		\
+	{ "srcline", no_argument, NULL, LP_FOLDED_OPT_SRCLINE }
+bool lp_folded_opts__option(struct lp_folded_opts *o, int c);
+
 /* A growing byte string, always NUL-terminated once used. */
 struct lp_folded_buf {
 	char *s;
