@@ -218,21 +218,15 @@ static void push(struct input *in, struct item *it)
  * are fetched early.  Most of lp-join's time went there otherwise. */
 #define PREFETCH_AHEAD 8
 
-static inline void prefetch_item(const struct item *it, int write)
-{
-	const char *p = (const char *)it;
-	if (write) {
-		__builtin_prefetch(p, 1);
-		__builtin_prefetch(p + 64, 1);
-		__builtin_prefetch(p + 128, 1);
-		__builtin_prefetch(p + 192, 1);
-	} else {
-		__builtin_prefetch(p, 0);
-		__builtin_prefetch(p + 64, 0);
-		__builtin_prefetch(p + 128, 0);
-		__builtin_prefetch(p + 192, 0);
-	}
-}
+/* A macro: GCC deems a function that only prefetches free of effects and
+ * drops calls to it before inlining. */
+#define PREFETCH_ITEM(it, rw) do {						\
+		const char *p_ = (const char *)(it);				\
+		__builtin_prefetch(p_, rw);					\
+		__builtin_prefetch(p_ + 64, rw);				\
+		__builtin_prefetch(p_ + 128, rw);				\
+		__builtin_prefetch(p_ + 192, rw);				\
+	} while (0)
 
 static struct item *pop(struct input *in)
 {
@@ -242,7 +236,7 @@ static struct item *pop(struct input *in)
 		return NULL;
 	struct item *it = in->ring[head & (RING_CAP - 1)];
 	if (tail - head > PREFETCH_AHEAD)
-		prefetch_item(in->ring[(head + PREFETCH_AHEAD) & (RING_CAP - 1)], 0);
+		PREFETCH_ITEM(in->ring[(head + PREFETCH_AHEAD) & (RING_CAP - 1)], 0);
 	atomic_store(&in->head, head + 1);
 	/* The producer resumes when half the ring is free, not per record. */
 	if (atomic_load(&in->producer_waiting) &&
@@ -271,7 +265,7 @@ static struct item *item_alloc(struct input *in, size_t need)
 	if (h != t) {
 		it = in->spent[h & (RING_CAP - 1)];
 		if (t - h > PREFETCH_AHEAD)
-			prefetch_item(in->spent[(h + PREFETCH_AHEAD) & (RING_CAP - 1)], 1);
+			PREFETCH_ITEM(in->spent[(h + PREFETCH_AHEAD) & (RING_CAP - 1)], 1);
 		atomic_store_explicit(&in->spent_head, h + 1, memory_order_release);
 		if (it->cap < need) {
 			free(it);
