@@ -264,6 +264,15 @@ int lp_attrs__get(const struct lp_attrs *attrs, const char *key, char *buf, size
 		if ((size_t)(fend - p) > klen && !memcmp(p, key, klen) && p[klen] == '=') {
 			const char *v = p + klen + 1;
 			size_t vlen = fend - v;
+			if (!memchr(v, '\\', vlen)) {
+				/* nothing to unescape: no copy, no allocation */
+				if (size) {
+					size_t copy = vlen < size - 1 ? vlen : size - 1;
+					memcpy(buf, v, copy);
+					buf[copy] = '\0';
+				}
+				return (int)vlen;
+			}
 			char *tmp = lp_malloc(vlen + 1);	/* unescaping never lengthens */
 			size_t n = lp_unescape(tmp, v, vlen);
 			if (size) {
@@ -500,6 +509,37 @@ static int parse_int(const char *s, int64_t *out)
 	return 0;
 }
 
+/* parse_int of a field whose length is known (the NUL is at s[len]):
+ * timestamps, eight digits at a time in one word. */
+static int parse_int_len(const char *s, size_t len, int64_t *out)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0xf0f0f0f0f0f0f0f0ULL;
+	if (len < 8 || len > 18)
+		return parse_int(s, out);
+	uint64_t v = 0;
+	size_t i = 0;
+	for (; len - i >= 8; i += 8) {
+		uint64_t x;
+		memcpy(&x, s + i, 8);
+		/* every byte '0'..'9': 0x3X, and still 0x3X after adding 6 */
+		if ((x & high) != ones * 0x30 || ((x + ones * 6) & high) != ones * 0x30)
+			return parse_int(s, out);
+		x -= ones * '0';	/* the first digit is the lowest byte */
+		x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffULL;
+		x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffULL;
+		x = (x * 10000 + (x >> 32)) & 0xffffffffULL;
+		v = v * 100000000 + x;
+	}
+	for (; i < len; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+		if (d > 9)
+			return parse_int(s, out);
+		v = v * 10 + d;
+	}
+	*out = (int64_t)v;
+	return 0;
+}
+
 static int parse_id32(const char *s, int32_t *out)
 {
 	int64_t v;
@@ -631,7 +671,7 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 			n = split_fields(line, len, f, 9, &rest, &rest_len);
 			if (n < 9)
 				BAD("sample: expected 9 fields, got %zu", n);
-			if (parse_int(f[1], &s->time_ns) < 0)
+			if (parse_int_len(f[1], f[2] - f[1] - 1, &s->time_ns) < 0)
 				BAD("sample: bad time '%s'", f[1]);
 			if (parse_id32(f[2], &s->pid) < 0 || parse_id32(f[3], &s->tid) < 0 ||
 			    parse_id32(f[4], &s->cpu) < 0)
@@ -661,9 +701,10 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 			BAD("span: expected 7 fields, got %zu", n);
 		struct lp_span *sp = &rec->span;
 		int64_t depth;
-		if (parse_int(f[1], &sp->start_ns) < 0 || sp->start_ns == LP_TIME_NONE)
+		if (parse_int_len(f[1], f[2] - f[1] - 1, &sp->start_ns) < 0 ||
+		    sp->start_ns == LP_TIME_NONE)
 			BAD("span: bad start '%s'", f[1]);
-		if (parse_int(f[2], &sp->end_ns) < 0)
+		if (parse_int_len(f[2], f[3] - f[2] - 1, &sp->end_ns) < 0)
 			BAD("span: bad end '%s'", f[2]);
 		if (sp->end_ns != LP_TIME_NONE && sp->end_ns < sp->start_ns)
 			BAD("span: ends (%s) before it starts (%s)", f[2], f[1]);
