@@ -89,14 +89,6 @@ static void on_signal(int sig)
 	stop_requested = sig;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int parse_call_graph(const char *arg, uint32_t *bytes)
 {
 	const char *why;
@@ -345,7 +337,7 @@ int main(int argc, char **argv)
 		return 127;
 	}
 
-	double end = o.duration > 0 ? now_s() + o.duration : 0;
+	double end = o.duration > 0 ? lp_monotonic_ns() / 1e9 + o.duration : 0;
 	int rc = 0;
 	while (!stop_requested) {
 		/* Samples are read 40 times a second: a short-lived process is
@@ -353,7 +345,7 @@ int main(int argc, char **argv)
 		int timeout = 25;
 
 		if (end) {
-			double left = end - now_s();
+			double left = end - lp_monotonic_ns() / 1e9;
 			if (left <= 0)
 				break;
 			if (left < 0.025)

@@ -71,13 +71,6 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static int64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The executable a command name runs, as execvp finds it. */
 static char *command_path(const char *cmd)
 {
@@ -312,7 +305,7 @@ int main(int argc, char **argv)
 	if (lp_target__release(target) < 0)
 		goto out_tracer;
 
-	int64_t deadline = opt.duration > 0 ? now_ns(CLOCK_MONOTONIC) + (int64_t)(opt.duration * 1e9) : 0;
+	int64_t deadline = opt.duration > 0 ? lp_monotonic_ns() + (int64_t)(opt.duration * 1e9) : 0;
 	const char *reason = NULL;
 	while (!closed) {
 		int r = lp_tracer__poll(tracer, w, 100);
@@ -329,7 +322,7 @@ int main(int argc, char **argv)
 			reason = strsignal(stop_signal);
 			break;
 		}
-		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline) {
+		if (deadline && lp_monotonic_ns() >= deadline) {
 			reason = "duration reached";
 			break;
 		}
