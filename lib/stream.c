@@ -452,6 +452,29 @@ static int lp_sniff(const char *line, size_t len)
 
 /* Splits up to max tab-separated fields in place; the rest of the line
  * (after the last split tab) stays intact in *rest.  Returns the count. */
+/* memchr(p, '\t', end - p) for the short fields of a record: a word at a
+ * time inline rather than a call per field.  The lowest byte the zero-byte
+ * test flags is always a true tab (false flags only follow a true one). */
+static inline char *find_tab(char *p, char *end)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		return memchr(p, '\t', end - p);
+	while (end - p >= 8) {
+		uint64_t x;
+		memcpy(&x, p, 8);
+		x ^= ones * '\t';
+		uint64_t m = (x - ones) & ~x & (ones * 0x80);
+		if (m)
+			return p + (__builtin_ctzll(m) >> 3);
+		p += 8;
+	}
+	for (; p < end; p++)
+		if (*p == '\t')
+			return p;
+	return NULL;
+}
+
 static size_t split_fields(char *line, size_t len, char **fields, size_t max,
 			   char **rest, size_t *rest_len)
 {
@@ -460,7 +483,7 @@ static size_t split_fields(char *line, size_t len, char **fields, size_t max,
 	*rest = end;
 	*rest_len = 0;
 	while (n < max) {
-		char *tab = memchr(p, '\t', end - p);
+		char *tab = find_tab(p, end);
 		fields[n++] = p;
 		if (!tab) {
 			return n;
@@ -514,7 +537,7 @@ static int parse_int(const char *s, int64_t *out)
 static int parse_int_len(const char *s, size_t len, int64_t *out)
 {
 	const uint64_t ones = 0x0101010101010101ULL, high = 0xf0f0f0f0f0f0f0f0ULL;
-	if (len < 8 || len > 18)
+	if (len < 8 || len > 18 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
 		return parse_int(s, out);
 	uint64_t v = 0;
 	size_t i = 0;
