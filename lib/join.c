@@ -746,6 +746,9 @@ static int64_t prune_mark(const struct state *s)
 static void thr_sweep(struct state *s, struct thr *t, int64_t rel, int64_t prune)
 {
 	while (t->samples.len && sample_time(dq_at(&t->samples, 0)) < rel) {
+		/* Held samples have left the cache by now: fetch ahead. */
+		if (t->samples.len > PREFETCH_AHEAD)
+			PREFETCH_ITEM(dq_at(&t->samples, PREFETCH_AHEAD), 0);
 		release(s, dq_shift(&t->samples));
 		s->held--;
 	}
