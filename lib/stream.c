@@ -601,9 +601,14 @@ static char *unescape_field(char *s)
 {
 	if (s[0] == '-' && !s[1])
 		return "";	/* see put_field */
-	size_t n = strlen(s);
-	if (memchr(s, '\\', n))
+	/* one pass over a short name: the end, or a backslash */
+	char *p = s;
+	while (*p && *p != '\\')
+		p++;
+	if (*p) {
+		size_t n = strlen(s);
 		s[lp_unescape(s, s, n)] = '\0';
+	}
 	return s;
 }
 
@@ -920,8 +925,27 @@ static inline __attribute__((always_inline)) void put_raw(struct lp_writer *w, c
 	w->len += n;
 }
 
+/* Bytes a field copies as they are: not NUL, not escaped. */
+static const unsigned char plain_byte[256] = {
+	[0x20 ... 0x5b] = 1, [0x5d ... 0x7e] = 1, [0x80 ... 0xff] = 1,
+};
+
 static void put_str(struct lp_writer *w, const char *s)
 {
+	/* Names (comm, event, probe) are short and need no escaping: copied
+	 * in one pass, without measuring them first. */
+	enum { SHORT = 64 };
+	reserve(w, SHORT);
+	char *d = w->buf + w->len;
+	size_t i = 0;
+	while (i < SHORT && plain_byte[(unsigned char)s[i]]) {
+		d[i] = s[i];
+		i++;
+	}
+	if (i < SHORT && !s[i]) {
+		w->len += i;
+		return;
+	}
 	size_t n = strlen(s);
 	reserve(w, 4 * n + 2);
 	w->len += lp_escape(w->buf + w->len, s, n);
