@@ -1000,23 +1000,39 @@ static size_t format_u64(char *end, uint64_t v)
 	return (size_t)(end - p);
 }
 
+/* Decimal digits in v: from its bit length, corrected by one comparison. */
+static inline size_t count_digits(uint64_t v)
+{
+	static const uint64_t pow10[20] = {
+		1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+		100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL,
+		1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+		1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+		1000000000000000000ULL, 10000000000000000000ULL,
+	};
+	if (v < 10)
+		return 1;
+	int t = (64 - __builtin_clzll(v)) * 1233 >> 12;	/* log10(2) ~ 1233/4096 */
+	return (size_t)t + 1 - (v < pow10[t]);
+}
+
 static void put_int(struct lp_writer *w, int64_t v, int64_t none)
 {
-	/* Digits end at tmp + 24; a fixed 24-byte copy (a few stores, no call)
-	 * moves them, with slack after them that is overwritten later. */
-	char tmp[48];
 	if (v == none) {
 		put_raw(w, "\t-", 2);
 		return;
 	}
+	/* The digits go straight to their place: formatted elsewhere and
+	 * copied with wide loads, they stalled on store forwarding. */
 	uint64_t mag = v < 0 ? -(uint64_t)v : (uint64_t)v;
-	size_t n = format_u64(tmp + 24, mag);
-	reserve(w, 24 + 2);
-	w->buf[w->len++] = '\t';
+	size_t n = count_digits(mag);
+	reserve(w, n + 2);
+	char *d = w->buf + w->len;
+	*d++ = '\t';
 	if (v < 0)
-		w->buf[w->len++] = '-';
-	memcpy(w->buf + w->len, tmp + 24 - n, 24);
-	w->len += n;
+		*d++ = '-';
+	format_u64(d + n, mag);
+	w->len = (size_t)(d + n - w->buf);
 }
 
 static const char hex_pairs[513] =
