@@ -337,22 +337,35 @@ static void *reader_main(void *arg)
 
 /* --- per-thread state: held samples by time, kept spans by end ---------- */
 
+/* Each entry keeps its key (a sample's time, a span's end) beside the
+ * pointer: searches and sweeps read the deque's own array, not items that
+ * have long left the cache. */
+struct dq_ent {
+	int64_t key;
+	struct item *it;
+};
+
 struct deque {
-	struct item **v;
+	struct dq_ent *v;
 	size_t head, len, cap;	/* cap a power of two */
 };
 
 static inline struct item *dq_at(const struct deque *d, size_t i)
 {
-	return d->v[(d->head + i) & (d->cap - 1)];
+	return d->v[(d->head + i) & (d->cap - 1)].it;
+}
+
+static inline int64_t dq_key(const struct deque *d, size_t i)
+{
+	return d->v[(d->head + i) & (d->cap - 1)].key;
 }
 
 static void dq_grow(struct deque *d)
 {
 	size_t ncap = d->cap ? d->cap * 2 : 8;
-	struct item **nv = lp_reallocarray(NULL, ncap, sizeof(*nv));
+	struct dq_ent *nv = lp_reallocarray(NULL, ncap, sizeof(*nv));
 	for (size_t i = 0; i < d->len; i++)
-		nv[i] = dq_at(d, i);
+		nv[i] = d->v[(d->head + i) & (d->cap - 1)];
 	free(d->v);
 	d->v = nv;
 	d->head = 0;
@@ -367,11 +380,11 @@ static void dq_insert(struct deque *d, struct item *it, int64_t (*key)(const str
 		dq_grow(d);
 	int64_t k = key(it);
 	size_t pos = d->len;
-	while (pos > 0 && key(dq_at(d, pos - 1)) > k)
+	while (pos > 0 && dq_key(d, pos - 1) > k)
 		pos--;
 	for (size_t i = d->len; i > pos; i--)
-		d->v[(d->head + i) & (d->cap - 1)] = dq_at(d, i - 1);
-	d->v[(d->head + pos) & (d->cap - 1)] = it;
+		d->v[(d->head + i) & (d->cap - 1)] = d->v[(d->head + i - 1) & (d->cap - 1)];
+	d->v[(d->head + pos) & (d->cap - 1)] = (struct dq_ent){ k, it };
 	d->len++;
 }
 
@@ -384,13 +397,12 @@ static struct item *dq_shift(struct deque *d)
 }
 
 /* First index whose key is >= k (or > k when strict). */
-static size_t dq_lower(const struct deque *d, int64_t k, bool strict,
-		       int64_t (*key)(const struct item *))
+static size_t dq_lower(const struct deque *d, int64_t k, bool strict)
 {
 	size_t lo = 0, hi = d->len;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int64_t m = key(dq_at(d, mid));
+		int64_t m = dq_key(d, mid);
 		if (strict ? m <= k : m < k)
 			lo = mid + 1;
 		else
@@ -745,14 +757,14 @@ static int64_t prune_mark(const struct state *s)
  * spans no later sample can fall in; frees the thread when it is empty. */
 static void thr_sweep(struct state *s, struct thr *t, int64_t rel, int64_t prune)
 {
-	while (t->samples.len && sample_time(dq_at(&t->samples, 0)) < rel) {
+	while (t->samples.len && dq_key(&t->samples, 0) < rel) {
 		/* Held samples have left the cache by now: fetch ahead. */
 		if (t->samples.len > PREFETCH_AHEAD)
 			PREFETCH_ITEM(dq_at(&t->samples, PREFETCH_AHEAD), 0);
 		release(s, dq_shift(&t->samples));
 		s->held--;
 	}
-	while (t->spans.len && span_end(dq_at(&t->spans, 0)) < prune) {
+	while (t->spans.len && dq_key(&t->spans, 0) < prune) {
 		unref(dq_shift(&t->spans));
 		s->kept--;
 	}
@@ -789,11 +801,11 @@ static void on_sample(struct state *s, struct item *it)
 	struct thr *t = thr_get(s, smp->pid, smp->tid, true);
 	/* Kept spans enclosing t end after it, and no later than t plus the
 	 * longest span kept on the thread. */
-	size_t i = dq_lower(&t->spans, smp->time_ns, true, span_end);
+	size_t i = dq_lower(&t->spans, smp->time_ns, true);
 	for (; i < t->spans.len; i++) {
-		struct item *sp = dq_at(&t->spans, i);
-		if (sp->rec.span.end_ns - t->max_span_ns > smp->time_ns)
+		if (dq_key(&t->spans, i) - t->max_span_ns > smp->time_ns)
 			break;
+		struct item *sp = dq_at(&t->spans, i);
 		if (encloses(sp, it))
 			attach(s, it, sp);
 	}
@@ -834,11 +846,11 @@ static void on_span(struct state *s, struct item *it)
 		return;
 	}
 	it->refs = 1;
-	size_t i = dq_lower(&t->samples, sp->start_ns, false, sample_time);
+	size_t i = dq_lower(&t->samples, sp->start_ns, false);
 	for (; i < t->samples.len; i++) {
-		struct item *smp = dq_at(&t->samples, i);
-		if (smp->rec.sample.time_ns >= sp->end_ns)
+		if (dq_key(&t->samples, i) >= sp->end_ns)
 			break;
+		struct item *smp = dq_at(&t->samples, i);
 		if (encloses(it, smp))
 			attach(s, smp, it);
 	}
