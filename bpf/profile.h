@@ -64,6 +64,7 @@ enum lp_counter {
 	LP_CNT_RING_FULL,	/* samples lost: ring buffer full */
 	LP_CNT_SAMPLES,		/* samples taken */
 	LP_CNT_OFF_FULL,	/* off-CPU intervals lost: the per-thread map full */
+	LP_CNT_OFF_UNSEEN,	/* off-CPU intervals whose end no tracepoint reported */
 	LP_CNT_NR,
 };
 

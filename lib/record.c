@@ -58,6 +58,7 @@ struct lp_recorder {
 	uint64_t samples, ring_lost, ring_lost_written;
 	uint64_t unwind_failed, truncated, kstack_failed, ustack_failed;
 	uint64_t off_samples, off_lost, off_lost_written;
+	uint64_t off_unseen, off_unseen_written;
 	uint64_t last_time;
 	int64_t reaped_ns;
 	int64_t stop_ns;		/* when the off-CPU intervals were stopped */
@@ -580,6 +581,13 @@ static int flush_lost(struct lp_recorder *r)
 			return -1;
 		r->off_lost_written = lost;
 	}
+	lost = counter(r, LP_CNT_OFF_UNSEEN);
+	r->off_unseen = lost;
+	if (lost > r->off_unseen_written) {
+		if (write_lost(r, "offcpu-unseen", lost - r->off_unseen_written) < 0)
+			return -1;
+		r->off_unseen_written = lost;
+	}
 	return 0;
 }
 
@@ -689,15 +697,15 @@ void lp_recorder__summary(const struct lp_recorder *r)
 	lp_symbolizer__stats(r->sym, &st);
 	if (r->opts.mode == LP_RECORD_OFF) {
 		lp_error("%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (ring full), %" PRIu64
-			 " lost (map full), %" PRIu64 " truncated; %" PRIu64 " processes, %" PRIu64
-			 " modules symbolized",
-			 r->off_samples, r->ring_lost, r->off_lost, r->truncated, st.procs,
-			 st.modules);
+			 " lost (map full), %" PRIu64 " lost (end unreported), %" PRIu64
+			 " truncated; %" PRIu64 " processes, %" PRIu64 " modules symbolized",
+			 r->off_samples, r->ring_lost, r->off_lost, r->off_unseen, r->truncated,
+			 st.procs, st.modules);
 		return;
 	}
 	if (r->opts.mode == LP_RECORD_WALL)
-		lp_error("%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (map full)",
-			 r->off_samples, r->off_lost);
+		lp_error("%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (map full), %" PRIu64
+			 " lost (end unreported)", r->off_samples, r->off_lost, r->off_unseen);
 	lp_error("%" PRIu64 " samples (%s at %u Hz, %s), %" PRIu64 " lost (ring full), %" PRIu64
 		 " unwinds failed, %" PRIu64 " truncated; %" PRIu64 " processes, %" PRIu64
 		 " modules symbolized",

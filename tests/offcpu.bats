@@ -62,11 +62,14 @@ between() {
 	! head -1 "$TMP/off.lp" | grep -q 'period_ns='
 	# Every sample an off-CPU interval: event offcpu, state=blocked.
 	[ "$(awk -F'\t' '$1 == "sample" && ($7 != "offcpu" || $0 !~ /\tstate=blocked/)' "$TMP/off.lp" | wc -l)" -eq 0 ]
-	# A sleep whose timer fires while the thread, having armed it, still
-	# waits for a CPU never blocks: it was runnable (wall mode records it
-	# so).  On a loaded machine one or two of the 40 can go that way.
+	# Every sleep is an interval, or counted lost when the kernel reported
+	# neither its wakeup nor its switch-in (rare, see bpf/profile.bpf.c):
+	# said in a lost record and in the summary, never silent.
 	n=$(count "$TMP/off.lp" long_nap)
-	between "$n" 38 44
+	unseen=$(awk -F'\t' '$1 == "lost" && $3 == "offcpu-unseen" { s += $4 } END { print s + 0 }' "$TMP/off.lp")
+	[[ $stderr == *", $unseen lost (end unreported),"* ]]
+	between "$n" $((40 - unseen)) 44
+	[ "$unseen" -le 2 ]
 	w=$(weight "$TMP/off.lp" long_nap)
 	between "$w" 170000000 230000000
 	# Its stack: the wrapper's caller kept (libc has no frame pointers),
@@ -83,7 +86,8 @@ between() {
 		"$WORKLOADS/offsleep" 40 200
 	head -1 "$TMP/min.lp" | grep -q $'\tmin_block_ns=1000000'
 	[ "$(count "$TMP/min.lp" short_nap)" -eq 0 ]
-	between "$(count "$TMP/min.lp" long_nap)" 38 44
+	unseen=$(awk -F'\t' '$1 == "lost" && $3 == "offcpu-unseen" { s += $4 } END { print s + 0 }' "$TMP/min.lp")
+	between "$(count "$TMP/min.lp" long_nap)" $((40 - unseen)) 44
 	between "$(weight "$TMP/min.lp" long_nap)" 170000000 230000000
 	# No sample lighter than the bound.
 	[ "$(awk -F'\t' '$1 == "sample" && $8 < 1000000' "$TMP/min.lp" | wc -l)" -eq 0 ]
