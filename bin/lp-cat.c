@@ -60,11 +60,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 
 /* Foreign inputs have no header: give them one, so the output is a stream
  * from its first line. */
-static int write_foreign_header(struct lp_writer *w, const struct lp_reader *r)
+static int write_foreign_header(struct lp_writer *w)
 {
 	static const char attrs[] = "producer=lp-cat";
 	struct lp_header h = { LP_STREAM_VERSION, { attrs, sizeof(attrs) - 1 } };
-	(void)r;
 	return lp_writer__header(w, &h);
 }
 
@@ -93,7 +92,7 @@ int main(int argc, char **argv)
 				continue;
 			if (first && rec.kind != LP_REC_HEADER &&
 			    lp_reader__format(readers[i]) != LP_INPUT_LP &&
-			    write_foreign_header(w, readers[i]) < 0)
+			    write_foreign_header(w) < 0)
 				lp_write_failed(outname);
 			first = 0;
 			if (lp_writer__record(w, &rec) < 0)
