@@ -19,7 +19,10 @@ const volatile __u64 min_duration_ns = 0;
  * (an irq_work) costs more than the rest of a return probe.  The reader
  * also drains on a timer, so nothing waits longer than its poll period. */
 const volatile __u64 wakeup_bytes = 0;
-
+/* Set by the tracer when it stops: every program returns at once, so the
+ * open calls it then reads are those of the moment it stopped, neither
+ * popped nor pushed while the probes are being detached. */
+volatile __u32 stopped = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -185,6 +188,8 @@ static __always_inline void capture(struct pt_regs *ctx, const struct lp_trace_p
 SEC("uprobe")
 int lp_entry(struct pt_regs *ctx)
 {
+	if (stopped)
+		return 0;
 	__u32 id = bpf_get_attach_cookie(ctx);
 	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
 	if (!p)
@@ -209,13 +214,32 @@ int lp_entry(struct pt_regs *ctx)
 		st->tgid = tgid;
 		st->depth = 0;
 	}
+	/* The stack grows down: a recorded call below this entry's stack
+	 * pointer has returned without its return probe firing (longjmp, an
+	 * exception, a uretprobe the kernel did not install), and so has one
+	 * at the same stack pointer and return address.  A tail call has the
+	 * same stack pointer too, but its return address is already the
+	 * kernel's return trampoline: that frame stays. */
+	__u64 ret = 0;
+	bpf_probe_read_user(&ret, sizeof(ret), (void *)ctx->sp);
 	__u32 d = st->depth;
+	for (int i = 0; i < LP_TRACE_MAX_DEPTH; i++) {
+		if (d == 0 || d > LP_TRACE_MAX_DEPTH)
+			break;
+		struct lp_trace_frame *top = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
+		if (top->sp > ctx->sp || (top->sp == ctx->sp && top->ret != ret))
+			break;
+		d--;
+		count(LP_LOST_UNRETURNED);
+	}
+	st->depth = d;
 	if (d >= LP_TRACE_MAX_DEPTH) {
 		count(LP_LOST_DEPTH);
 		return 0;
 	}
 	struct lp_trace_frame *f = &st->frames[d & (LP_TRACE_MAX_DEPTH - 1)];
 	f->sp = ctx->sp;
+	f->ret = ret;
 	f->probe = id;
 	if (p->ncaps)
 		capture(ctx, p, f->vals, f->strs);
@@ -228,6 +252,8 @@ int lp_entry(struct pt_regs *ctx)
 SEC("uretprobe")
 int lp_return(struct pt_regs *ctx)
 {
+	if (stopped)
+		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	__u32 id = bpf_get_attach_cookie(ctx);
 	__u64 pt = bpf_get_current_pid_tgid();
@@ -252,6 +278,7 @@ int lp_return(struct pt_regs *ctx)
 		/* A deeper call that never returned (longjmp, an exception,
 		 * a uretprobe the kernel did not install): drop it. */
 		st->depth = d - 1;
+		count(LP_LOST_UNRETURNED);
 		f = 0;
 	}
 	if (!f)
@@ -299,6 +326,8 @@ int lp_return(struct pt_regs *ctx)
 SEC("uprobe")
 int lp_point(struct pt_regs *ctx)
 {
+	if (stopped)
+		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	__u32 id = bpf_get_attach_cookie(ctx);
 	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
@@ -335,6 +364,8 @@ static __always_inline int traced(__u64 pt)
 SEC("raw_tp/sys_enter")
 int lp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
+	if (stopped)
+		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
 	if (!traced(pt))
 		return 0;
@@ -366,6 +397,8 @@ int lp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sys_exit")
 int lp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
+	if (stopped)
+		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pt;
@@ -403,6 +436,8 @@ int lp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 SEC("tracepoint")
 int lp_tp(void *ctx)
 {
+	if (stopped)
+		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	__u64 pt = bpf_get_current_pid_tgid();
 	if (!traced(pt))

@@ -53,6 +53,7 @@ struct lp_trace_probe {
 struct lp_trace_frame {
 	unsigned long long ts;
 	unsigned long long sp;	/* the stack pointer at entry: it says which return is ours */
+	unsigned long long ret;	/* the return address at entry, before the kernel hijacks it */
 	unsigned int probe;
 	unsigned int pad;
 	unsigned long long vals[LP_TRACE_MAX_CAPS];
@@ -112,7 +113,8 @@ enum {
 	LP_LOST_RING = 0,	/* no room in the ring */
 	LP_LOST_DEPTH = 1,	/* nesting deeper than LP_TRACE_MAX_DEPTH */
 	LP_LOST_STACKS = 2,	/* no room for a new thread in "stacks" */
-	LP_NCOUNTERS = 3,
+	LP_LOST_UNRETURNED = 3,	/* calls whose return was never seen (longjmp...) */
+	LP_NCOUNTERS = 4,
 };
 
 #endif

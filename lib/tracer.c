@@ -37,7 +37,6 @@ struct lp_tracer {
 	struct trace_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
-	bool *is_ret;		/* links[i] is a uretprobe */
 	size_t nlinks;
 	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
 	uint64_t start_ns;	/* system calls starting earlier are not the target's */
@@ -116,11 +115,9 @@ int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid)
 	return 0;
 }
 
-static void add_link(struct lp_tracer *t, struct bpf_link *l, bool ret)
+static void add_link(struct lp_tracer *t, struct bpf_link *l)
 {
 	t->links = lp_reallocarray(t->links, t->nlinks + 1, sizeof(*t->links));
-	t->is_ret = lp_reallocarray(t->is_ret, t->nlinks + 1, sizeof(*t->is_ret));
-	t->is_ret[t->nlinks] = ret;
 	t->links[t->nlinks++] = l;
 }
 
@@ -233,24 +230,29 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 			lp_error_errno("probe '%s': cannot attach", pt->name);
 			return -1;
 		}
-		add_link(t, l, false);
+		add_link(t, l);
 		return 0;
 	}
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
-	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
-								   : t->skel->progs.lp_point;
-	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
-	if (!l)
-		goto fail;
-	add_link(t, l, false);
+	/* The return probe first: a call entered while only the entry probe
+	 * was attached would push a frame no return ever pops.  The other way
+	 * round, a return whose entry was not seen finds no frame of its own
+	 * and is ignored. */
 	if (pt->cfg.kind == LP_PROBE_ENTRY) {
 		uo.retprobe = true;
 		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path,
 						    pt->offset, &uo);
 		if (!l)
 			goto fail;
-		add_link(t, l, true);
+		add_link(t, l);
+		uo.retprobe = false;
 	}
+	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
+								   : t->skel->progs.lp_point;
+	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
+	if (!l)
+		goto fail;
+	add_link(t, l);
 	return 0;
 fail:
 	if (errno == EPERM || errno == EACCES)
@@ -470,9 +472,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 }
 
 /* Writes a lost record for each counter that grew since the last call. */
-static int write_lost(struct lp_tracer *t, struct lp_writer *w, bool depth)
+static int write_lost(struct lp_tracer *t, struct lp_writer *w)
 {
-	static const char *const what[LP_NCOUNTERS] = { "ring", "depth", "threads" };
+	static const char *const what[LP_NCOUNTERS] = { "ring", "depth", "threads", "unreturned" };
 	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
 	uint32_t k = 0;
 	int ret = 0;
@@ -485,8 +487,6 @@ static int write_lost(struct lp_tracer *t, struct lp_writer *w, bool depth)
 				continue;
 			struct lp_lost l = { lp_monotonic_ns(), what[c], sum - t->lost_seen[c] };
 			t->lost_seen[c] = sum;
-			if (c == LP_LOST_DEPTH && !depth)
-				continue;
 			t->lost_total += l.count;
 			if (lp_writer__lost(w, &l) < 0)
 				ret = -1;
@@ -546,23 +546,17 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 		lp_error_errno("reading the BPF ring buffer");
 		return -2;
 	}
-	if (write_lost(t, w, true) < 0)
+	if (write_lost(t, w) < 0)
 		return -1;
 	return (int)(t->count - before);
 }
 
-/* Return probes go first: with entries gone and returns still attached,
- * a deep recursion would unwind its open calls out of sight before the
- * end, instead of showing them as unfinished. */
 static void detach(struct lp_tracer *t)
 {
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < t->nlinks; i++) {
-			if (!t->links[i] || (pass == 0 && !t->is_ret[i]))
-				continue;
-			bpf_link__destroy(t->links[i]);
-			t->links[i] = NULL;
-		}
+	for (size_t i = 0; i < t->nlinks; i++) {
+		bpf_link__destroy(t->links[i]);
+		t->links[i] = NULL;
+	}
 	t->nlinks = 0;
 	for (int i = 0; i < 2; i++) {
 		bpf_link__destroy(t->sys_links[i]);
@@ -669,8 +663,8 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
 {
 	t->stop_ns = (uint64_t)lp_monotonic_ns();
-	if (write_lost(t, w, true) < 0)
-		return -1;
+	t->skel->bss->stopped = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	detach(t);
 	t->w = w;
 	ring_buffer__consume(t->rb);
@@ -680,9 +674,7 @@ int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
 	}
 	if (write_unfinished(t, w) < 0)
 		return -1;
-	/* Entries between the two detach passes may overflow a stack: those
-	 * are not losses of the traced period. */
-	return write_lost(t, w, false);
+	return write_lost(t, w);
 }
 
 void lp_tracer__set_start(struct lp_tracer *t)
@@ -706,7 +698,6 @@ void lp_tracer__free(struct lp_tracer *t)
 		return;
 	detach(t);
 	free(t->links);
-	free(t->is_ret);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	for (size_t i = 0; i < t->nprobes; i++) {
