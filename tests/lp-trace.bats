@@ -143,7 +143,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	"$WORKLOADS/fib" 20 100000 >/dev/null &
 	local target=$!
 	wait_exec "$target" "$WORKLOADS/fib"
-	lp-trace -o "$T/i.lp" fib -p "$target" 2>"$T/err" &
+	lp-trace -o "$T/i.lp" 'fib(n)' -p "$target" 2>"$T/err" &
 	local tracer=$!
 	sleep 1.5
 	ids=$(held_ids "$tracer")
@@ -159,7 +159,10 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	assert_output --partial "lp-stream	1	"
 	# every line a whole record; some finished spans; the open calls
 	# as unfinished spans with depths 0, 1, 2... on the target's thread
+	# (attached mid-recursion: depths count from the first call seen, so
+	# n + depth never passes 20, and no call is left unreturned)
 	run -0 awk -F'\t' '$1 == "span" && NF < 7 { bad++ } $1 !~ /^(lp-stream|span|lost)$/ { bad++ }
+		$1 == "span" && substr($8, 3) + $7 > 20 { bad++ } $1 == "lost" && $3 == "unreturned" { bad++ }
 		$1 == "span" && $3 != "-" { done++ } $1 == "span" && $3 == "-" { if ($7 != open++) bad++ }
 		END { print bad + 0, (done > 1000), open + 0 }' "$T/i.lp"
 	read -r bad many open <<<"$output"
