@@ -26,6 +26,8 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile __u64 min_block_ns = 0;
 /* --mode wall: time runnable but waiting for a CPU is sent too. */
 const volatile bool runnable_intervals = false;
+/* lp_scratch's slot for lp_rec_seed: the one past the CPUs'. */
+const volatile __u32 seed_slot = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -352,5 +354,100 @@ int BPF_PROG(lp_rec_wakeup, struct task_struct *p)
 
 	if (v && v->ev.state == LP_STATE_BLOCKED && !v->ev.wake_ns)
 		v->ev.wake_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* --mode off and wall, once at the start: target threads already off the
+ * CPU get the interval a switch-out would have given them, so a thread
+ * asleep since before the recording (a worker waiting on a queue, a lock
+ * held for seconds) is seen from the start, and all along if it never
+ * wakes.  Sleepable, to read another process's stack; a task iterator
+ * visits every thread.  Its stacks: the kernel's as the scheduler left it,
+ * the user's walked by frame pointers from the registers saved at the
+ * system call, and the top of it copied, as lp_rec_switch does. */
+SEC("iter.s/task")
+int lp_rec_seed(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (!task)
+		return 0;
+	__u32 tid = task->pid, tgid = task->tgid;
+	bool blocked = task->__state != 0;
+
+	if (!tid || task->on_cpu || (task->__state & LP_TASK_DEAD) ||
+	    (!blocked && !runnable_intervals))
+		return 0;
+	if (filter_pids && (!bpf_map_lookup_elem(&lp_pids, &tgid) ||
+			    task->flags & 0x00200000 /* PF_KTHREAD */))
+		return 0;
+	/* Its own slot past the CPUs': this program may sleep, and the
+	 * switch handler of its CPU then runs with that CPU's slot. */
+	__u32 slot = seed_slot;
+	struct lp_scratch *s = bpf_map_lookup_elem(&lp_scratch, &slot);
+
+	if (!s)
+		return 0;
+	s->ev.time_ns = bpf_ktime_get_ns();
+	s->ev.wake_ns = 0;
+	s->ev.weight_ns = 0;
+	s->ev.pid = tgid;
+	s->ev.tid = tid;
+	s->ev.cpu = task->thread_info.cpu;
+	s->ev.flags = 0;
+	s->ev.state = blocked ? LP_STATE_BLOCKED : LP_STATE_RUNNABLE;
+	s->ev.stack_bytes = 0;
+	s->ev.regs[0] = s->ev.regs[1] = s->ev.regs[2] = 0;
+	bpf_probe_read_kernel_str(s->ev.comm, sizeof(s->ev.comm), task->comm);
+	s->ev.kstack_bytes = 0;
+	if (kernel_stacks)
+		s->ev.kstack_bytes = bpf_get_task_stack(task, s->ev.kstack, sizeof(s->ev.kstack), 0);
+	s->ev.ustack_bytes = 0;
+	if (task->flags & 0x00200000 /* PF_KTHREAD */) {
+		s->ev.flags |= LP_EV_KERNEL_THREAD;
+	} else if (user_stacks) {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+		if (!regs)
+			goto out;
+		__u64 ip = regs->ip, sp = regs->sp, bp = regs->bp;
+
+		s->ev.regs[0] = ip;
+		s->ev.regs[1] = sp;
+		s->ev.regs[2] = bp;
+		/* What bpf_get_stack gives for the current task, which it
+		 * will not do for another: the ip, then each frame's return
+		 * address, following the saved frame pointers. */
+		s->ev.ustack[0] = ip;
+		__u32 n = 1;
+
+		for (int i = 1; i < LP_MAX_STACK_DEPTH; i++) {
+			__u64 frame[2];
+
+			if (!bp || bp & 7 ||
+			    bpf_copy_from_user_task(frame, sizeof(frame), (void *)bp, task, 0) ||
+			    !frame[1])
+				break;
+			s->ev.ustack[i] = frame[1];
+			n = i + 1;
+			if (frame[0] <= bp)	/* frames go up the stack */
+				break;
+			bp = frame[0];
+		}
+		s->ev.ustack_bytes = n * sizeof(__u64);
+		for (int i = 0; i < LP_OFF_STACK_COPY / LP_STACK_CHUNK; i++) {
+			if (bpf_copy_from_user_task(s->stack + i * LP_STACK_CHUNK, LP_STACK_CHUNK,
+						    (void *)(sp + i * LP_STACK_CHUNK), task, 0))
+				break;
+			s->ev.stack_bytes += LP_STACK_CHUNK;
+		}
+	}
+out:;
+	/* A thread that switched out since the switch handler was attached
+	 * has its own entry, which stays. */
+	long err = bpf_map_update_elem(&lp_off, &tid, s, BPF_NOEXIST);
+
+	if (err && err != -17 /* EEXIST */)
+		count(LP_CNT_OFF_FULL);
 	return 0;
 }

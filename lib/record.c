@@ -334,9 +334,19 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 	if (r->opts.kernel && ev->kstack_bytes > 0) {
 		size_t nk = ev->kstack_bytes / sizeof(__u64);
 
+		size_t leaf = 0;
+
 		if (nk > LP_MAX_STACK_DEPTH)
 			nk = LP_MAX_STACK_DEPTH;
-		for (size_t i = nk; i-- > 0;)
+		/* Off the CPU, every stack ends in the scheduler, and one taken
+		 * of a thread asleep before recording began (lp_rec_seed) has
+		 * those frames left out by the kernel: leave them out of all,
+		 * so one place of blocking is one stack, ending where the
+		 * thread chose to block. */
+		while (ev->state != LP_STATE_RUNNING && leaf < nk &&
+		       lp_symbolizer__in_scheduler(r->sym, ev->kstack[leaf] - (leaf > 0)))
+			leaf++;
+		for (size_t i = nk; i-- > leaf;)
 			r->frames[n++] = lp_symbolizer__kernel(r->sym, ev->kstack[i], i > 0);
 	}
 	lp_attrs_buf__add(&r->attrs, "unwind", r->opts.dwarf_bytes && !ev->state ? "dwarf" : "fp");
@@ -423,6 +433,29 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Threads already off the CPU get their interval from now (lp_rec_seed):
+ * run the task iterator once, reading it to its end. */
+static int seed_intervals(struct lp_recorder *r)
+{
+	struct bpf_link *link = bpf_program__attach_iter(r->skel->progs.lp_rec_seed, NULL);
+	int fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
+	char buf[64];
+	ssize_t n = 0;
+
+	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (fd < 0 || n < 0) {
+		lp_error_errno("cannot run the BPF task iterator");
+		if (fd >= 0)
+			close(fd);
+		bpf_link__destroy(link);
+		return -1;
+	}
+	close(fd);
+	bpf_link__destroy(link);
+	return 0;
+}
+
 struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct lp_writer *w)
 {
 	struct lp_recorder *r = lp_calloc(1, sizeof(*r));
@@ -482,12 +515,14 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	if (opts->mode == LP_RECORD_CPU) {
 		bpf_program__set_autoload(r->skel->progs.lp_rec_switch, false);
 		bpf_program__set_autoload(r->skel->progs.lp_rec_wakeup, false);
+		bpf_program__set_autoload(r->skel->progs.lp_rec_seed, false);
 	}
 	/* DWARF samples are big: a bigger ring, so a slow writer loses less. */
 	size_t ring = opts->ring_bytes ? opts->ring_bytes : opts->dwarf_bytes ? 32u << 20 : 4u << 20;
 	r->skel->rodata->wakeup_bytes = ring / 4;
 	bpf_map__set_max_entries(r->skel->maps.lp_ring, ring);
-	bpf_map__set_max_entries(r->skel->maps.lp_scratch, r->ncpus);
+	bpf_map__set_max_entries(r->skel->maps.lp_scratch, r->ncpus + 1);
+	r->skel->rodata->seed_slot = r->ncpus;
 	if (opts->npids == 0 || !opts->follow)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_fork, false);
 
@@ -541,6 +576,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 			lp_error_errno("cannot attach to sched_switch and sched_wakeup");
 			goto fail;
 		}
+		if (seed_intervals(r) < 0)
+			goto fail;
 	}
 	for (int i = 0; i < r->ncpus; i++)
 		if (r->perf_fds[i] >= 0)

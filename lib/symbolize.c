@@ -76,6 +76,7 @@ struct lp_symbolizer {
 	struct lp_hashmap symtabs;	/* build-id (or path) hash -> lp_symtab */
 	struct lp_hashmap cache;	/* (pid, addr) hash -> lp_cached */
 	struct lp_sym *ksyms;		/* kallsyms, sorted */
+	uint64_t sched_start, sched_end;	/* the scheduler's own code (.sched.text) */
 	size_t nksyms;
 	char *knames;
 	bool kloaded;
@@ -696,6 +697,10 @@ static void kallsyms_load(struct lp_symbolizer *s)
 		mod = strchr(name, '\t');
 		if (mod)
 			*mod++ = 0;
+		if (!mod && !strcmp(name, "__sched_text_start"))
+			s->sched_start = addr;
+		else if (!mod && !strcmp(name, "__sched_text_end"))
+			s->sched_end = addr;
 		if (s->nksyms == alloc) {
 			alloc = alloc ? 2 * alloc : 65536;
 			s->ksyms = lp_reallocarray(s->ksyms, alloc, sizeof(*s->ksyms));
@@ -816,6 +821,13 @@ void lp_symbolizer__load_kernel(struct lp_symbolizer *s)
 {
 	if (!s->kloaded)
 		kallsyms_load(s);
+}
+
+bool lp_symbolizer__in_scheduler(struct lp_symbolizer *s, uint64_t addr)
+{
+	if (!s->kloaded)
+		kallsyms_load(s);
+	return addr >= s->sched_start && addr < s->sched_end;
 }
 
 void lp_symbolizer__set_raw(struct lp_symbolizer *s, bool raw)

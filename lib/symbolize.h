@@ -59,6 +59,10 @@ void lp_symbolizer__load_kernel(struct lp_symbolizer *s);
 
 const struct lp_frame *lp_symbolizer__kernel(struct lp_symbolizer *s, uint64_t addr,
 					     bool ret);
+/* addr is in the scheduler's own functions (schedule, __schedule,
+ * do_nanosleep...: the kernel's .sched.text), which /proc/PID/stack and
+ * bpf_get_task_stack leave out of a sleeping task's stack. */
+bool lp_symbolizer__in_scheduler(struct lp_symbolizer *s, uint64_t addr);
 
 /* pid exec'd a new program: forget its modules and cached addresses. */
 void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid);

@@ -8,6 +8,7 @@
 bats_require_minimum_version 1.5.0
 load helpers/common
 load helpers/bpf
+load_bats_libs
 
 setup() {
 	TMP=$(mktemp -d)
@@ -73,8 +74,10 @@ between() {
 	w=$(weight "$TMP/off.lp" long_nap)
 	between "$w" 170000000 230000000
 	# Its stack: the wrapper's caller kept (libc has no frame pointers),
-	# down to the kernel's schedule.
-	lp-collapse "$TMP/off.lp" | grep -q ';main;long_nap;nap_ns;.*;schedule;__schedule '
+	# down to where the kernel chose to block, the scheduler left out.
+	run -0 lp-collapse "$TMP/off.lp"
+	assert_line --regexp ';main;long_nap;nap_ns;.*;hrtimer_nanosleep [0-9]+$'
+	refute_output --regexp ';(__)?schedule[; ]'
 }
 
 @test "--min-block drops shorter blocks in the kernel, keeps the long ones whole" {
@@ -157,8 +160,8 @@ between() {
 		sleep 1.5
 		progs=$(held_ids "$rec" prog_id)
 		links=$(held_ids "$rec" link_id)
-		# wall: sampler, exec, fork, switch, wakeup; off: no sampler.
-		[ "$(wc -w <<<"$progs")" -eq "$([ $mode = wall ] && echo 5 || echo 4)" ]
+		# wall: sampler, exec, fork, switch, wakeup, seed; off: no sampler.
+		[ "$(wc -w <<<"$progs")" -eq "$([ $mode = wall ] && echo 6 || echo 5)" ]
 		kill -INT "$rec"
 		st=0
 		wait "$rec" || st=$?
@@ -173,6 +176,29 @@ between() {
 	kill -0 "$BG"
 	# cpu mode still loads no scheduler program.
 	! grep -q $'\tstate=' <(lp-record -d 0.5 -p "$BG" 2>/dev/null)
+}
+
+@test "threads asleep since before the recording are seen from its start, whole stacks" {
+	require_root
+	# 4 threads (main included) in sleeper_wait for 30 s: none wakes, none
+	# switches while lp-record runs; each is 1 s of blocked time
+	"$WORKLOADS/sleepers" -t 4 -p 30000000 >"$TMP/out" &
+	BG=$!
+	for i in $(seq 100); do grep -q '^ready' "$TMP/out" && break; sleep 0.05; done
+	grep -q '^ready' "$TMP/out"
+	sleep 0.2
+	for mode in off wall; do
+		run -0 lp-record --mode "$mode" -d 1 -p "$BG" -o "$TMP/$mode.lp"
+		run -0 awk -F'\t' '$1 == "sample" { n++; if (!($4 in tids)) t++; tids[$4] = 1
+			if ($0 !~ /\tstate=blocked/) bad++ } END { print n + 0, t + 0, bad + 0 }' "$TMP/$mode.lp"
+		assert_output "4 4 0"
+		between "$(weight "$TMP/$mode.lp" sleeper_wait)" 3.9e9 4.2e9
+		# every stack whole: from main or start_thread down to the syscall
+		run -0 lp-collapse "$TMP/$mode.lp"
+		[ "${#lines[@]}" -eq 2 ]
+		assert_line --regexp '^sleepers;([^;]*;)?main;sleeper_loop;sleeper_wait;[^ ]*clock_nanosleep;[^ ]*;hrtimer_nanosleep [0-9]+$'
+		assert_line --regexp '^sleepers;([^;]*;)?start_thread;sleeper_thread;sleeper_loop;sleeper_wait;[^ ]*clock_nanosleep;[^ ]*;hrtimer_nanosleep [0-9]+$'
+	done
 }
 
 @test "off and wall usage errors; lp-diff refuses to mix modes" {
