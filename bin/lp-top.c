@@ -208,7 +208,7 @@ static void format_seconds(char *buf, size_t size, int64_t ns)
 static void draw(FILE *out, const struct options *o, bool terminal, bool at_end,
 		 const char *outname)
 {
-	char title[160], mode[64], at[32];
+	char title[192], mode[64], at[32];
 	struct lp_top_report_opts ro = {
 		.nfuncs = o->nfuncs < 0 ? 20 : o->nfuncs,
 		.nstacks = o->nstacks < 0 ? 10 : o->nstacks,
