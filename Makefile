@@ -37,7 +37,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all deps check-deps test demo bench install clean FORCE
+.PHONY: all deps check-deps test demo bench fuzz install clean FORCE
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wvla
 ifeq ($(WERROR),1)
@@ -55,8 +55,18 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c))
 EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
+# Fuzz targets (tests/fuzz/, but the driver): in `all`, each linked with the
+# plain driver for the suite's run over its corpus; `make fuzz` builds them
+# with libFuzzer and sanitizers and fuzzes for FUZZ_SECONDS each.
+FUZZ_TARGETS := $(filter-out driver,$(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/*.c)))
+FUZZ_DRIVEN := $(patsubst %,$(O)/tests/fuzz/%,$(FUZZ_TARGETS))
+FUZZ_O := $(O)-fuzz
+FUZZ_SECONDS ?= 60
+# memcpy(dst, NULL, 0) and NULL + 0 are left to C23, which defines them.
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize=nonnull-attribute,pointer-overflow \
+	-fno-sanitize-recover=undefined
 
-all: check-pkgs $(PROGS) $(WORKLOADS) $(EXAMPLES)
+all: check-pkgs $(PROGS) $(WORKLOADS) $(EXAMPLES) $(FUZZ_DRIVEN)
 
 # Fail early, naming the package, rather than with a missing header.
 .PHONY: check-pkgs
@@ -121,6 +131,12 @@ $(O)/tests/workloads/%: tests/workloads/%.c $(O)/flags
 	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline $$(sed -n '1s|^/\* cflags: \(.*\) \*/$$|\1|p' $<) $< -o $@ -lpthread -lm
 
+$(O)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/driver.c $(O)/liblp.a $(O)/flags
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) $< tests/fuzz/driver.c $(O)/liblp.a \
+		$(LP_LDLIBS) -o $@
+
 $(O)/examples/%: examples/%.c $(O)/flags
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
@@ -156,6 +172,20 @@ bench: check-deps
 demo: check-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)O=$(O) examples/demo.sh
+
+# New inputs a run finds go to $(FUZZ_O)/corpus/TARGET; one that fails is
+# left as crash-* in the current directory, to be copied into
+# tests/fuzz/corpus/TARGET/ with its fix.
+fuzz: check-deps
+	$(Q)$(MAKE) --no-print-directory O=$(FUZZ_O) CC=$(CLANG) \
+		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_O)/liblp.a
+	$(Q)for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_O)/corpus/$$t && \
+	  $(CLANG) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) $(LP_CFLAGS) tests/fuzz/$$t.c \
+	    $(FUZZ_O)/liblp.a $(LP_LDLIBS) -o $(FUZZ_O)/fuzz-$$t && \
+	  $(FUZZ_O)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	    $(FUZZ_O)/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 $(DESTDIR)$(mandir)/man7

@@ -777,7 +777,8 @@ static void cache_insert(struct lp_perfscript *ps, size_t slot, uint64_t hv, con
 	memcpy(e->key, key, klen);
 	e->key[klen] = (char)jf;
 	grow((void **)&e->frames, &e->fcap, n ? n : 1, sizeof(*e->frames));
-	memcpy(e->frames, f, n * sizeof(*e->frames));
+	if (n)
+		memcpy(e->frames, f, n * sizeof(*e->frames));
 	e->hash = hv;
 	e->len = klen;
 	e->nframes = n;

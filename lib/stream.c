@@ -137,7 +137,8 @@ const struct lp_stack *lp_dict__stack(struct lp_dict *d,
 		return s;
 	s = arena_alloc(d, sizeof(*s));
 	const struct lp_frame **copy = arena_alloc(d, n * sizeof(*copy));
-	memcpy(copy, frames, n * sizeof(*copy));
+	if (n)
+		memcpy(copy, frames, n * sizeof(*copy));
 	s->id = id;
 	s->nframes = n;
 	s->frames = copy;

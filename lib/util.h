@@ -92,7 +92,8 @@ static inline uint64_t lp_cache_hash(const char *s, size_t n, unsigned char extr
 		i += 8;
 	}
 	uint64_t w = 0;
-	memcpy(&w, s + i, n - i);
+	if (n > i)
+		memcpy(&w, s + i, n - i);
 	b = (b ^ w) * 0xff51afd7ed558ccdULL;
 	uint64_t h = (a ^ (b >> 29) ^ (b << 35)) * 0xc4ceb9fe1a85ec53ULL;
 	return h ^ (h >> 32);
