@@ -91,7 +91,7 @@ static void on_signal(int sig)
 
 static int parse_call_graph(const char *arg, uint32_t *bytes)
 {
-	const char *why;
+	const char *why = NULL;
 	uint64_t v;
 
 	if (!strcmp(arg, "fp")) {
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 	struct lp_recorder *r = NULL;
 	struct lp_writer *w;
 	FILE *out;
-	const char *why;
+	const char *why = NULL;
 	int64_t i64;
 	int c, status = 0;
 

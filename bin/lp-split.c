@@ -253,8 +253,10 @@ int main(int argc, char **argv)
 		lp_error("--percentile and --threshold cannot be combined");
 		return 2;
 	}
-	qsort(pcts, npcts, sizeof(*pcts), cmp_double);
-	qsort(ths, nths, sizeof(*ths), cmp_i64);
+	if (npcts)
+		qsort(pcts, npcts, sizeof(*pcts), cmp_double);
+	if (nths)
+		qsort(ths, nths, sizeof(*ths), cmp_i64);
 	for (size_t i = 1; i < npcts; i++)
 		if (pcts[i] == pcts[i - 1])
 			return bad("--percentile", "", "a cut point is given twice");

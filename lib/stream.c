@@ -626,6 +626,10 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 	char *f[10], *rest;
 	size_t rest_len, n;
 
+	/* Every CR before the LF, not only CRLF's: an unknown line goes out
+	 * as it came, and must read back the same. */
+	while (len && line[len - 1] == '\r')
+		line[--len] = '\0';
 	rec->line = line;
 	rec->len = len;
 	if (len == 0 || line[0] == '#' || !lp_sniff(line, len)) {
