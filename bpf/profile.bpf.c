@@ -223,6 +223,25 @@ static __always_inline void send(struct lp_off_sample *v)
 		count(LP_CNT_RING_FULL);
 }
 
+/* An off-CPU interval of task t, from now, before its stacks are taken. */
+static __always_inline void off_start(struct lp_sample_event *ev, struct task_struct *t,
+				      __u64 now, __u32 cpu, bool blocked)
+{
+	ev->time_ns = now;
+	ev->wake_ns = 0;
+	ev->weight_ns = 0;
+	ev->pid = t->tgid;
+	ev->tid = t->pid;
+	ev->cpu = cpu;
+	ev->flags = 0;
+	ev->state = blocked ? LP_STATE_BLOCKED : LP_STATE_RUNNABLE;
+	ev->stack_bytes = 0;
+	ev->regs[0] = ev->regs[1] = ev->regs[2] = 0;
+	bpf_probe_read_kernel_str(ev->comm, sizeof(ev->comm), t->comm);
+	ev->kstack_bytes = 0;
+	ev->ustack_bytes = 0;
+}
+
 /* --mode off and wall.  A target thread switched out: its stacks now (it is
  * current until the switch is done, so bpf_get_stack sees its kernel stack
  * in schedule() and its user stack through its saved registers), kept by tid
@@ -298,25 +317,13 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 
 	if (!s)
 		return 0;
-	s->ev.time_ns = now;
-	s->ev.wake_ns = 0;
-	s->ev.weight_ns = 0;
-	s->ev.pid = ptgid;
-	s->ev.tid = ptid;
-	s->ev.cpu = cpu;
-	s->ev.flags = 0;
-	s->ev.state = blocked ? LP_STATE_BLOCKED : LP_STATE_RUNNABLE;
-	s->ev.stack_bytes = 0;
-	s->ev.regs[0] = s->ev.regs[1] = s->ev.regs[2] = 0;
-	bpf_probe_read_kernel_str(s->ev.comm, sizeof(s->ev.comm), prev->comm);
-	s->ev.kstack_bytes = 0;
+	off_start(&s->ev, prev, now, cpu, blocked);
 	if (kernel_stacks) {
 		/* Skips the two leaf frames that are the tracing itself (the BPF
 		 * program and bpf_trace_run4): the stack ends in __schedule. */
 		n = bpf_get_stack(ctx, s->ev.kstack, sizeof(s->ev.kstack), 2 & BPF_F_SKIP_FIELD_MASK);
 		s->ev.kstack_bytes = n;
 	}
-	s->ev.ustack_bytes = 0;
 	if (prev->flags & 0x00200000 /* PF_KTHREAD */) {
 		s->ev.flags |= LP_EV_KERNEL_THREAD;
 	} else if (user_stacks) {
@@ -388,21 +395,9 @@ int lp_rec_seed(struct bpf_iter__task *ctx)
 
 	if (!s)
 		return 0;
-	s->ev.time_ns = bpf_ktime_get_ns();
-	s->ev.wake_ns = 0;
-	s->ev.weight_ns = 0;
-	s->ev.pid = tgid;
-	s->ev.tid = tid;
-	s->ev.cpu = task->thread_info.cpu;
-	s->ev.flags = 0;
-	s->ev.state = blocked ? LP_STATE_BLOCKED : LP_STATE_RUNNABLE;
-	s->ev.stack_bytes = 0;
-	s->ev.regs[0] = s->ev.regs[1] = s->ev.regs[2] = 0;
-	bpf_probe_read_kernel_str(s->ev.comm, sizeof(s->ev.comm), task->comm);
-	s->ev.kstack_bytes = 0;
+	off_start(&s->ev, task, bpf_ktime_get_ns(), task->thread_info.cpu, blocked);
 	if (kernel_stacks)
 		s->ev.kstack_bytes = bpf_get_task_stack(task, s->ev.kstack, sizeof(s->ev.kstack), 0);
-	s->ev.ustack_bytes = 0;
 	if (task->flags & 0x00200000 /* PF_KTHREAD */) {
 		s->ev.flags |= LP_EV_KERNEL_THREAD;
 	} else if (user_stacks) {
