@@ -24,7 +24,7 @@ DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
 	libtraceevent-dev zlib1g-dev bpftool
 # nodejs: the machine's own build ships npm (Debian's npm package conflicts with it).
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
-	procps util-linux binutils gawk tmux python3 gdb elfutils man-db
+	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
 
 ifeq ($(V),1)
