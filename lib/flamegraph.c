@@ -373,6 +373,17 @@ static void put_text(struct out *o, const char *s)
 	put_escaped(o, s, strlen(s), SIZE_MAX);
 }
 
+int lp_svg_put_text(FILE *f, const char *s)
+{
+	struct out o = { f, 0 };
+	put_text(&o, s);
+	if (o.err) {
+		errno = o.err;
+		return -1;
+	}
+	return 0;
+}
+
 /* A count as people read it: integers with thousands separators, other
  * values with up to 2 decimals. */
 static void format_count(char *buf, size_t size, double v)

@@ -47,4 +47,10 @@ struct lp_flamegraph_opts {
 int lp_flamegraph__write(FILE *out, struct lp_profile *profile,
 			 const struct lp_flamegraph_opts *opts);
 
+/* Writes s as SVG text or an attribute value, escaped as frame names are:
+ * XML's five special characters as entities, invalid UTF-8 and control
+ * bytes as \xHH (XML cannot carry them), so any title gives a well-formed
+ * file.  For the other SVG writers (heatmap.c).  0, or -1 with errno set. */
+int lp_svg_put_text(FILE *f, const char *s);
+
 #endif
