@@ -1,7 +1,8 @@
 /* lp-collapse - aggregate samples (lp streams, `perf script` text, folded
  * stacks) into one profile and write it as folded stacks (byte-identical to
  * FlameGraph's stackcollapse-perf.pl, option for option), speedscope JSON,
- * an SVG flame graph, or for spans a latency table.
+ * an SVG flame graph, pprof, flamescope's sub-second heatmap, a trace-event
+ * timeline, or for spans a latency table.
  *
  * Samples are summed by (stack, comm, PID/TID) as they arrive and each
  * distinct key is formatted once per input, so memory grows with distinct
@@ -10,9 +11,11 @@
  * output behind. */
 #include "flamegraph.h"
 #include "folded.h"
+#include "heatmap.h"
 #include "inputs.h"
 #include "latency.h"
 #include "perfscript.h"
+#include "pprof.h"
 #include "profile.h"
 #include "speedscope.h"
 #include "stream.h"
@@ -30,6 +33,9 @@ enum out_format {
 	FMT_SVG,
 	FMT_LATENCY,
 	FMT_TRACE_EVENT,
+	FMT_PPROF,
+	FMT_HEATMAP,
+	FMT_HEATMAP_TSV,
 };
 
 static const char *const format_names[] = {
@@ -38,6 +44,9 @@ static const char *const format_names[] = {
 	[FMT_SVG] = "svg",
 	[FMT_LATENCY] = "latency",
 	[FMT_TRACE_EVENT] = "trace-event",
+	[FMT_PPROF] = "pprof",
+	[FMT_HEATMAP] = "heatmap",
+	[FMT_HEATMAP_TSV] = "heatmap-tsv",
 };
 
 struct options {
@@ -49,6 +58,7 @@ struct options {
 	const char *group;		/* keep samples whose group= is this */
 	bool inlines, context;		/* --inline, --context (perf script) */
 	bool human;			/* latency: log2 histograms */
+	int rows;			/* heatmap: cells a second */
 	const char *title;		/* svg */
 	struct lp_flamegraph_opts svg;	/* svg: the other settings */
 };
@@ -64,8 +74,11 @@ static void usage(FILE *f, int status)
 		"\n"
 		"  -o, --output FILE       write to FILE instead of stdout\n"
 		"  -f, --input-format F    auto (default), lp, perf or folded\n"
-		"  -F, --format F          folded (default), speedscope, svg, latency or\n"
-		"                          trace-event (Chrome/Perfetto JSON timeline)\n"
+		"  -F, --format F          folded (default), speedscope, svg, latency,\n"
+		"                          trace-event (Chrome/Perfetto JSON timeline),\n"
+		"                          pprof (gzipped profile.proto), heatmap (SVG:\n"
+		"                          samples by second and sub-second offset) or\n"
+		"                          heatmap-tsv (its cells as text)\n"
 		"\n"
 		"Folded output, as stackcollapse-perf.pl's options of the same names:\n"
 		"      --pid               first frame comm-PID\n"
@@ -81,12 +94,13 @@ static void usage(FILE *f, int status)
 		"      --context           with --inline: func:file:line\n"
 		"\n"
 		"  -g, --group NAME        keep only samples labelled group=NAME (lp-split)\n"
-		"      --title TEXT        svg: the title\n"
+		"      --title TEXT        svg and heatmap: the title\n"
 		"      --subtitle TEXT     svg: a second line under the title\n"
 		"      --width PX          svg: image width (default 1200)\n"
 		"      --min-width PX      svg: omit frames narrower than PX (default 0.1)\n"
 		"      --inverted          svg: an icicle graph (roots at the top)\n"
 		"      --human             latency: log2 histograms instead of the table\n"
+		"      --rows N            heatmap: cells a second (default 50: 20 ms)\n"
 		"  -h, --help              show this help\n"
 		"      --version           show the version\n");
 	exit(status);
@@ -94,7 +108,7 @@ static void usage(FILE *f, int status)
 
 enum {
 	OPT_EVENT = 256, OPT_INLINE, OPT_CONTEXT, OPT_HUMAN, OPT_TITLE, OPT_VERSION,
-	OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_INVERTED,
+	OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_INVERTED, OPT_ROWS,
 };
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -114,6 +128,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
+		{ "rows", required_argument, NULL, OPT_ROWS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -132,8 +147,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 				if (!strcmp(optarg, format_names[v]))
 					break;
 			if (v == (int)(sizeof(format_names) / sizeof(*format_names))) {
-				lp_error("unknown format '%s' (folded, speedscope, svg, latency, trace-event)",
-					 optarg);
+				lp_error("unknown format '%s' (folded, speedscope, svg, latency, "
+					 "trace-event, pprof, heatmap, heatmap-tsv)", optarg);
 				usage(stderr, 2);
 			}
 			o->format = v;
@@ -165,6 +180,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		}
 		case OPT_INVERTED: o->svg.inverted = true; break;
+		case OPT_ROWS: {
+			int64_t r;
+			const char *why;
+			if (lp_parse_i64(optarg, 1, 1000, &r, &why) < 0) {
+				lp_error("--rows '%s': %s (1 to 1000 cells a second)", optarg, why);
+				usage(stderr, 2);
+			}
+			o->rows = (int)r;
+			break;
+		}
 		case 'h': usage(stdout, 0); break;
 		case OPT_VERSION: lp_print_version(); break;
 		default:
@@ -217,7 +242,7 @@ static int write_folded(FILE *out, struct lp_profile *p)
 
 int main(int argc, char **argv)
 {
-	struct options o = { .input = LP_INPUT_AUTO, .format = FMT_FOLDED };
+	struct options o = { .input = LP_INPUT_AUTO, .format = FMT_FOLDED, .rows = LP_HEATMAP_ROWS };
 	lp_init(argc, argv);
 	lp_read_through_first_sigint();
 	parse_options(argc, argv, &o);
@@ -243,6 +268,9 @@ int main(int argc, char **argv)
 	struct lp_profile *profile = lp_profile__new();
 	struct lp_folded_agg *agg = lp_folded_agg__new(&o.folded);
 	struct lp_latency *lat = o.format == FMT_LATENCY ? lp_latency__new() : NULL;
+	struct lp_pprof *pprof = o.format == FMT_PPROF ? lp_pprof__new() : NULL;
+	bool heat_fmt = o.format == FMT_HEATMAP || o.format == FMT_HEATMAP_TSV;
+	struct lp_heatmap *heat = heat_fmt ? lp_heatmap__new(o.rows) : NULL;
 	struct filter filt = { .o = &o };
 	int status = 0;
 	/* trace-event streams: events are written as records arrive (every
@@ -268,8 +296,22 @@ int main(int argc, char **argv)
 				    lp_tracejson__record(trace, &rec) < 0)
 					lp_write_failed(o.output ? o.output : "stdout");
 			} else if (rec.kind == LP_REC_SAMPLE) {
-				if (!lat && keep_sample(&filt, &rec.sample))
+				const char *why = NULL;
+				if (lat || !keep_sample(&filt, &rec.sample))
+					continue;
+				if (pprof) {
+					lp_pprof__add(pprof, &rec.sample);
+				} else if (heat) {
+					if (lp_heatmap__add(heat, &rec.sample, &why) < 0) {
+						lp_reader__error(r, "%s", why);
+						rc = -1;
+						break;
+					}
+				} else {
 					lp_folded_agg__add(agg, &rec.sample);
+				}
+			} else if (rec.kind == LP_REC_HEADER && pprof) {
+				lp_pprof__header(pprof, &rec.header);
 			} else if (rec.kind == LP_REC_SPAN && lat) {
 				const char *why = NULL;
 				if (lp_latency__add(lat, &rec.span, &why) < 0) {
@@ -318,6 +360,15 @@ int main(int argc, char **argv)
 			break;
 		case FMT_TRACE_EVENT:	/* written as the records came */
 			break;
+		case FMT_PPROF:
+			wr = lp_pprof__write(pprof, out);
+			break;
+		case FMT_HEATMAP:
+			wr = lp_heatmap__write_svg(heat, out, o.title);
+			break;
+		case FMT_HEATMAP_TSV:
+			wr = lp_heatmap__write_tsv(heat, out);
+			break;
 		}
 		if (wr < 0)
 			lp_write_failed(o.output ? o.output : "stdout");
@@ -325,6 +376,8 @@ int main(int argc, char **argv)
 			status = 1;
 	}
 	lp_latency__free(lat);
+	lp_pprof__free(pprof);
+	lp_heatmap__free(heat);
 	lp_folded_agg__free(agg);
 	lp_profile__free(profile);
 	free(filt.event);
