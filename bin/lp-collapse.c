@@ -21,8 +21,11 @@
 #include "stream.h"
 #include "tracejson.h"
 #include "util.h"
+#include "window.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +62,8 @@ struct options {
 	bool inlines, context;		/* --inline, --context (perf script) */
 	bool human;			/* latency: log2 histograms */
 	int rows;			/* heatmap: cells a second */
+	int64_t last_ns, half_life_ns;	/* recent samples only (lib/window.h) */
+	int64_t every_ns;		/* rewrite -o FILE this often, in stream time */
 	const char *title;		/* svg */
 	struct lp_flamegraph_opts svg;	/* svg: the other settings */
 };
@@ -94,6 +99,10 @@ static void usage(FILE *f, int status)
 		"      --context           with --inline: func:file:line\n"
 		"\n"
 		"  -g, --group NAME        keep only samples labelled group=NAME (lp-split)\n"
+		"      --last DUR          only the samples of the last DUR of stream time\n"
+		"      --half-life DUR     weights halve with each DUR of age\n"
+		"      --every DUR         with -o FILE: rewrite FILE every DUR of stream\n"
+		"                          time (live input); folded, speedscope, svg\n"
 		"      --title TEXT        svg and heatmap: the title\n"
 		"      --subtitle TEXT     svg: a second line under the title\n"
 		"      --width PX          svg: image width (default 1200)\n"
@@ -108,7 +117,8 @@ static void usage(FILE *f, int status)
 
 enum {
 	OPT_EVENT = 256, OPT_INLINE, OPT_CONTEXT, OPT_HUMAN, OPT_TITLE, OPT_VERSION,
-	OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_INVERTED, OPT_ROWS,
+	OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_INVERTED, OPT_ROWS, OPT_LAST,
+	OPT_HALF_LIFE, OPT_EVERY,
 };
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -129,6 +139,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "rows", required_argument, NULL, OPT_ROWS },
+		{ "last", required_argument, NULL, OPT_LAST },
+		{ "half-life", required_argument, NULL, OPT_HALF_LIFE },
+		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -190,6 +203,20 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->rows = (int)r;
 			break;
 		}
+		case OPT_LAST:
+		case OPT_HALF_LIFE:
+		case OPT_EVERY: {
+			int64_t ns;
+			const char *why = "must be positive";
+			if (lp_parse_duration(optarg, &ns, &why) < 0 || ns <= 0) {
+				lp_error("--%s '%s': %s", c == OPT_LAST ? "last" :
+					 c == OPT_EVERY ? "every" : "half-life", optarg, why);
+				usage(stderr, 2);
+			}
+			*(c == OPT_LAST ? &o->last_ns : c == OPT_EVERY ? &o->every_ns :
+			  &o->half_life_ns) = ns;
+			break;
+		}
 		case 'h': usage(stdout, 0); break;
 		case OPT_VERSION: lp_print_version(); break;
 		default:
@@ -199,6 +226,20 @@ static void parse_options(int argc, char **argv, struct options *o)
 	}
 	if (o->event_filter && !o->event_filter[0])
 		o->event_filter = NULL;	/* the script treats "" as no filter */
+	bool windowed = o->last_ns || o->half_life_ns || o->every_ns;
+	if (windowed && o->format != FMT_FOLDED && o->format != FMT_SPEEDSCOPE &&
+	    o->format != FMT_SVG) {
+		lp_error("--last, --half-life and --every make folded, speedscope or svg output");
+		usage(stderr, 2);
+	}
+	if (o->last_ns && o->half_life_ns) {
+		lp_error("--last and --half-life cannot be combined");
+		usage(stderr, 2);
+	}
+	if (o->every_ns && (!o->output || !strcmp(o->output, "-"))) {
+		lp_error("--every rewrites a file: give it with -o");
+		usage(stderr, 2);
+	}
 }
 
 /* The sample filters: the event (stackcollapse-perf.pl keeps the first event
@@ -240,6 +281,43 @@ static int write_folded(FILE *out, struct lp_profile *p)
 	return 0;
 }
 
+/* The formats written from an aggregated profile. */
+static int write_aggregate(const struct options *o, FILE *out, struct lp_profile *p)
+{
+	switch (o->format) {
+	case FMT_SPEEDSCOPE: {
+		struct lp_speedscope_opts so = { .name = "lp-collapse" };
+		return lp_speedscope__write(out, p, &so);
+	}
+	case FMT_SVG: {
+		struct lp_flamegraph_opts fo = o->svg;
+		fo.title = o->title;
+		return lp_flamegraph__write(out, p, &fo);
+	}
+	default:
+		return write_folded(out, p);
+	}
+}
+
+/* --every: the view so far replaces the output, written beside it and
+ * renamed over it, so whoever reads it never sees half a file. */
+static void rewrite_output(const struct options *o, struct lp_window *win)
+{
+	size_t len = strlen(o->output) + sizeof(".tmp");
+	char *tmp = lp_malloc(len);
+	snprintf(tmp, len, "%s.tmp", o->output);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		lp_die(1, "cannot write '%s': %s", tmp, strerror(errno));
+	struct lp_profile *view = lp_window__view(win);
+	if (write_aggregate(o, f, view) < 0 || lp_close_output(f, tmp) < 0)
+		lp_write_failed(tmp);
+	if (rename(tmp, o->output) < 0)
+		lp_die(1, "cannot rename '%s' to '%s': %s", tmp, o->output, strerror(errno));
+	lp_profile__free(view);
+	free(tmp);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .input = LP_INPUT_AUTO, .format = FMT_FOLDED, .rows = LP_HEATMAP_ROWS };
@@ -269,6 +347,10 @@ int main(int argc, char **argv)
 	struct lp_folded_agg *agg = lp_folded_agg__new(&o.folded);
 	struct lp_latency *lat = o.format == FMT_LATENCY ? lp_latency__new() : NULL;
 	struct lp_pprof *pprof = o.format == FMT_PPROF ? lp_pprof__new() : NULL;
+	struct lp_window_opts wo = { o.last_ns, o.half_life_ns, &o.folded };
+	struct lp_window *win = o.last_ns || o.half_life_ns || o.every_ns ?
+		lp_window__new(&wo) : NULL;
+	int64_t next_write = LP_TIME_NONE;
 	bool heat_fmt = o.format == FMT_HEATMAP || o.format == FMT_HEATMAP_TSV;
 	struct lp_heatmap *heat = heat_fmt ? lp_heatmap__new(o.rows) : NULL;
 	struct filter filt = { .o = &o };
@@ -307,6 +389,20 @@ int main(int argc, char **argv)
 						rc = -1;
 						break;
 					}
+				} else if (win) {
+					if (lp_window__add(win, &rec.sample, &why) < 0) {
+						lp_reader__error(r, "%s", why);
+						rc = -1;
+						break;
+					}
+					int64_t now = lp_window__latest(win);
+					if (next_write == LP_TIME_NONE)
+						next_write = now + o.every_ns;
+					if (o.every_ns && now >= next_write) {
+						rewrite_output(&o, win);
+						next_write += (now - next_write) / o.every_ns * o.every_ns +
+							      o.every_ns;
+					}
 				} else {
 					lp_folded_agg__add(agg, &rec.sample);
 				}
@@ -325,6 +421,8 @@ int main(int argc, char **argv)
 			status = 1;
 		/* The keys point into this reader's dictionary. */
 		lp_folded_agg__flush(agg, profile, 0);
+		if (win)
+			lp_window__flush(win);
 		lp_reader__free(r);
 		readers[i] = NULL;
 	}
@@ -341,19 +439,14 @@ int main(int argc, char **argv)
 		int wr = 0;
 		switch (o.format) {
 		case FMT_FOLDED:
-			wr = write_folded(out, profile);
+		case FMT_SPEEDSCOPE:
+		case FMT_SVG:
+			if (win) {
+				lp_profile__free(profile);
+				profile = lp_window__view(win);
+			}
+			wr = write_aggregate(&o, out, profile);
 			break;
-		case FMT_SPEEDSCOPE: {
-			struct lp_speedscope_opts so = { .name = "lp-collapse" };
-			wr = lp_speedscope__write(out, profile, &so);
-			break;
-		}
-		case FMT_SVG: {
-			struct lp_flamegraph_opts fo = o.svg;
-			fo.title = o.title;
-			wr = lp_flamegraph__write(out, profile, &fo);
-			break;
-		}
 		case FMT_LATENCY:
 			wr = o.human ? lp_latency__write_histograms(lat, out) :
 				       lp_latency__write_table(lat, out);
@@ -377,6 +470,10 @@ int main(int argc, char **argv)
 	}
 	lp_latency__free(lat);
 	lp_pprof__free(pprof);
+	if (win && lp_window__dropped(win))
+		lp_error("%llu samples older than the window when they came: left out",
+			 (unsigned long long)lp_window__dropped(win));
+	lp_window__free(win);
 	lp_heatmap__free(heat);
 	lp_folded_agg__free(agg);
 	lp_profile__free(profile);

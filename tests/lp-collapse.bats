@@ -4,6 +4,7 @@
 # stackcollapse-perf.pl is corpus-collapse.bats.
 
 load helpers/common
+load_bats_libs
 
 setup() {
 	T=$BATS_TEST_TMPDIR
@@ -305,4 +306,87 @@ stream() {
 	done <<<"$examples"
 	grep -q '</svg>' flame.svg
 	grep -q '"slow_path' slow.speedscope.json
+}
+
+# timed A B N: a stream where stack A (main;a) has a sample every 10 ms from
+# second 0 to 5 and stack B (main;b) from 5 to 10 (N: samples per stack).
+timed() {
+	printf 'lp-stream\t1\tproducer=test\tevent=cpu-clock\n'
+	printf 'frame\t0000000000000001\tu\t-\t/bin/app\tmain\t-\n'
+	printf 'frame\t0000000000000002\tu\t-\t/bin/app\ta\t-\n'
+	printf 'frame\t0000000000000003\tu\t-\t/bin/app\tb\t-\n'
+	printf 'stack\t00000000000000aa\t0000000000000001,0000000000000002\n'
+	printf 'stack\t00000000000000bb\t0000000000000001,0000000000000003\n'
+	awk 'BEGIN { for (i = 0; i < 1000; i++)
+		printf "sample\t%d\t1\t1\t0\tapp\tcpu-clock\t1\t%s\n", i * 10000000, i < 500 ? "00000000000000aa" : "00000000000000bb" }'
+}
+
+@test "--last: only the samples of the last DUR (in eighths), the same from a pipe" {
+	timed >"$T/t.lp"
+	# eighths of 2 s: 250 ms; the newest sample (9.99 s) is in [9.75, 10):
+	# the view is [8.0, 10.0), 200 samples of b
+	run -0 lp-collapse --last 2s "$T/t.lp"
+	assert_output "app;main;b 200"
+	# eighths of 6 s: 750 ms; the newest is in [9.75, 10.5): the view is
+	# [4.5, 10.5), a's last 50 samples and all of b
+	run -0 bash -c "lp-collapse --last 6s < '$T/t.lp'"
+	assert_output "app;main;a 50
+app;main;b 500"
+	# a window longer than the input: everything
+	run -0 lp-collapse --last 3600s "$T/t.lp"
+	assert_output "app;main;a 500
+app;main;b 500"
+}
+
+@test "--last: a sample older than the window when it comes is left out, and counted" {
+	{ timed; printf 'sample\t100\t1\t1\t0\tapp\tcpu-clock\t1\t00000000000000aa\n'; } >"$T/t.lp"
+	run -0 --separate-stderr lp-collapse --last 2s "$T/t.lp"
+	assert_output "app;main;b 200"
+	[ "$stderr" = "lp-collapse: 1 samples older than the window when they came: left out" ]
+}
+
+@test "--half-life: each sample weighs 2^-(age / half-life), age from the newest" {
+	timed >"$T/t.lp"
+	# b: sum over k = 0..499 of 2^(-k * 10ms / 1s); a: the same times 2^-5
+	run -0 lp-collapse --half-life 1s "$T/t.lp"
+	awk 'BEGIN { for (k = 0; k < 500; k++) b += 2 ^ (-k / 100); a = b * 2 ^ -5
+		printf "%.6f %.6f\n", a, b }' >"$T/want"
+	run -0 awk '{ printf "%s %.6f\n", $1, $2 }' <<<"$output"
+	assert_output "app;main;a $(cut -d' ' -f1 "$T/want")
+app;main;b $(cut -d' ' -f2 "$T/want")"
+}
+
+@test "--every: the output is rewritten as stream time passes, whole each time" {
+	timed >"$T/t.lp"
+	head -506 "$T/t.lp" >"$T/first"		# the header, definitions, a (5 s)
+	tail -n +507 "$T/t.lp" >"$T/rest"
+	mkfifo "$T/fifo"
+	lp-collapse --last 2s --every 1s -o "$T/live.folded" <"$T/fifo" &
+	local pid=$!
+	exec 7>"$T/fifo"	# (bats keeps 3 for itself)
+	cat "$T/first" >&7
+	for i in $(seq 50); do [ -s "$T/live.folded" ] && break; sleep 0.1; done
+	# written at 1 s, 2 s... 4 s of stream time: the last one before 5 s
+	# holds [2.0, 4.0] of a: a, and nothing of b yet
+	run -0 cat "$T/live.folded"
+	assert_output --regexp '^app;main;a [0-9]+$'
+	cat "$T/rest" >&7
+	exec 7>&-
+	wait "$pid"
+	run -0 cat "$T/live.folded"
+	assert_output "app;main;b 200"
+	[ ! -e "$T/live.folded.tmp" ]
+}
+
+@test "--last, --half-life, --every: bad usage and untimed input" {
+	run -2 lp-collapse --last 2s --format pprof /dev/null
+	assert_output --partial "make folded, speedscope or svg output"
+	run -2 lp-collapse --last 2s --half-life 1s /dev/null
+	run -2 lp-collapse --every 1s /dev/null
+	assert_output --partial "give it with -o"
+	run -2 lp-collapse --last 0 /dev/null
+	printf 'main;a 3\n' >"$T/f.folded"
+	run -1 --separate-stderr lp-collapse --last 2s "$T/f.folded"
+	[ -z "$output" ]
+	[ "$stderr" = "lp-collapse: $T/f.folded:1: a window needs timestamps (folded input has none)" ]
 }
