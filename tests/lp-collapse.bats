@@ -354,6 +354,10 @@ app;main;b 500"
 	run -0 awk '{ printf "%s %.6f\n", $1, $2 }' <<<"$output"
 	assert_output "app;main;a $(cut -d' ' -f1 "$T/want")
 app;main;b $(cut -d' ' -f2 "$T/want")"
+	# 1000 half-lives: rebased many times on the way, a's weight (2^-500 of
+	# b's) forgotten, b's the sum of 2^-k: 2
+	run -0 lp-collapse --half-life 10ms "$T/t.lp"
+	assert_output "app;main;b 2"
 }
 
 @test "--every: the output is rewritten as stream time passes, whole each time" {
