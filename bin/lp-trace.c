@@ -30,6 +30,7 @@ struct options {
 	bool verbose;
 	const char *pids;
 	uint64_t ring_bytes;
+	bool no_follow;
 };
 
 static void usage(FILE *f, int status)
@@ -56,6 +57,7 @@ static void usage(FILE *f, int status)
 		"      --min-duration DUR   only calls at least this long (250us, 3ms, 1.5s)\n"
 		"      --args               capture every argument of FUNC probes\n"
 		"      --ring-size BYTES    BPF ring buffer size, a power of two (default 8 MiB)\n"
+		"      --no-follow          not the processes the targets fork\n"
 		"  -v, --verbose            say where probes go; libbpf's messages\n"
 		"  -h, --help               this help\n"
 		"      --version            the version\n");
@@ -124,6 +126,49 @@ static int write_header(struct lp_writer *w)
 	return r;
 }
 
+/* The processes the targets fork, traced as the target they descend from:
+ * each is given its target's points, under the same probe ids. */
+struct family {
+	struct lp_tracer *tracer;
+	const pid_t *pids;		/* the targets */
+	size_t npids;
+	struct lp_probe_point **points;
+	size_t *npoints;
+	int **ids;			/* the probe id of points[p][i] */
+	pid_t (*kin)[2];		/* a child, and the index of its target */
+	size_t nkin;
+};
+
+static void forget_exited(struct family *f)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < f->nkin; i++)
+		if (kill(f->kin[i][0], 0) == 0 || errno != ESRCH)
+			memcpy(f->kin[k++], f->kin[i], sizeof(f->kin[i]));
+	f->nkin = k;
+}
+
+static void on_fork(void *arg, pid_t child, pid_t parent)
+{
+	struct family *f = arg;
+	size_t root = f->npids;
+	for (size_t p = 0; p < f->npids && root == f->npids; p++)
+		if (f->pids[p] == parent)
+			root = p;
+	for (size_t k = f->nkin; k-- > 0 && root == f->npids;)
+		if (f->kin[k][0] == parent)
+			root = (size_t)f->kin[k][1];
+	if (root == f->npids)
+		return;
+	if (f->nkin >= 4096)	/* bounded by the live ones, not every fork */
+		forget_exited(f);
+	f->kin = lp_reallocarray(f->kin, f->nkin + 1, sizeof(*f->kin));
+	f->kin[f->nkin][0] = child;
+	f->kin[f->nkin++][1] = (pid_t)root;
+	for (size_t i = 0; i < f->npoints[root]; i++)
+		lp_tracer__attach_child(f->tracer, f->ids[root][i], &f->points[root][i], child);
+}
+
 int main(int argc, char **argv)
 {
 	lp_init(argc, argv);
@@ -138,7 +183,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION };
+	enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "duration", required_argument, 0, 'd' },
@@ -146,6 +191,7 @@ int main(int argc, char **argv)
 		{ "min-duration", required_argument, 0, OPT_MIN },
 		{ "args", no_argument, 0, OPT_ARGS },
 		{ "ring-size", required_argument, 0, OPT_RING },
+		{ "no-follow", no_argument, 0, OPT_NO_FOLLOW },
 		{ "verbose", no_argument, 0, 'v' },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, OPT_VERSION },
@@ -193,6 +239,9 @@ int main(int argc, char **argv)
 		case 'v':
 			opt.verbose = true;
 			break;
+		case OPT_NO_FOLLOW:
+			opt.no_follow = true;
+			break;
 		case 'h':
 			usage(stdout, 0);
 			break;
@@ -218,6 +267,7 @@ int main(int argc, char **argv)
 		if (!(specs[i] = lp_probe_spec__parse(argv[optind + i], opt.all_args)))
 			return 2;
 	struct lp_target *target = NULL;
+	struct family family = { 0 };
 	char *cmd_exe = NULL;
 	if (opt.pids) {
 		if (!(target = lp_target__from_pids(opt.pids)))
@@ -288,13 +338,22 @@ int main(int argc, char **argv)
 	if (!target && !(target = lp_target__spawn(cmd)))
 		goto out_tracer;
 	pids = lp_target__pids(target, &npids);
+	family.tracer = tracer;
+	family.pids = pids;
+	family.npids = npids;
+	family.points = points;
+	family.npoints = npoints;
+	family.ids = lp_calloc(npids, sizeof(*family.ids));
 	for (size_t p = 0; p < npids; p++) {
 		if (lp_tracer__add_pid(tracer, pids[p]) < 0)
 			goto out_tracer;
+		family.ids[p] = lp_calloc(npoints[p] + 1, sizeof(**family.ids));
 		for (size_t i = 0; i < npoints[p]; i++)
-			if (lp_tracer__attach(tracer, &points[p][i], pids[p]) < 0)
+			if ((family.ids[p][i] = lp_tracer__attach(tracer, &points[p][i], pids[p])) < 0)
 				goto out_tracer;
 	}
+	if (!opt.no_follow && lp_tracer__follow(tracer, on_fork, &family) < 0)
+		goto out_tracer;
 	bool closed = false, failed = false;
 	if (write_header(w) < 0 || fflush(out) != 0) {
 		failed = errno != EPIPE;
@@ -368,6 +427,10 @@ int main(int argc, char **argv)
 out_tracer:
 	lp_tracer__free(tracer);
 out:
+	for (size_t p = 0; family.ids && p < family.npids; p++)
+		free(family.ids[p]);
+	free(family.ids);
+	free(family.kin);
 	lp_target__free(target);
 	for (size_t p = 0; p < nresolved; p++) {
 		for (size_t i = 0; i < npoints[p]; i++)

@@ -468,3 +468,33 @@ int lp_tp(void *ctx)
 	submit(e);
 	return 0;
 }
+
+/* A traced process forked: the child is traced from now on by the syscall
+ * and tracepoint programs (the filter is this map), and user space is woken
+ * at once to attach its uprobes to the child (perf's uprobe events belong
+ * to one process; fork does not carry them over). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (stopped || ptgid == ctgid || !bpf_map_lookup_elem(&tgids, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&tgids, &ctgid, &one, BPF_NOEXIST)) {
+		count(LP_LOST_CHILDREN);
+		return 0;
+	}
+	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(LP_LOST_RING);
+		return 0;
+	}
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->type = LP_EV_FORK;
+	ev->pid = ctgid;
+	ev->tid = ptgid;
+	ev->start = ev->end = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}

@@ -11,6 +11,7 @@
 #define LP_TRACE_STR_MAX 64	/* bytes of a string, NUL included */
 #define LP_TRACE_MAX_PROBES 4096
 #define LP_TRACE_MAX_SYSCALLS 1024
+#define LP_TRACE_MAX_CHILDREN 1000	/* forked processes given uprobes, per run */
 #define LP_TRACE_TP_MAX 512	/* bytes of a tracepoint record copied */
 
 /* struct lp_trace_probe.kind */
@@ -84,6 +85,7 @@ enum {
 	LP_EV_POINT = 2,
 	LP_EV_SYSCALL = 3,
 	LP_EV_TP = 4,
+	LP_EV_FORK = 5,		/* a traced process forked: pid the child, tid the parent */
 };
 
 struct lp_trace_event {
@@ -114,7 +116,8 @@ enum {
 	LP_LOST_DEPTH = 1,	/* nesting deeper than LP_TRACE_MAX_DEPTH */
 	LP_LOST_STACKS = 2,	/* no room for a new thread in "stacks" */
 	LP_LOST_UNRETURNED = 3,	/* calls whose return was never seen (longjmp...) */
-	LP_NCOUNTERS = 4,
+	LP_LOST_CHILDREN = 4,	/* forked processes not followed: "tgids" full */
+	LP_NCOUNTERS = 5,
 };
 
 #endif

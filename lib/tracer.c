@@ -7,10 +7,12 @@
 #include <event-parse.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,7 +39,12 @@ struct lp_tracer {
 	struct trace_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
+	pid_t *owners;		/* links[i] is for this followed child; 0: a target */
 	size_t nlinks;
+	void (*on_fork)(void *arg, pid_t child, pid_t parent);
+	void *fork_arg;
+	pid_t last_child, last_counted;
+	uint64_t nchildren, children_unfollowed;	/* uprobes not attached: too many */
 	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
 	uint64_t start_ns;	/* system calls starting earlier are not the target's */
 	struct pinfo *probes;
@@ -78,6 +85,12 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 		lp_error_errno("cannot open the BPF programs");
 		goto fail;
 	}
+	/* Two descriptors per function probe and process, children included. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	t->skel->rodata->min_duration_ns = (uint64_t)opts->min_duration_ns;
 	size_t ring = opts->ring_bytes ? opts->ring_bytes : 8u << 20;
 	t->skel->rodata->wakeup_bytes = ring / 8;
@@ -115,9 +128,11 @@ int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid)
 	return 0;
 }
 
-static void add_link(struct lp_tracer *t, struct bpf_link *l)
+static void add_link(struct lp_tracer *t, struct bpf_link *l, pid_t owner)
 {
 	t->links = lp_reallocarray(t->links, t->nlinks + 1, sizeof(*t->links));
+	t->owners = lp_reallocarray(t->owners, t->nlinks + 1, sizeof(*t->owners));
+	t->owners[t->nlinks] = owner;
 	t->links[t->nlinks++] = l;
 }
 
@@ -173,6 +188,44 @@ static int setup_tp(struct lp_tracer *t, struct pinfo *pi, const struct lp_probe
 	return 0;
 }
 
+/* A uprobe probe's links for process pid, the probe's settings under id. */
+static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
+			  pid_t pid, pid_t owner)
+{
+	struct bpf_link *l;
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
+	/* The return probe first: a call entered while only the entry probe
+	 * was attached would push a frame no return ever pops.  The other way
+	 * round, a return whose entry was not seen finds no frame of its own
+	 * and is ignored. */
+	if (pt->cfg.kind == LP_PROBE_ENTRY) {
+		uo.retprobe = true;
+		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path,
+						    pt->offset, &uo);
+		if (!l)
+			goto fail;
+		add_link(t, l, owner);
+		uo.retprobe = false;
+	}
+	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
+								   : t->skel->progs.lp_point;
+	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
+	if (!l)
+		goto fail;
+	add_link(t, l, owner);
+	return 0;
+fail:
+	if (owner && errno == ESRCH)	/* a child gone already: nothing to trace */
+		return 0;
+	if (errno == EPERM || errno == EACCES)
+		lp_error("cannot attach to '%s' in %s: needs root (or CAP_BPF and CAP_PERFMON): %s",
+			 pt->name, pt->path, strerror(errno));
+	else
+		lp_error_errno("cannot attach to '%s' in %s at offset 0x%llx", pt->name, pt->path,
+			       (unsigned long long)pt->offset);
+	return -1;
+}
+
 int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
 {
 	if (t->nprobes >= LP_TRACE_MAX_PROBES) {
@@ -213,7 +266,7 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 				return -1;
 			}
 		}
-		return 0;
+		return (int)id;
 	}
 	if (pt->cfg.kind == LP_PROBE_TP && setup_tp(t, pi, pt, &cfg) < 0)
 		return -1;
@@ -230,38 +283,59 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 			lp_error_errno("probe '%s': cannot attach", pt->name);
 			return -1;
 		}
-		add_link(t, l);
+		add_link(t, l, 0);
+		return (int)id;
+	}
+	return attach_uprobes(t, id, pt, pid, 0) < 0 ? -1 : (int)id;
+}
+
+/* Followed children that have exited leave the process filter: the kernel
+ * reuses their ids.  Their links stay until the end: destroying a dead
+ * process's uprobe events was seen (6.18) to take the breakpoints out of a
+ * live child's memory too. */
+static void forget_exited(struct lp_tracer *t)
+{
+	pid_t last = 0;
+	for (size_t i = 0; i < t->nlinks; i++) {
+		pid_t o = t->owners[i];
+		if (!o || o == last)
+			continue;
+		last = o;
+		uint32_t k = (uint32_t)o;
+		if (kill(o, 0) < 0 && errno == ESRCH)
+			bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &k);
+	}
+}
+
+int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t parent),
+		      void *arg)
+{
+	t->on_fork = on_fork;
+	t->fork_arg = arg;
+	t->skel->links.lp_fork = bpf_program__attach(t->skel->progs.lp_fork);
+	if (!t->skel->links.lp_fork) {
+		lp_error_errno("cannot attach to sched_process_fork");
+		return -1;
+	}
+	return 0;
+}
+
+int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			    pid_t child)
+{
+	if (pt->cfg.kind != LP_PROBE_ENTRY && pt->cfg.kind != LP_PROBE_POINT)
+		return 0;	/* system-wide events, filtered by process in the kernel */
+	if (child != t->last_child) {
+		t->last_child = child;
+		t->nchildren++;
+	}
+	/* Links are kept to the end (forget_exited): their number is bounded. */
+	if (t->nchildren > LP_TRACE_MAX_CHILDREN) {
+		t->children_unfollowed += child != t->last_counted;
+		t->last_counted = child;
 		return 0;
 	}
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
-	/* The return probe first: a call entered while only the entry probe
-	 * was attached would push a frame no return ever pops.  The other way
-	 * round, a return whose entry was not seen finds no frame of its own
-	 * and is ignored. */
-	if (pt->cfg.kind == LP_PROBE_ENTRY) {
-		uo.retprobe = true;
-		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path,
-						    pt->offset, &uo);
-		if (!l)
-			goto fail;
-		add_link(t, l);
-		uo.retprobe = false;
-	}
-	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
-								   : t->skel->progs.lp_point;
-	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
-	if (!l)
-		goto fail;
-	add_link(t, l);
-	return 0;
-fail:
-	if (errno == EPERM || errno == EACCES)
-		lp_error("cannot attach to '%s' in %s: needs root (or CAP_BPF and CAP_PERFMON): %s",
-			 pt->name, pt->path, strerror(errno));
-	else
-		lp_error_errno("cannot attach to '%s' in %s at offset 0x%llx", pt->name, pt->path,
-			       (unsigned long long)pt->offset);
-	return -1;
+	return attach_uprobes(t, (uint32_t)id, pt, child, child);
 }
 
 /* --- records ---------------------------------------------------------- */
@@ -415,6 +489,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct lp_tracer *t = ctx;
 	const struct lp_trace_event *ev = data;
+	if (size >= sizeof(*ev) && ev->type == LP_EV_FORK) {
+		if (t->on_fork && !t->detached)
+			t->on_fork(t->fork_arg, (pid_t)ev->pid, (pid_t)ev->tid);
+		forget_exited(t);
+		return 0;
+	}
 	if (size < sizeof(*ev) || ev->probe >= t->nprobes || t->werr)
 		return 0;
 	const struct pinfo *pi = &t->probes[ev->probe];
@@ -474,7 +554,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 /* Writes a lost record for each counter that grew since the last call. */
 static int write_lost(struct lp_tracer *t, struct lp_writer *w)
 {
-	static const char *const what[LP_NCOUNTERS] = { "ring", "depth", "threads", "unreturned" };
+	static const char *const what[LP_NCOUNTERS] = { "ring", "depth", "threads", "unreturned", "children" };
 	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
 	uint32_t k = 0;
 	int ret = 0;
@@ -483,6 +563,8 @@ static int write_lost(struct lp_tracer *t, struct lp_writer *w)
 			uint64_t sum = 0;
 			for (int cpu = 0; cpu < t->ncpus; cpu++)
 				sum += vals[cpu * LP_NCOUNTERS + c];
+			if (c == LP_LOST_CHILDREN)
+				sum += t->children_unfollowed;
 			if (sum <= t->lost_seen[c])
 				continue;
 			struct lp_lost l = { lp_monotonic_ns(), what[c], sum - t->lost_seen[c] };
@@ -558,6 +640,8 @@ static void detach(struct lp_tracer *t)
 		t->links[i] = NULL;
 	}
 	t->nlinks = 0;
+	bpf_link__destroy(t->skel->links.lp_fork);
+	t->skel->links.lp_fork = NULL;
 	for (int i = 0; i < 2; i++) {
 		bpf_link__destroy(t->sys_links[i]);
 		t->sys_links[i] = NULL;
@@ -698,6 +782,7 @@ void lp_tracer__free(struct lp_tracer *t)
 		return;
 	detach(t);
 	free(t->links);
+	free(t->owners);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	for (size_t i = 0; i < t->nprobes; i++) {

@@ -30,8 +30,20 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts);
 int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid);
 
 /* Attaches one probe point for process pid (uprobes; -1 for any process).
- * -1 after reporting why. */
+ * Returns the probe's id, or -1 after reporting why. */
 int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid);
+
+/* Follows forks: a child of a traced process is traced from its fork by
+ * the syscall and tracepoint probes (filtered in the kernel), and on_fork
+ * is called (during a poll, woken at once) to attach the uprobes, with
+ * lp_tracer__attach_child for each of the parent's points: calls the child
+ * makes before that are not seen.  Links of exited children are dropped. */
+int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t parent),
+		      void *arg);
+/* The uprobes of probe id (as lp_tracer__attach returned it) for a child;
+ * 0 for other kinds of probes and for a child already gone. */
+int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			    pid_t child);
 
 /* System calls that start before this call are not reported: a started
  * command's own ones are those after its release (not lp's code between

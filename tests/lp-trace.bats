@@ -147,14 +147,17 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	local tracer=$!
 	sleep 1.5
 	ids=$(held_ids "$tracer")
-	# lp_entry, lp_return, the others loaded; two uprobe links
-	[ "$(grep -c prog_id <<<"$ids")" -ge 2 ] && [ "$(grep -c link_id <<<"$ids")" -eq 2 ]
-	kill -INT "$tracer" || { cat "$T/err"; false; }
+	# lp_entry, lp_return, the others loaded; two uprobe links and the
+	# fork tracepoint's (checked once the processes are stopped)
+	local held=0
+	[ "$(grep -c prog_id <<<"$ids")" -ge 2 ] && [ "$(grep -c link_id <<<"$ids")" -eq 3 ] && held=1
+	kill -INT "$tracer" || { cat "$T/err"; kill "$target"; false; }
 	local rc=0
 	wait "$tracer" || rc=$?
 	kill "$target"
 	wait "$target" || true
 	[ "$rc" -eq 0 ] || { cat "$T/err"; false; }
+	[ "$held" -eq 1 ]
 	run -0 head -1 "$T/i.lp"
 	assert_output --partial "lp-stream	1	"
 	# every line a whole record; some finished spans; the open calls
@@ -179,7 +182,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	local tracer=$!
 	sleep 0.5
 	ids=$(held_ids "$tracer")
-	[ "$(grep -c link_id <<<"$ids")" -eq 2 ]
+	[ "$(grep -c link_id <<<"$ids")" -eq 3 ]	# two uprobes, the fork tracepoint
 	wait "$tracer" || rc=$?
 	[ "$rc" -eq 0 ]
 	[ $((SECONDS - t0)) -le 6 ]
@@ -392,6 +395,20 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 lost unreturned 50
 step depth=0 51
 tail depth=1 51"
+}
+
+@test "lp-trace: forked children are traced: syscalls from their fork, uprobes soon after" {
+	require_root
+	# 4 children, one after the other: each writes 10 times at once, then
+	# 200 ms later calls work(i) 10 times; the parent makes no such calls
+	run -0 lp-trace -o "$T/f.lp" 'work(i)' syscall:write -- "$WORKLOADS/forker" 4 10
+	run -0 awk -F'\t' '$1 == "span" { n[$6]++; if (!($4 in seen)) pids++; seen[$4] = 1
+		if ($6 == "work" && $9 != "ret=" 2 * substr($8, 3)) bad++ }
+		END { print n["work"] + 0, n["syscall:write"] + 0, pids + 0, bad + 0 }' "$T/f.lp"
+	assert_output "40 40 4 0"
+	# --no-follow: the parent alone, which calls neither
+	run -0 lp-trace --no-follow -o "$T/n.lp" 'work(i)' syscall:write -- "$WORKLOADS/forker" 2 10
+	[ "$(grep -c '^span' "$T/n.lp")" -eq 0 ]
 }
 
 @test "lp-trace: a stripped binary with a separate debug file (.gnu_debuglink)" {
