@@ -89,23 +89,26 @@ const char *lp_dict__string(struct lp_dict *d, const char *s, size_t len)
 }
 
 static uint64_t frame_hash(char kind, uint64_t addr, const char *module,
-			   const char *symbol, const char *srcline)
+			   const char *symbol, const char *srcline, const char *build_id)
 {
 	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &kind, 1);
 	h = lp_hash_bytes(h, &addr, sizeof(addr));
 	h = lp_hash_bytes(h, module, strlen(module) + 1);
 	h = lp_hash_bytes(h, symbol, strlen(symbol) + 1);
-	return lp_hash_bytes(h, srcline, strlen(srcline) + 1);
+	h = lp_hash_bytes(h, srcline, strlen(srcline) + 1);
+	/* Only raw frames have one: every other frame's id is as it was. */
+	return build_id[0] ? lp_hash_bytes(h, build_id, strlen(build_id) + 1) : h;
 }
 
-const struct lp_frame *lp_dict__frame(struct lp_dict *d, char kind, uint64_t addr,
-				      const char *module, const char *symbol,
-				      const char *srcline)
+static const struct lp_frame *intern_frame(struct lp_dict *d, char kind, uint64_t addr,
+					   const char *module, const char *symbol,
+					   const char *srcline, const char *build_id)
 {
 	module = module ? module : "";
 	symbol = symbol ? symbol : "";
 	srcline = srcline ? srcline : "";
-	uint64_t id = frame_hash(kind, addr, module, symbol, srcline);
+	build_id = build_id ? build_id : "";
+	uint64_t id = frame_hash(kind, addr, module, symbol, srcline, build_id);
 	struct lp_frame *f = lp_hashmap__get(&d->frames, lp_hashmap__key(id));
 	if (f)
 		return f;
@@ -116,8 +119,27 @@ const struct lp_frame *lp_dict__frame(struct lp_dict *d, char kind, uint64_t add
 	f->module = lp_dict__string(d, module, strlen(module));
 	f->symbol = arena_strdup(d, symbol, strlen(symbol));
 	f->srcline = srcline[0] ? lp_dict__string(d, srcline, strlen(srcline)) : "";
+	f->build_id = build_id[0] ? lp_dict__string(d, build_id, strlen(build_id)) : "";
 	lp_hashmap__put(&d->frames, lp_hashmap__key(id), f);
 	return f;
+}
+
+const struct lp_frame *lp_dict__frame(struct lp_dict *d, char kind, uint64_t addr,
+				      const char *module, const char *symbol,
+				      const char *srcline)
+{
+	return intern_frame(d, kind, addr, module, symbol, srcline, "");
+}
+
+const struct lp_frame *lp_dict__raw_frame(struct lp_dict *d, uint64_t addr, const char *module,
+					  const char *build_id)
+{
+	return intern_frame(d, LP_FRAME_USER, addr, module, "", "", build_id);
+}
+
+const struct lp_frame *lp_dict__frame_copy(struct lp_dict *d, const struct lp_frame *f)
+{
+	return intern_frame(d, f->kind, f->addr, f->module, f->symbol, f->srcline, f->build_id);
 }
 
 static uint64_t stack_hash(const struct lp_frame *const *frames, size_t n)
@@ -664,8 +686,13 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		const char *why;
 		if (strcmp(f[3], "-") && lp_parse_u64(f[3], UINT64_MAX, &addr, &why) < 0)
 			BAD("frame: address '%s': %s", f[3], why);
-		const struct lp_frame *fr = lp_dict__frame(r->dict, f[2][0], addr,
-			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]));
+		char build_id[2 * 64 + 1] = "";
+		struct lp_attrs attrs = { rest ? rest : "", rest ? rest_len : 0 };
+		int idlen = lp_attrs__get(&attrs, "build_id", build_id, sizeof(build_id));
+		if (idlen >= (int)sizeof(build_id))
+			BAD("frame: build_id longer than %zu hex digits", sizeof(build_id) - 1);
+		const struct lp_frame *fr = intern_frame(r->dict, f[2][0], addr,
+			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]), build_id);
 		lp_hashmap__put(&r->frame_ids, id_key(f[1]), (void *)fr);
 		rec->kind = LP_REC_FRAME;
 		rec->frame = fr;
@@ -1112,6 +1139,10 @@ int lp_writer__frame(struct lp_writer *w, const struct lp_frame *f)
 	put_field(w, f->module);
 	put_field(w, f->symbol);
 	put_field(w, f->srcline);
+	if (f->build_id && f->build_id[0]) {
+		put_raw(w, "\tbuild_id=", 10);
+		put_raw(w, f->build_id, strlen(f->build_id));
+	}
 	return flush_line(w);
 }
 

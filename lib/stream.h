@@ -32,6 +32,7 @@ struct lp_frame {
 	const char *module;	/* path or "[kernel.kallsyms]"; "" when not known */
 	const char *symbol;	/* "" when not resolved */
 	const char *srcline;	/* "file:line"; "" when not known */
+	const char *build_id;	/* raw frames: the module's build-id in hex; "" when none */
 };
 
 struct lp_stack {
@@ -121,6 +122,11 @@ void lp_dict__free(struct lp_dict *dict);
 const struct lp_frame *lp_dict__frame(struct lp_dict *dict, char kind, uint64_t addr,
 				      const char *module, const char *symbol,
 				      const char *srcline);
+/* A raw frame: an address in module's file, whose build it names. */
+const struct lp_frame *lp_dict__raw_frame(struct lp_dict *dict, uint64_t addr,
+					  const char *module, const char *build_id);
+/* The same frame in another dictionary. */
+const struct lp_frame *lp_dict__frame_copy(struct lp_dict *dict, const struct lp_frame *f);
 const struct lp_stack *lp_dict__stack(struct lp_dict *dict,
 				      const struct lp_frame *const *frames, size_t nframes);
 const struct lp_frame *lp_dict__frame_by_id(const struct lp_dict *dict, uint64_t id);

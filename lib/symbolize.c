@@ -597,18 +597,17 @@ static void build_id_hex(Dwfl_Module *mod, char *buf, size_t size)
 }
 
 /* --raw: the address in the file (its ELF virtual address), the file's
- * path, and its build-id in the source line field as "build-id:HEX", so
- * lp-symbolize can check it is symbolizing the same build. */
+ * path, and its build-id, so lp-symbolize can check it is symbolizing the
+ * same build. */
 static size_t raw_frame(struct lp_symbolizer *s, Dwfl_Module *mod, const char *name,
 			uint64_t look, const struct lp_frame **out)
 {
 	Dwarf_Addr bias = 0;
-	char id[2 * 64 + 1], line[sizeof(id) + 10];
+	char id[2 * 64 + 1];
 
 	dwfl_module_getelf(mod, &bias);
 	build_id_hex(mod, id, sizeof(id));
-	snprintf(line, sizeof(line), "%s%s", *id ? "build-id:" : "", id);
-	out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, look - bias, name, "", line);
+	out[0] = lp_dict__raw_frame(s->dict, look - bias, name, id);
 	return 1;
 }
 
@@ -906,8 +905,8 @@ static struct lp_restacked *restack_frame(struct lp_symbolizer *s, const struct 
 	if (r && r->in == f)
 		return r;
 	if (f->kind == LP_FRAME_USER && f->addr && !*f->symbol && f->module[0] == '/' &&
-	    (!*f->srcline || !strncmp(f->srcline, "build-id:", 9))) {
-		const char *id = *f->srcline ? f->srcline + 9 : NULL;
+	    !*f->srcline) {
+		const char *id = f->build_id[0] ? f->build_id : NULL;
 		int rc = lp_symbolizer__file(s, f->module, id, f->addr, out, &n);
 		struct lp_file *file = open_file(s, f->module);
 
@@ -923,7 +922,7 @@ static struct lp_restacked *restack_frame(struct lp_symbolizer *s, const struct 
 			out[n++] = lp_dict__frame(s->dict, LP_FRAME_USER, f->addr, f->module, "", "");
 	}
 	if (!n)
-		out[n++] = lp_dict__frame(s->dict, f->kind, f->addr, f->module, f->symbol, f->srcline);
+		out[n++] = lp_dict__frame_copy(s->dict, f);
 	free(r);
 	r = lp_malloc(offsetof(struct lp_restacked, out) + n * sizeof(r->out[0]));
 	r->in = f;

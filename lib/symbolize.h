@@ -35,8 +35,8 @@ size_t lp_symbolizer__user_frames(struct lp_symbolizer *s, pid_t pid, uint64_t a
 void lp_symbolizer__set_options(struct lp_symbolizer *s, bool inlines, bool srclines);
 
 /* --raw: user frames in binaries keep their address in the file (ELF
- * virtual address; return addresses minus one), the path, and
- * "build-id:HEX" in the source line field, unsymbolized. */
+ * virtual address; return addresses minus one), the path, and the
+ * binary's build-id (lp_frame.build_id), unsymbolized. */
 void lp_symbolizer__set_raw(struct lp_symbolizer *s, bool raw);
 
 /* Symbolizes an address of a raw frame from the file at path: the frames,

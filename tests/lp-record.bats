@@ -290,7 +290,7 @@ nsamples() {
 	! grep -q lp_hot_in_library "$TMP/raw.lp"
 	id=$(readelf -n "$TMP/libhot.so" | awk '/Build ID/ { print $3 }')
 	[ -n "$id" ]
-	grep -qE $'^frame\t[0-9a-f]{16}\tu\t0x[0-9a-f]+\t'"$TMP/libhot.so"$'\t-\tbuild-id:'"$id"'$' "$TMP/raw.lp"
+	grep -qE $'^frame\t[0-9a-f]{16}\tu\t0x[0-9a-f]+\t'"$TMP/libhot.so"$'\t-\t-\tbuild_id='"$id"'$' "$TMP/raw.lp"
 	chmod 644 "$TMP/raw.lp"
 	run -0 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$LP_BUILD/bin/lp-symbolize" "$TMP/raw.lp"
