@@ -691,6 +691,8 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		int idlen = lp_attrs__get(&attrs, "build_id", build_id, sizeof(build_id));
 		if (idlen >= (int)sizeof(build_id))
 			BAD("frame: build_id longer than %zu hex digits", sizeof(build_id) - 1);
+		if (idlen >= 0 && (!idlen || strspn(build_id, "0123456789abcdef") != (size_t)idlen))
+			BAD("frame: build_id '%s' is not lower-case hex", build_id);
 		const struct lp_frame *fr = intern_frame(r->dict, f[2][0], addr,
 			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]), build_id);
 		lp_hashmap__put(&r->frame_ids, id_key(f[1]), (void *)fr);
