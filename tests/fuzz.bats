@@ -7,15 +7,23 @@
 load helpers/common
 load_bats_libs
 
-@test "fuzz corpus: the reader accepts or refuses each input cleanly, and round-trips what it accepts" {
-	local corpus=$LP_TOP/tests/fuzz/corpus/reader
-	local n
+# replay TARGET: runs the target over every input of its corpus.
+replay() {
+	local corpus=$LP_TOP/tests/fuzz/corpus/$1 n
 	n=$(find "$corpus" -type f | wc -l)
-	[ "$n" -ge 9 ]
-	run -0 bash -c "find '$corpus' -type f -print0 | sort -z | xargs -0 '$LP_BUILD/tests/fuzz/reader' 2>&1 >/dev/null"
+	[ "$n" -ge 3 ]
+	run -0 bash -c "find '$corpus' -type f -print0 | sort -z | xargs -0 '$LP_BUILD/tests/fuzz/$1' 2>&1 >/dev/null"
 	# each input named as it is run, none failed
 	[ "$(grep -c "^$corpus/" <<<"$output")" -eq "$n" ]
-	refute_output --partial 'does not read back'
+	refute_output --partial 'lp-fuzz:'
+}
+
+@test "fuzz corpus: the reader accepts or refuses each input cleanly, and round-trips what it accepts" {
+	replay reader
+}
+
+@test "fuzz corpus: lp-join writes every sample it reads, as a stream that reads back" {
+	replay join
 }
 
 @test "fuzz target: input the reader refuses is reported with its line, and is no failure" {
