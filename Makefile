@@ -175,7 +175,8 @@ demo: check-deps
 
 # New inputs a run finds go to $(FUZZ_O)/corpus/TARGET; one that fails is
 # left as crash-* in the current directory, to be copied into
-# tests/fuzz/corpus/TARGET/ with its fix.
+# tests/fuzz/corpus/TARGET/ with its fix.  A target may give libFuzzer flags
+# in a first-line comment "/* fuzz-flags: ... */".
 fuzz: check-deps
 	$(Q)$(MAKE) --no-print-directory O=$(FUZZ_O) CC=$(CLANG) \
 		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_O)/liblp.a
@@ -184,6 +185,7 @@ fuzz: check-deps
 	  $(CLANG) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) $(LP_CFLAGS) tests/fuzz/$$t.c \
 	    $(FUZZ_O)/liblp.a $(LP_LDLIBS) -o $(FUZZ_O)/fuzz-$$t && \
 	  $(FUZZ_O)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	    $$(sed -n '1s|^/\* fuzz-flags: \(.*\) \*/$$|\1|p' tests/fuzz/$$t.c) \
 	    $(FUZZ_O)/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
 	done
 
