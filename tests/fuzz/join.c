@@ -1,12 +1,13 @@
-/* fuzz-flags: -detect_leaks=0 */
+/* fuzz-flags: -detect_leaks=0 -rss_limit_mb=16384 */
 /* join.c - a fuzz target for lp-join: two streams from one input (split at
  * its first 0xff byte, the first byte choosing --all-spans and a probe
  * filter), joined.  Its oracle: a join that reads both inputs through
  * writes a stream the reader reads back whole, with exactly as many
  * samples as came in (lp-join never drops one) and as the stats count.
  * Leaks are not looked for: lp_join__run is lp-join's whole life, and on
- * bad input it returns without taking down its reader threads, as the
- * program exits then. */
+ * bad input it returns without taking down its reader threads or freeing
+ * its rings, as the program exits then; a long run grows by that (hence
+ * the large RSS limit). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
