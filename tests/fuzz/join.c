@@ -1,4 +1,4 @@
-/* fuzz-flags: -detect_leaks=0 -rss_limit_mb=16384 */
+/* fuzz-flags: -detect_leaks=0 -rss_limit_mb=4096 -runs=40000 */
 /* join.c - a fuzz target for lp-join: two streams from one input (split at
  * its first 0xff byte, the first byte choosing --all-spans and a probe
  * filter), joined.  Its oracle: a join that reads both inputs through
@@ -6,8 +6,8 @@
  * samples as came in (lp-join never drops one) and as the stats count.
  * Leaks are not looked for: lp_join__run is lp-join's whole life, and on
  * bad input it returns without taking down its reader threads or freeing
- * its rings, as the program exits then; a long run grows by that (hence
- * the large RSS limit). */
+ * its rings, as the program exits then.  A run grows by that, about 50 KB
+ * an input, hence a bounded number of runs. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
