@@ -38,7 +38,7 @@ struct lp_pprof {
 	struct lp_hashmap string_ids, mapping_ids, function_ids, location_ids, sample_ids;
 	char **strings;
 	size_t nstrings;
-	uint64_t *mappings;	/* filename string of mapping i + 1 */
+	uint64_t (*mappings)[2];	/* filename, build_id strings of mapping i + 1 */
 	size_t nmappings;
 	uint64_t (*functions)[2];	/* name, filename strings */
 	size_t nfunctions;
@@ -138,17 +138,21 @@ void lp_pprof__header(struct lp_pprof *p, const struct lp_header *h)
 		p->period_ns = ns;
 }
 
-static uint64_t mapping_id(struct lp_pprof *p, const char *module)
+static uint64_t mapping_id(struct lp_pprof *p, const struct lp_frame *f)
 {
-	if (!module[0])
+	if (!f->module[0])
 		return 0;
-	uint64_t file = str(p, module);
+	uint64_t file = str(p, f->module);
 	uintptr_t id = (uintptr_t)lp_hashmap__get(&p->mapping_ids, lp_hashmap__key(file + 1));
-	if (id)
+	if (id) {
+		if (!p->mappings[id - 1][1] && f->build_id && f->build_id[0])
+			p->mappings[id - 1][1] = str(p, f->build_id);
 		return id;
+	}
 	p->mappings = lp_reallocarray(p->mappings, p->nmappings + 1, sizeof(*p->mappings));
-	p->mappings[p->nmappings++] = file;
-	lp_hashmap__put(&p->mapping_ids, lp_hashmap__key(file + 1), (void *)(uintptr_t)p->nmappings);
+	p->mappings[p->nmappings][0] = file;
+	p->mappings[p->nmappings][1] = f->build_id && f->build_id[0] ? str(p, f->build_id) : 0;
+	lp_hashmap__put(&p->mapping_ids, lp_hashmap__key(file + 1), (void *)(uintptr_t)++p->nmappings);
 	return p->nmappings;
 }
 
@@ -202,7 +206,7 @@ static uint64_t location_id(struct lp_pprof *p, const struct lp_frame *const *fr
 		return id;
 	p->locations = lp_reallocarray(p->locations, p->nlocations + 1, sizeof(*p->locations));
 	struct location *l = &p->locations[p->nlocations];
-	l->mapping = mapping_id(p, frames[0]->module);
+	l->mapping = mapping_id(p, frames[0]);
 	l->address = frames[0]->addr;
 	l->nlines = n;
 	l->functions = lp_calloc(n, sizeof(*l->functions));
@@ -355,11 +359,12 @@ static void encode(struct lp_pprof *p, struct buf *b)
 		}
 		field_bytes(b, 2, m.p, m.len);
 	}
-	/* Profile.mapping (3): id (1), filename (5), has_functions (7). */
+	/* Profile.mapping (3): id (1), filename (5), build_id (6), has_functions (7). */
 	for (size_t i = 0; i < p->nmappings; i++) {
 		m.len = 0;
 		field_varint(&m, 1, i + 1);
-		field_varint(&m, 5, p->mappings[i]);
+		field_varint(&m, 5, p->mappings[i][0]);
+		field_varint(&m, 6, p->mappings[i][1]);
 		field_varint(&m, 7, 1);
 		field_bytes(b, 3, m.p, m.len);
 	}

@@ -42,6 +42,8 @@ totals() {
 	assert_line --regexp ': 0x0 M=[0-9]+ do_syscall_64 :0 s=0$'
 	assert_line --regexp ': 0x1234 M=[0-9]+ \[app\] :0 s=0$'
 	assert_line --regexp '^[0-9]+: 0x0/0x0/0x0 /lib/libc.so.6 +\[FN\]$'
+	# a raw frame's build-id names its module's build
+	assert_line --regexp '^[0-9]+: 0x0/0x0/0x0 /bin/app abcdef01 +\[FN\]$'
 	assert_line --regexp '^[0-9]+: 0x0/0x0/0x0 \[kernel.kallsyms\] +\[FN\]$'
 	run -0 go tool pprof -traces "$T/p.pb.gz"
 	assert_output --regexp $'2ms +memcpy\n +parse \\(inline\\)\n +handle\n +main\n'
