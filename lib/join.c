@@ -170,6 +170,7 @@ struct join {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	_Atomic int consumer_waiting;
+	_Atomic int quit;		/* an input failed: the readers stop */
 	struct input in[2];		/* 0: samples, 1: spans */
 };
 
@@ -195,6 +196,10 @@ static void push(struct input *in, struct item *it)
 	struct join *j = in->j;
 	size_t tail = atomic_load_explicit(&in->tail, memory_order_relaxed);
 	while (tail - atomic_load(&in->head) >= RING_CAP) {
+		if (atomic_load(&j->quit)) {	/* nobody will take it */
+			free(it);
+			return;
+		}
 		pthread_mutex_lock(&j->lock);
 		atomic_store(&in->producer_waiting, 1);
 		if (tail - atomic_load(&in->head) >= RING_CAP) {
@@ -320,7 +325,7 @@ static void *reader_main(void *arg)
 	struct lp_record rec;
 	uint64_t host = 0;
 	int r;
-	while ((r = lp_reader__next(in->reader, &rec)) > 0) {
+	while (!atomic_load(&in->j->quit) && (r = lp_reader__next(in->reader, &rec)) > 0) {
 		if (rec.kind == LP_REC_HEADER) {
 			char buf[256];
 			int n = lp_attrs__get(&rec.header.attrs, "host", buf, sizeof(buf));
@@ -976,6 +981,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	s.buckets = lp_calloc(s.nbuckets, sizeof(*s.buckets));
 	struct input *smp = &j->in[0], *spn = &j->in[1];
 	bool live_clock = false;	/* the spans carry this host's current time */
+	bool failed = false;		/* an input could not be read to its end */
 	bool files = !smp->live && !spn->live;
 	int64_t stalled_since = 0;	/* when a full side last made no progress */
 	uint64_t since_sweep = 0;
@@ -1028,16 +1034,20 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 		}
 		if (!spn->finished && atomic_load(&spn->done) && ring_empty(spn)) {
 			spn->finished = true;
-			if (atomic_load(&spn->done) < 0)
-				return -1;
+			if (atomic_load(&spn->done) < 0) {
+				failed = true;
+				break;
+			}
 			s.span_mark = INT64_MAX;
 			sweep_all(&s, INT64_MAX, prune_mark(&s));
 			got_spans = true;
 		}
 		if (!smp->finished && atomic_load(&smp->done) && ring_empty(smp)) {
 			smp->finished = true;
-			if (atomic_load(&smp->done) < 0)
-				return -1;
+			if (atomic_load(&smp->done) < 0) {
+				failed = true;
+				break;
+			}
 			s.samples_done = true;
 			sweep_all(&s, release_mark(&s), INT64_MAX);
 			got_samples = true;
@@ -1098,9 +1108,30 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 		atomic_store(&j->consumer_waiting, 0);
 		pthread_mutex_unlock(&j->lock);
 	}
+	/* A reader of a live input may sit in read() for good: not waited for
+	 * (lp-join exits now); files are cleaned up as on success. */
+	if (failed && (smp->live || spn->live))
+		return -1;
+	FILE *discard = NULL;
+	if (failed) {
+		/* An input failed (reported): the other reader stops, and what
+		 * is held is let go into nothing, the output left as it was. */
+		atomic_store(&j->quit, 1);
+		pthread_mutex_lock(&j->lock);
+		for (int i = 0; i < 2; i++)
+			pthread_cond_broadcast(&j->in[i].space);
+		pthread_mutex_unlock(&j->lock);
+		discard = fopen("/dev/null", "w");
+		if (discard) {
+			lp_writer__free(s.w);
+			s.w = lp_writer__new(discard);
+		}
+	}
 	sweep_all(&s, INT64_MAX, INT64_MAX);
 	for (int i = 0; i < 2; i++) {
 		pthread_join(j->in[i].thread, NULL);
+		for (struct item *it; (it = pop(&j->in[i]));)
+			free(it);
 		lp_reader__free(j->in[i].reader);
 		struct input *in = &j->in[i];
 		for (size_t h = in->spent_head; h != in->spent_tail; h++)
@@ -1116,6 +1147,13 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	pthread_mutex_destroy(&j->lock);
 	pthread_cond_destroy(&j->wake);
 	free(j);
+	if (failed) {
+		if (discard)
+			fclose(discard);
+		if (out != stdout)
+			fclose(out);
+		return -1;
+	}
 	return lp_close_output(out, opts->output && strcmp(opts->output, "-") ? opts->output
 									  : "stdout");
 }
