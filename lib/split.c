@@ -280,17 +280,23 @@ static bool is_probe(const struct split *s, const char *probe)
 
 /* The span of the probe that lp-join attached to a sample: its prefix
  * ("span" or "spanN"), start and end.  Without --probe, the innermost. */
-static bool sample_span(struct split *s, const struct lp_sample *smp, char *prefix,
-			size_t psize, int64_t *start, int64_t *end)
+static bool sample_span(struct split *s, const struct lp_sample *smp, char prefix[8],
+			int64_t *start, int64_t *end)
 {
 	for (int i = 0; i < 64; i++) {
 		char key[40];
 		const char *v;
 		size_t n;
-		if (i)
-			snprintf(prefix, psize, "span%d", i);
-		else
-			memcpy(prefix, "span", 5);
+		/* "span", then "span1".."span63" (--all-spans' outer spans) */
+		memcpy(prefix, "span", 5);
+		if (i >= 10) {
+			prefix[4] = (char)('0' + i / 10);
+			prefix[5] = (char)('0' + i % 10);
+			prefix[6] = '\0';
+		} else if (i) {
+			prefix[4] = (char)('0' + i);
+			prefix[5] = '\0';
+		}
 		if (!attr_raw(&smp->attrs, prefix, strlen(prefix), &v, &n))
 			return false;
 		s->joined_samples += i == 0;
@@ -587,11 +593,13 @@ static void route(struct split *s, const struct lp_record *rec)
 		struct group *g;
 		if (smp->time_ns != LP_TIME_NONE && !time_in(s, smp->time_ns)) {
 			g = &s->g[s->nbands + G_EXCLUDED];
-		} else if (!sample_span(s, smp, prefix, sizeof(prefix), &start, &end)) {
+		} else if (!sample_span(s, smp, prefix, &start, &end)) {
 			g = &s->g[s->nbands + G_OUTSIDE];
 		} else {
-			char dot[40];
-			snprintf(dot, sizeof(dot), "%s.", prefix);
+			char dot[40];	/* prefix ("span", "spanN") and a dot; no printf per sample */
+			size_t pl = strlen(prefix);
+			memcpy(dot, prefix, pl);
+			memcpy(dot + pl, ".", 2);
 			if (!preds_ok(s, &smp->attrs, dot))
 				g = &s->g[s->nbands + G_EXCLUDED];
 			else if (s->o->live && !live_cuts(s))
