@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/collapse.sh - lp-collapse on a >= 100 MB `perf script` text with deep
-# stacks: MB/s (wall and CPU) and peak RSS, side by side with `wc -l` on the
+# stacks (folded output, and its other formats): MB/s (wall and CPU) and
+# peak RSS, side by side with `wc -l` on the
 # same file (the I/O floor) and, when FLAMEGRAPH_DIR points to a FlameGraph
 # checkout, stackcollapse-perf.pl (whose output must be identical).
 #
@@ -138,9 +139,14 @@ folded=$dir/collapse-${mb}mb.folded
 if [ ! -s "$folded" ]; then
 	"$LP" --tid <"$base" >"$folded.one" && repeat_to "$folded.one" "$folded"
 fi
+# The other outputs of the same aggregation, from the same perf script.
+for fmt in speedscope svg pprof heatmap; do
+	row "lp-collapse -F $fmt" "$(measure "$input" "$LP" -F "$fmt")"
+done
 size_all=$size
 size=$(stat -c %s "$stream")
 row "lp-collapse, lp stream input" "$(measure "$stream" "$LP")"
+row "lp-collapse -F pprof, lp stream" "$(measure "$stream" "$LP" -F pprof)"
 size=$(stat -c %s "$folded")
 row "lp-collapse, folded input" "$(measure "$folded" "$LP")"
 size=$size_all
