@@ -39,11 +39,13 @@ struct lp_tracer {
 	struct trace_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
-	pid_t *owners;		/* links[i] is for this followed child; 0: a target */
 	size_t nlinks;
 	void (*on_fork)(void *arg, pid_t child, pid_t parent);
 	void *fork_arg;
 	pid_t last_child, last_counted;
+	int64_t forgot_ns;		/* when exited children were last forgotten */
+	pid_t *kids;			/* followed children, in the kernel's filter */
+	size_t nkids;
 	uint64_t nchildren, children_unfollowed;	/* uprobes not attached: too many */
 	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
 	uint64_t start_ns;	/* system calls starting earlier are not the target's */
@@ -128,11 +130,9 @@ int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid)
 	return 0;
 }
 
-static void add_link(struct lp_tracer *t, struct bpf_link *l, pid_t owner)
+static void add_link(struct lp_tracer *t, struct bpf_link *l)
 {
 	t->links = lp_reallocarray(t->links, t->nlinks + 1, sizeof(*t->links));
-	t->owners = lp_reallocarray(t->owners, t->nlinks + 1, sizeof(*t->owners));
-	t->owners[t->nlinks] = owner;
 	t->links[t->nlinks++] = l;
 }
 
@@ -190,7 +190,7 @@ static int setup_tp(struct lp_tracer *t, struct pinfo *pi, const struct lp_probe
 
 /* A uprobe probe's links for process pid, the probe's settings under id. */
 static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
-			  pid_t pid, pid_t owner)
+			  pid_t pid, bool child)
 {
 	struct bpf_link *l;
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
@@ -204,7 +204,7 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 						    pt->offset, &uo);
 		if (!l)
 			goto fail;
-		add_link(t, l, owner);
+		add_link(t, l);
 		uo.retprobe = false;
 	}
 	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
@@ -212,10 +212,10 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
 	if (!l)
 		goto fail;
-	add_link(t, l, owner);
+	add_link(t, l);
 	return 0;
 fail:
-	if (owner && errno == ESRCH)	/* a child gone already: nothing to trace */
+	if (child && errno == ESRCH)	/* a child gone already: nothing to trace */
 		return 0;
 	if (errno == EPERM || errno == EACCES)
 		lp_error("cannot attach to '%s' in %s: needs root (or CAP_BPF and CAP_PERFMON): %s",
@@ -283,10 +283,10 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 			lp_error_errno("probe '%s': cannot attach", pt->name);
 			return -1;
 		}
-		add_link(t, l, 0);
+		add_link(t, l);
 		return (int)id;
 	}
-	return attach_uprobes(t, id, pt, pid, 0) < 0 ? -1 : (int)id;
+	return attach_uprobes(t, id, pt, pid, false) < 0 ? -1 : (int)id;
 }
 
 /* Followed children that have exited leave the process filter: the kernel
@@ -295,15 +295,14 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
  * live child's memory too. */
 static void forget_exited(struct lp_tracer *t)
 {
-	pid_t last = 0;
-	for (size_t i = 0; i < t->nlinks; i++) {
-		pid_t o = t->owners[i];
-		if (!o || o == last)
+	for (size_t i = 0; i < t->nkids;) {
+		uint32_t k = (uint32_t)t->kids[i];
+		if (kill(t->kids[i], 0) == 0 || errno != ESRCH) {
+			i++;
 			continue;
-		last = o;
-		uint32_t k = (uint32_t)o;
-		if (kill(o, 0) < 0 && errno == ESRCH)
-			bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &k);
+		}
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &k);
+		t->kids[i] = t->kids[--t->nkids];
 	}
 }
 
@@ -335,7 +334,7 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 		t->last_counted = child;
 		return 0;
 	}
-	return attach_uprobes(t, (uint32_t)id, pt, child, child);
+	return attach_uprobes(t, (uint32_t)id, pt, child, true);
 }
 
 /* --- records ---------------------------------------------------------- */
@@ -490,9 +489,16 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct lp_tracer *t = ctx;
 	const struct lp_trace_event *ev = data;
 	if (size >= sizeof(*ev) && ev->type == LP_EV_FORK) {
+		t->kids = lp_reallocarray(t->kids, t->nkids + 1, sizeof(*t->kids));
+		t->kids[t->nkids++] = (pid_t)ev->pid;
 		if (t->on_fork && !t->detached)
 			t->on_fork(t->fork_arg, (pid_t)ev->pid, (pid_t)ev->tid);
-		forget_exited(t);
+		/* A kill(2) per child: not on every fork of a fork storm. */
+		int64_t now = lp_monotonic_ns();
+		if (now - t->forgot_ns > 100000000) {
+			forget_exited(t);
+			t->forgot_ns = now;
+		}
 		return 0;
 	}
 	if (size < sizeof(*ev) || ev->probe >= t->nprobes || t->werr)
@@ -608,8 +614,10 @@ static void prune_stacks(struct lp_tracer *t)
 
 int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 {
-	if (++t->polls % 64 == 0)
+	if (++t->polls % 64 == 0) {
 		prune_stacks(t);
+		forget_exited(t);
+	}
 	uint64_t before = t->count;
 	t->w = w;
 	int r = ring_buffer__poll(t->rb, timeout_ms);
@@ -782,7 +790,7 @@ void lp_tracer__free(struct lp_tracer *t)
 		return;
 	detach(t);
 	free(t->links);
-	free(t->owners);
+	free(t->kids);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	for (size_t i = 0; i < t->nprobes; i++) {
