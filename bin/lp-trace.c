@@ -135,38 +135,16 @@ struct family {
 	struct lp_probe_point **points;
 	size_t *npoints;
 	int **ids;			/* the probe id of points[p][i] */
-	pid_t (*kin)[2];		/* a child, and the index of its target */
-	size_t nkin;
 };
 
-static void forget_exited(struct family *f)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < f->nkin; i++)
-		if (kill(f->kin[i][0], 0) == 0 || errno != ESRCH)
-			memcpy(f->kin[k++], f->kin[i], sizeof(f->kin[i]));
-	f->nkin = k;
-}
-
-static void on_fork(void *arg, pid_t child, pid_t parent)
+static void on_fork(void *arg, pid_t child, pid_t target)
 {
 	struct family *f = arg;
-	size_t root = f->npids;
-	for (size_t p = 0; p < f->npids && root == f->npids; p++)
-		if (f->pids[p] == parent)
-			root = p;
-	for (size_t k = f->nkin; k-- > 0 && root == f->npids;)
-		if (f->kin[k][0] == parent)
-			root = (size_t)f->kin[k][1];
-	if (root == f->npids)
-		return;
-	if (f->nkin >= 4096)	/* bounded by the live ones, not every fork */
-		forget_exited(f);
-	f->kin = lp_reallocarray(f->kin, f->nkin + 1, sizeof(*f->kin));
-	f->kin[f->nkin][0] = child;
-	f->kin[f->nkin++][1] = (pid_t)root;
-	for (size_t i = 0; i < f->npoints[root]; i++)
-		lp_tracer__attach_child(f->tracer, f->ids[root][i], &f->points[root][i], child);
+	for (size_t p = 0; p < f->npids; p++)
+		if (f->pids[p] == target)
+			for (size_t i = 0; i < f->npoints[p]; i++)
+				lp_tracer__attach_child(f->tracer, f->ids[p][i], &f->points[p][i],
+							child);
 }
 
 int main(int argc, char **argv)
@@ -430,7 +408,6 @@ out:
 	for (size_t p = 0; family.ids && p < family.npids; p++)
 		free(family.ids[p]);
 	free(family.ids);
-	free(family.kin);
 	lp_target__free(target);
 	for (size_t p = 0; p < nresolved; p++) {
 		for (size_t i = 0; i < npoints[p]; i++)

@@ -40,13 +40,17 @@ struct lp_tracer {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t nlinks;
-	void (*on_fork)(void *arg, pid_t child, pid_t parent);
+	void (*on_fork)(void *arg, pid_t child, pid_t target);
 	void *fork_arg;
-	pid_t last_child, last_counted;
-	int64_t forgot_ns;		/* when exited children were last forgotten */
-	pid_t *kids;			/* followed children, in the kernel's filter */
+	pid_t *targets;			/* lp_tracer__add_pid's */
+	size_t ntargets;
+	struct kid { pid_t pid, target; } *kids;	/* followed, in the kernel's filter */
 	size_t nkids;
-	uint64_t nchildren, children_unfollowed;	/* uprobes not attached: too many */
+	int64_t forgot_ns;		/* when exited children were last forgotten */
+	/* Children given uprobes, and those refused (too many links); whether
+	 * the child on_fork is handling has been counted, and refused. */
+	uint64_t nfollowed, children_unfollowed;
+	bool child_counted, child_refused;
 	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
 	uint64_t start_ns;	/* system calls starting earlier are not the target's */
 	struct pinfo *probes;
@@ -127,6 +131,8 @@ int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid)
 		lp_error_errno("cannot add pid %d to the filter", (int)pid);
 		return -1;
 	}
+	t->targets = lp_reallocarray(t->targets, t->ntargets + 1, sizeof(*t->targets));
+	t->targets[t->ntargets++] = pid;
 	return 0;
 }
 
@@ -296,8 +302,8 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 static void forget_exited(struct lp_tracer *t)
 {
 	for (size_t i = 0; i < t->nkids;) {
-		uint32_t k = (uint32_t)t->kids[i];
-		if (kill(t->kids[i], 0) == 0 || errno != ESRCH) {
+		uint32_t k = (uint32_t)t->kids[i].pid;
+		if (kill(t->kids[i].pid, 0) == 0 || errno != ESRCH) {
 			i++;
 			continue;
 		}
@@ -306,7 +312,7 @@ static void forget_exited(struct lp_tracer *t)
 	}
 }
 
-int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t parent),
+int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t target),
 		      void *arg)
 {
 	t->on_fork = on_fork;
@@ -324,16 +330,18 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 {
 	if (pt->cfg.kind != LP_PROBE_ENTRY && pt->cfg.kind != LP_PROBE_POINT)
 		return 0;	/* system-wide events, filtered by process in the kernel */
-	if (child != t->last_child) {
-		t->last_child = child;
-		t->nchildren++;
+	/* Links are kept to the end (forget_exited): only so many children
+	 * are given uprobes; the others are counted, once each. */
+	if (!t->child_counted) {
+		t->child_counted = true;
+		t->child_refused = t->nfollowed >= LP_TRACE_MAX_CHILDREN;
+		if (t->child_refused)
+			t->children_unfollowed++;
+		else
+			t->nfollowed++;
 	}
-	/* Links are kept to the end (forget_exited): their number is bounded. */
-	if (t->nchildren > LP_TRACE_MAX_CHILDREN) {
-		t->children_unfollowed += child != t->last_counted;
-		t->last_counted = child;
+	if (t->child_refused)
 		return 0;
-	}
 	return attach_uprobes(t, (uint32_t)id, pt, child, true);
 }
 
@@ -484,15 +492,33 @@ static void syscall_attrs(struct lp_tracer *t, const struct pinfo *pi,
 	}
 }
 
+/* A followed process forked: the child is followed as the target it
+ * descends from. */
+static void on_fork_event(struct lp_tracer *t, pid_t child, pid_t parent)
+{
+	pid_t target = 0;
+	for (size_t i = 0; i < t->ntargets && !target; i++)
+		if (t->targets[i] == parent)
+			target = parent;
+	for (size_t i = t->nkids; i-- > 0 && !target;)
+		if (t->kids[i].pid == parent)
+			target = t->kids[i].target;
+	if (!target)	/* a parent already forgotten: exited since */
+		return;
+	t->kids = lp_reallocarray(t->kids, t->nkids + 1, sizeof(*t->kids));
+	t->kids[t->nkids++] = (struct kid){ child, target };
+	if (!t->on_fork || t->detached)
+		return;
+	t->child_counted = false;
+	t->on_fork(t->fork_arg, child, target);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct lp_tracer *t = ctx;
 	const struct lp_trace_event *ev = data;
 	if (size >= sizeof(*ev) && ev->type == LP_EV_FORK) {
-		t->kids = lp_reallocarray(t->kids, t->nkids + 1, sizeof(*t->kids));
-		t->kids[t->nkids++] = (pid_t)ev->pid;
-		if (t->on_fork && !t->detached)
-			t->on_fork(t->fork_arg, (pid_t)ev->pid, (pid_t)ev->tid);
+		on_fork_event(t, (pid_t)ev->pid, (pid_t)ev->tid);
 		/* A kill(2) per child: not on every fork of a fork storm. */
 		int64_t now = lp_monotonic_ns();
 		if (now - t->forgot_ns > 100000000) {
@@ -791,6 +817,7 @@ void lp_tracer__free(struct lp_tracer *t)
 	detach(t);
 	free(t->links);
 	free(t->kids);
+	free(t->targets);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	for (size_t i = 0; i < t->nprobes; i++) {

@@ -35,10 +35,12 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 
 /* Follows forks: a child of a traced process is traced from its fork by
  * the syscall and tracepoint probes (filtered in the kernel), and on_fork
- * is called (during a poll, woken at once) to attach the uprobes, with
- * lp_tracer__attach_child for each of the parent's points: calls the child
- * makes before that are not seen.  Links of exited children are dropped. */
-int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t parent),
+ * is called (during a poll, woken at once) with the target it descends
+ * from, to attach the uprobes with lp_tracer__attach_child for each of that
+ * target's points: calls the child makes before that are not seen.  At
+ * most LP_TRACE_MAX_CHILDREN children a run are given uprobes; the others
+ * are counted. */
+int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t target),
 		      void *arg);
 /* The uprobes of probe id (as lp_tracer__attach returned it) for a child;
  * 0 for other kinds of probes and for a child already gone. */
