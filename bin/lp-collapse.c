@@ -318,6 +318,19 @@ static void rewrite_output(const struct options *o, struct lp_window *win)
 	free(tmp);
 }
 
+/* --every: rewrites the output when stream time has passed the next
+ * write's time, the one after that a whole DUR later. */
+static void every(const struct options *o, struct lp_window *win, int64_t *next)
+{
+	int64_t now = lp_window__latest(win);
+	if (*next == LP_TIME_NONE)
+		*next = now + o->every_ns;
+	if (now >= *next) {
+		rewrite_output(o, win);
+		*next += (now - *next) / o->every_ns * o->every_ns + o->every_ns;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .input = LP_INPUT_AUTO, .format = FMT_FOLDED, .rows = LP_HEATMAP_ROWS };
@@ -383,26 +396,16 @@ int main(int argc, char **argv)
 					continue;
 				if (pprof) {
 					lp_pprof__add(pprof, &rec.sample);
-				} else if (heat) {
-					if (lp_heatmap__add(heat, &rec.sample, &why) < 0) {
+				} else if (heat || win) {
+					/* both need timed samples, and say so */
+					if ((heat ? lp_heatmap__add(heat, &rec.sample, &why)
+						  : lp_window__add(win, &rec.sample, &why)) < 0) {
 						lp_reader__error(r, "%s", why);
 						rc = -1;
 						break;
 					}
-				} else if (win) {
-					if (lp_window__add(win, &rec.sample, &why) < 0) {
-						lp_reader__error(r, "%s", why);
-						rc = -1;
-						break;
-					}
-					int64_t now = lp_window__latest(win);
-					if (next_write == LP_TIME_NONE)
-						next_write = now + o.every_ns;
-					if (o.every_ns && now >= next_write) {
-						rewrite_output(&o, win);
-						next_write += (now - next_write) / o.every_ns * o.every_ns +
-							      o.every_ns;
-					}
+					if (win && o.every_ns)
+						every(&o, win, &next_write);
 				} else {
 					lp_folded_agg__add(agg, &rec.sample);
 				}
