@@ -16,7 +16,7 @@ run_cases() {
 		case $in in
 		*.gz) gunzip -c "$in" >"$BATS_TEST_TMPDIR/input.txt"; in=$BATS_TEST_TMPDIR/input.txt ;;
 		esac
-		[ "$opts" = "(none)" ] && opts=
+		if [ "$opts" = "(none)" ]; then opts=; fi
 		# shellcheck disable=SC2086 # options are words
 		if ! lp-collapse $opts "$in" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err"; then
 			echo "FAIL $case: lp-collapse $opts exited $?: $(head -3 "$BATS_TEST_TMPDIR/err")"
@@ -30,7 +30,8 @@ run_cases() {
 		fi
 	done <"$dir/cases.tsv"
 	echo "$input: $n cases, $bad failed"
-	[ "$n" -gt 0 ] && [ "$bad" -eq 0 ]
+	[ "$n" -gt 0 ]
+	[ "$bad" -eq 0 ]
 }
 
 corpus() { run_cases "$CORPUS" "$1"; }
@@ -166,10 +167,14 @@ stream_cases() {
 	while IFS=$'\t' read -r case kind inp opts expected prov; do
 		[ "$kind" = collapse ] && [ "$inp" = "$input" ] || continue
 		case $opts in *srcline*) continue ;; esac
-		[ "$opts" = "(none)" ] && opts=
+		if [ "$opts" = "(none)" ]; then opts=; fi
 		n=$((n + 1))
 		# shellcheck disable=SC2086
-		lp-collapse $opts "$BATS_TEST_TMPDIR/s.lp" >"$BATS_TEST_TMPDIR/out" 2>&1 || true
+		if ! lp-collapse $opts "$BATS_TEST_TMPDIR/s.lp" >"$BATS_TEST_TMPDIR/out" 2>&1; then
+			echo "FAIL $case via lp stream: lp-collapse $opts exited $?: $(head -3 "$BATS_TEST_TMPDIR/out")"
+			bad=$((bad + 1))
+			continue
+		fi
 		if ! cmp -s "$BATS_TEST_TMPDIR/out" "$dir/$expected"; then
 			echo "FAIL $case via lp stream: lp-collapse $opts differs from $expected:"
 			diff "$dir/$expected" "$BATS_TEST_TMPDIR/out" | head -10
@@ -177,7 +182,8 @@ stream_cases() {
 		fi
 	done <"$dir/cases.tsv"
 	echo "$input: $n cases through a stream, $bad failed"
-	[ "$n" -gt 0 ] && [ "$bad" -eq 0 ]
+	[ "$n" -gt 0 ]
+	[ "$bad" -eq 0 ]
 }
 
 @test "lp stream input: same folded output as perf script (synthetic-misc-01, 8 cases)" {

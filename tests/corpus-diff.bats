@@ -25,7 +25,7 @@ rejected='diff/inferno-bad-before'
 		[ "$kind" = diff ] || continue
 		case " $rejected " in *" $name "*) continue ;; esac
 		read -r before after <<<"$inputs"
-		[ "$opts" = '(none)' ] && opts=
+		if [ "$opts" = '(none)' ]; then opts=; fi
 		# shellcheck disable=SC2086
 		if ! lp-diff $opts "$CORPUS/$before" "$CORPUS/$after" >"$TMP/out" 2>"$TMP/err"; then
 			failed+=" $name(exit)"

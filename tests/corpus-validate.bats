@@ -65,7 +65,7 @@ cases() {
 		i=$((i + 1))
 		local in=$CORPUS/$input
 		case $in in *.gz) in=$dir/example-perf-stacks.txt ;; esac
-		[ "$opts" = "(none)" ] && opts=
+		if [ "$opts" = "(none)" ]; then opts=; fi
 		# shellcheck disable=SC2086
 		lp-collapse $opts "$in" > "$dir/$i.folded" 2>/dev/null ||
 			{ echo "$name: lp-collapse failed"; return 1; }
@@ -89,7 +89,7 @@ cases() {
 		local n shown=0
 		while IFS=$'\t' read -r n name; do
 			"$VALIDATE" -q --folded "$dir/$n.json" > "$dir/$n.back" 2>/dev/null
-			cmp -s "$dir/$n.folded" "$dir/$n.back" && continue
+			if cmp -s "$dir/$n.folded" "$dir/$n.back"; then continue; fi
 			echo "$name: speedscope's folded view differs"
 			diff "$dir/$n.folded" "$dir/$n.back" | head -5
 			shown=$((shown + 1))

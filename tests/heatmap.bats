@@ -58,9 +58,9 @@ well_formed() {
 cells_agree_with_lp_split() {
 	local second ms n range total=0
 	while IFS=$'\t' read -r second ms n range; do
-		[ "$second" = second ] && continue
+		if [ "$second" = second ]; then continue; fi
 		lp-split --time "$range" --label -q "$2" >"$T/sel" 2>/dev/null
-		got=$(grep -c 'group=outside$' "$T/sel" || true)
+		got=$(grep -c 'group=outside$' "$T/sel" || [ $? -eq 1 ])
 		[ "$got" -eq "$n" ] || { echo "cell $second $ms ($range): $n samples, lp-split selects $got"; return 1; }
 		total=$((total + n))
 	done <"$1"
@@ -74,10 +74,10 @@ cells_agree_with_lp_split() {
 		printf 'second\toffset_ms\tsamples\ttime\n'
 		for s in 0 1 2; do
 			base=$((T0 + s * 1000000000))
-			[ "$s" -eq 0 ] && printf '0\t0\t1\t@%d-@%d\n' "$base" $((base + 20000000))
+			if [ "$s" -eq 0 ]; then printf '0\t0\t1\t@%d-@%d\n' "$base" $((base + 20000000)); fi
 			for k in 0 1 2 3 4 5 6 7 8 9; do
 				ms=$((40 + 100 * k))
-				[ "$s$k" = 11 ] && printf '1\t100\t7\t@%d-@%d\n' $((base + 100000000)) $((base + 120000000))
+				if [ "$s$k" = 11 ]; then printf '1\t100\t7\t@%d-@%d\n' $((base + 100000000)) $((base + 120000000)); fi
 				printf '%d\t%d\t1\t@%d-@%d\n' "$s" "$ms" $((base + ms * 1000000)) \
 					$((base + (ms + 20) * 1000000))
 			done
@@ -203,7 +203,8 @@ cells_agree_with_lp_split() {
 @test "heatmap SVG: well-formed, one titled rect per non-empty cell, the tooltip says count and range" {
 	three_seconds >"$T/s.lp"
 	run -0 --separate-stderr lp-collapse --format heatmap -o "$T/h.svg" "$T/s.lp"
-	[ -z "$output" ] && [ -z "$stderr" ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
 	well_formed "$T/h.svg"
 	[ "$(grep -c '<rect [^>]*><title>' "$T/h.svg")" -eq 32 ]
 	grep -qF '<title>second 1, offset 100–120 ms: 7 samples; lp-split --time @1001100000123-@1001120000123</title>' "$T/h.svg"

@@ -391,21 +391,27 @@ rect_centre() {
 	hot=$(rect_centre "$TMP/d.svg" hot)
 	cold=$(rect_centre "$TMP/d.svg" cold)
 	idle=$(rect_centre "$TMP/d.svg" idle)
-	[ -n "$hot" ] && [ -n "$cold" ] && [ -n "$idle" ]
+	[ -n "$hot" ]
+	[ -n "$cold" ]
+	[ -n "$idle" ]
 	run -0 "$BATS_TEST_DIRNAME/helpers/render-svg" png "$TMP/d.svg" "$TMP/d.png" "$hot" "$cold" "$idle"
 	echo "$output"
 	# hot: +20 points, saturated red; cold: -5 points, blue; idle: no change, white-ish grey
 	read -r _ _ _ r g b <<<"$(grep "^pixel ${hot/,/ } " <<<"$output")"
-	[ "$r" -ge 200 ] && [ "$g" -le 80 ] && [ "$b" -le 80 ]
+	[ "$r" -ge 200 ]
+	[ "$g" -le 80 ]
+	[ "$b" -le 80 ]
 	read -r _ _ _ r g b <<<"$(grep "^pixel ${cold/,/ } " <<<"$output")"
-	[ "$b" -ge 200 ] && [ "$r" -lt "$b" ]
+	[ "$b" -ge 200 ]
+	[ "$r" -lt "$b" ]
 	read -r _ _ _ r g b <<<"$(grep "^pixel ${idle/,/ } " <<<"$output")"
 	[ "$r" -eq "$b" ]
 	# --negate swaps the hues
 	lp-diff --format svg --negate -o "$TMP/n.svg" "$D/shift-before.folded" "$D/shift-after.folded"
 	run -0 "$BATS_TEST_DIRNAME/helpers/render-svg" png "$TMP/n.svg" "$TMP/n.png" "$hot"
 	read -r _ _ _ r g b <<<"$(grep "^pixel " <<<"$output")"
-	[ "$b" -ge 200 ] && [ "$r" -le 80 ]
+	[ "$b" -ge 200 ]
+	[ "$r" -le 80 ]
 }
 
 @test "edge cases: no final newline, CRLF, invalid UTF-8, a 1 MiB line, - twice" {
@@ -491,5 +497,7 @@ rect_centre() {
 	while IFS= read -r line; do
 		bash -c "$line" || { echo "failed: $line"; false; }
 	done <<<"$examples"
-	[ -s diff.folded ] && [ -s diff.svg ] && [ -s shrink.svg ]
+	[ -s diff.folded ]
+	[ -s diff.svg ]
+	[ -s shrink.svg ]
 }

@@ -27,7 +27,7 @@ ab_stream() {
 	printf 'stack\t000000000000000b\t0000000000000001,0000000000000003\n'
 	for ((i = 0; i < n; i++)); do
 		s=a
-		((i >= n / 2)) && s=b
+		if ((i >= n / 2)); then s=b; fi
 		printf 'sample\t%d\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000%s\n' \
 			$((1000000000 + i * step)) $s
 	done
@@ -140,7 +140,7 @@ peak_rss() {
 	{ cat "$2"; touch "$T/catdone"; sleep 2; } > "$T/fifo" &
 	w=$!
 	for _ in $(seq 600); do
-		[ -e "$T/catdone" ] && break
+		if [ -e "$T/catdone" ]; then break; fi
 		sleep 0.1
 	done
 	sleep 0.3
@@ -250,7 +250,7 @@ peak_rss() {
 	# Wait for a view with samples (the machine may be loaded).
 	for _ in $(seq 100); do
 		tmux -L "$TMUX_SOCK" capture-pane -p > "$T/pane1"
-		grep -q '^  90.00   90.00  hot' "$T/pane1" && break
+		if grep -q '^  90.00   90.00  hot' "$T/pane1"; then break; fi
 		sleep 0.1
 	done
 	cat "$T/pane1"

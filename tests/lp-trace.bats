@@ -23,11 +23,11 @@ ids_gone() {
 		left=0
 		while read -r kind id; do
 			case $kind in
-			prog_id:) bpftool prog show id "$id" >/dev/null 2>&1 && left=1 ;;
-			link_id:) bpftool link show id "$id" >/dev/null 2>&1 && left=1 ;;
+			prog_id:) if bpftool prog show id "$id" >/dev/null 2>&1; then left=1; fi ;;
+			link_id:) if bpftool link show id "$id" >/dev/null 2>&1; then left=1; fi ;;
 			esac
 		done <<<"$1"
-		[ "$left" -eq 0 ] && return 0
+		if [ "$left" -eq 0 ]; then return 0; fi
 		sleep 0.1
 	done
 	echo "still attached: $1" >&2
@@ -37,7 +37,7 @@ ids_gone() {
 # A process started with & runs bash until it has exec'd: wait for that.
 wait_exec() {
 	for _ in $(seq 100); do
-		[ "$(readlink "/proc/$1/exe")" = "$2" ] && return 0
+		if [ "$(readlink "/proc/$1/exe")" = "$2" ]; then return 0; fi
 		sleep 0.05
 	done
 	return 1
@@ -92,13 +92,16 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	} END { for (i = 0; i < 200; i++) if (seen[i] != 1) bad++; print bad + 0, short + 0, ok + 0 }' "$T/s.lp"
 	# none shorter than its sleep; nearly all within 20 ms of it on a loaded VM
 	read -r bad short ok <<<"$output"
-	[ "$bad" -eq 0 ] && [ "$short" -eq 0 ] && [ "$ok" -ge 190 ]
+	[ "$bad" -eq 0 ]
+	[ "$short" -eq 0 ]
+	[ "$ok" -ge 190 ]
 	# lp-collapse's latency summary agrees
 	run -0 lp-collapse --format latency "$T/s.lp"
 	assert_line --index 1 --regexp '^nap	200	'
 	min=$(awk -F'\t' 'NR == 2 { print $3 }' <<<"$output")
 	p90=$(awk -F'\t' 'NR == 2 { print $5 }' <<<"$output")
-	[ "$min" -ge 1000000 ] && [ "$p90" -ge 3000000 ]
+	[ "$min" -ge 1000000 ]
+	[ "$p90" -ge 3000000 ]
 }
 
 @test "lp-trace: --min-duration filters in the kernel" {
@@ -150,12 +153,12 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	# lp_entry, lp_return, the others loaded; two uprobe links and the
 	# fork tracepoint's (checked once the processes are stopped)
 	local held=0
-	[ "$(grep -c prog_id <<<"$ids")" -ge 2 ] && [ "$(grep -c link_id <<<"$ids")" -eq 3 ] && held=1
+	if [ "$(grep -c prog_id <<<"$ids")" -ge 2 ] && [ "$(grep -c link_id <<<"$ids")" -eq 3 ]; then held=1; fi
 	kill -INT "$tracer" || { cat "$T/err"; kill "$target"; false; }
 	local rc=0
 	wait "$tracer" || rc=$?
 	kill "$target"
-	wait "$target" || true
+	reap "$target" 143
 	[ "$rc" -eq 0 ] || { cat "$T/err"; false; }
 	[ "$held" -eq 1 ]
 	run -0 head -1 "$T/i.lp"
@@ -169,7 +172,9 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 		$1 == "span" && $3 != "-" { done++ } $1 == "span" && $3 == "-" { if ($7 != open++) bad++ }
 		END { print bad + 0, (done > 1000), open + 0 }' "$T/i.lp"
 	read -r bad many open <<<"$output"
-	[ "$bad" -eq 0 ] && [ "$many" -eq 1 ] && [ "$open" -le 20 ]
+	[ "$bad" -eq 0 ]
+	[ "$many" -eq 1 ]
+	[ "$open" -le 20 ]
 	run -0 lp-cat --check "$T/i.lp"
 	ids_gone "$ids"
 }
@@ -187,7 +192,8 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	[ "$rc" -eq 0 ]
 	[ $((SECONDS - t0)) -le 6 ]
 	n=$(grep -c '^span' "$T/d.lp")
-	[ "$n" -ge 50 ] && [ "$n" -le 600 ]
+	[ "$n" -ge 50 ]
+	[ "$n" -le 600 ]
 	ids_gone "$ids"
 	# the command it started was terminated, not left running
 	run -1 pgrep -f "$WORKLOADS/sleeper $calls"
@@ -348,7 +354,8 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	wait_exec "$b" "$WORKLOADS/sleeper"
 	run -0 lp-trace -d 1 -o "$T/p.lp" nap -p "$a,$b"
 	kill "$a" "$b"
-	wait "$a" "$b" || true
+	reap "$a" 143
+	reap "$b" 143
 	run -0 awk -F'\t' '$1 == "span" { n[$4]++ } END { for (p in n) if (n[p] >= 20) print p }' "$T/p.lp"
 	[ "${#lines[@]}" -eq 2 ]
 	assert_line "$a"

@@ -40,7 +40,7 @@ count() {
 started() {
 	local i
 	for i in $(seq 100); do
-		[[ $(readlink "/proc/$1/exe") == */"$2" ]] && return 0
+		if [[ $(readlink "/proc/$1/exe") == */"$2" ]]; then return 0; fi
 		sleep 0.05
 	done
 	echo "$2 did not start"
@@ -60,7 +60,7 @@ between() {
 	run -0 lp-cat --check "$TMP/off.lp"
 	head -1 "$TMP/off.lp" | grep -q $'\tmode=off\t'
 	head -1 "$TMP/off.lp" | grep -q $'\tevent=offcpu'
-	! head -1 "$TMP/off.lp" | grep -q 'period_ns='
+	[[ $(head -1 "$TMP/off.lp") != *period_ns=* ]]
 	# Every sample an off-CPU interval: event offcpu, state=blocked.
 	[ "$(awk -F'\t' '$1 == "sample" && ($7 != "offcpu" || $0 !~ /\tstate=blocked/)' "$TMP/off.lp" | wc -l)" -eq 0 ]
 	# Every sleep is an interval, or counted lost when the kernel reported
@@ -131,7 +131,8 @@ between() {
 	slow_disk=$(weight "$TMP/slow.lp" wait_for_disk)
 	fast_disk=$(weight "$TMP/fast.lp" wait_for_disk)
 	echo "slow $slow_disk / $slow, fast $fast_disk / $fast"
-	[ "$slow" -gt 0 ] && [ "$fast" -gt 0 ]
+	[ "$slow" -gt 0 ]
+	[ "$fast" -gt 0 ]
 	between "$(( 1000 * slow_disk / slow ))" 700 1000
 	between "$(( 1000 * fast_disk / fast ))" 0 20
 	# The samples cover the spans' time (coverage = sample ns / span ns).
@@ -177,7 +178,9 @@ between() {
 	done
 	kill -0 "$BG"
 	# cpu mode still loads no scheduler program.
-	! grep -q $'\tstate=' <(lp-record -d 0.5 -p "$BG" 2>/dev/null)
+	lp-record -d 0.5 -p "$BG" -o "$TMP/cpu.lp" 2>/dev/null
+	grep -q '^sample' "$TMP/cpu.lp"
+	run -1 grep -q $'\tstate=' "$TMP/cpu.lp"
 }
 
 @test "threads asleep since before the recording are seen from its start, whole stacks" {
@@ -186,7 +189,7 @@ between() {
 	# switches while lp-record runs; each is 1 s of blocked time
 	"$WORKLOADS/sleepers" -t 4 -p 30000000 >"$TMP/out" &
 	BG=$!
-	for i in $(seq 100); do grep -q '^ready' "$TMP/out" && break; sleep 0.05; done
+	for i in $(seq 100); do if grep -q '^ready' "$TMP/out"; then break; fi; sleep 0.05; done
 	grep -q '^ready' "$TMP/out"
 	sleep 0.2
 	for mode in off wall; do

@@ -24,7 +24,7 @@ start_sleepers() {
 	"$SLEEPERS" "$@" > "$T/sleepers.out" &
 	SPID=$!
 	for _ in $(seq 100); do
-		grep -q '^ready' "$T/sleepers.out" 2>/dev/null && return 0
+		if grep -q '^ready' "$T/sleepers.out" 2>/dev/null; then return 0; fi
 		sleep 0.05
 	done
 	fail "sleepers did not start"
@@ -37,7 +37,7 @@ lateness() {
 	before=$(wc -l < "$T/sleepers.out")
 	kill -USR1 "$SPID"
 	for _ in $(seq 200); do
-		[ "$(wc -l < "$T/sleepers.out")" -gt "$before" ] && break
+		if [ "$(wc -l < "$T/sleepers.out")" -gt "$before" ]; then break; fi
 		sleep 0.01
 	done
 	tail -n 1 "$T/sleepers.out"
@@ -94,24 +94,26 @@ measure_snapshot_costs() {
 	local before during after p50 p99 max smax over base_p99 base_mean
 	# SCHED_FIFO sleepers (5 ms period): their lateness measures timers
 	# and our stops, not the other jobs on a busy machine.
-	start_sleepers -t 16 -p 5000 -r -d 120
+	start_sleepers -t 16 -p 5000 -r -d 120 || return 1
 	sleep 0.5
-	lateness > /dev/null
+	lateness > /dev/null || return 1
 	sleep 2
 	before=$(lateness)
 	# 200 snapshots 10 ms apart: 3200 stops against 6400 wake-ups, so a
 	# stop long enough to matter shows in the lateness percentiles.
-	run -0 --separate-stderr lp-record --mode snapshot -n 200 -i 10ms -p "$SPID" -o "$T/s.lp"
+	run -0 --separate-stderr lp-record --mode snapshot -n 200 -i 10ms -p "$SPID" -o "$T/s.lp" || return 1
 	during=$(lateness)
 	sleep 2
 	after=$(lateness)
-	kill "$SPID"; wait "$SPID" 2>/dev/null || true; SPID=
+	kill "$SPID"
+	reap "$SPID" 143 || return 1
+	SPID=
 	echo "before: $before"
 	echo "during: $during"
 	echo "after:  $after"
 	echo "$stderr"
 	[ "$(grep -c '^sample' "$T/s.lp")" -eq 3200 ] || { echo "not 3200 samples"; return 1; }
-	grep '^sample' "$T/s.lp" | grep -o 'held_ns=[0-9]*' | cut -d= -f2 | sort -n > "$T/held"
+	grep '^sample' "$T/s.lp" | grep -o 'held_ns=[0-9]*' | cut -d= -f2 | sort -n > "$T/held" || return 1
 	p50=$(awk '{ a[NR] = $1 } END { print a[int(NR * 0.50)] }' "$T/held")
 	p99=$(awk '{ a[NR] = $1 } END { print a[int(NR * 0.99)] }' "$T/held")
 	max=$(tail -n 1 "$T/held")
@@ -122,7 +124,7 @@ measure_snapshot_costs() {
 	# the stops are well under 1 ms: at most 3 of 3200 reach it (a
 	# virtual CPU taken away by the hypervisor at that moment).
 	grep '^sample' "$T/s.lp" | sed -n 's/.*held_ns=\([0-9]*\).*stop_wait_ns=\([0-9]*\).*/\1 \2/p' |
-		awk '{ print $1 - $2 }' | sort -n > "$T/stopped"
+		awk '{ print $1 - $2 }' | sort -n > "$T/stopped" || return 1
 	[ "$(wc -l < "$T/stopped")" -eq 3200 ] || { echo "not 3200 stop times"; return 1; }
 	smax=$(tail -n 1 "$T/stopped")
 	echo "stopped ns: p50 $(sed -n 1600p "$T/stopped") max $smax"

@@ -13,9 +13,9 @@ all_gone() {
 	local i id left
 	for i in $(seq 50); do
 		left=
-		for id in $1; do bpftool prog show id "$id" >/dev/null 2>&1 && left="$left prog:$id"; done
-		for id in $2; do bpftool link show id "$id" >/dev/null 2>&1 && left="$left link:$id"; done
-		[ -z "$left" ] && return 0
+		for id in $1; do if bpftool prog show id "$id" >/dev/null 2>&1; then left="$left prog:$id"; fi; done
+		for id in $2; do if bpftool link show id "$id" >/dev/null 2>&1; then left="$left link:$id"; fi; done
+		if [ -z "$left" ]; then return 0; fi
 		sleep 0.1
 	done
 	echo "still in the kernel:$left"

@@ -36,3 +36,12 @@ require_cmd() {
 		skip "$1 is not installed"
 	fi
 }
+
+# reap PID STATUS: waits for a background child and checks how it ended
+# (143: a SIGTERM it does not catch, 137: SIGKILL).  `wait PID || true`
+# would pass a child that crashed or exited early.
+reap() {
+	local rc=0
+	wait "$1" || rc=$?
+	[ "$rc" -eq "$2" ] || { echo "process $1 exited $rc, not $2"; return 1; }
+}
