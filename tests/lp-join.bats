@@ -111,6 +111,95 @@ samples_of() {
 	[ "$(grep -c '^sample' "$TMP/out.lp")" -eq 2 ]
 }
 
+# The stream of one sample a line: header, frame, stack, then sample lines
+# "TIME TID" from stdin, pid 1.
+samples_stream() {
+	printf 'lp-stream\t1\tclock=monotonic\n'
+	printf 'frame\tf1\tu\t-\t/bin/x\tmain\t-\nstack\ts1\tf1\n'
+	while read -r t tid; do printf 'sample\t%s\t1\t%s\t0\tx\tcpu-clock\t1\ts1\n' "$t" "$tid"; done
+}
+
+@test "lp-join: the first SIGINT does not end it: both inputs are read to their end (the producers drain)" {
+	mkfifo "$TMP/s" "$TMP/p"
+	# Each producer writes again only after lp-join got its SIGINT (at 1 s).
+	(
+		echo 5000 1 | samples_stream
+		sleep 2
+		printf 'sample\t9000000000\t1\t2\t0\tx\tcpu-clock\t1\ts1\n'
+	) > "$TMP/s" 3>&- &
+	(
+		printf 'lp-stream\t1\tclock=monotonic\n'
+		printf 'span\t4000\t6000\t1\t1\tf\t0\n'
+		sleep 2
+		printf 'span\t8000000000\t10000000000\t1\t2\tg\t0\n'
+	) > "$TMP/p" 3>&- &
+	lp-join "$TMP/s" "$TMP/p" > "$TMP/out.lp" 2> "$TMP/err" 3>&- &
+	pid=$!
+	sleep 1
+	kill -INT "$pid"
+	sleep 0.3
+	kill -0 "$pid" || fail "lp-join ended at the first SIGINT"
+	reap "$pid" 0 20
+	[ ! -s "$TMP/err" ]
+	# the sample and the span written after the SIGINT are there, joined
+	samples_of "$TMP/out.lp" > "$TMP/got"
+	printf '%s\n' "5000 1 1 span=f span_start=4000 span_end=6000 span_depth=0" \
+		"9000000000 1 2 span=g span_start=8000000000 span_end=10000000000 span_depth=0" > "$TMP/want"
+	run -0 diff -u "$TMP/want" "$TMP/got"
+}
+
+@test "lp-join: a second SIGINT ends it at once, producers or not" {
+	mkfifo "$TMP/s" "$TMP/p"
+	( echo 5000 1 | samples_stream; exec sleep 30 ) > "$TMP/s" 3>&- &
+	sp=$!
+	( printf 'lp-stream\t1\tclock=monotonic\n'; exec sleep 30 ) > "$TMP/p" 3>&- &
+	pp=$!
+	lp-join "$TMP/s" "$TMP/p" > "$TMP/out.lp" 3>&- &
+	pid=$!
+	sleep 0.5
+	kill -INT "$pid"
+	sleep 0.3
+	kill -0 "$pid" || fail "lp-join ended at the first SIGINT"
+	kill -INT "$pid"
+	# 130: killed by SIGINT, within 2 s
+	reap "$pid" 130 2
+	kill "$sp" "$pp"
+	reap "$sp" 143
+	reap "$pp" 143
+}
+
+@test "lp-join: a span input that stalls while --max-held samples wait: after --max-delay they go out unjoined, counted; the rest join" {
+	mkfifo "$TMP/p"
+	# 36 samples 1 ms apart on one thread; one span encloses them all, but
+	# the tracer writes it only after 4 s of silence.
+	seq 0 35 | awk '{ print 1000000000000 + $1 * 1000000, 1 }' | samples_stream > "$TMP/s.lp"
+	(
+		printf 'lp-stream\t1\tclock=monotonic\n'
+		sleep 4
+		printf 'span\t999000000000\t1001000000000\t1\t1\tslow\t0\n'
+	) > "$TMP/p" 3>&- &
+	SECONDS=0
+	lp-join --max-held 8 --max-delay 200ms "$TMP/s.lp" "$TMP/p" > "$TMP/out.lp" 2> "$TMP/err" 3>&- &
+	pid=$!
+	# Each time 8 samples are held, lp-join waits 200 ms for the spans and
+	# then lets the 8 go: 4 rounds, about 1 s.  The span input is still
+	# silent at 3 s; 32 samples are out, unjoined, and the last 4 (fewer
+	# than --max-held) wait.
+	sleep 3
+	kill -0 "$pid" || fail "lp-join ended before its span input"
+	[ "$(grep -c '^sample' "$TMP/out.lp")" -eq 32 ]
+	[ "$(grep -c 'span=' "$TMP/out.lp")" -eq 0 ]
+	reap "$pid" 0 20
+	[ "$SECONDS" -ge 4 ]
+	[ "$(grep -c '^sample' "$TMP/out.lp")" -eq 36 ]
+	# the 4 that waited join the span; which 4: the last
+	[ "$(grep -c 'span=slow' "$TMP/out.lp")" -eq 4 ]
+	run -0 awk -F'\t' '/span=slow/ { print $2 }' "$TMP/out.lp"
+	[ "$output" = "$(seq 32 35 | awk '{ print 1000000000000 + $1 * 1000000 }')" ]
+	run -0 cat "$TMP/err"
+	[ "$output" = "lp-join: 32 samples or spans let go before their match could arrive (an input lagged by more than --max-delay; raise --max-held)" ]
+}
+
 @test "lp-join: memory does not grow with the input's length" {
 	gen() {
 		awk -v n="$1" 'BEGIN { OFS = "\t"

@@ -37,11 +37,25 @@ require_cmd() {
 	fi
 }
 
-# reap PID STATUS: waits for a background child and checks how it ended
-# (143: a SIGTERM it does not catch, 137: SIGKILL).  `wait PID || true`
-# would pass a child that crashed or exited early.
+# reap PID STATUS [SECONDS]: waits for a background child and checks how it
+# ended (143: a SIGTERM it does not catch, 137: SIGKILL, 130: SIGINT).
+# `wait PID || true` would pass a child that crashed or exited early.  With
+# SECONDS, a child still running then is killed and the check fails: a hang
+# is a failure, not a stuck suite.
 reap() {
-	local rc=0
+	local rc=0 i
+	if [ -n "${3:-}" ]; then
+		for ((i = 0; i < $3 * 20; i++)); do
+			kill -0 "$1" 2>/dev/null || break
+			sleep 0.05
+		done
+		if kill -0 "$1" 2>/dev/null; then
+			kill -KILL "$1"
+			wait "$1" 2>/dev/null || rc=$?
+			echo "process $1 still running after $3 s"
+			return 1
+		fi
+	fi
 	wait "$1" || rc=$?
 	[ "$rc" -eq "$2" ] || { echo "process $1 exited $rc, not $2"; return 1; }
 }
