@@ -8,7 +8,7 @@ load helpers/common
 
 # run_cases DIR INPUT: the cases of DIR/cases.tsv whose input is INPUT.
 run_cases() {
-	local dir=$1 input=$2 n=0 bad=0 case kind inp opts expected prov in
+	local dir=$1 input=$2 n=0 bad=0 rc case kind inp opts expected prov in
 	while IFS=$'\t' read -r case kind inp opts expected prov; do
 		[ "$kind" = collapse ] && [ "$inp" = "$input" ] || continue
 		n=$((n + 1))
@@ -18,8 +18,10 @@ run_cases() {
 		esac
 		if [ "$opts" = "(none)" ]; then opts=; fi
 		# shellcheck disable=SC2086 # options are words
-		if ! lp-collapse $opts "$in" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err"; then
-			echo "FAIL $case: lp-collapse $opts exited $?: $(head -3 "$BATS_TEST_TMPDIR/err")"
+		rc=0
+		lp-collapse $opts "$in" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			echo "FAIL $case: lp-collapse $opts exited $rc: $(head -3 "$BATS_TEST_TMPDIR/err")"
 			bad=$((bad + 1))
 			continue
 		fi
@@ -157,7 +159,7 @@ own() { run_cases "$FIXTURES/collapse" "$1"; }
 # text) give the same folded stacks, for every option set but --srcline
 # (lp-cat reads perf script without it).
 stream_cases() {
-	local dir=$1 input=$2 n=0 bad=0 case kind inp opts expected prov in
+	local dir=$1 input=$2 n=0 bad=0 rc case kind inp opts expected prov in
 	in=$dir/$input
 	case $in in
 	*.gz) gunzip -c "$in" >"$BATS_TEST_TMPDIR/input.txt"; in=$BATS_TEST_TMPDIR/input.txt ;;
@@ -170,8 +172,10 @@ stream_cases() {
 		if [ "$opts" = "(none)" ]; then opts=; fi
 		n=$((n + 1))
 		# shellcheck disable=SC2086
-		if ! lp-collapse $opts "$BATS_TEST_TMPDIR/s.lp" >"$BATS_TEST_TMPDIR/out" 2>&1; then
-			echo "FAIL $case via lp stream: lp-collapse $opts exited $?: $(head -3 "$BATS_TEST_TMPDIR/out")"
+		rc=0
+		lp-collapse $opts "$BATS_TEST_TMPDIR/s.lp" >"$BATS_TEST_TMPDIR/out" 2>&1 || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			echo "FAIL $case via lp stream: lp-collapse $opts exited $rc: $(head -3 "$BATS_TEST_TMPDIR/out")"
 			bad=$((bad + 1))
 			continue
 		fi

@@ -9,6 +9,11 @@ setup() {
 	TMP=$BATS_TEST_TMPDIR
 }
 
+# The producers a failed test left running.
+teardown() {
+	for p in ${sp:-} ${pp:-}; do kill "$p" 2>/dev/null || true; done
+}
+
 # "TIME PID TID ATTRS..." of every sample, sorted.
 samples_of() {
 	awk -F'\t' '$1 == "sample" { o = $2 " " $3 " " $4; for (i = 10; i <= NF; i++) o = o " " $i; print o }' "$@" | sort
@@ -133,12 +138,14 @@ samples_stream() {
 		sleep 2
 		printf 'span\t8000000000\t10000000000\t1\t2\tg\t0\n'
 	) > "$TMP/p" 3>&- &
-	lp-join "$TMP/s" "$TMP/p" > "$TMP/out.lp" 2> "$TMP/err" 3>&- &
+	# A background job of a non-interactive shell starts with SIGINT
+	# ignored; in a terminal's pipeline it is not: give it back.
+	env --default-signal=INT lp-join "$TMP/s" "$TMP/p" > "$TMP/out.lp" 2> "$TMP/err" 3>&- &
 	pid=$!
 	sleep 1
 	kill -INT "$pid"
 	sleep 0.3
-	kill -0 "$pid" || fail "lp-join ended at the first SIGINT"
+	kill -0 "$pid" || { echo "lp-join ended at the first SIGINT"; false; }
 	reap "$pid" 0 20
 	[ ! -s "$TMP/err" ]
 	# the sample and the span written after the SIGINT are there, joined
@@ -154,12 +161,12 @@ samples_stream() {
 	sp=$!
 	( printf 'lp-stream\t1\tclock=monotonic\n'; exec sleep 30 ) > "$TMP/p" 3>&- &
 	pp=$!
-	lp-join "$TMP/s" "$TMP/p" > "$TMP/out.lp" 3>&- &
+	env --default-signal=INT lp-join "$TMP/s" "$TMP/p" > "$TMP/out.lp" 3>&- &
 	pid=$!
 	sleep 0.5
 	kill -INT "$pid"
 	sleep 0.3
-	kill -0 "$pid" || fail "lp-join ended at the first SIGINT"
+	kill -0 "$pid" || { echo "lp-join ended at the first SIGINT"; false; }
 	kill -INT "$pid"
 	# 130: killed by SIGINT, within 2 s
 	reap "$pid" 130 2
@@ -186,7 +193,7 @@ samples_stream() {
 	# silent at 3 s; 32 samples are out, unjoined, and the last 4 (fewer
 	# than --max-held) wait.
 	sleep 3
-	kill -0 "$pid" || fail "lp-join ended before its span input"
+	kill -0 "$pid" || { echo "lp-join ended before its span input"; false; }
 	[ "$(grep -c '^sample' "$TMP/out.lp")" -eq 32 ]
 	[ "$(grep -c 'span=' "$TMP/out.lp")" -eq 0 ]
 	reap "$pid" 0 20
