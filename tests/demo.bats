@@ -6,6 +6,8 @@ load helpers/common
 
 # The share (%) of a stream's sample weight whose stack holds FUNC.
 share() {
+	local -
+	set -o pipefail		# lp-collapse's status, not only awk's
 	lp-collapse "$1" | awk -v f="$2" '{ n = $NF; t += n; if (index(";" $0, ";" f ";") || index(";" $0, ";" f " ")) h += n }
 		END { printf "%.1f\n", t ? 100 * h / t : -1 }'
 }

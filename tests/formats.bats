@@ -146,7 +146,7 @@ console.log("ok")' "$BATS_TEST_TMPDIR/t.json"
 	run --separate-stderr lp-collapse --format trace-event "$in"
 	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/t.json"
-	total=$(lp-collapse "$in" | awk '{ s += $NF } END { print s }')
+	total=$(set -o pipefail; lp-collapse "$in" | awk '{ s += $NF } END { print s }')
 	nsamples=$(grep -cE '^[^ #].* [0-9]+(\.[0-9]+)?: ' "$in" || [ $? -eq 1 ])
 	run node -e '
 		const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
@@ -194,9 +194,9 @@ console.log("ok")' "$output"
 	js 'load(process.argv[1])' "$BATS_TEST_TMPDIR/odd.json"
 	# What speedscope reads must be lp-collapse's folded bytes as a browser
 	# decodes them (U+FFFD per maximal ill-formed subsequence).
-	lp-collapse "$BATS_TEST_TMPDIR/odd.folded" |
-		node -e 'let b = []; process.stdin.on("data", c => b.push(c)).on("end", () =>
-			process.stdout.write(new TextDecoder().decode(Buffer.concat(b))))' |
+	lp-collapse "$BATS_TEST_TMPDIR/odd.folded" > "$BATS_TEST_TMPDIR/odd.out"
+	node -e 'let b = []; process.stdin.on("data", c => b.push(c)).on("end", () =>
+		process.stdout.write(new TextDecoder().decode(Buffer.concat(b))))' < "$BATS_TEST_TMPDIR/odd.out" |
 		LC_ALL=C sort > "$BATS_TEST_TMPDIR/want"
 	"$VALIDATE" -q --folded "$BATS_TEST_TMPDIR/odd.json" | LC_ALL=C sort > "$BATS_TEST_TMPDIR/got"
 	run diff "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"

@@ -335,8 +335,9 @@ labelled_stream() {
 		case $opts in '(none)') opts= ;; --pid|--tid|--kernel|--all|--addrs) ;; *) continue ;; esac
 		[ -s "$CORPUS/$expected" ] || continue
 		# shellcheck disable=SC2086
-		lp-diff --input-format perf $opts "$CORPUS/$input" "$CORPUS/$input" 2>/dev/null |
-			awk '{ n = $NF; $NF = ""; sub(/ $/, ""); print }' >"$TMP/got"
+		lp-diff --input-format perf $opts "$CORPUS/$input" "$CORPUS/$input" >"$TMP/out" 2>/dev/null ||
+			{ echo "lp-diff failed: $name"; false; }
+		awk '{ n = $NF; $NF = ""; sub(/ $/, ""); print }' "$TMP/out" >"$TMP/got"
 		diff -q "$TMP/got" "$CORPUS/$expected" >/dev/null || { echo "differs: $name"; false; }
 		n=$((n + 1))
 		[ "$n" -lt 40 ] || break

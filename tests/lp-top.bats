@@ -196,8 +196,8 @@ peak_rss() {
 @test "lp-top: perf script input, shares as lp-collapse counts them" {
 	f=$CORPUS/flamegraph/test/perf-vertx-stacks-01.txt
 	[ -f "$f" ] || fail "corpus file $f missing"
-	total=$(lp-collapse "$f" | awk '{ s += $NF } END { print s }')
-	top=$(lp-collapse "$f" | awk '{ print $NF }' | sort -n | tail -1)
+	total=$(set -o pipefail; lp-collapse "$f" | awk '{ s += $NF } END { print s }')
+	top=$(set -o pipefail; lp-collapse "$f" | awk '{ print $NF }' | sort -n | tail -1)
 	want=$(awk -v a="$top" -v b="$total" 'BEGIN { printf "%7.2f", 100 * a / b }')
 	run -0 lp-top --once --all -s 1 "$f"
 	assert_line --index 0 --partial "samples $total "

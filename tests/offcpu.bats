@@ -22,6 +22,8 @@ teardown() {
 # weight FILE FUNC: the summed weight (ns) of the samples with FUNC on their
 # stack, from lp-collapse's folded output; FUNC empty: of all samples.
 weight() {
+	local -
+	set -o pipefail		# lp-collapse's status, not only awk's
 	lp-collapse "$1" | awk -v f="$2" '{ s = ";" $0; sub(/ [^ ]*$/, ";", s)
 		if (f == "" || index(s, ";" f ";")) w += $NF } END { printf "%.0f\n", w }'
 }

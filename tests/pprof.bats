@@ -53,7 +53,7 @@ totals() {
 	local f n=0
 	for f in "$CORPUS"/flamegraph/test/perf-*.txt; do
 		lp-collapse --format pprof -o "$T/c.pb.gz" "$f"
-		folded=$(lp-collapse "$f" | awk '{ w += $NF } END { printf "%d\n", w }')
+		folded=$(set -o pipefail; lp-collapse "$f" | awk '{ w += $NF } END { printf "%d\n", w }')
 		read -r samples weight <<<"$(totals "$T/c.pb.gz")"
 		[ "$weight" = "$folded" ] || { echo "$f: pprof $weight, folded $folded"; false; }
 		[ "$samples" -gt 0 ]
