@@ -285,7 +285,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	require_root
 	# fib(20) makes 21891 calls, 20 deep at most: none lost to depth.  The
 	# reader waits 2 s: the pipe fills, lp-trace blocks, the ring overflows.
-	run -0 bash -c "lp-trace --ring-size 4096 fib -- '$WORKLOADS/fib' 20 | { sleep 2; cat > '$T/r.lp'; }"
+	run -0 bash -c "set -o pipefail; lp-trace --ring-size 4096 fib -- '$WORKLOADS/fib' 20 | { sleep 2; cat > '$T/r.lp'; }"
 	run -0 awk -F'\t' '$1 == "span" { s++ } $1 == "lost" && $3 == "ring" { l += $4 }
 		$1 == "lost" && $3 != "ring" { other++ } END { print s + l, (l > 0), other + 0 }' "$T/r.lp"
 	assert_output "21891 1 0"
