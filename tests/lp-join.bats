@@ -185,7 +185,6 @@ samples_stream() {
 		sleep 4
 		printf 'span\t999000000000\t1001000000000\t1\t1\tslow\t0\n'
 	) > "$TMP/p" 3>&- &
-	SECONDS=0
 	lp-join --max-held 8 --max-delay 200ms "$TMP/s.lp" "$TMP/p" > "$TMP/out.lp" 2> "$TMP/err" 3>&- &
 	pid=$!
 	# Each time 8 samples are held, lp-join waits 200 ms for the spans and
@@ -197,7 +196,6 @@ samples_stream() {
 	[ "$(grep -c '^sample' "$TMP/out.lp")" -eq 32 ]
 	[ "$(grep -c 'span=' "$TMP/out.lp")" -eq 0 ]
 	reap "$pid" 0 20
-	[ "$SECONDS" -ge 4 ]
 	[ "$(grep -c '^sample' "$TMP/out.lp")" -eq 36 ]
 	# the 4 that waited join the span; which 4: the last
 	[ "$(grep -c 'span=slow' "$TMP/out.lp")" -eq 4 ]
