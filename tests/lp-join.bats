@@ -205,6 +205,33 @@ samples_stream() {
 	[ "$output" = "lp-join: 32 samples or spans let go before their match could arrive (an input lagged by more than --max-delay; raise --max-held)" ]
 }
 
+@test "lp-join: a sample input that stalls while --max-held spans are kept: after --max-delay they go, counted; a late sample joins only a span still kept" {
+	mkfifo "$TMP/s"
+	# 36 spans of 1 ms back to back on one thread; the recorder writes its
+	# two samples (in the first span and in the last) after 4 s of silence.
+	{
+		printf 'lp-stream\t1\tclock=monotonic\n'
+		seq 0 35 | awk '{ t = 1000000000000 + $1 * 1000000; printf "span\t%d\t%d\t1\t1\ts%d\t0\n", t, t + 1000000, $1 }'
+	} > "$TMP/p.lp"
+	(
+		printf 'lp-stream\t1\tclock=monotonic\n'
+		printf 'frame\tf1\tu\t-\t/bin/x\tmain\t-\nstack\ts1\tf1\n'
+		sleep 4
+		printf 'sample\t1000000000500\t1\t1\t0\tx\tcpu-clock\t1\ts1\n'
+		printf 'sample\t1000035000500\t1\t1\t0\tx\tcpu-clock\t1\ts1\n'
+	) > "$TMP/s" 3>&- &
+	lp-join --max-held 8 --max-delay 200ms "$TMP/s" "$TMP/p.lp" > "$TMP/out.lp" 2> "$TMP/err" 3>&- &
+	pid=$!
+	reap "$pid" 0 20
+	# 4 rounds of 8 spans let go; the last 4 (fewer than --max-held) kept
+	samples_of "$TMP/out.lp" > "$TMP/got"
+	printf '%s\n' "1000000000500 1 1" \
+		"1000035000500 1 1 span=s35 span_start=1000035000000 span_end=1000036000000 span_depth=0" > "$TMP/want"
+	run -0 diff -u "$TMP/want" "$TMP/got"
+	run -0 cat "$TMP/err"
+	[ "$output" = "lp-join: 32 samples or spans let go before their match could arrive (an input lagged by more than --max-delay; raise --max-held)" ]
+}
+
 @test "lp-join: memory does not grow with the input's length" {
 	gen() {
 		awk -v n="$1" 'BEGIN { OFS = "\t"
