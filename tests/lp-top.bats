@@ -130,11 +130,12 @@ long_stream() {
 }
 
 # Peak RSS (kB) of lp-top MODE reading FILE, read once the whole file is in
-# (the writer then holds the pipe open a little longer).
+# (the writer then holds the pipe open a little longer).  Called in $(...),
+# where errexit is off: each step returns on failure, lp-top's status too.
 peak_rss() {
 	local pid w hwm
 	rm -f "$T/fifo" "$T/catdone"
-	mkfifo "$T/fifo"
+	mkfifo "$T/fifo" || return 1
 	lp-top --once $1 < "$T/fifo" > /dev/null &
 	pid=$!
 	{ cat "$2"; touch "$T/catdone"; sleep 2; } > "$T/fifo" &
@@ -144,8 +145,9 @@ peak_rss() {
 		sleep 0.1
 	done
 	sleep 0.3
-	hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status")
-	wait "$w" "$pid"
+	hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status") || return 1
+	wait "$w" || return 1
+	wait "$pid" || { echo "lp-top --once $1 exited $?" >&2; return 1; }
 	echo "$hwm"
 }
 

@@ -35,7 +35,7 @@ start_sleepers() {
 lateness() {
 	local before
 	before=$(wc -l < "$T/sleepers.out")
-	kill -USR1 "$SPID"
+	kill -USR1 "$SPID" || return 1
 	for _ in $(seq 200); do
 		if [ "$(wc -l < "$T/sleepers.out")" -gt "$before" ]; then break; fi
 		sleep 0.01
@@ -105,7 +105,7 @@ measure_snapshot_costs() {
 	during=$(lateness)
 	sleep 2
 	after=$(lateness)
-	kill "$SPID"
+	kill "$SPID" || return 1
 	reap "$SPID" 143 || return 1
 	SPID=
 	echo "before: $before"

@@ -50,7 +50,7 @@ reap() {
 			sleep 0.05
 		done
 		if kill -0 "$1" 2>/dev/null; then
-			kill -KILL "$1"
+			kill -KILL "$1" 2>/dev/null || true
 			wait "$1" 2>/dev/null || rc=$?
 			echo "process $1 still running after $3 s"
 			return 1
