@@ -316,9 +316,11 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 		why = "no-user-stack";
 	} else {
 		nu = ev->ustack_bytes / sizeof(__u64);
-		if (nu > r->opts.stack_depth)
-			nu = r->opts.stack_depth;
-		if (nu == r->opts.stack_depth) {
+		/* The kernel took at most --stack-depth frames (profile.bpf.c):
+		 * as many means there may have been more. */
+		if (nu > LP_MAX_STACK_DEPTH)
+			nu = LP_MAX_STACK_DEPTH;
+		if (nu >= r->opts.stack_depth) {
 			truncated = true;
 			r->truncated++;
 			why = "max-frames";
@@ -341,9 +343,9 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 
 		size_t leaf = 0;
 
-		if (nk > r->opts.stack_depth)
-			nk = r->opts.stack_depth;
-		if (nk == r->opts.stack_depth && !truncated) {
+		if (nk > LP_MAX_STACK_DEPTH)
+			nk = LP_MAX_STACK_DEPTH;
+		if (nk >= r->opts.stack_depth && !truncated) {
 			truncated = true;
 			r->truncated++;
 			why = "max-frames";

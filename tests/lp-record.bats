@@ -382,12 +382,15 @@ nsamples() {
 	run -0 lp-cat --check "$TMP/d3.lp"
 	n=$(nsamples "$TMP/d3.lp")
 	[ "$n" -ge 100 ]
-	[ "$(grep '^sample' "$TMP/d3.lp" | grep -c $'\ttruncated=1\twhy=max-frames')" -eq "$n" ]
+	# Cut, all but the few taken in ld.so before main (shallower).
+	t=$(grep '^sample' "$TMP/d3.lp" | grep -c $'\ttruncated=1\twhy=max-frames')
+	echo "$t of $n samples truncated"
+	[ $((100 * t / n)) -ge 95 ]
 	lost=$(awk -F'\t' '$1 == "lost" && $3 == "truncated" { s += $4 } END { print s + 0 }' "$TMP/d3.lp")
-	[ "$lost" -eq "$n" ]
+	[ "$lost" -eq "$t" ]
 	lp-collapse "$TMP/d3.lp" > "$TMP/d3.folded"
-	# comm;f1;f2;f3 weight: three frames, the innermost.
-	[ "$(awk '{ if (split($1, f, ";") != 4) bad++ } END { print bad + 0 }' "$TMP/d3.folded")" -eq 0 ]
+	# comm;f1;f2;f3 weight: never more than three frames, the innermost.
+	[ "$(awk '{ if (split($1, f, ";") > 4) bad++ } END { print bad + 0 }' "$TMP/d3.folded")" -eq 0 ]
 	grep -qE '^cpusplit;main;[ab];spin ' "$TMP/d3.folded"
 	run -2 --separate-stderr lp-record --stack-depth 0 --all
 	[ "$stderr" = "lp-record: invalid stack depth '0': too small" ]
