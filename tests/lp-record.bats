@@ -9,7 +9,7 @@
 bats_require_minimum_version 1.5.0
 load helpers/common
 load helpers/bpf
-load helpers/signals
+load helpers/producers
 
 setup() {
 	TMP=$(mktemp -d)
@@ -347,21 +347,9 @@ nsamples() {
 	kid=$(cat "$TMP/kid")
 	for i in $(seq 200); do [ -e "/proc/$kid" ] || break; sleep 0.05; done
 	[ ! -e "/proc/$kid" ]
-	# The kid's pid to a busy process of no target's: the next fork gets
-	# ns_last_pid + 1, unless another process on the machine forked in
-	# between (then again).
-	got=
-	for i in $(seq 50); do
-		echo $((kid - 1)) > /proc/sys/kernel/ns_last_pid
-		"$WORKLOADS/fixedwork" 50 2>/dev/null &
-		got=$!
-		[ "$got" -eq "$kid" ] && break
-		kill "$got"
-		wait "$got" || true
-	done
-	echo "pid $kid reused: $got"
-	[ "$got" -eq "$kid" ]
-	BG=$got
+	# The kid's pid to a busy process of no target's.
+	start_with_pid "$kid" "$WORKLOADS/fixedwork" 50 2>/dev/null
+	BG=$BG_PID
 	wait "$BG"
 	BG=
 	kill -INT "$rec"

@@ -3,7 +3,7 @@
 # (tests/workloads/sleeper.c, fib.c, mtcalls.c, lines.c, sysrw.c).
 
 load helpers/common
-load helpers/signals
+load helpers/producers
 
 setup() {
 	load_bats_libs
@@ -263,6 +263,33 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	[ "$stderr" = "lp-trace: invalid --max-pids '0': too small" ]
 	run -2 --separate-stderr lp-trace --max-pids 1 fib --pid "$$,$PPID"
 	[ "$stderr" = "lp-trace: -p names 2 processes, more than --max-pids 1" ]
+}
+
+@test "lp-trace: a followed child's pid, reused by the kernel once it exited, is not traced" {
+	require_root
+	# The child writes 10 times; the pid's next owner, no child of the
+	# target's, 100 times.
+	lp-trace --output "$T/reuse.lp" syscall:write -- sh -c \
+		"dd if=/dev/zero of=/dev/null bs=1 count=10 status=none & echo \$! > '$T/kid.new'; mv '$T/kid.new' '$T/kid'; wait; sleep 30" \
+		2>"$T/err" &
+	local tracer=$!
+	KILL_AFTER=$tracer
+	wait_file "$T/kid"
+	local kid
+	kid=$(cat "$T/kid")
+	for _ in $(seq 200); do [ -e "/proc/$kid" ] || break; sleep 0.05; done
+	[ ! -e "/proc/$kid" ]
+	start_with_pid "$kid" dd if=/dev/zero of=/dev/null bs=1 count=100 status=none
+	wait "$BG_PID"
+	sleep 0.3
+	kill -INT "$tracer"
+	local rc=0
+	wait "$tracer" || rc=$?
+	cat "$T/err"
+	[ "$rc" -eq 0 ]
+	run -0 lp-cat --check "$T/reuse.lp"
+	run -0 awk -F'\t' -v p="$kid" '$1 == "span" && $4 == p { n++ } END { print n + 0 }' "$T/reuse.lp"
+	assert_output 10
 }
 
 @test "lp-trace: -d stops, terminates the command it started, detaches" {

@@ -1,5 +1,5 @@
-# How a producer ends under signals: shared by lp-record's and lp-trace's
-# suites.
+# What lp-record's and lp-trace's suites share: how a producer ends under
+# signals, and a process given a pid the producer followed once.
 
 # Starts a command in the background, writes its pid to file $1 and, once
 # it has ended, how to file $2: "exit N" or "signal N".  A shell's status
@@ -53,5 +53,23 @@ wait_delivered() {
 		sleep 0.05
 	done
 	echo "signal $2 still pending for $1"
+	return 1
+}
+
+# Starts a command in the background with pid $1, free now: the kernel
+# gives the next fork ns_last_pid + 1, unless another process on the
+# machine forked in between (then again, up to 50 times).  Sets BG_PID.
+start_with_pid() {
+	local want=$1 i
+	shift
+	for i in $(seq 50); do
+		echo $((want - 1)) > /proc/sys/kernel/ns_last_pid
+		"$@" &
+		BG_PID=$!
+		[ "$BG_PID" -eq "$want" ] && return 0
+		kill "$BG_PID" 2>/dev/null
+		wait "$BG_PID" 2>/dev/null
+	done
+	echo "no fork got pid $want in 50 tries"
 	return 1
 }
