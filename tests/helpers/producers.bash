@@ -6,16 +6,18 @@
 # cannot tell an exit(130) from death by SIGINT.
 start_reporting_end() {
 	python3 -c '
-import subprocess, sys
+import os, subprocess, sys
 p = subprocess.Popen(sys.argv[3:])
 with open(sys.argv[1] + ".new", "w") as f:
     f.write("%d\n" % p.pid)
-import os
 os.rename(sys.argv[1] + ".new", sys.argv[1])
 r = p.wait()
-with open(sys.argv[2] + ".new", "w") as f:
-    f.write("signal %d\n" % -r if r < 0 else "exit %d\n" % r)
-os.rename(sys.argv[2] + ".new", sys.argv[2])
+try:
+    with open(sys.argv[2] + ".new", "w") as f:
+        f.write("signal %d\n" % -r if r < 0 else "exit %d\n" % r)
+    os.rename(sys.argv[2] + ".new", sys.argv[2])
+except OSError:
+    pass  # a failed test has cleaned up already
 ' "$@" &
 }
 
