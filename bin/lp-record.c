@@ -15,6 +15,7 @@
 
 #include "record.h"
 #include "snapshot.h"
+#include "stop.h"
 #include "stream.h"
 #include "target.h"
 #include "util.h"
@@ -33,6 +34,8 @@ struct options {
 	bool srclines;
 	bool raw;
 	uint64_t ring_bytes;
+	uint32_t max_pids;
+	uint32_t stack_depth;
 	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/snapshot.h) */
 	bool snapshot;
 	enum lp_record_mode mode;	/* cpu, off, wall */
@@ -44,7 +47,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lp-record [-F HZ] [-d SECONDS] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
-		"                 [--ring-size BYTES] [-v]\n"
+		"                 [--ring-size BYTES] [--max-pids N] [--stack-depth N] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
@@ -62,6 +65,11 @@ static void usage(FILE *f)
 		"                         to symbolize later with lp-symbolize\n"
 		"      --ring-size BYTES  BPF ring buffer size, a power of two (default 4 MiB,\n"
 		"                         32 MiB with dwarf)\n"
+		"      --max-pids N       at most N processes followed at once, the targets and\n"
+		"                         their children (default 8192); more children are\n"
+		"                         counted as lost\n"
+		"      --stack-depth N    frames taken of each kernel and user stack, 1 to 127\n"
+		"                         (default 127); deeper stacks are truncated\n"
 		"  -v, --verbose          libbpf's messages and the verifier log\n"
 		"      --mode MODE        cpu (BPF on-CPU sampling, default); off: blocked\n"
 		"                         intervals from sched_switch, weighted by their ns;\n"
@@ -73,20 +81,6 @@ static void usage(FILE *f)
 		"  -i, --interval DURATION snapshot mode: from one snapshot to the next (100ms)\n"
 		"  -h, --help             this help\n"
 		"      --version          the version\n");
-}
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	if (stop_requested) {
-		/* A second signal: exit at once; the kernel drops every
-		 * program, link and perf event with our file descriptors. */
-		signal(sig, SIG_DFL);
-		raise(sig);
-		_exit(128 + sig);
-	}
-	stop_requested = sig;
 }
 
 static int parse_call_graph(const char *arg, uint32_t *bytes)
@@ -122,6 +116,9 @@ static bool output_closed(FILE *out)
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
 }
 
+/* Long options without a letter: out of getopt's character range. */
+enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH };
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -138,6 +135,8 @@ int main(int argc, char **argv)
 		{ "srcline", no_argument, NULL, 'S' },
 		{ "raw", no_argument, NULL, 'R' },
 		{ "ring-size", required_argument, NULL, 'B' },
+		{ "max-pids", required_argument, NULL, OPT_MAX_PIDS },
+		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "min-block", required_argument, NULL, 'm' },
 		{ "count", required_argument, NULL, 'n' },
@@ -146,7 +145,9 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct options o = { .freq = 99, .kernel = true, .follow = true };
+	struct options o = { .freq = 99, .kernel = true, .follow = true,
+			     .max_pids = LP_TARGET_MAX_PIDS,
+			     .stack_depth = LP_RECORD_MAX_STACK_DEPTH };
 	struct lp_target *t = NULL;
 	struct lp_recorder *r = NULL;
 	struct lp_writer *w;
@@ -249,6 +250,17 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_MAX_PIDS:
+			if (lp_target__parse_max_pids(optarg, &o.max_pids) < 0)
+				return 2;
+			break;
+		case OPT_STACK_DEPTH:
+			if (lp_parse_i64(optarg, 1, LP_RECORD_MAX_STACK_DEPTH, &i64, &why) < 0) {
+				lp_error("invalid stack depth '%s': %s", optarg, why);
+				return 2;
+			}
+			o.stack_depth = (uint32_t)i64;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -277,10 +289,7 @@ int main(int argc, char **argv)
 	}
 	if (o.snapshot) {
 		/* ptrace, not BPF: lib/snapshot.c does the whole run. */
-		struct sigaction ssa = { .sa_handler = on_signal };
-		sigemptyset(&ssa.sa_mask);
-		sigaction(SIGINT, &ssa, NULL);
-		sigaction(SIGTERM, &ssa, NULL);
+		volatile sig_atomic_t *stop = lp_stop_on_signals();
 		if (!o.snap.interval_ns)
 			o.snap.interval_ns = 100000000;
 		o.snap.duration_ns = (int64_t)(o.duration * 1e9);
@@ -288,20 +297,22 @@ int main(int argc, char **argv)
 		o.snap.srclines = o.srclines;
 		o.snap.raw = o.raw;
 		return lp_snapshot__record(&o.snap, o.pids, o.pids || o.all ? NULL : argv + optind,
-					   o.output, &stop_requested);
+					   o.output, stop);
 	}
 	lp_record__check_privileges();
 	/* A closed output is an EPIPE from a write, handled like a stop. */
 	signal(SIGPIPE, SIG_IGN);
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	volatile sig_atomic_t *stop = lp_stop_on_signals();
 
-	if (o.pids)
+	if (o.pids) {
 		t = lp_target__from_pids(o.pids);
-	else if (!o.all)
+		if (t && lp_target__check_max_pids(t, o.max_pids) < 0) {
+			lp_target__free(t);
+			return 2;
+		}
+	} else if (!o.all) {
 		t = lp_target__spawn(argv + optind);
+	}
 	if (!o.all && !t)
 		return 1;
 	out = lp_open_output(o.output);
@@ -319,6 +330,8 @@ int main(int argc, char **argv)
 		.srclines = o.srclines,
 		.raw = o.raw,
 		.ring_bytes = o.ring_bytes,
+		.max_pids = o.max_pids,
+		.stack_depth = o.stack_depth,
 	};
 	if (t)
 		ro.pids = lp_target__pids(t, &ro.npids);
@@ -339,7 +352,7 @@ int main(int argc, char **argv)
 
 	double end = o.duration > 0 ? lp_monotonic_ns() / 1e9 + o.duration : 0;
 	int rc = 0;
-	while (!stop_requested) {
+	while (!*stop) {
 		/* Samples are read 40 times a second: a short-lived process is
 		 * then usually still there to have its maps read. */
 		int timeout = 25;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "stop.h"
 #include "stream.h"
 #include "target.h"
 #include "tracer.h"
@@ -30,14 +31,15 @@ struct options {
 	bool verbose;
 	const char *pids;
 	uint64_t ring_bytes;
+	uint32_t max_pids;
 	bool no_follow;
 };
 
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: lp-trace [-d SECONDS] [-o FILE] [--min-duration DUR] [--args] [-v]\n"
-		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
+		"usage: lp-trace [-d SECONDS] [-o FILE] [--min-duration DUR] [--args]\n"
+		"                [--max-pids N] [-v] PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
 		"\n"
 		"Traces calls and events of a running process (-p) or of a command it starts,\n"
 		"attached before the command runs, and writes them as an lp stream.\n"
@@ -58,19 +60,13 @@ static void usage(FILE *f, int status)
 		"      --args               capture every argument of FUNC probes\n"
 		"      --ring-size BYTES    BPF ring buffer size, a power of two (default 8 MiB)\n"
 		"      --no-follow          not the processes the targets fork\n"
+		"      --max-pids N         at most N processes traced at once, the targets and\n"
+		"                           their children (default 8192); more children are\n"
+		"                           counted as lost\n"
 		"  -v, --verbose            say where probes go; libbpf's messages\n"
 		"  -h, --help               this help\n"
 		"      --version            the version\n");
 	exit(status);
-}
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	if (stop_signal)	/* a second one: stop at once */
-		_exit(128 + sig);
-	stop_signal = sig;
 }
 
 /* The executable a command name runs, as execvp finds it. */
@@ -150,7 +146,7 @@ static void on_fork(void *arg, pid_t child, pid_t target)
 int main(int argc, char **argv)
 {
 	lp_init(argc, argv);
-	struct options opt = { .ring_bytes = 8u << 20 };
+	struct options opt = { .ring_bytes = 8u << 20, .max_pids = LP_TARGET_MAX_PIDS };
 	/* Everything after "--" is the command, never options or probes. */
 	char **cmd = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -161,7 +157,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW };
+	enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "duration", required_argument, 0, 'd' },
@@ -170,6 +166,7 @@ int main(int argc, char **argv)
 		{ "args", no_argument, 0, OPT_ARGS },
 		{ "ring-size", required_argument, 0, OPT_RING },
 		{ "no-follow", no_argument, 0, OPT_NO_FOLLOW },
+		{ "max-pids", required_argument, 0, OPT_MAX_PIDS },
 		{ "verbose", no_argument, 0, 'v' },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, OPT_VERSION },
@@ -220,6 +217,10 @@ int main(int argc, char **argv)
 		case OPT_NO_FOLLOW:
 			opt.no_follow = true;
 			break;
+		case OPT_MAX_PIDS:
+			if (lp_target__parse_max_pids(optarg, &opt.max_pids) < 0)
+				return 2;
+			break;
 		case 'h':
 			usage(stdout, 0);
 			break;
@@ -250,6 +251,10 @@ int main(int argc, char **argv)
 	if (opt.pids) {
 		if (!(target = lp_target__from_pids(opt.pids)))
 			return 1;
+		if (lp_target__check_max_pids(target, opt.max_pids) < 0) {
+			lp_target__free(target);
+			return 2;
+		}
 	} else if (!(cmd_exe = command_path(cmd[0]))) {
 		lp_error("cannot run '%s': %s", cmd[0], strerror(ENOENT));
 		return 1;
@@ -295,6 +300,7 @@ int main(int argc, char **argv)
 	struct lp_tracer_opts topts = {
 		.min_duration_ns = opt.min_duration_ns,
 		.ring_bytes = opt.ring_bytes,
+		.max_pids = opt.max_pids,
 		.verbose = opt.verbose,
 	};
 	struct lp_tracer *tracer = lp_tracer__new(&topts);
@@ -308,10 +314,7 @@ int main(int argc, char **argv)
 	struct lp_writer *w = lp_writer__new(out);
 
 	signal(SIGPIPE, SIG_IGN);	/* a closed output is an EPIPE we handle */
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	volatile sig_atomic_t *stop = lp_stop_on_signals();
 
 	if (!target && !(target = lp_target__spawn(cmd)))
 		goto out_tracer;
@@ -355,8 +358,8 @@ int main(int argc, char **argv)
 			closed = failed = true;
 			break;
 		}
-		if (stop_signal) {
-			reason = strsignal(stop_signal);
+		if (*stop) {
+			reason = strsignal(*stop);
 			break;
 		}
 		if (deadline && lp_monotonic_ns() >= deadline) {

@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
+#include "pidset.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -28,7 +29,12 @@ const volatile __u64 min_block_ns = 0;
 const volatile bool runnable_intervals = false;
 /* lp_scratch's slot for lp_rec_seed: the one past the CPUs'. */
 const volatile __u32 seed_slot = 0;
+/* --stack-depth: frames taken of each stack, kernel and user (at most
+ * LP_MAX_STACK_DEPTH, the size of the sample's arrays). */
+const volatile __u32 stack_depth = LP_MAX_STACK_DEPTH;
 
+/* The target processes and their followed children (pidset.bpf.h);
+ * max_entries is --max-pids, set by user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);
@@ -84,6 +90,15 @@ static __always_inline void count(__u32 which)
 		*c += 1;
 }
 
+/* Bytes of frames bpf_get_stack may write: stack_depth of them, bounded
+ * for the verifier by the arrays' size. */
+static __always_inline __u32 frames_size(void)
+{
+	__u32 n = stack_depth * sizeof(__u64);
+
+	return n > LP_MAX_STACK_DEPTH * sizeof(__u64) ? LP_MAX_STACK_DEPTH * sizeof(__u64) : n;
+}
+
 SEC("perf_event")
 int lp_rec_sample(struct bpf_perf_event_data *ctx)
 {
@@ -115,7 +130,7 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 
 	s->ev.kstack_bytes = 0;
 	if (kernel_stacks) {
-		n = bpf_get_stack(ctx, s->ev.kstack, sizeof(s->ev.kstack), 0);
+		n = bpf_get_stack(ctx, s->ev.kstack, frames_size(), 0);
 		s->ev.kstack_bytes = n;
 	}
 
@@ -128,7 +143,7 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 		goto out;
 	}
 	if (!stack_copy) {
-		n = bpf_get_stack(ctx, s->ev.ustack, sizeof(s->ev.ustack), BPF_F_USER_STACK);
+		n = bpf_get_stack(ctx, s->ev.ustack, frames_size(), BPF_F_USER_STACK);
 		s->ev.ustack_bytes = n;
 		goto out;
 	}
@@ -195,17 +210,24 @@ int BPF_PROG(lp_rec_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	return 0;
 }
 
-/* Children of a target become targets: a forked process gets its own tgid. */
+/* Children of a target become targets: a forked process gets its own tgid.
+ * One the set has no room for is not sampled, and counted. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lp_rec_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid, ctgid = child->tgid;
-	__u8 one = 1;
-
-	if (!filter_pids || !follow_forks || ptgid == ctgid)
+	if (!filter_pids || !follow_forks)
 		return 0;
-	if (bpf_map_lookup_elem(&lp_pids, &ptgid))
-		bpf_map_update_elem(&lp_pids, &ctgid, &one, BPF_ANY);
+	if (lp_pidset_fork(&lp_pids, parent, child) < 0)
+		count(LP_CNT_CHILDREN);
+	return 0;
+}
+
+/* A target's last thread exits: its pid leaves the set (pidset.bpf.h). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(lp_rec_exit, struct task_struct *p)
+{
+	if (filter_pids)
+		lp_pidset_exit(&lp_pids, p);
 	return 0;
 }
 
@@ -321,13 +343,13 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 	if (kernel_stacks) {
 		/* Skips the two leaf frames that are the tracing itself (the BPF
 		 * program and bpf_trace_run4): the stack ends in __schedule. */
-		n = bpf_get_stack(ctx, s->ev.kstack, sizeof(s->ev.kstack), 2 & BPF_F_SKIP_FIELD_MASK);
+		n = bpf_get_stack(ctx, s->ev.kstack, frames_size(), 2 & BPF_F_SKIP_FIELD_MASK);
 		s->ev.kstack_bytes = n;
 	}
 	if (prev->flags & 0x00200000 /* PF_KTHREAD */) {
 		s->ev.flags |= LP_EV_KERNEL_THREAD;
 	} else if (user_stacks) {
-		n = bpf_get_stack(ctx, s->ev.ustack, sizeof(s->ev.ustack), BPF_F_USER_STACK);
+		n = bpf_get_stack(ctx, s->ev.ustack, frames_size(), BPF_F_USER_STACK);
 		s->ev.ustack_bytes = n;
 		/* The registers at the system call and the top of the stack,
 		 * for the frames the frame-pointer walk skips (profile.h). */
@@ -397,7 +419,7 @@ int lp_rec_seed(struct bpf_iter__task *ctx)
 		return 0;
 	off_start(&s->ev, task, bpf_ktime_get_ns(), task->thread_info.cpu, blocked);
 	if (kernel_stacks)
-		s->ev.kstack_bytes = bpf_get_task_stack(task, s->ev.kstack, sizeof(s->ev.kstack), 0);
+		s->ev.kstack_bytes = bpf_get_task_stack(task, s->ev.kstack, frames_size(), 0);
 	if (task->flags & 0x00200000 /* PF_KTHREAD */) {
 		s->ev.flags |= LP_EV_KERNEL_THREAD;
 	} else if (user_stacks) {
@@ -419,7 +441,7 @@ int lp_rec_seed(struct bpf_iter__task *ctx)
 		for (int i = 1; i < LP_MAX_STACK_DEPTH; i++) {
 			__u64 frame[2];
 
-			if (!bp || bp & 7 ||
+			if (i >= stack_depth || !bp || bp & 7 ||
 			    bpf_copy_from_user_task(frame, sizeof(frame), (void *)bp, task, 0) ||
 			    !frame[1])
 				break;

@@ -3,7 +3,10 @@
 #ifndef LP_BPF_PROFILE_H
 #define LP_BPF_PROFILE_H
 
-#define LP_MAX_STACK_DEPTH 127	/* bpf_get_stack's frames per stack */
+/* Frames per stack: the sample's arrays, the most --stack-depth may ask,
+ * and the kernel's default kernel.perf_event_max_stack, past which
+ * bpf_get_stack takes no more frames anyway. */
+#define LP_MAX_STACK_DEPTH 127
 #define LP_COMM_LEN 16
 /* DWARF mode copies the user stack in chunks, so a stack shallower than the
  * requested size (the main thread near the top of its stack) still gives
@@ -65,6 +68,7 @@ enum lp_counter {
 	LP_CNT_SAMPLES,		/* samples taken */
 	LP_CNT_OFF_FULL,	/* off-CPU intervals lost: the per-thread map full */
 	LP_CNT_OFF_UNSEEN,	/* off-CPU intervals whose end no tracepoint reported */
+	LP_CNT_CHILDREN,	/* forked children not followed: the pid set full */
 	LP_CNT_NR,
 };
 

@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "trace.h"
+#include "pidset.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -70,10 +71,12 @@ struct {
 	__type(value, struct lp_trace_sysin);
 } sysin SEC(".maps");
 
-/* Traced processes (syscalls and tracepoints are system-wide otherwise). */
+/* Traced processes (syscalls and tracepoints are system-wide otherwise):
+ * the targets and their followed children (pidset.bpf.h); max_entries is
+ * --max-pids, set by user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 8192);
 	__type(key, __u32);
 	__type(value, __u8);
 } tgids SEC(".maps");
@@ -476,15 +479,14 @@ int lp_tp(void *ctx)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid, ctgid = child->tgid;
-	__u8 one = 1;
+	if (stopped)
+		return 0;
+	int added = lp_pidset_fork(&tgids, parent, child);
 
-	if (stopped || ptgid == ctgid || !bpf_map_lookup_elem(&tgids, &ptgid))
-		return 0;
-	if (bpf_map_update_elem(&tgids, &ctgid, &one, BPF_NOEXIST)) {
+	if (added < 0)
 		count(LP_LOST_CHILDREN);
+	if (added <= 0)
 		return 0;
-	}
 	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		count(LP_LOST_RING);
@@ -492,9 +494,19 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->type = LP_EV_FORK;
-	ev->pid = ctgid;
-	ev->tid = ptgid;
+	ev->pid = child->tgid;
+	ev->tid = parent->tgid;
 	ev->start = ev->end = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/* A traced process's last thread exits: its pid leaves the filter, so the
+ * kernel may give it to another process (pidset.bpf.h).  Not the uprobes'
+ * links: user space keeps those to the end (lib/tracer.c). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(lp_exit, struct task_struct *p)
+{
+	lp_pidset_exit(&tgids, p);
 	return 0;
 }

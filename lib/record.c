@@ -30,8 +30,11 @@
 #include "profile.skel.h"
 #include "record.h"
 #include "symbolize.h"
+#include "target.h"
 #include "unwind.h"
 #include "util.h"
+
+_Static_assert(LP_RECORD_MAX_STACK_DEPTH == LP_MAX_STACK_DEPTH, "record.h and profile.h");
 
 /* Frames a stack can have: kernel + user, and DWARF unwinds as deep. */
 #define LP_MAX_FRAMES (2 * LP_MAX_STACK_DEPTH + 2)
@@ -55,10 +58,12 @@ struct lp_recorder {
 	bool failed;			/* the output failed: stop writing */
 	int error;			/* its errno */
 	/* Counts for the lost records and the summary. */
-	uint64_t samples, ring_lost, ring_lost_written;
+	uint64_t ring_lost, ring_lost_written;
 	uint64_t unwind_failed, truncated, kstack_failed, ustack_failed;
-	uint64_t off_samples, off_lost, off_lost_written;
+	uint64_t off_lost, off_lost_written;
 	uint64_t off_unseen, off_unseen_written;
+	uint64_t children, children_written;	/* forks the pid set had no room for */
+	uint64_t running, blocked, runnable;	/* samples written, by state */
 	uint64_t last_time;
 	int64_t reaped_ns;
 	int64_t stop_ns;		/* when the off-CPU intervals were stopped */
@@ -311,9 +316,11 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 		why = "no-user-stack";
 	} else {
 		nu = ev->ustack_bytes / sizeof(__u64);
+		/* The kernel took at most --stack-depth frames (profile.bpf.c):
+		 * as many means there may have been more. */
 		if (nu > LP_MAX_STACK_DEPTH)
 			nu = LP_MAX_STACK_DEPTH;
-		if (nu == LP_MAX_STACK_DEPTH) {
+		if (nu >= r->opts.stack_depth) {
 			truncated = true;
 			r->truncated++;
 			why = "max-frames";
@@ -338,6 +345,11 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 
 		if (nk > LP_MAX_STACK_DEPTH)
 			nk = LP_MAX_STACK_DEPTH;
+		if (nk >= r->opts.stack_depth && !truncated) {
+			truncated = true;
+			r->truncated++;
+			why = "max-frames";
+		}
 		/* Off the CPU, every stack ends in the scheduler, and one taken
 		 * of a thread asleep before recording began (lp_rec_seed) has
 		 * those frames left out by the kernel: leave them out of all,
@@ -423,13 +435,16 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		.stack = lp_dict__stack(r->dict, r->frames, n),
 		.attrs = lp_attrs_buf__attrs(&r->attrs),
 	};
-	if (ev->state)
-		r->off_samples++;
-	else
-		r->samples++;
 	r->last_time = ev->time_ns;
 	if (lp_writer__sample(r->w, &s) < 0)
 		return write_failed(r);
+	/* Counted once written: the summary says what the stream holds. */
+	if (ev->state == LP_STATE_BLOCKED)
+		r->blocked++;
+	else if (ev->state == LP_STATE_RUNNABLE)
+		r->runnable++;
+	else
+		r->running++;
 	return 0;
 }
 
@@ -462,6 +477,11 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	int err;
 
 	r->opts = *opts;
+	if (!r->opts.max_pids)
+		r->opts.max_pids = LP_TARGET_MAX_PIDS;
+	if (!r->opts.stack_depth || r->opts.stack_depth > LP_MAX_STACK_DEPTH)
+		r->opts.stack_depth = LP_MAX_STACK_DEPTH;
+	opts = &r->opts;
 	r->w = w;
 	/* One Dwfl per sampled process keeps its binaries open: with -a, many
 	 * files.  The soft limit of open files up to the hard one. */
@@ -510,6 +530,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	r->skel->rodata->stack_copy = opts->dwarf_bytes;
 	r->skel->rodata->min_block_ns = opts->min_block_ns;
 	r->skel->rodata->runnable_intervals = opts->mode == LP_RECORD_WALL;
+	r->skel->rodata->stack_depth = opts->stack_depth;
+	bpf_map__set_max_entries(r->skel->maps.lp_pids, opts->max_pids);
 	if (opts->mode == LP_RECORD_OFF)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_sample, false);
 	if (opts->mode == LP_RECORD_CPU) {
@@ -525,6 +547,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	r->skel->rodata->seed_slot = r->ncpus;
 	if (opts->npids == 0 || !opts->follow)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_fork, false);
+	if (opts->npids == 0)
+		bpf_program__set_autoload(r->skel->progs.lp_rec_exit, false);
 
 	err = profile_bpf__load(r->skel);
 	if (err) {
@@ -545,6 +569,15 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 		r->skel->links.lp_rec_fork = bpf_program__attach(r->skel->progs.lp_rec_fork);
 		if (!r->skel->links.lp_rec_fork) {
 			lp_error_errno("cannot attach to sched_process_fork");
+			goto fail;
+		}
+	}
+	/* Also without following children: a -p target that exits frees its
+	 * pid, which the kernel may give to a process not ours. */
+	if (opts->npids) {
+		r->skel->links.lp_rec_exit = bpf_program__attach(r->skel->progs.lp_rec_exit);
+		if (!r->skel->links.lp_rec_exit) {
+			lp_error_errno("cannot attach to sched_process_exit");
 			goto fail;
 		}
 	}
@@ -595,7 +628,11 @@ int lp_recorder__add_pid(struct lp_recorder *r, pid_t pid)
 
 	if (bpf_map__update_elem(r->skel->maps.lp_pids, &key, sizeof(key), &one, sizeof(one),
 				 BPF_ANY) < 0) {
-		lp_error_errno("cannot add pid %d to the filter", (int)pid);
+		if (errno == E2BIG)
+			lp_error("cannot add pid %d to the filter: more targets than --max-pids %u",
+				 (int)pid, (unsigned)r->opts.max_pids);
+		else
+			lp_error_errno("cannot add pid %d to the filter", (int)pid);
 		return -1;
 	}
 	return 0;
@@ -624,6 +661,13 @@ static int flush_lost(struct lp_recorder *r)
 		if (write_lost(r, "offcpu-unseen", lost - r->off_unseen_written) < 0)
 			return -1;
 		r->off_unseen_written = lost;
+	}
+	lost = counter(r, LP_CNT_CHILDREN);
+	r->children = lost;
+	if (lost > r->children_written) {
+		if (write_lost(r, "children", lost - r->children_written) < 0)
+			return -1;
+		r->children_written = lost;
 	}
 	return 0;
 }
@@ -730,25 +774,41 @@ int lp_recorder__finish(struct lp_recorder *r)
 void lp_recorder__summary(const struct lp_recorder *r)
 {
 	struct lp_symbolizer_stats st;
+	char children[64] = "";
 
 	lp_symbolizer__stats(r->sym, &st);
+	if (r->children)
+		snprintf(children, sizeof(children), ", %" PRIu64 " children not followed (pid set full)",
+			 r->children);
 	if (r->opts.mode == LP_RECORD_OFF) {
 		lp_error("%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (ring full), %" PRIu64
 			 " lost (map full), %" PRIu64 " lost (end unreported), %" PRIu64
-			 " truncated; %" PRIu64 " processes, %" PRIu64 " modules symbolized",
-			 r->off_samples, r->ring_lost, r->off_lost, r->off_unseen, r->truncated,
-			 st.procs, st.modules);
+			 " unwinds failed, %" PRIu64 " truncated%s; %" PRIu64 " processes, %" PRIu64
+			 " modules symbolized",
+			 r->blocked + r->runnable, r->ring_lost, r->off_lost, r->off_unseen,
+			 r->unwind_failed + r->ustack_failed, r->truncated, children, st.procs,
+			 st.modules);
 		return;
 	}
-	if (r->opts.mode == LP_RECORD_WALL)
-		lp_error("%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (map full), %" PRIu64
-			 " lost (end unreported)", r->off_samples, r->off_lost, r->off_unseen);
+	if (r->opts.mode == LP_RECORD_WALL) {
+		/* Every sample the stream holds, then by state. */
+		lp_error("%" PRIu64 " samples (wall: %" PRIu64 " running at %u Hz, %" PRIu64
+			 " blocked, %" PRIu64 " runnable; frame pointers), %" PRIu64
+			 " lost (ring full), %" PRIu64 " lost (map full), %" PRIu64
+			 " lost (end unreported), %" PRIu64 " unwinds failed, %" PRIu64
+			 " truncated%s; %" PRIu64 " processes, %" PRIu64 " modules symbolized",
+			 r->running + r->blocked + r->runnable, r->running, r->opts.freq, r->blocked,
+			 r->runnable, r->ring_lost, r->off_lost, r->off_unseen,
+			 r->unwind_failed + r->ustack_failed, r->truncated, children, st.procs,
+			 st.modules);
+		return;
+	}
 	lp_error("%" PRIu64 " samples (%s at %u Hz, %s), %" PRIu64 " lost (ring full), %" PRIu64
-		 " unwinds failed, %" PRIu64 " truncated; %" PRIu64 " processes, %" PRIu64
+		 " unwinds failed, %" PRIu64 " truncated%s; %" PRIu64 " processes, %" PRIu64
 		 " modules symbolized",
-		 r->samples, r->event ? r->event : "-", r->opts.freq,
+		 r->running, r->event ? r->event : "-", r->opts.freq,
 		 r->opts.dwarf_bytes ? "dwarf" : "frame pointers", r->ring_lost,
-		 r->unwind_failed + r->ustack_failed, r->truncated, st.procs, st.modules);
+		 r->unwind_failed + r->ustack_failed, r->truncated, children, st.procs, st.modules);
 }
 
 void lp_recorder__free(struct lp_recorder *r)

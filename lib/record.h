@@ -40,7 +40,13 @@ struct lp_record_opts {
 	bool srclines;		/* file:line on user frames */
 	bool raw;		/* user frames unsymbolized (lp-symbolize later) */
 	uint64_t ring_bytes;	/* 0: 4 MiB, 32 MiB with DWARF; a power of two */
+	uint32_t max_pids;	/* the kernel's pid set; 0: LP_TARGET_MAX_PIDS */
+	uint32_t stack_depth;	/* frames per stack, 1..LP_RECORD_MAX_STACK_DEPTH; 0: the most */
 };
+
+/* --stack-depth's bound (and default): the kernel's default
+ * perf_event_max_stack, and the size of a sample's stacks in the ring. */
+#define LP_RECORD_MAX_STACK_DEPTH 127
 
 struct lp_recorder;
 
@@ -61,7 +67,8 @@ void lp_recorder__stop(struct lp_recorder *r);
 /* Writes every sample still in the ring, then the lost records; flushes.
  * 0, or -1 when the output failed. */
 int lp_recorder__finish(struct lp_recorder *r);
-/* "lp-record: N samples, N lost (ring full), ..." on stderr. */
+/* "lp-record: N samples, N lost (ring full), ..." on stderr: N every
+ * sample written, whatever its state. */
 void lp_recorder__summary(const struct lp_recorder *r);
 /* Detaches and frees everything; accepts NULL. */
 void lp_recorder__free(struct lp_recorder *r);

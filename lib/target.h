@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct lp_target;
@@ -53,6 +54,23 @@ size_t lp_target__alive(struct lp_target *t);
  * without running).  Returns its status the way a shell reports it: the exit
  * code, or 128 + the signal that killed it.  Returns 0 for -p targets. */
 int lp_target__finish(struct lp_target *t, bool stop);
+
+/* --max-pids: how many processes a producer's kernel filter (its BPF pid
+ * set) holds at once, the targets and the children it follows; a child
+ * forked when it is full is not followed, and counted as lost.  Exited
+ * processes leave it.  Each entry is about 64 bytes of kernel memory,
+ * preallocated (8192: half a MiB); PID_MAX_LIMIT is the most pids there
+ * can be. */
+#define LP_TARGET_MAX_PIDS 8192
+#define LP_TARGET_MAX_PIDS_LIMIT 4194304
+
+/* Parses a --max-pids argument into *n.  0, or -1 after reporting why
+ * ("invalid --max-pids '0': too small"). */
+int lp_target__parse_max_pids(const char *arg, uint32_t *n);
+
+/* 0 when the targets fit in a pid set of max_pids entries, else -1 after
+ * reporting it ("-p names 3 processes, more than --max-pids 2"). */
+int lp_target__check_max_pids(const struct lp_target *t, uint32_t max_pids);
 
 /* Kills (SIGKILL) and reaps a started command that is still there; frees. */
 void lp_target__free(struct lp_target *t);

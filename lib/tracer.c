@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "target.h"
 #include "trace.skel.h"
 #include "util.h"
 
@@ -66,6 +67,7 @@ struct lp_tracer {
 	struct lp_attrs_buf attrs;
 	bool verbose, detached;
 	int ncpus;
+	uint32_t max_pids;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -79,6 +81,23 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 }
 
 static int handle_event(void *ctx, void *data, size_t size);
+
+/* Exited processes leave the filter, in the kernel (pidset.bpf.h).  The
+ * programs on one tracepoint run in the order they were attached, and a
+ * tp:sched:sched_process_exit probe must still find the exiting process in
+ * the filter: so this is attached again after each tracepoint probe, to
+ * run last.  (Probes are attached before any child is followed: a target
+ * exiting in between stays in the filter, harmlessly but for its pid.) */
+static int attach_exit(struct lp_tracer *t)
+{
+	bpf_link__destroy(t->skel->links.lp_exit);
+	t->skel->links.lp_exit = bpf_program__attach(t->skel->progs.lp_exit);
+	if (!t->skel->links.lp_exit) {
+		lp_error_errno("cannot attach to sched_process_exit");
+		return -1;
+	}
+	return 0;
+}
 
 struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 {
@@ -101,6 +120,8 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 	size_t ring = opts->ring_bytes ? opts->ring_bytes : 8u << 20;
 	t->skel->rodata->wakeup_bytes = ring / 8;
 	bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring);
+	t->max_pids = opts->max_pids ? opts->max_pids : LP_TARGET_MAX_PIDS;
+	bpf_map__set_max_entries(t->skel->maps.tgids, t->max_pids);
 	int err = trace_bpf__load(t->skel);
 	if (err) {
 		errno = -err;
@@ -117,6 +138,8 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 		lp_error_errno("cannot open the BPF ring buffer");
 		goto fail;
 	}
+	if (attach_exit(t) < 0)
+		goto fail;
 	return t;
 fail:
 	lp_tracer__free(t);
@@ -128,7 +151,11 @@ int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid)
 	uint32_t k = (uint32_t)pid;
 	uint8_t one = 1;
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &k, &one, BPF_ANY) < 0) {
-		lp_error_errno("cannot add pid %d to the filter", (int)pid);
+		if (errno == E2BIG)
+			lp_error("cannot add pid %d to the filter: more targets than --max-pids %u",
+				 (int)pid, (unsigned)t->max_pids);
+		else
+			lp_error_errno("cannot add pid %d to the filter", (int)pid);
 		return -1;
 	}
 	t->targets = lp_reallocarray(t->targets, t->ntargets + 1, sizeof(*t->targets));
@@ -290,24 +317,22 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 			return -1;
 		}
 		add_link(t, l);
-		return (int)id;
+		return attach_exit(t) < 0 ? -1 : (int)id;
 	}
 	return attach_uprobes(t, id, pt, pid, false) < 0 ? -1 : (int)id;
 }
 
-/* Followed children that have exited leave the process filter: the kernel
- * reuses their ids.  Their links stay until the end: destroying a dead
- * process's uprobe events was seen (6.18) to take the breakpoints out of a
- * live child's memory too. */
+/* Followed children that have exited are forgotten: the kernel reuses their
+ * ids.  They have left the kernel's filter already (lp_exit).  Their links
+ * stay until the end: destroying a dead process's uprobe events was seen
+ * (6.18) to take the breakpoints out of a live child's memory too. */
 static void forget_exited(struct lp_tracer *t)
 {
 	for (size_t i = 0; i < t->nkids;) {
-		uint32_t k = (uint32_t)t->kids[i].pid;
 		if (kill(t->kids[i].pid, 0) == 0 || errno != ESRCH) {
 			i++;
 			continue;
 		}
-		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &k);
 		t->kids[i] = t->kids[--t->nkids];
 	}
 }
@@ -676,6 +701,8 @@ static void detach(struct lp_tracer *t)
 	t->nlinks = 0;
 	bpf_link__destroy(t->skel->links.lp_fork);
 	t->skel->links.lp_fork = NULL;
+	bpf_link__destroy(t->skel->links.lp_exit);
+	t->skel->links.lp_exit = NULL;
 	for (int i = 0; i < 2; i++) {
 		bpf_link__destroy(t->sys_links[i]);
 		t->sys_links[i] = NULL;

@@ -16,6 +16,7 @@
 struct lp_tracer_opts {
 	int64_t min_duration_ns;	/* spans shorter than this are not reported */
 	size_t ring_bytes;		/* ring buffer size, a power of two */
+	uint32_t max_pids;		/* the kernel's pid set; 0: LP_TARGET_MAX_PIDS */
 	bool verbose;			/* libbpf's messages, attach details */
 };
 
@@ -26,7 +27,8 @@ struct lp_tracer;
 struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts);
 
 /* Processes syscall: and tp: probes follow (they are system-wide events
- * filtered in the kernel by process id). */
+ * filtered in the kernel by process id).  A process leaves the filter when
+ * it exits. */
 int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid);
 
 /* Attaches one probe point for process pid (uprobes; -1 for any process).
@@ -38,8 +40,9 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
  * is called (during a poll, woken at once) with the target it descends
  * from, to attach the uprobes with lp_tracer__attach_child for each of that
  * target's points: calls the child makes before that are not seen.  At
- * most LP_TRACE_MAX_CHILDREN children a run are given uprobes; the others
- * are counted. */
+ * most LP_TRACE_MAX_CHILDREN children a run are given uprobes, and the
+ * filter holds max_pids processes at once; children past either are
+ * counted ("lost ... children"). */
 int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t target),
 		      void *arg);
 /* The uprobes of probe id (as lp_tracer__attach returned it) for a child;

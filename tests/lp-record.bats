@@ -9,6 +9,7 @@
 bats_require_minimum_version 1.5.0
 load helpers/common
 load helpers/bpf
+load helpers/producers
 
 setup() {
 	TMP=$(mktemp -d)
@@ -16,6 +17,8 @@ setup() {
 
 teardown() {
 	if [ -n "${BG:-}" ]; then kill "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
+	# What a failed test may have left running (a reader it stopped...).
+	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
 	rm -rf "$TMP"
 }
 
@@ -196,11 +199,12 @@ nsamples() {
 	lp-record -F 999 -p "$BG" -o "$TMP/int.lp" 2>"$TMP/err" &
 	rec=$!
 	sleep 1.5
-	# Attached while running: the sampler, exec and fork programs, their links.
+	# Attached while running: the sampler, exec, fork and exit programs,
+	# their links.
 	progs=$(held_ids "$rec" prog_id)
 	links=$(held_ids "$rec" link_id)
-	[ "$(wc -w <<<"$progs")" -eq 3 ]
-	[ "$(wc -w <<<"$links")" -ge 3 ]
+	[ "$(wc -w <<<"$progs")" -eq 4 ]
+	[ "$(wc -w <<<"$links")" -ge 4 ]
 	kill -INT "$rec"
 	st=0
 	wait "$rec" || st=$?
@@ -224,10 +228,73 @@ nsamples() {
 	sleep 1
 	progs=$(held_ids "$rec" prog_id)
 	links=$(held_ids "$rec" link_id)
-	[ "$(wc -w <<<"$progs")" -eq 3 ]
+	[ "$(wc -w <<<"$progs")" -eq 4 ]
 	kill -KILL "$rec"
 	reap "$rec" 137
 	all_gone "$progs" "$links"
+}
+
+@test "SIGTERM mid-run: drains, a complete valid stream, exit 0, nothing left attached" {
+	require_root
+	"$WORKLOADS/cpusplit" 30 &
+	BG=$!
+	lp-record --freq 999 --pid "$BG" --output "$TMP/term.lp" 2>"$TMP/err" &
+	rec=$!
+	sleep 1.5
+	progs=$(held_ids "$rec" prog_id)
+	links=$(held_ids "$rec" link_id)
+	[ "$(wc -w <<<"$progs")" -eq 4 ]
+	kill -TERM "$rec"
+	st=0
+	wait "$rec" || st=$?
+	cat "$TMP/err"
+	[ "$st" -eq 0 ]
+	summary=$(grep -oE '^lp-record: [0-9]+ samples' "$TMP/err" | grep -oE '[0-9]+')
+	run -0 lp-cat --check "$TMP/term.lp"
+	[ "$(nsamples "$TMP/term.lp")" -ge 500 ]
+	# Drained: every sample it counted is in the stream, which ends whole.
+	[ "$(nsamples "$TMP/term.lp")" -eq "$summary" ]
+	[ "$(tail -c 1 "$TMP/term.lp" | od -An -c | tr -d ' ')" = '\n' ]
+	all_gone "$progs" "$links"
+	kill -0 "$BG"
+}
+
+@test "a second SIGINT ends lp-record at once, killed by SIGINT, nothing left attached" {
+	require_root
+	require_cmd python3
+	"$WORKLOADS/cpusplit" 30 &
+	BG=$!
+	# Its output a pipe nobody reads any more: lp-record blocks in write,
+	# with everything attached, and the first SIGINT cannot end that.
+	mkfifo "$TMP/fifo"
+	cat "$TMP/fifo" >/dev/null &
+	reader=$!
+	start_reporting_end "$TMP/pid" "$TMP/end" lp-record --freq 999 --pid "$BG" --output "$TMP/fifo"
+	wait_file "$TMP/pid"
+	rec=$(cat "$TMP/pid")
+	KILL_AFTER="$reader $rec"
+	sleep 0.5
+	kill -STOP "$reader"
+	wait_blocked_in_write "$rec"
+	progs=$(held_ids "$rec" prog_id)
+	links=$(held_ids "$rec" link_id)
+	[ "$(wc -w <<<"$progs")" -eq 4 ]
+	kill -INT "$rec"
+	wait_delivered "$rec" 2
+	# Still there, still writing: the first SIGINT only asked it to stop.
+	sleep 0.3
+	kill -0 "$rec"
+	[ ! -e "$TMP/end" ] || { cat "$TMP/end"; false; }
+	t0=$(date +%s%N)
+	kill -INT "$rec"
+	wait_file "$TMP/end" 5
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	echo "ended $(cat "$TMP/end") after $ms ms"
+	[ "$(cat "$TMP/end")" = "signal 2" ]
+	[ "$ms" -lt 1000 ]
+	all_gone "$progs" "$links"
+	kill -KILL "$reader"
+	kill -0 "$BG"
 }
 
 @test "the target's exit ends the recording; the command's status is lp-record's" {
@@ -251,6 +318,78 @@ nsamples() {
 	run -0 lp-record -F 499 -o "$TMP/kids.lp" -- sh -c "'$WORKLOADS/cpusplit' 30 0.3 & '$WORKLOADS/cpusplit' 30 0.3; wait"
 	pids=$(awk -F'\t' '$1 == "sample" && $6 == "cpusplit" { print $3 }' "$TMP/kids.lp" | sort -u | wc -l)
 	[ "$pids" -eq 2 ]
+}
+
+@test "--max-pids: children the pid set has no room for are lost records, exactly; exited ones leave it" {
+	require_root
+	# The set holds the command and 2 children: of 5 children alive at
+	# once, 3 are not followed.  Once they have exited, 5 children one
+	# after the other are each followed.
+	run -0 --separate-stderr lp-record --freq 999 --max-pids 3 --output "$TMP/few.lp" -- sh -c "
+		sleep 1 & sleep 1 & sleep 1 & sleep 1 & sleep 1 & wait
+		for i in 1 2 3 4 5; do '$WORKLOADS/cpusplit' 30 0.2; done"
+	echo "$stderr"
+	run -0 lp-cat --check "$TMP/few.lp"
+	lost=$(awk -F'\t' '$1 == "lost" && $3 == "children" { s += $4 } END { print s + 0 }' "$TMP/few.lp")
+	[ "$lost" -eq 3 ]
+	[[ $stderr == *", 3 children not followed (pid set full);"* ]]
+	pids=$(awk -F'\t' '$1 == "sample" && $6 == "cpusplit" { print $3 }' "$TMP/few.lp" | sort -u | wc -l)
+	[ "$pids" -eq 5 ]
+	# Bad values.
+	run -2 --separate-stderr lp-record --max-pids 0 --all
+	[ "$stderr" = "lp-record: invalid --max-pids '0': too small" ]
+	run -2 --separate-stderr lp-record --max-pids 1 --pid "$$,$PPID"
+	[ "$stderr" = "lp-record: -p names 2 processes, more than --max-pids 1" ]
+}
+
+@test "a followed child's pid, reused by the kernel once it exited, is not sampled" {
+	require_root
+	lp-record --freq 999 --output "$TMP/reuse.lp" -- sh -c \
+		"'$WORKLOADS/cpusplit' 30 0.3 & echo \$! > '$TMP/kid.new'; mv '$TMP/kid.new' '$TMP/kid'; wait; sleep 30" \
+		2>"$TMP/err" &
+	rec=$!
+	KILL_AFTER=$rec
+	wait_file "$TMP/kid"
+	kid=$(cat "$TMP/kid")
+	for i in $(seq 200); do [ -e "/proc/$kid" ] || break; sleep 0.05; done
+	[ ! -e "/proc/$kid" ]
+	# The kid's pid to a busy process of no target's.
+	start_with_pid "$kid" "$WORKLOADS/fixedwork" 50 2>/dev/null
+	BG=$BG_PID
+	wait "$BG"
+	BG=
+	kill -INT "$rec"
+	st=0
+	wait "$rec" || st=$?
+	cat "$TMP/err"
+	[ "$st" -eq 0 ]
+	run -0 lp-cat --check "$TMP/reuse.lp"
+	# The child was sampled while it was ours; the pid's next owner never.
+	[ "$(awk -F'\t' -v p="$kid" '$1 == "sample" && $3 == p && $6 == "cpusplit"' "$TMP/reuse.lp" | wc -l)" -ge 30 ]
+	[ "$(awk -F'\t' '$1 == "sample" && $6 == "fixedwork"' "$TMP/reuse.lp" | wc -l)" -eq 0 ]
+}
+
+@test "--stack-depth: stacks cut at N frames, leaf kept, marked truncated and counted" {
+	require_root
+	run -0 --separate-stderr lp-record --freq 499 --no-kernel --stack-depth 3 --output "$TMP/d3.lp" \
+		-- "$WORKLOADS/cpusplit" 30 0.5
+	run -0 lp-cat --check "$TMP/d3.lp"
+	n=$(nsamples "$TMP/d3.lp")
+	[ "$n" -ge 100 ]
+	# Cut, all but the few taken in ld.so before main (shallower).
+	t=$(grep '^sample' "$TMP/d3.lp" | grep -c $'\ttruncated=1\twhy=max-frames')
+	echo "$t of $n samples truncated"
+	[ $((100 * t / n)) -ge 95 ]
+	lost=$(awk -F'\t' '$1 == "lost" && $3 == "truncated" { s += $4 } END { print s + 0 }' "$TMP/d3.lp")
+	[ "$lost" -eq "$t" ]
+	lp-collapse "$TMP/d3.lp" > "$TMP/d3.folded"
+	# comm;f1;f2;f3 weight: never more than three frames, the innermost.
+	[ "$(awk '{ if (split($1, f, ";") > 4) bad++ } END { print bad + 0 }' "$TMP/d3.folded")" -eq 0 ]
+	grep -qE '^cpusplit;main;[ab];spin ' "$TMP/d3.folded"
+	run -2 --separate-stderr lp-record --stack-depth 0 --all
+	[ "$stderr" = "lp-record: invalid stack depth '0': too small" ]
+	run -2 --separate-stderr lp-record --stack-depth 128 --all
+	[ "$stderr" = "lp-record: invalid stack depth '128': too large" ]
 }
 
 @test "a closed output ends the recording: exit 0, at once" {

@@ -3,10 +3,16 @@
 # (tests/workloads/sleeper.c, fib.c, mtcalls.c, lines.c, sysrw.c).
 
 load helpers/common
+load helpers/producers
 
 setup() {
 	load_bats_libs
 	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	# What a failed test may have left running (a reader it stopped...).
+	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
 }
 
 # The BPF programs and links a running lp-trace holds ("prog_id: N" and
@@ -151,9 +157,9 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	sleep 1.5
 	ids=$(held_ids "$tracer")
 	# lp_entry, lp_return, the others loaded; two uprobe links and the
-	# fork tracepoint's (checked once the processes are stopped)
+	# fork and exit tracepoints' (checked once the processes are stopped)
 	local held=0
-	if [ "$(grep -c prog_id <<<"$ids")" -ge 2 ] && [ "$(grep -c link_id <<<"$ids")" -eq 3 ]; then held=1; fi
+	if [ "$(grep -c prog_id <<<"$ids")" -ge 2 ] && [ "$(grep -c link_id <<<"$ids")" -eq 4 ]; then held=1; fi
 	kill -INT "$tracer" || { cat "$T/err"; kill "$target"; false; }
 	local rc=0
 	wait "$tracer" || rc=$?
@@ -179,6 +185,118 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	ids_gone "$ids"
 }
 
+@test "lp-trace: SIGTERM mid-run on -p: drains, a complete valid stream, exit 0, nothing left attached" {
+	require_root
+	"$WORKLOADS/fib" 20 100000 >/dev/null &
+	local target=$!
+	KILL_AFTER=$target
+	wait_exec "$target" "$WORKLOADS/fib"
+	lp-trace --output "$T/term.lp" 'fib(n)' --pid "$target" 2>"$T/err" &
+	local tracer=$!
+	sleep 1.5
+	ids=$(held_ids "$tracer")
+	[ "$(grep -c link_id <<<"$ids")" -eq 4 ]
+	kill -TERM "$tracer"
+	local rc=0
+	wait "$tracer" || rc=$?
+	cat "$T/err"
+	[ "$rc" -eq 0 ]
+	run -0 lp-cat --check "$T/term.lp"
+	# many finished spans; the calls open at the stop as unfinished spans,
+	# depths 0, 1, 2... (the order write_unfinished gives them)
+	run -0 awk -F'\t' '$1 == "span" && $3 != "-" { done++ } $1 == "span" && $3 == "-" { if ($7 != open++) bad++ }
+		END { print bad + 0, (done > 1000), (open <= 20) }' "$T/term.lp"
+	assert_output "0 1 1"
+	[ "$(tail -c 1 "$T/term.lp" | od -An -c | tr -d ' ')" = '\n' ]
+	ids_gone "$ids"
+	kill -0 "$target"
+}
+
+@test "lp-trace: a second SIGINT ends it at once, killed by SIGINT, nothing left attached" {
+	require_root
+	require_cmd python3
+	"$WORKLOADS/fib" 20 100000 >/dev/null &
+	local target=$!
+	wait_exec "$target" "$WORKLOADS/fib"
+	# Its output a pipe nobody reads any more: lp-trace blocks in write,
+	# with everything attached, and the first SIGINT cannot end that.
+	mkfifo "$T/fifo"
+	cat "$T/fifo" >/dev/null &
+	local reader=$!
+	KILL_AFTER="$target $reader"
+	start_reporting_end "$T/pid" "$T/end" lp-trace --output "$T/fifo" 'fib(n)' --pid "$target"
+	wait_file "$T/pid"
+	local tracer
+	tracer=$(cat "$T/pid")
+	KILL_AFTER="$target $reader $tracer"
+	sleep 0.5
+	kill -STOP "$reader"
+	wait_blocked_in_write "$tracer"
+	ids=$(held_ids "$tracer")
+	[ "$(grep -c link_id <<<"$ids")" -eq 4 ]
+	kill -INT "$tracer"
+	wait_delivered "$tracer" 2
+	sleep 0.3
+	kill -0 "$tracer"
+	[ ! -e "$T/end" ] || { cat "$T/end"; false; }
+	local t0 ms
+	t0=$(date +%s%N)
+	kill -INT "$tracer"
+	wait_file "$T/end" 5
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	echo "ended $(cat "$T/end") after $ms ms"
+	[ "$(cat "$T/end")" = "signal 2" ]
+	[ "$ms" -lt 1000 ]
+	ids_gone "$ids"
+	kill -0 "$target"
+}
+
+@test "lp-trace: --max-pids: children the filter has no room for are lost records, exactly; exited ones leave it" {
+	require_root
+	# The filter holds the command and 2 processes: of 5 children alive at
+	# once, 3 are not followed.  Then forker (followed) forks 3 children
+	# one after the other, each writing 10 times: each followed, as the
+	# one before has left.
+	run -0 --separate-stderr lp-trace --max-pids 3 --output "$T/few.lp" syscall:write -- sh -c \
+		"sleep 1 & sleep 1 & sleep 1 & sleep 1 & sleep 1 & wait; '$WORKLOADS/forker' 3 10"
+	echo "$stderr"
+	run -0 lp-cat --check "$T/few.lp"
+	run -0 awk -F'\t' '$1 == "span" { n++; pids[$4] = 1 } $1 == "lost" && $3 == "children" { l += $4 }
+		END { print n + 0, length(pids), l + 0 }' "$T/few.lp"
+	assert_output "30 3 3"
+	run -2 --separate-stderr lp-trace --max-pids 0 fib -- true
+	[ "$stderr" = "lp-trace: invalid --max-pids '0': too small" ]
+	run -2 --separate-stderr lp-trace --max-pids 1 fib --pid "$$,$PPID"
+	[ "$stderr" = "lp-trace: -p names 2 processes, more than --max-pids 1" ]
+}
+
+@test "lp-trace: a followed child's pid, reused by the kernel once it exited, is not traced" {
+	require_root
+	# The child writes 10 times; the pid's next owner, no child of the
+	# target's, 100 times.
+	lp-trace --output "$T/reuse.lp" syscall:write -- sh -c \
+		"dd if=/dev/zero of=/dev/null bs=1 count=10 status=none & echo \$! > '$T/kid.new'; mv '$T/kid.new' '$T/kid'; wait; sleep 30" \
+		2>"$T/err" &
+	local tracer=$!
+	KILL_AFTER=$tracer
+	wait_file "$T/kid"
+	local kid
+	kid=$(cat "$T/kid")
+	for _ in $(seq 200); do [ -e "/proc/$kid" ] || break; sleep 0.05; done
+	[ ! -e "/proc/$kid" ]
+	start_with_pid "$kid" dd if=/dev/zero of=/dev/null bs=1 count=100 status=none
+	wait "$BG_PID"
+	sleep 0.3
+	kill -INT "$tracer"
+	local rc=0
+	wait "$tracer" || rc=$?
+	cat "$T/err"
+	[ "$rc" -eq 0 ]
+	run -0 lp-cat --check "$T/reuse.lp"
+	run -0 awk -F'\t' -v p="$kid" '$1 == "span" && $4 == p { n++ } END { print n + 0 }' "$T/reuse.lp"
+	assert_output 10
+}
+
 @test "lp-trace: -d stops, terminates the command it started, detaches" {
 	require_root
 	local t0=$SECONDS rc=0
@@ -187,7 +305,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	local tracer=$!
 	sleep 0.5
 	ids=$(held_ids "$tracer")
-	[ "$(grep -c link_id <<<"$ids")" -eq 3 ]	# two uprobes, the fork tracepoint
+	[ "$(grep -c link_id <<<"$ids")" -eq 4 ]	# two uprobes, the fork and exit tracepoints
 	wait "$tracer" || rc=$?
 	[ "$rc" -eq 0 ]
 	[ $((SECONDS - t0)) -le 6 ]

@@ -165,15 +165,27 @@ between() {
 		sleep 1.5
 		progs=$(held_ids "$rec" prog_id)
 		links=$(held_ids "$rec" link_id)
-		# wall: sampler, exec, fork, switch, wakeup, seed; off: no sampler.
-		[ "$(wc -w <<<"$progs")" -eq "$([ $mode = wall ] && echo 6 || echo 5)" ]
+		# wall: sampler, exec, fork, exit, switch, wakeup, seed; off: no
+		# sampler.
+		[ "$(wc -w <<<"$progs")" -eq "$([ $mode = wall ] && echo 7 || echo 6)" ]
 		kill -INT "$rec"
 		st=0
 		wait "$rec" || st=$?
 		[ "$st" -eq 0 ]
 		cat "$TMP/err"
-		grep -qE '^lp-record: [0-9]+ off-CPU intervals' "$TMP/err"
 		run -0 lp-cat --check "$TMP/$mode.lp"
+		# The summary counts every sample the stream holds; in wall mode,
+		# then each state's.
+		n=$(grep -c '^sample' "$TMP/$mode.lp")
+		if [ "$mode" = off ]; then
+			grep -qE "^lp-record: $n off-CPU intervals, " "$TMP/err"
+		else
+			r=$(grep -c $'\tstate=running' "$TMP/$mode.lp")
+			b=$(grep -c $'\tstate=blocked' "$TMP/$mode.lp")
+			q=$(grep -c $'\tstate=runnable' "$TMP/$mode.lp")
+			[ $((r + b + q)) -eq "$n" ]
+			grep -qF "lp-record: $n samples (wall: $r running at 99 Hz, $b blocked, $q runnable; " "$TMP/err"
+		fi
 		[ "$(grep -c $'\tstate=blocked' "$TMP/$mode.lp")" -ge 50 ]
 		[ "$(tail -c 1 "$TMP/$mode.lp" | od -An -c | tr -d ' ')" = '\n' ]
 		all_gone "$progs" "$links"

@@ -1,0 +1,77 @@
+# What lp-record's and lp-trace's suites share: how a producer ends under
+# signals, and a process given a pid the producer followed once.
+
+# Starts a command in the background, writes its pid to file $1 and, once
+# it has ended, how to file $2: "exit N" or "signal N".  A shell's status
+# cannot tell an exit(130) from death by SIGINT.
+start_reporting_end() {
+	python3 -c '
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[3:])
+with open(sys.argv[1] + ".new", "w") as f:
+    f.write("%d\n" % p.pid)
+os.rename(sys.argv[1] + ".new", sys.argv[1])
+r = p.wait()
+try:
+    with open(sys.argv[2] + ".new", "w") as f:
+        f.write("signal %d\n" % -r if r < 0 else "exit %d\n" % r)
+    os.rename(sys.argv[2] + ".new", sys.argv[2])
+except OSError:
+    pass  # a failed test has cleaned up already
+' "$@" &
+}
+
+# Waits (up to $2 s, 10 by default) for file $1 to exist.
+wait_file() {
+	local i
+	for i in $(seq $((${2:-10} * 20))); do
+		if [ -e "$1" ]; then return 0; fi
+		sleep 0.05
+	done
+	echo "no $1 after ${2:-10} s"
+	return 1
+}
+
+# Waits (up to 20 s) until process $1 sleeps writing to a full pipe.
+wait_blocked_in_write() {
+	local i
+	for i in $(seq 400); do
+		case $(cat /proc/"$1"/wchan 2>/dev/null) in *pipe_write) return 0 ;; esac
+		sleep 0.05
+	done
+	echo "process $1 never blocked writing to its pipe: $(cat /proc/"$1"/wchan 2>/dev/null)"
+	return 1
+}
+
+# Waits (up to 5 s) until signal $2 (a number) is no longer pending for
+# process $1: it has been delivered, its handler has run.
+wait_delivered() {
+	local i bit=$((1 << ($2 - 1))) p s
+	for i in $(seq 100); do
+		[ -e /proc/"$1"/status ] || { echo "process $1 has ended"; return 1; }
+		p=$(awk '$1 == "SigPnd:" { print $2 }' /proc/"$1"/status)
+		s=$(awk '$1 == "ShdPnd:" { print $2 }' /proc/"$1"/status)
+		if [ $((0x$p & bit)) -eq 0 ] && [ $((0x$s & bit)) -eq 0 ]; then return 0; fi
+		sleep 0.05
+	done
+	echo "signal $2 still pending for $1"
+	return 1
+}
+
+# Starts a command in the background with pid $1, free now: the kernel
+# gives the next fork ns_last_pid + 1, unless another process on the
+# machine forked in between (then again, up to 50 times).  Sets BG_PID.
+start_with_pid() {
+	local want=$1 i
+	shift
+	for i in $(seq 50); do
+		echo $((want - 1)) > /proc/sys/kernel/ns_last_pid
+		"$@" &
+		BG_PID=$!
+		if [ "$BG_PID" -eq "$want" ]; then return 0; fi
+		kill "$BG_PID" 2>/dev/null
+		wait "$BG_PID" 2>/dev/null
+	done
+	echo "no fork got pid $want in 50 tries"
+	return 1
+}
