@@ -21,7 +21,7 @@
 
 struct options {
 	unsigned freq;
-	double duration;	/* seconds; 0: until stopped */
+	int64_t duration_ns;	/* 0: until stopped */
 	const char *output;
 	uint32_t dwarf_bytes;
 	const char *pids;
@@ -42,15 +42,15 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: lp-record [-F HZ] [-d SECONDS] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
+		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
 		"                 [--ring-size BYTES] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
-		"  -d, --duration SECONDS stop after this long (default: until stopped)\n"
+		"  -d, --duration DURATION stop after this long (default: until stopped)\n"
 		"  -o, --output FILE      write to FILE instead of stdout\n"
-		"  -g, --call-graph MODE  fp (frame pointers, default) or dwarf[,BYTES]: copy\n"
+		"      --call-graph MODE  fp (frame pointers, default) or dwarf[,BYTES]: copy\n"
 		"                         BYTES of user stack (default 8192) and unwind with libdw\n"
 		"  -p, --pid PID[,PID]    sample these processes (and their children)\n"
 		"  -a, --all              sample the whole system\n"
@@ -69,7 +69,7 @@ static void usage(FILE *f)
 		"                         snapshot: every thread's stack through ptrace, no BPF\n"
 		"                         (-p or CMD)\n"
 		"      --min-block DURATION off, wall: drop blocked intervals shorter than this\n"
-		"  -n, --count N          snapshot mode: N snapshots (default: until stopped)\n"
+		"      --count N          snapshot mode: N snapshots (default: until stopped)\n"
 		"  -i, --interval DURATION snapshot mode: from one snapshot to the next (100ms)\n"
 		"  -h, --help             this help\n"
 		"      --version          the version\n");
@@ -91,7 +91,7 @@ static void on_signal(int sig)
 
 static int parse_call_graph(const char *arg, uint32_t *bytes)
 {
-	const char *why = NULL;
+	const char *why;
 	uint64_t v;
 
 	if (!strcmp(arg, "fp")) {
@@ -104,11 +104,10 @@ static int parse_call_graph(const char *arg, uint32_t *bytes)
 	}
 	if (strncmp(arg, "dwarf,", 6))
 		return -1;
-	if (lp_parse_u64(arg + 6, 65536, &v, &why) < 0 || v < 512) {
-		lp_error("invalid stack size '%s': %s", arg + 6,
-			 v < 512 && !why ? "at least 512" : why ? why : "at least 512");
-		exit(2);
-	}
+	if (lp_parse_u64(arg + 6, 65536, &v, &why) < 0)
+		lp_option_fail("call-graph", arg, why);
+	if (v < 512)
+		lp_option_fail("call-graph", arg, "at least 512 bytes of stack");
 	*bytes = (uint32_t)((v + 511) / 512 * 512);
 	return 0;
 }
@@ -151,27 +150,16 @@ int main(int argc, char **argv)
 	struct lp_recorder *r = NULL;
 	struct lp_writer *w;
 	FILE *out;
-	const char *why = NULL;
-	int64_t i64;
 	int c, status = 0;
 
 	lp_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "+F:d:o:g:p:avhn:i:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+F:d:o:p:avhi:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			if (lp_parse_i64(optarg, 1, 100000, &i64, &why) < 0) {
-				lp_error("invalid frequency '%s': %s", optarg, why);
-				return 2;
-			}
-			o.freq = (unsigned)i64;
+			o.freq = (unsigned)lp_option_i64("freq", optarg, 1, 100000);
 			break;
 		case 'd':
-			if (lp_parse_double(optarg, &o.duration, &why) < 0 || !(o.duration > 0) ||
-			    !isfinite(o.duration)) {
-				lp_error("invalid duration '%s': %s", optarg,
-					 why ? why : "not a positive number of seconds");
-				return 2;
-			}
+			o.duration_ns = lp_option_duration("duration", optarg, true);
 			break;
 		case 'o':
 			o.output = optarg;
@@ -205,26 +193,13 @@ int main(int argc, char **argv)
 				 !strcmp(optarg, "wall") ? LP_RECORD_WALL : LP_RECORD_CPU;
 			break;
 		case 'm':
-			if (lp_parse_duration(optarg, &o.min_block_ns, &why) < 0 ||
-			    o.min_block_ns < 0) {
-				lp_error("invalid duration '%s': %s", optarg,
-					 why ? why : "must not be negative");
-				return 2;
-			}
+			o.min_block_ns = lp_option_duration("min-block", optarg, false);
 			break;
 		case 'n':
-			if (lp_parse_i64(optarg, 1, UINT32_MAX, &i64, &why) < 0) {
-				lp_error("invalid count '%s': %s", optarg, why);
-				return 2;
-			}
-			o.snap.count = (unsigned)i64;
+			o.snap.count = (unsigned)lp_option_i64("count", optarg, 1, UINT32_MAX);
 			break;
 		case 'i':
-			if (lp_parse_duration(optarg, &o.snap.interval_ns, &why) < 0 ||
-			    o.snap.interval_ns <= 0) {
-				lp_error("invalid interval '%s': %s", optarg, why ? why : "must be positive");
-				return 2;
-			}
+			o.snap.interval_ns = lp_option_duration("interval", optarg, true);
 			break;
 		case 'v':
 			o.verbose = true;
@@ -239,15 +214,9 @@ int main(int argc, char **argv)
 			o.raw = true;
 			break;
 		case 'B':
-			if (lp_parse_u64(optarg, 1u << 30, &o.ring_bytes, &why) < 0) {
-				lp_error("invalid ring size '%s': %s", optarg, why);
-				return 2;
-			}
-			if (o.ring_bytes < 4096 || (o.ring_bytes & (o.ring_bytes - 1))) {
-				lp_error("invalid ring size '%s': not a power of two of at least 4096",
-					 optarg);
-				return 2;
-			}
+			o.ring_bytes = lp_option_u64("ring-size", optarg, 4096, 1u << 30);
+			if (o.ring_bytes & (o.ring_bytes - 1))
+				lp_option_fail("ring-size", optarg, "not a power of two");
 			break;
 		case 'h':
 			usage(stdout);
@@ -283,7 +252,7 @@ int main(int argc, char **argv)
 		sigaction(SIGTERM, &ssa, NULL);
 		if (!o.snap.interval_ns)
 			o.snap.interval_ns = 100000000;
-		o.snap.duration_ns = (int64_t)(o.duration * 1e9);
+		o.snap.duration_ns = o.duration_ns;
 		o.snap.inlines = o.inlines;
 		o.snap.srclines = o.srclines;
 		o.snap.raw = o.raw;
@@ -337,7 +306,7 @@ int main(int argc, char **argv)
 		return 127;
 	}
 
-	double end = o.duration > 0 ? lp_monotonic_ns() / 1e9 + o.duration : 0;
+	int64_t end = o.duration_ns > 0 ? lp_monotonic_ns() + o.duration_ns : 0;
 	int rc = 0;
 	while (!stop_requested) {
 		/* Samples are read 40 times a second: a short-lived process is
@@ -345,11 +314,11 @@ int main(int argc, char **argv)
 		int timeout = 25;
 
 		if (end) {
-			double left = end - lp_monotonic_ns() / 1e9;
+			int64_t left = end - lp_monotonic_ns();
 			if (left <= 0)
 				break;
-			if (left < 0.025)
-				timeout = (int)(left * 1000) + 1;
+			if (left < 25000000)
+				timeout = (int)(left / 1000000) + 1;
 		}
 		rc = lp_recorder__poll(r, timeout);
 		if (rc == 0 && fflush(out) == EOF)

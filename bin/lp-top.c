@@ -37,21 +37,22 @@ struct options {
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: lp-top [-w DURATION | -H DURATION | -a] [-i DURATION] [--once]\n"
-		"              [-n ROWS] [-s ROWS] [--sort self|total] [-f FORMAT] [-o FILE] [FILE...]\n"
+		"usage: lp-top [-W DURATION | -H DURATION | -a] [-i DURATION] [--once]\n"
+		"              [--functions ROWS] [--stacks ROWS] [--sort self|total] [-f FORMAT]\n"
+		"              [-o FILE] [FILE...]\n"
 		"\n"
 		"Shows the hottest functions and stacks of an lp stream, perf script output\n"
 		"or folded stacks (FILE, or - for stdin, the default) as they arrive.\n"
 		"\n"
-		"  -w, --window DURATION     the last DURATION of samples, by their own\n"
+		"  -W, --window DURATION     the last DURATION of samples, by their own\n"
 		"                            timestamps (by arrival when they have none;\n"
 		"                            default 10s)\n"
 		"  -H, --half-life DURATION  every sample, weights halved every DURATION\n"
 		"  -a, --all                 every sample since the start, unweighted by age\n"
 		"  -i, --interval DURATION   refresh every DURATION (default 1s)\n"
 		"      --once                one report at the end of the input\n"
-		"  -n, --functions ROWS      function rows (default: fit the terminal, or 20)\n"
-		"  -s, --stacks ROWS         stack rows (default: fit the terminal, or 10)\n"
+		"      --functions ROWS      function rows (default: fit the terminal, or 20)\n"
+		"      --stacks ROWS         stack rows (default: fit the terminal, or 10)\n"
 		"      --sort self|total     order functions by self (default) or total share\n"
 		"  -f, --input-format F      auto (default), lp, perf or folded\n"
 		"  -o, --output FILE         write to FILE instead of stdout\n"
@@ -62,34 +63,10 @@ static void usage(FILE *f, int status)
 	exit(status);
 }
 
-static int64_t parse_duration_arg(const char *opt, const char *arg, bool zero_ok)
-{
-	int64_t ns;
-	const char *why = NULL;
-
-	if (lp_parse_duration(arg, &ns, &why) < 0 || ns < 0 || (!zero_ok && ns == 0)) {
-		lp_error("invalid %s '%s': %s", opt, arg, why ? why : "must be positive");
-		usage(stderr, 2);
-	}
-	return ns;
-}
-
-static int parse_rows(const char *opt, const char *arg)
-{
-	int64_t v;
-	const char *why;
-
-	if (lp_parse_i64(arg, 0, 100000, &v, &why) < 0) {
-		lp_error("invalid %s '%s': %s", opt, arg, why);
-		usage(stderr, 2);
-	}
-	return (int)v;
-}
-
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
-		{ "window", required_argument, NULL, 'w' },
+		{ "window", required_argument, NULL, 'W' },
 		{ "half-life", required_argument, NULL, 'H' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -105,17 +82,17 @@ static void parse_options(int argc, char **argv, struct options *o)
 	};
 	int c, fmt, modes = 0;
 
-	while ((c = getopt_long(argc, argv, "w:H:ai:n:s:f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "W:H:ai:f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'w':
+		case 'W':
 			o->top.mode = LP_TOP_WINDOW;
-			o->top.window_ns = parse_duration_arg("window", optarg, false);
+			o->top.window_ns = lp_option_duration("window", optarg, true);
 			o->window_arg = optarg;
 			modes++;
 			break;
 		case 'H':
 			o->top.mode = LP_TOP_DECAY;
-			o->top.half_life_ns = parse_duration_arg("half-life", optarg, false);
+			o->top.half_life_ns = lp_option_duration("half-life", optarg, true);
 			o->window_arg = optarg;
 			modes++;
 			break;
@@ -124,16 +101,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 			modes++;
 			break;
 		case 'i':
-			o->interval_ns = parse_duration_arg("interval", optarg, false);
+			o->interval_ns = lp_option_duration("interval", optarg, true);
 			break;
 		case '1':
 			o->once = true;
 			break;
 		case 'n':
-			o->nfuncs = parse_rows("functions", optarg);
+			o->nfuncs = (int)lp_option_i64("functions", optarg, 0, 100000);
 			break;
 		case 's':
-			o->nstacks = parse_rows("stacks", optarg);
+			o->nstacks = (int)lp_option_i64("stacks", optarg, 0, 100000);
 			break;
 		case 'S':
 			if (!strcmp(optarg, "self")) {

@@ -52,13 +52,15 @@ nsamples() {
 @test "bad usage exits 2 with a message" {
 	run -2 --separate-stderr lp-record -d 1
 	[[ $stderr == *"lp-record: name one target: -p PID, -a or -- CMD"* ]]
-	run -2 --separate-stderr lp-record -F 0 -a
-	[[ $stderr == "lp-record: invalid frequency '0': too small"* ]]
-	run -2 --separate-stderr lp-record -g frob -a
+	run -2 --separate-stderr lp-record --freq 0 --all
+	[ "$stderr" = "lp-record: --freq '0': must be at least 1" ]
+	run -2 --separate-stderr lp-record --call-graph frob --all
 	[[ $stderr == "lp-record: invalid call graph 'frob': fp, dwarf or dwarf,BYTES"* ]]
 	run -2 --separate-stderr lp-record -p 1 -a
-	run -2 --separate-stderr lp-record --ring-size 5000 -a
-	[[ $stderr == "lp-record: invalid ring size '5000': not a power of two of at least 4096"* ]]
+	run -2 --separate-stderr lp-record --ring-size 5000 --all
+	[ "$stderr" = "lp-record: --ring-size '5000': not a power of two" ]
+	run -2 --separate-stderr lp-record --ring-size 2048 --all
+	[ "$stderr" = "lp-record: --ring-size '2048': must be at least 4096" ]
 }
 
 @test "no such pid: a clear error, exit 1" {
@@ -112,7 +114,7 @@ nsamples() {
 
 @test "dwarf: a build without frame pointers, 25/75 within 3 points and >= 99% of stacks reach main" {
 	require_root
-	run -0 lp-record -F 999 -g dwarf -o "$TMP/dw.lp" -- "$WORKLOADS/cpusplit-nofp" 30 2
+	run -0 lp-record -F 999 --call-graph dwarf -o "$TMP/dw.lp" -- "$WORKLOADS/cpusplit-nofp" 30 2
 	run -0 lp-cat --check "$TMP/dw.lp"
 	n=$(nsamples "$TMP/dw.lp")
 	[ "$n" -ge 800 ]
@@ -134,7 +136,7 @@ nsamples() {
 
 @test "dwarf: a copy too small for the stack gives truncated stacks, counted in lost records" {
 	require_root
-	run -0 --separate-stderr lp-record -F 499 -g dwarf,512 -o "$TMP/small.lp" -- "$WORKLOADS/cpusplit-nofp" 30 0.5
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf,512 -o "$TMP/small.lp" -- "$WORKLOADS/cpusplit-nofp" 30 0.5
 	n=$(nsamples "$TMP/small.lp")
 	[ "$n" -ge 100 ]
 	t=$(grep '^sample' "$TMP/small.lp" | grep -c 'truncated=1' || true)
