@@ -112,6 +112,8 @@ static void usage(FILE *f, int status)
 		"      --rows N            heatmap: cells a second (default 50: 20 ms)\n"
 		"  -h, --help              show this help\n"
 		"      --version           show the version\n");
+	if (f == stdout)
+		lp_exit_stdout();
 	exit(status);
 }
 

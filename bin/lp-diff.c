@@ -174,7 +174,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			exit(0);
+			lp_exit_stdout();
 		case OPT_VERSION:
 			lp_print_version();
 		default:

@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return lp_close_output(stdout, "stdout") ? 1 : 0;
+			lp_exit_stdout();
 		case OPT_VERSION:
 			lp_print_version();
 		default:

@@ -220,7 +220,7 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			lp_exit_stdout();
 		case 'V':
 			lp_print_version();
 		default:

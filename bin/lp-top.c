@@ -60,6 +60,8 @@ static void usage(FILE *f, int status)
 		"      --version             show the version\n"
 		"\n"
 		"On a terminal, q quits.\n");
+	if (f == stdout)
+		lp_exit_stdout();
 	exit(status);
 }
 

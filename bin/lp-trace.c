@@ -61,6 +61,8 @@ static void usage(FILE *f, int status)
 		"  -v, --verbose            say where probes go; libbpf's messages\n"
 		"  -h, --help               this help\n"
 		"      --version            the version\n");
+	if (f == stdout)
+		lp_exit_stdout();
 	exit(status);
 }
 

@@ -75,6 +75,11 @@ void lp_die(int status, const char *fmt, ...)
 void lp_print_version(void)
 {
 	printf("%s (lp) %s\n", lp_progname, LP_VERSION);
+	lp_exit_stdout();
+}
+
+void lp_exit_stdout(void)
+{
 	exit(lp_close_output(stdout, "stdout") ? 1 : 0);
 }
 

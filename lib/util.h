@@ -25,6 +25,9 @@ void lp_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 /* "lp-NAME: --version" output and exit 0. */
 void lp_print_version(void) __attribute__((noreturn));
+/* After --help or --version on stdout: exit 0, or 1 with a message when it
+ * could not be written (a full disk, a closed descriptor). */
+void lp_exit_stdout(void) __attribute__((noreturn));
 
 void *lp_malloc(size_t size);
 void *lp_calloc(size_t n, size_t size);

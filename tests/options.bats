@@ -299,3 +299,16 @@ short_options() {
 	run -0 lp-diff --groups , "$T/a.folded" "$T/a.folded"
 	assert_output "main;a 1 1"
 }
+
+@test "--help, -h and --version check their writes: to a full disk, exit 1 with a message" {
+	[ -w /dev/full ] || fail "no /dev/full"
+	local p opt
+	for p in $(programs); do
+		for opt in --help -h --version; do
+			run -1 --separate-stderr bash -c "'$p' $opt > /dev/full"
+			[ "$stderr" = "$p: write error on stdout: No space left on device" ] ||
+				fail "$p $opt > /dev/full: status $status, stderr '$stderr'"
+		done
+		run -0 "$p" --help
+	done
+}
