@@ -46,7 +46,7 @@ static void usage(FILE *f, int status)
 		"\n"
 		"  -W, --window DURATION     the last DURATION of samples, by their own\n"
 		"                            timestamps (by arrival when they have none;\n"
-		"                            default 10s)\n"
+		"                            default 10s, and with --once the whole input)\n"
 		"  -H, --half-life DURATION  every sample, weights halved every DURATION\n"
 		"  -a, --all                 every sample since the start, unweighted by age\n"
 		"  -i, --interval DURATION   refresh every DURATION (default 1s)\n"
@@ -145,6 +145,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		lp_error("--window, --half-life and --all exclude each other");
 		usage(stderr, 2);
 	}
+	/* A window follows live input; one report of a whole file that left
+	 * out all but its last 10 s would look like a report of the file. */
+	if (o->once && !modes)
+		o->top.mode = LP_TOP_ALL;
 }
 
 /* --- shared between the reader threads and the display ---------------- */

@@ -99,6 +99,23 @@ ab_stream() {
 	assert_line --index 2 " 100.00  100.00  b"
 }
 
+@test "lp-top --once: the whole input by default (a window is for live input)" {
+	# 200 samples 100 ms apart: 20 s, longer than the live default of 10 s
+	ab_stream 200 100000000 > "$T/ab.lp"
+	run -0 lp-top --once "$T/ab.lp"
+	assert_line --index 0 "lp-top  all samples  at +19.9s  (end of input)  samples 200  stacks 2  weight 200"
+	assert_line --index 2 "  50.00   50.00  a"
+	assert_line --index 3 "  50.00   50.00  b"
+	run -0 bash -c "lp-top --once < '$T/ab.lp'"
+	assert_line --index 0 --partial "samples 200  stacks 2"
+	# a window asked for still applies
+	run -0 lp-top --once --window 10s "$T/ab.lp"
+	assert_line --index 0 --partial "samples 100  stacks 1"
+	# live (not --once), the default is still the last 10 s
+	run -0 lp-top --interval 1h "$T/ab.lp"
+	assert_line --index 0 "lp-top  window 10s  at +19.9s  (end of input)  samples 100  stacks 1  weight 100"
+}
+
 @test "lp-top --window: a sample older than the window when it comes is dropped and counted" {
 	{
 		ab_stream 0 1
