@@ -28,7 +28,7 @@ struct options {
 	bool all;
 	bool kernel;
 	bool follow;
-	bool verbose;
+	int verbose;		/* the count of -v */
 	bool inlines;
 	bool srclines;
 	bool raw;
@@ -62,7 +62,8 @@ static void usage(FILE *f)
 		"                         to symbolize later with lp-symbolize\n"
 		"      --ring-size BYTES  BPF ring buffer size, a power of two (default 4 MiB,\n"
 		"                         32 MiB with dwarf)\n"
-		"  -v, --verbose          libbpf's messages and the verifier log\n"
+		"  -v, --verbose          libbpf's warnings and the verifier log; -vv: its\n"
+		"                         debug output too\n"
 		"      --mode MODE        cpu (BPF on-CPU sampling, default); off: blocked\n"
 		"                         intervals from sched_switch, weighted by their ns;\n"
 		"                         wall: both, and runnable intervals, all in ns (state=);\n"
@@ -202,7 +203,7 @@ int main(int argc, char **argv)
 			o.snap.interval_ns = lp_option_duration("interval", optarg, true);
 			break;
 		case 'v':
-			o.verbose = true;
+			o.verbose++;
 			break;
 		case 'I':
 			o.inlines = true;

@@ -27,7 +27,7 @@ struct options {
 	const char *output;
 	int64_t min_duration_ns;
 	bool all_args;
-	bool verbose;
+	int verbose;		/* the count of -v */
 	const char *pids;
 	uint64_t ring_bytes;
 	bool no_follow;
@@ -58,7 +58,8 @@ static void usage(FILE *f, int status)
 		"      --args               capture every argument of FUNC probes\n"
 		"      --ring-size BYTES    BPF ring buffer size, a power of two (default 8 MiB)\n"
 		"      --no-follow          not the processes the targets fork\n"
-		"  -v, --verbose            say where probes go; libbpf's messages\n"
+		"  -v, --verbose            say where probes go; libbpf's warnings (-vv: its\n"
+		"                           debug output too)\n"
 		"  -h, --help               this help\n"
 		"      --version            the version\n");
 	if (f == stdout)
@@ -201,7 +202,7 @@ int main(int argc, char **argv)
 				lp_option_fail("ring-size", optarg, "not a power of two");
 			break;
 		case 'v':
-			opt.verbose = true;
+			opt.verbose++;
 			break;
 		case OPT_NO_FOLLOW:
 			opt.no_follow = true;

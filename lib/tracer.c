@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpflog.h"
 #include "trace.skel.h"
 #include "util.h"
 
@@ -68,21 +69,11 @@ struct lp_tracer {
 	int ncpus;
 };
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	return vfprintf(stderr, fmt, ap);
-}
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	return 0;
-}
-
 static int handle_event(void *ctx, void *data, size_t size);
 
 struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 {
-	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
+	lp_bpflog__init(opts->verbose);
 	struct lp_tracer *t = lp_calloc(1, sizeof(*t));
 	t->verbose = opts->verbose;
 	t->ncpus = libbpf_num_possible_cpus();

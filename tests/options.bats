@@ -312,3 +312,28 @@ short_options() {
 		run -0 "$p" --help
 	done
 }
+
+# The lines of stderr that came from libbpf.
+libbpf_lines() {
+	awk '/^libbpf: / { n++ } END { print n + 0 }' <<<"$stderr"
+}
+
+@test "-v: lp's own decisions without libbpf's debug output, which takes -vv (lp-trace, lp-record)" {
+	# privileged: uprobes and BPF sampling
+	require_root
+	run -0 --separate-stderr lp-trace -v -o "$T/t.lp" fib -- "$WORKLOADS/fib" 25
+	[[ $stderr == *"lp-trace: fib: $WORKLOADS/fib at 0x"* ]] || fail "no placement line: $stderr"
+	[ "$(libbpf_lines)" -eq 0 ] || fail "-v: $(libbpf_lines) lines of libbpf"
+	[ "${#stderr}" -lt 2000 ] || fail "-v: ${#stderr} bytes of chatter"
+	run -0 --separate-stderr lp-trace -vv -o "$T/t.lp" fib -- "$WORKLOADS/fib" 25
+	[[ $stderr == *"lp-trace: fib: $WORKLOADS/fib at 0x"* ]]
+	[ "$(libbpf_lines)" -ge 100 ] || fail "-vv: only $(libbpf_lines) lines of libbpf"
+	run -0 --separate-stderr lp-trace --verbose --verbose -o "$T/t.lp" fib -- "$WORKLOADS/fib" 25
+	[ "$(libbpf_lines)" -ge 100 ]
+
+	run -0 --separate-stderr lp-record -v --duration 200ms --all -o "$T/r.lp"
+	[ "$(libbpf_lines)" -eq 0 ] || fail "-v: $(libbpf_lines) lines of libbpf"
+	[[ $stderr == "lp-record: "*" samples ("* ]] || fail "$stderr"
+	run -0 --separate-stderr lp-record -vv --duration 200ms --all -o "$T/r.lp"
+	[ "$(libbpf_lines)" -ge 100 ] || fail "-vv: only $(libbpf_lines) lines of libbpf"
+}
