@@ -171,8 +171,12 @@ static int tty_fd = -1;		/* keys, or -1 */
 static void on_signal(int sig)
 {
 	if (got_signal && sig != SIGWINCH) {
+		/* A second one: exit at once (no atexit), leaving the
+		 * terminal as it was found. */
+		lp_tty__restore();
 		signal(sig, SIG_DFL);
 		raise(sig);
+		return;
 	}
 	if (sig == SIGWINCH)
 		got_winch = 1;

@@ -290,3 +290,87 @@ peak_rss() {
 	done
 	run -1 tmux -L "$TMUX_SOCK" has-session
 }
+
+# tty_exit ACTION WANT_STATUS: lp-top live on a tmux pane's terminal, fed by
+# a generator that writes hot samples until $T/next exists, then (by
+# $T/tail) ends or writes a bad line; ACTION ends lp-top; the terminal's
+# modes afterwards (stty -g on the pane's tty) must be those from before, and
+# lp-top's exit status WANT_STATUS.
+tty_exit() {
+	local action=$1 want=$2 tty before after pid
+	# a server of its own each time: a new one on a name just killed can
+	# find the old one still going away
+	TMUX_SOCK=lp-top-$$-$BATS_TEST_NUMBER-$((++tty_runs))
+	rm -f "$T/ready" "$T/go" "$T/next" "$T/status"
+	cat >"$T/gen" <<-EOF
+	#!/bin/bash
+	printf 'lp-stream\t1\nframe\t0000000000000001\tu\t-\t-\thot\t-\nstack\t000000000000000a\t0000000000000001\n'
+	i=1
+	while [ ! -e '$T/next' ]; do
+		printf 'sample\t%d\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000a\n' \$((i++ * 1000000))
+		sleep 0.05
+	done
+	cat '$T/tail'
+	EOF
+	chmod +x "$T/gen"
+	# sh, not an interactive bash: that would put the modes back itself.
+	# The trap (a handler, not SIG_IGN, so not inherited) keeps sh alive
+	# through a ^C to write the status.
+	tmux -L "$TMUX_SOCK" -f /dev/null new-session -d -x 100 -y 30 \
+		"sh -c 'trap : INT TERM; touch $T/ready; while [ ! -e $T/go ]; do sleep 0.05; done;
+		PATH=$PATH; $T/gen | lp-top --input-format lp --interval 100ms; echo \$? >$T/status; sleep 600'"
+	tty=$(tmux -L "$TMUX_SOCK" display-message -p '#{pane_tty}')
+	# the modes the pane's shell runs with, once it runs
+	for _ in $(seq 100); do
+		[ -e "$T/ready" ] && break
+		sleep 0.05
+	done
+	before=$(stty -g -F "$tty")
+	touch "$T/go"
+	# lp-top has the terminal (no echo, no line editing) and has drawn.
+	for _ in $(seq 100); do
+		tmux -L "$TMUX_SOCK" capture-pane -p >"$T/pane"
+		[ "$(stty -g -F "$tty")" != "$before" ] && grep -q 'hot$' "$T/pane" && break
+		sleep 0.1
+	done
+	[ "$(stty -g -F "$tty")" != "$before" ] || fail "lp-top never set the terminal up"
+	run stty -F "$tty"
+	[[ $output == *-echo* ]] || fail "echo still on: $output"
+	pid=$(pgrep -t "${tty#/dev/}" -x lp-top)
+	[ -n "$pid" ]
+	eval "$action"
+	for _ in $(seq 100); do
+		[ -s "$T/status" ] && break
+		sleep 0.1
+	done
+	[ -s "$T/status" ] || fail "$action: lp-top did not exit"
+	after=$(stty -g -F "$tty")
+	[ "$after" = "$before" ] || fail "$action: terminal left as $(stty -F "$tty")"
+	[ "$(cat "$T/status")" = "$want" ] || fail "$action: exit status $(cat "$T/status"), want $want"
+	tmux -L "$TMUX_SOCK" kill-server
+}
+
+keys() { tmux -L "$TMUX_SOCK" send-keys "$@"; }
+
+@test "lp-top restores the terminal on every exit path (tmux)" {
+	require_cmd tmux
+	: >"$T/tail"
+	tty_exit 'keys q' 0
+	tty_exit 'keys C-c' 0
+	tty_exit 'kill -TERM $pid' 0
+	# the end of the input, then q (the last view stays until then)
+	tty_exit 'touch $T/next
+		for _ in $(seq 50); do tmux -L $TMUX_SOCK capture-pane -p | grep -q "(end of input)" && break; sleep 0.1; done
+		keys q' 0
+	# a second signal before the first one was acted on: exits at once (on
+	# SIGCONT, SIGINT's handler is entered first, SIGTERM's runs inside it
+	# and sets the flag: SIGINT is the second)
+	tty_exit 'kill -STOP $pid; kill -INT $pid; kill -TERM $pid; kill -CONT $pid' 130
+	# killed by signals lp-top does not otherwise handle
+	tty_exit 'kill -PIPE $pid' 141
+	tty_exit 'kill -HUP $pid' 129
+	tty_exit 'kill -QUIT $pid' 131
+	# an error in the input: its message, exit 1
+	printf 'sample\t1\t1\t1\t0\tx\tcpu\t1\t00000000000000ff\n' >"$T/tail"
+	tty_exit 'touch $T/next' 1
+}
