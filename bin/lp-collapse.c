@@ -111,7 +111,10 @@ static void usage(FILE *f, int status)
 		"      --human             latency: log2 histograms instead of the table\n"
 		"      --rows N            heatmap: cells a second (default 50: 20 ms)\n"
 		"  -h, --help              show this help\n"
-		"      --version           show the version\n");
+		"      --version           show the version\n"
+		"\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
 	if (f == stdout)
 		lp_exit_stdout();
 	exit(status);

@@ -33,7 +33,10 @@ static void usage(FILE *f)
 		"      --samples-format FMT auto, lp or perf (default auto)\n"
 		"  -v, --verbose            counts on stderr at the end\n"
 		"  -h, --help               this help\n"
-		"      --version            the version\n");
+		"      --version            the version\n"
+		"\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
 }
 
 int main(int argc, char **argv)

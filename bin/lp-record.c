@@ -73,7 +73,10 @@ static void usage(FILE *f)
 		"      --count N          snapshot mode: N snapshots (default: until stopped)\n"
 		"  -i, --interval DURATION snapshot mode: from one snapshot to the next (100ms)\n"
 		"  -h, --help             this help\n"
-		"      --version          the version\n");
+		"      --version          the version\n"
+		"\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
 }
 
 static volatile sig_atomic_t stop_requested;

@@ -47,7 +47,10 @@ static void usage(FILE *f)
 		"  -q, --quiet             no report\n"
 		"  -f, --input-format FMT  auto, lp, perf or folded (default auto)\n"
 		"  -h, --help              this help\n"
-		"      --version           the version\n");
+		"      --version           the version\n"
+		"\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
 }
 
 static int bad(const char *opt, const char *arg, const char *why)

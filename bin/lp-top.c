@@ -59,7 +59,9 @@ static void usage(FILE *f, int status)
 		"  -h, --help                show this help\n"
 		"      --version             show the version\n"
 		"\n"
-		"On a terminal, q quits.\n");
+		"On a terminal, q quits.\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
 	if (f == stdout)
 		lp_exit_stdout();
 	exit(status);

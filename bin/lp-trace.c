@@ -61,7 +61,10 @@ static void usage(FILE *f, int status)
 		"  -v, --verbose            say where probes go; libbpf's warnings (-vv: its\n"
 		"                           debug output too)\n"
 		"  -h, --help               this help\n"
-		"      --version            the version\n");
+		"      --version            the version\n"
+		"\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
 	if (f == stdout)
 		lp_exit_stdout();
 	exit(status);
