@@ -141,12 +141,12 @@ if [ ! -s "$folded" ]; then
 fi
 # The other outputs of the same aggregation, from the same perf script.
 for fmt in speedscope svg pprof heatmap; do
-	row "lp-collapse -F $fmt" "$(measure "$input" "$LP" -F "$fmt")"
+	row "lp-collapse --format $fmt" "$(measure "$input" "$LP" --format "$fmt")"
 done
 size_all=$size
 size=$(stat -c %s "$stream")
 row "lp-collapse, lp stream input" "$(measure "$stream" "$LP")"
-row "lp-collapse -F pprof, lp stream" "$(measure "$stream" "$LP" -F pprof)"
+row "lp-collapse --format pprof, lp stream" "$(measure "$stream" "$LP" --format pprof)"
 size=$(stat -c %s "$folded")
 row "lp-collapse, folded input" "$(measure "$folded" "$LP")"
 size=$size_all

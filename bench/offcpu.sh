@@ -67,7 +67,7 @@ best "lp-record --mode off" lp-record --mode off -p PID -o "$tmp/off.lp"
 grep -o '[0-9]* off-CPU intervals.*lost (map full)' "$tmp/err" | sed 's/^/    last run: /'
 best "lp-record --mode wall" lp-record --mode wall -p PID -o "$tmp/wall.lp"
 grep -o '[0-9]* off-CPU intervals.*lost (map full)' "$tmp/err" | sed 's/^/    last run: /'
-best "lp-record --mode off -m 1ms" lp-record --mode off --min-block 1ms -p PID -o "$tmp/off.lp"
+best "lp-record --mode off --min-block 1ms" lp-record --mode off --min-block 1ms -p PID -o "$tmp/off.lp"
 if perf record --off-cpu -o "$tmp/probe.data" -- true 2>&1 | grep -q 'is being ignored'; then
 	echo "perf record --off-cpu      (not built into this perf: no BUILD_BPF_SKEL)"
 else

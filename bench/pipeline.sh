@@ -34,7 +34,7 @@ for n in "$@"; do
 	t=/usr/bin/time
 	start=$(date +%s.%N)
 	$t -f '%U %S %M' -o "$tmp/t1" "$bin/lp-join" "$tmp/s.lp" "$tmp/p.lp" |
-		$t -f '%U %S %M' -o "$tmp/t2" "$bin/lp-split" --live -P 90 -p req --label -q |
+		$t -f '%U %S %M' -o "$tmp/t2" "$bin/lp-split" --live -P 90 --probe req --label -q |
 		$t -f '%U %S %M' -o "$tmp/t3" "$bin/lp-collapse" --group above > "$tmp/above.folded"
 	end=$(date +%s.%N)
 	# The slow requests run slow_path: it must be in the result.
@@ -48,7 +48,7 @@ for n in "$@"; do
 	# the figure the goal is stated in, less disturbed by the other two
 	# and by the machine's load (best of $reps runs).
 	"$bin/lp-join" "$tmp/s.lp" "$tmp/p.lp" > "$tmp/j.lp"
-	"$bin/lp-split" --live -P 90 -p req --label -q < "$tmp/j.lp" > "$tmp/l.lp"
+	"$bin/lp-split" --live -P 90 --probe req --label -q < "$tmp/j.lp" > "$tmp/l.lp"
 	best() {
 		for _ in $(seq "$reps"); do
 			$pin /usr/bin/time -f '%U %S %M' -o "$tmp/tb" "$@" > /dev/null
@@ -57,7 +57,7 @@ for n in "$@"; do
 			END { printf "%.2f / %.1f (%.2fM/s)", b, m / 1024, (b > 0 ? n / b / 1e6 : 0) }'
 	}
 	j=$(best "$bin/lp-join" "$tmp/s.lp" "$tmp/p.lp")
-	p=$(best "$bin/lp-split" --live -P 90 -p req --label -q "$tmp/j.lp")
+	p=$(best "$bin/lp-split" --live -P 90 --probe req --label -q "$tmp/j.lp")
 	c=$(best "$bin/lp-collapse" --group above "$tmp/l.lp")
 	printf '%-10s %-10s %9s %12s  %-30s %-30s %-30s\n' "$n" "$spans" alone "-" "$j" "$p" "$c"
 	rm -f "$tmp/s.lp" "$tmp/p.lp" "$tmp/j.lp" "$tmp/l.lp"

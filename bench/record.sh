@@ -36,7 +36,7 @@ measure() {
 
 none() { "$@"; }
 lp_fp() { lp-record -F "$F" -o "$tmp/lp.lp" -- "$@"; }
-lp_dwarf() { lp-record -F "$F" -g dwarf -o "$tmp/lp.lp" -- "$@"; }
+lp_dwarf() { lp-record -F "$F" --call-graph dwarf -o "$tmp/lp.lp" -- "$@"; }
 perf_fp() { perf record -q -F "$F" -g -o "$tmp/perf.data" -- "$@"; }
 perf_dwarf() { perf record -q -F "$F" --call-graph dwarf -o "$tmp/perf.data" -- "$@"; }
 
@@ -59,7 +59,7 @@ sysctl -qw kernel.bpf_stats_enabled=1
 for mode in fp dwarf; do
 	"$W/cpusplit" 10 & pid=$!
 	sleep 0.2
-	lp-record -F 999 -g "$mode" -o /dev/null -p $pid 2>/dev/null & rec=$!
+	lp-record -F 999 --call-graph "$mode" -o /dev/null -p $pid 2>/dev/null & rec=$!
 	sleep 2
 	# This recorder's program: the newest lp_rec_sample (others may run
 	# lp-record too).  Per run: a sample of the target, or a tick of another
@@ -80,7 +80,7 @@ kill $idle
 echo "start-up (load, attach, 1 s idle, detach): ${start_cpu} s cpu, max rss ${start_rss} KiB"
 for mode in fp dwarf; do
 	"$W/fixedwork" $((ROUNDS * 2)) 2>/dev/null & pid=$!
-	read -r cpu rss < <(cpu_of lp-record -F 999 -g "$mode" -o "$tmp/lp.lp" -p $pid)
+	read -r cpu rss < <(cpu_of lp-record -F 999 --call-graph "$mode" -o "$tmp/lp.lp" -p $pid)
 	n=$(grep -c '^sample' "$tmp/lp.lp" || true)
 	awk -v c="$cpu" -v s="$start_cpu" -v n="$n" -v m="$rss" -v mode="lp-$mode" 'BEGIN {
 		printf "%-10s %d samples, %.3f s cpu: %.1f us per sample after start-up, max rss %d KiB\n",

@@ -60,7 +60,7 @@ phase() {
 }
 
 idle() { :; }
-lp_one() { lp-record --mode snapshot -n 1 -p "$spid"; }
+lp_one() { lp-record --mode snapshot --count 1 -p "$spid"; }
 gdb_bt() { gdb -q -nx -batch -p "$spid" -ex 'thread apply all bt'; }
 eu_stack() { eu-stack -p "$spid"; }
 
@@ -73,7 +73,7 @@ printf '%-28s %14s %13s us %13s us %s\n' "none (baseline)" - "$m" "$p" -
 # lp-record: one process taking REPS snapshots (as it is used), for the held
 # times; then one process per snapshot, for a wall time comparable to gdb's.
 lateness > /dev/null
-lp-record --mode snapshot -n "$REPS" -i "${GAP}s" -p "$spid" -o "$tmp/s.lp" 2> "$tmp/s.err"
+lp-record --mode snapshot --count "$REPS" -i "${GAP}s" -p "$spid" -o "$tmp/s.lp" 2> "$tmp/s.err"
 sleep "$GAP"
 read -r m p _ < <(lateness)
 grep '^sample' "$tmp/s.lp" | grep -o 'held_ns=[0-9]*' | cut -d= -f2 | sort -n > "$tmp/held"

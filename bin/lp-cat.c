@@ -28,6 +28,8 @@ static void usage(FILE *f, int status)
 		"  -c, --check           only read and validate; print nothing on success\n"
 		"  -h, --help            show this help\n"
 		"      --version         show the version\n");
+	if (f == stdout)
+		lp_exit_stdout();
 	exit(status);
 }
 

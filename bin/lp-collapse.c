@@ -79,7 +79,7 @@ static void usage(FILE *f, int status)
 		"\n"
 		"  -o, --output FILE       write to FILE instead of stdout\n"
 		"  -f, --input-format F    auto (default), lp, perf or folded\n"
-		"  -F, --format F          folded (default), speedscope, svg, latency,\n"
+		"      --format F          folded (default), speedscope, svg, latency,\n"
 		"                          trace-event (Chrome/Perfetto JSON timeline),\n"
 		"                          pprof (gzipped profile.proto), heatmap (SVG:\n"
 		"                          samples by second and sub-second offset) or\n"
@@ -100,7 +100,7 @@ static void usage(FILE *f, int status)
 		"\n"
 		"  -g, --group NAME        keep only samples labelled group=NAME (lp-split)\n"
 		"      --last DUR          only the samples of the last DUR of stream time\n"
-		"      --half-life DUR     weights halve with each DUR of age\n"
+		"  -H, --half-life DUR     weights halve with each DUR of age\n"
 		"      --every DUR         with -o FILE: rewrite FILE every DUR of stream\n"
 		"                          time (live input); folded, speedscope, svg\n"
 		"      --title TEXT        svg and heatmap: the title\n"
@@ -111,14 +111,19 @@ static void usage(FILE *f, int status)
 		"      --human             latency: log2 histograms instead of the table\n"
 		"      --rows N            heatmap: cells a second (default 50: 20 ms)\n"
 		"  -h, --help              show this help\n"
-		"      --version           show the version\n");
+		"      --version           show the version\n"
+		"\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
+	if (f == stdout)
+		lp_exit_stdout();
 	exit(status);
 }
 
 enum {
 	OPT_EVENT = 256, OPT_INLINE, OPT_CONTEXT, OPT_HUMAN, OPT_TITLE, OPT_VERSION,
 	OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_INVERTED, OPT_ROWS, OPT_LAST,
-	OPT_HALF_LIFE, OPT_EVERY,
+	OPT_EVERY, OPT_FORMAT,
 };
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -126,7 +131,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "input-format", required_argument, NULL, 'f' },
-		{ "format", required_argument, NULL, 'F' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "group", required_argument, NULL, 'g' },
 		LP_FOLDED_LONGOPTS,
 		{ "event-filter", required_argument, NULL, OPT_EVENT },
@@ -140,14 +145,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "rows", required_argument, NULL, OPT_ROWS },
 		{ "last", required_argument, NULL, OPT_LAST },
-		{ "half-life", required_argument, NULL, OPT_HALF_LIFE },
+		{ "half-life", required_argument, NULL, 'H' },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, v;
-	while ((c = getopt_long(argc, argv, "o:f:F:g:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:f:g:H:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'f':
@@ -155,7 +160,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 				usage(stderr, 2);
 			o->input = v;
 			break;
-		case 'F':
+		case OPT_FORMAT:
 			for (v = 0; v < (int)(sizeof(format_names) / sizeof(*format_names)); v++)
 				if (!strcmp(optarg, format_names[v]))
 					break;
@@ -173,48 +178,27 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_HUMAN: o->human = true; break;
 		case OPT_TITLE: o->title = optarg; break;
 		case OPT_SUBTITLE: o->svg.subtitle = optarg; break;
-		case OPT_WIDTH: {
-			int64_t w;
-			const char *why;
-			if (lp_parse_i64(optarg, 100, 100000, &w, &why) < 0) {
-				lp_error("--width '%s': %s (100 to 100000 pixels)", optarg, why);
-				usage(stderr, 2);
-			}
-			o->svg.width = (int)w;
+		case OPT_WIDTH:
+			o->svg.width = (int)lp_option_i64("width", optarg, 100, 100000);
 			break;
-		}
 		case OPT_MIN_WIDTH: {
-			const char *why = "not positive";
-			if (lp_parse_double(optarg, &o->svg.min_width_px, &why) < 0 ||
-			    !(o->svg.min_width_px > 0)) {
-				lp_error("--min-width '%s': %s (pixels, > 0)", optarg, why);
-				usage(stderr, 2);
-			}
+			const char *why;
+			if (lp_parse_double(optarg, &o->svg.min_width_px, &why) < 0)
+				lp_option_fail("min-width", optarg, why);
+			if (!(o->svg.min_width_px > 0))
+				lp_option_fail("min-width", optarg, "must be positive (pixels)");
 			break;
 		}
 		case OPT_INVERTED: o->svg.inverted = true; break;
-		case OPT_ROWS: {
-			int64_t r;
-			const char *why;
-			if (lp_parse_i64(optarg, 1, 1000, &r, &why) < 0) {
-				lp_error("--rows '%s': %s (1 to 1000 cells a second)", optarg, why);
-				usage(stderr, 2);
-			}
-			o->rows = (int)r;
+		case OPT_ROWS:
+			o->rows = (int)lp_option_i64("rows", optarg, 1, 1000);
 			break;
-		}
 		case OPT_LAST:
-		case OPT_HALF_LIFE:
+		case 'H':
 		case OPT_EVERY: {
-			int64_t ns;
-			const char *why = "must be positive";
-			if (lp_parse_duration(optarg, &ns, &why) < 0 || ns <= 0) {
-				lp_error("--%s '%s': %s", c == OPT_LAST ? "last" :
-					 c == OPT_EVERY ? "every" : "half-life", optarg, why);
-				usage(stderr, 2);
-			}
+			const char *name = c == OPT_LAST ? "last" : c == OPT_EVERY ? "every" : "half-life";
 			*(c == OPT_LAST ? &o->last_ns : c == OPT_EVERY ? &o->every_ns :
-			  &o->half_life_ns) = ns;
+			  &o->half_life_ns) = lp_option_duration(name, optarg, true);
 			break;
 		}
 		case 'h': usage(stdout, 0); break;

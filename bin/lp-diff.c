@@ -35,7 +35,7 @@ static void usage(FILE *f)
 		"  -n, --normalize          scale BEFORE's counts to AFTER's total (and accept\n"
 		"                           profiles recorded at different periods or modes)\n"
 		"  -s, --strip-hex          rewrite hex numbers (0x1f3a) as 0x... before merging\n"
-		"  -f, --format FMT         folded (default), svg, report\n"
+		"      --format FMT         folded (default), svg, report\n"
 		"      --report             the same as --format report\n"
 		"      --alpha A            report: significance level (default 0.01)\n"
 		"      --top N              report: print the N first rows, 0 all (default 20)\n"
@@ -43,14 +43,14 @@ static void usage(FILE *f)
 		"                           bh (Benjamini-Hochberg, default), holm, none\n"
 		"      --title TEXT         svg: the title (default \"Differential Flame Graph\")\n"
 		"      --negate             svg: swap the hues (blue grew, red shrank)\n"
-		"      --input-format FMT   auto (default), lp, perf, folded\n"
+		"  -f, --input-format FMT   auto (default), lp, perf, folded\n"
 		"      --pid, --tid         stream and perf input: a first frame comm-PID[/TID]\n"
 		"      --kernel, --jit      annotate kernel frames _[k], JIT frames _[j]\n"
 		"      --all                --kernel and --jit\n"
 		"      --addrs              unresolved frames with their address\n"
 		"      --srcline            frames with their file:line when known\n"
 		"      --event-filter EV    samples of event EV only (default: the first seen)\n"
-		"  -g, --groups A,B         BEFORE's samples labelled group=A, AFTER's group=B\n"
+		"  -g, --group A,B          BEFORE's samples labelled group=A, AFTER's group=B\n"
 		"                           (lp-split --label); an empty name keeps every sample\n"
 		"  -o, --output FILE        write to FILE instead of stdout\n"
 		"  -h, --help               this help\n"
@@ -63,24 +63,25 @@ static void short_usage(void)
 }
 
 enum {
-	OPT_REPORT = 256, OPT_ALPHA, OPT_TOP, OPT_ADJUST, OPT_TITLE, OPT_NEGATE,
-	OPT_INPUT_FORMAT, OPT_EVENT, OPT_VERSION,
+	OPT_FORMAT = 256, OPT_REPORT, OPT_ALPHA, OPT_TOP, OPT_ADJUST, OPT_TITLE, OPT_NEGATE,
+	OPT_EVENT, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
 	{ "normalize", no_argument, NULL, 'n' },
 	{ "strip-hex", no_argument, NULL, 's' },
-	{ "format", required_argument, NULL, 'f' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "report", no_argument, NULL, OPT_REPORT },
 	{ "alpha", required_argument, NULL, OPT_ALPHA },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "adjust", required_argument, NULL, OPT_ADJUST },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "negate", no_argument, NULL, OPT_NEGATE },
-	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
+	{ "input-format", required_argument, NULL, 'f' },
 	LP_FOLDED_LONGOPTS,
 	{ "event-filter", required_argument, NULL, OPT_EVENT },
-	{ "groups", required_argument, NULL, 'g' },
+	{ "group", required_argument, NULL, 'g' },
+	{ "groups", required_argument, NULL, 'g' },	/* the old name, kept working */
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -112,7 +113,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case 's':
 			o->diff.strip_hex = true;
 			break;
-		case 'f':
+		case OPT_FORMAT:
 			if (!strcmp(optarg, "folded"))
 				o->format = FORMAT_FOLDED;
 			else if (!strcmp(optarg, "svg"))
@@ -127,17 +128,13 @@ static void parse_options(struct options *o, int argc, char **argv)
 			break;
 		case OPT_ALPHA:
 			if (lp_parse_double(optarg, &o->report.alpha, &why) < 0)
-				bad_usage("--alpha '%s': %s", optarg, why);
+				lp_option_fail("alpha", optarg, why);
 			if (!(o->report.alpha > 0 && o->report.alpha < 1))
-				bad_usage("--alpha '%s': not between 0 and 1", optarg);
+				lp_option_fail("alpha", optarg, "not between 0 and 1");
 			break;
-		case OPT_TOP: {
-			uint64_t v;
-			if (lp_parse_u64(optarg, SIZE_MAX, &v, &why) < 0)
-				bad_usage("--top '%s': %s", optarg, why);
-			o->report.top = (size_t)v;
+		case OPT_TOP:
+			o->report.top = (size_t)lp_option_u64("top", optarg, 0, SIZE_MAX);
 			break;
-		}
 		case OPT_ADJUST: {
 			int a = lp_diff_adjust__parse(optarg);
 			if (a < 0)
@@ -151,7 +148,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case OPT_NEGATE:
 			o->svg.negate = true;
 			break;
-		case OPT_INPUT_FORMAT: {
+		case 'f': {
 			int f = lp_input_format__parse(optarg);
 			if (f < 0)
 				bad_usage("unknown input format '%s': auto, lp, perf or folded",
@@ -166,7 +163,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case 'g': {
 			char *comma = strchr(optarg, ',');
 			if (!comma || strchr(comma + 1, ','))
-				bad_usage("--groups '%s': expected BEFORE,AFTER", optarg);
+				bad_usage("--group '%s': expected BEFORE,AFTER", optarg);
 			*comma = '\0';
 			o->diff.groups[0] = *optarg ? optarg : NULL;
 			o->diff.groups[1] = comma[1] ? comma + 1 : NULL;
@@ -177,7 +174,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			exit(0);
+			lp_exit_stdout();
 		case OPT_VERSION:
 			lp_print_version();
 		default:

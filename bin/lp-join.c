@@ -23,9 +23,9 @@ static void usage(FILE *f)
 		"span_depth= and span.KEY= for the span's captured values.\n"
 		"\n"
 		"  -o, --output FILE        write to FILE instead of stdout\n"
-		"  -a, --all-spans          every enclosing span, innermost first (span=,\n"
+		"      --all-spans          every enclosing span, innermost first (span=,\n"
 		"                           then span1=, span2=, ... outwards)\n"
-		"  -p, --probe NAME[,NAME]  join only spans of these probes (repeatable)\n"
+		"  -e, --probe NAME[,NAME]  join only spans of these probes (repeatable)\n"
 		"  -D, --max-delay DUR      out-of-order bound (default 1s): a sample is\n"
 		"                           held until a span ending DUR after it is read\n"
 		"      --max-held N         samples (and spans) held before waiting for the\n"
@@ -33,7 +33,10 @@ static void usage(FILE *f)
 		"      --samples-format FMT auto, lp or perf (default auto)\n"
 		"  -v, --verbose            counts on stderr at the end\n"
 		"  -h, --help               this help\n"
-		"      --version            the version\n");
+		"      --version            the version\n"
+		"\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
 }
 
 int main(int argc, char **argv)
@@ -42,7 +45,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "all-spans", no_argument, NULL, 'a' },
-		{ "probe", required_argument, NULL, 'p' },
+		{ "probe", required_argument, NULL, 'e' },
 		{ "max-delay", required_argument, NULL, 'D' },
 		{ "max-held", required_argument, NULL, OPT_MAX_HELD },
 		{ "samples-format", required_argument, NULL, OPT_SAMPLES_FORMAT },
@@ -61,11 +64,10 @@ int main(int argc, char **argv)
 	const char **probes = NULL;
 	size_t nprobes = 0;
 	bool verbose = false;
-	const char *why;
 	int c;
 
 	lp_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "o:ap:D:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:e:D:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -73,7 +75,7 @@ int main(int argc, char **argv)
 		case 'a':
 			o.all_spans = true;
 			break;
-		case 'p': {
+		case 'e': {
 			char *list = lp_strdup(optarg), *save = NULL;
 			for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 				probes = lp_reallocarray(probes, nprobes + 1, sizeof(*probes));
@@ -82,20 +84,11 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'D':
-			if (lp_parse_duration(optarg, &o.max_delay_ns, &why) < 0) {
-				lp_error("--max-delay '%s': %s", optarg, why);
-				return 2;
-			}
+			o.max_delay_ns = lp_option_duration("max-delay", optarg, false);
 			break;
-		case OPT_MAX_HELD: {
-			uint64_t n;
-			if (lp_parse_u64(optarg, SIZE_MAX / 2, &n, &why) < 0 || n == 0) {
-				lp_error("--max-held '%s': %s", optarg, n == 0 ? "must be at least 1" : why);
-				return 2;
-			}
-			o.max_held = n;
+		case OPT_MAX_HELD:
+			o.max_held = lp_option_u64("max-held", optarg, 1, SIZE_MAX / 2);
 			break;
-		}
 		case OPT_SAMPLES_FORMAT: {
 			int f = lp_input_format__parse(optarg);
 			if (f < 0 || f == LP_INPUT_FOLDED) {
@@ -110,7 +103,7 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return lp_close_output(stdout, "stdout") ? 1 : 0;
+			lp_exit_stdout();
 		case OPT_VERSION:
 			lp_print_version();
 		default:

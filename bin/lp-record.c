@@ -22,14 +22,14 @@
 
 struct options {
 	unsigned freq;
-	double duration;	/* seconds; 0: until stopped */
+	int64_t duration_ns;	/* 0: until stopped */
 	const char *output;
 	uint32_t dwarf_bytes;
 	const char *pids;
 	bool all;
 	bool kernel;
 	bool follow;
-	bool verbose;
+	int verbose;		/* the count of -v */
 	bool inlines;
 	bool srclines;
 	bool raw;
@@ -45,15 +45,15 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: lp-record [-F HZ] [-d SECONDS] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
+		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
 		"                 [--ring-size BYTES] [--max-pids N] [--stack-depth N] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
-		"  -d, --duration SECONDS stop after this long (default: until stopped)\n"
+		"  -d, --duration DURATION stop after this long (default: until stopped)\n"
 		"  -o, --output FILE      write to FILE instead of stdout\n"
-		"  -g, --call-graph MODE  fp (frame pointers, default) or dwarf[,BYTES]: copy\n"
+		"      --call-graph MODE  fp (frame pointers, default) or dwarf[,BYTES]: copy\n"
 		"                         BYTES of user stack (default 8192) and unwind with libdw\n"
 		"  -p, --pid PID[,PID]    sample these processes (and their children)\n"
 		"  -a, --all              sample the whole system\n"
@@ -70,22 +70,26 @@ static void usage(FILE *f)
 		"                         counted as lost\n"
 		"      --stack-depth N    frames taken of each kernel and user stack, 1 to 127\n"
 		"                         (default 127); deeper stacks are truncated\n"
-		"  -v, --verbose          libbpf's messages and the verifier log\n"
+		"  -v, --verbose          libbpf's warnings and the verifier log; -vv: its\n"
+		"                         debug output too\n"
 		"      --mode MODE        cpu (BPF on-CPU sampling, default); off: blocked\n"
 		"                         intervals from sched_switch, weighted by their ns;\n"
 		"                         wall: both, and runnable intervals, all in ns (state=);\n"
 		"                         snapshot: every thread's stack through ptrace, no BPF\n"
 		"                         (-p or CMD)\n"
 		"      --min-block DURATION off, wall: drop blocked intervals shorter than this\n"
-		"  -n, --count N          snapshot mode: N snapshots (default: until stopped)\n"
+		"      --count N          snapshot mode: N snapshots (default: until stopped)\n"
 		"  -i, --interval DURATION snapshot mode: from one snapshot to the next (100ms)\n"
 		"  -h, --help             this help\n"
-		"      --version          the version\n");
+		"      --version          the version\n"
+		"\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
 }
 
 static int parse_call_graph(const char *arg, uint32_t *bytes)
 {
-	const char *why = NULL;
+	const char *why;
 	uint64_t v;
 
 	if (!strcmp(arg, "fp")) {
@@ -98,11 +102,10 @@ static int parse_call_graph(const char *arg, uint32_t *bytes)
 	}
 	if (strncmp(arg, "dwarf,", 6))
 		return -1;
-	if (lp_parse_u64(arg + 6, 65536, &v, &why) < 0 || v < 512) {
-		lp_error("invalid stack size '%s': %s", arg + 6,
-			 v < 512 && !why ? "at least 512" : why ? why : "at least 512");
-		exit(2);
-	}
+	if (lp_parse_u64(arg + 6, 65536, &v, &why) < 0)
+		lp_option_fail("call-graph", arg, why);
+	if (v < 512)
+		lp_option_fail("call-graph", arg, "at least 512 bytes of stack");
 	*bytes = (uint32_t)((v + 511) / 512 * 512);
 	return 0;
 }
@@ -152,27 +155,16 @@ int main(int argc, char **argv)
 	struct lp_recorder *r = NULL;
 	struct lp_writer *w;
 	FILE *out;
-	const char *why = NULL;
-	int64_t i64;
 	int c, status = 0;
 
 	lp_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "+F:d:o:g:p:avhn:i:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+F:d:o:p:avhi:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			if (lp_parse_i64(optarg, 1, 100000, &i64, &why) < 0) {
-				lp_error("invalid frequency '%s': %s", optarg, why);
-				return 2;
-			}
-			o.freq = (unsigned)i64;
+			o.freq = (unsigned)lp_option_i64("freq", optarg, 1, 100000);
 			break;
 		case 'd':
-			if (lp_parse_double(optarg, &o.duration, &why) < 0 || !(o.duration > 0) ||
-			    !isfinite(o.duration)) {
-				lp_error("invalid duration '%s': %s", optarg,
-					 why ? why : "not a positive number of seconds");
-				return 2;
-			}
+			o.duration_ns = lp_option_duration("duration", optarg, true);
 			break;
 		case 'o':
 			o.output = optarg;
@@ -206,29 +198,16 @@ int main(int argc, char **argv)
 				 !strcmp(optarg, "wall") ? LP_RECORD_WALL : LP_RECORD_CPU;
 			break;
 		case 'm':
-			if (lp_parse_duration(optarg, &o.min_block_ns, &why) < 0 ||
-			    o.min_block_ns < 0) {
-				lp_error("invalid duration '%s': %s", optarg,
-					 why ? why : "must not be negative");
-				return 2;
-			}
+			o.min_block_ns = lp_option_duration("min-block", optarg, false);
 			break;
 		case 'n':
-			if (lp_parse_i64(optarg, 1, UINT32_MAX, &i64, &why) < 0) {
-				lp_error("invalid count '%s': %s", optarg, why);
-				return 2;
-			}
-			o.snap.count = (unsigned)i64;
+			o.snap.count = (unsigned)lp_option_i64("count", optarg, 1, UINT32_MAX);
 			break;
 		case 'i':
-			if (lp_parse_duration(optarg, &o.snap.interval_ns, &why) < 0 ||
-			    o.snap.interval_ns <= 0) {
-				lp_error("invalid interval '%s': %s", optarg, why ? why : "must be positive");
-				return 2;
-			}
+			o.snap.interval_ns = lp_option_duration("interval", optarg, true);
 			break;
 		case 'v':
-			o.verbose = true;
+			o.verbose++;
 			break;
 		case 'I':
 			o.inlines = true;
@@ -240,30 +219,21 @@ int main(int argc, char **argv)
 			o.raw = true;
 			break;
 		case 'B':
-			if (lp_parse_u64(optarg, 1u << 30, &o.ring_bytes, &why) < 0) {
-				lp_error("invalid ring size '%s': %s", optarg, why);
-				return 2;
-			}
-			if (o.ring_bytes < 4096 || (o.ring_bytes & (o.ring_bytes - 1))) {
-				lp_error("invalid ring size '%s': not a power of two of at least 4096",
-					 optarg);
-				return 2;
-			}
+			o.ring_bytes = lp_option_u64("ring-size", optarg, 4096, 1u << 30);
+			if (o.ring_bytes & (o.ring_bytes - 1))
+				lp_option_fail("ring-size", optarg, "not a power of two");
 			break;
 		case OPT_MAX_PIDS:
-			if (lp_target__parse_max_pids(optarg, &o.max_pids) < 0)
-				return 2;
+			o.max_pids = (uint32_t)lp_option_u64("max-pids", optarg, 1,
+							     LP_TARGET_MAX_PIDS_LIMIT);
 			break;
 		case OPT_STACK_DEPTH:
-			if (lp_parse_i64(optarg, 1, LP_RECORD_MAX_STACK_DEPTH, &i64, &why) < 0) {
-				lp_error("invalid stack depth '%s': %s", optarg, why);
-				return 2;
-			}
-			o.stack_depth = (uint32_t)i64;
+			o.stack_depth = (uint32_t)lp_option_u64("stack-depth", optarg, 1,
+								LP_RECORD_MAX_STACK_DEPTH);
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			lp_exit_stdout();
 		case 'V':
 			lp_print_version();
 		default:
@@ -292,7 +262,7 @@ int main(int argc, char **argv)
 		volatile sig_atomic_t *stop = lp_stop_on_signals();
 		if (!o.snap.interval_ns)
 			o.snap.interval_ns = 100000000;
-		o.snap.duration_ns = (int64_t)(o.duration * 1e9);
+		o.snap.duration_ns = o.duration_ns;
 		o.snap.inlines = o.inlines;
 		o.snap.srclines = o.srclines;
 		o.snap.raw = o.raw;
@@ -350,7 +320,7 @@ int main(int argc, char **argv)
 		return 127;
 	}
 
-	double end = o.duration > 0 ? lp_monotonic_ns() / 1e9 + o.duration : 0;
+	int64_t end = o.duration_ns > 0 ? lp_monotonic_ns() + o.duration_ns : 0;
 	int rc = 0;
 	while (!*stop) {
 		/* Samples are read 40 times a second: a short-lived process is
@@ -358,11 +328,11 @@ int main(int argc, char **argv)
 		int timeout = 25;
 
 		if (end) {
-			double left = end - lp_monotonic_ns() / 1e9;
+			int64_t left = end - lp_monotonic_ns();
 			if (left <= 0)
 				break;
-			if (left < 0.025)
-				timeout = (int)(left * 1000) + 1;
+			if (left < 25000000)
+				timeout = (int)(left / 1000000) + 1;
 		}
 		rc = lp_recorder__poll(r, timeout);
 		if (rc == 0 && fflush(out) == EOF)

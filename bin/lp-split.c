@@ -26,7 +26,7 @@ static void usage(FILE *f)
 		"  -P, --percentile LIST   cut at these percentiles of the probe's span\n"
 		"                          durations (e.g. 90 or 50,90,99); exact on files\n"
 		"  -t, --threshold LIST    cut at these durations (e.g. 10ms or 1ms,10ms)\n"
-		"  -p, --probe NAME        the probe whose spans decide (default: the\n"
+		"  -e, --probe NAME        the probe whose spans decide (default: the\n"
 		"                          innermost span of any probe)\n"
 		"  -T, --time FROM-TO      only samples in [FROM, TO): durations from the\n"
 		"                          first time in the input, or @NS absolute; either\n"
@@ -45,9 +45,12 @@ static void usage(FILE *f)
 		"  -W, --window DUR        the sliding window (default 60s)\n"
 		"  -r, --report FILE       the per-group report to FILE (default stderr)\n"
 		"  -q, --quiet             no report\n"
-		"      --input-format FMT  auto, lp, perf or folded (default auto)\n"
+		"  -f, --input-format FMT  auto, lp, perf or folded (default auto)\n"
 		"  -h, --help              this help\n"
-		"      --version           the version\n");
+		"      --version           the version\n"
+		"\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
 }
 
 static int bad(const char *opt, const char *arg, const char *why)
@@ -104,11 +107,11 @@ static int parse_time(const char *arg, struct lp_split_opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_INPUT_FORMAT, OPT_VERSION };
+	enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "percentile", required_argument, NULL, 'P' },
 		{ "threshold", required_argument, NULL, 't' },
-		{ "probe", required_argument, NULL, 'p' },
+		{ "probe", required_argument, NULL, 'e' },
 		{ "time", required_argument, NULL, 'T' },
 		{ "where", required_argument, NULL, 'w' },
 		{ "above", required_argument, NULL, OPT_ABOVE },
@@ -122,7 +125,7 @@ int main(int argc, char **argv)
 		{ "window", required_argument, NULL, 'W' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
+		{ "input-format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -142,7 +145,7 @@ int main(int argc, char **argv)
 
 	lp_init(argc, argv);
 	lp_read_through_first_sigint();
-	while ((c = getopt_long(argc, argv, "P:t:p:T:w:g:O:lo:LW:r:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "P:t:e:T:w:g:O:lo:LW:r:qf:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'P':
 		case 't': {
@@ -167,7 +170,7 @@ int main(int argc, char **argv)
 			free(list);
 			break;
 		}
-		case 'p':
+		case 'e':
 			o.probe = optarg;
 			break;
 		case 'T':
@@ -216,10 +219,9 @@ int main(int argc, char **argv)
 			o.live = true;
 			break;
 		case 'W':
-			if (lp_parse_duration(optarg, &o.window_ns, &why) < 0)
-				return bad("--window", optarg, why);
+			o.window_ns = lp_option_duration("window", optarg, true);
 			if (o.window_ns < 8)
-				return bad("--window", optarg, "too small");
+				return bad("--window", optarg, "at least 8ns");
 			break;
 		case 'r':
 			o.report = optarg;
@@ -227,7 +229,7 @@ int main(int argc, char **argv)
 		case 'q':
 			o.quiet = true;
 			break;
-		case OPT_INPUT_FORMAT: {
+		case 'f': {
 			int f = lp_input_format__parse(optarg);
 			if (f < 0)
 				return bad("--input-format", optarg, "expected auto, lp, perf or folded");
@@ -236,7 +238,7 @@ int main(int argc, char **argv)
 		}
 		case 'h':
 			usage(stdout);
-			return lp_close_output(stdout, "stdout") ? 1 : 0;
+			lp_exit_stdout();
 		case OPT_VERSION:
 			lp_print_version();
 		default:

@@ -24,6 +24,8 @@ static void usage(FILE *f, int status)
 		"      --srcline      file:line of the frames\n"
 		"  -h, --help         show this help\n"
 		"      --version      show the version\n");
+	if (f == stdout)
+		lp_exit_stdout();
 	exit(status);
 }
 

@@ -37,59 +37,40 @@ struct options {
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: lp-top [-w DURATION | -H DURATION | -a] [-i DURATION] [--once]\n"
-		"              [-n ROWS] [-s ROWS] [--sort self|total] [-f FORMAT] [-o FILE] [FILE...]\n"
+		"usage: lp-top [-W DURATION | -H DURATION | -a] [-i DURATION] [--once]\n"
+		"              [--functions ROWS] [--stacks ROWS] [--sort self|total] [-f FORMAT]\n"
+		"              [-o FILE] [FILE...]\n"
 		"\n"
 		"Shows the hottest functions and stacks of an lp stream, perf script output\n"
 		"or folded stacks (FILE, or - for stdin, the default) as they arrive.\n"
 		"\n"
-		"  -w, --window DURATION     the last DURATION of samples, by their own\n"
+		"  -W, --window DURATION     the last DURATION of samples, by their own\n"
 		"                            timestamps (by arrival when they have none;\n"
-		"                            default 10s)\n"
+		"                            default 10s, and with --once the whole input)\n"
 		"  -H, --half-life DURATION  every sample, weights halved every DURATION\n"
 		"  -a, --all                 every sample since the start, unweighted by age\n"
 		"  -i, --interval DURATION   refresh every DURATION (default 1s)\n"
 		"      --once                one report at the end of the input\n"
-		"  -n, --functions ROWS      function rows (default: fit the terminal, or 20)\n"
-		"  -s, --stacks ROWS         stack rows (default: fit the terminal, or 10)\n"
+		"      --functions ROWS      function rows (default: fit the terminal, or 20)\n"
+		"      --stacks ROWS         stack rows (default: fit the terminal, or 10)\n"
 		"      --sort self|total     order functions by self (default) or total share\n"
 		"  -f, --input-format F      auto (default), lp, perf or folded\n"
 		"  -o, --output FILE         write to FILE instead of stdout\n"
 		"  -h, --help                show this help\n"
 		"      --version             show the version\n"
 		"\n"
-		"On a terminal, q quits.\n");
+		"On a terminal, q quits.\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
+	if (f == stdout)
+		lp_exit_stdout();
 	exit(status);
-}
-
-static int64_t parse_duration_arg(const char *opt, const char *arg, bool zero_ok)
-{
-	int64_t ns;
-	const char *why = NULL;
-
-	if (lp_parse_duration(arg, &ns, &why) < 0 || ns < 0 || (!zero_ok && ns == 0)) {
-		lp_error("invalid %s '%s': %s", opt, arg, why ? why : "must be positive");
-		usage(stderr, 2);
-	}
-	return ns;
-}
-
-static int parse_rows(const char *opt, const char *arg)
-{
-	int64_t v;
-	const char *why;
-
-	if (lp_parse_i64(arg, 0, 100000, &v, &why) < 0) {
-		lp_error("invalid %s '%s': %s", opt, arg, why);
-		usage(stderr, 2);
-	}
-	return (int)v;
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
-		{ "window", required_argument, NULL, 'w' },
+		{ "window", required_argument, NULL, 'W' },
 		{ "half-life", required_argument, NULL, 'H' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -105,17 +86,17 @@ static void parse_options(int argc, char **argv, struct options *o)
 	};
 	int c, fmt, modes = 0;
 
-	while ((c = getopt_long(argc, argv, "w:H:ai:n:s:f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "W:H:ai:f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'w':
+		case 'W':
 			o->top.mode = LP_TOP_WINDOW;
-			o->top.window_ns = parse_duration_arg("window", optarg, false);
+			o->top.window_ns = lp_option_duration("window", optarg, true);
 			o->window_arg = optarg;
 			modes++;
 			break;
 		case 'H':
 			o->top.mode = LP_TOP_DECAY;
-			o->top.half_life_ns = parse_duration_arg("half-life", optarg, false);
+			o->top.half_life_ns = lp_option_duration("half-life", optarg, true);
 			o->window_arg = optarg;
 			modes++;
 			break;
@@ -124,16 +105,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 			modes++;
 			break;
 		case 'i':
-			o->interval_ns = parse_duration_arg("interval", optarg, false);
+			o->interval_ns = lp_option_duration("interval", optarg, true);
 			break;
 		case '1':
 			o->once = true;
 			break;
 		case 'n':
-			o->nfuncs = parse_rows("functions", optarg);
+			o->nfuncs = (int)lp_option_i64("functions", optarg, 0, 100000);
 			break;
 		case 's':
-			o->nstacks = parse_rows("stacks", optarg);
+			o->nstacks = (int)lp_option_i64("stacks", optarg, 0, 100000);
 			break;
 		case 'S':
 			if (!strcmp(optarg, "self")) {
@@ -166,6 +147,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		lp_error("--window, --half-life and --all exclude each other");
 		usage(stderr, 2);
 	}
+	/* A window follows live input; one report of a whole file that left
+	 * out all but its last 10 s would look like a report of the file. */
+	if (o->once && !modes)
+		o->top.mode = LP_TOP_ALL;
 }
 
 /* --- shared between the reader threads and the display ---------------- */
@@ -188,8 +173,12 @@ static int tty_fd = -1;		/* keys, or -1 */
 static void on_signal(int sig)
 {
 	if (got_signal && sig != SIGWINCH) {
+		/* A second one: exit at once (no atexit), leaving the
+		 * terminal as it was found. */
+		lp_tty__restore();
 		signal(sig, SIG_DFL);
 		raise(sig);
+		return;
 	}
 	if (sig == SIGWINCH)
 		got_winch = 1;

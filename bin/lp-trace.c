@@ -1,7 +1,7 @@
 /* lp-trace - timed spans from uprobes, source lines, variables and system
  * calls, written as an lp stream (formats/lp-stream.md).
  *
- *   lp-trace [-d SECONDS] [-o FILE] [--min-duration DUR] [--args] [-v]
+ *   lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args] [-v]
  *            PROBE... (-p PID[,PID...] | -- CMD [ARG...])
  */
 #include <errno.h>
@@ -24,11 +24,11 @@
 #include "util.h"
 
 struct options {
-	double duration;	/* seconds; 0: until the target exits or a signal */
+	int64_t duration_ns;	/* 0: until the target exits or a signal */
 	const char *output;
 	int64_t min_duration_ns;
 	bool all_args;
-	bool verbose;
+	int verbose;		/* the count of -v */
 	const char *pids;
 	uint64_t ring_bytes;
 	uint32_t max_pids;
@@ -38,7 +38,7 @@ struct options {
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: lp-trace [-d SECONDS] [-o FILE] [--min-duration DUR] [--args]\n"
+		"usage: lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]\n"
 		"                [--max-pids N] [-v] PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
 		"\n"
 		"Traces calls and events of a running process (-p) or of a command it starts,\n"
@@ -54,7 +54,7 @@ static void usage(FILE *f, int status)
 		"\n"
 		"options:\n"
 		"  -p, --pid PID[,PID...]   trace these processes\n"
-		"  -d, --duration SECONDS   stop after this long (default: target exit or SIGINT)\n"
+		"  -d, --duration DURATION  stop after this long (default: target exit or SIGINT)\n"
 		"  -o, --output FILE        write the stream to FILE (default: stdout)\n"
 		"      --min-duration DUR   only calls at least this long (250us, 3ms, 1.5s)\n"
 		"      --args               capture every argument of FUNC probes\n"
@@ -63,9 +63,15 @@ static void usage(FILE *f, int status)
 		"      --max-pids N         at most N processes traced at once, the targets and\n"
 		"                           their children (default 8192); more children are\n"
 		"                           counted as lost\n"
-		"  -v, --verbose            say where probes go; libbpf's messages\n"
+		"  -v, --verbose            say where probes go; libbpf's warnings (-vv: its\n"
+		"                           debug output too)\n"
 		"  -h, --help               this help\n"
-		"      --version            the version\n");
+		"      --version            the version\n"
+		"\n"
+		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
+		"a bare number is seconds.\n");
+	if (f == stdout)
+		lp_exit_stdout();
 	exit(status);
 }
 
@@ -173,53 +179,37 @@ int main(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	int c;
-	const char *why;
 	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			opt.pids = optarg;
 			break;
 		case 'd':
-			if (lp_parse_double(optarg, &opt.duration, &why) < 0) {
-				lp_error("-d '%s': %s", optarg, why);
-				return 2;
-			}
-			if (!(opt.duration > 0) || opt.duration > 1e9) {
-				lp_error("-d '%s': not a positive number of seconds", optarg);
-				return 2;
-			}
+			opt.duration_ns = lp_option_duration("duration", optarg, true);
 			break;
 		case 'o':
 			opt.output = optarg;
 			break;
 		case OPT_MIN:
-			if (lp_parse_duration(optarg, &opt.min_duration_ns, &why) < 0) {
-				lp_error("--min-duration '%s': %s", optarg, why);
-				return 2;
-			}
+			opt.min_duration_ns = lp_option_duration("min-duration", optarg, false);
 			break;
 		case OPT_ARGS:
 			opt.all_args = true;
 			break;
 		case OPT_RING:
-			if (lp_parse_u64(optarg, 1u << 30, &opt.ring_bytes, &why) < 0) {
-				lp_error("--ring-size '%s': %s", optarg, why);
-				return 2;
-			}
-			if (opt.ring_bytes < 4096 || (opt.ring_bytes & (opt.ring_bytes - 1))) {
-				lp_error("--ring-size '%s': not a power of two of at least 4096", optarg);
-				return 2;
-			}
+			opt.ring_bytes = lp_option_u64("ring-size", optarg, 4096, 1u << 30);
+			if (opt.ring_bytes & (opt.ring_bytes - 1))
+				lp_option_fail("ring-size", optarg, "not a power of two");
 			break;
 		case 'v':
-			opt.verbose = true;
+			opt.verbose++;
 			break;
 		case OPT_NO_FOLLOW:
 			opt.no_follow = true;
 			break;
 		case OPT_MAX_PIDS:
-			if (lp_target__parse_max_pids(optarg, &opt.max_pids) < 0)
-				return 2;
+			opt.max_pids = (uint32_t)lp_option_u64("max-pids", optarg, 1,
+							       LP_TARGET_MAX_PIDS_LIMIT);
 			break;
 		case 'h':
 			usage(stdout, 0);
@@ -345,7 +335,7 @@ int main(int argc, char **argv)
 	if (lp_target__release(target) < 0)
 		goto out_tracer;
 
-	int64_t deadline = opt.duration > 0 ? lp_monotonic_ns() + (int64_t)(opt.duration * 1e9) : 0;
+	int64_t deadline = opt.duration_ns > 0 ? lp_monotonic_ns() + opt.duration_ns : 0;
 	const char *reason = NULL;
 	while (!closed) {
 		int r = lp_tracer__poll(tracer, w, 100);

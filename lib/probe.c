@@ -126,7 +126,7 @@ struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
 		f = colon + 1;
 	}
 	if (!strncmp(f, "0x", 2)) {
-		if (lp_parse_u64(f, UINT64_MAX, &spec->off, &why) < 0) {
+		if (lp_parse_addr(f, UINT64_MAX, &spec->off, &why) < 0) {
 			lp_error("probe '%s': bad address: %s", text, why);
 			goto fail;
 		}
@@ -140,7 +140,7 @@ struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
 	char *plus = strchr(f, '+');
 	if (plus) {
 		*plus = '\0';
-		if (lp_parse_u64(plus + 1, UINT32_MAX, &spec->off, &why) < 0) {
+		if (lp_parse_addr(plus + 1, UINT32_MAX, &spec->off, &why) < 0) {
 			lp_error("probe '%s': bad offset '%s': %s", text, plus + 1, why);
 			goto fail;
 		}

@@ -27,6 +27,7 @@
 #include <linux/types.h>
 /* bpf/profile.h by path: lib/profile.h is another header. */
 #include "../bpf/profile.h"
+#include "bpflog.h"
 #include "profile.skel.h"
 #include "record.h"
 #include "symbolize.h"
@@ -75,15 +76,6 @@ struct lp_recorder {
 	uint64_t *pcs;
 	unsigned char *ret;
 };
-
-static bool verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (!verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
 
 static int cap_bit(const char *capeff, int bit)
 {
@@ -490,8 +482,7 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	verbose = opts->verbose;
-	libbpf_set_print(libbpf_print);
+	lp_bpflog__init(opts->verbose);
 	r->ncpus = libbpf_num_possible_cpus();
 	if (r->ncpus <= 0) {
 		lp_error("cannot count the CPUs: %s", strerror(-r->ncpus));
@@ -554,7 +545,7 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	if (err) {
 		errno = -err;
 		lp_error_errno("cannot load the BPF program%s",
-			       verbose ? "" : " (-v shows the verifier log)");
+			       opts->verbose ? "" : " (-v shows the verifier log)");
 		goto fail;
 	}
 	for (size_t i = 0; i < opts->npids; i++)

@@ -35,7 +35,7 @@ struct lp_record_opts {
 	bool follow;		/* their children too */
 	bool kernel;		/* kernel stacks */
 	uint32_t dwarf_bytes;	/* 0: frame pointers; else bytes of stack to copy */
-	bool verbose;		/* libbpf's output, the verifier log */
+	int verbose;		/* -v: libbpf's warnings, the verifier log; -vv: its debug output */
 	bool inlines;		/* inlined functions as frames (kind 'i') */
 	bool srclines;		/* file:line on user frames */
 	bool raw;		/* user frames unsymbolized (lp-symbolize later) */

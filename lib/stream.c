@@ -684,7 +684,7 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 			BAD("frame: unknown kind '%s' (u, k, j or i)", f[2]);
 		uint64_t addr = 0;
 		const char *why;
-		if (strcmp(f[3], "-") && lp_parse_u64(f[3], UINT64_MAX, &addr, &why) < 0)
+		if (strcmp(f[3], "-") && lp_parse_addr(f[3], UINT64_MAX, &addr, &why) < 0)
 			BAD("frame: address '%s': %s", f[3], why);
 		char build_id[2 * 64 + 1] = "";
 		struct lp_attrs attrs = { rest ? rest : "", rest ? rest_len : 0 };

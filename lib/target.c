@@ -274,19 +274,6 @@ int lp_target__finish(struct lp_target *t, bool stop)
 	return 0;
 }
 
-int lp_target__parse_max_pids(const char *arg, uint32_t *n)
-{
-	const char *why = NULL;
-	int64_t v;
-
-	if (lp_parse_i64(arg, 1, LP_TARGET_MAX_PIDS_LIMIT, &v, &why) < 0) {
-		lp_error("invalid --max-pids '%s': %s", arg, why);
-		return -1;
-	}
-	*n = (uint32_t)v;
-	return 0;
-}
-
 int lp_target__check_max_pids(const struct lp_target *t, uint32_t max_pids)
 {
 	if (t->npids <= max_pids)

@@ -64,9 +64,6 @@ int lp_target__finish(struct lp_target *t, bool stop);
 #define LP_TARGET_MAX_PIDS 8192
 #define LP_TARGET_MAX_PIDS_LIMIT 4194304
 
-/* Parses a --max-pids argument into *n.  0, or -1 after reporting why
- * ("invalid --max-pids '0': too small"). */
-int lp_target__parse_max_pids(const char *arg, uint32_t *n);
 
 /* 0 when the targets fit in a pid set of max_pids entries, else -1 after
  * reporting it ("-p names 3 processes, more than --max-pids 2"). */

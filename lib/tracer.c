@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "target.h"
+#include "bpflog.h"
 #include "trace.skel.h"
 #include "util.h"
 
@@ -70,16 +71,6 @@ struct lp_tracer {
 	uint32_t max_pids;
 };
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	return vfprintf(stderr, fmt, ap);
-}
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	return 0;
-}
-
 static int handle_event(void *ctx, void *data, size_t size);
 
 /* Exited processes leave the filter, in the kernel (pidset.bpf.h).  The
@@ -101,7 +92,7 @@ static int attach_exit(struct lp_tracer *t)
 
 struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 {
-	libbpf_set_print(opts->verbose ? libbpf_print : libbpf_quiet);
+	lp_bpflog__init(opts->verbose);
 	struct lp_tracer *t = lp_calloc(1, sizeof(*t));
 	t->verbose = opts->verbose;
 	t->ncpus = libbpf_num_possible_cpus();

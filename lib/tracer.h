@@ -17,7 +17,7 @@ struct lp_tracer_opts {
 	int64_t min_duration_ns;	/* spans shorter than this are not reported */
 	size_t ring_bytes;		/* ring buffer size, a power of two */
 	uint32_t max_pids;		/* the kernel's pid set; 0: LP_TARGET_MAX_PIDS */
-	bool verbose;			/* libbpf's messages, attach details */
+	int verbose;			/* -v: attach details, libbpf's warnings; -vv: its debug output */
 };
 
 struct lp_tracer;

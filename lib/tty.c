@@ -3,6 +3,7 @@
 #include "tty.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -11,13 +12,27 @@
 static int tty_fd = -1;
 static struct termios tty_saved;
 
+/* Async-signal-safe (tcsetattr and close are), and a no-op the second time:
+ * it runs from atexit, from lp-top's second-signal path and from
+ * restore_and_die. */
 void lp_tty__restore(void)
 {
-	if (tty_fd >= 0) {
-		tcsetattr(tty_fd, TCSANOW, &tty_saved);
-		close(tty_fd);
+	int fd = tty_fd;
+
+	if (fd >= 0) {
 		tty_fd = -1;
+		tcsetattr(fd, TCSANOW, &tty_saved);
+		close(fd);
 	}
+}
+
+/* A signal that kills (HUP, QUIT, PIPE) runs no atexit handler: put the
+ * terminal back first, then die of it as before. */
+static void restore_and_die(int sig)
+{
+	lp_tty__restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 int lp_tty__open_keys(void)
@@ -40,6 +55,13 @@ int lp_tty__open_keys(void)
 	raw.c_cc[VTIME] = 0;
 	tcsetattr(tty_fd, TCSANOW, &raw);
 	atexit(lp_tty__restore);
+	static const int fatal[] = { SIGHUP, SIGQUIT, SIGPIPE };
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		struct sigaction old, sa = { .sa_handler = restore_and_die };
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			sigaction(fatal[i], &sa, NULL);
+	}
 	return tty_fd;
 }
 

@@ -5,8 +5,9 @@
 #define LP_TTY_H
 
 /* Opens /dev/tty non-blocking for keys: no echo, no line buffering,
- * signals still on so ^C works; the old settings come back at exit (or at
- * lp_tty__restore).  Returns the descriptor, or -1 when stdin is itself a
+ * signals still on so ^C works; the old settings come back at exit, at
+ * lp_tty__restore (async-signal-safe: call it before dying of a signal) and
+ * when SIGHUP, SIGQUIT or SIGPIPE, left at their default, kill the process.  Returns the descriptor, or -1 when stdin is itself a
  * terminal or there is no controlling terminal. */
 int lp_tty__open_keys(void);
 void lp_tty__restore(void);

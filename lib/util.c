@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,11 @@ void lp_die(int status, const char *fmt, ...)
 void lp_print_version(void)
 {
 	printf("%s (lp) %s\n", lp_progname, LP_VERSION);
+	lp_exit_stdout();
+}
+
+void lp_exit_stdout(void)
+{
 	exit(lp_close_output(stdout, "stdout") ? 1 : 0);
 }
 
@@ -96,15 +102,46 @@ void *lp_reallocarray(void *p, size_t n, size_t size)
 char *lp_strdup(const char *s) { return check_alloc(strdup(s)); }
 char *lp_strndup(const char *s, size_t n) { return check_alloc(strndup(s, n)); }
 
+/* The length of the decimal number at the start of s: an optional '-',
+ * digits and, when real, a fraction and an exponent; 0 when there is none.
+ * What strtol(s, 0) and strtod accept beyond this (octal "010", hex, "inf",
+ * "nan", leading spaces, '+') is refused: on a command line "010" is ten. */
+static size_t decimal_span(const char *s, bool real)
+{
+	size_t i = s[0] == '-', digits = strspn(s + i, "0123456789");
+
+	i += digits;
+	if (real && s[i] == '.') {
+		size_t f = strspn(s + i + 1, "0123456789");
+		digits += f;
+		i += 1 + f;
+	}
+	if (!digits)
+		return 0;
+	if (real && (s[i] == 'e' || s[i] == 'E')) {
+		size_t j = i + 1 + (s[i + 1] == '+' || s[i + 1] == '-');
+		size_t e = strspn(s + j, "0123456789");
+		if (e)
+			i = j + e;
+	}
+	return i;
+}
+
+static const char *not_decimal(const char *s)
+{
+	return s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? "not a decimal number"
+							  : "not a number";
+}
+
 int lp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out, const char **why)
 {
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (!*s || *end || end == s) {
-		*why = "not a number";
+	size_t n = decimal_span(s, false);
+	if (!n || s[n]) {
+		*why = not_decimal(s);
 		return -1;
 	}
+	errno = 0;
+	long long v = strtoll(s, NULL, 10);
 	if ((errno == ERANGE && v == LLONG_MIN) || v < min) {
 		*why = "too small";
 		return -1;
@@ -119,17 +156,36 @@ int lp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out, const ch
 
 int lp_parse_u64(const char *s, uint64_t max, uint64_t *out, const char **why)
 {
-	char *end;
-	if (*s == '-' || *s == '+' || *s == ' ') {
-		*why = *s == '-' ? "too small" : "not a number";
+	size_t n = decimal_span(s, false);
+	if (!n || s[n]) {
+		*why = not_decimal(s);
+		return -1;
+	}
+	if (s[0] == '-') {
+		*why = "too small";
 		return -1;
 	}
 	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (!*s || *end || end == s) {
-		*why = "not a number";
+	unsigned long long v = strtoull(s, NULL, 10);
+	if (errno == ERANGE || v > max) {
+		*why = "too large";
 		return -1;
 	}
+	*out = v;
+	return 0;
+}
+
+int lp_parse_addr(const char *s, uint64_t max, uint64_t *out, const char **why)
+{
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return lp_parse_u64(s, max, out, why);
+	size_t n = strspn(s + 2, "0123456789abcdefABCDEF");
+	if (!n || s[2 + n]) {
+		*why = "not a hex number";
+		return -1;
+	}
+	errno = 0;
+	unsigned long long v = strtoull(s + 2, NULL, 16);
 	if (errno == ERANGE || v > max) {
 		*why = "too large";
 		return -1;
@@ -140,14 +196,14 @@ int lp_parse_u64(const char *s, uint64_t max, uint64_t *out, const char **why)
 
 int lp_parse_double(const char *s, double *out, const char **why)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (!*s || *end || end == s || isnan(v)) {
-		*why = "not a number";
+	size_t n = decimal_span(s, true);
+	if (!n || s[n]) {
+		*why = not_decimal(s);
 		return -1;
 	}
-	if (errno == ERANGE || isinf(v)) {
+	/* An underflow (1e-999) is as good as its result, 0 or a denormal. */
+	double v = strtod(s, NULL);
+	if (isinf(v)) {
 		*why = "out of range";
 		return -1;
 	}
@@ -157,34 +213,96 @@ int lp_parse_double(const char *s, double *out, const char **why)
 
 int lp_parse_duration(const char *s, int64_t *ns, const char **why)
 {
-	static const struct { const char *suffix; double scale; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-		{ "m", 60e9 }, { "", 1 },
+	static const struct { const char *suffix; int64_t scale; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "m", 60000000000 }, { "h", 3600000000000 },
+		{ "", 1000000000 },	/* a bare number is seconds, as sleep(1)'s */
 	};
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || isnan(v)) {
-		*why = "not a duration (e.g. 250us, 3ms, 1.5s)";
+	size_t n = decimal_span(s, true);
+	if (!n) {
+		*why = "not a duration (e.g. 250us, 3ms, 1.5s, 2m; a bare number is seconds)";
 		return -1;
 	}
+	const char *unit = s + n;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suffix))
+		if (strcmp(unit, units[i].suffix))
 			continue;
-		double t = v * units[i].scale;
-		if (t < 0) {
+		if (s[0] == '-') {
 			*why = "negative";
 			return -1;
 		}
-		if (t > 9.2e18) {
+		int64_t scale = units[i].scale;
+		if (strspn(s, "0123456789") == n) {
+			/* Whole numbers exactly, beyond a double's 2^53. */
+			errno = 0;
+			unsigned long long v = strtoull(s, NULL, 10);
+			if (errno == ERANGE || v > (unsigned long long)(INT64_MAX / scale)) {
+				*why = "too large";
+				return -1;
+			}
+			*ns = (int64_t)v * scale;
+			return 0;
+		}
+		double t = strtod(s, NULL) * (double)scale;
+		if (!(t < 9.2e18)) {
 			*why = "too large";
 			return -1;
 		}
 		*ns = (int64_t)llround(t);
 		return 0;
 	}
-	*why = "unknown unit (ns, us, ms, s, m)";
+	*why = "unknown unit (ns, us, ms, s, m, h; a bare number is seconds)";
 	return -1;
+}
+
+void lp_option_fail(const char *name, const char *arg, const char *why)
+{
+	lp_error("--%s '%s': %s", name, arg, why);
+	exit(2);
+}
+
+int64_t lp_option_i64(const char *name, const char *arg, int64_t min, int64_t max)
+{
+	int64_t v;
+	const char *why;
+	char msg[64];
+
+	if (lp_parse_i64(arg, INT64_MIN, INT64_MAX, &v, &why) < 0)
+		lp_option_fail(name, arg, why);
+	if (v < min || v > max) {
+		snprintf(msg, sizeof(msg), "must be at %s %lld", v < min ? "least" : "most",
+			 (long long)(v < min ? min : max));
+		lp_option_fail(name, arg, msg);
+	}
+	return v;
+}
+
+uint64_t lp_option_u64(const char *name, const char *arg, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+	const char *why;
+	char msg[64];
+
+	if (lp_parse_u64(arg, UINT64_MAX, &v, &why) < 0)
+		lp_option_fail(name, arg, why);
+	if (v < min || v > max) {
+		snprintf(msg, sizeof(msg), "must be at %s %llu", v < min ? "least" : "most",
+			 (unsigned long long)(v < min ? min : max));
+		lp_option_fail(name, arg, msg);
+	}
+	return v;
+}
+
+int64_t lp_option_duration(const char *name, const char *arg, bool positive)
+{
+	int64_t ns;
+	const char *why;
+
+	if (lp_parse_duration(arg, &ns, &why) < 0)
+		lp_option_fail(name, arg, why);
+	if (positive && ns <= 0)
+		lp_option_fail(name, arg, "must be positive");
+	return ns;
 }
 
 FILE *lp_open_output(const char *path)

@@ -4,6 +4,7 @@
 #ifndef LP_UTIL_H
 #define LP_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +25,9 @@ void lp_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 /* "lp-NAME: --version" output and exit 0. */
 void lp_print_version(void) __attribute__((noreturn));
+/* After --help or --version on stdout: exit 0, or 1 with a message when it
+ * could not be written (a full disk, a closed descriptor). */
+void lp_exit_stdout(void) __attribute__((noreturn));
 
 void *lp_malloc(size_t size);
 void *lp_calloc(size_t n, size_t size);
@@ -33,12 +37,28 @@ char *lp_strdup(const char *s);
 char *lp_strndup(const char *s, size_t n);
 
 /* Parse a whole string as a number within [min, max]; on failure return -1
- * and set *why ("not a number", "too small", "too large"). */
+ * and set *why ("not a number", "too small", "too large").  Numbers are
+ * decimal, as the stream's and the command line's: "010" is ten, "09" nine;
+ * no octal, hex, "inf", "nan", leading spaces or '+'. */
 int lp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out, const char **why);
 int lp_parse_u64(const char *s, uint64_t max, uint64_t *out, const char **why);
+/* An address or offset: 0x and hex digits, or decimal. */
+int lp_parse_addr(const char *s, uint64_t max, uint64_t *out, const char **why);
+/* A decimal real: [-]DIGITS[.DIGITS][e[+-]DIGITS]. */
 int lp_parse_double(const char *s, double *out, const char **why);
-/* "250us", "3ms", "1.5s", "100" (ns) -> ns. */
+/* A duration in ns: a decimal number and a unit, ns, us, ms, s, m or h;
+ * a bare number is seconds, in every option, as for sleep(1) and timeout(1):
+ * "250us", "3ms", "1.5", "2m". */
 int lp_parse_duration(const char *s, int64_t *ns, const char **why);
+
+/* Option values: on a bad one, "lp-NAME: --OPTION 'VALUE': why" and exit 2
+ * (bad usage).  NAME is the long option's name, without the dashes. */
+void lp_option_fail(const char *name, const char *arg, const char *why)
+	__attribute__((noreturn));
+int64_t lp_option_i64(const char *name, const char *arg, int64_t min, int64_t max);
+uint64_t lp_option_u64(const char *name, const char *arg, uint64_t min, uint64_t max);
+/* positive: 0 is refused too ("must be positive"). */
+int64_t lp_option_duration(const char *name, const char *arg, bool positive);
 
 /* Opens FILE for writing ("-" or NULL: stdout); exits 1 with a message. */
 FILE *lp_open_output(const char *path);

@@ -309,7 +309,7 @@ labelled_stream() {
 
 @test "--groups: two groups of one labelled stream, from a file or from stdin read once" {
 	labelled_stream >"$TMP/l.lp"
-	run -0 lp-diff --report --groups fast,slow "$TMP/l.lp" "$TMP/l.lp"
+	run -0 lp-diff --report --group fast,slow "$TMP/l.lp" "$TMP/l.lp"
 	first=$(printf '%s\n' "$output" | rows | head -1)
 	[ "$(awk '{print $NF, $1, $2, $7, $8}' <<<"$first")" = "lock_wait 0.00% 50.00% 0 100" ]
 	awk -v p="$(awk '{print $9}' <<<"$first")" 'BEGIN { exit !(p + 0 < 1e-10) }'

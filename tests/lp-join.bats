@@ -319,7 +319,7 @@ samples_stream() {
 	# The demo is in handle_request most of its CPU time.
 	[ "$total" -ge 200 ]
 	[ $((joined * 100 / total)) -ge 70 ]
-	lp-split -P 90 -p handle_request --above slow.lp --below fast.lp -q joined.lp
+	lp-split -P 90 --probe handle_request --above slow.lp --below fast.lp -q joined.lp
 	share() { local -; set -o pipefail; lp-collapse "$1" | awk '{ n = $NF; t += n; if ($0 ~ /rebuild_index/) h += n } END { print int(100 * h / t) }'; }
 	[ "$(share slow.lp)" -ge 70 ]
 	[ "$(share fast.lp)" -le 2 ]

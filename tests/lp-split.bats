@@ -43,7 +43,7 @@ durations() {
 
 @test "lp-split: several cut points, a file per band by pattern" {
 	gen 1000 perm
-	run -0 lp-split -P 99,50,90 -p req -O "$TMP/g-%s.lp" -q "$TMP/j.lp"
+	run -0 lp-split -P 99,50,90 --probe req -O "$TMP/g-%s.lp" -q "$TMP/j.lp"
 	[ "$(durations "$TMP/g-p0-p50.lp" | awk '$1 <= 500000' | wc -l)" -eq 500 ]
 	[ "$(durations "$TMP/g-p50-p90.lp" | awk '$1 > 500000 && $1 <= 900000' | wc -l)" -eq 400 ]
 	[ "$(durations "$TMP/g-p90-p99.lp" | awk '$1 > 900000 && $1 <= 990000' | wc -l)" -eq 90 ]
@@ -58,19 +58,19 @@ durations() {
 
 @test "lp-split: --threshold, one pass, the same from stdin" {
 	gen 1000 perm
-	run -0 bash -c "lp-split --threshold 250us -p req --above '$TMP/a.lp' --below '$TMP/b.lp' -q < '$TMP/j.lp'"
+	run -0 bash -c "lp-split --threshold 250us --probe req --above '$TMP/a.lp' --below '$TMP/b.lp' -q < '$TMP/j.lp'"
 	[ "$(durations "$TMP/a.lp" | awk '$1 > 250000' | wc -l)" -eq 750 ]
 	[ "$(grep -c '^sample' "$TMP/a.lp")" -eq 750 ]
 	[ "$(durations "$TMP/b.lp" | awk '$1 != "none" && $1 <= 250000' | wc -l)" -eq 250 ]
 	# Percentiles from a pipe (spooled): the same as from the file.
-	run -0 bash -c "cat '$TMP/j.lp' | lp-split -P 90 -p req --above '$TMP/a2.lp' --below /dev/null -q"
-	run -0 lp-split -P 90 -p req --above "$TMP/a1.lp" --below /dev/null -q "$TMP/j.lp"
+	run -0 bash -c "cat '$TMP/j.lp' | lp-split -P 90 --probe req --above '$TMP/a2.lp' --below /dev/null -q"
+	run -0 lp-split -P 90 --probe req --above "$TMP/a1.lp" --below /dev/null -q "$TMP/j.lp"
 	cmp "$TMP/a1.lp" "$TMP/a2.lp"
 }
 
 @test "lp-split: --where on a captured value decides which spans count" {
 	gen 1000 perm
-	run --separate-stderr -0 lp-split -P 90 -p req --where arg0=1 --above "$TMP/a.lp" --below "$TMP/b.lp" \
+	run --separate-stderr -0 lp-split -P 90 --probe req --where arg0=1 --above "$TMP/a.lp" --below "$TMP/b.lp" \
 		--group "excluded=$TMP/x.lp" "$TMP/j.lp"
 	# i % 3 == 1 for 334 of i = 1..1000.
 	[[ "$stderr" == "# probe req: 334 spans, p90 = "* ]]
@@ -87,16 +87,16 @@ durations() {
 @test "lp-split: --time keeps the samples of a range" {
 	gen 1000 perm
 	# Spans every 10 ms from 10 ms: [2s, 3s) after the first time holds 100.
-	run -0 lp-split --time 2s-3s -p req -O "$TMP/r-%s.lp" -q "$TMP/j.lp"
+	run -0 lp-split --time 2s-3s --probe req -O "$TMP/r-%s.lp" -q "$TMP/j.lp"
 	[ "$(grep -c '^sample' "$TMP/r-selected.lp")" -eq 100 ]
 	[ "$(grep -c '^sample' "$TMP/r-excluded.lp")" -eq 901 ]
-	run -0 lp-split --time @2000000000- -p req -O "$TMP/t-%s.lp" -q "$TMP/j.lp"
+	run -0 lp-split --time @2000000000- --probe req -O "$TMP/t-%s.lp" -q "$TMP/j.lp"
 	[ "$(grep -c '^sample' "$TMP/t-selected.lp")" -eq 801 ]
 }
 
 @test "lp-split: --label, and lp-collapse --group reads it" {
 	gen 1000 perm
-	run -0 lp-split -P 90 -p req --label -q -o "$TMP/l.lp" "$TMP/j.lp"
+	run -0 lp-split -P 90 --probe req --label -q -o "$TMP/l.lp" "$TMP/j.lp"
 	[ "$(grep '^sample' "$TMP/l.lp" | grep -c 'group=above$')" -eq 100 ]
 	[ "$(grep '^sample' "$TMP/l.lp" | grep -c 'group=below$')" -eq 900 ]
 	[ "$(grep '^sample' "$TMP/l.lp" | grep -c 'group=outside$')" -eq 1 ]
@@ -110,7 +110,7 @@ durations() {
 	# Above p90 the spans (901..1000 us) add up to 95.05 ms; one sample of
 	# weight 95.05 us in each of the 100 explains 10% of that.
 	gen 1000 perm 95050
-	run --separate-stderr -0 lp-split -P 90 -p req --above /dev/null "$TMP/j.lp"
+	run --separate-stderr -0 lp-split -P 90 --probe req --above /dev/null "$TMP/j.lp"
 	# 100 samples of 95.05 us over 95.05 ms of spans: 10%.
 	grep -q "^above	100	100	.*	95050000	9505000	10.0%$" <<<"$stderr"
 }
@@ -120,7 +120,7 @@ durations() {
 	exact=$(durations "$TMP/j.lp" | grep -v none | sort -n | awk '{ v[NR] = $1 } END { r = int(0.9 * NR); if (r < 0.9 * NR) r++; print v[r] }')
 	# Spans first, then the samples: every sample sees the final estimate.
 	{ grep -v '^sample' "$TMP/j.lp"; grep '^sample' "$TMP/j.lp"; } > "$TMP/sorted.lp"
-	run --separate-stderr -0 lp-split --live -P 90 -p req --label -o "$TMP/l.lp" "$TMP/sorted.lp"
+	run --separate-stderr -0 lp-split --live -P 90 --probe req --label -o "$TMP/l.lp" "$TMP/sorted.lp"
 	est=$(sed -n 's/.*p90 = \([0-9]*\) ns (live.*relative error <= 1%).*/\1/p' <<<"$stderr")
 	echo "exact $exact, estimate $est" >&3
 	[ -n "$est" ]
@@ -130,21 +130,21 @@ durations() {
 	paste <(durations "$TMP/ls") <(grep -o 'group=[a-z]*' "$TMP/ls") |
 		awk -v x="$exact" '$1 != "none" && (($1 > x * 1.01 && $2 != "group=above") || ($1 < x * 0.99 && $2 != "group=below")) { bad++ } END { exit bad > 0 }'
 	# The estimate is not exact by luck: the exact mode differs from it.
-	run --separate-stderr -0 lp-split -P 90 -p req --above /dev/null "$TMP/j.lp"
+	run --separate-stderr -0 lp-split -P 90 --probe req --above /dev/null "$TMP/j.lp"
 	[[ "$stderr" == *"p90 = $exact ns (exact)"* ]]
 }
 
 @test "lp-split: --live forgets spans that left the sliding window" {
 	# 200 spans 1 s apart: 1-2 ms for 100 s, then 100-200 ms.
 	gen 200 shift
-	run --separate-stderr -0 lp-split --live --window 20s -P 50 -p req --label -q "$TMP/j.lp"
-	run --separate-stderr -0 lp-split --live --window 20s -P 50 -p req --above /dev/null "$TMP/j.lp"
+	run --separate-stderr -0 lp-split --live --window 20s -P 50 --probe req --label -q "$TMP/j.lp"
+	run --separate-stderr -0 lp-split --live --window 20s -P 50 --probe req --above /dev/null "$TMP/j.lp"
 	est=$(sed -n 's/.*p50 = \([0-9]*\) ns (live.*/\1/p' <<<"$stderr")
 	# Only the last 20 s (100-200 ms spans) are in the window.
 	[ "$est" -gt 100000000 ]
 	[ "$est" -lt 200000000 ]
 	# Without a window that forgets, the median is near the boundary.
-	run --separate-stderr -0 lp-split --live --window 1000s -P 50 -p req --above /dev/null "$TMP/j.lp"
+	run --separate-stderr -0 lp-split --live --window 1000s -P 50 --probe req --above /dev/null "$TMP/j.lp"
 	est=$(sed -n 's/.*p50 = \([0-9]*\) ns (live.*/\1/p' <<<"$stderr")
 	[ "$est" -lt 3000000 ]
 }
@@ -204,11 +204,11 @@ durations() {
 	J=$FIXTURES/join
 	lp-join --all-spans "$J/samples.lp" "$J/spans.lp" > "$TMP/all.lp"
 	# B [3000, 5000) encloses 3200, 3500, 3999 (inside C) and 4000.
-	run -0 lp-split -t 1us -p B --above "$TMP/a.lp" -q "$TMP/all.lp"
+	run -0 lp-split -t 1us --probe B --above "$TMP/a.lp" -q "$TMP/all.lp"
 	[ "$(awk -F'\t' '$1 == "sample" { print $2 }' "$TMP/a.lp" | sort -n | tr '\n' ' ')" = "3200 3500 3999 4000 " ]
 	# Without --all-spans only the innermost is known: 3500 and 3999 are C's.
 	lp-join "$J/samples.lp" "$J/spans.lp" > "$TMP/inner.lp"
-	run -0 lp-split -t 1us -p B --above "$TMP/a.lp" -q "$TMP/inner.lp"
+	run -0 lp-split -t 1us --probe B --above "$TMP/a.lp" -q "$TMP/inner.lp"
 	[ "$(awk -F'\t' '$1 == "sample" { print $2 }' "$TMP/a.lp" | sort -n | tr '\n' ' ')" = "3200 4000 " ]
 }
 
@@ -216,8 +216,8 @@ durations() {
 	gen 100 perm
 	run --separate-stderr -0 lp-split -P 90 --above /dev/null -q "$TMP/s.lp"
 	[ "$stderr" = "lp-split: no sample carries a span (span=): is the input lp-join's output?" ]
-	run --separate-stderr -0 lp-split -P 90 -p nosuch --above /dev/null -q "$TMP/j.lp"
+	run --separate-stderr -0 lp-split -P 90 --probe nosuch --above /dev/null -q "$TMP/j.lp"
 	[ "$stderr" = "lp-split: no span of probe 'nosuch' in the input" ]
-	run --separate-stderr -0 lp-split -P 90 -p req --above /dev/null -q "$TMP/j.lp"
+	run --separate-stderr -0 lp-split -P 90 --probe req --above /dev/null -q "$TMP/j.lp"
 	[ -z "$stderr" ]
 }

@@ -43,7 +43,7 @@ ab_stream() {
 	assert_output --partial "0."
 	run -2 --separate-stderr lp-top --window 0s
 	[ "${lines[0]:-}" = "" ]
-	[[ $stderr == *"lp-top: invalid window '0s'"* ]]
+	[ "$stderr" = "lp-top: --window '0s': must be positive" ]
 	run -2 --separate-stderr lp-top --window 5s --half-life 5s
 	[[ $stderr == *"exclude each other"* ]]
 	run -2 lp-top --sort bogus
@@ -64,7 +64,7 @@ ab_stream() {
 	assert_line --index 10 "  20.00  main;c;hot"
 	[ "${#lines[@]}" -eq 11 ]
 	# The same from stdin, sorted by total, rows limited.
-	run -0 lp-top --once --sort total -n 2 -s 1 < "$T/in.folded"
+	run -0 lp-top --once --sort total --functions 2 --stacks 1 < "$T/in.folded"
 	assert_line --index 2 "   0.00  100.00  main"
 	assert_line --index 3 "  70.00   70.00  hot"
 	assert_line --index 5 "  50.00  main;a;hot"
@@ -97,6 +97,23 @@ ab_stream() {
 	run -0 lp-top --once --window 500ms "$T/short.lp"
 	assert_line --index 0 --partial "samples 10  stacks 1"
 	assert_line --index 2 " 100.00  100.00  b"
+}
+
+@test "lp-top --once: the whole input by default (a window is for live input)" {
+	# 200 samples 100 ms apart: 20 s, longer than the live default of 10 s
+	ab_stream 200 100000000 > "$T/ab.lp"
+	run -0 lp-top --once "$T/ab.lp"
+	assert_line --index 0 "lp-top  all samples  at +19.9s  (end of input)  samples 200  stacks 2  weight 200"
+	assert_line --index 2 "  50.00   50.00  a"
+	assert_line --index 3 "  50.00   50.00  b"
+	run -0 bash -c "lp-top --once < '$T/ab.lp'"
+	assert_line --index 0 --partial "samples 200  stacks 2"
+	# a window asked for still applies
+	run -0 lp-top --once --window 10s "$T/ab.lp"
+	assert_line --index 0 --partial "samples 100  stacks 1"
+	# live (not --once), the default is still the last 10 s
+	run -0 lp-top --interval 1h "$T/ab.lp"
+	assert_line --index 0 "lp-top  window 10s  at +19.9s  (end of input)  samples 100  stacks 1  weight 100"
 }
 
 @test "lp-top --window: a sample older than the window when it comes is dropped and counted" {
@@ -201,7 +218,7 @@ peak_rss() {
 	total=$(set -o pipefail; lp-collapse "$f" | awk '{ s += $NF } END { print s }')
 	top=$(set -o pipefail; lp-collapse "$f" | awk '{ print $NF }' | sort -n | tail -1)
 	want=$(awk -v a="$top" -v b="$total" 'BEGIN { printf "%7.2f", 100 * a / b }')
-	run -0 lp-top --once --all -s 1 "$f"
+	run -0 lp-top --once --all --stacks 1 "$f"
 	assert_line --index 0 --partial "samples $total "
 	[[ ${lines[-1]} == "$want  "* ]] || fail "top stack '${lines[-1]:0:40}' is not $want%"
 }
@@ -274,4 +291,88 @@ peak_rss() {
 		sleep 0.1
 	done
 	run -1 tmux -L "$TMUX_SOCK" has-session
+}
+
+# tty_exit ACTION WANT_STATUS: lp-top live on a tmux pane's terminal, fed by
+# a generator that writes hot samples until $T/next exists, then (by
+# $T/tail) ends or writes a bad line; ACTION ends lp-top; the terminal's
+# modes afterwards (stty -g on the pane's tty) must be those from before, and
+# lp-top's exit status WANT_STATUS.
+tty_exit() {
+	local action=$1 want=$2 tty before after pid
+	# a server of its own each time: a new one on a name just killed can
+	# find the old one still going away
+	TMUX_SOCK=lp-top-$$-$BATS_TEST_NUMBER-$((++tty_runs))
+	rm -f "$T/ready" "$T/go" "$T/next" "$T/status"
+	cat >"$T/gen" <<-EOF
+	#!/bin/bash
+	printf 'lp-stream\t1\nframe\t0000000000000001\tu\t-\t-\thot\t-\nstack\t000000000000000a\t0000000000000001\n'
+	i=1
+	while [ ! -e '$T/next' ]; do
+		printf 'sample\t%d\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000a\n' \$((i++ * 1000000))
+		sleep 0.05
+	done
+	cat '$T/tail'
+	EOF
+	chmod +x "$T/gen"
+	# sh, not an interactive bash: that would put the modes back itself.
+	# The trap (a handler, not SIG_IGN, so not inherited) keeps sh alive
+	# through a ^C to write the status.
+	tmux -L "$TMUX_SOCK" -f /dev/null new-session -d -x 100 -y 30 \
+		"sh -c 'trap : INT TERM; touch $T/ready; while [ ! -e $T/go ]; do sleep 0.05; done;
+		PATH=$PATH; $T/gen | lp-top --input-format lp --interval 100ms; echo \$? >$T/status; sleep 600'"
+	tty=$(tmux -L "$TMUX_SOCK" display-message -p '#{pane_tty}')
+	# the modes the pane's shell runs with, once it runs
+	for _ in $(seq 100); do
+		if [ -e "$T/ready" ]; then break; fi
+		sleep 0.05
+	done
+	before=$(stty -g -F "$tty")
+	touch "$T/go"
+	# lp-top has the terminal (no echo, no line editing) and has drawn.
+	for _ in $(seq 100); do
+		tmux -L "$TMUX_SOCK" capture-pane -p >"$T/pane"
+		if [ "$(stty -g -F "$tty")" != "$before" ] && grep -q 'hot$' "$T/pane"; then break; fi
+		sleep 0.1
+	done
+	[ "$(stty -g -F "$tty")" != "$before" ] || fail "lp-top never set the terminal up"
+	run stty -F "$tty"
+	[[ $output == *-echo* ]] || fail "echo still on: $output"
+	pid=$(pgrep -t "${tty#/dev/}" -x lp-top)
+	[ -n "$pid" ]
+	eval "$action"
+	for _ in $(seq 100); do
+		if [ -s "$T/status" ]; then break; fi
+		sleep 0.1
+	done
+	[ -s "$T/status" ] || fail "$action: lp-top did not exit"
+	after=$(stty -g -F "$tty")
+	[ "$after" = "$before" ] || fail "$action: terminal left as $(stty -F "$tty")"
+	[ "$(cat "$T/status")" = "$want" ] || fail "$action: exit status $(cat "$T/status"), want $want"
+	tmux -L "$TMUX_SOCK" kill-server
+}
+
+keys() { tmux -L "$TMUX_SOCK" send-keys "$@"; }
+
+@test "lp-top restores the terminal on every exit path (tmux)" {
+	require_cmd tmux
+	: >"$T/tail"
+	tty_exit 'keys q' 0
+	tty_exit 'keys C-c' 0
+	tty_exit 'kill -TERM $pid' 0
+	# the end of the input, then q (the last view stays until then)
+	tty_exit 'touch $T/next
+		for _ in $(seq 50); do tmux -L $TMUX_SOCK capture-pane -p | grep -q "(end of input)" && break; sleep 0.1; done
+		keys q' 0
+	# a second signal before the first one was acted on: exits at once (on
+	# SIGCONT, SIGINT's handler is entered first, SIGTERM's runs inside it
+	# and sets the flag: SIGINT is the second)
+	tty_exit 'kill -STOP $pid; kill -INT $pid; kill -TERM $pid; kill -CONT $pid' 130
+	# killed by signals lp-top does not otherwise handle
+	tty_exit 'kill -PIPE $pid' 141
+	tty_exit 'kill -HUP $pid' 129
+	tty_exit 'kill -QUIT $pid' 131
+	# an error in the input: its message, exit 1
+	printf 'sample\t1\t1\t1\t0\tx\tcpu\t1\t00000000000000ff\n' >"$T/tail"
+	tty_exit 'touch $T/next' 1
 }

@@ -60,10 +60,10 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	run -2 lp-trace fib
 	assert_output --partial "no target: give -p PID or -- CMD"
 	run -2 lp-trace --min-duration 3parsecs fib -- true
-	run -2 lp-trace -d 0 fib -- true
-	assert_output --partial "lp-trace: -d '0': not a positive number of seconds"
+	run -2 lp-trace --duration 0 fib -- true
+	assert_output "lp-trace: --duration '0': must be positive"
 	run -2 lp-trace --ring-size 5000 fib -- true
-	assert_output --partial "lp-trace: --ring-size '5000': not a power of two of at least 4096"
+	assert_output "lp-trace: --ring-size '5000': not a power of two"
 	run -2 lp-trace 'syscall:frobnicate' -- true
 	assert_output --partial "lp-trace: probe 'syscall:frobnicate': no system call 'frobnicate'"
 	run -2 lp-trace fib -p 1 -- true
@@ -265,7 +265,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 		END { print n + 0, length(pids), l + 0 }' "$T/few.lp"
 	assert_output "30 3 3"
 	run -2 --separate-stderr lp-trace --max-pids 0 fib -- true
-	[ "$stderr" = "lp-trace: invalid --max-pids '0': too small" ]
+	[ "$stderr" = "lp-trace: --max-pids '0': must be at least 1" ]
 	run -2 --separate-stderr lp-trace --max-pids 1 fib --pid "$$,$PPID"
 	[ "$stderr" = "lp-trace: -p names 2 processes, more than --max-pids 1" ]
 }

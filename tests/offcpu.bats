@@ -125,7 +125,7 @@ between() {
 	between "$(weight "$TMP/w.lp" "")" 3600000000 4400000000
 
 	lp-join "$TMP/w.lp" "$TMP/t.lp" > "$TMP/j.lp"
-	run -0 --separate-stderr lp-split -P 90 -p handle_request --above "$TMP/slow.lp" \
+	run -0 --separate-stderr lp-split -P 90 --probe handle_request --above "$TMP/slow.lp" \
 		--below "$TMP/fast.lp" "$TMP/j.lp"
 	echo "$stderr"
 	slow=$(weight "$TMP/slow.lp" "")
@@ -223,10 +223,10 @@ between() {
 @test "off and wall usage errors; lp-diff refuses to mix modes" {
 	run -2 --separate-stderr lp-record --min-block 1ms -p 1
 	[ "$stderr" = "lp-record: --min-block needs --mode off or wall" ]
-	run -2 --separate-stderr lp-record --mode off -g dwarf -p 1
+	run -2 --separate-stderr lp-record --mode off --call-graph dwarf -p 1
 	[ "$stderr" = "lp-record: --mode off and wall unwind with frame pointers only" ]
 	run -2 --separate-stderr lp-record --mode off --min-block soon -p 1
-	[[ $stderr == "lp-record: invalid duration 'soon'"* ]]
+	[[ $stderr == "lp-record: --min-block 'soon': not a duration"* ]]
 	printf 'lp-stream\t1\tmode=cpu\tevent=cpu-clock\tperiod_ns=1000\n' > "$TMP/c.lp"
 	printf 'lp-stream\t1\tmode=off\tevent=offcpu\n' > "$TMP/o.lp"
 	run -1 --separate-stderr lp-diff "$TMP/c.lp" "$TMP/o.lp"
@@ -251,7 +251,7 @@ between() {
 		printf 'span\t20000\t21000\t1\t1\treq\t0\n'
 	} > "$TMP/p.lp"
 	lp-join "$TMP/s.lp" "$TMP/p.lp" > "$TMP/j.lp"
-	run -0 --separate-stderr lp-split -t 5us -p req -O "$TMP/g-%s.lp" "$TMP/j.lp"
+	run -0 --separate-stderr lp-split -t 5us --probe req -O "$TMP/g-%s.lp" "$TMP/j.lp"
 	[ "$(sed -n '/^# sample weight by thread state$/,$p' <<<"$stderr")" = "# sample weight by thread state
 group	running	runnable	blocked
 below	100.0%	0.0%	0.0%
@@ -262,7 +262,7 @@ above	[unknown]	8000	100.0%" ]
 	# No state=, no such table.
 	sed 's/\tstate=[a-z]*//' "$TMP/s.lp" > "$TMP/s2.lp"
 	lp-join "$TMP/s2.lp" "$TMP/p.lp" > "$TMP/j2.lp"
-	run -0 --separate-stderr lp-split -t 5us -p req -O "$TMP/h-%s.lp" "$TMP/j2.lp"
+	run -0 --separate-stderr lp-split -t 5us --probe req -O "$TMP/h-%s.lp" "$TMP/j2.lp"
 	[[ $stderr != *"thread state"* ]]
 }
 
@@ -317,11 +317,11 @@ below	schedule	1000	50.0%
 above	read_disk	50000	55.6%
 above	take_lock	20000	22.2%
 above	log_flush	10000	11.1%"
-	run -0 --separate-stderr lp-split -t 50us -p req -O "$TMP/g-%s.lp" "$TMP/j.lp"
+	run -0 --separate-stderr lp-split -t 50us --probe req -O "$TMP/g-%s.lp" "$TMP/j.lp"
 	[ "$(sed -n '/^# sample weight by thread state$/,$p' <<<"$stderr")" = "$expected" ]
 	# The same with --report FILE, stderr quiet; exact mode (a percentile
 	# cut reads the input twice) finds the same.
-	run -0 --separate-stderr lp-split -P 50 -p req --report "$TMP/r.txt" -O "$TMP/h-%s.lp" "$TMP/j.lp"
+	run -0 --separate-stderr lp-split -P 50 --probe req --report "$TMP/r.txt" -O "$TMP/h-%s.lp" "$TMP/j.lp"
 	[ -z "$stderr" ]
 	[ "$(sed -n '/^# sample weight by thread state$/,$p' "$TMP/r.txt")" = "$expected" ]
 }

@@ -50,7 +50,7 @@ field() { # field NAME LINE
 @test "snapshot: every snapshot sees all 16 threads, each stack whole down to main or the thread start" {
 	require_root
 	start_sleepers -t 16 -d 60
-	run -0 --separate-stderr lp-record --mode snapshot -n 10 -i 50ms -p "$SPID" -o "$T/s.lp"
+	run -0 --separate-stderr lp-record --mode snapshot --count 10 -i 50ms -p "$SPID" -o "$T/s.lp"
 	echo "$stderr"
 	[[ $stderr == "lp-record: 10 snapshots, 160 stacks;"* ]]
 	head -n 1 "$T/s.lp" | grep -q $'\tmode=snapshot'
@@ -101,7 +101,7 @@ measure_snapshot_costs() {
 	before=$(lateness)
 	# 200 snapshots 10 ms apart: 3200 stops against 6400 wake-ups, so a
 	# stop long enough to matter shows in the lateness percentiles.
-	run -0 --separate-stderr lp-record --mode snapshot -n 200 -i 10ms -p "$SPID" -o "$T/s.lp" || return 1
+	run -0 --separate-stderr lp-record --mode snapshot --count 200 -i 10ms -p "$SPID" -o "$T/s.lp" || return 1
 	during=$(lateness)
 	sleep 2
 	after=$(lateness)
@@ -154,7 +154,7 @@ measure_snapshot_costs() {
 
 @test "snapshot: a started command (-- CMD), read by lp-top" {
 	require_root
-	run -0 --separate-stderr lp-record --mode snapshot -n 3 -i 300ms -o "$T/c.lp" -- \
+	run -0 --separate-stderr lp-record --mode snapshot --count 3 -i 300ms -o "$T/c.lp" -- \
 		"$SLEEPERS" -t 16 -d 5
 	echo "$stderr"
 	# The first snapshot may catch it before its threads exist; the
@@ -163,7 +163,7 @@ measure_snapshot_costs() {
 	[ "$n" -ge 33 ] && [ "$n" -le 48 ] || fail "$n samples"
 	# At least the last two snapshots' 32 of at most 48 stacks are in
 	# sleeper_wait: 66.67% or more.
-	run -0 lp-top --once --all --sort total -n 10 "$T/c.lp"
+	run -0 lp-top --once --all --sort total --functions 10 "$T/c.lp"
 	echo "$output"
 	assert_line --regexp '^ +[0-9.]+ +(6[6-9]|[7-9][0-9]|100)\.[0-9]{2}  sleeper_wait  \[sleepers\]$'
 }
@@ -189,10 +189,10 @@ measure_snapshot_costs() {
 	[ "$stderr" = "lp-record: --mode snapshot needs -p PID or -- CMD (not -a)" ]
 	run -2 --separate-stderr lp-record --mode frob -p 1
 	[ "$stderr" = "lp-record: invalid mode 'frob': cpu, off, wall or snapshot" ]
-	run -2 --separate-stderr lp-record --mode snapshot -n 0 -p 1
-	[[ $stderr == "lp-record: invalid count '0': too small"* ]]
-	run -2 --separate-stderr lp-record --mode snapshot -i 0 -p 1
-	[[ $stderr == "lp-record: invalid interval '0'"* ]]
-	run -1 --separate-stderr lp-record --mode snapshot -n 1 -p 999999999
+	run -2 --separate-stderr lp-record --mode snapshot --count 0 --pid 1
+	[ "$stderr" = "lp-record: --count '0': must be at least 1" ]
+	run -2 --separate-stderr lp-record --mode snapshot --interval 0 --pid 1
+	[ "$stderr" = "lp-record: --interval '0': must be positive" ]
+	run -1 --separate-stderr lp-record --mode snapshot --count 1 -p 999999999
 	[[ $stderr == "lp-record: "*999999999* ]]
 }

@@ -1,0 +1,339 @@
+#!/usr/bin/env bats
+# One command line across the programs: numbers are decimal, a bare duration
+# is seconds in every option, one short letter means one thing, and --help
+# and --version check their writes.  Values go through the real programs'
+# options and are judged by what the programs then do.
+
+load helpers/common
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+}
+
+programs() {
+	for f in "$LP_TOP"/bin/lp-*.c; do basename "$f" .c; done
+}
+
+# bad WANT_STDERR CMD...: exit 2, exactly this one line on stderr, nothing out
+# (within 10 s: a value wrongly taken starts a recording that would not end).
+bad() {
+	local want=$1
+	shift
+	run -2 --separate-stderr timeout 10 "$@"
+	[ "$stderr" = "$want" ] || fail "$*: stderr '$stderr', want '$want'"
+	[ -z "$output" ] || fail "$*: wrote '$output' to stdout"
+}
+
+# N samples 100 ms apart from 1 s: the first half in main;a, the rest main;b.
+ab_stream() {
+	awk -v N="$1" 'BEGIN { OFS = "\t"
+		print "lp-stream", 1, "clock=monotonic"
+		print "frame", "0000000000000001", "u", "-", "-", "main", "-"
+		print "frame", "0000000000000002", "u", "-", "-", "a", "-"
+		print "frame", "0000000000000003", "u", "-", "-", "b", "-"
+		print "stack", "000000000000000a", "0000000000000001,0000000000000002"
+		print "stack", "000000000000000b", "0000000000000001,0000000000000003"
+		for (i = 0; i < N; i++)
+			print "sample", 1000000000 + i * 100000000, 7, 7, 0, "app", "cpu-clock", 1,
+				(i < N / 2 ? "000000000000000a" : "000000000000000b") }'
+}
+
+# Folded input with N functions of distinct weights (f1 heaviest).
+many_functions() {
+	local i
+	for ((i = 1; i <= $1; i++)); do printf 'main;f%d %d\n' "$i" $((100 - i)); done
+}
+
+@test "integers are decimal: 010 is ten, 09 nine; hex, spaces, '+' and exponents are refused" {
+	many_functions 30 >"$T/many.folded"
+	# --functions 010: ten rows of functions (octal would be eight)
+	run -0 lp-top --once --functions 010 --stacks 0 "$T/many.folded"
+	[ "$(grep -c '  f[0-9]*$' <<<"$output")" -eq 10 ] || fail "not 10 rows: $output"
+	run -0 lp-top --once --functions 09 --stacks 0 "$T/many.folded"
+	[ "$(grep -c '  f[0-9]*$' <<<"$output")" -eq 9 ] || fail "not 9 rows: $output"
+	# lp-diff --top 010: ten report rows (strtoul base 0 read eight)
+	run -0 lp-diff --report --top 010 "$T/many.folded" "$T/many.folded"
+	[ "$(grep -c ' f[0-9]*$' <<<"$output")" -eq 10 ] || fail "not 10 rows: $output"
+	# --max-held 09 is nine, not "must be at least 1"
+	run -0 --separate-stderr lp-join --max-held 09 /dev/null /dev/null
+	[ -z "$stderr" ] || fail "$stderr"
+	# A power of two in octal is no longer one.
+	bad "lp-record: --ring-size '010000': not a power of two" \
+		lp-record --ring-size 010000 --call-graph frob --all
+
+	local v why
+	while IFS='|' read -r v why; do
+		bad "lp-join: --max-held '$v': $why" lp-join --max-held "$v" /dev/null /dev/null
+	done <<-'EOF'
+		0|must be at least 1
+		0x10|not a decimal number
+		1e3|not a number
+		 5|not a number
+		+5|not a number
+		5 |not a number
+		|not a number
+		-1|too small
+		99999999999999999999|too large
+	EOF
+	bad "lp-record: --freq '0': must be at least 1" lp-record --freq 0 --all
+	bad "lp-record: --freq '100001': must be at most 100000" lp-record --freq 100001 --all
+	bad "lp-record: --freq '0x63': not a decimal number" lp-record --freq 0x63 --all
+	bad "lp-record: --call-graph 'dwarf,0511': at least 512 bytes of stack" \
+		lp-record --call-graph dwarf,0511 --all
+	bad "lp-record: --call-graph 'dwarf,0x200': not a decimal number" \
+		lp-record --call-graph dwarf,0x200 --all
+	# dwarf,0600 is 600 bytes (octal 0600 was 384, refused)
+	bad "lp-record: --ring-size '5000': not a power of two" \
+		lp-record --call-graph dwarf,0600 --ring-size 5000 --all
+	bad "lp-collapse: --rows '1e2': not a number" lp-collapse --rows 1e2
+	bad "lp-top: --functions '-1': must be at least 0" lp-top --functions -1
+}
+
+@test "reals are decimal: no hex, inf or nan" {
+	many_functions 3 >"$T/m.folded"
+	local v why
+	while IFS='|' read -r v why; do
+		bad "lp-diff: --alpha '$v': $why" lp-diff --report --alpha "$v" "$T/m.folded" "$T/m.folded"
+	done <<-'EOF'
+		0x0.1|not a decimal number
+		inf|not a number
+		nan|not a number
+		-inf|not a number
+		.|not a number
+		1e|not a number
+		 0.5|not a number
+		1e999|out of range
+	EOF
+	for v in 0.5 .5 5e-1 0.05E1 0.5; do
+		run -0 lp-diff --report --alpha "$v" "$T/m.folded" "$T/m.folded"
+	done
+	bad "lp-collapse: --min-width 'nan': not a number" lp-collapse --min-width nan
+	bad "lp-collapse: --min-width '0': must be positive (pixels)" lp-collapse --min-width 0
+}
+
+@test "durations: a bare number is seconds, units ns to h, in every option" {
+	ab_stream 200 >"$T/ab.lp"
+	# lp-top --window 5: the last 5 s of samples, 50 of b (5 ns would be 1)
+	local v
+	for v in 5 5s 5000ms 5e3ms 0.083333333333m 5000000us 5000000000ns; do
+		run -0 lp-top --once --window "$v" "$T/ab.lp"
+		assert_line --index 0 --partial "samples 50  stacks 1"
+		assert_line --index 2 " 100.00  100.00  b"
+	done
+	# lp-collapse --last 2: the view [19.0, 21.0) of samples up to 20.9 s
+	run -0 lp-collapse --last 2 "$T/ab.lp"
+	assert_output "app;main;b 20"
+	run -0 lp-collapse --last 1h "$T/ab.lp"
+	assert_output "app;main;a 100
+app;main;b 100"
+	# lp-split --threshold 1.5 is 1.5 s: the one span of 2 s is above it
+	{
+		ab_stream 0
+		printf 'sample\t1000000000\t7\t7\t0\tapp\tcpu-clock\t1\t000000000000000a\tspan=req\tspan_start=0\tspan_end=2000000000\tspan_depth=0\n'
+		printf 'sample\t3500000000\t7\t7\t0\tapp\tcpu-clock\t1\t000000000000000b\tspan=req\tspan_start=3000000000\tspan_end=4000000000\tspan_depth=0\n'
+	} >"$T/j.lp"
+	run -0 lp-split --threshold 1.5 --probe req --above "$T/above.lp" --below "$T/below.lp" --quiet "$T/j.lp"
+	[ "$(grep -c '^sample' "$T/above.lp")" -eq 1 ]
+	grep -q '^sample	1000000000	' "$T/above.lp"
+	[ "$(grep -c '^sample' "$T/below.lp")" -eq 1 ]
+
+	local why
+	while IFS='|' read -r v why; do
+		bad "lp-collapse: --last '$v': $why" lp-collapse --last "$v" "$T/ab.lp"
+	done <<-'EOF'
+		0|must be positive
+		0ms|must be positive
+		-1|negative
+		-1s|negative
+		5d|unknown unit (ns, us, ms, s, m, h; a bare number is seconds)
+		2 s|unknown unit (ns, us, ms, s, m, h; a bare number is seconds)
+		0x2|unknown unit (ns, us, ms, s, m, h; a bare number is seconds)
+		inf|not a duration (e.g. 250us, 3ms, 1.5s, 2m; a bare number is seconds)
+		nan|not a duration (e.g. 250us, 3ms, 1.5s, 2m; a bare number is seconds)
+		 2s|not a duration (e.g. 250us, 3ms, 1.5s, 2m; a bare number is seconds)
+		|not a duration (e.g. 250us, 3ms, 1.5s, 2m; a bare number is seconds)
+		1e400|too large
+		9223372037|too large
+		2562048h|too large
+	EOF
+	# Every duration option goes through the one parser.
+	bad "lp-record: --duration '0': must be positive" lp-record --duration 0 --all
+	bad "lp-record: --duration 'soon': not a duration (e.g. 250us, 3ms, 1.5s, 2m; a bare number is seconds)" \
+		lp-record --duration soon --all
+	bad "lp-record: --min-block '-1ms': negative" lp-record --min-block -1ms --all
+	bad "lp-record: --interval '0': must be positive" lp-record --interval 0 --all
+	bad "lp-trace: --duration '1x': unknown unit (ns, us, ms, s, m, h; a bare number is seconds)" \
+		lp-trace --duration 1x fib --pid 1
+	bad "lp-trace: --min-duration 'inf': not a duration (e.g. 250us, 3ms, 1.5s, 2m; a bare number is seconds)" \
+		lp-trace --min-duration inf fib --pid 1
+	bad "lp-join: --max-delay '3parsecs': unknown unit (ns, us, ms, s, m, h; a bare number is seconds)" \
+		lp-join --max-delay 3parsecs /dev/null /dev/null
+	bad "lp-split: --window '0': must be positive" lp-split --window 0
+	bad "lp-top: --interval '-5': negative" lp-top --interval -5
+	bad "lp-top: --half-life '0': must be positive" lp-top --half-life 0
+	bad "lp-collapse: --every 'x': not a duration (e.g. 250us, 3ms, 1.5s, 2m; a bare number is seconds)" \
+		lp-collapse --every x
+}
+
+@test "lp-record and lp-trace: --duration takes 500ms and 1.5, and stops then" {
+	# privileged: BPF sampling and uprobes
+	require_root
+	local t0 t1
+	t0=$(date +%s%N)
+	run -0 --separate-stderr lp-record --duration 500ms --all -o "$T/r.lp"
+	t1=$(date +%s%N)
+	(((t1 - t0) >= 500000000 && (t1 - t0) < 5000000000)) || fail "took $(((t1 - t0) / 1000000)) ms"
+	grep -q '^sample' "$T/r.lp"
+	t0=$(date +%s%N)
+	run -0 --separate-stderr lp-record --duration 1.5 --mode snapshot --interval 100ms -o "$T/s.lp" -- sleep 30
+	t1=$(date +%s%N)
+	(((t1 - t0) >= 1400000000 && (t1 - t0) < 6000000000)) || fail "took $(((t1 - t0) / 1000000)) ms"
+	t0=$(date +%s%N)
+	run -0 --separate-stderr lp-trace --duration 500ms syscall:nanosleep -o "$T/t.lp" -- sleep 30
+	t1=$(date +%s%N)
+	(((t1 - t0) >= 500000000 && (t1 - t0) < 6000000000)) || fail "took $(((t1 - t0) / 1000000)) ms"
+}
+
+# "-X --long" pairs of every program's --help, one "PROGRAM X long" a line.
+short_options() {
+	local p
+	for p in $(programs); do
+		"$p" --help | sed -nE "s/^ +-([[:alnum:]]), --([a-z][a-z0-9-]*).*/$p \1 \2/p"
+	done
+}
+
+@test "one short letter means one thing in every program" {
+	short_options >"$T/pairs"
+	[ "$(wc -l <"$T/pairs")" -ge 40 ] || fail "too few options parsed: $(cat "$T/pairs")"
+	# a letter that names two different long options anywhere
+	awk '{ if (($2 in long) && long[$2] != $3) print $2 ": --" long[$2] " (" prog[$2] ") and --" $3 " (" $1 ")"
+	       long[$2] = $3; prog[$2] = $1 }' "$T/pairs" >"$T/clashes"
+	[ ! -s "$T/clashes" ] || fail "$(cat "$T/clashes")"
+}
+
+@test "the short letters are the decided table's, and the old ones are gone" {
+	short_options | sort >"$T/pairs"
+	sort >"$T/want" <<-'EOF'
+		lp-cat o output
+		lp-cat f input-format
+		lp-cat c check
+		lp-cat h help
+		lp-collapse o output
+		lp-collapse f input-format
+		lp-collapse g group
+		lp-collapse H half-life
+		lp-collapse h help
+		lp-diff n normalize
+		lp-diff s strip-hex
+		lp-diff f input-format
+		lp-diff g group
+		lp-diff o output
+		lp-diff h help
+		lp-join o output
+		lp-join e probe
+		lp-join D max-delay
+		lp-join v verbose
+		lp-join h help
+		lp-record F freq
+		lp-record d duration
+		lp-record o output
+		lp-record p pid
+		lp-record a all
+		lp-record v verbose
+		lp-record i interval
+		lp-record h help
+		lp-split P percentile
+		lp-split t threshold
+		lp-split e probe
+		lp-split T time
+		lp-split w where
+		lp-split g group
+		lp-split O output-pattern
+		lp-split l label
+		lp-split o output
+		lp-split L live
+		lp-split W window
+		lp-split r report
+		lp-split q quiet
+		lp-split f input-format
+		lp-split h help
+		lp-symbolize o output
+		lp-symbolize h help
+		lp-top W window
+		lp-top H half-life
+		lp-top a all
+		lp-top i interval
+		lp-top f input-format
+		lp-top o output
+		lp-top h help
+		lp-trace p pid
+		lp-trace d duration
+		lp-trace o output
+		lp-trace v verbose
+		lp-trace h help
+	EOF
+	run -0 diff "$T/want" "$T/pairs"
+	# The letters that went away are refused (bad usage), not taken.
+	local cmd
+	while read -r cmd; do
+		run -2 --separate-stderr timeout 10 $cmd
+		[[ $stderr == *"invalid option"* ]] || fail "$cmd: $stderr"
+	done <<-'EOF'
+		lp-record -g dwarf --all
+		lp-record -n 3 --all
+		lp-join -a /dev/null /dev/null
+		lp-join -p req /dev/null /dev/null
+		lp-split -p req /dev/null
+		lp-collapse -F svg /dev/null
+		lp-top -w 5s /dev/null
+		lp-top -n 3 /dev/null
+		lp-top -s 3 /dev/null
+	EOF
+	# lp-diff's -f is the input format now, --groups the old name of --group.
+	printf 'main;a 1\n' >"$T/a.folded"
+	run -2 --separate-stderr lp-diff -f report "$T/a.folded" "$T/a.folded"
+	[[ $stderr == "lp-diff: unknown input format 'report': auto, lp, perf or folded"* ]]
+	run -0 lp-diff -f folded "$T/a.folded" "$T/a.folded"
+	assert_output "main;a 1 1"
+	run -0 lp-diff --groups , "$T/a.folded" "$T/a.folded"
+	assert_output "main;a 1 1"
+}
+
+@test "--help, -h and --version check their writes: to a full disk, exit 1 with a message" {
+	[ -w /dev/full ] || fail "no /dev/full"
+	local p opt
+	for p in $(programs); do
+		for opt in --help -h --version; do
+			run -1 --separate-stderr bash -c "'$p' $opt > /dev/full"
+			[ "$stderr" = "$p: write error on stdout: No space left on device" ] ||
+				fail "$p $opt > /dev/full: status $status, stderr '$stderr'"
+		done
+		run -0 "$p" --help
+	done
+}
+
+# The lines of stderr that came from libbpf.
+libbpf_lines() {
+	awk '/^libbpf: / { n++ } END { print n + 0 }' <<<"$stderr"
+}
+
+@test "-v: lp's own decisions without libbpf's debug output, which takes -vv (lp-trace, lp-record)" {
+	# privileged: uprobes and BPF sampling
+	require_root
+	run -0 --separate-stderr lp-trace -v -o "$T/t.lp" fib -- "$WORKLOADS/fib" 25
+	[[ $stderr == *"lp-trace: fib: $WORKLOADS/fib at 0x"* ]] || fail "no placement line: $stderr"
+	[ "$(libbpf_lines)" -eq 0 ] || fail "-v: $(libbpf_lines) lines of libbpf"
+	[ "${#stderr}" -lt 2000 ] || fail "-v: ${#stderr} bytes of chatter"
+	run -0 --separate-stderr lp-trace -vv -o "$T/t.lp" fib -- "$WORKLOADS/fib" 25
+	[[ $stderr == *"lp-trace: fib: $WORKLOADS/fib at 0x"* ]]
+	[ "$(libbpf_lines)" -ge 100 ] || fail "-vv: only $(libbpf_lines) lines of libbpf"
+	run -0 --separate-stderr lp-trace --verbose --verbose -o "$T/t.lp" fib -- "$WORKLOADS/fib" 25
+	[ "$(libbpf_lines)" -ge 100 ]
+
+	run -0 --separate-stderr lp-record -v --duration 200ms --all -o "$T/r.lp"
+	[ "$(libbpf_lines)" -eq 0 ] || fail "-v: $(libbpf_lines) lines of libbpf"
+	[[ $stderr == "lp-record: "*" samples ("* ]] || fail "$stderr"
+	run -0 --separate-stderr lp-record -vv --duration 200ms --all -o "$T/r.lp"
+	[ "$(libbpf_lines)" -ge 100 ] || fail "-vv: only $(libbpf_lines) lines of libbpf"
+}
