@@ -919,6 +919,22 @@ static void on_item(struct state *s, struct item *it)
 	item_free(it);
 }
 
+/* Samples let go before every span that could enclose them was read, and
+ * spans dropped before every sample they could enclose: their joins may be
+ * missing, which is lost data, so it goes into the stream where it
+ * happened (formats/lp-stream.md, kinds join-samples and join-spans). */
+static void write_early(struct state *s, size_t samples, size_t spans)
+{
+	/* At the newest time read on each side (LP_TIME_NONE is INT64_MIN). */
+	struct lp_lost l = { .time_ns = s->st->sample_max, .what = "join-samples",
+			     .count = samples };
+	if (samples && lp_writer__lost(s->w, &l) < 0)
+		out_failed(s);
+	l = (struct lp_lost){ .time_ns = s->st->span_max, .what = "join-spans", .count = spans };
+	if (spans && lp_writer__lost(s->w, &l) < 0)
+		out_failed(s);
+}
+
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -1077,7 +1093,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 			if (!stalled_since) {
 				stalled_since = now_ns();
 			} else if (now_ns() - stalled_since > opts->max_delay_ns) {
-				size_t before = s.held + s.kept;
+				size_t before = s.held + s.kept, held = s.held, kept = s.kept;
 				int64_t sm = s.sample_mark == INT64_MIN ? INT64_MAX
 									: s.sample_mark - opts->max_delay_ns;
 				int64_t pm = s.span_mark == INT64_MIN ? INT64_MAX
@@ -1087,6 +1103,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 					sweep_all(&s, samples_full ? INT64_MAX : rel,
 						  spans_full ? INT64_MAX : prune_mark(&s));
 				stats->early += before - (s.held + s.kept);
+				write_early(&s, held - s.held, kept - s.kept);
 				stalled_since = 0;
 			}
 		} else {
