@@ -258,13 +258,7 @@ static bool keep_sample(struct filter *f, const struct lp_sample *s)
 		if (strcmp(f->event, s->event))
 			return false;
 	}
-	if (f->o->group) {
-		char buf[256];
-		int n = lp_attrs__get(&s->attrs, "group", buf, sizeof(buf));
-		if (n < 0 || (size_t)n >= sizeof(buf) || strcmp(buf, f->o->group))
-			return false;
-	}
-	return true;
+	return !f->o->group || lp_attrs__is(&s->attrs, "group", f->o->group);
 }
 
 static int write_folded(FILE *out, struct lp_profile *p)

@@ -95,15 +95,15 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 		*why = "NUL byte in a line";
 		return -1;
 	}
+	/* A count may be any length, as in flamegraph.pl. */
 	char nbuf[64];
 	size_t nlen = len - num;
-	if (nlen >= sizeof(nbuf)) {
-		*why = "count too long";
-		return -1;
-	}
-	memcpy(nbuf, line + num, nlen);
-	nbuf[nlen] = '\0';
-	double w = strtod(nbuf, NULL);
+	char *copy = nlen < sizeof(nbuf) ? nbuf : lp_malloc(nlen + 1);
+	memcpy(copy, line + num, nlen);
+	copy[nlen] = '\0';
+	double w = strtod(copy, NULL);
+	if (copy != nbuf)
+		free(copy);
 
 	size_t slen = (size_t)sp;
 	uint64_t h = lp_cache_hash(line, slen, 0);

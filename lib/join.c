@@ -324,15 +324,17 @@ static void *reader_main(void *arg)
 	struct input *in = arg;
 	struct lp_record rec;
 	uint64_t host = 0;
+	char *buf = NULL;
+	size_t cap = 0;
 	int r;
 	while (!atomic_load(&in->j->quit) && (r = lp_reader__next(in->reader, &rec)) > 0) {
 		if (rec.kind == LP_REC_HEADER) {
-			char buf[256];
-			int n = lp_attrs__get(&rec.header.attrs, "host", buf, sizeof(buf));
+			ssize_t n = lp_attrs__get(&rec.header.attrs, "host", &buf, &cap);
 			host = n > 0 && strcmp(buf, "-") ? lp_hash_bytes(LP_HASH_INIT, buf, n) : 0;
 		}
 		push(in, item_copy(in, &rec, host));
 	}
+	free(buf);
 	atomic_store(&in->done, r < 0 ? -1 : 1);
 	pthread_mutex_lock(&in->j->lock);
 	pthread_cond_signal(&in->j->wake);

@@ -457,12 +457,13 @@ static double parse_period(const char *s, size_t n)
 			v = v * 10 + (s[i] - '0');
 		return v;
 	}
-	char buf[64];
-	if (n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return strtod(buf, NULL);
+	char buf[64], *copy = n < sizeof(buf) ? buf : lp_malloc(n + 1);	/* any length */
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	double v = strtod(copy, NULL);
+	if (copy != buf)
+		free(copy);
+	return v;
 }
 
 /* Returns 1 when the line is an event line (handled, or filtered out). */

@@ -62,36 +62,11 @@ int lp_split_pred__parse(const char *s, struct lp_split_pred *p, const char **wh
 
 /* --- attributes, read in place (this runs once per sample) ------------- */
 
+/* An attribute as written, without a copy (lp_attrs__raw). */
 static bool attr_raw(const struct lp_attrs *a, const char *key, size_t klen,
 		     const char **val, size_t *vlen)
 {
-	const char *p = a->text, *end = a->text + a->len;
-	while (p < end) {
-		const char *tab = memchr(p, '\t', end - p);
-		const char *fend = tab ? tab : end;
-		if ((size_t)(fend - p) > klen && p[klen] == '=' && !memcmp(p, key, klen)) {
-			*val = p + klen + 1;
-			*vlen = fend - *val;
-			return true;
-		}
-		p = fend + 1;
-	}
-	return false;
-}
-
-/* The value unescaped into buf (NUL-terminated), or NULL when absent. */
-static const char *attr_get(const struct lp_attrs *a, const char *key, char **buf, size_t *cap)
-{
-	const char *v;
-	size_t n;
-	if (!attr_raw(a, key, strlen(key), &v, &n))
-		return NULL;
-	if (n + 1 > *cap) {
-		*cap = n + 64;
-		*buf = lp_realloc(*buf, *cap);
-	}
-	(*buf)[lp_unescape(*buf, v, n)] = '\0';
-	return *buf;
+	return (*val = lp_attrs__raw(a, key, klen, vlen)) != NULL;
 }
 
 /* lp-join writes these as plain decimals: read them without strtoll. */
@@ -162,6 +137,10 @@ struct split {
 	size_t bufcap;
 	char *kbuf;
 	size_t kbufcap;
+	char *value;		/* an attribute's value (lp_attrs__get) */
+	size_t value_cap;
+	char *name;		/* a frame's name (lp_frame__name) */
+	size_t name_cap;
 };
 
 static char *fmt_duration(int64_t ns)
@@ -267,7 +246,7 @@ static bool preds_ok(struct split *s, const struct lp_attrs *a, const char *pref
 			s->kbuf = lp_realloc(s->kbuf, s->kbufcap);
 		}
 		snprintf(s->kbuf, s->kbufcap, "%s%s", prefix, p->key);
-		if (!pred_ok(p, attr_get(a, s->kbuf, &s->buf, &s->bufcap)))
+		if (!pred_ok(p, lp_attrs__get(a, s->kbuf, &s->buf, &s->bufcap) < 0 ? NULL : s->buf))
 			return false;
 	}
 	return true;
@@ -381,11 +360,11 @@ struct blocker {
 	struct blocker *next;	/* another name with the same hash */
 };
 
-static void add_blocked(struct group *g, const struct lp_stack *st, double weight)
+static void add_blocked(struct split *s, struct group *g, const struct lp_stack *st,
+			double weight)
 {
 	const struct lp_frame *f = lp_stack__blocking_frame(st);
-	char buf[64];
-	const char *name = f ? lp_frame__name(f, buf, sizeof(buf)) : "[unknown]";
+	const char *name = f ? lp_frame__name(f, &s->name, &s->name_cap) : "[unknown]";
 	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, name, strlen(name)));
 	struct blocker *head = lp_hashmap__get(&g->blockers, key), *b;
 
@@ -450,18 +429,16 @@ static void free_blockers(struct group *g)
 
 static void emit_sample(struct split *s, const struct lp_sample *smp, struct group *g)
 {
-	char state[16];
-
 	g->samples++;
 	g->sample_weight += smp->weight;
-	if (lp_attrs__get(&smp->attrs, "state", state, sizeof(state)) >= 0)
-		for (int k = 0; k < 3; k++)
-			if (!strcmp(state, state_names[k])) {
-				g->state_weight[k] += smp->weight;
-				s->have_states = true;
-				if (k == ST_BLOCKED)
-					add_blocked(g, smp->stack, smp->weight);
-			}
+	ssize_t n = lp_attrs__get(&smp->attrs, "state", &s->value, &s->value_cap);
+	for (int k = 0; n >= 0 && k < 3; k++)
+		if ((size_t)n == strlen(state_names[k]) && !memcmp(s->value, state_names[k], n)) {
+			g->state_weight[k] += smp->weight;
+			s->have_states = true;
+			if (k == ST_BLOCKED)
+				add_blocked(s, g, smp->stack, smp->weight);
+		}
 	if (g->out < 0)
 		return;
 	struct output *out = &s->outs[g->out];
@@ -937,6 +914,8 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	free(s.durs);
 	free(s.buf);
 	free(s.kbuf);
+	free(s.value);
+	free(s.name);
 	lp_attrs_buf__free(&s.ab);
 	lp_quantile__free(s.sketch);
 	return out_rc;

@@ -277,38 +277,52 @@ size_t lp_unescape(char *dst, const char *src, size_t len)
 
 /* --- attributes ----------------------------------------------------- */
 
-int lp_attrs__get(const struct lp_attrs *attrs, const char *key, char *buf, size_t size)
+const char *lp_attrs__raw(const struct lp_attrs *attrs, const char *key, size_t klen,
+			 size_t *len)
 {
-	size_t klen = strlen(key);
 	const char *p = attrs->text, *end = attrs->text + attrs->len;
 	while (p < end) {
 		const char *tab = memchr(p, '\t', end - p);
 		const char *fend = tab ? tab : end;
-		if ((size_t)(fend - p) > klen && !memcmp(p, key, klen) && p[klen] == '=') {
-			const char *v = p + klen + 1;
-			size_t vlen = fend - v;
-			if (!memchr(v, '\\', vlen)) {
-				/* nothing to unescape: no copy, no allocation */
-				if (size) {
-					size_t copy = vlen < size - 1 ? vlen : size - 1;
-					memcpy(buf, v, copy);
-					buf[copy] = '\0';
-				}
-				return (int)vlen;
-			}
-			char *tmp = lp_malloc(vlen + 1);	/* unescaping never lengthens */
-			size_t n = lp_unescape(tmp, v, vlen);
-			if (size) {
-				size_t copy = n < size - 1 ? n : size - 1;
-				memcpy(buf, tmp, copy);
-				buf[copy] = '\0';
-			}
-			free(tmp);
-			return (int)n;
+		if ((size_t)(fend - p) > klen && p[klen] == '=' && !memcmp(p, key, klen)) {
+			*len = fend - (p + klen + 1);
+			return p + klen + 1;
 		}
 		p = fend + 1;
 	}
-	return -1;
+	return NULL;
+}
+
+ssize_t lp_attrs__get(const struct lp_attrs *attrs, const char *key, char **buf, size_t *cap)
+{
+	size_t vlen, n;
+	const char *v = lp_attrs__raw(attrs, key, strlen(key), &vlen);
+	if (!v)
+		return -1;
+	lp_grow(buf, cap, vlen + 1);	/* unescaping never lengthens */
+	if (memchr(v, '\\', vlen)) {
+		n = lp_unescape(*buf, v, vlen);
+	} else {
+		memcpy(*buf, v, vlen);
+		n = vlen;
+	}
+	(*buf)[n] = '\0';
+	return (ssize_t)n;
+}
+
+bool lp_attrs__is(const struct lp_attrs *attrs, const char *key, const char *value)
+{
+	size_t vlen, want = strlen(value);
+	const char *v = lp_attrs__raw(attrs, key, strlen(key), &vlen);
+	if (!v || vlen < want)	/* escaping only lengthens */
+		return false;
+	if (!memchr(v, '\\', vlen))
+		return vlen == want && !memcmp(v, value, want);
+	char *tmp = lp_malloc(vlen);
+	size_t n = lp_unescape(tmp, v, vlen);
+	bool same = n == want && !memcmp(tmp, value, want);
+	free(tmp);
+	return same;
 }
 
 int lp_attrs_buf__add(struct lp_attrs_buf *b, const char *key, const char *value)
@@ -378,6 +392,8 @@ struct lp_reader {
 	struct lp_hashmap frame_ids, stack_ids;
 	const struct lp_frame **scratch;
 	size_t scratch_cap;
+	char *value;		/* an attribute's value (lp_attrs__get) */
+	size_t value_cap;
 	uint64_t warnings;
 	int failed;
 };
@@ -429,6 +445,7 @@ void lp_reader__free(struct lp_reader *r)
 	lp_hashmap__fini(&r->stack_ids);
 	lp_dict__free(r->dict);
 	free(r->scratch);
+	free(r->value);
 	free(r->name);
 	free(r);
 }
@@ -686,15 +703,13 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		const char *why;
 		if (strcmp(f[3], "-") && lp_parse_u64(f[3], UINT64_MAX, &addr, &why) < 0)
 			BAD("frame: address '%s': %s", f[3], why);
-		char build_id[2 * 64 + 1] = "";
 		struct lp_attrs attrs = { rest ? rest : "", rest ? rest_len : 0 };
-		int idlen = lp_attrs__get(&attrs, "build_id", build_id, sizeof(build_id));
-		if (idlen >= (int)sizeof(build_id))
-			BAD("frame: build_id longer than %zu hex digits", sizeof(build_id) - 1);
-		if (idlen >= 0 && (!idlen || strspn(build_id, "0123456789abcdef") != (size_t)idlen))
-			BAD("frame: build_id '%s' is not lower-case hex", build_id);
+		ssize_t idlen = lp_attrs__get(&attrs, "build_id", &r->value, &r->value_cap);
+		if (idlen >= 0 && (!idlen || strspn(r->value, "0123456789abcdef") != (size_t)idlen))
+			BAD("frame: build_id '%s' is not lower-case hex", r->value);
 		const struct lp_frame *fr = intern_frame(r->dict, f[2][0], addr,
-			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]), build_id);
+			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]),
+			idlen > 0 ? r->value : "");
 		lp_hashmap__put(&r->frame_ids, id_key(f[1]), (void *)fr);
 		rec->kind = LP_REC_FRAME;
 		rec->frame = fr;

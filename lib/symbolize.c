@@ -505,7 +505,18 @@ static const struct lp_sym *jit_find(struct lp_jit *j, uint64_t addr)
 }
 
 /* "file:line" of a DIE's call site (an inlined subroutine's caller). */
-static void call_site(Dwarf_Die *cudie, Dwarf_Die *die, char *buf, size_t size)
+/* "file:line", kept in the dictionary: paths may be any length. */
+static const char *file_line(struct lp_dict *dict, const char *file, unsigned long long line)
+{
+	size_t n = strlen(file) + 24;
+	char *tmp = lp_malloc(n);
+	int len = snprintf(tmp, n, "%s:%llu", file, line);
+	const char *s = lp_dict__string(dict, tmp, (size_t)len);
+	free(tmp);
+	return s;
+}
+
+static const char *call_site(struct lp_dict *dict, Dwarf_Die *cudie, Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word file, line;
@@ -513,25 +524,23 @@ static void call_site(Dwarf_Die *cudie, Dwarf_Die *die, char *buf, size_t size)
 	size_t nfiles;
 	const char *name;
 
-	buf[0] = 0;
 	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) != 0 ||
 	    dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) != 0 ||
 	    dwarf_getsrcfiles(cudie, &files, &nfiles) != 0 || file >= nfiles)
-		return;
+		return "";
 	name = dwarf_filesrc(files, file, NULL, NULL);
-	if (name)
-		snprintf(buf, size, "%s:%llu", name, (unsigned long long)line);
+	return name ? file_line(dict, name, line) : "";
 }
 
-static void pc_line(Dwfl_Module *mod, uint64_t pc, char *buf, size_t size)
+static const char *pc_line(struct lp_dict *dict, Dwfl_Module *mod, uint64_t pc)
 {
 	Dwfl_Line *l = dwfl_module_getsrc(mod, pc);
 	const char *file;
 	int line = 0;
 
-	buf[0] = 0;
 	if (l && (file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL)))
-		snprintf(buf, size, "%s:%d", file, line);
+		return file_line(dict, file, (unsigned long long)line);
+	return "";
 }
 
 /* The function holding pc, and with s->inlines the functions inlined into
@@ -540,7 +549,7 @@ static void pc_line(Dwfl_Module *mod, uint64_t pc, char *buf, size_t size)
 static size_t resolve_module(struct lp_symbolizer *s, Dwfl_Module *mod, const char *modname,
 			     const char *symname, uint64_t pc, const struct lp_frame **out)
 {
-	char lines[LP_SYM_MAX_INLINE + 1][512];
+	const char *lines[LP_SYM_MAX_INLINE + 1];
 	const char *names[LP_SYM_MAX_INLINE + 1];
 	size_t k = 0;
 	Dwarf_Addr bias;
@@ -565,16 +574,12 @@ static size_t resolve_module(struct lp_symbolizer *s, Dwfl_Module *mod, const ch
 				names[k] = "";
 			/* The call site is where the caller (the next scope out)
 			 * is; kept with the caller's frame. */
-			call_site(cudie, &scopes[i], lines[k + 1], sizeof(lines[0]));
+			lines[k + 1] = call_site(s->dict, cudie, &scopes[i]);
 			k++;
 		}
 		free(scopes);
 	}
-	if (s->srclines)
-		pc_line(mod, pc, lines[0], sizeof(lines[0]));
-	else
-		for (size_t i = 0; i <= k; i++)
-			lines[i][0] = 0;
+	lines[0] = s->srclines ? pc_line(s->dict, mod, pc) : "";
 	/* Root first: the function (its line: the outermost call site, or pc's
 	 * own when nothing is inlined), then the inlined ones outward in. */
 	out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, 0, modname, symname,

@@ -96,6 +96,17 @@ void *lp_reallocarray(void *p, size_t n, size_t size)
 char *lp_strdup(const char *s) { return check_alloc(strdup(s)); }
 char *lp_strndup(const char *s, size_t n) { return check_alloc(strndup(s, n)); }
 
+void lp_grow(char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	*buf = lp_realloc(*buf, n);
+	*cap = n;
+}
+
 int lp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out, const char **why)
 {
 	char *end;

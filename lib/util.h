@@ -31,6 +31,9 @@ void *lp_realloc(void *p, size_t size);
 void *lp_reallocarray(void *p, size_t n, size_t size);
 char *lp_strdup(const char *s);
 char *lp_strndup(const char *s, size_t n);
+/* Makes *buf (of *cap bytes, NULL and 0 at first) hold at least need bytes,
+ * doubling: the growable buffers that keep strings of any length. */
+void lp_grow(char **buf, size_t *cap, size_t need);
 
 /* Parse a whole string as a number within [min, max]; on failure return -1
  * and set *why ("not a number", "too small", "too large"). */
