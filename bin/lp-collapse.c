@@ -318,10 +318,10 @@ static void every(const struct options *o, struct lp_window *win, int64_t *next)
 {
 	int64_t now = lp_window__latest(win);
 	if (*next == LP_TIME_NONE)
-		*next = now + o->every_ns;
+		*next = lp_add_sat(now, o->every_ns);
 	if (now >= *next) {
 		rewrite_output(o, win);
-		*next += (now - *next) / o->every_ns * o->every_ns + o->every_ns;
+		*next = lp_add_sat(*next + (now - *next) / o->every_ns * o->every_ns, o->every_ns);
 	}
 }
 

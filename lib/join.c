@@ -442,10 +442,11 @@ struct state {
 	FILE *out;
 	struct thr **buckets;
 	size_t nbuckets, nthreads;
-	int64_t span_mark;	/* newest span end read (INT64_MAX after EOF) */
+	int64_t span_mark;	/* newest span end read */
 	int64_t sample_mark;	/* newest sample time read */
 	size_t held, kept;	/* samples held, spans kept */
-	bool samples_done;
+	/* Flags, not INT64_MAX marks: a span may end at INT64_MAX itself. */
+	bool samples_done, spans_done;
 	struct lp_attrs_buf ab;
 	char *tmp;
 	size_t tmpcap;
@@ -744,7 +745,7 @@ static void release(struct state *s, struct item *it)
 
 static int64_t release_mark(const struct state *s)
 {
-	if (s->span_mark == INT64_MAX)
+	if (s->spans_done)
 		return INT64_MAX;
 	if (s->span_mark == INT64_MIN)
 		return INT64_MIN;
@@ -764,14 +765,16 @@ static int64_t prune_mark(const struct state *s)
  * spans no later sample can fall in; frees the thread when it is empty. */
 static void thr_sweep(struct state *s, struct thr *t, int64_t rel, int64_t prune)
 {
-	while (t->samples.len && dq_key(&t->samples, 0) < rel) {
+	/* INT64_MAX is "after every time": it lets go of records at that very
+	 * time too, which a stream may hold (formats/lp-stream.md). */
+	while (t->samples.len && (dq_key(&t->samples, 0) < rel || rel == INT64_MAX)) {
 		/* Held samples have left the cache by now: fetch ahead. */
 		if (t->samples.len > PREFETCH_AHEAD)
 			PREFETCH_ITEM(dq_at(&t->samples, PREFETCH_AHEAD), 0);
 		release(s, dq_shift(&t->samples));
 		s->held--;
 	}
-	while (t->spans.len && dq_key(&t->spans, 0) < prune) {
+	while (t->spans.len && (dq_key(&t->spans, 0) < prune || prune == INT64_MAX)) {
 		unref(dq_shift(&t->spans));
 		s->kept--;
 	}
@@ -836,7 +839,7 @@ static void on_span(struct state *s, struct item *it)
 		item_free(it);
 		return;
 	}
-	if (sp->end_ns > s->span_mark && s->span_mark != INT64_MAX)
+	if (sp->end_ns > s->span_mark && !s->spans_done)
 		s->span_mark = sp->end_ns;
 	if (sp->start_ns < s->st->span_min)
 		s->st->span_min = sp->start_ns;
@@ -1056,7 +1059,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 				failed = true;
 				break;
 			}
-			s.span_mark = INT64_MAX;
+			s.spans_done = true;
 			sweep_all(&s, INT64_MAX, prune_mark(&s));
 			got_spans = true;
 		}

@@ -69,20 +69,23 @@ static bool attr_raw(const struct lp_attrs *a, const char *key, size_t klen,
 	return (*val = lp_attrs__raw(a, key, klen, vlen)) != NULL;
 }
 
-/* lp-join writes these as plain decimals: read them without strtoll. */
+/* lp-join writes these as plain decimals: read them without strtoll.  Any
+ * int64 (19 digits), refusing what overflows rather than wrapping. */
 static bool raw_i64(const char *v, size_t n, int64_t *out)
 {
 	bool neg = n && *v == '-';
 	size_t i = neg;
-	if (n <= i || n - i > 18)
+	if (n <= i || n - i > 19)
 		return false;
-	int64_t x = 0;
+	uint64_t x = 0;
 	for (; i < n; i++) {
 		if (v[i] < '0' || v[i] > '9')
 			return false;
-		x = x * 10 + (v[i] - '0');
+		x = x * 10 + (uint64_t)(v[i] - '0');	/* 19 digits fit in 64 bits */
 	}
-	*out = neg ? -x : x;
+	if (x > (uint64_t)INT64_MAX + neg)
+		return false;
+	*out = neg ? (int64_t)(0 - x) : (int64_t)x;
 	return true;
 }
 
@@ -725,11 +728,35 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 
 /* --- the report ----------------------------------------------------------- */
 
-static double sorted_rank(const int64_t *v, size_t n, double p)
+static int64_t sorted_rank(const int64_t *v, size_t n, double p)
 {
 	double rank = ceil(p * (double)n);
 	size_t k = rank < 1 ? 1 : (size_t)rank;
-	return (double)v[(k > n ? n : k) - 1];
+	return v[(k > n ? n : k) - 1];
+}
+
+/* A group's percentile in ns, printed exactly: the sorted durations' own
+ * value, or the sketch's estimate, which never is above the largest
+ * duration seen (its bucket's midpoint may be; near INT64_MAX a double
+ * would not even convert back). */
+static void print_percentile(FILE *f, const struct split *s, const struct group *g, double p)
+{
+	int64_t v;
+	if (!g->spans) {
+		fputs("-\t", f);
+		return;
+	}
+	if (g->lat) {
+		double e = lp_quantile__get(g->lat, p);
+		if (isnan(e)) {
+			fputs("-\t", f);
+			return;
+		}
+		v = e >= (double)g->max_ns ? g->max_ns : (int64_t)llround(e);
+	} else {
+		v = sorted_rank(s->durs + g->lo, g->hi - g->lo, p);
+	}
+	fprintf(f, "%" PRId64 "\t", v);
 }
 
 static int report(struct split *s)
@@ -767,18 +794,9 @@ static int report(struct split *s)
 			fprintf(f, "-\t%" PRIu64 "\t-\t-\t-\t-\t-\t", g->samples);
 		} else {
 			fprintf(f, "%" PRIu64 "\t%" PRIu64 "\t", g->spans, g->samples);
-			for (int k = 0; k < 3; k++) {
-				static const double ps[3] = { 0.5, 0.9, 0.99 };
-				double v = NAN;
-				if (g->spans && g->lat)
-					v = lp_quantile__get(g->lat, ps[k]);
-				else if (g->spans)
-					v = sorted_rank(s->durs + g->lo, g->hi - g->lo, ps[k]);
-				if (isnan(v))
-					fprintf(f, "-\t");
-				else
-					fprintf(f, "%.0f\t", v);
-			}
+			static const double ps[3] = { 0.5, 0.9, 0.99 };
+			for (int k = 0; k < 3; k++)
+				print_percentile(f, s, g, ps[k]);
 			if (g->spans)
 				fprintf(f, "%" PRId64 "\t", g->max_ns);
 			else

@@ -603,6 +603,24 @@ static int parse_int_len(const char *s, size_t len, int64_t *out)
 	return 0;
 }
 
+/* A time: "-" (LP_TIME_NONE) or ns from 0 to INT64_MAX (formats/lp-stream.md):
+ * CLOCK_MONOTONIC is never negative, and with both ends in that range a
+ * duration end - start cannot overflow. */
+#define TIME_RANGE "times are 0 to 9223372036854775807 ns"
+static int parse_time(const char *s, size_t len, int64_t *out)
+{
+	if (parse_int_len(s, len, out) < 0)
+		return -1;
+	return *out < 0 && *out != LP_TIME_NONE ? -1 : 0;
+}
+
+/* Why a time did not parse: its range when it is an integer. */
+static const char *time_why(const char *s)
+{
+	const char *p = s + (*s == '-');
+	return *p && strspn(p, "0123456789") == strlen(p) ? ": " TIME_RANGE : "";
+}
+
 static int parse_id32(const char *s, int32_t *out)
 {
 	int64_t v;
@@ -748,8 +766,8 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 			n = split_fields(line, len, f, 9, &rest, &rest_len);
 			if (n < 9)
 				BAD("sample: expected 9 fields, got %zu", n);
-			if (parse_int_len(f[1], f[2] - f[1] - 1, &s->time_ns) < 0)
-				BAD("sample: bad time '%s'", f[1]);
+			if (parse_time(f[1], f[2] - f[1] - 1, &s->time_ns) < 0)
+				BAD("sample: bad time '%s'%s", f[1], time_why(f[1]));
 			if (parse_id32(f[2], &s->pid) < 0 || parse_id32(f[3], &s->tid) < 0 ||
 			    parse_id32(f[4], &s->cpu) < 0)
 				BAD("sample: bad pid, tid or cpu");
@@ -778,11 +796,11 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 			BAD("span: expected 7 fields, got %zu", n);
 		struct lp_span *sp = &rec->span;
 		int64_t depth;
-		if (parse_int_len(f[1], f[2] - f[1] - 1, &sp->start_ns) < 0 ||
+		if (parse_time(f[1], f[2] - f[1] - 1, &sp->start_ns) < 0 ||
 		    sp->start_ns == LP_TIME_NONE)
-			BAD("span: bad start '%s'", f[1]);
-		if (parse_int_len(f[2], f[3] - f[2] - 1, &sp->end_ns) < 0)
-			BAD("span: bad end '%s'", f[2]);
+			BAD("span: bad start '%s'%s", f[1], time_why(f[1]));
+		if (parse_time(f[2], f[3] - f[2] - 1, &sp->end_ns) < 0)
+			BAD("span: bad end '%s'%s", f[2], time_why(f[2]));
 		if (sp->end_ns != LP_TIME_NONE && sp->end_ns < sp->start_ns)
 			BAD("span: ends (%s) before it starts (%s)", f[2], f[1]);
 		if (parse_id32(f[3], &sp->pid) < 0 || parse_id32(f[4], &sp->tid) < 0)
@@ -799,8 +817,8 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		if (n < 5)
 			BAD("event: expected 5 fields, got %zu", n);
 		struct lp_event *ev = &rec->event;
-		if (parse_int(f[1], &ev->time_ns) < 0)
-			BAD("event: bad time '%s'", f[1]);
+		if (parse_time(f[1], strlen(f[1]), &ev->time_ns) < 0)
+			BAD("event: bad time '%s'%s", f[1], time_why(f[1]));
 		if (parse_id32(f[2], &ev->pid) < 0 || parse_id32(f[3], &ev->tid) < 0)
 			BAD("event: bad pid or tid");
 		ev->probe = unescape_field(f[4]);
@@ -813,8 +831,8 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		if (n < 4)
 			BAD("lost: expected 4 fields, got %zu", n);
 		int64_t count;
-		if (parse_int(f[1], &rec->lost.time_ns) < 0)
-			BAD("lost: bad time '%s'", f[1]);
+		if (parse_time(f[1], strlen(f[1]), &rec->lost.time_ns) < 0)
+			BAD("lost: bad time '%s'%s", f[1], time_why(f[1]));
 		if (parse_int(f[3], &count) < 0 || count < 0)
 			BAD("lost: bad count '%s'", f[3]);
 		rec->lost.what = unescape_field(f[2]);
