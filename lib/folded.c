@@ -4,6 +4,7 @@
  * the facts (module, address, kind, source line) and any option set can be
  * applied to it later. */
 #include "folded.h"
+#include "frame.h"
 #include "perfscript.h"
 #include "profile.h"
 #include "util.h"
@@ -160,7 +161,7 @@ static const struct lp_stack *intern_stack(struct lp_dict *dict, const char *lin
 			char *semi = strchr(s, ';');
 			if (semi)
 				*semi = '\0';
-			fscratch[nframes++] = lp_dict__frame(dict, LP_FRAME_USER, 0, "", s, "");
+			fscratch[nframes++] = lp_dict__named_frame(dict, s);
 			if (!semi)
 				break;
 			s = semi + 1;
@@ -277,7 +278,7 @@ static void format_frame(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 			 const struct lp_frame *f, const struct lp_folded_opts *o)
 {
 	size_t start = out->len;
-	if (f->symbol[0]) {
+	if (f->symbol[0] || f->named) {
 		buf_add(out, f->symbol, strlen(f->symbol));
 		/* a ';' inside a frame would split it (stream input) */
 		for (size_t i = start; i < out->len; i++)
@@ -288,7 +289,7 @@ static void format_frame(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 		 * module is not known either, " <addr>" under --addrs; then
 		 * the same clean-up as any symbol. */
 		const char *name = f->module;
-		if (!name[0] || !strcmp(name, "[unknown]")) {
+		if (!lp_frame__has_module(f)) {
 			name = "unknown";
 		} else {
 			const char *slash = strrchr(name, '/');
@@ -309,6 +310,8 @@ static void format_frame(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 		size_t tl = lp_perfscript__tidy(out->s + out->len, raw, nl + al + 2, false);
 		out->len += tl;
 		free(raw);
+	} else {
+		buf_add(out, "[unknown]", 9);	/* nothing known: never an empty frame */
 	}
 	const char *text = out->s ? out->s + start : "";
 	size_t tlen = out->len - start;

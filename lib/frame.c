@@ -7,11 +7,16 @@
 
 #include "util.h"
 
+bool lp_frame__has_module(const struct lp_frame *f)
+{
+	return f->module[0] && strcmp(f->module, "[unknown]");
+}
+
 const char *lp_frame__name(const struct lp_frame *f, char **buf, size_t *cap)
 {
-	if (f->symbol[0])
+	if (f->symbol[0] || f->named)
 		return f->symbol;
-	if (f->module[0]) {
+	if (lp_frame__has_module(f)) {
 		const char *base = strrchr(f->module, '/');
 		base = base ? base + 1 : f->module;
 		size_t n = strlen(base);

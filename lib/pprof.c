@@ -164,7 +164,7 @@ static uint64_t function_id(struct lp_pprof *p, const struct lp_frame *f, int64_
 {
 	char *name = NULL;	/* a module's name may be any length */
 	const char *sym = f->symbol;
-	if (!sym[0]) {
+	if (!sym[0] && !f->named) {
 		const char *base = strrchr(f->module, '/');
 		base = base ? base + 1 : f->module;
 		size_t size = strlen(base) + sizeof("[unknown]");

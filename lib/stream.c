@@ -89,7 +89,8 @@ const char *lp_dict__string(struct lp_dict *d, const char *s, size_t len)
 }
 
 static uint64_t frame_hash(char kind, uint64_t addr, const char *module,
-			   const char *symbol, const char *srcline, const char *build_id)
+			   const char *symbol, const char *srcline, const char *build_id,
+			   bool named)
 {
 	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &kind, 1);
 	h = lp_hash_bytes(h, &addr, sizeof(addr));
@@ -97,18 +98,21 @@ static uint64_t frame_hash(char kind, uint64_t addr, const char *module,
 	h = lp_hash_bytes(h, symbol, strlen(symbol) + 1);
 	h = lp_hash_bytes(h, srcline, strlen(srcline) + 1);
 	/* Only raw frames have one: every other frame's id is as it was. */
-	return build_id[0] ? lp_hash_bytes(h, build_id, strlen(build_id) + 1) : h;
+	if (build_id[0])
+		h = lp_hash_bytes(h, build_id, strlen(build_id) + 1);
+	/* Only an empty name differs from the unresolved frame; "a" is "a". */
+	return named && !symbol[0] ? lp_hash_bytes(h, "n", 1) : h;
 }
 
 static const struct lp_frame *intern_frame(struct lp_dict *d, char kind, uint64_t addr,
 					   const char *module, const char *symbol,
-					   const char *srcline, const char *build_id)
+					   const char *srcline, const char *build_id, bool named)
 {
 	module = module ? module : "";
 	symbol = symbol ? symbol : "";
 	srcline = srcline ? srcline : "";
 	build_id = build_id ? build_id : "";
-	uint64_t id = frame_hash(kind, addr, module, symbol, srcline, build_id);
+	uint64_t id = frame_hash(kind, addr, module, symbol, srcline, build_id, named);
 	struct lp_frame *f = lp_hashmap__get(&d->frames, lp_hashmap__key(id));
 	if (f)
 		return f;
@@ -120,6 +124,7 @@ static const struct lp_frame *intern_frame(struct lp_dict *d, char kind, uint64_
 	f->symbol = arena_strdup(d, symbol, strlen(symbol));
 	f->srcline = srcline[0] ? lp_dict__string(d, srcline, strlen(srcline)) : "";
 	f->build_id = build_id[0] ? lp_dict__string(d, build_id, strlen(build_id)) : "";
+	f->named = named && !symbol[0];
 	lp_hashmap__put(&d->frames, lp_hashmap__key(id), f);
 	return f;
 }
@@ -128,18 +133,24 @@ const struct lp_frame *lp_dict__frame(struct lp_dict *d, char kind, uint64_t add
 				      const char *module, const char *symbol,
 				      const char *srcline)
 {
-	return intern_frame(d, kind, addr, module, symbol, srcline, "");
+	return intern_frame(d, kind, addr, module, symbol, srcline, "", false);
+}
+
+const struct lp_frame *lp_dict__named_frame(struct lp_dict *d, const char *name)
+{
+	return intern_frame(d, LP_FRAME_USER, 0, "", name, "", "", true);
 }
 
 const struct lp_frame *lp_dict__raw_frame(struct lp_dict *d, uint64_t addr, const char *module,
 					  const char *build_id)
 {
-	return intern_frame(d, LP_FRAME_USER, addr, module, "", "", build_id);
+	return intern_frame(d, LP_FRAME_USER, addr, module, "", "", build_id, false);
 }
 
 const struct lp_frame *lp_dict__frame_copy(struct lp_dict *d, const struct lp_frame *f)
 {
-	return intern_frame(d, f->kind, f->addr, f->module, f->symbol, f->srcline, f->build_id);
+	return intern_frame(d, f->kind, f->addr, f->module, f->symbol, f->srcline, f->build_id,
+			    f->named);
 }
 
 static uint64_t stack_hash(const struct lp_frame *const *frames, size_t n)
@@ -727,7 +738,7 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 			BAD("frame: build_id '%s' is not lower-case hex", r->value);
 		const struct lp_frame *fr = intern_frame(r->dict, f[2][0], addr,
 			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]),
-			idlen > 0 ? r->value : "");
+			idlen > 0 ? r->value : "", false);
 		lp_hashmap__put(&r->frame_ids, id_key(f[1]), (void *)fr);
 		rec->kind = LP_REC_FRAME;
 		rec->frame = fr;

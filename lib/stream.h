@@ -35,6 +35,9 @@ struct lp_frame {
 	const char *symbol;	/* "" when not resolved */
 	const char *srcline;	/* "file:line"; "" when not known */
 	const char *build_id;	/* raw frames: the module's build-id in hex; "" when none */
+	/* symbol is the frame's name even when "": a folded line's empty
+	 * frame ("a;;b") is a name as written, not an unresolved frame. */
+	bool named;
 };
 
 struct lp_stack {
@@ -124,6 +127,8 @@ void lp_dict__free(struct lp_dict *dict);
 const struct lp_frame *lp_dict__frame(struct lp_dict *dict, char kind, uint64_t addr,
 				      const char *module, const char *symbol,
 				      const char *srcline);
+/* A frame of folded text: its name as written, "" included (named). */
+const struct lp_frame *lp_dict__named_frame(struct lp_dict *dict, const char *name);
 /* A raw frame: an address in module's file, whose build it names. */
 const struct lp_frame *lp_dict__raw_frame(struct lp_dict *dict, uint64_t addr,
 					  const char *module, const char *build_id);

@@ -616,6 +616,16 @@ static size_t raw_frame(struct lp_symbolizer *s, Dwfl_Module *mod, const char *n
 	return 1;
 }
 
+/* A user address that resolved to no symbol.  Never a frame that says
+ * nothing at all (ADDR, MODULE and SYMBOL all "-"): a zero address from an
+ * unwinder outside every module is perf's "[unknown]" module. */
+static const struct lp_frame *unresolved(struct lp_symbolizer *s, uint64_t addr,
+					 const char *module)
+{
+	return lp_dict__frame(s->dict, LP_FRAME_USER, addr,
+			      module[0] || addr ? module : "[unknown]", "", "");
+}
+
 static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, uint64_t look,
 			   const struct lp_frame **out)
 {
@@ -651,16 +661,16 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 			name = "[vdso]";
 		if (s->raw && name[0] == '/')
 			return raw_frame(s, mod, name, look, out);
-		if (sym)
+		if (sym && (sym->name[0] || name[0]))
 			return resolve_module(s, mod, name, sym->name, look, out);
-		out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, addr, name, "", "");
+		out[0] = unresolved(s, addr, name);
 		return 1;
 	}
 	jsym = jit_find(&p->jit, look);
 	if (jsym)
 		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
 	else
-		out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, addr, "", "", "");
+		out[0] = unresolved(s, addr, "");
 	return 1;
 }
 

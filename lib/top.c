@@ -287,6 +287,8 @@ static const char *module_base(const struct lp_frame *f)
 {
 	const char *base = strrchr(f->module, '/');
 
+	if (!lp_frame__has_module(f))
+		return "";
 	return base ? base + 1 : f->module;
 }
 
