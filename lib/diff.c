@@ -33,6 +33,7 @@ struct lp_diff {
 	size_t cap, cap2;
 	char *value;		/* an attribute's value (lp_attrs__get) */
 	size_t value_cap;
+	struct lp_folded_units units;	/* what the weights are (folded.h) */
 };
 
 struct lp_diff *lp_diff__new(const struct lp_diff_opts *opts)
@@ -213,8 +214,10 @@ static int read_input(struct lp_diff *d, const char *path, int mask)
 	struct lp_folded_agg *weights[2] = { NULL, NULL }, *counts[2] = { NULL, NULL };
 	struct lp_record rec;
 	int ret;
+	lp_folded_units__input(&d->units);
 	while ((ret = lp_reader__next(r, &rec)) > 0) {
 		if (rec.kind == LP_REC_HEADER) {
+			lp_folded_units__header(&d->units, &rec.header);
 			for (int side = 0; side < 2; side++)
 				if (mask & (1 << side))
 					note_header(d, &d->side[side], &rec.header);
@@ -222,6 +225,8 @@ static int read_input(struct lp_diff *d, const char *path, int mask)
 		}
 		if (rec.kind != LP_REC_SAMPLE)
 			continue;
+		/* A cpu recording's weights are its sample counts. */
+		rec.sample.weight = lp_folded_units__count(&d->units, &rec.sample);
 		const struct lp_sample *smp = &rec.sample;
 		int folded = lp_reader__format(r) == LP_INPUT_FOLDED;
 		size_t len = 0;
@@ -351,8 +356,15 @@ static int cmp_line(const void *a, const void *b)
 	return (x->len > y->len) - (x->len < y->len);
 }
 
+const char *lp_diff__ns(const struct lp_diff *d)
+{
+	return lp_folded_units__ns(&d->units);
+}
+
 int lp_diff__write_folded(struct lp_diff *d, FILE *out)
 {
+	if (lp_diff__ns(d) && lp_folded__ns_comment(out, "lp-diff", lp_diff__ns(d)) < 0)
+		return -1;
 	size_t n;
 	const struct lp_profile_entry *const *e = lp_profile__sorted(d->weights, &n);
 	struct line *lines = lp_calloc(n + 1, sizeof(*lines));

@@ -161,7 +161,7 @@ static const struct lp_stack *intern_stack(struct lp_dict *dict, const char *lin
 			char *semi = strchr(s, ';');
 			if (semi)
 				*semi = '\0';
-			fscratch[nframes++] = lp_dict__named_frame(dict, s);
+			fscratch[nframes++] = lp_dict__named_frame(dict, LP_FRAME_USER, "", s, "");
 			if (!semi)
 				break;
 			s = semi + 1;
@@ -357,6 +357,33 @@ size_t lp_folded__format(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 {
 	size_t n = lp_folded__comm(out, kinds, s, o);
 	return n + frames(out, kinds, s->stack, o, n > 0);
+}
+
+/* --- what the counts are ---------------------------------------------- */
+
+void lp_folded_units__header(struct lp_folded_units *u, const struct lp_header *h)
+{
+	static const char *const ns_modes[] = { "off", "wall" };
+	u->cur = LP_FOLDED_WEIGHTS;
+	if (lp_attrs__is(&h->attrs, "mode", "cpu") || lp_attrs__is(&h->attrs, "mode", "snapshot"))
+		u->cur = LP_FOLDED_SAMPLES;
+	for (size_t i = 0; i < sizeof(ns_modes) / sizeof(ns_modes[0]); i++)
+		if (lp_attrs__is(&h->attrs, "mode", ns_modes[i])) {
+			u->cur = LP_FOLDED_NS;
+			if (!u->ns_mode)
+				u->ns_mode = ns_modes[i];
+		}
+}
+
+const char *lp_folded_units__ns(const struct lp_folded_units *u)
+{
+	return u->ns && !u->samples && !u->weights ? u->ns_mode : NULL;
+}
+
+int lp_folded__ns_comment(FILE *out, const char *prog, const char *mode)
+{
+	return fprintf(out, "# %s: counts are nanoseconds (mode=%s): flamegraph.pl --countname=ns\n",
+		       prog, mode) < 0 ? -1 : 0;
 }
 
 /* --- aggregation ----------------------------------------------------- */

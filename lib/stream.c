@@ -136,9 +136,10 @@ const struct lp_frame *lp_dict__frame(struct lp_dict *d, char kind, uint64_t add
 	return intern_frame(d, kind, addr, module, symbol, srcline, "", false);
 }
 
-const struct lp_frame *lp_dict__named_frame(struct lp_dict *d, const char *name)
+const struct lp_frame *lp_dict__named_frame(struct lp_dict *d, char kind, const char *module,
+					    const char *name, const char *srcline)
 {
-	return intern_frame(d, LP_FRAME_USER, 0, "", name, "", "", true);
+	return intern_frame(d, kind, 0, module, name, srcline, "", true);
 }
 
 const struct lp_frame *lp_dict__raw_frame(struct lp_dict *d, uint64_t addr, const char *module,
@@ -733,12 +734,14 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		if (strcmp(f[3], "-") && lp_parse_u64(f[3], UINT64_MAX, &addr, &why) < 0)
 			BAD("frame: address '%s': %s", f[3], why);
 		struct lp_attrs attrs = { rest ? rest : "", rest ? rest_len : 0 };
+		/* named=1: SYMBOL "-" is the empty name, not an unresolved one */
+		bool named = attrs.len && lp_attrs__is(&attrs, "named", "1");
 		ssize_t idlen = lp_attrs__get(&attrs, "build_id", &r->value, &r->value_cap);
 		if (idlen >= 0 && (!idlen || strspn(r->value, "0123456789abcdef") != (size_t)idlen))
 			BAD("frame: build_id '%s' is not lower-case hex", r->value);
 		const struct lp_frame *fr = intern_frame(r->dict, f[2][0], addr,
 			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]),
-			idlen > 0 ? r->value : "", false);
+			idlen > 0 ? r->value : "", named);
 		lp_hashmap__put(&r->frame_ids, id_key(f[1]), (void *)fr);
 		rec->kind = LP_REC_FRAME;
 		rec->frame = fr;
@@ -1189,6 +1192,8 @@ int lp_writer__frame(struct lp_writer *w, const struct lp_frame *f)
 		put_raw(w, "\tbuild_id=", 10);
 		put_raw(w, f->build_id, strlen(f->build_id));
 	}
+	if (f->named)	/* its SYMBOL "-" is "", not unresolved */
+		put_raw(w, "\tnamed=1", 8);
 	return flush_line(w);
 }
 

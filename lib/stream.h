@@ -127,8 +127,10 @@ void lp_dict__free(struct lp_dict *dict);
 const struct lp_frame *lp_dict__frame(struct lp_dict *dict, char kind, uint64_t addr,
 				      const char *module, const char *symbol,
 				      const char *srcline);
-/* A frame of folded text: its name as written, "" included (named). */
-const struct lp_frame *lp_dict__named_frame(struct lp_dict *dict, const char *name);
+/* A frame whose name is the text it was read from, "" included (folded
+ * text's "a;;b", perf script's "a->->b"): named, never unresolved. */
+const struct lp_frame *lp_dict__named_frame(struct lp_dict *dict, char kind, const char *module,
+					    const char *name, const char *srcline);
 /* A raw frame: an address in module's file, whose build it names. */
 const struct lp_frame *lp_dict__raw_frame(struct lp_dict *dict, uint64_t addr,
 					  const char *module, const char *build_id);

@@ -10,7 +10,7 @@ setup() {
 	TMP=$BATS_TEST_TMPDIR
 	# main, then a frame that says nothing, one whose module is perf's
 	# "[unknown]", and a kernel frame that says nothing.
-	printf 'lp-stream\t1\tmode=cpu\nframe\tf1\tu\t-\t/bin/a\tmain\t-\nframe\tf2\tu\t-\t-\t-\t-\nframe\tf3\tu\t-\t[unknown]\t-\t-\nframe\tf4\tk\t-\t-\t-\t-\nstack\ts1\tf1,f2,f3\nstack\ts2\tf1,f4\nsample\t1\t1\t1\t0\ta\tcpu-clock\t1\ts1\nsample\t2\t1\t1\t0\ta\tcpu-clock\t3\ts2\n' >"$TMP/unk.lp"
+	printf 'lp-stream\t1\nframe\tf1\tu\t-\t/bin/a\tmain\t-\nframe\tf2\tu\t-\t-\t-\t-\nframe\tf3\tu\t-\t[unknown]\t-\t-\nframe\tf4\tk\t-\t-\t-\t-\nstack\ts1\tf1,f2,f3\nstack\ts2\tf1,f4\nsample\t1\t1\t1\t0\ta\tcpu-clock\t1\ts1\nsample\t2\t1\t1\t0\ta\tcpu-clock\t3\ts2\n' >"$TMP/unk.lp"
 }
 
 @test "unknown frames: lp-collapse and lp-diff print [unknown], never an empty frame" {
@@ -42,10 +42,25 @@ setup() {
 	[[ "$stderr" == *"[unknown]"* ]] || fail "$stderr"
 }
 
-@test "unknown frames: a folded line's empty frame stays empty in folded and svg output" {
+@test "unknown frames: an empty name (folded 'a;;e', perf 'a->->b') stays empty, through a stream too" {
 	printf 'a;;e 2\na;b 1\n' >"$TMP/in.folded"
 	run -0 lp-collapse "$TMP/in.folded"
 	[ "$output" = "$(printf '%s\n' 'a;;e 2' 'a;b 1')" ]
 	run -0 lp-diff "$TMP/in.folded" "$TMP/in.folded"
 	[ "$output" = "$(printf '%s\n' 'a;;e 2 2' 'a;b 1 1')" ]
+	# In a stream: SYMBOL "-" with named=1, and read back as the empty name.
+	run -0 lp-cat "$TMP/in.folded"
+	[ "$(grep -c $'^frame\t[0-9a-f]*\tu\t-\t-\t-\t-\tnamed=1$' <<<"$output")" -eq 1 ] || fail "$output"
+	printf '%s\n' "$output" >"$TMP/in.lp"
+	run -0 lp-collapse "$TMP/in.lp"
+	[ "$output" = "$(printf '%s\n' 'a;;e 2' 'a;b 1')" ]
+	run -0 lp-top --once --all "$TMP/in.lp"
+	grep -qxF '  66.67  a;;e' <<<"$output" || fail "$output"
+	grep -qxF '   0.00   66.67  ' <<<"$output" || fail "$output"
+	printf 'node 42/42 [000] 5.000001: 250 cpu-clock: \n\t    7f0000000009 a->->b (/bin/x)\n\n' >"$TMP/perf.txt"
+	run -0 lp-collapse "$TMP/perf.txt"
+	[ "$output" = "node;a;_[i];b_[i] 250" ]
+	lp-cat "$TMP/perf.txt" >"$TMP/perf.lp"
+	run -0 lp-collapse "$TMP/perf.lp"
+	[ "$output" = "node;a;_[i];b_[i] 250" ]
 }
