@@ -964,7 +964,8 @@ static const struct lp_stack *intern_stack(struct lp_perfscript *ps)
 			ps->scache_count++;
 	}
 	grow((void **)&e->frames, &e->fcap, n ? n : 1, sizeof(*e->frames));
-	memcpy(e->frames, ps->rev, bytes);
+	if (bytes)	/* an empty stack's ps->rev may be NULL */
+		memcpy(e->frames, ps->rev, bytes);
 	e->hash = hv;
 	e->n = n;
 	e->stack = st;
