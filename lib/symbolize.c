@@ -93,7 +93,7 @@ struct lp_file {
 	char *path;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	char build_id[2 * 64 + 1];	/* hex; "" when it has none */
+	char *build_id;		/* hex; "" when it has none */
 	bool warned;
 };
 
@@ -154,6 +154,7 @@ void lp_symbolizer__free(struct lp_symbolizer *s)
 		if (f->dwfl)
 			dwfl_end(f->dwfl);
 		free(f->path);
+		free(f->build_id);
 		free(f);
 	}
 	lp_hashmap__fini(&s->files);
@@ -590,15 +591,22 @@ static size_t resolve_module(struct lp_symbolizer *s, Dwfl_Module *mod, const ch
 	return k + 1;
 }
 
-static void build_id_hex(Dwfl_Module *mod, char *buf, size_t size)
+/* The module's build-id in hex, of any length (--build-id=0xHEX makes
+ * long ones), malloc'd; "" when it has none. */
+static char *build_id_hex(Dwfl_Module *mod)
 {
+	static const char hex[] = "0123456789abcdef";
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	char *buf = lp_malloc(len > 0 ? 2 * (size_t)len + 1 : 1);
 
-	buf[0] = 0;
-	for (int i = 0; i < len && (size_t)(2 * i + 2) < size; i++)
-		snprintf(buf + 2 * i, 3, "%02x", bits[i]);
+	for (int i = 0; i < len; i++) {
+		buf[2 * i] = hex[bits[i] >> 4];
+		buf[2 * i + 1] = hex[bits[i] & 15];
+	}
+	buf[len > 0 ? 2 * len : 0] = 0;
+	return buf;
 }
 
 /* --raw: the address in the file (its ELF virtual address), the file's
@@ -608,11 +616,11 @@ static size_t raw_frame(struct lp_symbolizer *s, Dwfl_Module *mod, const char *n
 			uint64_t look, const struct lp_frame **out)
 {
 	Dwarf_Addr bias = 0;
-	char id[2 * 64 + 1];
+	char *id = build_id_hex(mod);
 
 	dwfl_module_getelf(mod, &bias);
-	build_id_hex(mod, id, sizeof(id));
 	out[0] = lp_dict__raw_frame(s->dict, look - bias, name, id);
+	free(id);
 	return 1;
 }
 
@@ -870,8 +878,7 @@ static struct lp_file *open_file(struct lp_symbolizer *s, const char *path)
 		f->mod = dwfl_report_elf(f->dwfl, path, path, -1, 0, false);
 		dwfl_report_end(f->dwfl, NULL, NULL);
 	}
-	if (f->mod)
-		build_id_hex(f->mod, f->build_id, sizeof(f->build_id));
+	f->build_id = f->mod ? build_id_hex(f->mod) : lp_strdup("");
 	/* A path hash collision replaces the older entry (leaked: rare). */
 	lp_hashmap__put(&s->files, key, f);
 	return f;

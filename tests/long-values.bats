@@ -116,3 +116,20 @@ grouped() {
 		[ "$output" = "main;$a 7" ] || fail "$n: folded count"
 	done
 }
+
+@test "long values: lp-symbolize matches a build-id of 100 bytes (--build-id=0xHEX), not cut at 64" {
+	require_cmd cc
+	id=$(printf '%0200x' 7)	# 100 bytes: 200 hex digits
+	printf 'int lp_long_id_fn(int x) { return x * 3; }\nint main(void) { return lp_long_id_fn(1) - 3; }\n' >"$TMP/p.c"
+	cc -g -O0 -o "$TMP/p" "$TMP/p.c" -Wl,--build-id=0x"$id"
+	[ "$(readelf -n "$TMP/p" | awk '/Build ID/ { print $3 }')" = "$id" ]
+	addr=$(nm "$TMP/p" | awk '$3 == "lp_long_id_fn" { print $1 }' | sed 's/^0*//')
+	{
+		printf 'lp-stream\t1\traw=1\n'
+		printf 'frame\tf1\tu\t0x%s\t%s\t-\t-\tbuild_id=%s\n' "$addr" "$TMP/p" "$id"
+		printf 'stack\ts1\tf1\nsample\t1\t1\t1\t0\tp\tcpu-clock\t1\ts1\n'
+	} >"$TMP/raw.lp"
+	run -0 --separate-stderr lp-symbolize "$TMP/raw.lp"
+	[ -z "$stderr" ] || fail "$stderr"
+	grep -qE $'^frame\t[0-9a-f]{16}\tu\t-\t'"$TMP/p"$'\tlp_long_id_fn\t-$' <<<"$output" || fail "$output"
+}
