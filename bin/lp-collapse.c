@@ -242,13 +242,7 @@ static bool keep_sample(struct filter *f, const struct lp_sample *s)
 		if (strcmp(f->event, s->event))
 			return false;
 	}
-	if (f->o->group) {
-		char buf[256];
-		int n = lp_attrs__get(&s->attrs, "group", buf, sizeof(buf));
-		if (n < 0 || (size_t)n >= sizeof(buf) || strcmp(buf, f->o->group))
-			return false;
-	}
-	return true;
+	return !f->o->group || lp_attrs__is(&s->attrs, "group", f->o->group);
 }
 
 static int write_folded(FILE *out, struct lp_profile *p)
@@ -265,27 +259,36 @@ static int write_folded(FILE *out, struct lp_profile *p)
 	return 0;
 }
 
-/* The formats written from an aggregated profile. */
-static int write_aggregate(const struct options *o, FILE *out, struct lp_profile *p)
+/* The formats written from an aggregated profile, saying when its counts
+ * are nanoseconds (lib/folded.h). */
+static int write_aggregate(const struct options *o, FILE *out, struct lp_profile *p,
+			   const struct lp_folded_units *units)
 {
+	const char *ns = lp_folded_units__ns(units);
 	switch (o->format) {
 	case FMT_SPEEDSCOPE: {
-		struct lp_speedscope_opts so = { .name = "lp-collapse" };
+		struct lp_speedscope_opts so = { .name = "lp-collapse",
+						 .unit = ns ? "nanoseconds" : NULL };
 		return lp_speedscope__write(out, p, &so);
 	}
 	case FMT_SVG: {
 		struct lp_flamegraph_opts fo = o->svg;
 		fo.title = o->title;
+		if (ns && !fo.count_name)
+			fo.count_name = "ns";
 		return lp_flamegraph__write(out, p, &fo);
 	}
 	default:
+		if (ns && lp_folded__ns_comment(out, "lp-collapse", ns) < 0)
+			return -1;
 		return write_folded(out, p);
 	}
 }
 
 /* --every: the view so far replaces the output, written beside it and
  * renamed over it, so whoever reads it never sees half a file. */
-static void rewrite_output(const struct options *o, struct lp_window *win)
+static void rewrite_output(const struct options *o, struct lp_window *win,
+			   const struct lp_folded_units *units)
 {
 	size_t len = strlen(o->output) + sizeof(".tmp");
 	char *tmp = lp_malloc(len);
@@ -294,7 +297,7 @@ static void rewrite_output(const struct options *o, struct lp_window *win)
 	if (!f)
 		lp_die(1, "cannot write '%s': %s", tmp, strerror(errno));
 	struct lp_profile *view = lp_window__view(win);
-	if (write_aggregate(o, f, view) < 0 || lp_close_output(f, tmp) < 0)
+	if (write_aggregate(o, f, view, units) < 0 || lp_close_output(f, tmp) < 0)
 		lp_write_failed(tmp);
 	if (rename(tmp, o->output) < 0)
 		lp_die(1, "cannot rename '%s' to '%s': %s", tmp, o->output, strerror(errno));
@@ -304,14 +307,15 @@ static void rewrite_output(const struct options *o, struct lp_window *win)
 
 /* --every: rewrites the output when stream time has passed the next
  * write's time, the one after that a whole DUR later. */
-static void every(const struct options *o, struct lp_window *win, int64_t *next)
+static void every(const struct options *o, struct lp_window *win, int64_t *next,
+		  const struct lp_folded_units *units)
 {
 	int64_t now = lp_window__latest(win);
 	if (*next == LP_TIME_NONE)
-		*next = now + o->every_ns;
+		*next = lp_add_sat(now, o->every_ns);
 	if (now >= *next) {
-		rewrite_output(o, win);
-		*next += (now - *next) / o->every_ns * o->every_ns + o->every_ns;
+		rewrite_output(o, win, units);
+		*next = lp_add_sat(*next + (now - *next) / o->every_ns * o->every_ns, o->every_ns);
 	}
 }
 
@@ -351,6 +355,7 @@ int main(int argc, char **argv)
 	bool heat_fmt = o.format == FMT_HEATMAP || o.format == FMT_HEATMAP_TSV;
 	struct lp_heatmap *heat = heat_fmt ? lp_heatmap__new(o.rows) : NULL;
 	struct filter filt = { .o = &o };
+	struct lp_folded_units units = { 0 };	/* what the counts are */
 	int status = 0;
 	/* trace-event streams: events are written as records arrive (every
 	 * input is open by now); on bad input the document is left unclosed,
@@ -369,7 +374,10 @@ int main(int argc, char **argv)
 			po.event_filter = filt.event;
 			lp_perfscript__set_default_opts(&po);
 		}
+		lp_folded_units__input(&units);
 		while ((rc = lp_reader__next(r, &rec)) > 0) {
+			if (rec.kind == LP_REC_HEADER)
+				lp_folded_units__header(&units, &rec.header);
 			if (trace) {
 				if ((rec.kind != LP_REC_SAMPLE || keep_sample(&filt, &rec.sample)) &&
 				    lp_tracejson__record(trace, &rec) < 0)
@@ -380,7 +388,10 @@ int main(int argc, char **argv)
 					continue;
 				if (pprof) {
 					lp_pprof__add(pprof, &rec.sample);
-				} else if (heat || win) {
+					continue;
+				}
+				rec.sample.weight = lp_folded_units__count(&units, &rec.sample);
+				if (heat || win) {
 					/* both need timed samples, and say so */
 					if ((heat ? lp_heatmap__add(heat, &rec.sample, &why)
 						  : lp_window__add(win, &rec.sample, &why)) < 0) {
@@ -389,7 +400,7 @@ int main(int argc, char **argv)
 						break;
 					}
 					if (win && o.every_ns)
-						every(&o, win, &next_write);
+						every(&o, win, &next_write, &units);
 				} else {
 					lp_folded_agg__add(agg, &rec.sample);
 				}
@@ -432,7 +443,7 @@ int main(int argc, char **argv)
 				lp_profile__free(profile);
 				profile = lp_window__view(win);
 			}
-			wr = write_aggregate(&o, out, profile);
+			wr = write_aggregate(&o, out, profile, &units);
 			break;
 		case FMT_LATENCY:
 			wr = o.human ? lp_latency__write_histograms(lat, out) :
@@ -455,6 +466,9 @@ int main(int argc, char **argv)
 		if (lp_close_output(out, o.output ? o.output : "stdout") < 0)
 			status = 1;
 	}
+	if (lp_folded_units__mixed(&units))
+		lp_error("the inputs add nanoseconds (mode off or wall) to other counts: "
+			 "the sums are neither");
 	lp_latency__free(lat);
 	lp_pprof__free(pprof);
 	if (win && lp_window__dropped(win))

@@ -228,6 +228,8 @@ int main(int argc, char **argv)
 		break;
 	case FORMAT_SVG:
 		o.svg.differential = true;
+		if (lp_diff__ns(d) && !o.svg.count_name)
+			o.svg.count_name = "ns";
 		ret = lp_flamegraph__write(out, lp_diff__profile(d), &o.svg);
 		break;
 	}

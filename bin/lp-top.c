@@ -209,7 +209,8 @@ static void draw(FILE *out, const struct options *o, bool terminal, bool at_end,
 	/* While input is still coming, the view's end moves with the clock
 	 * from the newest sample, so a producer gone quiet drains from view. */
 	if (!at_end && lp_top__latest(top) != LP_TIME_NONE)
-		lp_top__advance(top, lp_top__latest(top) + (lp_monotonic_ns() - st.latest_arrival));
+		lp_top__advance(top, lp_add_sat(lp_top__latest(top),
+						lp_monotonic_ns() - st.latest_arrival));
 	switch (o->top.mode) {
 	case LP_TOP_WINDOW:
 		snprintf(mode, sizeof(mode), "window %s", o->window_arg ? o->window_arg : "10s");

@@ -16,7 +16,7 @@
  * Only the first value of each is kept; "" when never seen. */
 struct side {
 	char *name;
-	char period[64], mode[64], event[128];
+	char *period, *mode, *event;	/* NULL until a header says */
 	char *sample_event;	/* the event kept (lp-collapse's filter), or NULL */
 	double total;		/* sum of the weights, in input order (as Perl sums) */
 	double samples;		/* number of samples (folded: the counts) */
@@ -31,6 +31,9 @@ struct lp_diff {
 	struct lp_profile *normalized;	/* built on demand by lp_diff__profile */
 	char *buf, *buf2;
 	size_t cap, cap2;
+	char *value;		/* an attribute's value (lp_attrs__get) */
+	size_t value_cap;
+	struct lp_folded_units units;	/* what the weights are (folded.h) */
 };
 
 struct lp_diff *lp_diff__new(const struct lp_diff_opts *opts)
@@ -53,7 +56,11 @@ void lp_diff__free(struct lp_diff *d)
 	for (int i = 0; i < 2; i++) {
 		free(d->side[i].name);
 		free(d->side[i].sample_event);
+		free(d->side[i].period);
+		free(d->side[i].mode);
+		free(d->side[i].event);
 	}
+	free(d->value);
 	lp_profile__free(d->weights);
 	lp_profile__free(d->counts);
 	lp_profile__free(d->normalized);
@@ -73,23 +80,18 @@ static void reserve(char **buf, size_t *cap, size_t need)
 	*cap = n;
 }
 
-static void note_header(struct side *s, const struct lp_header *h)
+static void note_header(struct lp_diff *d, struct side *s, const struct lp_header *h)
 {
-	static const struct {
+	struct {
 		const char *key;
-		size_t off, size;
+		char **dst;
 	} keys[] = {
-		{ "period_ns", offsetof(struct side, period), sizeof(((struct side *)0)->period) },
-		{ "mode", offsetof(struct side, mode), sizeof(((struct side *)0)->mode) },
-		{ "event", offsetof(struct side, event), sizeof(((struct side *)0)->event) },
+		{ "period_ns", &s->period }, { "mode", &s->mode }, { "event", &s->event },
 	};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		char *dst = (char *)s + keys[i].off;
-		if (*dst)
-			continue;
-		if (lp_attrs__get(&h->attrs, keys[i].key, dst, keys[i].size) < 0)
-			*dst = '\0';
-	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!*keys[i].dst && lp_attrs__get(&h->attrs, keys[i].key, &d->value,
+						   &d->value_cap) > 0)
+			*keys[i].dst = lp_strdup(d->value);
 }
 
 /* lp-collapse's sample filter, as stackcollapse-perf.pl's: one event per
@@ -182,11 +184,7 @@ static void flush(struct lp_diff *d, struct lp_folded_agg *a, struct lp_profile 
 static int keep_group(const struct lp_diff *d, int side, const struct lp_sample *smp)
 {
 	const char *want = d->opts.groups[side];
-	if (!want)
-		return 1;
-	char buf[256];
-	int n = lp_attrs__get(&smp->attrs, "group", buf, sizeof(buf));
-	return n >= 0 && (size_t)n < sizeof(buf) && !strcmp(buf, want);
+	return !want || lp_attrs__is(&smp->attrs, "group", want);
 }
 
 /* Reads one input into the sides in mask (bit 0: side 0, bit 1: side 1):
@@ -216,15 +214,19 @@ static int read_input(struct lp_diff *d, const char *path, int mask)
 	struct lp_folded_agg *weights[2] = { NULL, NULL }, *counts[2] = { NULL, NULL };
 	struct lp_record rec;
 	int ret;
+	lp_folded_units__input(&d->units);
 	while ((ret = lp_reader__next(r, &rec)) > 0) {
 		if (rec.kind == LP_REC_HEADER) {
+			lp_folded_units__header(&d->units, &rec.header);
 			for (int side = 0; side < 2; side++)
 				if (mask & (1 << side))
-					note_header(&d->side[side], &rec.header);
+					note_header(d, &d->side[side], &rec.header);
 			continue;
 		}
 		if (rec.kind != LP_REC_SAMPLE)
 			continue;
+		/* A cpu recording's weights are its sample counts. */
+		rec.sample.weight = lp_folded_units__count(&d->units, &rec.sample);
 		const struct lp_sample *smp = &rec.sample;
 		int folded = lp_reader__format(r) == LP_INPUT_FOLDED;
 		size_t len = 0;
@@ -303,18 +305,18 @@ int lp_diff__check(const struct lp_diff *d)
 		}
 		return 0;
 	}
-	if (*a->period && *b->period && !same_number(a->period, b->period)) {
+	if (a->period && b->period && !same_number(a->period, b->period)) {
 		lp_error("%s and %s were recorded at different periods (%s ns vs %s ns): use --normalize",
 			 an, bn, a->period, b->period);
 		return -1;
 	}
-	if (*a->mode && *b->mode && strcmp(a->mode, b->mode)) {
+	if (a->mode && b->mode && strcmp(a->mode, b->mode)) {
 		lp_error("%s and %s were recorded in different modes (%s vs %s): use --normalize",
 			 an, bn, a->mode, b->mode);
 		return -1;
 	}
-	const char *ae = *a->event ? a->event : a->sample_event ? a->sample_event : "";
-	const char *be = *b->event ? b->event : b->sample_event ? b->sample_event : "";
+	const char *ae = a->event ? a->event : a->sample_event ? a->sample_event : "";
+	const char *be = b->event ? b->event : b->sample_event ? b->sample_event : "";
 	if (*ae && *be && strcmp(ae, be)) {
 		lp_error("%s and %s were recorded on different events (%s vs %s): use --normalize",
 			 an, bn, ae, be);
@@ -354,8 +356,15 @@ static int cmp_line(const void *a, const void *b)
 	return (x->len > y->len) - (x->len < y->len);
 }
 
+const char *lp_diff__ns(const struct lp_diff *d)
+{
+	return lp_folded_units__ns(&d->units);
+}
+
 int lp_diff__write_folded(struct lp_diff *d, FILE *out)
 {
+	if (lp_diff__ns(d) && lp_folded__ns_comment(out, "lp-diff", lp_diff__ns(d)) < 0)
+		return -1;
 	size_t n;
 	const struct lp_profile_entry *const *e = lp_profile__sorted(d->weights, &n);
 	struct line *lines = lp_calloc(n + 1, sizeof(*lines));

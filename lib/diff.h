@@ -63,6 +63,9 @@ int lp_diff__check(const struct lp_diff *d);
  * bytewise (as LC_ALL=C sort), counts as Perl prints numbers:
  * difffolded.pl's output, in a deterministic order. */
 int lp_diff__write_folded(struct lp_diff *d, FILE *out);
+/* The mode ("off", "wall") when the weights are nanoseconds, else NULL:
+ * cpu recordings' weights are sample counts (lib/folded.h). */
+const char *lp_diff__ns(const struct lp_diff *d);
 /* The ranked text report (see man/lp-diff.1 for its columns). */
 int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_report_opts *opts);
 /* The merged profile with side 0 already normalised when asked (the input

@@ -4,6 +4,7 @@
  * the facts (module, address, kind, source line) and any option set can be
  * applied to it later. */
 #include "folded.h"
+#include "frame.h"
 #include "perfscript.h"
 #include "profile.h"
 #include "util.h"
@@ -95,15 +96,15 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 		*why = "NUL byte in a line";
 		return -1;
 	}
+	/* A count may be any length, as in flamegraph.pl. */
 	char nbuf[64];
 	size_t nlen = len - num;
-	if (nlen >= sizeof(nbuf)) {
-		*why = "count too long";
-		return -1;
-	}
-	memcpy(nbuf, line + num, nlen);
-	nbuf[nlen] = '\0';
-	double w = strtod(nbuf, NULL);
+	char *copy = nlen < sizeof(nbuf) ? nbuf : lp_malloc(nlen + 1);
+	memcpy(copy, line + num, nlen);
+	copy[nlen] = '\0';
+	double w = strtod(copy, NULL);
+	if (copy != nbuf)
+		free(copy);
 
 	size_t slen = (size_t)sp;
 	uint64_t h = lp_cache_hash(line, slen, 0);
@@ -160,7 +161,7 @@ static const struct lp_stack *intern_stack(struct lp_dict *dict, const char *lin
 			char *semi = strchr(s, ';');
 			if (semi)
 				*semi = '\0';
-			fscratch[nframes++] = lp_dict__frame(dict, LP_FRAME_USER, 0, "", s, "");
+			fscratch[nframes++] = lp_dict__named_frame(dict, LP_FRAME_USER, "", s, "");
 			if (!semi)
 				break;
 			s = semi + 1;
@@ -277,7 +278,7 @@ static void format_frame(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 			 const struct lp_frame *f, const struct lp_folded_opts *o)
 {
 	size_t start = out->len;
-	if (f->symbol[0]) {
+	if (f->symbol[0] || f->named) {
 		buf_add(out, f->symbol, strlen(f->symbol));
 		/* a ';' inside a frame would split it (stream input) */
 		for (size_t i = start; i < out->len; i++)
@@ -288,7 +289,7 @@ static void format_frame(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 		 * module is not known either, " <addr>" under --addrs; then
 		 * the same clean-up as any symbol. */
 		const char *name = f->module;
-		if (!name[0] || !strcmp(name, "[unknown]")) {
+		if (!lp_frame__has_module(f)) {
 			name = "unknown";
 		} else {
 			const char *slash = strrchr(name, '/');
@@ -309,6 +310,8 @@ static void format_frame(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 		size_t tl = lp_perfscript__tidy(out->s + out->len, raw, nl + al + 2, false);
 		out->len += tl;
 		free(raw);
+	} else {
+		buf_add(out, "[unknown]", 9);	/* nothing known: never an empty frame */
 	}
 	const char *text = out->s ? out->s + start : "";
 	size_t tlen = out->len - start;
@@ -354,6 +357,33 @@ size_t lp_folded__format(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 {
 	size_t n = lp_folded__comm(out, kinds, s, o);
 	return n + frames(out, kinds, s->stack, o, n > 0);
+}
+
+/* --- what the counts are ---------------------------------------------- */
+
+void lp_folded_units__header(struct lp_folded_units *u, const struct lp_header *h)
+{
+	static const char *const ns_modes[] = { "off", "wall" };
+	u->cur = LP_FOLDED_WEIGHTS;
+	if (lp_attrs__is(&h->attrs, "mode", "cpu") || lp_attrs__is(&h->attrs, "mode", "snapshot"))
+		u->cur = LP_FOLDED_SAMPLES;
+	for (size_t i = 0; i < sizeof(ns_modes) / sizeof(ns_modes[0]); i++)
+		if (lp_attrs__is(&h->attrs, "mode", ns_modes[i])) {
+			u->cur = LP_FOLDED_NS;
+			if (!u->ns_mode)
+				u->ns_mode = ns_modes[i];
+		}
+}
+
+const char *lp_folded_units__ns(const struct lp_folded_units *u)
+{
+	return u->ns && !u->samples && !u->weights ? u->ns_mode : NULL;
+}
+
+int lp_folded__ns_comment(FILE *out, const char *prog, const char *mode)
+{
+	return fprintf(out, "# %s: counts are nanoseconds (mode=%s): flamegraph.pl --countname=ns\n",
+		       prog, mode) < 0 ? -1 : 0;
 }
 
 /* --- aggregation ----------------------------------------------------- */

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include "stream.h"
 
 /* Parses one folded line.  1: a sample in *out (frames of kind user, weight
@@ -77,6 +78,54 @@ size_t lp_folded__frames(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 /* Both of the above: a sample's whole folded stack, without " COUNT". */
 size_t lp_folded__format(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 			 const struct lp_sample *s, const struct lp_folded_opts *o);
+
+/* --- what the counts are ---------------------------------------------- */
+
+/* What folded counts (and flame-graph widths) are for the samples of an lp
+ * stream, from its header's mode.  cpu and snapshot: samples, one a sample
+ * whatever its period, the "samples" flamegraph.pl says (a 997 Hz
+ * recording's periods are 1003009.03 ns: their sums are no counts);
+ * off and wall: the weights, nanoseconds, since samples weigh what they
+ * waited; anything else (no mode, perf script, folded): the weights as
+ * read, as stackcollapse-perf.pl sums perf's periods. */
+enum lp_folded_unit {
+	LP_FOLDED_WEIGHTS,
+	LP_FOLDED_SAMPLES,
+	LP_FOLDED_NS,
+};
+
+/* The units of the samples read so far: zero it, then give it each input
+ * as it opens, every header, and every sample through __count. */
+struct lp_folded_units {
+	enum lp_folded_unit cur;	/* the current stream's */
+	bool samples, ns, weights;	/* counted in some stream */
+	const char *ns_mode;		/* "off" or "wall": the first met */
+};
+static inline void lp_folded_units__input(struct lp_folded_units *u)
+{
+	u->cur = LP_FOLDED_WEIGHTS;
+}
+void lp_folded_units__header(struct lp_folded_units *u, const struct lp_header *h);
+/* A sample's count in the current stream: 1 for samples, else its weight. */
+static inline double lp_folded_units__count(struct lp_folded_units *u,
+					    const struct lp_sample *s)
+{
+	u->samples |= u->cur == LP_FOLDED_SAMPLES;
+	u->ns |= u->cur == LP_FOLDED_NS;
+	u->weights |= u->cur == LP_FOLDED_WEIGHTS;
+	return u->cur == LP_FOLDED_SAMPLES ? 1 : s->weight;
+}
+/* The mode ("off", "wall") when every count is nanoseconds, else NULL.
+ * lp_folded_units__mixed: counts of samples and nanoseconds were added. */
+const char *lp_folded_units__ns(const struct lp_folded_units *u);
+static inline bool lp_folded_units__mixed(const struct lp_folded_units *u)
+{
+	return u->ns && (u->samples || u->weights);
+}
+/* Folded output's first line when its counts are nanoseconds, a comment as
+ * austin writes its own ("# mode: wall"): flamegraph.pl skips it, lp reads
+ * it as one.  Returns 0, or -1 when the write failed. */
+int lp_folded__ns_comment(FILE *out, const char *prog, const char *mode);
 
 /* --- aggregation ---------------------------------------------------- */
 

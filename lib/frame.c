@@ -5,18 +5,31 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *lp_frame__name(const struct lp_frame *f, char *buf, size_t size)
+#include "util.h"
+
+bool lp_frame__has_module(const struct lp_frame *f)
 {
-	if (f->symbol[0])
+	return f->module[0] && strcmp(f->module, "[unknown]");
+}
+
+const char *lp_frame__name(const struct lp_frame *f, char **buf, size_t *cap)
+{
+	if (f->symbol[0] || f->named)
 		return f->symbol;
-	if (f->module[0]) {
+	if (lp_frame__has_module(f)) {
 		const char *base = strrchr(f->module, '/');
-		snprintf(buf, size, "[%s]", base ? base + 1 : f->module);
-		return buf;
+		base = base ? base + 1 : f->module;
+		size_t n = strlen(base);
+		lp_grow(buf, cap, n + 3);
+		(*buf)[0] = '[';
+		memcpy(*buf + 1, base, n);
+		memcpy(*buf + 1 + n, "]", 2);
+		return *buf;
 	}
 	if (f->addr) {
-		snprintf(buf, size, "0x%llx", (unsigned long long)f->addr);
-		return buf;
+		lp_grow(buf, cap, 20);
+		snprintf(*buf, 20, "0x%llx", (unsigned long long)f->addr);
+		return *buf;
 	}
 	return "[unknown]";
 }

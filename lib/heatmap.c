@@ -34,7 +34,6 @@
 
 #define NS_PER_SEC 1000000000LL
 #define MAX_COLUMNS 86400		/* a day of seconds */
-#define MAX_ABS_TIME (1LL << 61)	/* 73 years: every difference below fits in int64 */
 
 struct lp_heatmap {
 	int rows;
@@ -99,8 +98,8 @@ int lp_heatmap__add(struct lp_heatmap *h, const struct lp_sample *s, const char 
 		*why = "a heatmap needs timestamps (folded input and perf script without times have none)";
 		return -1;
 	}
-	if (t <= -MAX_ABS_TIME || t >= MAX_ABS_TIME) {
-		snprintf(h->why, sizeof(h->why), "sample time %" PRId64 " ns is out of range", t);
+	if (t < 0) {	/* the reader refuses them (formats/lp-stream.md) */
+		snprintf(h->why, sizeof(h->why), "sample time %" PRId64 " ns is negative", t);
 		*why = h->why;
 		return -1;
 	}
@@ -109,8 +108,8 @@ int lp_heatmap__add(struct lp_heatmap *h, const struct lp_sample *s, const char 
 		h->origin = h->tmin = h->tmax = t;
 		grow(h, 0, 1);
 	}
-	/* t and every earlier time within 2^61 of 0, origin within a day of
-	 * them: the differences cannot overflow. */
+	/* t and every earlier time are 0 to INT64_MAX, origin at most a second
+	 * below the earliest: the differences cannot overflow. */
 	size_t prepend = 0, col;
 	if (t < h->origin) {
 		prepend = (size_t)((h->origin - t - 1) / NS_PER_SEC + 1);	/* rounded up */
@@ -163,7 +162,7 @@ static void format_ms(char *buf, size_t size, const struct lp_heatmap *h, int r)
 static void format_range(char *buf, size_t size, const struct lp_heatmap *h, size_t col, int r)
 {
 	int64_t sec = h->origin + (int64_t)col * NS_PER_SEC;
-	int64_t from = sec + row_start_ns(h, r), to = sec + row_start_ns(h, r + 1);
+	int64_t from = sec + row_start_ns(h, r), to = lp_add_sat(sec, row_start_ns(h, r + 1));
 	if (from < 0)
 		snprintf(buf, size, "-");
 	else

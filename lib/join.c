@@ -324,15 +324,17 @@ static void *reader_main(void *arg)
 	struct input *in = arg;
 	struct lp_record rec;
 	uint64_t host = 0;
+	char *buf = NULL;
+	size_t cap = 0;
 	int r;
 	while (!atomic_load(&in->j->quit) && (r = lp_reader__next(in->reader, &rec)) > 0) {
 		if (rec.kind == LP_REC_HEADER) {
-			char buf[256];
-			int n = lp_attrs__get(&rec.header.attrs, "host", buf, sizeof(buf));
+			ssize_t n = lp_attrs__get(&rec.header.attrs, "host", &buf, &cap);
 			host = n > 0 && strcmp(buf, "-") ? lp_hash_bytes(LP_HASH_INIT, buf, n) : 0;
 		}
 		push(in, item_copy(in, &rec, host));
 	}
+	free(buf);
 	atomic_store(&in->done, r < 0 ? -1 : 1);
 	pthread_mutex_lock(&in->j->lock);
 	pthread_cond_signal(&in->j->wake);
@@ -440,10 +442,11 @@ struct state {
 	FILE *out;
 	struct thr **buckets;
 	size_t nbuckets, nthreads;
-	int64_t span_mark;	/* newest span end read (INT64_MAX after EOF) */
+	int64_t span_mark;	/* newest span end read */
 	int64_t sample_mark;	/* newest sample time read */
 	size_t held, kept;	/* samples held, spans kept */
-	bool samples_done;
+	/* Flags, not INT64_MAX marks: a span may end at INT64_MAX itself. */
+	bool samples_done, spans_done;
 	struct lp_attrs_buf ab;
 	char *tmp;
 	size_t tmpcap;
@@ -742,7 +745,7 @@ static void release(struct state *s, struct item *it)
 
 static int64_t release_mark(const struct state *s)
 {
-	if (s->span_mark == INT64_MAX)
+	if (s->spans_done)
 		return INT64_MAX;
 	if (s->span_mark == INT64_MIN)
 		return INT64_MIN;
@@ -762,14 +765,16 @@ static int64_t prune_mark(const struct state *s)
  * spans no later sample can fall in; frees the thread when it is empty. */
 static void thr_sweep(struct state *s, struct thr *t, int64_t rel, int64_t prune)
 {
-	while (t->samples.len && dq_key(&t->samples, 0) < rel) {
+	/* INT64_MAX is "after every time": it lets go of records at that very
+	 * time too, which a stream may hold (formats/lp-stream.md). */
+	while (t->samples.len && (dq_key(&t->samples, 0) < rel || rel == INT64_MAX)) {
 		/* Held samples have left the cache by now: fetch ahead. */
 		if (t->samples.len > PREFETCH_AHEAD)
 			PREFETCH_ITEM(dq_at(&t->samples, PREFETCH_AHEAD), 0);
 		release(s, dq_shift(&t->samples));
 		s->held--;
 	}
-	while (t->spans.len && dq_key(&t->spans, 0) < prune) {
+	while (t->spans.len && (dq_key(&t->spans, 0) < prune || prune == INT64_MAX)) {
 		unref(dq_shift(&t->spans));
 		s->kept--;
 	}
@@ -834,7 +839,7 @@ static void on_span(struct state *s, struct item *it)
 		item_free(it);
 		return;
 	}
-	if (sp->end_ns > s->span_mark && s->span_mark != INT64_MAX)
+	if (sp->end_ns > s->span_mark && !s->spans_done)
 		s->span_mark = sp->end_ns;
 	if (sp->start_ns < s->st->span_min)
 		s->st->span_min = sp->start_ns;
@@ -917,6 +922,22 @@ static void on_item(struct state *s, struct item *it)
 	if (r < 0)
 		out_failed(s);
 	item_free(it);
+}
+
+/* Samples let go before every span that could enclose them was read, and
+ * spans dropped before every sample they could enclose: their joins may be
+ * missing, which is lost data, so it goes into the stream where it
+ * happened (formats/lp-stream.md, kinds join-samples and join-spans). */
+static void write_early(struct state *s, size_t samples, size_t spans)
+{
+	/* At the newest time read on each side (LP_TIME_NONE is INT64_MIN). */
+	struct lp_lost l = { .time_ns = s->st->sample_max, .what = "join-samples",
+			     .count = samples };
+	if (samples && lp_writer__lost(s->w, &l) < 0)
+		out_failed(s);
+	l = (struct lp_lost){ .time_ns = s->st->span_max, .what = "join-spans", .count = spans };
+	if (spans && lp_writer__lost(s->w, &l) < 0)
+		out_failed(s);
 }
 
 static int64_t now_ns(void)
@@ -1038,7 +1059,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 				failed = true;
 				break;
 			}
-			s.span_mark = INT64_MAX;
+			s.spans_done = true;
 			sweep_all(&s, INT64_MAX, prune_mark(&s));
 			got_spans = true;
 		}
@@ -1077,7 +1098,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 			if (!stalled_since) {
 				stalled_since = now_ns();
 			} else if (now_ns() - stalled_since > opts->max_delay_ns) {
-				size_t before = s.held + s.kept;
+				size_t before = s.held + s.kept, held = s.held, kept = s.kept;
 				int64_t sm = s.sample_mark == INT64_MIN ? INT64_MAX
 									: s.sample_mark - opts->max_delay_ns;
 				int64_t pm = s.span_mark == INT64_MIN ? INT64_MAX
@@ -1087,6 +1108,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 					sweep_all(&s, samples_full ? INT64_MAX : rel,
 						  spans_full ? INT64_MAX : prune_mark(&s));
 				stats->early += before - (s.held + s.kept);
+				write_early(&s, held - s.held, kept - s.kept);
 				stalled_since = 0;
 			}
 		} else {

@@ -152,9 +152,11 @@ static struct probe **sorted_probes(struct lp_latency *l)
 	for (size_t i = 0; i <= l->mask; i++)
 		if (l->slots[i])
 			v[k++] = l->slots[i];
-	qsort(v, k, sizeof(*v), cmp_probe);
+	if (k > 1)	/* qsort's array may not be NULL, even empty (UBSan) */
+		qsort(v, k, sizeof(*v), cmp_probe);
 	for (size_t i = 0; i < k; i++)
-		qsort(v[i]->d, v[i]->n, sizeof(*v[i]->d), cmp_i64);
+		if (v[i]->n > 1)
+			qsort(v[i]->d, v[i]->n, sizeof(*v[i]->d), cmp_i64);
 	return v;
 }
 

@@ -52,6 +52,7 @@ void lp_perfscript__set_default_opts(const struct lp_perfscript_opts *o)
  * strings are offsets into ps->pbuf. */
 struct piece {
 	char kind;
+	bool named;		/* its text is its name, "" included ("a->->b") */
 	uint64_t addr;
 	size_t mod, sym, src;	/* offsets of NUL-terminated strings */
 };
@@ -128,6 +129,7 @@ struct lp_perfscript {
  * dictionary goes with its reader. */
 struct carry_frame {
 	char kind;
+	bool named;
 	uint64_t addr;
 	char *module, *symbol, *srcline;
 };
@@ -187,7 +189,8 @@ static void carry_save(struct lp_perfscript *ps)
 	carry.frames = lp_calloc(ps->nrev ? ps->nrev : 1, sizeof(*carry.frames));
 	for (size_t i = 0; i < ps->nrev; i++) {
 		const struct lp_frame *f = ps->rev[i];
-		carry.frames[i] = (struct carry_frame){ f->kind, f->addr, lp_strdup(f->module),
+		carry.frames[i] = (struct carry_frame){ f->kind, f->named, f->addr,
+							lp_strdup(f->module),
 							lp_strdup(f->symbol),
 							lp_strdup(f->srcline) };
 	}
@@ -221,8 +224,10 @@ static void carry_restore(struct lp_perfscript *ps)
 	grow((void **)&ps->rev, &ps->caprev, carry.nframes, sizeof(*ps->rev));
 	for (size_t i = 0; i < carry.nframes; i++) {
 		struct carry_frame *f = &carry.frames[i];
-		ps->rev[i] = lp_dict__frame(ps->dict, f->kind, f->addr, f->module, f->symbol,
-					    f->srcline);
+		struct lp_frame fr = { .kind = f->kind, .addr = f->addr, .module = f->module,
+				       .symbol = f->symbol, .srcline = f->srcline, .build_id = "",
+				       .named = f->named };
+		ps->rev[i] = lp_dict__frame_copy(ps->dict, &fr);
 		free(f->module);
 		free(f->symbol);
 		free(f->srcline);
@@ -457,12 +462,13 @@ static double parse_period(const char *s, size_t n)
 			v = v * 10 + (s[i] - '0');
 		return v;
 	}
-	char buf[64];
-	if (n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return strtod(buf, NULL);
+	char buf[64], *copy = n < sizeof(buf) ? buf : lp_malloc(n + 1);	/* any length */
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	double v = strtod(copy, NULL);
+	if (copy != buf)
+		free(copy);
+	return v;
 }
 
 /* Returns 1 when the line is an event line (handled, or filtered out). */
@@ -677,6 +683,7 @@ static size_t make_pieces(struct lp_perfscript *ps, const char *l, const struct 
 		struct piece *pc_ = &ps->pend[nf];
 		pc_->kind = nf ? LP_FRAME_INLINE : kernel ? LP_FRAME_KERNEL :
 			jit ? LP_FRAME_JIT : LP_FRAME_USER;
+		pc_->named = false;
 		pc_->src = empty_off;
 		if (n == 9 && !memcmp(f, "[unknown]", 9)) {
 			/* Printed from its module (and address) by the
@@ -692,6 +699,7 @@ static size_t make_pieces(struct lp_perfscript *ps, const char *l, const struct 
 			size_t tl = lp_perfscript__tidy(ps->pbuf + off, f, n, ps->java);
 			ps->plen += tl + 1;
 			pc_->addr = 0;
+			pc_->named = true;
 			pc_->sym = off;
 			/* A symbol cleaned up to nothing prints as nothing, not
 			 * as its module. */
@@ -715,8 +723,10 @@ static void intern_pending(struct lp_perfscript *ps, size_t n)
 	grow((void **)&ps->tmp, &ps->captmp, n, sizeof(*ps->tmp));
 	for (size_t i = 0; i < n; i++) {
 		const struct piece *p = &ps->pend[i];
-		ps->tmp[i] = lp_dict__frame(ps->dict, p->kind, p->addr, ps->pbuf + p->mod,
-					    ps->pbuf + p->sym, ps->pbuf + p->src);
+		ps->tmp[i] = p->named ? lp_dict__named_frame(ps->dict, p->kind, ps->pbuf + p->mod,
+							     ps->pbuf + p->sym, ps->pbuf + p->src)
+				      : lp_dict__frame(ps->dict, p->kind, p->addr, ps->pbuf + p->mod,
+						       ps->pbuf + p->sym, ps->pbuf + p->src);
 	}
 }
 
@@ -954,7 +964,8 @@ static const struct lp_stack *intern_stack(struct lp_perfscript *ps)
 			ps->scache_count++;
 	}
 	grow((void **)&e->frames, &e->fcap, n ? n : 1, sizeof(*e->frames));
-	memcpy(e->frames, ps->rev, bytes);
+	if (bytes)	/* an empty stack's ps->rev may be NULL */
+		memcpy(e->frames, ps->rev, bytes);
 	e->hash = hv;
 	e->n = n;
 	e->stack = st;

@@ -126,16 +126,18 @@ static bool timed_event(const char *event)
 
 void lp_pprof__header(struct lp_pprof *p, const struct lp_header *h)
 {
-	char v[128];
+	char *v = NULL;
+	size_t cap = 0;
 	int64_t ns;
 	const char *why;
-	if (!p->event && lp_attrs__get(&h->attrs, "event", v, sizeof(v)) > 0) {
+	if (!p->event && lp_attrs__get(&h->attrs, "event", &v, &cap) > 0) {
 		p->event = lp_strdup(v);
 		p->timed = timed_event(v);
 	}
-	if (!p->period_ns && lp_attrs__get(&h->attrs, "period_ns", v, sizeof(v)) > 0 &&
+	if (!p->period_ns && lp_attrs__get(&h->attrs, "period_ns", &v, &cap) > 0 &&
 	    lp_parse_i64(v, 1, INT64_MAX, &ns, &why) == 0)
 		p->period_ns = ns;
+	free(v);
 }
 
 static uint64_t mapping_id(struct lp_pprof *p, const struct lp_frame *f)
@@ -160,15 +162,17 @@ static uint64_t mapping_id(struct lp_pprof *p, const struct lp_frame *f)
  * unresolved frame: [module], or [unknown]. */
 static uint64_t function_id(struct lp_pprof *p, const struct lp_frame *f, int64_t *line)
 {
-	char name[512];
+	char *name = NULL;	/* a module's name may be any length */
 	const char *sym = f->symbol;
-	if (!sym[0]) {
+	if (!sym[0] && !f->named) {
 		const char *base = strrchr(f->module, '/');
 		base = base ? base + 1 : f->module;
+		size_t size = strlen(base) + sizeof("[unknown]");
+		name = lp_malloc(size);
 		if (base[0] == '[')	/* [kernel.kallsyms], [unknown], [vdso]... */
-			snprintf(name, sizeof(name), "%s", base);
+			snprintf(name, size, "%s", base);
 		else
-			snprintf(name, sizeof(name), "[%s]", base[0] ? base : "unknown");
+			snprintf(name, size, "[%s]", base[0] ? base : "unknown");
 		sym = name;
 	}
 	size_t flen = strlen(f->srcline);
@@ -179,6 +183,7 @@ static uint64_t function_id(struct lp_pprof *p, const struct lp_frame *f, int64_
 		flen = (size_t)(colon - f->srcline);
 	}
 	uint64_t n = str(p, sym), file = intern_string(p, f->srcline, flen);
+	free(name);
 	uint64_t key = lp_hashmap__key(lp_hash_bytes(lp_hash_bytes(LP_HASH_INIT, &n, 8), &file, 8));
 	for (;; key = lp_hashmap__key(key + 1)) {
 		uintptr_t id = (uintptr_t)lp_hashmap__get(&p->function_ids, key);

@@ -62,52 +62,30 @@ int lp_split_pred__parse(const char *s, struct lp_split_pred *p, const char **wh
 
 /* --- attributes, read in place (this runs once per sample) ------------- */
 
+/* An attribute as written, without a copy (lp_attrs__raw). */
 static bool attr_raw(const struct lp_attrs *a, const char *key, size_t klen,
 		     const char **val, size_t *vlen)
 {
-	const char *p = a->text, *end = a->text + a->len;
-	while (p < end) {
-		const char *tab = memchr(p, '\t', end - p);
-		const char *fend = tab ? tab : end;
-		if ((size_t)(fend - p) > klen && p[klen] == '=' && !memcmp(p, key, klen)) {
-			*val = p + klen + 1;
-			*vlen = fend - *val;
-			return true;
-		}
-		p = fend + 1;
-	}
-	return false;
+	return (*val = lp_attrs__raw(a, key, klen, vlen)) != NULL;
 }
 
-/* The value unescaped into buf (NUL-terminated), or NULL when absent. */
-static const char *attr_get(const struct lp_attrs *a, const char *key, char **buf, size_t *cap)
-{
-	const char *v;
-	size_t n;
-	if (!attr_raw(a, key, strlen(key), &v, &n))
-		return NULL;
-	if (n + 1 > *cap) {
-		*cap = n + 64;
-		*buf = lp_realloc(*buf, *cap);
-	}
-	(*buf)[lp_unescape(*buf, v, n)] = '\0';
-	return *buf;
-}
-
-/* lp-join writes these as plain decimals: read them without strtoll. */
+/* lp-join writes these as plain decimals: read them without strtoll.  Any
+ * int64 (19 digits), refusing what overflows rather than wrapping. */
 static bool raw_i64(const char *v, size_t n, int64_t *out)
 {
 	bool neg = n && *v == '-';
 	size_t i = neg;
-	if (n <= i || n - i > 18)
+	if (n <= i || n - i > 19)
 		return false;
-	int64_t x = 0;
+	uint64_t x = 0;
 	for (; i < n; i++) {
 		if (v[i] < '0' || v[i] > '9')
 			return false;
-		x = x * 10 + (v[i] - '0');
+		x = x * 10 + (uint64_t)(v[i] - '0');	/* 19 digits fit in 64 bits */
 	}
-	*out = neg ? -x : x;
+	if (x > (uint64_t)INT64_MAX + neg)
+		return false;
+	*out = neg ? (int64_t)(0 - x) : (int64_t)x;
 	return true;
 }
 
@@ -162,6 +140,10 @@ struct split {
 	size_t bufcap;
 	char *kbuf;
 	size_t kbufcap;
+	char *value;		/* an attribute's value (lp_attrs__get) */
+	size_t value_cap;
+	char *name;		/* a frame's name (lp_frame__name) */
+	size_t name_cap;
 };
 
 static char *fmt_duration(int64_t ns)
@@ -267,7 +249,7 @@ static bool preds_ok(struct split *s, const struct lp_attrs *a, const char *pref
 			s->kbuf = lp_realloc(s->kbuf, s->kbufcap);
 		}
 		snprintf(s->kbuf, s->kbufcap, "%s%s", prefix, p->key);
-		if (!pred_ok(p, attr_get(a, s->kbuf, &s->buf, &s->bufcap)))
+		if (!pred_ok(p, lp_attrs__get(a, s->kbuf, &s->buf, &s->bufcap) < 0 ? NULL : s->buf))
 			return false;
 	}
 	return true;
@@ -381,11 +363,11 @@ struct blocker {
 	struct blocker *next;	/* another name with the same hash */
 };
 
-static void add_blocked(struct group *g, const struct lp_stack *st, double weight)
+static void add_blocked(struct split *s, struct group *g, const struct lp_stack *st,
+			double weight)
 {
 	const struct lp_frame *f = lp_stack__blocking_frame(st);
-	char buf[64];
-	const char *name = f ? lp_frame__name(f, buf, sizeof(buf)) : "[unknown]";
+	const char *name = f ? lp_frame__name(f, &s->name, &s->name_cap) : "[unknown]";
 	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, name, strlen(name)));
 	struct blocker *head = lp_hashmap__get(&g->blockers, key), *b;
 
@@ -450,18 +432,16 @@ static void free_blockers(struct group *g)
 
 static void emit_sample(struct split *s, const struct lp_sample *smp, struct group *g)
 {
-	char state[16];
-
 	g->samples++;
 	g->sample_weight += smp->weight;
-	if (lp_attrs__get(&smp->attrs, "state", state, sizeof(state)) >= 0)
-		for (int k = 0; k < 3; k++)
-			if (!strcmp(state, state_names[k])) {
-				g->state_weight[k] += smp->weight;
-				s->have_states = true;
-				if (k == ST_BLOCKED)
-					add_blocked(g, smp->stack, smp->weight);
-			}
+	ssize_t n = lp_attrs__get(&smp->attrs, "state", &s->value, &s->value_cap);
+	for (int k = 0; n >= 0 && k < 3; k++)
+		if ((size_t)n == strlen(state_names[k]) && !memcmp(s->value, state_names[k], n)) {
+			g->state_weight[k] += smp->weight;
+			s->have_states = true;
+			if (k == ST_BLOCKED)
+				add_blocked(s, g, smp->stack, smp->weight);
+		}
 	if (g->out < 0)
 		return;
 	struct output *out = &s->outs[g->out];
@@ -748,11 +728,35 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 
 /* --- the report ----------------------------------------------------------- */
 
-static double sorted_rank(const int64_t *v, size_t n, double p)
+static int64_t sorted_rank(const int64_t *v, size_t n, double p)
 {
 	double rank = ceil(p * (double)n);
 	size_t k = rank < 1 ? 1 : (size_t)rank;
-	return (double)v[(k > n ? n : k) - 1];
+	return v[(k > n ? n : k) - 1];
+}
+
+/* A group's percentile in ns, printed exactly: the sorted durations' own
+ * value, or the sketch's estimate, which never is above the largest
+ * duration seen (its bucket's midpoint may be; near INT64_MAX a double
+ * would not even convert back). */
+static void print_percentile(FILE *f, const struct split *s, const struct group *g, double p)
+{
+	int64_t v;
+	if (!g->spans) {
+		fputs("-\t", f);
+		return;
+	}
+	if (g->lat) {
+		double e = lp_quantile__get(g->lat, p);
+		if (isnan(e)) {
+			fputs("-\t", f);
+			return;
+		}
+		v = e >= (double)g->max_ns ? g->max_ns : (int64_t)llround(e);
+	} else {
+		v = sorted_rank(s->durs + g->lo, g->hi - g->lo, p);
+	}
+	fprintf(f, "%" PRId64 "\t", v);
 }
 
 static int report(struct split *s)
@@ -790,18 +794,9 @@ static int report(struct split *s)
 			fprintf(f, "-\t%" PRIu64 "\t-\t-\t-\t-\t-\t", g->samples);
 		} else {
 			fprintf(f, "%" PRIu64 "\t%" PRIu64 "\t", g->spans, g->samples);
-			for (int k = 0; k < 3; k++) {
-				static const double ps[3] = { 0.5, 0.9, 0.99 };
-				double v = NAN;
-				if (g->spans && g->lat)
-					v = lp_quantile__get(g->lat, ps[k]);
-				else if (g->spans)
-					v = sorted_rank(s->durs + g->lo, g->hi - g->lo, ps[k]);
-				if (isnan(v))
-					fprintf(f, "-\t");
-				else
-					fprintf(f, "%.0f\t", v);
-			}
+			static const double ps[3] = { 0.5, 0.9, 0.99 };
+			for (int k = 0; k < 3; k++)
+				print_percentile(f, s, g, ps[k]);
 			if (g->spans)
 				fprintf(f, "%" PRId64 "\t", g->max_ns);
 			else
@@ -937,6 +932,8 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	free(s.durs);
 	free(s.buf);
 	free(s.kbuf);
+	free(s.value);
+	free(s.name);
 	lp_attrs_buf__free(&s.ab);
 	lp_quantile__free(s.sketch);
 	return out_rc;

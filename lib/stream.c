@@ -89,7 +89,8 @@ const char *lp_dict__string(struct lp_dict *d, const char *s, size_t len)
 }
 
 static uint64_t frame_hash(char kind, uint64_t addr, const char *module,
-			   const char *symbol, const char *srcline, const char *build_id)
+			   const char *symbol, const char *srcline, const char *build_id,
+			   bool named)
 {
 	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &kind, 1);
 	h = lp_hash_bytes(h, &addr, sizeof(addr));
@@ -97,18 +98,21 @@ static uint64_t frame_hash(char kind, uint64_t addr, const char *module,
 	h = lp_hash_bytes(h, symbol, strlen(symbol) + 1);
 	h = lp_hash_bytes(h, srcline, strlen(srcline) + 1);
 	/* Only raw frames have one: every other frame's id is as it was. */
-	return build_id[0] ? lp_hash_bytes(h, build_id, strlen(build_id) + 1) : h;
+	if (build_id[0])
+		h = lp_hash_bytes(h, build_id, strlen(build_id) + 1);
+	/* Only an empty name differs from the unresolved frame; "a" is "a". */
+	return named && !symbol[0] ? lp_hash_bytes(h, "n", 1) : h;
 }
 
 static const struct lp_frame *intern_frame(struct lp_dict *d, char kind, uint64_t addr,
 					   const char *module, const char *symbol,
-					   const char *srcline, const char *build_id)
+					   const char *srcline, const char *build_id, bool named)
 {
 	module = module ? module : "";
 	symbol = symbol ? symbol : "";
 	srcline = srcline ? srcline : "";
 	build_id = build_id ? build_id : "";
-	uint64_t id = frame_hash(kind, addr, module, symbol, srcline, build_id);
+	uint64_t id = frame_hash(kind, addr, module, symbol, srcline, build_id, named);
 	struct lp_frame *f = lp_hashmap__get(&d->frames, lp_hashmap__key(id));
 	if (f)
 		return f;
@@ -120,6 +124,7 @@ static const struct lp_frame *intern_frame(struct lp_dict *d, char kind, uint64_
 	f->symbol = arena_strdup(d, symbol, strlen(symbol));
 	f->srcline = srcline[0] ? lp_dict__string(d, srcline, strlen(srcline)) : "";
 	f->build_id = build_id[0] ? lp_dict__string(d, build_id, strlen(build_id)) : "";
+	f->named = named && !symbol[0];
 	lp_hashmap__put(&d->frames, lp_hashmap__key(id), f);
 	return f;
 }
@@ -128,18 +133,25 @@ const struct lp_frame *lp_dict__frame(struct lp_dict *d, char kind, uint64_t add
 				      const char *module, const char *symbol,
 				      const char *srcline)
 {
-	return intern_frame(d, kind, addr, module, symbol, srcline, "");
+	return intern_frame(d, kind, addr, module, symbol, srcline, "", false);
+}
+
+const struct lp_frame *lp_dict__named_frame(struct lp_dict *d, char kind, const char *module,
+					    const char *name, const char *srcline)
+{
+	return intern_frame(d, kind, 0, module, name, srcline, "", true);
 }
 
 const struct lp_frame *lp_dict__raw_frame(struct lp_dict *d, uint64_t addr, const char *module,
 					  const char *build_id)
 {
-	return intern_frame(d, LP_FRAME_USER, addr, module, "", "", build_id);
+	return intern_frame(d, LP_FRAME_USER, addr, module, "", "", build_id, false);
 }
 
 const struct lp_frame *lp_dict__frame_copy(struct lp_dict *d, const struct lp_frame *f)
 {
-	return intern_frame(d, f->kind, f->addr, f->module, f->symbol, f->srcline, f->build_id);
+	return intern_frame(d, f->kind, f->addr, f->module, f->symbol, f->srcline, f->build_id,
+			    f->named);
 }
 
 static uint64_t stack_hash(const struct lp_frame *const *frames, size_t n)
@@ -277,38 +289,52 @@ size_t lp_unescape(char *dst, const char *src, size_t len)
 
 /* --- attributes ----------------------------------------------------- */
 
-int lp_attrs__get(const struct lp_attrs *attrs, const char *key, char *buf, size_t size)
+const char *lp_attrs__raw(const struct lp_attrs *attrs, const char *key, size_t klen,
+			 size_t *len)
 {
-	size_t klen = strlen(key);
 	const char *p = attrs->text, *end = attrs->text + attrs->len;
 	while (p < end) {
 		const char *tab = memchr(p, '\t', end - p);
 		const char *fend = tab ? tab : end;
-		if ((size_t)(fend - p) > klen && !memcmp(p, key, klen) && p[klen] == '=') {
-			const char *v = p + klen + 1;
-			size_t vlen = fend - v;
-			if (!memchr(v, '\\', vlen)) {
-				/* nothing to unescape: no copy, no allocation */
-				if (size) {
-					size_t copy = vlen < size - 1 ? vlen : size - 1;
-					memcpy(buf, v, copy);
-					buf[copy] = '\0';
-				}
-				return (int)vlen;
-			}
-			char *tmp = lp_malloc(vlen + 1);	/* unescaping never lengthens */
-			size_t n = lp_unescape(tmp, v, vlen);
-			if (size) {
-				size_t copy = n < size - 1 ? n : size - 1;
-				memcpy(buf, tmp, copy);
-				buf[copy] = '\0';
-			}
-			free(tmp);
-			return (int)n;
+		if ((size_t)(fend - p) > klen && p[klen] == '=' && !memcmp(p, key, klen)) {
+			*len = fend - (p + klen + 1);
+			return p + klen + 1;
 		}
 		p = fend + 1;
 	}
-	return -1;
+	return NULL;
+}
+
+ssize_t lp_attrs__get(const struct lp_attrs *attrs, const char *key, char **buf, size_t *cap)
+{
+	size_t vlen, n;
+	const char *v = lp_attrs__raw(attrs, key, strlen(key), &vlen);
+	if (!v)
+		return -1;
+	lp_grow(buf, cap, vlen + 1);	/* unescaping never lengthens */
+	if (memchr(v, '\\', vlen)) {
+		n = lp_unescape(*buf, v, vlen);
+	} else {
+		memcpy(*buf, v, vlen);
+		n = vlen;
+	}
+	(*buf)[n] = '\0';
+	return (ssize_t)n;
+}
+
+bool lp_attrs__is(const struct lp_attrs *attrs, const char *key, const char *value)
+{
+	size_t vlen, want = strlen(value);
+	const char *v = lp_attrs__raw(attrs, key, strlen(key), &vlen);
+	if (!v || vlen < want)	/* escaping only lengthens */
+		return false;
+	if (!memchr(v, '\\', vlen))
+		return vlen == want && !memcmp(v, value, want);
+	char *tmp = lp_malloc(vlen);
+	size_t n = lp_unescape(tmp, v, vlen);
+	bool same = n == want && !memcmp(tmp, value, want);
+	free(tmp);
+	return same;
 }
 
 int lp_attrs_buf__add(struct lp_attrs_buf *b, const char *key, const char *value)
@@ -378,6 +404,8 @@ struct lp_reader {
 	struct lp_hashmap frame_ids, stack_ids;
 	const struct lp_frame **scratch;
 	size_t scratch_cap;
+	char *value;		/* an attribute's value (lp_attrs__get) */
+	size_t value_cap;
 	uint64_t warnings;
 	int failed;
 };
@@ -429,6 +457,7 @@ void lp_reader__free(struct lp_reader *r)
 	lp_hashmap__fini(&r->stack_ids);
 	lp_dict__free(r->dict);
 	free(r->scratch);
+	free(r->value);
 	free(r->name);
 	free(r);
 }
@@ -586,6 +615,24 @@ static int parse_int_len(const char *s, size_t len, int64_t *out)
 	return 0;
 }
 
+/* A time: "-" (LP_TIME_NONE) or ns from 0 to INT64_MAX (formats/lp-stream.md):
+ * CLOCK_MONOTONIC is never negative, and with both ends in that range a
+ * duration end - start cannot overflow. */
+#define TIME_RANGE "times are 0 to 9223372036854775807 ns"
+static int parse_time(const char *s, size_t len, int64_t *out)
+{
+	if (parse_int_len(s, len, out) < 0)
+		return -1;
+	return *out < 0 && *out != LP_TIME_NONE ? -1 : 0;
+}
+
+/* Why a time did not parse: its range when it is an integer. */
+static const char *time_why(const char *s)
+{
+	const char *p = s + (*s == '-');
+	return *p && strspn(p, "0123456789") == strlen(p) ? ": " TIME_RANGE : "";
+}
+
 static int parse_id32(const char *s, int32_t *out)
 {
 	int64_t v;
@@ -686,15 +733,15 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		const char *why;
 		if (strcmp(f[3], "-") && lp_parse_addr(f[3], UINT64_MAX, &addr, &why) < 0)
 			BAD("frame: address '%s': %s", f[3], why);
-		char build_id[2 * 64 + 1] = "";
 		struct lp_attrs attrs = { rest ? rest : "", rest ? rest_len : 0 };
-		int idlen = lp_attrs__get(&attrs, "build_id", build_id, sizeof(build_id));
-		if (idlen >= (int)sizeof(build_id))
-			BAD("frame: build_id longer than %zu hex digits", sizeof(build_id) - 1);
-		if (idlen >= 0 && (!idlen || strspn(build_id, "0123456789abcdef") != (size_t)idlen))
-			BAD("frame: build_id '%s' is not lower-case hex", build_id);
+		/* named=1: SYMBOL "-" is the empty name, not an unresolved one */
+		bool named = attrs.len && lp_attrs__is(&attrs, "named", "1");
+		ssize_t idlen = lp_attrs__get(&attrs, "build_id", &r->value, &r->value_cap);
+		if (idlen >= 0 && (!idlen || strspn(r->value, "0123456789abcdef") != (size_t)idlen))
+			BAD("frame: build_id '%s' is not lower-case hex", r->value);
 		const struct lp_frame *fr = intern_frame(r->dict, f[2][0], addr,
-			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]), build_id);
+			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]),
+			idlen > 0 ? r->value : "", named);
 		lp_hashmap__put(&r->frame_ids, id_key(f[1]), (void *)fr);
 		rec->kind = LP_REC_FRAME;
 		rec->frame = fr;
@@ -733,8 +780,8 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 			n = split_fields(line, len, f, 9, &rest, &rest_len);
 			if (n < 9)
 				BAD("sample: expected 9 fields, got %zu", n);
-			if (parse_int_len(f[1], f[2] - f[1] - 1, &s->time_ns) < 0)
-				BAD("sample: bad time '%s'", f[1]);
+			if (parse_time(f[1], f[2] - f[1] - 1, &s->time_ns) < 0)
+				BAD("sample: bad time '%s'%s", f[1], time_why(f[1]));
 			if (parse_id32(f[2], &s->pid) < 0 || parse_id32(f[3], &s->tid) < 0 ||
 			    parse_id32(f[4], &s->cpu) < 0)
 				BAD("sample: bad pid, tid or cpu");
@@ -763,11 +810,11 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 			BAD("span: expected 7 fields, got %zu", n);
 		struct lp_span *sp = &rec->span;
 		int64_t depth;
-		if (parse_int_len(f[1], f[2] - f[1] - 1, &sp->start_ns) < 0 ||
+		if (parse_time(f[1], f[2] - f[1] - 1, &sp->start_ns) < 0 ||
 		    sp->start_ns == LP_TIME_NONE)
-			BAD("span: bad start '%s'", f[1]);
-		if (parse_int_len(f[2], f[3] - f[2] - 1, &sp->end_ns) < 0)
-			BAD("span: bad end '%s'", f[2]);
+			BAD("span: bad start '%s'%s", f[1], time_why(f[1]));
+		if (parse_time(f[2], f[3] - f[2] - 1, &sp->end_ns) < 0)
+			BAD("span: bad end '%s'%s", f[2], time_why(f[2]));
 		if (sp->end_ns != LP_TIME_NONE && sp->end_ns < sp->start_ns)
 			BAD("span: ends (%s) before it starts (%s)", f[2], f[1]);
 		if (parse_id32(f[3], &sp->pid) < 0 || parse_id32(f[4], &sp->tid) < 0)
@@ -784,8 +831,8 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		if (n < 5)
 			BAD("event: expected 5 fields, got %zu", n);
 		struct lp_event *ev = &rec->event;
-		if (parse_int(f[1], &ev->time_ns) < 0)
-			BAD("event: bad time '%s'", f[1]);
+		if (parse_time(f[1], strlen(f[1]), &ev->time_ns) < 0)
+			BAD("event: bad time '%s'%s", f[1], time_why(f[1]));
 		if (parse_id32(f[2], &ev->pid) < 0 || parse_id32(f[3], &ev->tid) < 0)
 			BAD("event: bad pid or tid");
 		ev->probe = unescape_field(f[4]);
@@ -798,8 +845,8 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		if (n < 4)
 			BAD("lost: expected 4 fields, got %zu", n);
 		int64_t count;
-		if (parse_int(f[1], &rec->lost.time_ns) < 0)
-			BAD("lost: bad time '%s'", f[1]);
+		if (parse_time(f[1], strlen(f[1]), &rec->lost.time_ns) < 0)
+			BAD("lost: bad time '%s'%s", f[1], time_why(f[1]));
 		if (parse_int(f[3], &count) < 0 || count < 0)
 			BAD("lost: bad count '%s'", f[3]);
 		rec->lost.what = unescape_field(f[2]);
@@ -1145,6 +1192,8 @@ int lp_writer__frame(struct lp_writer *w, const struct lp_frame *f)
 		put_raw(w, "\tbuild_id=", 10);
 		put_raw(w, f->build_id, strlen(f->build_id));
 	}
+	if (f->named)	/* its SYMBOL "-" is "", not unresolved */
+		put_raw(w, "\tnamed=1", 8);
 	return flush_line(w);
 }
 

@@ -9,9 +9,11 @@
 #ifndef LP_STREAM_H
 #define LP_STREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define LP_STREAM_MAGIC "lp-stream"
 #define LP_STREAM_VERSION 1
@@ -33,6 +35,9 @@ struct lp_frame {
 	const char *symbol;	/* "" when not resolved */
 	const char *srcline;	/* "file:line"; "" when not known */
 	const char *build_id;	/* raw frames: the module's build-id in hex; "" when none */
+	/* symbol is the frame's name even when "": a folded line's empty
+	 * frame ("a;;b") is a name as written, not an unresolved frame. */
+	bool named;
 };
 
 struct lp_stack {
@@ -122,6 +127,10 @@ void lp_dict__free(struct lp_dict *dict);
 const struct lp_frame *lp_dict__frame(struct lp_dict *dict, char kind, uint64_t addr,
 				      const char *module, const char *symbol,
 				      const char *srcline);
+/* A frame whose name is the text it was read from, "" included (folded
+ * text's "a;;b", perf script's "a->->b"): named, never unresolved. */
+const struct lp_frame *lp_dict__named_frame(struct lp_dict *dict, char kind, const char *module,
+					    const char *name, const char *srcline);
 /* A raw frame: an address in module's file, whose build it names. */
 const struct lp_frame *lp_dict__raw_frame(struct lp_dict *dict, uint64_t addr,
 					  const char *module, const char *build_id);
@@ -162,9 +171,17 @@ int lp_input_format__parse(const char *name);
 void lp_reader__error(const struct lp_reader *reader, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Looks "key" up in attrs; copies its unescaped value into buf.  Returns the
- * value's length, or -1 when the key is absent. */
-int lp_attrs__get(const struct lp_attrs *attrs, const char *key, char *buf, size_t size);
+/* Looks "key" up in attrs and puts its unescaped value, NUL-terminated, in
+ * *buf, which grows to fit (lp_grow): a value may be any length.  *buf and
+ * *cap start NULL and 0, are kept from call to call, and the caller frees
+ * *buf.  Returns the value's length, or -1 when the key is absent. */
+ssize_t lp_attrs__get(const struct lp_attrs *attrs, const char *key, char **buf, size_t *cap);
+/* The value of key (klen bytes) as written, escaped, and its length in
+ * *len; NULL when the key is absent.  No copy: for the hot paths. */
+const char *lp_attrs__raw(const struct lp_attrs *attrs, const char *key, size_t klen,
+			 size_t *len);
+/* Whether attrs has "key" and its unescaped value is exactly value. */
+bool lp_attrs__is(const struct lp_attrs *attrs, const char *key, const char *value);
 
 /* --- writing --------------------------------------------------------- */
 

@@ -93,7 +93,7 @@ struct lp_file {
 	char *path;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	char build_id[2 * 64 + 1];	/* hex; "" when it has none */
+	char *build_id;		/* hex; "" when it has none */
 	bool warned;
 };
 
@@ -154,6 +154,7 @@ void lp_symbolizer__free(struct lp_symbolizer *s)
 		if (f->dwfl)
 			dwfl_end(f->dwfl);
 		free(f->path);
+		free(f->build_id);
 		free(f);
 	}
 	lp_hashmap__fini(&s->files);
@@ -505,7 +506,18 @@ static const struct lp_sym *jit_find(struct lp_jit *j, uint64_t addr)
 }
 
 /* "file:line" of a DIE's call site (an inlined subroutine's caller). */
-static void call_site(Dwarf_Die *cudie, Dwarf_Die *die, char *buf, size_t size)
+/* "file:line", kept in the dictionary: paths may be any length. */
+static const char *file_line(struct lp_dict *dict, const char *file, unsigned long long line)
+{
+	size_t n = strlen(file) + 24;
+	char *tmp = lp_malloc(n);
+	int len = snprintf(tmp, n, "%s:%llu", file, line);
+	const char *s = lp_dict__string(dict, tmp, (size_t)len);
+	free(tmp);
+	return s;
+}
+
+static const char *call_site(struct lp_dict *dict, Dwarf_Die *cudie, Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word file, line;
@@ -513,25 +525,23 @@ static void call_site(Dwarf_Die *cudie, Dwarf_Die *die, char *buf, size_t size)
 	size_t nfiles;
 	const char *name;
 
-	buf[0] = 0;
 	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) != 0 ||
 	    dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) != 0 ||
 	    dwarf_getsrcfiles(cudie, &files, &nfiles) != 0 || file >= nfiles)
-		return;
+		return "";
 	name = dwarf_filesrc(files, file, NULL, NULL);
-	if (name)
-		snprintf(buf, size, "%s:%llu", name, (unsigned long long)line);
+	return name ? file_line(dict, name, line) : "";
 }
 
-static void pc_line(Dwfl_Module *mod, uint64_t pc, char *buf, size_t size)
+static const char *pc_line(struct lp_dict *dict, Dwfl_Module *mod, uint64_t pc)
 {
 	Dwfl_Line *l = dwfl_module_getsrc(mod, pc);
 	const char *file;
 	int line = 0;
 
-	buf[0] = 0;
 	if (l && (file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL)))
-		snprintf(buf, size, "%s:%d", file, line);
+		return file_line(dict, file, (unsigned long long)line);
+	return "";
 }
 
 /* The function holding pc, and with s->inlines the functions inlined into
@@ -540,7 +550,7 @@ static void pc_line(Dwfl_Module *mod, uint64_t pc, char *buf, size_t size)
 static size_t resolve_module(struct lp_symbolizer *s, Dwfl_Module *mod, const char *modname,
 			     const char *symname, uint64_t pc, const struct lp_frame **out)
 {
-	char lines[LP_SYM_MAX_INLINE + 1][512];
+	const char *lines[LP_SYM_MAX_INLINE + 1];
 	const char *names[LP_SYM_MAX_INLINE + 1];
 	size_t k = 0;
 	Dwarf_Addr bias;
@@ -565,16 +575,12 @@ static size_t resolve_module(struct lp_symbolizer *s, Dwfl_Module *mod, const ch
 				names[k] = "";
 			/* The call site is where the caller (the next scope out)
 			 * is; kept with the caller's frame. */
-			call_site(cudie, &scopes[i], lines[k + 1], sizeof(lines[0]));
+			lines[k + 1] = call_site(s->dict, cudie, &scopes[i]);
 			k++;
 		}
 		free(scopes);
 	}
-	if (s->srclines)
-		pc_line(mod, pc, lines[0], sizeof(lines[0]));
-	else
-		for (size_t i = 0; i <= k; i++)
-			lines[i][0] = 0;
+	lines[0] = s->srclines ? pc_line(s->dict, mod, pc) : "";
 	/* Root first: the function (its line: the outermost call site, or pc's
 	 * own when nothing is inlined), then the inlined ones outward in. */
 	out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, 0, modname, symname,
@@ -585,15 +591,22 @@ static size_t resolve_module(struct lp_symbolizer *s, Dwfl_Module *mod, const ch
 	return k + 1;
 }
 
-static void build_id_hex(Dwfl_Module *mod, char *buf, size_t size)
+/* The module's build-id in hex, of any length (--build-id=0xHEX makes
+ * long ones), malloc'd; "" when it has none. */
+static char *build_id_hex(Dwfl_Module *mod)
 {
+	static const char hex[] = "0123456789abcdef";
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	char *buf = lp_malloc(len > 0 ? 2 * (size_t)len + 1 : 1);
 
-	buf[0] = 0;
-	for (int i = 0; i < len && (size_t)(2 * i + 2) < size; i++)
-		snprintf(buf + 2 * i, 3, "%02x", bits[i]);
+	for (int i = 0; i < len; i++) {
+		buf[2 * i] = hex[bits[i] >> 4];
+		buf[2 * i + 1] = hex[bits[i] & 15];
+	}
+	buf[len > 0 ? 2 * len : 0] = 0;
+	return buf;
 }
 
 /* --raw: the address in the file (its ELF virtual address), the file's
@@ -603,12 +616,22 @@ static size_t raw_frame(struct lp_symbolizer *s, Dwfl_Module *mod, const char *n
 			uint64_t look, const struct lp_frame **out)
 {
 	Dwarf_Addr bias = 0;
-	char id[2 * 64 + 1];
+	char *id = build_id_hex(mod);
 
 	dwfl_module_getelf(mod, &bias);
-	build_id_hex(mod, id, sizeof(id));
 	out[0] = lp_dict__raw_frame(s->dict, look - bias, name, id);
+	free(id);
 	return 1;
+}
+
+/* A user address that resolved to no symbol.  Never a frame that says
+ * nothing at all (ADDR, MODULE and SYMBOL all "-"): a zero address from an
+ * unwinder outside every module is perf's "[unknown]" module. */
+static const struct lp_frame *unresolved(struct lp_symbolizer *s, uint64_t addr,
+					 const char *module)
+{
+	return lp_dict__frame(s->dict, LP_FRAME_USER, addr,
+			      module[0] || addr ? module : "[unknown]", "", "");
 }
 
 static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, uint64_t look,
@@ -646,16 +669,16 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 			name = "[vdso]";
 		if (s->raw && name[0] == '/')
 			return raw_frame(s, mod, name, look, out);
-		if (sym)
+		if (sym && (sym->name[0] || name[0]))
 			return resolve_module(s, mod, name, sym->name, look, out);
-		out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, addr, name, "", "");
+		out[0] = unresolved(s, addr, name);
 		return 1;
 	}
 	jsym = jit_find(&p->jit, look);
 	if (jsym)
 		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
 	else
-		out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, addr, "", "", "");
+		out[0] = unresolved(s, addr, "");
 	return 1;
 }
 
@@ -855,8 +878,7 @@ static struct lp_file *open_file(struct lp_symbolizer *s, const char *path)
 		f->mod = dwfl_report_elf(f->dwfl, path, path, -1, 0, false);
 		dwfl_report_end(f->dwfl, NULL, NULL);
 	}
-	if (f->mod)
-		build_id_hex(f->mod, f->build_id, sizeof(f->build_id));
+	f->build_id = f->mod ? build_id_hex(f->mod) : lp_strdup("");
 	/* A path hash collision replaces the older entry (leaked: rare). */
 	lp_hashmap__put(&s->files, key, f);
 	return f;

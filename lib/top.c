@@ -287,6 +287,8 @@ static const char *module_base(const struct lp_frame *f)
 {
 	const char *base = strrchr(f->module, '/');
 
+	if (!lp_frame__has_module(f))
+		return "";
 	return base ? base + 1 : f->module;
 }
 
@@ -355,7 +357,8 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 	struct lp_hashmap fidx;
 	struct func **funcs = NULL;
 	size_t nfuncs = 0;
-	char buf[64];
+	char *buf = NULL;	/* a frame's name (lp_frame__name) */
+	size_t buf_cap = 0;
 	const char *eol = ro->eol ? ro->eol : "";
 	int lines = 0;
 
@@ -369,7 +372,7 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 		const struct lp_stack *s = v.entries[i].stack;
 		for (size_t k = 0; k < s->nframes; k++) {
 			const struct lp_frame *f = s->frames[k];
-			const char *name = lp_frame__name(f, buf, sizeof(buf));
+			const char *name = lp_frame__name(f, &buf, &buf_cap);
 			const char *mod = module_base(f);
 			uint64_t h = lp_hash_bytes(LP_HASH_INIT, name, strlen(name) + 1);
 			h = lp_hashmap__key(lp_hash_bytes(h, mod, strlen(mod)));
@@ -415,15 +418,16 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 		const struct func *fn = funcs[i];
 		int n = fprintf(out, "%7.2f %7.2f  ", 100 * fn->self / total,
 				100 * fn->total / total);
-		char line[1024];
 		bool bracketed = fn->module[0] == '[';	/* [kernel.kallsyms], [vdso] */
+		size_t nl = strlen(fn->name), ml = strlen(fn->module);
+		lp_grow(&buf, &buf_cap, nl + ml + 5);	/* names may be any length */
 		if (!fn->module[0] || fn->name[0] == '[')
-			snprintf(line, sizeof(line), "%s", fn->name);
+			snprintf(buf, buf_cap, "%s", fn->name);
 		else if (bracketed)
-			snprintf(line, sizeof(line), "%s  %s", fn->name, fn->module);
+			snprintf(buf, buf_cap, "%s  %s", fn->name, fn->module);
 		else
-			snprintf(line, sizeof(line), "%s  [%s]", fn->name, fn->module);
-		put_fitted(out, line, w ? w - n : 0, 0);
+			snprintf(buf, buf_cap, "%s  [%s]", fn->name, fn->module);
+		put_fitted(out, buf, w ? w - n : 0, 0);
 		fprintf(out, "%s\n", eol);
 		lines++;
 	}
@@ -437,7 +441,7 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 		const struct lp_stack *s = v.entries[i].stack;
 		size_t len = 0;
 		for (size_t k = 0; k < s->nframes; k++) {
-			const char *name = lp_frame__name(s->frames[k], buf, sizeof(buf));
+			const char *name = lp_frame__name(s->frames[k], &buf, &buf_cap);
 			size_t nl = strlen(name);
 			if (len + nl + 2 > cap) {
 				cap = (len + nl + 2) * 2;
@@ -457,6 +461,7 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 		lines++;
 	}
 	free(folded);
+	free(buf);
 	for (size_t i = 0; i < nfuncs; i++) {
 		free(funcs[i]->name);
 		free(funcs[i]);

@@ -113,7 +113,7 @@ static void frame_name(struct lp_tracejson *t, const struct lp_frame *f,
 	const char *kind = (unsigned char)f->kind < sizeof(kinds) / sizeof(kinds[0]) &&
 		kinds[(unsigned char)f->kind] ? kinds[(unsigned char)f->kind] : "user";
 
-	if (f->symbol && *f->symbol) {
+	if (f->symbol && (*f->symbol || f->named)) {
 		*name = arena_add(t, f->symbol, strlen(f->symbol));
 	} else if (f->addr) {
 		int n = snprintf(addr, sizeof(addr), "0x%" PRIx64, f->addr);

@@ -102,6 +102,17 @@ void *lp_reallocarray(void *p, size_t n, size_t size)
 char *lp_strdup(const char *s) { return check_alloc(strdup(s)); }
 char *lp_strndup(const char *s, size_t n) { return check_alloc(strndup(s, n)); }
 
+void lp_grow(char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	*buf = lp_realloc(*buf, n);
+	*cap = n;
+}
+
 /* The length of the decimal number at the start of s: an optional '-',
  * digits and, when real, a fraction and an exponent; 0 when there is none.
  * What strtol(s, 0) and strtod accept beyond this (octal "010", hex, "inf",

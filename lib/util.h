@@ -35,6 +35,9 @@ void *lp_realloc(void *p, size_t size);
 void *lp_reallocarray(void *p, size_t n, size_t size);
 char *lp_strdup(const char *s);
 char *lp_strndup(const char *s, size_t n);
+/* Makes *buf (of *cap bytes, NULL and 0 at first) hold at least need bytes,
+ * doubling: the growable buffers that keep strings of any length. */
+void lp_grow(char **buf, size_t *cap, size_t need);
 
 /* Parse a whole string as a number within [min, max]; on failure return -1
  * and set *why ("not a number", "too small", "too large").  Numbers are
@@ -75,6 +78,14 @@ void lp_read_through_first_sigint(void);
 
 /* CLOCK_MONOTONIC in ns: the clock of lp streams, deadlines and timeouts. */
 int64_t lp_monotonic_ns(void);
+
+/* a + b, or the int64 limit it passes: times run up to INT64_MAX, so a time
+ * plus a window or a second may not fit. */
+static inline int64_t lp_add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
 
 /* Perl's "%.15g"-style number printing, integers printed exactly. */
 int lp_format_number(char *buf, size_t size, double v);

@@ -161,11 +161,14 @@ cells_agree_with_lp_split() {
 	{ header; sample "$T0"; sample $((T0 + 86400 * 1000000000 - 1)); } >"$T/day.lp"
 	run -0 lp-collapse --format heatmap-tsv "$T/day.lp"
 	assert_line --index 2 $'86399\t980\t1\t@87399980000123-@87400000000123'
-	for far in $((T0 + 86400 * 1000000000)) $((T0 - 86401 * 1000000000)); do
-		{ header; sample "$T0"; sample "$T0"; sample "$far"; } >"$T/far.lp"
+	# (times are not negative: the earlier case starts a day and more later)
+	t1=$((T0 + 86401 * 1000000000))
+	for pair in "$T0 $((T0 + 86400 * 1000000000))" "$t1 $T0"; do
+		read -r base far <<<"$pair"
+		{ header; sample "$base"; sample "$base"; sample "$far"; } >"$T/far.lp"
 		run -1 --separate-stderr lp-collapse --format heatmap "$T/far.lp"
 		[ -z "$output" ]
-		[ "$stderr" = "lp-collapse: $T/far.lp:6: sample at $far ns would stretch the heatmap past a day, its limit (the samples so far: $T0 to $T0 ns)" ]
+		[ "$stderr" = "lp-collapse: $T/far.lp:6: sample at $far ns would stretch the heatmap past a day, its limit (the samples so far: $base to $base ns)" ]
 	done
 }
 

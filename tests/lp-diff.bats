@@ -253,15 +253,16 @@ nfuncs() {
 	run -0 lp-diff --normalize cpu-10ms.lp off-10ms.lp
 }
 
-@test "stream inputs: stacks as lp-collapse formats them, weights summed" {
+@test "stream inputs: stacks as lp-collapse formats them, cpu samples counted" {
 	cd "$D"
 	run -0 lp-diff cpu-10ms.lp cpu-10ms-b.lp
-	# the comm is the first frame, as stackcollapse-perf.pl prints it
-	[ "$output" = "$(printf '%s\n' 'demo;main;do_syscall_64 20202020 60606060' 'demo;main;work 30303030 30303030' 'demo;main;work;hot 50505050 10101010')" ]
+	# the comm is the first frame, as stackcollapse-perf.pl prints it; a
+	# cpu recording's counts are its samples (tests/folded-counts.bats)
+	[ "$output" = "$(printf '%s\n' 'demo;main;do_syscall_64 2 6' 'demo;main;work 3 3' 'demo;main;work;hot 5 1')" ]
 	run -0 lp-diff --kernel cpu-10ms.lp cpu-10ms-b.lp
-	grep -qx 'demo;main;do_syscall_64_\[k\] 20202020 60606060' <<<"$output"
+	grep -qx 'demo;main;do_syscall_64_\[k\] 2 6' <<<"$output"
 	run -0 lp-diff --pid cpu-10ms.lp cpu-10ms-b.lp
-	grep -qx 'demo-42;main;work;hot 50505050 10101010' <<<"$output"
+	grep -qx 'demo-42;main;work;hot 5 1' <<<"$output"
 	# the report counts samples, not weights
 	run -0 lp-diff --report cpu-10ms.lp cpu-10ms-b.lp
 	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "hot" {print $1, $2, $7, $8}')" = "50.00% 10.00% 5 1" ]
@@ -318,10 +319,10 @@ labelled_stream() {
 	run -0 bash -c 'lp-diff --report -g fast,slow - - <"$1"' _ "$TMP/l.lp"
 	[ "$output" = "${file//$TMP\/l.lp/-}" ]
 	run -0 lp-diff -g fast,slow "$TMP/l.lp" "$TMP/l.lp"
-	[ "$output" = "$(printf 'srv;handle;lock_wait 0 100000\nsrv;handle;parse 100000 50000\nsrv;handle;reply 100000 50000')" ]
+	[ "$output" = "$(printf 'srv;handle;lock_wait 0 100\nsrv;handle;parse 100 50\nsrv;handle;reply 100 50')" ]
 	# an empty name keeps every sample of its side (the unlabelled one too)
 	run -0 lp-diff -g ,slow "$TMP/l.lp" "$TMP/l.lp"
-	grep -qx 'srv;handle;reply 151000 50000' <<<"$output"
+	grep -qx 'srv;handle;reply 151 50' <<<"$output"
 	run -2 lp-diff -g fast "$TMP/l.lp" "$TMP/l.lp"
 }
 

@@ -5,6 +5,7 @@
 load helpers/common
 
 setup() {
+	load_bats_libs
 	J=$FIXTURES/join
 	TMP=$BATS_TEST_TMPDIR
 }
@@ -61,6 +62,34 @@ samples_of() {
 	printf '%s\n' "10600 400 400 span=P4" "11200 400 400 span=P4" \
 		"3200 100 100 span=B" "3500 100 100 span=B" "3999 100 100 mark=x" "4000 100 100 span=B" > "$TMP/want"
 	run -0 diff -u "$TMP/want" "$TMP/got"
+}
+
+@test "lp-join: --max-held forcing records out unjoined writes the loss into the stream" {
+	# Without a bound every join is made and nothing is lost.
+	run --separate-stderr -0 lp-join "$J/samples.lp" "$J/spans.lp"
+	[ "$(grep -c 'span=' <<<"$output")" -eq 14 ]
+	[ "$(awk -F'\t' '$1 == "lost" && $3 ~ /^join-/' <<<"$output" | wc -l)" -eq 0 ]
+	# Eight held records cannot wait for every match on these inputs: some
+	# samples go out before their spans were read, some spans are dropped
+	# before their samples; each such release is a lost record, counted.
+	run --separate-stderr -0 lp-join --max-held 8 --verbose "$J/samples.lp" "$J/spans.lp"
+	printf '%s\n' "$output" >"$TMP/out.lp"
+	[ "$(grep -c '^sample' "$TMP/out.lp")" -eq 20 ]
+	joined=$(grep -c 'span=' "$TMP/out.lp")
+	[ "$joined" -lt 14 ] || fail "expected --max-held 8 to lose joins, got $joined"
+	samples=$(awk -F'\t' '$1 == "lost" && $3 == "join-samples" { n += $4 } END { print n + 0 }' "$TMP/out.lp")
+	spans=$(awk -F'\t' '$1 == "lost" && $3 == "join-spans" { n += $4 } END { print n + 0 }' "$TMP/out.lp")
+	# Every join that was not made is accounted for by a sample let go.
+	[ "$samples" -ge $((14 - joined)) ] || fail "join-samples $samples < $((14 - joined)) joins lost"
+	[ "$samples" -le 20 ] || fail "join-samples $samples > 20 samples"
+	[ "$spans" -le 11 ] || fail "join-spans $spans > 11 finished spans"
+	# Nothing else is a lost record but the fixture's own, and every one is
+	# a well-formed record that lp-cat reads back.
+	[ "$(grep -c '^lost' "$TMP/out.lp")" -eq "$(grep -c -e '^lost	[0-9-]*	join-samples	[1-9]' -e '^lost	[0-9-]*	join-spans	[1-9]' -e '^lost	12500	ring	3$' "$TMP/out.lp")" ]
+	run -0 lp-cat --check "$TMP/out.lp"
+	# The summary on stderr says the same total.
+	[[ "$stderr" == *"lp-join: $((samples + spans)) samples or spans let go before their match could arrive"* ]] ||
+		fail "stderr: $stderr"
 }
 
 @test "lp-join: spans from another host join nothing" {

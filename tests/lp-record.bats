@@ -23,7 +23,7 @@ teardown() {
 }
 
 # Share (percent, one decimal) of a() among the samples in a() or b(), from
-# lp-collapse's folded output (weights are nanoseconds of CPU).
+# lp-collapse's folded output (a cpu recording's counts are its samples).
 share_a() {
 	awk '{ w = $NF; s = " " $0 " ";
 	       if (s ~ /;a;|;a /) a += w; else if (s ~ /;b;|;b /) b += w }

@@ -214,7 +214,8 @@ between() {
 		between "$(weight "$TMP/$mode.lp" sleeper_wait)" 3.9e9 4.2e9
 		# every stack whole: from main or start_thread down to the syscall
 		run -0 lp-collapse "$TMP/$mode.lp"
-		[ "${#lines[@]}" -eq 2 ]
+		[ "${#lines[@]}" -eq 3 ]
+		[ "${lines[0]}" = "# lp-collapse: counts are nanoseconds (mode=$mode): flamegraph.pl --countname=ns" ]
 		assert_line --regexp '^sleepers;([^;]*;)?main;sleeper_loop;sleeper_wait;[^ ]*clock_nanosleep;[^ ]*;hrtimer_nanosleep [0-9]+$'
 		assert_line --regexp '^sleepers;([^;]*;)?start_thread;sleeper_thread;sleeper_loop;sleeper_wait;[^ ]*clock_nanosleep;[^ ]*;hrtimer_nanosleep [0-9]+$'
 	done

@@ -75,7 +75,25 @@ sample\t1\t2\t3\t0\tc\te\t-5\t-|sample: bad weight '-5'
 frame\tf1\tz\t-\tm\ts\t-|frame: unknown kind 'z' (u, k, j or i)
 lost\t1\tring\tmany|lost: bad count 'many'
 lp-stream\t9|stream version 9 is newer than this program's (1)
+span\t-5\t5\t1\t1\tf\t0|span: bad start '-5': times are 0 to 9223372036854775807 ns
+span\t-9223372036854775807\t9223372036854775807\t1\t1\tf\t0|span: bad start '-9223372036854775807': times are 0 to 9223372036854775807 ns
+span\t0\t9223372036854775808\t1\t1\tf\t0|span: bad end '9223372036854775808': times are 0 to 9223372036854775807 ns
+span\t0\t-1\t1\t1\tf\t0|span: bad end '-1': times are 0 to 9223372036854775807 ns
+sample\t-1\t2\t3\t0\tc\te\t1\t-|sample: bad time '-1': times are 0 to 9223372036854775807 ns
+sample\t99999999999999999999\t2\t3\t0\tc\te\t1\t-|sample: bad time '99999999999999999999': times are 0 to 9223372036854775807 ns
+sample\t1\t2\t3\t0\tc\te\tnan\t-|sample: bad weight 'nan'
+sample\t1\t2\t3\t0\tc\te\t1e999\t-|sample: bad weight '1e999'
+event\t-3\t1\t1\tp|event: bad time '-3': times are 0 to 9223372036854775807 ns
+lost\t-3\tring\t1|lost: bad time '-3': times are 0 to 9223372036854775807 ns
+lost\t1\tring\t-1|lost: bad count '-1'
 EOF_TABLE
+}
+
+@test "times at the limits: 0 and 9223372036854775807 ns read and write back exactly" {
+	printf 'lp-stream\t1\nspan\t0\t9223372036854775807\t1\t1\tf\t0\nsample\t9223372036854775807\t1\t1\t0\tc\te\t1\t-\nevent\t0\t1\t1\tp\nlost\t9223372036854775807\tring\t9223372036854775807\n' > "$T/limits.lp"
+	run -0 lp-cat "$T/limits.lp"
+	# (a sample without a stack gets the empty stack's definition)
+	[ "$(grep -v '^stack' <<<"$output" | sed 's/\t[0-9a-f]\{16\}$/\t-/')" = "$(cat "$T/limits.lp")" ]
 }
 
 @test "a stream cut off mid-record is reported, not read as complete" {
