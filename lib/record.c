@@ -629,37 +629,30 @@ int lp_recorder__add_pid(struct lp_recorder *r, pid_t pid)
 	return 0;
 }
 
+/* Writes a lost record for what kernel counter cnt gained since the last
+ * one written; *seen keeps its latest value for the summary. */
+static int flush_counter(struct lp_recorder *r, __u32 cnt, const char *kind, uint64_t *seen,
+			 uint64_t *written)
+{
+	uint64_t lost = counter(r, cnt);
+
+	*seen = lost;
+	if (lost <= *written)
+		return 0;
+	if (write_lost(r, kind, lost - *written) < 0)
+		return -1;
+	*written = lost;
+	return 0;
+}
+
 static int flush_lost(struct lp_recorder *r)
 {
-	uint64_t lost = counter(r, LP_CNT_RING_FULL);
-
-	r->ring_lost = lost;
-	if (lost > r->ring_lost_written) {
-		if (write_lost(r, "ring", lost - r->ring_lost_written) < 0)
-			return -1;
-		r->ring_lost_written = lost;
-	}
-	lost = counter(r, LP_CNT_OFF_FULL);
-	r->off_lost = lost;
-	if (lost > r->off_lost_written) {
-		if (write_lost(r, "offcpu-map", lost - r->off_lost_written) < 0)
-			return -1;
-		r->off_lost_written = lost;
-	}
-	lost = counter(r, LP_CNT_OFF_UNSEEN);
-	r->off_unseen = lost;
-	if (lost > r->off_unseen_written) {
-		if (write_lost(r, "offcpu-unseen", lost - r->off_unseen_written) < 0)
-			return -1;
-		r->off_unseen_written = lost;
-	}
-	lost = counter(r, LP_CNT_CHILDREN);
-	r->children = lost;
-	if (lost > r->children_written) {
-		if (write_lost(r, "children", lost - r->children_written) < 0)
-			return -1;
-		r->children_written = lost;
-	}
+	if (flush_counter(r, LP_CNT_RING_FULL, "ring", &r->ring_lost, &r->ring_lost_written) < 0 ||
+	    flush_counter(r, LP_CNT_OFF_FULL, "offcpu-map", &r->off_lost, &r->off_lost_written) < 0 ||
+	    flush_counter(r, LP_CNT_OFF_UNSEEN, "offcpu-unseen", &r->off_unseen,
+			  &r->off_unseen_written) < 0 ||
+	    flush_counter(r, LP_CNT_CHILDREN, "children", &r->children, &r->children_written) < 0)
+		return -1;
 	return 0;
 }
 
