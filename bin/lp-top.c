@@ -188,8 +188,8 @@ static int tty_fd = -1;		/* keys, or -1 */
 static void on_signal(int sig)
 {
 	if (got_signal && sig != SIGWINCH) {
-		signal(sig, SIG_DFL);
-		raise(sig);
+		lp_stop_reading(sig);	/* the report of what was read, then die */
+		return;
 	}
 	if (sig == SIGWINCH)
 		got_winch = 1;
@@ -278,6 +278,7 @@ int main(int argc, char **argv)
 		.format = LP_INPUT_AUTO,
 	};
 	lp_init(argc, argv);
+	lp_read_through_first_sigint();	/* on_signal takes SIGINT over below */
 	parse_options(argc, argv, &o);
 
 	int npaths;

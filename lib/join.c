@@ -1150,8 +1150,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	if (failed) {
 		if (discard)
 			fclose(discard);
-		if (out != stdout)
-			fclose(out);
+		lp_close_output(out, opts->output ? opts->output : "stdout");
 		return -1;
 	}
 	return lp_close_output(out, opts->output && strcmp(opts->output, "-") ? opts->output
