@@ -283,7 +283,9 @@ int main(int argc, char **argv)
 
 	int npaths;
 	char **paths = lp_input_paths(argc, argv, optind, &npaths);
-	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.format);
+	/* Static: readers blocked on a pipe are left to exit(), still in use */
+	static struct lp_reader **readers;
+	readers = lp_open_inputs(paths, npaths, o.format);
 	if (!readers)
 		return 1;
 

@@ -154,8 +154,10 @@ static void tree_build(struct tree *t, struct lp_profile *profile, double min_px
 	size_t n;
 	const struct lp_profile_entry *const *sorted = lp_profile__sorted(profile, &n);
 	const struct lp_profile_entry **es = lp_reallocarray(NULL, n ? n : 1, sizeof(*es));
-	memcpy(es, sorted, n * sizeof(*es));
-	qsort(es, n, sizeof(*es), entry_cmp);
+	if (n) {	/* an empty profile's array is NULL: not for memcpy */
+		memcpy(es, sorted, n * sizeof(*es));
+		qsort(es, n, sizeof(*es), entry_cmp);
+	}
 
 	/* the scale needs the total first */
 	for (size_t k = 0; k < n; k++) {

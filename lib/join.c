@@ -324,7 +324,7 @@ static void *reader_main(void *arg)
 	struct input *in = arg;
 	struct lp_record rec;
 	uint64_t host = 0;
-	int r;
+	int r = 0;	/* quit before the first record: nothing read, no error */
 	while (!atomic_load(&in->j->quit) && (r = lp_reader__next(in->reader, &rec)) > 0) {
 		if (rec.kind == LP_REC_HEADER) {
 			char buf[256];
@@ -954,8 +954,11 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 		in->j = j;
 		pthread_cond_init(&in->space, NULL);
 		in->reader = lp_reader__open(paths[i], fmts[i]);
-		if (!in->reader)
+		if (!in->reader) {
+			lp_reader__free(j->in[0].reader);	/* i == 1: the first */
+			free(j);
 			return -1;
+		}
 		in->live = is_live(paths[i]);
 	}
 	for (int i = 0; i < 2; i++) {

@@ -154,7 +154,8 @@ static struct probe **sorted_probes(struct lp_latency *l)
 			v[k++] = l->slots[i];
 	qsort(v, k, sizeof(*v), cmp_probe);
 	for (size_t i = 0; i < k; i++)
-		qsort(v[i]->d, v[i]->n, sizeof(*v[i]->d), cmp_i64);
+		if (v[i]->n)	/* no finished span: no array, not for qsort */
+			qsort(v[i]->d, v[i]->n, sizeof(*v[i]->d), cmp_i64);
 	return v;
 }
 

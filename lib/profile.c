@@ -87,8 +87,10 @@ static int by_stack(const void *a, const void *b)
 const struct lp_profile_entry *const *lp_profile__sorted(struct lp_profile *p, size_t *n)
 {
 	if (!p->sorted) {
-		/* struct entry starts with its public part */
-		qsort(p->all, p->count, sizeof(*p->all), by_stack);
+		/* struct entry starts with its public part; an empty profile
+		 * has no array at all, which qsort may not be given */
+		if (p->count)
+			qsort(p->all, p->count, sizeof(*p->all), by_stack);
 		p->sorted = 1;
 	}
 	*n = p->count;
