@@ -278,7 +278,6 @@ int main(int argc, char **argv)
 		.format = LP_INPUT_AUTO,
 	};
 	lp_init(argc, argv);
-	lp_read_through_first_sigint();	/* on_signal takes SIGINT over below */
 	parse_options(argc, argv, &o);
 
 	int npaths;
@@ -295,6 +294,9 @@ int main(int argc, char **argv)
 
 	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) < 0)
 		lp_die(1, "cannot create a pipe: %s", strerror(errno));
+	/* After lp_open_output: the view is flushed whole by draw(), never
+	 * half-drawn by an idle reader.  on_signal takes SIGINT over below. */
+	lp_read_through_first_sigint();
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

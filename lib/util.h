@@ -41,7 +41,8 @@ int lp_parse_double(const char *s, double *out, const char **why);
 int lp_parse_duration(const char *s, int64_t *ns, const char **why);
 
 /* Opens FILE for writing ("-" or NULL: stdout); exits 1 with a message.
- * The output is flushed whenever an input goes idle (lp_flush_outputs). */
+ * In a filter, the output is flushed whenever an input goes idle
+ * (lp_flush_outputs). */
 FILE *lp_open_output(const char *path);
 /* Flushes and checks f; on EPIPE re-raises SIGPIPE; otherwise reports and
  * returns -1.  Call before exit on every output (f is closed, unless it is
@@ -71,10 +72,12 @@ uint64_t lp_stop__ticket(void);
 int lp_stop__stopped(uint64_t ticket);
 int lp_stop__fd(void);
 
-/* Outputs opened by lp_open_output are flushed by lp_flush_outputs, which
- * the line reader calls before a read that would block: records read are
+/* A filter's outputs (opened by lp_open_output after
+ * lp_read_through_first_sigint) are flushed by lp_flush_outputs, which the
+ * line reader calls before a read that would block: records read are
  * written before the filter waits for more, so a live pipeline never waits
- * on a buffer.  A flush that fails is lp_write_failed. */
+ * on a buffer.  A flush that fails is lp_write_failed.  lp_close_output
+ * takes an output off the list. */
 void lp_flush_outputs(void);
 
 /* CLOCK_MONOTONIC in ns: the clock of lp streams, deadlines and timeouts. */
