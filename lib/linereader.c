@@ -37,7 +37,10 @@ struct lp_linereader *lp_linereader__new(int fd)
 
 	lr->fd = fd;
 	lr->can_block = fstat(fd, &st) < 0 || !S_ISREG(st.st_mode);
-	lr->ticket = lp_stop__ticket();
+	/* After a stop nothing waits on a pipe, even one opened later (the
+	 * ticket older than any stop); a file opened later, such as
+	 * lp-split's spool of what it read, is read whole. */
+	lr->ticket = lr->can_block ? 0 : lp_stop__ticket();
 	lr->cap = 2 * READ_CHUNK;
 	lr->buf = lp_malloc(lr->cap);
 	return lr;

@@ -292,14 +292,15 @@ int lp_close_output(FILE *f, const char *name)
  * has.  SA_RESTART stays: without it the first SIGINT would fail a write
  * blocked on a slow output (EINTR), losing what was in its buffer. */
 
-static _Atomic uint64_t tickets;	/* inputs opened so far */
-static _Atomic uint64_t stop_below;	/* inputs with a lower ticket stop */
-static volatile sig_atomic_t stop_signal, sigints;
+static _Atomic uint64_t tickets;	/* tickets given so far: 1, 2, ... */
+static _Atomic uint64_t stop_below;	/* 0, or tickets below it stop (and 0) */
+static _Atomic int sigints;		/* lock-free: two threads may take one each */
+static volatile sig_atomic_t stop_signal;
 static int stop_pipe[2] = { -1, -1 };
 
 uint64_t lp_stop__ticket(void)
 {
-	return atomic_fetch_add(&tickets, 1);
+	return atomic_fetch_add(&tickets, 1) + 1;
 }
 
 int lp_stop__stopped(uint64_t ticket)
@@ -320,7 +321,7 @@ void lp_stop_reading(int sig)
 	sigemptyset(&dfl.sa_mask);
 	sigaction(sig, &dfl, NULL);
 	stop_signal = sig;
-	atomic_store(&stop_below, atomic_load(&tickets));
+	atomic_store(&stop_below, atomic_load(&tickets) + 1);
 	if (stop_pipe[1] >= 0) {
 		/* Never read: it stays readable for every poller. */
 		ssize_t n = write(stop_pipe[1], "", 1);
@@ -331,7 +332,7 @@ void lp_stop_reading(int sig)
 
 static void on_sigint(int sig)
 {
-	if (sigints++)
+	if (atomic_fetch_add(&sigints, 1))
 		lp_stop_reading(sig);
 }
 

@@ -64,9 +64,8 @@ void lp_read_through_first_sigint(void);
  * sig itself is given back its default action. */
 void lp_stop_reading(int sig);
 /* For the line reader.  A ticket for an input being opened; whether the
- * input holding it is to stop (inputs opened after the stop, such as
- * lp-split's spool of what it read, are read to their end); and a
- * descriptor that becomes readable at the stop, to poll beside an input
+ * input holding it is to stop (a ticket taken after the stop is not); and
+ * a descriptor that becomes readable at the stop, to poll beside an input
  * (-1 when nothing can stop the reading). */
 uint64_t lp_stop__ticket(void);
 int lp_stop__stopped(uint64_t ticket);

@@ -142,6 +142,21 @@ lines_within() {
 	cmp "$T/want" "$T/out"
 }
 
+@test "lp-diff: after the second SIGINT no pipe is waited on, even one opened later" {
+	: > "$T/empty"
+	lp-diff "$T/s.lp" "$T/empty" > "$T/want"
+	feed "$T/after" "$T/j.lp"
+	after=$FEEDER
+	feed "$T/before" "$T/s.lp"
+	lp-diff "$T/before" "$T/after" > "$T/out" 2>/dev/null &
+	pid=$!
+	drained "$T/before"
+	# AFTER is opened once BEFORE ends: at the stop, and it is not read
+	stop_twice "$pid"
+	kill "$after" 2>/dev/null || :	# gone if AFTER was closed unread (SIGPIPE)
+	cmp "$T/want" "$T/out"
+}
+
 @test "lp-join: a second SIGINT joins and writes every sample read" {
 	lp-join "$T/s.lp" "$T/p.lp" | sort > "$T/want"
 	feed "$T/in" "$T/p.lp"
