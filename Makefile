@@ -191,8 +191,9 @@ fuzz: check-deps
 	    $(FUZZ_O)/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
 	done
 
-# The filters (no BPF needed) under AddressSanitizer and UndefinedBehavior-
-# Sanitizer, every check on and none recoverable, and the two threaded ones
+# The filters' test files (their few BPF tests run too, with a sanitized
+# lp-record) under AddressSanitizer and UndefinedBehaviorSanitizer, every
+# check on, none recoverable, leaks included, and the two threaded filters
 # under ThreadSanitizer: each build in an $(O) of its own, run by tests/run,
 # which counts any sanitizer report left in LP_SAN_LOGS as a failure (a report
 # from a program whose status a test ignores still fails the pass).  One
