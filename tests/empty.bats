@@ -34,9 +34,9 @@ assert d["shared"]["frames"] == [] and d["profiles"][0]["samples"] == [], d' "$T
 		python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
 assert d["traceEvents"] == [], d' "$T/out"
 		quiet lp-collapse --format svg "$in"
-		[[ $output == *"<svg"*"</svg>" ]]
+		[[ $output == *"<svg"*"</svg>" ]] || false
 		quiet lp-collapse --format heatmap "$in"
-		[[ $output == *"<svg"*"</svg>" ]]
+		[[ $output == *"<svg"*"</svg>" ]] || false
 		lp-collapse --format pprof --output "$T/p.pb.gz" "$in"
 		gunzip -t "$T/p.pb.gz"
 		for w in "--last 10s" "--half-life 1s"; do
@@ -53,7 +53,7 @@ assert d["traceEvents"] == [], d' "$T/out"
 		quiet lp-diff --format report "$in" "$in"
 		[ ! -s "$T/out" ]
 		quiet lp-diff --format svg "$in" "$in"
-		[[ $output == *"<svg"*"</svg>" ]]
+		[[ $output == *"<svg"*"</svg>" ]] || false
 	done
 }
 
@@ -74,7 +74,7 @@ assert d["traceEvents"] == [], d' "$T/out"
 	for in in "$T/empty" "$T/header"; do
 		for m in "--window 10s" "--half-life 1s" "--all"; do
 			quiet lp-top --once $m "$in"
-			[[ ${lines[0]} == "lp-top  "*"(end of input)  samples 0  stacks 0  weight 0" ]]
+			[[ ${lines[0]} == "lp-top  "*"(end of input)  samples 0  stacks 0  weight 0" ]] || false
 			[ "${lines[1]}" = "  SELF%  TOTAL%  FUNCTION" ]
 			[ "${lines[2]}" = " SHARE%  STACK (root;...;leaf)" ]
 			[ "${#lines[@]}" -eq 3 ]
@@ -86,7 +86,7 @@ assert d["traceEvents"] == [], d' "$T/out"
 	for in in "$T/empty" "$T/header"; do
 		for live in "" --live; do
 			run --separate-stderr -0 lp-split $live --percentile 50 --label --output "$T/l" "$in"
-			[[ ${stderr_lines[0]} == "# probe (any): 0 spans, p50 = - ("* ]]
+			[[ ${stderr_lines[0]} == "# probe (any): 0 spans, p50 = - ("* ]] || false
 			[ "${stderr_lines[2]}" = $'below\t0\t0\t-\t-\t-\t-\t0\t0\t-' ]
 			[ "${stderr_lines[3]}" = $'above\t0\t0\t-\t-\t-\t-\t0\t0\t-' ]
 			[ "${#stderr_lines[@]}" -eq 4 ]

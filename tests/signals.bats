@@ -206,7 +206,11 @@ lines_within() {
 	# nobody reads lp-cat's output: it blocks in write
 	lp-cat "$T/big.lp" > >(exec sleep 60) 2>/dev/null &
 	pid=$!
-	sleep 0.5
+	for i in $(seq 100); do
+		[[ $(cat "/proc/$pid/wchan") == *pipe_write ]] && break
+		sleep 0.1
+	done
+	[[ $(cat "/proc/$pid/wchan") == *pipe_write ]] || false
 	kill -INT "$pid"; sleep 0.2; kill -INT "$pid"; sleep 0.2
 	kill -0 "$pid"	# still trying to write what it read
 	kill -INT "$pid"
