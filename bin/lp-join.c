@@ -61,7 +61,9 @@ int main(int argc, char **argv)
 		.spans_format = LP_INPUT_LP,
 	};
 	const char *output = NULL;
-	const char **probes = NULL;
+	/* Static: probe names point into copies of the --probe lists, which
+	 * live as long as the program and stay reachable through it. */
+	static const char **probes;
 	size_t nprobes = 0;
 	bool verbose = false;
 	int c;
@@ -144,6 +146,5 @@ int main(int argc, char **argv)
 		lp_error("%llu samples or spans let go before their match could arrive "
 			 "(an input lagged by more than --max-delay; raise --max-held)",
 			 (unsigned long long)st.early);
-	free(probes);
 	return 0;
 }

@@ -135,10 +135,12 @@ int main(int argc, char **argv)
 		.accuracy = 0.01,
 		.format = LP_INPUT_AUTO,
 	};
-	double *pcts = NULL;
-	int64_t *ths = NULL;
-	struct lp_split_pred *preds = NULL;
-	struct lp_split_file *files = NULL;
+	/* Static: what the options hold lives as long as the program, and
+	 * stays reachable to its end, whichever return ends it. */
+	static double *pcts;
+	static int64_t *ths;
+	static struct lp_split_pred *preds;
+	static struct lp_split_file *files;
 	size_t npcts = 0, nths = 0, npreds = 0, nfiles = 0;
 	const char *why;
 	int c, rc;
@@ -153,16 +155,22 @@ int main(int argc, char **argv)
 			for (char *x = strtok_r(list, ",", &save); x; x = strtok_r(NULL, ",", &save)) {
 				if (c == 'P') {
 					double v;
-					if (lp_parse_double(x, &v, &why) < 0)
+					if (lp_parse_double(x, &v, &why) < 0) {
+						free(list);
 						return bad("--percentile", optarg, why);
-					if (!(v > 0 && v < 100))
+					}
+					if (!(v > 0 && v < 100)) {
+						free(list);
 						return bad("--percentile", optarg, "must be between 0 and 100");
+					}
 					pcts = lp_reallocarray(pcts, npcts + 1, sizeof(*pcts));
 					pcts[npcts++] = v;
 				} else {
 					int64_t v;
-					if (lp_parse_duration(x, &v, &why) < 0)
+					if (lp_parse_duration(x, &v, &why) < 0) {
+						free(list);
 						return bad("--threshold", optarg, why);
+					}
 					ths = lp_reallocarray(ths, nths + 1, sizeof(*ths));
 					ths[nths++] = v;
 				}
@@ -287,7 +295,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* Every --group NAME must be a group these options make. */
-	const char **names;
+	static const char **names;
 	size_t nnames = lp_split__group_names(&o, &names);
 	for (size_t i = 0; i < nfiles; i++) {
 		bool found = false;

@@ -173,11 +173,10 @@ static int tty_fd = -1;		/* keys, or -1 */
 static void on_signal(int sig)
 {
 	if (got_signal && sig != SIGWINCH) {
-		/* A second one: exit at once (no atexit), leaving the
-		 * terminal as it was found. */
+		/* A second one: the terminal as it was found, then the
+		 * report of what was read, then die of the signal. */
 		lp_tty__restore();
-		signal(sig, SIG_DFL);
-		raise(sig);
+		lp_stop_reading(sig);
 		return;
 	}
 	if (sig == SIGWINCH)
@@ -272,7 +271,9 @@ int main(int argc, char **argv)
 
 	int npaths;
 	char **paths = lp_input_paths(argc, argv, optind, &npaths);
-	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.format);
+	/* Static: readers blocked on a pipe are left to exit(), still in use */
+	static struct lp_reader **readers;
+	readers = lp_open_inputs(paths, npaths, o.format);
 	if (!readers)
 		return 1;
 
@@ -282,6 +283,9 @@ int main(int argc, char **argv)
 
 	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) < 0)
 		lp_die(1, "cannot create a pipe: %s", strerror(errno));
+	/* After lp_open_output: the view is flushed whole by draw(), never
+	 * half-drawn by an idle reader.  on_signal takes SIGINT over below. */
+	lp_read_through_first_sigint();
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

@@ -326,7 +326,7 @@ static void *reader_main(void *arg)
 	uint64_t host = 0;
 	char *buf = NULL;
 	size_t cap = 0;
-	int r;
+	int r = 0;	/* quit before the first record: nothing read, no error */
 	while (!atomic_load(&in->j->quit) && (r = lp_reader__next(in->reader, &rec)) > 0) {
 		if (rec.kind == LP_REC_HEADER) {
 			ssize_t n = lp_attrs__get(&rec.header.attrs, "host", &buf, &cap);
@@ -975,8 +975,11 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 		in->j = j;
 		pthread_cond_init(&in->space, NULL);
 		in->reader = lp_reader__open(paths[i], fmts[i]);
-		if (!in->reader)
+		if (!in->reader) {
+			lp_reader__free(j->in[0].reader);	/* i == 1: the first */
+			free(j);
 			return -1;
+		}
 		in->live = is_live(paths[i]);
 	}
 	for (int i = 0; i < 2; i++) {
@@ -1172,8 +1175,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	if (failed) {
 		if (discard)
 			fclose(discard);
-		if (out != stdout)
-			fclose(out);
+		lp_close_output(out, opts->output ? opts->output : "stdout");
 		return -1;
 	}
 	return lp_close_output(out, opts->output && strcmp(opts->output, "-") ? opts->output

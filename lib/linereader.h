@@ -12,9 +12,11 @@ struct lp_linereader;
 /* Takes ownership of fd. */
 struct lp_linereader *lp_linereader__new(int fd);
 /* 1: *line (without '\n'; a final '\r' is kept) valid until the next call,
- * writable, and NUL-terminated at (*line)[*len]; 0: end of input; -1: read
- * error (errno).  *terminated says whether the line ended with '\n' (the
- * last line of a file may not). */
+ * writable, and NUL-terminated at (*line)[*len]; 0: end of input, or a stop
+ * (lp_stop_reading: after the last complete line read, a partial one
+ * dropped); -1: read error (errno).  *terminated says whether the line
+ * ended with '\n' (the last line of a file may not).  Before a read that
+ * would block, lp_flush_outputs(). */
 int lp_linereader__next(struct lp_linereader *lr, char **line, size_t *len,
 			int *terminated);
 uint64_t lp_linereader__lineno(const struct lp_linereader *lr);

@@ -165,6 +165,8 @@ struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict)
 	ps->cache = lp_calloc(ps->cache_cap, sizeof(*ps->cache));
 	ps->scache_cap = 1024;
 	ps->scache = lp_calloc(ps->scache_cap, sizeof(*ps->scache));
+	/* never NULL: an empty stack is memcpy'd and compared as 0 bytes */
+	grow((void **)&ps->rev, &ps->caprev, 1, sizeof(*ps->rev));
 	if (ps->opts.carry && carry.valid)
 		carry_restore(ps);
 	return ps;

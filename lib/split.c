@@ -113,6 +113,7 @@ struct output {
 	char *path;
 	FILE *f;
 	struct lp_writer *w;
+	char *buf;		/* f's buffer: freed once f is closed */
 };
 
 struct split {
@@ -477,11 +478,15 @@ static void emit_span(struct split *s, const struct lp_span *sp, struct group *g
 		out_failed(out);
 }
 
-/* Large writes.  The buffers live until exit (stdout is flushed then). */
+/* Large writes.  stdout's buffer outlives it (stdio may flush it at exit);
+ * a file's is freed once the file is closed. */
 #define OUTBUF (1 << 16)
-static char *outbuf(void)
+static void set_buffer(struct output *out)
 {
-	return lp_malloc(OUTBUF);
+	static char stdout_buf[OUTBUF];
+
+	out->buf = out->f == stdout ? NULL : lp_malloc(OUTBUF);
+	setvbuf(out->f, out->buf ? out->buf : stdout_buf, _IOFBF, OUTBUF);
 }
 
 static int open_outputs(struct split *s)
@@ -496,7 +501,7 @@ static int open_outputs(struct split *s)
 		s->nouts = 1;
 		s->outs[0].path = o->output && strcmp(o->output, "-") ? lp_strdup(o->output) : NULL;
 		s->outs[0].f = lp_open_output(o->output);
-		setvbuf(s->outs[0].f, outbuf(), _IOFBF, OUTBUF);
+		set_buffer(&s->outs[0]);
 		s->outs[0].w = lp_writer__new(s->outs[0].f);
 		for (size_t i = 0; i < s->ng; i++)
 			s->g[i].out = 0;
@@ -526,7 +531,7 @@ static int open_outputs(struct split *s)
 			struct output *out = &s->outs[s->nouts];
 			out->path = lp_strdup(path);
 			out->f = lp_open_output(path);
-			setvbuf(out->f, outbuf(), _IOFBF, OUTBUF);
+			set_buffer(out);
 			out->w = lp_writer__new(out->f);
 			s->g[i].out = (int)s->nouts++;
 		}
@@ -542,6 +547,7 @@ static int close_outputs(struct split *s)
 		lp_writer__free(s->outs[i].w);
 		if (lp_close_output(s->outs[i].f, s->outs[i].path ? s->outs[i].path : "stdout") < 0)
 			rc = -1;
+		free(s->outs[i].buf);
 		free(s->outs[i].path);
 	}
 	return rc;
@@ -770,8 +776,10 @@ static int report(struct split *s)
 	for (size_t i = 0; i < s->nbands; i++)
 		nspans += s->g[i].spans;
 	fprintf(f, "# probe %s: %" PRIu64 " spans", o->probe ? o->probe : "(any)", nspans);
+	/* --live with no span yet has no estimate: its cuts are not 0 ns */
+	bool no_cuts = o->live && !s->live_spans;
 	for (size_t i = 0; o->npercentiles && i + 1 < s->nbands; i++) {
-		if (isnan(s->cuts[i]) || isinf(s->cuts[i]))
+		if (no_cuts || isnan(s->cuts[i]) || isinf(s->cuts[i]))
 			fprintf(f, ", p%g = -", o->percentiles[i]);
 		else
 			fprintf(f, ", p%g = %.0f ns", o->percentiles[i], s->cuts[i]);
@@ -850,6 +858,25 @@ static int report(struct split *s)
 	return 0;
 }
 
+static void free_split(struct split *s)
+{
+	for (size_t i = 0; i < s->ng; i++) {
+		free(s->g[i].name);
+		lp_quantile__free(s->g[i].lat);
+		free_blockers(&s->g[i]);
+	}
+	free(s->g);
+	free(s->cuts);
+	free(s->outs);
+	free(s->durs);
+	free(s->buf);
+	free(s->kbuf);
+	free(s->value);
+	free(s->name);
+	lp_attrs_buf__free(&s->ab);
+	lp_quantile__free(s->sketch);
+}
+
 int lp_split__run(const char *input, const struct lp_split_opts *o)
 {
 	struct split s = { .o = o, .t0 = INT64_MAX, .from = INT64_MIN, .to = INT64_MAX };
@@ -871,6 +898,8 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 		if (first_pass(&s, input, &spool) < 0) {
 			if (spool)
 				unlink(spool);
+			free(spool);
+			free_split(&s);
 			return -1;
 		}
 		if (spool)
@@ -889,8 +918,11 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	struct lp_reader *r = lp_reader__open(second, spool ? LP_INPUT_LP : o->format);
 	if (spool)
 		unlink(spool);
-	if (!r)
+	if (!r) {
+		free(spool);
+		free_split(&s);
 		return -1;
+	}
 	open_outputs(&s);
 	struct lp_record rec;
 	int rc;
@@ -909,8 +941,10 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	lp_reader__free(r);
 	free(spool);
 	int out_rc = close_outputs(&s);
-	if (rc < 0)
+	if (rc < 0) {
+		free_split(&s);
 		return -1;
+	}
 	if (report(&s) < 0)
 		out_rc = -1;
 	/* An input that cannot be split is worth a word. */
@@ -921,20 +955,6 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 		lp_error("no sample carries a span (span=): is the input lp-join's output?");
 	else if (nsamples && o->probe && !s.probe_spans)
 		lp_error("no span of probe '%s' in the input", o->probe);
-	for (size_t i = 0; i < s.ng; i++) {
-		free(s.g[i].name);
-		lp_quantile__free(s.g[i].lat);
-		free_blockers(&s.g[i]);
-	}
-	free(s.g);
-	free(s.cuts);
-	free(s.outs);
-	free(s.durs);
-	free(s.buf);
-	free(s.kbuf);
-	free(s.value);
-	free(s.name);
-	lp_attrs_buf__free(&s.ab);
-	lp_quantile__free(s.sketch);
+	free_split(&s);
 	return out_rc;
 }

@@ -363,7 +363,8 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 	int lines = 0;
 
 	view_build(t, &v);
-	qsort(v.entries, v.n, sizeof(*v.entries), cmp_entry);
+	if (v.n)	/* an empty view has no array, which qsort may not be given */
+		qsort(v.entries, v.n, sizeof(*v.entries), cmp_entry);
 
 	/* Functions: self is the leaf's, total counts a function once per
 	 * stack however often it recurses. */
@@ -395,7 +396,8 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 	}
 	lp_hashmap__fini(&fidx);
 	sort_key = t->o.sort;
-	qsort(funcs, nfuncs, sizeof(*funcs), cmp_func);
+	if (nfuncs)	/* no sample: no array */
+		qsort(funcs, nfuncs, sizeof(*funcs), cmp_func);
 
 	double total = v.total > 0 ? v.total : 1;
 	int w = ro->width;

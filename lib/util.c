@@ -3,11 +3,14 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -316,16 +319,68 @@ int64_t lp_option_duration(const char *name, const char *arg, bool positive)
 	return ns;
 }
 
+/* --- outputs flushed when an input goes idle -------------------------- */
+
+/* Only filters' outputs (lp_read_through_first_sigint was called): they
+ * close them with lp_close_output, which takes them off the list. */
+static bool flush_when_idle;
+static pthread_mutex_t outputs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct open_output {
+	FILE *f;
+	char *name;
+} *outputs;
+static size_t noutputs;
+
 FILE *lp_open_output(const char *path)
 {
-	if (!path || !strcmp(path, "-"))
-		return stdout;
-	FILE *f = fopen(path, "w");
+	bool std = !path || !strcmp(path, "-");
+	FILE *f = std ? stdout : fopen(path, "w");
 	if (!f) {
 		lp_error_errno("%s", path);
 		exit(1);
 	}
+	if (flush_when_idle) {
+		pthread_mutex_lock(&outputs_lock);
+		outputs = lp_reallocarray(outputs, noutputs + 1, sizeof(*outputs));
+		outputs[noutputs].f = f;
+		outputs[noutputs++].name = lp_strdup(std ? "stdout" : path);
+		pthread_mutex_unlock(&outputs_lock);
+	}
 	return f;
+}
+
+static void forget_output(FILE *f)
+{
+	pthread_mutex_lock(&outputs_lock);
+	for (size_t i = 0; i < noutputs; i++)
+		if (outputs[i].f == f) {
+			free(outputs[i].name);
+			outputs[i] = outputs[--noutputs];
+			break;
+		}
+	if (!noutputs) {
+		free(outputs);
+		outputs = NULL;
+	}
+	pthread_mutex_unlock(&outputs_lock);
+}
+
+void lp_flush_outputs(void)
+{
+	char *failed = NULL;
+	int err = 0;
+
+	pthread_mutex_lock(&outputs_lock);
+	for (size_t i = 0; i < noutputs && !failed; i++)
+		if (fflush(outputs[i].f) == EOF) {
+			err = errno;
+			failed = lp_strdup(outputs[i].name);
+		}
+	pthread_mutex_unlock(&outputs_lock);
+	if (failed) {
+		errno = err;
+		lp_write_failed(failed);
+	}
 }
 
 void lp_write_failed(const char *name)
@@ -340,6 +395,7 @@ void lp_write_failed(const char *name)
 
 int lp_close_output(FILE *f, const char *name)
 {
+	forget_output(f);
 	int failed = fflush(f) != 0 || ferror(f);
 	int err = errno;
 	if (f != stdout && fclose(f) != 0 && !failed) {
@@ -355,14 +411,82 @@ int lp_close_output(FILE *f, const char *name)
 	return -1;
 }
 
-static void on_first_sigint(int sig)
+/* --- the second SIGINT --------------------------------------------------
+ *
+ * Only async-signal-safe work in the handler: two atomic stores, a write to
+ * a pipe and sigaction.  The pipe wakes every reader thread blocked in
+ * poll (whichever thread the signal went to); the readers then end their
+ * inputs and the program finishes on its normal path, writing what it
+ * has.  SA_RESTART stays: without it the first SIGINT would fail a write
+ * blocked on a slow output (EINTR), losing what was in its buffer. */
+
+static _Atomic uint64_t tickets;	/* tickets given so far: 1, 2, ... */
+static _Atomic uint64_t stop_below;	/* 0, or tickets below it stop (and 0) */
+static _Atomic int sigints;		/* lock-free: two threads may take one each */
+static volatile sig_atomic_t stop_signal;
+static int stop_pipe[2] = { -1, -1 };
+
+uint64_t lp_stop__ticket(void)
 {
+	return atomic_fetch_add(&tickets, 1) + 1;
+}
+
+int lp_stop__stopped(uint64_t ticket)
+{
+	return ticket < atomic_load(&stop_below);
+}
+
+int lp_stop__fd(void)
+{
+	return stop_pipe[0];
+}
+
+void lp_stop_reading(int sig)
+{
+	int saved = errno;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	stop_signal = sig;
+	atomic_store(&stop_below, atomic_load(&tickets) + 1);
+	if (stop_pipe[1] >= 0) {
+		/* Never read: it stays readable for every poller. */
+		ssize_t n = write(stop_pipe[1], "", 1);
+		(void)n;
+	}
+	errno = saved;
+}
+
+static void on_sigint(int sig)
+{
+	if (atomic_fetch_add(&sigints, 1))
+		lp_stop_reading(sig);
+}
+
+/* At exit, after the program wrote what it read: die of the signal that
+ * stopped it, so that a shell running it knows it was interrupted. */
+static void die_of_stop_signal(void)
+{
+	int sig = stop_signal;
+
+	if (!sig)
+		return;
+	lp_error("stopped by a second %s: the output holds the complete records read before it",
+		 sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	fflush(NULL);
 	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 void lp_read_through_first_sigint(void)
 {
-	struct sigaction sa = { .sa_handler = on_first_sigint, .sa_flags = SA_RESTART };
+	struct sigaction sa = { .sa_handler = on_sigint, .sa_flags = SA_RESTART };
+
+	flush_when_idle = true;
+	if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		stop_pipe[0] = stop_pipe[1] = -1;	/* EINTR still wakes the signalled thread */
+	atexit(die_of_stop_signal);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 }

@@ -27,6 +27,13 @@ require_root() {
 	fi
 }
 
+# make sanitize runs the suite against ASan, UBSan and TSan builds
+# (LP_SANITIZER is asan or tsan): figures of memory and speed there are the
+# sanitizer's, not the program's.
+under_sanitizer() {
+	[ -n "${LP_SAN_LOGS:-}" ]
+}
+
 require_cmd() {
 	if ! command -v "$1" >/dev/null 2>&1; then
 		if [ "${CI:-}" = true ]; then
