@@ -15,24 +15,6 @@ teardown() {
 	fi
 }
 
-# An lp stream of N samples, one every STEP ns from 1 s: the first half in
-# main;a, the second in main;b (ids are arbitrary but consistent).
-ab_stream() {
-	local n=$1 step=$2 i s
-	printf 'lp-stream\t1\tclock=monotonic\n'
-	printf 'frame\t0000000000000001\tu\t-\t-\tmain\t-\n'
-	printf 'frame\t0000000000000002\tu\t-\t-\ta\t-\n'
-	printf 'frame\t0000000000000003\tu\t-\t-\tb\t-\n'
-	printf 'stack\t000000000000000a\t0000000000000001,0000000000000002\n'
-	printf 'stack\t000000000000000b\t0000000000000001,0000000000000003\n'
-	for ((i = 0; i < n; i++)); do
-		s=a
-		if ((i >= n / 2)); then s=b; fi
-		printf 'sample\t%d\t7\t7\t0\tx\tcpu-clock\t1\t000000000000000%s\n' \
-			$((1000000000 + i * step)) $s
-	done
-}
-
 @test "lp-top: --help lists every option the man page documents, --version, bad usage" {
 	run -0 lp-top --help
 	assert_output --partial "usage: lp-top"
@@ -132,20 +114,6 @@ ab_stream() {
 	assert_line --index 2 " 100.00  100.00  b"
 }
 
-# N samples one second apart, two stacks (awk: fast enough for a million).
-long_stream() {
-	awk -v N="$1" 'BEGIN { OFS = "\t"
-		print "lp-stream", 1, "clock=monotonic"
-		print "frame", "0000000000000001", "u", "-", "-", "main", "-"
-		print "frame", "0000000000000002", "u", "-", "-", "a", "-"
-		print "frame", "0000000000000003", "u", "-", "-", "b", "-"
-		print "stack", "000000000000000a", "0000000000000001,0000000000000002"
-		print "stack", "000000000000000b", "0000000000000001,0000000000000003"
-		for (i = 0; i < N; i++)
-			print "sample", 1000000000 + i * 1000000000, 7, 7, 0, "x", "cpu-clock", 1,
-				(i % 4 ? "000000000000000a" : "000000000000000b") }'
-}
-
 # Peak RSS (kB) of lp-top MODE reading FILE, read once the whole file is in
 # (the writer then holds the pipe open a little longer).  Called in $(...),
 # where errexit is off: each step returns on failure, lp-top's status too.
@@ -169,8 +137,8 @@ peak_rss() {
 }
 
 @test "lp-top: memory is bounded by the stacks, not the samples (1 M samples)" {
-	long_stream 1000000 > "$T/big.lp"
-	long_stream 10000 > "$T/small.lp"
+	ab_stream 1000000 1000000000 x quarters > "$T/big.lp"
+	ab_stream 10000 1000000000 x quarters > "$T/small.lp"
 	# The window at the end: exactly its last 10 one-second buckets.
 	run -0 lp-top --once --window 10s "$T/big.lp"
 	assert_line --index 0 --partial "samples 10  stacks 2  weight 10"

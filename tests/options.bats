@@ -25,20 +25,6 @@ bad() {
 	[ -z "$output" ] || fail "$*: wrote '$output' to stdout"
 }
 
-# N samples 100 ms apart from 1 s: the first half in main;a, the rest main;b.
-ab_stream() {
-	awk -v N="$1" 'BEGIN { OFS = "\t"
-		print "lp-stream", 1, "clock=monotonic"
-		print "frame", "0000000000000001", "u", "-", "-", "main", "-"
-		print "frame", "0000000000000002", "u", "-", "-", "a", "-"
-		print "frame", "0000000000000003", "u", "-", "-", "b", "-"
-		print "stack", "000000000000000a", "0000000000000001,0000000000000002"
-		print "stack", "000000000000000b", "0000000000000001,0000000000000003"
-		for (i = 0; i < N; i++)
-			print "sample", 1000000000 + i * 100000000, 7, 7, 0, "app", "cpu-clock", 1,
-				(i < N / 2 ? "000000000000000a" : "000000000000000b") }'
-}
-
 # Folded input with N functions of distinct weights (f1 heaviest).
 many_functions() {
 	local i
@@ -113,7 +99,7 @@ many_functions() {
 }
 
 @test "durations: a bare number is seconds, units ns to h, in every option" {
-	ab_stream 200 >"$T/ab.lp"
+	ab_stream 200 100000000 app >"$T/ab.lp"
 	# lp-top --window 5: the last 5 s of samples, 50 of b (5 ns would be 1)
 	local v
 	for v in 5 5s 5000ms 5e3ms 0.083333333333m 5000000us 5000000000ns; do
@@ -129,7 +115,7 @@ many_functions() {
 app;main;b 100"
 	# lp-split --threshold 1.5 is 1.5 s: the one span of 2 s is above it
 	{
-		ab_stream 0
+		ab_stream 0 1 app
 		printf 'sample\t1000000000\t7\t7\t0\tapp\tcpu-clock\t1\t000000000000000a\tspan=req\tspan_start=0\tspan_end=2000000000\tspan_depth=0\n'
 		printf 'sample\t3500000000\t7\t7\t0\tapp\tcpu-clock\t1\t000000000000000b\tspan=req\tspan_start=3000000000\tspan_end=4000000000\tspan_depth=0\n'
 	} >"$T/j.lp"

@@ -66,3 +66,22 @@ reap() {
 	wait "$1" || rc=$?
 	[ "$rc" -eq "$2" ] || { echo "process $1 exited $rc, not $2"; return 1; }
 }
+
+# An lp stream of N samples, one every STEP ns (default 100 ms) from 1 s,
+# of comm COMM (default x), in main;a or main;b: the first half in a and the
+# second in b, or with SPLIT "quarters" every fourth sample in b.
+ab_stream() {
+	awk -v N="$1" -v STEP="${2:-100000000}" -v COMM="${3:-x}" -v SPLIT="${4:-half}" '
+	BEGIN { OFS = "\t"
+		print "lp-stream", 1, "clock=monotonic"
+		print "frame", "0000000000000001", "u", "-", "-", "main", "-"
+		print "frame", "0000000000000002", "u", "-", "-", "a", "-"
+		print "frame", "0000000000000003", "u", "-", "-", "b", "-"
+		print "stack", "000000000000000a", "0000000000000001,0000000000000002"
+		print "stack", "000000000000000b", "0000000000000001,0000000000000003"
+		for (i = 0; i < N; i++) {
+			b = SPLIT == "quarters" ? i % 4 == 0 : i >= N / 2
+			printf "sample\t%.0f\t7\t7\t0\t%s\tcpu-clock\t1\t%s\n",
+				1000000000 + i * STEP, COMM, b ? "000000000000000b" : "000000000000000a"
+		} }'
+}
