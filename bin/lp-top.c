@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,19 +171,26 @@ static void wake(char c)
 static volatile sig_atomic_t got_signal, got_winch;
 static int tty_fd = -1;		/* keys, or -1 */
 
+static atomic_int signals_seen;	/* SIGINT and SIGTERM, on any thread */
+
 static void on_signal(int sig)
 {
-	if (got_signal && sig != SIGWINCH) {
+	if (sig == SIGWINCH) {
+		got_winch = 1;
+		wake('s');
+		return;
+	}
+	/* The reader threads take signals too: two may run this at once, so
+	 * "is this the first?" is one atomic step (a plain flag was seen to
+	 * make both the first, and a second signal not end lp-top). */
+	if (atomic_fetch_add(&signals_seen, 1)) {
 		/* A second one: the terminal as it was found, then the
 		 * report of what was read, then die of the signal. */
 		lp_tty__restore();
 		lp_stop_reading(sig);
 		return;
 	}
-	if (sig == SIGWINCH)
-		got_winch = 1;
-	else
-		got_signal = sig;
+	got_signal = sig;
 	wake('s');
 }
 
