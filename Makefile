@@ -64,9 +64,7 @@ FUZZ_TARGETS := $(filter-out driver,$(patsubst tests/fuzz/%.c,%,$(wildcard tests
 FUZZ_DRIVEN := $(patsubst %,$(O)/tests/fuzz/%,$(FUZZ_TARGETS))
 FUZZ_O := $(O)-fuzz
 FUZZ_SECONDS ?= 60
-# memcpy(dst, NULL, 0) and NULL + 0 are left to C23, which defines them.
-FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize=nonnull-attribute,pointer-overflow \
-	-fno-sanitize-recover=undefined
+# The fuzzers take make sanitize's checks, all of them (SAN below).
 
 all: check-pkgs $(PROGS) $(WORKLOADS) $(EXAMPLES) $(FUZZ_DRIVEN)
 
@@ -181,10 +179,10 @@ demo: check-deps
 # in a first-line comment "/* fuzz-flags: ... */".
 fuzz: check-deps
 	$(Q)$(MAKE) --no-print-directory O=$(FUZZ_O) CC=$(CLANG) \
-		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_O)/liblp.a
+		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(SAN)' $(FUZZ_O)/liblp.a
 	$(Q)for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_O)/corpus/$$t && \
-	  $(CLANG) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) $(LP_CFLAGS) tests/fuzz/$$t.c \
+	  $(CLANG) -O1 -g -fsanitize=fuzzer $(SAN) $(LP_CFLAGS) tests/fuzz/$$t.c \
 	    $(FUZZ_O)/liblp.a $(LP_LDLIBS) -o $(FUZZ_O)/fuzz-$$t && \
 	  $(FUZZ_O)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 	    $$(sed -n '1s|^/\* fuzz-flags: \(.*\) \*/$$|\1|p' tests/fuzz/$$t.c) \

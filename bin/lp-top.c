@@ -180,9 +180,9 @@ static void on_signal(int sig)
 		wake('s');
 		return;
 	}
-	/* The reader threads take signals too: two may run this at once, so
-	 * "is this the first?" is one atomic step (a plain flag was seen to
-	 * make both the first, and a second signal not end lp-top). */
+	/* "Is this the first?" in one atomic step: with a plain flag, two
+	 * handlers on two threads were both the first, and a second signal did
+	 * not end lp-top (the readers now block signals; this stays safe). */
 	if (atomic_fetch_add(&signals_seen, 1)) {
 		/* A second one: the terminal as it was found, then the
 		 * report of what was read, then die of the signal. */
@@ -398,6 +398,7 @@ int main(int argc, char **argv)
 	} else {
 		/* Readers still blocked on a pipe are left to exit(): joining
 		 * them would wait for their producers. */
+		lp_top_feed__abandon(feed);
 		struct lp_top_feed_state st;
 		lp_top_feed__lock(feed, &st);
 		lp_top_feed__unlock(feed);

@@ -15,6 +15,7 @@
  * negligible are dropped, which bounds it. */
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,6 +543,14 @@ struct lp_top_feed *lp_top_feed__start(struct lp_top *t, struct lp_reader **read
 	f->wake_fd = wake_fd;
 	f->n = n;
 	f->threads = lp_calloc(n, sizeof(*f->threads));
+	/* Signals go to the main thread alone (the readers inherit this mask):
+	 * its handler then never runs beside the main thread's own exit path,
+	 * both restoring the terminal (ThreadSanitizer saw that race).  The
+	 * readers still end on a second SIGINT: lp_stop_reading wakes them
+	 * through a pipe. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (int i = 0; i < n; i++) {
 		struct feed_input *in = lp_calloc(1, sizeof(*in));
 		in->f = f;
@@ -550,6 +559,7 @@ struct lp_top_feed *lp_top_feed__start(struct lp_top *t, struct lp_reader **read
 		if (err)
 			lp_die(1, "cannot start a reader thread: %s", strerror(err));
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return f;
 }
 
@@ -569,6 +579,12 @@ void lp_top_feed__join(struct lp_top_feed *f)
 {
 	for (int i = 0; i < f->n; i++)
 		pthread_join(f->threads[i], NULL);
+}
+
+void lp_top_feed__abandon(struct lp_top_feed *f)
+{
+	for (int i = 0; i < f->n; i++)
+		pthread_detach(f->threads[i]);
 }
 
 void lp_top_feed__free(struct lp_top_feed *f)

@@ -93,6 +93,10 @@ void lp_top_feed__lock(struct lp_top_feed *f, struct lp_top_feed_state *st);
 void lp_top_feed__unlock(struct lp_top_feed *f);
 /* Once every input has ended: joins the threads. */
 void lp_top_feed__join(struct lp_top_feed *f);
+/* Leaving before every input has ended: the threads, some perhaps blocked
+ * on a pipe, are left to exit() and never joined (detached: no thread a
+ * leak checker could call lost). */
+void lp_top_feed__abandon(struct lp_top_feed *f);
 /* After the join (not the top, not the readers).  A feed whose readers may
  * still be blocked on a pipe is left to exit(): joining would wait for
  * their producers. */

@@ -4,6 +4,7 @@
 
 load helpers/common
 load helpers/producers
+load helpers/bpf
 
 setup() {
 	load_bats_libs
@@ -13,31 +14,6 @@ setup() {
 teardown() {
 	# What a failed test may have left running (a reader it stopped...).
 	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
-}
-
-# The BPF programs and links a running lp-trace holds ("prog_id: N" and
-# "link_id: N" in its fdinfo), so that what other suites running at the
-# same time load is not mistaken for ours.
-held_ids() {
-	grep -hE '^(prog_id|link_id):' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u
-}
-
-# Every id listed is gone (freeing is deferred a little after exit).
-ids_gone() {
-	local kind id left
-	for _ in $(seq 50); do
-		left=0
-		while read -r kind id; do
-			case $kind in
-			prog_id:) if bpftool prog show id "$id" >/dev/null 2>&1; then left=1; fi ;;
-			link_id:) if bpftool link show id "$id" >/dev/null 2>&1; then left=1; fi ;;
-			esac
-		done <<<"$1"
-		if [ "$left" -eq 0 ]; then return 0; fi
-		sleep 0.1
-	done
-	echo "still attached: $1" >&2
-	return 1
 }
 
 # A process started with & runs bash until it has exec'd: wait for that.
@@ -155,11 +131,12 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	lp-trace -o "$T/i.lp" 'fib(n)' -p "$target" 2>"$T/err" &
 	local tracer=$!
 	sleep 1.5
-	ids=$(held_ids "$tracer")
+	progs=$(held_ids "$tracer" prog_id)
+	links=$(held_ids "$tracer" link_id)
 	# lp_entry, lp_return, the others loaded; two uprobe links and the
 	# fork and exit tracepoints' (checked once the processes are stopped)
 	local held=0
-	if [ "$(grep -c prog_id <<<"$ids")" -ge 2 ] && [ "$(grep -c link_id <<<"$ids")" -eq 4 ]; then held=1; fi
+	if [ "$(wc -w <<<"$progs")" -ge 2 ] && [ "$(wc -w <<<"$links")" -eq 4 ]; then held=1; fi
 	kill -INT "$tracer" || { cat "$T/err"; kill "$target"; false; }
 	local rc=0
 	wait "$tracer" || rc=$?
@@ -182,7 +159,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	[ "$many" -eq 1 ]
 	[ "$open" -le 20 ]
 	run -0 lp-cat --check "$T/i.lp"
-	ids_gone "$ids"
+	all_gone "$progs" "$links"
 }
 
 @test "lp-trace: SIGTERM mid-run on -p: drains, a complete valid stream, exit 0, nothing left attached" {
@@ -194,8 +171,9 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	lp-trace --output "$T/term.lp" 'fib(n)' --pid "$target" 2>"$T/err" &
 	local tracer=$!
 	sleep 1.5
-	ids=$(held_ids "$tracer")
-	[ "$(grep -c link_id <<<"$ids")" -eq 4 ]
+	progs=$(held_ids "$tracer" prog_id)
+	links=$(held_ids "$tracer" link_id)
+	[ "$(wc -w <<<"$links")" -eq 4 ]
 	kill -TERM "$tracer"
 	local rc=0
 	wait "$tracer" || rc=$?
@@ -208,7 +186,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 		END { print bad + 0, (done > 1000), (open <= 20) }' "$T/term.lp"
 	assert_output "0 1 1"
 	[ "$(tail -c 1 "$T/term.lp" | od -An -c | tr -d ' ')" = '\n' ]
-	ids_gone "$ids"
+	all_gone "$progs" "$links"
 	kill -0 "$target"
 }
 
@@ -232,8 +210,9 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	sleep 0.5
 	kill -STOP "$reader"
 	wait_blocked_in_write "$tracer"
-	ids=$(held_ids "$tracer")
-	[ "$(grep -c link_id <<<"$ids")" -eq 4 ]
+	progs=$(held_ids "$tracer" prog_id)
+	links=$(held_ids "$tracer" link_id)
+	[ "$(wc -w <<<"$links")" -eq 4 ]
 	kill -INT "$tracer"
 	wait_delivered "$tracer" 2
 	sleep 0.3
@@ -247,7 +226,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	echo "ended $(cat "$T/end") after $ms ms"
 	[ "$(cat "$T/end")" = "signal 2" ]
 	[ "$ms" -lt 1000 ]
-	ids_gone "$ids"
+	all_gone "$progs" "$links"
 	kill -0 "$target"
 }
 
@@ -304,15 +283,16 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	lp-trace -d 1 -o "$T/d.lp" nap -- "$WORKLOADS/sleeper" "$calls" &
 	local tracer=$!
 	sleep 0.5
-	ids=$(held_ids "$tracer")
-	[ "$(grep -c link_id <<<"$ids")" -eq 4 ]	# two uprobes, the fork and exit tracepoints
+	progs=$(held_ids "$tracer" prog_id)
+	links=$(held_ids "$tracer" link_id)
+	[ "$(wc -w <<<"$links")" -eq 4 ]	# two uprobes, the fork and exit tracepoints
 	wait "$tracer" || rc=$?
 	[ "$rc" -eq 0 ]
 	[ $((SECONDS - t0)) -le 6 ]
 	n=$(grep -c '^span' "$T/d.lp")
 	[ "$n" -ge 50 ]
 	[ "$n" -le 600 ]
-	ids_gone "$ids"
+	all_gone "$progs" "$links"
 	# the command it started was terminated, not left running
 	run -1 pgrep -f "$WORKLOADS/sleeper $calls"
 }
