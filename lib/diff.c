@@ -69,17 +69,6 @@ void lp_diff__free(struct lp_diff *d)
 	free(d);
 }
 
-static void reserve(char **buf, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return;
-	size_t n = *cap ? *cap : 256;
-	while (n < need)
-		n *= 2;
-	*buf = lp_realloc(*buf, n);
-	*cap = n;
-}
-
 static void note_header(struct lp_diff *d, struct side *s, const struct lp_header *h)
 {
 	struct {
@@ -114,13 +103,13 @@ static size_t join_frames(struct lp_diff *d, const struct lp_stack *st)
 	for (size_t i = 0; st && i < st->nframes; i++) {
 		const char *sym = st->frames[i]->symbol;
 		size_t n = strlen(sym);
-		reserve(&d->buf, &d->cap, len + n + 2);
+		lp_grow(&d->buf, &d->cap, len + n + 2);
 		if (i)
 			d->buf[len++] = ';';
 		memcpy(d->buf + len, sym, n);
 		len += n;
 	}
-	reserve(&d->buf, &d->cap, len + 1);
+	lp_grow(&d->buf, &d->cap, len + 1);
 	d->buf[len] = '\0';
 	return len;
 }
@@ -133,7 +122,7 @@ static int ishex(unsigned char c)
 /* difffolded.pl's s/0x[0-9a-fA-F]+/0x.../g on d->buf; returns the new length. */
 static size_t strip_hex(struct lp_diff *d, size_t len)
 {
-	reserve(&d->buf2, &d->cap2, 2 * len + 4);
+	lp_grow(&d->buf2, &d->cap2, 2 * len + 4);
 	size_t o = 0;
 	for (size_t i = 0; i < len;) {
 		if (i + 2 < len && d->buf[i] == '0' && d->buf[i + 1] == 'x' &&
@@ -171,7 +160,7 @@ static void flush(struct lp_diff *d, struct lp_folded_agg *a, struct lp_profile 
 	size_t n;
 	const struct lp_profile_entry *const *e = lp_profile__sorted(tmp, &n);
 	for (size_t i = 0; i < n; i++) {
-		reserve(&d->buf, &d->cap, e[i]->len + 1);
+		lp_grow(&d->buf, &d->cap, e[i]->len + 1);
 		memcpy(d->buf, e[i]->stack, e[i]->len);
 		d->buf[e[i]->len] = '\0';
 		size_t len = strip_hex(d, e[i]->len);
@@ -375,7 +364,7 @@ int lp_diff__write_folded(struct lp_diff *d, FILE *out)
 		lp_format_number(a, sizeof(a), scaled(d, e[i]->weight[0]));
 		lp_format_number(b, sizeof(b), e[i]->weight[1]);
 		size_t la = strlen(a), lb = strlen(b);
-		reserve(&text, &cap, len + e[i]->len + la + lb + 3);
+		lp_grow(&text, &cap, len + e[i]->len + la + lb + 3);
 		lines[i].off = len;
 		memcpy(text + len, e[i]->stack, e[i]->len);
 		len += e[i]->len;

@@ -188,13 +188,7 @@ void lp_folded_buf__free(struct lp_folded_buf *b)
 
 static void buf_reserve(struct lp_folded_buf *b, size_t n)
 {
-	if (b->len + n + 1 <= b->cap)
-		return;
-	size_t c = b->cap ? b->cap : 256;
-	while (c < b->len + n + 1)
-		c *= 2;
-	b->s = lp_realloc(b->s, c);
-	b->cap = c;
+	lp_grow(&b->s, &b->cap, b->len + n + 1);
 }
 
 static void buf_add(struct lp_folded_buf *b, const char *s, size_t n)
