@@ -276,25 +276,7 @@ nsamples() {
 	rec=$(cat "$TMP/pid")
 	KILL_AFTER="$reader $rec"
 	sleep 0.5
-	kill -STOP "$reader"
-	wait_blocked_in_write "$rec"
-	progs=$(held_ids "$rec" prog_id)
-	links=$(held_ids "$rec" link_id)
-	[ "$(wc -w <<<"$progs")" -eq 4 ]
-	kill -INT "$rec"
-	wait_delivered "$rec" 2
-	# Still there, still writing: the first SIGINT only asked it to stop.
-	sleep 0.3
-	kill -0 "$rec"
-	[ ! -e "$TMP/end" ] || { cat "$TMP/end"; false; }
-	t0=$(date +%s%N)
-	kill -INT "$rec"
-	wait_file "$TMP/end" 5
-	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	echo "ended $(cat "$TMP/end") after $ms ms"
-	[ "$(cat "$TMP/end")" = "signal 2" ]
-	[ "$ms" -lt 1000 ]
-	all_gone "$progs" "$links"
+	second_sigint_kills "$rec" "$reader" "$TMP/end" prog_id 4
 	kill -KILL "$reader"
 	kill -0 "$BG"
 }

@@ -135,15 +135,16 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	links=$(held_ids "$tracer" link_id)
 	# lp_entry, lp_return, the others loaded; two uprobe links and the
 	# fork and exit tracepoints' (checked once the processes are stopped)
-	local held=0
-	if [ "$(wc -w <<<"$progs")" -ge 2 ] && [ "$(wc -w <<<"$links")" -eq 4 ]; then held=1; fi
+	local nprogs nlinks
+	nprogs=$(wc -w <<<"$progs") nlinks=$(wc -w <<<"$links")
 	kill -INT "$tracer" || { cat "$T/err"; kill "$target"; false; }
 	local rc=0
 	wait "$tracer" || rc=$?
 	kill "$target"
 	reap "$target" 143
 	[ "$rc" -eq 0 ] || { cat "$T/err"; false; }
-	[ "$held" -eq 1 ]
+	[ "$nprogs" -ge 2 ] || fail "lp-trace held $nprogs programs, want at least 2"
+	[ "$nlinks" -eq 4 ] || fail "lp-trace held $nlinks links, want 4"
 	run -0 head -1 "$T/i.lp"
 	assert_output --partial "lp-stream	1	"
 	# every line a whole record; some finished spans; the open calls
@@ -208,25 +209,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	tracer=$(cat "$T/pid")
 	KILL_AFTER="$target $reader $tracer"
 	sleep 0.5
-	kill -STOP "$reader"
-	wait_blocked_in_write "$tracer"
-	progs=$(held_ids "$tracer" prog_id)
-	links=$(held_ids "$tracer" link_id)
-	[ "$(wc -w <<<"$links")" -eq 4 ]
-	kill -INT "$tracer"
-	wait_delivered "$tracer" 2
-	sleep 0.3
-	kill -0 "$tracer"
-	[ ! -e "$T/end" ] || { cat "$T/end"; false; }
-	local t0 ms
-	t0=$(date +%s%N)
-	kill -INT "$tracer"
-	wait_file "$T/end" 5
-	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	echo "ended $(cat "$T/end") after $ms ms"
-	[ "$(cat "$T/end")" = "signal 2" ]
-	[ "$ms" -lt 1000 ]
-	all_gone "$progs" "$links"
+	second_sigint_kills "$tracer" "$reader" "$T/end" link_id 4
 	kill -0 "$target"
 }
 

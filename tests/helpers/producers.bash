@@ -75,3 +75,36 @@ start_with_pid() {
 	echo "no fork got pid $want in 50 tries"
 	return 1
 }
+
+# The second-SIGINT check of both producers.  Producer $1 writes to a pipe
+# whose reader $2 is stopped here, so the producer blocks in write with
+# everything attached and a first SIGINT cannot end it; start_reporting_end
+# writes its end to file $3.  It holds $5 ids of kind $4 (prog_id or
+# link_id).  The first SIGINT leaves it running; the second kills it by
+# SIGINT within 1 s, and every program and link it held is gone.
+second_sigint_kills() {
+	local pid=$1 reader=$2 end=$3 kind=$4 want=$5 progs links t0 ms
+	kill -STOP "$reader"
+	wait_blocked_in_write "$pid"
+	progs=$(held_ids "$pid" prog_id)
+	links=$(held_ids "$pid" link_id)
+	if [ "$kind" = prog_id ]; then
+		[ "$(wc -w <<<"$progs")" -eq "$want" ] || { echo "$(wc -w <<<"$progs") programs held, want $want"; false; }
+	else
+		[ "$(wc -w <<<"$links")" -eq "$want" ] || { echo "$(wc -w <<<"$links") links held, want $want"; false; }
+	fi
+	kill -INT "$pid"
+	wait_delivered "$pid" 2
+	# Still there, still writing: the first SIGINT only asked it to stop.
+	sleep 0.3
+	kill -0 "$pid"
+	[ ! -e "$end" ] || { echo "ended at the first SIGINT: $(cat "$end")"; false; }
+	t0=$(date +%s%N)
+	kill -INT "$pid"
+	wait_file "$end" 5
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	echo "ended $(cat "$end") after $ms ms"
+	[ "$(cat "$end")" = "signal 2" ] || { echo "ended $(cat "$end"), want signal 2"; false; }
+	[ "$ms" -lt 1000 ] || { echo "ended $ms ms after the second SIGINT"; false; }
+	all_gone "$progs" "$links"
+}
