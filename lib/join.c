@@ -94,6 +94,9 @@ static struct item *item_copy(struct input *in, const struct lp_record *rec, uin
 	case LP_REC_LOST:
 		need = slen(rec->lost.what);
 		break;
+	case LP_REC_COST:
+		need = slen(rec->cost.what) + rec->cost.attrs.len + 1;
+		break;
 	case LP_REC_HEADER:
 		need = rec->header.attrs.len + 1;
 		break;
@@ -123,6 +126,10 @@ static struct item *item_copy(struct input *in, const struct lp_record *rec, uin
 		break;
 	case LP_REC_LOST:
 		it->rec.lost.what = put_str(&p, rec->lost.what ? rec->lost.what : "");
+		break;
+	case LP_REC_COST:
+		it->rec.cost.what = put_str(&p, rec->cost.what ? rec->cost.what : "");
+		put_attrs(&p, &it->rec.cost.attrs);
 		break;
 	case LP_REC_HEADER:
 		put_attrs(&p, &it->rec.header.attrs);

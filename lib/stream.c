@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,6 +481,7 @@ void lp_reader__error(const struct lp_reader *r, const char *fmt, ...)
 static const char *const record_kinds[] = {
 	[LP_REC_FRAME] = "frame", [LP_REC_STACK] = "stack", [LP_REC_SAMPLE] = "sample",
 	[LP_REC_SPAN] = "span", [LP_REC_EVENT] = "event", [LP_REC_LOST] = "lost",
+	[LP_REC_COST] = "cost",
 };
 
 /* A line that only an lp stream has: the header, or a record of a known
@@ -494,7 +496,7 @@ static int lp_sniff(const char *line, size_t len)
 	if (len >= strlen(LP_STREAM_MAGIC) && !memcmp(line, LP_STREAM_MAGIC, strlen(LP_STREAM_MAGIC)) &&
 	    (line[strlen(LP_STREAM_MAGIC)] == '\t' || len == strlen(LP_STREAM_MAGIC)))
 		return 1;
-	for (size_t k = LP_REC_FRAME; k <= LP_REC_LOST; k++) {
+	for (size_t k = LP_REC_FRAME; k <= LP_REC_COST; k++) {
 		size_t n = strlen(record_kinds[k]);
 		if (len > n && !memcmp(line, record_kinds[k], n) && line[n] == '\t')
 			return 1;
@@ -852,6 +854,21 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		rec->lost.what = unescape_field(f[2]);
 		rec->lost.count = (uint64_t)count;
 		rec->kind = LP_REC_LOST;
+		return 1;
+	}
+	case 'c': {	/* cost TIME WHAT NS [attrs] */
+		n = split_fields(line, len, f, 4, &rest, &rest_len);
+		if (n < 4)
+			BAD("cost: expected 4 fields, got %zu", n);
+		const char *why;
+		if (parse_time(f[1], strlen(f[1]), &rec->cost.time_ns) < 0)
+			BAD("cost: bad time '%s'%s", f[1], time_why(f[1]));
+		if (lp_parse_double(f[3], &rec->cost.ns, &why) < 0 || !(rec->cost.ns >= 0) ||
+		    isinf(rec->cost.ns))
+			BAD("cost: bad ns '%s'", f[3]);
+		rec->cost.what = unescape_field(f[2]);
+		set_attrs(&rec->cost.attrs, rest, rest_len);
+		rec->kind = LP_REC_COST;
 		return 1;
 	}
 	}
@@ -1273,6 +1290,16 @@ int lp_writer__lost(struct lp_writer *w, const struct lp_lost *l)
 	return flush_line(w);
 }
 
+int lp_writer__cost(struct lp_writer *w, const struct lp_cost *c)
+{
+	put_raw(w, "cost", 4);
+	put_int(w, c->time_ns, LP_TIME_NONE);
+	put_field(w, c->what);
+	put_weight(w, c->ns);
+	put_attrs(w, &c->attrs);
+	return flush_line(w);
+}
+
 int lp_writer__record(struct lp_writer *w, const struct lp_record *rec)
 {
 	switch (rec->kind) {
@@ -1283,6 +1310,7 @@ int lp_writer__record(struct lp_writer *w, const struct lp_record *rec)
 	case LP_REC_SPAN: return lp_writer__span(w, &rec->span);
 	case LP_REC_EVENT: return lp_writer__event(w, &rec->event);
 	case LP_REC_LOST: return lp_writer__lost(w, &rec->lost);
+	case LP_REC_COST: return lp_writer__cost(w, &rec->cost);
 	case LP_REC_OTHER:
 		put_raw(w, rec->line, rec->len);
 		return flush_line(w);

@@ -89,6 +89,15 @@ struct lp_lost {
 	uint64_t count;
 };
 
+/* What lp itself adds to the thread it samples or probes, measured on the
+ * machine where it ran (formats/lp-stream.md, "What lp costs"). */
+struct lp_cost {
+	int64_t time_ns;	/* when it was measured */
+	const char *what;	/* "sample", "switch", "entry", "return", "line", ... */
+	double ns;		/* mean ns a hit adds to the thread's clock */
+	struct lp_attrs attrs;	/* sd_ns=, n=, unwind=, probe=, inside_ns=, ... */
+};
+
 enum lp_record_kind {
 	LP_REC_HEADER,
 	LP_REC_FRAME,
@@ -97,6 +106,7 @@ enum lp_record_kind {
 	LP_REC_SPAN,
 	LP_REC_EVENT,
 	LP_REC_LOST,
+	LP_REC_COST,
 	LP_REC_OTHER,		/* a comment or a kind this version does not know */
 };
 
@@ -114,6 +124,7 @@ struct lp_record {
 		struct lp_span span;
 		struct lp_event event;
 		struct lp_lost lost;
+		struct lp_cost cost;
 	};
 };
 
@@ -197,6 +208,7 @@ int lp_writer__sample(struct lp_writer *w, const struct lp_sample *sample);
 int lp_writer__span(struct lp_writer *w, const struct lp_span *span);
 int lp_writer__event(struct lp_writer *w, const struct lp_event *event);
 int lp_writer__lost(struct lp_writer *w, const struct lp_lost *lost);
+int lp_writer__cost(struct lp_writer *w, const struct lp_cost *cost);
 /* Any record as read: known kinds are rewritten, others copied verbatim. */
 int lp_writer__record(struct lp_writer *w, const struct lp_record *rec);
 
