@@ -46,6 +46,12 @@ static void usage(FILE *f)
 		"  -r, --report FILE       the per-group report to FILE (default stderr)\n"
 		"  -q, --quiet             no report\n"
 		"  -f, --input-format FMT  auto, lp, perf or folded (default auto)\n"
+		"      --raw               cut on measured durations, lp's own cost left in\n"
+		"                          (default: less the cost of lp's samples and\n"
+		"                          probes inside each span, from cost records)\n"
+		"      --confidence P      a sampled span joins the band it is in with at\n"
+		"                          least this probability, else group uncertain\n"
+		"                          (default 0.9)\n"
 		"  -h, --help              this help\n"
 		"      --version           the version\n"
 		"\n"
@@ -107,7 +113,7 @@ static int parse_time(const char *arg, struct lp_split_opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION };
+	enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE };
 	static const struct option longopts[] = {
 		{ "percentile", required_argument, NULL, 'P' },
 		{ "threshold", required_argument, NULL, 't' },
@@ -126,6 +132,8 @@ int main(int argc, char **argv)
 		{ "report", required_argument, NULL, 'r' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "input-format", required_argument, NULL, 'f' },
+		{ "raw", no_argument, NULL, OPT_RAW },
+		{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -134,6 +142,7 @@ int main(int argc, char **argv)
 		.window_ns = 60000000000LL,
 		.accuracy = 0.01,
 		.format = LP_INPUT_AUTO,
+		.confidence = 0.9,
 	};
 	/* Static: what the options hold lives as long as the program, and
 	 * stays reachable to its end, whichever return ends it. */
@@ -242,6 +251,18 @@ int main(int argc, char **argv)
 			if (f < 0)
 				return bad("--input-format", optarg, "expected auto, lp, perf or folded");
 			o.format = f;
+			break;
+		}
+		case OPT_RAW:
+			o.raw = true;
+			break;
+		case OPT_CONFIDENCE: {
+			double v;
+			if (lp_parse_double(optarg, &v, &why) < 0)
+				return bad("--confidence", optarg, why);
+			if (!(v > 0.5 && v <= 1))
+				return bad("--confidence", optarg, "must be above 0.5 and at most 1");
+			o.confidence = v;
 			break;
 		}
 		case 'h':

@@ -10,8 +10,9 @@
  *
  * Exact percentiles need every duration before the first sample can be
  * routed: global by nature.  A file is read twice (stdin is spooled to a
- * temporary file on the first pass); only the durations (16 bytes a span)
- * are kept.  --live reads once and uses a windowed sketch (quantile.h), and
+ * temporary file on the first pass); a span's times, thread and cost (80
+ * bytes) and a sample's time, thread and kind (24 bytes) are kept, to take
+ * lp's own cost out of each span's duration (selfcost.h).  --live reads once and uses a windowed sketch (quantile.h), and
  * thresholds need one pass anyway.
  */
 #include "split.h"
@@ -19,6 +20,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +29,7 @@
 #include "frame.h"
 #include "hashmap.h"
 #include "quantile.h"
+#include "selfcost.h"
 #include "util.h"
 
 int lp_split_pred__parse(const char *s, struct lp_split_pred *p, const char **why)
@@ -91,8 +94,9 @@ static bool raw_i64(const char *v, size_t n, int64_t *out)
 
 /* --- groups ------------------------------------------------------------ */
 
-enum { G_OUTSIDE, G_EXCLUDED, G_UNRANKED, G_EXTRA };
-static const char *const extra_names[G_EXTRA] = { "outside", "excluded", "unranked" };
+enum { G_OUTSIDE, G_EXCLUDED, G_UNRANKED, G_UNCERTAIN, G_EXTRA };
+static const char *const extra_names[G_EXTRA] = { "outside", "excluded", "unranked",
+						  "uncertain" };
 
 struct group {
 	char *name;
@@ -106,7 +110,27 @@ struct group {
 	struct lp_hashmap blockers;
 	int64_t max_ns;
 	struct lp_quantile *lat;	/* live: this group's span durations */
-	size_t lo, hi;		/* file: its spans' range in the sorted durations */
+	int64_t *durs;		/* file: its spans' corrected durations, sorted */
+	size_t ndurs;
+};
+
+/* The first pass keeps each span of the probe, and each sample's time and
+ * cost, to take lp's own cost out of the durations (selfcost.h). */
+struct pspan {
+	int64_t start, end;
+	int32_t pid, tid;
+	double lp_ns;		/* lp-trace's probes inside it */
+	double cost, var;	/* its samples' cost: mean and variance */
+	int64_t first;		/* its first sample's time */
+	int64_t corrected;	/* end - start - lp_ns - cost */
+	uint32_t nsamples;
+	int32_t group;		/* decided: a band, or the uncertain group */
+};
+
+struct psample {
+	int64_t t;
+	int32_t pid, tid;
+	enum lp_hit hit;
 };
 
 struct output {
@@ -126,9 +150,17 @@ struct split {
 	size_t nouts;
 	int64_t t0;		/* first time read, for a relative --time */
 	int64_t from, to;
-	/* file mode: durations of the spans that count */
+	/* file mode: corrected durations of the spans that count, sorted */
 	int64_t *durs;
 	size_t ndurs, capdurs;
+	struct lp_costs *costs;
+	struct pspan *spans;		/* the probe's spans, by (tid, start) */
+	size_t nspans;
+	struct lp_hashmap span_index;	/* (tid, start, end) -> index + 1 */
+	uint64_t sampled_spans, uncertain_spans;
+	double sample_cost_ns, probe_cost_ns;	/* taken out, in all */
+	double period_ns;		/* the header's period_ns=, 0 when none */
+	bool warned;			/* a warning was written */
 	struct lp_quantile *sketch;	/* live */
 	bool dirty;			/* spans added since the cuts were read */
 	uint64_t joined_samples;	/* samples with any span= at all */
@@ -455,12 +487,14 @@ static void emit_sample(struct split *s, const struct lp_sample *smp, struct gro
 		out_failed(out);
 }
 
-static void emit_span(struct split *s, const struct lp_span *sp, struct group *g, bool counted)
+/* d: the span's duration as decided on (corrected for lp's cost); the
+ * group's span time stays the measured one, which its samples cover. */
+static void emit_span(struct split *s, const struct lp_span *sp, struct group *g, bool counted,
+		      int64_t d)
 {
 	if (counted) {
-		int64_t d = sp->end_ns - sp->start_ns;
 		g->spans++;
-		g->span_ns += (double)d;
+		g->span_ns += (double)(sp->end_ns - sp->start_ns);
 		if (d > g->max_ns)
 			g->max_ns = d;
 		if (g->lat)
@@ -553,6 +587,21 @@ static int close_outputs(struct split *s)
 	return rc;
 }
 
+static uint64_t span_key(int32_t tid, int64_t start, int64_t end)
+{
+	int64_t k[3] = { tid, start, end };
+	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, k, sizeof(k)));
+}
+
+/* The span a sample or span record is, when the first pass decided it. */
+static const struct pspan *decided(const struct split *s, int32_t tid, int64_t start, int64_t end)
+{
+	if (!s->spans)
+		return NULL;
+	uintptr_t i = (uintptr_t)lp_hashmap__get(&s->span_index, span_key(tid, start, end));
+	return i ? &s->spans[i - 1] : NULL;
+}
+
 /* --- routing ------------------------------------------------------------ */
 
 static bool live_cuts(struct split *s)
@@ -577,6 +626,7 @@ static void route(struct split *s, const struct lp_record *rec)
 		const struct lp_sample *smp = &rec->sample;
 		int64_t start, end;
 		struct group *g;
+		const struct pspan *ps;
 		if (smp->time_ns != LP_TIME_NONE && !time_in(s, smp->time_ns)) {
 			g = &s->g[s->nbands + G_EXCLUDED];
 		} else if (!sample_span(s, smp, prefix, &start, &end)) {
@@ -590,6 +640,8 @@ static void route(struct split *s, const struct lp_record *rec)
 				g = &s->g[s->nbands + G_EXCLUDED];
 			else if (s->o->live && !live_cuts(s))
 				g = &s->g[s->nbands + G_UNRANKED];
+			else if ((ps = decided(s, smp->tid, start, end)))
+				g = &s->g[ps->group];
 			else
 				g = &s->g[band_of(s, end - start)];
 		}
@@ -604,17 +656,22 @@ static void route(struct split *s, const struct lp_record *rec)
 		s->probe_spans++;
 		bool in_time = !s->o->has_time || (sp->end_ns > s->from && sp->start_ns < s->to);
 		if (!in_time || !preds_ok(s, &sp->attrs, "")) {
-			emit_span(s, sp, &s->g[s->nbands + G_EXCLUDED], false);
+			emit_span(s, sp, &s->g[s->nbands + G_EXCLUDED], false, 0);
 			return;
 		}
 		int64_t d = sp->end_ns - sp->start_ns;
+		const struct pspan *ps = decided(s, sp->tid, sp->start_ns, sp->end_ns);
+		if (ps) {
+			emit_span(s, sp, &s->g[ps->group], true, ps->corrected);
+			return;
+		}
 		if (s->o->live && s->o->npercentiles) {
 			lp_quantile__add(s->sketch, (double)d, sp->end_ns);
 			s->live_spans++;
 			s->dirty = true;
 			live_cuts(s);
 		}
-		emit_span(s, sp, &s->g[band_of(s, d)], true);
+		emit_span(s, sp, &s->g[band_of(s, d)], true, d);
 		return;
 	}
 	case LP_REC_FRAME:
@@ -635,9 +692,93 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-struct pair {
-	int64_t start, end;
-};
+/* By thread, then start, the outer of two spans that start together first:
+ * on one thread calls nest, so a sweep in this order sees each span's
+ * enclosing ones before it. */
+static int cmp_pspan(const void *a, const void *b)
+{
+	const struct pspan *x = a, *y = b;
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->end < y->end) - (x->end > y->end);
+}
+
+static int cmp_psample(const void *a, const void *b)
+{
+	const struct psample *x = a, *y = b;
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	return (x->t > y->t) - (x->t < y->t);
+}
+
+/* Every sample costs each span that encloses it on its thread (all of
+ * them: a sample in a nested call costs its callers too).  One sweep per
+ * thread over spans and samples in time order, with the open spans on a
+ * stack. */
+static void charge_samples(struct split *s, struct psample *smp, size_t nsmp)
+{
+	double mean[LP_HIT_N] = { 0 }, var[LP_HIT_N] = { 0 };
+	bool known[LP_HIT_N] = { false };
+	/* --raw: the samples are counted, their cost left in. */
+	for (int h = 0; h < LP_HIT_N && !s->o->raw; h++)
+		known[h] = lp_costs__of(s->costs, (enum lp_hit)h, &mean[h], &var[h]);
+	qsort(s->spans, s->nspans, sizeof(*s->spans), cmp_pspan);
+	qsort(smp, nsmp, sizeof(*smp), cmp_psample);
+	size_t *open = lp_calloc(s->nspans + 1, sizeof(*open)), nopen = 0;
+	size_t i = 0;
+	for (size_t k = 0; k < nsmp; k++) {
+		const struct psample *x = &smp[k];
+		if (k == 0 || x->tid != smp[k - 1].tid) {
+			nopen = 0;
+			while (i < s->nspans && s->spans[i].tid < x->tid)
+				i++;
+		}
+		while (i < s->nspans && s->spans[i].tid == x->tid && s->spans[i].start <= x->t) {
+			while (nopen && s->spans[open[nopen - 1]].end <= s->spans[i].start)
+				nopen--;
+			open[nopen++] = i++;
+		}
+		while (nopen && s->spans[open[nopen - 1]].end <= x->t)
+			nopen--;
+		for (size_t o = 0; o < nopen; o++) {
+			struct pspan *sp = &s->spans[open[o]];
+			if (x->t >= sp->end || (sp->pid != x->pid && sp->pid != LP_ID_NONE &&
+						x->pid != LP_ID_NONE))
+				continue;
+			if (!sp->nsamples++)
+				sp->first = x->t;
+			if (known[x->hit]) {
+				sp->cost += mean[x->hit];
+				sp->var += var[x->hit];
+			}
+		}
+	}
+	free(open);
+}
+
+/* A span that holds samples is measured longer by their cost, which is
+ * known only on average: when the truth may lie on either side of a cut,
+ * the likelihood decides, or the span is uncertain. */
+static int32_t decide(struct split *s, const struct lp_prior *prior, const struct pspan *sp,
+		      double *prob)
+{
+	int32_t band = (int32_t)band_of(s, sp->corrected);
+	if (s->o->raw || !sp->nsamples || !(sp->var > 0) || s->nbands == 1)
+		return band;
+	double lb = (double)(sp->first - sp->start) - sp->lp_ns;
+	double est = (double)(sp->end - sp->start) - sp->lp_ns - sp->cost;
+	if (!lp_prior__bands(prior, est, sp->var, lb, s->cuts, s->nbands, prob))
+		return band;
+	size_t best = 0;
+	for (size_t b = 1; b < s->nbands; b++)
+		if (prob[b] > prob[best])
+			best = b;
+	if (prob[best] >= s->o->confidence)
+		return (int32_t)best;
+	return (int32_t)(s->nbands + G_UNCERTAIN);
+}
 
 static int first_pass(struct split *s, const char *input, char **spool_path)
 {
@@ -660,8 +801,8 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 		}
 		sw = lp_writer__new(spool);
 	}
-	struct pair *pairs = NULL;
-	size_t np = 0, cap = 0;
+	size_t cap = 0, nsmp = 0, capsmp = 0;
+	struct psample *smp = NULL;
 	struct lp_record rec;
 	int rc;
 	while ((rc = lp_reader__next(r, &rec)) > 0) {
@@ -670,9 +811,34 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 			rc = -1;
 			break;
 		}
-		if (rec.kind == LP_REC_SAMPLE && rec.sample.time_ns != LP_TIME_NONE &&
-		    rec.sample.time_ns < s->t0)
-			s->t0 = rec.sample.time_ns;
+		if (rec.kind == LP_REC_COST) {
+			lp_costs__add(s->costs, &rec.cost);
+			continue;
+		}
+		if (rec.kind == LP_REC_HEADER && !s->period_ns) {
+			const char *why;
+			double v;
+			if (lp_attrs__get(&rec.header.attrs, "period_ns", &s->value, &s->value_cap) >= 0 &&
+			    lp_parse_double(s->value, &v, &why) == 0 && v > 0)
+				s->period_ns = v;
+			continue;
+		}
+		if (rec.kind == LP_REC_SAMPLE) {
+			const struct lp_sample *x = &rec.sample;
+			if (x->time_ns == LP_TIME_NONE)
+				continue;
+			if (x->time_ns < s->t0)
+				s->t0 = x->time_ns;
+			enum lp_hit hit = lp_hit__of_sample(x);
+			if (x->tid == LP_ID_NONE || hit == LP_HIT_NONE)
+				continue;
+			if (nsmp == capsmp) {
+				capsmp = capsmp ? capsmp * 2 : 1024;
+				smp = lp_reallocarray(smp, capsmp, sizeof(*smp));
+			}
+			smp[nsmp++] = (struct psample){ x->time_ns, x->pid, x->tid, hit };
+			continue;
+		}
 		if (rec.kind != LP_REC_SPAN)
 			continue;
 		const struct lp_span *sp = &rec.span;
@@ -683,12 +849,20 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 		if (sp->end_ns == LP_TIME_NONE || !is_probe(s, sp->probe) ||
 		    !preds_ok(s, &sp->attrs, ""))
 			continue;
-		if (np == cap) {
-			cap = cap ? cap * 2 : 1024;
-			pairs = lp_reallocarray(pairs, cap, sizeof(*pairs));
+		double lp_ns;
+		if (!lp_span__lp_ns(sp, &lp_ns)) {
+			lp_reader__error(r, "span: bad lp_ns");
+			rc = -1;
+			break;
 		}
-		pairs[np].start = sp->start_ns;
-		pairs[np++].end = sp->end_ns;
+		if (s->nspans == cap) {
+			cap = cap ? cap * 2 : 1024;
+			s->spans = lp_reallocarray(s->spans, cap, sizeof(*s->spans));
+		}
+		s->spans[s->nspans++] = (struct pspan){
+			.start = sp->start_ns, .end = sp->end_ns, .pid = sp->pid, .tid = sp->tid,
+			.lp_ns = s->o->raw ? 0 : lp_ns, .group = -1,
+		};
 	}
 	lp_reader__free(r);
 	if (sw) {
@@ -699,18 +873,27 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 		}
 	}
 	if (rc < 0) {
-		free(pairs);
+		free(smp);
 		return -1;
 	}
 	set_time_bounds(s);
-	s->durs = lp_reallocarray(NULL, np ? np : 1, sizeof(*s->durs));
-	for (size_t i = 0; i < np; i++)
-		if (!s->o->has_time || (pairs[i].end > s->from && pairs[i].start < s->to))
-			s->durs[s->ndurs++] = pairs[i].end - pairs[i].start;
-	free(pairs);
+	charge_samples(s, smp, nsmp);
+	free(smp);
+	s->durs = lp_reallocarray(NULL, s->nspans ? s->nspans : 1, sizeof(*s->durs));
+	for (size_t i = 0; i < s->nspans; i++) {
+		struct pspan *sp = &s->spans[i];
+		double c = (double)(sp->end - sp->start) - sp->lp_ns - sp->cost;
+		sp->corrected = c > 0 ? (int64_t)llround(c) : 0;
+		if (!s->o->has_time || (sp->end > s->from && sp->start < s->to)) {
+			s->durs[s->ndurs++] = sp->corrected;
+			s->sampled_spans += sp->nsamples > 0;
+			s->sample_cost_ns += sp->cost;
+			s->probe_cost_ns += sp->lp_ns;
+		}
+	}
 	qsort(s->durs, s->ndurs, sizeof(*s->durs), cmp_i64);
 	/* Nearest rank: the ceil(p n)-th smallest. */
-	for (size_t i = 0; i + 1 < s->nbands; i++) {
+	for (size_t i = 0; s->o->npercentiles && i + 1 < s->nbands; i++) {
 		if (!s->ndurs) {
 			s->cuts[i] = INFINITY;
 			continue;
@@ -721,14 +904,32 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 			k = s->ndurs;
 		s->cuts[i] = (double)s->durs[k - 1];
 	}
-	/* Each band's spans are a run of the sorted durations. */
-	size_t pos = 0;
-	for (size_t b = 0; b < s->nbands; b++) {
-		s->g[b].lo = pos;
-		while (pos < s->ndurs && band_of(s, s->durs[pos]) == b)
-			pos++;
-		s->g[b].hi = pos;
+	/* Each span's group, and each group's durations. */
+	struct lp_prior *prior = lp_prior__new(s->durs, s->ndurs, lp_costs__period(s->costs));
+	double *prob = lp_calloc(s->nbands, sizeof(*prob));
+	size_t *count = lp_calloc(s->ng, sizeof(*count));
+	for (size_t i = 0; i < s->nspans; i++) {
+		struct pspan *sp = &s->spans[i];
+		if (s->o->has_time && !(sp->end > s->from && sp->start < s->to))
+			continue;
+		sp->group = decide(s, prior, sp, prob);
+		count[sp->group]++;
+		s->uncertain_spans += (size_t)sp->group == s->nbands + G_UNCERTAIN;
+		lp_hashmap__put(&s->span_index, span_key(sp->tid, sp->start, sp->end),
+				(void *)(uintptr_t)(i + 1));
 	}
+	for (size_t g = 0; g < s->ng; g++)
+		s->g[g].durs = lp_calloc(count[g] ? count[g] : 1, sizeof(int64_t));
+	for (size_t i = 0; i < s->nspans; i++)
+		if (s->spans[i].group >= 0) {
+			struct group *g = &s->g[s->spans[i].group];
+			g->durs[g->ndurs++] = s->spans[i].corrected;
+		}
+	for (size_t g = 0; g < s->ng; g++)
+		qsort(s->g[g].durs, s->g[g].ndurs, sizeof(int64_t), cmp_i64);
+	free(count);
+	free(prob);
+	lp_prior__free(prior);
 	return 0;
 }
 
@@ -745,7 +946,7 @@ static int64_t sorted_rank(const int64_t *v, size_t n, double p)
  * value, or the sketch's estimate, which never is above the largest
  * duration seen (its bucket's midpoint may be; near INT64_MAX a double
  * would not even convert back). */
-static void print_percentile(FILE *f, const struct split *s, const struct group *g, double p)
+static void print_percentile(FILE *f, const struct group *g, double p)
 {
 	int64_t v;
 	if (!g->spans) {
@@ -760,7 +961,7 @@ static void print_percentile(FILE *f, const struct split *s, const struct group 
 		}
 		v = e >= (double)g->max_ns ? g->max_ns : (int64_t)llround(e);
 	} else {
-		v = sorted_rank(s->durs + g->lo, g->hi - g->lo, p);
+		v = sorted_rank(g->durs, g->ndurs, p);
 	}
 	fprintf(f, "%" PRId64 "\t", v);
 }
@@ -794,17 +995,20 @@ static int report(struct split *s)
 	fprintf(f, "\ngroup\tspans\tsamples\tp50_ns\tp90_ns\tp99_ns\tmax_ns\tspan_ns\tsample_ns\tcoverage\n");
 	for (size_t i = 0; i < s->ng; i++) {
 		struct group *g = &s->g[i];
-		bool band = i < s->nbands;
+		/* The uncertain group's spans are a band's, undecided. */
+		bool band = i < s->nbands || i == s->nbands + G_UNCERTAIN;
 		if (!band && !g->samples && !g->spans)
 			continue;
+		if (i == s->nbands + G_UNCERTAIN && !g->samples && !g->spans)
+			continue;
 		fprintf(f, "%s\t", g->name);
-		if (!band || i >= s->nbands) {
+		if (!band) {
 			fprintf(f, "-\t%" PRIu64 "\t-\t-\t-\t-\t-\t", g->samples);
 		} else {
 			fprintf(f, "%" PRIu64 "\t%" PRIu64 "\t", g->spans, g->samples);
 			static const double ps[3] = { 0.5, 0.9, 0.99 };
 			for (int k = 0; k < 3; k++)
-				print_percentile(f, s, g, ps[k]);
+				print_percentile(f, g, ps[k]);
 			if (g->spans)
 				fprintf(f, "%" PRId64 "\t", g->max_ns);
 			else
@@ -814,10 +1018,29 @@ static int report(struct split *s)
 		}
 		lp_format_number(num, sizeof(num), g->sample_weight);
 		fprintf(f, "%s\t", num);
-		if (band && g->span_ns > 0)
+		/* The uncertain spans are there because they hold samples:
+		 * their coverage says nothing. */
+		if (i < s->nbands && g->span_ns > 0)
 			fprintf(f, "%.1f%%\n", 100 * g->sample_weight / g->span_ns);
 		else
 			fprintf(f, "-\n");
+	}
+	if (s->spans && !o->raw) {
+		double mean, var;
+		bool have = lp_costs__of(s->costs, LP_HIT_SAMPLE, &mean, &var);
+		fprintf(f, "# lp's own cost taken out: %" PRIu64 " of %zu spans held samples",
+			s->sampled_spans, s->ndurs);
+		if (have)
+			fprintf(f, " (%.1f us a sample, sd %.1f us)", mean / 1e3, sqrt(var) / 1e3);
+		fprintf(f, ", %.3f ms of samples and %.3f ms of probes in all",
+			s->sample_cost_ns / 1e6, s->probe_cost_ns / 1e6);
+		if (s->uncertain_spans)
+			fprintf(f, "; %" PRIu64 " sampled spans are uncertain (below %g%% sure of "
+				   "their band): group uncertain", s->uncertain_spans,
+				o->confidence * 100);
+		if (!lp_costs__known(s->costs))
+			fprintf(f, "; no cost records: durations are as measured");
+		fputc('\n', f);
 	}
 	/* A wall-clock profile: how each group's time divides between
 	 * running, waiting for a CPU and blocked. */
@@ -858,17 +1081,108 @@ static int report(struct split *s)
 	return 0;
 }
 
+static void warn(struct split *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct split *s, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	lp_error("warning: %s", msg);
+	s->warned = true;
+}
+
+/* The split checks itself (file mode: it knows every span): a result that
+ * cannot be trusted is said, with the reason and what to do, whatever the
+ * exit status. */
+static void self_check(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	if (!s->spans || s->nbands < 2 || !s->ndurs)
+		return;
+	/* Samples are taken every period of CPU time: a group's samples
+	 * cannot explain much more than all of its span time. */
+	for (size_t i = 0; i < s->nbands; i++) {
+		const struct group *g = &s->g[i];
+		if (g->samples < 30 || !(g->span_ns > 0))
+			continue;
+		double cov = g->sample_weight / g->span_ns;
+		if (cov > 1.1 + 3 / sqrt((double)g->samples) && !s->have_states)
+			warn(s, "group %s: its samples explain %.0f%% of its span time: more "
+				"samples landed in its spans than their length allows (are the "
+				"samples and spans from the same threads and clock?)",
+			     g->name, 100 * cov);
+	}
+	/* Too few to show anything. */
+	for (size_t i = 0; i < s->nbands; i++) {
+		const struct group *g = &s->g[i];
+		if (g->spans < 10 || g->samples < 20)
+			warn(s, "group %s has %" PRIu64 " spans and %" PRIu64 " samples: too few "
+				"to compare; record longer or move the cut", g->name, g->spans,
+			     g->samples);
+	}
+	/* A span holds a sample with the chance 1 - exp(-d c / T) (T the
+	 * period, c the share of time on a CPU): with lp's cost taken out,
+	 * the sampled spans must be no longer than that length bias makes
+	 * them.  Longer means lp measured itself. */
+	double period = lp_costs__period(s->costs);
+	if (!period)
+		period = s->period_ns;
+	if (!period || s->sampled_spans < 30)
+		return;
+	double span_ns = 0, sample_ns = 0;
+	for (size_t i = 0; i < s->nbands; i++) {
+		span_ns += s->g[i].span_ns;
+		sample_ns += s->g[i].sample_weight;
+	}
+	double c = span_ns > 0 ? sample_ns / span_ns : 1;
+	c = c > 1 ? 1 : c < 0.01 ? 0.01 : c;
+	double pw = 0, ptw = 0, obs = 0, obs2 = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < s->nspans; i++) {
+		const struct pspan *sp = &s->spans[i];
+		if (sp->group < 0)
+			continue;
+		double t = (double)sp->corrected, p = -expm1(-t * c / period);
+		pw += p;
+		ptw += p * t;
+		if (sp->nsamples) {
+			obs += t;
+			obs2 += t * t;
+			n++;
+		}
+	}
+	if (!n || !(pw > 0))
+		return;
+	double want = ptw / pw, mean = obs / (double)n;
+	double sd = sqrt(fmax(obs2 / (double)n - mean * mean, 0));
+	if (mean > want * 1.25 && mean - want > 4 * sd / sqrt((double)n))
+		warn(s, "the %" PRIu64 " spans that hold samples average %.1f us, %.1f us more "
+			"than their length explains (%.1f us): lp's own cost is in the durations%s",
+		     s->sampled_spans, mean / 1e3, (mean - want) / 1e3, want / 1e3,
+		     o->raw ? " (--raw)"
+		     : lp_costs__known(s->costs) ? "; it was under-corrected: try --raw to compare, "
+						   "and a lower sampling rate"
+						 : "; the input has no cost records: record with "
+						   "lp-record and lp-trace of this version");
+}
+
 static void free_split(struct split *s)
 {
 	for (size_t i = 0; i < s->ng; i++) {
 		free(s->g[i].name);
 		lp_quantile__free(s->g[i].lat);
+		free(s->g[i].durs);
 		free_blockers(&s->g[i]);
 	}
 	free(s->g);
 	free(s->cuts);
 	free(s->outs);
 	free(s->durs);
+	free(s->spans);
+	lp_hashmap__fini(&s->span_index);
+	lp_costs__free(s->costs);
 	free(s->buf);
 	free(s->kbuf);
 	free(s->value);
@@ -889,11 +1203,16 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 		s.g[i].name = i < s.nbands ? band_name(o, i, s.nbands)
 					   : lp_strdup(extra_names[i - s.nbands]);
 	s.cuts = lp_calloc(s.nbands, sizeof(*s.cuts));
+	s.costs = lp_costs__new();
+	lp_hashmap__init(&s.span_index);
 	for (size_t i = 0; i < o->nthresholds; i++)
 		s.cuts[i] = (double)o->thresholds[i];
 	char *spool = NULL;
 	const char *second = input;
-	bool exact = o->npercentiles && !o->live;
+	/* Files (and spooled pipes) are read twice whenever there is a cut:
+	 * a span's corrected duration needs every sample in it, and its
+	 * samples come after it. */
+	bool exact = (o->npercentiles || o->nthresholds) && !o->live;
 	if (exact) {
 		if (first_pass(&s, input, &spool) < 0) {
 			if (spool)
@@ -908,7 +1227,7 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 		s.sketch = lp_quantile__new(o->accuracy, o->window_ns);
 		for (size_t i = 0; i < s.nbands; i++)
 			s.g[i].lat = lp_quantile__new(o->accuracy, 0);
-	} else {
+	} else if (!exact) {
 		for (size_t i = 0; i < s.nbands; i++)
 			s.g[i].lat = lp_quantile__new(o->accuracy, 0);
 	}
@@ -947,6 +1266,7 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	}
 	if (report(&s) < 0)
 		out_rc = -1;
+	self_check(&s);
 	/* An input that cannot be split is worth a word. */
 	uint64_t nsamples = 0;
 	for (size_t i = 0; i < s.ng; i++)

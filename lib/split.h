@@ -49,6 +49,8 @@ struct lp_split_opts {
 	const char *report;		/* NULL: stderr */
 	bool quiet;
 	enum lp_input_format format;
+	bool raw;			/* decide on measured durations: lp's cost left in */
+	double confidence;		/* a sampled span goes to the band at least this likely */
 };
 
 /* The group names the options give, in order (for checking --group NAME). */

@@ -1,0 +1,60 @@
+/* selfcost.h - what lp's own samples and probes added to the spans it
+ * measured (formats/lp-stream.md, "What lp costs"), and how likely a span
+ * that lp made longer was truly on either side of a cut.
+ *
+ * A sample costs the thread it lands in ~14-23 us; a 2 us call that holds
+ * one looks 16 us long *because* it was sampled.  lp-split takes the cost
+ * out before it cuts: a span's corrected duration is its measured one less
+ * its lp_ns= (lp-trace's probes inside it) less the cost of the samples
+ * that landed in it on its thread.  What the correction cannot know is each
+ * sample's own cost, only their mean and spread: a span whose correction
+ * straddles a cut is decided by likelihood (lp_prior__bands). */
+#ifndef LP_SELFCOST_H
+#define LP_SELFCOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "stream.h"
+
+/* The costs a stream's cost records give. */
+struct lp_costs;
+
+struct lp_costs *lp_costs__new(void);
+void lp_costs__free(struct lp_costs *c);
+/* Takes a cost record in: a later one of the same kind replaces it. */
+void lp_costs__add(struct lp_costs *c, const struct lp_cost *cost);
+/* Whether any cost record was read. */
+bool lp_costs__known(const struct lp_costs *c);
+
+/* What a sample is, as far as its cost goes (LP_HIT_NONE: costs nothing
+ * lp knows of, e.g. a wall-clock sample of a blocked thread). */
+enum lp_hit { LP_HIT_NONE, LP_HIT_FP, LP_HIT_DWARF, LP_HIT_SAMPLE, LP_HIT_BLOCK, LP_HIT_N };
+enum lp_hit lp_hit__of_sample(const struct lp_sample *smp);
+/* The mean and variance (ns, ns^2) one such hit adds to its thread; false
+ * when no cost record says. */
+bool lp_costs__of(const struct lp_costs *c, enum lp_hit hit, double *mean, double *var);
+/* The sampling period the cost records name (freq_hz=), in ns; 0 when
+ * none does. */
+double lp_costs__period(const struct lp_costs *c);
+
+/* A span's lp_ns= (0 when it has none); false when it is malformed. */
+bool lp_span__lp_ns(const struct lp_span *sp, double *ns);
+
+/* The prior of true durations: corrected durations binned on a log scale,
+ * each weighted by the chance that a span of that length holds a sample
+ * (1 - exp(-d / period); d itself when the period is not known). */
+struct lp_prior;
+
+struct lp_prior *lp_prior__new(const int64_t *durs, size_t n, double period_ns);
+void lp_prior__free(struct lp_prior *p);
+/* The probability that a sampled span's true duration falls in each of
+ * nbands bands (band i: cuts[i-1] < d <= cuts[i]), given its corrected
+ * duration est, the variance var of the cost taken out, and a lower bound
+ * lb on its true duration (the part before its first sample, measured
+ * cleanly).  prob[] gets nbands values summing to 1.  False when the prior
+ * holds no mass where the span can be (decide by est alone). */
+bool lp_prior__bands(const struct lp_prior *p, double est, double var, double lb,
+		     const double *cuts, size_t nbands, double *prob);
+
+#endif

@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# lp-split takes lp's own cost out of the durations it cuts on.  Streams
+# come from helpers/gen-selfcost: one thread serves requests back to back,
+# a known share of them take slow_path, and every sample costs the thread
+# 14 us (sd 2.5 us) as lp-record's do, so a request that holds a sample is
+# longer by that much.  The truth (which request was slow, which samples
+# are in slow_path) is known by construction.  --raw, which cuts on the
+# measured durations, is the broken profiler these checks must catch.
+
+load helpers/common
+
+setup() {
+	load_bats_libs
+	TMP=$BATS_TEST_TMPDIR
+	GEN=$LP_TOP/tests/helpers/gen-selfcost
+}
+
+# gen ARGS...: $TMP/g.lp, and the number of slow requests in $TMP/nslow.
+gen() {
+	python3 "$GEN" "$@" > "$TMP/g.lp" 2> "$TMP/nslow"
+}
+
+# share FILE: "SAMPLES SLOW_SHARE" of a group's samples in slow_path.
+share() {
+	lp-collapse "$1" > "$TMP/folded" || { echo "lp-collapse $1 failed"; false; }
+	awk '{ n = $NF; t += n; if ($0 ~ /slow_path/) s += n }
+	     END { printf "%d %.4f\n", t, t ? s / t : 0 }' "$TMP/folded"
+}
+
+# split ARGS...: lp-split into $TMP/above.lp and $TMP/below.lp, report in $TMP/report.
+split() {
+	lp-split --probe handle_request --above "$TMP/above.lp" --below "$TMP/below.lp" \
+		--report "$TMP/report" "$@" "$TMP/g.lp" 2> "$TMP/stderr" ||
+		{ echo "lp-split failed"; cat "$TMP/stderr"; false; }
+}
+
+@test "split-selfcost: 2 us calls at 999 Hz: the slow group is the slow path, the fast group keeps its samples" {
+	# 40000 calls of 2 us, 1% of 100 us; a sample every 1 ms costs 14 us.
+	gen 40000 0.01 2000 100000 1001001 14000 2500 3
+	split --percentile 95
+	read -r n_above s_above < <(share "$TMP/above.lp")
+	read -r n_below s_below < <(share "$TMP/below.lp")
+	echo "corrected: above $n_above samples, $s_above slow_path; below $n_below, $s_below"
+	# Slow requests: ~427 of 100 us, one in ten holds a sample.
+	(( n_above >= 25 )) || fail "too few samples above: $n_above"
+	awk -v s="$s_above" 'BEGIN { exit !(s >= 0.95) }' || fail "above is not the slow path: $s_above"
+	(( n_below >= 40 )) || fail "the fast group lost its samples: $n_below"
+	awk -v s="$s_below" 'BEGIN { exit !(s <= 0.02) }' || fail "below holds slow_path: $s_below"
+	grep -q "^# lp's own cost taken out: .* (14.0 us a sample, sd 2.5 us)" "$TMP/report"
+
+	# Cut on the measured durations, every sampled 2 us call is slow:
+	# the fast group is empty and the slow one is mostly fast calls.
+	split --percentile 95 --raw
+	read -r n_above s_above < <(share "$TMP/above.lp")
+	run -0 awk '/^sample/ { n++ } END { print n + 0 }' "$TMP/below.lp"
+	echo "raw: above $n_above samples, $s_above slow_path; below $output"
+	awk -v s="$s_above" 'BEGIN { exit !(s < 0.6) }' || fail "--raw did not show the artefact"
+	(( output == 0 )) || fail "--raw left samples in the fast group: $output"
+	# ... and says so.
+	grep -q "warning: group above: its samples explain [0-9]*% of its span time" "$TMP/stderr"
+	grep -q "warning: the [0-9]* spans that hold samples average .* more than their length explains .*(--raw)" "$TMP/stderr"
+}
+
+@test "split-selfcost: 30 us requests, 5% of 400 us, at 999 Hz: the fast group holds its share" {
+	gen 20000 0.05 30000 400000 1001001 14000 2500 1
+	split --percentile 95
+	read -r n_above s_above < <(share "$TMP/above.lp")
+	read -r n_below s_below < <(share "$TMP/below.lp")
+	echo "above $n_above $s_above, below $n_below $s_below"
+	awk -v s="$s_above" 'BEGIN { exit !(s >= 0.95) }' || fail "above: $s_above slow_path"
+	awk -v s="$s_below" 'BEGIN { exit !(s <= 0.02) }' || fail "below: $s_below slow_path"
+	# Fast requests are 0.95 * 30 / (0.95 * 30 + 0.05 * 400) = 59% of the
+	# handler's time: the fast group holds that share of the samples.
+	awk -v a="$n_above" -v b="$n_below" 'BEGIN { f = b / (a + b); exit !(f > 0.53 && f < 0.65) }' ||
+		fail "the fast group's share is not its time's"
+	# No warning: the split can be trusted.
+	run -1 grep warning "$TMP/stderr"
+}
+
+@test "split-selfcost: a stream without cost records is split as measured, and the split says it cannot be trusted" {
+	gen 40000 0.01 2000 100000 1001001 14000 2500 3 0.1 nocost
+	split --percentile 95
+	grep -q "no cost records: durations are as measured" "$TMP/report"
+	grep -q "warning: the [0-9]* spans that hold samples average .* the input has no cost records" "$TMP/stderr"
+}
+
+@test "split-selfcost: lp-trace's lp_ns= comes off each span before the cut" {
+	# Spans of 10 us that lp-trace's probes made 50 us longer, and the
+	# same spans of 40 us made no longer: cut at 20us on corrected
+	# durations, every 10 us span is below.
+	{
+		printf 'lp-stream\t1\tproducer=lp-trace\tmode=trace\n'
+		for i in $(seq 100); do
+			s=$((i * 1000000))
+			printf 'span\t%d\t%d\t1\t1\tf\t0\tlp_ns=50000\n' "$s" $((s + 60000))
+			printf 'span\t%d\t%d\t1\t1\tf\t0\tlp_ns=0\n' $((s + 500000)) $((s + 540000))
+		done
+	} > "$TMP/g.lp"
+	lp-split --probe f --threshold 20us --above "$TMP/above.lp" --below "$TMP/below.lp" \
+		--report "$TMP/report" "$TMP/g.lp"
+	run -0 grep -c 'lp_ns=50000' "$TMP/below.lp"
+	[ "$output" -eq 100 ]
+	run -0 grep -c 'lp_ns=0' "$TMP/above.lp"
+	[ "$output" -eq 100 ]
+	# Durations in the report are corrected: the below group's are 10 us.
+	grep -qx "below	100	0	10000	10000	10000	10000	6000000	0	0.0%" "$TMP/report"
+	# --raw cuts on what was measured.
+	lp-split --probe f --threshold 20us --raw --above "$TMP/above.lp" --below "$TMP/below.lp" \
+		--quiet "$TMP/g.lp"
+	run -0 grep -c '^span' "$TMP/above.lp"
+	[ "$output" -eq 200 ]
+}
+
+@test "split-selfcost: a sampled span whose correction straddles the cut is uncertain, not guessed" {
+	gen 20000 0.05 30000 400000 1001001 14000 2500 1
+	# p94 cuts in the fast mode's tail: sampled fast calls whose cost
+	# could put them on either side go to their own group.
+	lp-split --probe handle_request --percentile 94 --group uncertain="$TMP/unc.lp" \
+		--above "$TMP/above.lp" --below "$TMP/below.lp" --report "$TMP/report" "$TMP/g.lp"
+	run -0 grep -c '^sample' "$TMP/unc.lp"
+	(( output > 0 )) || fail "no uncertain sample"
+	grep -q "sampled spans are uncertain (below 90% sure of their band): group uncertain" "$TMP/report"
+	# Every uncertain span holds a sample and is near the cut.
+	run -0 sed -n 's/.*p94 = \([0-9]*\) ns.*/\1/p' "$TMP/report"
+	cut=$output
+	run -0 awk -F'\t' -v cut="$cut" '$1 == "span" { d = $3 - $2 - 14000; if (d < cut - 20000 || d > cut + 20000) bad++ }
+		END { print bad + 0 }' "$TMP/unc.lp"
+	[ "$output" -eq 0 ]
+	# Demanding certainty 1 sends more spans there; --confidence is checked.
+	lp-split --probe handle_request --percentile 94 --confidence 1 --group uncertain="$TMP/unc1.lp" \
+		--quiet "$TMP/g.lp"
+	(( $(grep -c '^span' "$TMP/unc1.lp") >= $(grep -c '^span' "$TMP/unc.lp") ))
+	run -2 lp-split --probe handle_request --percentile 94 --confidence 0.4 --quiet --label "$TMP/g.lp"
+	[ "$output" = "lp-split: --confidence '0.4': must be above 0.5 and at most 1" ]
+}
