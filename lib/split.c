@@ -12,8 +12,9 @@
  * routed: global by nature.  A file is read twice (stdin is spooled to a
  * temporary file on the first pass); a span's times, thread and cost (80
  * bytes) and a sample's time, thread and kind (24 bytes) are kept, to take
- * lp's own cost out of each span's duration (selfcost.h).  --live reads once and uses a windowed sketch (quantile.h), and
- * thresholds need one pass anyway.
+ * lp's own cost out of each span's duration (selfcost.h).  Thresholds
+ * read twice too: a span's samples come after it.  --live reads once and
+ * uses a windowed sketch (quantile.h), correcting by lp_ns= only.
  */
 #include "split.h"
 
