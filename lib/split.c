@@ -619,6 +619,20 @@ static bool live_cuts(struct split *s)
 	return true;
 }
 
+/* One pass (--live): the span's lp_ns=, which lp-join copied onto the
+ * sample as PREFIX.lp_ns=, comes off; its samples' cost is not known yet. */
+static int64_t sample_lp_ns(struct split *s, const struct lp_sample *smp, const char *dot)
+{
+	char key[48];
+	size_t n;
+	int64_t v;
+	if (s->o->raw)
+		return 0;
+	snprintf(key, sizeof(key), "%slp_ns", dot);
+	const char *raw = lp_attrs__raw(&smp->attrs, key, strlen(key), &n);
+	return raw && raw_i64(raw, n, &v) && v > 0 ? v : 0;
+}
+
 static void route(struct split *s, const struct lp_record *rec)
 {
 	char prefix[32];
@@ -644,7 +658,7 @@ static void route(struct split *s, const struct lp_record *rec)
 			else if ((ps = decided(s, smp->tid, start, end)))
 				g = &s->g[ps->group];
 			else
-				g = &s->g[band_of(s, end - start)];
+				g = &s->g[band_of(s, end - start - sample_lp_ns(s, smp, dot))];
 		}
 		emit_sample(s, smp, g);
 		return;
@@ -660,7 +674,10 @@ static void route(struct split *s, const struct lp_record *rec)
 			emit_span(s, sp, &s->g[s->nbands + G_EXCLUDED], false, 0);
 			return;
 		}
-		int64_t d = sp->end_ns - sp->start_ns;
+		double lp_ns = 0;
+		if (!s->o->raw)
+			lp_span__lp_ns(sp, &lp_ns);
+		int64_t d = sp->end_ns - sp->start_ns - (int64_t)fmin(lp_ns, (double)(sp->end_ns - sp->start_ns));
 		const struct pspan *ps = decided(s, sp->tid, sp->start_ns, sp->end_ns);
 		if (ps) {
 			emit_span(s, sp, &s->g[ps->group], true, ps->corrected);

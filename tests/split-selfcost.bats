@@ -104,6 +104,11 @@ split() {
 	[ "$output" -eq 100 ]
 	# Durations in the report are corrected: the below group's are 10 us.
 	grep -qx "below	100	0	10000	10000	10000	10000	6000000	0	0.0%" "$TMP/report"
+	# One pass (--live) takes lp_ns= off too.
+	lp-split --live --probe f --threshold 20us --above "$TMP/above.lp" --below "$TMP/below.lp" \
+		--quiet "$TMP/g.lp"
+	run -0 grep -c 'lp_ns=50000' "$TMP/below.lp"
+	[ "$output" -eq 100 ]
 	# --raw cuts on what was measured.
 	lp-split --probe f --threshold 20us --raw --above "$TMP/above.lp" --below "$TMP/below.lp" \
 		--quiet "$TMP/g.lp"
