@@ -61,6 +61,7 @@ struct options {
 	const char *group;		/* keep samples whose group= is this */
 	bool inlines, context;		/* --inline, --context (perf script) */
 	bool human;			/* latency: log2 histograms */
+	bool raw;			/* latency: lp's own cost left in */
 	int rows;			/* heatmap: cells a second */
 	int64_t last_ns, half_life_ns;	/* recent samples only (lib/window.h) */
 	int64_t every_ns;		/* rewrite -o FILE this often, in stream time */
@@ -109,6 +110,8 @@ static void usage(FILE *f, int status)
 		"      --min-width PX      svg: omit frames narrower than PX (default 0.1)\n"
 		"      --inverted          svg: an icicle graph (roots at the top)\n"
 		"      --human             latency: log2 histograms instead of the table\n"
+		"      --raw               latency: durations as measured (default: less\n"
+		"                          the cost of lp-trace's probes, lp_ns=)\n"
 		"      --rows N            heatmap: cells a second (default 50: 20 ms)\n"
 		"  -h, --help              show this help\n"
 		"      --version           show the version\n"
@@ -123,7 +126,7 @@ static void usage(FILE *f, int status)
 enum {
 	OPT_EVENT = 256, OPT_INLINE, OPT_CONTEXT, OPT_HUMAN, OPT_TITLE, OPT_VERSION,
 	OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_INVERTED, OPT_ROWS, OPT_LAST,
-	OPT_EVERY, OPT_FORMAT,
+	OPT_EVERY, OPT_FORMAT, OPT_RAW,
 };
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -138,6 +141,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "context", no_argument, NULL, OPT_CONTEXT },
 		{ "human", no_argument, NULL, OPT_HUMAN },
+		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "subtitle", required_argument, NULL, OPT_SUBTITLE },
 		{ "width", required_argument, NULL, OPT_WIDTH },
@@ -176,6 +180,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_INLINE: o->inlines = true; break;
 		case OPT_CONTEXT: o->context = true; break;
 		case OPT_HUMAN: o->human = true; break;
+		case OPT_RAW: o->raw = true; break;
 		case OPT_TITLE: o->title = optarg; break;
 		case OPT_SUBTITLE: o->svg.subtitle = optarg; break;
 		case OPT_WIDTH:
@@ -346,7 +351,7 @@ int main(int argc, char **argv)
 
 	struct lp_profile *profile = lp_profile__new();
 	struct lp_folded_agg *agg = lp_folded_agg__new(&o.folded);
-	struct lp_latency *lat = o.format == FMT_LATENCY ? lp_latency__new() : NULL;
+	struct lp_latency *lat = o.format == FMT_LATENCY ? lp_latency__new(o.raw) : NULL;
 	struct lp_pprof *pprof = o.format == FMT_PPROF ? lp_pprof__new() : NULL;
 	struct lp_window_opts wo = { o.last_ns, o.half_life_ns, &o.folded };
 	struct lp_window *win = o.last_ns || o.half_life_ns || o.every_ns ?

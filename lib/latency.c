@@ -1,8 +1,10 @@
 /* latency.c - span durations per probe (latency.h). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "latency.h"
+#include "selfcost.h"
 #include "util.h"
 
 struct probe {
@@ -19,11 +21,13 @@ struct lp_latency {
 	size_t mask, count;
 	struct probe *last;	/* spans of one probe tend to come in runs */
 	uint64_t unfinished;
+	bool raw;
 };
 
-struct lp_latency *lp_latency__new(void)
+struct lp_latency *lp_latency__new(bool raw)
 {
 	struct lp_latency *l = lp_calloc(1, sizeof(*l));
+	l->raw = raw;
 	l->mask = 63;
 	l->slots = lp_calloc(l->mask + 1, sizeof(*l->slots));
 	return l;
@@ -109,7 +113,13 @@ int lp_latency__add(struct lp_latency *l, const struct lp_span *span, const char
 		p->cap = p->cap ? p->cap * 2 : 64;
 		p->d = lp_reallocarray(p->d, p->cap, sizeof(*p->d));
 	}
-	p->d[p->n++] = span->end_ns - span->start_ns;
+	int64_t d = span->end_ns - span->start_ns;
+	double lp_ns = 0;
+	if (!l->raw && !lp_span__lp_ns(span, &lp_ns)) {
+		*why = "bad lp_ns";
+		return -1;
+	}
+	p->d[p->n++] = d - (int64_t)fmin(lp_ns, (double)d);
 	return 0;
 }
 

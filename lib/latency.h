@@ -7,13 +7,16 @@
 #ifndef LP_LATENCY_H
 #define LP_LATENCY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "stream.h"
 
 struct lp_latency;
 
-struct lp_latency *lp_latency__new(void);
+/* raw: durations as measured; else less each span's lp_ns=, the cost of
+ * lp-trace's own probes inside it (formats/lp-stream.md, "What lp costs"). */
+struct lp_latency *lp_latency__new(bool raw);
 void lp_latency__free(struct lp_latency *l);
 /* 0; 1 when the span is unfinished (counted, not measured); -1 when it ends
  * before it starts (*why says so; the caller reports it as bad input). */

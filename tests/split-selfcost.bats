@@ -109,6 +109,11 @@ split() {
 		--quiet "$TMP/g.lp"
 	run -0 grep -c 'lp_ns=50000' "$TMP/below.lp"
 	[ "$output" -eq 100 ]
+	# lp-collapse's latency table takes lp_ns= off too, unless --raw.
+	run -0 lp-collapse --format latency "$TMP/g.lp"
+	[ "${lines[1]}" = "f	200	10000	10000	40000	40000	40000" ]
+	run -0 lp-collapse --format latency --raw "$TMP/g.lp"
+	[ "${lines[1]}" = "f	200	40000	40000	60000	60000	60000" ]
 	# --raw cuts on what was measured.
 	lp-split --probe f --threshold 20us --raw --above "$TMP/above.lp" --below "$TMP/below.lp" \
 		--quiet "$TMP/g.lp"
