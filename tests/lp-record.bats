@@ -421,8 +421,12 @@ nsamples() {
 	[ -n "$id" ]
 	grep -qE $'^frame\t[0-9a-f]{16}\tu\t0x[0-9a-f]+\t'"$TMP/libhot.so"$'\t-\t-\tbuild_id='"$id"'$' "$TMP/raw.lp"
 	chmod 644 "$TMP/raw.lp"
+	# A copy beside the stream: the build tree may be where uid 65534
+	# cannot enter (a checkout in a 0700 directory).
+	cp "$LP_BUILD/bin/lp-symbolize" "$TMP/"
+	chmod 755 "$TMP/lp-symbolize"
 	run -0 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$LP_BUILD/bin/lp-symbolize" "$TMP/raw.lp"
+		"$TMP/lp-symbolize" "$TMP/raw.lp"
 	[ -z "$stderr" ]
 	printf '%s\n' "$output" > "$TMP/sym.lp"
 	run -0 lp-cat --check "$TMP/sym.lp"
