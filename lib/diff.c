@@ -277,12 +277,6 @@ static int read_input(struct lp_diff *d, const char *path, int mask)
 	return ret < 0 ? -1 : 0;
 }
 
-void lp_diff__lp_samples(const struct lp_diff *d, int side, double *lp, double *all)
-{
-	*lp = d->side[side].lp_samples;
-	*all = d->side[side].all_samples;
-}
-
 int lp_diff__read(struct lp_diff *d, int side, const char *path)
 {
 	return read_input(d, path, 1 << side);

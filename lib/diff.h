@@ -31,8 +31,8 @@ struct lp_diff_opts {
 	 * every sample. */
 	const char *groups[2];
 	/* Keep the samples whose stack holds one of lp's own frames
-	 * (lpframe.h); false: they are left out of every output, and
-	 * counted (lp_diff__lp_samples). */
+	 * (lpframe.h); false: they are left out of every output.  Either
+	 * way the report counts them. */
 	bool lp_frames;
 };
 
@@ -70,10 +70,6 @@ int lp_diff__write_folded(struct lp_diff *d, FILE *out);
 /* The mode ("off", "wall") when the weights are nanoseconds, else NULL:
  * cpu recordings' weights are sample counts (lib/folded.h). */
 const char *lp_diff__ns(const struct lp_diff *d);
-/* How many of a side's samples (the group and event kept) held one of
- * lp's own frames, and how many samples it had in all, those included:
- * left out unless opts.lp_frames. */
-void lp_diff__lp_samples(const struct lp_diff *d, int side, double *lp, double *all);
 /* The ranked text report (see man/lp-diff.1 for its columns). */
 int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_report_opts *opts);
 /* The merged profile with side 0 already normalised when asked (the input
