@@ -172,6 +172,10 @@ app;main;work 3"
 	[ -n "$cmd" ] || fail "cetloop did not start"
 	sleep 0.5
 	run -0 lp-record -F 999 -d 2 -p "$cmd" -o "$TMP/r.lp"
+	# the page the kernel maps for uprobes, where touch's first
+	# instruction is stepped out of line
+	page=$(awk '$NF == "[uprobes]" { print $1 }' "/proc/$cmd/maps")
+	[ -n "$page" ] || fail "no [uprobes] page in cetloop's maps"
 	# lp-trace ends with the program it started
 	kill "$cmd"
 	reap "$tr" 0 20
@@ -194,6 +198,13 @@ app;main;work 3"
 	[ "$missed" -eq 0 ] || fail "$missed samples in lp's code not marked"
 	[ "$(wc -w <<<"$output")" -eq 3 ] || fail "user frames marked: $output"
 	[ $((100 * lp / total)) -ge 90 ] || fail "only $lp of $total samples lp's"
+	# frames in that page are named so (libdw alone says ld.so), all lp's
+	run -0 awk -F'\t' -v lo=$((16#${page%-*})) -v hi=$((16#${page#*-})) '
+		$1 == "frame" && $4 != "-" { a = strtonum($4)
+			if (a >= lo && a < hi) { n++; if ($5 != "[uprobes]" || $NF != "lp=1") print "bad:", $0 } }
+		END { print n + 0, "frames in the page" }' "$TMP/r.lp"
+	refute_output --partial bad:
+	[ "${output%% *}" -ge 1 ] || fail "$output"
 	# lp-diff says so and ranks what is left: the program's own code
 	run -0 lp-diff --report "$TMP/r.lp" "$TMP/r.lp"
 	assert_line --regexp "^# lp's own frames \(probe and sample handling\) in A: $lp of $total samples"
