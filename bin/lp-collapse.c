@@ -14,6 +14,7 @@
 #include "heatmap.h"
 #include "inputs.h"
 #include "latency.h"
+#include "lpframe.h"
 #include "perfscript.h"
 #include "pprof.h"
 #include "profile.h"
@@ -59,6 +60,7 @@ struct options {
 	struct lp_folded_opts folded;
 	const char *event_filter;	/* NULL: the first event seen */
 	const char *group;		/* keep samples whose group= is this */
+	bool no_lp;			/* leave out samples with lp's own frames */
 	bool inlines, context;		/* --inline, --context (perf script) */
 	bool human;			/* latency: log2 histograms */
 	bool raw;			/* latency: lp's own cost left in */
@@ -100,6 +102,8 @@ static void usage(FILE *f, int status)
 		"      --context           with --inline: func:file:line\n"
 		"\n"
 		"  -g, --group NAME        keep only samples labelled group=NAME (lp-split)\n"
+		"      --no-lp-frames      leave out the samples that hold lp's own frames\n"
+		"                          (its probe and sample handling: lp-diff's default)\n"
 		"      --last DUR          only the samples of the last DUR of stream time\n"
 		"  -H, --half-life DUR     weights halve with each DUR of age\n"
 		"      --every DUR         with -o FILE: rewrite FILE every DUR of stream\n"
@@ -126,7 +130,7 @@ static void usage(FILE *f, int status)
 enum {
 	OPT_EVENT = 256, OPT_INLINE, OPT_CONTEXT, OPT_HUMAN, OPT_TITLE, OPT_VERSION,
 	OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_INVERTED, OPT_ROWS, OPT_LAST,
-	OPT_EVERY, OPT_FORMAT, OPT_RAW,
+	OPT_EVERY, OPT_FORMAT, OPT_RAW, OPT_NO_LP,
 };
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -136,6 +140,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "input-format", required_argument, NULL, 'f' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "group", required_argument, NULL, 'g' },
+		{ "no-lp-frames", no_argument, NULL, OPT_NO_LP },
 		LP_FOLDED_LONGOPTS,
 		{ "event-filter", required_argument, NULL, OPT_EVENT },
 		{ "inline", no_argument, NULL, OPT_INLINE },
@@ -176,6 +181,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->format = v;
 			break;
 		case 'g': o->group = optarg; break;
+		case OPT_NO_LP: o->no_lp = true; break;
 		case OPT_EVENT: o->event_filter = optarg; break;
 		case OPT_INLINE: o->inlines = true; break;
 		case OPT_CONTEXT: o->context = true; break;
@@ -233,7 +239,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 
 /* The sample filters: the event (stackcollapse-perf.pl keeps the first event
  * type it sees unless told one; samples whose event is not known always
- * pass, as in the script) and the group label. */
+ * pass, as in the script), the group label, and with --no-lp-frames lp's
+ * own cost.  By default a sample that holds lp's frames is kept, as it is:
+ * the graph shows where the time went, what lp cost included. */
 struct filter {
 	const struct options *o;
 	char *event;
@@ -247,6 +255,8 @@ static bool keep_sample(struct filter *f, const struct lp_sample *s)
 		if (strcmp(f->event, s->event))
 			return false;
 	}
+	if (f->o->no_lp && lp_stack__has_lp(s->stack))
+		return false;
 	return !f->o->group || lp_attrs__is(&s->attrs, "group", f->o->group);
 }
 

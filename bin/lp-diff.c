@@ -52,6 +52,9 @@ static void usage(FILE *f)
 		"      --event-filter EV    samples of event EV only (default: the first seen)\n"
 		"  -g, --group A,B          BEFORE's samples labelled group=A, AFTER's group=B\n"
 		"                           (lp-split --label); an empty name keeps every sample\n"
+		"      --lp-frames          keep the samples that hold lp's own frames (the\n"
+		"                           probe and sample handling lp added); by default\n"
+		"                           they are left out, and the report counts them\n"
 		"  -o, --output FILE        write to FILE instead of stdout\n"
 		"  -h, --help               this help\n"
 		"      --version            the version\n");
@@ -64,7 +67,7 @@ static void short_usage(void)
 
 enum {
 	OPT_FORMAT = 256, OPT_REPORT, OPT_ALPHA, OPT_TOP, OPT_ADJUST, OPT_TITLE, OPT_NEGATE,
-	OPT_EVENT, OPT_VERSION,
+	OPT_EVENT, OPT_LP_FRAMES, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -82,6 +85,7 @@ static const struct option long_options[] = {
 	{ "event-filter", required_argument, NULL, OPT_EVENT },
 	{ "group", required_argument, NULL, 'g' },
 	{ "groups", required_argument, NULL, 'g' },	/* the old name, kept working */
+	{ "lp-frames", no_argument, NULL, OPT_LP_FRAMES },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -169,6 +173,9 @@ static void parse_options(struct options *o, int argc, char **argv)
 			o->diff.groups[1] = comma[1] ? comma + 1 : NULL;
 			break;
 		}
+		case OPT_LP_FRAMES:
+			o->diff.lp_frames = true;
+			break;
 		case 'o':
 			o->output = optarg;
 			break;

@@ -7,6 +7,7 @@
 
 #include "diff.h"
 #include "folded.h"
+#include "lpframe.h"
 #include "perfscript.h"
 #include "profile.h"
 #include "stream.h"
@@ -21,6 +22,8 @@ struct side {
 	double total;		/* sum of the weights, in input order (as Perl sums) */
 	double samples;		/* number of samples (folded: the counts) */
 	bool counted;		/* samples counted apart from weights (not folded) */
+	double lp_samples;	/* samples with one of lp's own frames (lpframe.h) */
+	double all_samples;	/* samples kept by group and event, lp's included */
 };
 
 struct lp_diff {
@@ -218,6 +221,7 @@ static int read_input(struct lp_diff *d, const char *path, int mask)
 		rec.sample.weight = lp_folded_units__count(&d->units, &rec.sample);
 		const struct lp_sample *smp = &rec.sample;
 		int folded = lp_reader__format(r) == LP_INPUT_FOLDED;
+		bool has_lp = lp_stack__has_lp(smp->stack);
 		size_t len = 0;
 		if (folded) {
 			len = join_frames(d, smp->stack);
@@ -229,6 +233,17 @@ static int read_input(struct lp_diff *d, const char *path, int mask)
 			if (!(mask & (1 << side)) || !keep_group(d, side, smp) ||
 			    !keep_event(d, s, smp->event))
 				continue;
+			/* lp's own cost is not a difference between the
+			 * profiles: left out of the ranking and the graph,
+			 * counted for the report's line.  Folded text has no
+			 * kernel frames to tell (all are named user frames). */
+			double n = folded ? smp->weight : 1;
+			s->all_samples += n;
+			if (has_lp && !d->opts.lp_frames) {
+				s->lp_samples += n;
+				continue;
+			}
+			s->lp_samples += has_lp ? n : 0;
 			s->total += smp->weight;
 			if (folded) {
 				/* Taken verbatim; the counts are the only sample
@@ -647,11 +662,33 @@ static void count_functions(struct fntab *t, struct lp_profile *p, int mask, siz
 	}
 }
 
+/* "# lp's own frames: ..." when a sample of either side held one: how many,
+ * of all the side's samples, and whether they were left out. */
+static void report_lp(const struct lp_diff *d, FILE *out)
+{
+	const struct side *a = &d->side[0], *b = &d->side[1];
+	if (a->lp_samples == 0 && b->lp_samples == 0)
+		return;
+	char la[64], na[64], lb[64], nb[64];
+	lp_format_number(la, sizeof(la), a->lp_samples);
+	lp_format_number(na, sizeof(na), a->all_samples);
+	lp_format_number(lb, sizeof(lb), b->lp_samples);
+	lp_format_number(nb, sizeof(nb), b->all_samples);
+	fprintf(out, "# lp's own frames (probe and sample handling) in A: %s of %s samples (%.2f%%),"
+		     " in B: %s of %s (%.2f%%): %s\n",
+		la, na, share(a->lp_samples, a->all_samples), lb, nb,
+		share(b->lp_samples, b->all_samples),
+		d->opts.lp_frames ? "kept (--lp-frames)" : "left out (--lp-frames keeps them)");
+}
+
 int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_report_opts *o)
 {
 	double N[2] = { d->side[0].samples, d->side[1].samples };
-	if (lp_profile__count(d->weights) == 0)
-		return 0;	/* empty inputs: empty output */
+	if (lp_profile__count(d->weights) == 0) {
+		/* empty inputs: empty output, unless they were all lp's */
+		report_lp(d, out);
+		return ferror(out) ? -1 : 0;
+	}
 
 	/* Folded sides' counts are their weights; the others' are in counts. */
 	struct fntab t = { 0 };
@@ -698,6 +735,7 @@ int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_rep
 	fprintf(out, "# A: %s (%s samples)\n# B: %s (%s samples)\n",
 		d->side[0].name ? d->side[0].name : "-", na,
 		d->side[1].name ? d->side[1].name : "-", nb);
+	report_lp(d, out);
 	fprintf(out, "# self: samples with the function as leaf; total: samples with it anywhere on the stack\n"
 		     "# shares in %% of each side's samples, changes (B - A) in percentage points\n"
 		     "# p-value: two-proportion z-test on the sample counts of self and of total, the smaller,\n"

@@ -30,6 +30,10 @@ struct lp_diff_opts {
 	/* Samples labelled group=NAME (lp-split --label) only, per side; NULL:
 	 * every sample. */
 	const char *groups[2];
+	/* Keep the samples whose stack holds one of lp's own frames
+	 * (lpframe.h); false: they are left out of every output.  Either
+	 * way the report counts them. */
+	bool lp_frames;
 };
 
 enum lp_diff_adjust {

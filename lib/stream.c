@@ -6,6 +6,7 @@
 #include "folded.h"
 #include "hashmap.h"
 #include "linereader.h"
+#include "lpframe.h"
 #include "perfscript.h"
 #include "util.h"
 
@@ -105,9 +106,12 @@ static uint64_t frame_hash(char kind, uint64_t addr, const char *module,
 	return named && !symbol[0] ? lp_hash_bytes(h, "n", 1) : h;
 }
 
+/* lp: the frame is said to be lp's own (a stream's lp=1, a copy of a
+ * marked frame); lp_frame__is_lps marks it from its symbol anyway. */
 static const struct lp_frame *intern_frame(struct lp_dict *d, char kind, uint64_t addr,
 					   const char *module, const char *symbol,
-					   const char *srcline, const char *build_id, bool named)
+					   const char *srcline, const char *build_id, bool named,
+					   bool lp)
 {
 	module = module ? module : "";
 	symbol = symbol ? symbol : "";
@@ -115,8 +119,12 @@ static const struct lp_frame *intern_frame(struct lp_dict *d, char kind, uint64_
 	build_id = build_id ? build_id : "";
 	uint64_t id = frame_hash(kind, addr, module, symbol, srcline, build_id, named);
 	struct lp_frame *f = lp_hashmap__get(&d->frames, lp_hashmap__key(id));
-	if (f)
+	if (f) {
+		/* A definition that says lp=1 marks the frame for good (one
+		 * that does not never unmarks it: the symbol still matches). */
+		f->lp |= lp;
 		return f;
+	}
 	f = arena_alloc(d, sizeof(*f));
 	f->id = id;
 	f->kind = kind;
@@ -126,6 +134,7 @@ static const struct lp_frame *intern_frame(struct lp_dict *d, char kind, uint64_
 	f->srcline = srcline[0] ? lp_dict__string(d, srcline, strlen(srcline)) : "";
 	f->build_id = build_id[0] ? lp_dict__string(d, build_id, strlen(build_id)) : "";
 	f->named = named && !symbol[0];
+	f->lp = lp || lp_frame__is_lps(kind, module, symbol);
 	lp_hashmap__put(&d->frames, lp_hashmap__key(id), f);
 	return f;
 }
@@ -134,25 +143,25 @@ const struct lp_frame *lp_dict__frame(struct lp_dict *d, char kind, uint64_t add
 				      const char *module, const char *symbol,
 				      const char *srcline)
 {
-	return intern_frame(d, kind, addr, module, symbol, srcline, "", false);
+	return intern_frame(d, kind, addr, module, symbol, srcline, "", false, false);
 }
 
 const struct lp_frame *lp_dict__named_frame(struct lp_dict *d, char kind, const char *module,
 					    const char *name, const char *srcline)
 {
-	return intern_frame(d, kind, 0, module, name, srcline, "", true);
+	return intern_frame(d, kind, 0, module, name, srcline, "", true, false);
 }
 
 const struct lp_frame *lp_dict__raw_frame(struct lp_dict *d, uint64_t addr, const char *module,
 					  const char *build_id)
 {
-	return intern_frame(d, LP_FRAME_USER, addr, module, "", "", build_id, false);
+	return intern_frame(d, LP_FRAME_USER, addr, module, "", "", build_id, false, false);
 }
 
 const struct lp_frame *lp_dict__frame_copy(struct lp_dict *d, const struct lp_frame *f)
 {
 	return intern_frame(d, f->kind, f->addr, f->module, f->symbol, f->srcline, f->build_id,
-			    f->named);
+			    f->named, f->lp);
 }
 
 static uint64_t stack_hash(const struct lp_frame *const *frames, size_t n)
@@ -741,9 +750,12 @@ static int parse_lp(struct lp_reader *r, char *line, size_t len, struct lp_recor
 		ssize_t idlen = lp_attrs__get(&attrs, "build_id", &r->value, &r->value_cap);
 		if (idlen >= 0 && (!idlen || strspn(r->value, "0123456789abcdef") != (size_t)idlen))
 			BAD("frame: build_id '%s' is not lower-case hex", r->value);
+		/* lp=1: lp's own code (lpframe.h), also when this reader's
+		 * table does not know the symbol */
+		bool lp = attrs.len && lp_attrs__is(&attrs, "lp", "1");
 		const struct lp_frame *fr = intern_frame(r->dict, f[2][0], addr,
 			unescape_field(f[4]), unescape_field(f[5]), unescape_field(f[6]),
-			idlen > 0 ? r->value : "", named);
+			idlen > 0 ? r->value : "", named, lp);
 		lp_hashmap__put(&r->frame_ids, id_key(f[1]), (void *)fr);
 		rec->kind = LP_REC_FRAME;
 		rec->frame = fr;
@@ -1211,6 +1223,8 @@ int lp_writer__frame(struct lp_writer *w, const struct lp_frame *f)
 	}
 	if (f->named)	/* its SYMBOL "-" is "", not unresolved */
 		put_raw(w, "\tnamed=1", 8);
+	if (f->lp)	/* lp's own code: readers need no table to know */
+		put_raw(w, "\tlp=1", 5);
 	return flush_line(w);
 }
 

@@ -38,6 +38,12 @@ struct lp_frame {
 	/* symbol is the frame's name even when "": a folded line's empty
 	 * frame ("a;;b") is a name as written, not an unresolved frame. */
 	bool named;
+	/* lp's own code (lpframe.h): kernel code that ran only because lp
+	 * sampled or probed, marked from its symbol or from the attribute
+	 * lp=1 (formats/lp-stream.md, "What lp costs").  Not part of id: it is
+	 * a judgement about the frame's content, not content, so a stream
+	 * that says lp=1 and one that does not define one frame. */
+	bool lp;
 };
 
 struct lp_stack {

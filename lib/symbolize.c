@@ -58,6 +58,7 @@ struct lp_proc {
 	uint32_t nreports;	/* how often its modules were read */
 	uint32_t gen;		/* exec count: part of the cache key */
 	struct lp_jit jit;
+	uint64_t uprobes_lo, uprobes_hi;	/* its "[uprobes]" page; 0, 0: none seen */
 };
 
 struct lp_cached {
@@ -299,6 +300,39 @@ static struct lp_symtab *module_symtab(struct lp_symbolizer *s, Dwfl_Module *mod
 	return t;
 }
 
+/* The page the kernel maps for uprobes ("[uprobes]" in the maps, once a
+ * probe was hit): probed instructions are single-stepped there out of
+ * line and the uretprobe trampoline runs there.  libdwfl leaves it out of
+ * its modules, so it is looked for here, to name its frames "[uprobes]"
+ * (lp's own code, lpframe.h). */
+static void find_uprobes_page(struct lp_proc *p)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		unsigned long long lo, hi;
+
+		if (n >= 10 && !strcmp(line + n - 10, "[uprobes]\n") &&
+		    sscanf(line, "%llx-%llx", &lo, &hi) == 2) {
+			p->uprobes_lo = lo;
+			p->uprobes_hi = hi;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+static bool in_uprobes_page(const struct lp_proc *p, uint64_t addr)
+{
+	return addr >= p->uprobes_lo && addr < p->uprobes_hi;
+}
+
 static void proc_report(struct lp_proc *p)
 {
 	p->refreshed_ns = lp_monotonic_ns();
@@ -312,6 +346,7 @@ static void proc_report(struct lp_proc *p)
 	/* A process that is gone leaves the Dwfl empty but usable. */
 	dwfl_linux_proc_report(p->dwfl, p->pid);
 	dwfl_report_end(p->dwfl, NULL, NULL);
+	find_uprobes_page(p);
 }
 
 static struct lp_proc *get_proc(struct lp_symbolizer *s, pid_t pid)
@@ -331,15 +366,30 @@ static struct lp_proc *get_proc(struct lp_symbolizer *s, pid_t pid)
 	return p;
 }
 
-static Dwfl_Module *proc_module(struct lp_proc *p, uint64_t addr)
+/* dwfl_addrmodule answers an address above every module with the last
+ * one (ld.so: seen for the "[uprobes]" page, elfutils 0.188): a module
+ * only when it spans the address. */
+static Dwfl_Module *module_at(struct lp_proc *p, uint64_t addr)
 {
 	Dwfl_Module *mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
+	Dwarf_Addr lo, hi;
+
+	if (mod && dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL) &&
+	    (addr < lo || addr >= hi))
+		return NULL;
+	return mod;
+}
+
+static Dwfl_Module *proc_module(struct lp_proc *p, uint64_t addr)
+{
+	Dwfl_Module *mod = module_at(p, addr);
 
 	/* A miss rereads the maps, at most every LP_REFRESH_NS, except in a
 	 * new process's first moments (ld.so still mapping libraries). */
-	if (!mod && (p->nreports < 4 || lp_monotonic_ns() - p->refreshed_ns > LP_REFRESH_NS)) {
+	if (!mod && !in_uprobes_page(p, addr) &&
+	    (p->nreports < 4 || lp_monotonic_ns() - p->refreshed_ns > LP_REFRESH_NS)) {
 		proc_report(p);
-		mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
+		mod = module_at(p, addr);
 	}
 	return mod;
 }
@@ -678,7 +728,7 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 	if (jsym)
 		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
 	else
-		out[0] = unresolved(s, addr, "");
+		out[0] = unresolved(s, addr, in_uprobes_page(p, look) ? "[uprobes]" : "");
 	return 1;
 }
 
