@@ -49,6 +49,9 @@ static void usage(FILE *f)
 		"      --raw               cut on measured durations, lp's own cost left in\n"
 		"                          (default: less the cost of lp's samples and\n"
 		"                          probes inside each span, from cost records)\n"
+		"      --lp-frames         samples in lp's own frames (a probe's trap, its\n"
+		"                          BPF program) stay in their span's group\n"
+		"                          (default: group lp)\n"
 		"      --confidence P      a sampled span joins the band it is in with at\n"
 		"                          least this probability, else group uncertain\n"
 		"                          (default 0.9)\n"
@@ -113,7 +116,7 @@ static int parse_time(const char *arg, struct lp_split_opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE };
+	enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE, OPT_LP_FRAMES };
 	static const struct option longopts[] = {
 		{ "percentile", required_argument, NULL, 'P' },
 		{ "threshold", required_argument, NULL, 't' },
@@ -133,6 +136,7 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "input-format", required_argument, NULL, 'f' },
 		{ "raw", no_argument, NULL, OPT_RAW },
+		{ "lp-frames", no_argument, NULL, OPT_LP_FRAMES },
 		{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -255,6 +259,9 @@ int main(int argc, char **argv)
 		}
 		case OPT_RAW:
 			o.raw = true;
+			break;
+		case OPT_LP_FRAMES:
+			o.lp_frames = true;
 			break;
 		case OPT_CONFIDENCE: {
 			double v;

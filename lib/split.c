@@ -29,6 +29,7 @@
 
 #include "frame.h"
 #include "hashmap.h"
+#include "lpframe.h"
 #include "quantile.h"
 #include "selfcost.h"
 #include "util.h"
@@ -95,9 +96,9 @@ static bool raw_i64(const char *v, size_t n, int64_t *out)
 
 /* --- groups ------------------------------------------------------------ */
 
-enum { G_OUTSIDE, G_EXCLUDED, G_UNRANKED, G_UNCERTAIN, G_EXTRA };
+enum { G_OUTSIDE, G_EXCLUDED, G_UNRANKED, G_UNCERTAIN, G_LP, G_EXTRA };
 static const char *const extra_names[G_EXTRA] = { "outside", "excluded", "unranked",
-						  "uncertain" };
+						  "uncertain", "lp" };
 
 struct group {
 	char *name;
@@ -562,6 +563,8 @@ static int open_outputs(struct split *s)
 			path = NULL;
 		if (i == s->nbands + G_UNRANKED && !(o->live && o->npercentiles))
 			path = NULL;
+		if (i == s->nbands + G_UNCERTAIN && (o->live || o->raw || s->nbands == 1))
+			path = NULL;
 		if (path) {
 			struct output *out = &s->outs[s->nouts];
 			out->path = lp_strdup(path);
@@ -644,6 +647,10 @@ static void route(struct split *s, const struct lp_record *rec)
 		const struct pspan *ps;
 		if (smp->time_ns != LP_TIME_NONE && !time_in(s, smp->time_ns)) {
 			g = &s->g[s->nbands + G_EXCLUDED];
+		} else if (!s->o->lp_frames && smp->stack && lp_stack__has_lp(smp->stack)) {
+			/* lp's own work (a probe's trap, a BPF program): in
+			 * neither group's flame graph. */
+			g = &s->g[s->nbands + G_LP];
 		} else if (!sample_span(s, smp, prefix, &start, &end)) {
 			g = &s->g[s->nbands + G_OUTSIDE];
 		} else {

@@ -50,6 +50,7 @@ struct lp_split_opts {
 	bool quiet;
 	enum lp_input_format format;
 	bool raw;			/* decide on measured durations: lp's cost left in */
+	bool lp_frames;			/* samples in lp's own frames stay in their span's group */
 	double confidence;		/* a sampled span goes to the band at least this likely */
 };
 

@@ -153,7 +153,7 @@ durations() {
 	run --separate-stderr -2 lp-split --percentile 100 --above /dev/null
 	[ "$stderr" = "lp-split: --percentile '100': must be between 0 and 100" ]
 	run --separate-stderr -2 lp-split -P 90 --group fast=/dev/null x.lp
-	[[ "$stderr" == "lp-split: no group 'fast' with these options (groups: below, above, outside, excluded, unranked, uncertain)" ]]
+	[[ "$stderr" == "lp-split: no group 'fast' with these options (groups: below, above, outside, excluded, unranked, uncertain, lp)" ]]
 	run --separate-stderr -2 lp-split -P 90 --label --above a.lp x.lp
 	[[ "$stderr" == "lp-split: --label writes one stream"* ]]
 	run --separate-stderr -2 lp-split -P 90 -t 1ms --above a.lp x.lp

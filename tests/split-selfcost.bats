@@ -143,3 +143,39 @@ split() {
 	run -2 lp-split --probe handle_request --percentile 94 --confidence 0.4 --quiet --label "$TMP/g.lp"
 	[ "$output" = "lp-split: --confidence '0.4': must be above 0.5 and at most 1" ]
 }
+
+@test "split-selfcost: samples in lp's own frames go to group lp, unless --lp-frames" {
+	{
+		printf 'lp-stream\t1\tmode=cpu\n'
+		printf 'frame\tf1\tu\t-\t/bin/x\thandle\t-\n'
+		printf 'frame\tf2\tk\t-\t[kernel.kallsyms]\tasm_exc_int3\t-\n'
+		printf 'frame\tf3\tk\t-\t[kernel.kallsyms]\tsome_kernel_work\t-\n'
+		printf 'stack\ts1\tf1\nstack\ts2\tf1,f2\nstack\ts3\tf1,f3\n'
+		for i in $(seq 20); do
+			s=$((i * 1000000)) d=$((i * 10000))
+			printf 'span\t%d\t%d\t1\t1\th\t0\n' "$s" $((s + d))
+			for st in s1 s2 s3; do
+				printf 'sample\t%d\t1\t1\t0\tx\tcpu-clock\t1\t%s\tspan=h\tspan_start=%d\tspan_end=%d\tspan_depth=0\n' \
+					$((s + 1)) "$st" "$s" $((s + d))
+			done
+		done
+	} > "$TMP/g.lp"
+	lp-split --probe h --percentile 50 --group lp="$TMP/lp.lp" --above "$TMP/above.lp" \
+		--below "$TMP/below.lp" --quiet "$TMP/g.lp"
+	run -0 awk -F'\t' '$1 == "sample" { n[$9]++ } END { for (k in n) print k, n[k] }' "$TMP/lp.lp"
+	[ "${#lines[@]}" -eq 1 ]
+	# The stack with asm_exc_int3, by its id as the writer hashed it.
+	run -0 grep -c $'\tasm_exc_int3\t-\tlp=1$' "$TMP/lp.lp"
+	[ "$output" -eq 1 ]
+	run -0 grep -c '^sample' "$TMP/lp.lp"
+	[ "$output" -eq 20 ]
+	run -0 grep -c '^sample' "$TMP/above.lp"
+	[ "$output" -eq 20 ]
+	# --lp-frames: back in their spans' groups.
+	lp-split --probe h --percentile 50 --lp-frames --group lp="$TMP/lp.lp" --above "$TMP/above.lp" \
+		--below "$TMP/below.lp" --quiet "$TMP/g.lp"
+	run -0 awk '/^sample/ { n++ } END { print n + 0 }' "$TMP/lp.lp"
+	[ "$output" -eq 0 ]
+	run -0 grep -c '^sample' "$TMP/above.lp"
+	[ "$output" -eq 30 ]
+}
