@@ -116,31 +116,65 @@ report_col() {
 		t && $1 == g && (c in col) { v = $(col[c]); sub(/%$/, "", v); if ($(col[c]) ~ /%$/) v /= 100; print v; exit }' "$1/rep"
 }
 
-# cut DIR: the cut point lp-split reports (ns), "?" when it says none.
+# cut_of DIR: the cut point lp-split reports, in ns: the first number with
+# a unit after "pNN", "cut", "valley" or "auto" on a "#" line of the report
+# ("p95 = 400814 ns", "cut at 1.2ms"); "?" when there is none.
 cut_of() {
-	grep -m1 -oE '(p[0-9.]+|cut|valley)[^=]*= *[0-9.]+ ?ns' "$1/rep" | grep -oE '[0-9.]+ ?ns$' | tr -d ' ns' | grep . || echo '?'
+	awk '/^#/ && match($0, /(p[0-9.]+|[Cc]ut|valley|auto)[^0-9]*[0-9.]+ ?(ns|us|µs|ms|s)([^a-z]|$)/) {
+		t = substr($0, RSTART, RLENGTH)
+		match(t, /[0-9.]+ ?(ns|us|µs|ms|s)/); t = substr(t, RSTART, RLENGTH)
+		v = t + 0; sub(/^[0-9.]+ ?/, "", t)
+		m = t == "ns" ? 1 : t == "s" ? 1e9 : t == "ms" ? 1e6 : 1e3
+		printf "%.0f\n", v * m; found = 1; exit }
+		END { if (!found) print "?" }' "$1/rep"
 }
 
-# span_stats DIR PROBE: per group of the probe's labelled spans: count,
-# median raw duration, median raw - lp_ns (= raw when no span has lp_ns=),
-# and, where spans carry ret= (reqloop), spans of each class:
-# "group n p50_raw p50_less_lp n_ret0 n_ret1".
-span_stats() {
-	awk -F'\t' -v p="$2" '$1 == "span" && $6 == p {
-		g = "-"; lp = 0; r = ""
+# spanlist DIR PROBE: one line per span of PROBE in lp-split's labelled
+# output: "group raw corrected ret samples", where corrected is the
+# duration as formats/lp-stream.md defines it (raw - lp_ns - the sample
+# cost of the span's unwinder x its samples; = raw while the stream has no
+# cost records and no lp_ns=), ret the span's ret= ("-" without), samples
+# the samples lp-join put in it.  Two passes: lp-join writes a span before
+# the samples it holds back.
+spanlist() {
+	awk -F'\t' -v p="$2" '
+	NR == FNR {
+		if ($1 == "cost" && $3 == "sample") {
+			u = "fp"; for (i = 5; i <= NF; i++) if ($i ~ /^unwind=/) u = substr($i, 8)
+			cost[u] = $4
+		} else if ($1 == "sample") {
+			st = ""; u = "fp"
+			for (i = 8; i <= NF; i++) {
+				if ($i ~ /^span_start=/) st = substr($i, 12)
+				else if ($i ~ /^unwind=/) u = substr($i, 8)
+			}
+			if (st != "") { n[$3, $4, st]++; un[$3, $4, st] = u }
+		}
+		next
+	}
+	$1 == "span" && $6 == p {
+		g = "-"; lp = 0; r = "-"
 		for (i = 8; i <= NF; i++) {
 			if ($i ~ /^group=/) g = substr($i, 7)
 			else if ($i ~ /^lp_ns=/) lp = substr($i, 7)
 			else if ($i ~ /^ret=/) r = substr($i, 5)
 		}
-		print g, $3 - $2, $3 - $2 - lp, r
-	}' "$1/l.lp" | sort -k1,1 -k2,2n | awk '
-		function flush() { if (g == "") return
-			printf "%s %d %d %d %d %d\n", g, n, raw[int((n + 1) / 2)], med(), r0, r1 }
-		function med(   i, m, t) { m = 0; for (i = 1; i <= n; i++) t[i] = less[i]
-			asort(t); return t[int((n + 1) / 2)] }
-		$1 != g { flush(); g = $1; n = 0; r0 = r1 = 0; delete raw; delete less }
-		{ n++; raw[n] = $2; less[n] = $3; if ($4 == "0") r0++; else if ($4 == "1") r1++ }
+		k = $4 SUBSEP $5 SUBSEP $2
+		c = n[k] + 0
+		printf "%s %d %d %s %d\n", g, $3 - $2, $3 - $2 - lp - (c ? c * cost[un[k]] : 0), r, c
+	}' "$1/l.lp" "$1/l.lp"
+}
+
+# span_stats DIR: per group of DIR/spanlist: "group n p50_raw
+# p50_corrected n_ret0 n_ret1".
+span_stats() {
+	sort -k1,1 -k2,2n "$1/spanlist" | awk '
+		function flush(   i, t) { if (g == "") return
+			for (i = 1; i <= n; i++) t[i] = cor[i]
+			asort(t)
+			printf "%s %d %d %d %d %d\n", g, n, raw[int((n + 1) / 2)], t[int((n + 1) / 2)], r0, r1 }
+		$1 != g { flush(); g = $1; n = 0; r0 = r1 = 0; delete raw; delete cor }
+		{ n++; raw[n] = $2; cor[n] = $3; if ($4 == "0") r0++; else if ($4 == "1") r1++ }
 		END { flush() }'
 }
 
@@ -158,10 +192,11 @@ table() {
 	local d=$1 probe=$2 re=$3 name=$4 g m a l la
 	fast_in=nan slow_in=nan fast_n=0 slow_n=0 lp_fast=nan lp_slow=nan
 	fast=$(head -1 "$d/groups"); slow=$(tail -1 "$d/groups")
-	sed -n '/^#/p' "$d/rep" | head -3 | sed 's/^/    lp-split: /'
-	grep -v '^#' "$d/split.err" "$d/rep" 2>/dev/null | grep -i 'warn\|trust\|coverage.*far\|no valley' | sed 's/^[^:]*://; s/^/    lp-split says: /'
-	printf '    %-10s %8s %8s %10s %10s %9s %12s %12s\n' group spans samples "$name" "lp frames" coverage p50_raw_ns p50_less_lp
-	span_stats "$d" "$probe" >"$d/spans"
+	# lp-split's own report (and any warning), verbatim: what it tells a user.
+	cat "$d/split.err" "$d/rep" | sed 's/^/    | /'
+	printf '    %-10s %8s %8s %10s %10s %9s %12s %12s\n' group spans samples "$name" "lp frames" coverage p50_raw_ns p50_corr_ns
+	spanlist "$d" "$probe" >"$d/spanlist"
+	span_stats "$d" >"$d/spans"
 	while read -r g; do
 		read -r m a < <(share "$d/$g.folded" "$re")
 		read -r l la < <(share "$d/$g.folded" "$LP_FRAMES")
@@ -174,51 +209,62 @@ table() {
 	if [ "$fast" = "$slow" ]; then echo "    one group only: lp-split found no cut"; fi
 }
 
-# --- loop ---------------------------------------------------------------
-LOOP_ALSO=${LOOP_ALSO:-90}	# one more split of the same recording (none: "")
+# calm PID: no preemption of PID by the machine's other work (a fast
+# request held off the CPU for 400 us is as long as a slow one, and a p95
+# cut then falls inside the slow mode whatever lp does): a real-time
+# priority, which only the kernel's RT throttling (50 ms a second)
+# interrupts; its threads and the children it forks after inherit it.
+# RT=0: an ordinary process, reniced.
+calm() {
+	if [ "${RT:-1}" = 1 ]; then chrt -a -f -p 1 "$1" >/dev/null; else renice -n -10 -p "$1" >/dev/null; fi
+}
 
-# sampled_p50 DIR: the median raw duration of the fast requests (ret=0) that
-# hold a sample and of those that hold none: what a sample adds to the span
-# it lands in, the bias issue 10 is about.  "sampled unsampled".
+# --- loop ---------------------------------------------------------------
+LOOP_ALSO=${LOOP_ALSO-90}	# one more split of the same recording (none: "")
+
+# sampled_p50 DIR: the median duration of the fast requests (ret=0) that
+# hold a sample and of those that hold none, raw and corrected: what a
+# sample adds to the span it lands in (the bias issue 10 is about), and
+# what is left of it once lp takes its cost out.  "s_raw u_raw s_cor u_cor".
 sampled_p50() {
-	# Two passes: lp-join writes a span before the samples it holds back.
-	awk -F'\t' 'NR == FNR { if ($1 == "sample") for (i = 8; i <= NF; i++) if ($i ~ /^span_start=/) hit[substr($i, 12)] = 1; next }
-		$1 == "span" && $6 == "handle_request" && /\tret=0/ { print ($2 in hit) ? "s" : "u", $3 - $2 }' "$1/j.lp" "$1/j.lp" |
-		sort -k1,1 -k2,2n | awk '{ v[$1, ++n[$1]] = $2 }
-		END { printf "%d %d\n", v["s", int((n["s"] + 1) / 2)], v["u", int((n["u"] + 1) / 2)] }'
+	awk '$4 == "0" { k = $5 > 0 ? "s" : "u"; print k, "raw", $2; print k, "cor", $3 }' "$1/spanlist" |
+		sort -k1,2 -k3,3n | awk '{ v[$1, $2, ++n[$1, $2]] = $3 }
+		function m(k, t) { return v[k, t, int((n[k, t] + 1) / 2)] + 0 }
+		END { printf "%d %d %d %d\n", m("s", "raw"), m("u", "raw"), m("s", "cor"), m("u", "cor") }'
 }
 
 # loop_split DIR UNWIND LABEL SPLIT-ARGS...: one split of the recording in
 # DIR, judged against the truth; LABEL names it in the summary line.
 loop_split() {
-	local d=$1 unwind=$2 label=$3 r0 r1 cut goal=pass true_share group_share fast_share slow_in_fast fast_in_slow sp up
+	local d=$1 unwind=$2 label=$3 r0 r1 cut goal=pass true_share group_share fast_share slow_in_fast fast_in_slow sp up sc uc
 	shift 3
 	lp_split "$d" handle_request "$@" || return 1
 	echo "# loop, $unwind: reqloop (fast_path ${fast_ns} ns, slow_path ${slow_ns} ns unsampled), ${SECS} s, lp-record -F $FREQ --call-graph $unwind, lp-trace handle_request, lp-split $*"
 	table "$d" handle_request 'slow_path' 'slow_path'
-	# Truth: each span's class (ret=), and the CPU time the classes need.
+	# Truth: each span's class (ret=), and the work the classes do (loop
+	# iterations of the same body: exact, where timings vary by a few %).
 	r0=$(grep -c $'^span\t.*\thandle_request\t.*\tret=0' "$d/t.lp")
 	r1=$(grep -c $'^span\t.*\thandle_request\t.*\tret=1' "$d/t.lp")
-	true_share=$(awk -v a="$r0" -v b="$r1" -v f="$fast_ns" -v s="$slow_ns" 'BEGIN { printf "%.3f", a * f / (a * f + b * s) }')
+	true_share=$(awk -v a="$r0" -v b="$r1" -v f="$fast_it" -v s="$slow_it" 'BEGIN { printf "%.3f", a * f / (a * f + b * s) }')
 	fast_share=$(pct "$fast_n" "$((fast_n + slow_n))")
 	# The true share of the work of the requests lp-split put in the fast
 	# group: what its share of samples should be wherever the cut falls
 	# (at p95 on the valley, the fast requests' share).
-	group_share=$(awk -v fg="$fast" -v sg="$slow" -v f="$fast_ns" -v s="$slow_ns" '
+	group_share=$(awk -v fg="$fast" -v sg="$slow" -v f="$fast_it" -v s="$slow_it" '
 		$1 == fg { a = $5 * f + $6 * s } $1 == sg { b = $5 * f + $6 * s }
 		END { if (a + b > 0) printf "%.3f", a / (a + b); else print "nan" }' "$d/spans")
 	cut=$(cut_of "$d")
 	# Misplaced spans: truly slow ones in the fast group, fast ones in the slow.
 	read -r _ _ _ _ _ slow_in_fast < <(grep "^$fast " "$d/spans" || echo "- 0 0 0 0 0")
 	read -r _ _ _ _ fast_in_slow _ < <(grep "^$slow " "$d/spans" || echo "- 0 0 0 0 0")
-	read -r sp up < <(sampled_p50 "$d")
+	read -r sp up sc uc < <(sampled_p50 "$d")
 	echo "    truth: $r0 fast and $r1 slow requests traced; fast requests are $true_share of handler CPU, the requests in $fast $group_share; $fast holds $fast_share of the samples"
 	echo "    misplaced: $slow_in_fast slow requests in $fast, $fast_in_slow fast ones in $slow; cut $cut ns (true modes $fast_ns and $slow_ns ns)"
-	echo "    a sample's own cost: fast requests holding one take $sp ns (median), those holding none $up ns"
+	echo "    a sample's own cost: fast requests holding one take $sp ns (median), those holding none $up ns; corrected $sc and $uc ns"
 	ge "$slow_in" 0.70 || goal=fail
 	le "$fast_in" 0.02 || goal=fail
 	awk -v a="$fast_share" -v b="$group_share" 'BEGIN { d = a - b; exit !(a != "nan" && d <= 0.05 && d >= -0.05) }' || goal=fail
-	echo "selfcost loop $unwind$label: slow_in_slowpath=$slow_in fast_in_slowpath=$fast_in fast_samples=$fast_n slow_samples=$slow_n fast_share=$fast_share fast_true_share=$true_share fast_group_true_share=$group_share cut_ns=$cut true_fast_ns=$fast_ns true_slow_ns=$slow_ns coverage_fast=$(report_col "$d" "$fast" coverage) coverage_slow=$(report_col "$d" "$slow" coverage) slow_spans_in_fast=$slow_in_fast fast_spans_in_slow=$fast_in_slow sampled_fast_p50_ns=$sp unsampled_fast_p50_ns=$up lp_frames_fast=$lp_fast lp_frames_slow=$lp_slow corrected=$(corrected_of "$d") goal=$goal"
+	echo "selfcost loop $unwind$label: slow_in_slowpath=$slow_in fast_in_slowpath=$fast_in fast_samples=$fast_n slow_samples=$slow_n fast_share=$fast_share fast_true_share=$true_share fast_group_true_share=$group_share cut_ns=$cut true_fast_ns=$fast_ns true_slow_ns=$slow_ns coverage_fast=$(report_col "$d" "$fast" coverage) coverage_slow=$(report_col "$d" "$slow" coverage) slow_spans_in_fast=$slow_in_fast fast_spans_in_slow=$fast_in_slow sampled_fast_p50_ns=$sp unsampled_fast_p50_ns=$up sampled_fast_p50_corr_ns=$sc unsampled_fast_p50_corr_ns=$uc lp_frames_fast=$lp_fast lp_frames_slow=$lp_slow corrected=$(corrected_of "$d") goal=$goal"
 }
 
 loop_one() {
@@ -226,17 +272,14 @@ loop_one() {
 	[ -x "$W/reqloop" ] || { echo "bench/selfcost.sh: $W/reqloop missing: make O=$O" >&2; return 1; }
 	"$W/reqloop" 0 2>"$tmp/reqloop.err" & pid=$!
 	bg+=("$pid")
-	# No preemption by the machine's other work (a fast request held off
-	# the CPU for 400 us is as long as a slow one, and a p95 cut then falls
-	# inside the slow mode whatever lp does): a real-time priority, which
-	# only the kernel's RT throttling (50 ms a second) interrupts.  LOOP_RT=0:
-	# an ordinary process.
-	if [ "${LOOP_RT:-1}" = 1 ]; then chrt -f -p 1 "$pid"; else renice -n -10 -p "$pid" >/dev/null; fi
+	calm "$pid"
 	sleep 0.3		# calibrated, serving
 	record "$d" "$pid" 'handle_request' "$unwind" || return 1
 	kill "$pid"; wait "$pid" 2>/dev/null
 	fast_ns=$(grep -o 'fast_ns=[0-9]*' "$tmp/reqloop.err" | cut -d= -f2)
 	slow_ns=$(grep -o 'slow_ns=[0-9]*' "$tmp/reqloop.err" | cut -d= -f2)
+	fast_it=$(grep -o 'fast_iters=[0-9]*' "$tmp/reqloop.err" | cut -d= -f2)
+	slow_it=$(grep -o 'slow_iters=[0-9]*' "$tmp/reqloop.err" | cut -d= -f2)
 	loop_split "$d" "$unwind" "" --percentile 95 || return 1
 	# The goal's split is p95; a p90 cut falls inside the fast mode, where
 	# sampled requests (longer by a sample's cost) go above it: the bias
@@ -249,10 +292,12 @@ loop_perf() {
 	local pid d=$tmp/loop-perf m a f fa n
 	command -v perf >/dev/null || { echo "    perf: not installed"; return 0; }
 	mkdir -p "$d"
-	"$W/reqloop" 0 2>/dev/null & pid=$!
+	"$W/reqloop" 0 2>"$d/reqloop.err" & pid=$!
 	bg+=("$pid")
-	renice -n -10 -p "$pid" >/dev/null
+	calm "$pid"
 	sleep 0.3
+	fast_it=$(grep -o 'fast_iters=[0-9]*' "$d/reqloop.err" | cut -d= -f2)
+	slow_it=$(grep -o 'slow_iters=[0-9]*' "$d/reqloop.err" | cut -d= -f2)
 	perf record -q -F "$FREQ" -g -p "$pid" -o "$d/perf.data" -- sleep "$SECS" >/dev/null 2>"$d/perf.err" || {
 		echo "    perf record failed: $(head -1 "$d/perf.err")"; return 0; }
 	kill "$pid"; wait "$pid" 2>/dev/null
@@ -263,7 +308,7 @@ loop_perf() {
 	read -r m a < <(share "$d/perf.folded" slow_path)
 	read -r f fa < <(share "$d/perf.folded" fast_path)
 	echo "# perf record -F $FREQ -g on the same loop, ${SECS} s (perf script | lp-collapse, as stackcollapse-perf.pl): no split by latency"
-	echo "    whole profile: $n samples, slow_path $(pct "$m" "$a"), fast_path $(pct "$f" "$fa"); true: slow requests are $(awk -v f="$fast_ns" -v s="$slow_ns" 'BEGIN { printf "%.3f", s / (19 * f + s) }') of handler CPU"
+	echo "    whole profile: $n samples, slow_path $(pct "$m" "$a"), fast_path $(pct "$f" "$fa"); true: slow requests are $(awk -v f="$fast_it" -v s="$slow_it" 'BEGIN { printf "%.3f", s / (19 * f + s) }') of handler CPU"
 	echo "selfcost loop perf: samples=$n slow_path_share=$(pct "$m" "$a") fast_path_share=$(pct "$f" "$fa")"
 }
 
@@ -292,6 +337,7 @@ scenario_redis() {
 		--logfile "$d/redis.log" & pid=$!
 	bg+=("$pid")
 	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	calm "$pid"
 	# The data: REDIS_KEYS keys, a list of REDIS_SORT numbers.
 	awk -v n="$REDIS_KEYS" -v s="$REDIS_SORT" 'BEGIN { srand(1)
 		for (i = 0; i < n; i++) printf "SET key:%d v%d\r\n", i, i
@@ -341,6 +387,7 @@ scenario_postgres() {
 		"$PGBIN/pg_isready" -q -h "$d/sock" -p 5439 && break
 		sleep 0.1
 	done
+	calm "$pid"		# and the backend it forks
 	psql() { "$PGBIN/psql" -q -X -h "$d/sock" -p 5439 -U postgres -v ON_ERROR_STOP=1 "$@"; }
 	psql -c "CREATE TABLE pt (id int PRIMARY KEY, v int);
 		INSERT INTO pt SELECT i, i * 7 FROM generate_series(1, $PG_ROWS) i;

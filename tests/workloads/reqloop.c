@@ -17,9 +17,11 @@
  *   reqloop [SECS [FAST_US [SLOW_US]]]   SECS 0 (default): until killed
  *
  * Prints on stderr, after calibrating and before serving:
- *   reqloop: fast_ns=N slow_ns=N slow_every=20
+ *   reqloop: fast_ns=N slow_ns=N fast_iters=N slow_iters=N slow_every=20
  * the unperturbed durations of fast_path and slow_path (the fastest of 50
- * timed calls each), and at the end the requests served. */
+ * timed calls each: within a few % on a busy machine) and their iterations
+ * of the same loop body (their work's exact ratio), and at the end the
+ * requests served. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,8 +124,9 @@ int main(int argc, char **argv)
 	double per_us = fast_iters / (fastest(fast_path, 50) / 1e3);
 	fast_iters = (long)(fast_us * per_us);
 	slow_iters = (long)(slow_us * per_us);
-	fprintf(stderr, "reqloop: fast_ns=%lld slow_ns=%lld slow_every=20\n",
-		(long long)fastest(fast_path, 50), (long long)fastest(slow_path, 50));
+	fprintf(stderr, "reqloop: fast_ns=%lld slow_ns=%lld fast_iters=%ld slow_iters=%ld slow_every=20\n",
+		(long long)fastest(fast_path, 50), (long long)fastest(slow_path, 50),
+		fast_iters, slow_iters);
 
 	end = now_ns() + (int64_t)(secs * 1e9);
 	/* Whole blocks of 20: exactly one slow request in each. */
