@@ -5,7 +5,8 @@
 #   make deps       install the Debian packages lp needs (as root)
 #   make test       the whole suite (installs and builds what is missing)
 #   make demo       the main job on the bundled demo service
-#   make bench      side-by-side benchmarks (bench/)
+#   make bench      side-by-side benchmarks (bench/); make bench-deps installs
+#                   their servers (redis, PostgreSQL) with the rest
 #   make sanitize   the filters' tests against an ASan+UBSan build, and lp-join's
 #                   and lp-top's against a ThreadSanitizer one (clang)
 #   make install    DESTDIR= prefix=/usr/local
@@ -28,6 +29,9 @@ DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
+# Only for make bench (bench/selfcost.sh's servers), not for the suite or CI:
+# make bench-deps installs them with the rest.
+DEB_BENCH := redis-server redis-tools postgresql-15 postgresql-client-15
 
 ifeq ($(V),1)
 Q :=
@@ -39,7 +43,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all deps check-deps test demo bench fuzz sanitize install clean FORCE
+.PHONY: all deps bench-deps check-deps test demo bench fuzz sanitize install clean FORCE
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wvla
 ifeq ($(WERROR),1)
@@ -146,7 +150,7 @@ $(O)/examples/%: examples/%.c $(O)/flags
 # Installs the Debian packages (idempotent: nothing is fetched when all are
 # there).  Needs root.
 deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
+	@missing=$$(for p in $(DEB_PACKAGES) $(DEPS_EXTRA); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -z "$$missing" ]; then echo "lp: all Debian packages present"; exit 0; fi; \
 	if [ "$$(id -u)" != 0 ]; then \
@@ -157,7 +161,7 @@ deps:
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null
 
 check-deps:
-	@for p in $(DEB_PACKAGES); do \
+	@for p in $(DEB_PACKAGES) $(DEPS_EXTRA); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || \
 	  { $(MAKE) --no-print-directory deps; break; }; done
 
@@ -165,7 +169,11 @@ test: check-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)O=$(O) tests/run
 
-bench: check-deps
+bench-deps:
+	$(Q)$(MAKE) --no-print-directory deps DEPS_EXTRA='$(DEB_BENCH)'
+
+bench:
+	$(Q)$(MAKE) --no-print-directory check-deps DEPS_EXTRA='$(DEB_BENCH)'
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)O=$(O) bench/run
 
