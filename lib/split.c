@@ -946,30 +946,24 @@ static void report_distribution(struct split *s, FILE *f)
 	lp_histogram__free(&h);
 }
 
-/* A percentile whose nearest-rank cut lands at valley v, as short as will
- * do: the fewest decimals whose cut is in no mode. */
+/* A percentile whose nearest-rank cut is the last duration at or below
+ * valley v, so that it splits exactly as the valley does: the shortest
+ * decimal p with ceil(p / 100 * n) = k, k the durations at or below the
+ * valley, computed as exact_cuts computes it from the option's text. */
 static void suggest_percentile(const struct split *s, int v, char *b, size_t size)
 {
-	double p = 100 * (double)s->modes->valleys[v].below / (double)s->ndurs;
-	for (int dec = 1; dec <= 4; dec++) {
-		double scale = pow(10, dec), pd = floor(p * scale) / scale;
-		int dummy;
-		snprintf(b, size, "%.*f", dec, pd);
-		if (pd <= 0)
-			continue;
-		int64_t cut = sorted_rank(s->durs, s->ndurs, pd / 100);
-		if (lp_modes__inside(s->modes, (double)cut, &dummy) < 0 || dec == 4)
-			break;
+	double n = (double)s->ndurs, k = (double)s->modes->valleys[v].below;
+	for (int dec = 0; dec <= 9; dec++) {
+		double scale = pow(10, dec);
+		/* the smallest multiple of 10^-dec above 100 (k - 1) / n */
+		for (double t = floor(100 * (k - 1) / n * scale); t <= ceil(100 * k / n * scale); t++) {
+			snprintf(b, size, "%.*f", dec, t / scale);
+			double p = strtod(b, NULL);
+			if (p > 0 && p < 100 && ceil(p / 100 * n) == k)
+				return;
+		}
 	}
-	/* 97.90 -> 97.9 */
-	char *dot = strchr(b, '.');
-	if (dot) {
-		char *e = b + strlen(b);
-		while (e > dot + 1 && e[-1] == '0')
-			*--e = '\0';
-		if (e[-1] == '.')
-			e[-1] = '\0';
-	}
+	snprintf(b, size, "%.9g", 100 * k / n);	/* n beyond 10^11 */
 }
 
 /* A percentile or threshold cut inside a mode splits one population in
