@@ -3,8 +3,8 @@
  * (lp-split --auto), and whether a given cut point falls inside one.
  *
  * A kernel density estimate over ln(duration): Gaussian kernel, bandwidth by
- * Silverman's robust rule, binned on a grid (linear binning, then a
- * truncated convolution: O(n + grid * kernel)).  Local maxima are modes;
+ * Silverman's robust rule made adaptive (wider in sparse regions), binned on
+ * a grid (linear binning, then truncated convolutions: O(n + grid * kernel)).  Local maxima are modes;
  * adjacent modes separated by a valley that is not significant are merged,
  * shallowest first, until every valley left is significant (see modes.c for
  * the rule and why).  Pure computation: no I/O. */
@@ -49,6 +49,7 @@ struct lp_modes {
 	size_t ngrid;
 	double lo, step;
 	double *density;
+	double *lambda;			/* the kernel's width there, in bandwidths */
 	size_t *cum;			/* durations <= the grid point's duration (rounded) */
 };
 

@@ -905,15 +905,17 @@ static void report_distribution(struct split *s, FILE *f)
 	for (size_t r = 0; r < h.nrows; r++)
 		if (h.counts[r] > most)
 			most = h.counts[r];
-	fprintf(f, "\nfrom\tto\tspans\tlog scale, %u rows a decade; # = %.3g spans\n", h.per_decade,
-		(double)most / HIST_WIDTH);
+	/* the fullest row HIST_WIDTH long, but never a # for less than a span */
+	double per = most > HIST_WIDTH ? (double)most / HIST_WIDTH : 1;
+	fprintf(f, "\nfrom\tto\tspans\tlog scale, %u rows a decade; # = %.3g span%s\n", h.per_decade,
+		per, per == 1 ? "" : "s");
 	for (size_t r = 0; r < h.nrows; r++) {
 		int64_t lo = h.edges[r], hi = h.edges[r + 1];
 		bool last = r + 1 == h.nrows;
 		fmt_edge(a, sizeof(a), lo);
 		fmt_edge(b, sizeof(b), hi);
 		fprintf(f, "%s\t%s\t%zu\t", a, b, h.counts[r]);
-		size_t bar = most ? (size_t)llround((double)h.counts[r] * HIST_WIDTH / (double)most) : 0;
+		size_t bar = (size_t)llround((double)h.counts[r] / per);
 		for (size_t k = 0; k < bar; k++)
 			putc('#', f);
 		if (!bar && h.counts[r])

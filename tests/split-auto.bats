@@ -98,6 +98,29 @@ auto_cut() {
 	[ "$(count pop2 "$TMP/b.lp")" -eq 0 ]
 }
 
+@test "split-auto: a diffuse slow population beside a narrow fast one is one mode, cut below it" {
+	# 30 us with sigma 0.1 (at most 42.6 us), 2% at 1 ms with sigma 0.8
+	# (at least 60.8 us): a bandwidth right for the fast mode would see
+	# lumps of noise in the slow one.
+	gen 10000 30000:0.98:0.1,1000000:0.02:0.8
+	run --separate-stderr -0 lp-split --auto --probe req --above "$TMP/a.lp" --below "$TMP/b.lp" "$TMP/j.lp"
+	[[ "$stderr" == *$'\n'"# distribution of the 10000 span durations: 2 modes, "* ]]
+	cut=$(auto_cut "$stderr")
+	[ "$cut" -gt 42600 ]
+	[ "$cut" -lt 60800 ]
+	check_slow_above "$cut" "$TMP/a.lp" "$TMP/b.lp"
+}
+
+@test "split-auto: a mode needs 0.5% of the spans: 0.4% of 100k slow spans are not one, 1% are" {
+	gen 100000 30000:0.996,400000:0.004
+	run --separate-stderr -1 lp-split --auto --probe req --above /dev/null -q "$TMP/j.lp"
+	[[ "$stderr" == "lp-split: no valley: the span durations have one mode, at "* ]]
+	gen 100000 30000:0.99,400000:0.01
+	run --separate-stderr -0 lp-split --auto --probe req --above "$TMP/a.lp" --below "$TMP/b.lp" "$TMP/j.lp"
+	[[ "${stderr%%$'\n'*}" == *" us (99.0%) and "*" us (1.0%)" ]]
+	check_slow_above 110000 "$TMP/a.lp" "$TMP/b.lp"
+}
+
 @test "split-auto: one lognormal mode of 100k spans has no valley: said, exit 1, no group written" {
 	gen 100000 30000:1 0.5
 	run --separate-stderr -1 lp-split --auto --probe req --above "$TMP/a.lp" --below "$TMP/b.lp" "$TMP/j.lp"
@@ -166,6 +189,27 @@ auto_cut() {
 	[[ "$stderr" == "lp-split: warning: the threshold 30 us falls inside a mode ("* ]]
 }
 
+# check_histogram REPORT DURATIONS: the report's histogram rows are
+# contiguous, their edges round (ratios of a 10-a-decade ladder) and each
+# count is the number of durations in [from, to); leaves the rows in
+# $TMP/rows and their edges in ns in $TMP/edges.
+check_histogram() {
+	sed -n '/^from	to	spans/,$p' "$1" | tail -n +2 > "$TMP/rows"
+	[ "$(wc -l < "$TMP/rows")" -ge 10 ]
+	[ "$(wc -l < "$TMP/rows")" -le 30 ]
+	awk -F'\t' 'function ns(x,  u) { u = x; sub(/^[0-9.]+/, "", u); x += 0
+		return int(x * (u == "us" ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : 1) + 0.5) }
+		{ print ns($1), ns($2), $3 }' "$TMP/rows" > "$TMP/edges"
+	awk 'NR > 1 && $1 != to { bad = 1 } { to = $2 } END { exit bad }' "$TMP/edges"
+	awk 'NR == FNR { lo[FNR] = $1; hi[FNR] = $2; want[FNR] = $3; n = FNR; next }
+		{ for (i = 1; i <= n; i++) if ($1 >= lo[i] && $1 < hi[i]) got[i]++ }
+		END { for (i = 1; i <= n; i++) if (got[i] + 0 != want[i]) { print "row " i ": " got[i] + 0 " != " want[i]; bad = 1 }; exit bad }' \
+		"$TMP/edges" "$2"
+	[ "$(awk '{ s += $3 } END { print s }' "$TMP/edges")" -eq "$(wc -l < "$2")" ]
+	# 10 a decade: 1.25, 1.28, 1.25, 1.25, 1.28, 1.25, 1.25, 1.28, 1.25
+	awk '$1 > 0 { r = $2 / $1; if (r < 1.24 || r > 1.29) bad = 1 } END { exit bad }' "$TMP/edges"
+}
+
 @test "split-auto: the histogram's rows have round log-spaced edges and exact counts, the cut and modes marked" {
 	gen 10000 30000:0.95,400000:0.05
 	run --separate-stderr -0 lp-split --auto --probe req --above /dev/null --report "$TMP/r.txt" "$TMP/j.lp"
@@ -173,22 +217,8 @@ auto_cut() {
 	cut=$(auto_cut "$(cat "$TMP/r.txt")")
 	grep -qx '# distribution of the 10000 span durations: 2 modes, at [0-9.]* us (95.0%), [0-9.]* us (5.0%); valley at [0-9.]* us (density [0-9]*% of the smaller peak)' "$TMP/r.txt"
 	grep -qx 'from	to	spans	log scale, 10 rows a decade; # = [0-9.]* spans' "$TMP/r.txt"
-	sed -n '/^from	to	spans/,$p' "$TMP/r.txt" | tail -n +2 > "$TMP/rows"
-	[ "$(wc -l < "$TMP/rows")" -ge 10 ]
-	[ "$(wc -l < "$TMP/rows")" -le 30 ]
-	# Edges to ns; rows contiguous; each count is the spans in [from, to).
-	awk -F'\t' 'function ns(x,  u) { u = x; sub(/^[0-9.]+/, "", u); x += 0
-		return int(x * (u == "us" ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : 1) + 0.5) }
-		{ print ns($1), ns($2), $3 }' "$TMP/rows" > "$TMP/edges"
-	awk 'NR > 1 && $1 != to { bad = 1 } { to = $2 } END { exit bad }' "$TMP/edges"
 	span_durations "$TMP/j.lp" > "$TMP/d"
-	awk 'NR == FNR { lo[FNR] = $1; hi[FNR] = $2; want[FNR] = $3; n = FNR; next }
-		{ for (i = 1; i <= n; i++) if ($1 >= lo[i] && $1 < hi[i]) got[i]++ }
-		END { for (i = 1; i <= n; i++) if (got[i] + 0 != want[i]) { print "row " i ": " got[i] + 0 " != " want[i]; bad = 1 }; exit bad }' \
-		"$TMP/edges" "$TMP/d"
-	[ "$(awk '{ s += $3 } END { print s }' "$TMP/edges")" -eq 10000 ]
-	# Round edges, 10 a decade: ratios 1.25, 1.28, 1.25, 1.28, 1.25 or 1.5625...
-	awk '$1 > 0 { r = $2 / $1; if (r < 1.2 || r > 1.6) bad = 1 } END { exit bad }' "$TMP/edges"
+	check_histogram "$TMP/r.txt" "$TMP/d"
 	# The bar: the fullest row is 40 long; the auto cut's row is marked,
 	# and so is each mode's.
 	[ "$(awk -F'\t' '{ b = $4; sub(/ .*/, "", b); if (length(b) > m) m = length(b) } END { print m }' "$TMP/rows")" -eq 40 ]
@@ -196,6 +226,18 @@ auto_cut() {
 	sed -n "${row}p" "$TMP/rows" | grep -q "<- auto cut [0-9.]* us$"
 	[ "$(grep -c '<- mode ' "$TMP/rows")" -eq 2 ]
 	[ "$(grep -c 'auto cut' "$TMP/rows")" -eq 1 ]
+	# Durations on the edges themselves (1 us, 2 us... 800 us, in 1 us
+	# steps): each counts in the row it starts.
+	awk -v n=800 -v dist=perm -v S="$TMP/s.lp" -v P="$TMP/p.lp" -f "$FIXTURES/join/gen-split.awk"
+	lp-join "$TMP/s.lp" "$TMP/p.lp" > "$TMP/perm.lp"
+	run --separate-stderr -0 lp-split --threshold 100us --probe req --above /dev/null --report "$TMP/r2.txt" "$TMP/perm.lp"
+	span_durations "$TMP/perm.lp" > "$TMP/d2"
+	check_histogram "$TMP/r2.txt" "$TMP/d2"
+	grep -qx '1us	1.25us	1	\.' "$TMP/rows"
+	grep -qx '640us	800us	160	########################################' "$TMP/rows"
+	grep -qx '800us	1ms	1	\.' "$TMP/rows"
+	grep -qx '80us	100us	20	#*' "$TMP/rows"
+	grep -qx '100us	125us	25	#* *<- threshold 100 us' "$TMP/rows"
 }
 
 @test "split-auto: the histogram shows for percentiles and thresholds on files, not for --live nor with --quiet" {
