@@ -725,7 +725,7 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 }
 
 /* After the first pass: the cut points of the percentiles (--auto's is
- * decided by auto_cut), and each band's range of the sorted durations. */
+ * decide_distribution's), and each band's range of the sorted durations. */
 static void exact_cuts(struct split *s)
 {
 	/* Nearest rank: the ceil(p n)-th smallest. */
@@ -838,45 +838,6 @@ static void fmt_edge(char *b, size_t size, int64_t ns)
 	snprintf(b, size, "%.15g%s", (double)ns / (double)units[u].div, ns ? units[u].unit : "");
 }
 
-/* The modes of the durations, once all are known (file mode), and for
- * --auto the cut at the valley below the slowest one.  -1 when --auto
- * finds no valley or no span: said, and the histogram shown. */
-static void report_distribution(struct split *s, FILE *f);
-static int decide_distribution(struct split *s)
-{
-	const struct lp_split_opts *o = s->o;
-	s->modes = lp_modes__new(s->durs, s->ndurs);
-	if (!o->auto_cut)
-		return 0;
-	int v = lp_modes__auto_cut(s->modes);
-	if (v >= 0) {
-		s->cuts[0] = (double)s->modes->valleys[v].at_ns;
-		return 0;
-	}
-	if (!s->ndurs) {
-		if (o->probe)
-			lp_error("--auto: no span of probe '%s' in the input", o->probe);
-		else
-			lp_error("--auto: no span in the input");
-		return -1;
-	}
-	char at[32];
-	fmt_human(at, sizeof(at), (double)s->modes->modes[0].at_ns);
-	if (!o->quiet) {
-		FILE *f = o->report ? lp_open_output(o->report) : stderr;
-		fprintf(f, "# probe %s: %zu spans, no valley\n", o->probe ? o->probe : "(any)",
-			s->ndurs);
-		report_distribution(s, f);
-		if (o->report)
-			lp_close_output(f, o->report);
-		else
-			fflush(f);
-	}
-	lp_error("no valley: the span durations have one mode, at %s; use --percentile or --threshold",
-		 at);
-	return -1;
-}
-
 #define HIST_ROWS 30
 #define HIST_WIDTH 40
 
@@ -946,6 +907,44 @@ static void report_distribution(struct split *s, FILE *f)
 		putc('\n', f);
 	}
 	lp_histogram__free(&h);
+}
+
+/* The modes of the durations, once all are known (file mode), and for
+ * --auto the cut at the valley below the slowest one.  -1 when --auto
+ * finds no valley or no span: said, and the histogram shown. */
+static int decide_distribution(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	s->modes = lp_modes__new(s->durs, s->ndurs);
+	if (!o->auto_cut)
+		return 0;
+	int v = lp_modes__auto_cut(s->modes);
+	if (v >= 0) {
+		s->cuts[0] = (double)s->modes->valleys[v].at_ns;
+		return 0;
+	}
+	if (!s->ndurs) {
+		if (o->probe)
+			lp_error("--auto: no span of probe '%s' in the input", o->probe);
+		else
+			lp_error("--auto: no span in the input");
+		return -1;
+	}
+	char at[32];
+	fmt_human(at, sizeof(at), (double)s->modes->modes[0].at_ns);
+	if (!o->quiet) {
+		FILE *f = o->report ? lp_open_output(o->report) : stderr;
+		fprintf(f, "# probe %s: %zu spans, no valley\n", o->probe ? o->probe : "(any)",
+			s->ndurs);
+		report_distribution(s, f);
+		if (o->report)
+			lp_close_output(f, o->report);
+		else
+			fflush(f);
+	}
+	lp_error("no valley: the span durations have one mode, at %s; use --percentile or --threshold",
+		 at);
+	return -1;
 }
 
 /* A percentile whose nearest-rank cut is the last duration at or below
