@@ -18,7 +18,10 @@
  * Durations on a coarse clock (perf script's microseconds) are multiples of
  * a quantum; their ln values would be spikes with holes between them at the
  * fast end.  Each is spread over its quantum (a deterministic golden-ratio
- * dither), which is what the clock's rounding hid.
+ * dither), which is what the clock's rounding hid.  The quantum is the gcd
+ * of the durations, trusted up to 1 us (no clock lp reads is coarser): a
+ * larger one means few distinct durations (all 5 us, or 30 us and 400 us),
+ * not a clock, and spreading those would move their modes.
  *
  * What makes a valley significant (else its two modes are one):
  *   - its density is at most half the smaller neighbouring peak's (the
@@ -49,6 +52,7 @@
 #include "util.h"
 
 #define NOISE_Z 3.0
+#define MAX_QUANTUM 1000	/* ns: perf script's microseconds */
 #define MIN_BANDWIDTH 0.01
 #define MIN_GRID 512
 #define MAX_GRID (1 << 16)
@@ -291,7 +295,7 @@ struct lp_modes *lp_modes__new(const int64_t *durs, size_t n)
 		if (q != 1 && d)
 			q = gcd64(q, (uint64_t)d);
 	}
-	if (!q)
+	if (!q || q > MAX_QUANTUM)
 		q = 1;
 
 	/* ln of each duration spread over its quantum (see above); the

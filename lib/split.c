@@ -1196,7 +1196,8 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 		return -1;
 	}
 	if (s.keep_durs) {
-		qsort(s.durs, s.ndurs, sizeof(*s.durs), cmp_i64);
+		if (s.ndurs)	/* durs is NULL without a span */
+			qsort(s.durs, s.ndurs, sizeof(*s.durs), cmp_i64);
 		s.modes = lp_modes__new(s.durs, s.ndurs);
 	}
 	if (report(&s) < 0)

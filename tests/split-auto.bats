@@ -302,10 +302,31 @@ check_histogram() {
 	run --separate-stderr -1 lp-split --auto --probe nosuch --above "$TMP/a.lp" "$TMP/j.lp"
 	[ "$stderr" = "lp-split: --auto: no span of probe 'nosuch' in the input" ]
 	[ ! -e "$TMP/a.lp" ]
+	# A threshold with no span to show: no distribution, no complaint.
+	run --separate-stderr -0 lp-split --threshold 1ms --probe nosuch --above /dev/null -q "$TMP/j.lp"
+	[ "$stderr" = "lp-split: no span of probe 'nosuch' in the input" ]
 	# Too few spans for a mode of 20: one mode, no valley.
 	gen 30 30000:0.5,400000:0.5
 	run --separate-stderr -1 lp-split --auto --probe req --above "$TMP/a.lp" -q "$TMP/j.lp"
 	[[ "$stderr" == "lp-split: no valley: "* ]]
+}
+
+@test "split-auto: durations of a few exact values: their modes are where the values are" {
+	# 100 spans of exactly 5 us, then 50 of 30 us and 50 of 400 us: their
+	# gcd is no clock's quantum, and spreading over it would move them.
+	for i in $(seq 100); do echo "5000"; done > "$TMP/d1"
+	for i in $(seq 50); do printf '30000\n400000\n'; done > "$TMP/d2"
+	for d in d1 d2; do
+		awk 'BEGIN { OFS = "\t"; print "lp-stream", "1"; print "frame", "f0", "u", "-", "/bin/x", "main", "-"; print "stack", "s0", "f0" }
+			{ st = NR * 1000000; print "span", st, st + $1, 10, 11, "req", 0
+			  print "sample", st, 10, 11, 0, "x", "cpu-clock", 100, "s0", "span=req", "span_start=" st, "span_end=" (st + $1), "span_depth=0" }' \
+			"$TMP/$d" > "$TMP/$d.lp"
+	done
+	run --separate-stderr -1 lp-split --auto --probe req --above /dev/null "$TMP/d1.lp"
+	[[ "$stderr" == *$'\n'"# distribution of the 100 span durations: 1 mode, at 5 us (100.0%)"$'\n'* ]]
+	run --separate-stderr -0 lp-split --auto --probe req --above "$TMP/a.lp" "$TMP/d2.lp"
+	[[ "${stderr%%$'\n'*}" =~ " modes at "(29.[5-9]|30|30.[0-4])" us (50.0%) and "(39[5-9]|40[0-4])" us (50.0%)"$ ]]
+	[ "$(grep -c '^sample' "$TMP/a.lp")" -eq 50 ]
 }
 
 @test "split-auto: the man page's --auto examples run" {
