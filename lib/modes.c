@@ -473,11 +473,16 @@ static size_t ladder_edges(unsigned which, int64_t *out)
 	return n;
 }
 
-void lp_histogram__init(struct lp_histogram *h, const int64_t *sorted, size_t n, size_t max_rows)
+void lp_histogram__init(struct lp_histogram *h, const int64_t *durs, size_t n, size_t max_rows)
 {
 	int64_t all[20 * 19 + 2];
-	int64_t dmin = sorted[0] > 0 ? sorted[0] : 0, dmax = sorted[n - 1] > 0 ? sorted[n - 1] : 0;
+	int64_t dmin = INT64_MAX, dmax = 0;
 	size_t first = 0, last = 0, ne = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t d = durs[i] > 0 ? durs[i] : 0;
+		dmin = d < dmin ? d : dmin;
+		dmax = d > dmax ? d : dmax;
+	}
 	unsigned which;
 	memset(h, 0, sizeof(*h));
 	for (which = 0; which < sizeof(ladders) / sizeof(ladders[0]); which++) {
@@ -498,12 +503,18 @@ void lp_histogram__init(struct lp_histogram *h, const int64_t *sorted, size_t n,
 	for (size_t i = 0; i <= h->nrows; i++)
 		h->edges[i] = first + i < ne ? all[first + i] : INT64_MAX;
 	h->counts = lp_calloc(h->nrows, sizeof(*h->counts));
-	size_t row = 0;
 	for (size_t i = 0; i < n; i++) {
-		int64_t d = sorted[i] > 0 ? sorted[i] : 0;
-		while (row + 1 < h->nrows && d >= h->edges[row + 1])
-			row++;
-		h->counts[row]++;
+		/* the last row whose lower edge is <= d */
+		int64_t d = durs[i] > 0 ? durs[i] : 0;
+		size_t lo = 0, hi = h->nrows - 1;
+		while (lo < hi) {
+			size_t mid = (lo + hi + 1) / 2;
+			if (h->edges[mid] <= d)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		h->counts[lo]++;
 	}
 }
 

@@ -83,8 +83,8 @@ struct lp_histogram {
 	unsigned per_decade;	/* rows a decade */
 };
 
-/* From durations sorted ascending (n > 0). */
-void lp_histogram__init(struct lp_histogram *h, const int64_t *sorted, size_t n, size_t max_rows);
+/* From n > 0 durations, in any order. */
+void lp_histogram__init(struct lp_histogram *h, const int64_t *durs, size_t n, size_t max_rows);
 void lp_histogram__free(struct lp_histogram *h);
 
 #endif

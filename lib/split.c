@@ -1195,11 +1195,8 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 		free_split(&s);
 		return -1;
 	}
-	if (s.keep_durs) {
-		if (s.ndurs)	/* durs is NULL without a span */
-			qsort(s.durs, s.ndurs, sizeof(*s.durs), cmp_i64);
+	if (s.keep_durs)	/* modes and histogram take them in any order */
 		s.modes = lp_modes__new(s.durs, s.ndurs);
-	}
 	if (report(&s) < 0)
 		out_rc = -1;
 	warn_cuts(&s);
