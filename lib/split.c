@@ -1064,6 +1064,7 @@ static int report(struct split *s)
 		else
 			fprintf(f, "-\n");
 	}
+	report_distribution(s, f);
 	/* A wall-clock profile: how each group's time divides between
 	 * running, waiting for a CPU and blocked. */
 	if (s->have_states) {
@@ -1097,7 +1098,6 @@ static int report(struct split *s)
 			free(v);
 		}
 	}
-	report_distribution(s, f);
 	if (o->report)
 		return lp_close_output(f, o->report);
 	fflush(f);
