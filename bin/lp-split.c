@@ -4,7 +4,7 @@
  *
  * Input: an lp stream from lp-join (samples carry span=, span_start=,
  * span_end=).  Groups: percentile bands or threshold bands of the probe's
- * span durations, "outside" (no span of the probe), "excluded" (--time or
+ * span durations (or below and above the valley --auto finds in them), "outside" (no span of the probe), "excluded" (--time or
  * --where said no), "unranked" (--live, before the first span).  A report
  * per group goes to stderr or --report FILE.
  */
@@ -27,7 +27,7 @@ static void usage(FILE *f)
 		"                          durations (e.g. 90 or 50,90,99); exact on files\n"
 		"  -t, --threshold LIST    cut at these durations (e.g. 10ms or 1ms,10ms)\n"
 		"      --auto              cut at the valley below the slowest mode of the\n"
-		"                          durations (groups below and above); files only\n"
+		"                          durations (groups below and above); not --live\n"
 		"  -e, --probe NAME        the probe whose spans decide (default: the\n"
 		"                          innermost span of any probe)\n"
 		"  -T, --time FROM-TO      only samples in [FROM, TO): durations from the\n"
