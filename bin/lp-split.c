@@ -4,9 +4,10 @@
  *
  * Input: an lp stream from lp-join (samples carry span=, span_start=,
  * span_end=).  Groups: percentile bands or threshold bands of the probe's
- * span durations (or below and above the valley --auto finds in them), "outside" (no span of the probe), "excluded" (--time or
- * --where said no), "unranked" (--live, before the first span).  A report
- * per group goes to stderr or --report FILE.
+ * span durations (or below and above the valley --auto finds in them),
+ * "outside" (no span of the probe), "excluded" (--time or --where said
+ * no), "unranked" (--live, before the first span).  A report per group
+ * goes to stderr or --report FILE.
  */
 #include <getopt.h>
 #include <math.h>
