@@ -27,9 +27,10 @@
  *   - its density is at most half the smaller neighbouring peak's (the
  *     dip of a mixture of two well-separated populations: two lognormals
  *     of width sigma dip that low when their medians are 3.35 sigma apart
- *     at equal shares, 4.6 sigma at 5%, 4.9 sigma at 2%: for sigma 0.3,
- *     30 us and 120 us, or 120 us with a 5% slow one; closer, the slow
- *     population is a shoulder, and a cut there would split both);
+ *     at equal shares, 4.6 sigma at 5%, 4.9 sigma at 2%: for sigma 0.3
+ *     and a fast one at 30 us, a slow one at 82 us, 120 us and 130 us;
+ *     closer, the slow population is a shoulder, and a cut there would
+ *     split both);
  *   - both modes hold at least 0.5% of the durations and at least 20 of
  *     them: a handful of outliers is not a population;
  *   - the dip is beyond sampling noise: a kernel estimate's variance is
