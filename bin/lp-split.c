@@ -4,9 +4,10 @@
  *
  * Input: an lp stream from lp-join (samples carry span=, span_start=,
  * span_end=).  Groups: percentile bands or threshold bands of the probe's
- * span durations, "outside" (no span of the probe), "excluded" (--time or
- * --where said no), "unranked" (--live, before the first span).  A report
- * per group goes to stderr or --report FILE.
+ * span durations (or below and above the valley --auto finds in them),
+ * "outside" (no span of the probe), "excluded" (--time or --where said
+ * no), "unranked" (--live, before the first span).  A report per group
+ * goes to stderr or --report FILE.
  */
 #include <getopt.h>
 #include <math.h>
@@ -26,6 +27,8 @@ static void usage(FILE *f)
 		"  -P, --percentile LIST   cut at these percentiles of the probe's span\n"
 		"                          durations (e.g. 90 or 50,90,99); exact on files\n"
 		"  -t, --threshold LIST    cut at these durations (e.g. 10ms or 1ms,10ms)\n"
+		"      --auto              cut at the valley below the slowest mode of the\n"
+		"                          durations (groups below and above); not --live\n"
 		"  -e, --probe NAME        the probe whose spans decide (default: the\n"
 		"                          innermost span of any probe)\n"
 		"  -T, --time FROM-TO      only samples in [FROM, TO): durations from the\n"
@@ -116,10 +119,12 @@ static int parse_time(const char *arg, struct lp_split_opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE, OPT_LP_FRAMES };
+	enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE, OPT_LP_FRAMES,
+	       OPT_AUTO };
 	static const struct option longopts[] = {
 		{ "percentile", required_argument, NULL, 'P' },
 		{ "threshold", required_argument, NULL, 't' },
+		{ "auto", no_argument, NULL, OPT_AUTO },
 		{ "probe", required_argument, NULL, 'e' },
 		{ "time", required_argument, NULL, 'T' },
 		{ "where", required_argument, NULL, 'w' },
@@ -191,6 +196,9 @@ int main(int argc, char **argv)
 			free(list);
 			break;
 		}
+		case OPT_AUTO:
+			o.auto_cut = true;
+			break;
 		case 'e':
 			o.probe = optarg;
 			break;
@@ -289,6 +297,18 @@ int main(int argc, char **argv)
 	}
 	if (npcts && nths) {
 		lp_error("--percentile and --threshold cannot be combined");
+		return 2;
+	}
+	if (o.auto_cut && (npcts || nths)) {
+		lp_error("--auto decides the cut: it cannot be combined with --%s",
+			 npcts ? "percentile" : "threshold");
+		return 2;
+	}
+	/* The valley is a property of the whole distribution: global by
+	 * nature, like exact percentiles. */
+	if (o.auto_cut && o.live) {
+		lp_error("--auto needs every duration before the first sample is routed: "
+			 "it cannot be combined with --live (use --live --percentile)");
 		return 2;
 	}
 	if (npcts)

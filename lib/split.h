@@ -33,6 +33,7 @@ struct lp_split_opts {
 	size_t npercentiles;
 	const int64_t *thresholds;	/* ascending, ns */
 	size_t nthresholds;
+	bool auto_cut;			/* --auto: one cut, at the valley below the slowest mode */
 	bool has_time;			/* --time FROM-TO */
 	int64_t time_from, time_to;	/* INT64_MIN/MAX when open */
 	bool time_absolute_from, time_absolute_to;	/* else from the first time read */
