@@ -69,6 +69,13 @@ static void summarize(double *v, size_t n, struct lp_cost_stats *out)
 	out->n = n;
 }
 
+/* The calibration's threads are named so: the producer's own, never a
+ * target's (tests look for the name in recordings of the whole system). */
+static void name_thread(void)
+{
+	pthread_setname_np(pthread_self(), "lp-calibrate");
+}
+
 /* Threads of ours never take the producer's signals: its main thread's
  * handlers stop it. */
 static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
@@ -179,6 +186,7 @@ static void *spin_thread(void *arg)
 	/* The stack a DWARF sample copies, there above the spinning frames. */
 	volatile char *pad = __builtin_alloca(s->stack_bytes + 1);
 
+	name_thread();
 	memset((char *)pad, 0, s->stack_bytes + 1);
 	descend(s, LP_SPIN_DEPTH);
 	pad[0] = 1;
@@ -289,6 +297,7 @@ static void *pong_thread(void *arg)
 	struct lp_pingpong *p = arg;
 	char c;
 
+	name_thread();
 	while (read(p->ab[0], &c, 1) == 1)
 		if (write(p->ba[1], &c, 1) != 1)
 			break;
@@ -302,6 +311,7 @@ static void *ping_thread(void *arg)
 	struct lp_pingpong *p = arg;
 	char c;
 
+	name_thread();
 	while (read(p->cmd[0], &c, 1) == 1) {
 		for (size_t i = 0; i < p->rounds; i++) {
 			int64_t t0 = now_ns();

@@ -2,12 +2,15 @@
  * measuring what a sample adds to a call: CALLS calls (argv[1], default
  * 20000) of work(), ~40 us each here, timed with CLOCK_MONOTONIC.  Prints on
  * stderr "calls=N kept=K mean_ns=M total_ns=T": M is the mean duration of
- * the calls shorter than 3 times the median (a longer one waited for the CPU
- * on a busy machine), T their sum.  With argv[2], writes each call's
- * "START END" (ns) there, one a line, to be matched with samples. */
+ * the K calls in which the thread was not switched out (on a busy machine
+ * another thread took its CPU for a while), T their sum.  With argv[2],
+ * writes each call's "START END SWITCHED" there (ns, ns, 0 or 1), one a
+ * line, to be matched with samples. */
+#define _GNU_SOURCE	/* RUSAGE_THREAD */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static volatile uint64_t sink;
@@ -31,33 +34,38 @@ __attribute__((noinline)) static void work(void)
 		step(i);
 }
 
-static int cmp(const void *a, const void *b)
+/* The thread's context switches so far. */
+static long switches(void)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	struct rusage u;
 
-	return (x > y) - (x < y);
+	getrusage(RUSAGE_THREAD, &u);
+	return u.ru_nvcsw + u.ru_nivcsw;
 }
 
 int main(int argc, char **argv)
 {
 	long calls = argc > 1 ? atol(argv[1]) : 20000;
 	int64_t *start = calloc(calls, sizeof(*start)), *end = calloc(calls, sizeof(*end));
-	int64_t *d = calloc(calls, sizeof(*d)), sum = 0;
-	long kept = 0;
+	char *sw = calloc(calls, 1);
+	int64_t sum = 0;
+	long kept = 0, n = switches();
 
-	if (calls <= 0 || !start || !end || !d)
+	if (calls <= 0 || !start || !end || !sw)
 		return 1;
 	for (long i = 0; i < calls; i++) {
 		start[i] = now_ns();
 		work();
 		end[i] = now_ns();
+		/* Read after the call's end: its cost falls between calls. */
+		long m = switches();
+
+		sw[i] = m != n;
+		n = m;
 	}
 	for (long i = 0; i < calls; i++)
-		d[i] = end[i] - start[i];
-	qsort(d, calls, sizeof(*d), cmp);
-	for (long i = 0; i < calls; i++)
-		if (d[i] < 3 * d[calls / 2]) {
-			sum += d[i];
+		if (!sw[i]) {
+			sum += end[i] - start[i];
 			kept++;
 		}
 	fprintf(stderr, "calls=%ld kept=%ld mean_ns=%.0f total_ns=%lld\n", calls, kept,
@@ -68,7 +76,7 @@ int main(int argc, char **argv)
 		if (!f)
 			return 1;
 		for (long i = 0; i < calls; i++)
-			fprintf(f, "%lld %lld\n", (long long)start[i], (long long)end[i]);
+			fprintf(f, "%lld %lld %d\n", (long long)start[i], (long long)end[i], sw[i]);
 		if (fclose(f))
 			return 1;
 	}
