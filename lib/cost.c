@@ -313,6 +313,10 @@ static void *ping_thread(void *arg)
 
 	name_thread();
 	while (read(p->cmd[0], &c, 1) == 1) {
+		/* Acquires what lp_pingpong__run wrote before its store of
+		 * done (rounds, out): a pipe is no ordering a race detector
+		 * sees. */
+		(void)atomic_load(&p->done);
 		for (size_t i = 0; i < p->rounds; i++) {
 			int64_t t0 = now_ns();
 
