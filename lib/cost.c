@@ -115,9 +115,9 @@ struct lp_gap {
 	bool switched;
 };
 
-/* Gaps kept: far more than 300 ms brings (ticks, samples, other devices'
- * interrupts); when full, the spinning ends early. */
-#define LP_SPIN_MAX_GAPS 65536
+/* Gaps kept at first: some 15,000 a second come here (ticks, samples,
+ * other devices' interrupts); more make room as they come. */
+#define LP_SPIN_GAPS 16384
 /* Gaps timed at the start, all of them, for the loop's baseline. */
 #define LP_SPIN_WARMUP 4096
 
@@ -130,7 +130,7 @@ struct lp_spin {
 	int64_t start_ns, end_ns;	/* when the gaps were kept */
 	double baseline_ns;		/* the loop's median gap */
 	struct lp_gap *gaps;
-	size_t ngaps;
+	size_t ngaps, cap;
 };
 
 __attribute__((noinline)) static void spin(struct lp_spin *s)
@@ -151,7 +151,7 @@ __attribute__((noinline)) static void spin(struct lp_spin *s)
 	atomic_store(&s->tid, (pid_t)syscall(SYS_gettid));
 	prev = s->start_ns = now_ns();
 	end = prev + s->duration_ns;
-	while (prev < end && s->ngaps < LP_SPIN_MAX_GAPS) {
+	while (prev < end) {
 		t = now_ns();
 		if (t - prev > threshold) {
 			struct lp_gap *g = &s->gaps[s->ngaps++];
@@ -161,6 +161,13 @@ __attribute__((noinline)) static void spin(struct lp_spin *s)
 			g->end = t;
 			g->switched = now_sw != sw;
 			sw = now_sw;
+			/* Between end and resume: what a sample there costs is
+			 * not known, so none there is counted. */
+			if (s->ngaps == s->cap) {
+				s->cap *= 2;
+				s->gaps = lp_reallocarray(s->gaps, s->cap, sizeof(*s->gaps));
+				g = &s->gaps[s->ngaps - 1];
+			}
 			t = g->resume = now_ns();
 		}
 		prev = t;
@@ -201,7 +208,8 @@ struct lp_spin *lp_spin__start(int64_t duration_ns, uint32_t stack_bytes)
 
 	s->duration_ns = duration_ns;
 	s->stack_bytes = stack_bytes;
-	s->gaps = lp_calloc(LP_SPIN_MAX_GAPS, sizeof(*s->gaps));
+	s->cap = LP_SPIN_GAPS;
+	s->gaps = lp_calloc(s->cap, sizeof(*s->gaps));
 	err = start_thread(&s->thread, spin_thread, s);
 	if (err) {
 		free(s->gaps);

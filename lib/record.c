@@ -555,7 +555,6 @@ static int calibrate_samples(struct lp_recorder *r, int64_t ns)
  * within the calibration, so a change of the machine's load falls on both
  * sides alike. */
 #define LP_CAL_ROUNDS 200
-#define LP_CAL_MAX_PAIRS 64
 
 static void run_phase(struct lp_recorder *r, struct lp_pingpong *p, int64_t *out)
 {
@@ -569,16 +568,21 @@ static void run_phase(struct lp_recorder *r, struct lp_pingpong *p, int64_t *out
 static int calibrate_blocks(struct lp_recorder *r, int64_t ns)
 {
 	struct lp_pingpong *p = lp_pingpong__new();
-	int64_t *off[LP_CAL_MAX_PAIRS], *on[LP_CAL_MAX_PAIRS];
+	int64_t **off = NULL, **on = NULL;
 	int64_t end = lp_monotonic_ns() + ns;
-	size_t pairs = 0;
+	size_t pairs = 0, cap = 0;
 	int rc = 0;
 
 	if (!p) {
 		lp_error_errno("cannot start the calibration threads");
 		return -1;
 	}
-	while (pairs < LP_CAL_MAX_PAIRS && (pairs < 2 || lp_monotonic_ns() < end)) {
+	while (pairs < 2 || lp_monotonic_ns() < end) {
+		if (pairs == cap) {
+			cap = cap ? 2 * cap : 32;
+			off = lp_reallocarray(off, cap, sizeof(*off));
+			on = lp_reallocarray(on, cap, sizeof(*on));
+		}
 		off[pairs] = lp_calloc(LP_CAL_ROUNDS, sizeof(**off));
 		on[pairs] = lp_calloc(LP_CAL_ROUNDS, sizeof(**on));
 		pairs++;
@@ -598,6 +602,8 @@ static int calibrate_blocks(struct lp_recorder *r, int64_t ns)
 		free(off[i]);
 		free(on[i]);
 	}
+	free(off);
+	free(on);
 	return rc;
 }
 
