@@ -5,6 +5,7 @@
  * would. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -55,10 +56,11 @@ static double robust_sd(const double *v, size_t n, double m)
 	return sd;
 }
 
-/* Sorts v; the mean of its middle 80% and the robust sd. */
-static void summarize(double *v, size_t n, struct lp_cost_stats *out)
+/* Sorts v; the mean of v less the `trim` part of it at each end, and the
+ * robust sd. */
+static void summarize(double *v, size_t n, double trim, struct lp_cost_stats *out)
 {
-	size_t cut = n / 10, k = 0;
+	size_t cut = (size_t)(n * trim), k = 0;
 	double sum = 0;
 
 	qsort(v, n, sizeof(*v), cmp_double);
@@ -277,7 +279,9 @@ int lp_spin__cost(const struct lp_spin *s, const uint64_t *times, size_t n,
 		free(cost);
 		return -1;
 	}
-	summarize(cost, k, out);
+	/* A sample's cost has a tail of its own (cache misses, a tick in the
+	 * same gap): the middle 80%. */
+	summarize(cost, k, 0.1, out);
 	free(cost);
 	return 0;
 }
@@ -292,11 +296,13 @@ void lp_spin__free(struct lp_spin *s)
 
 struct lp_pingpong {
 	pthread_t a, b;
+	_Atomic pid_t tid_a, tid_b;
 	int ab[2], ba[2], cmd[2];
 	size_t rounds;
 	int64_t *out;
 	_Atomic bool done;
 	bool started_a, started_b;
+	long blocks0;		/* both threads' blocks when the run started */
 };
 
 /* B: echoes every byte; ends at A's end of the pipe closing. */
@@ -306,6 +312,7 @@ static void *pong_thread(void *arg)
 	char c;
 
 	name_thread();
+	atomic_store(&p->tid_b, (pid_t)syscall(SYS_gettid));
 	while (read(p->ab[0], &c, 1) == 1)
 		if (write(p->ba[1], &c, 1) != 1)
 			break;
@@ -320,6 +327,7 @@ static void *ping_thread(void *arg)
 	char c;
 
 	name_thread();
+	atomic_store(&p->tid_a, (pid_t)syscall(SYS_gettid));
 	while (read(p->cmd[0], &c, 1) == 1) {
 		/* Acquires what lp_pingpong__run wrote before its store of
 		 * done (rounds, out): a pipe is no ordering a race detector
@@ -376,6 +384,8 @@ struct lp_pingpong *lp_pingpong__new(void)
 		goto fail_err;
 	p->started_a = true;
 	pin_together(p);
+	while (!atomic_load(&p->tid_a) || !atomic_load(&p->tid_b))
+		sched_yield();
 	return p;
 fail_err:
 	errno = err;
@@ -386,10 +396,36 @@ fail:
 	return NULL;
 }
 
+/* How many times thread tid of this process blocked so far (its voluntary
+ * context switches); 0 when it cannot be read. */
+static long blocks(pid_t tid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	f = fopen(path, "r");
+	while (f && getline(&line, &cap, f) > 0)
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	free(line);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static long both_blocks(const struct lp_pingpong *p)
+{
+	return blocks(atomic_load(&p->tid_a)) + blocks(atomic_load(&p->tid_b));
+}
+
 void lp_pingpong__run(struct lp_pingpong *p, size_t rounds, int64_t *out)
 {
 	char c = 'x';
 
+	p->blocks0 = both_blocks(p);
 	p->rounds = rounds < LP_PINGPONG_MAX_ROUNDS ? rounds : LP_PINGPONG_MAX_ROUNDS;
 	p->out = out;
 	atomic_store(&p->done, false);
@@ -400,6 +436,13 @@ void lp_pingpong__run(struct lp_pingpong *p, size_t rounds, int64_t *out)
 bool lp_pingpong__done(const struct lp_pingpong *p)
 {
 	return atomic_load(&p->done);
+}
+
+size_t lp_pingpong__blocks(const struct lp_pingpong *p)
+{
+	long n = both_blocks(p) - p->blocks0;
+
+	return n > 0 ? (size_t)n : 0;
 }
 
 void lp_pingpong__free(struct lp_pingpong *p)
@@ -422,42 +465,57 @@ void lp_pingpong__free(struct lp_pingpong *p)
 	free(p);
 }
 
-/* The median of v[0..n) as doubles, and their robust variance. */
-static double median_i64(const int64_t *v, size_t n, double *var)
+/* The mean of round trips v[0..n) less the slowest and fastest 2%, and
+ * their robust variance.  Little is cut: a blocked interval's tracing has a
+ * tail of its own, part of its mean (the ring's wakeups of lp-record, the
+ * kernel's refills and frees of the per-thread map's entries, in
+ * interrupts on the same CPU); what is cut is the odd round trip that
+ * waited milliseconds for the CPU. */
+static double center_i64(const int64_t *v, size_t n, double *var)
 {
-	double *d = lp_calloc(n, sizeof(*d)), m, sd;
+	double *d = lp_calloc(n, sizeof(*d));
+	struct lp_cost_stats st;
 
 	for (size_t i = 0; i < n; i++)
 		d[i] = (double)v[i];
-	qsort(d, n, sizeof(*d), cmp_double);
-	m = median_sorted(d, n);
-	sd = robust_sd(d, n, m);
-	*var = sd * sd;
+	summarize(d, n, 0.02, &st);
+	*var = st.sd_ns * st.sd_ns;
 	free(d);
-	return m;
+	return st.ns;
 }
 
-int lp_cost__from_round_trips(int64_t *const *off, int64_t *const *on, size_t pairs,
-			      size_t rounds, struct lp_cost_stats *out)
+int lp_cost__from_round_trips(int64_t *const *off, int64_t *const *on, const size_t *blocks_on,
+			      size_t pairs, size_t rounds, struct lp_cost_stats *out)
 {
 	double *diff, var_off = 0, var_on = 0, v;
+	size_t k, n = 0, used = 0;
 
 	if (!pairs || !rounds)
 		return -1;
 	diff = lp_calloc(pairs, sizeof(*diff));
-	for (size_t k = 0; k < pairs; k++) {
-		double m_off = median_i64(off[k], rounds, &v);
+	for (k = 0; k < pairs; k++) {
+		if (!blocks_on[k])
+			continue;
+		/* Blocked intervals a round trip holds: two when each
+		 * thread blocks in its read, one when a wakeup preempts
+		 * the writer, which then finds its byte waiting. */
+		double per_round = (double)blocks_on[k] / rounds;
+		double m_off = center_i64(off[k], rounds, &v);
 
-		var_off += v / pairs;
-		diff[k] = (median_i64(on[k], rounds, &v) - m_off) / 2;
-		var_on += v / pairs;
+		var_off += v / per_round;
+		diff[used++] = (center_i64(on[k], rounds, &v) - m_off) / per_round;
+		var_on += v / per_round;
+		n += blocks_on[k];
 	}
-	qsort(diff, pairs, sizeof(*diff), cmp_double);
-	out->ns = median_sorted(diff, pairs);
-	/* A round trip holds two intervals: its added variance is twice
-	 * one's. */
-	out->sd_ns = var_on > var_off ? sqrt((var_on - var_off) / 2) : 0;
-	out->n = 2 * pairs * rounds;
+	if (!used) {
+		free(diff);
+		return -1;
+	}
+	qsort(diff, used, sizeof(*diff), cmp_double);
+	out->ns = median_sorted(diff, used);
+	/* A round trip's added variance is that of its intervals' costs. */
+	out->sd_ns = var_on > var_off ? sqrt((var_on - var_off) / used) : 0;
+	out->n = n;
 	free(diff);
 	return 0;
 }

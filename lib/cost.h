@@ -15,9 +15,9 @@
  *	lp_spin__free(s);
  *
  * A blocked interval: two threads on one CPU pass a byte back and forth
- * through pipes (lp_pingpong); each round trip is two blocked intervals.
- * The producer times rounds with its tracing programs attached and detached,
- * alternately, and lp_cost__from_round_trips takes the difference. */
+ * through pipes (lp_pingpong), counting the times they block.  The producer
+ * times rounds with its tracing programs attached and detached, alternately,
+ * and lp_cost__from_round_trips divides the difference by the blocks. */
 #ifndef LP_COST_H
 #define LP_COST_H
 
@@ -64,14 +64,18 @@ struct lp_pingpong *lp_pingpong__new(void);
 #define LP_PINGPONG_MAX_ROUNDS 4096
 void lp_pingpong__run(struct lp_pingpong *p, size_t rounds, int64_t *out);
 bool lp_pingpong__done(const struct lp_pingpong *p);
+/* Once done: how many times the two threads blocked in the run (their
+ * voluntary context switches, within one or two). */
+size_t lp_pingpong__blocks(const struct lp_pingpong *p);
 void lp_pingpong__free(struct lp_pingpong *p);
 
 /* The cost of one blocked interval from round trips timed in pairs of
  * phases, one with the tracing detached (off[k][..]), one attached
- * (on[k][..]), each of `rounds` round trips: the median over the pairs of
- * the difference of their medians, halved (a round trip is two blocked
- * intervals).  -1 when there is no pair. */
-int lp_cost__from_round_trips(int64_t *const *off, int64_t *const *on, size_t pairs,
-			      size_t rounds, struct lp_cost_stats *out);
+ * (on[k][..], in which the threads blocked blocks_on[k] times), each of
+ * `rounds` round trips: the median over the pairs of the difference of
+ * their medians over the blocks in a round trip.  -1 when there is no
+ * pair. */
+int lp_cost__from_round_trips(int64_t *const *off, int64_t *const *on, const size_t *blocks_on,
+			      size_t pairs, size_t rounds, struct lp_cost_stats *out);
 
 #endif

@@ -556,11 +556,13 @@ static int calibrate_samples(struct lp_recorder *r, int64_t ns)
  * sides alike. */
 #define LP_CAL_ROUNDS 200
 
-static void run_phase(struct lp_recorder *r, struct lp_pingpong *p, int64_t *out)
+/* Returns how many times the threads blocked. */
+static size_t run_phase(struct lp_recorder *r, struct lp_pingpong *p, int64_t *out)
 {
 	lp_pingpong__run(p, LP_CAL_ROUNDS, out);
 	while (!lp_pingpong__done(p))
 		drain(r, 1);
+	return lp_pingpong__blocks(p);
 }
 
 /* The cost of a blocked interval: the ping-pong's round trips with the
@@ -569,6 +571,7 @@ static int calibrate_blocks(struct lp_recorder *r, int64_t ns)
 {
 	struct lp_pingpong *p = lp_pingpong__new();
 	int64_t **off = NULL, **on = NULL;
+	size_t *blocks = NULL;
 	int64_t end = lp_monotonic_ns() + ns;
 	size_t pairs = 0, cap = 0;
 	int rc = 0;
@@ -582,6 +585,7 @@ static int calibrate_blocks(struct lp_recorder *r, int64_t ns)
 			cap = cap ? 2 * cap : 32;
 			off = lp_reallocarray(off, cap, sizeof(*off));
 			on = lp_reallocarray(on, cap, sizeof(*on));
+			blocks = lp_reallocarray(blocks, cap, sizeof(*blocks));
 		}
 		off[pairs] = lp_calloc(LP_CAL_ROUNDS, sizeof(**off));
 		on[pairs] = lp_calloc(LP_CAL_ROUNDS, sizeof(**on));
@@ -591,19 +595,20 @@ static int calibrate_blocks(struct lp_recorder *r, int64_t ns)
 			rc = -1;
 			break;
 		}
-		run_phase(r, p, on[pairs - 1]);
+		blocks[pairs - 1] = run_phase(r, p, on[pairs - 1]);
 		detach_sched(r);
 	}
 	lp_pingpong__free(p);
 	if (rc == 0)
-		r->have_block_cost = lp_cost__from_round_trips(off, on, pairs, LP_CAL_ROUNDS,
-							       &r->block_cost) == 0;
+		r->have_block_cost = lp_cost__from_round_trips(off, on, blocks, pairs,
+							       LP_CAL_ROUNDS, &r->block_cost) == 0;
 	for (size_t i = 0; i < pairs; i++) {
 		free(off[i]);
 		free(on[i]);
 	}
 	free(off);
 	free(on);
+	free(blocks);
 	return rc;
 }
 

@@ -217,3 +217,34 @@ slowdown() {
 		between "$one" 0.67 1.5 || fail "$cg: a sampled call grew $one times the cost"
 	done
 }
+
+@test "cost: the calibrated block cost predicts what off-CPU recording adds to a pipe ping-pong (within 50%)" {
+	require_root
+	# pingpong: two threads pass a byte back and forth 20000 times, on one
+	# CPU (about one blocked interval a round trip: the writer's wakeup
+	# of the reader preempts it, and it finds its byte waiting); lp-record
+	# on the other CPU, not in their way.  A round trip's growth under
+	# --mode off (pingpong's trimmed_ns: the mean less the slowest and
+	# fastest 2%, the odd round trip that waited milliseconds for the CPU
+	# on this shared machine), over the intervals recorded per round trip,
+	# against the block cost; here ~7 us on a ~7 us round trip.  Three
+	# runs, each between two without: the median ratio.
+	last=$(($(nproc) - 1))
+	for r in 1 2 3; do
+		taskset -c "$last" "$WORKLOADS/pingpong" 20000 2>>"$TMP/without"
+		taskset -c 0 lp-record --mode off -o "$TMP/off$r.lp" -- \
+			taskset -c "$last" "$WORKLOADS/pingpong" 20000 2>"$TMP/err" || fail "run $r: $(cat "$TMP/err")"
+		with=$(sed -n 's/^trimmed_ns=//p' "$TMP/err")
+		taskset -c "$last" "$WORKLOADS/pingpong" 20000 2>>"$TMP/without"
+		without=$(sed -n 's/^trimmed_ns=//p' "$TMP/without" | tail -2 | awk '{ s += $1 } END { print s / 2 }')
+		intervals=$(grep -c '^sample' "$TMP/off$r.lp")
+		cost=$(cost_attr "$TMP/off$r.lp" block ns)
+		echo "run $r: round trip $without ns without, $with ns with; $intervals intervals; block cost $cost ns"
+		[ -n "$with" ] && [ -n "$cost" ] || fail "run $r: no figure"
+		awk -v w="$with" -v wo="$without" -v i="$intervals" -v c="$cost" \
+			'BEGIN { print (w - wo) / (i / 20000) / c }' >> "$TMP/ratio"
+	done
+	ratio=$(sort -g "$TMP/ratio" | sed -n 2p)
+	echo "measured/predicted: $(tr '\n' ' ' < "$TMP/ratio")-> $ratio"
+	between "$ratio" 0.67 1.5 || fail "a blocked interval grew $ratio times the block cost"
+}
