@@ -112,6 +112,10 @@ SKEL_USERS := $(patsubst lib/%.c,$(O)/lib/%.o,$(shell grep -l '\.skel\.h' lib/*.
 $(SKEL_USERS): | $(BPF_SKELS)
 $(patsubst bin/%.c,$(O)/bin/%,$(shell grep -l '\.skel\.h' bin/*.c 2>/dev/null)): | $(BPF_SKELS)
 
+# The calibration's spinning thread keeps frame pointers: a sample of it
+# walks as many frames as one of a target (lib/cost.c).
+$(O)/lib/cost.o: LP_CFLAGS += -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+
 $(O)/lib/%.o: lib/%.c $(O)/flags
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)

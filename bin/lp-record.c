@@ -40,6 +40,7 @@ struct options {
 	bool snapshot;
 	enum lp_record_mode mode;	/* cpu, off, wall */
 	int64_t min_block_ns;
+	int64_t calibrate_ns;	/* 0: no calibration */
 };
 
 static void usage(FILE *f)
@@ -47,7 +48,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
-		"                 [--ring-size BYTES] [--max-pids N] [--stack-depth N] [-v]\n"
+		"                 [--ring-size BYTES] [--max-pids N] [--stack-depth N]\n"
+		"                 [--calibrate DURATION] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
@@ -70,6 +72,10 @@ static void usage(FILE *f)
 		"                         counted as lost\n"
 		"      --stack-depth N    frames taken of each kernel and user stack, 1 to 127\n"
 		"                         (default 127); deeper stacks are truncated\n"
+		"      --calibrate DURATION measure what a sample (cpu, wall) and a blocked\n"
+		"                         interval (off, wall) cost the thread, this long in all\n"
+		"                         (default 300ms) before recording, into cost records;\n"
+		"                         0: not at all\n"
 		"  -v, --verbose          libbpf's warnings and the verifier log; -vv: its\n"
 		"                         debug output too\n"
 		"      --mode MODE        cpu (BPF on-CPU sampling, default); off: blocked\n"
@@ -120,7 +126,7 @@ static bool output_closed(FILE *out)
 }
 
 /* Long options without a letter: out of getopt's character range. */
-enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH };
+enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_CALIBRATE };
 
 int main(int argc, char **argv)
 {
@@ -140,6 +146,7 @@ int main(int argc, char **argv)
 		{ "ring-size", required_argument, NULL, 'B' },
 		{ "max-pids", required_argument, NULL, OPT_MAX_PIDS },
 		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
+		{ "calibrate", required_argument, NULL, OPT_CALIBRATE },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "min-block", required_argument, NULL, 'm' },
 		{ "count", required_argument, NULL, 'n' },
@@ -150,7 +157,8 @@ int main(int argc, char **argv)
 	};
 	struct options o = { .freq = 99, .kernel = true, .follow = true,
 			     .max_pids = LP_TARGET_MAX_PIDS,
-			     .stack_depth = LP_RECORD_MAX_STACK_DEPTH };
+			     .stack_depth = LP_RECORD_MAX_STACK_DEPTH,
+			     .calibrate_ns = 300000000 };
 	struct lp_target *t = NULL;
 	struct lp_recorder *r = NULL;
 	struct lp_writer *w;
@@ -231,6 +239,9 @@ int main(int argc, char **argv)
 			o.stack_depth = (uint32_t)lp_option_u64("stack-depth", optarg, 1,
 								LP_RECORD_MAX_STACK_DEPTH);
 			break;
+		case OPT_CALIBRATE:
+			o.calibrate_ns = lp_option_duration("calibrate", optarg, false);
+			break;
 		case 'h':
 			usage(stdout);
 			lp_exit_stdout();
@@ -302,6 +313,7 @@ int main(int argc, char **argv)
 		.ring_bytes = o.ring_bytes,
 		.max_pids = o.max_pids,
 		.stack_depth = o.stack_depth,
+		.calibrate_ns = o.calibrate_ns,
 	};
 	if (t)
 		ro.pids = lp_target__pids(t, &ro.npids);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
+#include <math.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 /* bpf/profile.h by path: lib/profile.h is another header. */
 #include "../bpf/profile.h"
 #include "bpflog.h"
+#include "cost.h"
 #include "profile.skel.h"
 #include "record.h"
 #include "symbolize.h"
@@ -75,6 +77,16 @@ struct lp_recorder {
 	const struct lp_frame **frames;
 	uint64_t *pcs;
 	unsigned char *ret;
+	/* What a sample and a blocked interval cost (lib/cost.h), measured in
+	 * lp_recorder__open: while calibrating, no sample is written, and the
+	 * spinning thread's sample times are kept in cal_times. */
+	bool calibrating;
+	pid_t cal_tid;
+	uint64_t *cal_times;
+	size_t ncal, cal_cap;
+	struct lp_cost_stats sample_cost, block_cost;
+	bool have_sample_cost, have_block_cost;
+	int64_t cal_time_ns;		/* when it ended */
 };
 
 static int cap_bit(const char *capeff, int bit)
@@ -404,6 +416,19 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	}
 	if (size < sizeof(*ev))
 		return 0;
+	if (r->calibrating) {
+		/* Not the targets': none is written (lp-record's own threads
+		 * are in the pid set for now, and with -a every thread is). */
+		if (ev->tid == (__u32)r->cal_tid && ev->state == LP_STATE_RUNNING) {
+			if (r->ncal == r->cal_cap) {
+				r->cal_cap = r->cal_cap ? 2 * r->cal_cap : 1024;
+				r->cal_times = lp_reallocarray(r->cal_times, r->cal_cap,
+							       sizeof(*r->cal_times));
+			}
+			r->cal_times[r->ncal++] = ev->time_ns;
+		}
+		return 0;
+	}
 	memcpy(comm, ev->comm, LP_COMM_LEN);
 	comm[LP_COMM_LEN] = 0;
 
@@ -461,6 +486,206 @@ static int seed_intervals(struct lp_recorder *r)
 	close(fd);
 	bpf_link__destroy(link);
 	return 0;
+}
+
+static void set_events(struct lp_recorder *r, bool on)
+{
+	for (int i = 0; r->perf_fds && i < r->ncpus; i++)
+		if (r->perf_fds[i] >= 0)
+			ioctl(r->perf_fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/* --mode off and wall: the scheduler's tracepoints, wakeup first (a switch
+ * out then always finds its wakeup reported). */
+static int attach_sched(struct lp_recorder *r)
+{
+	r->skel->links.lp_rec_wakeup = bpf_program__attach(r->skel->progs.lp_rec_wakeup);
+	if (r->skel->links.lp_rec_wakeup)
+		r->skel->links.lp_rec_switch = bpf_program__attach(r->skel->progs.lp_rec_switch);
+	if (!r->skel->links.lp_rec_wakeup || !r->skel->links.lp_rec_switch) {
+		lp_error_errno("cannot attach to sched_switch and sched_wakeup");
+		return -1;
+	}
+	return 0;
+}
+
+static void detach_sched(struct lp_recorder *r)
+{
+	bpf_link__destroy(r->skel->links.lp_rec_switch);
+	bpf_link__destroy(r->skel->links.lp_rec_wakeup);
+	r->skel->links.lp_rec_switch = r->skel->links.lp_rec_wakeup = NULL;
+}
+
+/* The calibration's samples and intervals are read and dropped as they
+ * come (handle_sample), so the ring never fills for them. */
+static void drain(struct lp_recorder *r, int timeout_ms)
+{
+	ring_buffer__poll(r->ring, timeout_ms);
+	ring_buffer__consume(r->ring);
+}
+
+/* The cost of a sample: the spinning thread of lib/cost.c sampled by the
+ * same program and perf events, at the same frequency, with the same
+ * unwinding (its stack has dwarf_bytes to copy above the spinning frame). */
+static int calibrate_samples(struct lp_recorder *r, int64_t ns)
+{
+	struct lp_spin *s = lp_spin__start(ns, r->opts.dwarf_bytes);
+
+	if (!s) {
+		lp_error_errno("cannot start the calibration thread");
+		return -1;
+	}
+	r->cal_tid = lp_spin__tid(s);
+	r->ncal = 0;
+	set_events(r, true);
+	while (!lp_spin__done(s))
+		drain(r, 10);
+	set_events(r, false);
+	lp_spin__join(s);
+	ring_buffer__consume(r->ring);
+	r->have_sample_cost = lp_spin__cost(s, r->cal_times, r->ncal, &r->sample_cost) == 0;
+	if (!r->have_sample_cost)
+		lp_error("no sample of the calibration thread in %.0f ms: the cost of a sample "
+			 "is unknown (a longer --calibrate?)", ns / 1e6);
+	lp_spin__free(s);
+	return 0;
+}
+
+/* Round trips per phase: a few ms, short enough to alternate many times
+ * within the calibration, so a change of the machine's load falls on both
+ * sides alike. */
+#define LP_CAL_ROUNDS 200
+
+/* Returns how many times the threads blocked. */
+static size_t run_phase(struct lp_recorder *r, struct lp_pingpong *p, int64_t *out)
+{
+	lp_pingpong__run(p, LP_CAL_ROUNDS, out);
+	while (!lp_pingpong__done(p))
+		drain(r, 1);
+	return lp_pingpong__blocks(p);
+}
+
+/* The cost of a blocked interval: the ping-pong's round trips with the
+ * scheduler programs attached, against without, in alternate phases. */
+static int calibrate_blocks(struct lp_recorder *r, int64_t ns)
+{
+	struct lp_pingpong *p = lp_pingpong__new();
+	int64_t **off = NULL, **on = NULL;
+	size_t *blocks = NULL;
+	int64_t end = lp_monotonic_ns() + ns;
+	size_t pairs = 0, cap = 0;
+	int rc = 0;
+
+	if (!p) {
+		lp_error_errno("cannot start the calibration threads");
+		return -1;
+	}
+	while (pairs < 2 || lp_monotonic_ns() < end) {
+		if (pairs == cap) {
+			cap = cap ? 2 * cap : 32;
+			off = lp_reallocarray(off, cap, sizeof(*off));
+			on = lp_reallocarray(on, cap, sizeof(*on));
+			blocks = lp_reallocarray(blocks, cap, sizeof(*blocks));
+		}
+		off[pairs] = lp_calloc(LP_CAL_ROUNDS, sizeof(**off));
+		on[pairs] = lp_calloc(LP_CAL_ROUNDS, sizeof(**on));
+		pairs++;
+		run_phase(r, p, off[pairs - 1]);
+		if (attach_sched(r) < 0) {
+			rc = -1;
+			break;
+		}
+		blocks[pairs - 1] = run_phase(r, p, on[pairs - 1]);
+		detach_sched(r);
+	}
+	lp_pingpong__free(p);
+	if (rc == 0)
+		r->have_block_cost = lp_cost__from_round_trips(off, on, blocks, pairs,
+							       LP_CAL_ROUNDS, &r->block_cost) == 0;
+	for (size_t i = 0; i < pairs; i++) {
+		free(off[i]);
+		free(on[i]);
+	}
+	free(off);
+	free(on);
+	free(blocks);
+	return rc;
+}
+
+/* Before recording: lp-record's own process joins the pid set for as long
+ * as it calibrates (its samples and intervals are dropped in handle_sample);
+ * afterwards the intervals it left in lp_off and the counters it moved are
+ * cleared, so the recording starts clean. */
+static int calibrate(struct lp_recorder *r)
+{
+	bool sample = r->opts.mode != LP_RECORD_OFF, block = r->opts.mode != LP_RECORD_CPU;
+	int64_t each = r->opts.calibrate_ns / (sample + block);
+	__u32 self = (__u32)getpid(), key;
+	__u8 one = 1;
+	int rc = 0, fd;
+
+	if (r->opts.npids &&
+	    bpf_map__update_elem(r->skel->maps.lp_pids, &self, sizeof(self), &one, sizeof(one),
+				 BPF_ANY) < 0) {
+		lp_error_errno("cannot add lp-record to the pid filter to calibrate");
+		return -1;
+	}
+	r->calibrating = true;
+	if (sample)
+		rc = calibrate_samples(r, each);
+	if (rc == 0 && block)
+		rc = calibrate_blocks(r, each);
+	r->calibrating = false;
+	if (r->opts.npids)
+		bpf_map__delete_elem(r->skel->maps.lp_pids, &self, sizeof(self), 0);
+	fd = bpf_map__fd(r->skel->maps.lp_off);
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0 && bpf_map_delete_elem(fd, &key) == 0)
+		;
+	int n = libbpf_num_possible_cpus();
+	uint64_t *zero = lp_calloc(n > 0 ? n : 1, sizeof(*zero));
+	for (key = 0; n > 0 && key < LP_CNT_NR; key++)
+		bpf_map__update_elem(r->skel->maps.lp_counters, &key, sizeof(key), zero,
+				     n * sizeof(*zero), BPF_ANY);
+	free(zero);
+	r->cal_time_ns = lp_monotonic_ns();
+	return rc;
+}
+
+static int write_costs(struct lp_recorder *r)
+{
+	struct lp_attrs_buf a = { 0 };
+	char buf[64];
+	int rc = 0;
+
+	if (r->have_sample_cost) {
+		struct lp_cost c = { .time_ns = r->cal_time_ns, .what = "sample",
+				     .ns = round(r->sample_cost.ns) };
+
+		lp_attrs_buf__add(&a, "unwind", r->opts.dwarf_bytes ? "dwarf" : "fp");
+		snprintf(buf, sizeof(buf), "%u", r->opts.freq);
+		lp_attrs_buf__add(&a, "freq_hz", buf);
+		snprintf(buf, sizeof(buf), "%.0f", r->sample_cost.sd_ns);
+		lp_attrs_buf__add(&a, "sd_ns", buf);
+		snprintf(buf, sizeof(buf), "%zu", r->sample_cost.n);
+		lp_attrs_buf__add(&a, "n", buf);
+		c.attrs = lp_attrs_buf__attrs(&a);
+		rc = lp_writer__cost(r->w, &c);
+	}
+	if (rc == 0 && r->have_block_cost) {
+		struct lp_cost c = { .time_ns = r->cal_time_ns, .what = "block",
+				     .ns = round(r->block_cost.ns) };
+
+		lp_attrs_buf__reset(&a);
+		snprintf(buf, sizeof(buf), "%.0f", r->block_cost.sd_ns);
+		lp_attrs_buf__add(&a, "sd_ns", buf);
+		snprintf(buf, sizeof(buf), "%zu", r->block_cost.n);
+		lp_attrs_buf__add(&a, "n", buf);
+		lp_attrs_buf__add(&a, "how", "clock");
+		c.attrs = lp_attrs_buf__attrs(&a);
+		rc = lp_writer__cost(r->w, &c);
+	}
+	lp_attrs_buf__free(&a);
+	return rc < 0 ? write_failed(r) : 0;
 }
 
 struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct lp_writer *w)
@@ -548,6 +773,17 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 			       opts->verbose ? "" : " (-v shows the verifier log)");
 		goto fail;
 	}
+	r->ring = ring_buffer__new(bpf_map__fd(r->skel->maps.lp_ring), handle_sample, r, NULL);
+	if (!r->ring) {
+		lp_error_errno("cannot open the ring buffer");
+		goto fail;
+	}
+	if (opts->mode != LP_RECORD_OFF && open_events(r) < 0)
+		goto fail;
+	/* Before the targets join the pid set: none of their samples is
+	 * taken and dropped. */
+	if (opts->calibrate_ns > 0 && calibrate(r) < 0)
+		goto fail;
 	for (size_t i = 0; i < opts->npids; i++)
 		if (lp_recorder__add_pid(r, opts->pids[i]) < 0)
 			goto fail;
@@ -572,40 +808,21 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 			goto fail;
 		}
 	}
-	r->ring = ring_buffer__new(bpf_map__fd(r->skel->maps.lp_ring), handle_sample, r, NULL);
-	if (!r->ring) {
-		lp_error_errno("cannot open the ring buffer");
-		goto fail;
-	}
-	if (opts->mode != LP_RECORD_OFF && open_events(r) < 0)
-		goto fail;
 	if (opts->mode == LP_RECORD_OFF)
 		r->event = "offcpu";
 	else if (opts->mode == LP_RECORD_WALL)
 		/* One event for every sample: lp-collapse and lp-diff keep one
 		 * event per input, and a wall profile is one whole. */
 		r->event = "wall";
-	if (write_header(r) < 0) {
+	if (write_header(r) < 0 || write_costs(r) < 0) {
 		if (errno != EPIPE)
 			lp_error_errno("cannot write the output");
 		goto fail;
 	}
 	/* Sampling starts only now, with everything in place. */
-	if (opts->mode != LP_RECORD_CPU) {
-		r->skel->links.lp_rec_wakeup = bpf_program__attach(r->skel->progs.lp_rec_wakeup);
-		if (r->skel->links.lp_rec_wakeup)
-			r->skel->links.lp_rec_switch =
-				bpf_program__attach(r->skel->progs.lp_rec_switch);
-		if (!r->skel->links.lp_rec_wakeup || !r->skel->links.lp_rec_switch) {
-			lp_error_errno("cannot attach to sched_switch and sched_wakeup");
-			goto fail;
-		}
-		if (seed_intervals(r) < 0)
-			goto fail;
-	}
-	for (int i = 0; i < r->ncpus; i++)
-		if (r->perf_fds[i] >= 0)
-			ioctl(r->perf_fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	if (opts->mode != LP_RECORD_CPU && (attach_sched(r) < 0 || seed_intervals(r) < 0))
+		goto fail;
+	set_events(r, true);
 	return r;
 fail:
 	lp_recorder__free(r);
@@ -689,9 +906,8 @@ int lp_recorder__poll(struct lp_recorder *r, int timeout_ms)
 
 void lp_recorder__stop(struct lp_recorder *r)
 {
-	for (int i = 0; r && i < r->ncpus; i++)
-		if (r->perf_fds[i] >= 0)
-			ioctl(r->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (r)
+		set_events(r, false);
 	if (r && r->skel && r->skel->links.lp_rec_switch) {
 		/* No interval starts or ends after this: the ones still open
 		 * are closed now by lp_recorder__finish. */
@@ -755,7 +971,7 @@ int lp_recorder__finish(struct lp_recorder *r)
 	return 0;
 }
 
-void lp_recorder__summary(const struct lp_recorder *r)
+static void counts_summary(const struct lp_recorder *r)
 {
 	struct lp_symbolizer_stats st;
 	char children[64] = "";
@@ -795,6 +1011,26 @@ void lp_recorder__summary(const struct lp_recorder *r)
 		 r->unwind_failed + r->ustack_failed, r->truncated, children, st.procs, st.modules);
 }
 
+/* What lp-record cost the threads it sampled, after the summary line. */
+static void cost_summary(const struct lp_recorder *r)
+{
+	if (r->have_sample_cost)
+		lp_error("each sample cost the sampled thread ~%.1f us (sd %.1f us, %s, %u Hz, "
+			 "calibrated on %zu samples)",
+			 r->sample_cost.ns / 1e3, r->sample_cost.sd_ns / 1e3,
+			 r->opts.dwarf_bytes ? "dwarf" : "fp", r->opts.freq, r->sample_cost.n);
+	if (r->have_block_cost)
+		lp_error("each blocked interval cost its thread ~%.1f us (sd %.1f us, calibrated "
+			 "on %zu intervals)",
+			 r->block_cost.ns / 1e3, r->block_cost.sd_ns / 1e3, r->block_cost.n);
+}
+
+void lp_recorder__summary(const struct lp_recorder *r)
+{
+	counts_summary(r);
+	cost_summary(r);
+}
+
 void lp_recorder__free(struct lp_recorder *r)
 {
 	if (!r)
@@ -815,5 +1051,6 @@ void lp_recorder__free(struct lp_recorder *r)
 	free(r->frames);
 	free(r->pcs);
 	free(r->ret);
+	free(r->cal_times);
 	free(r);
 }

@@ -3,7 +3,8 @@
  * symbolized and written as an lp stream; samples lost anywhere are counted
  * and written as lost records.
  *
- *	r = lp_recorder__open(&opts, writer);	(loads, attaches, writes the header)
+ *	r = lp_recorder__open(&opts, writer);	(loads, calibrates, attaches, writes
+ *						 the header and the cost records)
  *	while (...) lp_recorder__poll(r, 100);
  *	lp_recorder__stop(r);			(no new samples)
  *	lp_recorder__finish(r);			(drains, writes lost records)
@@ -42,6 +43,9 @@ struct lp_record_opts {
 	uint64_t ring_bytes;	/* 0: 4 MiB, 32 MiB with DWARF; a power of two */
 	uint32_t max_pids;	/* the kernel's pid set; 0: LP_TARGET_MAX_PIDS */
 	uint32_t stack_depth;	/* frames per stack, 1..LP_RECORD_MAX_STACK_DEPTH; 0: the most */
+	/* How long to measure what a sample and a blocked interval cost
+	 * (lib/cost.h), before recording; 0: not measured, no cost record. */
+	int64_t calibrate_ns;
 };
 
 /* --stack-depth's bound (and default): the kernel's default
@@ -68,7 +72,8 @@ void lp_recorder__stop(struct lp_recorder *r);
  * 0, or -1 when the output failed. */
 int lp_recorder__finish(struct lp_recorder *r);
 /* "lp-record: N samples, N lost (ring full), ..." on stderr: N every
- * sample written, whatever its state. */
+ * sample written, whatever its state; then what a sample and a blocked
+ * interval cost, when calibrated. */
 void lp_recorder__summary(const struct lp_recorder *r);
 /* Detaches and frees everything; accepts NULL. */
 void lp_recorder__free(struct lp_recorder *r);

@@ -35,6 +35,19 @@ near_25() {
 	awk -v s="$1" 'BEGIN { exit !(s != "none" && s >= 22 && s <= 28) }'
 }
 
+# Waits (up to 10 s) until lp-record, writing to file $1, samples: once its
+# calibration is over (300 ms), when its cost record is written (and
+# flushed within 25 ms).
+wait_recording() {
+	local i
+	for i in $(seq 200); do
+		if grep -q '^cost' "$1"; then return 0; fi
+		sleep 0.05
+	done
+	echo "no cost record in $1 after 10 s"
+	return 1
+}
+
 # The sampled samples' count in a stream.
 nsamples() {
 	grep -c '^sample' "$1" || [ $? -eq 1 ]
@@ -242,6 +255,7 @@ nsamples() {
 	BG=$!
 	lp-record --freq 999 --pid "$BG" --output "$TMP/term.lp" 2>"$TMP/err" &
 	rec=$!
+	wait_recording "$TMP/term.lp"
 	sleep 1.5
 	progs=$(held_ids "$rec" prog_id)
 	links=$(held_ids "$rec" link_id)
@@ -460,6 +474,7 @@ nsamples() {
 	# second while the recorder is stopped.
 	lp-record -F 999 --ring-size 65536 -p "$BG" -o "$TMP/lost.lp" 2>"$TMP/err" &
 	rec=$!
+	wait_recording "$TMP/lost.lp"
 	sleep 0.5
 	kill -STOP "$rec"
 	sleep 2

@@ -1,0 +1,250 @@
+#!/usr/bin/env bats
+# lp-record's cost records (formats/lp-stream.md, "What lp costs"): what a
+# sample and a blocked interval cost the thread, calibrated when recording
+# starts; written after the header, before any sample; none with
+# --calibrate 0; the calibration's own threads never in the output; and the
+# figure checked against a workload's calls timed with and without
+# sampling.  Privileged: they load BPF programs (root, under CI=true too).
+
+bats_require_minimum_version 1.5.0
+load helpers/common
+
+setup() {
+	load_bats_libs
+	TMP=$(mktemp -d)
+}
+
+teardown() {
+	if [ -n "${BG:-}" ]; then kill "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
+	rm -rf "$TMP"
+}
+
+# The value of key K in the first cost record of WHAT in FILE ("" if none):
+# cost_attr FILE WHAT K; K "ns" is the record's NS field, "time" its TIME.
+cost_attr() {
+	awk -F'\t' -v what="$2" -v k="$3" '
+		$1 == "cost" && $3 == what {
+			if (k == "ns") print $4
+			else if (k == "time") print $2
+			else for (i = 5; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2)
+			exit
+		}' "$1"
+}
+
+# A number within [lo, hi]: between N LO HI.
+between() {
+	awk -v n="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(n != "" && n + 0 >= lo && n + 0 <= hi) }'
+}
+
+@test "cost: cpu mode writes a sample cost right after the header, before any sample, with its attributes" {
+	require_root
+	run -0 --separate-stderr lp-record -F 999 -o "$TMP/r.lp" -- "$WORKLOADS/timedcalls" 2000
+	run -0 lp-cat --check "$TMP/r.lp"
+	[ "$(grep -c '^cost' "$TMP/r.lp")" -eq 1 ] || fail "not one cost record"
+	sed -n 2p "$TMP/r.lp" | grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\tunwind=fp\tfreq_hz=999\tsd_ns=[0-9]+\tn=[0-9]+$' ||
+		fail "line 2 is not the sample's cost: $(sed -n 2p "$TMP/r.lp")"
+	first=$(grep -n -m1 '^sample' "$TMP/r.lp" | cut -d: -f1)
+	[ "$first" -gt 2 ] || fail "no sample after the cost record"
+	ns=$(cost_attr "$TMP/r.lp" sample ns)
+	n=$(cost_attr "$TMP/r.lp" sample n)
+	sd=$(cost_attr "$TMP/r.lp" sample sd_ns)
+	echo "cost $ns ns, sd $sd, n $n"
+	# Here a sample costs ~20-40 us (a virtualised timer interrupt).
+	between "$ns" 1000 200000 || fail "implausible cost $ns ns"
+	between "$sd" 0 "$ns" || fail "sd $sd larger than the cost $ns"
+	# 300 ms at 999 Hz: ~300 samples of the spinning thread, fewer when it
+	# was switched out on a busy machine.
+	between "$n" 20 400 || fail "calibrated on $n samples"
+	# Measured when recording started: before the first sample.
+	t=$(cost_attr "$TMP/r.lp" sample time)
+	t0=$(awk -F'\t' '$1 == "sample" { print $2; exit }' "$TMP/r.lp")
+	[ "$t" -le "$t0" ] || fail "cost at $t, after the first sample at $t0"
+	# The summary says it too, after the counts.
+	[ "${#stderr_lines[@]}" -eq 3 ] || fail "$stderr"
+	[[ ${stderr_lines[0]} == "calls="* ]] || fail "$stderr"
+	us=$(awk -v n="$ns" 'BEGIN { printf "%.1f", n / 1000 }')
+	sdus=$(awk -v n="$sd" 'BEGIN { printf "%.1f", n / 1000 }')
+	[[ ${stderr_lines[1]} == "lp-record: "*" samples (cpu-clock at 999 Hz, frame pointers)"* ]] || fail "$stderr"
+	[ "${stderr_lines[2]}" = "lp-record: each sample cost the sampled thread ~$us us (sd $sdus us, fp, 999 Hz, calibrated on $n samples)" ] ||
+		fail "${stderr_lines[2]}"
+}
+
+@test "cost: DWARF's copy of 64 KiB per sample costs more than frame pointers, measured side by side" {
+	require_root
+	# The default 8 KiB copy costs about what a frame-pointer walk does
+	# here (a virtualised timer interrupt is most of a sample: ~21 us
+	# either way, medians of 5 at 4999 Hz), too close to order them on a
+	# busy machine; 64 KiB copied and put into the ring is not.
+	run -0 lp-record -F 999 --call-graph dwarf -d 0.01 -o "$TMP/d8.lp" -- sleep 1
+	sed -n 2p "$TMP/d8.lp" | grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\tunwind=dwarf\tfreq_hz=999\t' ||
+		fail "$(sed -n 2p "$TMP/d8.lp")"
+	# Alternately, three of each: the median of each kind.
+	for r in 1 2 3; do
+		lp-record -F 999 -d 0.01 -o "$TMP/fp$r.lp" -- sleep 1 2>/dev/null ||
+			fail "fp run $r"
+		cost_attr "$TMP/fp$r.lp" sample ns >> "$TMP/fp"
+		lp-record -F 999 --call-graph dwarf,65536 -d 0.01 -o "$TMP/dw$r.lp" -- sleep 1 \
+			2>/dev/null || fail "dwarf run $r"
+		cost_attr "$TMP/dw$r.lp" sample ns >> "$TMP/dw"
+		[ "$(cost_attr "$TMP/dw$r.lp" sample unwind)" = dwarf ] || fail "dwarf run $r"
+	done
+	fp=$(sort -n "$TMP/fp" | sed -n 2p)
+	dw=$(sort -n "$TMP/dw" | sed -n 2p)
+	echo "fp: $(tr '\n' ' ' < "$TMP/fp")-> $fp; dwarf,65536: $(tr '\n' ' ' < "$TMP/dw")-> $dw"
+	between "$fp" 1000 200000 || fail "fp: $fp"
+	between "$dw" 1000 200000 || fail "dwarf: $dw"
+	# Here ~45 us against ~24 us: 64 KiB copied and put in the ring.
+	awk -v f="$fp" -v d="$dw" 'BEGIN { exit !(d >= 1.3 * f) }' || fail "dwarf $dw not above fp $fp"
+}
+
+@test "cost: --calibrate 0 measures nothing and writes no cost record; a bad duration is bad usage" {
+	require_root
+	run -0 --separate-stderr lp-record --calibrate 0 -F 999 -o "$TMP/r.lp" -- "$WORKLOADS/timedcalls" 2000
+	run -1 grep -c '^cost' "$TMP/r.lp"
+	[[ $stderr != *"each sample cost"* ]] || fail "$stderr"
+	run -0 --separate-stderr lp-record --calibrate 0 --mode wall -d 0.1 -o "$TMP/w.lp" -- sleep 1
+	run -1 grep -c '^cost' "$TMP/w.lp"
+	[[ $stderr != *"cost"* ]] || fail "$stderr"
+	run -2 --separate-stderr lp-record --calibrate 1x -a
+	[ "$stderr" = "lp-record: --calibrate '1x': unknown unit (ns, us, ms, s, m, h; a bare number is seconds)" ] || fail "$stderr"
+}
+
+@test "cost: off and wall modes write a block cost (how=clock), wall a sample cost too, off none" {
+	require_root
+	run -0 --separate-stderr lp-record --mode off -d 0.1 -o "$TMP/off.lp" -- "$WORKLOADS/pingpong" 2000
+	sed -n 2p "$TMP/off.lp" | grep -qE $'^cost\t[0-9]+\tblock\t[0-9]+\tsd_ns=[0-9]+\tn=[0-9]+\thow=clock$' ||
+		fail "$(sed -n 2p "$TMP/off.lp")"
+	[ "$(grep -c '^cost' "$TMP/off.lp")" -eq 1 ] || fail "off: not one cost record"
+	b=$(cost_attr "$TMP/off.lp" block ns)
+	n=$(cost_attr "$TMP/off.lp" block n)
+	echo "off: block $b ns, n $n"
+	# Here ~4 us: a switch out with two stacks taken, a wakeup, a switch
+	# in with a ring record.
+	between "$b" 100 200000 || fail "implausible block cost $b"
+	between "$n" 800 1000000 || fail "n $n"
+	grep -qE "^lp-record: each blocked interval cost its thread ~[0-9.]+ us \(sd [0-9.]+ us, calibrated on $n intervals\)$" <<<"$stderr" ||
+		fail "$stderr"
+	run -0 --separate-stderr lp-record --mode wall -F 999 -d 0.1 -o "$TMP/wall.lp" -- "$WORKLOADS/pingpong" 2000
+	sed -n 2,3p "$TMP/wall.lp" | cut -f1,3 > "$TMP/kinds"
+	printf 'cost\tsample\ncost\tblock\n' | diff - "$TMP/kinds" || fail "wall's cost records"
+	[ "$(cost_attr "$TMP/wall.lp" sample unwind)" = fp ] || fail "wall: unwind"
+	between "$(cost_attr "$TMP/wall.lp" sample ns)" 1000 200000 || fail "wall: sample cost"
+	between "$(cost_attr "$TMP/wall.lp" block ns)" 100 200000 || fail "wall: block cost"
+	[ "$(cost_attr "$TMP/wall.lp" block how)" = clock ] || fail "wall: how"
+}
+
+@test "cost: the calibration's threads are never in the output (a command, and the whole system)" {
+	require_root
+	lp-record -F 999 -o "$TMP/r.lp" -- "$WORKLOADS/timedcalls" 2000 2>"$TMP/err" &
+	BG=$!
+	rec=$BG
+	wait "$BG"
+	BG=
+	grep -q '^cost' "$TMP/r.lp" || fail "no cost record"
+	# Not a sample of lp-record's process at all: it left the pid set.
+	awk -F'\t' -v p="$rec" '$1 == "sample" && $3 == p' "$TMP/r.lp" > "$TMP/own"
+	[ ! -s "$TMP/own" ] || fail "samples of lp-record: $(head -3 "$TMP/own")"
+	[ "$(grep -c '^sample' "$TMP/r.lp")" -gt 0 ] || fail "no sample"
+	# The whole system, wall: every thread's samples and intervals but the
+	# calibration's (which ran 300 ms on the CPU and blocked thousands of
+	# times).
+	run -0 lp-record -a --mode wall -F 999 -d 0.2 -o "$TMP/a.lp"
+	grep -q $'^cost\t[0-9]*\tblock' "$TMP/a.lp" || fail "no block cost"
+	[ "$(grep -c '^sample' "$TMP/a.lp")" -gt 0 ] || fail "no sample"
+	run -1 grep -c $'^sample\t[^\t]*\t[^\t]*\t[^\t]*\t[^\t]*\tlp-calibrate\t' "$TMP/a.lp"
+}
+
+# What sampling added to the calls of timedcalls ($1: START END SWITCHED per
+# line), against what the cost record of a recording of it ($2, of process
+# $3) predicts: "EXCESS PREDICTED ONE NONE COST".  Only the calls in which
+# the thread was not switched out count.  EXCESS is their total time less
+# as many times the mean of those that held no sample; PREDICTED the
+# samples in them times the cost; ONE and NONE the medians of those that
+# held one sample and none.  The unsampled calls are the counterfactual:
+# they run interleaved with the sampled ones, under the same load (on this
+# shared machine a run's calls differ by 20% from the next run's, more
+# than sampling adds at 999 Hz).
+slowdown() {
+	awk -F'[\t ]' -v pid="$3" '
+		FNR == NR {
+			if ($1 == "cost" && $3 == "sample") cost = $4
+			if ($1 == "sample" && $3 == pid) t[++nt] = $2
+			next
+		}
+		!$3 { s[++nc] = $1; e[nc] = $2 }
+		END {
+			asort(t)
+			j = 1
+			for (i = 1; i <= nc; i++) {
+				while (j <= nt && t[j] < s[i]) j++
+				k = 0
+				while (j + k <= nt && t[j + k] < e[i]) k++
+				d = e[i] - s[i]
+				all += d; ns += k
+				if (k == 0) { z[++nz] = d; zs += d } else if (k == 1) o[++no] = d
+			}
+			if (!cost || !nz || !no) { print "none"; exit }
+			asort(z); asort(o)
+			printf "%.0f %.0f %d %d %d\n", all - nc * zs / nz, ns * cost,
+				o[int((no + 1) / 2)], z[int((nz + 1) / 2)], cost
+		}' "$2" "$1"
+}
+
+@test "cost: the calibrated cost predicts what sampling adds to a workload's calls (within 50%), fp and dwarf" {
+	require_root
+	# timedcalls: 20000 calls of ~45 us, each timed; at 999 Hz about one
+	# in twenty holds a sample.  Three runs of each unwinder; the medians
+	# of their ratios, measured over predicted: within 50% of each other
+	# both ways (a cost off by half or by double fails).
+	for cg in fp dwarf; do
+		for r in 1 2 3; do
+			lp-record -F 999 --call-graph "$cg" -o "$TMP/$cg$r.lp" -- \
+				"$WORKLOADS/timedcalls" 20000 "$TMP/calls" 2>"$TMP/err" &
+			BG=$!
+			wait "$BG" || fail "$cg run $r: $(cat "$TMP/err")"
+			BG=
+			pid=$(awk -F'\t' '$1 == "sample" && $6 == "timedcalls" { print $3; exit }' "$TMP/$cg$r.lp")
+			[ -n "$pid" ] || fail "$cg run $r: no sample of timedcalls"
+			res=$(slowdown "$TMP/calls" "$TMP/$cg$r.lp" "$pid")
+			echo "$cg run $r: excess predicted one none cost: $res"
+			[ "$res" != none ] || fail "$cg run $r: no calls to compare"
+			echo "$res" >> "$TMP/$cg.res"
+		done
+		total=$(awk '{ print $1 / $2 }' "$TMP/$cg.res" | sort -g | sed -n 2p)
+		one=$(awk '{ print ($3 - $4) / $5 }' "$TMP/$cg.res" | sort -g | sed -n 2p)
+		echo "$cg: measured/predicted: all calls $total, a call holding one sample $one"
+		between "$total" 0.67 1.5 || fail "$cg: the calls grew $total times what the cost predicts"
+		between "$one" 0.67 1.5 || fail "$cg: a sampled call grew $one times the cost"
+	done
+}
+
+@test "cost: the calibrated block cost predicts what off-CPU recording adds to a pipe ping-pong (within 50%)" {
+	require_root
+	# pingpong: two threads pass a byte back and forth 20000 times, on one
+	# CPU (about one blocked interval a round trip: the writer's wakeup
+	# of the reader preempts it, and it finds its byte waiting); lp-record
+	# on the other CPU, not in their way.  A round trip's growth under
+	# --mode off (pingpong's trimmed_ns: the mean less the slowest and
+	# fastest 2%, the odd round trip that waited milliseconds for the CPU
+	# on this shared machine), over the intervals recorded per round trip,
+	# against the block cost; here ~7 us on a ~7 us round trip.  Three
+	# runs, each between two without: the median ratio.
+	last=$(($(nproc) - 1))
+	for r in 1 2 3; do
+		taskset -c "$last" "$WORKLOADS/pingpong" 20000 2>>"$TMP/without"
+		taskset -c 0 lp-record --mode off -o "$TMP/off$r.lp" -- \
+			taskset -c "$last" "$WORKLOADS/pingpong" 20000 2>"$TMP/err" || fail "run $r: $(cat "$TMP/err")"
+		with=$(sed -n 's/^trimmed_ns=//p' "$TMP/err")
+		taskset -c "$last" "$WORKLOADS/pingpong" 20000 2>>"$TMP/without"
+		without=$(sed -n 's/^trimmed_ns=//p' "$TMP/without" | tail -2 | awk '{ s += $1 } END { print s / 2 }')
+		intervals=$(grep -c '^sample' "$TMP/off$r.lp")
+		cost=$(cost_attr "$TMP/off$r.lp" block ns)
+		echo "run $r: round trip $without ns without, $with ns with; $intervals intervals; block cost $cost ns"
+		[ -n "$with" ] && [ -n "$cost" ] || fail "run $r: no figure"
+		awk -v w="$with" -v wo="$without" -v i="$intervals" -v c="$cost" \
+			'BEGIN { print (w - wo) / (i / 20000) / c }' >> "$TMP/ratio"
+	done
+	ratio=$(sort -g "$TMP/ratio" | sed -n 2p)
+	echo "measured/predicted: $(tr '\n' ' ' < "$TMP/ratio")-> $ratio"
+	between "$ratio" 0.67 1.5 || fail "a blocked interval grew $ratio times the block cost"
+}
