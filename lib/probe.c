@@ -1137,6 +1137,18 @@ static uint64_t skip_endbr(int fd, uint64_t off)
 	return 0;
 }
 
+/* The class of the instruction at file offset off, which decides what a
+ * uprobe there costs (lib/tracecal.c calibrates each class). */
+static enum lp_insn insn_at(Elf *elf, uint64_t off)
+{
+	for (size_t n = 16; n > 0; n /= 2) {
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)off, n, ELF_T_BYTE);
+		if (d && d->d_buf)
+			return lp_insn__classify(d->d_buf, d->d_size);
+	}
+	return LP_INSN_STEPPED;
+}
+
 static struct lp_probe_point *new_point(const struct lp_probe_spec *spec, const char *path,
 					struct lp_probe_point **points, size_t *n)
 {
@@ -1197,6 +1209,7 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 			snprintf(name, sizeof(name), "%s:%d", spec->file, spec->line);
 			pt->name = lp_strdup(name);
 			pt->offset = off;
+			pt->insn = insn_at(o.elf, off);
 			pt->cfg.kind = LP_PROBE_POINT;
 			pt->cfg.vaddr = hits[i].addr;
 			if (line_values(pt, o.elf, o.dw, &hits[i].cu, hits[i].addr) < 0) {
@@ -1288,9 +1301,11 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 		pt->cfg.kind = LP_PROBE_POINT;
 		pt->offset = off;
 	}
+	pt->insn = insn_at(o.elf, pt->offset);
 	if (verbose)
-		lp_error("%s: %s at 0x%llx (file offset 0x%llx)", spec->text, path,
-			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset);
+		lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)", spec->text, path,
+			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset,
+			 lp_insn__name(pt->insn));
 	ret = 0;
 out:
 	elfobj_close(&o);
