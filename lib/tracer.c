@@ -548,7 +548,7 @@ static void syscall_attrs(struct lp_tracer *t, const struct pinfo *pi,
 /* --- calibration ------------------------------------------------------ */
 
 /* Calls per timed run at most, and at least when the budget is short. */
-#define CAL_MAX_CALLS 20000
+#define CAL_MAX_CALLS 5000
 #define CAL_MIN_CALLS 200
 #define CAL_BASE_CALLS 2000	/* unprobed calls per class */
 #define CAL_WARM_CALLS 32	/* untimed: the first hits map pages, optimise nops */
@@ -700,8 +700,9 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 		for (int r = 0; r < NRUNS; r++)
 			if (runs[k][r].n) {
 				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL);
+				int64_t w0 = lp_monotonic_ns();
 				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL);
-				per[k][r] = lp_tracecal__median(scratch, CAL_WARM_CALLS);
+				per[k][r] = (lp_monotonic_ns() - w0) / CAL_WARM_CALLS;
 			}
 	ring_buffer__consume(t->rb);
 	int64_t left = budget_ns - (lp_monotonic_ns() - t0);

@@ -1,0 +1,97 @@
+/* cflags: -fcf-protection=full -fno-shrink-wrap */
+/* costnest - calls whose cost is known, for lp-trace's own-cost tests.
+ *
+ *   costnest nest CALLS K N    CALLS calls of parent(K, N): K calls of
+ *                              child(N), which calls leaf(N), a loop of N
+ *                              additions
+ *   costnest leaf CALLS K N    parent_leaf(K, N): K calls of leaf(N) itself
+ *   costnest loop CALLS K N    CALLS calls of looper(K, N): K iterations of
+ *                              leaf(N) and the line marked LOOP
+ *
+ * Built with -fcf-protection as distributions build: every function opens
+ * with endbr64.  child, parent, parent_leaf and looper then push %rbp
+ * (lp-trace probes the push: emulated); leaf, a leaf function, keeps no
+ * frame, so its endbr64 is followed by another instruction and is probed
+ * itself (single-stepped).  Prints on stderr the median duration of the calls as
+ * the program's own clock sees them ("costnest: nest 200 calls median 1234
+ * ns"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+volatile long sink;
+
+/* A leaf: no frame, so it opens with endbr64 and a test (stepped). */
+__attribute__((noinline)) void leaf(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink += i;
+}
+
+/* Calls: a frame, so endbr64 and push %rbp (emulated at +4). */
+__attribute__((noinline)) void child(long n)
+{
+	leaf(n);
+}
+
+__attribute__((noinline)) void parent(int k, long n)
+{
+	for (int i = 0; i < k; i++)
+		child(n);
+}
+
+__attribute__((noinline)) void parent_leaf(int k, long n)
+{
+	for (int i = 0; i < k; i++)
+		leaf(n);
+}
+
+__attribute__((noinline)) long looper(int k, long n)
+{
+	long acc = 0;
+	for (int i = 0; i < k; i++) {
+		leaf(n);
+		acc += sink; /* LOOP */
+	}
+	return acc;
+}
+
+static long now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: costnest nest|leaf|loop CALLS K N\n");
+		return 2;
+	}
+	const char *mode = argv[1];
+	int calls = atoi(argv[2]), k = atoi(argv[3]);
+	long n = atol(argv[4]);
+	long *d = calloc(calls > 0 ? (size_t)calls : 1, sizeof(*d));
+	for (int c = 0; c < calls; c++) {
+		long t0 = now();
+		if (!strcmp(mode, "nest"))
+			parent(k, n);
+		else if (!strcmp(mode, "leaf"))
+			parent_leaf(k, n);
+		else
+			looper(k, n);
+		d[c] = now() - t0;
+	}
+	qsort(d, (size_t)calls, sizeof(*d), cmp);
+	fprintf(stderr, "costnest: %s %d calls median %ld ns\n", mode, calls, calls ? d[calls / 2] : 0);
+	free(d);
+	return 0;
+}
