@@ -3,6 +3,7 @@
 #include "tracecal.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,7 @@ __attribute__((visibility("hidden"), used, noinline)) void lp_tracecal_stamp(voi
 	CAL_DEF(cls, first, 0) CAL_DEF(cls, first, 1)			\
 	CAL_DEF(cls, first, 2) CAL_DEF(cls, first, 3)
 __asm__(".text\n"
-	CAL_CLASS(nop, "	nopl 0x0(%rax,%rax,1)\n")
+	CAL_CLASS(nop, "	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n")
 	CAL_CLASS(push, "")
 	CAL_CLASS(step, "	endbr64\n"));
 
@@ -171,9 +172,17 @@ int64_t lp_tracecal__median(int64_t *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-int64_t lp_tracecal__sd(int64_t *v, size_t n, int64_t med)
+int64_t lp_tracecal__sd(int64_t *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		v[i] = v[i] > med ? v[i] - med : med - v[i];
-	return (int64_t)(1.4826 * (double)lp_tracecal__median(v, n) + 0.5);
+	lp_tracecal__median(v, n);	/* sorts */
+	size_t lo = n / 20, hi = n - n / 20;
+	if (hi <= lo)
+		return 0;
+	double sum = 0, sq = 0;
+	for (size_t i = lo; i < hi; i++)
+		sum += (double)v[i];
+	double mean = sum / (double)(hi - lo);
+	for (size_t i = lo; i < hi; i++)
+		sq += ((double)v[i] - mean) * ((double)v[i] - mean);
+	return (int64_t)(sqrt(sq / (double)(hi - lo)) + 0.5);
 }

@@ -47,8 +47,8 @@ void lp_tracecal__time(lp_tracecal_fn fn, size_t n, int64_t *dur, int64_t *stamp
 
 /* The median of v[0..n) (sorts v); 0 when n is 0. */
 int64_t lp_tracecal__median(int64_t *v, size_t n);
-/* A standard deviation robust to preemption: 1.4826 times the median
- * absolute deviation from med (reorders v). */
-int64_t lp_tracecal__sd(int64_t *v, size_t n, int64_t med);
+/* A standard deviation robust to preemption: that of the middle 90% of
+ * v (sorts v). */
+int64_t lp_tracecal__sd(int64_t *v, size_t n);
 
 #endif

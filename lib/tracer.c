@@ -552,7 +552,7 @@ static void syscall_attrs(struct lp_tracer *t, const struct pinfo *pi,
 #define CAL_MIN_CALLS 200
 #define CAL_BASE_CALLS 2000	/* unprobed calls per class */
 #define CAL_WARM_CALLS 32	/* untimed: the first hits map pages, optimise nops */
-#define CAL_ROUNDS 4		/* runs interleaved, so that a noisy moment is shared */
+#define CAL_ROUNDS 8		/* runs interleaved, so that a noisy moment is shared */
 
 /* A calibration probe: an entry in the probe table whose records
  * handle_event keeps in cal_spans instead of writing. */
@@ -631,7 +631,7 @@ static void cal_block(struct lp_tracer *t, struct cal_run *r, int kind, size_t m
 static int64_t cal_full(struct cal_run *r, int64_t base, int64_t *sd)
 {
 	int64_t med = lp_tracecal__median(r->dur, r->done);
-	*sd = lp_tracecal__sd(r->dur, r->done, med);
+	*sd = lp_tracecal__sd(r->dur, r->done);
 	return med > base ? med - base : 0;
 }
 
@@ -729,7 +729,12 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	 * that lost a span is not used for the inside: its spans no longer
 	 * match the calls in order). */
 	size_t chunk = t->ring_bytes / 4 / 128;
-	for (int round = 0; round < CAL_ROUNDS; round++)
+	/* The calls were sized by what they cost warm and alone; a busy
+	 * machine stretches them (time slices of other processes count in a
+	 * run's length, not in its median): the rounds stop at the budget. */
+	for (int round = 0; round < CAL_ROUNDS; round++) {
+		if (round > 0 && lp_monotonic_ns() - t0 > budget_ns)
+			break;
 		for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
 			for (int r = 0; r < NRUNS; r++) {
 				struct cal_run *run = &runs[k][r];
@@ -740,6 +745,7 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 					m -= c;
 				}
 			}
+	}
 	/* The function's body: what a span of it holds besides the probes. */
 	int64_t *tmp = lp_calloc(CAL_BASE_CALLS, sizeof(*tmp));
 	lp_tracecal__time(lp_tracecal__empty, CAL_BASE_CALLS, tmp, NULL);

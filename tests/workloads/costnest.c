@@ -5,8 +5,10 @@
  *                              child(N), which calls leaf(N), a loop of N
  *                              additions
  *   costnest leaf CALLS K N    parent_leaf(K, N): K calls of leaf(N) itself
+ *   costnest nop CALLS K N     parent_nop(K, N): K calls of nopchild(N),
+ *                              a 5-byte nop and a jump to leaf(N)
  *   costnest loop CALLS K N    CALLS calls of looper(K, N): K iterations of
- *                              leaf(N) and the line marked LOOP
+ *                              leaf(N) and the lines marked LOOP and STEP
  *
  * Built with -fcf-protection as distributions build: every function opens
  * with endbr64.  child, parent, parent_leaf and looper then push %rbp
@@ -35,6 +37,24 @@ __attribute__((noinline)) void child(long n)
 	leaf(n);
 }
 
+/* nopchild(n) opens with the 5-byte nop that -fpatchable-function-entry
+ * or -mnop-mcount put there (the kernel optimises a uprobe on it), then
+ * jumps to leaf(n). */
+void nopchild(long n);
+__asm__(".text\n"
+	".globl nopchild\n"
+	".type nopchild, @function\n"
+	"nopchild:\n"
+	"	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"	/* nopl 0x0(%rax,%rax,1): as does not keep the 0 */
+	"	jmp leaf\n"
+	".size nopchild, .-nopchild\n");
+
+__attribute__((noinline)) void parent_nop(int k, long n)
+{
+	for (int i = 0; i < k; i++)
+		nopchild(n);
+}
+
 __attribute__((noinline)) void parent(int k, long n)
 {
 	for (int i = 0; i < k; i++)
@@ -47,12 +67,20 @@ __attribute__((noinline)) void parent_leaf(int k, long n)
 		leaf(n);
 }
 
+__attribute__((noinline)) void tick(void)
+{
+	sink++;
+}
+
+/* The line marked LOOP opens with the call (emulated), STEP with a load
+ * of sink (single-stepped). */
 __attribute__((noinline)) long looper(int k, long n)
 {
 	long acc = 0;
 	for (int i = 0; i < k; i++) {
 		leaf(n);
-		acc += sink; /* LOOP */
+		tick(); /* LOOP */
+		acc += sink; /* STEP */
 	}
 	return acc;
 }
@@ -73,7 +101,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	if (argc != 5) {
-		fprintf(stderr, "usage: costnest nest|leaf|loop CALLS K N\n");
+		fprintf(stderr, "usage: costnest nest|leaf|nop|loop CALLS K N\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -86,6 +114,8 @@ int main(int argc, char **argv)
 			parent(k, n);
 		else if (!strcmp(mode, "leaf"))
 			parent_leaf(k, n);
+		else if (!strcmp(mode, "nop"))
+			parent_nop(k, n);
 		else
 			looper(k, n);
 		d[c] = now() - t0;
