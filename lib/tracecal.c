@@ -77,8 +77,7 @@ __attribute__((visibility("hidden"), used, noinline)) void lp_tracecal_stamp(voi
 	"	ret\n"							\
 	".size " CAL_FN(cls, k) ", .-" CAL_FN(cls, k) "\n"
 #define CAL_CLASS(cls, first)						\
-	CAL_DEF(cls, first, 0) CAL_DEF(cls, first, 1)			\
-	CAL_DEF(cls, first, 2) CAL_DEF(cls, first, 3)
+	CAL_DEF(cls, first, 0) CAL_DEF(cls, first, 1) CAL_DEF(cls, first, 2)
 __asm__(".text\n"
 	CAL_CLASS(nop, "	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n")
 	CAL_CLASS(push, "")
@@ -86,7 +85,7 @@ __asm__(".text\n"
 
 #define CAL_DECL(cls)							\
 	void lp_tracecal_##cls##_0(void), lp_tracecal_##cls##_1(void),	\
-		lp_tracecal_##cls##_2(void), lp_tracecal_##cls##_3(void);
+		lp_tracecal_##cls##_2(void);
 CAL_DECL(nop)
 CAL_DECL(push)
 CAL_DECL(step)
@@ -99,12 +98,9 @@ __attribute__((noinline)) void lp_tracecal__empty(void)
 lp_tracecal_fn lp_tracecal__fn(enum lp_insn c, int copy)
 {
 	static const lp_tracecal_fn fns[LP_INSN_N][LP_CAL_COPIES] = {
-		[LP_INSN_NOP] = { lp_tracecal_nop_0, lp_tracecal_nop_1, lp_tracecal_nop_2,
-				  lp_tracecal_nop_3 },
-		[LP_INSN_EMULATED] = { lp_tracecal_push_0, lp_tracecal_push_1, lp_tracecal_push_2,
-				       lp_tracecal_push_3 },
-		[LP_INSN_STEPPED] = { lp_tracecal_step_0, lp_tracecal_step_1, lp_tracecal_step_2,
-				      lp_tracecal_step_3 },
+		[LP_INSN_NOP] = { lp_tracecal_nop_0, lp_tracecal_nop_1, lp_tracecal_nop_2 },
+		[LP_INSN_EMULATED] = { lp_tracecal_push_0, lp_tracecal_push_1, lp_tracecal_push_2 },
+		[LP_INSN_STEPPED] = { lp_tracecal_step_0, lp_tracecal_step_1, lp_tracecal_step_2 },
 	};
 	if (c <= LP_INSN_NONE || c >= LP_INSN_N || copy < 0 || copy >= LP_CAL_COPIES)
 		return NULL;
@@ -144,7 +140,7 @@ int lp_tracecal__locate(lp_tracecal_fn fn, char *path, size_t size, uint64_t *of
  * costnest.c), so the calibration evicts L1d-sized data as such work would. */
 static char between[32 << 10];
 
-void lp_tracecal__time(lp_tracecal_fn fn, size_t n, int64_t *dur, int64_t *stamp)
+void lp_tracecal__time(lp_tracecal_fn fn, size_t n, int64_t *dur, int64_t *pre, int64_t *stamp)
 {
 	for (size_t i = 0; i < n; i++) {
 		memset(between, (int)i, sizeof(between));
@@ -153,6 +149,8 @@ void lp_tracecal__time(lp_tracecal_fn fn, size_t n, int64_t *dur, int64_t *stamp
 		fn();
 		int64_t t1 = lp_monotonic_ns();
 		dur[i] = t1 - t0;
+		if (pre)
+			pre[i] = lp_tracecal_stamp_ns - t0;
 		if (stamp)
 			stamp[i] = lp_tracecal_stamp_ns;
 	}

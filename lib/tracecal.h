@@ -31,7 +31,7 @@ const char *lp_insn__name(enum lp_insn c);
  * of a probe on it is split at a known moment.  Copies 0 to
  * LP_CAL_COPIES - 1 are alike, to be probed differently at once.
  * lp_tracecal__empty returns at once. */
-#define LP_CAL_COPIES 4
+#define LP_CAL_COPIES 3
 typedef void (*lp_tracecal_fn)(void);
 lp_tracecal_fn lp_tracecal__fn(enum lp_insn c, int copy);
 void lp_tracecal__empty(void);
@@ -41,9 +41,10 @@ void lp_tracecal__empty(void);
 int lp_tracecal__locate(lp_tracecal_fn fn, char *path, size_t size, uint64_t *off);
 
 /* Calls fn n times, each between two CLOCK_MONOTONIC reads: dur[i] is the
- * call's duration as its caller sees it, stamp[i] (when not NULL) the clock
- * the calibration function read inside. */
-void lp_tracecal__time(lp_tracecal_fn fn, size_t n, int64_t *dur, int64_t *stamp);
+ * call's duration as its caller sees it; when not NULL, pre[i] the part of
+ * it before the clock read inside the calibration function, stamp[i] that
+ * read. */
+void lp_tracecal__time(lp_tracecal_fn fn, size_t n, int64_t *dur, int64_t *pre, int64_t *stamp);
 
 /* The median of v[0..n) (sorts v); 0 when n is 0. */
 int64_t lp_tracecal__median(int64_t *v, size_t n);

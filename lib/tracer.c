@@ -87,8 +87,8 @@ struct lp_tracer {
 	size_t ncal, calcap;
 	struct bpf_link **cal_links;	/* attached for the calibration */
 	size_t ncal_links;
-	pthread_t *cal_threads;		/* destroying them (cal_release) */
-	size_t ncal_threads;
+	pthread_t cal_thread;		/* destroying them (cal_release) */
+	bool cal_threaded;
 	int ncpus;
 	uint32_t max_pids;
 	size_t ring_bytes;
@@ -570,13 +570,15 @@ static uint32_t cal_probe(struct lp_tracer *t, unsigned int kind)
 	return id;
 }
 
-/* The kinds of timed run, one calibration function copy each. */
-enum { RUN_BASE, RUN_ENTRY, RUN_PAIR, RUN_POINT, NRUNS };
+/* The kinds of timed run, one calibration function copy each: unprobed,
+ * an entry and return pair, a point probe. */
+enum { RUN_BASE, RUN_PAIR, RUN_POINT, NRUNS };
 
 struct cal_run {
 	lp_tracecal_fn fn;
 	size_t n, done;		/* calls to time, timed */
-	int64_t *dur, *stamp;
+	int64_t *dur, *pre;	/* a call, and its part before the clock read inside */
+	int64_t *stamp;		/* RUN_PAIR: that read */
 	/* RUN_PAIR: per call of a chunk whose spans all arrived, the span,
 	 * and its parts before and after the function's clock read. */
 	int64_t *span, *ein, *rin;
@@ -613,8 +615,9 @@ static void cal_block(struct lp_tracer *t, struct cal_run *r, int kind, size_t m
 	if (!m)
 		return;
 	t->ncal = 0;
-	lp_tracecal__time(r->fn, m, r->dur + r->done, r->stamp ? r->stamp + r->done : NULL);
-	if (kind == RUN_PAIR || kind == RUN_POINT)
+	lp_tracecal__time(r->fn, m, r->dur + r->done, r->pre + r->done,
+			  r->stamp ? r->stamp + r->done : NULL);
+	if (kind != RUN_BASE)
 		ring_buffer__consume(t->rb);
 	if (kind == RUN_PAIR && t->ncal == m)
 		for (size_t i = 0; i < m; i++) {
@@ -627,37 +630,38 @@ static void cal_block(struct lp_tracer *t, struct cal_run *r, int kind, size_t m
 	r->done += m;
 }
 
-/* The probes' part of run r's median call, and a robust deviation. */
-static int64_t cal_full(struct cal_run *r, int64_t base, int64_t *sd)
+/* The median of v[0..n) less base, at least 0, and v's deviation. */
+static int64_t cal_less(int64_t *v, size_t n, int64_t base, int64_t *sd)
 {
-	int64_t med = lp_tracecal__median(r->dur, r->done);
-	*sd = lp_tracecal__sd(r->dur, r->done);
+	int64_t med = lp_tracecal__median(v, n);
+	*sd = lp_tracecal__sd(v, n);
 	return med > base ? med - base : 0;
 }
 
-/* Destroying a uprobe link waits for a grace period (~110 ms here): the
- * calibration's links go in threads of their own, at once, while tracing
- * starts; lp_tracer__free joins them. */
+/* Destroying a uprobe link waits for grace periods, one link after the
+ * other (~0.1 to 0.7 s each here, longer while a target makes many
+ * calls): the calibration's links are destroyed by a thread of their own,
+ * while tracing starts; lp_tracer__free joins it. */
 static void *cal_destroy(void *arg)
 {
-	bpf_link__destroy(arg);
+	struct lp_tracer *t = arg;
+	for (size_t i = 0; i < t->ncal_links; i++)
+		bpf_link__destroy(t->cal_links[i]);
 	return NULL;
 }
 
 static void cal_release(struct lp_tracer *t)
 {
-	t->cal_threads = lp_calloc(t->ncal_links ? t->ncal_links : 1, sizeof(*t->cal_threads));
-	for (size_t i = 0; i < t->ncal_links; i++) {
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
-		if (pthread_create(&t->cal_threads[t->ncal_threads], NULL, cal_destroy, t->cal_links[i]))
-			bpf_link__destroy(t->cal_links[i]);
-		else
-			t->ncal_threads++;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+	if (pthread_create(&t->cal_thread, NULL, cal_destroy, t) == 0) {
+		t->cal_threaded = true;
+	} else {
+		cal_destroy(t);
+		t->ncal_links = 0;
 	}
-	t->ncal_links = 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
@@ -666,7 +670,7 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	int64_t t0 = lp_monotonic_ns();
 	int nruns = 0;
 	for (int c = LP_INSN_NOP; c < LP_INSN_N; c++)
-		nruns += 2 * !!(entry_classes & (1u << c)) + !!(point_classes & (1u << c));
+		nruns += !!(entry_classes & (1u << c)) + !!(point_classes & (1u << c));
 	if (!nruns || budget_ns <= 0)
 		return 0;
 	struct cal_run runs[LP_INSN_N][NRUNS];
@@ -680,16 +684,13 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 		for (int r = 0; r < NRUNS; r++)
 			runs[k][r].fn = lp_tracecal__fn((enum lp_insn)k, r);
 		runs[k][RUN_BASE].n = CAL_BASE_CALLS;
-		/* The entry alone (each call's frame is popped by the next
-		 * entry, as unreturned: same stack pointer); the pair, return
-		 * probe first (as attach_uprobes); the point probe. */
-		if (entry && (cal_attach(t, t->skel->progs.lp_entry, &runs[k][RUN_ENTRY], entry_id, false) < 0 ||
-			      cal_attach(t, t->skel->progs.lp_return, &runs[k][RUN_PAIR], entry_id, true) < 0 ||
+		/* The return probe first, as attach_uprobes does. */
+		if (entry && (cal_attach(t, t->skel->progs.lp_return, &runs[k][RUN_PAIR], entry_id, true) < 0 ||
 			      cal_attach(t, t->skel->progs.lp_entry, &runs[k][RUN_PAIR], entry_id, false) < 0))
 			goto out;
 		if (point && cal_attach(t, t->skel->progs.lp_point, &runs[k][RUN_POINT], point_id, false) < 0)
 			goto out;
-		runs[k][RUN_ENTRY].n = runs[k][RUN_PAIR].n = entry;
+		runs[k][RUN_PAIR].n = entry;
 		runs[k][RUN_POINT].n = point;
 	}
 	/* Warm each function up, then size the runs by what their calls
@@ -699,9 +700,9 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
 		for (int r = 0; r < NRUNS; r++)
 			if (runs[k][r].n) {
-				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL);
+				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL, NULL);
 				int64_t w0 = lp_monotonic_ns();
-				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL);
+				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL, NULL);
 				per[k][r] = (lp_monotonic_ns() - w0) / CAL_WARM_CALLS;
 			}
 	ring_buffer__consume(t->rb);
@@ -718,6 +719,7 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 					       : n > CAL_MAX_CALLS ? CAL_MAX_CALLS : n);
 			}
 			run->dur = lp_calloc(run->n, sizeof(*run->dur));
+			run->pre = lp_calloc(run->n, sizeof(*run->pre));
 			if (r == RUN_PAIR) {
 				run->stamp = lp_calloc(run->n, sizeof(*run->stamp));
 				run->span = lp_calloc(3 * run->n, sizeof(*run->span));
@@ -727,11 +729,11 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 		}
 	/* Interleaved rounds; a pair round in chunks the ring holds (a chunk
 	 * that lost a span is not used for the inside: its spans no longer
-	 * match the calls in order). */
+	 * match the calls in order).  The calls were sized by what they cost
+	 * warm and alone; a busy machine stretches them (other processes'
+	 * time slices count in a run's length, not in its median): the
+	 * rounds stop at the budget. */
 	size_t chunk = t->ring_bytes / 4 / 128;
-	/* The calls were sized by what they cost warm and alone; a busy
-	 * machine stretches them (time slices of other processes count in a
-	 * run's length, not in its median): the rounds stop at the budget. */
 	for (int round = 0; round < CAL_ROUNDS; round++) {
 		if (round > 0 && lp_monotonic_ns() - t0 > budget_ns)
 			break;
@@ -748,32 +750,41 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	}
 	/* The function's body: what a span of it holds besides the probes. */
 	int64_t *tmp = lp_calloc(CAL_BASE_CALLS, sizeof(*tmp));
-	lp_tracecal__time(lp_tracecal__empty, CAL_BASE_CALLS, tmp, NULL);
+	lp_tracecal__time(lp_tracecal__empty, CAL_BASE_CALLS, tmp, NULL, NULL);
 	int64_t empty = lp_tracecal__median(tmp, CAL_BASE_CALLS);
 	free(tmp);
 	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++) {
 		struct cal_run *run = runs[k];
 		struct cls_cost *c = &t->costs[k];
-		if (!run[RUN_BASE].n)
+		struct cal_run *b = &run[RUN_BASE], *p = &run[RUN_PAIR];
+		if (!b->n)
 			continue;
 		int64_t sd;
-		int64_t base = lp_tracecal__median(run[RUN_BASE].dur, run[RUN_BASE].done);
+		/* The function's call, and its part after its clock read. */
+		for (size_t i = 0; i < b->done; i++)
+			b->pre[i] = b->dur[i] - b->pre[i];
+		int64_t base_post = lp_tracecal__median(b->pre, b->done);
+		for (size_t i = 0; i < b->done; i++)
+			b->pre[i] = b->dur[i] - b->pre[i];
+		int64_t base_pre = lp_tracecal__median(b->pre, b->done);
+		int64_t base = lp_tracecal__median(b->dur, b->done);
 		int64_t body = base > empty ? base - empty : 0;
 		if (run[RUN_POINT].n) {
-			c->point = cal_full(&run[RUN_POINT], base, &c->point_sd);
+			c->point = cal_less(run[RUN_POINT].dur, run[RUN_POINT].done, base, &c->point_sd);
 			c->point_n = run[RUN_POINT].done;
 			c->point_done = true;
 		}
-		if (!run[RUN_ENTRY].n)
+		if (!p->n)
 			continue;
-		c->entry = cal_full(&run[RUN_ENTRY], base, &c->entry_sd);
-		c->entry_n = run[RUN_ENTRY].done;
-		int64_t pair = cal_full(&run[RUN_PAIR], base, &sd);
-		c->ret = pair > c->entry ? pair - c->entry : 0;
+		/* The entry hit delays the function's clock read as its caller
+		 * sees it, the return hit the caller's read after the call. */
+		c->entry = cal_less(p->pre, p->done, base_pre, &c->entry_sd);
+		for (size_t i = 0; i < p->done; i++)
+			p->dur[i] -= p->pre[i];
+		c->ret = cal_less(p->dur, p->done, base_post, &sd);
 		c->ret_sd = sd;
-		c->ret_n = run[RUN_PAIR].done;
+		c->entry_n = c->ret_n = p->done;
 		c->entry_done = true;
-		struct cal_run *p = &run[RUN_PAIR];
 		if (!p->nin)
 			continue;
 		/* An empty function's span is what the probes put inside it:
@@ -798,14 +809,15 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 out:
 	cal_release(t);
 	ring_buffer__consume(t->rb);
-	/* This thread's calls and the entry-only run's unreturned frames are
-	 * not the target's: its stack goes, the lost counts restart here. */
+	/* This thread's calls are not the target's: its stack goes, and the
+	 * lost counts restart here. */
 	uint32_t tid = (uint32_t)syscall(SYS_gettid);
 	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.stacks), &tid);
 	lost_baseline(t);
 	for (int k = 0; k < LP_INSN_N; k++)
 		for (int r = 0; r < NRUNS; r++) {
 			free(runs[k][r].dur);
+			free(runs[k][r].pre);
 			free(runs[k][r].stamp);
 			free(runs[k][r].span);
 		}
@@ -1235,11 +1247,11 @@ void lp_tracer__free(struct lp_tracer *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->ncal_threads; i++)
-		pthread_join(t->cal_threads[i], NULL);
-	free(t->cal_threads);
-	for (size_t i = 0; i < t->ncal_links; i++)
-		bpf_link__destroy(t->cal_links[i]);
+	if (t->cal_threaded)
+		pthread_join(t->cal_thread, NULL);
+	else
+		for (size_t i = 0; i < t->ncal_links; i++)
+			bpf_link__destroy(t->cal_links[i]);
 	free(t->cal_links);
 	detach(t);
 	free(t->links);
