@@ -309,15 +309,19 @@ int main(int argc, char **argv)
 		goto out;
 	/* Before any probe is attached: each is given its class's costs. */
 	unsigned entry_classes = 0, point_classes = 0;
+	bool tracepoints = false;
 	for (size_t p = 0; p < npids; p++)
 		for (size_t i = 0; i < npoints[p]; i++) {
 			if (points[p][i].cfg.kind == LP_PROBE_ENTRY)
 				entry_classes |= 1u << points[p][i].insn;
 			else if (points[p][i].cfg.kind == LP_PROBE_POINT)
 				point_classes |= 1u << points[p][i].insn;
+			else if (points[p][i].cfg.kind == LP_PROBE_TP)
+				tracepoints = true;
 		}
 	if (opt.calibrate_ns > 0)
-		lp_tracer__calibrate(tracer, entry_classes, point_classes, opt.calibrate_ns);
+		lp_tracer__calibrate(tracer, entry_classes, point_classes, tracepoints,
+				     opt.calibrate_ns);
 	FILE *out = lp_open_output(opt.output);
 	/* A started command must not hold an output file of ours open (a pipe
 	 * would see no EOF before it exits); stdout is its own too. */

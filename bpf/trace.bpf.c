@@ -466,6 +466,11 @@ int lp_tp(void *ctx)
 	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
 	if (!p)
 		return 0;
+	/* Its cost, for the spans open on this thread. */
+	__u32 tid = (__u32)pt;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
+	if (st)
+		st->lp_ns += p->hit_ns;
 	struct lp_trace_event_tp *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count(LP_LOST_RING);

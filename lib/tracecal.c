@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -93,6 +95,11 @@ CAL_DECL(step)
 __attribute__((noinline)) void lp_tracecal__empty(void)
 {
 	__asm__ volatile("" ::: "memory");
+}
+
+void lp_tracecal__getppid(void)
+{
+	syscall(SYS_getppid);
 }
 
 lp_tracecal_fn lp_tracecal__fn(enum lp_insn c, int copy)

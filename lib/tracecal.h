@@ -35,6 +35,8 @@ const char *lp_insn__name(enum lp_insn c);
 typedef void (*lp_tracecal_fn)(void);
 lp_tracecal_fn lp_tracecal__fn(enum lp_insn c, int copy);
 void lp_tracecal__empty(void);
+/* A getppid(2): the tracepoint syscalls:sys_enter_getppid fires in it. */
+void lp_tracecal__getppid(void);
 
 /* Where fn's code is: the file mapped there and the file offset (for a
  * uprobe on this process).  -1 when /proc/self/maps does not say. */

@@ -83,6 +83,9 @@ struct lp_tracer {
 	bool calibrated;	/* costs[] hold figures: cost records and lp_ns= */
 	struct cls_cost costs[LP_INSN_N];
 	int64_t cal_time;	/* when calibration ended */
+	int64_t tp_cost, tp_sd;	/* a tracepoint probe's hit */
+	size_t tp_n;
+	bool tp_done;
 	int64_t (*cal_spans)[2];	/* calibration spans read from the ring */
 	size_t ncal, calcap;
 	struct bpf_link **cal_links;	/* attached for the calibration */
@@ -310,6 +313,8 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 			cfg.hit_ns = (unsigned int)c->point;
 		}
 	}
+	if (t->calibrated && pt->cfg.kind == LP_PROBE_TP)
+		cfg.hit_ns = (unsigned int)t->tp_cost;
 
 	if (pt->cfg.kind == LP_PROBE_SYSCALL) {
 		pi->nargs = lp_syscall__args(pt->spec->name, pi->argnames, pi->argptr, pi->argint);
@@ -664,15 +669,79 @@ static void cal_release(struct lp_tracer *t)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* A tracepoint probe's hit: lp_tp on syscalls:sys_enter_getppid, this
+ * process in the filter so that it does all its work (a record of the
+ * largest size it copies), around getppid(2) calls timed against as many
+ * unprobed ones before and after.  Within budget_ns. */
+static int cal_tracepoint(struct lp_tracer *t, int64_t budget_ns)
+{
+	int64_t t0 = lp_monotonic_ns();
+	uint32_t id = cal_probe(t, LP_PROBE_TP);
+	struct lp_trace_probe cfg = { .kind = LP_PROBE_TP, .flags = LP_PROBE_F_CAL,
+				      .tp_size = LP_TRACE_TP_MAX };
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg, BPF_ANY);
+	size_t n = CAL_MAX_CALLS;
+	int64_t *base = lp_calloc(2 * n, sizeof(*base)), *dur = lp_calloc(n, sizeof(*dur));
+	lp_tracecal__time(lp_tracecal__getppid, n, base, NULL, NULL);
+	uint32_t self = (uint32_t)getpid();
+	uint8_t one = 1;
+	int ret = -1;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &self, &one, BPF_ANY) < 0) {
+		lp_error_errno("cannot calibrate tracepoints: cannot add lp-trace to the filter");
+		goto out;
+	}
+	LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = id);
+	struct bpf_link *l = bpf_program__attach_tracepoint_opts(t->skel->progs.lp_tp, "syscalls",
+								 "sys_enter_getppid", &to);
+	if (!l) {
+		lp_error_errno("cannot calibrate tracepoints: cannot attach to syscalls:sys_enter_getppid");
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &self);
+		goto out;
+	}
+	size_t done = 0, chunk = t->ring_bytes / 4 / (sizeof(struct lp_trace_event_tp) + 8);
+	while (done < n && (done == 0 || lp_monotonic_ns() - t0 < budget_ns)) {
+		size_t m = n - done < chunk ? n - done : chunk;
+		lp_tracecal__time(lp_tracecal__getppid, m, dur + done, NULL, NULL);
+		ring_buffer__consume(t->rb);
+		done += m;
+	}
+	bpf_link__destroy(l);
+	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &self);
+	lp_tracecal__time(lp_tracecal__getppid, n, base + n, NULL, NULL);
+	int64_t sd;
+	t->tp_cost = cal_less(dur, done, lp_tracecal__median(base, 2 * n), &sd);
+	t->tp_sd = sd;
+	t->tp_n = done;
+	t->tp_done = true;
+	ret = 0;
+out:
+	free(base);
+	free(dur);
+	return ret;
+}
+
 int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
-			 int64_t budget_ns)
+			 bool tracepoints, int64_t budget_ns)
 {
 	int64_t t0 = lp_monotonic_ns();
 	int nruns = 0;
 	for (int c = LP_INSN_NOP; c < LP_INSN_N; c++)
 		nruns += !!(entry_classes & (1u << c)) + !!(point_classes & (1u << c));
-	if (!nruns || budget_ns <= 0)
+	if ((!nruns && !tracepoints) || budget_ns <= 0)
 		return 0;
+	if (tracepoints) {
+		/* Its share of the budget, as one run of the others. */
+		int64_t share = budget_ns / (nruns + 1);
+		if (cal_tracepoint(t, share) < 0)
+			return -1;
+		budget_ns -= lp_monotonic_ns() - t0;
+		t0 = lp_monotonic_ns();
+		if (!nruns) {
+			t->calibrated = true;
+			t->cal_time = t0;
+			return 0;
+		}
+	}
 	struct cal_run runs[LP_INSN_N][NRUNS];
 	memset(runs, 0, sizeof(runs));
 	int ret = -1;
@@ -832,8 +901,8 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 		return 0;
 	for (size_t i = 0; i < t->nprobes; i++) {
 		const struct pinfo *pi = &t->probes[i];
-		if (pi->cal || pi->insn == LP_INSN_NONE ||
-		    (pi->kind != LP_PROBE_ENTRY && pi->kind != LP_PROBE_POINT))
+		if (pi->cal || (pi->kind == LP_PROBE_TP ? !t->tp_done : pi->insn == LP_INSN_NONE) ||
+		    (pi->kind != LP_PROBE_ENTRY && pi->kind != LP_PROBE_POINT && pi->kind != LP_PROBE_TP))
 			continue;
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
@@ -846,7 +915,12 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 			char buf[32];
 			struct lp_cost rec = { .time_ns = t->cal_time };
 			int64_t inside = 0, sd, n;
-			if (pi->kind == LP_PROBE_POINT) {
+			if (pi->kind == LP_PROBE_TP) {
+				rec.what = "tracepoint";
+				rec.ns = (double)t->tp_cost;
+				sd = t->tp_sd;
+				n = (int64_t)t->tp_n;
+			} else if (pi->kind == LP_PROBE_POINT) {
 				rec.what = "line";
 				rec.ns = (double)c->point;
 				sd = c->point_sd;
@@ -870,7 +944,8 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 				fmt_i64(buf, inside);
 				lp_attrs_buf__add(&t->attrs, "inside_ns", buf);
 			}
-			lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->insn));
+			if (pi->insn != LP_INSN_NONE)
+				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->insn));
 			fmt_i64(buf, sd);
 			lp_attrs_buf__add(&t->attrs, "sd_ns", buf);
 			fmt_i64(buf, n);

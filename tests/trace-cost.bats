@@ -251,3 +251,24 @@ in_loop() {
 	# single-stepped: short calls, more rounds, as the stepped children above
 	in_loop "$STEP" 20 3000 5 40
 }
+
+@test "trace-cost: a tracepoint hit 50 times inside a probed function: lp_ns is 50 hits and its own inside" {
+	require_root
+	local args=(sys 200 50 6000) r u1 u2 want resid lp u
+	for r in $(seq 5); do
+		u1=$(untraced "${args[@]}")
+		traced "$T/t$r.lp" "${args[@]}" -- parent_sys tp:syscalls:sys_enter_getppid >/dev/null
+		u2=$(untraced "${args[@]}")
+		[ "$(grep -c '^event' "$T/t$r.lp")" -eq 10000 ]
+		[ "$(awk -F'\t' '$1 == "cost" && $3 == "tracepoint"' "$T/t$r.lp" | wc -l)" -eq 1 ]
+		want=$((50 * $(cost "$T/t$r.lp" tracepoint tp:syscalls:sys_enter_getppid) +
+			$(cost "$T/t$r.lp" entry parent_sys inside_ns) + $(cost "$T/t$r.lp" return parent_sys inside_ns)))
+		exact_lp "$T/t$r.lp" parent_sys "$want"
+		echo "$(((u1 + u2) / 2)) $(spans "$T/t$r.lp" parent_sys corrected | median) $(spans "$T/t$r.lp" parent_sys lp | median) $(spans "$T/t$r.lp" parent_sys raw | median)" >>"$T/tp"
+	done
+	resid=$(awk '{ print $2 - $1 }' "$T/tp" | median)
+	lp=$(awk '{ print $3 }' "$T/tp" | median)
+	u=$(awk '{ print $1 }' "$T/tp" | median)
+	echo "# tracepoint ($(cost "$T/t1.lp" tracepoint tp:syscalls:sys_enter_getppid) ns a hit) 50 times in a call: untraced $u ns, traced raw $(awk '{ print $4 }' "$T/tp" | median) ns, lp_ns $lp; corrected - untraced: $resid ns ($(pct "$resid" "$u")% of untraced, $(pct "$resid" "$lp")% of lp_ns)" >&3
+	[ "$(pct "${resid#-}" "$lp")" -le 40 ] || fail "corrected - untraced = $resid ns, lp_ns $lp ns"
+}

@@ -7,6 +7,7 @@
  *   costnest leaf CALLS K N    parent_leaf(K, N): K calls of leaf(N) itself
  *   costnest nop CALLS K N     parent_nop(K, N): K calls of nopchild(N),
  *                              a 5-byte nop and a jump to leaf(N)
+ *   costnest sys CALLS K N     parent_sys(K, N): K getppid(2) and leaf(N)
  *   costnest loop CALLS K N    CALLS calls of looper(K, N): K iterations of
  *                              leaf(N) and the lines marked LOOP and STEP
  *
@@ -20,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 volatile long sink;
 
@@ -53,6 +56,16 @@ __attribute__((noinline)) void parent_nop(int k, long n)
 {
 	for (int i = 0; i < k; i++)
 		nopchild(n);
+}
+
+/* K system calls, each followed by leaf(n): the tracepoint
+ * syscalls:sys_enter_getppid fires K times inside. */
+__attribute__((noinline)) void parent_sys(int k, long n)
+{
+	for (int i = 0; i < k; i++) {
+		syscall(SYS_getppid);
+		leaf(n);
+	}
 }
 
 __attribute__((noinline)) void parent(int k, long n)
@@ -101,7 +114,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	if (argc != 5) {
-		fprintf(stderr, "usage: costnest nest|leaf|nop|loop CALLS K N\n");
+		fprintf(stderr, "usage: costnest nest|leaf|nop|sys|loop CALLS K N\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -116,6 +129,8 @@ int main(int argc, char **argv)
 			parent_leaf(k, n);
 		else if (!strcmp(mode, "nop"))
 			parent_nop(k, n);
+		else if (!strcmp(mode, "sys"))
+			parent_sys(k, n);
 		else
 			looper(k, n);
 		d[c] = now() - t0;
