@@ -272,3 +272,21 @@ in_loop() {
 	echo "# tracepoint ($(cost "$T/t1.lp" tracepoint tp:syscalls:sys_enter_getppid) ns a hit) 50 times in a call: untraced $u ns, traced raw $(awk '{ print $4 }' "$T/tp" | median) ns, lp_ns $lp; corrected - untraced: $resid ns ($(pct "$resid" "$u")% of untraced, $(pct "$resid" "$lp")% of lp_ns)" >&3
 	[ "$(pct "${resid#-}" "$lp")" -le 40 ] || fail "corrected - untraced = $resid ns, lp_ns $lp ns"
 }
+
+# An almost empty call's span is all its own probes' inside parts: its
+# corrected duration is near 0.  (Without inside_ns it would be the raw one:
+# 0.7 us for a nop, 0.85 us emulated, 11.6 us stepped here.)
+@test "trace-cost: almost empty calls: corrected durations near 0 (nop, emulated, stepped)" {
+	require_root
+	local spec probe mode tol raw corr
+	for spec in "nopchild nop 100" "child nest 100" "leaf leaf 1000"; do
+		read -r probe mode tol <<<"$spec"
+		run -0 lp-trace -o "$T/e.lp" "$probe" -- "$W" "$mode" 50 100 0
+		[ "$(spans "$T/e.lp" "$probe" raw | wc -l)" -eq 5000 ]
+		raw=$(spans "$T/e.lp" "$probe" raw | median)
+		corr=$(spans "$T/e.lp" "$probe" corrected | median)
+		echo "# $probe ($(cost "$T/e.lp" entry "$probe" insn)): raw $raw ns, inside $(cost "$T/e.lp" entry "$probe" inside_ns) + $(cost "$T/e.lp" return "$probe" inside_ns) ns, corrected $corr ns" >&3
+		[ "${corr#-}" -le "$tol" ] || fail "$probe: corrected median $corr ns, raw $raw ns"
+		[ "$raw" -gt $((2 * tol)) ] || fail "$probe: raw median $raw ns: nothing to correct"
+	done
+}
