@@ -1214,6 +1214,8 @@ static int write_unfinished_syscalls(struct lp_tracer *t, struct lp_writer *w)
 		const struct pinfo *pi = &t->probes[open[i].in.probe];
 		lp_attrs_buf__reset(&t->attrs);
 		syscall_attrs(t, pi, open[i].in.args);
+		if (t->calibrated)
+			lp_attrs_buf__add(&t->attrs, "lp_ns", "0");
 		struct lp_span s = {
 			.start_ns = (int64_t)open[i].in.ts, .end_ns = LP_TIME_NONE,
 			.pid = (int32_t)open[i].in.tgid, .tid = (int32_t)open[i].tid,
