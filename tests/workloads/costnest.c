@@ -15,9 +15,15 @@
  * with endbr64.  child, parent, parent_leaf and looper then push %rbp
  * (lp-trace probes the push: emulated); leaf, a leaf function, keeps no
  * frame, so its endbr64 is followed by another instruction and is probed
- * itself (single-stepped).  Prints on stderr the median duration of the calls as
- * the program's own clock sees them ("costnest: nest 200 calls median 1234
- * ns"). */
+ * itself (single-stepped).
+ *
+ * Every function has a twin (twin_parent, twin_child...), the same code
+ * under another name (but getpid for getppid), never probed.  Each call of the mode's top function
+ * follows a call of its twin, so that the twin's duration is the untraced
+ * one at the same moment, on the same machine state: a shared machine
+ * makes whole runs slower at times.  After 50 ms of warming up, prints on
+ * stderr the median durations of both as the program's own clock sees them
+ * ("costnest: nest 200 calls median 1234 ns twin 567 ns"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,65 +34,75 @@
 volatile long sink;
 
 /* A leaf: no frame, so it opens with endbr64 and a test (stepped). */
-__attribute__((noinline)) void leaf(long n)
-{
-	for (long i = 0; i < n; i++)
-		sink += i;
-}
+#define LEAF(name)							\
+	__attribute__((noinline)) void name(long n)			\
+	{								\
+		for (long i = 0; i < n; i++)				\
+			sink += i;					\
+	}
+LEAF(leaf)
+LEAF(twin_leaf)
 
 /* Calls: a frame, so endbr64 and push %rbp (emulated at +4). */
-__attribute__((noinline)) void child(long n)
-{
-	leaf(n);
-}
+#define CHILD(name, callee)						\
+	__attribute__((noinline)) void name(long n)			\
+	{								\
+		callee(n);						\
+	}
+CHILD(child, leaf)
+CHILD(twin_child, twin_leaf)
 
 /* nopchild(n) opens with the 5-byte nop that -fpatchable-function-entry
  * or -mnop-mcount put there (the kernel optimises a uprobe on it), then
- * jumps to leaf(n). */
-void nopchild(long n);
-__asm__(".text\n"
-	".globl nopchild\n"
-	".type nopchild, @function\n"
-	"nopchild:\n"
-	"	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"	/* nopl 0x0(%rax,%rax,1): as does not keep the 0 */
-	"	jmp leaf\n"
-	".size nopchild, .-nopchild\n");
+ * jumps to leaf(n).  (as writes nopl 0x0(%rax,%rax,1) in 4 bytes.) */
+void nopchild(long n), twin_nopchild(long n);
+#define NOPCHILD(name, callee)						\
+	".globl " name "\n"						\
+	".type " name ", @function\n"					\
+	name ":\n"							\
+	"	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"			\
+	"	jmp " callee "\n"					\
+	".size " name ", .-" name "\n"
+__asm__(".text\n" NOPCHILD("nopchild", "leaf") NOPCHILD("twin_nopchild", "twin_leaf"));
 
-__attribute__((noinline)) void parent_nop(int k, long n)
-{
-	for (int i = 0; i < k; i++)
-		nopchild(n);
-}
+#define PARENT(name, callee)						\
+	__attribute__((noinline)) void name(int k, long n)		\
+	{								\
+		for (int i = 0; i < k; i++)				\
+			callee(n);					\
+	}
+PARENT(parent, child)
+PARENT(twin_parent, twin_child)
+PARENT(parent_leaf, leaf)
+PARENT(twin_parent_leaf, twin_leaf)
+PARENT(parent_nop, nopchild)
+PARENT(twin_parent_nop, twin_nopchild)
 
 /* K system calls, each followed by leaf(n): the tracepoint
- * syscalls:sys_enter_getppid fires K times inside. */
-__attribute__((noinline)) void parent_sys(int k, long n)
-{
-	for (int i = 0; i < k; i++) {
-		syscall(SYS_getppid);
-		leaf(n);
+ * syscalls:sys_enter_getppid fires K times inside.  The twin makes
+ * getpid(2) calls instead, as cheap, which that tracepoint does not see. */
+#define PARENT_SYS(name, callee, nr)					\
+	__attribute__((noinline)) void name(int k, long n)		\
+	{								\
+		for (int i = 0; i < k; i++) {				\
+			syscall(nr);					\
+			callee(n);					\
+		}							\
 	}
-}
+PARENT_SYS(parent_sys, leaf, SYS_getppid)
+PARENT_SYS(twin_parent_sys, twin_leaf, SYS_getpid)
 
-__attribute__((noinline)) void parent(int k, long n)
-{
-	for (int i = 0; i < k; i++)
-		child(n);
-}
+#define TICK(name)							\
+	__attribute__((noinline)) void name(void)			\
+	{								\
+		sink++;							\
+	}
+TICK(tick)
+TICK(twin_tick)
 
-__attribute__((noinline)) void parent_leaf(int k, long n)
-{
-	for (int i = 0; i < k; i++)
-		leaf(n);
-}
-
-__attribute__((noinline)) void tick(void)
-{
-	sink++;
-}
-
-/* The line marked LOOP opens with the call (emulated), STEP with a load
- * of sink (single-stepped). */
+/* Written out, not by a macro: its lines are probed.  The line marked
+ * LOOP opens with the call (emulated), STEP with a load of sink
+ * (single-stepped). */
 __attribute__((noinline)) long looper(int k, long n)
 {
 	long acc = 0;
@@ -94,6 +110,17 @@ __attribute__((noinline)) long looper(int k, long n)
 		leaf(n);
 		tick(); /* LOOP */
 		acc += sink; /* STEP */
+	}
+	return acc;
+}
+
+__attribute__((noinline)) long twin_looper(int k, long n)
+{
+	long acc = 0;
+	for (int i = 0; i < k; i++) {
+		twin_leaf(n);
+		twin_tick();
+		acc += sink;
 	}
 	return acc;
 }
@@ -111,6 +138,20 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static void run(const char *mode, int twin, int k, long n)
+{
+	if (!strcmp(mode, "nest"))
+		(twin ? twin_parent : parent)(k, n);
+	else if (!strcmp(mode, "leaf"))
+		(twin ? twin_parent_leaf : parent_leaf)(k, n);
+	else if (!strcmp(mode, "nop"))
+		(twin ? twin_parent_nop : parent_nop)(k, n);
+	else if (!strcmp(mode, "sys"))
+		(twin ? twin_parent_sys : parent_sys)(k, n);
+	else
+		(twin ? twin_looper : looper)(k, n);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 5) {
@@ -121,22 +162,25 @@ int main(int argc, char **argv)
 	int calls = atoi(argv[2]), k = atoi(argv[3]);
 	long n = atol(argv[4]);
 	long *d = calloc(calls > 0 ? (size_t)calls : 1, sizeof(*d));
+	long *t = calloc(calls > 0 ? (size_t)calls : 1, sizeof(*t));
+	/* 50 ms of spinning first, calling nothing that is probed: a short
+	 * run straight from an idle CPU was 1.5 times slower here. */
+	for (long t0 = now(); now() - t0 < 50000000;)
+		sink++;
 	for (int c = 0; c < calls; c++) {
 		long t0 = now();
-		if (!strcmp(mode, "nest"))
-			parent(k, n);
-		else if (!strcmp(mode, "leaf"))
-			parent_leaf(k, n);
-		else if (!strcmp(mode, "nop"))
-			parent_nop(k, n);
-		else if (!strcmp(mode, "sys"))
-			parent_sys(k, n);
-		else
-			looper(k, n);
-		d[c] = now() - t0;
+		run(mode, 1, k, n);
+		long t1 = now();
+		run(mode, 0, k, n);
+		long t2 = now();
+		t[c] = t1 - t0;
+		d[c] = t2 - t1;
 	}
 	qsort(d, (size_t)calls, sizeof(*d), cmp);
-	fprintf(stderr, "costnest: %s %d calls median %ld ns\n", mode, calls, calls ? d[calls / 2] : 0);
+	qsort(t, (size_t)calls, sizeof(*t), cmp);
+	fprintf(stderr, "costnest: %s %d calls median %ld ns twin %ld ns\n", mode, calls,
+		calls ? d[calls / 2] : 0, calls ? t[calls / 2] : 0);
 	free(d);
+	free(t);
 	return 0;
 }
