@@ -1,8 +1,8 @@
 /* lp-trace - timed spans from uprobes, source lines, variables and system
  * calls, written as an lp stream (formats/lp-stream.md).
  *
- *   lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args] [-v]
- *            PROBE... (-p PID[,PID...] | -- CMD [ARG...])
+ *   lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]
+ *            [--calibrate DUR] [-v] PROBE... (-p PID[,PID...] | -- CMD [ARG...])
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,13 +33,15 @@ struct options {
 	uint64_t ring_bytes;
 	uint32_t max_pids;
 	bool no_follow;
+	int64_t calibrate_ns;	/* the calibration's budget; 0: none */
 };
 
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]\n"
-		"                [--max-pids N] [-v] PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
+		"                [--max-pids N] [--calibrate DUR] [-v]\n"
+		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
 		"\n"
 		"Traces calls and events of a running process (-p) or of a command it starts,\n"
 		"attached before the command runs, and writes them as an lp stream.\n"
@@ -63,6 +65,9 @@ static void usage(FILE *f, int status)
 		"      --max-pids N         at most N processes traced at once, the targets and\n"
 		"                           their children (default 8192); more children are\n"
 		"                           counted as lost\n"
+		"      --calibrate DUR      measure what the probes cost the traced threads for\n"
+		"                           about this long at start (default 200ms): cost\n"
+		"                           records, and lp_ns= on spans; 0: neither\n"
 		"  -v, --verbose            say where probes go; libbpf's warnings (-vv: its\n"
 		"                           debug output too)\n"
 		"  -h, --help               this help\n"
@@ -152,7 +157,8 @@ static void on_fork(void *arg, pid_t child, pid_t target)
 int main(int argc, char **argv)
 {
 	lp_init(argc, argv);
-	struct options opt = { .ring_bytes = 8u << 20, .max_pids = LP_TARGET_MAX_PIDS };
+	struct options opt = { .ring_bytes = 8u << 20, .max_pids = LP_TARGET_MAX_PIDS,
+			       .calibrate_ns = 200000000 };
 	/* Everything after "--" is the command, never options or probes. */
 	char **cmd = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -163,7 +169,8 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS };
+	enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
+	       OPT_CALIBRATE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "duration", required_argument, 0, 'd' },
@@ -173,6 +180,7 @@ int main(int argc, char **argv)
 		{ "ring-size", required_argument, 0, OPT_RING },
 		{ "no-follow", no_argument, 0, OPT_NO_FOLLOW },
 		{ "max-pids", required_argument, 0, OPT_MAX_PIDS },
+		{ "calibrate", required_argument, 0, OPT_CALIBRATE },
 		{ "verbose", no_argument, 0, 'v' },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, OPT_VERSION },
@@ -210,6 +218,9 @@ int main(int argc, char **argv)
 		case OPT_MAX_PIDS:
 			opt.max_pids = (uint32_t)lp_option_u64("max-pids", optarg, 1,
 							       LP_TARGET_MAX_PIDS_LIMIT);
+			break;
+		case OPT_CALIBRATE:
+			opt.calibrate_ns = lp_option_duration("calibrate", optarg, false);
 			break;
 		case 'h':
 			usage(stdout, 0);
@@ -296,6 +307,21 @@ int main(int argc, char **argv)
 	struct lp_tracer *tracer = lp_tracer__new(&topts);
 	if (!tracer)
 		goto out;
+	/* Before any probe is attached: each is given its class's costs. */
+	unsigned entry_classes = 0, point_classes = 0;
+	bool tracepoints = false;
+	for (size_t p = 0; p < npids; p++)
+		for (size_t i = 0; i < npoints[p]; i++) {
+			if (points[p][i].cfg.kind == LP_PROBE_ENTRY)
+				entry_classes |= 1u << points[p][i].insn;
+			else if (points[p][i].cfg.kind == LP_PROBE_POINT)
+				point_classes |= 1u << points[p][i].insn;
+			else if (points[p][i].cfg.kind == LP_PROBE_TP)
+				tracepoints = true;
+		}
+	if (opt.calibrate_ns > 0)
+		lp_tracer__calibrate(tracer, entry_classes, point_classes, tracepoints,
+				     opt.calibrate_ns);
 	FILE *out = lp_open_output(opt.output);
 	/* A started command must not hold an output file of ours open (a pipe
 	 * would see no EOF before it exits); stdout is its own too. */
@@ -326,7 +352,7 @@ int main(int argc, char **argv)
 	if (!opt.no_follow && lp_tracer__follow(tracer, on_fork, &family) < 0)
 		goto out_tracer;
 	bool closed = false, failed = false;
-	if (write_header(w) < 0 || fflush(out) != 0) {
+	if (write_header(w) < 0 || lp_tracer__write_costs(tracer, w) < 0 || fflush(out) != 0) {
 		failed = errno != EPIPE;
 		closed = true;
 	}

@@ -217,6 +217,8 @@ int lp_entry(struct pt_regs *ctx)
 		st->tgid = tgid;
 		st->depth = 0;
 	}
+	/* This hit's cost, even when it pushes nothing (too deep). */
+	st->lp_ns += p->hit_ns;
 	/* The stack grows down: a recorded call below this entry's stack
 	 * pointer has returned without its return probe firing (longjmp, an
 	 * exception, a uretprobe the kernel did not install), and so has one
@@ -244,6 +246,7 @@ int lp_entry(struct pt_regs *ctx)
 	f->sp = ctx->sp;
 	f->ret = ret;
 	f->probe = id;
+	f->lp0 = st->lp_ns;
 	if (p->ncaps)
 		capture(ctx, p, f->vals, f->strs);
 	st->depth = d + 1;
@@ -259,11 +262,19 @@ int lp_return(struct pt_regs *ctx)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	__u32 id = bpf_get_attach_cookie(ctx);
+	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
+	if (!p)
+		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pt;
 	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
 	if (!st)
 		return 0;
+	/* lp's cost inside the span: the nested hits in full (the growth of
+	 * the thread's total since this call's entry), and the parts of its
+	 * own entry and return that fall between its two timestamps. */
+	__u64 acc = st->lp_ns;
+	st->lp_ns = acc + p->ret_ns;
 	/* `ret` popped the return address the entry saw at the stack top. */
 	__u64 sp = ctx->sp - 8;
 	struct lp_trace_frame *f = 0;
@@ -287,11 +298,9 @@ int lp_return(struct pt_regs *ctx)
 	if (!f)
 		return 0;
 	st->depth = d - 1;
-	if (now - f->ts < min_duration_ns)
+	if (now - f->ts < min_duration_ns && !(p->flags & LP_PROBE_F_CAL))
 		return 0;
-	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
-	if (!p)
-		return 0;
+	__u64 lp_ns = acc - f->lp0 + p->hit_inside_ns + p->ret_inside_ns;
 	struct lp_trace_event *ev;
 	int strs = 0;
 	for (unsigned int i = 0; i < LP_TRACE_MAX_CAPS; i++)
@@ -321,6 +330,7 @@ int lp_return(struct pt_regs *ctx)
 	ev->depth = d - 1;
 	ev->size = 0;
 	ev->ret = ctx->ax;
+	ev->lp_ns = lp_ns;
 	__builtin_memcpy(ev->vals, f->vals, sizeof(ev->vals));
 	submit(ev);
 	return 0;
@@ -337,6 +347,11 @@ int lp_point(struct pt_regs *ctx)
 	if (!p)
 		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
+	/* Its cost, for the spans open on this thread (none: no stack). */
+	__u32 tid = (__u32)pt;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
+	if (st)
+		st->lp_ns += p->hit_ns;
 	struct lp_trace_event_strs *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
 	if (!es) {
 		count(LP_LOST_RING);
@@ -351,6 +366,7 @@ int lp_point(struct pt_regs *ctx)
 	ev->depth = 0;
 	ev->size = 0;
 	ev->ret = 0;
+	ev->lp_ns = 0;
 	__builtin_memset(ev->vals, 0, sizeof(ev->vals));
 	__builtin_memset(es->strs, 0, sizeof(es->strs));
 	capture(ctx, p, ev->vals, es->strs);
@@ -430,6 +446,7 @@ int lp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	ev->depth = 0;
 	ev->size = 0;
 	ev->ret = (__u64)ctx->args[1];
+	ev->lp_ns = 0;
 	for (int i = 0; i < 6; i++)
 		ev->vals[i] = copy.args[i];
 	submit(ev);
@@ -449,6 +466,11 @@ int lp_tp(void *ctx)
 	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
 	if (!p)
 		return 0;
+	/* Its cost, for the spans open on this thread. */
+	__u32 tid = (__u32)pt;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
+	if (st)
+		st->lp_ns += p->hit_ns;
 	struct lp_trace_event_tp *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count(LP_LOST_RING);
@@ -461,6 +483,7 @@ int lp_tp(void *ctx)
 	e->ev.start = e->ev.end = now;
 	e->ev.depth = 0;
 	e->ev.ret = 0;
+	e->ev.lp_ns = 0;
 	__builtin_memset(e->ev.vals, 0, sizeof(e->ev.vals));
 	__u32 size = p->tp_size;
 	if (size > LP_TRACE_TP_MAX)

@@ -49,12 +49,25 @@ struct lp_trace_probe {
 	unsigned int tp_size;	/* LP_PROBE_TP: bytes of the record to copy */
 	long long cfa_off;
 	struct lp_trace_cap caps[LP_TRACE_MAX_CAPS];
+	/* What one hit of this probe costs the thread, calibrated by lp-trace
+	 * when it starts (lib/tracecal.c): the entry's (or a point probe's)
+	 * and the return's full cost, what an enclosing span grows by, and the
+	 * part of each inside the probe's own span.  The kernel adds them up
+	 * per thread into a span's lp_ns. */
+	unsigned int hit_ns, hit_inside_ns;
+	unsigned int ret_ns, ret_inside_ns;
+	unsigned int flags;	/* LP_PROBE_F_* */
+	unsigned int pad2;
 };
+
+/* struct lp_trace_probe.flags */
+#define LP_PROBE_F_CAL 1	/* lp-trace's calibration: spans of any duration */
 
 struct lp_trace_frame {
 	unsigned long long ts;
 	unsigned long long sp;	/* the stack pointer at entry: it says which return is ours */
 	unsigned long long ret;	/* the return address at entry, before the kernel hijacks it */
+	unsigned long long lp0;	/* the thread's lp_ns after this entry's own hit */
 	unsigned int probe;
 	unsigned int pad;
 	unsigned long long vals[LP_TRACE_MAX_CAPS];
@@ -67,6 +80,9 @@ struct lp_trace_stack {
 	unsigned int depth;
 	unsigned int overflow;	/* entries not pushed because too deep */
 	unsigned int pad;
+	/* ns lp's probes have cost this thread so far (the calibrated full
+	 * cost of every hit): a span's lp_ns is its growth while it ran. */
+	unsigned long long lp_ns;
 	struct lp_trace_frame frames[LP_TRACE_MAX_DEPTH];
 };
 
@@ -96,6 +112,7 @@ struct lp_trace_event {
 	unsigned int depth;
 	unsigned int size;	/* LP_EV_TP: bytes of data */
 	unsigned long long ret;
+	unsigned long long lp_ns;	/* LP_EV_SPAN: what lp's probes added inside it */
 	unsigned long long vals[LP_TRACE_MAX_CAPS];
 };
 

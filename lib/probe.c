@@ -1123,18 +1123,31 @@ static int resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, cons
 
 /* The cost of a uprobe depends on the probed instruction (PERF-NOTES.md):
  * endbr64 is single-stepped out of line (~13 us), push %rbp is emulated
- * (~0.6 us).  When a function opens with endbr64 followed by a push, probe
- * the push: the stack pointer and the arguments are the same there. */
-static uint64_t skip_endbr(int fd, uint64_t off)
+ * (~0.6 us), a 5-byte nop optimised.  When a function opens with endbr64
+ * followed by a push or a nop, probe that: the stack pointer and the
+ * arguments are the same there. */
+static uint64_t skip_endbr(Elf *elf, uint64_t off)
 {
-	unsigned char b[6];
-	if (pread(fd, b, sizeof(b), (off_t)off) != (ssize_t)sizeof(b))
+	Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)off, 9, ELF_T_BYTE);
+	if (!d || !d->d_buf || d->d_size < 9)
 		return 0;
+	const unsigned char *b = d->d_buf;
 	if (b[0] != 0xf3 || b[1] != 0x0f || b[2] != 0x1e || b[3] != 0xfa)
 		return 0;
-	if ((b[4] >= 0x50 && b[4] <= 0x57) || (b[4] == 0x41 && b[5] >= 0x50 && b[5] <= 0x57))
-		return 4;
-	return 0;
+	enum lp_insn next = lp_insn__classify(b + 4, 5);
+	return next == LP_INSN_NOP || next == LP_INSN_EMULATED ? 4 : 0;
+}
+
+/* The class of the instruction at file offset off, which decides what a
+ * uprobe there costs (lib/tracecal.c calibrates each class). */
+static enum lp_insn insn_at(Elf *elf, uint64_t off)
+{
+	for (size_t n = 16; n > 0; n /= 2) {
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)off, n, ELF_T_BYTE);
+		if (d && d->d_buf)
+			return lp_insn__classify(d->d_buf, d->d_size);
+	}
+	return LP_INSN_STEPPED;
 }
 
 static struct lp_probe_point *new_point(const struct lp_probe_spec *spec, const char *path,
@@ -1197,6 +1210,7 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 			snprintf(name, sizeof(name), "%s:%d", spec->file, spec->line);
 			pt->name = lp_strdup(name);
 			pt->offset = off;
+			pt->insn = insn_at(o.elf, off);
 			pt->cfg.kind = LP_PROBE_POINT;
 			pt->cfg.vaddr = hits[i].addr;
 			if (line_values(pt, o.elf, o.dw, &hits[i].cu, hits[i].addr) < 0) {
@@ -1275,10 +1289,13 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 		if (paren)
 			*paren = '\0';
 		pt->cfg.kind = LP_PROBE_ENTRY;
-		uint64_t skip = skip_endbr(o.fd, off);
-		if (skip && verbose)
-			lp_error("%s: starts with endbr64: probing the push at +%llu (emulated, not single-stepped)",
-				 spec->text, (unsigned long long)skip);
+		uint64_t skip = skip_endbr(o.elf, off);
+		if (skip && verbose) {
+			enum lp_insn next = insn_at(o.elf, off + skip);
+			lp_error("%s: starts with endbr64: probing the %s at +%llu (%s, not single-stepped)",
+				 spec->text, next == LP_INSN_NOP ? "nop" : "push or jump",
+				 (unsigned long long)skip, next == LP_INSN_NOP ? "optimised" : "emulated");
+		}
 		if (func_values(pt, o.dw, vaddr, path) < 0)
 			goto out;
 		pt->offset = off + skip;
@@ -1288,9 +1305,11 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 		pt->cfg.kind = LP_PROBE_POINT;
 		pt->offset = off;
 	}
+	pt->insn = insn_at(o.elf, pt->offset);
 	if (verbose)
-		lp_error("%s: %s at 0x%llx (file offset 0x%llx)", spec->text, path,
-			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset);
+		lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)", spec->text, path,
+			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset,
+			 lp_insn__name(pt->insn));
 	ret = 0;
 out:
 	elfobj_close(&o);

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "../bpf/trace.h"
+#include "tracecal.h"
 
 enum lp_probe_type {
 	LP_PROBE_FUNC,		/* entry + return: a span */
@@ -63,6 +64,7 @@ struct lp_probe_point {
 	int sysnr;		/* LP_PROBE_SYSCALLS */
 	char *tp_subsys, *tp_event;	/* LP_PROBE_TRACEPOINT */
 	struct lp_trace_probe cfg;	/* what the BPF side needs */
+	enum lp_insn insn;	/* the class of the probed instruction (uprobes) */
 	struct lp_probe_value vals[LP_TRACE_MAX_CAPS];
 	size_t nvals;
 	bool has_ret;

@@ -7,23 +7,28 @@
 #include <event-parse.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "target.h"
 #include "bpflog.h"
+#include "tracecal.h"
 #include "trace.skel.h"
 #include "util.h"
 
 struct pinfo {
 	char *name;
 	int kind;
+	bool cal;		/* a calibration probe: its records are not written */
+	enum lp_insn insn;
 	struct lp_probe_value vals[LP_TRACE_MAX_CAPS];
 	unsigned char str[LP_TRACE_MAX_CAPS];	/* 1 + string slot, or 0 */
 	size_t nvals;
@@ -35,6 +40,14 @@ struct pinfo {
 	int nargs;
 	/* tracepoint: */
 	struct tep_event *tep_event;
+};
+
+/* One instruction class's calibrated costs, ns (lp_tracer__calibrate). */
+struct cls_cost {
+	bool entry_done, point_done;
+	int64_t entry, entry_in, ret, ret_in, point;
+	int64_t entry_sd, ret_sd, point_sd;
+	size_t entry_n, ret_n, point_n;
 };
 
 struct lp_tracer {
@@ -67,11 +80,25 @@ struct lp_tracer {
 	uint64_t lost_total;			/* as written in lost records */
 	struct lp_attrs_buf attrs;
 	bool verbose, detached;
+	bool calibrated;	/* costs[] hold figures: cost records and lp_ns= */
+	struct cls_cost costs[LP_INSN_N];
+	int64_t cal_time;	/* when calibration ended */
+	int64_t tp_cost, tp_sd;	/* a tracepoint probe's hit */
+	size_t tp_n;
+	bool tp_done;
+	int64_t (*cal_spans)[2];	/* calibration spans read from the ring */
+	size_t ncal, calcap;
+	struct bpf_link **cal_links;	/* attached for the calibration */
+	size_t ncal_links;
+	pthread_t cal_thread;		/* destroying them (cal_release) */
+	bool cal_threaded;
 	int ncpus;
 	uint32_t max_pids;
+	size_t ring_bytes;
 };
 
 static int handle_event(void *ctx, void *data, size_t size);
+static void lost_baseline(struct lp_tracer *t);
 
 /* Exited processes leave the filter, in the kernel (pidset.bpf.h).  The
  * programs on one tracepoint run in the order they were attached, and a
@@ -111,6 +138,7 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 	size_t ring = opts->ring_bytes ? opts->ring_bytes : 8u << 20;
 	t->skel->rodata->wakeup_bytes = ring / 8;
 	bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring);
+	t->ring_bytes = ring;
 	t->max_pids = opts->max_pids ? opts->max_pids : LP_TARGET_MAX_PIDS;
 	bpf_map__set_max_entries(t->skel->maps.tgids, t->max_pids);
 	int err = trace_bpf__load(t->skel);
@@ -271,8 +299,22 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 	pi->has_ret = pt->has_ret;
 	pi->ret = pt->ret;
 	pi->ret.name = NULL;
+	pi->insn = pt->insn;
 	t->nprobes++;
 	struct lp_trace_probe cfg = pt->cfg;
+	if (t->calibrated && pt->insn != LP_INSN_NONE) {
+		const struct cls_cost *c = &t->costs[pt->insn];
+		if (pt->cfg.kind == LP_PROBE_ENTRY) {
+			cfg.hit_ns = (unsigned int)c->entry;
+			cfg.hit_inside_ns = (unsigned int)c->entry_in;
+			cfg.ret_ns = (unsigned int)c->ret;
+			cfg.ret_inside_ns = (unsigned int)c->ret_in;
+		} else if (pt->cfg.kind == LP_PROBE_POINT) {
+			cfg.hit_ns = (unsigned int)c->point;
+		}
+	}
+	if (t->calibrated && pt->cfg.kind == LP_PROBE_TP)
+		cfg.hit_ns = (unsigned int)t->tp_cost;
 
 	if (pt->cfg.kind == LP_PROBE_SYSCALL) {
 		pi->nargs = lp_syscall__args(pt->spec->name, pi->argnames, pi->argptr, pi->argint);
@@ -508,6 +550,414 @@ static void syscall_attrs(struct lp_tracer *t, const struct pinfo *pi,
 	}
 }
 
+/* --- calibration ------------------------------------------------------ */
+
+/* Calls per timed run at most, and at least when the budget is short. */
+#define CAL_MAX_CALLS 5000
+#define CAL_MIN_CALLS 200
+#define CAL_BASE_CALLS 2000	/* unprobed calls per class */
+#define CAL_WARM_CALLS 32	/* untimed: the first hits map pages, optimise nops */
+#define CAL_ROUNDS 8		/* runs interleaved, so that a noisy moment is shared */
+
+/* A calibration probe: an entry in the probe table whose records
+ * handle_event keeps in cal_spans instead of writing. */
+static uint32_t cal_probe(struct lp_tracer *t, unsigned int kind)
+{
+	uint32_t id = (uint32_t)t->nprobes;
+	t->probes = lp_reallocarray(t->probes, t->nprobes + 1, sizeof(*t->probes));
+	struct pinfo *pi = &t->probes[t->nprobes++];
+	memset(pi, 0, sizeof(*pi));
+	pi->name = lp_strdup("[calibration]");
+	pi->kind = (int)kind;
+	pi->cal = true;
+	struct lp_trace_probe cfg = { .kind = kind, .flags = LP_PROBE_F_CAL };
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg, BPF_ANY);
+	return id;
+}
+
+/* The kinds of timed run, one calibration function copy each: unprobed,
+ * an entry and return pair, a point probe. */
+enum { RUN_BASE, RUN_PAIR, RUN_POINT, NRUNS };
+
+struct cal_run {
+	lp_tracecal_fn fn;
+	size_t n, done;		/* calls to time, timed */
+	int64_t *dur, *pre;	/* a call, and its part before the clock read inside */
+	int64_t *stamp;		/* RUN_PAIR: that read */
+	/* RUN_PAIR: per call of a chunk whose spans all arrived, the span,
+	 * and its parts before and after the function's clock read. */
+	int64_t *span, *ein, *rin;
+	size_t nin;
+};
+
+/* Attaches prog to run r's function (a return probe when ret). */
+static int cal_attach(struct lp_tracer *t, struct bpf_program *prog, const struct cal_run *r,
+		      uint32_t id, bool ret)
+{
+	char path[4096];
+	uint64_t off;
+	if (lp_tracecal__locate(r->fn, path, sizeof(path), &off) < 0) {
+		lp_error("cannot calibrate: no file mapped at the calibration functions");
+		return -1;
+	}
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id, .retprobe = ret);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, getpid(), path, off, &uo);
+	if (!l) {
+		lp_error_errno("cannot calibrate: cannot attach to %s at offset 0x%llx", path,
+			       (unsigned long long)off);
+		return -1;
+	}
+	t->cal_links = lp_reallocarray(t->cal_links, t->ncal_links + 1, sizeof(*t->cal_links));
+	t->cal_links[t->ncal_links++] = l;
+	return 0;
+}
+
+/* Times m more calls of run r; a pair run's spans are read after them. */
+static void cal_block(struct lp_tracer *t, struct cal_run *r, int kind, size_t m)
+{
+	if (r->done + m > r->n)
+		m = r->n - r->done;
+	if (!m)
+		return;
+	t->ncal = 0;
+	lp_tracecal__time(r->fn, m, r->dur + r->done, r->pre + r->done,
+			  r->stamp ? r->stamp + r->done : NULL);
+	if (kind != RUN_BASE)
+		ring_buffer__consume(t->rb);
+	if (kind == RUN_PAIR && t->ncal == m)
+		for (size_t i = 0; i < m; i++) {
+			int64_t s = t->cal_spans[i][0], e = t->cal_spans[i][1];
+			int64_t in = r->stamp[r->done + i];
+			r->span[r->nin] = e - s;
+			r->ein[r->nin] = in - s;
+			r->rin[r->nin++] = e - in;
+		}
+	r->done += m;
+}
+
+/* The median of v[0..n) less base, at least 0, and v's deviation. */
+static int64_t cal_less(int64_t *v, size_t n, int64_t base, int64_t *sd)
+{
+	int64_t med = lp_tracecal__median(v, n);
+	*sd = lp_tracecal__sd(v, n);
+	return med > base ? med - base : 0;
+}
+
+/* Destroying a uprobe link waits for grace periods, one link after the
+ * other (~0.1 to 0.7 s each here, longer while a target makes many
+ * calls): the calibration's links are destroyed by a thread of their own,
+ * while tracing starts; lp_tracer__free joins it. */
+static void *cal_destroy(void *arg)
+{
+	struct lp_tracer *t = arg;
+	for (size_t i = 0; i < t->ncal_links; i++)
+		bpf_link__destroy(t->cal_links[i]);
+	return NULL;
+}
+
+static void cal_release(struct lp_tracer *t)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+	if (pthread_create(&t->cal_thread, NULL, cal_destroy, t) == 0) {
+		t->cal_threaded = true;
+	} else {
+		cal_destroy(t);
+		t->ncal_links = 0;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* A tracepoint probe's hit: lp_tp on syscalls:sys_enter_getppid, this
+ * process in the filter so that it does all its work (a record of the
+ * largest size it copies), around getppid(2) calls timed against as many
+ * unprobed ones before and after.  Within budget_ns. */
+static int cal_tracepoint(struct lp_tracer *t, int64_t budget_ns)
+{
+	int64_t t0 = lp_monotonic_ns();
+	uint32_t id = cal_probe(t, LP_PROBE_TP);
+	struct lp_trace_probe cfg = { .kind = LP_PROBE_TP, .flags = LP_PROBE_F_CAL,
+				      .tp_size = LP_TRACE_TP_MAX };
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg, BPF_ANY);
+	size_t n = CAL_MAX_CALLS;
+	int64_t *base = lp_calloc(2 * n, sizeof(*base)), *dur = lp_calloc(n, sizeof(*dur));
+	lp_tracecal__time(lp_tracecal__getppid, n, base, NULL, NULL);
+	uint32_t self = (uint32_t)getpid();
+	uint8_t one = 1;
+	int ret = -1;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &self, &one, BPF_ANY) < 0) {
+		lp_error_errno("cannot calibrate tracepoints: cannot add lp-trace to the filter");
+		goto out;
+	}
+	LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = id);
+	struct bpf_link *l = bpf_program__attach_tracepoint_opts(t->skel->progs.lp_tp, "syscalls",
+								 "sys_enter_getppid", &to);
+	if (!l) {
+		lp_error_errno("cannot calibrate tracepoints: cannot attach to syscalls:sys_enter_getppid");
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &self);
+		goto out;
+	}
+	size_t done = 0, chunk = t->ring_bytes / 4 / (sizeof(struct lp_trace_event_tp) + 8);
+	while (done < n && (done == 0 || lp_monotonic_ns() - t0 < budget_ns)) {
+		size_t m = n - done < chunk ? n - done : chunk;
+		lp_tracecal__time(lp_tracecal__getppid, m, dur + done, NULL, NULL);
+		ring_buffer__consume(t->rb);
+		done += m;
+	}
+	bpf_link__destroy(l);
+	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &self);
+	lp_tracecal__time(lp_tracecal__getppid, n, base + n, NULL, NULL);
+	int64_t sd;
+	t->tp_cost = cal_less(dur, done, lp_tracecal__median(base, 2 * n), &sd);
+	t->tp_sd = sd;
+	t->tp_n = done;
+	t->tp_done = true;
+	ret = 0;
+out:
+	free(base);
+	free(dur);
+	return ret;
+}
+
+int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
+			 bool tracepoints, int64_t budget_ns)
+{
+	int64_t t0 = lp_monotonic_ns();
+	int nruns = 0;
+	for (int c = LP_INSN_NOP; c < LP_INSN_N; c++)
+		nruns += !!(entry_classes & (1u << c)) + !!(point_classes & (1u << c));
+	if ((!nruns && !tracepoints) || budget_ns <= 0)
+		return 0;
+	if (tracepoints) {
+		/* Its share of the budget, as one run of the others. */
+		int64_t share = budget_ns / (nruns + 1);
+		if (cal_tracepoint(t, share) < 0)
+			return -1;
+		budget_ns -= lp_monotonic_ns() - t0;
+		t0 = lp_monotonic_ns();
+		if (!nruns) {
+			t->calibrated = true;
+			t->cal_time = t0;
+			return 0;
+		}
+	}
+	struct cal_run runs[LP_INSN_N][NRUNS];
+	memset(runs, 0, sizeof(runs));
+	int ret = -1;
+	uint32_t entry_id = cal_probe(t, LP_PROBE_ENTRY), point_id = cal_probe(t, LP_PROBE_POINT);
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++) {
+		bool entry = entry_classes & (1u << k), point = point_classes & (1u << k);
+		if (!entry && !point)
+			continue;
+		for (int r = 0; r < NRUNS; r++)
+			runs[k][r].fn = lp_tracecal__fn((enum lp_insn)k, r);
+		runs[k][RUN_BASE].n = CAL_BASE_CALLS;
+		/* The return probe first, as attach_uprobes does. */
+		if (entry && (cal_attach(t, t->skel->progs.lp_return, &runs[k][RUN_PAIR], entry_id, true) < 0 ||
+			      cal_attach(t, t->skel->progs.lp_entry, &runs[k][RUN_PAIR], entry_id, false) < 0))
+			goto out;
+		if (point && cal_attach(t, t->skel->progs.lp_point, &runs[k][RUN_POINT], point_id, false) < 0)
+			goto out;
+		runs[k][RUN_PAIR].n = entry;
+		runs[k][RUN_POINT].n = point;
+	}
+	/* Warm each function up, then size the runs by what their calls
+	 * cost: together within what is left of the budget. */
+	int64_t scratch[CAL_WARM_CALLS];
+	int64_t per[LP_INSN_N][NRUNS] = { { 0 } };
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
+		for (int r = 0; r < NRUNS; r++)
+			if (runs[k][r].n) {
+				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL, NULL);
+				int64_t w0 = lp_monotonic_ns();
+				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL, NULL);
+				per[k][r] = (lp_monotonic_ns() - w0) / CAL_WARM_CALLS;
+			}
+	ring_buffer__consume(t->rb);
+	int64_t left = budget_ns - (lp_monotonic_ns() - t0);
+	int64_t share = left / nruns;
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
+		for (int r = 0; r < NRUNS; r++) {
+			struct cal_run *run = &runs[k][r];
+			if (!run->n)
+				continue;
+			if (r != RUN_BASE) {
+				int64_t n = per[k][r] > 0 ? share / per[k][r] : CAL_MAX_CALLS;
+				run->n = (size_t)(n < CAL_MIN_CALLS ? CAL_MIN_CALLS
+					       : n > CAL_MAX_CALLS ? CAL_MAX_CALLS : n);
+			}
+			run->dur = lp_calloc(run->n, sizeof(*run->dur));
+			run->pre = lp_calloc(run->n, sizeof(*run->pre));
+			if (r == RUN_PAIR) {
+				run->stamp = lp_calloc(run->n, sizeof(*run->stamp));
+				run->span = lp_calloc(3 * run->n, sizeof(*run->span));
+				run->ein = run->span + run->n;
+				run->rin = run->span + 2 * run->n;
+			}
+		}
+	/* Interleaved rounds; a pair round in chunks the ring holds (a chunk
+	 * that lost a span is not used for the inside: its spans no longer
+	 * match the calls in order).  The calls were sized by what they cost
+	 * warm and alone; a busy machine stretches them (other processes'
+	 * time slices count in a run's length, not in its median): the
+	 * rounds stop at the budget. */
+	size_t chunk = t->ring_bytes / 4 / 128;
+	for (int round = 0; round < CAL_ROUNDS; round++) {
+		if (round > 0 && lp_monotonic_ns() - t0 > budget_ns)
+			break;
+		for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
+			for (int r = 0; r < NRUNS; r++) {
+				struct cal_run *run = &runs[k][r];
+				size_t m = (run->n + CAL_ROUNDS - 1) / CAL_ROUNDS;
+				while (run->n && m > 0) {
+					size_t c = r == RUN_PAIR && chunk && m > chunk ? chunk : m;
+					cal_block(t, run, r, c);
+					m -= c;
+				}
+			}
+	}
+	/* The function's body: what a span of it holds besides the probes. */
+	int64_t *tmp = lp_calloc(CAL_BASE_CALLS, sizeof(*tmp));
+	lp_tracecal__time(lp_tracecal__empty, CAL_BASE_CALLS, tmp, NULL, NULL);
+	int64_t empty = lp_tracecal__median(tmp, CAL_BASE_CALLS);
+	free(tmp);
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++) {
+		struct cal_run *run = runs[k];
+		struct cls_cost *c = &t->costs[k];
+		struct cal_run *b = &run[RUN_BASE], *p = &run[RUN_PAIR];
+		if (!b->n)
+			continue;
+		int64_t sd;
+		/* The function's call, and its part after its clock read. */
+		for (size_t i = 0; i < b->done; i++)
+			b->pre[i] = b->dur[i] - b->pre[i];
+		int64_t base_post = lp_tracecal__median(b->pre, b->done);
+		for (size_t i = 0; i < b->done; i++)
+			b->pre[i] = b->dur[i] - b->pre[i];
+		int64_t base_pre = lp_tracecal__median(b->pre, b->done);
+		int64_t base = lp_tracecal__median(b->dur, b->done);
+		int64_t body = base > empty ? base - empty : 0;
+		if (run[RUN_POINT].n) {
+			c->point = cal_less(run[RUN_POINT].dur, run[RUN_POINT].done, base, &c->point_sd);
+			c->point_n = run[RUN_POINT].done;
+			c->point_done = true;
+		}
+		if (!p->n)
+			continue;
+		/* The entry hit delays the function's clock read as its caller
+		 * sees it, the return hit the caller's read after the call. */
+		c->entry = cal_less(p->pre, p->done, base_pre, &c->entry_sd);
+		for (size_t i = 0; i < p->done; i++)
+			p->dur[i] -= p->pre[i];
+		c->ret = cal_less(p->dur, p->done, base_post, &sd);
+		c->ret_sd = sd;
+		c->entry_n = c->ret_n = p->done;
+		c->entry_done = true;
+		if (!p->nin)
+			continue;
+		/* An empty function's span is what the probes put inside it:
+		 * the span less the function's body (the clock read).  The
+		 * read splits it between entry and return, in proportion. */
+		int64_t inside = lp_tracecal__median(p->span, p->nin) - body;
+		int64_t e = lp_tracecal__median(p->ein, p->nin), r = lp_tracecal__median(p->rin, p->nin);
+		if (inside < 0)
+			inside = 0;
+		c->entry_in = e + r > 0 ? (int64_t)((double)inside * (double)e / (double)(e + r) + 0.5) : 0;
+		c->ret_in = inside - c->entry_in;
+		if (c->entry_in > c->entry)
+			c->entry_in = c->entry;
+		if (c->ret_in > c->ret)
+			c->ret_in = c->ret;
+	}
+	t->calibrated = true;
+	t->cal_time = lp_monotonic_ns();
+	ret = 0;
+	if (t->verbose)
+		lp_error("calibrated in %.1f ms", (double)(t->cal_time - t0) / 1e6);
+out:
+	cal_release(t);
+	ring_buffer__consume(t->rb);
+	/* This thread's calls are not the target's: its stack goes, and the
+	 * lost counts restart here. */
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.stacks), &tid);
+	lost_baseline(t);
+	for (int k = 0; k < LP_INSN_N; k++)
+		for (int r = 0; r < NRUNS; r++) {
+			free(runs[k][r].dur);
+			free(runs[k][r].pre);
+			free(runs[k][r].stamp);
+			free(runs[k][r].span);
+		}
+	return ret;
+}
+
+/* Records of the probes' costs: a function probe's entry and return, a
+ * point probe's hit, once per name and class. */
+int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
+{
+	if (!t->calibrated)
+		return 0;
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct pinfo *pi = &t->probes[i];
+		if (pi->cal || (pi->kind == LP_PROBE_TP ? !t->tp_done : pi->insn == LP_INSN_NONE) ||
+		    (pi->kind != LP_PROBE_ENTRY && pi->kind != LP_PROBE_POINT && pi->kind != LP_PROBE_TP))
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !t->probes[j].cal && t->probes[j].insn == pi->insn &&
+			       t->probes[j].kind == pi->kind && !strcmp(t->probes[j].name, pi->name);
+		if (seen)
+			continue;
+		const struct cls_cost *c = &t->costs[pi->insn];
+		for (int h = 0; h < (pi->kind == LP_PROBE_ENTRY ? 2 : 1); h++) {
+			char buf[32];
+			struct lp_cost rec = { .time_ns = t->cal_time };
+			int64_t inside = 0, sd, n;
+			if (pi->kind == LP_PROBE_TP) {
+				rec.what = "tracepoint";
+				rec.ns = (double)t->tp_cost;
+				sd = t->tp_sd;
+				n = (int64_t)t->tp_n;
+			} else if (pi->kind == LP_PROBE_POINT) {
+				rec.what = "line";
+				rec.ns = (double)c->point;
+				sd = c->point_sd;
+				n = (int64_t)c->point_n;
+			} else if (h == 0) {
+				rec.what = "entry";
+				rec.ns = (double)c->entry;
+				inside = c->entry_in;
+				sd = c->entry_sd;
+				n = (int64_t)c->entry_n;
+			} else {
+				rec.what = "return";
+				rec.ns = (double)c->ret;
+				inside = c->ret_in;
+				sd = c->ret_sd;
+				n = (int64_t)c->ret_n;
+			}
+			lp_attrs_buf__reset(&t->attrs);
+			lp_attrs_buf__add(&t->attrs, "probe", pi->name);
+			if (pi->kind == LP_PROBE_ENTRY) {
+				fmt_i64(buf, inside);
+				lp_attrs_buf__add(&t->attrs, "inside_ns", buf);
+			}
+			if (pi->insn != LP_INSN_NONE)
+				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->insn));
+			fmt_i64(buf, sd);
+			lp_attrs_buf__add(&t->attrs, "sd_ns", buf);
+			fmt_i64(buf, n);
+			lp_attrs_buf__add(&t->attrs, "n", buf);
+			rec.attrs = lp_attrs_buf__attrs(&t->attrs);
+			if (lp_writer__cost(w, &rec) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* A followed process forked: the child is followed as the target it
  * descends from. */
 static void on_fork_event(struct lp_tracer *t, pid_t child, pid_t parent)
@@ -546,6 +996,17 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*ev) || ev->probe >= t->nprobes || t->werr)
 		return 0;
 	const struct pinfo *pi = &t->probes[ev->probe];
+	if (pi->cal) {
+		if (ev->type == LP_EV_SPAN) {
+			if (t->ncal == t->calcap) {
+				t->calcap = t->calcap ? 2 * t->calcap : 1024;
+				t->cal_spans = lp_reallocarray(t->cal_spans, t->calcap, sizeof(*t->cal_spans));
+			}
+			t->cal_spans[t->ncal][0] = (int64_t)ev->start;
+			t->cal_spans[t->ncal++][1] = (int64_t)ev->end;
+		}
+		return 0;
+	}
 	lp_attrs_buf__reset(&t->attrs);
 	char buf[64];
 	int r;
@@ -560,6 +1021,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 			format_value(buf, &pi->ret, ev->ret, NULL);
 			lp_attrs_buf__add(&t->attrs, "ret", buf);
 		}
+		if (ev->type == LP_EV_SPAN && t->calibrated) {
+			fmt_u64(buf, ev->lp_ns);
+			lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
+		}
 		break;
 	}
 	case LP_EV_SYSCALL:
@@ -568,6 +1033,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 		syscall_attrs(t, pi, ev->vals);
 		fmt_i64(buf, (int64_t)ev->ret);
 		lp_attrs_buf__add(&t->attrs, "ret", buf);
+		/* No uprobe fires inside a system call; the raw tracepoints'
+		 * programs run before its start and after its end. */
+		if (t->calibrated)
+			lp_attrs_buf__add(&t->attrs, "lp_ns", "0");
 		break;
 	case LP_EV_TP:
 		if (pi->tep_event && size >= sizeof(struct lp_trace_event) + ev->size)
@@ -597,6 +1066,21 @@ static int handle_event(void *ctx, void *data, size_t size)
 	}
 	t->count++;
 	return 0;
+}
+
+/* The kernel's loss counters now: what write_lost counts from. */
+static void lost_baseline(struct lp_tracer *t)
+{
+	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
+	uint32_t k = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0)
+		for (int c = 0; c < LP_NCOUNTERS; c++) {
+			uint64_t sum = 0;
+			for (int cpu = 0; cpu < t->ncpus; cpu++)
+				sum += vals[cpu * LP_NCOUNTERS + c];
+			t->lost_seen[c] = sum;
+		}
+	free(vals);
 }
 
 /* Writes a lost record for each counter that grew since the last call. */
@@ -730,6 +1214,8 @@ static int write_unfinished_syscalls(struct lp_tracer *t, struct lp_writer *w)
 		const struct pinfo *pi = &t->probes[open[i].in.probe];
 		lp_attrs_buf__reset(&t->attrs);
 		syscall_attrs(t, pi, open[i].in.args);
+		if (t->calibrated)
+			lp_attrs_buf__add(&t->attrs, "lp_ns", "0");
 		struct lp_span s = {
 			.start_ns = (int64_t)open[i].in.ts, .end_ns = LP_TIME_NONE,
 			.pid = (int32_t)open[i].in.tgid, .tid = (int32_t)open[i].tid,
@@ -776,6 +1262,12 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 			const struct pinfo *pi = &t->probes[f->probe];
 			lp_attrs_buf__reset(&t->attrs);
 			values_attrs(t, pi, f->vals, (const char(*)[LP_TRACE_STR_MAX])f->strs);
+			if (t->calibrated) {	/* what lp added until it stopped */
+				char buf[24];
+				uint64_t in = pi->insn ? (uint64_t)t->costs[pi->insn].entry_in : 0;
+				fmt_u64(buf, st->lp_ns - f->lp0 + in);
+				lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
+			}
 			struct lp_span s = {
 				.start_ns = (int64_t)f->ts, .end_ns = LP_TIME_NONE,
 				.pid = (int32_t)st->tgid, .tid = (int32_t)tids[i],
@@ -832,6 +1324,12 @@ void lp_tracer__free(struct lp_tracer *t)
 {
 	if (!t)
 		return;
+	if (t->cal_threaded)
+		pthread_join(t->cal_thread, NULL);
+	else
+		for (size_t i = 0; i < t->ncal_links; i++)
+			bpf_link__destroy(t->cal_links[i]);
+	free(t->cal_links);
 	detach(t);
 	free(t->links);
 	free(t->kids);
@@ -844,6 +1342,7 @@ void lp_tracer__free(struct lp_tracer *t)
 			free(t->probes[i].vals[k].name);
 	}
 	free(t->probes);
+	free(t->cal_spans);
 	if (t->tep)
 		tep_free(t->tep);
 	lp_attrs_buf__free(&t->attrs);

@@ -26,6 +26,23 @@ struct lp_tracer;
  * privileges: one line naming what is needed). */
 struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts);
 
+/* Measures what one hit of lp-trace's probes costs the thread it lands in
+ * (formats/lp-stream.md, "What lp costs"), for the instruction classes
+ * given as masks of 1 << LP_INSN_*: those of function probes (entry and
+ * return) and of point probes, and of a tracepoint probe when tracepoints.
+ * The same programs are attached to calibration functions of this process
+ * (lib/tracecal.c), or to the tracepoint of its own getppid(2) calls, and
+ * the calls timed with and without them, within about budget_ns.  Call before
+ * lp_tracer__attach, which gives each probe its class's figures, counted in
+ * the kernel into spans' lp_ns=.  -1 after reporting why (the tracer then
+ * writes no cost records and no lp_ns=). */
+int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
+			 bool tracepoints, int64_t budget_ns);
+
+/* Writes the cost records of the probes attached so far (none when not
+ * calibrated).  Returns 0, or -1 when the output failed. */
+int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w);
+
 /* Processes syscall: and tp: probes follow (they are system-wide events
  * filtered in the kernel by process id).  A process leaves the filter when
  * it exits. */
