@@ -129,6 +129,45 @@ bool lp_span__lp_ns(const struct lp_span *sp, double *ns)
 	return lp_parse_double(num, ns, &why) == 0 && *ns >= 0 && !isinf(*ns);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+#define Q 0.25
+
+bool lp_selfcost__seen(double *one, size_t n1, double *zero, size_t n0, double period_ns,
+		       double *cost)
+{
+	if (n1 < 100 || n0 < 100 || !(period_ns > 0))
+		return false;
+	qsort(one, n1, sizeof(*one), cmp_double);
+	qsort(zero, n0, sizeof(*zero), cmp_double);
+	double total = 0;
+	for (size_t i = 0; i < n0; i++)
+		if (zero[i] > 0 && zero[i] < period_ns)
+			total += zero[i] / (period_ns - zero[i]);
+	if (!(total > 0))
+		return false;
+	/* The lower quartile, not the median: among the spans that hold a
+	 * sample the long ones weigh more than among the others, and a
+	 * quantile low in both is further from where a slow mode mixes in. */
+	double half = total * Q, sum = 0, wmed = zero[n0 - 1];
+	for (size_t i = 0; i < n0; i++) {
+		if (!(zero[i] > 0 && zero[i] < period_ns))
+			continue;
+		sum += zero[i] / (period_ns - zero[i]);
+		if (sum >= half) {
+			wmed = zero[i];
+			break;
+		}
+	}
+	double med = one[(size_t)((double)(n1 - 1) * Q)];
+	*cost = med - wmed;
+	return true;
+}
+
 /* --- the prior ------------------------------------------------------------ */
 
 /* Bins of ratio at least 1.01 (1% of a duration: finer than a sample's

@@ -38,6 +38,21 @@ bool lp_costs__of(const struct lp_costs *c, enum lp_hit hit, double *mean, doubl
  * none does. */
 double lp_costs__period(const struct lp_costs *c);
 
+/* What one sample cost the spans of this stream, seen in the spans
+ * themselves: one[] holds the durations (less lp_ns=) of spans that hold
+ * exactly one sample, zero[] those of spans that hold none, all shorter
+ * than the period.  A sample lands in a span of length t < T (T the
+ * period, the span on a CPU throughout) with probability t/T, so the spans
+ * holding one have the true durations of those holding none weighted by
+ * t/(T - t), and their durations are longer by the cost: the cost is the
+ * difference of the two distributions' lower quartiles (the median is
+ * pulled up where a slow mode is a larger share of the sampled spans:
+ * +1 us in tests/split-selfcost.bats' streams, against -0.5 us).  It sees what the calibration cannot: the
+ * caches a sample's copy evicts, the recorder's thread preempting the
+ * target.  Sorts both arrays.  False when either has fewer than 100. */
+bool lp_selfcost__seen(double *one, size_t n1, double *zero, size_t n0, double period_ns,
+		       double *cost);
+
 /* A span's lp_ns= (0 when it has none); false when it is malformed. */
 bool lp_span__lp_ns(const struct lp_span *sp, double *ns);
 

@@ -161,6 +161,8 @@ struct split {
 	size_t nspans;
 	struct lp_hashmap span_index;	/* (tid, start, end) -> index + 1 */
 	uint64_t sampled_spans, uncertain_spans;
+	double cal_cost, seen_cost;	/* a sample's: calibrated, seen in the spans (0: not) */
+	bool used_seen;			/* seen_cost replaced cal_cost */
 	double sample_cost_ns, probe_cost_ns;	/* taken out, in all */
 	double period_ns;		/* the header's period_ns=, 0 when none */
 	bool warned;			/* a warning was written */
@@ -787,6 +789,52 @@ static void charge_samples(struct split *s, struct psample *smp, size_t nsmp)
 	free(open);
 }
 
+/* The calibration measures what a sample costs a thread that does nothing
+ * else; in a real program it may cost more (the caches a DWARF copy
+ * evicts, the recorder preempting the target: 7 us more a sample in the
+ * request loop of bench/selfcost.sh).  The spans show it themselves
+ * (lp_selfcost__seen): when they show more than the calibration, up to
+ * twice it, their figure is used.  Less is not: fewer cost than measured
+ * is no evidence the calibration erred, only that on-CPU time and length
+ * differ among the spans, which the estimate assumes they do not. */
+static void use_seen_cost(struct split *s)
+{
+	double period = lp_costs__period(s->costs);
+	if (!period)
+		period = s->period_ns;
+	if (s->o->raw || !period)
+		return;
+	double *one = lp_calloc(s->nspans + 1, sizeof(*one)), *zero = lp_calloc(s->nspans + 1,
+									       sizeof(*zero));
+	size_t n1 = 0, n0 = 0;
+	double cal = 0;
+	for (size_t i = 0; i < s->nspans; i++) {
+		const struct pspan *sp = &s->spans[i];
+		double d = (double)(sp->end - sp->start) - sp->lp_ns;
+		if (sp->nsamples == 1 && sp->cost > 0 && d - sp->cost < 0.9 * period) {
+			one[n1++] = d;
+			cal += sp->cost;
+		} else if (!sp->nsamples && d < 0.9 * period) {
+			zero[n0++] = d;
+		}
+	}
+	double seen;
+	if (n1 && lp_selfcost__seen(one, n1, zero, n0, period, &seen)) {
+		s->cal_cost = cal / (double)n1;
+		s->seen_cost = seen;
+		if (seen > s->cal_cost && seen <= 2 * s->cal_cost) {
+			double f = seen / s->cal_cost;
+			for (size_t i = 0; i < s->nspans; i++) {
+				s->spans[i].cost *= f;
+				s->spans[i].var *= f * f;
+			}
+			s->used_seen = true;
+		}
+	}
+	free(one);
+	free(zero);
+}
+
 /* A span that holds samples is measured longer by their cost, which is
  * known only on average: when the truth may lie on either side of a cut,
  * the likelihood decides, or the span is uncertain. */
@@ -908,6 +956,7 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 	set_time_bounds(s);
 	charge_samples(s, smp, nsmp);
 	free(smp);
+	use_seen_cost(s);
 	s->durs = lp_reallocarray(NULL, s->nspans ? s->nspans : 1, sizeof(*s->durs));
 	for (size_t i = 0; i < s->nspans; i++) {
 		struct pspan *sp = &s->spans[i];
@@ -1295,6 +1344,10 @@ static int report(struct split *s)
 			s->sampled_spans, s->ndurs);
 		if (have)
 			fprintf(f, " (%.1f us a sample, sd %.1f us)", mean / 1e3, sqrt(var) / 1e3);
+		if (s->seen_cost)
+			fprintf(f, "; the spans show %.1f us a sample%s", s->seen_cost / 1e3,
+				s->used_seen ? ": used" : s->seen_cost > s->cal_cost
+				? ": more than twice the calibration, not used" : "");
 		fprintf(f, ", %.3f ms of samples and %.3f ms of probes in all",
 			s->sample_cost_ns / 1e6, s->probe_cost_ns / 1e6);
 		if (s->uncertain_spans)

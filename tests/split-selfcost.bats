@@ -179,3 +179,23 @@ split() {
 	run -0 grep -c '^sample' "$TMP/above.lp"
 	[ "$output" -eq 30 ]
 }
+
+@test "split-selfcost: samples that cost more than calibrated: the spans show it, and the split uses it" {
+	# The cost record says 14 us; the samples cost the thread 22 us (a
+	# copy evicting the program's caches, the recorder preempting it).
+	GEN_RECORDED_COST=14000 gen 40000 0.01 2000 100000 1001001 22000 2500 3
+	split --percentile 95
+	run -0 sed -n 's/.*the spans show \([0-9.]*\) us a sample: used.*/\1/p' "$TMP/report"
+	echo "seen: $output us"
+	awk -v c="$output" 'BEGIN { exit !(c >= 19 && c <= 25) }' || fail "seen cost $output us, not ~22"
+	read -r n_above s_above < <(share "$TMP/above.lp")
+	read -r n_below s_below < <(share "$TMP/below.lp")
+	echo "above $n_above $s_above, below $n_below $s_below"
+	awk -v s="$s_above" 'BEGIN { exit !(s >= 0.95) }' || fail "above: $s_above slow_path"
+	(( n_below >= 40 )) || fail "the fast group lost its samples: $n_below"
+	awk -v s="$s_below" 'BEGIN { exit !(s <= 0.02) }' || fail "below: $s_below slow_path"
+	# A calibration above what the spans show stays: less is no evidence.
+	GEN_RECORDED_COST=30000 gen 40000 0.01 2000 100000 1001001 22000 2500 3
+	split --percentile 95
+	grep -q "(30.0 us a sample, sd 2.5 us); the spans show 2[0-9.]* us a sample," "$TMP/report"
+}
