@@ -89,15 +89,17 @@ record() {
 
 # lp_split DIR PROBE ARGS...: lp-split ARGS --label on DIR/j.lp into DIR/l.lp,
 # its report in DIR/rep; then one folded profile per group (DIR/G.folded)
-# and DIR/groups: the groups that hold the probe's spans, fastest first
-# (with one cut, below and above).
+# and DIR/groups: the bands that hold the probe's spans, fastest first
+# (with one cut, below and above; not uncertain, whose spans are a band's
+# undecided, nor lp).
 lp_split() {
 	local d=$1 probe=$2 g
 	shift 2
 	lp-split "$@" --probe "$probe" --label -o "$d/l.lp" --report "$d/rep" "$d/j.lp" 2>"$d/split.err" || {
 		echo "bench/selfcost.sh: lp-split $* failed:" >&2; cat "$d/split.err" >&2; return 1; }
 	awk -F'\t' '$1 == "group" { t = 1; next } t && NF < 3 { t = 0 }
-		t && $1 != "outside" && $1 != "excluded" && $1 != "unranked" && $2 != "-" { print $1 }' "$d/rep" >"$d/groups"
+		t && $1 != "outside" && $1 != "excluded" && $1 != "unranked" && $1 != "uncertain" && $1 != "lp" &&
+		$2 != "-" { print $1 }' "$d/rep" >"$d/groups"
 	while read -r g; do lp-collapse --group "$g" "$d/l.lp" >"$d/$g.folded"; done <"$d/groups"
 }
 

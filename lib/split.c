@@ -790,13 +790,14 @@ static void charge_samples(struct split *s, struct psample *smp, size_t nsmp)
 }
 
 /* The calibration measures what a sample costs a thread that does nothing
- * else; in a real program it may cost more (the caches a DWARF copy
- * evicts, the recorder preempting the target: 7 us more a sample in the
- * request loop of bench/selfcost.sh).  The spans show it themselves
- * (lp_selfcost__seen): when they show more than the calibration, up to
- * twice it, their figure is used.  Less is not: fewer cost than measured
- * is no evidence the calibration erred, only that on-CPU time and length
- * differ among the spans, which the estimate assumes they do not. */
+ * else, for 300 ms at the start.  In a real program it may cost more (the
+ * caches a DWARF copy evicts, the recorder preempting the target: 7 us
+ * more a sample in the request loop of bench/selfcost.sh), and on a busy
+ * machine the calibration itself may be off (36 us calibrated against 19 us
+ * paid, in CI).  The spans show what they paid (lp_selfcost__seen): within
+ * a factor of 3 of the calibration, their figure is used; beyond, the
+ * estimate's own assumption (on-CPU time grows with length alike in every
+ * span) is likelier broken, and the calibration stays. */
 static void use_seen_cost(struct split *s)
 {
 	double period = lp_costs__period(s->costs);
@@ -822,7 +823,7 @@ static void use_seen_cost(struct split *s)
 	if (n1 && lp_selfcost__seen(one, n1, zero, n0, period, &seen)) {
 		s->cal_cost = cal / (double)n1;
 		s->seen_cost = seen;
-		if (seen > s->cal_cost && seen <= 2 * s->cal_cost) {
+		if (seen >= s->cal_cost / 3 && seen <= 3 * s->cal_cost) {
 			double f = seen / s->cal_cost;
 			for (size_t i = 0; i < s->nspans; i++) {
 				s->spans[i].cost *= f;
@@ -1346,8 +1347,7 @@ static int report(struct split *s)
 			fprintf(f, " (%.1f us a sample, sd %.1f us)", mean / 1e3, sqrt(var) / 1e3);
 		if (s->seen_cost)
 			fprintf(f, "; the spans show %.1f us a sample%s", s->seen_cost / 1e3,
-				s->used_seen ? ": used" : s->seen_cost > s->cal_cost
-				? ": more than twice the calibration, not used" : "");
+				s->used_seen ? ": used" : ": too far from the calibration, not used");
 		fprintf(f, ", %.3f ms of samples and %.3f ms of probes in all",
 			s->sample_cost_ns / 1e6, s->probe_cost_ns / 1e6);
 		if (s->uncertain_spans)
@@ -1527,10 +1527,15 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 		s.cuts[i] = (double)o->thresholds[i];
 	char *spool = NULL;
 	const char *second = input;
-	/* Files (and spooled pipes) are read twice whenever there is a cut:
-	 * a span's corrected duration needs every sample in it, and its
-	 * samples come after it. */
-	bool exact = (o->npercentiles || o->nthresholds || o->auto_cut) && !o->live;
+	/* Percentiles and --auto read the input twice (a pipe is spooled):
+	 * every duration is needed first.  Thresholds do so on a file too, as
+	 * a span's corrected duration needs every sample in it and its
+	 * samples come after it; on a pipe they route as they read (a live
+	 * pipeline's groups grow as it runs), corrected by lp_ns= only. */
+	struct stat st;
+	bool regular = strcmp(input, "-") ? stat(input, &st) == 0 && S_ISREG(st.st_mode)
+					   : fstat(0, &st) == 0 && S_ISREG(st.st_mode);
+	bool exact = (o->npercentiles || o->auto_cut || (o->nthresholds && regular)) && !o->live;
 	if (exact) {
 		if (first_pass(&s, input, &spool) < 0 || decide_distribution(&s) < 0) {
 			if (spool)

@@ -253,7 +253,9 @@ between() {
 	} > "$TMP/p.lp"
 	lp-join "$TMP/s.lp" "$TMP/p.lp" > "$TMP/j.lp"
 	run -0 --separate-stderr lp-split -t 5us --probe req -O "$TMP/g-%s.lp" "$TMP/j.lp"
-	[ "$(sed -n '/^# sample weight by thread state$/,$p' <<<"$stderr")" = "# sample weight by thread state
+	# (The report's tables, not the warnings after them: two spans are
+	# too few to compare, and lp-split says so.)
+	[ "$(sed -n '/^# sample weight by thread state$/,$p' <<<"$stderr" | sed '/^lp-split: warning: /d')" = "# sample weight by thread state
 group	running	runnable	blocked
 below	100.0%	0.0%	0.0%
 above	10.0%	10.0%	80.0%
@@ -319,10 +321,10 @@ above	read_disk	50000	55.6%
 above	take_lock	20000	22.2%
 above	log_flush	10000	11.1%"
 	run -0 --separate-stderr lp-split -t 50us --probe req -O "$TMP/g-%s.lp" "$TMP/j.lp"
-	[ "$(sed -n '/^# sample weight by thread state$/,$p' <<<"$stderr")" = "$expected" ]
+	[ "$(sed -n '/^# sample weight by thread state$/,$p' <<<"$stderr" | sed '/^lp-split: warning: /d')" = "$expected" ]
 	# The same with --report FILE, stderr quiet; exact mode (a percentile
 	# cut reads the input twice) finds the same.
 	run -0 --separate-stderr lp-split -P 50 --probe req --report "$TMP/r.txt" -O "$TMP/h-%s.lp" "$TMP/j.lp"
-	[ -z "$stderr" ]
+	[ -z "$(sed '/^lp-split: warning: group [a-z]* has 1 spans and [0-9]* samples: too few/d' <<<"$stderr")" ]
 	[ "$(sed -n '/^# sample weight by thread state$/,$p' "$TMP/r.txt")" = "$expected" ]
 }
