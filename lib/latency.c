@@ -1,6 +1,5 @@
 /* latency.c - span durations per probe (latency.h). */
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "latency.h"
@@ -119,7 +118,7 @@ int lp_latency__add(struct lp_latency *l, const struct lp_span *span, const char
 		*why = "bad lp_ns";
 		return -1;
 	}
-	p->d[p->n++] = d - (int64_t)fmin(lp_ns, (double)d);
+	p->d[p->n++] = lp_less_cost(d, lp_ns);
 	return 0;
 }
 

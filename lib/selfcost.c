@@ -113,6 +113,13 @@ double lp_costs__period(const struct lp_costs *c)
 	return c->period_ns;
 }
 
+int64_t lp_less_cost(int64_t d, double take)
+{
+	if (!(take > 0))
+		return d;
+	return take >= (double)d ? 0 : d - (int64_t)llround(take);
+}
+
 bool lp_span__lp_ns(const struct lp_span *sp, double *ns)
 {
 	size_t n;

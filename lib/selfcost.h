@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "stream.h"
 
@@ -52,6 +53,10 @@ double lp_costs__period(const struct lp_costs *c);
  * target.  Sorts both arrays.  False when either has fewer than 100. */
 bool lp_selfcost__seen(double *one, size_t n1, double *zero, size_t n0, double period_ns,
 		       double *cost);
+
+/* A duration less a cost taken out of it, never below 0; in integers, as
+ * a duration near 2^63 has no exact double. */
+int64_t lp_less_cost(int64_t d, double take);
 
 /* A span's lp_ns= (0 when it has none); false when it is malformed. */
 bool lp_span__lp_ns(const struct lp_span *sp, double *ns);

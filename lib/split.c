@@ -671,7 +671,7 @@ static void route(struct split *s, const struct lp_record *rec)
 			else if ((ps = decided(s, smp->tid, start, end)))
 				g = &s->g[ps->group];
 			else
-				g = &s->g[band_of(s, end - start - sample_lp_ns(s, smp, dot))];
+				g = &s->g[band_of(s, lp_less_cost(end - start, (double)sample_lp_ns(s, smp, dot)))];
 		}
 		emit_sample(s, smp, g);
 		return;
@@ -690,7 +690,7 @@ static void route(struct split *s, const struct lp_record *rec)
 		double lp_ns = 0;
 		if (!s->o->raw)
 			lp_span__lp_ns(sp, &lp_ns);
-		int64_t d = sp->end_ns - sp->start_ns - (int64_t)fmin(lp_ns, (double)(sp->end_ns - sp->start_ns));
+		int64_t d = lp_less_cost(sp->end_ns - sp->start_ns, lp_ns);
 		const struct pspan *ps = decided(s, sp->tid, sp->start_ns, sp->end_ns);
 		if (ps) {
 			emit_span(s, sp, &s->g[ps->group], true, ps->corrected);
@@ -961,8 +961,7 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 	s->durs = lp_reallocarray(NULL, s->nspans ? s->nspans : 1, sizeof(*s->durs));
 	for (size_t i = 0; i < s->nspans; i++) {
 		struct pspan *sp = &s->spans[i];
-		double c = (double)(sp->end - sp->start) - sp->lp_ns - sp->cost;
-		sp->corrected = c > 0 ? (int64_t)llround(c) : 0;
+		sp->corrected = lp_less_cost(sp->end - sp->start, sp->lp_ns + sp->cost);
 		if (!s->o->has_time || (sp->end > s->from && sp->start < s->to)) {
 			s->durs[s->ndurs++] = sp->corrected;
 			s->sampled_spans += sp->nsamples > 0;
