@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util.h"
@@ -136,44 +137,6 @@ bool lp_span__lp_ns(const struct lp_span *sp, double *ns)
 	return lp_parse_double(num, ns, &why) == 0 && *ns >= 0 && !isinf(*ns);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-#define Q 0.25
-
-bool lp_selfcost__seen(double *one, size_t n1, double *zero, size_t n0, double period_ns,
-		       double *cost)
-{
-	if (n1 < 100 || n0 < 100 || !(period_ns > 0))
-		return false;
-	qsort(one, n1, sizeof(*one), cmp_double);
-	qsort(zero, n0, sizeof(*zero), cmp_double);
-	double total = 0;
-	for (size_t i = 0; i < n0; i++)
-		if (zero[i] > 0 && zero[i] < period_ns)
-			total += zero[i] / (period_ns - zero[i]);
-	if (!(total > 0))
-		return false;
-	/* The lower quartile, not the median: among the spans that hold a
-	 * sample the long ones weigh more than among the others, and a
-	 * quantile low in both is further from where a slow mode mixes in. */
-	double half = total * Q, sum = 0, wmed = zero[n0 - 1];
-	for (size_t i = 0; i < n0; i++) {
-		if (!(zero[i] > 0 && zero[i] < period_ns))
-			continue;
-		sum += zero[i] / (period_ns - zero[i]);
-		if (sum >= half) {
-			wmed = zero[i];
-			break;
-		}
-	}
-	double med = one[(size_t)((double)(n1 - 1) * Q)];
-	*cost = med - wmed;
-	return true;
-}
 
 /* --- the prior ------------------------------------------------------------ */
 
@@ -237,6 +200,18 @@ void lp_prior__free(struct lp_prior *p)
 	free(p);
 }
 
+/* The inverse error function, to 1e-3 (Winitzki's approximation, then
+ * two Newton steps): a normal quantile from a probability. */
+static double erfinv_approx(double y)
+{
+	const double a = 0.147;
+	double l = log(1 - y * y), t = 2 / (M_PI * a) + l / 2;
+	double x = copysign(sqrt(sqrt(t * t - l / a) - t), y);
+	for (int i = 0; i < 2; i++)
+		x -= (erf(x) - y) / (2 / sqrt(M_PI) * exp(-x * x));
+	return x;
+}
+
 static double cdf(double x)
 {
 	return 0.5 * erfc(-x / M_SQRT2);
@@ -250,19 +225,196 @@ static size_t band_at(const double *cuts, size_t nbands, double d)
 	return b;
 }
 
-bool lp_prior__bands(const struct lp_prior *p, double est, double var, double lb,
-		     const double *cuts, size_t nbands, double *prob)
+struct lp_costdist lp_costdist__normal(double mean, double sd)
+{
+	return (struct lp_costdist){ .mean = mean, .sd = sd };
+}
+
+void lp_costdist__fini(struct lp_costdist *d)
+{
+	for (int k = 0; k <= LP_COSTDIST_K; k++)
+		free(d->cdf[k]);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Bins of one sample's cost in a deconvolution, and its passes: enough to
+ * resolve a cost's tail, few enough that noise in a few thousand spans is
+ * not fitted (Richardson-Lucy fits noise as it goes on). */
+#define COST_BINS 400
+#define RL_PASSES 60
+
+bool lp_costdist__deconvolve(struct lp_costdist *d, const double *one, size_t n1,
+			     const double *zero, size_t n0, double period_ns, double guess_mean,
+			     double guess_sd)
+{
+	memset(d, 0, sizeof(*d));
+	if (n1 < 100 || n0 < 100 || !(period_ns > 0) || !(guess_mean > 0))
+		return false;
+	/* The cost is looked for within 3 times the calibration: wider, a
+	 * span of one mode plus a large cost explains one of a slower mode
+	 * as well as a small cost does, and the deconvolution cannot tell
+	 * (2 us and 100 us calls, 14 us a sample: it found 34 us, sd 40). */
+	double sd0 = fmax(guess_sd, guess_mean / 2);
+	double kmax = guess_mean + 4 * sd0;
+	if (kmax > period_ns / 2)
+		kmax = period_ns / 2;
+	double step = kmax / COST_BINS, dmax = 0.9 * period_ns;
+	size_t nd = (size_t)((dmax + kmax) / step) + 2, nf = 0;
+	double *f = lp_calloc(nd, sizeof(*f)), *h = lp_calloc(nd, sizeof(*h));
+	double *p = lp_calloc(nd, sizeof(*p)), *g = lp_calloc(COST_BINS, sizeof(*g));
+	double *c = lp_calloc(COST_BINS, sizeof(*c)), ft = 0, ht = 0;
+	for (size_t i = 0; i < n0; i++)
+		if (zero[i] >= 0 && zero[i] < dmax) {
+			double w = fmax(zero[i], step / 2) / (period_ns - zero[i]);
+			f[(size_t)(zero[i] / step)] += w;
+			ft += w;
+		}
+	for (size_t i = 0; i < n1; i++)
+		if (one[i] >= 0 && one[i] < dmax + kmax) {
+			h[(size_t)(one[i] / step)] += 1;
+			ht += 1;
+		}
+	/* f's non-empty bins, for the convolutions */
+	size_t *fj = lp_calloc(nd, sizeof(*fj));
+	for (size_t j = 0; j < nd; j++)
+		if (f[j] > 0) {
+			f[j] /= ft;
+			fj[nf++] = j;
+		}
+	bool ok = ft > 0 && ht >= 100;
+	/* Start from the calibration, widened to the whole range (where the
+	 * start is 0, Richardson-Lucy never puts any). */
+	double gt = 0;
+	for (size_t k = 0; k < COST_BINS; k++) {
+		double x = ((double)k + 0.5) * step - guess_mean;
+		g[k] = exp(-x * x / (2 * sd0 * sd0));
+		gt += g[k];
+	}
+	for (size_t k = 0; k < COST_BINS; k++)
+		g[k] /= gt;
+	for (int pass = 0; ok && pass < RL_PASSES; pass++) {
+		memset(p, 0, nd * sizeof(*p));
+		for (size_t k = 0; k < COST_BINS; k++)
+			if (g[k] > 1e-12)
+				for (size_t a = 0; a < nf; a++)
+					if (fj[a] + k < nd)
+						p[fj[a] + k] += f[fj[a]] * g[k];
+		gt = 0;
+		for (size_t k = 0; k < COST_BINS; k++) {
+			double num = 0, den = 0;
+			for (size_t a = 0; a < nf; a++) {
+				size_t j = fj[a] + k;
+				if (j >= nd)
+					continue;
+				den += f[fj[a]];
+				if (p[j] > 0)
+					num += f[fj[a]] * h[j] / p[j];
+			}
+			c[k] = den > 0 ? g[k] * num / den : 0;
+			gt += c[k];
+		}
+		if (!(gt > 0)) {
+			ok = false;
+			break;
+		}
+		for (size_t k = 0; k < COST_BINS; k++)
+			g[k] = c[k] / gt;
+	}
+	if (ok) {
+		d->empirical = true;
+		d->step = step;
+		d->n = (size_t)COST_BINS * LP_COSTDIST_K;
+		double m = 0, v = 0;
+		for (size_t k = 0; k < COST_BINS; k++)
+			m += g[k] * ((double)k + 0.5) * step;
+		for (size_t k = 0; k < COST_BINS; k++) {
+			double x = ((double)k + 0.5) * step - m;
+			v += g[k] * x * x;
+		}
+		d->mean = m;
+		d->sd = sqrt(v);
+		/* k samples' cost: g convolved k times, as cumulative sums */
+		double *pk = lp_calloc(d->n, sizeof(*pk)), *next = lp_calloc(d->n, sizeof(*next));
+		memcpy(pk, g, COST_BINS * sizeof(*g));
+		for (int kk = 1; kk <= LP_COSTDIST_K; kk++) {
+			if (kk > 1) {
+				memset(next, 0, d->n * sizeof(*next));
+				for (size_t a = 0; a < d->n; a++)
+					if (pk[a] > 0)
+						for (size_t b = 0; b < COST_BINS && a + b < d->n; b++)
+							next[a + b] += pk[a] * g[b];
+				memcpy(pk, next, d->n * sizeof(*pk));
+			}
+			d->cdf[kk] = lp_calloc(d->n, sizeof(double));
+			double sum = 0;
+			for (size_t a = 0; a < d->n; a++)
+				d->cdf[kk][a] = sum += pk[a];
+		}
+		free(pk);
+		free(next);
+	}
+	free(f);
+	free(h);
+	free(p);
+	free(g);
+	free(c);
+	free(fj);
+	return ok;
+}
+
+double lp_costdist__cdf(const struct lp_costdist *d, unsigned k, double x)
+{
+	if (!d->empirical || k > LP_COSTDIST_K || k == 0) {
+		double sd = d->sd * sqrt((double)k), mean = d->mean * (double)k;
+		if (!(sd > 0))
+			return x >= mean ? 1 : 0;
+		return cdf((x - mean) / sd);
+	}
+	if (x <= 0)
+		return 0;
+	double pos = x / d->step;
+	size_t i = (size_t)pos;
+	if (i >= d->n)
+		return 1;
+	double lo = i ? d->cdf[k][i - 1] : 0, hi = d->cdf[k][i];
+	return lo + (hi - lo) * (pos - (double)i);
+}
+
+double lp_costdist__quantile(const struct lp_costdist *d, double q)
+{
+	if (!d->empirical)
+		return d->mean + d->sd * M_SQRT2 * erfinv_approx(2 * q - 1);
+	for (size_t i = 0; i < d->n; i++)
+		if (d->cdf[1][i] >= q)
+			return ((double)i + 1) * d->step;
+	return (double)d->n * d->step;
+}
+
+/* Where k samples' cost lies (nearly all of it). */
+static void cost_range(const struct lp_costdist *d, unsigned k, double *lo, double *hi)
+{
+	if (d->empirical && k >= 1 && k <= LP_COSTDIST_K) {
+		*lo = 0;
+		*hi = (double)d->n * d->step;
+		return;
+	}
+	double sd = d->sd * sqrt((double)k), mean = d->mean * (double)k;
+	*lo = fmax(0, mean - 8 * sd);
+	*hi = mean + 8 * sd;
+}
+
+bool lp_prior__bands(const struct lp_prior *p, double m, double lb, const struct lp_costdist *d,
+		     unsigned k, const double *cuts, size_t nbands, double *prob)
 {
 	for (size_t b = 0; b < nbands; b++)
 		prob[b] = 0;
-	if (!p || !(var > 0))
+	if (!p || !(d->sd > 0) || !k)
 		return false;
-	double sd = sqrt(var);
-	/* Where the true duration can be: within 8 sd of the estimate, and
-	 * not below what was measured before the first sample. */
-	double from = est - 8 * sd, to = est + 8 * sd;
-	if (from < lb)
-		from = lb;
+	/* Where the true duration can be: m less what k samples can cost,
+	 * and not below what was measured before the first sample. */
+	double clo, chi;
+	cost_range(d, k, &clo, &chi);
+	double from = fmax(m - chi, lb), to = m - clo;
 	if (to <= from)
 		return false;
 	double total = 0;
@@ -273,7 +425,8 @@ bool lp_prior__bands(const struct lp_prior *p, double est, double var, double lb
 		if (a >= to)
 			break;
 		/* The bin's weight spread evenly over it, cut where the
-		 * range and the cut points cut it. */
+		 * range and the cut points cut it; a true duration t in
+		 * [x, y) means a cost in (m - y, m - x]. */
 		double density = p->w[i] / (z - a);
 		double x = a > from ? a : from, end = z < to ? z : to;
 		while (x < end) {
@@ -281,9 +434,10 @@ bool lp_prior__bands(const struct lp_prior *p, double est, double var, double lb
 			double y = end;
 			if (band + 1 < nbands && cuts[band] < y)
 				y = cuts[band] > x ? cuts[band] : end;
-			double m = density * (cdf((y - est) / sd) - cdf((x - est) / sd));
-			prob[band] += m;
-			total += m;
+			double mass = density * (lp_costdist__cdf(d, k, m - x) -
+						 lp_costdist__cdf(d, k, m - y));
+			prob[band] += mass;
+			total += mass;
 			x = y;
 		}
 	}

@@ -39,21 +39,6 @@ bool lp_costs__of(const struct lp_costs *c, enum lp_hit hit, double *mean, doubl
  * none does. */
 double lp_costs__period(const struct lp_costs *c);
 
-/* What one sample cost the spans of this stream, seen in the spans
- * themselves: one[] holds the durations (less lp_ns=) of spans that hold
- * exactly one sample, zero[] those of spans that hold none, all shorter
- * than the period.  A sample lands in a span of length t < T (T the
- * period, the span on a CPU throughout) with probability t/T, so the spans
- * holding one have the true durations of those holding none weighted by
- * t/(T - t), and their durations are longer by the cost: the cost is the
- * difference of the two distributions' lower quartiles (the median is
- * pulled up where a slow mode is a larger share of the sampled spans:
- * +1 us in tests/split-selfcost.bats' streams, against -0.5 us).  It sees what the calibration cannot: the
- * caches a sample's copy evicts, the recorder's thread preempting the
- * target.  Sorts both arrays.  False when either has fewer than 100. */
-bool lp_selfcost__seen(double *one, size_t n1, double *zero, size_t n0, double period_ns,
-		       double *cost);
-
 /* A duration less a cost taken out of it, never below 0; in integers, as
  * a duration near 2^63 has no exact double. */
 int64_t lp_less_cost(int64_t d, double take);
@@ -68,13 +53,44 @@ struct lp_prior;
 
 struct lp_prior *lp_prior__new(const int64_t *durs, size_t n, double period_ns);
 void lp_prior__free(struct lp_prior *p);
+/* What samples cost a span: one sample's cost as a distribution, normal
+ * (the calibration's mean and sd) or as the spans show it (deconvolved,
+ * lp_costdist__deconvolve), and k samples' as its k-fold convolution. */
+#define LP_COSTDIST_K 4		/* convolutions kept; more samples: normal */
+struct lp_costdist {
+	bool empirical;
+	double mean, sd;	/* one sample's */
+	double step;		/* empirical: ns a bin */
+	size_t n;		/* bins of each cdf[] */
+	double *cdf[LP_COSTDIST_K + 1];	/* cdf[k][i]: P(k samples cost < (i + 1) step) */
+};
+
+struct lp_costdist lp_costdist__normal(double mean, double sd);
+/* One sample's cost as the spans show it: the durations of spans holding
+ * exactly one sample (one[]) are those of the spans holding none (zero[],
+ * weighted by t/(T - t): with one sample every period T of CPU time, a
+ * span of length t < T holds one with probability t/T) plus the cost, so the
+ * cost's distribution is their deconvolution (Richardson-Lucy, which keeps
+ * it a distribution: it sees the long tail a mean and an sd hide).  guess
+ * (the calibration's mean and sd) starts it and sets its range.  False
+ * when either set has fewer than 100 spans. */
+bool lp_costdist__deconvolve(struct lp_costdist *d, const double *one, size_t n1,
+			     const double *zero, size_t n0, double period_ns, double guess_mean,
+			     double guess_sd);
+/* The q-quantile of one sample's cost, ns. */
+double lp_costdist__quantile(const struct lp_costdist *d, double q);
+/* P(k samples cost at most x ns). */
+double lp_costdist__cdf(const struct lp_costdist *d, unsigned k, double x);
+void lp_costdist__fini(struct lp_costdist *d);
+
 /* The probability that a sampled span's true duration falls in each of
- * nbands bands (band i: cuts[i-1] < d <= cuts[i]), given its corrected
- * duration est, the variance var of the cost taken out, and a lower bound
- * lb on its true duration (the part before its first sample, measured
- * cleanly).  prob[] gets nbands values summing to 1.  False when the prior
- * holds no mass where the span can be (decide by est alone). */
-bool lp_prior__bands(const struct lp_prior *p, double est, double var, double lb,
-		     const double *cuts, size_t nbands, double *prob);
+ * nbands bands (band i: cuts[i-1] < d <= cuts[i]), given its duration m
+ * less lp_ns= (its k samples' cost still in), the distribution of that
+ * cost, and a lower bound lb on its true duration (the part before its
+ * first sample, measured cleanly).  prob[] gets nbands values summing to
+ * 1.  False when the prior holds no mass where the span can be (decide by
+ * the corrected duration alone). */
+bool lp_prior__bands(const struct lp_prior *p, double m, double lb, const struct lp_costdist *d,
+		     unsigned k, const double *cuts, size_t nbands, double *prob);
 
 #endif

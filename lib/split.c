@@ -162,7 +162,9 @@ struct split {
 	struct lp_hashmap span_index;	/* (tid, start, end) -> index + 1 */
 	uint64_t sampled_spans, uncertain_spans;
 	double cal_cost, seen_cost;	/* a sample's: calibrated, seen in the spans (0: not) */
+	double seen_sd;
 	bool used_seen;			/* seen_cost replaced cal_cost */
+	struct lp_costdist dist;	/* used_seen: a sample's cost as the spans show it */
 	double sample_cost_ns, probe_cost_ns;	/* taken out, in all */
 	double period_ns;		/* the header's period_ns=, 0 when none */
 	bool warned;			/* a warning was written */
@@ -794,7 +796,7 @@ static void charge_samples(struct split *s, struct psample *smp, size_t nsmp)
  * caches a DWARF copy evicts, the recorder preempting the target: 7 us
  * more a sample in the request loop of bench/selfcost.sh), and on a busy
  * machine the calibration itself may be off (36 us calibrated against 19 us
- * paid, in CI).  The spans show what they paid (lp_selfcost__seen): within
+ * paid, in CI).  The spans show what they paid (lp_costdist__deconvolve): within
  * a factor of 3 of the calibration, their figure is used; beyond, the
  * estimate's own assumption (on-CPU time grows with length alike in every
  * span) is likelier broken, and the calibration stays. */
@@ -819,10 +821,16 @@ static void use_seen_cost(struct split *s)
 			zero[n0++] = d;
 		}
 	}
-	double seen;
-	if (n1 && lp_selfcost__seen(one, n1, zero, n0, period, &seen)) {
+	double cal_var = 0;
+	for (size_t i = 0; i < s->nspans; i++)
+		if (s->spans[i].nsamples == 1 && s->spans[i].cost > 0)
+			cal_var += s->spans[i].var;
+	if (n1 && lp_costdist__deconvolve(&s->dist, one, n1, zero, n0, period, cal / (double)n1,
+					  sqrt(cal_var / (double)n1))) {
 		s->cal_cost = cal / (double)n1;
-		s->seen_cost = seen;
+		s->seen_cost = s->dist.mean;
+		s->seen_sd = s->dist.sd;
+		double seen = s->seen_cost;
 		if (seen >= s->cal_cost / 3 && seen <= 3 * s->cal_cost) {
 			double f = seen / s->cal_cost;
 			for (size_t i = 0; i < s->nspans; i++) {
@@ -830,6 +838,8 @@ static void use_seen_cost(struct split *s)
 				s->spans[i].var *= f * f;
 			}
 			s->used_seen = true;
+		} else {
+			lp_costdist__fini(&s->dist);
 		}
 	}
 	free(one);
@@ -845,9 +855,19 @@ static int32_t decide(struct split *s, const struct lp_prior *prior, const struc
 	int32_t band = (int32_t)band_of(s, sp->corrected);
 	if (s->o->raw || !sp->nsamples || !(sp->var > 0) || s->nbands == 1)
 		return band;
-	double lb = (double)(sp->first - sp->start) - sp->lp_ns;
-	double est = (double)(sp->end - sp->start) - sp->lp_ns - sp->cost;
-	if (!lp_prior__bands(prior, est, sp->var, lb, s->cuts, s->nbands, prob))
+	double m = (double)(sp->end - sp->start) - sp->lp_ns;
+	/* The cost's distribution as the spans show it, else the
+	 * calibration's mean and spread (normal). */
+	struct lp_costdist normal = lp_costdist__normal(sp->cost / sp->nsamples,
+							sqrt(sp->var / sp->nsamples));
+	const struct lp_costdist *d = s->used_seen ? &s->dist : &normal;
+	/* The span before its first sample is clean but for the part of the
+	 * sample's own cost that comes before its time stamp (the interrupt's
+	 * entry: 35 us before the sample in a 30 us request, seen in
+	 * bench/selfcost.sh): less the cost's 99th percentile, it is a floor
+	 * of the true duration. */
+	double lb = (double)(sp->first - sp->start) - sp->lp_ns - lp_costdist__quantile(d, 0.99);
+	if (!lp_prior__bands(prior, m, lb, d, sp->nsamples, s->cuts, s->nbands, prob))
 		return band;
 	size_t best = 0;
 	for (size_t b = 1; b < s->nbands; b++)
@@ -1345,7 +1365,8 @@ static int report(struct split *s)
 		if (have)
 			fprintf(f, " (%.1f us a sample, sd %.1f us)", mean / 1e3, sqrt(var) / 1e3);
 		if (s->seen_cost)
-			fprintf(f, "; the spans show %.1f us a sample%s", s->seen_cost / 1e3,
+			fprintf(f, "; the spans show %.1f us a sample (sd %.1f us)%s",
+				s->seen_cost / 1e3, s->seen_sd / 1e3,
 				s->used_seen ? ": used" : ": too far from the calibration, not used");
 		fprintf(f, ", %.3f ms of samples and %.3f ms of probes in all",
 			s->sample_cost_ns / 1e6, s->probe_cost_ns / 1e6);
@@ -1499,6 +1520,7 @@ static void free_split(struct split *s)
 	free(s->spans);
 	lp_hashmap__fini(&s->span_index);
 	lp_costs__free(s->costs);
+	lp_costdist__fini(&s->dist);
 	free(s->buf);
 	free(s->kbuf);
 	free(s->value);
