@@ -71,18 +71,6 @@ static int bad(const char *opt, const char *arg, const char *why)
 	return 2;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* "FROM-TO", each a duration from the first time read or @NS. */
 static int parse_time(const char *arg, struct lp_split_opts *o)
 {
@@ -312,9 +300,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (npcts)
-		qsort(pcts, npcts, sizeof(*pcts), cmp_double);
+		qsort(pcts, npcts, sizeof(*pcts), lp_cmp_double);
 	if (nths)
-		qsort(ths, nths, sizeof(*ths), cmp_i64);
+		qsort(ths, nths, sizeof(*ths), lp_cmp_i64);
 	for (size_t i = 1; i < npcts; i++)
 		if (pcts[i] == pcts[i - 1])
 			return bad("--percentile", "", "a cut point is given twice");

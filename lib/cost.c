@@ -21,20 +21,6 @@
 #include "cost.h"
 #include "util.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Of sorted v[0..n). */
 static double median_sorted(const double *v, size_t n)
 {
@@ -50,7 +36,7 @@ static double robust_sd(const double *v, size_t n, double m)
 
 	for (size_t i = 0; i < n; i++)
 		d[i] = fabs(v[i] - m);
-	qsort(d, n, sizeof(*d), cmp_double);
+	qsort(d, n, sizeof(*d), lp_cmp_double);
 	sd = 1.4826 * median_sorted(d, n);
 	free(d);
 	return sd;
@@ -63,7 +49,7 @@ static void summarize(double *v, size_t n, double trim, struct lp_cost_stats *ou
 	size_t cut = (size_t)(n * trim), k = 0;
 	double sum = 0;
 
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), lp_cmp_double);
 	for (size_t i = cut; i < n - cut; i++, k++)
 		sum += v[i];
 	out->ns = sum / k;
@@ -145,7 +131,7 @@ __attribute__((noinline)) static void spin(struct lp_spin *s)
 		warm[i] = t - prev;
 		prev = t;
 	}
-	qsort(warm, LP_SPIN_WARMUP, sizeof(*warm), cmp_i64);
+	qsort(warm, LP_SPIN_WARMUP, sizeof(*warm), lp_cmp_i64);
 	s->baseline_ns = (double)warm[LP_SPIN_WARMUP / 2];
 	/* Long: what no iteration of the loop takes by itself, and shorter
 	 * than any interrupt. */
@@ -511,7 +497,7 @@ int lp_cost__from_round_trips(int64_t *const *off, int64_t *const *on, const siz
 		free(diff);
 		return -1;
 	}
-	qsort(diff, used, sizeof(*diff), cmp_double);
+	qsort(diff, used, sizeof(*diff), lp_cmp_double);
 	out->ns = median_sorted(diff, used);
 	/* A round trip's added variance is that of its intervals' costs. */
 	out->sd_ns = var_on > var_off ? sqrt((var_on - var_off) / used) : 0;

@@ -138,12 +138,6 @@ int64_t lp_latency__quantile(const int64_t *sorted, size_t n, unsigned pct)
 	return sorted[rank - 1];
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 static int cmp_probe(const void *a, const void *b)
 {
 	const struct probe *x = *(struct probe *const *)a, *y = *(struct probe *const *)b;
@@ -165,7 +159,7 @@ static struct probe **sorted_probes(struct lp_latency *l)
 		qsort(v, k, sizeof(*v), cmp_probe);
 	for (size_t i = 0; i < k; i++)
 		if (v[i]->n > 1)
-			qsort(v[i]->d, v[i]->n, sizeof(*v[i]->d), cmp_i64);
+			qsort(v[i]->d, v[i]->n, sizeof(*v[i]->d), lp_cmp_i64);
 	return v;
 }
 

@@ -719,12 +719,6 @@ static void route(struct split *s, const struct lp_record *rec)
 
 /* --- the first pass: every duration, for exact percentiles ------------- */
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* By thread, then start, the outer of two spans that start together first:
  * on one thread calls nest, so a sweep in this order sees each span's
  * enclosing ones before it. */
@@ -989,7 +983,7 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 			s->probe_cost_ns += sp->lp_ns;
 		}
 	}
-	qsort(s->durs, s->ndurs, sizeof(*s->durs), cmp_i64);
+	qsort(s->durs, s->ndurs, sizeof(*s->durs), lp_cmp_i64);
 	return 0;
 }
 
@@ -1032,7 +1026,7 @@ static void exact_cuts(struct split *s)
 			g->durs[g->ndurs++] = s->spans[i].corrected;
 		}
 	for (size_t g = 0; g < s->ng; g++)
-		qsort(s->g[g].durs, s->g[g].ndurs, sizeof(int64_t), cmp_i64);
+		qsort(s->g[g].durs, s->g[g].ndurs, sizeof(int64_t), lp_cmp_i64);
 	free(count);
 	free(prob);
 	lp_prior__free(prior);

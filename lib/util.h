@@ -113,6 +113,10 @@ static inline int64_t lp_add_sat(int64_t a, int64_t b)
 	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
 }
 
+/* qsort comparators: ascending doubles and int64s, a total order. */
+int lp_cmp_double(const void *a, const void *b);
+int lp_cmp_i64(const void *a, const void *b);
+
 /* Perl's "%.15g"-style number printing, integers printed exactly. */
 int lp_format_number(char *buf, size_t size, double v);
 
