@@ -751,8 +751,10 @@ static void charge_samples(struct split *s, struct psample *smp, size_t nsmp)
 	/* --raw: the samples are counted, their cost left in. */
 	for (int h = 0; h < LP_HIT_N && !s->o->raw; h++)
 		known[h] = lp_costs__of(s->costs, (enum lp_hit)h, &mean[h], &var[h]);
-	qsort(s->spans, s->nspans, sizeof(*s->spans), cmp_pspan);
-	qsort(smp, nsmp, sizeof(*smp), cmp_psample);
+	if (s->nspans)	/* qsort's array may not be NULL, even empty */
+		qsort(s->spans, s->nspans, sizeof(*s->spans), cmp_pspan);
+	if (nsmp)
+		qsort(smp, nsmp, sizeof(*smp), cmp_psample);
 	size_t *open = lp_calloc(s->nspans + 1, sizeof(*open)), nopen = 0;
 	size_t i = 0;
 	for (size_t k = 0; k < nsmp; k++) {
