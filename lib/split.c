@@ -571,7 +571,7 @@ static int open_outputs(struct split *s)
 			path = NULL;
 		if (i == s->nbands + G_UNRANKED && !(o->live && o->npercentiles))
 			path = NULL;
-		if (i == s->nbands + G_UNCERTAIN && (o->live || o->raw || s->nbands == 1))
+		if (i == s->nbands + G_UNCERTAIN && (o->raw || s->nbands == 1))
 			path = NULL;
 		if (path) {
 			struct output *out = &s->outs[s->nouts];
@@ -630,18 +630,45 @@ static bool live_cuts(struct split *s)
 	return true;
 }
 
-/* One pass (--live): the span's lp_ns=, which lp-join copied onto the
- * sample as PREFIX.lp_ns=, comes off; its samples' cost is not known yet. */
-static int64_t sample_lp_ns(struct split *s, const struct lp_sample *smp, const char *dot)
+/* One pass (--live, thresholds on a pipe): what comes off the duration of
+ * a sample's span.  Its lp_ns=, which lp-join copied onto the sample as
+ * PREFIX.lp_ns=, and the cost of this sample: the span held one at least.
+ * How many more it held is not known when its first sample is routed (its
+ * samples follow it): a span holding several is judged longer than it
+ * was, which a file, read twice, avoids. */
+static double sample_lp_ns(struct split *s, const struct lp_sample *smp, const char *dot,
+			   double *sd)
 {
 	char key[48];
 	size_t n;
 	int64_t v;
+	double mean, var;
+	*sd = 0;
 	if (s->o->raw)
 		return 0;
 	snprintf(key, sizeof(key), "%slp_ns", dot);
 	const char *raw = lp_attrs__raw(&smp->attrs, key, strlen(key), &n);
-	return raw && raw_i64(raw, n, &v) && v > 0 ? v : 0;
+	double take = raw && raw_i64(raw, n, &v) && v > 0 ? (double)v : 0;
+	if (lp_costs__of(s->costs, lp_hit__of_sample(smp), &mean, &var)) {
+		take += mean;
+		*sd = sqrt(var);
+	}
+	return take;
+}
+
+/* One pass: the band of a sample's span, or the uncertain group when its
+ * cost's spread (2 sd) reaches across a cut; the likelihood a file gets
+ * needs the whole distribution. */
+static size_t one_pass_band(struct split *s, int64_t start, int64_t end,
+			    const struct lp_sample *smp, const char *dot)
+{
+	double sd, take = sample_lp_ns(s, smp, dot, &sd);
+	int64_t d = lp_less_cost(end - start, take);
+	size_t b = band_of(s, d);
+	for (size_t i = 0; sd > 0 && i + 1 < s->nbands; i++)
+		if (fabs((double)d - s->cuts[i]) < 2 * sd)
+			return s->nbands + G_UNCERTAIN;
+	return b;
 }
 
 static void route(struct split *s, const struct lp_record *rec)
@@ -673,7 +700,7 @@ static void route(struct split *s, const struct lp_record *rec)
 			else if ((ps = decided(s, smp->tid, start, end)))
 				g = &s->g[ps->group];
 			else
-				g = &s->g[band_of(s, lp_less_cost(end - start, (double)sample_lp_ns(s, smp, dot)))];
+				g = &s->g[one_pass_band(s, start, end, smp, dot)];
 		}
 		emit_sample(s, smp, g);
 		return;
@@ -711,6 +738,11 @@ static void route(struct split *s, const struct lp_record *rec)
 	case LP_REC_STACK:
 		/* Written where a sample needs them. */
 		return;
+	case LP_REC_COST:
+		/* One pass: the costs come first, before the samples. */
+		if (!s->spans)
+			lp_costs__add(s->costs, &rec->cost);
+		break;
 	default:
 		break;
 	}

@@ -206,3 +206,23 @@ split() {
 	split --percentile 95
 	grep -q "(90.0 us a sample, sd 2.5 us); the spans show [0-9.]* us a sample (sd [0-9.]* us): too far from the calibration, not used" "$TMP/report"
 }
+
+@test "split-selfcost: one pass (--live) takes each sample's own cost off, and a cut within its spread is uncertain" {
+	gen 40000 0.01 2000 100000 1001001 14000 2500 3
+	lp-split --live --probe handle_request --percentile 95 --above "$TMP/above.lp" --below "$TMP/below.lp" \
+		--group uncertain="$TMP/unc.lp" --quiet "$TMP/g.lp"
+	read -r n_above s_above < <(share "$TMP/above.lp")
+	read -r n_unc s_unc < <(share "$TMP/unc.lp")
+	echo "live: above $n_above $s_above, uncertain $n_unc $s_unc"
+	awk -v s="$s_above" 'BEGIN { exit !(s >= 0.95) }' || fail "above: $s_above slow_path"
+	(( n_above >= 25 )) || fail "too few samples above: $n_above"
+	# The sampled 2 us calls: none above; their cost's spread (2.5 us)
+	# reaches across the cut (~2.3 us), so they are uncertain.
+	awk -v s="$s_unc" 'BEGIN { exit !(s <= 0.02) }' || fail "uncertain: $s_unc slow_path"
+	(( n_unc >= 40 )) || fail "the fast calls' samples went elsewhere: $n_unc"
+	# Measured durations put every sampled fast call above.
+	lp-split --live --raw --probe handle_request --percentile 95 --above "$TMP/above.lp" \
+		--below "$TMP/below.lp" --quiet "$TMP/g.lp"
+	read -r n_above s_above < <(share "$TMP/above.lp")
+	awk -v s="$s_above" 'BEGIN { exit !(s < 0.6) }' || fail "--raw did not show the artefact: $s_above"
+}
