@@ -829,12 +829,14 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 		if (!b->n)
 			continue;
 		int64_t sd;
-		/* The function's call, and its part after its clock read. */
+		/* The function's call, and its parts before and after its
+		 * clock read.  A median sorts its array: each call's parts are
+		 * paired before any is taken. */
+		int64_t *post = lp_calloc(b->done ? b->done : 1, sizeof(*post));
 		for (size_t i = 0; i < b->done; i++)
-			b->pre[i] = b->dur[i] - b->pre[i];
-		int64_t base_post = lp_tracecal__median(b->pre, b->done);
-		for (size_t i = 0; i < b->done; i++)
-			b->pre[i] = b->dur[i] - b->pre[i];
+			post[i] = b->dur[i] - b->pre[i];
+		int64_t base_post = lp_tracecal__median(post, b->done);
+		free(post);
 		int64_t base_pre = lp_tracecal__median(b->pre, b->done);
 		int64_t base = lp_tracecal__median(b->dur, b->done);
 		int64_t body = base > empty ? base - empty : 0;
@@ -847,9 +849,9 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 			continue;
 		/* The entry hit delays the function's clock read as its caller
 		 * sees it, the return hit the caller's read after the call. */
-		c->entry = cal_less(p->pre, p->done, base_pre, &c->entry_sd);
 		for (size_t i = 0; i < p->done; i++)
-			p->dur[i] -= p->pre[i];
+			p->dur[i] -= p->pre[i];	/* before cal_less sorts p->pre */
+		c->entry = cal_less(p->pre, p->done, base_pre, &c->entry_sd);
 		c->ret = cal_less(p->dur, p->done, base_post, &sd);
 		c->ret_sd = sd;
 		c->entry_n = c->ret_n = p->done;
