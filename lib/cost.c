@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cost.h"
@@ -78,14 +77,6 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 	return err;
 }
 
-static inline int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* The thread's context switches so far: a gap in which it changed was not
  * all the sample's (the thread waited for the CPU). */
 static long switches(void)
@@ -123,11 +114,11 @@ struct lp_spin {
 
 __attribute__((noinline)) static void spin(struct lp_spin *s)
 {
-	int64_t warm[LP_SPIN_WARMUP], prev = now_ns(), t, threshold, end;
+	int64_t warm[LP_SPIN_WARMUP], prev = lp_monotonic_ns(), t, threshold, end;
 	long sw = switches();
 
 	for (size_t i = 0; i < LP_SPIN_WARMUP; i++) {
-		t = now_ns();
+		t = lp_monotonic_ns();
 		warm[i] = t - prev;
 		prev = t;
 	}
@@ -137,10 +128,10 @@ __attribute__((noinline)) static void spin(struct lp_spin *s)
 	 * than any interrupt. */
 	threshold = 4 * warm[LP_SPIN_WARMUP / 2] + 100;
 	atomic_store(&s->tid, (pid_t)syscall(SYS_gettid));
-	prev = s->start_ns = now_ns();
+	prev = s->start_ns = lp_monotonic_ns();
 	end = prev + s->duration_ns;
 	while (prev < end) {
-		t = now_ns();
+		t = lp_monotonic_ns();
 		if (t - prev > threshold) {
 			struct lp_gap *g = &s->gaps[s->ngaps++];
 			long now_sw = switches();
@@ -156,7 +147,7 @@ __attribute__((noinline)) static void spin(struct lp_spin *s)
 				s->gaps = lp_reallocarray(s->gaps, s->cap, sizeof(*s->gaps));
 				g = &s->gaps[s->ngaps - 1];
 			}
-			t = g->resume = now_ns();
+			t = g->resume = lp_monotonic_ns();
 		}
 		prev = t;
 	}
@@ -320,11 +311,11 @@ static void *ping_thread(void *arg)
 		 * sees. */
 		(void)atomic_load(&p->done);
 		for (size_t i = 0; i < p->rounds; i++) {
-			int64_t t0 = now_ns();
+			int64_t t0 = lp_monotonic_ns();
 
 			if (write(p->ab[1], &c, 1) != 1 || read(p->ba[0], &c, 1) != 1)
 				break;
-			p->out[i] = now_ns() - t0;
+			p->out[i] = lp_monotonic_ns() - t0;
 		}
 		atomic_store(&p->done, true);
 	}

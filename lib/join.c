@@ -947,13 +947,6 @@ static void write_early(struct state *s, size_t samples, size_t spans)
 		out_failed(s);
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static bool is_live(const char *path)
 {
 	struct stat st;
@@ -1046,7 +1039,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 				got_spans = true;
 				if (it->rec.kind == LP_REC_SPAN && spn->live && !live_clock &&
 				    it->rec.span.end_ns != LP_TIME_NONE) {
-					int64_t d = now_ns() - it->rec.span.end_ns;
+					int64_t d = lp_monotonic_ns() - it->rec.span.end_ns;
 					live_clock = d >= -opts->max_delay_ns && d <= opts->max_delay_ns;
 				}
 			} else {
@@ -1055,7 +1048,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 				 * the clock rule holds even before the first span. */
 				if (it->rec.kind == LP_REC_SAMPLE && spn->live && !live_clock &&
 				    it->rec.sample.time_ns != LP_TIME_NONE) {
-					int64_t d = now_ns() - it->rec.sample.time_ns;
+					int64_t d = lp_monotonic_ns() - it->rec.sample.time_ns;
 					live_clock = d >= -opts->max_delay_ns && d <= opts->max_delay_ns;
 				}
 			}
@@ -1086,7 +1079,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 		/* A live tracer that goes quiet still moves time forward: a span
 		 * ending before now - D has been written by now. */
 		if (live_clock && !spn->finished) {
-			int64_t m = now_ns() - opts->max_delay_ns;
+			int64_t m = lp_monotonic_ns() - opts->max_delay_ns;
 			if (m > s.span_mark)
 				s.span_mark = m;
 		}
@@ -1106,8 +1099,8 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 			/* The side waited for does not come (a quiet live producer):
 			 * after D of waiting, let the oldest go, counted. */
 			if (!stalled_since) {
-				stalled_since = now_ns();
-			} else if (now_ns() - stalled_since > opts->max_delay_ns) {
+				stalled_since = lp_monotonic_ns();
+			} else if (lp_monotonic_ns() - stalled_since > opts->max_delay_ns) {
 				size_t before = s.held + s.kept, held = s.held, kept = s.kept;
 				int64_t sm = s.sample_mark == INT64_MIN ? INT64_MAX
 									: s.sample_mark - opts->max_delay_ns;
