@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -161,13 +160,12 @@ struct split {
 	size_t nspans;
 	struct lp_hashmap span_index;	/* (tid, start, end) -> index + 1 */
 	uint64_t sampled_spans, uncertain_spans;
-	double cal_cost, seen_cost;	/* a sample's: calibrated, seen in the spans (0: not) */
-	double seen_sd;
-	bool used_seen;			/* seen_cost replaced cal_cost */
-	struct lp_costdist dist;	/* used_seen: a sample's cost as the spans show it */
+	/* A sample's cost as the spans show it (dist.empirical when they
+	 * could), and whether it replaced the calibrated one. */
+	struct lp_costdist dist;
+	bool used_seen;
 	double sample_cost_ns, probe_cost_ns;	/* taken out, in all */
 	double period_ns;		/* the header's period_ns=, 0 when none */
-	bool warned;			/* a warning was written */
 	struct lp_modes *modes;		/* of durs, once they are all known */
 	struct lp_quantile *sketch;	/* live */
 	bool dirty;			/* spans added since the cuts were read */
@@ -739,9 +737,9 @@ static void route(struct split *s, const struct lp_record *rec)
 		/* Written where a sample needs them. */
 		return;
 	case LP_REC_COST:
-		/* One pass: the costs come first, before the samples. */
-		if (!s->spans)
-			lp_costs__add(s->costs, &rec->cost);
+		/* One pass: the costs come first, before the samples (a
+		 * second pass reads again what the first took in). */
+		lp_costs__add(s->costs, &rec->cost);
 		break;
 	default:
 		break;
@@ -819,6 +817,14 @@ static void charge_samples(struct split *s, struct psample *smp, size_t nsmp)
 	free(open);
 }
 
+/* The sampling period: the cost records' freq_hz=, else the header's
+ * period_ns=; 0 when neither says. */
+static double sampling_period(const struct split *s)
+{
+	double period = lp_costs__period(s->costs);
+	return period ? period : s->period_ns;
+}
+
 /* The calibration measures what a sample costs a thread that does nothing
  * else, for 300 ms at the start.  In a real program it may cost more (the
  * caches a DWARF copy evicts, the recorder preempting the target: 7 us
@@ -830,44 +836,33 @@ static void charge_samples(struct split *s, struct psample *smp, size_t nsmp)
  * span) is likelier broken, and the calibration stays. */
 static void use_seen_cost(struct split *s)
 {
-	double period = lp_costs__period(s->costs);
-	if (!period)
-		period = s->period_ns;
+	double period = sampling_period(s);
 	if (s->o->raw || !period)
 		return;
 	double *one = lp_calloc(s->nspans + 1, sizeof(*one)), *zero = lp_calloc(s->nspans + 1,
 									       sizeof(*zero));
 	size_t n1 = 0, n0 = 0;
-	double cal = 0;
+	double cal = 0, cal_var = 0;	/* the calibration's, summed over one[] */
 	for (size_t i = 0; i < s->nspans; i++) {
 		const struct pspan *sp = &s->spans[i];
 		double d = (double)(sp->end - sp->start) - sp->lp_ns;
 		if (sp->nsamples == 1 && sp->cost > 0 && d - sp->cost < 0.9 * period) {
 			one[n1++] = d;
 			cal += sp->cost;
+			cal_var += sp->var;
 		} else if (!sp->nsamples && d < 0.9 * period) {
 			zero[n0++] = d;
 		}
 	}
-	double cal_var = 0;
-	for (size_t i = 0; i < s->nspans; i++)
-		if (s->spans[i].nsamples == 1 && s->spans[i].cost > 0)
-			cal_var += s->spans[i].var;
 	if (n1 && lp_costdist__deconvolve(&s->dist, one, n1, zero, n0, period, cal / (double)n1,
 					  sqrt(cal_var / (double)n1))) {
-		s->cal_cost = cal / (double)n1;
-		s->seen_cost = s->dist.mean;
-		s->seen_sd = s->dist.sd;
-		double seen = s->seen_cost;
-		if (seen >= s->cal_cost / 3 && seen <= 3 * s->cal_cost) {
-			double f = seen / s->cal_cost;
+		double f = s->dist.mean / (cal / (double)n1);
+		if (f >= 1.0 / 3 && f <= 3) {
 			for (size_t i = 0; i < s->nspans; i++) {
 				s->spans[i].cost *= f;
 				s->spans[i].var *= f * f;
 			}
 			s->used_seen = true;
-		} else {
-			lp_costdist__fini(&s->dist);
 		}
 	}
 	free(one);
@@ -1039,7 +1034,7 @@ static void exact_cuts(struct split *s)
 		s->cuts[i] = (double)s->durs[k - 1];
 	}
 	/* Each span's group, and each group's durations. */
-	struct lp_prior *prior = lp_prior__new(s->durs, s->ndurs, lp_costs__period(s->costs));
+	struct lp_prior *prior = lp_prior__new(s->durs, s->ndurs, sampling_period(s));
 	double *prob = lp_calloc(s->nbands, sizeof(*prob));
 	size_t *count = lp_calloc(s->ng, sizeof(*count));
 	for (size_t i = 0; i < s->nspans; i++) {
@@ -1392,9 +1387,9 @@ static int report(struct split *s)
 			s->sampled_spans, s->ndurs);
 		if (have)
 			fprintf(f, " (%.1f us a sample, sd %.1f us)", mean / 1e3, sqrt(var) / 1e3);
-		if (s->seen_cost)
+		if (s->dist.empirical)
 			fprintf(f, "; the spans show %.1f us a sample (sd %.1f us)%s",
-				s->seen_cost / 1e3, s->seen_sd / 1e3,
+				s->dist.mean / 1e3, s->dist.sd / 1e3,
 				s->used_seen ? ": used" : ": too far from the calibration, not used");
 		fprintf(f, ", %.3f ms of samples and %.3f ms of probes in all",
 			s->sample_cost_ns / 1e6, s->probe_cost_ns / 1e6);
@@ -1446,18 +1441,6 @@ static int report(struct split *s)
 	return 0;
 }
 
-static void warn(struct split *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(struct split *s, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	lp_error("warning: %s", msg);
-	s->warned = true;
-}
-
 /* The split checks itself (file mode: it knows every span): a result that
  * cannot be trusted is said, with the reason and what to do, whatever the
  * exit status. */
@@ -1474,7 +1457,7 @@ static void self_check(struct split *s)
 			continue;
 		double cov = g->sample_weight / g->span_ns;
 		if (cov > 1.1 + 3 / sqrt((double)g->samples) && !s->have_states)
-			warn(s, "group %s: its samples explain %.0f%% of its span time: more "
+			lp_error("warning: group %s: its samples explain %.0f%% of its span time: more "
 				"samples landed in its spans than their length allows (are the "
 				"samples and spans from the same threads and clock?)",
 			     g->name, 100 * cov);
@@ -1483,7 +1466,7 @@ static void self_check(struct split *s)
 	for (size_t i = 0; i < s->nbands; i++) {
 		const struct group *g = &s->g[i];
 		if (g->spans < 10 || g->samples < 20)
-			warn(s, "group %s has %" PRIu64 " spans and %" PRIu64 " samples: too few "
+			lp_error("warning: group %s has %" PRIu64 " spans and %" PRIu64 " samples: too few "
 				"to compare; record longer or move the cut", g->name, g->spans,
 			     g->samples);
 	}
@@ -1491,9 +1474,7 @@ static void self_check(struct split *s)
 	 * period, c the share of time on a CPU): with lp's cost taken out,
 	 * the sampled spans must be no longer than that length bias makes
 	 * them.  Longer means lp measured itself. */
-	double period = lp_costs__period(s->costs);
-	if (!period)
-		period = s->period_ns;
+	double period = sampling_period(s);
 	if (!period || s->sampled_spans < 30)
 		return;
 	double span_ns = 0, sample_ns = 0;
@@ -1523,7 +1504,7 @@ static void self_check(struct split *s)
 	double want = ptw / pw, mean = obs / (double)n;
 	double sd = sqrt(fmax(obs2 / (double)n - mean * mean, 0));
 	if (mean > want * 1.25 && mean - want > 4 * sd / sqrt((double)n))
-		warn(s, "the %" PRIu64 " spans that hold samples average %.1f us, %.1f us more "
+		lp_error("warning: the %" PRIu64 " spans that hold samples average %.1f us, %.1f us more "
 			"than their length explains (%.1f us): lp's own cost is in the durations%s",
 		     s->sampled_spans, mean / 1e3, (mean - want) / 1e3, want / 1e3,
 		     o->raw ? " (--raw)"
