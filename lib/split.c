@@ -628,45 +628,36 @@ static bool live_cuts(struct split *s)
 	return true;
 }
 
-/* One pass (--live, thresholds on a pipe): what comes off the duration of
- * a sample's span.  Its lp_ns=, which lp-join copied onto the sample as
- * PREFIX.lp_ns=, and the cost of this sample: the span held one at least.
- * How many more it held is not known when its first sample is routed (its
- * samples follow it): a span holding several is judged longer than it
- * was, which a file, read twice, avoids. */
-static double sample_lp_ns(struct split *s, const struct lp_sample *smp, const char *dot,
-			   double *sd)
+/* One pass (--live, thresholds on a pipe): the band of a sample's span,
+ * judged on its duration less its lp_ns= (which lp-join copied onto the
+ * sample as PREFIX.lp_ns=) and less this sample's cost: the span held one
+ * at least.  How many more it held is not known when its first sample is
+ * routed (its samples follow it): a span holding several is judged longer
+ * than it was, which a file, read twice, avoids.  When the cost's spread
+ * (2 sd) reaches across a cut, the uncertain group: the likelihood a file
+ * gets needs the whole distribution. */
+static size_t one_pass_band(struct split *s, int64_t start, int64_t end,
+			    const struct lp_sample *smp, const char *dot)
 {
 	char key[48];
 	size_t n;
 	int64_t v;
-	double mean, var;
-	*sd = 0;
-	if (s->o->raw)
-		return 0;
-	snprintf(key, sizeof(key), "%slp_ns", dot);
-	const char *raw = lp_attrs__raw(&smp->attrs, key, strlen(key), &n);
-	double take = raw && raw_i64(raw, n, &v) && v > 0 ? (double)v : 0;
-	if (lp_costs__of(s->costs, lp_hit__of_sample(smp), &mean, &var)) {
-		take += mean;
-		*sd = sqrt(var);
+	double mean, var, sd = 0, take = 0;
+	if (!s->o->raw) {
+		snprintf(key, sizeof(key), "%slp_ns", dot);
+		const char *raw = lp_attrs__raw(&smp->attrs, key, strlen(key), &n);
+		if (raw && raw_i64(raw, n, &v) && v > 0)
+			take = (double)v;
+		if (lp_costs__of(s->costs, lp_hit__of_sample(smp), &mean, &var)) {
+			take += mean;
+			sd = sqrt(var);
+		}
 	}
-	return take;
-}
-
-/* One pass: the band of a sample's span, or the uncertain group when its
- * cost's spread (2 sd) reaches across a cut; the likelihood a file gets
- * needs the whole distribution. */
-static size_t one_pass_band(struct split *s, int64_t start, int64_t end,
-			    const struct lp_sample *smp, const char *dot)
-{
-	double sd, take = sample_lp_ns(s, smp, dot, &sd);
 	int64_t d = lp_less_cost(end - start, take);
-	size_t b = band_of(s, d);
 	for (size_t i = 0; sd > 0 && i + 1 < s->nbands; i++)
 		if (fabs((double)d - s->cuts[i]) < 2 * sd)
 			return s->nbands + G_UNCERTAIN;
-	return b;
+	return band_of(s, d);
 }
 
 static void route(struct split *s, const struct lp_record *rec)
