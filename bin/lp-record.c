@@ -24,6 +24,7 @@ struct options {
 	unsigned freq;
 	int64_t duration_ns;	/* 0: until stopped */
 	const char *output;
+	enum lp_call_graph call_graph;
 	uint32_t dwarf_bytes;
 	const char *pids;
 	bool all;
@@ -46,7 +47,7 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph fp|dwarf[,BYTES]]\n"
+		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph auto|fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
 		"                 [--ring-size BYTES] [--max-pids N] [--stack-depth N]\n"
 		"                 [--calibrate DURATION] [-v]\n"
@@ -55,8 +56,9 @@ static void usage(FILE *f)
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
 		"  -d, --duration DURATION stop after this long (default: until stopped)\n"
 		"  -o, --output FILE      write to FILE instead of stdout\n"
-		"      --call-graph MODE  fp (frame pointers, default) or dwarf[,BYTES]: copy\n"
-		"                         BYTES of user stack (default 8192) and unwind with libdw\n"
+		"      --call-graph MODE  auto (default): unwind a copy of the stack with each\n"
+		"                         module's CFI, then its frame pointers; fp: frame\n"
+		"                         pointers only; dwarf[,BYTES]: a copy of BYTES (8192)\n"
 		"  -p, --pid PID[,PID]    sample these processes (and their children)\n"
 		"  -a, --all              sample the whole system\n"
 		"      --no-kernel        no kernel stacks\n"
@@ -93,15 +95,21 @@ static void usage(FILE *f)
 		"a bare number is seconds.\n");
 }
 
-static int parse_call_graph(const char *arg, uint32_t *bytes)
+static int parse_call_graph(const char *arg, enum lp_call_graph *g, uint32_t *bytes)
 {
 	const char *why;
 	uint64_t v;
 
-	if (!strcmp(arg, "fp")) {
-		*bytes = 0;
+	*bytes = 0;
+	if (!strcmp(arg, "auto")) {
+		*g = LP_CALL_GRAPH_AUTO;
 		return 0;
 	}
+	if (!strcmp(arg, "fp")) {
+		*g = LP_CALL_GRAPH_FP;
+		return 0;
+	}
+	*g = LP_CALL_GRAPH_DWARF;
 	if (!strcmp(arg, "dwarf")) {
 		*bytes = 8192;
 		return 0;
@@ -178,8 +186,9 @@ int main(int argc, char **argv)
 			o.output = optarg;
 			break;
 		case 'g':
-			if (parse_call_graph(optarg, &o.dwarf_bytes) < 0) {
-				lp_error("invalid call graph '%s': fp, dwarf or dwarf,BYTES", optarg);
+			if (parse_call_graph(optarg, &o.call_graph, &o.dwarf_bytes) < 0) {
+				lp_error("invalid call graph '%s': auto, fp, dwarf or dwarf,BYTES",
+					 optarg);
 				return 2;
 			}
 			break;
@@ -262,12 +271,6 @@ int main(int argc, char **argv)
 		lp_error("--min-block needs --mode off or wall");
 		return 2;
 	}
-	if (o.dwarf_bytes && o.mode != LP_RECORD_CPU && !o.snapshot) {
-		/* A blocked thread's stack copy would have to be kept until it
-		 * runs again: 8 KiB or more per sleeping thread. */
-		lp_error("--mode off and wall unwind with frame pointers only");
-		return 2;
-	}
 	if (o.snapshot) {
 		/* ptrace, not BPF: lib/snapshot.c does the whole run. */
 		volatile sig_atomic_t *stop = lp_stop_on_signals();
@@ -305,6 +308,7 @@ int main(int argc, char **argv)
 		.freq = o.freq,
 		.follow = o.follow,
 		.kernel = o.kernel,
+		.call_graph = o.call_graph,
 		.dwarf_bytes = o.dwarf_bytes,
 		.verbose = o.verbose,
 		.inlines = o.inlines,

@@ -18,7 +18,14 @@ const volatile bool filter_pids = false;	/* only tgids in lp_pids */
 const volatile bool follow_forks = true;	/* children of targets too */
 const volatile bool kernel_stacks = true;
 const volatile bool user_stacks = true;
-const volatile __u32 stack_copy = 0;		/* DWARF mode: bytes to copy */
+/* Bytes of user stack to copy for DWARF unwinding (0: none), unless the
+ * thread has a size of its own in lp_copy; a blocked thread's copy takes at
+ * most off_copy of them. */
+const volatile __u32 stack_copy = 0;
+const volatile __u32 off_copy = LP_OFF_FP_COPY;
+/* The frame-pointer chain too (bpf_get_stack), beside a copy: --call-graph
+ * auto joins it to the DWARF frames where the copy ends. */
+const volatile bool fp_chain = true;
 /* Samples go in without waking the reader, who polls on a timer, unless the
  * ring holds more than this: thousands of wakeups a second cost more than
  * the samples. */
@@ -41,6 +48,16 @@ struct {
 	__type(key, __u32);	/* tgid */
 	__type(value, __u8);
 } lp_pids SEC(".maps");
+
+/* --call-graph auto: threads whose stacks were deeper than the default
+ * copy, and the bytes to copy of theirs (set by user space, lib/record.c).
+ * LRU: a thread that is gone leaves room for others. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);	/* tid */
+	__type(value, __u32);	/* bytes, <= LP_MAX_STACK_COPY */
+} lp_copy SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -99,6 +116,88 @@ static __always_inline __u32 frames_size(void)
 	return n > LP_MAX_STACK_DEPTH * sizeof(__u64) ? LP_MAX_STACK_DEPTH * sizeof(__u64) : n;
 }
 
+/* Bytes of stack to copy for thread tid. */
+static __always_inline __u32 copy_want(__u32 tid, __u32 most)
+{
+	__u32 *v = bpf_map_lookup_elem(&lp_copy, &tid);
+	__u32 want = v ? *v : stack_copy;
+
+	return want < most ? want : most;
+}
+
+/* Copies up to want bytes of the current task's stack from sp into dst (room
+ * for cap bytes, a power of two), chunk by chunk, so a stack shallower than
+ * want (the main thread near its top) still gives every chunk there is.
+ * Returns the bytes copied. */
+static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want, __u32 cap)
+{
+	__u32 off = 0;
+
+	for (int i = 0; i < LP_MAX_STACK_COPY / LP_STACK_CHUNK; i++) {
+		if (off >= want || off > cap - LP_STACK_CHUNK)
+			break;
+		if (bpf_probe_read_user(dst + off, LP_STACK_CHUNK, (void *)(sp + off)))
+			break;
+		off += LP_STACK_CHUNK;
+	}
+	return off;
+}
+
+/* A function with a pending uretprobe (lp-trace's or anyone's) returns to
+ * the kernel's trampoline: its return address on the stack was replaced
+ * when it was entered, and an unwinder that finds the trampoline there
+ * cannot go on (it is in no module and has no CFI).  The kernel keeps the
+ * originals per task, with the stack slot each one was taken from: put them
+ * back in the copy, so the copy reads as if there were no probe.  (The
+ * frame-pointer chain of bpf_get_stack is fixed up by the kernel itself,
+ * since 6.12.)  Returns how many were put back. */
+static __always_inline __u32 fix_uretprobes(struct task_struct *task, __u8 *dst, __u64 sp,
+					    __u32 len, __u32 cap)
+{
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	__u32 fixed = 0;
+
+	for (int i = 0; i < LP_MAX_URETPROBES && ri; i++) {
+		__u64 slot = BPF_CORE_READ(ri, stack);
+		__u64 orig = BPF_CORE_READ(ri, orig_ret_vaddr);
+		__u64 off = slot - sp;
+
+		ri = BPF_CORE_READ(ri, next);
+		if (slot < sp || off + 8 > len || (slot & 7))
+			continue;
+		/* Bounded for the verifier; a no-op, as off + 8 <= len <= cap. */
+		off &= (cap - 1) & ~7ULL;
+		*(__u64 *)(dst + off) = orig;
+		fixed++;
+	}
+	return fixed;
+}
+
+/* The tick came while the thread ran in the uprobes page: in the uretprobe
+ * trampoline (the probed function has returned to it: its real return
+ * address and the stack pointer after the return are in the most recent
+ * return instance), or single-stepping a probed instruction out of line
+ * (its address is in the uprobe task).  The registers are set to where the
+ * thread is in its own code, before the stack is copied from sp. */
+static __always_inline void fix_uprobe_ip(struct task_struct *task, __u64 *ip, __u64 *sp)
+{
+	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+	__u64 page = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	struct return_instance *ri;
+
+	if (!ut || !page || *ip < page || *ip >= page + 4096)
+		return;
+	if (BPF_CORE_READ(ut, state) == UTASK_SSTEP) {
+		*ip = BPF_CORE_READ(ut, vaddr);
+		return;
+	}
+	ri = BPF_CORE_READ(ut, return_instances);
+	if (!ri)
+		return;
+	*ip = BPF_CORE_READ(ri, orig_ret_vaddr);
+	*sp = BPF_CORE_READ(ri, stack) + 8;
+}
+
 SEC("perf_event")
 int lp_rec_sample(struct bpf_perf_event_data *ctx)
 {
@@ -123,6 +222,8 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 	s->ev.flags = 0;
 	s->ev.stack_bytes = 0;
 	s->ev.state = LP_STATE_RUNNING;
+	s->ev.stack_want = 0;
+	s->ev.uretprobes = 0;
 	s->ev.weight_ns = 0;
 	s->ev.wake_ns = 0;
 	s->ev.regs[0] = s->ev.regs[1] = s->ev.regs[2] = 0;
@@ -142,36 +243,33 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 		s->ev.flags |= LP_EV_KERNEL_THREAD;
 		goto out;
 	}
-	if (!stack_copy) {
+	if (fp_chain || !stack_copy) {
 		n = bpf_get_stack(ctx, s->ev.ustack, frames_size(), BPF_F_USER_STACK);
 		s->ev.ustack_bytes = n;
-		goto out;
 	}
+	if (!stack_copy)
+		goto out;
 
-	/* DWARF mode: the user registers (from the task's pt_regs, which are
-	 * right also when the tick interrupted the kernel) and the stack above
-	 * sp, copied chunk by chunk until the requested size or the end of the
-	 * stack mapping. */
+	/* DWARF and auto: the user registers (from the task's pt_regs, which
+	 * are right also when the tick interrupted the kernel) and the stack
+	 * above sp. */
 	{
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		__u64 sp;
-		__u32 off = 0;
 
 		if (!regs)
 			goto out;
-		s->ev.regs[0] = BPF_CORE_READ(regs, ip);
+		__u64 ip = BPF_CORE_READ(regs, ip);
+
 		sp = BPF_CORE_READ(regs, sp);
+		fix_uprobe_ip(task, &ip, &sp);
+		s->ev.regs[0] = ip;
 		s->ev.regs[1] = sp;
 		s->ev.regs[2] = BPF_CORE_READ(regs, bp);
-		for (int i = 0; i < LP_MAX_STACK_COPY / LP_STACK_CHUNK; i++) {
-			if (off >= stack_copy || off > LP_MAX_STACK_COPY - LP_STACK_CHUNK)
-				break;
-			if (bpf_probe_read_user(s->stack + off, LP_STACK_CHUNK,
-						(void *)(sp + off)))
-				break;
-			off += LP_STACK_CHUNK;
-		}
-		s->ev.stack_bytes = off;
+		s->ev.stack_want = copy_want(tid, LP_MAX_STACK_COPY);
+		s->ev.stack_bytes = copy_stack(s->stack, sp, s->ev.stack_want, LP_MAX_STACK_COPY);
+		s->ev.uretprobes = fix_uretprobes(task, s->stack, sp, s->ev.stack_bytes,
+						  LP_MAX_STACK_COPY);
 	}
 out:
 	{
@@ -258,6 +356,8 @@ static __always_inline void off_start(struct lp_sample_event *ev, struct task_st
 	ev->flags = 0;
 	ev->state = blocked ? LP_STATE_BLOCKED : LP_STATE_RUNNABLE;
 	ev->stack_bytes = 0;
+	ev->stack_want = 0;
+	ev->uretprobes = 0;
 	ev->regs[0] = ev->regs[1] = ev->regs[2] = 0;
 	bpf_probe_read_kernel_str(ev->comm, sizeof(ev->comm), t->comm);
 	ev->kstack_bytes = 0;
@@ -353,7 +453,8 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 		s->ev.ustack_bytes = n;
 		/* The registers at the system call and the top of the stack,
 		 * for the frames the frame-pointer walk skips (profile.h). */
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		struct task_struct *cur = bpf_get_current_task_btf();
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
 		__u64 sp;
 
 		if (regs) {
@@ -361,12 +462,11 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 			sp = BPF_CORE_READ(regs, sp);
 			s->ev.regs[1] = sp;
 			s->ev.regs[2] = BPF_CORE_READ(regs, bp);
-			for (int i = 0; i < LP_OFF_STACK_COPY / LP_STACK_CHUNK; i++) {
-				if (bpf_probe_read_user(s->stack + i * LP_STACK_CHUNK, LP_STACK_CHUNK,
-							(void *)(sp + i * LP_STACK_CHUNK)))
-					break;
-				s->ev.stack_bytes += LP_STACK_CHUNK;
-			}
+			s->ev.stack_want = copy_want(ptid, off_copy);
+			s->ev.stack_bytes = copy_stack(s->stack, sp, s->ev.stack_want,
+						       LP_OFF_STACK_COPY);
+			s->ev.uretprobes = fix_uretprobes(cur, s->stack, sp, s->ev.stack_bytes,
+							  LP_OFF_STACK_COPY);
 		}
 	}
 	if (bpf_map_update_elem(&lp_off, &ptid, s, BPF_ANY))
@@ -452,12 +552,16 @@ int lp_rec_seed(struct bpf_iter__task *ctx)
 			bp = frame[0];
 		}
 		s->ev.ustack_bytes = n * sizeof(__u64);
+		s->ev.stack_want = copy_want(tid, off_copy);
 		for (int i = 0; i < LP_OFF_STACK_COPY / LP_STACK_CHUNK; i++) {
-			if (bpf_copy_from_user_task(s->stack + i * LP_STACK_CHUNK, LP_STACK_CHUNK,
+			if (s->ev.stack_bytes >= s->ev.stack_want ||
+			    bpf_copy_from_user_task(s->stack + i * LP_STACK_CHUNK, LP_STACK_CHUNK,
 						    (void *)(sp + i * LP_STACK_CHUNK), task, 0))
 				break;
 			s->ev.stack_bytes += LP_STACK_CHUNK;
 		}
+		s->ev.uretprobes = fix_uretprobes(task, s->stack, sp, s->ev.stack_bytes,
+						  LP_OFF_STACK_COPY);
 	}
 out:;
 	/* A thread that switched out since the switch handler was attached

@@ -13,6 +13,14 @@
  * every byte that exists. */
 #define LP_STACK_CHUNK 512
 #define LP_MAX_STACK_COPY 65536	/* --call-graph dwarf,BYTES upper bound */
+/* --call-graph auto copies this much of a thread's stack at first, and twice
+ * as much (up to LP_MAX_STACK_COPY) once the copy turned out too short for
+ * one of its stacks (the per-thread sizes are in lp_copy). */
+#define LP_AUTO_STACK_COPY 8192
+/* Pending uretprobes looked at per sample (profile.bpf.c fix_uretprobes):
+ * the kernel keeps up to 64 per thread, but only those whose return address
+ * lies in the copy matter, and they are the most recent. */
+#define LP_MAX_URETPROBES 16
 
 /* lp_sample_event.flags */
 #define LP_EV_KERNEL_THREAD 1	/* no user stack to take */
@@ -35,6 +43,8 @@ struct lp_sample_event {
 	__u64 regs[3];		/* user ip, sp, bp (DWARF mode) */
 	__u32 stack_bytes;	/* bytes of stack[] copied from the user sp */
 	__u32 state;		/* LP_STATE_*: an on-CPU sample or an off-CPU interval */
+	__u32 stack_want;	/* bytes of stack the copy was to take */
+	__u32 uretprobes;	/* return addresses put back in the copy (fix_uretprobes) */
 	__u64 weight_ns;	/* off-CPU: the interval's nanoseconds */
 	__u64 wake_ns;		/* off-CPU, in the kernel: when the blocked thread was woken */
 	__u64 kstack[LP_MAX_STACK_DEPTH];
@@ -49,13 +59,14 @@ struct lp_sample_event {
 #define LP_STATE_BLOCKED 1	/* switched out asleep (I/O, locks, sleeps) */
 #define LP_STATE_RUNNABLE 2	/* ready, waiting for a CPU (preempted or woken) */
 
-/* An off-CPU interval's user stack is walked with frame pointers, but a
- * thread blocks in a system call wrapper of libc, built without them: the
- * walk from there skips the wrapper's caller.  So the top of the stack and
- * the registers at the block are kept too (this many bytes, a multiple of
- * LP_STACK_CHUNK), and user space unwinds the first frames with DWARF and
- * joins them to the frame-pointer chain (lib/record.c). */
-#define LP_OFF_STACK_COPY 1024
+/* An off-CPU interval keeps the registers at the block and the top of the
+ * stack (at most this many bytes, a multiple of LP_STACK_CHUNK) with its
+ * frame-pointer chain, to be unwound like a sample's (lib/record.c): a
+ * thread blocks in a system call wrapper of libc, built without frame
+ * pointers, and in programs built without them too.  With --call-graph fp
+ * only LP_OFF_FP_COPY of it is copied, for the wrapper's frames. */
+#define LP_OFF_STACK_COPY 8192
+#define LP_OFF_FP_COPY 1024
 
 struct lp_off_sample {
 	struct lp_sample_event ev;

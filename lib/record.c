@@ -29,6 +29,7 @@
 /* bpf/profile.h by path: lib/profile.h is another header. */
 #include "../bpf/profile.h"
 #include "bpflog.h"
+#include "hashmap.h"
 #include "cost.h"
 #include "profile.skel.h"
 #include "record.h"
@@ -42,6 +43,12 @@ _Static_assert(LP_RECORD_MAX_STACK_DEPTH == LP_MAX_STACK_DEPTH, "record.h and pr
 /* Frames a stack can have: kernel + user, and DWARF unwinds as deep. */
 #define LP_MAX_FRAMES (2 * LP_MAX_STACK_DEPTH + 2)
 #define LP_DWARF_MAX_FRAMES 1024
+
+struct lp_ending {
+	const char *module;	/* the outermost frame's (interned) */
+	const char *why;	/* the last reason given, or NULL */
+	uint64_t count;
+};
 
 struct lp_recorder {
 	struct lp_record_opts opts;
@@ -67,6 +74,11 @@ struct lp_recorder {
 	uint64_t off_unseen, off_unseen_written;
 	uint64_t children, children_written;	/* forks the pid set had no room for */
 	uint64_t running, blocked, runnable;	/* samples written, by state */
+	/* Stacks made, those reaching their thread's outermost frame, and the
+	 * others by the module they end in (lp_ending), for the summary;
+	 * threads whose copy was made bigger. */
+	uint64_t stacks, whole, grown;
+	struct lp_hashmap endings;
 	uint64_t last_time;
 	int64_t reaped_ns;
 	int64_t stop_ns;		/* when the off-CPU intervals were stopped */
@@ -192,6 +204,11 @@ static const char *mode_name(enum lp_record_mode m)
 	return m == LP_RECORD_OFF ? "off" : m == LP_RECORD_WALL ? "wall" : "cpu";
 }
 
+static const char *call_graph_name(enum lp_call_graph g)
+{
+	return g == LP_CALL_GRAPH_FP ? "fp" : g == LP_CALL_GRAPH_DWARF ? "dwarf" : "auto";
+}
+
 static int write_header(struct lp_recorder *r)
 {
 	char buf[64];
@@ -215,7 +232,7 @@ static int write_header(struct lp_recorder *r)
 		snprintf(buf, sizeof(buf), "%" PRIu64, r->opts.min_block_ns);
 		lp_attrs_buf__add(&a, "min_block_ns", buf);
 	}
-	lp_attrs_buf__add(&a, "unwind", r->opts.dwarf_bytes ? "dwarf" : "fp");
+	lp_attrs_buf__add(&a, "unwind", call_graph_name(r->opts.call_graph));
 	if (r->opts.raw)
 		lp_attrs_buf__add(&a, "raw", "1");
 	lp_attrs_buf__add(&a, "producer", "lp-record");
@@ -253,92 +270,169 @@ static uint64_t counter(struct lp_recorder *r, __u32 key)
 	return sum;
 }
 
-/* An off-CPU interval's leaf frames (see LP_OFF_STACK_COPY in profile.h):
- * DWARF unwinding of the copied top of the stack, leaf first, into r->pcs,
- * until it reaches a return address of the frame-pointer chain ev->ustack
- * (nu frames).  That address's index there, *join, is where they meet:
- * the stack is r->pcs[0..k) then ev->ustack[*join..nu).  Returns k; 0 when
- * the two do not meet (the frame-pointer chain alone is kept). */
-static size_t off_cpu_leaf(struct lp_recorder *r, const struct lp_sample_event *ev, size_t size,
-			   size_t nu, size_t *join)
+/* Where the DWARF frames of a copy (d, nd of them, leaf first) meet the
+ * frame-pointer chain f (nf): the chain lacks a frame after each function
+ * that keeps no frame pointer (a libc system call wrapper, a leaf) but has
+ * the frames past the end of the copy.  The deepest DWARF return address
+ * found in the chain, the m-th time it occurs in both (recursion repeats
+ * an address).  Returns k + 1 where d[k] == f[*j]; 0 when they do not meet. */
+static size_t join_chain(const uint64_t *d, const unsigned char *dret, size_t nd,
+			 const __u64 *f, size_t nf, size_t *j)
 {
-	struct lp_unwind_regs regs = { ev->regs[0], ev->regs[1], ev->regs[2] };
-	size_t have = size - sizeof(*ev);
-	size_t len = ev->stack_bytes < have ? ev->stack_bytes : have;
-	enum lp_unwind_end end;
-	const char *why;
-	size_t nd;
+	for (size_t k = nd; k-- > 1;) {
+		size_t m = 0;
 
-	if (nu < 2 || !regs.ip)
-		return 0;
-	nd = lp_unwinder__unwind(r->unw, ev->pid, ev->tid, &regs,
-				 (const unsigned char *)ev + sizeof(*ev), len, r->pcs, r->ret, 16,
-				 &end, &why);
-	for (size_t k = 1; k < nd; k++)
-		for (size_t j = 1; j < nu && j < 8; j++)
-			if (r->pcs[k] == ev->ustack[j]) {
-				*join = j;
-				return k;
+		if (!dret[k])
+			continue;
+		for (size_t i = 1; i <= k; i++)
+			m += d[i] == d[k];
+		for (size_t i = 1; i < nf; i++)
+			if (f[i] == d[k] && --m == 0) {
+				*j = i;
+				return k + 1;
 			}
+	}
 	return 0;
+}
+
+/* The user stack of a sample, leaf first, into r->pcs and r->ret: the copy
+ * unwound with DWARF CFI when there is one, then the frame-pointer chain
+ * past the copy's end (or alone, with --call-graph fp), cut where it leaves
+ * mapped code.  *why says why it is incomplete, when it is; *whole that it
+ * reaches the thread's outermost frame. */
+static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev, size_t size,
+			 bool *truncated, const char **why, bool *whole)
+{
+	size_t nf = ev->ustack_bytes > 0 ? ev->ustack_bytes / sizeof(__u64) : 0, n = 0, j = 0;
+	const __u64 *f = ev->ustack;
+
+	*whole = false;
+	/* The kernel took at most --stack-depth frames (profile.bpf.c): as
+	 * many means there may have been more. */
+	if (nf > LP_MAX_STACK_DEPTH)
+		nf = LP_MAX_STACK_DEPTH;
+	if (ev->regs[0] && (ev->stack_bytes || !nf)) {
+		struct lp_unwind_regs regs = { ev->regs[0], ev->regs[1], ev->regs[2] };
+		size_t have = size - sizeof(*ev);
+		size_t len = ev->stack_bytes < have ? ev->stack_bytes : have;
+		enum lp_unwind_end end;
+
+		n = lp_unwinder__unwind(r->unw, ev->pid, ev->tid, &regs,
+					(const unsigned char *)ev + sizeof(*ev), len, r->pcs,
+					r->ret, LP_DWARF_MAX_FRAMES, &end, why);
+		if (end == LP_UNWIND_COMPLETE) {
+			*whole = true;
+			return n;
+		}
+		size_t k = nf ? join_chain(r->pcs, r->ret, n, f, nf, &j) : 0;
+		if (!k && end == LP_UNWIND_FAILED && nf > n) {
+			/* No CFI where the copy's unwinding stopped (JIT code,
+			 * which keeps frame pointers): the chain alone. */
+			n = 0;
+		} else if (!k) {
+			/* The copy ended, or the CFI did, before the chain's
+			 * frames: this much is known. */
+			*truncated = true;
+			if (end == LP_UNWIND_FAILED)
+				r->unwind_failed++;
+			else
+				r->truncated++;
+			return n;
+		} else {
+			n = k;
+			j++;
+		}
+		*why = NULL;
+	} else if (!nf) {
+		*truncated = true;
+		r->ustack_failed++;
+		*why = "no-user-stack";
+		return 0;
+	}
+	/* The chain from f[j]: each address must be code the process has
+	 * mapped; one that is not means the walk went through a function that
+	 * keeps no frame pointer and read garbage from there on. */
+	for (; j < nf && n < LP_DWARF_MAX_FRAMES; j++) {
+		if (!lp_symbolizer__mapped(r->sym, ev->pid, f[j])) {
+			*truncated = true;
+			*why = "broken-chain";
+			r->truncated++;
+			return n;
+		}
+		r->pcs[n] = f[j];
+		r->ret[n] = n > 0;
+		n++;
+	}
+	if (nf >= r->opts.stack_depth) {
+		*truncated = true;
+		*why = "max-frames";
+		r->truncated++;
+		return n;
+	}
+	*whole = n > 0 && lp_unwinder__outermost(r->unw, ev->pid, r->pcs[n - 1], r->ret[n - 1]);
+	return n;
+}
+
+/* A thread whose stack was deeper than its copy: a copy twice as big from
+ * its next sample on (--call-graph auto), up to what a sample can take. */
+static void grow_copy(struct lp_recorder *r, const struct lp_sample_event *ev)
+{
+	__u32 tid = ev->tid, want = ev->stack_want * 2;
+
+	if (r->opts.call_graph != LP_CALL_GRAPH_AUTO || !ev->stack_want ||
+	    ev->stack_bytes < ev->stack_want || ev->stack_want >= LP_MAX_STACK_COPY)
+		return;
+	if (want > LP_MAX_STACK_COPY)
+		want = LP_MAX_STACK_COPY;
+	if (bpf_map__update_elem(r->skel->maps.lp_copy, &tid, sizeof(tid), &want, sizeof(want),
+				 BPF_ANY) == 0)
+		r->grown++;
+}
+
+/* Counts a stack for the summary: whole, or ending early in the module of
+ * its outermost frame (and why). */
+static void count_ending(struct lp_recorder *r, bool whole, const struct lp_frame *outer,
+			 const char *why)
+{
+	r->stacks++;
+	if (whole) {
+		r->whole++;
+		return;
+	}
+	const char *module = outer && outer->module[0] ? outer->module : "[unknown]";
+	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, module, strlen(module)));
+	struct lp_ending *e = lp_hashmap__get(&r->endings, key);
+
+	if (!e) {
+		e = lp_calloc(1, sizeof(*e));
+		e->module = module;
+		lp_hashmap__put(&r->endings, key, e);
+	}
+	e->count++;
+	if (why && *why)
+		e->why = why;
 }
 
 /* Returns the stack's frames, root first, in r->frames; sets the attrs. */
 static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *ev,
 			  size_t size)
 {
-	size_t n = 0, nu = 0;
+	size_t n = 0;
 	bool truncated = false;
 	const char *why = NULL;
 
 	lp_attrs_buf__reset(&r->attrs);
 	/* User frames, outermost first. */
-	if (ev->flags & LP_EV_KERNEL_THREAD) {
-		/* nothing: a kernel thread has no user stack */
-	} else if (r->opts.dwarf_bytes && ev->state == LP_STATE_RUNNING) {
-		struct lp_unwind_regs regs = { ev->regs[0], ev->regs[1], ev->regs[2] };
-		size_t have = size - sizeof(*ev);
-		size_t len = ev->stack_bytes < have ? ev->stack_bytes : have;
-		enum lp_unwind_end end;
+	if (!(ev->flags & LP_EV_KERNEL_THREAD)) {
+		bool whole;
+		size_t nu = user_stack(r, ev, size, &truncated, &why, &whole);
 
-		nu = lp_unwinder__unwind(r->unw, ev->pid, ev->tid, &regs,
-					 (const unsigned char *)ev + sizeof(*ev), len, r->pcs,
-					 r->ret, LP_DWARF_MAX_FRAMES, &end, &why);
-		if (end == LP_UNWIND_TRUNCATED) {
-			truncated = true;
-			r->truncated++;
-		} else if (end == LP_UNWIND_FAILED) {
-			truncated = true;
-			r->unwind_failed++;
-		}
 		for (size_t i = nu; i-- > 0;)
 			n += lp_symbolizer__user_frames(r->sym, ev->pid, r->pcs[i], r->ret[i],
 							r->frames + n);
-	} else if (ev->ustack_bytes < 0) {
-		truncated = true;
-		r->ustack_failed++;
-		why = "no-user-stack";
-	} else {
-		nu = ev->ustack_bytes / sizeof(__u64);
-		/* The kernel took at most --stack-depth frames (profile.bpf.c):
-		 * as many means there may have been more. */
-		if (nu > LP_MAX_STACK_DEPTH)
-			nu = LP_MAX_STACK_DEPTH;
-		if (nu >= r->opts.stack_depth) {
-			truncated = true;
-			r->truncated++;
-			why = "max-frames";
-		}
-		size_t join = 0, nd = ev->stack_bytes ? off_cpu_leaf(r, ev, size, nu, &join) : 0;
-
-		/* The frame-pointer chain, outermost first, then the leaf
-		 * frames DWARF found (r->pcs, leaf first), if any. */
-		for (size_t i = nu; i-- > join;)
-			n += lp_symbolizer__user_frames(r->sym, ev->pid, ev->ustack[i], i > 0,
-							r->frames + n);
-		for (size_t i = nd; i-- > 0;)
-			n += lp_symbolizer__user_frames(r->sym, ev->pid, r->pcs[i], r->ret[i],
-							r->frames + n);
+		count_ending(r, whole, n ? r->frames[0] : NULL, why);
+		if (!whole)
+			grow_copy(r, ev);
 	}
 	if (r->opts.kernel && ev->kstack_bytes < 0)
 		r->kstack_failed++;
@@ -365,7 +459,7 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 		for (size_t i = nk; i-- > leaf;)
 			r->frames[n++] = lp_symbolizer__kernel(r->sym, ev->kstack[i], i > 0);
 	}
-	lp_attrs_buf__add(&r->attrs, "unwind", r->opts.dwarf_bytes && !ev->state ? "dwarf" : "fp");
+	lp_attrs_buf__add(&r->attrs, "unwind", call_graph_name(r->opts.call_graph));
 	if (truncated) {
 		lp_attrs_buf__add(&r->attrs, "truncated", "1");
 		if (why && *why)
@@ -400,6 +494,7 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		return -1;	/* stops ring_buffer__consume */
 	if (size >= sizeof(struct lp_exec_event) && (ev->flags & LP_EV_EXEC)) {
 		lp_symbolizer__forget(r->sym, ev->pid);
+		lp_unwinder__forget(r->unw, ev->pid);
 		/* A target's new program: its modules are read now, while it
 		 * runs (by now ld.so has mapped its libraries), not when its
 		 * first sample is symbolized and it may have exited.  Not with
@@ -661,7 +756,7 @@ static int write_costs(struct lp_recorder *r)
 		struct lp_cost c = { .time_ns = r->cal_time_ns, .what = "sample",
 				     .ns = round(r->sample_cost.ns) };
 
-		lp_attrs_buf__add(&a, "unwind", r->opts.dwarf_bytes ? "dwarf" : "fp");
+		lp_attrs_buf__add(&a, "unwind", call_graph_name(r->opts.call_graph));
 		snprintf(buf, sizeof(buf), "%u", r->opts.freq);
 		lp_attrs_buf__add(&a, "freq_hz", buf);
 		snprintf(buf, sizeof(buf), "%.0f", r->sample_cost.sd_ns);
@@ -694,6 +789,7 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	int err;
 
 	r->opts = *opts;
+	lp_hashmap__init(&r->endings);
 	if (!r->opts.max_pids)
 		r->opts.max_pids = LP_TARGET_MAX_PIDS;
 	if (!r->opts.stack_depth || r->opts.stack_depth > LP_MAX_STACK_DEPTH)
@@ -743,7 +839,17 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	r->skel->rodata->follow_forks = opts->follow;
 	r->skel->rodata->kernel_stacks = opts->kernel;
 	r->skel->rodata->user_stacks = true;
+	if (opts->call_graph == LP_CALL_GRAPH_AUTO && !opts->dwarf_bytes)
+		r->opts.dwarf_bytes = LP_AUTO_STACK_COPY;
+	if (opts->call_graph == LP_CALL_GRAPH_FP)
+		r->opts.dwarf_bytes = 0;
 	r->skel->rodata->stack_copy = opts->dwarf_bytes;
+	r->skel->rodata->fp_chain = opts->call_graph != LP_CALL_GRAPH_DWARF;
+	/* A blocked thread's copy is kept until it runs again: at most
+	 * LP_OFF_STACK_COPY; the wrapper's frames only with frame pointers. */
+	r->skel->rodata->off_copy = !opts->dwarf_bytes ? LP_OFF_FP_COPY
+				    : opts->dwarf_bytes < LP_OFF_STACK_COPY ? opts->dwarf_bytes
+				    : LP_OFF_STACK_COPY;
 	r->skel->rodata->min_block_ns = opts->min_block_ns;
 	r->skel->rodata->runnable_intervals = opts->mode == LP_RECORD_WALL;
 	r->skel->rodata->stack_depth = opts->stack_depth;
@@ -755,7 +861,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 		bpf_program__set_autoload(r->skel->progs.lp_rec_wakeup, false);
 		bpf_program__set_autoload(r->skel->progs.lp_rec_seed, false);
 	}
-	/* DWARF samples are big: a bigger ring, so a slow writer loses less. */
+	/* Samples with copies are big: a bigger ring, so a slow writer loses
+	 * less. */
 	size_t ring = opts->ring_bytes ? opts->ring_bytes : opts->dwarf_bytes ? 32u << 20 : 4u << 20;
 	r->skel->rodata->wakeup_bytes = ring / 4;
 	bpf_map__set_max_entries(r->skel->maps.lp_ring, ring);
@@ -993,12 +1100,12 @@ static void counts_summary(const struct lp_recorder *r)
 	if (r->opts.mode == LP_RECORD_WALL) {
 		/* Every sample the stream holds, then by state. */
 		lp_error("%" PRIu64 " samples (wall: %" PRIu64 " running at %u Hz, %" PRIu64
-			 " blocked, %" PRIu64 " runnable; frame pointers), %" PRIu64
+			 " blocked, %" PRIu64 " runnable; %s), %" PRIu64
 			 " lost (ring full), %" PRIu64 " lost (map full), %" PRIu64
 			 " lost (end unreported), %" PRIu64 " unwinds failed, %" PRIu64
 			 " truncated%s; %" PRIu64 " processes, %" PRIu64 " modules symbolized",
 			 r->running + r->blocked + r->runnable, r->running, r->opts.freq, r->blocked,
-			 r->runnable, r->ring_lost, r->off_lost, r->off_unseen,
+			 r->runnable, call_graph_name(r->opts.call_graph), r->ring_lost, r->off_lost, r->off_unseen,
 			 r->unwind_failed + r->ustack_failed, r->truncated, children, st.procs,
 			 st.modules);
 		return;
@@ -1007,7 +1114,7 @@ static void counts_summary(const struct lp_recorder *r)
 		 " unwinds failed, %" PRIu64 " truncated%s; %" PRIu64 " processes, %" PRIu64
 		 " modules symbolized",
 		 r->running, r->event ? r->event : "-", r->opts.freq,
-		 r->opts.dwarf_bytes ? "dwarf" : "frame pointers", r->ring_lost,
+		 call_graph_name(r->opts.call_graph), r->ring_lost,
 		 r->unwind_failed + r->ustack_failed, r->truncated, children, st.procs, st.modules);
 }
 
@@ -1018,16 +1125,65 @@ static void cost_summary(const struct lp_recorder *r)
 		lp_error("each sample cost the sampled thread ~%.1f us (sd %.1f us, %s, %u Hz, "
 			 "calibrated on %zu samples)",
 			 r->sample_cost.ns / 1e3, r->sample_cost.sd_ns / 1e3,
-			 r->opts.dwarf_bytes ? "dwarf" : "fp", r->opts.freq, r->sample_cost.n);
+			 call_graph_name(r->opts.call_graph), r->opts.freq, r->sample_cost.n);
 	if (r->have_block_cost)
 		lp_error("each blocked interval cost its thread ~%.1f us (sd %.1f us, calibrated "
 			 "on %zu intervals)",
 			 r->block_cost.ns / 1e3, r->block_cost.sd_ns / 1e3, r->block_cost.n);
 }
 
+static int ending_cmp(const void *a, const void *b)
+{
+	const struct lp_ending *x = *(const struct lp_ending *const *)a;
+	const struct lp_ending *y = *(const struct lp_ending *const *)b;
+	int c = (y->count > x->count) - (y->count < x->count);
+
+	return c ? c : strcmp(x->module, y->module);
+}
+
+/* What a stack ending early in a module says of it, and what to do. */
+static const char *remedy(const char *why)
+{
+	if (!why)
+		return "no CFI to go on from there (a module without unwind tables, or JIT code "
+		       "without frame pointers)";
+	if (!strcmp(why, "broken-chain"))
+		return "built without frame pointers: the default --call-graph auto unwinds it";
+	if (!strcmp(why, "end-of-copy"))
+		return "deeper than the stack copy: --call-graph dwarf,65536";
+	if (!strcmp(why, "max-frames"))
+		return "more frames than --stack-depth";
+	if (!strcmp(why, "no-user-stack"))
+		return "the kernel gave no user stack";
+	return why;
+}
+
+/* How many stacks are whole, and where the others end: the three modules
+ * most of them end in, with what to do about it. */
+static void stacks_summary(const struct lp_recorder *r)
+{
+	struct lp_ending **v;
+	size_t n = 0;
+
+	if (!r->stacks)
+		return;
+	v = lp_calloc(r->endings.count + 1, sizeof(*v));
+	for (size_t i = 0; i < r->endings.cap; i++)
+		if (r->endings.keys[i])
+			v[n++] = r->endings.values[i];
+	qsort(v, n, sizeof(*v), ending_cmp);
+	lp_error("%.1f%% of %" PRIu64 " user stacks whole (reach their thread's start)%s",
+		 100.0 * r->whole / r->stacks, r->stacks, n ? "; the others end in:" : "");
+	for (size_t i = 0; i < n && i < 3; i++)
+		lp_error("  %.1f%% in %s: %s", 100.0 * v[i]->count / r->stacks, v[i]->module,
+			 remedy(v[i]->why));
+	free(v);
+}
+
 void lp_recorder__summary(const struct lp_recorder *r)
 {
 	counts_summary(r);
+	stacks_summary(r);
 	cost_summary(r);
 }
 
@@ -1044,6 +1200,10 @@ void lp_recorder__free(struct lp_recorder *r)
 	profile_bpf__destroy(r->skel);
 	lp_unwinder__free(r->unw);
 	lp_symbolizer__free(r->sym);
+	for (size_t i = 0; i < r->endings.cap; i++)
+		if (r->endings.keys[i])
+			free(r->endings.values[i]);
+	lp_hashmap__fini(&r->endings);
 	lp_dict__free(r->dict);
 	lp_attrs_buf__free(&r->attrs);
 	free(r->perf_fds);

@@ -27,6 +27,18 @@ enum lp_record_mode {
 	LP_RECORD_WALL,		/* both, and runnable intervals: every thread's wall time */
 };
 
+/* How user stacks are unwound (--call-graph). */
+enum lp_call_graph {
+	/* The default: a copy of the top of the stack unwound with each
+	 * module's CFI (.eh_frame/.debug_frame), so code built with or without
+	 * frame pointers gives whole stacks; past the copy, the frame-pointer
+	 * chain.  A thread whose stack was deeper than its copy gets a bigger
+	 * one (up to 64 KiB). */
+	LP_CALL_GRAPH_AUTO,
+	LP_CALL_GRAPH_FP,	/* the frame-pointer chain only */
+	LP_CALL_GRAPH_DWARF,	/* the copy only, of a fixed size */
+};
+
 struct lp_record_opts {
 	enum lp_record_mode mode;
 	uint64_t min_block_ns;	/* off, wall: blocked intervals shorter are dropped */
@@ -35,7 +47,8 @@ struct lp_record_opts {
 	size_t npids;
 	bool follow;		/* their children too */
 	bool kernel;		/* kernel stacks */
-	uint32_t dwarf_bytes;	/* 0: frame pointers; else bytes of stack to copy */
+	enum lp_call_graph call_graph;
+	uint32_t dwarf_bytes;	/* dwarf: bytes of stack to copy; auto: at first (0: 8 KiB) */
 	int verbose;		/* -v: libbpf's warnings, the verifier log; -vv: its debug output */
 	bool inlines;		/* inlined functions as frames (kind 'i') */
 	bool srclines;		/* file:line on user frames */

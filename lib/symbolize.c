@@ -732,6 +732,13 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 	return 1;
 }
 
+bool lp_symbolizer__mapped(struct lp_symbolizer *s, pid_t pid, uint64_t addr)
+{
+	struct lp_proc *p = get_proc(s, pid);
+
+	return proc_module(p, addr) || in_uprobes_page(p, addr) || jit_find(&p->jit, addr);
+}
+
 static void kallsyms_load(struct lp_symbolizer *s)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");

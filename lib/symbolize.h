@@ -81,6 +81,12 @@ void lp_symbolizer__reap(struct lp_symbolizer *s);
  * none of them. */
 struct Dwfl *lp_symbolizer__dwfl(struct lp_symbolizer *s, pid_t pid, uint64_t addr);
 
+/* addr is code pid has mapped: in one of its modules (the vDSO too), a
+ * symbol of its JIT map, or the uprobes page.  A frame-pointer chain that
+ * reaches an address that is none of these has gone astray (code built
+ * without frame pointers): its frames from there are garbage. */
+bool lp_symbolizer__mapped(struct lp_symbolizer *s, pid_t pid, uint64_t addr);
+
 struct lp_symbolizer_stats {
 	uint64_t lookups, cache_hits, procs, modules, symbols;
 };

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "hashmap.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -31,7 +32,14 @@ struct lp_unwinder {
 	size_t n, max;
 	bool out_of_stack;
 	bool zero_ra;		/* ended at a return address of 0 */
+	/* lp_unwinder__outermost's answers: (pid, pc) -> OUTERMOST or INNER. */
+	struct lp_hashmap outermost;
 };
+
+#define OUTERMOST ((void *)2)
+#define INNER ((void *)1)
+/* Cached answers past this many: the cache starts over. */
+#define LP_OUTERMOST_MAX 65536
 
 /* x86-64 DWARF register numbers. */
 #define DW_X86_64_RBP 6
@@ -87,6 +95,7 @@ struct lp_unwinder *lp_unwinder__new(struct lp_symbolizer *sym)
 	struct lp_unwinder *u = lp_calloc(1, sizeof(*u));
 
 	u->sym = sym;
+	lp_hashmap__init(&u->outermost);
 	elf_version(EV_CURRENT);
 	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	u->self = u->self_fd >= 0 ? elf_begin(u->self_fd, ELF_C_READ_MMAP, NULL) : NULL;
@@ -101,6 +110,7 @@ void lp_unwinder__free(struct lp_unwinder *u)
 		elf_end(u->self);
 	if (u->self_fd >= 0)
 		close(u->self_fd);
+	lp_hashmap__fini(&u->outermost);
 	free(u);
 }
 
@@ -190,4 +200,68 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 		u->n = 1;
 	}
 	return u->n;
+}
+
+/* x86-64's return address column. */
+#define DW_X86_64_RA 16
+
+/* What the CFI of pc's module says of the return address at pc: undefined
+ * (the thread's outermost frame), in .eh_frame first (what the unwinder
+ * reads), else .debug_frame. */
+static bool cfi_outermost(Dwfl *dwfl, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops;
+	bool undefined = false;
+
+	if (!mod)
+		return false;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+		free(frame);
+		frame = NULL;
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+			free(frame);
+			return false;
+		}
+	}
+	/* libdw.h: no operations at ops_mem means "undefined". */
+	if (dwarf_frame_register(frame, DW_X86_64_RA, ops_mem, &ops, &nops) == 0)
+		undefined = nops == 0 && ops == ops_mem;
+	free(frame);
+	return undefined;
+}
+
+bool lp_unwinder__outermost(struct lp_unwinder *u, pid_t pid, uint64_t pc, bool ret)
+{
+	uint64_t look = ret && pc ? pc - 1 : pc;
+	uint64_t key = lp_hashmap__key(lp_hash_bytes(lp_hash_bytes(LP_HASH_INIT, &pid, sizeof(pid)),
+						     &look, sizeof(look)));
+	void *v = lp_hashmap__get(&u->outermost, key);
+	Dwfl *dwfl;
+
+	if (v)
+		return v == OUTERMOST;
+	dwfl = lp_symbolizer__dwfl(u->sym, pid, look);
+	bool outer = dwfl && cfi_outermost(dwfl, look);
+	if (u->outermost.count >= LP_OUTERMOST_MAX) {
+		lp_hashmap__fini(&u->outermost);
+		lp_hashmap__init(&u->outermost);
+	}
+	lp_hashmap__put(&u->outermost, key, outer ? OUTERMOST : INNER);
+	return outer;
+}
+
+void lp_unwinder__forget(struct lp_unwinder *u, pid_t pid)
+{
+	/* Keyed by hash: not one process's entries alone.  Execs are rare
+	 * next to samples; start over. */
+	(void)pid;
+	lp_hashmap__fini(&u->outermost);
+	lp_hashmap__init(&u->outermost);
 }

@@ -6,6 +6,7 @@
 #ifndef LP_UNWIND_H
 #define LP_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -35,5 +36,13 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 			   const struct lp_unwind_regs *regs, const void *stack, size_t len,
 			   uint64_t *pcs, unsigned char *ret, size_t max,
 			   enum lp_unwind_end *end, const char **why);
+
+/* pc (a return address when ret: looked up at pc - 1) is in a function
+ * whose CFI says its return address is undefined: the outermost frame of a
+ * thread (_start, clone3), where a whole stack ends.  Cached per address. */
+bool lp_unwinder__outermost(struct lp_unwinder *u, pid_t pid, uint64_t pc, bool ret);
+
+/* pid exec'd: what is cached of its addresses is forgotten. */
+void lp_unwinder__forget(struct lp_unwinder *u, pid_t pid);
 
 #endif
