@@ -125,22 +125,37 @@ static __always_inline __u32 copy_want(__u32 tid, __u32 most)
 	return want < most ? want : most;
 }
 
-/* Copies up to want bytes of the current task's stack from sp into dst (room
- * for cap bytes, a power of two), chunk by chunk, so a stack shallower than
- * want (the main thread near its top) still gives every chunk there is.
- * Returns the bytes copied. */
+/* copy_stack's state: one chunk per step of bpf_loop. */
+struct stack_copy {
+	__u8 *dst;		/* a scratch slot's stack[] */
+	__u64 sp;
+	__u32 want, off;
+};
+
+static long copy_chunk(__u32 i, void *arg)
+{
+	struct stack_copy *c = arg;
+	__u32 off = c->off;
+
+	if (off >= c->want || off > LP_MAX_STACK_COPY - LP_STACK_CHUNK)
+		return 1;
+	if (bpf_probe_read_user(c->dst + off, LP_STACK_CHUNK, (void *)(c->sp + off)))
+		return 1;
+	c->off = off + LP_STACK_CHUNK;
+	return 0;
+}
+
+/* Copies up to want bytes (at most cap) of the current task's stack from sp
+ * into dst, a scratch slot's stack[], chunk by chunk, so a stack shallower
+ * than want (the main thread near its top) still gives every chunk there
+ * is.  In bpf_loop: the verifier checks one chunk; a loop of chunks against
+ * a size known only at run time took it a second.  Returns the bytes. */
 static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want, __u32 cap)
 {
-	__u32 off = 0;
+	struct stack_copy c = { .dst = dst, .sp = sp, .want = want < cap ? want : cap };
 
-	for (int i = 0; i < LP_MAX_STACK_COPY / LP_STACK_CHUNK; i++) {
-		if (off >= want || off > cap - LP_STACK_CHUNK)
-			break;
-		if (bpf_probe_read_user(dst + off, LP_STACK_CHUNK, (void *)(sp + off)))
-			break;
-		off += LP_STACK_CHUNK;
-	}
-	return off;
+	bpf_loop(LP_MAX_STACK_COPY / LP_STACK_CHUNK, copy_chunk, &c, 0);
+	return c.off;
 }
 
 /* A function with a pending uretprobe (lp-trace's or anyone's) returns to

@@ -20,7 +20,7 @@
 /* Pending uretprobes looked at per sample (profile.bpf.c fix_uretprobes):
  * the kernel keeps up to 64 per thread, but only those whose return address
  * lies in the copy matter, and they are the most recent. */
-#define LP_MAX_URETPROBES 16
+#define LP_MAX_URETPROBES 8
 
 /* lp_sample_event.flags */
 #define LP_EV_KERNEL_THREAD 1	/* no user stack to take */

@@ -78,6 +78,9 @@ struct lp_recorder {
 	 * others by the module they end in (lp_ending), for the summary;
 	 * threads whose copy was made bigger. */
 	uint64_t stacks, whole, grown;
+	/* User frames a stack may have: --stack-depth, else as many as DWARF
+	 * unwinding may find. */
+	size_t max_user_frames;
 	struct lp_hashmap endings;
 	uint64_t last_time;
 	int64_t reaped_ns;
@@ -319,7 +322,7 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 
 		n = lp_unwinder__unwind(r->unw, ev->pid, ev->tid, &regs,
 					(const unsigned char *)ev + sizeof(*ev), len, r->pcs,
-					r->ret, LP_DWARF_MAX_FRAMES, &end, why);
+					r->ret, r->max_user_frames, &end, why);
 		if (end == LP_UNWIND_COMPLETE) {
 			*whole = true;
 			return n;
@@ -352,7 +355,7 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 	/* The chain from f[j]: each address must be code the process has
 	 * mapped; one that is not means the walk went through a function that
 	 * keeps no frame pointer and read garbage from there on. */
-	for (; j < nf && n < LP_DWARF_MAX_FRAMES; j++) {
+	for (; j < nf && n < r->max_user_frames; j++) {
 		if (!lp_symbolizer__mapped(r->sym, ev->pid, f[j])) {
 			*truncated = true;
 			*why = "broken-chain";
@@ -363,7 +366,7 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 		r->ret[n] = n > 0;
 		n++;
 	}
-	if (nf >= r->opts.stack_depth) {
+	if (nf >= r->opts.stack_depth || n >= r->max_user_frames) {
 		*truncated = true;
 		*why = "max-frames";
 		r->truncated++;
@@ -373,11 +376,13 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 	return n;
 }
 
-/* A thread whose stack was deeper than its copy: a copy twice as big from
- * its next sample on (--call-graph auto), up to what a sample can take. */
+/* A thread whose stack was deeper than its copy: a copy four times as big
+ * from its next sample on (--call-graph auto), up to what a sample can
+ * take: 8, 32, then 64 KiB, two steps, each lagging by the samples already
+ * in the ring. */
 static void grow_copy(struct lp_recorder *r, const struct lp_sample_event *ev)
 {
-	__u32 tid = ev->tid, want = ev->stack_want * 2;
+	__u32 tid = ev->tid, want = ev->stack_want * 4;
 
 	if (r->opts.call_graph != LP_CALL_GRAPH_AUTO || !ev->stack_want ||
 	    ev->stack_bytes < ev->stack_want || ev->stack_want >= LP_MAX_STACK_COPY)
@@ -790,6 +795,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 
 	r->opts = *opts;
 	lp_hashmap__init(&r->endings);
+	r->max_user_frames = opts->stack_depth && opts->stack_depth < LP_DWARF_MAX_FRAMES
+			     ? opts->stack_depth : LP_DWARF_MAX_FRAMES;
 	if (!r->opts.max_pids)
 		r->opts.max_pids = LP_TARGET_MAX_PIDS;
 	if (!r->opts.stack_depth || r->opts.stack_depth > LP_MAX_STACK_DEPTH)

@@ -41,7 +41,7 @@ between() {
 	run -0 --separate-stderr lp-record -F 999 -o "$TMP/r.lp" -- "$WORKLOADS/timedcalls" 2000
 	run -0 lp-cat --check "$TMP/r.lp"
 	[ "$(grep -c '^cost' "$TMP/r.lp")" -eq 1 ] || fail "not one cost record"
-	sed -n 2p "$TMP/r.lp" | grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\tunwind=fp\tfreq_hz=999\tsd_ns=[0-9]+\tn=[0-9]+$' ||
+	sed -n 2p "$TMP/r.lp" | grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\tunwind=auto\tfreq_hz=999\tsd_ns=[0-9]+\tn=[0-9]+$' ||
 		fail "line 2 is not the sample's cost: $(sed -n 2p "$TMP/r.lp")"
 	first=$(grep -n -m1 '^sample' "$TMP/r.lp" | cut -d: -f1)
 	[ "$first" -gt 2 ] || fail "no sample after the cost record"
@@ -59,14 +59,16 @@ between() {
 	t=$(cost_attr "$TMP/r.lp" sample time)
 	t0=$(awk -F'\t' '$1 == "sample" { print $2; exit }' "$TMP/r.lp")
 	[ "$t" -le "$t0" ] || fail "cost at $t, after the first sample at $t0"
-	# The summary says it too, after the counts.
-	[ "${#stderr_lines[@]}" -eq 3 ] || fail "$stderr"
+	# The summary says it too, after the counts and the whole stacks.
+	[ "${#stderr_lines[@]}" -eq 4 ] || fail "$stderr"
 	[[ ${stderr_lines[0]} == "calls="* ]] || fail "$stderr"
 	us=$(awk -v n="$ns" 'BEGIN { printf "%.1f", n / 1000 }')
 	sdus=$(awk -v n="$sd" 'BEGIN { printf "%.1f", n / 1000 }')
-	[[ ${stderr_lines[1]} == "lp-record: "*" samples (cpu-clock at 999 Hz, frame pointers)"* ]] || fail "$stderr"
-	[ "${stderr_lines[2]}" = "lp-record: each sample cost the sampled thread ~$us us (sd $sdus us, fp, 999 Hz, calibrated on $n samples)" ] ||
-		fail "${stderr_lines[2]}"
+	[[ ${stderr_lines[1]} == "lp-record: "*" samples (cpu-clock at 999 Hz, auto)"* ]] || fail "$stderr"
+	[[ ${stderr_lines[2]} == "lp-record: "*"% of "*" user stacks whole (reach their thread's start)"* ]] ||
+		fail "$stderr"
+	[ "${stderr_lines[3]}" = "lp-record: each sample cost the sampled thread ~$us us (sd $sdus us, auto, 999 Hz, calibrated on $n samples)" ] ||
+		fail "${stderr_lines[3]}"
 }
 
 @test "cost: DWARF's copy of 64 KiB per sample costs more than frame pointers, measured side by side" {

@@ -71,7 +71,7 @@ nsamples() {
 	run -2 --separate-stderr lp-record --freq 0 --all
 	[ "$stderr" = "lp-record: --freq '0': must be at least 1" ]
 	run -2 --separate-stderr lp-record --call-graph frob --all
-	[[ $stderr == "lp-record: invalid call graph 'frob': fp, dwarf or dwarf,BYTES"* ]]
+	[[ $stderr == "lp-record: invalid call graph 'frob': auto, fp, dwarf or dwarf,BYTES"* ]]
 	run -2 --separate-stderr lp-record -p 1 -a
 	run -2 --separate-stderr lp-record --ring-size 5000 --all
 	[ "$stderr" = "lp-record: --ring-size '5000': not a power of two" ]
@@ -105,8 +105,8 @@ nsamples() {
 @test "frame pointers: a() 25% / b() 75% within 3 points" {
 	require_root
 	# 2 s of CPU (at most 30 s of wall): the same samples on a loaded machine.
-	run -0 --separate-stderr lp-record -F 999 -o "$TMP/fp.lp" -- "$WORKLOADS/cpusplit" 30 2
-	[[ $stderr == "lp-record: "*" samples (cpu-clock at 999 Hz, frame pointers), 0 lost (ring full)"* ]]
+	run -0 --separate-stderr lp-record -F 999 --call-graph fp -o "$TMP/fp.lp" -- "$WORKLOADS/cpusplit" 30 2
+	[[ $stderr == "lp-record: "*" samples (cpu-clock at 999 Hz, fp), 0 lost (ring full)"* ]]
 	run -0 lp-cat --check "$TMP/fp.lp"
 	n=$(nsamples "$TMP/fp.lp")
 	[ "$n" -ge 800 ]
@@ -143,7 +143,7 @@ nsamples() {
 	awk -v m="$main" 'BEGIN { exit !(m >= 99) }'
 	# The same build with frame pointers loses its callers: the test above
 	# measures the DWARF unwinder, not a lucky binary.
-	run -0 lp-record -F 999 -o "$TMP/nofp.lp" -- "$WORKLOADS/cpusplit-nofp" 30 0.5
+	run -0 lp-record -F 999 --call-graph fp -o "$TMP/nofp.lp" -- "$WORKLOADS/cpusplit-nofp" 30 0.5
 	lp-collapse "$TMP/nofp.lp" > "$TMP/nofp.folded"
 	bad=$(awk '{ t += $NF; if ($0 ~ /;main;(a|b);/) m += $NF } END { printf "%.0f\n", 100 * m / t }' "$TMP/nofp.folded")
 	echo "frame pointers on the no-fp build: $bad% with main;a or main;b"

@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# lp-record's default unwinding (--call-graph auto) on a build without frame
+# pointers (tests/workloads/nofp.c: stacks known by construction): whole
+# stacks with no flag, on and off the CPU; a stack deeper than the first
+# copy whole once its thread's copy has grown; stacks through a function
+# with a return probe (lp-trace's) still whole; a frame-pointer chain that
+# goes astray cut, not symbolized; the summary of whole stacks.  Each check
+# is run against what fails it (--call-graph fp, or a fixed-size copy), so
+# it measures the unwinder, not a lucky binary.  Privileged (root, BPF).
+
+bats_require_minimum_version 1.5.0
+load helpers/common
+
+setup() {
+	load_bats_libs
+	TMP=$(mktemp -d)
+}
+
+teardown() {
+	if [ -n "${BG:-}" ]; then kill "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
+	rm -rf "$TMP"
+}
+
+# Percent (one decimal) of the weight in folded input $1 whose stack (the
+# line less its count) matches the awk regex $2 (among those matching $3).
+share() {
+	awk -v re="$2" -v among="${3:-}" '
+		{ s = $0; sub(/ [0-9.]+$/, "", s) }
+		among != "" && s !~ among { next }
+		{ t += $NF; if (s ~ re) m += $NF }
+		END { if (!t) { print "none"; exit } printf "%.1f\n", 100 * m / t }' "$1"
+}
+
+at_least() {
+	awk -v v="$1" -v min="$2" 'BEGIN { exit !(v != "none" && v >= min) }' ||
+		fail "$3: $1% < $2%"
+}
+
+below() {
+	awk -v v="$1" -v max="$2" 'BEGIN { exit !(v != "none" && v < max) }' ||
+		fail "$3: $1% >= $2%"
+}
+
+@test "no flag: a build without frame pointers gives whole stacks (>= 99% reach main), unwind=auto" {
+	require_root
+	run -0 --separate-stderr lp-record --freq 499 --no-kernel --output "$TMP/auto.lp" -- "$WORKLOADS/nofp" 2 calls
+	run -0 lp-cat --check "$TMP/auto.lp"
+	grep -q $'^lp-stream\t.*\tunwind=auto' "$TMP/auto.lp" || fail "header says no unwind=auto"
+	n=$(grep -c '^sample' "$TMP/auto.lp")
+	[ "$n" -ge 400 ] || fail "$n samples"
+	[ "$(grep '^sample' "$TMP/auto.lp" | grep -c 'unwind=auto')" -eq "$n" ]
+	lp-collapse "$TMP/auto.lp" > "$TMP/auto.folded"
+	whole=$(share "$TMP/auto.folded" ';_start;__libc_start_main[^;]*;__libc_start_call_main;main;serve;handle;work$')
+	echo "$whole% of $n samples are _start;...;main;serve;handle;work"
+	at_least "$whole" 99 "whole stacks by default"
+	# The summary says so.
+	[[ $stderr =~ ([0-9.]+)"% of "([0-9]+)" user stacks whole" ]] || fail "no summary: $stderr"
+	at_least "${BASH_REMATCH[1]}" 99 "the summary's whole stacks"
+	# The same build, frame pointers only: the chain goes astray at once.
+	run -0 --separate-stderr lp-record --freq 499 --no-kernel --call-graph fp --output "$TMP/fp.lp" -- "$WORKLOADS/nofp" 1 calls
+	lp-collapse "$TMP/fp.lp" > "$TMP/fp.folded"
+	fp=$(share "$TMP/fp.folded" ';main;serve;handle;work$')
+	echo "frame pointers: $fp%"
+	below "$fp" 50 "frame pointers on a build without them"
+}
+
+@test "--call-graph fp: a chain that leaves mapped code is cut and marked, and the summary names the module and the remedy" {
+	require_root
+	run -0 --separate-stderr lp-record --freq 499 --no-kernel --call-graph fp --output "$TMP/fp.lp" -- "$WORKLOADS/nofp" 1 calls
+	n=$(grep -c '^sample' "$TMP/fp.lp")
+	broken=$(grep '^sample' "$TMP/fp.lp" | grep -c 'why=broken-chain')
+	echo "$broken of $n samples cut at a broken chain; $stderr"
+	[ "$broken" -gt $((n / 2)) ] || fail "$broken of $n"
+	# No frame names an address outside every mapping: the garbage a chain
+	# reads past a function without frame pointers comes out as no frame.
+	run -1 grep -E $'^frame\t[0-9a-f]+\tu\t0x[0-9a-f]{13,}\t' "$TMP/fp.lp"
+	[[ $stderr =~ "user stacks whole" ]] || fail "no summary"
+	[[ $stderr == *"in $WORKLOADS/nofp: built without frame pointers"* ]] ||
+		fail "the workload's module and the remedy not named: $stderr"
+}
+
+@test "a stack deeper than the first copy is whole once its thread's copy has grown; a fixed copy truncates it" {
+	require_root
+	run -0 --separate-stderr lp-record --freq 499 --no-kernel --output "$TMP/deep.lp" -- "$WORKLOADS/nofp" 2 deep
+	n=$(grep -c '^sample' "$TMP/deep.lp")
+	lp-collapse "$TMP/deep.lp" > "$TMP/deep.folded"
+	# main, then dive 41 times (40 down to 0), then work.
+	re=';main(;dive){41};work$'
+	whole=$(share "$TMP/deep.folded" "$re")
+	trunc=$(awk '/^sample/ && /truncated=1/ { n++ } END { print n + 0 }' "$TMP/deep.lp")
+	echo "$whole% of $n samples whole, $trunc truncated; $stderr"
+	at_least "$whole" 97 "whole deep stacks"
+	[ "$trunc" -le $((n * 3 / 100)) ] || fail "$trunc of $n truncated"
+	run -0 --separate-stderr lp-record --freq 499 --no-kernel --call-graph dwarf --output "$TMP/fixed.lp" -- "$WORKLOADS/nofp" 1 deep
+	lp-collapse "$TMP/fixed.lp" > "$TMP/fixed.folded"
+	fixed=$(share "$TMP/fixed.folded" "$re")
+	echo "a fixed 8 KiB copy: $fixed% whole"
+	below "$fixed" 10 "whole deep stacks with an 8 KiB copy"
+}
+
+@test "off the CPU, no flag: blocked stacks of a build without frame pointers reach main" {
+	require_root
+	run -0 --separate-stderr lp-record --mode off --output "$TMP/off.lp" -- "$WORKLOADS/nofp" 1 sleep
+	lp-collapse "$TMP/off.lp" > "$TMP/off.folded"
+	whole=$(share "$TMP/off.folded" ';main;nap;' 'nanosleep')
+	echo "$whole% of the blocked time in nanosleep is under main;nap; $stderr"
+	at_least "$whole" 95 "whole off-CPU stacks"
+	run -0 lp-record --mode off --call-graph fp --output "$TMP/offfp.lp" -- "$WORKLOADS/nofp" 1 sleep
+	lp-collapse "$TMP/offfp.lp" > "$TMP/offfp.folded"
+	fp=$(share "$TMP/offfp.folded" ';main;nap;' 'nanosleep')
+	echo "frame pointers: $fp%"
+	below "$fp" 50 "off-CPU stacks with frame pointers on a build without them"
+}
+
+@test "a return probe on a hot function: the samples under it still reach main" {
+	require_root
+	"$WORKLOADS/nofp" 6 calls &
+	BG=$!
+	lp-trace --pid "$BG" --duration 4 handle > "$TMP/spans.lp" 2> "$TMP/trace.err" &
+	tracer=$!
+	# Recording once the probes are in: the first span is out.
+	for _ in $(seq 100); do
+		if grep -q '^span' "$TMP/spans.lp"; then break; fi
+		sleep 0.05
+	done
+	run -0 --separate-stderr lp-record --freq 499 --no-kernel --pid "$BG" --duration 2 --output "$TMP/rec.lp"
+	wait "$tracer"
+	[ "$(grep -c '^span' "$TMP/spans.lp")" -ge 1000 ] || fail "lp-trace: $(cat "$TMP/trace.err")"
+	lp-collapse "$TMP/rec.lp" > "$TMP/rec.folded"
+	under=$(awk '/;handle(;|$)/ { t += $NF } END { print t + 0 }' "$TMP/rec.folded")
+	[ "$under" -ge 200 ] || fail "$under samples under handle"
+	whole=$(share "$TMP/rec.folded" ';_start;[^;]*;__libc_start_call_main;main;serve;handle(;|$)' ';handle(;|$)')
+	echo "$whole% of $under samples under handle reach main; $stderr"
+	at_least "$whole" 97 "whole stacks under a function with a return probe"
+	# The trampoline appears in no stack as a frame of its own.
+	tramp=$(share "$TMP/rec.folded" '[[]uprobes[]]')
+	below "$tramp" 1 "samples with a [uprobes] frame"
+}

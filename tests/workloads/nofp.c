@@ -1,0 +1,83 @@
+/* cflags: -O2 -fomit-frame-pointer -momit-leaf-frame-pointer */
+/* nofp - known stacks in a build without frame pointers (as Debian builds),
+ * for lp-record's default unwinding.  argv[1]: seconds of wall time;
+ * argv[2]: what to do, each with one known stack:
+ *   deep   main;dive x 40;work: 40 frames of 1 KiB each, deeper than the
+ *          first stack copy (8 KiB), all of the CPU in work
+ *   calls  main;serve;handle;work: handle() called over and over (a
+ *          function to trace with a return probe), ~20 us each
+ *   sleep  main;nap;usleep...: blocked in libc's nanosleep, 1 ms at a time */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEPTH 40
+
+static volatile uint64_t sink;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) void work(int iters)
+{
+	for (int i = 0; i < iters; i++)
+		sink += i * 7;
+}
+
+/* Not a tail call: the frame's buffer is read after the call returns. */
+__attribute__((noinline)) int dive(int n, double end)
+{
+	volatile char buf[1024];
+
+	buf[n] = (char)n;
+	if (n == 0) {
+		while (now() < end)
+			work(100000);
+		return 0;
+	}
+	return dive(n - 1, end) + buf[n];
+}
+
+__attribute__((noinline)) int handle(int i)
+{
+	work(20000);
+	return i + 1;
+}
+
+__attribute__((noinline)) void serve(double end)
+{
+	int i = 0;
+
+	while (now() < end)
+		i = handle(i);
+	sink += i;
+}
+
+__attribute__((noinline)) void nap(double end)
+{
+	while (now() < end)
+		usleep(1000);
+}
+
+int main(int argc, char **argv)
+{
+	double end = now() + (argc > 1 ? atof(argv[1]) : 5);
+	const char *what = argc > 2 ? argv[2] : "deep";
+
+	if (!strcmp(what, "deep"))
+		sink += dive(DEPTH, end);
+	else if (!strcmp(what, "calls"))
+		serve(end);
+	else if (!strcmp(what, "sleep"))
+		nap(end);
+	else
+		return 2;
+	return 0;
+}
