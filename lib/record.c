@@ -418,6 +418,15 @@ static void count_ending(struct lp_recorder *r, bool whole, const struct lp_fram
 		e->why = why;
 }
 
+/* A kernel frame of the tracing that took an off-CPU stack: the tracepoint's
+ * iterator, which bpf_get_stack's skip count does not always leave out (a
+ * program calling bpf_loop runs one frame deeper). */
+static bool in_tracing(const struct lp_frame *f)
+{
+	return !strncmp(f->symbol, "__traceiter_", 12) || !strncmp(f->symbol, "bpf_trace_run", 13) ||
+	       !strncmp(f->symbol, "bpf_prog_", 9);
+}
+
 /* Returns the stack's frames, root first, in r->frames; sets the attrs. */
 static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *ev,
 			  size_t size)
@@ -459,7 +468,8 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 		 * so one place of blocking is one stack, ending where the
 		 * thread chose to block. */
 		while (ev->state != LP_STATE_RUNNING && leaf < nk &&
-		       lp_symbolizer__in_scheduler(r->sym, ev->kstack[leaf] - (leaf > 0)))
+		       (lp_symbolizer__in_scheduler(r->sym, ev->kstack[leaf] - (leaf > 0)) ||
+			in_tracing(lp_symbolizer__kernel(r->sym, ev->kstack[leaf], leaf > 0))))
 			leaf++;
 		for (size_t i = nk; i-- > leaf;)
 			r->frames[n++] = lp_symbolizer__kernel(r->sym, ev->kstack[i], i > 0);
