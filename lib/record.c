@@ -373,6 +373,8 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 		return n;
 	}
 	*whole = n > 0 && lp_unwinder__outermost(r->unw, ev->pid, r->pcs[n - 1], r->ret[n - 1]);
+	if (!*whole)
+		*why = "end-of-chain";
 	return n;
 }
 
@@ -1168,6 +1170,9 @@ static const char *remedy(const char *why)
 		return "built without frame pointers: the default --call-graph auto unwinds it";
 	if (!strcmp(why, "end-of-copy"))
 		return "deeper than the stack copy: --call-graph dwarf,65536";
+	if (!strcmp(why, "end-of-chain"))
+		return "the frame-pointer chain ends in a function that keeps none, past the "
+		       "stack copy";
 	if (!strcmp(why, "max-frames"))
 		return "more frames than --stack-depth";
 	if (!strcmp(why, "no-user-stack"))

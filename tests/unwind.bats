@@ -98,6 +98,24 @@ below() {
 	below "$fixed" 10 "whole deep stacks with an 8 KiB copy"
 }
 
+@test "a stack deeper than the largest copy: its DWARF frames joined to the frame-pointer chain past it" {
+	require_root
+	# deepfp keeps frame pointers: 101 frames of over 1 KiB, past 64 KiB.
+	run -0 --separate-stderr lp-record --freq 499 --no-kernel --output "$TMP/deep.lp" -- "$WORKLOADS/deepfp" 2
+	n=$(grep -c '^sample' "$TMP/deep.lp")
+	lp-collapse "$TMP/deep.lp" > "$TMP/deep.folded"
+	re=';main(;dive){101};work$'
+	joined=$(share "$TMP/deep.folded" "$re")
+	echo "$joined% of $n samples are main;dive x 101;work; $stderr"
+	at_least "$joined" 97 "deep stacks joined to the chain"
+	# The copy alone, as big as it gets, ends in the middle.
+	run -0 lp-record --freq 499 --no-kernel --call-graph dwarf,65536 --output "$TMP/copy.lp" -- "$WORKLOADS/deepfp" 1
+	lp-collapse "$TMP/copy.lp" > "$TMP/copy.folded"
+	copy=$(share "$TMP/copy.folded" "$re")
+	echo "the copy alone: $copy%"
+	below "$copy" 10 "deep stacks from a 64 KiB copy alone"
+}
+
 @test "off the CPU, no flag: blocked stacks of a build without frame pointers reach main" {
 	require_root
 	run -0 --separate-stderr lp-record --mode off --output "$TMP/off.lp" -- "$WORKLOADS/nofp" 1 sleep
@@ -114,20 +132,21 @@ below() {
 
 @test "a return probe on a hot function: the samples under it still reach main" {
 	require_root
-	"$WORKLOADS/nofp" 6 calls &
+	"$WORKLOADS/nofp" 8 calls &
 	BG=$!
-	lp-trace --pid "$BG" --duration 4 handle > "$TMP/spans.lp" 2> "$TMP/trace.err" &
+	lp-trace --pid "$BG" --duration 6 handle > "$TMP/spans.lp" 2> "$TMP/trace.err" &
 	tracer=$!
 	# Recording once the probes are in: the first span is out.
 	for _ in $(seq 100); do
 		if grep -q '^span' "$TMP/spans.lp"; then break; fi
 		sleep 0.05
 	done
-	run -0 --separate-stderr lp-record --freq 499 --no-kernel --pid "$BG" --duration 2 --output "$TMP/rec.lp"
+	run -0 --separate-stderr lp-record --freq 499 --no-kernel --pid "$BG" --duration 4 --output "$TMP/rec.lp"
 	wait "$tracer"
 	[ "$(grep -c '^span' "$TMP/spans.lp")" -ge 1000 ] || fail "lp-trace: $(cat "$TMP/trace.err")"
 	lp-collapse "$TMP/rec.lp" > "$TMP/rec.folded"
 	under=$(awk '/;handle(;|$)/ { t += $NF } END { print t + 0 }' "$TMP/rec.folded")
+	# ~2000 at 499 Hz for 4 s on an idle machine; a loaded one gives fewer.
 	[ "$under" -ge 200 ] || fail "$under samples under handle"
 	whole=$(share "$TMP/rec.folded" ';_start;[^;]*;__libc_start_call_main;main;serve;handle(;|$)' ';handle(;|$)')
 	echo "$whole% of $under samples under handle reach main; $stderr"
