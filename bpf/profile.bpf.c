@@ -202,7 +202,8 @@ static __always_inline void fix_uprobe_ip(struct task_struct *task, __u64 *ip, _
 
 	if (!ut || !page || *ip < page || *ip >= page + 4096)
 		return;
-	if (BPF_CORE_READ(ut, state) == UTASK_SSTEP) {
+	/* Stepping, or the step done and its trap not yet handled. */
+	if (BPF_CORE_READ(ut, state) != UTASK_RUNNING) {
 		*ip = BPF_CORE_READ(ut, vaddr);
 		return;
 	}
