@@ -728,7 +728,11 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 	if (jsym)
 		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
 	else
-		out[0] = unresolved(s, addr, in_uprobes_page(p, look) ? "[uprobes]" : "");
+		/* The uretprobe trampoline as a return address (a stack taken
+		 * before the kernel recorded the original) starts the page:
+		 * look, one byte lower, is not in it. */
+		out[0] = unresolved(s, addr, in_uprobes_page(p, look) || in_uprobes_page(p, addr)
+					     ? "[uprobes]" : "");
 	return 1;
 }
 

@@ -198,13 +198,15 @@ app;main;work 3"
 	[ "$missed" -eq 0 ] || fail "$missed samples in lp's code not marked"
 	[ "$(wc -w <<<"$output")" -eq 3 ] || fail "user frames marked: $output"
 	[ $((100 * lp / total)) -ge 90 ] || fail "only $lp of $total samples lp's"
-	# frames in that page are named so (libdw alone says ld.so), all lp's
+	# frames in that page are named so (libdw alone says ld.so), all lp's;
+	# there may be none: a tick during the out-of-line step is placed at
+	# the probed instruction, and one in the trampoline at the return
+	# address (profile.bpf.c fix_uprobe_ip)
 	run -0 awk -F'\t' -v lo=$((16#${page%-*})) -v hi=$((16#${page#*-})) '
 		$1 == "frame" && $4 != "-" { a = strtonum($4)
 			if (a >= lo && a < hi) { n++; if ($5 != "[uprobes]" || $NF != "lp=1") print "bad:", $0 } }
 		END { print n + 0, "frames in the page" }' "$TMP/r.lp"
 	refute_output --partial bad:
-	[ "${output%% *}" -ge 1 ] || fail "$output"
 	# lp-diff says so and ranks what is left: the program's own code
 	run -0 lp-diff --report "$TMP/r.lp" "$TMP/r.lp"
 	assert_line --regexp "^# lp's own frames \(probe and sample handling\) in A: $lp of $total samples"
