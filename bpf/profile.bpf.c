@@ -23,8 +23,9 @@ const volatile bool user_stacks = true;
  * most off_copy of them. */
 const volatile __u32 stack_copy = 0;
 const volatile __u32 off_copy = LP_OFF_FP_COPY;
-/* The frame-pointer chain too (bpf_get_stack), beside a copy: --call-graph
- * auto joins it to the DWARF frames where the copy ends. */
+/* The frame-pointer chain too (bpf_get_stack), beside a copy, for the
+ * threads whose lp_copy value says LP_COPY_CHAIN: --call-graph auto joins
+ * it to the DWARF frames where the copy ends.  Off the CPU, always. */
 const volatile bool fp_chain = true;
 /* Samples go in without waking the reader, who polls on a timer, unless the
  * ring holds more than this: thousands of wakeups a second cost more than
@@ -56,7 +57,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);	/* tid */
-	__type(value, __u32);	/* bytes, <= LP_MAX_STACK_COPY */
+	__type(value, __u32);	/* bytes, <= LP_MAX_STACK_COPY, | LP_COPY_CHAIN */
 } lp_copy SEC(".maps");
 
 struct {
@@ -116,11 +117,18 @@ static __always_inline __u32 frames_size(void)
 	return n > LP_MAX_STACK_DEPTH * sizeof(__u64) ? LP_MAX_STACK_DEPTH * sizeof(__u64) : n;
 }
 
-/* Bytes of stack to copy for thread tid. */
-static __always_inline __u32 copy_want(__u32 tid, __u32 most)
+/* Thread tid's lp_copy value, or the default: stack_copy bytes, no chain. */
+static __always_inline __u32 thread_copy(__u32 tid)
 {
 	__u32 *v = bpf_map_lookup_elem(&lp_copy, &tid);
-	__u32 want = v ? *v : stack_copy;
+
+	return v ? *v : stack_copy;
+}
+
+/* Bytes of stack to copy for thread tid, at most most. */
+static __always_inline __u32 copy_want(__u32 tid, __u32 most)
+{
+	__u32 want = thread_copy(tid) & ~LP_COPY_CHAIN;
 
 	return want < most ? want : most;
 }
@@ -259,9 +267,10 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 		s->ev.flags |= LP_EV_KERNEL_THREAD;
 		goto out;
 	}
-	if (fp_chain || !stack_copy) {
+	if (!stack_copy || (fp_chain && (thread_copy(tid) & LP_COPY_CHAIN))) {
 		n = bpf_get_stack(ctx, s->ev.ustack, frames_size(), BPF_F_USER_STACK);
 		s->ev.ustack_bytes = n;
+		s->ev.flags |= LP_EV_CHAIN;
 	}
 	if (!stack_copy)
 		goto out;
@@ -467,6 +476,7 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 	} else if (user_stacks) {
 		n = bpf_get_stack(ctx, s->ev.ustack, frames_size(), BPF_F_USER_STACK);
 		s->ev.ustack_bytes = n;
+		s->ev.flags |= LP_EV_CHAIN;
 		/* The registers at the system call and the top of the stack,
 		 * for the frames the frame-pointer walk skips (profile.h). */
 		struct task_struct *cur = bpf_get_current_task_btf();
@@ -568,6 +578,7 @@ int lp_rec_seed(struct bpf_iter__task *ctx)
 			bp = frame[0];
 		}
 		s->ev.ustack_bytes = n * sizeof(__u64);
+		s->ev.flags |= LP_EV_CHAIN;
 		s->ev.stack_want = copy_want(tid, off_copy);
 		for (int i = 0; i < LP_OFF_STACK_COPY / LP_STACK_CHUNK; i++) {
 			if (s->ev.stack_bytes >= s->ev.stack_want ||

@@ -25,6 +25,13 @@
 /* lp_sample_event.flags */
 #define LP_EV_KERNEL_THREAD 1	/* no user stack to take */
 #define LP_EV_EXEC 2		/* not a sample: pid exec'd (struct lp_exec_event) */
+#define LP_EV_CHAIN 8		/* the frame-pointer chain was taken (ustack) */
+
+/* An lp_copy value: the bytes of stack to copy for the thread, and whether
+ * to take its frame-pointer chain too (--call-graph auto: only for threads
+ * whose stacks a copy did not hold, or whose code has no CFI: a chain is
+ * ~3 us a sample, the copy alone is enough for the others). */
+#define LP_COPY_CHAIN 0x80000000u
 
 /* A process replaced its program: the symbolizer forgets what it knew of the
  * pid.  In the ring in order with the samples, so samples taken before the

@@ -304,12 +304,13 @@ static size_t join_chain(const uint64_t *d, const unsigned char *dret, size_t nd
  * mapped code.  *why says why it is incomplete, when it is; *whole that it
  * reaches the thread's outermost frame. */
 static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev, size_t size,
-			 bool *truncated, const char **why, bool *whole)
+			 bool *truncated, const char **why, bool *whole, enum lp_unwind_end *dwarf)
 {
 	size_t nf = ev->ustack_bytes > 0 ? ev->ustack_bytes / sizeof(__u64) : 0, n = 0, j = 0;
 	const __u64 *f = ev->ustack;
 
 	*whole = false;
+	*dwarf = LP_UNWIND_COMPLETE;
 	/* The kernel took at most --stack-depth frames (profile.bpf.c): as
 	 * many means there may have been more. */
 	if (nf > LP_MAX_STACK_DEPTH)
@@ -323,6 +324,7 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 		n = lp_unwinder__unwind(r->unw, ev->pid, ev->tid, &regs,
 					(const unsigned char *)ev + sizeof(*ev), len, r->pcs,
 					r->ret, r->max_user_frames, &end, why);
+		*dwarf = end;
 		if (end == LP_UNWIND_COMPLETE) {
 			*whole = true;
 			return n;
@@ -378,20 +380,31 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 	return n;
 }
 
-/* A thread whose stack was deeper than its copy: a copy four times as big
- * from its next sample on (--call-graph auto), up to what a sample can
- * take: 8, 32, then 64 KiB, two steps, each lagging by the samples already
- * in the ring. */
-static void grow_copy(struct lp_recorder *r, const struct lp_sample_event *ev)
+/* --call-graph auto, a running thread's stack not whole: when the copy was
+ * full (the stack goes on past it), a copy four times as big from its next
+ * sample on, up to what a sample can take (8, 32, then 64 KiB: two steps,
+ * each lagging by the samples already in the ring); when it is as big as
+ * it gets, or its code has no CFI (JIT code, which keeps frame pointers),
+ * its frame-pointer chain too. */
+static void tune_copy(struct lp_recorder *r, const struct lp_sample_event *ev,
+		      enum lp_unwind_end end)
 {
-	__u32 tid = ev->tid, want = ev->stack_want * 4;
+	__u32 tid = ev->tid, v = ev->stack_want;
+	bool chain = ev->flags & LP_EV_CHAIN;
 
-	if (r->opts.call_graph != LP_CALL_GRAPH_AUTO || !ev->stack_want ||
-	    ev->stack_bytes < ev->stack_want || ev->stack_want >= LP_MAX_STACK_COPY)
+	if (r->opts.call_graph != LP_CALL_GRAPH_AUTO || ev->state != LP_STATE_RUNNING ||
+	    !ev->stack_want || end == LP_UNWIND_COMPLETE)
 		return;
-	if (want > LP_MAX_STACK_COPY)
-		want = LP_MAX_STACK_COPY;
-	if (bpf_map__update_elem(r->skel->maps.lp_copy, &tid, sizeof(tid), &want, sizeof(want),
+	if (end == LP_UNWIND_TRUNCATED && ev->stack_bytes >= ev->stack_want &&
+	    v < LP_MAX_STACK_COPY)
+		v = v * 4 < LP_MAX_STACK_COPY ? v * 4 : LP_MAX_STACK_COPY;
+	else if (!chain)
+		chain = true;
+	else
+		return;
+	if (chain)
+		v |= LP_COPY_CHAIN;
+	if (bpf_map__update_elem(r->skel->maps.lp_copy, &tid, sizeof(tid), &v, sizeof(v),
 				 BPF_ANY) == 0)
 		r->grown++;
 }
@@ -441,14 +454,15 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 	/* User frames, outermost first. */
 	if (!(ev->flags & LP_EV_KERNEL_THREAD)) {
 		bool whole;
-		size_t nu = user_stack(r, ev, size, &truncated, &why, &whole);
+		enum lp_unwind_end dwarf;
+		size_t nu = user_stack(r, ev, size, &truncated, &why, &whole, &dwarf);
 
 		for (size_t i = nu; i-- > 0;)
 			n += lp_symbolizer__user_frames(r->sym, ev->pid, r->pcs[i], r->ret[i],
 							r->frames + n);
 		count_ending(r, whole, n ? r->frames[0] : NULL, why);
 		if (!whole)
-			grow_copy(r, ev);
+			tune_copy(r, ev, dwarf);
 	}
 	if (r->opts.kernel && ev->kstack_bytes < 0)
 		r->kstack_failed++;

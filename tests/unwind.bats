@@ -47,7 +47,8 @@ below() {
 	run -0 lp-cat --check "$TMP/auto.lp"
 	grep -q $'^lp-stream\t.*\tunwind=auto' "$TMP/auto.lp" || fail "header says no unwind=auto"
 	n=$(grep -c '^sample' "$TMP/auto.lp")
-	[ "$n" -ge 400 ] || fail "$n samples"
+	# ~1000 at 499 Hz for 2 s on an idle machine; a loaded one gives fewer.
+	[ "$n" -ge 200 ] || fail "$n samples"
 	[ "$(grep '^sample' "$TMP/auto.lp" | grep -c 'unwind=auto')" -eq "$n" ]
 	lp-collapse "$TMP/auto.lp" > "$TMP/auto.folded"
 	whole=$(share "$TMP/auto.folded" ';_start;__libc_start_main[^;]*;__libc_start_call_main;main;serve;handle;work$')
@@ -110,8 +111,13 @@ below() {
 	lp-collapse "$TMP/deep.lp" > "$TMP/deep.folded"
 	re=';main(;dive){101};work$'
 	joined=$(share "$TMP/deep.folded" "$re")
-	echo "$joined% of $n samples are main;dive x 101;work; $stderr"
-	at_least "$joined" 97 "deep stacks joined to the chain"
+	# Three steps first (8 and 32 KiB copies, then 64 KiB and the chain),
+	# each lagging by the samples in the ring: none in the second half.
+	late=$(awk -F'\t' '$1 == "sample" { tr[++n] = /truncated=1/ }
+		END { for (i = int(n / 2) + 1; i <= n; i++) c += tr[i]; print c + 0 }' "$TMP/deep.lp")
+	echo "$joined% of $n samples are main;dive x 101;work, $late truncated in the second half; $stderr"
+	at_least "$joined" 85 "deep stacks joined to the chain"
+	[ "$late" -eq 0 ] || fail "$late truncated samples in the second half"
 	# The copy alone, as big as it gets, ends in the middle.
 	run -0 lp-record --freq 499 --no-kernel --call-graph dwarf,65536 --output "$TMP/copy.lp" -- "$WORKLOADS/deepfp" 1
 	lp-collapse "$TMP/copy.lp" > "$TMP/copy.folded"
