@@ -39,6 +39,12 @@ void lp_symbolizer__set_options(struct lp_symbolizer *s, bool inlines, bool srcl
  * binary's build-id (lp_frame.build_id), unsymbolized. */
 void lp_symbolizer__set_raw(struct lp_symbolizer *s, bool raw);
 
+/* demangle (the default): C++ and Rust names as perf shows them,
+ * "node::Start(int, char**)"; false keeps the symbol table's names
+ * (--no-demangle).  Symbol versions ("@@GLIBC_2.34") are left out either
+ * way: an unversioned alias at the address is preferred. */
+void lp_symbolizer__set_demangle(struct lp_symbolizer *s, bool demangle);
+
 /* Symbolizes an address of a raw frame from the file at path: the frames,
  * root first, in out (room for 1 + LP_SYM_MAX_INLINE), *n of them (0: no
  * symbol there).  -1: the file cannot be read; -2: its build-id is not
