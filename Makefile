@@ -27,7 +27,7 @@ DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
 	libtraceevent-dev zlib1g-dev bpftool libiberty-dev
 # nodejs: the machine's own build ships npm (Debian's npm package conflicts with it).
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
-	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++
+	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
 # Only for make bench (bench/selfcost.sh's servers), not for the suite or CI:
 # make bench-deps installs them with the rest.

@@ -549,6 +549,19 @@ struct func_cand {
 	const char *params;	/* in name; NULL: none (Rust) */
 };
 
+/* The name spans of a C++ or Rust function take: as lp-record names its
+ * frames (demangled; the symbol with --no-demangle); NULL for a C one. */
+static char *span_name(const struct lp_probe_spec *spec, const char *sym)
+{
+	char *d = lp_symbol__demangle(sym, false);
+
+	if (d && spec->no_demangle) {
+		free(d);
+		return lp_strndup(sym, lp_symbol__unversioned_len(sym));
+	}
+	return d;
+}
+
 static int cand_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct func_cand *)a)->name, ((const struct func_cand *)b)->name);
@@ -572,7 +585,7 @@ static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const c
 	*shown = NULL;
 	if (exact) {
 		*out = exact;
-		*shown = spec->no_demangle ? NULL : lp_symbol__demangle(exact->name, false);
+		*shown = span_name(spec, exact->name);
 		return 1;
 	}
 	for (size_t i = 0; i < o->nsyms; i++) {
@@ -643,7 +656,7 @@ static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const c
 	}
 	if (n == 1) {
 		*out = c[0].sym;
-		*shown = spec->no_demangle ? NULL : lp_symbol__demangle(c[0].sym->name, false);
+		*shown = span_name(spec, c[0].sym->name);
 		ret = 1;
 	} else if (n > 1) {
 		char list[1024] = "";

@@ -1,0 +1,174 @@
+#!/usr/bin/env bats
+# Names as perf shows them (issue 11, items 5 and 6): C++ demangled (and kept
+# raw with --no-demangle), no symbol versions, stripped binaries symbolized
+# from their debug files (.gnu_debuglink, /usr/lib/debug/.build-id) and,
+# without any, each function named MODULE+0xSTART from its FDE, the same in
+# every run of a PIE; lp-trace taking the demangled names a profile shows.
+# Truth: nm, nm -C and readelf on the unstripped builds of the workloads
+# (tests/workloads/names.cc, names-c.c: -O2, no frame pointers).
+# Privileged: they load BPF programs (root, under CI=true too).
+
+bats_require_minimum_version 1.5.0
+load helpers/common
+load helpers/producers
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+	CXX=$WORKLOADS/names
+	C=$WORKLOADS/names-c
+}
+
+teardown() {
+	if [ -n "${BUILDID_DEBUG:-}" ]; then rm -f "$BUILDID_DEBUG"; fi
+}
+
+# The names of the frames a stream gives module $2 (its path), sorted, one a line.
+module_frames() {
+	awk -F'\t' -v m="$2" '$1 == "frame" && $5 == m { print $6 }' "$1" | sort -u
+}
+
+# Samples whose leaf frame is $2, out of lp-collapse's folded output $1.
+leaf_count() {
+	awk -v f="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, a, ";"); if (a[k] == f) c += n } END { print c + 0 }' "$1"
+}
+
+# The symbol's address in the unstripped workload, as perf and addr2line show it.
+sym_addr() {
+	nm "$1" | awk -v s="$2" '$3 == s { print "0x" substr($1, match($1, /[1-9a-f]/)) }'
+}
+
+@test "names: C++ frames are demangled as nm -C names them; --no-demangle keeps them mangled" {
+	require_root
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/cxx.lp" -- "$CXX" 1.5
+	module_frames "$T/cxx.lp" "$CXX" >"$T/names"
+	nm -C --defined-only "$CXX" | cut -d' ' -f3- | sort -u >"$T/truth"
+	# Every name lp gives the workload's frames is one nm -C gives a symbol.
+	run -0 comm -23 "$T/names" "$T/truth"
+	[ -z "$output" ] || fail "names nm -C does not have: $output"
+	grep -qxF 'store::Shop::checkout(long)' "$T/names" || fail "$(cat "$T/names")"
+	grep -qxF 'traced(int)' "$T/names" || fail "$(cat "$T/names")"
+	grep -qxF 'traced(double)' "$T/names" || fail "$(cat "$T/names")"
+	grep -qxF 'main' "$T/names" || fail "$(cat "$T/names")"
+	# Nothing mangled anywhere, libstdc++'s frames (the exceptions) included.
+	run -1 grep -P '^frame\t.*\t_Z[A-Za-z0-9_]+\t' "$T/cxx.lp"
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf --no-demangle -o "$T/raw.lp" -- "$CXX" 1
+	module_frames "$T/raw.lp" "$CXX" >"$T/rawnames"
+	nm --defined-only "$CXX" | cut -d' ' -f3- | sort -u >"$T/rawtruth"
+	run -0 comm -23 "$T/rawnames" "$T/rawtruth"
+	[ -z "$output" ] || fail "names nm does not have: $output"
+	grep -qxF '_ZN5store4Shop8checkoutEl' "$T/rawnames" || fail "$(cat "$T/rawnames")"
+}
+
+@test "names: no symbol versions: libc's start is __libc_start_main_impl, as its debug file's aliases say" {
+	require_root
+	libc=$(ldd "$C" | awk '$1 ~ /^libc\.so/ { print $3 }')
+	libc=$(readlink -f "$libc")
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/c.lp" -- "$C" 1
+	module_frames "$T/c.lp" "$libc" >"$T/libc"
+	grep -qxF '__libc_start_main_impl' "$T/libc" || fail "$(cat "$T/libc")"
+	run -1 grep -F '@' "$T/libc"
+	run -0 lp-collapse "$T/c.lp"
+	[ "$(grep -c ';__libc_start_main_impl;__libc_start_call_main;main;' <<<"$output")" -ge 3 ] || fail "$output"
+}
+
+# hot_a 60%, hot_b 30%, cold_c 10% of the loop's work (names-c.c), each a
+# leaf named $2 for hot_a... in folded file $1: within 8 points.
+check_split() {
+	local a b c n
+	a=$(leaf_count "$1" "$2")
+	b=$(leaf_count "$1" "$3")
+	c=$(leaf_count "$1" "$4")
+	n=$((a + b + c))
+	[ "$n" -ge 150 ] || { echo "only $n samples in the three ($a $b $c)"; return 1; }
+	awk -v a="$a" -v b="$b" -v c="$c" -v n="$n" 'BEGIN {
+		ea = 100 * a / n - 60; eb = 100 * b / n - 30; ec = 100 * c / n - 10
+		if (ea < -8 || ea > 8 || eb < -8 || eb > 8 || ec < -8 || ec > 8) {
+			printf "split %d %d %d of %d\n", a, b, c, n; exit 1 } }'
+}
+
+@test "names: a stripped binary's functions from its debug file, by .gnu_debuglink and by build-id" {
+	require_root
+	mkdir "$T/link" "$T/bid"
+	objcopy --only-keep-debug "$C" "$T/link/names-c.debug"
+	objcopy --strip-all --add-gnu-debuglink="$T/link/names-c.debug" "$C" "$T/link/names-c"
+	run -0 nm "$T/link/names-c"
+	[[ $output != *hot_a* ]] || fail "not stripped: $output"
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/link.lp" -- "$T/link/names-c" 2
+	lp-collapse "$T/link.lp" >"$T/link.folded"
+	check_split "$T/link.folded" hot_a hot_b cold_c
+	# By build-id alone: no debuglink, the debug file where Debian's
+	# -dbgsym packages put theirs.
+	objcopy --strip-all "$C" "$T/bid/names-c"
+	id=$(readelf -n "$C" | awk '/Build ID/ { print $3 }')
+	[ "${#id}" -eq 40 ]
+	mkdir -p "/usr/lib/debug/.build-id/${id:0:2}"
+	BUILDID_DEBUG=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+	cp "$T/link/names-c.debug" "$BUILDID_DEBUG"
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/bid.lp" -- "$T/bid/names-c" 2
+	lp-collapse "$T/bid.lp" >"$T/bid.folded"
+	check_split "$T/bid.folded" hot_a hot_b cold_c
+	# lp-symbolize finds it the same way.
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf --raw -o "$T/raw.lp" -- "$T/bid/names-c" 2
+	lp-symbolize "$T/raw.lp" | lp-collapse >"$T/sym.folded"
+	check_split "$T/sym.folded" hot_a hot_b cold_c
+}
+
+@test "names: without symbols each function keeps its own name, MODULE+0xSTART from its FDE, the same in two runs of a PIE" {
+	require_root
+	objcopy --strip-all "$C" "$T/names-c"
+	readelf -h "$T/names-c" | grep -q 'DYN (Position-Independent Executable file)'
+	a=names-c+$(sym_addr "$C" hot_a)
+	b=names-c+$(sym_addr "$C" hot_b)
+	c=names-c+$(sym_addr "$C" cold_c)
+	m=names-c+$(sym_addr "$C" main)
+	[ "$a" != "$b" ] && [ "$b" != "$c" ] && [ "$a" != names-c+ ]
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/s1.lp" -- "$T/names-c" 2
+	lp-collapse "$T/s1.lp" >"$T/s1.folded"
+	check_split "$T/s1.folded" "$a" "$b" "$c"
+	[ "$(grep -c ";$m;" "$T/s1.folded")" -ge 3 ] || fail "$(cat "$T/s1.folded")"
+	# addr2line on the unstripped build reads the name's address as the function.
+	run -0 addr2line -f -e "$C" "${a#names-c+}"
+	[ "${lines[0]}" = hot_a ] || fail "$output"
+	# Address-space randomization moves the load address, not the names.
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/s2.lp" -- "$T/names-c" 1
+	lp-collapse "$T/s2.lp" >"$T/s2.folded"
+	module_frames "$T/s1.lp" "$T/names-c" | grep -v '^_start$' >"$T/n1"
+	module_frames "$T/s2.lp" "$T/names-c" | grep -v '^_start$' >"$T/n2"
+	for f in "$a" "$b" "$m"; do grep -qxF "$f" "$T/n2" || fail "run 2 lacks $f: $(cat "$T/n2")"; done
+	run -0 comm -3 <(grep -vxF "$c" "$T/n1") <(grep -vxF "$c" "$T/n2")
+	[ -z "$output" ] || fail "names differ between runs: $output"
+}
+
+@test "names: an address past the end of a sized symbol is not given to it" {
+	require_root
+	# hot_b loses its symbol; hot_a, sized, sits just before it.
+	objcopy --strip-debug --strip-symbol=hot_b "$C" "$T/names-c"
+	run -1 bash -c "nm '$T/names-c' | grep -w hot_b"
+	b=names-c+$(sym_addr "$C" hot_b)
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/g.lp" -- "$T/names-c" 2
+	lp-collapse "$T/g.lp" >"$T/g.folded"
+	check_split "$T/g.folded" hot_a "$b" cold_c
+}
+
+@test "names: lp-trace takes the names a profile shows, Shop::checkout and traced(int), and refuses overloads naming each" {
+	require_root
+	run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/t.lp" 'Shop::checkout' 'traced(int)' -- "$CXX" 1
+	[[ $output == *" exceptions caught, "* ]] || fail "$output"
+	run -0 awk -F'\t' '$1 == "span" { n[$6]++ } END { for (k in n) print k, (n[k] > 20) }' "$T/t.lp"
+	[ "$(sort <<<"$output")" = "$(printf '%s\n' 'store::Shop::checkout(long) 1' 'traced(int) 1')" ] || fail "$output"
+	# The mangled name and the full one are the same function.
+	run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/m.lp" '_Z6tracedi' 'store::Shop::checkout(long)' -- "$CXX" 0.5
+	run -0 awk -F'\t' '$1 == "span" { print $6 }' "$T/m.lp"
+	[ "$(sort -u <<<"$output")" = "$(printf '%s\n' 'store::Shop::checkout(long)' 'traced(int)')" ] || fail "$output"
+	run -0 --separate-stderr lp-trace --calibrate 0 --no-demangle -o "$T/r.lp" 'traced(double)' -- "$CXX" 0.5
+	run -0 awk -F'\t' '$1 == "span" { print $6 }' "$T/r.lp"
+	[ "$(sort -u <<<"$output")" = _Z6tracedd ] || fail "$output"
+	run -1 --separate-stderr lp-trace --calibrate 0 'traced' -- "$CXX" 0.5
+	[ "$stderr" = "lp-trace: probe 'traced': 2 functions 'traced' in $CXX: traced(double), traced(int); name one with its parameters" ] || fail "$stderr"
+	run -1 --separate-stderr lp-trace --calibrate 0 'scale' -- "$CXX" 0.5
+	[ "$stderr" = "lp-trace: probe 'scale': 2 functions 'scale' in $CXX: scale<int>(int), scale<long>(long); name one with its parameters" ] || fail "$stderr"
+	run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/s.lp" 'scale<long>' -- "$CXX" 0.5
+	run -0 awk -F'\t' '$1 == "span" { print $6 }' "$T/s.lp"
+	[ "$(sort -u <<<"$output")" = 'long scale<long>(long)' ] || fail "$output"
+}
