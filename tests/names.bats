@@ -110,7 +110,8 @@ check_split() {
 	check_split "$T/bid.folded" hot_a hot_b cold_c
 	# lp-symbolize finds it the same way.
 	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf --raw -o "$T/raw.lp" -- "$T/bid/names-c" 2
-	lp-symbolize "$T/raw.lp" | lp-collapse >"$T/sym.folded"
+	lp-symbolize -o "$T/sym.lp" "$T/raw.lp"
+	lp-collapse "$T/sym.lp" >"$T/sym.folded"
 	check_split "$T/sym.folded" hot_a hot_b cold_c
 }
 
@@ -122,7 +123,9 @@ check_split() {
 	b=names-c+$(sym_addr "$C" hot_b)
 	c=names-c+$(sym_addr "$C" cold_c)
 	m=names-c+$(sym_addr "$C" main)
-	[ "$a" != "$b" ] && [ "$b" != "$c" ] && [ "$a" != names-c+ ]
+	[ "$a" != names-c+ ] || fail "no hot_a in $C"
+	[ "$a" != "$b" ] || fail "$a"
+	[ "$b" != "$c" ] || fail "$b"
 	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/s1.lp" -- "$T/names-c" 2
 	lp-collapse "$T/s1.lp" >"$T/s1.folded"
 	check_split "$T/s1.folded" "$a" "$b" "$c"
