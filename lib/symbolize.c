@@ -35,6 +35,7 @@ struct lp_sym {
 	/* User symbols: the name frames show (demangled, in the dictionary),
 	 * made at the first address resolved to it; NULL until then. */
 	const char *shown;
+	bool unsized;		/* had no size: runs to the next symbol */
 };
 
 struct lp_symtab {
@@ -271,9 +272,11 @@ static void syms_finish(struct lp_sym *syms, size_t *n, char **names,
 	}
 	/* A symbol without a size runs to the next one; the last one, a page
 	 * (not to the end of the address space). */
-	for (size_t i = 0; i < k; i++)
-		if (syms[i].end == syms[i].start)
+	for (size_t i = 0; i < k; i++) {
+		syms[i].unsized = syms[i].end == syms[i].start;
+		if (syms[i].unsized)
 			syms[i].end = i + 1 < k ? syms[i + 1].start : syms[i].start + 4096;
+	}
 	*n = k;
 }
 
@@ -818,7 +821,7 @@ static const char *ident_name(struct lp_symbolizer *s, Dwfl_Module *mod, struct 
 {
 	Dwarf_Addr bias;
 
-	if (!module_bias(mod, &bias))
+	if (!modname[0] || !module_bias(mod, &bias))
 		return NULL;
 	uint64_t vaddr = look - bias, start;
 	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &t, sizeof(t));
@@ -859,6 +862,27 @@ static const char *ident_name(struct lp_symbolizer *s, Dwfl_Module *mod, struct 
 	return id->name;
 }
 
+/* The name of the function holding look in module mod (symbol table t,
+ * lowest address mstart, path modname): its symbol's, shown as perf shows
+ * it, else its own identity (ident_name); NULL when neither is known. */
+static const char *function_name(struct lp_symbolizer *s, Dwfl_Module *mod, struct lp_symtab *t,
+				 Dwarf_Addr mstart, const char *modname, uint64_t look)
+{
+	struct lp_sym *sym = sym_find(t->syms, t->n, look - mstart);
+	Dwarf_Addr bias;
+	uint64_t fstart;
+
+	/* A symbol without a size runs to the next one, unless the FDE
+	 * holding look starts past it: a function of its own that the symbol
+	 * table does not name. */
+	if (sym && sym->unsized && module_bias(mod, &bias) &&
+	    fde_start(mod, look - bias, &fstart) && fstart > sym->start + mstart - bias)
+		sym = NULL;
+	if (sym && sym->name[0])
+		return shown_name(s, sym);
+	return ident_name(s, mod, t, mstart, modname, look);
+}
+
 /* A user address that resolved to no symbol.  Never a frame that says
  * nothing at all (ADDR, MODULE and SYMBOL all "-"): a zero address from an
  * unwinder outside every module is perf's "[unknown]" module. */
@@ -895,8 +919,7 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 		const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL,
 						    NULL, NULL);
 		struct lp_symtab *t = module_symtab(s, mod);
-		struct lp_sym *sym = sym_find(t->syms, t->n, look - start);
-		const char *ident;
+		const char *fname;
 		Dwarf_Addr bias;
 
 		if (!name)
@@ -906,10 +929,8 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 			name = "[vdso]";
 		if (s->raw && name[0] == '/')
 			return raw_frame(s, mod, name, look, out);
-		if (sym && (sym->name[0] || name[0]))
-			return resolve_module(s, mod, name, shown_name(s, sym), look, out);
-		if (name[0] && (ident = ident_name(s, mod, t, start, name, look)))
-			return resolve_module(s, mod, name, ident, look, out);
+		if ((fname = function_name(s, mod, t, start, name, look)))
+			return resolve_module(s, mod, name, fname, look, out);
 		/* Still an address in the module's file, the same in every run
 		 * (address-space randomization moves only the bias), which
 		 * addr2line -e MODULE and lp-symbolize read. */
@@ -1144,8 +1165,7 @@ int lp_symbolizer__file(struct lp_symbolizer *s, const char *path, const char *b
 		return -2;
 	dwfl_module_info(f->mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
 	struct lp_symtab *t = module_symtab(s, f->mod);
-	struct lp_sym *sym = sym_find(t->syms, t->n, addr - start);
-	const char *name = sym ? shown_name(s, sym) : ident_name(s, f->mod, t, start, path, addr);
+	const char *name = function_name(s, f->mod, t, start, path, addr);
 	if (!name)
 		return 0;
 	*n = resolve_module(s, f->mod, path, name, addr, out);

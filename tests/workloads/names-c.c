@@ -2,8 +2,10 @@
 /* names-c - static functions for a stripped binary (tests/names.bats): the
  * tests strip copies of it (to a .gnu_debuglink, to a debug file found by
  * build-id, and bare), and each function must keep an identity of its own.
- * hot_a() 60% and hot_b() 30% of the loop's work, each in its own loop;
- * both static, so a stripped build has no symbol for either.  Built as
+ * hot_a() 60%, hot_b() 30% and cold_c() 10% of the thread's CPU time, each
+ * spinning in its own loop (the thread's CPU clock read every 20000
+ * iterations, so a loaded machine does not skew the split); all static, so a
+ * stripped build has no symbol for any.  Built as
  * Debian builds C: -O2, no frame pointers, PIE.  Runs argv[1] seconds
  * (default 10) of wall time. */
 #include <stdio.h>
@@ -11,27 +13,46 @@
 #include <time.h>
 
 static volatile unsigned long sink;
-static volatile long work = 20000;
 
-__attribute__((noipa)) static long hot_a(long n)
+static long cpu_us(void)
 {
-	for (long i = 0; i < n; i++)
-		sink += (unsigned long)i * 3;
-	return n;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
 }
 
-__attribute__((noipa)) static long hot_b(long n)
+__attribute__((noipa)) static long hot_a(long us)
 {
-	for (long i = 0; i < n; i++)
-		sink += (unsigned long)i ^ 7;
-	return n;
+	long end = cpu_us() + us;
+
+	do {
+		for (long i = 0; i < 20000; i++)
+			sink += (unsigned long)i * 3;
+	} while (cpu_us() < end);
+	return us;
 }
 
-__attribute__((noipa)) static long cold_c(long n)
+__attribute__((noipa)) static long hot_b(long us)
 {
-	for (long i = 0; i < n; i++)
-		sink += (unsigned long)i * 5;
-	return n;
+	long end = cpu_us() + us;
+
+	do {
+		for (long i = 0; i < 20000; i++)
+			sink += (unsigned long)i ^ 7;
+	} while (cpu_us() < end);
+	return us;
+}
+
+__attribute__((noipa)) static long cold_c(long us)
+{
+	long end = cpu_us() + us;
+
+	do {
+		for (long i = 0; i < 20000; i++)
+			sink += (unsigned long)i * 5;
+	} while (cpu_us() < end);
+	return us;
 }
 
 static double now(void)
@@ -47,9 +68,9 @@ int main(int argc, char **argv)
 	double end = now() + (argc > 1 ? atof(argv[1]) : 10);
 
 	while (now() < end) {
-		hot_a(6 * work);
-		hot_b(3 * work);
-		cold_c(work);
+		hot_a(6000);
+		hot_b(3000);
+		cold_c(1000);
 	}
 	printf("%lu\n", (unsigned long)sink);
 	return 0;
