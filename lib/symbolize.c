@@ -484,6 +484,13 @@ void lp_symbolizer__reap(struct lp_symbolizer *s)
 		lp_hashmap__fini(&s->cache);
 		lp_hashmap__init(&s->cache);
 	}
+	if (s->idents.count > LP_CACHE_MAX) {
+		for (size_t i = 0; i < s->idents.cap; i++)
+			if (s->idents.keys[i])
+				free(s->idents.values[i]);
+		lp_hashmap__fini(&s->idents);
+		lp_hashmap__init(&s->idents);
+	}
 }
 
 static int preload_module(Dwfl_Module *mod, void **userdata, const char *name,

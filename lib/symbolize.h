@@ -2,8 +2,12 @@
  * libdw (one Dwfl per process, each module's symbol table read once and
  * answered by binary search), kernel addresses from /proc/kallsyms, JIT code
  * from /tmp/perf-PID.map.  Every answer is cached per (pid, address), so a hot
- * address costs one hash lookup.  An address nothing resolves still gives a
- * frame: symbol "" with the module when it is known. */
+ * address costs one hash lookup.  User names are shown as perf shows them:
+ * demangled, without symbol versions, from the binary's debug file when it
+ * is stripped (libdw: build-id, .gnu_debuglink, debuginfod), and a function
+ * no symbol names keeps an identity of its own, "MODULE+0xSTART" from its
+ * FDE.  An address nothing resolves still gives a frame: symbol "" with the
+ * module when it is known, and then the address in the module's file. */
 #ifndef LP_SYMBOLIZE_H
 #define LP_SYMBOLIZE_H
 
