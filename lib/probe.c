@@ -562,6 +562,16 @@ static char *span_name(const struct lp_probe_spec *spec, const char *sym)
 	return d;
 }
 
+/* "a(int), a(double)": the candidates' names, as much as fits. */
+static void cand_list(const struct func_cand *c, size_t n, char *list, size_t size)
+{
+	size_t len = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < n && len < size - 1; i++)
+		len += (size_t)snprintf(list + len, size - len, "%s%s", i ? ", " : "", c[i].name);
+}
+
 static int cand_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct func_cand *)a)->name, ((const struct func_cand *)b)->name);
@@ -579,6 +589,7 @@ static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const c
 	const struct sym *exact = find_sym(o, spec->func);
 	struct func_cand *c = NULL;
 	size_t n = 0, fl = strlen(spec->func);
+	char list[1024];
 	int ret = 0;
 
 	*out = NULL;
@@ -631,13 +642,8 @@ static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const c
 	qsort(c, n, sizeof(*c), cand_cmp);
 	if (spec->params) {
 		size_t k = 0;
-		bool some = n > 0;
-		for (size_t i = 0; i < n; i++) {
-			if (c[i].params && same_params(c[i].params, spec->params))
-				c[k++] = c[i];
-			else
-				free(c[i].name);
-		}
+		for (size_t i = 0; i < n; i++)
+			k += c[i].params && same_params(c[i].params, spec->params);
 		/* "f(x)": a parameter list when a function has it, else the
 		 * values to capture. */
 		if (k && spec->params_or_args) {
@@ -645,13 +651,22 @@ static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const c
 				free(spec->vars[v]);
 			spec->nvars = 0;
 		}
-		if (k || !spec->params_or_args)
+		if (!k && !spec->params_or_args && n) {
+			cand_list(c, n, list, sizeof(list));
+			lp_error("probe '%s': no function '%s%s' in %s, only %s", spec->text,
+				 spec->func, spec->params, path, list);
+			ret = -1;
+			goto done;
+		}
+		if (k || !spec->params_or_args) {
+			k = 0;
+			for (size_t i = 0; i < n; i++) {
+				if (c[i].params && same_params(c[i].params, spec->params))
+					c[k++] = c[i];
+				else
+					free(c[i].name);
+			}
 			n = k;
-		if (!k && !spec->params_or_args && some) {
-			lp_error("probe '%s': no function '%s%s' in %s: its parameters differ",
-				 spec->text, spec->func, spec->params, path);
-			free(c);
-			return -1;
 		}
 	}
 	if (n == 1) {
@@ -659,15 +674,12 @@ static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const c
 		*shown = span_name(spec, c[0].sym->name);
 		ret = 1;
 	} else if (n > 1) {
-		char list[1024] = "";
-		size_t len = 0;
-		for (size_t i = 0; i < n && len < sizeof(list) - 1; i++)
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
-						c[i].name);
+		cand_list(c, n, list, sizeof(list));
 		lp_error("probe '%s': %zu functions '%s' in %s: %s; name one with its parameters",
 			 spec->text, n, spec->func, path, list);
 		ret = -1;
 	}
+done:
 	for (size_t i = 0; i < n; i++)
 		free(c[i].name);
 	free(c);

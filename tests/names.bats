@@ -242,6 +242,12 @@ check_split() {
 	[ "$stderr" = "lp-trace: probe 'traced': 2 functions 'traced' in $CXX: traced(double), traced(int); name one with its parameters" ] || fail "$stderr"
 	run -1 --separate-stderr lp-trace --calibrate 0 'scale' -- "$CXX" 0.5
 	[ "$stderr" = "lp-trace: probe 'scale': 2 functions 'scale' in $CXX: scale<int>(int), scale<long>(long); name one with its parameters" ] || fail "$stderr"
+	run -1 --separate-stderr lp-trace --calibrate 0 'traced(char**)' -- "$CXX" 0.5
+	[ "$stderr" = "lp-trace: probe 'traced(char**)': no function 'traced(char**)' in $CXX, only traced(double), traced(int)" ] || fail "$stderr"
+	# A parameter list, then the values to capture (names.cc: n = 40000).
+	run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/v.lp" 'traced(int)(n)' -- "$CXX" 0.5
+	run -0 awk -F'\t' '$1 == "span" { print $6, $8 }' "$T/v.lp"
+	[ "$(sort -u <<<"$output")" = 'traced(int) n=40000' ] || fail "$output"
 	run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/s.lp" 'scale<long>' -- "$CXX" 0.5
 	run -0 awk -F'\t' '$1 == "span" { print $6 }' "$T/s.lp"
 	[ "$(sort -u <<<"$output")" = 'long scale<long>(long)' ] || fail "$output"
