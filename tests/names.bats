@@ -229,6 +229,10 @@ check_split() {
 	require_root
 	run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/t.lp" 'Shop::checkout' 'traced(int)' -- "$CXX" 1
 	[[ $output == *" exceptions caught, "* ]] || fail "$output"
+	# "(items)" names no parameter list: the value to capture.
+	run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/i.lp" 'Shop::checkout(items)' -- "$CXX" 0.5
+	run -0 awk -F'\t' '$1 == "span" { print $6, $8 }' "$T/i.lp"
+	[ "$(sort -u <<<"$output")" = 'store::Shop::checkout(long) items=80000' ] || fail "$output"
 	run -0 awk -F'\t' '$1 == "span" { n[$6]++ } END { for (k in n) print k, (n[k] > 20) }' "$T/t.lp"
 	[ "$(sort <<<"$output")" = "$(printf '%s\n' 'store::Shop::checkout(long) 1' 'traced(int) 1')" ] || fail "$output"
 	# The mangled name and the full one are the same function.
