@@ -23,6 +23,7 @@ setup() {
 
 teardown() {
 	if [ -n "${BUILDID_DEBUG:-}" ]; then rm -f "$BUILDID_DEBUG"; fi
+	if [ -n "${SERVER:-}" ]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; fi
 }
 
 # The names of the frames a stream gives module $2 (its path), sorted, one a line.
@@ -117,6 +118,34 @@ check_split() {
 	check_split "$T/sym.folded" hot_a hot_b cold_c
 }
 
+@test "names: a stripped binary's functions from a debuginfod server when DEBUGINFOD_URLS is set" {
+	require_root
+	id=$(readelf -n "$C" | awk '/Build ID/ { print $3 }')
+	mkdir -p "$T/srv/buildid/$id"
+	objcopy --only-keep-debug "$C" "$T/srv/buildid/$id/debuginfo"
+	objcopy --strip-all "$C" "$T/names-c"
+	# debuginfod's protocol is a GET of /buildid/ID/debuginfo: a static
+	# file server speaks it.
+	python3 -c 'import http.server, os, sys
+os.chdir(sys.argv[1])
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+print(s.server_address[1], flush=True)
+s.serve_forever()' "$T/srv" >"$T/port" 2>"$T/server.log" &
+	SERVER=$!
+	for _ in $(seq 50); do if [ -s "$T/port" ]; then break; fi; sleep 0.1; done
+	port=$(cat "$T/port")
+	[ -n "$port" ] || fail "the server did not start: $(cat "$T/server.log")"
+	run -0 --separate-stderr env DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$T/cache" \
+		lp-record -F 499 --call-graph dwarf -o "$T/d.lp" -- "$T/names-c" 2
+	lp-collapse "$T/d.lp" >"$T/d.folded"
+	check_split "$T/d.folded" hot_a hot_b cold_c
+	grep -qF "GET /buildid/$id/debuginfo HTTP/1.1\" 200" "$T/server.log" || fail "$(cat "$T/server.log")"
+	# Without it, the same binary's functions are named after their FDEs.
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/n.lp" -- "$T/names-c" 1
+	run -0 module_frames "$T/n.lp" "$T/names-c"
+	[[ $output != *hot_a* ]] || fail "$output"
+}
+
 @test "names: without symbols each function keeps its own name, MODULE+0xSTART from its FDE, the same in two runs of a PIE" {
 	require_root
 	objcopy --strip-all "$C" "$T/names-c"
@@ -138,8 +167,12 @@ check_split() {
 	# Address-space randomization moves the load address, not the names.
 	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/s2.lp" -- "$T/names-c" 1
 	lp-collapse "$T/s2.lp" >"$T/s2.folded"
-	# Every name either run gives is a function's start in the unstripped build.
-	nm "$C" | awk '$2 ~ /^[tTwW]$/ { print "names-c+0x" substr($1, match($1, /[1-9a-f]/)) }' | sort -u >"$T/starts"
+	# Every name either run gives is an FDE's start, as binutils reads the
+	# FDEs (a function's, or the PLT's).
+	readelf --debug-dump=frames "$T/names-c" |
+		awk '$4 == "FDE" { split($6, r, /[=.]+/); print "names-c+0x" substr(r[2], match(r[2], /[1-9a-f]/)) }' |
+		sort -u >"$T/starts"
+	grep -qxF "$a" "$T/starts" || fail "$a is no FDE's start: $(cat "$T/starts")"
 	module_frames "$T/s1.lp" "$T/names-c" >"$T/n1"
 	module_frames "$T/s2.lp" "$T/names-c" >"$T/n2"
 	for f in "$a" "$b" "$m"; do grep -qxF "$f" "$T/n2" || fail "run 2 lacks $f: $(cat "$T/n2")"; done
