@@ -639,7 +639,8 @@ static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const c
 		c = lp_reallocarray(c, n + 1, sizeof(*c));
 		c[n++] = (struct func_cand){ &o->syms[i], d, pl };
 	}
-	qsort(c, n, sizeof(*c), cand_cmp);
+	if (n > 1)
+		qsort(c, n, sizeof(*c), cand_cmp);
 	if (spec->params) {
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
