@@ -63,6 +63,24 @@ sym_addr() {
 	grep -qxF '_ZN5store4Shop8checkoutEl' "$T/rawnames" || fail "$(cat "$T/rawnames")"
 }
 
+@test "names: Rust names, v0 and legacy, demangled as c++filt reads them (without crate hashes, as perf)" {
+	require_root
+	R=$WORKLOADS/rustnames
+	# The truth: binutils' demangler, less what perf leaves out (v0's crate
+	# disambiguators "[hex]", legacy's "::h<16 hex>" hash).
+	nm --defined-only "$R" | awk '$3 ~ /^_R|^_ZN/ { print $3 }' | c++filt |
+		sed -E 's/\[[0-9a-f]+\]//g; s/::h[0-9a-f]{16}$//' | sort -u >"$T/truth"
+	[ "$(wc -l <"$T/truth")" -eq 3 ] || fail "$(cat "$T/truth")"
+	grep -qxF 'mycrate::main' "$T/truth" || fail "$(cat "$T/truth")"
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/r.lp" -- "$R" 1.5
+	module_frames "$T/r.lp" "$R" >"$T/names"
+	run -0 comm -13 "$T/names" "$T/truth"
+	[ -z "$output" ] || fail "not named as c++filt names them: $output; lp: $(cat "$T/names")"
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf --no-demangle -o "$T/raw.lp" -- "$R" 1
+	run -0 module_frames "$T/raw.lp" "$R"
+	grep -qxF '_RNvCs15kBYyAo9fc_7mycrate4main' <<<"$output" || fail "$output"
+}
+
 @test "names: no symbol versions: libc's start is __libc_start_main_impl, as its debug file's aliases say" {
 	require_root
 	libc=$(ldd "$C" | awk '$1 ~ /^libc\.so/ { print $3 }')
