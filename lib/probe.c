@@ -710,42 +710,71 @@ static size_t edit_distance(const char *a, const char *b)
 }
 
 /* "; did you mean: a, b, c" for the closest names, or "". */
+/* The end of a demangled name with as many "::"-separated parts as name
+ * has: "Shop::checkout" of "store::Shop::checkout". */
+static const char *same_depth_tail(const char *dem, size_t demlen, const char *name)
+{
+	int parts = 1;
+	for (const char *p = name; (p = strstr(p, "::")); p += 2)
+		parts++;
+	for (size_t i = demlen; i-- > 1;) {
+		if (dem[i] == ':' && dem[i - 1] == ':' && --parts == 0)
+			return dem + i + 1;
+	}
+	return dem;
+}
+
 static void suggest(const struct elfobj *o, const char *name, char *buf, size_t size)
 {
-	const char *best[3] = { 0 };
+	char *best[3] = { 0 };
 	size_t bestd[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX };
 	size_t limit = strlen(name) / 3 + 1;
 	if (limit < 2)
 		limit = 2;
 	for (size_t i = 0; i < o->nsyms; i++) {
-		const char *s = o->syms[i].name;
-		size_t d = edit_distance(name, s);
-		if (d > limit && !strstr(s, name))
+		/* A C++ or Rust function is offered by the name a profile
+		 * shows, and compared without its parameters, by as many
+		 * parts as the name given has. */
+		const char *raw = o->syms[i].name;
+		char *dem = raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R') ?
+			lp_symbol__demangle(raw, true) : NULL;
+		const char *s = dem ? dem : raw;
+		const char *pl = dem ? lp_symbol__params(dem) : NULL;
+		size_t blen = pl ? (size_t)(pl - dem) : strlen(s);
+		char *base = lp_strndup(s, blen);
+		const char *tail = dem ? same_depth_tail(base, blen, name) : base;
+		size_t d = edit_distance(name, tail);
+		if (d > limit && !strstr(base, name)) {
+			free(base);
+			free(dem);
 			continue;
+		}
+		free(base);
 		if (d > limit)
 			d = limit + 1;	/* a substring match ranks after close ones */
 		bool dup = false;
 		for (int k = 0; k < 3; k++)
 			dup |= best[k] && !strcmp(best[k], s);
-		if (dup)
-			continue;
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 3 && !dup; k++) {
 			if (d < bestd[k] || (d == bestd[k] && best[k] && strcmp(s, best[k]) < 0)) {
+				free(best[2]);
 				for (int m = 2; m > k; m--) {
 					best[m] = best[m - 1];
 					bestd[m] = bestd[m - 1];
 				}
-				best[k] = s;
+				best[k] = lp_strdup(s);
 				bestd[k] = d;
 				break;
 			}
 		}
+		free(dem);
 	}
 	buf[0] = '\0';
-	if (!best[0])
-		return;
-	snprintf(buf, size, "; did you mean: %s%s%s%s%s", best[0], best[1] ? ", " : "",
-		 best[1] ? best[1] : "", best[2] ? ", " : "", best[2] ? best[2] : "");
+	if (best[0])
+		snprintf(buf, size, "; did you mean: %s%s%s%s%s", best[0], best[1] ? ", " : "",
+			 best[1] ? best[1] : "", best[2] ? ", " : "", best[2] ? best[2] : "");
+	for (int k = 0; k < 3; k++)
+		free(best[k]);
 }
 
 /* --- libraries -------------------------------------------------------- */

@@ -297,6 +297,8 @@ s.serve_forever()' "$T/srv" >"$T/port" 2>"$T/server.log" &
 	[ "$stderr" = "lp-trace: probe 'traced': 2 functions 'traced' in $CXX: traced(double), traced(int); name one with its parameters" ] || fail "$stderr"
 	run -1 --separate-stderr lp-trace --calibrate 0 'scale' -- "$CXX" 0.5
 	[ "$stderr" = "lp-trace: probe 'scale': 2 functions 'scale' in $CXX: scale<int>(int), scale<long>(long); name one with its parameters" ] || fail "$stderr"
+	run -1 --separate-stderr lp-trace --calibrate 0 'Shop::chekout' -- "$CXX" 0.5
+	[ "$stderr" = "lp-trace: probe 'Shop::chekout': no function 'Shop::chekout' in $CXX; did you mean: store::Shop::checkout(long)" ] || fail "$stderr"
 	run -1 --separate-stderr lp-trace --calibrate 0 'traced(char**)' -- "$CXX" 0.5
 	[ "$stderr" = "lp-trace: probe 'traced(char**)': no function 'traced(char**)' in $CXX, only traced(double), traced(int)" ] || fail "$stderr"
 	# A parameter list, then the values to capture (names.cc: n = 40000).
