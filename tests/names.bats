@@ -22,7 +22,10 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${BUILDID_DEBUG:-}" ]; then rm -f "$BUILDID_DEBUG"; fi
+	if [ -n "${BUILDID_DEBUG:-}" ]; then
+		rm -f "$BUILDID_DEBUG"
+		rmdir "${BUILDID_DEBUG%/*}" 2>/dev/null || true	# when the test made it
+	fi
 	if [ -n "${SERVER:-}" ]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; fi
 }
 
