@@ -24,10 +24,10 @@ PKG_CONFIG ?= pkg-config
 
 # Debian packages: to build, to run the BPF programs' tooling, to test.
 DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
-	libtraceevent-dev zlib1g-dev bpftool
+	libtraceevent-dev zlib1g-dev bpftool libiberty-dev
 # nodejs: the machine's own build ships npm (Debian's npm package conflicts with it).
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
-	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go
+	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
 # Only for make bench (bench/selfcost.sh's servers), not for the suite or CI:
 # make bench-deps installs them with the rest.
@@ -53,13 +53,17 @@ PKGS := libdw libelf libbpf libtraceevent
 CFLAGS ?= -O2 -g
 LP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I$(O)/bpf -MMD -MP \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lz -lm -lpthread
+# libiberty (no pkg-config file): its demangler, C++ and Rust names as
+# binutils and perf show them; a static library, linked into the programs
+# that symbolize.
+LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -liberty -lz -lm -lpthread
 
 PROGS := $(patsubst bin/%.c,$(O)/bin/%,$(wildcard bin/lp-*.c))
 LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
-WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c))
+WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c)) \
+	$(patsubst tests/workloads/%.cc,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.cc))
 EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
 # Fuzz targets (tests/fuzz/, but the driver): in `all`, each linked with the
 # plain driver for the suite's run over its corpus; `make fuzz` builds them
@@ -83,6 +87,7 @@ check-pkgs:
 	done
 	@command -v $(CLANG) >/dev/null || { echo "lp: clang not found: install clang (make deps)" >&2; exit 1; }
 	@command -v $(BPFTOOL) >/dev/null || { echo "lp: bpftool not found: install bpftool (make deps)" >&2; exit 1; }
+	@test -r /usr/include/libiberty/demangle.h || { echo "lp: libiberty/demangle.h not found: install libiberty-dev (make deps)" >&2; exit 1; }
 
 # A flags stamp: changing CFLAGS or WERROR rebuilds everything.
 $(O)/flags: FORCE
@@ -141,6 +146,15 @@ $(O)/tests/workloads/%: tests/workloads/%.c $(O)/flags
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-inline $$(sed -n '1s|^/\* cflags: \(.*\) \*/$$|\1|p' $<) $< -o $@ -lpthread -lm
+
+# C++ workloads: as the C ones, by the system's g++ (its mangling is the
+# truth the demangling tests compare with).
+WORKLOAD_CXX := g++
+$(O)/tests/workloads/%: tests/workloads/%.cc $(O)/flags
+	$(call msg,CXX,$@)
+	@mkdir -p $(@D)
+	$(Q)$(WORKLOAD_CXX) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline $$(sed -n '1s|^/\* cflags: \(.*\) \*/$$|\1|p' $<) $< -o $@ -lpthread -lm
 
 $(O)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/driver.c $(O)/liblp.a $(O)/flags

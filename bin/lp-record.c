@@ -34,6 +34,7 @@ struct options {
 	bool inlines;
 	bool srclines;
 	bool raw;
+	bool no_demangle;
 	uint64_t ring_bytes;
 	uint32_t max_pids;
 	uint32_t stack_depth;
@@ -49,7 +50,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph auto|fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
-		"                 [--ring-size BYTES] [--max-pids N] [--stack-depth N]\n"
+		"                 [--no-demangle] [--ring-size BYTES] [--max-pids N] [--stack-depth N]\n"
 		"                 [--calibrate DURATION] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
@@ -67,6 +68,8 @@ static void usage(FILE *f)
 		"      --srcline          file:line of user frames\n"
 		"      --raw              user frames as addresses in their files, with build-ids,\n"
 		"                         to symbolize later with lp-symbolize\n"
+		"      --no-demangle      C++ and Rust names as the symbol table spells them\n"
+		"                         (_ZN4node5StartEiPPc), not node::Start(int, char**)\n"
 		"      --ring-size BYTES  BPF ring buffer size, a power of two (default 4 MiB,\n"
 		"                         32 MiB with dwarf)\n"
 		"      --max-pids N       at most N processes followed at once, the targets and\n"
@@ -134,7 +137,7 @@ static bool output_closed(FILE *out)
 }
 
 /* Long options without a letter: out of getopt's character range. */
-enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_CALIBRATE };
+enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_CALIBRATE, OPT_NO_DEMANGLE };
 
 int main(int argc, char **argv)
 {
@@ -151,6 +154,7 @@ int main(int argc, char **argv)
 		{ "inline", no_argument, NULL, 'I' },
 		{ "srcline", no_argument, NULL, 'S' },
 		{ "raw", no_argument, NULL, 'R' },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "ring-size", required_argument, NULL, 'B' },
 		{ "max-pids", required_argument, NULL, OPT_MAX_PIDS },
 		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
@@ -235,6 +239,9 @@ int main(int argc, char **argv)
 		case 'R':
 			o.raw = true;
 			break;
+		case OPT_NO_DEMANGLE:
+			o.no_demangle = true;
+			break;
 		case 'B':
 			o.ring_bytes = lp_option_u64("ring-size", optarg, 4096, 1u << 30);
 			if (o.ring_bytes & (o.ring_bytes - 1))
@@ -280,6 +287,7 @@ int main(int argc, char **argv)
 		o.snap.inlines = o.inlines;
 		o.snap.srclines = o.srclines;
 		o.snap.raw = o.raw;
+		o.snap.no_demangle = o.no_demangle;
 		return lp_snapshot__record(&o.snap, o.pids, o.pids || o.all ? NULL : argv + optind,
 					   o.output, stop);
 	}
@@ -314,6 +322,7 @@ int main(int argc, char **argv)
 		.inlines = o.inlines,
 		.srclines = o.srclines,
 		.raw = o.raw,
+		.no_demangle = o.no_demangle,
 		.ring_bytes = o.ring_bytes,
 		.max_pids = o.max_pids,
 		.stack_depth = o.stack_depth,

@@ -14,7 +14,7 @@
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: lp-symbolize [-o FILE] [--inline] [--srcline] [FILE...]\n"
+		"usage: lp-symbolize [-o FILE] [--inline] [--srcline] [--no-demangle] [FILE...]\n"
 		"\n"
 		"Symbolizes the raw user frames of lp streams (lp-record --raw) from\n"
 		"their binaries (FILE, or - for stdin, the default).\n"
@@ -22,6 +22,7 @@ static void usage(FILE *f, int status)
 		"  -o, --output FILE  write to FILE instead of stdout\n"
 		"      --inline       inlined functions as frames of their own\n"
 		"      --srcline      file:line of the frames\n"
+		"      --no-demangle  C++ and Rust names as the symbol table spells them\n"
 		"  -h, --help         show this help\n"
 		"      --version      show the version\n");
 	if (f == stdout)
@@ -35,12 +36,13 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "inline", no_argument, NULL, 'I' },
 		{ "srcline", no_argument, NULL, 'S' },
+		{ "no-demangle", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL;
-	bool inlines = false, srclines = false;
+	bool inlines = false, srclines = false, demangle = true;
 	int c, status = 0;
 
 	lp_init(argc, argv);
@@ -50,6 +52,7 @@ int main(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 'I': inlines = true; break;
 		case 'S': srclines = true; break;
+		case 'D': demangle = false; break;
 		case 'h': usage(stdout, 0); break;
 		case 'V': lp_print_version();
 		default: usage(stderr, 2);
@@ -68,6 +71,7 @@ int main(int argc, char **argv)
 	struct lp_dict *dict = lp_dict__new();
 	struct lp_symbolizer *sym = lp_symbolizer__new(dict);
 	lp_symbolizer__set_options(sym, inlines, srclines);
+	lp_symbolizer__set_demangle(sym, demangle);
 
 	for (int i = 0; i < npaths && !status; i++) {
 		struct lp_record rec;

@@ -28,6 +28,7 @@ struct options {
 	const char *output;
 	int64_t min_duration_ns;
 	bool all_args;
+	bool no_demangle;
 	int verbose;		/* the count of -v */
 	const char *pids;
 	uint64_t ring_bytes;
@@ -40,14 +41,15 @@ static void usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]\n"
-		"                [--max-pids N] [--calibrate DUR] [-v]\n"
+		"                [--max-pids N] [--calibrate DUR] [--no-demangle] [-v]\n"
 		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
 		"\n"
 		"Traces calls and events of a running process (-p) or of a command it starts,\n"
 		"attached before the command runs, and writes them as an lp stream.\n"
 		"\n"
 		"probes:\n"
-		"  FUNC, FUNC(ARG,...)   a function of the executable: a span per call\n"
+		"  FUNC, FUNC(ARG,...)   a function of the executable: a span per call; C++ as\n"
+		"                        a profile names it too: Shop::checkout, traced(int)\n"
 		"  LIB:FUNC              a function of a shared library (path or name: libc, c)\n"
 		"  FUNC+OFF, 0xADDR      a point event at an instruction\n"
 		"  FILE.c:LINE[(VAR,...)] a point event at a source line, with local variables\n"
@@ -60,6 +62,8 @@ static void usage(FILE *f, int status)
 		"  -o, --output FILE        write the stream to FILE (default: stdout)\n"
 		"      --min-duration DUR   only calls at least this long (250us, 3ms, 1.5s)\n"
 		"      --args               capture every argument of FUNC probes\n"
+		"      --no-demangle        C++ and Rust functions' spans named by their symbol\n"
+		"                           (_Z6tracedi), not as profiles show them (traced(int))\n"
 		"      --ring-size BYTES    BPF ring buffer size, a power of two (default 8 MiB)\n"
 		"      --no-follow          not the processes the targets fork\n"
 		"      --max-pids N         at most N processes traced at once, the targets and\n"
@@ -170,13 +174,14 @@ int main(int argc, char **argv)
 		}
 	}
 	enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
-	       OPT_CALIBRATE };
+	       OPT_CALIBRATE, OPT_NO_DEMANGLE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "duration", required_argument, 0, 'd' },
 		{ "output", required_argument, 0, 'o' },
 		{ "min-duration", required_argument, 0, OPT_MIN },
 		{ "args", no_argument, 0, OPT_ARGS },
+		{ "no-demangle", no_argument, 0, OPT_NO_DEMANGLE },
 		{ "ring-size", required_argument, 0, OPT_RING },
 		{ "no-follow", no_argument, 0, OPT_NO_FOLLOW },
 		{ "max-pids", required_argument, 0, OPT_MAX_PIDS },
@@ -203,6 +208,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_ARGS:
 			opt.all_args = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			opt.no_demangle = true;
 			break;
 		case OPT_RING:
 			opt.ring_bytes = lp_option_u64("ring-size", optarg, 4096, 1u << 30);
@@ -244,8 +252,11 @@ int main(int argc, char **argv)
 	/* Parse every probe, and find the target, before anything is attached. */
 	struct lp_probe_spec **specs = lp_calloc((size_t)nspecs, sizeof(*specs));
 	for (int i = 0; i < nspecs; i++)
+	{
 		if (!(specs[i] = lp_probe_spec__parse(argv[optind + i], opt.all_args)))
 			return 2;
+		specs[i]->no_demangle = opt.no_demangle;
+	}
 	struct lp_target *target = NULL;
 	struct family family = { 0 };
 	char *cmd_exe = NULL;

@@ -3,13 +3,13 @@
  * address (dwarf_getscopes) give the inline chain innermost first, the line
  * table the innermost location, each inlined_subroutine's DW_AT_call_file and
  * DW_AT_call_line the location in its caller.  Function names are the
- * linkage name when there is one, demangled with the C++ runtime's
- * __cxa_demangle (looked up at run time, so C programs need no libstdc++),
- * as binutils prints them; else DW_AT_name; without DWARF, the ELF symbol. */
+ * linkage name when there is one, demangled as binutils prints them
+ * (demangle.h: libiberty, binutils' own demangler); else DW_AT_name; without
+ * DWARF, the ELF symbol. */
 #include "addr2line.h"
+#include "demangle.h"
 #include "util.h"
 
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -23,13 +23,9 @@ struct a2l_mod {
 	Dwarf_Addr bias;
 };
 
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
 struct lp_addr2line {
 	struct a2l_mod *mods;
 	size_t nmods;
-	demangle_fn demangle;
-	bool demangle_tried;
 	/* the last answer */
 	struct lp_a2l_entry *ent;
 	size_t nent, capent;
@@ -103,23 +99,9 @@ static const char *keep(struct lp_addr2line *a, char *s)
 
 static const char *demangled(struct lp_addr2line *a, const char *name)
 {
-	if (strncmp(name, "_Z", 2))
-		return name;
-	if (!a->demangle_tried) {
-		a->demangle_tried = true;
-		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (h)
-			*(void **)&a->demangle = dlsym(h, "__cxa_demangle");
-	}
-	if (!a->demangle)
-		return name;
-	int status = -1;
-	char *d = a->demangle(name, NULL, NULL, &status);
-	if (!d || status != 0) {
-		free(d);
-		return name;
-	}
-	return keep(a, d);
+	char *d = lp_symbol__demangle(name, false);
+
+	return d ? keep(a, d) : name;
 }
 
 static void add_entry(struct lp_addr2line *a, const char *func, const char *loc)

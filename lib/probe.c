@@ -19,6 +19,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "syscalls.h"
 #include "util.h"
 
@@ -35,13 +36,102 @@ static bool is_ident(const char *s, size_t n)
 	return true;
 }
 
-/* "(a,b,c)" at the end of text: splits it off into spec->vars. */
+/* A function's name as profiles show it: an identifier, or a demangled
+ * C++ or Rust name ("store::Shop::checkout", "scale<int>",
+ * "(anonymous namespace)::f", "S::operator()"), without its parameters. */
+static bool is_func_name(const char *s)
+{
+	if (is_ident(s, strlen(s)))
+		return true;
+	for (const char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.$@:<>,*& ~[]()-+=!/%^|", *p))
+			return false;
+	return *s != '\0';
+}
+
+/* Where text's parameter or value list starts: its first '(' but those of
+ * "(anonymous namespace)" and "operator()", which are part of a name. */
+static char *list_start(char *text)
+{
+	for (char *p = text; (p = strchr(p, '(')); p++) {
+		if (!strncmp(p, "(anonymous namespace)", 21)) {
+			p += 20;
+			continue;
+		}
+		if (p - text >= 8 && !strncmp(p - 8, "operator()", 10)) {
+			p++;
+			continue;
+		}
+		return p;
+	}
+	return NULL;
+}
+
+/* The ')' closing the '(' at open, or NULL. */
+static char *list_end(char *open)
+{
+	int depth = 0;
+	for (char *p = open; *p; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && --depth == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* "(a,b,c)" at the end of text: splits it off into spec->vars.  A C++
+ * parameter list before it, "f(int)(n)", goes to spec->params; one list
+ * alone, "f(int)", is both (resolved against the symbols, params_or_args),
+ * and only parameters when it cannot be variable names ("f(char**)"). */
 static int parse_vars(struct lp_probe_spec *spec, char *text)
 {
-	char *open = strchr(text, '(');
+	char *open = list_start(text);
 	if (!open)
 		return 0;
 	size_t len = strlen(open);
+	char *close = list_end(open);
+	if (!close) {
+		lp_error("probe '%s': missing ')'", spec->text);
+		return -1;
+	}
+	if (close[1] == '(') {
+		spec->params = lp_strndup(open, (size_t)(close + 1 - open));
+		memmove(open, close + 1, strlen(close + 1) + 1);
+		close = list_end(open);
+		len = strlen(open);
+		if (!close || close[1]) {
+			lp_error("probe '%s': expected FUNC(PARAMS)(ARG,...)", spec->text);
+			return -1;
+		}
+	} else if (close[1] == ' ') {
+		/* "S::f() const": a parameter list and its qualifiers. */
+		spec->params = lp_strdup(open);
+		*open = '\0';
+		return 0;
+	} else if (!close[1]) {
+		/* One list: variables if it reads as variable names. */
+		bool idents = true;
+		for (char *s = open + 1; s < close;) {
+			size_t n = strcspn(s, ",)");
+			size_t m = n;
+			const char *w = s;
+			while (m && w[m - 1] == ' ')
+				m--;
+			while (m && *w == ' ')
+				w++, m--;
+			idents &= is_ident(w, m);
+			s += n + (s[n] == ',');
+		}
+		if (close > open + 1 && !idents) {
+			spec->params = lp_strdup(open);
+			*open = '\0';
+			return 0;
+		}
+		if (close > open + 1)
+			spec->params_or_args = true;
+		spec->params = lp_strdup(open);
+	}
 	if (open[len - 1] != ')') {
 		lp_error("probe '%s': missing ')'", spec->text);
 		return -1;
@@ -116,6 +206,14 @@ struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
 		goto done;
 	}
 	char *f = s;
+	/* LIB:FUNC's colon is a single one: "Shop::checkout" is a name. */
+	colon = NULL;
+	for (char *p = s; (p = strchr(p, ':')); p += 2) {
+		if (p[1] != ':') {
+			colon = p;
+			break;
+		}
+	}
 	if (colon) {
 		*colon = '\0';
 		if (!*s) {
@@ -152,7 +250,7 @@ struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
 	} else {
 		spec->type = LP_PROBE_FUNC;
 	}
-	if (!is_ident(f, strlen(f))) {
+	if (!is_func_name(f)) {
 		lp_error("probe '%s': bad function name '%s'", text, f);
 		goto fail;
 	}
@@ -173,6 +271,7 @@ void lp_probe_spec__free(struct lp_probe_spec *spec)
 		return;
 	free(spec->text);
 	free(spec->lib);
+	free(spec->params);
 	free(spec->func);
 	free(spec->file);
 	free(spec->name);
@@ -429,6 +528,165 @@ static const struct sym *find_sym(const struct elfobj *o, const char *name)
 	return NULL;
 }
 
+/* Parameter lists equal but for spaces: "(int,char**)" is "(int, char**)". */
+static bool same_params(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		while (*a == ' ')
+			a++;
+		while (*b == ' ')
+			b++;
+		if (*a != *b)
+			return false;
+		if (!*a)
+			return true;
+	}
+}
+
+struct func_cand {
+	const struct sym *sym;
+	char *name;		/* demangled, no return type */
+	const char *params;	/* in name; NULL: none (Rust) */
+};
+
+/* The name spans of a C++ or Rust function take: as lp-record names its
+ * frames (demangled; the symbol with --no-demangle); NULL for a C one. */
+static char *span_name(const struct lp_probe_spec *spec, const char *sym)
+{
+	char *d = lp_symbol__demangle(sym, false);
+
+	if (d && spec->no_demangle) {
+		free(d);
+		return lp_strndup(sym, lp_symbol__unversioned_len(sym));
+	}
+	return d;
+}
+
+/* "a(int), a(double)": the candidates' names, as much as fits. */
+static void cand_list(const struct func_cand *c, size_t n, char *list, size_t size)
+{
+	size_t len = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < n && len < size - 1; i++)
+		len += (size_t)snprintf(list + len, size - len, "%s%s", i ? ", " : "", c[i].name);
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct func_cand *)a)->name, ((const struct func_cand *)b)->name);
+}
+
+/* spec's function among o's symbols: by its symbol's own name (C, or a
+ * mangled C++ or Rust name), else by the demangled name a profile shows,
+ * "store::Shop::checkout" or the end of it after a "::" ("Shop::checkout"),
+ * with its parameters when given ("traced(int)").  1 and *out: found,
+ * with *shown the name its spans take (malloc'd); 0: none; -1: more than
+ * one (overloads, said on stderr with each of them). */
+static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const char *path,
+		     const struct sym **out, char **shown)
+{
+	const struct sym *exact = find_sym(o, spec->func);
+	struct func_cand *c = NULL;
+	size_t n = 0, fl = strlen(spec->func);
+	char list[1024];
+	int ret = 0;
+
+	*out = NULL;
+	*shown = NULL;
+	if (exact) {
+		*out = exact;
+		*shown = span_name(spec, exact->name);
+		return 1;
+	}
+	for (size_t i = 0; i < o->nsyms; i++) {
+		const char *nm = o->syms[i].name;
+
+		if (nm[0] != '_' || (nm[1] != 'Z' && nm[1] != 'R'))
+			continue;
+		char *d = lp_symbol__demangle(nm, true);
+		const char *pl = d ? lp_symbol__params(d) : NULL;
+		size_t bl = pl ? (size_t)(pl - d) : d ? strlen(d) : 0;
+
+		/* A template's instances answer its name without arguments:
+		 * "scale" is "scale<int>" and "scale<long>". */
+		size_t tl = bl;
+		if (d && bl && d[bl - 1] == '>' && (spec->func[fl - 1] != '>')) {
+			int depth = 0;
+			while (tl-- > 0) {
+				depth += d[tl] == '>' ? 1 : d[tl] == '<' ? -1 : 0;
+				if (!depth)
+					break;
+			}
+			if (depth)
+				tl = bl;
+		}
+		/* "[clone .cold]": a part of a function, not where calls go. */
+		if (!d || strstr(d, "[clone ") ||
+		    !(tl == fl ? !memcmp(d, spec->func, fl)
+			       : tl > fl + 2 && !memcmp(d + tl - fl, spec->func, fl) &&
+				 !memcmp(d + tl - fl - 2, "::", 2))) {
+			free(d);
+			continue;
+		}
+		bool dup = false;
+		for (size_t k = 0; k < n; k++)
+			dup |= c[k].sym->value == o->syms[i].value;
+		if (dup) {	/* an alias (a constructor's C1 and C2) */
+			free(d);
+			continue;
+		}
+		c = lp_reallocarray(c, n + 1, sizeof(*c));
+		c[n++] = (struct func_cand){ &o->syms[i], d, pl };
+	}
+	if (n > 1)
+		qsort(c, n, sizeof(*c), cand_cmp);
+	if (spec->params) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			k += c[i].params && same_params(c[i].params, spec->params);
+		/* "f(x)": a parameter list when a function has it, else the
+		 * values to capture. */
+		if (k && spec->params_or_args) {
+			for (size_t v = 0; v < spec->nvars; v++)
+				free(spec->vars[v]);
+			spec->nvars = 0;
+		}
+		if (!k && !spec->params_or_args && n) {
+			cand_list(c, n, list, sizeof(list));
+			lp_error("probe '%s': no function '%s%s' in %s, only %s", spec->text,
+				 spec->func, spec->params, path, list);
+			ret = -1;
+			goto done;
+		}
+		if (k || !spec->params_or_args) {
+			k = 0;
+			for (size_t i = 0; i < n; i++) {
+				if (c[i].params && same_params(c[i].params, spec->params))
+					c[k++] = c[i];
+				else
+					free(c[i].name);
+			}
+			n = k;
+		}
+	}
+	if (n == 1) {
+		*out = c[0].sym;
+		*shown = span_name(spec, c[0].sym->name);
+		ret = 1;
+	} else if (n > 1) {
+		cand_list(c, n, list, sizeof(list));
+		lp_error("probe '%s': %zu functions '%s' in %s: %s; name one with its parameters",
+			 spec->text, n, spec->func, path, list);
+		ret = -1;
+	}
+done:
+	for (size_t i = 0; i < n; i++)
+		free(c[i].name);
+	free(c);
+	return ret;
+}
+
 static size_t edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -452,42 +710,71 @@ static size_t edit_distance(const char *a, const char *b)
 }
 
 /* "; did you mean: a, b, c" for the closest names, or "". */
+/* The end of a demangled name with as many "::"-separated parts as name
+ * has: "Shop::checkout" of "store::Shop::checkout". */
+static const char *same_depth_tail(const char *dem, size_t demlen, const char *name)
+{
+	int parts = 1;
+	for (const char *p = name; (p = strstr(p, "::")); p += 2)
+		parts++;
+	for (size_t i = demlen; i-- > 1;) {
+		if (dem[i] == ':' && dem[i - 1] == ':' && --parts == 0)
+			return dem + i + 1;
+	}
+	return dem;
+}
+
 static void suggest(const struct elfobj *o, const char *name, char *buf, size_t size)
 {
-	const char *best[3] = { 0 };
+	char *best[3] = { 0 };
 	size_t bestd[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX };
 	size_t limit = strlen(name) / 3 + 1;
 	if (limit < 2)
 		limit = 2;
 	for (size_t i = 0; i < o->nsyms; i++) {
-		const char *s = o->syms[i].name;
-		size_t d = edit_distance(name, s);
-		if (d > limit && !strstr(s, name))
+		/* A C++ or Rust function is offered by the name a profile
+		 * shows, and compared without its parameters, by as many
+		 * parts as the name given has. */
+		const char *raw = o->syms[i].name;
+		char *dem = raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R') ?
+			lp_symbol__demangle(raw, true) : NULL;
+		const char *s = dem ? dem : raw;
+		const char *pl = dem ? lp_symbol__params(dem) : NULL;
+		size_t blen = pl ? (size_t)(pl - dem) : strlen(s);
+		char *base = lp_strndup(s, blen);
+		const char *tail = dem ? same_depth_tail(base, blen, name) : base;
+		size_t d = edit_distance(name, tail);
+		if (d > limit && !strstr(base, name)) {
+			free(base);
+			free(dem);
 			continue;
+		}
+		free(base);
 		if (d > limit)
 			d = limit + 1;	/* a substring match ranks after close ones */
 		bool dup = false;
 		for (int k = 0; k < 3; k++)
 			dup |= best[k] && !strcmp(best[k], s);
-		if (dup)
-			continue;
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 3 && !dup; k++) {
 			if (d < bestd[k] || (d == bestd[k] && best[k] && strcmp(s, best[k]) < 0)) {
+				free(best[2]);
 				for (int m = 2; m > k; m--) {
 					best[m] = best[m - 1];
 					bestd[m] = bestd[m - 1];
 				}
-				best[k] = s;
+				best[k] = lp_strdup(s);
 				bestd[k] = d;
 				break;
 			}
 		}
+		free(dem);
 	}
 	buf[0] = '\0';
-	if (!best[0])
-		return;
-	snprintf(buf, size, "; did you mean: %s%s%s%s%s", best[0], best[1] ? ", " : "",
-		 best[1] ? best[1] : "", best[2] ? ", " : "", best[2] ? best[2] : "");
+	if (best[0])
+		snprintf(buf, size, "; did you mean: %s%s%s%s%s", best[0], best[1] ? ", " : "",
+			 best[1] ? best[1] : "", best[2] ? ", " : "", best[2] ? best[2] : "");
+	for (int k = 0; k < 3; k++)
+		free(best[k]);
 }
 
 /* --- libraries -------------------------------------------------------- */
@@ -1193,6 +1480,7 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	}
 	struct elfobj o;
 	int ret = -1;
+	char *shown = NULL;
 	if (elfobj_open(&o, path) < 0)
 		goto out;
 
@@ -1231,7 +1519,10 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	if (!spec->func) {
 		vaddr = spec->off;
 	} else {
-		const struct sym *s = find_sym(&o, spec->func);
+		const struct sym *s;
+		int found = find_func(&o, (struct lp_probe_spec *)spec, path, &s, &shown);
+		if (found < 0)
+			goto out;
 		if (o.stripped && (verbose || !s))
 			lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
 		if (o.dbg_path && verbose)
@@ -1284,10 +1575,18 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	struct lp_probe_point *pt = new_point(spec, path, points, n);
 	pt->cfg.vaddr = vaddr;
 	if (spec->type == LP_PROBE_FUNC) {
-		pt->name = lp_strdup(spec->lib ? spec->text : fname);
-		char *paren = strchr(pt->name, '(');
-		if (paren)
-			*paren = '\0';
+		if (shown) {
+			/* As lp-record names its frames: "store::Shop::checkout(long)". */
+			size_t len = (spec->lib ? strlen(spec->lib) + 1 : 0) + strlen(shown) + 1;
+			pt->name = lp_malloc(len);
+			snprintf(pt->name, len, "%s%s%s", spec->lib ? spec->lib : "",
+				 spec->lib ? ":" : "", shown);
+		} else {
+			pt->name = lp_strdup(spec->lib ? spec->text : fname);
+			char *paren = list_start(pt->name);
+			if (paren)
+				*paren = '\0';
+		}
 		pt->cfg.kind = LP_PROBE_ENTRY;
 		uint64_t skip = skip_endbr(o.elf, off);
 		if (skip && verbose) {
@@ -1313,6 +1612,7 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	ret = 0;
 out:
 	elfobj_close(&o);
+	free(shown);
 	free(path);
 	return ret;
 }

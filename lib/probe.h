@@ -35,7 +35,13 @@ struct lp_probe_spec {
 	char *name;		/* syscall NAME, tracepoint SUBSYS:EVENT */
 	char **vars;		/* (ARG,...) or (VAR,...) */
 	size_t nvars;
+	/* A C++ function's parameter list, "(int, char**)", as written:
+	 * FUNC(PARAMS)(ARG,...), or FUNC(PARAMS) alone, then also read as
+	 * FUNC(ARG,...) when no function has those parameters (params_or_args). */
+	char *params;
+	bool params_or_args;
 	bool all_args;		/* --args */
+	bool no_demangle;	/* lp-trace --no-demangle: spans named by the symbol */
 };
 
 /* How a captured value is printed. */

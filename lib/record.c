@@ -856,6 +856,7 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	r->sym = lp_symbolizer__new(r->dict);
 	lp_symbolizer__set_options(r->sym, opts->inlines, opts->srclines);
 	lp_symbolizer__set_raw(r->sym, opts->raw);
+	lp_symbolizer__set_demangle(r->sym, !opts->no_demangle);
 	/* Before sampling starts: loading it at the first kernel frame would
 	 * keep the reader away from the ring, and from the maps of processes
 	 * that start and end meanwhile. */

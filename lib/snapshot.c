@@ -123,6 +123,7 @@ struct lp_snapshotter *lp_snapshotter__open(const struct lp_snapshot_opts *opts,
 	s->sym = lp_symbolizer__new(s->dict);
 	lp_symbolizer__set_options(s->sym, s->o.inlines, s->o.srclines);
 	lp_symbolizer__set_raw(s->sym, s->o.raw);
+	lp_symbolizer__set_demangle(s->sym, !s->o.no_demangle);
 	s->unw = lp_unwinder__new(s->sym);
 	if (write_header(s) < 0) {
 		int err = errno;

@@ -33,6 +33,7 @@ struct lp_snapshot_opts {
 	uint32_t stack_bytes;	/* copied from the stack pointer; 0: the default */
 	bool inlines, srclines;	/* as lp-record --inline, --srcline */
 	bool raw;		/* as lp-record --raw: file addresses and build-ids */
+	bool no_demangle;	/* as lp-record --no-demangle */
 };
 
 struct lp_snapshotter;

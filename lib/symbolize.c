@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "demangle.h"
 #include "hashmap.h"
 #include "symbolize.h"
 #include "util.h"
@@ -29,8 +30,12 @@
  * mapped address, which is the same in every process mapping the file. */
 struct lp_sym {
 	uint64_t start, end;	/* end == start: size unknown, runs to the next */
-	const char *name;
+	const char *name;	/* user symbols: without their symbol version */
 	const char *module;	/* kernel symbols: "[module]", or NULL */
+	/* User symbols: the name frames show (demangled, in the dictionary),
+	 * made at the first address resolved to it; NULL until then. */
+	const char *shown;
+	bool unsized;		/* had no size: runs to the next symbol */
 };
 
 struct lp_symtab {
@@ -82,7 +87,8 @@ struct lp_symbolizer {
 	char *knames;
 	bool kloaded;
 	uint32_t next_gen;		/* processes' generations, never reused */
-	bool inlines, srclines, raw;
+	bool inlines, srclines, raw, no_demangle;
+	struct lp_hashmap idents;	/* (symtab, address) hash -> lp_ident */
 	struct lp_hashmap files;	/* path hash -> lp_file (lp_symbolizer__file) */
 	struct lp_hashmap restacked;	/* input frame id -> lp_restacked */
 	struct lp_symbolizer_stats st;
@@ -117,6 +123,7 @@ struct lp_symbolizer *lp_symbolizer__new(struct lp_dict *dict)
 	lp_hashmap__init(&s->cache);
 	lp_hashmap__init(&s->files);
 	lp_hashmap__init(&s->restacked);
+	lp_hashmap__init(&s->idents);
 	return s;
 }
 
@@ -163,6 +170,10 @@ void lp_symbolizer__free(struct lp_symbolizer *s)
 		if (s->restacked.keys[i])
 			free(s->restacked.values[i]);
 	lp_hashmap__fini(&s->restacked);
+	for (size_t i = 0; i < s->idents.cap; i++)
+		if (s->idents.keys[i])
+			free(s->idents.values[i]);
+	lp_hashmap__fini(&s->idents);
 	lp_hashmap__fini(&s->procs);
 	lp_hashmap__fini(&s->symtabs);
 	lp_hashmap__fini(&s->cache);
@@ -184,8 +195,35 @@ static int sym_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
+/* A user symbol table's aliases at one address (libc's
+ * __libc_start_main_impl, __libc_start_main_alias_1 and
+ * __libc_start_main@@GLIBC_2.34): the one with a size, then one without a
+ * symbol version (the version is no part of the function's name), then
+ * the one with fewer leading underscores, the shorter, by name. */
+static int user_sym_cmp(const void *a, const void *b)
+{
+	const struct lp_sym *x = a, *y = b;
+	int c = (x->start > y->start) - (x->start < y->start);
+
+	if (c)
+		return c;
+	c = ((y->end - y->start) > (x->end - x->start)) - ((y->end - y->start) < (x->end - x->start));
+	if (c)
+		return c;
+	bool vx = strchr(x->name, '@') != NULL, vy = strchr(y->name, '@') != NULL;
+	if (vx != vy)
+		return vx - vy;
+	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
+	if (ux != uy)
+		return (ux > uy) - (ux < uy);
+	size_t lx = strlen(x->name), ly = strlen(y->name);
+	if (lx != ly)
+		return (lx > ly) - (lx < ly);
+	return strcmp(x->name, y->name);
+}
+
 /* The last symbol starting at or before addr, if addr lies inside it. */
-static const struct lp_sym *sym_find(const struct lp_sym *syms, size_t n, uint64_t addr)
+static struct lp_sym *sym_find(struct lp_sym *syms, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
 
@@ -202,37 +240,43 @@ static const struct lp_sym *sym_find(const struct lp_sym *syms, size_t n, uint64
 	/* Several symbols at one address: the first of them (sym_cmp order). */
 	while (lo > 1 && syms[lo - 2].start == syms[lo - 1].start)
 		lo--;
-	const struct lp_sym *sym = &syms[lo - 1];
+	struct lp_sym *sym = &syms[lo - 1];
 	if (sym->end > sym->start ? addr < sym->end : true)
 		return sym;
 	return NULL;
 }
 
-/* Copies names into one block and sorts; drops duplicates at one address. */
-static void syms_finish(struct lp_sym *syms, size_t *n, char **names)
+/* Sorts (by cmp), drops duplicates at one address and copies the names
+ * into one block, without their symbol versions when unversion says so. */
+static void syms_finish(struct lp_sym *syms, size_t *n, char **names,
+			int (*cmp)(const void *, const void *), bool unversion)
 {
 	size_t total = 0, k = 0;
 	char *p;
 
-	for (size_t i = 0; i < *n; i++)
-		total += strlen(syms[i].name) + 1;
-	*names = p = lp_malloc(total ? total : 1);
-	for (size_t i = 0; i < *n; i++) {
-		size_t len = strlen(syms[i].name) + 1;
-
-		memcpy(p, syms[i].name, len);
-		syms[i].name = p;
-		p += len;
-	}
-	qsort(syms, *n, sizeof(*syms), sym_cmp);
+	qsort(syms, *n, sizeof(*syms), cmp);
 	for (size_t i = 0; i < *n; i++)
 		if (k == 0 || syms[i].start != syms[k - 1].start)
 			syms[k++] = syms[i];
+	for (size_t i = 0; i < k; i++)
+		total += strlen(syms[i].name) + 1;
+	*names = p = lp_malloc(total ? total : 1);
+	for (size_t i = 0; i < k; i++) {
+		size_t len = unversion ? lp_symbol__unversioned_len(syms[i].name)
+				       : strlen(syms[i].name);
+
+		memcpy(p, syms[i].name, len);
+		p[len] = '\0';
+		syms[i].name = p;
+		p += len + 1;
+	}
 	/* A symbol without a size runs to the next one; the last one, a page
 	 * (not to the end of the address space). */
-	for (size_t i = 0; i < k; i++)
-		if (syms[i].end == syms[i].start)
+	for (size_t i = 0; i < k; i++) {
+		syms[i].unsized = syms[i].end == syms[i].start;
+		if (syms[i].unsized)
 			syms[i].end = i + 1 < k ? syms[i + 1].start : syms[i].start + 4096;
+	}
 	*n = k;
 }
 
@@ -287,7 +331,7 @@ static struct lp_symtab *module_symtab(struct lp_symbolizer *s, Dwfl_Module *mod
 		t->syms[t->n].name = sname;
 		t->n++;
 	}
-	syms_finish(t->syms, &t->n, &t->names);
+	syms_finish(t->syms, &t->n, &t->names, user_sym_cmp, true);
 	/* An empty table may only mean the file could not be read this time
 	 * (a vDSO read from a process that is gone): not shared by build-id,
 	 * but kept (under its own address) to be freed at the end. */
@@ -440,6 +484,13 @@ void lp_symbolizer__reap(struct lp_symbolizer *s)
 		lp_hashmap__fini(&s->cache);
 		lp_hashmap__init(&s->cache);
 	}
+	if (s->idents.count > LP_CACHE_MAX) {
+		for (size_t i = 0; i < s->idents.cap; i++)
+			if (s->idents.keys[i])
+				free(s->idents.values[i]);
+		lp_hashmap__fini(&s->idents);
+		lp_hashmap__init(&s->idents);
+	}
 }
 
 static int preload_module(Dwfl_Module *mod, void **userdata, const char *name,
@@ -533,7 +584,7 @@ static void jit_load(struct lp_jit *j)
 		tmp[i] = (char *)j->syms[i].name;
 	j->n = n;
 	syms_finish(j->syms ? j->syms : (j->syms = lp_calloc(1, sizeof(*j->syms))), &j->n,
-		    &j->names);
+		    &j->names, sym_cmp, false);
 	for (size_t i = 0; i < n; i++)
 		free(tmp[i]);
 	free(tmp);
@@ -674,6 +725,171 @@ static size_t raw_frame(struct lp_symbolizer *s, Dwfl_Module *mod, const char *n
 	return 1;
 }
 
+/* The name a user symbol's frames show: demangled (C++, Rust) unless
+ * --no-demangle; made once per symbol, at the first address in it. */
+static const char *shown_name(struct lp_symbolizer *s, struct lp_sym *sym)
+{
+	if (sym->shown)
+		return sym->shown;
+	char *d = s->no_demangle ? NULL : lp_symbol__demangle(sym->name, false);
+	sym->shown = d ? lp_dict__string(s->dict, d, strlen(d)) : sym->name;
+	free(d);
+	return sym->shown;
+}
+
+/* The load bias of a module: its run-time addresses less the ELF virtual
+ * addresses in its file.  false when its file cannot be read. */
+static bool module_bias(Dwfl_Module *mod, Dwarf_Addr *bias)
+{
+	*bias = 0;
+	return dwfl_module_getelf(mod, bias) != NULL;
+}
+
+/* Cached identities of addresses no symbol covers (ident_name). */
+struct lp_ident {
+	const struct lp_symtab *t;
+	uint64_t vaddr;
+	const char *name;	/* NULL: none */
+};
+
+/* The start (ELF virtual address) of the function holding vaddr, from
+ * its FDE: the .eh_frame_hdr's table of FDEs sorted by their first
+ * address (what the linker writes for unwinders' binary search, kept by
+ * strip), the last FDE starting at or before vaddr, once libdw confirms
+ * an FDE covers vaddr (FDEs do not overlap, so it is that one).  libdw's
+ * own lookup (dwarf_cfi_addrframe) answers the covering row of CFI, not
+ * where its FDE starts.  Only the table encoding every linker writes
+ * (datarel sdata4 pairs, udata4 count) is read. */
+static bool fde_start(Dwfl_Module *mod, uint64_t vaddr, uint64_t *start)
+{
+	Dwarf_Addr bias, cbias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &cbias);
+	Dwarf_Frame *frame = NULL;
+	size_t nph;
+
+	if (!elf || !cfi || elf_getphdrnum(elf, &nph) < 0)
+		return false;
+	if (dwarf_cfi_addrframe(cfi, vaddr + bias - cbias, &frame) != 0)
+		return false;
+	free(frame);
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		/* libelf keeps the chunk (one per file, not per call). */
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						   ELF_T_BYTE);
+		const uint8_t *h = d ? d->d_buf : NULL;
+		size_t ptrsize = h && d->d_size >= 4 ? ((h[1] & 0xf) == DW_EH_PE_udata8 ||
+							(h[1] & 0xf) == DW_EH_PE_sdata8 ||
+							(h[1] & 0xf) == DW_EH_PE_absptr ? 8 : 4) : 0;
+		uint32_t count;
+
+		if (!h || h[0] != 1 || h[2] != DW_EH_PE_udata4 ||
+		    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || d->d_size < 8 + ptrsize)
+			return false;
+		memcpy(&count, h + 4 + ptrsize, 4);
+		const uint8_t *table = h + 8 + ptrsize;
+		if (count > (d->d_size - 8 - ptrsize) / 8)
+			return false;
+		size_t lo = 0, hi = count;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int32_t loc;
+
+			memcpy(&loc, table + 8 * mid, 4);
+			if (ph.p_vaddr + (int64_t)loc <= vaddr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			return false;
+		int32_t loc;
+		memcpy(&loc, table + 8 * (lo - 1), 4);
+		*start = ph.p_vaddr + (int64_t)loc;
+		return true;
+	}
+	return false;
+}
+
+/* An address in a module that no symbol covers (a stripped binary's
+ * static function, or past the end of a sized symbol) still gets an
+ * identity of its own function, "MODULE+0xSTART" as perf report shows it:
+ * START the function's first address in the file (ELF virtual address):
+ * the start of the FDE covering it (.eh_frame, which stripping keeps),
+ * else the end of the symbol before it (the gap it is in).  NULL when
+ * neither is known.  Looked up once per (file, address): an FDE lookup
+ * parses CFI and allocates. */
+static const char *ident_name(struct lp_symbolizer *s, Dwfl_Module *mod, struct lp_symtab *t,
+			      Dwarf_Addr mstart, const char *modname, uint64_t look)
+{
+	Dwarf_Addr bias;
+
+	if (!modname[0] || !module_bias(mod, &bias))
+		return NULL;
+	uint64_t vaddr = look - bias, start;
+	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &t, sizeof(t));
+	uint64_t key = lp_hashmap__key(lp_hash_bytes(h, &vaddr, sizeof(vaddr)));
+	struct lp_ident *id = lp_hashmap__get(&s->idents, key);
+
+	if (id && id->t == t && id->vaddr == vaddr)
+		return id->name;
+	if (!id) {
+		id = lp_malloc(sizeof(*id));
+		lp_hashmap__put(&s->idents, key, id);
+	}
+	id->t = t;
+	id->vaddr = vaddr;
+	id->name = NULL;
+	if (!fde_start(mod, vaddr, &start)) {
+		/* The last symbol before look, which ends before it. */
+		size_t lo = 0, hi = t->n;
+		uint64_t rel = look - mstart;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (t->syms[mid].start <= rel)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo || t->syms[lo - 1].end > rel)
+			return NULL;
+		start = t->syms[lo - 1].end + mstart - bias;
+	}
+	const char *base = strrchr(modname, '/');
+	char buf[512];
+	int len = snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base ? base + 1 : modname, start);
+
+	id->name = lp_dict__string(s->dict, buf, len < (int)sizeof(buf) ? (size_t)len : sizeof(buf) - 1);
+	return id->name;
+}
+
+/* The name of the function holding look in module mod (symbol table t,
+ * lowest address mstart, path modname): its symbol's, shown as perf shows
+ * it, else its own identity (ident_name); NULL when neither is known. */
+static const char *function_name(struct lp_symbolizer *s, Dwfl_Module *mod, struct lp_symtab *t,
+				 Dwarf_Addr mstart, const char *modname, uint64_t look)
+{
+	struct lp_sym *sym = sym_find(t->syms, t->n, look - mstart);
+	Dwarf_Addr bias;
+	uint64_t fstart;
+
+	/* A symbol without a size runs to the next one, unless the FDE
+	 * holding look starts past it: a function of its own that the symbol
+	 * table does not name. */
+	if (sym && sym->unsized && module_bias(mod, &bias) &&
+	    fde_start(mod, look - bias, &fstart) && fstart > sym->start + mstart - bias)
+		sym = NULL;
+	if (sym && sym->name[0])
+		return shown_name(s, sym);
+	return ident_name(s, mod, t, mstart, modname, look);
+}
+
 /* A user address that resolved to no symbol.  Never a frame that says
  * nothing at all (ADDR, MODULE and SYMBOL all "-"): a zero address from an
  * unwinder outside every module is perf's "[unknown]" module. */
@@ -710,7 +926,8 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 		const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL,
 						    NULL, NULL);
 		struct lp_symtab *t = module_symtab(s, mod);
-		const struct lp_sym *sym = sym_find(t->syms, t->n, look - start);
+		const char *fname;
+		Dwarf_Addr bias;
 
 		if (!name)
 			name = "";
@@ -719,9 +936,12 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 			name = "[vdso]";
 		if (s->raw && name[0] == '/')
 			return raw_frame(s, mod, name, look, out);
-		if (sym && (sym->name[0] || name[0]))
-			return resolve_module(s, mod, name, sym->name, look, out);
-		out[0] = unresolved(s, addr, name);
+		if ((fname = function_name(s, mod, t, start, name, look)))
+			return resolve_module(s, mod, name, fname, look, out);
+		/* Still an address in the module's file, the same in every run
+		 * (address-space randomization moves only the bias), which
+		 * addr2line -e MODULE and lp-symbolize read. */
+		out[0] = unresolved(s, module_bias(mod, &bias) ? addr - bias : addr, name);
 		return 1;
 	}
 	jsym = jit_find(&p->jit, look);
@@ -918,6 +1138,11 @@ void lp_symbolizer__set_raw(struct lp_symbolizer *s, bool raw)
 	s->raw = raw;
 }
 
+void lp_symbolizer__set_demangle(struct lp_symbolizer *s, bool demangle)
+{
+	s->no_demangle = !demangle;
+}
+
 static const Dwfl_Callbacks file_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -958,10 +1183,10 @@ int lp_symbolizer__file(struct lp_symbolizer *s, const char *path, const char *b
 		return -2;
 	dwfl_module_info(f->mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
 	struct lp_symtab *t = module_symtab(s, f->mod);
-	const struct lp_sym *sym = sym_find(t->syms, t->n, addr - start);
-	if (!sym)
+	const char *name = function_name(s, f->mod, t, start, path, addr);
+	if (!name)
 		return 0;
-	*n = resolve_module(s, f->mod, path, sym->name, addr, out);
+	*n = resolve_module(s, f->mod, path, name, addr, out);
 	return 0;
 }
 

@@ -2,8 +2,12 @@
  * libdw (one Dwfl per process, each module's symbol table read once and
  * answered by binary search), kernel addresses from /proc/kallsyms, JIT code
  * from /tmp/perf-PID.map.  Every answer is cached per (pid, address), so a hot
- * address costs one hash lookup.  An address nothing resolves still gives a
- * frame: symbol "" with the module when it is known. */
+ * address costs one hash lookup.  User names are shown as perf shows them:
+ * demangled, without symbol versions, from the binary's debug file when it
+ * is stripped (libdw: build-id, .gnu_debuglink, debuginfod), and a function
+ * no symbol names keeps an identity of its own, "MODULE+0xSTART" from its
+ * FDE.  An address nothing resolves still gives a frame: symbol "" with the
+ * module when it is known, and then the address in the module's file. */
 #ifndef LP_SYMBOLIZE_H
 #define LP_SYMBOLIZE_H
 
@@ -38,6 +42,12 @@ void lp_symbolizer__set_options(struct lp_symbolizer *s, bool inlines, bool srcl
  * virtual address; return addresses minus one), the path, and the
  * binary's build-id (lp_frame.build_id), unsymbolized. */
 void lp_symbolizer__set_raw(struct lp_symbolizer *s, bool raw);
+
+/* demangle (the default): C++ and Rust names as perf shows them,
+ * "node::Start(int, char**)"; false keeps the symbol table's names
+ * (--no-demangle).  Symbol versions ("@@GLIBC_2.34") are left out either
+ * way: an unversioned alias at the address is preferred. */
+void lp_symbolizer__set_demangle(struct lp_symbolizer *s, bool demangle);
 
 /* Symbolizes an address of a raw frame from the file at path: the frames,
  * root first, in out (room for 1 + LP_SYM_MAX_INLINE), *n of them (0: no
