@@ -1175,23 +1175,29 @@ static int ending_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->module, y->module);
 }
 
-/* What a stack ending early in a module says of it, and what to do. */
+/* What a stack ending early in a module says of it, and what to do: by
+ * the reason its unwinding gave (libdw's own messages as they are). */
 static const char *remedy(const char *why)
 {
+	static const struct {
+		const char *why, *remedy;
+	} remedies[] = {
+		{ "broken-chain", "built without frame pointers: the default --call-graph auto "
+				  "unwinds it" },
+		{ "end-of-copy", "deeper than the stack copy (with --call-graph auto it grows to "
+				 "64 KiB per thread)" },
+		{ "end-of-chain", "the frame-pointer chain ends in a function that keeps none, "
+				  "past the stack copy" },
+		{ "max-frames", "more frames than --stack-depth" },
+		{ "no-user-stack", "the kernel gave no user stack" },
+	};
+
 	if (!why)
 		return "no CFI to go on from there (a module without unwind tables, or JIT code "
 		       "without frame pointers)";
-	if (!strcmp(why, "broken-chain"))
-		return "built without frame pointers: the default --call-graph auto unwinds it";
-	if (!strcmp(why, "end-of-copy"))
-		return "deeper than the stack copy: --call-graph dwarf,65536";
-	if (!strcmp(why, "end-of-chain"))
-		return "the frame-pointer chain ends in a function that keeps none, past the "
-		       "stack copy";
-	if (!strcmp(why, "max-frames"))
-		return "more frames than --stack-depth";
-	if (!strcmp(why, "no-user-stack"))
-		return "the kernel gave no user stack";
+	for (size_t i = 0; i < sizeof(remedies) / sizeof(remedies[0]); i++)
+		if (!strcmp(why, remedies[i].why))
+			return remedies[i].remedy;
 	return why;
 }
 

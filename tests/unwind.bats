@@ -31,6 +31,14 @@ share() {
 		END { if (!t) { print "none"; exit } printf "%.1f\n", 100 * m / t }' "$1"
 }
 
+# Truncated samples in the second half of recording $1 (samples come in
+# time order): a copy grows in steps, each lagging by the samples already
+# in the ring, so only the first ones may be short.
+late_truncated() {
+	awk -F'\t' '$1 == "sample" { tr[++n] = /truncated=1/ }
+		END { for (i = int(n / 2) + 1; i <= n; i++) c += tr[i]; print c + 0 }' "$1"
+}
+
 at_least() {
 	awk -v v="$1" -v min="$2" 'BEGIN { exit !(v != "none" && v >= min) }' ||
 		fail "$3: $1% < $2%"
@@ -91,8 +99,7 @@ below() {
 	# The samples taken before a copy grew (those in the ring when the
 	# first truncated one is read, two steps) are truncated: none in the
 	# second half of the recording.
-	late=$(awk -F'\t' '$1 == "sample" { t[++n] = $2; tr[n] = /truncated=1/ }
-		END { for (i = int(n / 2) + 1; i <= n; i++) c += tr[i]; print c + 0 }' "$TMP/deep.lp")
+	late=$(late_truncated "$TMP/deep.lp")
 	echo "$whole% of $n samples whole, $late truncated in the second half; $stderr"
 	at_least "$whole" 90 "whole deep stacks"
 	[ "$late" -eq 0 ] || fail "$late truncated samples in the second half"
@@ -113,8 +120,7 @@ below() {
 	joined=$(share "$TMP/deep.folded" "$re")
 	# Three steps first (8 and 32 KiB copies, then 64 KiB and the chain),
 	# each lagging by the samples in the ring: none in the second half.
-	late=$(awk -F'\t' '$1 == "sample" { tr[++n] = /truncated=1/ }
-		END { for (i = int(n / 2) + 1; i <= n; i++) c += tr[i]; print c + 0 }' "$TMP/deep.lp")
+	late=$(late_truncated "$TMP/deep.lp")
 	echo "$joined% of $n samples are main;dive x 101;work, $late truncated in the second half; $stderr"
 	at_least "$joined" 85 "deep stacks joined to the chain"
 	[ "$late" -eq 0 ] || fail "$late truncated samples in the second half"

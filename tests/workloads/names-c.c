@@ -4,7 +4,8 @@
  * build-id, and bare), and each function must keep an identity of its own.
  * hot_a() 60%, hot_b() 30% and cold_c() 10% of the thread's CPU time, each
  * spinning in its own loop (the thread's CPU clock read every 20000
- * iterations, so a loaded machine does not skew the split); all static, so a
+ * iterations, so a loaded machine does not skew the split), in rounds of
+ * random length; all static, so a
  * stripped build has no symbol for any.  Built as
  * Debian builds C: -O2, no frame pointers, PIE.  Runs until it has used
  * argv[1] seconds (default 10) of CPU: a sampler gets as many samples on a
@@ -60,10 +61,17 @@ int main(int argc, char **argv)
 {
 	long end = cpu_us() + (long)(1e6 * (argc > 1 ? atof(argv[1]) : 10));
 
+	/* Rounds of a random length (1 to 20 ms of CPU, in the 6:3:1 ratio):
+	 * rounds of one length would be sampled at the same phases by a
+	 * sampler whose period divides it (499 Hz and 10 ms rounds gave
+	 * cold_c twice its share). */
+	srand(1);
 	while (cpu_us() < end) {
-		hot_a(6000);
-		hot_b(3000);
-		cold_c(1000);
+		long k = 1 + rand() % 20;
+
+		hot_a(600 * k);
+		hot_b(300 * k);
+		cold_c(100 * k);
 	}
 	printf("%lu\n", (unsigned long)sink);
 	return 0;

@@ -2,7 +2,7 @@
 /* nofp - known stacks in a build without frame pointers (as Debian builds),
  * for lp-record's default unwinding.  argv[1]: seconds of wall time;
  * argv[2]: what to do, each with one known stack:
- *   deep   main;dive x 40;work: 40 frames of 1 KiB each, deeper than the
+ *   deep   main;dive x 41;work: 41 frames of 1 KiB each, deeper than the
  *          first stack copy (8 KiB), all of the CPU in work
  *   calls  main;serve;handle;work: handle() called over and over (a
  *          function to trace with a return probe), ~20 us each
@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEPTH 40
+#ifndef DEPTH
+#define DEPTH 40	/* deepfp.c: 100 */
+#endif
 
 static volatile uint64_t sink;
 
