@@ -414,6 +414,14 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		}
 		return 0;
 	}
+	if (size >= sizeof(struct lp_fork_event) && (ev->flags & LP_EV_FORK)) {
+		const struct lp_fork_event *f = data;
+
+		/* Nothing read now: the child's maps when its first sample
+		 * is symbolized, its parent's if it is gone by then. */
+		lp_symbolizer__fork(r->sym, f->pid, f->ppid);
+		return 0;
+	}
 	if (size < sizeof(*ev))
 		return 0;
 	if (r->calibrating) {
@@ -761,7 +769,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	bpf_map__set_max_entries(r->skel->maps.lp_ring, ring);
 	bpf_map__set_max_entries(r->skel->maps.lp_scratch, r->ncpus + 1);
 	r->skel->rodata->seed_slot = r->ncpus;
-	if (opts->npids == 0 || !opts->follow)
+	/* With -a too: its forks are announced to the symbolizer. */
+	if (opts->npids && !opts->follow)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_fork, false);
 	if (opts->npids == 0)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_exit, false);
@@ -792,7 +801,7 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 		lp_error_errno("cannot attach to sched_process_exec");
 		goto fail;
 	}
-	if (opts->npids && opts->follow) {
+	if (!opts->npids || opts->follow) {
 		r->skel->links.lp_rec_fork = bpf_program__attach(r->skel->progs.lp_rec_fork);
 		if (!r->skel->links.lp_rec_fork) {
 			lp_error_errno("cannot attach to sched_process_fork");

@@ -67,6 +67,13 @@ bool lp_symbolizer__in_scheduler(struct lp_symbolizer *s, uint64_t addr);
 /* pid exec'd a new program: forget its modules and cached addresses. */
 void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid);
 
+/* ppid forked pid (a process, not a thread): pid runs ppid's program,
+ * mapped as ppid's was at the fork, until it execs.  Nothing is read now;
+ * if pid's own maps cannot be read when its addresses are symbolized (it
+ * exited first), ppid's modules answer for it.  Whatever was known of an
+ * earlier process with pid is forgotten. */
+void lp_symbolizer__fork(struct lp_symbolizer *s, pid_t pid, pid_t ppid);
+
 /* Reads pid's modules now, again, adding those mapped since: while it is
  * there (a process just started may be gone by the time its samples are
  * symbolized). */
