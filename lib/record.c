@@ -449,6 +449,15 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		lp_attrs_buf__add(&r->attrs, "state", "runnable");
 	else if (r->opts.mode == LP_RECORD_WALL)
 		lp_attrs_buf__add(&r->attrs, "state", "running");
+	/* A process in a pid namespace of its own (a container): its pid
+	 * there beside the host's. */
+	pid_t nspid = ev->flags & LP_EV_KERNEL_THREAD ? 0 : lp_symbolizer__nspid(r->sym, ev->pid);
+	if (nspid && nspid != (pid_t)ev->pid) {
+		char nsbuf[16];
+
+		snprintf(nsbuf, sizeof(nsbuf), "%d", (int)nspid);
+		lp_attrs_buf__add(&r->attrs, "nspid", nsbuf);
+	}
 	struct lp_sample s = {
 		.time_ns = (int64_t)ev->time_ns,
 		.pid = ev->pid,

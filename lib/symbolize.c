@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <gelf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 
 #include "hashmap.h"
+#include "procns.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -47,11 +49,13 @@ struct lp_jit {
 	off_t size;
 	bool tried;
 	int64_t tried_ns;	/* when it was last looked for */
-	char path[64];
+	char path[64];		/* as the process names it: its frames' module */
+	char *file;		/* where we open it (lp_procns__path) */
 };
 
 struct lp_proc {
 	pid_t pid;
+	pid_t nspid;		/* in its own pid namespace; 0: not known yet */
 	Dwfl *dwfl;
 	int64_t refreshed_ns;	/* last report of its modules */
 	bool dead;		/* seen gone by one reap: freed by the next */
@@ -107,8 +111,41 @@ struct lp_file {
 	bool warned;
 };
 
+/* The process whose file tree is not ours (a container's, a chroot's)
+ * while proc_report opens its new modules' files: libdwfl's callback gives
+ * no way to a module's process (its userdata is module_symtab's). */
+static _Thread_local pid_t foreign_pid;
+
+/* libdwfl's own callback opens the path the maps name, which is the right
+ * file only for a process that sees our file tree: a container's /mnt/w is
+ * opened through /proc/PID/root (so its debuglink is looked for beside it
+ * there too), and never the host's /mnt/w.  The vDSO and deleted files
+ * (images in memory) go to libdwfl's callback. */
+static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+			 Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	size_t n = strlen(name);
+
+	if (!foreign_pid || name[0] != '/' || (n > 10 && !strcmp(name + n - 10, " (deleted)")))
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	char *path = lp_procns__path(foreign_pid, name);
+	/* Regular files only: a mapped device may block in open. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat sb;
+
+	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		*file_name = path;	/* libdwfl's from now on */
+		*elfp = NULL;
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return -1;
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = proc_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
@@ -342,11 +379,31 @@ static bool in_uprobes_page(const struct lp_proc *p, uint64_t addr)
 	return addr >= p->uprobes_lo && addr < p->uprobes_hi;
 }
 
-static int count_module(Dwfl_Module *mod, void **userdata, const char *name,
-			Dwarf_Addr start, void *arg)
+/* Counts p's modules; those of a process whose file tree is not ours are
+ * opened now, through its root (proc_find_elf): libdwfl opens a file once,
+ * the first time a module is asked for (a failure too). */
+static int own_module(Dwfl_Module *mod, void **userdata, const char *name,
+		      Dwarf_Addr start, void *arg)
 {
-	(*(size_t *)arg)++;
+	struct lp_proc *p = arg;
+	Dwarf_Addr bias;
+
+	if (foreign_pid)
+		dwfl_module_getelf(mod, &bias);
+	p->nmodules++;
 	return DWARF_CB_OK;
+}
+
+/* The JIT map is the process's /tmp/perf-PID.map: in its own root, named
+ * by its pid in its own namespace (perf's convention).  Until pid is read,
+ * the host's /tmp and pid. */
+static void jit_locate(struct lp_proc *p)
+{
+	pid_t ns = p->nspid ? p->nspid : p->pid;
+
+	snprintf(p->jit.path, sizeof(p->jit.path), "/tmp/perf-%d.map", (int)ns);
+	free(p->jit.file);
+	p->jit.file = p->nspid ? lp_procns__path(p->pid, p->jit.path) : lp_strdup(p->jit.path);
 }
 
 static void proc_report(struct lp_proc *p)
@@ -363,8 +420,12 @@ static void proc_report(struct lp_proc *p)
 	dwfl_linux_proc_report(p->dwfl, p->pid);
 	dwfl_report_end(p->dwfl, NULL, NULL);
 	p->nmodules = 0;
-	dwfl_getmodules(p->dwfl, count_module, &p->nmodules, 0);
+	foreign_pid = lp_procns__foreign_root(p->pid) ? p->pid : 0;
+	dwfl_getmodules(p->dwfl, own_module, p, 0);
+	foreign_pid = 0;
 	find_uprobes_page(p);
+	if (!p->nspid && (p->nspid = lp_procns__nspid(p->pid)))
+		jit_locate(p);
 }
 
 static uint64_t proc_key(pid_t pid)
@@ -379,7 +440,7 @@ static struct lp_proc *proc_new(struct lp_symbolizer *s, pid_t pid, bool report)
 
 	p->pid = pid;
 	p->gen = ++s->next_gen;
-	snprintf(p->jit.path, sizeof(p->jit.path), "/tmp/perf-%d.map", (int)pid);
+	jit_locate(p);
 	if (report)
 		proc_report(p);
 	lp_hashmap__put(&s->procs, proc_key(pid), p);
@@ -391,7 +452,11 @@ static struct lp_proc *get_proc(struct lp_symbolizer *s, pid_t pid)
 {
 	struct lp_proc *p = lp_hashmap__get(&s->procs, proc_key(pid));
 
-	return p ? p : proc_new(s, pid, true);
+	if (!p)
+		return proc_new(s, pid, true);
+	if (!p->nreports)	/* announced by a fork, not read yet */
+		proc_report(p);
+	return p;
 }
 
 /* How many forks deep a child's modules are looked for in its ancestors'
@@ -470,6 +535,7 @@ static void proc_free(struct lp_proc *p)
 		dwfl_end(p->dwfl);
 	free(p->jit.syms);
 	free(p->jit.names);
+	free(p->jit.file);
 	free(p);
 }
 
@@ -544,6 +610,8 @@ static void proc_reset(struct lp_symbolizer *s, struct lp_proc *p)
 	p->nreports = 0;
 	p->dead = false;
 	p->uprobes_lo = p->uprobes_hi = 0;
+	p->nspid = 0;		/* a new process may be in another namespace */
+	jit_locate(p);
 	p->refreshed_ns = 0;
 	p->gen = ++s->next_gen;
 	free(p->jit.syms);
@@ -561,6 +629,13 @@ void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid)
 
 	if (p)
 		proc_reset(s, p);
+}
+
+pid_t lp_symbolizer__nspid(struct lp_symbolizer *s, pid_t pid)
+{
+	struct lp_proc *p = lp_hashmap__get(&s->procs, proc_key(pid));
+
+	return p ? p->nspid : 0;
 }
 
 void lp_symbolizer__fork(struct lp_symbolizer *s, pid_t pid, pid_t ppid)
@@ -595,12 +670,12 @@ static void jit_load(struct lp_jit *j)
 	size_t cap = 0, n = 0, alloc = 0;
 
 	j->tried = true;
-	if (stat(j->path, &sb) < 0)
+	if (stat(j->file, &sb) < 0)
 		return;
 	if (j->syms && sb.st_size == j->size && sb.st_mtim.tv_sec == j->mtime.tv_sec &&
 	    sb.st_mtim.tv_nsec == j->mtime.tv_nsec)
 		return;
-	f = fopen(j->path, "r");
+	f = fopen(j->file, "r");
 	if (!f)
 		return;
 	free(j->syms);

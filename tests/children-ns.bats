@@ -11,10 +11,14 @@ load helpers/common
 load helpers/producers
 
 setup() {
+	load_bats_libs
 	TMP=$(mktemp -d)
 }
 
 teardown() {
+	# A namespace's pid 1 takes from outside only the signals it handles,
+	# and unshare waits for it with SIGTERM blocked: SIGKILL it.
+	if [ -n "${NS_PID:-}" ]; then kill -KILL "$NS_PID" 2>/dev/null || true; fi
 	if [ -n "${BG:-}" ]; then kill "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
 	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
 	rm -rf "$TMP"
@@ -88,4 +92,102 @@ check_children() {
 	cat "$TMP/err"
 	run -0 lp-cat --check "$TMP/all.lp"
 	check_children "$(children_figures "$TMP/all.lp" "$(cat "$TMP/parent")")"
+}
+
+# Runs workload $1 copied to /mnt/w, on a tmpfs of the namespace's own (a
+# path the host does not have), as pid 1 of a mount and pid namespace of its
+# own, with arguments $3...; $2 "tmp": a tmpfs of its own on /tmp too (its
+# JIT map the host cannot see), "-": not.  Sets NS_PID, its pid as the host
+# sees it, once it runs /mnt/w.
+start_in_ns() {
+	local prog=$1 tmp=$2 i mounts=""
+	shift 2
+	if [ "$tmp" = tmp ]; then mounts="&& mount -t tmpfs lp-ns-tmp /tmp"; fi
+	unshare --mount --pid --kill-child --mount-proc sh -c \
+		"mount -t tmpfs lp-ns /mnt && cp '$prog' /mnt/w $mounts && exec /mnt/w \"\$@\"" \
+		sh "$@" > "$TMP/ns.out" 3>&- &
+	BG=$!
+	for i in $(seq 200); do
+		NS_PID=$(tr -d ' \n' < "/proc/$BG/task/$BG/children")
+		if [ -n "$NS_PID" ] && [ "$(readlink "/proc/$NS_PID/exe")" = /mnt/w ]; then return 0; fi
+		sleep 0.05
+	done
+	echo "no /mnt/w in a namespace of its own after 10 s"
+	return 1
+}
+
+@test "a program in its own mount and pid namespace, at a path only it has: lp-record -p names its functions, nspid= beside the host's pid" {
+	require_root
+	start_in_ns "$WORKLOADS/cpusplit" - 30 1.5
+	[ ! -e /mnt/w ] || fail "the host has a /mnt/w: the test would not tell the namespace's apart"
+	run -0 --separate-stderr lp-record --pid "$NS_PID" --freq 499 --output "$TMP/ns.lp"
+	echo "$stderr"
+	run -0 lp-cat --check "$TMP/ns.lp"
+	n=$(awk -F'\t' '$1 == "sample"' "$TMP/ns.lp" | wc -l)
+	[ "$n" -ge 300 ]
+	lp-collapse "$TMP/ns.lp" > "$TMP/ns.folded"
+	cat "$TMP/ns.folded"
+	pct=$(awk '{ t += $NF; if ($0 ~ /;main;(a|b);spin/) m += $NF } END { printf "%.0f\n", 100 * m / t }' "$TMP/ns.folded")
+	echo "samples with main;a or main;b named: $pct%"
+	[ "$pct" -ge 90 ]
+	run -1 grep -F '[w]' "$TMP/ns.folded"
+	# Every sample the host's pid, and the namespace's pid 1 beside it.
+	[ "$(awk -F'\t' -v p="$NS_PID" '$1 == "sample" && $3 == p && /\tnspid=1(\t|$)/' "$TMP/ns.lp" | wc -l)" -eq "$n" ] ||
+		fail "not every sample has pid $NS_PID and nspid=1: $(grep -m3 '^sample' "$TMP/ns.lp")"
+	reap "$BG" 0 10
+	BG= NS_PID=
+}
+
+@test "a program without frame pointers in its own mount namespace is unwound with DWARF" {
+	require_root
+	start_in_ns "$WORKLOADS/cpusplit-nofp" - 30 1.5
+	run -0 --separate-stderr lp-record --pid "$NS_PID" --freq 499 --call-graph dwarf --output "$TMP/dw.lp"
+	echo "$stderr"
+	lp-collapse "$TMP/dw.lp" > "$TMP/dw.folded"
+	n=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/dw.folded")
+	pct=$(awk '{ t += $NF; if ($0 ~ /;main;(a|b);spin/) m += $NF } END { printf "%.0f\n", 100 * m / t }' "$TMP/dw.folded")
+	echo "$n samples, with main;a or main;b named: $pct%"
+	[ "$n" -ge 300 ]
+	[ "$pct" -ge 90 ]
+	reap "$BG" 0 10
+	BG= NS_PID=
+}
+
+@test "a program in its own mount and pid namespace: lp-trace -p traces it, every call, nspid= beside the host's pid" {
+	require_root
+	# sleeper waits for /mnt/go (its own /mnt) before its 50 calls.
+	start_in_ns "$WORKLOADS/sleeper" - 50 /mnt/go
+	lp-trace --output "$TMP/t.lp" nap --pid "$NS_PID" 2>"$TMP/err" 3>&- &
+	tracer=$!
+	KILL_AFTER=$tracer
+	for i in $(seq 200); do
+		if [ -s "$TMP/t.lp" ] || ! kill -0 "$tracer" 2>/dev/null; then break; fi
+		sleep 0.05
+	done
+	# The header is written once the probes are attached.
+	[ -s "$TMP/t.lp" ] || fail "lp-trace did not start: $(cat "$TMP/err")"
+	touch "/proc/$NS_PID/root/mnt/go"
+	reap "$tracer" 0 20
+	cat "$TMP/err"
+	run -0 lp-cat --check "$TMP/t.lp"
+	run -0 awk -F'\t' -v p="$NS_PID" '$1 == "span" { n++; if ($4 != p || $6 != "nap") bad++
+		if ($0 !~ /	nspid=1(	|$)/) nons++; if ($0 !~ "	ret=" 2 * i++ "(	|$)") badret++ }
+		END { print n + 0, bad + 0, nons + 0, badret + 0 }' "$TMP/t.lp"
+	[ "$output" = "50 0 0 0" ] || fail "spans, not nap of $NS_PID, without nspid=1, wrong ret=: $output"
+	reap "$BG" 0 10
+	BG= NS_PID=
+}
+
+@test "a JIT in its own mount and pid namespace: its /tmp/perf-1.map (its /tmp, its pid) names its code" {
+	require_root
+	start_in_ns "$WORKLOADS/jit" tmp 30
+	[ ! -e /tmp/perf-1.map ] || fail "the host has a /tmp/perf-1.map: the test would not tell the namespace's apart"
+	[ ! -e "/tmp/perf-$NS_PID.map" ]
+	run -0 --separate-stderr lp-record --pid "$NS_PID" --freq 499 --duration 1.5 --output "$TMP/jit.lp"
+	echo "$stderr"
+	grep -qE $'^frame\t[0-9a-f]{16}\tj\t-\t/tmp/perf-1\\.map\tlp_jit_hot\t' "$TMP/jit.lp"
+	lp-collapse "$TMP/jit.lp" > "$TMP/jit.folded"
+	pct=$(awk '{ t += $NF; if ($0 ~ /lp_jit_hot/) h += $NF } END { printf "%.0f\n", 100 * h / t }' "$TMP/jit.folded")
+	echo "lp_jit_hot in $pct% of samples"
+	[ "$pct" -ge 80 ]
 }
