@@ -59,7 +59,7 @@ check_children() {
 	require_root
 	run -0 --separate-stderr lp-record --freq 999 --output "$TMP/fp.lp" -- "$WORKLOADS/forkspin" 200 5
 	echo "$stderr"
-	parent=$output
+	parent=${lines[0]}
 	run -0 lp-cat --check "$TMP/fp.lp"
 	check_children "$(children_figures "$TMP/fp.lp" "$parent")"
 }
@@ -69,7 +69,7 @@ check_children() {
 	run -0 --separate-stderr lp-record --freq 999 --call-graph dwarf --output "$TMP/dw.lp" \
 		-- "$WORKLOADS/forkspin" 200 5
 	echo "$stderr"
-	parent=$output
+	parent=${lines[0]}
 	run -0 lp-cat --check "$TMP/dw.lp"
 	check_children "$(children_figures "$TMP/dw.lp" "$parent")"
 	# Unwound through child_spin to main (DWARF needs the modules too).
@@ -91,7 +91,49 @@ check_children() {
 	reap "$rec" 0 10
 	cat "$TMP/err"
 	run -0 lp-cat --check "$TMP/all.lp"
-	check_children "$(children_figures "$TMP/all.lp" "$(cat "$TMP/parent")")"
+	check_children "$(children_figures "$TMP/all.lp" "$(head -1 "$TMP/parent")")"
+}
+
+@test "a forked child's pid, once another process's child has it, is symbolized with the new parent's modules" {
+	require_root
+	# The two programs' modules are told apart by their addresses.
+	[ "$(cat /proc/sys/kernel/randomize_va_space)" -ge 1 ] || fail "address space randomization is off"
+	cp "$WORKLOADS/forkspin" "$TMP/forkspin2"
+	# A first child, read while it spins 300 ms; then its pid given to the
+	# child of another program (ns_last_pid: the parent takes the pid
+	# before), which exits while lp-record is stopped (its parent stays):
+	# gone when its samples are read, with the first child's process
+	# still known by its pid.
+	cat > "$TMP/reuse.sh" <<-EOF
+		"$WORKLOADS/forkspin" 1 300 > "$TMP/first" || exit 1
+		x=\$(sed -n 2p "$TMP/first")
+		for i in \$(seq 50); do
+			kill -STOP \$PPID
+			echo \$((x - 2)) > /proc/sys/kernel/ns_last_pid
+			"$TMP/forkspin2" 1 5 300 > "$TMP/second" &
+			# Builtins only until the child has its pid: no fork.
+			n=0 p2=
+			while [ -z "\$p2" ] && [ \$n -lt 2000000 ]; do
+				{ read -r p1 && read -r p2; } 2>/dev/null < "$TMP/second" || p2=
+				n=\$((n + 1))
+			done
+			kill -CONT \$PPID
+			wait \$! || exit 1
+			if [ "\$(sed -n 2p "$TMP/second")" = "\$x" ]; then exit 0; fi
+		done
+		exit 1
+	EOF
+	run -0 --separate-stderr lp-record --freq 999 --output "$TMP/reuse.lp" -- sh "$TMP/reuse.sh"
+	echo "$stderr"
+	x=$(sed -n 2p "$TMP/first")
+	lp-collapse --pid "$TMP/reuse.lp" > "$TMP/reuse.folded"
+	grep "^forkspin2-$x;" "$TMP/reuse.folded" || fail "no sample of forkspin2's child $x"
+	run -0 awk -v c="forkspin2-$x" '{ split($1, f, ";"); if (f[1] != c) next; t += $NF
+		if ($0 ~ /;child_spin(;| [0-9]+$)/) spin += $NF; if ($0 ~ /\[unknown\]/) unk += $NF }
+		END { print t + 0, spin + 0, unk + 0 }' "$TMP/reuse.folded"
+	read -r t spin unk <<< "$output"
+	[ "$unk" -eq 0 ]
+	[ $((2 * spin)) -ge "$t" ]
 }
 
 # Runs workload $1 copied to /mnt/w, on a tmpfs of the namespace's own (a

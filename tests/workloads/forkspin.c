@@ -1,10 +1,12 @@
 /* forkspin - short-lived children that fork without exec: forks N children
  * (default 200) one after the other; each spins in child_spin() for MS
  * milliseconds of its own CPU time (default 5), then _exits; the parent
- * waits for each before the next fork, off the CPU.  Truth: the children's
+ * waits for each before the next fork, off the CPU, and sleeps LINGER ms
+ * (argv[3], default 0) after the last.  Truth: the children's
  * on-CPU samples are in child_spin, but for the few in fork's return and
  * exit; their program is the parent's, mapped as it was at the fork.  The
- * parent's pid is written first, on a line of its own. */
+ * parent's pid is written first, then each child's once it has exited, a
+ * line each, flushed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -34,9 +36,9 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 200;
 	double ms = argc > 2 ? atof(argv[2]) : 5;
+	long linger = argc > 3 ? atol(argv[3]) : 0;
 
 	printf("%d\n", (int)getpid());
-	fflush(stdout);
 
 	for (int c = 0; c < n; c++) {
 		pid_t pid = fork();
@@ -46,6 +48,10 @@ int main(int argc, char **argv)
 		}
 		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
 			return 1;
+		printf("%d\n", (int)pid);
+		fflush(stdout);
 	}
+	struct timespec ts = { linger / 1000, linger % 1000 * 1000000 };
+	nanosleep(&ts, NULL);
 	return 0;
 }
