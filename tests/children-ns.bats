@@ -139,12 +139,14 @@ check_children() {
 # Runs workload $1 copied to /mnt/w, on a tmpfs of the namespace's own (a
 # path the host does not have), as pid 1 of a mount and pid namespace of its
 # own, with arguments $3...; $2 "tmp": a tmpfs of its own on /tmp too (its
-# JIT map the host cannot see), "-": not.  Sets NS_PID, its pid as the host
+# JIT map the host cannot see), "-": not; NS_LIB set: that file copied to
+# /mnt/lib.so too.  Sets NS_PID, its pid as the host
 # sees it, once it runs /mnt/w.
 start_in_ns() {
 	local prog=$1 tmp=$2 i mounts=""
 	shift 2
 	if [ "$tmp" = tmp ]; then mounts="&& mount -t tmpfs lp-ns-tmp /tmp"; fi
+	if [ -n "${NS_LIB:-}" ]; then mounts="&& cp '$NS_LIB' /mnt/lib.so $mounts"; fi
 	unshare --mount --pid --kill-child --mount-proc sh -c \
 		"mount -t tmpfs lp-ns /mnt && cp '$prog' /mnt/w $mounts && exec /mnt/w \"\$@\"" \
 		sh "$@" > "$TMP/ns.out" 3>&- &
@@ -231,5 +233,30 @@ start_in_ns() {
 	lp-collapse "$TMP/jit.lp" > "$TMP/jit.folded"
 	pct=$(awk '{ t += $NF; if ($0 ~ /lp_jit_hot/) h += $NF } END { printf "%.0f\n", 100 * h / t }' "$TMP/jit.folded")
 	echo "lp_jit_hot in $pct% of samples"
+	[ "$pct" -ge 80 ]
+}
+
+@test "a library at a path only its namespace has: lp-trace -p probes it, lp-record -p names it" {
+	require_root
+	NS_LIB=$WORKLOADS/libhot start_in_ns "$WORKLOADS/dlhot" - /mnt/lib.so 30
+	for i in $(seq 200); do
+		if grep -q ' /mnt/lib.so$' "/proc/$NS_PID/maps"; then break; fi
+		sleep 0.05
+	done
+	grep -q ' /mnt/lib.so$' "/proc/$NS_PID/maps"
+	[ ! -e /mnt/lib.so ]
+	run -0 --separate-stderr lp-trace --duration 1 --output "$TMP/lib.lp" lib.so:lp_hot_in_library --pid "$NS_PID"
+	echo "$stderr"
+	run -0 awk -F'\t' '$1 == "span" { n++; if ($6 != "lib.so:lp_hot_in_library" || $0 !~ /\tnspid=1(\t|$)/) bad++ }
+		END { print n + 0, bad + 0 }' "$TMP/lib.lp"
+	read -r n bad <<< "$output"
+	echo "$n spans, $bad not lib.so:lp_hot_in_library with nspid=1"
+	[ "$n" -ge 100 ]
+	[ "$bad" -eq 0 ]
+	run -0 --separate-stderr lp-record --pid "$NS_PID" --freq 499 --duration 1 --output "$TMP/lib-rec.lp"
+	run -0 grep -cE $'^frame\t[0-9a-f]{16}\tu\t[0-9a-f-]+\t/mnt/lib.so\tlp_hot_in_library\t' "$TMP/lib-rec.lp"
+	lp-collapse "$TMP/lib-rec.lp" > "$TMP/lib.folded"
+	pct=$(awk '{ t += $NF; if ($0 ~ /;lp_hot_in_library/) h += $NF } END { printf "%.0f\n", 100 * h / t }' "$TMP/lib.folded")
+	echo "lp_hot_in_library in $pct% of samples"
 	[ "$pct" -ge 80 ]
 }
