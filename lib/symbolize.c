@@ -72,6 +72,7 @@ struct lp_proc {
 	struct lp_proc *parent;
 	uint32_t pgen;
 	uint32_t refs;
+	bool counted;		/* in st.procs: once one of its addresses was asked */
 };
 
 struct lp_cached {
@@ -444,7 +445,6 @@ static struct lp_proc *proc_new(struct lp_symbolizer *s, pid_t pid, bool report)
 	if (report)
 		proc_report(p);
 	lp_hashmap__put(&s->procs, proc_key(pid), p);
-	s->st.procs++;
 	return p;
 }
 
@@ -453,9 +453,14 @@ static struct lp_proc *get_proc(struct lp_symbolizer *s, pid_t pid)
 	struct lp_proc *p = lp_hashmap__get(&s->procs, proc_key(pid));
 
 	if (!p)
-		return proc_new(s, pid, true);
-	if (!p->nreports)	/* announced by a fork, not read yet */
+		p = proc_new(s, pid, true);
+	else if (!p->nreports)	/* announced by a fork, not read yet */
 		proc_report(p);
+	/* Not the processes only announced by forks (-a: every fork). */
+	if (!p->counted) {
+		p->counted = true;
+		s->st.procs++;
+	}
 	return p;
 }
 
