@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "procns.h"
 #include "stop.h"
 #include "stream.h"
 #include "target.h"
@@ -117,7 +118,8 @@ static char *pid_exe(pid_t pid)
 	/* A replaced executable shows as "PATH (deleted)": use /proc's link. */
 	if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
 		return lp_strdup(link);
-	return lp_strdup(buf);
+	/* The path in the process's own file tree (a container's). */
+	return lp_procns__path(pid, buf);
 }
 
 static bool output_closed(FILE *out)

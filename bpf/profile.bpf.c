@@ -334,14 +334,35 @@ int BPF_PROG(lp_rec_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 }
 
 /* Children of a target become targets: a forked process gets its own tgid.
- * One the set has no room for is not sampled, and counted. */
+ * One the set has no room for is not sampled, and counted.  A child that is
+ * sampled is announced to user space (struct lp_fork_event), so that one
+ * gone before its maps are read is symbolized with its parent's: with -a,
+ * every fork on the system (a few dozen bytes each, no wakeup). */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lp_rec_fork, struct task_struct *parent, struct task_struct *child)
 {
-	if (!filter_pids || !follow_forks)
-		return 0;
-	if (lp_pidset_fork(&lp_pids, parent, child) < 0)
-		count(LP_CNT_CHILDREN);
+	struct lp_fork_event ev;
+
+	if (filter_pids) {
+		if (!follow_forks)
+			return 0;
+		int added = lp_pidset_fork(&lp_pids, parent, child);
+		if (added < 0)
+			count(LP_CNT_CHILDREN);
+		if (added <= 0)
+			return 0;
+	} else if (parent->tgid == child->tgid) {
+		return 0;	/* a thread: its process's mappings */
+	}
+	ev.time_ns = bpf_ktime_get_ns();
+	ev.pid = child->tgid;
+	ev.tid = child->pid;
+	ev.cpu = bpf_get_smp_processor_id();
+	ev.flags = LP_EV_FORK;
+	ev.ppid = parent->tgid;
+	ev.pad = 0;
+	if (bpf_ringbuf_output(&lp_ring, &ev, sizeof(ev), BPF_RB_NO_WAKEUP))
+		count(LP_CNT_RING_FULL);
 	return 0;
 }
 

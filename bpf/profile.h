@@ -25,6 +25,7 @@
 /* lp_sample_event.flags */
 #define LP_EV_KERNEL_THREAD 1	/* no user stack to take */
 #define LP_EV_EXEC 2		/* not a sample: pid exec'd (struct lp_exec_event) */
+#define LP_EV_FORK 4		/* not a sample: pid was forked (struct lp_fork_event) */
 #define LP_EV_CHAIN 8		/* the frame-pointer chain was taken (ustack) */
 
 /* An lp_copy value: the bytes of stack to copy for the thread, and whether
@@ -39,6 +40,16 @@
 struct lp_exec_event {
 	__u64 time_ns;
 	__u32 pid, tid, cpu, flags;
+};
+
+/* A process forked a child (a new tgid, not a thread): the child runs the
+ * parent's program, mapped as the parent's was, until it execs; one that
+ * exits before its own maps are read is symbolized with its parent's
+ * modules.  In the ring before any of the child's samples. */
+struct lp_fork_event {
+	__u64 time_ns;
+	__u32 pid, tid, cpu, flags;	/* pid, tid: the child's */
+	__u32 ppid, pad;		/* the parent's tgid */
 };
 
 struct lp_sample_event {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "demangle.h"
+#include "procns.h"
 #include "syscalls.h"
 #include "util.h"
 
@@ -815,8 +816,9 @@ static char *find_lib(const char *lib, pid_t pid)
 			if (!p)
 				continue;
 			p[strcspn(p, "\n")] = '\0';
+			/* Mapped from the process's own file tree. */
 			if (lib_matches(p, lib))
-				found = lp_strdup(p);
+				found = lp_procns__path(pid, p);
 		}
 		if (f)
 			fclose(f);

@@ -540,6 +540,14 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		}
 		return 0;
 	}
+	if (size >= sizeof(struct lp_fork_event) && (ev->flags & LP_EV_FORK)) {
+		const struct lp_fork_event *f = data;
+
+		/* Nothing read now: the child's maps when its first sample
+		 * is symbolized, its parent's if it is gone by then. */
+		lp_symbolizer__fork(r->sym, f->pid, f->ppid);
+		return 0;
+	}
 	if (size < sizeof(*ev))
 		return 0;
 	if (r->calibrating) {
@@ -567,6 +575,15 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		lp_attrs_buf__add(&r->attrs, "state", "runnable");
 	else if (r->opts.mode == LP_RECORD_WALL)
 		lp_attrs_buf__add(&r->attrs, "state", "running");
+	/* A process in a pid namespace of its own (a container): its pid
+	 * there beside the host's. */
+	pid_t nspid = ev->flags & LP_EV_KERNEL_THREAD ? 0 : lp_symbolizer__nspid(r->sym, ev->pid);
+	if (nspid && nspid != (pid_t)ev->pid) {
+		char nsbuf[16];
+
+		snprintf(nsbuf, sizeof(nsbuf), "%d", (int)nspid);
+		lp_attrs_buf__add(&r->attrs, "nspid", nsbuf);
+	}
 	struct lp_sample s = {
 		.time_ns = (int64_t)ev->time_ns,
 		.pid = ev->pid,
@@ -902,7 +919,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	bpf_map__set_max_entries(r->skel->maps.lp_ring, ring);
 	bpf_map__set_max_entries(r->skel->maps.lp_scratch, r->ncpus + 1);
 	r->skel->rodata->seed_slot = r->ncpus;
-	if (opts->npids == 0 || !opts->follow)
+	/* With -a too: its forks are announced to the symbolizer. */
+	if (opts->npids && !opts->follow)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_fork, false);
 	if (opts->npids == 0)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_exit, false);
@@ -933,7 +951,7 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 		lp_error_errno("cannot attach to sched_process_exec");
 		goto fail;
 	}
-	if (opts->npids && opts->follow) {
+	if (!opts->npids || opts->follow) {
 		r->skel->links.lp_rec_fork = bpf_program__attach(r->skel->progs.lp_rec_fork);
 		if (!r->skel->links.lp_rec_fork) {
 			lp_error_errno("cannot attach to sched_process_fork");

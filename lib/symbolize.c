@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <gelf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 
 #include "demangle.h"
 #include "hashmap.h"
+#include "procns.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -52,11 +54,13 @@ struct lp_jit {
 	off_t size;
 	bool tried;
 	int64_t tried_ns;	/* when it was last looked for */
-	char path[64];
+	char path[64];		/* as the process names it: its frames' module */
+	char *file;		/* where we open it (lp_procns__path) */
 };
 
 struct lp_proc {
 	pid_t pid;
+	pid_t nspid;		/* in its own pid namespace; 0: not known yet */
 	Dwfl *dwfl;
 	int64_t refreshed_ns;	/* last report of its modules */
 	bool dead;		/* seen gone by one reap: freed by the next */
@@ -64,6 +68,16 @@ struct lp_proc {
 	uint32_t gen;		/* exec count: part of the cache key */
 	struct lp_jit jit;
 	uint64_t uprobes_lo, uprobes_hi;	/* its "[uprobes]" page; 0, 0: none seen */
+	size_t nmodules;	/* in dwfl: 0 when its maps could not be read */
+	/* A forked child (lp_symbolizer__fork): its parent, whose modules
+	 * answer for it while its own maps cannot be read, as long as the
+	 * parent's generation is still pgen (neither exec'd nor a new
+	 * process with its pid).  Counted in the parent's refs, which keep
+	 * it from being freed. */
+	struct lp_proc *parent;
+	uint32_t pgen;
+	uint32_t refs;
+	bool counted;		/* in st.procs: once one of its addresses was asked */
 };
 
 struct lp_cached {
@@ -104,8 +118,41 @@ struct lp_file {
 	bool warned;
 };
 
+/* The process whose file tree is not ours (a container's, a chroot's)
+ * while proc_report opens its new modules' files: libdwfl's callback gives
+ * no way to a module's process (its userdata is module_symtab's). */
+static _Thread_local pid_t foreign_pid;
+
+/* libdwfl's own callback opens the path the maps name, which is the right
+ * file only for a process that sees our file tree: a container's /mnt/w is
+ * opened through /proc/PID/root (so its debuglink is looked for beside it
+ * there too), and never the host's /mnt/w.  The vDSO and deleted files
+ * (images in memory) go to libdwfl's callback. */
+static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+			 Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	size_t n = strlen(name);
+
+	if (!foreign_pid || name[0] != '/' || (n > 10 && !strcmp(name + n - 10, " (deleted)")))
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	char *path = lp_procns__path(foreign_pid, name);
+	/* Regular files only: a mapped device may block in open. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat sb;
+
+	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		*file_name = path;	/* libdwfl's from now on */
+		*elfp = NULL;
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return -1;
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = proc_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
@@ -377,6 +424,33 @@ static bool in_uprobes_page(const struct lp_proc *p, uint64_t addr)
 	return addr >= p->uprobes_lo && addr < p->uprobes_hi;
 }
 
+/* Counts p's modules; those of a process whose file tree is not ours are
+ * opened now, through its root (proc_find_elf): libdwfl opens a file once,
+ * the first time a module is asked for (a failure too). */
+static int own_module(Dwfl_Module *mod, void **userdata, const char *name,
+		      Dwarf_Addr start, void *arg)
+{
+	struct lp_proc *p = arg;
+	Dwarf_Addr bias;
+
+	if (foreign_pid)
+		dwfl_module_getelf(mod, &bias);
+	p->nmodules++;
+	return DWARF_CB_OK;
+}
+
+/* The JIT map is the process's /tmp/perf-PID.map: in its own root, named
+ * by its pid in its own namespace (perf's convention).  Until pid is read,
+ * the host's /tmp and pid. */
+static void jit_locate(struct lp_proc *p)
+{
+	pid_t ns = p->nspid ? p->nspid : p->pid;
+
+	snprintf(p->jit.path, sizeof(p->jit.path), "/tmp/perf-%d.map", (int)ns);
+	free(p->jit.file);
+	p->jit.file = p->nspid ? lp_procns__path(p->pid, p->jit.path) : lp_strdup(p->jit.path);
+}
+
 static void proc_report(struct lp_proc *p)
 {
 	p->refreshed_ns = lp_monotonic_ns();
@@ -390,24 +464,63 @@ static void proc_report(struct lp_proc *p)
 	/* A process that is gone leaves the Dwfl empty but usable. */
 	dwfl_linux_proc_report(p->dwfl, p->pid);
 	dwfl_report_end(p->dwfl, NULL, NULL);
+	p->nmodules = 0;
+	foreign_pid = lp_procns__foreign_root(p->pid) ? p->pid : 0;
+	dwfl_getmodules(p->dwfl, own_module, p, 0);
+	foreign_pid = 0;
 	find_uprobes_page(p);
+	if (!p->nspid && (p->nspid = lp_procns__nspid(p->pid)))
+		jit_locate(p);
+}
+
+static uint64_t proc_key(pid_t pid)
+{
+	return lp_hashmap__key((uint64_t)(uint32_t)pid + 1);
+}
+
+/* report: read its maps now; otherwise at its first address. */
+static struct lp_proc *proc_new(struct lp_symbolizer *s, pid_t pid, bool report)
+{
+	struct lp_proc *p = lp_calloc(1, sizeof(*p));
+
+	p->pid = pid;
+	p->gen = ++s->next_gen;
+	jit_locate(p);
+	if (report)
+		proc_report(p);
+	lp_hashmap__put(&s->procs, proc_key(pid), p);
+	return p;
 }
 
 static struct lp_proc *get_proc(struct lp_symbolizer *s, pid_t pid)
 {
-	uint64_t key = lp_hashmap__key((uint64_t)(uint32_t)pid + 1);
-	struct lp_proc *p = lp_hashmap__get(&s->procs, key);
+	struct lp_proc *p = lp_hashmap__get(&s->procs, proc_key(pid));
 
-	if (p)
-		return p;
-	p = lp_calloc(1, sizeof(*p));
-	p->pid = pid;
-	p->gen = ++s->next_gen;
-	snprintf(p->jit.path, sizeof(p->jit.path), "/tmp/perf-%d.map", (int)pid);
-	proc_report(p);
-	lp_hashmap__put(&s->procs, key, p);
-	s->st.procs++;
+	if (!p)
+		p = proc_new(s, pid, true);
+	else if (!p->nreports)	/* announced by a fork, not read yet */
+		proc_report(p);
+	/* Not the processes only announced by forks (-a: every fork). */
+	if (!p->counted) {
+		p->counted = true;
+		s->st.procs++;
+	}
 	return p;
+}
+
+/* How many forks deep a child's modules are looked for in its ancestors'
+ * (each gone before its maps were read): a bound, the links being checked
+ * by generation. */
+#define LP_FORK_DEPTH 8
+
+/* The parent whose modules answer for a forked child p, or NULL: only when
+ * p's own maps could not be read (it exited first; a zombie's are empty)
+ * and the parent still runs the program it ran at the fork. */
+static struct lp_proc *proc_parent(const struct lp_proc *p)
+{
+	if (p->nmodules || !p->parent || p->parent->gen != p->pgen)
+		return NULL;
+	return p->parent;
 }
 
 /* dwfl_addrmodule answers an address above every module with the last
@@ -426,33 +539,52 @@ static Dwfl_Module *module_at(struct lp_proc *p, uint64_t addr)
 
 static Dwfl_Module *proc_module(struct lp_proc *p, uint64_t addr)
 {
-	Dwfl_Module *mod = module_at(p, addr);
+	for (int depth = 0; p && depth <= LP_FORK_DEPTH; depth++, p = proc_parent(p)) {
+		Dwfl_Module *mod = module_at(p, addr);
 
-	/* A miss rereads the maps, at most every LP_REFRESH_NS, except in a
-	 * new process's first moments (ld.so still mapping libraries). */
-	if (!mod && !in_uprobes_page(p, addr) &&
-	    (p->nreports < 4 || lp_monotonic_ns() - p->refreshed_ns > LP_REFRESH_NS)) {
-		proc_report(p);
-		mod = module_at(p, addr);
+		/* A miss rereads the maps, at most every LP_REFRESH_NS, except
+		 * in a new process's first moments (ld.so still mapping
+		 * libraries). */
+		if (!mod && !in_uprobes_page(p, addr) &&
+		    (p->nreports < 4 || lp_monotonic_ns() - p->refreshed_ns > LP_REFRESH_NS)) {
+			proc_report(p);
+			mod = module_at(p, addr);
+		}
+		if (mod)
+			return mod;
 	}
-	return mod;
+	return NULL;
 }
 
 struct Dwfl *lp_symbolizer__dwfl(struct lp_symbolizer *s, pid_t pid, uint64_t addr)
 {
-	struct lp_proc *p = get_proc(s, pid);
+	struct lp_proc *p = get_proc(s, pid), *q;
 
 	if (addr || !p->dwfl)
 		proc_module(p, addr);
+	/* A child gone before its maps were read unwinds with the modules
+	 * that symbolize it (the unwinder reads only the copied stack). */
+	for (int depth = 0; depth < LP_FORK_DEPTH && (q = proc_parent(p)); depth++)
+		p = q;
 	return p->dwfl;
 }
 
+/* Drops p's link to its parent (a fork's, or an exec, or p freed). */
+static void proc_unlink(struct lp_proc *p)
+{
+	if (p->parent)
+		p->parent->refs--;
+	p->parent = NULL;
+}
+
+/* Its parent's refs are the caller's: lp_symbolizer__free frees all. */
 static void proc_free(struct lp_proc *p)
 {
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	free(p->jit.syms);
 	free(p->jit.names);
+	free(p->jit.file);
 	free(p);
 }
 
@@ -468,12 +600,17 @@ void lp_symbolizer__reap(struct lp_symbolizer *s)
 
 		if (!p || kill(p->pid, 0) == 0 || errno != ESRCH)
 			continue;
+		/* A forked child still kept may be symbolized with it: freed
+		 * at a reap after its children's. */
+		if (p->refs)
+			continue;
 		/* Its last samples may still be on their way: free it only when
 		 * it was already gone at the previous reap. */
 		if (!p->dead) {
 			p->dead = true;
 			continue;
 		}
+		proc_unlink(p);
 		proc_free(p);
 		s->procs.values[i] = NULL;
 	}
@@ -515,18 +652,22 @@ void lp_symbolizer__prepare(struct lp_symbolizer *s, pid_t pid)
 		dwfl_getmodules(p->dwfl, preload_module, s, 0);
 }
 
-void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid)
+/* p runs a new program (an exec), or its pid a new process (a fork): what
+ * was known of it is dropped, and its children's links to it with the old
+ * generation.  Reported again at its next address.  The symbol tables
+ * stay: they belong to files, not processes. */
+static void proc_reset(struct lp_symbolizer *s, struct lp_proc *p)
 {
-	uint64_t key = lp_hashmap__key((uint64_t)(uint32_t)pid + 1);
-	struct lp_proc *p = lp_hashmap__get(&s->procs, key);
-
-	if (!p)
-		return;
-	/* Reported again at its next address.  The symbol tables stay: they
-	 * belong to files, not processes. */
+	proc_unlink(p);
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	p->dwfl = NULL;
+	p->nmodules = 0;
+	p->nreports = 0;
+	p->dead = false;
+	p->uprobes_lo = p->uprobes_hi = 0;
+	p->nspid = 0;		/* a new process may be in another namespace */
+	jit_locate(p);
 	p->refreshed_ns = 0;
 	p->gen = ++s->next_gen;
 	free(p->jit.syms);
@@ -536,6 +677,43 @@ void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid)
 	p->jit.n = 0;
 	p->jit.size = 0;
 	p->jit.tried = false;
+}
+
+void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid)
+{
+	struct lp_proc *p = lp_hashmap__get(&s->procs, proc_key(pid));
+
+	if (p)
+		proc_reset(s, p);
+}
+
+pid_t lp_symbolizer__nspid(struct lp_symbolizer *s, pid_t pid)
+{
+	struct lp_proc *p = lp_hashmap__get(&s->procs, proc_key(pid));
+
+	return p ? p->nspid : 0;
+}
+
+void lp_symbolizer__fork(struct lp_symbolizer *s, pid_t pid, pid_t ppid)
+{
+	struct lp_proc *p = lp_hashmap__get(&s->procs, proc_key(pid));
+	struct lp_proc *parent;
+
+	if (pid == ppid)
+		return;
+	/* Neither's maps are read now (with -a, every fork on the system
+	 * comes here): the child's at its first address, the parent's when
+	 * the child needs them. */
+	parent = lp_hashmap__get(&s->procs, proc_key(ppid));
+	if (!parent)
+		parent = proc_new(s, ppid, false);
+	if (p)
+		proc_reset(s, p);	/* its pid's last owner is gone */
+	else
+		p = proc_new(s, pid, false);
+	p->parent = parent;
+	p->pgen = parent->gen;
+	parent->refs++;
 }
 
 /* perf's JIT map: "START SIZE NAME" in hex, one symbol a line, appended to
@@ -548,12 +726,12 @@ static void jit_load(struct lp_jit *j)
 	size_t cap = 0, n = 0, alloc = 0;
 
 	j->tried = true;
-	if (stat(j->path, &sb) < 0)
+	if (stat(j->file, &sb) < 0)
 		return;
 	if (j->syms && sb.st_size == j->size && sb.st_mtim.tv_sec == j->mtime.tv_sec &&
 	    sb.st_mtim.tv_nsec == j->mtime.tv_nsec)
 		return;
-	f = fopen(j->path, "r");
+	f = fopen(j->file, "r");
 	if (!f)
 		return;
 	free(j->syms);

@@ -77,6 +77,18 @@ bool lp_symbolizer__in_scheduler(struct lp_symbolizer *s, uint64_t addr);
 /* pid exec'd a new program: forget its modules and cached addresses. */
 void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid);
 
+/* ppid forked pid (a process, not a thread): pid runs ppid's program,
+ * mapped as ppid's was at the fork, until it execs.  Nothing is read now;
+ * if pid's own maps cannot be read when its addresses are symbolized (it
+ * exited first), ppid's modules answer for it.  Whatever was known of an
+ * earlier process with pid is forgotten. */
+void lp_symbolizer__fork(struct lp_symbolizer *s, pid_t pid, pid_t ppid);
+
+/* pid's pid in its own pid namespace, read with its modules: pid itself for
+ * a process of ours, 0 when not known (not symbolized yet, or gone before
+ * it was).  Its files are read through its own root (lp_procns__path). */
+pid_t lp_symbolizer__nspid(struct lp_symbolizer *s, pid_t pid);
+
 /* Reads pid's modules now, again, adding those mapped since: while it is
  * there (a process just started may be gone by the time its samples are
  * symbolized). */

@@ -20,6 +20,8 @@
 
 #include "target.h"
 #include "bpflog.h"
+#include "hashmap.h"
+#include "procns.h"
 #include "tracecal.h"
 #include "trace.skel.h"
 #include "util.h"
@@ -79,6 +81,7 @@ struct lp_tracer {
 	uint64_t lost_seen[LP_NCOUNTERS];	/* counters as last read */
 	uint64_t lost_total;			/* as written in lost records */
 	struct lp_attrs_buf attrs;
+	struct lp_hashmap nspids;	/* pid -> 1 + its own namespace's pid (add_nspid) */
 	bool verbose, detached;
 	bool calibrated;	/* costs[] hold figures: cost records and lp_ns= */
 	struct cls_cost costs[LP_INSN_N];
@@ -98,6 +101,29 @@ struct lp_tracer {
 };
 
 static int handle_event(void *ctx, void *data, size_t size);
+
+static uint64_t pid_key(pid_t pid)
+{
+	return lp_hashmap__key((uint64_t)(uint32_t)pid + 1);
+}
+
+/* A process in a pid namespace of its own (a container): its pid there,
+ * nspid=, beside the host's.  Read once per pid (a forked child's again:
+ * its pid may be one the kernel gave out before). */
+static void add_nspid(struct lp_tracer *t, pid_t pid)
+{
+	uintptr_t v = (uintptr_t)lp_hashmap__get(&t->nspids, pid_key(pid));
+	char buf[16];
+
+	if (!v) {
+		v = (uintptr_t)(uint32_t)lp_procns__nspid(pid) + 1;
+		lp_hashmap__put(&t->nspids, pid_key(pid), (void *)v);
+	}
+	if (v - 1 && (pid_t)(v - 1) != pid) {
+		snprintf(buf, sizeof(buf), "%d", (int)(v - 1));
+		lp_attrs_buf__add(&t->attrs, "nspid", buf);
+	}
+}
 static void lost_baseline(struct lp_tracer *t);
 
 /* Exited processes leave the filter, in the kernel (pidset.bpf.h).  The
@@ -121,6 +147,7 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 {
 	lp_bpflog__init(opts->verbose);
 	struct lp_tracer *t = lp_calloc(1, sizeof(*t));
+	lp_hashmap__init(&t->nspids);
 	t->verbose = opts->verbose;
 	t->ncpus = libbpf_num_possible_cpus();
 	t->skel = trace_bpf__open();
@@ -987,6 +1014,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	const struct lp_trace_event *ev = data;
 	if (size >= sizeof(*ev) && ev->type == LP_EV_FORK) {
 		on_fork_event(t, (pid_t)ev->pid, (pid_t)ev->tid);
+		lp_hashmap__put(&t->nspids, pid_key((pid_t)ev->pid), NULL);
 		/* A kill(2) per child: not on every fork of a fork storm. */
 		int64_t now = lp_monotonic_ns();
 		if (now - t->forgot_ns > 100000000) {
@@ -1047,6 +1075,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	default:
 		return 0;
 	}
+	add_nspid(t, (pid_t)ev->pid);
 	if (ev->type == LP_EV_SPAN || ev->type == LP_EV_SYSCALL) {
 		struct lp_span s = {
 			.start_ns = (int64_t)ev->start, .end_ns = (int64_t)ev->end,
@@ -1218,6 +1247,7 @@ static int write_unfinished_syscalls(struct lp_tracer *t, struct lp_writer *w)
 		syscall_attrs(t, pi, open[i].in.args);
 		if (t->calibrated)
 			lp_attrs_buf__add(&t->attrs, "lp_ns", "0");
+		add_nspid(t, (pid_t)open[i].in.tgid);
 		struct lp_span s = {
 			.start_ns = (int64_t)open[i].in.ts, .end_ns = LP_TIME_NONE,
 			.pid = (int32_t)open[i].in.tgid, .tid = (int32_t)open[i].tid,
@@ -1270,6 +1300,7 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 				fmt_u64(buf, st->lp_ns - f->lp0 + in);
 				lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
 			}
+			add_nspid(t, (pid_t)st->tgid);
 			struct lp_span s = {
 				.start_ns = (int64_t)f->ts, .end_ns = LP_TIME_NONE,
 				.pid = (int32_t)st->tgid, .tid = (int32_t)tids[i],
@@ -1348,5 +1379,6 @@ void lp_tracer__free(struct lp_tracer *t)
 	if (t->tep)
 		tep_free(t->tep);
 	lp_attrs_buf__free(&t->attrs);
+	lp_hashmap__fini(&t->nspids);
 	free(t);
 }
