@@ -8,10 +8,12 @@
 #   perf dwarf      perf record -F FREQ --call-graph dwarf -p PID, then
 #                   perf script (the text lp writes directly)
 #   perf -g         perf record -F FREQ -g -p PID, then perf script
-# For each: the target's throughput (requests/s, best of REPS, the modes
-# interleaved so drifting load hits them alike) and its slowdown against
+# For each: the target's throughput (requests/s, the median of REPS runs,
+# the modes interleaved so drifting load hits them alike; other jobs on the
+# machine move single runs by tens of percent) and its slowdown against
 # none; the recorder's CPU per sample (user + system of lp-record, or of perf
-# record plus perf script, over the samples written; start-up included); and
+# record plus perf script, over the samples written, from the load's start:
+# its start-up and calibration, 1 s before, are shown apart); and
 # the fraction of samples whose user stack reaches main or a thread's start
 # (tests/helpers/stack-metrics, the definition tests/real-binaries.bats uses).
 # Needs root, redis-server and redis-benchmark (make bench-deps), perf, a
@@ -53,51 +55,77 @@ load() {
 		tr '\r' '\n' | awk '/^GET: [0-9.]+ requests per second/ { v = $2 } END { print v ? v : 0 }'
 }
 
-# One run of mode $1: prints "rps cpu_s samples reach_root".
-run() {
-	local mode=$1 rec rps cpu n reach out
+# Starts recorder $1 on the server under /usr/bin/time; its pid in rec.
+start_recorder() {
 	rm -f "$tmp/out" "$tmp/perf.data" "$tmp/time" "$tmp/time2"
-	case $mode in
-	none)
-		echo "$(load) 0 0 -"
-		return ;;
+	case $1 in
 	lp-default) /usr/bin/time -f '%U %S' -o "$tmp/time" lp-record -F "$FREQ" -o "$tmp/out" -p "$server" 2>"$tmp/err" & ;;
 	lp-dwarf) /usr/bin/time -f '%U %S' -o "$tmp/time" lp-record -F "$FREQ" --call-graph dwarf -o "$tmp/out" -p "$server" 2>"$tmp/err" & ;;
 	perf-dwarf) /usr/bin/time -f '%U %S' -o "$tmp/time" perf record -q -F "$FREQ" --call-graph dwarf -o "$tmp/perf.data" -p "$server" 2>"$tmp/err" & ;;
 	perf-fp) /usr/bin/time -f '%U %S' -o "$tmp/time" perf record -q -F "$FREQ" -g -o "$tmp/perf.data" -p "$server" 2>"$tmp/err" & ;;
 	esac
 	rec=$!
-	sleep 1		# attached (lp-record calibrates for 300 ms first)
-	rps=$(load)
-	# /usr/bin/time passes no signal on: stop the recorder itself, which
-	# drains and writes what it has, and let time report.
+}
+
+# Stops recorder $1 (pid rec) and sets rec_cpu to its CPU seconds: the recorder's
+# own, and for perf, perf script's that makes the text.  /usr/bin/time
+# passes no signal on: the recorder itself is told to stop, drains and
+# writes what it has (lp-record exits 0, perf record re-raises SIGINT: 130).
+stop_recorder() {
+	local st=0
 	kill -INT "$(pgrep -P "$rec")"
-	wait "$rec" || { echo "bench/unwind.sh: $mode failed: $(cat "$tmp/err")" >&2; exit 1; }
-	cpu=$(awk '{ print $1 + $2 }' "$tmp/time")
-	case $mode in
+	wait "$rec" || st=$?
+	case $1:$st in lp-*:0 | perf-*:0 | perf-*:130) ;;
+	*) echo "bench/unwind.sh: $1 failed ($st): $(cat "$tmp/err")" >&2; exit 1 ;;
+	esac
+	rec_cpu=$(tail -n 1 "$tmp/time" | awk '{ print $1 + $2 }')
+	case $1 in
 	perf-*)
 		/usr/bin/time -f '%U %S' -o "$tmp/time2" perf script -i "$tmp/perf.data" --no-inline \
 			-F comm,pid,tid,time,event,ip,sym,dso >"$tmp/out" 2>/dev/null
-		cpu=$(awk -v c="$cpu" '{ print c + $1 + $2 }' "$tmp/time2")
+		rec_cpu=$(tail -n 1 "$tmp/time2" | awk -v c="$rec_cpu" '{ print c + $1 + $2 }')
 		;;
 	esac
+}
+
+# CPU seconds (user + system) process $1 has used so far.
+cpu_of() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' /proc/"$1"/stat
+}
+
+# One run of mode $1 under the load (run in $(...): the recorder is this
+# subshell's child): prints "rps cpu_s cpu_before_load_s samples reach_root".
+run() {
+	local mode=$1 rps out base
+	if [ "$mode" = none ]; then echo "$(load) 0 0 0 -"; return; fi
+	start_recorder "$mode"
+	sleep 1		# attached (lp-record calibrates for 300 ms first)
+	base=$(cpu_of "$(pgrep -P "$rec")")
+	rps=$(load)
+	stop_recorder "$mode"
 	out=$("$METRICS" --pid "$server" "$tmp/out")
-	n=$(awk '$1 == "samples" { print $2 }' <<<"$out")
-	reach=$(awk '$1 == "reach_root" { print $2 }' <<<"$out")
-	echo "$rps $cpu $n $reach"
+	echo "$rps $rec_cpu $base $(awk '$1 == "samples" { n = $2 } $1 == "reach_root" { r = $2 } END { print n, r }' <<<"$out")"
 }
 
 modes="none lp-default lp-dwarf perf-dwarf perf-fp"
+# Each round starts one mode later, so no mode always follows perf script's
+# burst of CPU and writeback; each run starts after a sync and a pause.
+set -- $modes
 for rep in $(seq "$REPS"); do
-	for m in $modes; do
-		echo "$m $(run "$m")" >>"$tmp/results"
+	for m in "$@"; do
+		sync
+		sleep 1
+		line=$(run "$m") || exit 1
+		echo "$m $line" >>"$tmp/results"
 	done
+	set -- "${@:2}" "$1"
 done
 
-echo "# redis-server $(redis-server --version | grep -o 'v=[0-9.]*'), $REQUESTS GETs (-c 8 -P 4) per run, $FREQ Hz, best of $REPS"
-echo "# throughput: the best run; recorder CPU per sample and reaching the root: the median run"
+echo "# redis-server $(redis-server --version | grep -o 'v=[0-9.]*'), $REQUESTS GETs (-c 8 -P 4) per run, $FREQ Hz, $REPS runs each"
+echo "# the median run of each: throughput; recorder CPU per sample (from the load's start to the recorder's"
+echo "# end, perf script's included), its CPU before (startup_s); reaching the root"
 awk -v modes="$modes" '
-	{ rps[$1] = (rps[$1] > $2 ? rps[$1] : $2); k = $1 SUBSEP (++n[$1]); cpu[k] = $3; smp[k] = $4; reach[k] = $5 }
+	{ k = $1 SUBSEP (++n[$1]); r[k] = $2; cpu[k] = $3 - $4; st[k] = $4; smp[k] = $5; reach[k] = $6 }
 	function median(m,    i, j, t, v, c) {
 		c = n[m]
 		for (i = 1; i <= c; i++) v[i] = (smp[m, i] ? cpu[m, i] / smp[m, i] : 0)
@@ -112,14 +140,15 @@ awk -v modes="$modes" '
 	}
 	END {
 		split(modes, ms, " ")
+		for (i = 1; i in ms; i++) rps[ms[i]] = median_of(r, ms[i])
 		base = rps["none"]
-		printf "%-12s %12s %9s %9s %14s %12s %11s\n", "recorder", "requests/s", "slowdown", "samples", "cpu/sample_us", "vs_perf_dw", "reach_root"
+		printf "%-12s %12s %9s %9s %14s %12s %11s %10s\n", "recorder", "requests/s", "slowdown", "samples", "cpu/sample_us", "vs_perf_dw", "reach_root", "startup_s"
 		pd = median("perf-dwarf")
 		for (i = 1; i in ms; i++) {
 			m = ms[i]
 			if (m == "none") { printf "%-12s %12.0f %9s %9s %14s %12s %11s\n", m, rps[m], "-", "-", "-", "-", "-"; continue }
 			c = median(m)
-			printf "%-12s %12.0f %+8.1f%% %9d %14.1f %11.2fx %11s\n", m, rps[m], 100 * (base - rps[m]) / base,
-				median_of(smp, m), 1e6 * c, pd ? c / pd : 0, median_of(reach, m)
+			printf "%-12s %12.0f %+8.1f%% %9d %14.1f %11.2fx %11s %10.2f\n", m, rps[m], 100 * (base - rps[m]) / base,
+				median_of(smp, m), 1e6 * c, pd ? c / pd : 0, median_of(reach, m), median_of(st, m)
 		}
 	}' "$tmp/results"
