@@ -110,8 +110,9 @@ run() {
 modes="none lp-default lp-dwarf perf-dwarf perf-fp"
 # Each round starts one mode later, so no mode always follows perf script's
 # burst of CPU and writeback; each run starts after a sync and a pause.
+# shellcheck disable=SC2086 # the modes: one word each
 set -- $modes
-for rep in $(seq "$REPS"); do
+for _ in $(seq "$REPS"); do
 	for m in "$@"; do
 		sync
 		sleep 1

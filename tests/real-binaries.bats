@@ -36,8 +36,7 @@ free_port() {
 
 # Waits (up to 10 s) until something listens on loopback port $1.
 wait_port() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		if python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$1" 2>/dev/null; then return 0; fi
 		sleep 0.1
 	done
@@ -223,7 +222,7 @@ metric() {
 check() {
 	local v
 	v=$(metric "$1" "$2")
-	[ -n "$v" ] && [ "$v" != - ] || fail "no $2 in $1: $(cat "$D/$1.m")"
+	if [ -z "$v" ] || [ "$v" = - ]; then fail "no $2 in $1: $(cat "$D/$1.m")"; fi
 	awk -v v="$v" -v op="$3" -v t="$4" 'BEGIN { exit !(op == "ge" ? v >= t : v <= t) }' ||
 		fail "$1: $2 = $v, not $3 $4
 == lp-record ${LP_RECORD_ARGS:-(default options)}: $(cat "$D/${1%%.*}.lp.m")
