@@ -154,12 +154,17 @@ setup_file() {
 		--output "$d/redis-uprobe.trace" call 2>"$d/redis-uprobe.trace.err" 3>&- &
 	echo $! >"$d/lp-trace.pid"
 	sleep 1
+	# A failure here fails that one test (its .m file says why), not all.
 	# shellcheck disable=SC2086
-	lp-record --freq $FREQ --duration $SECS ${LP_RECORD_ARGS:-} --output "$d/redis-uprobe.lp" \
-		--pid "$(cat "$d/redis.pid")" 2>"$d/redis-uprobe.lp.err" || { cat "$d/redis-uprobe.lp.err" >&2; return 1; }
-	wait "$(cat "$d/lp-trace.pid")" || { cat "$d/redis-uprobe.trace.err" >&2; return 1; }
-	rm "$d/lp-trace.pid"
-	"$METRICS" --pid "$(cat "$d/redis.pid")" --under call "$d/redis-uprobe.lp" >"$d/redis-uprobe.lp.m"
+	if ! lp-record --freq $FREQ --duration $SECS ${LP_RECORD_ARGS:-} --output "$d/redis-uprobe.lp" \
+		--pid "$(cat "$d/redis.pid")" 2>"$d/redis-uprobe.lp.err"; then
+		echo "lp-record failed: $(cat "$d/redis-uprobe.lp.err")" >"$d/redis-uprobe.lp.m"
+	elif ! wait "$(cat "$d/lp-trace.pid")"; then
+		echo "lp-trace failed: $(cat "$d/redis-uprobe.trace.err")" >"$d/redis-uprobe.lp.m"
+	else
+		"$METRICS" --pid "$(cat "$d/redis.pid")" --under call "$d/redis-uprobe.lp" >"$d/redis-uprobe.lp.m"
+	fi
+	stop lp-trace
 	stop redis-load
 	stop redis
 
