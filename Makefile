@@ -26,12 +26,16 @@ PKG_CONFIG ?= pkg-config
 DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
 	libtraceevent-dev zlib1g-dev bpftool libiberty-dev
 # nodejs: the machine's own build ships npm (Debian's npm package conflicts with it).
+# redis-server, redis-tools, memcached, sqlite3: Debian's own binaries (no
+# frame pointers, stripped) that tests/real-binaries.bats profiles under load.
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
-	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg
+	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg \
+	redis-server redis-tools memcached sqlite3
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
-# Only for make bench (bench/selfcost.sh's servers), not for the suite or CI:
-# make bench-deps installs them with the rest.
-DEB_BENCH := redis-server redis-tools postgresql-15 postgresql-client-15
+# Only for make bench (bench/selfcost.sh's servers, /usr/bin/time for
+# bench/record.sh and bench/unwind.sh), not for the suite or CI: make
+# bench-deps installs them with the rest.
+DEB_BENCH := postgresql-15 postgresql-client-15 time
 
 ifeq ($(V),1)
 Q :=
