@@ -137,7 +137,8 @@ static __always_inline __u32 copy_want(__u32 tid, __u32 most)
 struct stack_copy {
 	__u8 *dst;		/* a scratch slot's stack[] */
 	__u64 sp;
-	__u32 want, off;
+	__u32 want;
+	__u32 off;		/* the next chunk */
 };
 
 static long copy_chunk(__u32 i, void *arg)
@@ -147,17 +148,26 @@ static long copy_chunk(__u32 i, void *arg)
 
 	if (off >= c->want || off > LP_MAX_STACK_COPY - LP_STACK_CHUNK)
 		return 1;
-	if (bpf_probe_read_user(c->dst + off, LP_STACK_CHUNK, (void *)(c->sp + off)))
-		return 1;
 	c->off = off + LP_STACK_CHUNK;
+	if (!bpf_probe_read_user(c->dst + off, LP_STACK_CHUNK, (void *)(c->sp + off)))
+		return 0;
+	/* Not there, and left as zeros by the helper: a page of the stack
+	 * never touched (a big local buffer: memcached has a 16 KiB one),
+	 * which holds zeros indeed, and past which the stack goes on; or the
+	 * end of the stack mapping, past the outermost frame, which no
+	 * unwinding reads.  What is left of the page before it is read. */
+	__u32 left = (4096 - ((c->sp + off) & 4095)) & (LP_STACK_CHUNK - 1);
+
+	if (left)
+		bpf_probe_read_user(c->dst + off, left, (void *)(c->sp + off));
 	return 0;
 }
 
-/* Copies up to want bytes (at most cap) of the current task's stack from sp
- * into dst, a scratch slot's stack[], chunk by chunk, so a stack shallower
- * than want (the main thread near its top) still gives every chunk there
- * is.  In bpf_loop: the verifier checks one chunk; a loop of chunks against
- * a size known only at run time took it a second.  Returns the bytes. */
+/* Copies want bytes (at most cap) of the current task's stack from sp into
+ * dst, a scratch slot's stack[], chunk by chunk: a chunk that cannot be read
+ * is zeros (above).  In bpf_loop: the verifier checks one chunk; a loop of
+ * chunks against a size known only at run time took it a second.  Returns
+ * the bytes. */
 static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want, __u32 cap)
 {
 	struct stack_copy c = { .dst = dst, .sp = sp, .want = want < cap ? want : cap };
