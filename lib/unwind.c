@@ -181,11 +181,16 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 
 	int rc = dwfl_getthread_frames(dwfl, tid, frame_cb, u);
 	/* libdw takes a register it cannot read for an undefined one and may
-	 * end "normally" where the copy ended: the copy decides. */
-	if (u->out_of_stack && !u->zero_ra) {
+	 * end "normally" where the copy ended: the copy decides, unless the
+	 * last frame is the thread's outermost (the read that failed was of
+	 * a register its caller saved near the top of the stack, which the
+	 * unwinding did not need). */
+	bool outermost = u->out_of_stack && !u->zero_ra && rc == 0 && u->n &&
+			 lp_unwinder__outermost(u, pid, u->pcs[u->n - 1], u->ret[u->n - 1]);
+	if (u->out_of_stack && !u->zero_ra && !outermost) {
 		*end = LP_UNWIND_TRUNCATED;
 		*why = "end-of-copy";
-	} else if (rc == 0 || u->zero_ra) {
+	} else if (rc == 0 || u->zero_ra || outermost) {
 		*end = LP_UNWIND_COMPLETE;
 	} else if (u->n >= max || u->out_of_stack) {
 		*end = LP_UNWIND_TRUNCATED;
