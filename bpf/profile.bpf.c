@@ -139,33 +139,46 @@ struct stack_copy {
 	__u64 sp;
 	__u32 want;
 	__u32 off;		/* the next chunk */
+	bool goes_on;		/* the stack is mapped up to want: a chunk that
+				 * cannot be read is a hole, not the end */
 };
 
 static long copy_chunk(__u32 i, void *arg)
 {
 	struct stack_copy *c = arg;
 	__u32 off = c->off;
+	__u64 word;
 
 	if (off >= c->want || off > LP_MAX_STACK_COPY - LP_STACK_CHUNK)
 		return 1;
 	c->off = off + LP_STACK_CHUNK;
 	if (!bpf_probe_read_user(c->dst + off, LP_STACK_CHUNK, (void *)(c->sp + off)))
 		return 0;
-	/* Not there, and left as zeros by the helper: a page of the stack
-	 * never touched (a big local buffer: memcached has a 16 KiB one),
-	 * which holds zeros indeed, and past which the stack goes on; or the
-	 * end of the stack mapping, past the outermost frame, which no
-	 * unwinding reads.  What is left of the page before it is read. */
+	/* Not there, and left as zeros by the helper.  What is left of the
+	 * page before it is read: the end of the mapping is a page boundary. */
 	__u32 left = (4096 - ((c->sp + off) & 4095)) & (LP_STACK_CHUNK - 1);
 
 	if (left)
 		bpf_probe_read_user(c->dst + off, left, (void *)(c->sp + off));
+	/* A page of the stack never touched (a big local buffer: memcached's
+	 * is 16 KiB) holds zeros indeed, and the stack goes on past it: the
+	 * copy does too, when the last word wanted can be read.  Otherwise
+	 * this is the end of the mapping (the top of the stack is near), and
+	 * the copy ends: every read past it would fault, a few microseconds
+	 * each under virtualisation. */
+	if (!c->goes_on &&
+	    bpf_probe_read_user(&word, sizeof(word), (void *)(c->sp + c->want - sizeof(word)))) {
+		c->off = off + left;
+		return 1;
+	}
+	c->goes_on = true;
 	return 0;
 }
 
 /* Copies want bytes (at most cap) of the current task's stack from sp into
- * dst, a scratch slot's stack[], chunk by chunk: a chunk that cannot be read
- * is zeros (above).  In bpf_loop: the verifier checks one chunk; a loop of
+ * dst, a scratch slot's stack[], chunk by chunk, up to the end of the stack
+ * mapping (the main thread near its top); a hole of pages never touched is
+ * zeros (above).  In bpf_loop: the verifier checks one chunk; a loop of
  * chunks against a size known only at run time took it a second.  Returns
  * the bytes. */
 static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want, __u32 cap)

@@ -324,7 +324,9 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 		n = lp_unwinder__unwind(r->unw, ev->pid, ev->tid, &regs,
 					(const unsigned char *)ev + sizeof(*ev), len, r->pcs,
 					r->ret, r->max_user_frames, &end, why);
-		*dwarf = end;
+		/* What tune_copy goes by: a copy too short, or no CFI. */
+		*dwarf = end == LP_UNWIND_TRUNCATED && strcmp(*why, "end-of-copy")
+			 ? LP_UNWIND_COMPLETE : end;
 		if (end == LP_UNWIND_COMPLETE) {
 			*whole = true;
 			return n;
@@ -380,9 +382,10 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 	return n;
 }
 
-/* --call-graph auto, a running thread's stack not whole: when the copy was
- * full (the stack goes on past it), a copy four times as big from its next
- * sample on, up to what a sample can take (8, 32, then 64 KiB: two steps,
+/* --call-graph auto, a running thread's stack not whole: when the copy
+ * was too short (the stack goes on past it, or past a hole the copy took for
+ * the end of the mapping: copy_stack), a copy four times as big from its
+ * next sample on, up to what a sample can take (8, 32, then 64 KiB: two steps,
  * each lagging by the samples already in the ring); when it is as big as
  * it gets, or its code has no CFI (JIT code, which keeps frame pointers),
  * its frame-pointer chain too. */
@@ -395,8 +398,7 @@ static void tune_copy(struct lp_recorder *r, const struct lp_sample_event *ev,
 	if (r->opts.call_graph != LP_CALL_GRAPH_AUTO || ev->state != LP_STATE_RUNNING ||
 	    !ev->stack_want || end == LP_UNWIND_COMPLETE)
 		return;
-	if (end == LP_UNWIND_TRUNCATED && ev->stack_bytes >= ev->stack_want &&
-	    v < LP_MAX_STACK_COPY)
+	if (end == LP_UNWIND_TRUNCATED && v < LP_MAX_STACK_COPY)
 		v = v * 4 < LP_MAX_STACK_COPY ? v * 4 : LP_MAX_STACK_COPY;
 	else if (!chain)
 		chain = true;
