@@ -57,7 +57,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);	/* tid */
-	__type(value, __u32);	/* bytes, <= LP_MAX_STACK_COPY, | LP_COPY_CHAIN */
+	__type(value, struct lp_copy_val);
 } lp_copy SEC(".maps");
 
 struct {
@@ -90,7 +90,9 @@ struct {
  * is set to the number of possible CPUs by user space. */
 struct lp_scratch {
 	struct lp_sample_event ev;
-	__u8 stack[LP_MAX_STACK_COPY];
+	/* A page more: copy_page's reads, bounded for the verifier by where
+	 * they start and their size, not by where the copy ends. */
+	__u8 stack[LP_MAX_STACK_COPY + LP_PAGE];
 };
 
 struct {
@@ -117,75 +119,65 @@ static __always_inline __u32 frames_size(void)
 	return n > LP_MAX_STACK_DEPTH * sizeof(__u64) ? LP_MAX_STACK_DEPTH * sizeof(__u64) : n;
 }
 
-/* Thread tid's lp_copy value, or the default: stack_copy bytes, no chain. */
-static __always_inline __u32 thread_copy(__u32 tid)
+/* Thread tid's lp_copy value, or the default: stack_copy bytes, no chain,
+ * its top unknown; bytes at most most. */
+static __always_inline struct lp_copy_val thread_copy(__u32 tid, __u32 most)
 {
-	__u32 *v = bpf_map_lookup_elem(&lp_copy, &tid);
+	struct lp_copy_val *v = bpf_map_lookup_elem(&lp_copy, &tid);
+	struct lp_copy_val c = { .bytes = stack_copy };
 
-	return v ? *v : stack_copy;
+	if (v)
+		c = *v;
+	if (c.bytes > most)
+		c.bytes = most;
+	return c;
 }
 
-/* Bytes of stack to copy for thread tid, at most most. */
-static __always_inline __u32 copy_want(__u32 tid, __u32 most)
-{
-	__u32 want = thread_copy(tid) & ~LP_COPY_CHAIN;
-
-	return want < most ? want : most;
-}
-
-/* copy_stack's state: one chunk per step of bpf_loop. */
+/* copy_stack's state: one page (or what is left of one) per step of
+ * bpf_loop. */
 struct stack_copy {
 	__u8 *dst;		/* a scratch slot's stack[] */
-	__u64 sp;
+	__u64 sp, top;		/* top: of the stack mapping, 0 when unknown */
 	__u32 want;
-	__u32 off;		/* the next chunk */
-	bool goes_on;		/* the stack is mapped up to want: a chunk that
-				 * cannot be read is a hole, not the end */
+	__u32 off;		/* bytes copied */
 };
 
-static long copy_chunk(__u32 i, void *arg)
+static long copy_page(__u32 i, void *arg)
 {
 	struct stack_copy *c = arg;
-	__u32 off = c->off;
-	__u64 word;
+	__u32 off = c->off, size;
 
-	if (off >= c->want || off > LP_MAX_STACK_COPY - LP_STACK_CHUNK)
+	if (off >= c->want || off >= LP_MAX_STACK_COPY)
 		return 1;
-	c->off = off + LP_STACK_CHUNK;
-	if (!bpf_probe_read_user(c->dst + off, LP_STACK_CHUNK, (void *)(c->sp + off)))
-		return 0;
-	/* Not there, and left as zeros by the helper.  What is left of the
-	 * page before it is read: the end of the mapping is a page boundary. */
-	__u32 left = (4096 - ((c->sp + off) & 4095)) & (LP_STACK_CHUNK - 1);
-
-	if (left)
-		bpf_probe_read_user(c->dst + off, left, (void *)(c->sp + off));
-	/* A page of the stack never touched (a big local buffer: memcached's
-	 * is 16 KiB) holds zeros indeed, and the stack goes on past it: the
-	 * copy does too, when the last word wanted can be read.  Otherwise
-	 * this is the end of the mapping (the top of the stack is near), and
-	 * the copy ends: every read past it would fault, a few microseconds
-	 * each under virtualisation. */
-	if (!c->goes_on &&
-	    bpf_probe_read_user(&word, sizeof(word), (void *)(c->sp + c->want - sizeof(word)))) {
-		c->off = off + left;
-		return 1;
-	}
-	c->goes_on = true;
+	/* To the end of this page, or of the copy: 1..LP_PAGE bytes. */
+	size = LP_PAGE - ((c->sp + off) & (LP_PAGE - 1));
+	if (size > c->want - off)
+		size = c->want - off;
+	size = ((size - 1) & (LP_PAGE - 1)) + 1;
+	if (bpf_probe_read_user(c->dst + off, size, (void *)(c->sp + off)) && !c->top)
+		return 1;	/* the end of the mapping, as far as is known */
+	/* Read, or a page of the stack never touched (a big local buffer:
+	 * memcached's is 16 KiB) below the known top, which the helper left
+	 * as zeros: what it holds indeed, and the stack goes on past it. */
+	c->off = off + size;
 	return 0;
 }
 
 /* Copies want bytes (at most cap) of the current task's stack from sp into
- * dst, a scratch slot's stack[], chunk by chunk, up to the end of the stack
- * mapping (the main thread near its top); a hole of pages never touched is
- * zeros (above).  In bpf_loop: the verifier checks one chunk; a loop of
- * chunks against a size known only at run time took it a second.  Returns
- * the bytes. */
-static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want, __u32 cap)
+ * dst, a scratch slot's stack[], a page at a time: up to the top of the
+ * stack mapping when it is known (and through pages never touched), else
+ * to the first page that cannot be read (the main thread near its top:
+ * reads past the mapping fault, several microseconds each in a VM).  In
+ * bpf_loop: the verifier checks one step; a loop against a size known
+ * only at run time took it a second.  Returns the bytes. */
+static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want, __u32 cap, __u64 top)
 {
-	struct stack_copy c = { .dst = dst, .sp = sp, .want = want < cap ? want : cap };
+	struct stack_copy c = { .dst = dst, .sp = sp, .top = top,
+				.want = want < cap ? want : cap };
 
-	bpf_loop(LP_MAX_STACK_COPY / LP_STACK_CHUNK, copy_chunk, &c, 0);
+	if (top > sp && top - sp < c.want)
+		c.want = top - sp;
+	bpf_loop(LP_MAX_STACK_COPY / LP_PAGE + 1, copy_page, &c, 0);
 	return c.off;
 }
 
@@ -290,7 +282,9 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 		s->ev.flags |= LP_EV_KERNEL_THREAD;
 		goto out;
 	}
-	if (!stack_copy || (fp_chain && (thread_copy(tid) & LP_COPY_CHAIN))) {
+	struct lp_copy_val tc = thread_copy(tid, LP_MAX_STACK_COPY);
+
+	if (!stack_copy || (fp_chain && tc.chain)) {
 		n = bpf_get_stack(ctx, s->ev.ustack, frames_size(), BPF_F_USER_STACK);
 		s->ev.ustack_bytes = n;
 		s->ev.flags |= LP_EV_CHAIN;
@@ -314,8 +308,8 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 		s->ev.regs[0] = ip;
 		s->ev.regs[1] = sp;
 		s->ev.regs[2] = BPF_CORE_READ(regs, bp);
-		s->ev.stack_want = copy_want(tid, LP_MAX_STACK_COPY);
-		s->ev.stack_bytes = copy_stack(s->stack, sp, s->ev.stack_want, LP_MAX_STACK_COPY);
+		s->ev.stack_want = tc.bytes;
+		s->ev.stack_bytes = copy_stack(s->stack, sp, tc.bytes, LP_MAX_STACK_COPY, tc.top);
 		s->ev.uretprobes = fix_uretprobes(task, s->stack, sp, s->ev.stack_bytes,
 						  LP_MAX_STACK_COPY);
 	}
@@ -532,9 +526,11 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 			sp = BPF_CORE_READ(regs, sp);
 			s->ev.regs[1] = sp;
 			s->ev.regs[2] = BPF_CORE_READ(regs, bp);
-			s->ev.stack_want = copy_want(ptid, off_copy);
-			s->ev.stack_bytes = copy_stack(s->stack, sp, s->ev.stack_want,
-						       LP_OFF_STACK_COPY);
+			struct lp_copy_val tc = thread_copy(ptid, off_copy);
+
+			s->ev.stack_want = tc.bytes;
+			s->ev.stack_bytes = copy_stack(s->stack, sp, tc.bytes, LP_OFF_STACK_COPY,
+						       tc.top);
 			s->ev.uretprobes = fix_uretprobes(cur, s->stack, sp, s->ev.stack_bytes,
 							  LP_OFF_STACK_COPY);
 		}
@@ -623,7 +619,7 @@ int lp_rec_seed(struct bpf_iter__task *ctx)
 		}
 		s->ev.ustack_bytes = n * sizeof(__u64);
 		s->ev.flags |= LP_EV_CHAIN;
-		s->ev.stack_want = copy_want(tid, off_copy);
+		s->ev.stack_want = thread_copy(tid, off_copy).bytes;
 		for (int i = 0; i < LP_OFF_STACK_COPY / LP_STACK_CHUNK; i++) {
 			if (s->ev.stack_bytes >= s->ev.stack_want ||
 			    bpf_copy_from_user_task(s->stack + i * LP_STACK_CHUNK, LP_STACK_CHUNK,

@@ -12,6 +12,7 @@
  * requested size (the main thread near the top of its stack) still gives
  * every byte that exists. */
 #define LP_STACK_CHUNK 512
+#define LP_PAGE 4096
 #define LP_MAX_STACK_COPY 65536	/* --call-graph dwarf,BYTES upper bound */
 /* --call-graph auto copies this much of a thread's stack at first, and twice
  * as much (up to LP_MAX_STACK_COPY) once the copy turned out too short for
@@ -28,11 +29,18 @@
 #define LP_EV_FORK 4		/* not a sample: pid was forked (struct lp_fork_event) */
 #define LP_EV_CHAIN 8		/* the frame-pointer chain was taken (ustack) */
 
-/* An lp_copy value: the bytes of stack to copy for the thread, and whether
- * to take its frame-pointer chain too (--call-graph auto: only for threads
- * whose stacks a copy did not hold, or whose code has no CFI: a chain is
- * ~3 us a sample, the copy alone is enough for the others). */
-#define LP_COPY_CHAIN 0x80000000u
+/* A thread's lp_copy value (--call-graph auto), set by user space for the
+ * threads whose stacks the default copy did not hold: the bytes of stack to
+ * copy; whether to take the frame-pointer chain too (only for threads whose
+ * stacks a copy did not hold, or whose code has no CFI: a chain is ~3 us a
+ * sample, the copy alone is enough for the others); and the top of the
+ * thread's stack mapping, so the copy goes through pages never touched
+ * (zeros) and stops at the top without a fault past it. */
+struct lp_copy_val {
+	__u32 bytes;
+	__u32 chain;
+	__u64 top;	/* 0: unknown */
+};
 
 /* A process replaced its program: the symbolizer forgets what it knew of the
  * pid.  In the ring in order with the samples, so samples taken before the

@@ -382,30 +382,53 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 	return n;
 }
 
-/* --call-graph auto, a running thread's stack not whole: when the copy
- * was too short (the stack goes on past it, or past a hole the copy took for
- * the end of the mapping: copy_stack), a copy four times as big from its
- * next sample on, up to what a sample can take (8, 32, then 64 KiB: two steps,
- * each lagging by the samples already in the ring); when it is as big as
- * it gets, or its code has no CFI (JIT code, which keeps frame pointers),
- * its frame-pointer chain too. */
+/* The end of pid's mapping that holds addr (a thread's stack), 0 when
+ * none does or the process is gone. */
+static uint64_t mapping_end(pid_t pid, uint64_t addr)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	uint64_t end = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	while (f && !end && getline(&line, &cap, f) > 0) {
+		unsigned long long lo, hi;
+
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && addr >= lo && addr < hi)
+			end = hi;
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return end;
+}
+
+/* --call-graph auto, a running thread's stack not whole: when the copy was
+ * too short (the stack goes on past it, or past a page never touched: the
+ * copy stops at the first page it cannot read until the top of the
+ * thread's stack is known), a copy four times as big from its next sample
+ * on, up to what a sample can take (8, 32, then 64 KiB: two steps, each
+ * lagging by the samples already in the ring), with the top of its stack
+ * mapping; when it is as big as it gets, or its code has no CFI (JIT code,
+ * which keeps frame pointers), its frame-pointer chain too. */
 static void tune_copy(struct lp_recorder *r, const struct lp_sample_event *ev,
 		      enum lp_unwind_end end)
 {
-	__u32 tid = ev->tid, v = ev->stack_want;
-	bool chain = ev->flags & LP_EV_CHAIN;
+	__u32 tid = ev->tid;
+	struct lp_copy_val v = { .bytes = ev->stack_want, .chain = !!(ev->flags & LP_EV_CHAIN) };
 
 	if (r->opts.call_graph != LP_CALL_GRAPH_AUTO || ev->state != LP_STATE_RUNNING ||
 	    !ev->stack_want || end == LP_UNWIND_COMPLETE)
 		return;
-	if (end == LP_UNWIND_TRUNCATED && v < LP_MAX_STACK_COPY)
-		v = v * 4 < LP_MAX_STACK_COPY ? v * 4 : LP_MAX_STACK_COPY;
-	else if (!chain)
-		chain = true;
+	if (end == LP_UNWIND_TRUNCATED && v.bytes < LP_MAX_STACK_COPY)
+		v.bytes = v.bytes * 4 < LP_MAX_STACK_COPY ? v.bytes * 4 : LP_MAX_STACK_COPY;
+	else if (!v.chain)
+		v.chain = 1;
 	else
 		return;
-	if (chain)
-		v |= LP_COPY_CHAIN;
+	v.top = mapping_end(ev->pid, ev->regs[1]);
 	if (bpf_map__update_elem(r->skel->maps.lp_copy, &tid, sizeof(tid), &v, sizeof(v),
 				 BPF_ANY) == 0)
 		r->grown++;
