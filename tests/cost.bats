@@ -82,9 +82,9 @@ between() {
 	run -0 lp-record -F 999 --call-graph dwarf -d 0.01 -o "$TMP/d8.lp" -- sleep 1
 	sed -n 2p "$TMP/d8.lp" | grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\tunwind=dwarf\tfreq_hz=999\t' ||
 		fail "$(sed -n 2p "$TMP/d8.lp")"
-	# Alternately, three of each: the median of each kind.
-	for r in 1 2 3; do
-		lp-record -F 999 -d 0.01 -o "$TMP/fp$r.lp" -- sleep 1 2>/dev/null ||
+	# Alternately, five of each: the median of each kind.
+	for r in 1 2 3 4 5; do
+		lp-record -F 999 --call-graph fp -d 0.01 -o "$TMP/fp$r.lp" -- sleep 1 2>/dev/null ||
 			fail "fp run $r"
 		cost_attr "$TMP/fp$r.lp" sample ns >> "$TMP/fp"
 		lp-record -F 999 --call-graph dwarf,65536 -d 0.01 -o "$TMP/dw$r.lp" -- sleep 1 \
@@ -92,13 +92,14 @@ between() {
 		cost_attr "$TMP/dw$r.lp" sample ns >> "$TMP/dw"
 		[ "$(cost_attr "$TMP/dw$r.lp" sample unwind)" = dwarf ] || fail "dwarf run $r"
 	done
-	fp=$(sort -n "$TMP/fp" | sed -n 2p)
-	dw=$(sort -n "$TMP/dw" | sed -n 2p)
+	fp=$(sort -n "$TMP/fp" | sed -n 3p)
+	dw=$(sort -n "$TMP/dw" | sed -n 3p)
 	echo "fp: $(tr '\n' ' ' < "$TMP/fp")-> $fp; dwarf,65536: $(tr '\n' ' ' < "$TMP/dw")-> $dw"
 	between "$fp" 1000 200000 || fail "fp: $fp"
 	between "$dw" 1000 200000 || fail "dwarf: $dw"
-	# Here ~45 us against ~24 us: 64 KiB copied and put in the ring.
-	awk -v f="$fp" -v d="$dw" 'BEGIN { exit !(d >= 1.3 * f) }' || fail "dwarf $dw not above fp $fp"
+	# Here ~35-45 us against ~22-27 us: 64 KiB copied (a page at a time)
+	# and put in the ring.
+	awk -v f="$fp" -v d="$dw" 'BEGIN { exit !(d >= 1.2 * f) }' || fail "dwarf $dw not above fp $fp"
 }
 
 @test "cost: --calibrate 0 measures nothing and writes no cost record; a bad duration is bad usage" {
