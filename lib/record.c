@@ -75,9 +75,8 @@ struct lp_recorder {
 	uint64_t children, children_written;	/* forks the pid set had no room for */
 	uint64_t running, blocked, runnable;	/* samples written, by state */
 	/* Stacks made, those reaching their thread's outermost frame, and the
-	 * others by the module they end in (lp_ending), for the summary;
-	 * threads whose copy was made bigger. */
-	uint64_t stacks, whole, grown;
+	 * others by the module they end in (lp_ending), for the summary. */
+	uint64_t stacks, whole;
 	/* User frames a stack may have: --stack-depth, else as many as DWARF
 	 * unwinding may find. */
 	size_t max_user_frames;
@@ -418,6 +417,7 @@ static void tune_copy(struct lp_recorder *r, const struct lp_sample_event *ev,
 {
 	__u32 tid = ev->tid;
 	struct lp_copy_val v = { .bytes = ev->stack_want, .chain = !!(ev->flags & LP_EV_CHAIN) };
+	struct lp_copy_val now;
 
 	if (r->opts.call_graph != LP_CALL_GRAPH_AUTO || ev->state != LP_STATE_RUNNING ||
 	    !ev->stack_want || end == LP_UNWIND_COMPLETE)
@@ -428,10 +428,13 @@ static void tune_copy(struct lp_recorder *r, const struct lp_sample_event *ev,
 		v.chain = 1;
 	else
 		return;
+	/* The samples taken before the change, still in the ring, ask for it
+	 * again: the maps are read once. */
+	if (bpf_map__lookup_elem(r->skel->maps.lp_copy, &tid, sizeof(tid), &now, sizeof(now),
+				 0) == 0 && now.bytes >= v.bytes && now.chain >= v.chain)
+		return;
 	v.top = mapping_end(ev->pid, ev->regs[1]);
-	if (bpf_map__update_elem(r->skel->maps.lp_copy, &tid, sizeof(tid), &v, sizeof(v),
-				 BPF_ANY) == 0)
-		r->grown++;
+	bpf_map__update_elem(r->skel->maps.lp_copy, &tid, sizeof(tid), &v, sizeof(v), BPF_ANY);
 }
 
 /* Counts a stack for the summary: whole, or ending early in the module of
