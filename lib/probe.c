@@ -806,22 +806,15 @@ static char *find_lib(const char *lib, pid_t pid)
 		lib = want;
 	}
 	char *found = NULL;
-	if (pid > 0) {
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-		FILE *f = fopen(path, "re");
-		char line[4096];
-		while (f && !found && fgets(line, sizeof(line), f)) {
-			char *p = strchr(line, '/');
-			if (!p)
-				continue;
-			p[strcspn(p, "\n")] = '\0';
+	struct lp_maps m;
+	if (pid > 0 && lp_maps__open(&m, pid) == 0) {
+		while (!found && lp_maps__next(&m)) {
+			const char *p = strchr(m.name, '/');
 			/* Mapped from the process's own file tree. */
-			if (lib_matches(p, lib))
+			if (p && lib_matches(p, lib))
 				found = lp_procns__path(pid, p);
 		}
-		if (f)
-			fclose(f);
+		lp_maps__close(&m);
 	}
 	static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
 		"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib" };

@@ -385,22 +385,15 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
  * none does or the process is gone. */
 static uint64_t mapping_end(pid_t pid, uint64_t addr)
 {
-	char path[64], *line = NULL;
-	size_t cap = 0;
+	struct lp_maps m;
 	uint64_t end = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	while (f && !end && getline(&line, &cap, f) > 0) {
-		unsigned long long lo, hi;
-
-		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && addr >= lo && addr < hi)
-			end = hi;
-	}
-	free(line);
-	if (f)
-		fclose(f);
+	if (lp_maps__open(&m, pid) < 0)
+		return 0;
+	while (!end && lp_maps__next(&m))
+		if (addr >= m.lo && addr < m.hi)
+			end = m.hi;
+	lp_maps__close(&m);
 	return end;
 }
 

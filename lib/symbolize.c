@@ -398,25 +398,16 @@ static struct lp_symtab *module_symtab(struct lp_symbolizer *s, Dwfl_Module *mod
  * (lp's own code, lpframe.h). */
 static void find_uprobes_page(struct lp_proc *p)
 {
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	struct lp_maps m;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	if (lp_maps__open(&m, p->pid) < 0)
 		return;
-	while ((n = getline(&line, &cap, f)) > 0) {
-		unsigned long long lo, hi;
-
-		if (n >= 10 && !strcmp(line + n - 10, "[uprobes]\n") &&
-		    sscanf(line, "%llx-%llx", &lo, &hi) == 2) {
-			p->uprobes_lo = lo;
-			p->uprobes_hi = hi;
+	while (lp_maps__next(&m))
+		if (!strcmp(m.name, "[uprobes]")) {
+			p->uprobes_lo = m.lo;
+			p->uprobes_hi = m.hi;
 		}
-	}
-	free(line);
-	fclose(f);
+	lp_maps__close(&m);
 }
 
 static bool in_uprobes_page(const struct lp_proc *p, uint64_t addr)

@@ -116,29 +116,23 @@ lp_tracecal_fn lp_tracecal__fn(enum lp_insn c, int copy)
 
 int lp_tracecal__locate(lp_tracecal_fn fn, char *path, size_t size, uint64_t *off)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return -1;
+	struct lp_maps m;
 	uintptr_t a = (uintptr_t)fn;
-	char line[4096];
 	int ret = -1;
-	while (fgets(line, sizeof(line), f)) {
-		uintptr_t lo, hi;
-		unsigned long long pgoff;
-		int pos = 0;
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %llx %*s %*s %n", &lo, &hi, &pgoff,
-			   &pos) < 3 || a < lo || a >= hi || !pos)
+
+	if (lp_maps__open(&m, 0) < 0)
+		return -1;
+	while (lp_maps__next(&m)) {
+		if (a < m.lo || a >= m.hi)
 			continue;
-		char *p = line + pos;
-		p[strcspn(p, "\n")] = '\0';
-		if (*p != '/' || strlen(p) >= size)
-			break;
-		strcpy(path, p);
-		*off = a - lo + pgoff;
-		ret = 0;
+		if (m.name[0] == '/' && strlen(m.name) < size) {
+			strcpy(path, m.name);
+			*off = a - m.lo + m.pgoff;
+			ret = 0;
+		}
 		break;
 	}
-	fclose(f);
+	lp_maps__close(&m);
 	return ret;
 }
 

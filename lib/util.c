@@ -508,6 +508,49 @@ int64_t lp_monotonic_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+int lp_maps__open(struct lp_maps *m, pid_t pid)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	*m = (struct lp_maps){ .f = fopen(path, "re") };
+	return m->f ? 0 : -1;
+}
+
+bool lp_maps__next(struct lp_maps *m)
+{
+	ssize_t n;
+
+	while ((n = getline(&m->line, &m->cap, m->f)) > 0) {
+		unsigned long long lo, hi, pgoff;
+		int pos = 0;
+
+		if (m->line[n - 1] == '\n')
+			m->line[n - 1] = '\0';
+		/* "LO-HI PERMS PGOFF DEV INODE [NAME]" */
+		if (sscanf(m->line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &pgoff, &pos) < 3)
+			continue;
+		m->lo = lo;
+		m->hi = hi;
+		m->pgoff = pgoff;
+		m->name = pos ? m->line + pos : "";
+		return true;
+	}
+	return false;
+}
+
+void lp_maps__close(struct lp_maps *m)
+{
+	if (m->f)
+		fclose(m->f);
+	free(m->line);
+	m->f = NULL;
+	m->line = NULL;
+}
+
 int lp_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 #define LP_VERSION "0.1.0"
 
@@ -104,6 +105,29 @@ void lp_flush_outputs(void);
 
 /* CLOCK_MONOTONIC in ns: the clock of lp streams, deadlines and timeouts. */
 int64_t lp_monotonic_ns(void);
+
+/* A process's mappings, /proc/PID/maps a line at a time (pid 0: this
+ * process's own):
+ *
+ *	struct lp_maps m;
+ *	if (lp_maps__open(&m, pid) == 0) {
+ *		while (lp_maps__next(&m))
+ *			... m.lo, m.hi, m.pgoff, m.name ...
+ *		lp_maps__close(&m);
+ *	}
+ */
+struct lp_maps {
+	FILE *f;
+	char *line;
+	size_t cap;
+	uint64_t lo, hi, pgoff;
+	const char *name;	/* its path or [name]; "" when anonymous */
+};
+
+/* -1 when the process's maps cannot be read (it is gone). */
+int lp_maps__open(struct lp_maps *m, pid_t pid);
+bool lp_maps__next(struct lp_maps *m);
+void lp_maps__close(struct lp_maps *m);
 
 /* a + b, or the int64 limit it passes: times run up to INT64_MAX, so a time
  * plus a window or a second may not fit. */
