@@ -211,12 +211,31 @@ static __always_inline __u32 fix_uretprobes(struct task_struct *task, __u8 *dst,
 	return fixed;
 }
 
+/* Whether the return instance ri is the one whose return the thread is in
+ * the middle of, at stack pointer sp in the trampoline: its slot (where
+ * the return address was; sp was just past it when the function returned)
+ * is at most 3 pushes below sp's (the system-call trampoline saves rax,
+ * rcx and r11, and pops them again after the call). */
+static __always_inline bool returning_through(struct return_instance *ri, __u64 sp)
+{
+	__u64 slot = BPF_CORE_READ(ri, stack);
+
+	return slot + 8 >= sp && slot <= sp + 16;
+}
+
 /* The tick came while the thread ran in the uprobes page: in the uretprobe
  * trampoline (the probed function has returned to it: its real return
- * address and the stack pointer after the return are in the most recent
- * return instance), or single-stepping a probed instruction out of line
- * (its address is in the uprobe task).  The registers are set to where the
- * thread is in its own code, before the stack is copied from sp. */
+ * address and the stack pointer after the return are in its return
+ * instance), or single-stepping a probed instruction out of line (its
+ * address is in the uprobe task).  The registers are set to where the
+ * thread is in its own code, before the stack is copied from sp.
+ *
+ * The return's instance is the most recent pending one until the kernel's
+ * handling of the return takes it off; from then until the trampoline's
+ * last instruction (the system call's end, the pops after it) it is the
+ * first of the task's pool of free instances (kernels since 6.14 keep
+ * one), its fields intact.  Any other instance is another call's: no
+ * instance fits, and the stack is left to end in the trampoline. */
 static __always_inline void fix_uprobe_ip(struct task_struct *task, __u64 *ip, __u64 *sp)
 {
 	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
@@ -231,6 +250,13 @@ static __always_inline void fix_uprobe_ip(struct task_struct *task, __u64 *ip, _
 		return;
 	}
 	ri = BPF_CORE_READ(ut, return_instances);
+	if (!ri || !returning_through(ri, *sp)) {
+		ri = NULL;
+		if (bpf_core_field_exists(ut->ri_pool))
+			ri = BPF_CORE_READ(ut, ri_pool);
+		if (ri && !returning_through(ri, *sp))
+			ri = NULL;
+	}
 	if (!ri)
 		return;
 	*ip = BPF_CORE_READ(ri, orig_ret_vaddr);

@@ -330,6 +330,20 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 			*whole = true;
 			return n;
 		}
+		if (n && lp_symbolizer__in_uprobes(r->sym, ev->pid, r->pcs[n - 1])) {
+			/* A return address that is still the uretprobe
+			 * trampoline: the tick came while the kernel set up a
+			 * return probe, after it replaced the return address
+			 * and before it recorded the original (fix_uretprobes
+			 * has nothing to put back), or with more return probes
+			 * pending than it looks at.  No copy is too short, and
+			 * no chain goes past it: the stack ends there. */
+			*truncated = true;
+			*why = "uretprobe-pending";
+			*dwarf = LP_UNWIND_COMPLETE;
+			r->truncated++;
+			return n;
+		}
 		size_t k = nf ? join_chain(r->pcs, r->ret, n, f, nf, &j) : 0;
 		if (!k && end == LP_UNWIND_FAILED && nf > n) {
 			/* No CFI where the copy's unwinding stopped (JIT code,
@@ -1228,6 +1242,9 @@ static const char *remedy(const char *why)
 		{ "end-of-chain", "the frame-pointer chain ends in a function that keeps none, "
 				  "past the stack copy" },
 		{ "max-frames", "more frames than --stack-depth" },
+		{ "uretprobe-pending", "the uretprobe trampoline, the real return address "
+				       "not held where the kernel keeps it (a tick while a return "
+				       "probe was being set up: the probe's own time)" },
 		{ "no-user-stack", "the kernel gave no user stack" },
 	};
 

@@ -1132,6 +1132,11 @@ bool lp_symbolizer__mapped(struct lp_symbolizer *s, pid_t pid, uint64_t addr)
 	return proc_module(p, addr) || in_uprobes_page(p, addr) || jit_find(&p->jit, addr);
 }
 
+bool lp_symbolizer__in_uprobes(struct lp_symbolizer *s, pid_t pid, uint64_t addr)
+{
+	return in_uprobes_page(get_proc(s, pid), addr);
+}
+
 static void kallsyms_load(struct lp_symbolizer *s)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");

@@ -109,6 +109,10 @@ struct Dwfl *lp_symbolizer__dwfl(struct lp_symbolizer *s, pid_t pid, uint64_t ad
  * without frame pointers): its frames from there are garbage. */
 bool lp_symbolizer__mapped(struct lp_symbolizer *s, pid_t pid, uint64_t addr);
 
+/* addr is in pid's uprobes page: the uretprobe trampoline, or an
+ * instruction single-stepped out of line. */
+bool lp_symbolizer__in_uprobes(struct lp_symbolizer *s, pid_t pid, uint64_t addr);
+
 struct lp_symbolizer_stats {
 	uint64_t lookups, cache_hits, procs, modules, symbols;
 };
