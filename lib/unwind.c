@@ -44,6 +44,8 @@ struct lp_unwinder {
 /* x86-64 DWARF register numbers. */
 #define DW_X86_64_RBP 6
 #define DW_X86_64_RSP 7
+/* rip: also the return address column of x86-64's CFI. */
+#define DW_X86_64_RA 16
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
@@ -74,12 +76,18 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	return true;
 }
 
+/* bp, sp, and the pc twice: as the pc, and as register 16 (rip), which CFI
+ * expressions read by number (a PLT stub's CFA depends on where in its 16
+ * bytes the pc is: DW_OP_breg16); without it libdw cannot compute a PLT
+ * stub's CFA and falls back to a frame-pointer step through garbage. */
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	struct lp_unwinder *u = arg;
 	Dwarf_Word r[2] = { u->regs.bp, u->regs.sp };
+	Dwarf_Word ip = u->regs.ip;
 
 	return dwfl_thread_state_registers(thread, DW_X86_64_RBP, 2, r) &&
+	       dwfl_thread_state_registers(thread, DW_X86_64_RA, 1, &ip) &&
 	       (dwfl_thread_state_register_pc(thread, u->regs.ip), true);
 }
 
@@ -207,8 +215,6 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 	return u->n;
 }
 
-/* x86-64's return address column. */
-#define DW_X86_64_RA 16
 
 /* What the CFI of pc's module says of the return address at pc: undefined
  * (the thread's outermost frame), in .eh_frame first (what the unwinder

@@ -6,7 +6,11 @@
  *          first stack copy (8 KiB), all of the CPU in work
  *   calls  main;serve;handle;work: handle() called over and over (a
  *          function to trace with a return probe), ~20 us each
- *   sleep  main;nap;usleep...: blocked in libc's nanosleep, 1 ms at a time */
+ *   sleep  main;nap;usleep...: blocked in libc's nanosleep, 1 ms at a time
+ *   plt    main;through_plt, calling libc's pthread_getspecific (a few
+ *          instructions) through its PLT stub over and over: a good part of the samples are in the stub,
+ *          whose CFI computes the CFA from the pc (DW_OP_breg16) */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +72,16 @@ __attribute__((noinline)) void nap(double end)
 		usleep(1000);
 }
 
+__attribute__((noinline)) void through_plt(double end)
+{
+	pthread_key_t key;
+
+	pthread_key_create(&key, NULL);
+	while (now() < end)
+		for (int i = 0; i < 1000; i++)
+			sink += (uintptr_t)pthread_getspecific(key);
+}
+
 int main(int argc, char **argv)
 {
 	double end = now() + (argc > 1 ? atof(argv[1]) : 5);
@@ -79,6 +93,8 @@ int main(int argc, char **argv)
 		serve(end);
 	else if (!strcmp(what, "sleep"))
 		nap(end);
+	else if (!strcmp(what, "plt"))
+		through_plt(end);
 	else
 		return 2;
 	return 0;
