@@ -288,6 +288,7 @@ int main(int argc, char **argv)
 		o.snap.srclines = o.srclines;
 		o.snap.raw = o.raw;
 		o.snap.no_demangle = o.no_demangle;
+		o.snap.verbose = o.verbose;
 		return lp_snapshot__record(&o.snap, o.pids, o.pids || o.all ? NULL : argv + optind,
 					   o.output, stop);
 	}
