@@ -384,8 +384,6 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 	}
 	ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig);
 	int64_t t1 = lp_monotonic_ns();
-	if (s->uret)
-		lp_uretinst__disarm(s->uret);
 
 	c->tid = tid;
 	c->time = t0;

@@ -1,9 +1,11 @@
 /* uretinst.c - see uretinst.h.  The BPF glue of snapshot mode: one task
  * iterator link per target process (kernel >= 6.1 filters a task iterator by
- * process), and per thread one iterator instance from it, created before the
- * thread is held and closed after (measured: 6-14 us and 3-4 us on this VM),
- * so the hold pays for one read (5-7 us) when its stack needs it. */
+ * process), and one iterator instance from it for each thread whose stack
+ * needs it, created before the thread is held and closed after (6-14 us and
+ * 3-4 us on this VM), so the hold pays for one read (5-7 us).  An instance
+ * not read waits for the next thread. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +25,7 @@ struct lp_uretinst {
 	struct bpf_link *link;	/* the iterator over the target's threads */
 	pid_t pid;		/* the target; 0: none yet */
 	int fd;			/* the iterator armed for the next read; -1 */
+	bool used;		/* fd was read: an iterator is read once */
 	struct lp_uret_rec buf[1 + LP_URET_MAX + 1];
 };
 
@@ -78,11 +81,14 @@ int lp_uretinst__target(struct lp_uretinst *u, pid_t pid)
 
 int lp_uretinst__arm(struct lp_uretinst *u)
 {
+	if (u->fd >= 0 && !u->used)
+		return 0;
 	lp_uretinst__disarm(u);
 	if (!u->link)
 		return errno = ESRCH, -1;
 	if ((u->fd = bpf_iter_create(bpf_link__fd(u->link))) < 0)
 		return -1;
+	u->used = false;
 	return 0;
 }
 
@@ -98,8 +104,9 @@ int lp_uretinst__read(struct lp_uretinst *u, pid_t tid, struct lp_uret_thread *t
 	size_t got = 0, want = sizeof(u->buf[0]);
 	ssize_t n = 0;
 
-	if (u->fd < 0)
+	if (u->fd < 0 || u->used)
 		return errno = EBADF, -1;
+	u->used = true;
 	/* The program runs at the read, which is when it looks at this. */
 	u->skel->bss->target_tid = (__u32)tid;
 	/* The thread's record says how many follow: a read to the end (one

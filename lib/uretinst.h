@@ -10,8 +10,7 @@
  *	lp_uretinst__target(u, pid);		(once per process)
  *	for each thread:
  *		lp_uretinst__arm(u);		(before holding it)
- *		lp_uretinst__read(u, tid, &t);	(while ptrace holds it)
- *		lp_uretinst__disarm(u);		(after)
+ *		lp_uretinst__read(u, tid, &t);	(while ptrace holds it, if needed)
  *	lp_uretinst__free(u); */
 #ifndef LP_URETINST_H
 #define LP_URETINST_H
@@ -42,9 +41,10 @@ void lp_uretinst__free(struct lp_uretinst *u);
  * -1 with errno: it is gone). */
 int lp_uretinst__target(struct lp_uretinst *u, pid_t pid);
 
-/* An iterator ready for one read (0, or -1 with errno), created before a
- * thread is held: the hold then pays only for the read.  disarm closes it
- * (read or not); arm and target disarm the one before. */
+/* An iterator ready for one read (0, or -1 with errno), made before a
+ * thread is held: the hold then pays only for the read.  One not read yet
+ * is kept for the next; a read one is closed and made anew.  disarm closes
+ * it (free and target do). */
 int lp_uretinst__arm(struct lp_uretinst *u);
 void lp_uretinst__disarm(struct lp_uretinst *u);
 

@@ -227,11 +227,12 @@ stack_figures() {
 	echo "$stderr"
 	run -0 lp-cat --check "$T/s.lp"
 	[ "$(grep -c '^sample' "$T/s.lp")" -eq 100 ]
-	# Every stack whole: in serve, or in handle (the probed function) and
-	# work under it, or returning from handle through the trampoline (the
-	# thread placed at its return address in serve).
+	# Every stack whole: in handle (the probed function) and work under
+	# it, or in serve and what else it calls (now: the clock), or
+	# returning from handle through the trampoline (the thread placed at
+	# its return address in serve).
 	read -r whole under cut <<< "$(stack_figures "$T/s.lp" \
-		'^nofp;_start;__libc_start_main_impl;__libc_start_call_main;main;serve(;handle(;work)?)? [0-9]+$' handle)"
+		'^nofp;_start;__libc_start_main_impl;__libc_start_call_main;main;serve(;handle(;work)?|;now(;[^;]+)*)? [0-9]+$' handle)"
 	cat "$T/f.folded"
 	echo "whole $whole, under handle $under, with [uprobes] or [unknown] $cut"
 	[ "$whole" -eq 100 ] || fail "$whole of 100 stacks whole"
@@ -296,7 +297,7 @@ stack_figures() {
 	# which needs no BPF), or cut at the trampoline: [uprobes] the
 	# outermost frame, nothing symbolized past it.
 	run -0 awk '
-		/^nofp;_start;__libc_start_main_impl;__libc_start_call_main;main;serve(;handle(;work)?)? [0-9]+$/ { w += $NF; next }
+		/^nofp;_start;__libc_start_main_impl;__libc_start_call_main;main;serve(;handle(;work)?|;now(;[^;]+)*)? [0-9]+$/ { w += $NF; next }
 		/^nofp;\[\[uprobes\]\](;handle(;work)?)? [0-9]+$/ { c += $NF; next }
 		{ other += $NF }
 		END { print w + 0, c + 0, other + 0 }' "$T/f.folded"
