@@ -86,8 +86,8 @@ static void usage(FILE *f)
 		"      --mode MODE        cpu (BPF on-CPU sampling, default); off: blocked\n"
 		"                         intervals from sched_switch, weighted by their ns;\n"
 		"                         wall: both, and runnable intervals, all in ns (state=);\n"
-		"                         snapshot: every thread's stack through ptrace, no BPF\n"
-		"                         (-p or CMD)\n"
+		"                         snapshot: every thread's stack through ptrace, BPF\n"
+		"                         not needed (-p or CMD)\n"
 		"      --min-block DURATION off, wall: drop blocked intervals shorter than this\n"
 		"      --count N          snapshot mode: N snapshots (default: until stopped)\n"
 		"  -i, --interval DURATION snapshot mode: from one snapshot to the next (100ms)\n"
@@ -288,6 +288,7 @@ int main(int argc, char **argv)
 		o.snap.srclines = o.srclines;
 		o.snap.raw = o.raw;
 		o.snap.no_demangle = o.no_demangle;
+		o.snap.verbose = o.verbose;
 		return lp_snapshot__record(&o.snap, o.pids, o.pids || o.all ? NULL : argv + optind,
 					   o.output, stop);
 	}

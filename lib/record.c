@@ -339,7 +339,7 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 			 * pending than it looks at.  No copy is too short, and
 			 * no chain goes past it: the stack ends there. */
 			*truncated = true;
-			*why = "uretprobe-pending";
+			*why = "uretprobe";
 			*dwarf = LP_UNWIND_COMPLETE;
 			r->truncated++;
 			return n;
@@ -1242,7 +1242,7 @@ static const char *remedy(const char *why)
 		{ "end-of-chain", "the frame-pointer chain ends in a function that keeps none, "
 				  "past the stack copy" },
 		{ "max-frames", "more frames than --stack-depth" },
-		{ "uretprobe-pending", "the uretprobe trampoline, the real return address "
+		{ "uretprobe", "the uretprobe trampoline, the real return address "
 				       "not held where the kernel keeps it (a tick while a return "
 				       "probe was being set up: the probe's own time)" },
 		{ "no-user-stack", "the kernel gave no user stack" },

@@ -13,7 +13,15 @@
  *
  * A thread interrupted in a sleeping system call has it restarted on release
  * (restart_syscall keeps an absolute expiry), so its timers are not moved;
- * only the held time delays it. */
+ * only the held time delays it.
+ *
+ * A function with a pending uretprobe (lp-trace's or anyone's) returns to
+ * the kernel's trampoline, written over its return address on the stack;
+ * the kernel keeps the originals, which only BPF can read (lib/uretinst.h).
+ * A thread whose copy shows the trampoline has them read while it is still
+ * held (once released its list changes with every call and return), and
+ * put back in the copy before it is unwound.  Without the privileges to
+ * load BPF, its stack is cut at the trampoline and says so. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +42,7 @@
 #include "syscalls.h"
 #include "target.h"
 #include "unwind.h"
+#include "uretinst.h"
 #include "util.h"
 
 #define MAX_FRAMES 512
@@ -54,6 +63,11 @@ struct capture {
 	char state;		/* /proc's letter just before the stop */
 	int64_t syscall;	/* the system call it stopped in, or -1 */
 	int32_t cpu;		/* the CPU it last ran on */
+	/* Its pending uretprobes, read while held when its copy or its ip
+	 * was in the uprobes page: 0 read; else why not (an errno); -1 not
+	 * looked for. */
+	int uret;
+	struct lp_uret_thread rets;
 };
 
 struct lp_snapshotter {
@@ -79,6 +93,17 @@ struct lp_snapshotter {
 	int64_t last_time;
 	int seize_errno;	/* why the last PTRACE_SEIZE failed */
 	bool failed;
+	/* Uretprobes: the current target's uprobes page, read once per
+	 * snapshot ([0, 0): none, no probe was ever hit in it); the BPF
+	 * reader, loaded when a target first has one (NULL: not yet, or it
+	 * could not be: uret_errno). */
+	uint64_t uprobes_lo, uprobes_hi;
+	struct lp_uretinst *uret;
+	bool uret_tried;
+	int uret_errno;		/* why it cannot read the current target's */
+	uint64_t uret_fixed;	/* return addresses put back */
+	uint64_t uret_cut;	/* stacks cut at the trampoline */
+	int cut_errno;		/* why the last one was: an errno, 0 none */
 };
 
 static int write_header(struct lp_snapshotter *s)
@@ -146,6 +171,7 @@ void lp_snapshotter__free(struct lp_snapshotter *s)
 		free(s->exe[i]);
 	free(s->exe);
 	lp_attrs_buf__free(&s->attrs);
+	lp_uretinst__free(s->uret);
 	lp_unwinder__free(s->unw);
 	lp_symbolizer__free(s->sym);
 	lp_dict__free(s->dict);
@@ -281,6 +307,26 @@ static size_t copy_stack(struct lp_snapshotter *s, pid_t tid, uint64_t sp, unsig
 	return got > 0 ? (size_t)got : 0;
 }
 
+static bool in_uprobes_page(const struct lp_snapshotter *s, uint64_t addr)
+{
+	return addr >= s->uprobes_lo && addr < s->uprobes_hi;
+}
+
+/* Whether the copy holds an address in the uprobes page (an aligned word:
+ * the trampoline as a return address), or the thread is stopped there. */
+static bool shows_trampoline(const struct lp_snapshotter *s, const struct capture *c)
+{
+	if (in_uprobes_page(s, c->regs.ip))
+		return true;
+	for (size_t off = (8 - (c->regs.sp & 7)) & 7; off + 8 <= c->len; off += 8) {
+		uint64_t v;
+		memcpy(&v, c->stack + off, sizeof(v));
+		if (in_uprobes_page(s, v))
+			return true;
+	}
+	return false;
+}
+
 /* Stops tid, copies its registers and stack top into c, releases it.
  * 1: captured; 0: the thread is gone or could not be stopped. */
 static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c)
@@ -288,6 +334,10 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 	struct user_regs_struct regs;
 	int status, sig = 0;
 	bool ok = false;
+	/* Ready to read its pending uretprobes, should its copy need them:
+	 * 0, or why they cannot be read. */
+	int armed = !s->uprobes_hi ? 0 : s->uret_errno ? s->uret_errno
+		    : lp_uretinst__arm(s->uret) < 0 ? errno : 0;
 
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
 		if (errno == ESRCH) {
@@ -326,6 +376,10 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 		 * number; -1 when it was stopped running user code. */
 		c->syscall = (int64_t)regs.orig_rax;
 		c->len = copy_stack(s, tid, regs.rsp, c->stack, s->o.stack_bytes);
+		c->uret = -1;
+		if (s->uprobes_hi && shows_trampoline(s, c))
+			c->uret = armed ? armed : lp_uretinst__read(s->uret, tid, &c->rets) < 0
+						  ? errno : 0;
 		ok = true;
 	}
 	ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig);
@@ -356,17 +410,108 @@ static int write_failed(struct lp_snapshotter *s)
 	return -1;
 }
 
+/* The return addresses c's pending uretprobes took, put back in its copy
+ * where it holds the trampoline. */
+static void put_back(struct lp_snapshotter *s, struct capture *c)
+{
+	const struct lp_uret_thread *t = &c->rets;
+	uint64_t sp = c->regs.sp;
+
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint64_t off = t->slot[i] - sp, v;
+		if (t->slot[i] < sp || (t->slot[i] & 7) || off > c->len || c->len - off < 8)
+			continue;
+		memcpy(&v, c->stack + off, sizeof(v));
+		if (!in_uprobes_page(s, v))
+			continue;	/* a chained one's slot, already done */
+		memcpy(c->stack + off, &t->orig[i], sizeof(v));
+		s->uret_fixed++;
+	}
+}
+
+/* The uretprobe trampoline, at the start of the uprobes page (x86-64 since
+ * Linux 6.11, arch/x86/kernel/uprobes.c): push %rax; push %rcx; push %r11;
+ * mov $__NR_uretprobe, %rax; syscall; pop %r11; pop %rcx; ret.  The system
+ * call takes the return instance off the thread's list and writes the
+ * original return address where %rax was pushed: after it, the return
+ * address is on the stack, 16, 8 or 0 bytes above sp by the pops left.  A
+ * ptrace stop comes on the way out of a system call, so this is where a
+ * thread is most often found in the page (1 in 5 snapshots of a function
+ * called in a loop).  Before it, the most recent return instance has it. */
+#define TRAMP_SYSCALL_END 13
+static const struct {
+	uint64_t at, ra;	/* ip - page start, return address - sp */
+} tramp_tail[] = { { 13, 16 }, { 15, 8 }, { 16, 0 } };
+
+/* A thread stopped in the uprobes page, placed where it is in its own code
+ * (as bpf/profile.bpf.c places a tick there): stepping a probed
+ * instruction out of line, at that instruction; in the trampoline, at the
+ * return address it is about to return to, with sp past it.  *skip: the
+ * bytes of copy below the new sp.  Left as it is when it cannot be placed
+ * (cut_at_trampoline ends its stack there). */
+static void place_in_code(struct lp_snapshotter *s, pid_t pid, const struct capture *c,
+			  struct lp_unwind_regs *regs, size_t *skip)
+{
+	const struct lp_uret_thread *t = &c->rets;
+	uint64_t sp = c->regs.sp, at = regs->ip - s->uprobes_lo, ra;
+
+	*skip = 0;
+	if (!in_uprobes_page(s, regs->ip))
+		return;
+	if (c->uret == 0 && t->step) {
+		regs->ip = t->step;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(tramp_tail) / sizeof(tramp_tail[0]); i++) {
+		if (at != tramp_tail[i].at || tramp_tail[i].ra + 8 > c->len)
+			continue;
+		memcpy(&ra, c->stack + tramp_tail[i].ra, sizeof(ra));
+		/* Not code: not the trampoline this was written for. */
+		if (!lp_symbolizer__mapped(s->sym, pid, ra))
+			return;
+		*skip = tramp_tail[i].ra + 8;
+		regs->ip = ra;
+		regs->sp = sp + *skip;
+		return;
+	}
+	if (at < TRAMP_SYSCALL_END && c->uret == 0 && t->n && t->slot[0] + 8 >= sp &&
+	    t->slot[0] + 8 - sp <= c->len) {
+		*skip = t->slot[0] + 8 - sp;
+		regs->ip = t->orig[0];
+		regs->sp = t->slot[0] + 8;
+	}
+}
+
+/* A stack through the trampoline that put_back could not mend: unwinding
+ * past it reads garbage (it is in no module), so it ends there, the
+ * trampoline its last frame ([uprobes]).  Whether it was cut. */
+static bool cut_at_trampoline(struct lp_snapshotter *s, const struct capture *c, size_t *n)
+{
+	for (size_t i = 0; s->uprobes_hi && i < *n; i++)
+		if (in_uprobes_page(s, s->pcs[i])) {
+			*n = i + 1;
+			s->uret_cut++;
+			s->cut_errno = c->uret > 0 ? c->uret : 0;
+			return true;
+		}
+	return false;
+}
+
 /* *retried: whether this snapshot of pid already had its modules read
  * again after a failed unwind (once per snapshot at most). */
-static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c, bool *retried)
+static int emit(struct lp_snapshotter *s, pid_t pid, struct capture *c, bool *retried)
 {
 	enum lp_unwind_end end;
 	const char *why = "";
-	size_t n, nf = 0;
+	size_t n, nf = 0, skip = 0;
 	char buf[32];
+	struct lp_unwind_regs regs = c->regs;
 
-	n = lp_unwinder__unwind(s->unw, pid, c->tid, &c->regs, c->stack, c->len, s->pcs, s->ret,
-				MAX_FRAMES, &end, &why);
+	if (c->uret == 0)
+		put_back(s, c);
+	place_in_code(s, pid, c, &regs, &skip);
+	n = lp_unwinder__unwind(s->unw, pid, c->tid, &regs, c->stack + skip, c->len - skip,
+				s->pcs, s->ret, MAX_FRAMES, &end, &why);
 	if (end == LP_UNWIND_FAILED && !*retried) {
 		/* The symbolizer reads a process's modules again at most every
 		 * 100 ms; a command just started (ld.so mapping its libraries)
@@ -374,8 +519,12 @@ static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c, bo
 		 * until it does.  A snapshot is rare enough to ask at once. */
 		*retried = true;
 		lp_symbolizer__forget(s->sym, pid);
-		n = lp_unwinder__unwind(s->unw, pid, c->tid, &c->regs, c->stack, c->len, s->pcs,
-					s->ret, MAX_FRAMES, &end, &why);
+		n = lp_unwinder__unwind(s->unw, pid, c->tid, &regs, c->stack + skip, c->len - skip,
+					s->pcs, s->ret, MAX_FRAMES, &end, &why);
+	}
+	if (cut_at_trampoline(s, c, &n)) {
+		end = LP_UNWIND_TRUNCATED;
+		why = "uretprobe";
 	}
 	for (size_t i = n; i-- > 0;)
 		nf += lp_symbolizer__user_frames(s->sym, pid, s->pcs[i], s->ret[i], s->frames + nf);
@@ -389,6 +538,13 @@ static int emit(struct lp_snapshotter *s, pid_t pid, const struct capture *c, bo
 	if (syscall_name(c->syscall))
 		lp_attrs_buf__add(&s->attrs, "syscall", syscall_name(c->syscall));
 	lp_attrs_buf__add(&s->attrs, "unwind", "dwarf");
+	/* A process in a pid namespace of its own (a container): its pid
+	 * there beside the host's, as in the other modes. */
+	pid_t nspid = lp_symbolizer__nspid(s->sym, pid);
+	if (nspid && nspid != pid) {
+		snprintf(buf, sizeof(buf), "%d", (int)nspid);
+		lp_attrs_buf__add(&s->attrs, "nspid", buf);
+	}
 	if (end != LP_UNWIND_COMPLETE) {
 		if (end == LP_UNWIND_TRUNCATED)
 			s->truncated++;
@@ -430,6 +586,23 @@ static void exe_check(struct lp_snapshotter *s, size_t p)
 		lp_symbolizer__forget(s->sym, s->o.pids[p]);
 	free(s->exe[p]);
 	s->exe[p] = lp_strdup(buf);
+}
+
+/* Before pid's threads are held: its uprobes page, and when it has one
+ * (a probe was hit in it), the reader of return instances, loaded the
+ * first time, aimed at pid. */
+static void uret_prepare(struct lp_snapshotter *s, pid_t pid)
+{
+	lp_maps__uprobes(pid, &s->uprobes_lo, &s->uprobes_hi);
+	if (!s->uprobes_hi)
+		return;
+	if (!s->uret_tried) {
+		s->uret_tried = true;
+		s->uret = lp_uretinst__open(s->o.verbose);
+		s->uret_errno = s->uret ? 0 : errno ? errno : EPERM;
+	}
+	if (s->uret)
+		s->uret_errno = lp_uretinst__target(s->uret, pid) < 0 ? errno ? errno : ESRCH : 0;
 }
 
 /* While a thread is held, nothing may make us wait for a CPU: a tracer
@@ -486,6 +659,7 @@ int lp_snapshotter__take(struct lp_snapshotter *s)
 			}
 			s->ncaps_alloc = ntids;
 		}
+		uret_prepare(s, pid);
 		/* Every thread first, one at a time; the slow part after. */
 		bool boosted = boost(true);
 		for (size_t i = 0; i < ntids; i++) {
@@ -554,6 +728,22 @@ void lp_snapshotter__summary(const struct lp_snapshotter *s)
 		 held_quantile(s, 0.5), held_quantile(s, 0.99), s->held_max / 1e3,
 		 held ? s->stopped_sum / 1e3 / held : 0.0, s->stopped_max / 1e3,
 		 s->incomplete, s->truncated, s->unstoppable);
+	if (s->uret_fixed)
+		lp_error("%" PRIu64 " return addresses that uretprobes had taken put back in the"
+			 " stacks (read from the kernel with BPF)", s->uret_fixed);
+	if (!s->uret_cut)
+		return;
+	if (s->cut_errno == EPERM || s->cut_errno == EACCES)
+		lp_error("%" PRIu64 " stacks end at the uretprobe trampoline ([uprobes]):"
+			 " the return addresses it took are read with BPF, which needs root"
+			 " (or CAP_BPF and CAP_PERFMON)", s->uret_cut);
+	else if (s->cut_errno)
+		lp_error("%" PRIu64 " stacks end at the uretprobe trampoline ([uprobes]): cannot"
+			 " read the return addresses it took: %s", s->uret_cut,
+			 strerror(s->cut_errno));
+	else
+		lp_error("%" PRIu64 " stacks end at the uretprobe trampoline ([uprobes]): the kernel"
+			 " held no return address for it", s->uret_cut);
 }
 
 int lp_snapshot__run(const struct lp_snapshot_opts *opts, struct lp_writer *w,

@@ -398,16 +398,13 @@ static struct lp_symtab *module_symtab(struct lp_symbolizer *s, Dwfl_Module *mod
  * (lp's own code, lpframe.h). */
 static void find_uprobes_page(struct lp_proc *p)
 {
-	struct lp_maps m;
+	uint64_t lo, hi;
 
-	if (lp_maps__open(&m, p->pid) < 0)
-		return;
-	while (lp_maps__next(&m))
-		if (!strcmp(m.name, "[uprobes]")) {
-			p->uprobes_lo = m.lo;
-			p->uprobes_hi = m.hi;
-		}
-	lp_maps__close(&m);
+	lp_maps__uprobes(p->pid, &lo, &hi);
+	if (hi) {
+		p->uprobes_lo = lo;
+		p->uprobes_hi = hi;
+	}
 }
 
 static bool in_uprobes_page(const struct lp_proc *p, uint64_t addr)

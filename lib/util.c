@@ -551,6 +551,21 @@ void lp_maps__close(struct lp_maps *m)
 	m->line = NULL;
 }
 
+void lp_maps__uprobes(pid_t pid, uint64_t *lo, uint64_t *hi)
+{
+	struct lp_maps m;
+
+	*lo = *hi = 0;
+	if (lp_maps__open(&m, pid) < 0)
+		return;
+	while (lp_maps__next(&m))
+		if (!strcmp(m.name, "[uprobes]")) {
+			*lo = m.lo;
+			*hi = m.hi;
+		}
+	lp_maps__close(&m);
+}
+
 int lp_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

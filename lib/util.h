@@ -129,6 +129,12 @@ int lp_maps__open(struct lp_maps *m, pid_t pid);
 bool lp_maps__next(struct lp_maps *m);
 void lp_maps__close(struct lp_maps *m);
 
+/* The page the kernel maps for uprobes in pid ("[uprobes]", once a probe
+ * was hit): probed instructions are single-stepped there out of line and
+ * the uretprobe trampoline runs there.  [*lo, *hi); 0, 0 when there is none
+ * (or pid is gone). */
+void lp_maps__uprobes(pid_t pid, uint64_t *lo, uint64_t *hi);
+
 /* a + b, or the int64 limit it passes: times run up to INT64_MAX, so a time
  * plus a window or a second may not fit. */
 static inline int64_t lp_add_sat(int64_t a, int64_t b)

@@ -182,6 +182,22 @@ start_in_ns() {
 	BG= NS_PID=
 }
 
+@test "a program in its own mount and pid namespace: lp-record --mode snapshot names its functions, nspid= beside the host's pid" {
+	require_root
+	start_in_ns "$WORKLOADS/cpusplit-nofp" - 30 1.5
+	run -0 --separate-stderr lp-record --mode snapshot --pid "$NS_PID" --count 20 --interval 20ms --output "$TMP/snap.lp"
+	echo "$stderr"
+	run -0 lp-cat --check "$TMP/snap.lp"
+	[ "$(awk -F'\t' '$1 == "sample"' "$TMP/snap.lp" | wc -l)" -eq 20 ]
+	lp-collapse "$TMP/snap.lp" > "$TMP/snap.folded"
+	cat "$TMP/snap.folded"
+	[ "$(awk '$0 ~ /;main;(a|b);spin/ { m += $NF } END { print m + 0 }' "$TMP/snap.folded")" -ge 18 ]
+	[ "$(awk -F'\t' -v p="$NS_PID" '$1 == "sample" && $3 == p && /\tnspid=1(\t|$)/' "$TMP/snap.lp" | wc -l)" -eq 20 ] ||
+		fail "not every sample has pid $NS_PID and nspid=1: $(grep -m3 '^sample' "$TMP/snap.lp")"
+	reap "$BG" 0 10
+	BG= NS_PID=
+}
+
 @test "a program without frame pointers in its own mount namespace is unwound with DWARF" {
 	require_root
 	start_in_ns "$WORKLOADS/cpusplit-nofp" - 30 1.5

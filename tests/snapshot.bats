@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # lp-record --mode snapshot: the ptrace all-thread snapshots.  Ground truth is
 # the sleepers workload: 16 threads that all sleep in sleeper_wait() and
-# measure their own wake-up lateness.
+# measure their own wake-up lateness; and, for stacks through a function
+# with a return probe (lp-trace's), nofp (main;serve;handle;work, built
+# without frame pointers) and fib (recursion, 20 calls deep).
 load helpers/common
 
 setup() {
@@ -10,6 +12,7 @@ setup() {
 	SLEEPERS=$WORKLOADS/sleepers
 	[ -x "$SLEEPERS" ] || fail "workload $SLEEPERS not built"
 	SPID=
+	U=
 }
 
 teardown() {
@@ -17,6 +20,11 @@ teardown() {
 		kill "$SPID" 2>/dev/null || true
 		wait "$SPID" 2>/dev/null || true
 	fi
+	if [ -n "${TRACER:-}" ]; then
+		kill "$TRACER" 2>/dev/null || true
+		wait "$TRACER" 2>/dev/null || true
+	fi
+	if [ -n "${U:-}" ]; then rm -rf "$U"; fi
 }
 
 # Starts sleepers with the given arguments; sets SPID once its threads run.
@@ -182,6 +190,130 @@ measure_snapshot_costs() {
 	n=$(grep -c '^sample' "$T/i.lp")
 	[ "$n" -ge 16 ] && [ $((n % 16)) -eq 0 ] || fail "$n samples"
 	grep -q '^lp-record: [0-9]* snapshots' "$T/err"
+}
+
+# Starts lp-trace with return probes on function $2 of process $1 for $3
+# seconds (spans in $T/spans.lp); sets TRACER once its first span is out
+# (its probes are in).
+start_tracer() {
+	lp-trace --pid "$1" --duration "$3" "$2" > "$T/spans.lp" 2> "$T/trace.err" &
+	TRACER=$!
+	for _ in $(seq 200); do
+		if grep -q '^span' "$T/spans.lp"; then return 0; fi
+		sleep 0.05
+	done
+	fail "lp-trace did not start: $(cat "$T/trace.err")"
+}
+
+# Folded stacks of $1 ($2 their count) of which: "WHOLE UNDER CUT", those
+# matching the awk regex $3 (whole ones), those with frame $4, those with a
+# [uprobes] or [unknown] frame.
+stack_figures() {
+	lp-collapse "$1" > "$T/f.folded" || return 1
+	awk -v whole="$2" -v under=";$3(;| )" '
+		{ t += $NF }
+		$0 ~ whole { w += $NF }
+		$0 ~ under { u += $NF }
+		/\[uprobes\]|\[unknown\]/ { c += $NF }
+		END { print w + 0, u + 0, c + 0 }' "$T/f.folded"
+}
+
+@test "snapshot: stacks through a function with a return probe reach main (the original return addresses read with BPF)" {
+	require_root
+	"$WORKLOADS/nofp" 30 calls &
+	SPID=$!
+	start_tracer "$SPID" handle 20
+	run -0 --separate-stderr lp-record --mode snapshot --count 100 --interval 20ms --pid "$SPID" --output "$T/s.lp"
+	echo "$stderr"
+	run -0 lp-cat --check "$T/s.lp"
+	[ "$(grep -c '^sample' "$T/s.lp")" -eq 100 ]
+	# Every stack whole: in handle (the probed function) and work under
+	# it, or in serve and what else it calls (now: the clock), or
+	# returning from handle through the trampoline (the thread placed at
+	# its return address in serve).
+	read -r whole under cut <<< "$(stack_figures "$T/s.lp" \
+		'^nofp;_start;__libc_start_main_impl;__libc_start_call_main;main;serve(;handle(;work)?|;now(;[^;]+)*)? [0-9]+$' handle)"
+	cat "$T/f.folded"
+	echo "whole $whole, under handle $under, with [uprobes] or [unknown] $cut"
+	[ "$whole" -eq 100 ] || fail "$whole of 100 stacks whole"
+	# ~70 on this machine: most of the time is in handle.
+	[ "$under" -ge 30 ] || fail "$under stacks under handle"
+	[ "$cut" -eq 0 ]
+	run -1 grep -c 'truncated=1' "$T/s.lp"
+	run -1 grep -c '^lost' "$T/s.lp"
+	[[ $stderr == *$'\nlp-record: '[1-9]*' return addresses that uretprobes had taken put back in the stacks (read from the kernel with BPF)'* ]]
+	reap "$TRACER" 0 30
+	TRACER=
+	[ "$(grep -c '^span' "$T/spans.lp")" -ge 1000 ] || fail "lp-trace: $(cat "$T/trace.err")"
+}
+
+@test "snapshot: recursion under a return probe, up to 20 pending return addresses in one stack, each put back" {
+	require_root
+	"$WORKLOADS/fib" 20 1000000 > /dev/null &
+	SPID=$!
+	start_tracer "$SPID" fib 20
+	run -0 --separate-stderr lp-record --mode snapshot --count 100 --interval 20ms --pid "$SPID" --output "$T/s.lp"
+	echo "$stderr"
+	# main, then fib called by fib, or the 1 ms pause between rounds.
+	read -r whole under cut <<< "$(stack_figures "$T/s.lp" \
+		'^fib;_start;__libc_start_main_impl;__libc_start_call_main;main(;fib)*( |;nanosleep;)' fib)"
+	echo "whole $whole, in fib $under, with [uprobes] or [unknown] $cut"
+	[ "$whole" -eq 100 ] || fail "$whole of 100 stacks whole: $(grep -v ';main;fib;fib' "$T/f.folded" | head -5)"
+	[ "$cut" -eq 0 ]
+	# fib(20) is 20 calls deep: most stacks hold 10 fib frames or more,
+	# each one's return address taken by the probe.
+	deep=$(awk '{ n = gsub(/;fib/, "&"); if (n >= 10) d += $NF } END { print d + 0 }' "$T/f.folded")
+	echo "$deep stacks 10 fib frames deep or more"
+	[ "$deep" -ge 50 ]
+	run -1 grep -c 'truncated=1' "$T/s.lp"
+	reap "$TRACER" 0 30
+	TRACER=
+}
+
+@test "snapshot: without the privileges to load BPF, a stack through a return probe ends at the trampoline, marked and counted, never past it" {
+	require_root
+	require_cmd setpriv
+	# Copies where uid 65534 can read them (the build tree and the test's
+	# directory may be under a 0700 one: the symbolizer could not open
+	# the binary); the recorder and its target both of that user.
+	U=$(mktemp -d)
+	cp "$WORKLOADS/nofp" "$LP_BUILD/bin/lp-record" "$U/"
+	chmod 755 "$U" "$U/nofp" "$U/lp-record"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$U/nofp" 30 calls &
+	SPID=$!
+	for _ in $(seq 100); do
+		if [ "$(readlink "/proc/$SPID/exe")" = "$U/nofp" ]; then break; fi
+		sleep 0.05
+	done
+	start_tracer "$SPID" handle 20
+	run -0 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$U/lp-record" --mode snapshot --count 100 --interval 20ms --pid "$SPID"
+	printf '%s\n' "$output" > "$T/s.lp"
+	echo "$stderr"
+	run -0 lp-cat --check "$T/s.lp"
+	lp-collapse "$T/s.lp" > "$T/f.folded"
+	cat "$T/f.folded"
+	# Whole (in serve, or placed there on its way out of the trampoline,
+	# which needs no BPF), or cut at the trampoline: [uprobes] the
+	# outermost frame, nothing symbolized past it.
+	run -0 awk '
+		/^nofp;_start;__libc_start_main_impl;__libc_start_call_main;main;serve(;handle(;work)?|;now(;[^;]+)*)? [0-9]+$/ { w += $NF; next }
+		/^nofp;\[\[uprobes\]\](;handle(;work)?)? [0-9]+$/ { c += $NF; next }
+		{ other += $NF }
+		END { print w + 0, c + 0, other + 0 }' "$T/f.folded"
+	read -r whole cut other <<< "$output"
+	echo "whole $whole, cut $cut, other $other"
+	[ "$other" -eq 0 ]
+	[ $((whole + cut)) -eq 100 ]
+	[ "$cut" -ge 30 ] || fail "$cut stacks cut at the trampoline"
+	# Each marked and counted: truncated=1 why=uretprobe, the lost record,
+	# and the summary says why.
+	[ "$(grep '^sample' "$T/s.lp" | grep -c $'\ttruncated=1\twhy=uretprobe$')" -eq "$cut" ]
+	[ "$(grep -c 'truncated=1' "$T/s.lp")" -eq "$cut" ]
+	grep -qx $'lost\t[0-9]*\ttruncated\t'"$cut" "$T/s.lp"
+	[[ $stderr == *$'\nlp-record: '"$cut"' stacks end at the uretprobe trampoline ([uprobes]): the return addresses it took are read with BPF, which needs root (or CAP_BPF and CAP_PERFMON)' ]]
+	reap "$TRACER" 0 30
+	TRACER=
 }
 
 @test "snapshot: bad targets and options" {
