@@ -331,7 +331,9 @@ samples_stream() {
 	require_root
 	require_cmd perf
 	cd "$TMP"
-	"$LP_BUILD/examples/demo" 8 > /dev/null &
+	# Runs well past both recorders (killed below): on a loaded machine
+	# lp-trace's start and perf's end take seconds.
+	"$LP_BUILD/examples/demo" 60 > /dev/null &
 	demo=$!
 	sleep 0.3
 	perf record -q -k CLOCK_MONOTONIC -F 499 -g -p $demo -o perf.data -- sleep 4 2> perf.err &

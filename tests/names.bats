@@ -219,6 +219,10 @@ s.serve_forever()' "$T/srv" >"$T/port" 2>"$T/server.log" &
 	require_root
 	# Linked without .eh_frame_hdr and stripped: nothing names its functions.
 	objcopy --strip-all "$NH" "$T/names-nohdr"
+	# The PLT sections' address ranges, start and end, as decimal pairs.
+	plt=$(readelf -SW "$NH" | awk '{ sub(/^ *\[ *[0-9]+\] */, "") }
+		$1 ~ /^\.plt/ && $2 == "PROGBITS" { printf "%d %d ", strtonum("0x" $3), strtonum("0x" $3) + strtonum("0x" $5) }')
+	[ -n "$plt" ] || fail "no .plt section in $NH"
 	for run in 1 2; do
 		run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/u$run.lp" -- "$T/names-nohdr" 1
 		lp-collapse --addrs "$T/u$run.lp" >"$T/u$run.folded"
@@ -231,7 +235,13 @@ s.serve_forever()' "$T/srv" >"$T/port" 2>"$T/server.log" &
 		paste -d' ' "$T/funcs$run" "$T/leaves$run" >"$T/by$run"
 		run -0 awk '{ s[$1] += $3; t += $3 } END { printf "%d %d %d\n", s["hot_a"], s["hot_b"], t }' "$T/by$run"
 		read -r a b n <<<"$output"
-		run -1 grep -F '??' "$T/by$run"
+		# A tick in a PLT stub (the calls to libc go through one) is
+		# in the file too, in a section addr2line names nothing in.
+		run -0 awk -v plt="$plt" 'BEGIN { n = split(plt, r, " ") }
+			$1 == "??" { a = strtonum("0x" $2); stub = 0
+				     for (i = 1; i < n; i += 2) if (a >= r[i] && a < r[i + 1]) stub = 1
+				     if (!stub) print }' "$T/by$run"
+		[ -z "$output" ] || fail "leaves addr2line puts in no function: $output"
 		[ $((100 * a / n)) -ge 45 ] || fail "hot_a $a of $n"
 		[ $((100 * b / n)) -ge 18 ] || fail "hot_b $b of $n"
 	done
