@@ -35,7 +35,7 @@ DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
 # Only for make bench (bench/selfcost.sh's servers, /usr/bin/time for
 # bench/record.sh and bench/unwind.sh), not for the suite or CI: make
 # bench-deps installs them with the rest.
-DEB_BENCH := postgresql-15 postgresql-client-15 time
+DEB_BENCH := postgresql-15 postgresql-client-15 time bpftrace
 
 ifeq ($(V),1)
 Q :=
