@@ -374,8 +374,17 @@ int main(int argc, char **argv)
 		 * exec until one holds the probes. */
 		if (!(target = lp_target__spawn(cmd)))
 			goto out;
-		if (lp_target__run_to_exec(target, at_exec, &ax) < 0) {
-			if (ax.last_exe && !lp_target__alive(target)) {
+		/* -d and SIGINT/SIGTERM bound this wait too. */
+		volatile sig_atomic_t *stop0 = lp_stop_on_signals();
+		int64_t until = opt.duration_ns > 0 ? lp_monotonic_ns() + opt.duration_ns : 0;
+		int r = lp_target__run_to_exec(target, at_exec, &ax, stop0, until);
+		if (r == -2) {
+			lp_error("stopped (%s) before '%s' ran a program that holds the probes: nothing traced",
+				 *stop0 ? strsignal(*stop0) : "duration reached", cmd[0]);
+			lp_target__finish(target, true);
+		}
+		if (r < 0) {
+			if (r == -1 && ax.last_exe && !lp_target__alive(target)) {
 				/* Say why in the last program it ran. */
 				resolve_points(specs, nspecs, ax.last_exe, 0, true, opt.verbose,
 					       &ax.points, &ax.npoints);

@@ -256,7 +256,36 @@ bool lp_target__is_script(const char *path)
 	return r;
 }
 
-int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pid), void *arg)
+/* Lets a seized command run on untraced (a stop or deadline came first). */
+static void let_go(struct lp_target *t)
+{
+	pid_t pid = t->pids[0];
+	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) < 0)
+		return;
+	for (;;) {
+		int st;
+		pid_t r;
+		do
+			r = waitpid(pid, &st, __WALL);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			t->reaped = true;
+			t->status = st;
+			return;
+		}
+		if (WIFSTOPPED(st)) {
+			/* A signal on its way to it goes with the detach. */
+			int sig = st >> 16 ? 0 : WSTOPSIG(st);
+			ptrace(PTRACE_DETACH, pid, 0, sig);
+			return;
+		}
+	}
+}
+
+int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pid), void *arg,
+			   const volatile sig_atomic_t *stop, int64_t deadline_ns)
 {
 	pid_t pid = t->pids[0];
 	/* Seized while it waits in its read: it runs on until an exec, which
@@ -269,20 +298,39 @@ int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pi
 	}
 	if (go(t) < 0)
 		return -1;
+	/* Its stops wake us with SIGCHLD (blocked, taken by sigtimedwait), so
+	 * a stop or the deadline is seen within 100 ms without a busy loop. */
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	int ret;
 	for (;;) {
 		int st;
 		pid_t r;
 		do
-			r = waitpid(pid, &st, __WALL);
+			r = waitpid(pid, &st, __WALL | WNOHANG);
 		while (r < 0 && errno == EINTR);
+		if (r == 0) {
+			if ((stop && *stop) || (deadline_ns && lp_monotonic_ns() >= deadline_ns)) {
+				let_go(t);
+				ret = -2;
+				break;
+			}
+			struct timespec ts = { 0, 100000000 };
+			sigtimedwait(&chld, NULL, &ts);
+			continue;
+		}
 		if (r < 0) {
 			lp_error_errno("cannot wait for '%s'", t->cmd);
-			return -1;
+			ret = -1;
+			break;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			t->reaped = true;
 			t->status = st;
-			return -1;
+			ret = -1;
+			break;
 		}
 		if (!WIFSTOPPED(st))
 			continue;
@@ -291,10 +339,14 @@ int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pi
 			int h = holds(arg, pid);
 			if (h > 0) {
 				t->at_exec = true;
-				return 0;
+				ret = 0;
+				break;
 			}
-			if (h < 0)
-				return -1;	/* killed and reaped by finish or free */
+			if (h < 0) {
+				ret = -1;	/* killed and reaped by finish or free */
+				t->at_exec = true;
+				break;
+			}
 			sig = 0;
 		} else if (event == PTRACE_EVENT_STOP) {
 			/* A group stop (SIGSTOP, SIGTSTP): stay stopped as
@@ -310,9 +362,12 @@ int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pi
 		/* Any other stop is a signal on its way to it: deliver it. */
 		if (ptrace(PTRACE_CONT, pid, 0, sig) < 0 && errno != ESRCH) {
 			lp_error_errno("cannot resume '%s'", t->cmd);
-			return -1;
+			ret = -1;
+			break;
 		}
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 
 size_t lp_target__alive(struct lp_target *t)

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 struct lp_target;
@@ -39,12 +40,15 @@ struct lp_target *lp_target__spawn(char *const argv[]);
  * image just exec'd, which has not run an instruction yet: 1 when that is
  * the program the caller wants (its probes attached: the command stays
  * stopped there until lp_target__release), 0 to follow on to its next exec,
- * -1 to give up.  Returns 0 when holds said 1, -1 when it said -1 or the
+ * -1 to give up.  Returns 0 when holds said 1; -1 when it said -1 or the
  * command exited or could not run first (then reaped; "cannot run" said
- * here, the rest is the caller's to say).  Only the command's own process
- * is followed, not the ones it forks.  Call it once, instead of nothing,
- * before lp_target__release. */
-int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pid), void *arg);
+ * here, the rest is the caller's to say); -2 when *stop was set or
+ * deadline_ns (CLOCK_MONOTONIC; 0: none) passed first, the command then
+ * running on untraced, for lp_target__finish.  Only the command's own
+ * process is followed, not the ones it forks.  Call it once, before
+ * lp_target__release. */
+int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pid), void *arg,
+			   const volatile sig_atomic_t *stop, int64_t deadline_ns);
 
 /* True when the file at path is a #! script (the kernel runs its
  * interpreter instead). */

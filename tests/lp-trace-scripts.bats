@@ -13,6 +13,10 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
+teardown() {
+	if [ -s "$T/sleep.pid" ]; then kill "$(cat "$T/sleep.pid")" 2>/dev/null || true; fi
+}
+
 @test "lp-trace: a #!/bin/sh shim that execs the workload: every call a span" {
 	require_root
 	printf '#!/bin/sh\nexec %s "$@"\n' "$WORKLOADS/fib" >"$T/shim"
@@ -61,4 +65,20 @@ setup() {
 	assert_equal "${#stderr_lines[@]}" 2
 	assert_regex "${stderr_lines[0]}" "^lp-trace: probe 'nosuchfunc': no function 'nosuchfunc' in $WORKLOADS/fib"
 	assert_equal "${stderr_lines[1]}" "lp-trace: '$T/shim' exited (status 0) without running a program that holds the probes; the last it ran: $WORKLOADS/fib"
+}
+
+@test "lp-trace: -d bounds the wait for a script's program: said, the script ended, exit 1" {
+	require_root
+	# its sleep writes nowhere (an orphan holding run's pipe would hold
+	# the test) and is ended by teardown
+	printf '#!/bin/sh\nsleep 30 </dev/null >/dev/null 2>&1 &\necho $! >%s\nwait\nexec %s "$@"\n' \
+		"$T/sleep.pid" "$WORKLOADS/fib" >"$T/slow"
+	chmod +x "$T/slow"
+	t0=$(date +%s%N)
+	run -1 --separate-stderr lp-trace --duration 1 --output "$T/f.lp" fib -- "$T/slow"
+	t1=$(date +%s%N)
+	assert_equal "$stderr" "lp-trace: stopped (duration reached) before '$T/slow' ran a program that holds the probes: nothing traced"
+	# within a second of -d (the script's sleep child may hold it no longer)
+	[ $(((t1 - t0) / 1000000)) -lt 2000 ] || fail "took $(((t1 - t0) / 1000000)) ms"
+	run -1 pgrep -f "^/bin/sh $T/slow\$"
 }
