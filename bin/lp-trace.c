@@ -139,6 +139,90 @@ static int write_header(struct lp_writer *w)
 	return r;
 }
 
+/* Resolves every probe in executable exe (of pid; 0: a command's, not yet
+ * running) into *points; -1 after reporting why.  first: the system-wide
+ * probes (syscall:, tp:) too, which are resolved for one process only. */
+static int resolve_points(struct lp_probe_spec **specs, int nspecs, const char *exe, pid_t pid,
+			  bool first, int verbose, struct lp_probe_point **points, size_t *npoints)
+{
+	for (int i = 0; i < nspecs; i++) {
+		if (!first && (specs[i]->type == LP_PROBE_SYSCALLS ||
+			       specs[i]->type == LP_PROBE_TRACEPOINT))
+			continue;	/* system-wide: once */
+		if (lp_probe__resolve(specs[i], exe, pid, verbose, points, npoints) < 0)
+			return -1;
+	}
+	/* Two probes at one instruction would pair their returns with each
+	 * other's entries. */
+	for (size_t i = 0; i < *npoints; i++)
+		for (size_t j = 0; j < i; j++) {
+			struct lp_probe_point *a = &(*points)[j], *b = &(*points)[i];
+			if (a->cfg.kind >= LP_PROBE_SYSCALL || b->cfg.kind >= LP_PROBE_SYSCALL ||
+			    a->offset != b->offset || strcmp(a->path, b->path))
+				continue;
+			lp_error("probes '%s' and '%s' are at the same address: give one",
+				 a->spec->text, b->spec->text);
+			return -1;
+		}
+	return 0;
+}
+
+/* A #! command followed from exec to exec (lp_target__run_to_exec): the
+ * probes go on the first program it runs that holds them all ("FUNC" is
+ * the final program's, as lp-record follows an exec'd interpreter). */
+struct at_exec {
+	struct lp_probe_spec **specs;
+	int nspecs;
+	int verbose;
+	const char *cmd;
+	char *last_exe;			/* the program exec'd last */
+	struct lp_probe_point *points;	/* resolved there once it holds them */
+	size_t npoints;
+};
+
+static int at_exec(void *arg, pid_t pid)
+{
+	struct at_exec *ax = arg;
+	free(ax->last_exe);
+	if (!(ax->last_exe = pid_exe(pid)))
+		return -1;
+	/* A program without the probes is the normal case here (the shell
+	 * of a shim): try quietly, and say why only if no program has them. */
+	fflush(stderr);
+	int saved = dup(2), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (saved >= 0 && null >= 0)
+		dup2(null, 2);
+	int r = resolve_points(ax->specs, ax->nspecs, ax->last_exe, 0, true, 0, &ax->points,
+			       &ax->npoints);
+	if (saved >= 0 && null >= 0)
+		dup2(saved, 2);
+	if (saved >= 0)
+		close(saved);
+	if (null >= 0)
+		close(null);
+	if (r == 0 && ax->verbose) {
+		/* Again, to say where each probe goes. */
+		for (size_t i = 0; i < ax->npoints; i++)
+			lp_probe_point__fini(&ax->points[i]);
+		free(ax->points);
+		ax->points = NULL;
+		ax->npoints = 0;
+		r = resolve_points(ax->specs, ax->nspecs, ax->last_exe, 0, true, ax->verbose,
+				   &ax->points, &ax->npoints);
+	}
+	if (ax->verbose)
+		lp_error("'%s' exec'd %s: %s", ax->cmd, ax->last_exe,
+			 r == 0 ? "the probes go there" : "the probes are not all there: following on");
+	if (r == 0)
+		return 1;
+	for (size_t i = 0; i < ax->npoints; i++)
+		lp_probe_point__fini(&ax->points[i]);
+	free(ax->points);
+	ax->points = NULL;
+	ax->npoints = 0;
+	return 0;
+}
+
 /* The processes the targets fork, traced as the target they descend from:
  * each is given its target's points, under the same probe ids. */
 struct family {
@@ -282,33 +366,50 @@ int main(int argc, char **argv)
 	size_t *npoints = lp_calloc(npids, sizeof(*npoints));
 	const size_t nresolved = npids;
 	int status = 1;
-	for (size_t p = 0; p < npids; p++) {
+	struct at_exec ax = { specs, nspecs, opt.verbose, cmd ? cmd[0] : NULL, NULL,
+			      NULL, 0 };
+	if (!target && lp_target__is_script(cmd_exe)) {
+		/* Its programs are known only as it runs (a #! script's
+		 * interpreter, a shim's exec): start it now, stopped at each
+		 * exec until one holds the probes. */
+		if (!(target = lp_target__spawn(cmd)))
+			goto out;
+		/* -d and SIGINT/SIGTERM bound this wait too. */
+		volatile sig_atomic_t *stop0 = lp_stop_on_signals();
+		int64_t until = opt.duration_ns > 0 ? lp_monotonic_ns() + opt.duration_ns : 0;
+		int r = lp_target__run_to_exec(target, at_exec, &ax, stop0, until);
+		if (r == -2) {
+			lp_error("stopped (%s) before '%s' ran a program that holds the probes: nothing traced",
+				 *stop0 ? strsignal(*stop0) : "duration reached", cmd[0]);
+			lp_target__finish(target, true);
+		}
+		if (r < 0) {
+			if (r == -1 && ax.last_exe && !lp_target__alive(target)) {
+				/* Say why in the last program it ran. */
+				resolve_points(specs, nspecs, ax.last_exe, 0, true, opt.verbose,
+					       &ax.points, &ax.npoints);
+				lp_error("'%s' exited (status %d) without running a program that holds the probes; the last it ran: %s",
+					 cmd[0], lp_target__finish(target, false), ax.last_exe);
+			}
+			for (size_t i = 0; i < ax.npoints; i++)
+				lp_probe_point__fini(&ax.points[i]);
+			free(ax.points);
+			free(ax.last_exe);
+			goto out;
+		}
+		free(ax.last_exe);
+		points[0] = ax.points;
+		npoints[0] = ax.npoints;
+	}
+	for (size_t p = 0; p < npids && !(target && lp_target__spawned(target)); p++) {
 		char *exe = pids ? pid_exe(pids[p]) : lp_strdup(cmd_exe);
 		if (!exe)
 			goto out;
-		for (int i = 0; i < nspecs; i++) {
-			if (p > 0 && (specs[i]->type == LP_PROBE_SYSCALLS ||
-				      specs[i]->type == LP_PROBE_TRACEPOINT))
-				continue;	/* system-wide: once */
-			if (lp_probe__resolve(specs[i], exe, pids ? pids[p] : 0, opt.verbose,
-					      &points[p], &npoints[p]) < 0) {
-				free(exe);
-				goto out;
-			}
-		}
+		int r = resolve_points(specs, nspecs, exe, pids ? pids[p] : 0, p == 0, opt.verbose,
+				       &points[p], &npoints[p]);
 		free(exe);
-		/* Two probes at one instruction would pair their returns with
-		 * each other's entries. */
-		for (size_t i = 0; i < npoints[p]; i++)
-			for (size_t j = 0; j < i; j++) {
-				struct lp_probe_point *a = &points[p][j], *b = &points[p][i];
-				if (a->cfg.kind >= LP_PROBE_SYSCALL || b->cfg.kind >= LP_PROBE_SYSCALL ||
-				    a->offset != b->offset || strcmp(a->path, b->path))
-					continue;
-				lp_error("probes '%s' and '%s' are at the same address: give one",
-					 a->spec->text, b->spec->text);
-				goto out;
-			}
+		if (r < 0)
+			goto out;
 	}
 
 	struct lp_tracer_opts topts = {

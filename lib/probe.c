@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "demangle.h"
+#include "insnflow.h"
 #include "procns.h"
 #include "syscalls.h"
 #include "util.h"
@@ -1237,7 +1238,10 @@ static int location_cap(Elf *elf, Dwarf *dw, Dwarf_Die *scopes, int nscopes, Dwa
 	return -1;
 }
 
-static int line_values(struct lp_probe_point *pt, Elf *elf, Dwarf *dw, Dwarf_Die *cu, uint64_t pc)
+/* The values of a line probe's VARs at pc; quiet: a trial at a candidate
+ * address, said nothing of (choose_line_addr). */
+static int line_values(struct lp_probe_point *pt, Elf *elf, Dwarf *dw, Dwarf_Die *cu, uint64_t pc,
+		       bool quiet)
 {
 	const struct lp_probe_spec *spec = pt->spec;
 	if (!spec->nvars)
@@ -1267,30 +1271,34 @@ static int line_values(struct lp_probe_point *pt, Elf *elf, Dwarf *dw, Dwarf_Die
 			} while (dwarf_siblingof(&child, &child) == 0);
 		}
 		if (!ok) {
-			lp_error("probe '%s': no variable '%s' in scope at 0x%llx", spec->text,
-				 spec->vars[v], (unsigned long long)pc);
+			if (!quiet)
+				lp_error("probe '%s': no variable '%s' in scope at 0x%llx", spec->text,
+					 spec->vars[v], (unsigned long long)pc);
 			free(scopes);
 			return -1;
 		}
 		char why[256];
 		struct lp_probe_value val = { 0 };
 		if (value_type(&found, &val, why, sizeof(why)) != 0) {
-			lp_error("probe '%s': cannot capture '%s': %s", spec->text, spec->vars[v],
-				 value_type(&found, &val, why, sizeof(why)) > 0 ? "it has no type" : why);
+			if (!quiet)
+				lp_error("probe '%s': cannot capture '%s': %s", spec->text, spec->vars[v],
+					 value_type(&found, &val, why, sizeof(why)) > 0 ? "it has no type" : why);
 			free(scopes);
 			return -1;
 		}
 		Dwarf_Attribute loc;
 		struct lp_trace_cap cap;
 		if (!dwarf_attr(&found, DW_AT_location, &loc)) {
-			lp_error("probe '%s': cannot capture '%s': it has no location (optimized out)",
-				 spec->text, spec->vars[v]);
+			if (!quiet)
+				lp_error("probe '%s': cannot capture '%s': it has no location (optimized out)",
+					 spec->text, spec->vars[v]);
 			free(scopes);
 			return -1;
 		}
 		if (location_cap(elf, dw, scopes, nscopes, &loc, pc, &pt->cfg, &cap, why, sizeof(why)) < 0) {
-			lp_error("probe '%s': cannot capture '%s' at 0x%llx: %s", spec->text,
-				 spec->vars[v], (unsigned long long)pc, why);
+			if (!quiet)
+				lp_error("probe '%s': cannot capture '%s' at 0x%llx: %s", spec->text,
+					 spec->vars[v], (unsigned long long)pc, why);
 			free(scopes);
 			return -1;
 		}
@@ -1317,6 +1325,8 @@ struct line_hit {
 	uint64_t addr;
 	Dwarf_Off scope;
 	Dwarf_Die cu;
+	uint64_t *stmts;	/* every is_stmt row of the line in this scope */
+	size_t nstmts;
 };
 
 static int resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
@@ -1380,10 +1390,13 @@ static int resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, cons
 					break;
 			if (k == *nhits) {
 				*hits = lp_reallocarray(*hits, *nhits + 1, sizeof(**hits));
-				(*hits)[(*nhits)++] = (struct line_hit){ addr, scope, cu };
+				(*hits)[(*nhits)++] = (struct line_hit){ addr, scope, cu, NULL, 0 };
 			} else if (addr < (*hits)[k].addr) {
 				(*hits)[k].addr = addr;
 			}
+			struct line_hit *h = &(*hits)[k];
+			h->stmts = lp_reallocarray(h->stmts, h->nstmts + 1, sizeof(*h->stmts));
+			h->stmts[h->nstmts++] = addr;
 		}
 	}
 	if (*nhits)
@@ -1430,6 +1443,121 @@ static enum lp_insn insn_at(Elf *elf, uint64_t off)
 			return lp_insn__classify(d->d_buf, d->d_size);
 	}
 	return LP_INSN_STEPPED;
+}
+
+/* The code of the real function around pc (the out-of-line one an inlined
+ * copy is in), every range of it (a .cold part too: its jumps back into
+ * the line count), decoded.  -1 when there is no such function or Capstone
+ * fails. */
+static int function_flow(Elf *elf, Dwarf_Die *cu, uint64_t pc, struct lp_insnflow *f)
+{
+	Dwarf_Die *scopes = NULL;
+	int ns = dwarf_getscopes(cu, pc, &scopes);
+	Dwarf_Die *fn = NULL;
+	for (int k = 0; k < ns; k++)
+		if (dwarf_tag(&scopes[k]) == DW_TAG_subprogram)
+			fn = &scopes[k];	/* the outermost */
+	struct lp_range { uint64_t lo, hi; } r[16];
+	size_t nr = 0;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	while (fn && nr < 16 && (off = dwarf_ranges(fn, off, &base, &lo, &hi)) > 0)
+		if (hi > lo && hi - lo < (1u << 20))
+			r[nr++] = (struct lp_range){ lo, hi };
+	free(scopes);
+	if (!nr || off > 0)	/* none, or more ranges than we keep */
+		return -1;
+	/* In address order, for lp_insnflow__find's search. */
+	for (size_t i = 1; i < nr; i++)
+		for (size_t j = i; j > 0 && r[j].lo < r[j - 1].lo; j--) {
+			struct lp_range t = r[j];
+			r[j] = r[j - 1];
+			r[j - 1] = t;
+		}
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t foff;
+		if (vaddr_to_offset(elf, r[i].lo, &foff) < 0)
+			goto fail;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)foff, r[i].hi - r[i].lo, ELF_T_BYTE);
+		if (!d || !d->d_buf || lp_insnflow__decode(d->d_buf, d->d_size, r[i].lo, f) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	lp_insnflow__fini(f);
+	return -1;
+}
+
+/* Where in a line its probe costs least (PERF-NOTES.md: an instruction the
+ * kernel single-steps out of line costs ~10x one it emulates).  The line's
+ * first instruction is the natural place; a later one is taken only when
+ * it starts a statement of the line (an is_stmt row: where a debugger
+ * would stop too), is cheaper, every pass through the first instruction
+ * reaches it and nothing else does (straight-line code between them, no
+ * jump of the function into it, no switch whose targets are unknown), and
+ * the VARs can be read where they live there.  Returns the address; *cls
+ * its class; *why, when it stays single-stepped, why. */
+static uint64_t choose_line_addr(struct lp_probe_point *pt, Elf *elf, Dwarf *dw,
+				 const struct line_hit *h, enum lp_insn *cls, const char **why)
+{
+	uint64_t foff;
+	*cls = vaddr_to_offset(elf, h->addr, &foff) == 0 ? insn_at(elf, foff) : LP_INSN_STEPPED;
+	*why = NULL;
+	if (*cls != LP_INSN_STEPPED)
+		return h->addr;
+	uint64_t last = h->addr;
+	for (size_t i = 0; i < h->nstmts; i++)
+		if (h->stmts[i] > last)
+			last = h->stmts[i];
+	if (last == h->addr) {
+		*why = "it has no other statement";
+		return h->addr;
+	}
+	struct lp_insnflow f = { 0 };
+	Dwarf_Die cu = h->cu;
+	if (function_flow(elf, &cu, h->addr, &f) < 0) {
+		*why = "its function's code could not be decoded";
+		return h->addr;
+	}
+	uint64_t best = h->addr;
+	long i = lp_insnflow__find(&f, h->addr);
+	if (f.indirect_jumps) {
+		*why = "its function has a switch through a table (jump targets unknown)";
+		i = -1;
+	}
+	if (i < 0 && !*why)
+		*why = "no instruction starts at its address";
+	for (long j = i; j >= 0 && (size_t)j < f.n && f.insns[j].vaddr <= last; j++) {
+		const struct lp_insnflow_insn *in = &f.insns[j];
+		if (j > i) {
+			if (in->vaddr != f.insns[j - 1].vaddr + f.insns[j - 1].size ||
+			    lp_insnflow__is_target(&f, in->vaddr))
+				break;	/* reached otherwise than through the first */
+			bool stmt = false;
+			for (size_t k = 0; k < h->nstmts; k++)
+				stmt |= h->stmts[k] == in->vaddr;
+			enum lp_insn c = lp_insn__classify(in->bytes, in->size);
+			if (stmt && c < *cls) {
+				struct lp_probe_point trial = { .spec = pt->spec };
+				int ok = line_values(&trial, elf, dw, &cu, in->vaddr, true) == 0;
+				lp_probe_point__fini(&trial);
+				if (ok) {
+					best = in->vaddr;
+					*cls = c;
+					if (c == LP_INSN_NOP)
+						break;
+				} else if (!*why) {
+					*why = "its variables cannot be read at its cheaper statements";
+				}
+			}
+		}
+		if (in->branches || !in->falls_through)
+			break;	/* past it, not every pass */
+	}
+	if (*cls == LP_INSN_STEPPED && !*why)
+		*why = "none of its statements reached on every pass starts with a push, a jump, a call or a nop";
+	lp_insnflow__fini(&f);
+	return best;
 }
 
 static struct lp_probe_point *new_point(const struct lp_probe_spec *spec, const char *path,
@@ -1492,18 +1620,30 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 			char name[512];
 			snprintf(name, sizeof(name), "%s:%d", spec->file, spec->line);
 			pt->name = lp_strdup(name);
-			pt->offset = off;
-			pt->insn = insn_at(o.elf, off);
 			pt->cfg.kind = LP_PROBE_POINT;
-			pt->cfg.vaddr = hits[i].addr;
-			if (line_values(pt, o.elf, o.dw, &hits[i].cu, hits[i].addr) < 0) {
+			const char *why;
+			uint64_t addr = choose_line_addr(pt, o.elf, o.dw, &hits[i], &pt->insn, &why);
+			if (addr != hits[i].addr && vaddr_to_offset(o.elf, addr, &off) < 0)
+				addr = hits[i].addr, pt->insn = LP_INSN_STEPPED;
+			pt->offset = off;
+			pt->cfg.vaddr = addr;
+			if (line_values(pt, o.elf, o.dw, &hits[i].cu, addr, false) < 0) {
+				for (size_t k = 0; k < nhits; k++)
+					free(hits[k].stmts);
 				free(hits);
 				goto out;
 			}
+			if (pt->insn == LP_INSN_STEPPED)
+				lp_error("note: probe '%s': each hit at 0x%llx is single-stepped out of line (insn=stepped in its cost record: about ten times a function probe's cost): %s",
+					 spec->text, (unsigned long long)addr, why);
 			if (verbose)
-				lp_error("%s: %s at 0x%llx (file offset 0x%llx)", spec->text, path,
-					 (unsigned long long)hits[i].addr, (unsigned long long)off);
+				lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction%s)", spec->text,
+					 path, (unsigned long long)addr, (unsigned long long)off,
+					 lp_insn__name(pt->insn),
+					 addr != hits[i].addr ? ", a later statement of the line" : "");
 		}
+		for (size_t i = 0; i < nhits; i++)
+			free(hits[i].stmts);
 		free(hits);
 		ret = 0;
 		goto out;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,6 +27,7 @@ struct lp_target {
 	int hold_fd;		/* write end: one byte lets the child exec; -1 once used */
 	int err_fd;		/* read end, close-on-exec: errno if exec failed */
 	bool released, reaped;
+	bool at_exec;		/* ptrace-stopped at an exec by lp_target__run_to_exec */
 	int status;		/* wait status once reaped */
 };
 
@@ -215,10 +217,9 @@ static void reap(struct lp_target *t, int options)
 	}
 }
 
-int lp_target__release(struct lp_target *t)
+/* Lets the held child exec; 0 once it has, -1 after reporting why not. */
+static int go(struct lp_target *t)
 {
-	if (!t->spawned || t->released)
-		return 0;
 	t->released = true;
 	ssize_t n;
 	do
@@ -245,6 +246,149 @@ int lp_target__release(struct lp_target *t)
 	return 0;
 }
 
+int lp_target__release(struct lp_target *t)
+{
+	if (!t->spawned)
+		return 0;
+	if (t->at_exec) {
+		/* Resumes it from the exec stop: from here on it is as any
+		 * released command (its later execs keep the probes: they
+		 * are its pid's). */
+		t->at_exec = false;
+		if (ptrace(PTRACE_DETACH, t->pids[0], 0, 0) < 0) {
+			lp_error_errno("cannot resume '%s'", t->cmd);
+			return -1;
+		}
+		return 0;
+	}
+	return t->released ? 0 : go(t);
+}
+
+bool lp_target__is_script(const char *path)
+{
+	char b[2];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool r = read(fd, b, 2) == 2 && b[0] == '#' && b[1] == '!';
+	close(fd);
+	return r;
+}
+
+/* Lets a seized command run on untraced (a stop or deadline came first). */
+static void let_go(struct lp_target *t)
+{
+	pid_t pid = t->pids[0];
+	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) < 0)
+		return;
+	for (;;) {
+		int st;
+		pid_t r;
+		do
+			r = waitpid(pid, &st, __WALL);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			t->reaped = true;
+			t->status = st;
+			return;
+		}
+		if (WIFSTOPPED(st)) {
+			/* A signal on its way to it goes with the detach. */
+			int sig = st >> 16 ? 0 : WSTOPSIG(st);
+			ptrace(PTRACE_DETACH, pid, 0, sig);
+			return;
+		}
+	}
+}
+
+int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pid), void *arg,
+			   const volatile sig_atomic_t *stop, int64_t deadline_ns)
+{
+	pid_t pid = t->pids[0];
+	/* Seized while it waits in its read: it runs on until an exec, which
+	 * stops it before the new image's first instruction (the kernel runs
+	 * a #! script's interpreter within the same exec).  EXITKILL: if we
+	 * die, so does a command left stopped. */
+	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) < 0) {
+		lp_error_errno("cannot follow the execs of '%s'", t->cmd);
+		return -1;
+	}
+	if (go(t) < 0)
+		return -1;
+	/* Its stops wake us with SIGCHLD (blocked, taken by sigtimedwait), so
+	 * a stop or the deadline is seen within 100 ms without a busy loop. */
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	int ret;
+	for (;;) {
+		int st;
+		pid_t r;
+		do
+			r = waitpid(pid, &st, __WALL | WNOHANG);
+		while (r < 0 && errno == EINTR);
+		if (r == 0) {
+			if ((stop && *stop) || (deadline_ns && lp_monotonic_ns() >= deadline_ns)) {
+				let_go(t);
+				ret = -2;
+				break;
+			}
+			struct timespec ts = { 0, 100000000 };
+			sigtimedwait(&chld, NULL, &ts);
+			continue;
+		}
+		if (r < 0) {
+			lp_error_errno("cannot wait for '%s'", t->cmd);
+			ret = -1;
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			t->reaped = true;
+			t->status = st;
+			ret = -1;
+			break;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		int sig = WSTOPSIG(st), event = st >> 16;
+		if (event == PTRACE_EVENT_EXEC) {
+			int h = holds(arg, pid);
+			if (h > 0) {
+				t->at_exec = true;
+				ret = 0;
+				break;
+			}
+			if (h < 0) {
+				ret = -1;	/* killed and reaped by finish or free */
+				t->at_exec = true;
+				break;
+			}
+			sig = 0;
+		} else if (event == PTRACE_EVENT_STOP) {
+			/* A group stop (SIGSTOP, SIGTSTP): stay stopped as
+			 * without us, until SIGCONT. */
+			if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+				ptrace(PTRACE_LISTEN, pid, 0, 0);
+				continue;
+			}
+			sig = 0;
+		} else if (event) {
+			sig = 0;
+		}
+		/* Any other stop is a signal on its way to it: deliver it. */
+		if (ptrace(PTRACE_CONT, pid, 0, sig) < 0 && errno != ESRCH) {
+			lp_error_errno("cannot resume '%s'", t->cmd);
+			ret = -1;
+			break;
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
 size_t lp_target__alive(struct lp_target *t)
 {
 	if (t->spawned) {
@@ -269,7 +413,9 @@ int lp_target__finish(struct lp_target *t, bool stop)
 	if (!t->spawned)
 		return 0;
 	if (!t->reaped) {
-		if (!t->released) {
+		if (!t->released || t->at_exec) {
+			/* Never ran the command, or stopped by us at an
+			 * exec: a SIGTERM would wait for us to deliver it. */
 			kill(t->pids[0], SIGKILL);
 		} else if (stop) {
 			/* A polite SIGTERM first; a command that ignores it

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 struct lp_target;
@@ -33,6 +34,26 @@ struct lp_target *lp_target__from_pids(const char *list);
  * NULL after reporting on stderr when the fork fails. */
 struct lp_target *lp_target__spawn(char *const argv[]);
 
+/* For a held command that is a #! script (whose programs are known only as
+ * it runs: its interpreter, then whatever a shim execs): lets it exec, and
+ * stops it at each of its execs (ptrace) to call holds(arg, pid) on the
+ * image just exec'd, which has not run an instruction yet: 1 when that is
+ * the program the caller wants (its probes attached: the command stays
+ * stopped there until lp_target__release), 0 to follow on to its next exec,
+ * -1 to give up.  Returns 0 when holds said 1; -1 when it said -1 or the
+ * command exited or could not run first (then reaped; "cannot run" said
+ * here, the rest is the caller's to say); -2 when *stop was set or
+ * deadline_ns (CLOCK_MONOTONIC; 0: none) passed first, the command then
+ * running on untraced, for lp_target__finish.  Only the command's own
+ * process is followed, not the ones it forks.  Call it once, before
+ * lp_target__release. */
+int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pid), void *arg,
+			   const volatile sig_atomic_t *stop, int64_t deadline_ns);
+
+/* True when the file at path is a #! script (the kernel runs its
+ * interpreter instead). */
+bool lp_target__is_script(const char *path);
+
 /* The pids to attach to: the -p list, or the one started command.  The array
  * belongs to the target. */
 const pid_t *lp_target__pids(const struct lp_target *t, size_t *n);
@@ -42,7 +63,8 @@ bool lp_target__spawned(const struct lp_target *t);
 
 /* Lets a held command exec.  Returns 0 once it is running the command, -1
  * after reporting "cannot run 'CMD': ENOENT text" (the child is then reaped).
- * Does nothing for -p targets.  Call it once. */
+ * After lp_target__run_to_exec: lets it run on from the exec it stopped at,
+ * no longer traced.  Does nothing for -p targets.  Call it once. */
 int lp_target__release(struct lp_target *t);
 
 /* How many targets are still alive (a -p process that became a zombie counts

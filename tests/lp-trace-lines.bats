@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# lp-trace's line probes go where in the line a hit costs least
+# (tests/workloads/cheapline.c: a line that opens with a load, which the
+# kernel single-steps, then calls tick, which it emulates; a line with the
+# load alone).
+
+load helpers/common
+load helpers/producers
+load helpers/bpf
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+	SRC=$LP_TOP/tests/workloads/cheapline.c
+	CHEAP=$(grep -n 'CHEAP \*/' "$SRC" | cut -d: -f1)
+	STEPPED=$(grep -n 'STEPPED \*/' "$SRC" | cut -d: -f1)
+}
+
+@test "lp-trace: a line probe goes on the line's emulated statement, its values read there" {
+	require_root
+	run -0 --separate-stderr lp-trace --verbose --output "$T/c.lp" "cheapline.c:$CHEAP(k,total)" -- "$WORKLOADS/cheapline"
+	assert_output 7350
+	run -0 grep -c "^lp-trace: cheapline.c:$CHEAP(k,total): $WORKLOADS/cheapline at 0x[0-9a-f]* (file offset 0x[0-9a-f]*, emulated instruction, a later statement of the line)\$" <<<"$stderr"
+	assert_output 1
+	run -1 grep -c 'single-stepped' <<<"$stderr"
+	assert_output 0
+	run -0 grep -c -P "^cost\t\d+\tline\t\d+\tprobe=cheapline.c:$CHEAP\tinsn=emulated\t" "$T/c.lp"
+	assert_output 1
+	# 50 hits, k = 3i in order; total read after the line's first
+	# statement added k: 3i(i-1) + 3i = 3i^2 (at the line's first
+	# instruction it would be 3i(i-1))
+	run -0 awk -F'\t' '$1 == "event" { split($6, a, "="); split($7, b, "=")
+		if (a[1] != "k" || a[2] != 3 * i || b[1] != "total" || b[2] != 3 * i * i) bad++; i++ }
+		END { print i + 0, bad + 0 }' "$T/c.lp"
+	assert_output "50 0"
+}
+
+@test "lp-trace: a line with no cheap instruction says what a hit costs; still every hit" {
+	require_root
+	run -0 --separate-stderr lp-trace --output "$T/s.lp" "cheapline.c:$STEPPED(k)" -- "$WORKLOADS/cheapline"
+	assert_output 7350
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" "^lp-trace: note: probe 'cheapline.c:$STEPPED\(k\)': each hit at 0x[0-9a-f]+ is single-stepped out of line \(insn=stepped in its cost record: about ten times a function probe's cost\): it has no other statement\$"
+	run -0 grep -c -P "^cost\t\d+\tline\t\d+\tprobe=cheapline.c:$STEPPED\tinsn=stepped\t" "$T/s.lp"
+	assert_output 1
+	run -0 awk -F'\t' '$1 == "event" { split($6, a, "="); if (a[2] != 3 * i) bad++; i++ } END { print i + 0, bad + 0 }' "$T/s.lp"
+	assert_output "50 0"
+}
+
+@test "lp-trace: a line probe is not moved past a jump: every pass through the line is a hit" {
+	require_root
+	# "if (k & 1) odd();": the call is a statement of the line, but only
+	# odd k reach it: the probe stays at the test, 50 hits
+	line=$(grep -n 'BRANCHY \*/' "$SRC" | cut -d: -f1)
+	run -0 --separate-stderr lp-trace --output "$T/b.lp" "cheapline.c:$line(k)" -- "$WORKLOADS/cheapline"
+	run -0 awk -F'\t' '$1 == "event" { split($6, a, "="); if (a[2] != 3 * i) bad++; i++ } END { print i + 0, bad + 0 }' "$T/b.lp"
+	assert_output "50 0"
+	run -0 grep -c -P "^cost\t\d+\tline\t\d+\tprobe=cheapline.c:$line\tinsn=stepped\t" "$T/b.lp"
+	assert_output 1
+}
