@@ -24,7 +24,7 @@ PKG_CONFIG ?= pkg-config
 
 # Debian packages: to build, to run the BPF programs' tooling, to test.
 DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
-	libtraceevent-dev zlib1g-dev bpftool libiberty-dev
+	libtraceevent-dev zlib1g-dev bpftool libiberty-dev libcapstone-dev
 # nodejs: the machine's own build ships npm (Debian's npm package conflicts with it).
 # redis-server, redis-tools, memcached, sqlite3: Debian's own binaries (no
 # frame pointers, stripped) that tests/real-binaries.bats profiles under load.
@@ -92,6 +92,7 @@ check-pkgs:
 	@command -v $(CLANG) >/dev/null || { echo "lp: clang not found: install clang (make deps)" >&2; exit 1; }
 	@command -v $(BPFTOOL) >/dev/null || { echo "lp: bpftool not found: install bpftool (make deps)" >&2; exit 1; }
 	@test -r /usr/include/libiberty/demangle.h || { echo "lp: libiberty/demangle.h not found: install libiberty-dev (make deps)" >&2; exit 1; }
+	@test -r /usr/include/capstone/capstone.h || { echo "lp: capstone/capstone.h not found: install libcapstone-dev (make deps)" >&2; exit 1; }
 
 # A flags stamp: changing CFLAGS or WERROR rebuilds everything.
 $(O)/flags: FORCE
@@ -133,6 +134,10 @@ $(O)/lib/%.o: lib/%.c $(O)/flags
 $(O)/liblp.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Capstone (lib/disasm.c: the instructions that leave a traced function)
+# for lp-trace alone.
+$(O)/bin/lp-trace: LP_LDLIBS += $(shell $(PKG_CONFIG) --libs capstone 2>/dev/null || echo -lcapstone)
 
 $(O)/bin/%: bin/%.c $(O)/liblp.a $(O)/flags
 	$(call msg,LINK,$@)

@@ -24,6 +24,7 @@ struct lp_target {
 	int err_fd;		/* read end, close-on-exec: errno if exec failed */
 	bool released, reaped;
 	int status;		/* wait status once reaped */
+	bool signalled;		/* lp sent it SIGTERM or SIGKILL */
 };
 
 /* A -p process is gone once it has no /proc entry or is a zombie, whose
@@ -249,7 +250,10 @@ int lp_target__finish(struct lp_target *t, bool stop)
 {
 	if (!t->spawned)
 		return 0;
+	if (!t->reaped && t->released)
+		reap(t, WNOHANG);	/* dead by itself: not our signal's doing */
 	if (!t->reaped) {
+		t->signalled = !t->released || stop;
 		if (!t->released) {
 			kill(t->pids[0], SIGKILL);
 		} else if (stop) {
@@ -272,6 +276,13 @@ int lp_target__finish(struct lp_target *t, bool stop)
 	if (WIFSIGNALED(t->status))
 		return 128 + WTERMSIG(t->status);
 	return 0;
+}
+
+int lp_target__killed_by(const struct lp_target *t)
+{
+	if (!t->spawned || !t->reaped || t->signalled || !WIFSIGNALED(t->status))
+		return 0;
+	return WTERMSIG(t->status);
 }
 
 int lp_target__check_max_pids(const struct lp_target *t, uint32_t max_pids)
