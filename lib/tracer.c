@@ -1100,7 +1100,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (size >= sizeof(struct lp_trace_event_strs))
 			strs = ((const struct lp_trace_event_strs *)data)->strs;
 		values_attrs(t, pi, ev->vals, strs);
-		if (ev->type == LP_EV_SPAN && pi->has_ret) {
+		/* A call left unreturned has no value; a tail call's is its
+		 * callee's, not yet known at the jmp. */
+		if (ev->type == LP_EV_SPAN && pi->has_ret &&
+		    !(ev->flags & (LP_SPAN_F_UNWOUND | LP_SPAN_F_TAIL))) {
 			format_value(buf, &pi->ret, ev->ret, NULL);
 			lp_attrs_buf__add(&t->attrs, "ret", buf);
 		}
