@@ -1617,14 +1617,14 @@ static bool frame_gone(const struct elfobj *o, uint64_t pc)
  * or pass while it runs, nor any other code read its stack).  -1 after
  * reporting why. */
 static int find_leaves(const struct lp_probe_spec *spec, const struct elfobj *o, const char *path,
-		       const struct sym *s, uint64_t vaddr, bool verbose, struct lp_probe_point *pt,
-		       bool *leaf)
+		       const struct sym *s, uint64_t vaddr, bool verbose, const char *why,
+		       struct lp_probe_point *pt, bool *leaf)
 {
 	struct lp_range r[8];
 	size_t nr = 1;
 	if (func_range(o, vaddr, s ? s->size : 0, &r[0]) < 0) {
-		lp_error("probe '%s': cannot find where %s ends in %s (no symbol size, no unwind information): its returns cannot be probed",
-			 spec->text, s ? s->name : spec->text, path);
+		lp_error("probe '%s': cannot find where %s ends in %s (no symbol size, no unwind information): its returns cannot be probed, and a uretprobe would break the program (%s); not traced",
+			 spec->text, s ? s->name : spec->text, path, why);
 		return -1;
 	}
 	/* NAME.cold parts that the code jumps to are the function's too. */
@@ -1740,13 +1740,22 @@ static int choose_returns(const struct lp_probe_spec *spec, const struct elfobj 
 		return -1;
 	}
 	bool leaf;
-	if (find_leaves(spec, o, path, s, vaddr, verbose, pt, &leaf) < 0)
+	if (find_leaves(spec, o, path, s, vaddr, verbose, hz->why[0] ? hz->why : "--returns insn",
+			pt, &leaf) < 0)
 		return -1;
 	/* A function that calls nothing and leaves by ret: nothing can read
-	 * its return address while it runs (but a signal handler). */
-	if (spec->returns == LP_RETURNS_AUTO && leaf && !hz->go) {
+	 * its return address while it runs (but a signal handler; in Go,
+	 * the runtime's asynchronous preemption can scan a stack there).  A
+	 * function that is only a ret has its return at its entry: two
+	 * uprobes there would run in no known order. */
+	bool ret_at_entry = false;
+	for (size_t i = 0; i < pt->nrets; i++)
+		ret_at_entry |= pt->rets[i].offset == pt->offset;
+	if ((spec->returns == LP_RETURNS_AUTO || ret_at_entry) && leaf && !hz->go) {
 		if (verbose)
-			lp_error("%s: a uretprobe, though %s: it calls nothing", spec->text, hz->why);
+			lp_error("%s: a uretprobe, though %s: it calls nothing%s", spec->text,
+				 hz->why[0] ? hz->why : "--returns insn",
+				 ret_at_entry ? " and is only a ret" : "");
 		free(pt->rets);
 		pt->rets = NULL;
 		pt->nrets = 0;

@@ -71,19 +71,22 @@ traced(long) depth=0 unwound=1 1000"
 
 @test "lp-trace-noharm: Go: goroutines whose stacks grow and that change threads under the traced call run to the end; spans per goroutine" {
 	require_root
-	# 200 goroutines each call handle(i) once: it grows its stack 100 KiB,
-	# sleeps 1 ms and yields, then calls leaf(i); handle = 5050 + 2i
-	run -0 lp-trace -v -o "$T/g.lp" main.handle main.leaf -- "$WORKLOADS/gogrow" 200
+	# 200 goroutines each call handle(i) once: it calls big(i), whose
+	# 16 KiB frame grows the stack in big's prologue (big starts over: two
+	# entries, one call), grows it again 100 KiB deep, sleeps 1 ms and
+	# yields, then calls leaf(i); handle = 5050 + 2i, big = i + 1, leaf = 2i
+	run -0 lp-trace -v -o "$T/g.lp" main.handle main.big main.leaf -- "$WORKLOADS/gogrow" 200
 	assert_line --regexp "^calls 200 migrated [1-9][0-9]* moved 200 sum 1049800$"
 	assert_line --partial "not a uretprobe: gogrow is a Go binary (its runtime reads return addresses when a goroutine's stack grows)); calls kept per goroutine"
 	run -0 span_kinds "$T/g.lp"
-	assert_output "main.handle depth=0 200
+	assert_output "main.big depth=1 200
+main.handle depth=0 200
 main.leaf depth=1 200"
 	# each return paired with its own goroutine's entry: values and sleeps
 	run -0 awk -F'\t' '$1 == "span" { for (i = 8; i <= NF; i++) if ($i ~ /^ret=/) s[$6] += substr($i, 5) }
 		$1 == "span" && $6 == "main.handle" && $3 - $2 < 1000000 { short++ }
-		END { print s["main.handle"], s["main.leaf"], short + 0 }' "$T/g.lp"
-	assert_output "1049800 39800 0"
+		END { print s["main.handle"], s["main.big"], s["main.leaf"], short + 0 }' "$T/g.lp"
+	assert_output "1049800 20100 39800 0"
 }
 
 @test "lp-trace-noharm: backtrace(3) and _Unwind_Backtrace under traced calls find the frames they find untraced" {

@@ -1,12 +1,15 @@
 // gogrow - goroutines whose stacks grow under a traced function and that
 // move between threads while in it.  N goroutines (argv[1], default 200),
-// at most 8 at once, each calling handle(i) once: handle recurses through
-// grow() deep enough to copy its stack several times (a goroutine starts
-// with 8 KiB; 100 frames of 1 KiB need 128 KiB), sleeps so that it may
-// resume on another thread, then calls leaf(i).  Truth: N spans of handle,
-// N of leaf (inside handle: depth 1), each handle at least 1 ms long.  It
-// prints how many handle calls resumed on another thread and saw their
-// stack moved (their frame's address changed), and the sum of the results.
+// at most 8 at once, each calling handle(i) once: handle first calls big(i),
+// whose 16 KiB frame does not fit the 8 KiB a goroutine starts with (its
+// stack grows in big's prologue, and big starts over), then recurses
+// through grow() deep enough to copy its stack again (100 frames of 1 KiB),
+// sleeps so that it may resume on another thread, then calls leaf(i).
+// Truth: N spans each of handle, big and leaf (big and leaf inside handle:
+// depth 1), each handle at least 1 ms long; big(i) = i + 1, leaf(i) = 2i,
+// handle(i) = 5050 + 2i.  It prints how many handle calls resumed on
+// another thread and saw their stack moved (their frame's address
+// changed), and the sum of handle's results.
 package main
 
 import (
@@ -33,6 +36,22 @@ func grow(n int) int {
 	return grow(n-1) + int(pad[n%1024])
 }
 
+var bigSink int64
+
+//go:noinline
+func big(i int) int {
+	var pad [16384]byte
+	for k := range pad {
+		pad[k] = byte(k + i)
+	}
+	s := 0
+	for k := 0; k < len(pad); k += 1024 {
+		s += int(pad[k])
+	}
+	atomic.AddInt64(&bigSink, int64(s))
+	return i + 1
+}
+
 //go:noinline
 func leaf(i int) int {
 	return i * 2
@@ -42,8 +61,9 @@ func leaf(i int) int {
 func handle(i int) int {
 	var here int
 	before := uintptr(unsafe.Pointer(&here))
+	b := big(i)
 	tid := syscall.Gettid()
-	r := grow(100)
+	r := grow(100) + b - i - 1
 	time.Sleep(time.Millisecond)
 	runtime.Gosched()
 	if syscall.Gettid() != tid {
