@@ -139,3 +139,31 @@ tail depth=0 51"
 	run -0 lp-trace -d 300ms -o "$T/d.lp" syscall:getpid -- sleep 10
 	assert_output ""
 }
+
+@test "lp-trace-noharm: returns probed at instructions: jmp, jcc and jmp *reg tail calls end the caller (tail=1), a switch's jmp *reg does not" {
+	require_root
+	run -0 "$WORKLOADS/tailcalls" 100
+	untraced=$output
+	run -0 lp-trace --returns insn -o "$T/i.lp" 'ctail(i)' 'jcctail(arg0)' sw ptail other -- "$WORKLOADS/tailcalls" 100
+	assert_output "$untraced"
+	run -0 span_kinds "$T/i.lp"
+	assert_output "ctail depth=0 50
+ctail depth=0 tail=1 50
+jcctail depth=0 50
+jcctail depth=0 tail=1 50
+other depth=0 200
+ptail depth=0 tail=1 100
+sw depth=0 100"
+	# the tail calls are the odd i's (a jne not taken is no return)
+	run -0 awk -F'\t' '$1 == "span" && ($6 == "ctail" || $6 == "jcctail") { i = substr($8, index($8, "=") + 1); if ((i % 2) != ($NF == "tail=1")) bad++ } END { print bad + 0 }' "$T/i.lp"
+	assert_output "0"
+	# with uretprobes the callee returns through its caller's return
+	run -0 lp-trace --returns uretprobe -o "$T/u.lp" ctail jcctail sw ptail other -- "$WORKLOADS/tailcalls" 100
+	assert_output "$untraced"
+	run -0 span_kinds "$T/u.lp"
+	assert_output "ctail depth=0 100
+jcctail depth=0 100
+other depth=1 200
+ptail depth=0 100
+sw depth=0 100"
+}
