@@ -454,10 +454,15 @@ int main(int argc, char **argv)
 		status = 1;
 	int cmd_status = lp_target__finish(target, true);
 	int sig = lp_target__killed_by(target);
-	if (sig) {
-		/* Whatever killed it, never silently: the trace may be why. */
+	/* A signal that asks a program to stop, when lp-trace was stopped by
+	 * one too, is the same stop (Ctrl-C reaches the whole group). */
+	bool asked = sig == SIGINT || sig == SIGTERM || sig == SIGPIPE;
+	if (sig && !(asked && *stop)) {
+		/* Whatever killed it, never silently: the trace may be why.
+		 * Asked to stop, it has not failed (nor has the trace). */
 		lp_error("%s killed by signal %d (%s)", cmd[0], sig, strsignal(sig));
-		status = 128 + sig;
+		if (!asked)
+			status = 128 + sig;
 	} else if (opt.verbose && lp_target__spawned(target)) {
 		lp_error("%s exited with status %d", cmd[0], cmd_status);
 	}

@@ -148,6 +148,9 @@ tail depth=0 51"
 	# lp-trace's own SIGTERM at the end of -d is no failure
 	run -0 lp-trace -d 300ms -o "$T/d.lp" syscall:getpid -- sleep 10
 	assert_output ""
+	# nor is a command asked to stop by someone else: it is said
+	run -0 lp-trace -o "$T/t.lp" syscall:getpid -- sh -c 'kill -TERM $$'
+	assert_output "lp-trace: sh killed by signal 15 (Terminated)"
 }
 
 @test "lp-trace-noharm: returns probed at instructions: jmp, jcc and jmp *reg tail calls end the caller (tail=1), a switch's jmp *reg does not" {
