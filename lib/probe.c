@@ -297,10 +297,6 @@ void lp_probe_point__fini(struct lp_probe_point *p)
 	free(p->rets);
 }
 
-const char *lp_returns__name(enum lp_returns r)
-{
-	return r == LP_RETURNS_INSN ? "insn" : r == LP_RETURNS_URETPROBE ? "uretprobe" : "auto";
-}
 
 /* --- system calls and tracefs ---------------------------------------- */
 
@@ -1554,7 +1550,7 @@ static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, str
 				if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED)
 					name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
 				if (name && (!strncmp(name, "libstdc++", 9) || !strncmp(name, "libgcc_s", 8))) {
-					hz->cxx |= name[3] == 's';
+					hz->cxx |= !strncmp(name, "libstdc++", 9);
 					hazard_why(hz, "%s links %s (exceptions unwind through return addresses)",
 						   base, name);
 				}
@@ -1564,6 +1560,7 @@ static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, str
 			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			/* The first three throw or unwind exceptions. */
 			static const char *const readers[] = { "__cxa_throw", "_Unwind_RaiseException",
 				"_Unwind_Resume", "_Unwind_Backtrace", "_Unwind_ForcedUnwind", "backtrace" };
 			for (size_t k = 0; name && k < sizeof(readers) / sizeof(readers[0]); k++)
@@ -1783,33 +1780,32 @@ static void add_catch(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	char *paths[2] = { exe ? lp_strdup(exe) : NULL, find_lib("libstdc++", pid) };
 	for (int i = 0; i < 2; i++) {
 		struct elfobj lo;
-		if (!paths[i] || elfobj_open(&lo, paths[i]) < 0) {
-			if (paths[i])
-				elfobj_close(&lo);
+		if (!paths[i])
+			continue;
+		if (elfobj_open(&lo, paths[i]) < 0) {
+			elfobj_close(&lo);
 			continue;
 		}
 		const struct sym *c = find_sym(&lo, sym);
 		uint64_t off;
-		if (c && vaddr_to_offset(lo.elf, c->value, &off) == 0) {
-			bool have = false;
-			for (size_t k = 0; k < *n; k++)
-				have |= (*points)[k].cfg.kind == LP_PROBE_CATCH &&
-					(*points)[k].offset == off && !strcmp((*points)[k].path, paths[i]);
-			if (!have) {
-				struct lp_probe_point *pt = new_point(spec, paths[i], points, n);
-				pt->name = lp_strdup(sym);
-				pt->offset = off;
-				pt->cfg.kind = LP_PROBE_CATCH;
-				pt->cfg.vaddr = c->value;
-				if (verbose)
-					lp_error("%s: calls an exception leaves end at %s in %s", spec->text,
-						 sym, paths[i]);
-			}
-			elfobj_close(&lo);
-			i = 2;
-			continue;
+		bool found = c && vaddr_to_offset(lo.elf, c->value, &off) == 0;
+		bool have = false;
+		for (size_t k = 0; found && k < *n; k++)
+			have |= (*points)[k].cfg.kind == LP_PROBE_CATCH && (*points)[k].offset == off &&
+				!strcmp((*points)[k].path, paths[i]);
+		if (found && !have) {
+			struct lp_probe_point *pt = new_point(spec, paths[i], points, n);
+			pt->name = lp_strdup(sym);
+			pt->offset = off;
+			pt->cfg.kind = LP_PROBE_CATCH;
+			pt->cfg.vaddr = c->value;
+			if (verbose)
+				lp_error("%s: calls an exception leaves end at %s in %s", spec->text, sym,
+					 paths[i]);
 		}
 		elfobj_close(&lo);
+		if (found)
+			break;
 	}
 	free(paths[0]);
 	free(paths[1]);

@@ -111,9 +111,6 @@ void lp_probe_spec__free(struct lp_probe_spec *spec);
 int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 		      bool verbose, struct lp_probe_point **points, size_t *n);
 
-/* "uretprobe", "insn". */
-const char *lp_returns__name(enum lp_returns r);
-
 /* syscall:NAME -> its number; -1 when unknown. */
 int lp_syscall__number(const char *name);
 
