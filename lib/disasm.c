@@ -69,6 +69,16 @@ int lp_disasm__scan(const unsigned char *code, size_t size, uint64_t addr,
 			continue;
 		}
 		const cs_x86 *x = &in->detail->x86;
+		for (int k = 0; k < x->op_count; k++) {
+			const cs_x86_op *op = &x->operands[k];
+			if (op->type != X86_OP_MEM || op->mem.index != X86_REG_INVALID ||
+			    op->mem.segment != X86_REG_INVALID ||
+			    (op->mem.base != X86_REG_RSP && op->mem.base != X86_REG_RBP))
+				continue;
+			d->refs = lp_reallocarray(d->refs, d->nrefs + 1, sizeof(*d->refs));
+			d->refs[d->nrefs++] = (struct lp_stack_ref){ in->address,
+				op->mem.base == X86_REG_RSP ? 7u : 6u, op->mem.disp };
+		}
 		if (in->id == X86_INS_CALL) {
 			d->calls = true;
 		} else if (in->id == X86_INS_RET) {
@@ -110,5 +120,6 @@ void lp_disasm__fini(struct lp_disasm *d)
 {
 	free(d->leaves);
 	free(d->outside);
+	free(d->refs);
 	memset(d, 0, sizeof(*d));
 }

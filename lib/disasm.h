@@ -30,6 +30,14 @@ struct lp_disasm {
 	uint64_t *outside;	/* targets of direct jumps out of the ranges */
 	size_t noutside;
 	bool calls;		/* a call instruction */
+	/* Memory operands based on rsp or rbp alone: where the function may
+	 * read its own return address (lib/probe.c asks the CFI). */
+	struct lp_stack_ref {
+		uint64_t vaddr;
+		unsigned base;	/* DWARF register: 7 rsp, 6 rbp */
+		int64_t disp;
+	} *refs;
+	size_t nrefs;
 	size_t undecoded;	/* bytes Capstone could not decode (skipped) */
 };
 
@@ -37,7 +45,8 @@ struct lp_disasm {
  * whose code is the ranges `inside`), appending to *d: rets; jmps and jccs
  * to addresses outside the ranges (tail calls); jmp *reg (a tail call or a
  * switch: told at run time); jmp *mem without an index register (through
- * the GOT: a tail call); calls.  -1 when Capstone cannot be opened. */
+ * the GOT: a tail call); calls; memory operands based on rsp or rbp.  -1
+ * when Capstone cannot be opened. */
 int lp_disasm__scan(const unsigned char *code, size_t size, uint64_t addr,
 		    const struct lp_range *inside, size_t ninside, struct lp_disasm *d);
 void lp_disasm__fini(struct lp_disasm *d);

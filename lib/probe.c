@@ -1531,10 +1531,11 @@ static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, str
 			   base);
 		return;
 	}
-	if (section(elf, ".gcc_except_table")) {
-		hz->cxx = true;
+	/* C's too (glibc's, for thread cancellation: its forced unwinding
+	 * stops at a trampoline and skips the cleanups above it); C++'s name
+	 * its personality routine, and may catch (cxx). */
+	if (section(elf, ".gcc_except_table"))
 		hazard_why(hz, "%s has exception tables (.gcc_except_table)", base);
-	}
 	/* The libraries it needs, and what it imports. */
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -1557,9 +1558,13 @@ static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, str
 				continue;
 			}
 			GElf_Sym sym;
-			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+			if (!gelf_getsym(d, (int)i, &sym))
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, "__gxx_personality_v0"))
+				hz->cxx = true;
+			if (sym.st_shndx != SHN_UNDEF)
+				continue;
 			/* The first three throw or unwind exceptions. */
 			static const char *const readers[] = { "__cxa_throw", "_Unwind_RaiseException",
 				"_Unwind_Resume", "_Unwind_Backtrace", "_Unwind_ForcedUnwind", "backtrace" };
@@ -1611,19 +1616,18 @@ static bool frame_gone(const struct elfobj *o, uint64_t pc)
 /* The instructions that leave the function at vaddr (its symbol s, or NULL)
  * into pt->rets; the function's GCC-split cold part (NAME.cold) with it.
  * *leaf: it calls nothing and leaves only by ret (no exception can start
- * or pass while it runs, nor any other code read its stack).  -1 after
- * reporting why. */
+ * or pass while it runs, nor any other code read its stack); *reads_ret:
+ * where it reads its own return address, from its start, else -1.  -1
+ * when its code cannot be found or read (or Capstone opened). */
 static int find_leaves(const struct lp_probe_spec *spec, const struct elfobj *o, const char *path,
-		       const struct sym *s, uint64_t vaddr, bool verbose, const char *why,
-		       struct lp_probe_point *pt, bool *leaf)
+		       const struct sym *s, uint64_t vaddr, bool verbose, struct lp_probe_point *pt,
+		       bool *leaf, int64_t *reads_ret)
 {
 	struct lp_range r[8];
 	size_t nr = 1;
-	if (func_range(o, vaddr, s ? s->size : 0, &r[0]) < 0) {
-		lp_error("probe '%s': cannot find where %s ends in %s (no symbol size, no unwind information): its returns cannot be probed, and a uretprobe would break the program (%s); not traced",
-			 spec->text, s ? s->name : spec->text, path, why);
+	*reads_ret = -1;
+	if (func_range(o, vaddr, s ? s->size : 0, &r[0]) < 0)
 		return -1;
-	}
 	/* NAME.cold parts that the code jumps to are the function's too. */
 	size_t namelen = s ? strlen(s->name) : 0;
 	struct lp_disasm d = { 0 };
@@ -1632,15 +1636,9 @@ static int find_leaves(const struct lp_probe_spec *spec, const struct elfobj *o,
 		size_t n = (size_t)(r[scanned].hi - r[scanned].lo);
 		Elf_Data *code = vaddr_to_offset(o->elf, r[scanned].lo, &off) == 0
 			? elf_getdata_rawchunk(o->elf, (int64_t)off, n, ELF_T_BYTE) : NULL;
-		if (!code || !code->d_buf || code->d_size < n) {
-			lp_error("probe '%s': cannot read the code of %s in %s", spec->text,
-				 s ? s->name : spec->text, path);
-			lp_disasm__fini(&d);
-			return -1;
-		}
 		size_t before = d.noutside;
-		if (lp_disasm__scan(code->d_buf, n, r[scanned].lo, r, nr, &d) < 0) {
-			lp_error("probe '%s': cannot open the disassembler (Capstone)", spec->text);
+		if (!code || !code->d_buf || code->d_size < n ||
+		    lp_disasm__scan(code->d_buf, n, r[scanned].lo, r, nr, &d) < 0) {
 			lp_disasm__fini(&d);
 			return -1;
 		}
@@ -1682,6 +1680,15 @@ static int find_leaves(const struct lp_probe_spec *spec, const struct elfobj *o,
 	if (d.undecoded && verbose)
 		lp_error("%s: %zu bytes of %s that Capstone could not decode were skipped",
 			 spec->text, d.undecoded, path);
+	/* The slot of the return address: CFA - 8, the CFA being rsp or rbp
+	 * plus an offset at each instruction (glibc's dlsym and dlopen read
+	 * it to know their caller: a uretprobe makes that the trampoline). */
+	for (size_t i = 0; i < d.nrefs && *reads_ret < 0; i++) {
+		struct lp_trace_probe cfa = { 0 };
+		if (cfa_at(o->elf, o->dw, d.refs[i].vaddr, &cfa) == 0 && cfa.cfa_reg == d.refs[i].base &&
+		    d.refs[i].disp == cfa.cfa_off - 8)
+			*reads_ret = (int64_t)(d.refs[i].vaddr - r[0].lo);
+	}
 	pt->cfg.func_lo = r[0].lo;
 	pt->cfg.func_hi = r[0].hi;
 	lp_disasm__fini(&d);
@@ -1725,8 +1732,6 @@ static int choose_returns(const struct lp_probe_spec *spec, const struct elfobj 
 				 spec->text, hz->why);
 		return 0;
 	}
-	if (spec->returns == LP_RETURNS_AUTO && !hz->why[0])
-		return 0;
 	/* Go code keeps g in r14 from 1.17 on (its register ABI); before,
 	 * a return cannot be told whose goroutine's it is. */
 	const char *name = s ? s->name : "";
@@ -1737,9 +1742,25 @@ static int choose_returns(const struct lp_probe_spec *spec, const struct elfobj 
 		return -1;
 	}
 	bool leaf;
-	if (find_leaves(spec, o, path, s, vaddr, verbose, hz->why[0] ? hz->why : "--returns insn",
-			pt, &leaf) < 0)
+	int64_t reads_ret;
+	if (find_leaves(spec, o, path, s, vaddr, verbose, pt, &leaf, &reads_ret) < 0) {
+		if (spec->returns == LP_RETURNS_AUTO && !hz->why[0])
+			return 0;	/* nothing known against a uretprobe */
+		lp_error("probe '%s': cannot read the code of %s in %s (no symbol size, no unwind information): its returns cannot be probed, and a uretprobe would break the program (%s); not traced",
+			 spec->text, s ? s->name : spec->text, path, hz->why[0] ? hz->why : "--returns insn");
 		return -1;
+	}
+	char why[sizeof(hz->why)];
+	snprintf(why, sizeof(why), "%s", hz->why[0] ? hz->why : "--returns insn");
+	if (reads_ret >= 0 && (spec->returns == LP_RETURNS_AUTO || !hz->why[0]))
+		snprintf(why, sizeof(why), "%s reads its return address (at +%lld)", s ? s->name : spec->text,
+			 (long long)reads_ret);
+	if (spec->returns == LP_RETURNS_AUTO && !hz->why[0] && reads_ret < 0) {
+		free(pt->rets);
+		pt->rets = NULL;
+		pt->nrets = 0;
+		return 0;
+	}
 	/* A function that calls nothing and leaves by ret: nothing can read
 	 * its return address while it runs (but a signal handler; in Go,
 	 * the runtime's asynchronous preemption can scan a stack there).  A
@@ -1748,10 +1769,9 @@ static int choose_returns(const struct lp_probe_spec *spec, const struct elfobj 
 	bool ret_at_entry = false;
 	for (size_t i = 0; i < pt->nrets; i++)
 		ret_at_entry |= pt->rets[i].offset == pt->offset;
-	if ((spec->returns == LP_RETURNS_AUTO || ret_at_entry) && leaf && !hz->go) {
+	if ((spec->returns == LP_RETURNS_AUTO || ret_at_entry) && leaf && !hz->go && reads_ret < 0) {
 		if (verbose)
-			lp_error("%s: a uretprobe, though %s: it calls nothing%s", spec->text,
-				 hz->why[0] ? hz->why : "--returns insn",
+			lp_error("%s: a uretprobe, though %s: it calls nothing%s", spec->text, why,
 				 ret_at_entry ? " and is only a ret" : "");
 		free(pt->rets);
 		pt->rets = NULL;
@@ -1759,7 +1779,7 @@ static int choose_returns(const struct lp_probe_spec *spec, const struct elfobj 
 		return 0;
 	}
 	pt->returns = LP_RETURNS_INSN;
-	pt->returns_why = lp_strdup(hz->why[0] ? hz->why : "--returns insn");
+	pt->returns_why = lp_strdup(why);
 	if (go_code)
 		pt->cfg.flags |= LP_PROBE_F_GO;
 	if (verbose)

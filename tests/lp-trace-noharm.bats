@@ -180,3 +180,15 @@ other depth=1 200
 ptail depth=0 100
 sw depth=0 100"
 }
+
+@test "lp-trace-noharm: a function that reads its own return address (glibc's dlsym, to know its caller) keeps it" {
+	require_root
+	run -0 lp-trace -v -o "$T/d.lp" libc:___dlsym -- "$WORKLOADS/dlnext" 10
+	assert_line "dlsym RTLD_NEXT found 10 of 10"
+	assert_line --regexp "^lp-trace: libc:___dlsym: returns probed at [0-9]+ instructions? \(stepped, not a uretprobe: ___dlsym reads its return address \(at \+[0-9]+\)\)$"
+	run -0 span_kinds "$T/d.lp"
+	assert_output "libc:___dlsym depth=0 10"
+	# a uretprobe: dlsym sees the trampoline as its caller
+	run -0 lp-trace --returns uretprobe -o "$T/u.lp" libc:___dlsym -- "$WORKLOADS/dlnext" 10
+	assert_line "dlsym RTLD_NEXT found 0 of 10: RTLD_NEXT used in code not dynamically loaded"
+}
