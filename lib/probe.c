@@ -377,10 +377,14 @@ struct elfobj {
 	Elf *dbg_elf;
 	char *dbg_path;
 	Dwarf *dw;
+	Dwarf_CFI *cfi[2];	/* .eh_frame, .debug_frame: elfobj_cfi */
+	bool cfi_read;
 };
 
 static void elfobj_close(struct elfobj *o)
 {
+	if (o->cfi[0])
+		dwarf_cfi_end(o->cfi[0]);
 	if (o->dw)
 		dwarf_end(o->dw);
 	if (o->dbg_elf)
@@ -1128,9 +1132,8 @@ static const char *op_name(unsigned int op)
 }
 
 /* The canonical frame address at pc as register + offset, from CFI. */
-static int cfa_at(Elf *elf, Dwarf *dw, uint64_t pc, struct lp_trace_probe *cfg)
+static int cfa_in(Dwarf_CFI *const cfis[2], uint64_t pc, struct lp_trace_probe *cfg)
 {
-	Dwarf_CFI *cfis[2] = { dwarf_getcfi_elf(elf), dw ? dwarf_getcfi(dw) : NULL };
 	for (int i = 0; i < 2; i++) {
 		Dwarf_Frame *frame;
 		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], pc, &frame) != 0)
@@ -1152,6 +1155,15 @@ static int cfa_at(Elf *elf, Dwarf *dw, uint64_t pc, struct lp_trace_probe *cfg)
 			return 0;
 	}
 	return -1;
+}
+
+static int cfa_at(Elf *elf, Dwarf *dw, uint64_t pc, struct lp_trace_probe *cfg)
+{
+	Dwarf_CFI *cfis[2] = { dwarf_getcfi_elf(elf), dw ? dwarf_getcfi(dw) : NULL };
+	int r = cfa_in(cfis, pc, cfg);
+	if (cfis[0])
+		dwarf_cfi_end(cfis[0]);	/* made afresh each call (libdw caches the other) */
+	return r;
 }
 
 /* A location expression at pc -> a capture; -1 with `why`. */
@@ -1577,15 +1589,26 @@ static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, str
 	}
 }
 
+/* The file's unwind information, read once: .eh_frame, .debug_frame. */
+static Dwarf_CFI *const *elfobj_cfi(struct elfobj *o)
+{
+	if (!o->cfi_read) {
+		o->cfi_read = true;
+		o->cfi[0] = dwarf_getcfi_elf(o->elf);
+		o->cfi[1] = o->dw ? dwarf_getcfi(o->dw) : NULL;
+	}
+	return o->cfi;
+}
+
 /* A function's code: its symbol's size, else the range of its unwind
  * information (an FDE of .eh_frame or .debug_frame). */
-static int func_range(const struct elfobj *o, uint64_t vaddr, uint64_t size, struct lp_range *r)
+static int func_range(struct elfobj *o, uint64_t vaddr, uint64_t size, struct lp_range *r)
 {
 	if (size) {
 		*r = (struct lp_range){ vaddr, vaddr + size };
 		return 0;
 	}
-	Dwarf_CFI *cfis[2] = { dwarf_getcfi_elf(o->elf), o->dw ? dwarf_getcfi(o->dw) : NULL };
+	Dwarf_CFI *const *cfis = elfobj_cfi(o);
 	for (int i = 0; i < 2; i++) {
 		Dwarf_Frame *frame;
 		Dwarf_Addr lo, hi;
@@ -1605,10 +1628,10 @@ static int func_range(const struct elfobj *o, uint64_t vaddr, uint64_t size, str
 /* Whether the frame at pc is gone (CFA = rsp + 8, the return address at
  * the stack top): only there can a jmp be a tail call.  True when the
  * unwind information does not say. */
-static bool frame_gone(const struct elfobj *o, uint64_t pc)
+static bool frame_gone(struct elfobj *o, uint64_t pc)
 {
 	struct lp_trace_probe cfg = { 0 };
-	if (cfa_at(o->elf, o->dw, pc, &cfg) < 0)
+	if (cfa_in(elfobj_cfi(o), pc, &cfg) < 0)
 		return true;
 	return cfg.cfa_reg == 7 && cfg.cfa_off == 8;
 }
@@ -1619,7 +1642,7 @@ static bool frame_gone(const struct elfobj *o, uint64_t pc)
  * or pass while it runs, nor any other code read its stack); *reads_ret:
  * where it reads its own return address, from its start, else -1.  -1
  * when its code cannot be found or read (or Capstone opened). */
-static int find_leaves(const struct lp_probe_spec *spec, const struct elfobj *o, const char *path,
+static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
 		       const struct sym *s, uint64_t vaddr, bool verbose, struct lp_probe_point *pt,
 		       bool *leaf, int64_t *reads_ret)
 {
@@ -1685,7 +1708,7 @@ static int find_leaves(const struct lp_probe_spec *spec, const struct elfobj *o,
 	 * it to know their caller: a uretprobe makes that the trampoline). */
 	for (size_t i = 0; i < d.nrefs && *reads_ret < 0; i++) {
 		struct lp_trace_probe cfa = { 0 };
-		if (cfa_at(o->elf, o->dw, d.refs[i].vaddr, &cfa) == 0 && cfa.cfa_reg == d.refs[i].base &&
+		if (cfa_in(elfobj_cfi(o), d.refs[i].vaddr, &cfa) == 0 && cfa.cfa_reg == d.refs[i].base &&
 		    d.refs[i].disp == cfa.cfa_off - 8)
 			*reads_ret = (int64_t)(d.refs[i].vaddr - r[0].lo);
 	}
@@ -1721,7 +1744,7 @@ static void hazards(const struct elfobj *o, const char *path, const char *exe, s
 /* How function probe pt (symbol s, or NULL, at vaddr) sees its returns:
  * with a uretprobe unless that is unsafe (struct hazard), or --returns
  * says.  -1 after reporting why it cannot be traced. */
-static int choose_returns(const struct lp_probe_spec *spec, const struct elfobj *o, const char *path,
+static int choose_returns(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
 			  const struct hazard *hz, const struct sym *s, uint64_t vaddr, bool verbose,
 			  struct lp_probe_point *pt)
 {
