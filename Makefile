@@ -67,7 +67,8 @@ LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c)) \
-	$(patsubst tests/workloads/%.cc,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.cc))
+	$(patsubst tests/workloads/%.cc,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.cc)) \
+	$(patsubst tests/workloads/%.go,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.go))
 EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
 # Fuzz targets (tests/fuzz/, but the driver): in `all`, each linked with the
 # plain driver for the suite's run over its corpus; `make fuzz` builds them
@@ -165,6 +166,13 @@ $(O)/tests/workloads/%: tests/workloads/%.cc $(O)/flags
 	@mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CXX) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline $$(sed -n '1s|^/\* cflags: \(.*\) \*/$$|\1|p' $<) $< -o $@ -lpthread -lm
+
+# Go workloads (golang-go): single-file programs, built with the Go cache
+# under $(O) so that a build needs no home directory.
+$(O)/tests/workloads/%: tests/workloads/%.go $(O)/flags
+	$(call msg,GO,$@)
+	@mkdir -p $(@D)
+	$(Q)GOCACHE=$(abspath $(O))/gocache GO111MODULE=off go build -o $@ $<
 
 $(O)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/driver.c $(O)/liblp.a $(O)/flags
 	$(call msg,LINK,$@)

@@ -36,13 +36,15 @@ struct options {
 	uint32_t max_pids;
 	bool no_follow;
 	int64_t calibrate_ns;	/* the calibration's budget; 0: none */
+	enum lp_returns returns;
 };
 
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]\n"
-		"                [--max-pids N] [--calibrate DUR] [--no-demangle] [-v]\n"
+		"                [--max-pids N] [--calibrate DUR] [--no-demangle]\n"
+		"                [--returns auto|uretprobe|insn] [-v]\n"
 		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
 		"\n"
 		"Traces calls and events of a running process (-p) or of a command it starts,\n"
@@ -70,6 +72,10 @@ static void usage(FILE *f, int status)
 		"      --max-pids N         at most N processes traced at once, the targets and\n"
 		"                           their children (default 8192); more children are\n"
 		"                           counted as lost\n"
+		"      --returns HOW        how a function's returns are seen: auto (default) a\n"
+		"                           uretprobe where it is safe, else probes on its ret\n"
+		"                           and tail-call instructions (slower: single-stepped);\n"
+		"                           uretprobe or insn forces either\n"
 		"      --calibrate DUR      measure what the probes cost the traced threads for\n"
 		"                           about this long at start (default 200ms): cost\n"
 		"                           records, and lp_ns= on spans; 0: neither\n"
@@ -260,7 +266,7 @@ int main(int argc, char **argv)
 		}
 	}
 	enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
-	       OPT_CALIBRATE, OPT_NO_DEMANGLE };
+	       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, 0, 'p' },
 		{ "duration", required_argument, 0, 'd' },
@@ -272,6 +278,7 @@ int main(int argc, char **argv)
 		{ "no-follow", no_argument, 0, OPT_NO_FOLLOW },
 		{ "max-pids", required_argument, 0, OPT_MAX_PIDS },
 		{ "calibrate", required_argument, 0, OPT_CALIBRATE },
+		{ "returns", required_argument, 0, OPT_RETURNS },
 		{ "verbose", no_argument, 0, 'v' },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, OPT_VERSION },
@@ -316,6 +323,16 @@ int main(int argc, char **argv)
 		case OPT_CALIBRATE:
 			opt.calibrate_ns = lp_option_duration("calibrate", optarg, false);
 			break;
+		case OPT_RETURNS:
+			if (!strcmp(optarg, "auto"))
+				opt.returns = LP_RETURNS_AUTO;
+			else if (!strcmp(optarg, "uretprobe"))
+				opt.returns = LP_RETURNS_URETPROBE;
+			else if (!strcmp(optarg, "insn"))
+				opt.returns = LP_RETURNS_INSN;
+			else
+				lp_option_fail("returns", optarg, "not auto, uretprobe or insn");
+			break;
 		case 'h':
 			usage(stdout, 0);
 			break;
@@ -342,6 +359,7 @@ int main(int argc, char **argv)
 		if (!(specs[i] = lp_probe_spec__parse(argv[optind + i], opt.all_args)))
 			return 2;
 		specs[i]->no_demangle = opt.no_demangle;
+		specs[i]->returns = opt.returns;
 	}
 	struct lp_target *target = NULL;
 	struct family family = { 0 };
@@ -428,6 +446,10 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < npoints[p]; i++) {
 			if (points[p][i].cfg.kind == LP_PROBE_ENTRY)
 				entry_classes |= 1u << points[p][i].insn;
+			/* A return probed at an instruction costs a point probe's hit. */
+			if (points[p][i].cfg.kind == LP_PROBE_ENTRY &&
+			    points[p][i].returns == LP_RETURNS_INSN && points[p][i].ret_insn != LP_INSN_NONE)
+				point_classes |= 1u << points[p][i].ret_insn;
 			else if (points[p][i].cfg.kind == LP_PROBE_POINT)
 				point_classes |= 1u << points[p][i].insn;
 			else if (points[p][i].cfg.kind == LP_PROBE_TP)
@@ -532,8 +554,19 @@ int main(int argc, char **argv)
 	if (lp_close_output(out, opt.output ? opt.output : "stdout") < 0 && errno != EPIPE)
 		status = 1;
 	int cmd_status = lp_target__finish(target, true);
-	if (opt.verbose && lp_target__spawned(target))
+	int sig = lp_target__killed_by(target);
+	/* A signal that asks a program to stop, when lp-trace was stopped by
+	 * one too, is the same stop (Ctrl-C reaches the whole group). */
+	bool asked = sig == SIGINT || sig == SIGTERM || sig == SIGPIPE;
+	if (sig && !(asked && *stop)) {
+		/* Whatever killed it, never silently: the trace may be why.
+		 * Asked to stop, it has not failed (nor has the trace). */
+		lp_error("%s killed by signal %d (%s)", cmd[0], sig, strsignal(sig));
+		if (!asked)
+			status = 128 + sig;
+	} else if (opt.verbose && lp_target__spawned(target)) {
 		lp_error("%s exited with status %d", cmd[0], cmd_status);
+	}
 	goto out;
 out_tracer:
 	lp_tracer__free(tracer);

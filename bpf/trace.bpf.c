@@ -52,7 +52,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);
+	__type(key, __u64);	/* a thread id, or a goroutine | LP_KEY_G */
 	__type(value, struct lp_trace_stack);
 } stacks SEC(".maps");
 
@@ -188,119 +188,41 @@ static __always_inline void capture(struct pt_regs *ctx, const struct lp_trace_p
 	}
 }
 
-SEC("uprobe")
-int lp_entry(struct pt_regs *ctx)
+/* Where a probe's open calls are kept, and where in that stack the probe
+ * hit is: the thread and its stack pointer, or for Go the goroutine (r14)
+ * and the stack pointer's distance from its stack's top (LP_PROBE_F_GO). */
+static __always_inline int stack_key(struct pt_regs *ctx, const struct lp_trace_probe *p, __u32 tid,
+				     __u64 sp, __u64 *key, __u64 *pos)
 {
-	if (stopped)
-		return 0;
-	__u32 id = bpf_get_attach_cookie(ctx);
-	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
-	if (!p)
-		return 0;
-	__u64 pt = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pt, tgid = pt >> 32;
-	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
-	if (!st) {
-		__u32 k = 0;
-		struct lp_trace_stack *z = bpf_map_lookup_elem(&zero, &k);
-		if (!z)
-			return 0;
-		bpf_map_update_elem(&stacks, &tid, z, BPF_NOEXIST);
-		st = bpf_map_lookup_elem(&stacks, &tid);
-		if (!st) {
-			count(LP_LOST_STACKS);
-			return 0;
-		}
-		st->tgid = tgid;
-	}
-	if (st->tgid != tgid) {	/* a thread id reused by another process */
-		st->tgid = tgid;
-		st->depth = 0;
-	}
-	/* This hit's cost, even when it pushes nothing (too deep). */
-	st->lp_ns += p->hit_ns;
-	/* The stack grows down: a recorded call below this entry's stack
-	 * pointer has returned without its return probe firing (longjmp, an
-	 * exception, a uretprobe the kernel did not install), and so has one
-	 * at the same stack pointer and return address.  A tail call has the
-	 * same stack pointer too, but its return address is already the
-	 * kernel's return trampoline: that frame stays. */
-	__u64 ret = 0;
-	bpf_probe_read_user(&ret, sizeof(ret), (void *)ctx->sp);
-	__u32 d = st->depth;
-	for (int i = 0; i < LP_TRACE_MAX_DEPTH; i++) {
-		if (d == 0 || d > LP_TRACE_MAX_DEPTH)
-			break;
-		struct lp_trace_frame *top = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
-		if (top->sp > ctx->sp || (top->sp == ctx->sp && top->ret != ret))
-			break;
-		d--;
-		count(LP_LOST_UNRETURNED);
-	}
-	st->depth = d;
-	if (d >= LP_TRACE_MAX_DEPTH) {
-		count(LP_LOST_DEPTH);
+	if (!(p->flags & LP_PROBE_F_GO)) {
+		*key = tid;
+		*pos = sp;
 		return 0;
 	}
-	struct lp_trace_frame *f = &st->frames[d & (LP_TRACE_MAX_DEPTH - 1)];
-	f->sp = ctx->sp;
-	f->ret = ret;
-	f->probe = id;
-	f->lp0 = st->lp_ns;
-	if (p->ncaps)
-		capture(ctx, p, f->vals, f->strs);
-	st->depth = d + 1;
-	/* Last, so the capture's cost is not in the span. */
-	f->ts = bpf_ktime_get_ns();
+	__u64 g = ctx->r14, hi = 0;
+	if (!g || bpf_probe_read_user(&hi, sizeof(hi), (void *)(g + LP_G_STACK_HI)) < 0 || hi < sp)
+		return -1;
+	*key = g | LP_KEY_G;
+	*pos = sp - hi + LP_GO_POS_BASE;
 	return 0;
 }
 
-SEC("uretprobe")
-int lp_return(struct pt_regs *ctx)
+/* Writes the span of frame f ended at end: how (depth | LP_SPAN_F_* << 16),
+ * acc the stack's lp_ns before this hit's own cost plus the part of that
+ * cost inside the span (five arguments at most). */
+static __noinline int emit_span(struct lp_trace_frame *f, __u32 how, __u64 end, __u64 acc,
+				__u64 ret)
 {
-	if (stopped)
+	if (!f)
 		return 0;
-	__u64 now = bpf_ktime_get_ns();
-	__u32 id = bpf_get_attach_cookie(ctx);
+	__u32 depth = how & 0xffff, flags = how >> 16;
+	__u32 id = f->probe;
 	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
 	if (!p)
 		return 0;
-	__u64 pt = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pt;
-	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
-	if (!st)
+	if (end - f->ts < min_duration_ns && !(p->flags & LP_PROBE_F_CAL))
 		return 0;
-	/* lp's cost inside the span: the nested hits in full (the growth of
-	 * the thread's total since this call's entry), and the parts of its
-	 * own entry and return that fall between its two timestamps. */
-	__u64 acc = st->lp_ns;
-	st->lp_ns = acc + p->ret_ns;
-	/* `ret` popped the return address the entry saw at the stack top. */
-	__u64 sp = ctx->sp - 8;
-	struct lp_trace_frame *f = 0;
-	__u32 d = 0;
-	for (int i = 0; i < LP_TRACE_MAX_DEPTH; i++) {
-		d = st->depth;
-		if (d == 0 || d > LP_TRACE_MAX_DEPTH)
-			return 0;
-		f = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
-		if (f->sp == sp && f->probe == id)
-			break;
-		/* An outer call: this return's entry was never pushed. */
-		if (f->sp >= sp)
-			return 0;
-		/* A deeper call that never returned (longjmp, an exception,
-		 * a uretprobe the kernel did not install): drop it. */
-		st->depth = d - 1;
-		count(LP_LOST_UNRETURNED);
-		f = 0;
-	}
-	if (!f)
-		return 0;
-	st->depth = d - 1;
-	if (now - f->ts < min_duration_ns && !(p->flags & LP_PROBE_F_CAL))
-		return 0;
-	__u64 lp_ns = acc - f->lp0 + p->hit_inside_ns + p->ret_inside_ns;
+	__u64 lp_ns = acc - f->lp0 + p->hit_inside_ns;
 	struct lp_trace_event *ev;
 	int strs = 0;
 	for (unsigned int i = 0; i < LP_TRACE_MAX_CAPS; i++)
@@ -321,18 +243,212 @@ int lp_return(struct pt_regs *ctx)
 			return 0;
 		}
 	}
+	__u64 pt = bpf_get_current_pid_tgid();
 	ev->type = LP_EV_SPAN;
 	ev->probe = id;
 	ev->pid = pt >> 32;
-	ev->tid = tid;
+	ev->tid = (__u32)pt;
 	ev->start = f->ts;
-	ev->end = now;
-	ev->depth = d - 1;
+	ev->end = end;
+	ev->depth = depth;
 	ev->size = 0;
-	ev->ret = ctx->ax;
+	ev->ret = ret;
 	ev->lp_ns = lp_ns;
+	ev->flags = flags;
+	ev->pad = 0;
 	__builtin_memcpy(ev->vals, f->vals, sizeof(ev->vals));
 	submit(ev);
+	return 0;
+}
+
+/* Pops the open calls of st left without returning, as spans ended now
+ * and marked unwound: those below pos (deeper), and those at pos too when
+ * at is UNWIND_AT, or when at is UNWIND_AT_RET and their return address is
+ * ret.  Returns the new depth. */
+enum { UNWIND_BELOW, UNWIND_AT, UNWIND_AT_RET };
+
+static __noinline __u32 unwind_below(struct lp_trace_stack *st, __u64 pos, __u64 ret, int at,
+				     __u64 now)
+{
+	if (!st)
+		return 0;
+	__u32 d = st->depth;
+	for (int i = 0; i < LP_TRACE_MAX_DEPTH; i++) {
+		if (d == 0 || d > LP_TRACE_MAX_DEPTH)
+			break;
+		struct lp_trace_frame *top = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
+		if (top->sp > pos)
+			break;
+		if (top->sp == pos && !(at == UNWIND_AT || (at == UNWIND_AT_RET && top->ret == ret)))
+			break;
+		d--;
+		emit_span(top, d | LP_SPAN_F_UNWOUND << 16, now, st->lp_ns, 0);
+	}
+	st->depth = d;
+	return d;
+}
+
+SEC("uprobe")
+int lp_entry(struct pt_regs *ctx)
+{
+	if (stopped)
+		return 0;
+	__u32 id = bpf_get_attach_cookie(ctx);
+	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
+	if (!p)
+		return 0;
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pt, tgid = pt >> 32;
+	__u64 key, pos;
+	if (stack_key(ctx, p, tid, ctx->sp, &key, &pos) < 0)
+		return 0;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &key);
+	if (!st) {
+		__u32 k = 0;
+		struct lp_trace_stack *z = bpf_map_lookup_elem(&zero, &k);
+		if (!z)
+			return 0;
+		bpf_map_update_elem(&stacks, &key, z, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&stacks, &key);
+		if (!st) {
+			count(LP_LOST_STACKS);
+			return 0;
+		}
+		st->tgid = tgid;
+	}
+	if (st->tgid != tgid) {	/* a thread id reused by another process */
+		st->tgid = tgid;
+		st->depth = 0;
+	}
+	st->tid = tid;
+	/* This hit's cost, even when it pushes nothing (too deep). */
+	st->lp_ns += p->hit_ns;
+	/* The stack grows down: a recorded call below this entry's stack
+	 * pointer has returned without its return probe firing (longjmp, an
+	 * exception, a uretprobe the kernel did not install), and so has one
+	 * at the same stack pointer and return address: each is a span
+	 * marked unwound, ended now.  A tail call has the same stack pointer
+	 * too, but under a uretprobe its return address is already the
+	 * kernel's return trampoline: that frame stays (with return
+	 * instructions probed, the jmp ended it).  In Go, the same call at
+	 * the same place is the function starting over after its stack grew
+	 * (morestack): the call goes on. */
+	__u64 ret = 0;
+	bpf_probe_read_user(&ret, sizeof(ret), (void *)ctx->sp);
+	__u32 d = st->depth;
+	if (d > 0 && d <= LP_TRACE_MAX_DEPTH) {
+		struct lp_trace_frame *top = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
+		if ((p->flags & LP_PROBE_F_GO) && top->sp == pos && top->ret == ret && top->probe == id)
+			return 0;
+		d = unwind_below(st, pos, ret, UNWIND_AT_RET, bpf_ktime_get_ns());
+	}
+	if (d >= LP_TRACE_MAX_DEPTH) {
+		count(LP_LOST_DEPTH);
+		return 0;
+	}
+	struct lp_trace_frame *f = &st->frames[d & (LP_TRACE_MAX_DEPTH - 1)];
+	f->sp = pos;
+	f->ret = ret;
+	f->probe = id;
+	f->lp0 = st->lp_ns;
+	if (p->ncaps)
+		capture(ctx, p, f->vals, f->strs);
+	st->depth = d + 1;
+	/* Last, so the capture's cost is not in the span. */
+	f->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* Whether a jcc of condition cc (the low nibble of its opcode) jumps,
+ * given eflags. */
+static __always_inline int cc_taken(__u64 fl, unsigned int cc)
+{
+	int cf = fl & 1, pf = (fl >> 2) & 1, zf = (fl >> 6) & 1, sf = (fl >> 7) & 1,
+	    of = (fl >> 11) & 1, t;
+	switch (cc >> 1) {
+	case 0: t = of; break;
+	case 1: t = cf; break;
+	case 2: t = zf; break;
+	case 3: t = cf | zf; break;
+	case 4: t = sf; break;
+	case 5: t = pf; break;
+	case 6: t = sf != of; break;
+	default: t = zf | (sf != of); break;
+	}
+	return t ^ (cc & 1);
+}
+
+/* A return: a uretprobe, or a uprobe on an instruction that leaves the
+ * function (the cookie says which, LP_RET_COOKIE). */
+SEC("uprobe")
+int lp_return(struct pt_regs *ctx)
+{
+	if (stopped)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 id = cookie & 0xffff, kind = (cookie >> 16) & 0xf;
+	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
+	if (!p)
+		return 0;
+	if (kind == LP_RET_TAIL_REG) {
+		/* jmp *reg: a tail call only when it leaves the function (a
+		 * switch's jump table stays in it). */
+		struct regs regs;
+		snapshot(ctx, &regs);
+		__u64 bias = ctx->ip - (p->func_lo + (cookie >> 32));
+		__u64 to = reg_value(&regs, (cookie >> 20) & 0xff) - bias;
+		if (to >= p->func_lo && to < p->func_hi)
+			return 0;
+	}
+	if (kind == LP_RET_TAIL_CC && !cc_taken(ctx->flags, (cookie >> 20) & 0xf))
+		return 0;
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pt;
+	/* A uretprobe fires after `ret` popped the return address the entry
+	 * saw at the stack top; a probed ret or jmp before. */
+	__u64 key, sp = kind == LP_RET_URETPROBE ? ctx->sp - 8 : ctx->sp;
+	if (stack_key(ctx, p, tid, sp, &key, &sp) < 0)
+		return 0;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &key);
+	if (!st)
+		return 0;
+	/* lp's cost inside the span: the nested hits in full (the growth of
+	 * the thread's total since this call's entry), and the parts of its
+	 * own entry and return that fall between its two timestamps. */
+	__u64 acc = st->lp_ns;
+	st->lp_ns = acc + p->ret_ns;
+	/* Deeper calls that never returned (longjmp, an exception, a
+	 * uretprobe the kernel did not install) are spans marked unwound. */
+	__u32 d = unwind_below(st, sp, 0, UNWIND_BELOW, now);
+	if (d == 0 || d > LP_TRACE_MAX_DEPTH)
+		return 0;
+	struct lp_trace_frame *f = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
+	/* An outer call: this return's entry was never pushed. */
+	if (f->sp != sp || f->probe != id)
+		return 0;
+	st->depth = d - 1;
+	__u32 flags = kind >= LP_RET_TAIL ? LP_SPAN_F_TAIL : 0;
+	emit_span(f, (d - 1) | flags << 16, now, acc + p->ret_inside_ns, ctx->ax);
+	return 0;
+}
+
+/* C++ catches an exception (__cxa_begin_catch, called from the catching
+ * frame's landing pad): the traced calls below the catcher were left by
+ * it, and end here. */
+SEC("uprobe")
+int lp_catch(struct pt_regs *ctx)
+{
+	if (stopped)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 key = (__u32)bpf_get_current_pid_tgid();
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &key);
+	if (!st || !st->depth)
+		return 0;
+	/* The catcher's own frame is above its call of __cxa_begin_catch:
+	 * its stack pointer there is the one the calls it made saw. */
+	unwind_below(st, ctx->sp, 0, UNWIND_AT, now);
 	return 0;
 }
 
@@ -348,7 +464,7 @@ int lp_point(struct pt_regs *ctx)
 		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
 	/* Its cost, for the spans open on this thread (none: no stack). */
-	__u32 tid = (__u32)pt;
+	__u64 tid = (__u32)pt;
 	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
 	if (st)
 		st->lp_ns += p->hit_ns;
@@ -367,6 +483,7 @@ int lp_point(struct pt_regs *ctx)
 	ev->size = 0;
 	ev->ret = 0;
 	ev->lp_ns = 0;
+	ev->flags = ev->pad = 0;
 	__builtin_memset(ev->vals, 0, sizeof(ev->vals));
 	__builtin_memset(es->strs, 0, sizeof(es->strs));
 	capture(ctx, p, ev->vals, es->strs);
@@ -447,6 +564,7 @@ int lp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	ev->size = 0;
 	ev->ret = (__u64)ctx->args[1];
 	ev->lp_ns = 0;
+	ev->flags = ev->pad = 0;
 	for (int i = 0; i < 6; i++)
 		ev->vals[i] = copy.args[i];
 	submit(ev);
@@ -467,7 +585,7 @@ int lp_tp(void *ctx)
 	if (!p)
 		return 0;
 	/* Its cost, for the spans open on this thread. */
-	__u32 tid = (__u32)pt;
+	__u64 tid = (__u32)pt;
 	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
 	if (st)
 		st->lp_ns += p->hit_ns;
@@ -484,6 +602,7 @@ int lp_tp(void *ctx)
 	e->ev.depth = 0;
 	e->ev.ret = 0;
 	e->ev.lp_ns = 0;
+	e->ev.flags = e->ev.pad = 0;
 	__builtin_memset(e->ev.vals, 0, sizeof(e->ev.vals));
 	__u32 size = p->tp_size;
 	if (size > LP_TRACE_TP_MAX)

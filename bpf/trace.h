@@ -20,7 +20,25 @@ enum {
 	LP_PROBE_POINT = 2,	/* uprobe emitting a point event */
 	LP_PROBE_SYSCALL = 3,
 	LP_PROBE_TP = 4,
+	LP_PROBE_CATCH = 5,	/* uprobe where C++ catches (__cxa_begin_catch): ends the calls unwound */
 };
+
+/* How lp_return was attached, in its BPF cookie beside the probe's index:
+ * a uretprobe, or a uprobe on one of the function's own instructions that
+ * leave it (lib/probe.c finds them; a uretprobe rewrites the return
+ * address on the stack, which unwinders and Go's runtime read). */
+enum {
+	LP_RET_URETPROBE = 0,	/* sp is the entry's + 8 (ret popped it) */
+	LP_RET_INSN = 1,	/* a ret: sp is the entry's */
+	LP_RET_TAIL = 2,	/* a jmp out of the function (a tail call) */
+	LP_RET_TAIL_REG = 3,	/* jmp *reg: a tail call when reg points outside the function */
+	LP_RET_TAIL_CC = 4,	/* jcc out of the function: a tail call when taken (reg: the cc) */
+};
+/* cookie: bits 0-15 the probe, 16-19 LP_RET_*, 20-27 the register (DWARF
+ * numbering), 32-63 the instruction's offset from the function's start. */
+#define LP_RET_COOKIE(id, kind, reg, off)						\
+	((unsigned long long)(id) | (unsigned long long)(kind) << 16 |			\
+	 (unsigned long long)(reg) << 20 | (unsigned long long)(off) << 32)
 
 /* A captured value: take a register (DWARF numbering) or the memory at
  * register + off, or at off + the load bias (reg = LP_REG_NONE). */
@@ -58,10 +76,22 @@ struct lp_trace_probe {
 	unsigned int ret_ns, ret_inside_ns;
 	unsigned int flags;	/* LP_PROBE_F_* */
 	unsigned int pad2;
+	/* LP_PROBE_ENTRY: the function's link-time range (LP_RET_TAIL_REG). */
+	unsigned long long func_lo, func_hi;
 };
 
 /* struct lp_trace_probe.flags */
 #define LP_PROBE_F_CAL 1	/* lp-trace's calibration: spans of any duration */
+/* Go (register ABI, >= 1.17): open calls are kept per goroutine (r14 holds
+ * g), their stack pointers relative to the goroutine's stack top
+ * (g.stack.hi, at g + 8): goroutines move between threads, and their
+ * stacks are copied elsewhere when they grow. */
+#define LP_PROBE_F_GO 2
+#define LP_G_STACK_HI 8
+/* The stacks map's key: a thread id, or a goroutine (g | LP_KEY_G). */
+#define LP_KEY_G (1ULL << 63)
+/* A Go position: sp - g.stack.hi + this (deeper calls are lower, as sp). */
+#define LP_GO_POS_BASE (1ULL << 62)
 
 struct lp_trace_frame {
 	unsigned long long ts;
@@ -79,7 +109,7 @@ struct lp_trace_stack {
 	unsigned int tgid;
 	unsigned int depth;
 	unsigned int overflow;	/* entries not pushed because too deep */
-	unsigned int pad;
+	unsigned int tid;	/* the thread that last pushed (a goroutine's moves) */
 	/* ns lp's probes have cost this thread so far (the calibrated full
 	 * cost of every hit): a span's lp_ns is its growth while it ran. */
 	unsigned long long lp_ns;
@@ -113,8 +143,14 @@ struct lp_trace_event {
 	unsigned int size;	/* LP_EV_TP: bytes of data */
 	unsigned long long ret;
 	unsigned long long lp_ns;	/* LP_EV_SPAN: what lp's probes added inside it */
+	unsigned int flags;	/* LP_EV_SPAN: LP_SPAN_F_* */
+	unsigned int pad;
 	unsigned long long vals[LP_TRACE_MAX_CAPS];
 };
+
+/* struct lp_trace_event.flags */
+#define LP_SPAN_F_TAIL 1	/* ended by a jmp out of the function (a tail call) */
+#define LP_SPAN_F_UNWOUND 2	/* left without returning (an exception, longjmp): ended when seen gone */
 
 /* An event followed by its strings (probes that capture some). */
 struct lp_trace_event_strs {
@@ -132,7 +168,7 @@ enum {
 	LP_LOST_RING = 0,	/* no room in the ring */
 	LP_LOST_DEPTH = 1,	/* nesting deeper than LP_TRACE_MAX_DEPTH */
 	LP_LOST_STACKS = 2,	/* no room for a new thread in "stacks" */
-	LP_LOST_UNRETURNED = 3,	/* calls whose return was never seen (longjmp...) */
+	LP_LOST_UNRETURNED = 3,	/* unused: calls left unreturned are spans marked unwound */
 	LP_LOST_CHILDREN = 4,	/* forked processes not followed: "tgids" full */
 	LP_NCOUNTERS = 5,
 };

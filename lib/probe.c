@@ -11,6 +11,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "demangle.h"
+#include "disasm.h"
 #include "insnflow.h"
 #include "procns.h"
 #include "syscalls.h"
@@ -292,7 +294,10 @@ void lp_probe_point__fini(struct lp_probe_point *p)
 	for (size_t i = 0; i < p->nvals; i++)
 		free(p->vals[i].name);
 	free(p->ret.name);
+	free(p->returns_why);
+	free(p->rets);
 }
+
 
 /* --- system calls and tracefs ---------------------------------------- */
 
@@ -373,10 +378,14 @@ struct elfobj {
 	Elf *dbg_elf;
 	char *dbg_path;
 	Dwarf *dw;
+	Dwarf_CFI *cfi[2];	/* .eh_frame, .debug_frame: elfobj_cfi */
+	bool cfi_read;
 };
 
 static void elfobj_close(struct elfobj *o)
 {
+	if (o->cfi[0])
+		dwarf_cfi_end(o->cfi[0]);
 	if (o->dw)
 		dwarf_end(o->dw);
 	if (o->dbg_elf)
@@ -1124,9 +1133,8 @@ static const char *op_name(unsigned int op)
 }
 
 /* The canonical frame address at pc as register + offset, from CFI. */
-static int cfa_at(Elf *elf, Dwarf *dw, uint64_t pc, struct lp_trace_probe *cfg)
+static int cfa_in(Dwarf_CFI *const cfis[2], uint64_t pc, struct lp_trace_probe *cfg)
 {
-	Dwarf_CFI *cfis[2] = { dwarf_getcfi_elf(elf), dw ? dwarf_getcfi(dw) : NULL };
 	for (int i = 0; i < 2; i++) {
 		Dwarf_Frame *frame;
 		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], pc, &frame) != 0)
@@ -1148,6 +1156,15 @@ static int cfa_at(Elf *elf, Dwarf *dw, uint64_t pc, struct lp_trace_probe *cfg)
 			return 0;
 	}
 	return -1;
+}
+
+static int cfa_at(Elf *elf, Dwarf *dw, uint64_t pc, struct lp_trace_probe *cfg)
+{
+	Dwarf_CFI *cfis[2] = { dwarf_getcfi_elf(elf), dw ? dwarf_getcfi(dw) : NULL };
+	int r = cfa_in(cfis, pc, cfg);
+	if (cfis[0])
+		dwarf_cfi_end(cfis[0]);	/* made afresh each call (libdw caches the other) */
+	return r;
 }
 
 /* A location expression at pc -> a capture; -1 with `why`. */
@@ -1572,6 +1589,399 @@ static struct lp_probe_point *new_point(const struct lp_probe_spec *spec, const 
 	return pt;
 }
 
+/* --- returns: a uretprobe, or the instructions that leave ------------ */
+
+/* A uretprobe puts the kernel's trampoline where the return address was
+ * until the call returns: whatever reads return addresses meanwhile breaks
+ * (C++ exceptions: the unwinder finds no frame for the trampoline and
+ * terminates; backtrace(3) stops there; Go's runtime walks its stacks to
+ * grow them and dies on an unknown pc).  What a file says of that. */
+struct hazard {
+	bool go;		/* a Go binary */
+	bool regabi;		/* Go >= 1.17: g in r14 */
+	char go_version[32];
+	bool cxx;		/* exceptions: C++'s catch can be probed */
+	char why[256];		/* the first reason found, "" when none */
+};
+
+static Elf_Scn *section(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* Go's build information: "\xff Go buildinf:", pointer size, flags; with
+ * flags & 2 (Go >= 1.18) the version string follows inline at 32, its
+ * length a uvarint. */
+static void go_version(Elf *elf, struct hazard *hz)
+{
+	Elf_Scn *scn = section(elf, ".go.buildinfo");
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !d->d_buf || d->d_size < 34 || memcmp(d->d_buf, "\xff Go buildinf:", 14))
+		return;
+	const unsigned char *b = d->d_buf;
+	if (!(b[15] & 2))
+		return;
+	size_t len = b[32] & 0x7f, at = 33;
+	if (b[32] & 0x80)
+		len |= (size_t)(b[at++] & 0x7f) << 7;
+	if (at + len > d->d_size || len >= sizeof(hz->go_version))
+		return;
+	memcpy(hz->go_version, b + at, len);
+	hz->go_version[len] = '\0';
+}
+
+__attribute__((format(printf, 2, 3))) static void hazard_why(struct hazard *hz, const char *fmt, ...)
+{
+	va_list ap;
+	if (hz->why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(hz->why, sizeof(hz->why), fmt, ap);
+	va_end(ap);
+}
+
+/* What file `path` (its ELF elf, its symbols o when open) says. */
+static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, struct hazard *hz)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (section(elf, ".go.buildinfo") || section(elf, ".note.go.buildid") ||
+	    (o && find_sym(o, "runtime.morestack"))) {
+		hz->go = true;
+		go_version(elf, hz);
+		int major = 0, minor = 0;
+		if (hz->go_version[0] && sscanf(hz->go_version, "go%d.%d", &major, &minor) == 2)
+			hz->regabi = major > 1 || minor >= 17;
+		/* Go 1.17 wrote no inline version: its ABI0 wrappers say. */
+		for (size_t i = 0; o && !hz->go_version[0] && i < o->nsyms && !hz->regabi; i++) {
+			size_t n = strlen(o->syms[i].name);
+			hz->regabi = n > 5 && !strcmp(o->syms[i].name + n - 5, ".abi0");
+		}
+		hazard_why(hz, "%s is a Go binary (its runtime reads return addresses when a goroutine's stack grows)",
+			   base);
+		return;
+	}
+	/* C's too (glibc's, for thread cancellation: its forced unwinding
+	 * stops at a trampoline and skips the cleanups above it); C++'s name
+	 * its personality routine, and may catch (cxx). */
+	if (section(elf, ".gcc_except_table"))
+		hazard_why(hz, "%s has exception tables (.gcc_except_table)", base);
+	/* The libraries it needs, and what it imports. */
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNAMIC && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; d && i < n; i++) {
+			const char *name = NULL;
+			if (sh.sh_type == SHT_DYNAMIC) {
+				GElf_Dyn dyn;
+				if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED)
+					name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+				if (name && (!strncmp(name, "libstdc++", 9) || !strncmp(name, "libgcc_s", 8))) {
+					hz->cxx |= !strncmp(name, "libstdc++", 9);
+					hazard_why(hz, "%s links %s (exceptions unwind through return addresses)",
+						   base, name);
+				}
+				continue;
+			}
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, "__gxx_personality_v0"))
+				hz->cxx = true;
+			if (sym.st_shndx != SHN_UNDEF)
+				continue;
+			/* The first three throw or unwind exceptions. */
+			static const char *const readers[] = { "__cxa_throw", "_Unwind_RaiseException",
+				"_Unwind_Resume", "_Unwind_Backtrace", "_Unwind_ForcedUnwind", "backtrace" };
+			for (size_t k = 0; name && k < sizeof(readers) / sizeof(readers[0]); k++)
+				if (!strcmp(name, readers[k])) {
+					hz->cxx |= k < 3;
+					hazard_why(hz, "%s calls %s (it reads return addresses)", base, name);
+				}
+		}
+	}
+}
+
+/* The file's unwind information, read once: .eh_frame, .debug_frame. */
+static Dwarf_CFI *const *elfobj_cfi(struct elfobj *o)
+{
+	if (!o->cfi_read) {
+		o->cfi_read = true;
+		o->cfi[0] = dwarf_getcfi_elf(o->elf);
+		o->cfi[1] = o->dw ? dwarf_getcfi(o->dw) : NULL;
+	}
+	return o->cfi;
+}
+
+/* A function's code: its symbol's size, else the range of its unwind
+ * information (an FDE of .eh_frame or .debug_frame). */
+static int func_range(struct elfobj *o, uint64_t vaddr, uint64_t size, struct lp_range *r)
+{
+	if (size) {
+		*r = (struct lp_range){ vaddr, vaddr + size };
+		return 0;
+	}
+	Dwarf_CFI *const *cfis = elfobj_cfi(o);
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Frame *frame;
+		Dwarf_Addr lo, hi;
+		bool sig;
+		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], vaddr, &frame) != 0)
+			continue;
+		int ok = dwarf_frame_info(frame, &lo, &hi, &sig) >= 0 && lo == vaddr && hi > lo;
+		free(frame);
+		if (ok) {
+			*r = (struct lp_range){ lo, hi };
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Whether the frame at pc is gone (CFA = rsp + 8, the return address at
+ * the stack top): only there can a jmp be a tail call.  True when the
+ * unwind information does not say. */
+static bool frame_gone(struct elfobj *o, uint64_t pc)
+{
+	struct lp_trace_probe cfg = { 0 };
+	if (cfa_in(elfobj_cfi(o), pc, &cfg) < 0)
+		return true;
+	return cfg.cfa_reg == 7 && cfg.cfa_off == 8;
+}
+
+/* The instructions that leave the function at vaddr (its symbol s, or NULL)
+ * into pt->rets; the function's GCC-split cold part (NAME.cold) with it.
+ * *leaf: it calls nothing and leaves only by ret (no exception can start
+ * or pass while it runs, nor any other code read its stack); *reads_ret:
+ * where it reads its own return address, from its start, else -1.  -1
+ * when its code cannot be found or read (or Capstone opened). */
+static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+		       const struct sym *s, uint64_t vaddr, bool verbose, struct lp_probe_point *pt,
+		       bool *leaf, int64_t *reads_ret)
+{
+	struct lp_range r[8];
+	size_t nr = 1;
+	*reads_ret = -1;
+	if (func_range(o, vaddr, s ? s->size : 0, &r[0]) < 0)
+		return -1;
+	/* NAME.cold parts that the code jumps to are the function's too. */
+	size_t namelen = s ? strlen(s->name) : 0;
+	struct lp_disasm d = { 0 };
+	for (size_t scanned = 0; scanned < nr; scanned++) {
+		uint64_t off;
+		size_t n = (size_t)(r[scanned].hi - r[scanned].lo);
+		Elf_Data *code = vaddr_to_offset(o->elf, r[scanned].lo, &off) == 0
+			? elf_getdata_rawchunk(o->elf, (int64_t)off, n, ELF_T_BYTE) : NULL;
+		size_t before = d.noutside;
+		if (!code || !code->d_buf || code->d_size < n ||
+		    lp_disasm__scan(code->d_buf, n, r[scanned].lo, r, nr, &d) < 0) {
+			lp_disasm__fini(&d);
+			return -1;
+		}
+		for (size_t i = before; s && i < d.noutside && nr < 8; i++)
+			for (size_t k = 0; k < o->nsyms; k++) {
+				const struct sym *c = &o->syms[k];
+				if (d.outside[i] < c->value || d.outside[i] >= c->value + c->size ||
+				    strncmp(c->name, s->name, namelen) || strncmp(c->name + namelen, ".cold", 5))
+					continue;
+				bool have = false;
+				for (size_t j = 0; j < nr; j++)
+					have |= r[j].lo == c->value;
+				if (!have)
+					r[nr++] = (struct lp_range){ c->value, c->value + c->size };
+			}
+	}
+	/* A jump into a cold part scanned after it was seen is no tail call;
+	 * a jmp while the frame is still there is none either. */
+	pt->rets = lp_calloc(d.nleaves ? d.nleaves : 1, sizeof(*pt->rets));
+	pt->ret_insn = LP_INSN_NONE;
+	*leaf = !d.calls;
+	for (size_t i = 0; i < d.nleaves; i++) {
+		const struct lp_leave *l = &d.leaves[i];
+		bool internal = false;
+		for (size_t k = 0; l->to && k < nr; k++)
+			internal |= l->to >= r[k].lo && l->to < r[k].hi;
+		if (internal || (l->kind != LP_RET_INSN && !frame_gone(o, l->vaddr)))
+			continue;
+		uint64_t off;
+		if (vaddr_to_offset(o->elf, l->vaddr, &off) < 0)
+			continue;
+		*leaf &= l->kind == LP_RET_INSN;
+		pt->rets[pt->nrets++] = (struct lp_ret_point){ off, l->kind, l->reg,
+							       (uint32_t)(l->vaddr - r[0].lo) };
+		enum lp_insn c = lp_insn__classify(l->bytes, l->size);
+		if (c > pt->ret_insn)
+			pt->ret_insn = c;
+	}
+	if (d.undecoded && verbose)
+		lp_error("%s: %zu bytes of %s that Capstone could not decode were skipped",
+			 spec->text, d.undecoded, path);
+	/* The slot of the return address: CFA - 8, the CFA being rsp or rbp
+	 * plus an offset at each instruction (glibc's dlsym and dlopen read
+	 * it to know their caller: a uretprobe makes that the trampoline). */
+	for (size_t i = 0; i < d.nrefs && *reads_ret < 0; i++) {
+		struct lp_trace_probe cfa = { 0 };
+		if (cfa_in(elfobj_cfi(o), d.refs[i].vaddr, &cfa) == 0 && cfa.cfa_reg == d.refs[i].base &&
+		    d.refs[i].disp == cfa.cfa_off - 8)
+			*reads_ret = (int64_t)(d.refs[i].vaddr - r[0].lo);
+	}
+	pt->cfg.func_lo = r[0].lo;
+	pt->cfg.func_hi = r[0].hi;
+	lp_disasm__fini(&d);
+	return 0;
+}
+
+/* The hazards of the file probed and of the executable that runs it (a C++
+ * program calling a C library's function with a callback that throws). */
+static void hazards(const struct elfobj *o, const char *path, const char *exe, struct hazard *hz)
+{
+	memset(hz, 0, sizeof(*hz));
+	file_hazards(o->elf, o, path, hz);
+	if (!exe || !strcmp(exe, path))
+		return;
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	if (e && elf_kind(e) == ELF_K_ELF) {
+		struct hazard he = { 0 };
+		file_hazards(e, NULL, exe, &he);
+		hz->cxx |= he.cxx;
+		if (!hz->why[0])
+			memcpy(hz->why, he.why, sizeof(hz->why));
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* How function probe pt (symbol s, or NULL, at vaddr) sees its returns:
+ * with a uretprobe unless that is unsafe (struct hazard), or --returns
+ * says.  -1 after reporting why it cannot be traced. */
+static int choose_returns(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+			  const struct hazard *hz, const struct sym *s, uint64_t vaddr, bool verbose,
+			  struct lp_probe_point *pt)
+{
+	pt->returns = LP_RETURNS_URETPROBE;
+	if (spec->returns == LP_RETURNS_URETPROBE) {
+		if (hz->why[0])
+			lp_error("warning: probe '%s': uretprobe as --returns says, though %s: the program may break",
+				 spec->text, hz->why);
+		return 0;
+	}
+	/* Go code keeps g in r14 from 1.17 on (its register ABI); before,
+	 * a return cannot be told whose goroutine's it is. */
+	const char *name = s ? s->name : "";
+	bool go_code = hz->go && strchr(name, '.');
+	if (go_code && !hz->regabi) {
+		lp_error("probe '%s': %s was built by %s, before Go 1.17's register ABI: a return cannot be matched to its goroutine, and a uretprobe would kill the program at its first stack growth; not traced",
+			 spec->text, path, hz->go_version[0] ? hz->go_version : "a Go older than 1.17");
+		return -1;
+	}
+	bool leaf;
+	int64_t reads_ret;
+	if (find_leaves(spec, o, path, s, vaddr, verbose, pt, &leaf, &reads_ret) < 0) {
+		if (spec->returns == LP_RETURNS_AUTO && !hz->why[0])
+			return 0;	/* nothing known against a uretprobe */
+		lp_error("probe '%s': cannot read the code of %s in %s (no symbol size, no unwind information): its returns cannot be probed, and a uretprobe would break the program (%s); not traced",
+			 spec->text, s ? s->name : spec->text, path, hz->why[0] ? hz->why : "--returns insn");
+		return -1;
+	}
+	char why[sizeof(hz->why)];
+	snprintf(why, sizeof(why), "%s", hz->why[0] ? hz->why : "--returns insn");
+	if (reads_ret >= 0 && (spec->returns == LP_RETURNS_AUTO || !hz->why[0]))
+		snprintf(why, sizeof(why), "%s reads its return address (at +%lld)", s ? s->name : spec->text,
+			 (long long)reads_ret);
+	if (spec->returns == LP_RETURNS_AUTO && !hz->why[0] && reads_ret < 0) {
+		free(pt->rets);
+		pt->rets = NULL;
+		pt->nrets = 0;
+		return 0;
+	}
+	/* A function that calls nothing and leaves by ret: nothing can read
+	 * its return address while it runs (but a signal handler; in Go,
+	 * the runtime's asynchronous preemption can scan a stack there).  A
+	 * function that is only a ret has its return at its entry: two
+	 * uprobes there would run in no known order. */
+	bool ret_at_entry = false;
+	for (size_t i = 0; i < pt->nrets; i++)
+		ret_at_entry |= pt->rets[i].offset == pt->offset;
+	if ((spec->returns == LP_RETURNS_AUTO || ret_at_entry) && leaf && !hz->go && reads_ret < 0) {
+		if (verbose)
+			lp_error("%s: a uretprobe, though %s: it calls nothing%s", spec->text, why,
+				 ret_at_entry ? " and is only a ret" : "");
+		free(pt->rets);
+		pt->rets = NULL;
+		pt->nrets = 0;
+		return 0;
+	}
+	pt->returns = LP_RETURNS_INSN;
+	pt->returns_why = lp_strdup(why);
+	if (go_code)
+		pt->cfg.flags |= LP_PROBE_F_GO;
+	if (verbose)
+		lp_error("%s: returns probed at %zu instruction%s (%s, not a uretprobe: %s)%s", spec->text,
+			 pt->nrets, pt->nrets == 1 ? "" : "s", lp_insn__name(pt->ret_insn), pt->returns_why,
+			 go_code ? "; calls kept per goroutine" : "");
+	return 0;
+}
+
+/* C++'s catch, __cxa_begin_catch, where calls left by an exception end:
+ * in the executable (a static libstdc++), else in libstdc++.  Once per
+ * list of points.  Not found: those calls end at the next traced call or
+ * return above them. */
+static void add_catch(const struct lp_probe_spec *spec, const char *exe, pid_t pid, bool verbose,
+		      struct lp_probe_point **points, size_t *n)
+{
+	static const char sym[] = "__cxa_begin_catch";
+	char *paths[2] = { exe ? lp_strdup(exe) : NULL, find_lib("libstdc++", pid) };
+	for (int i = 0; i < 2; i++) {
+		struct elfobj lo;
+		if (!paths[i])
+			continue;
+		if (elfobj_open(&lo, paths[i]) < 0) {
+			elfobj_close(&lo);
+			continue;
+		}
+		const struct sym *c = find_sym(&lo, sym);
+		uint64_t off;
+		bool found = c && vaddr_to_offset(lo.elf, c->value, &off) == 0;
+		bool have = false;
+		for (size_t k = 0; found && k < *n; k++)
+			have |= (*points)[k].cfg.kind == LP_PROBE_CATCH && (*points)[k].offset == off &&
+				!strcmp((*points)[k].path, paths[i]);
+		if (found && !have) {
+			struct lp_probe_point *pt = new_point(spec, paths[i], points, n);
+			pt->name = lp_strdup(sym);
+			pt->offset = off;
+			pt->cfg.kind = LP_PROBE_CATCH;
+			pt->cfg.vaddr = c->value;
+			if (verbose)
+				lp_error("%s: calls an exception leaves end at %s in %s", spec->text, sym,
+					 paths[i]);
+		}
+		elfobj_close(&lo);
+		if (found)
+			break;
+	}
+	free(paths[0]);
+	free(paths[1]);
+}
+
 int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 		      bool verbose, struct lp_probe_point **points, size_t *n)
 {
@@ -1651,11 +2061,14 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 
 	uint64_t vaddr;
 	const char *fname = spec->func;
+	const struct sym *fsym = NULL;
+	bool catch = false;
 	if (!spec->func) {
 		vaddr = spec->off;
 	} else {
 		const struct sym *s;
 		int found = find_func(&o, (struct lp_probe_spec *)spec, path, &s, &shown);
+		fsym = s;
 		if (found < 0)
 			goto out;
 		if (o.stripped && (verbose || !s))
@@ -1734,6 +2147,11 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 			goto out;
 		pt->offset = off + skip;
 		pt->cfg.vaddr = vaddr + skip;
+		struct hazard hz;
+		hazards(&o, path, exe, &hz);
+		if (choose_returns(spec, &o, path, &hz, fsym, vaddr, verbose, pt) < 0)
+			goto out;
+		catch = hz.cxx && pt->returns == LP_RETURNS_INSN;
 	} else {
 		pt->name = lp_strdup(spec->text);
 		pt->cfg.kind = LP_PROBE_POINT;
@@ -1744,6 +2162,9 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 		lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)", spec->text, path,
 			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset,
 			 lp_insn__name(pt->insn));
+	/* Last: it moves *points. */
+	if (catch)
+		add_catch(spec, exe, pid, verbose, points, n);
 	ret = 0;
 out:
 	elfobj_close(&o);

@@ -24,6 +24,13 @@ enum lp_probe_type {
 	LP_PROBE_TRACEPOINT,	/* tp:SUBSYS:EVENT: a point event */
 };
 
+/* How a function's returns are seen (lp-trace --returns). */
+enum lp_returns {
+	LP_RETURNS_AUTO,	/* a uretprobe where it is safe, else LP_RETURNS_INSN */
+	LP_RETURNS_URETPROBE,	/* cheap, but rewrites the return address on the stack */
+	LP_RETURNS_INSN,	/* uprobes on the function's ret (and tail jmp) instructions */
+};
+
 struct lp_probe_spec {
 	enum lp_probe_type type;
 	char *text;		/* as written */
@@ -42,6 +49,7 @@ struct lp_probe_spec {
 	bool params_or_args;
 	bool all_args;		/* --args */
 	bool no_demangle;	/* lp-trace --no-demangle: spans named by the symbol */
+	enum lp_returns returns;	/* lp-trace --returns */
 };
 
 /* How a captured value is printed. */
@@ -75,6 +83,20 @@ struct lp_probe_point {
 	size_t nvals;
 	bool has_ret;
 	struct lp_probe_value ret;
+	/* LP_PROBE_ENTRY: a uretprobe (returns URETPROBE), or uprobes on the
+	 * instructions that leave the function (INSN): at file offset
+	 * rets[i].offset, lp_return's cookie LP_RET_COOKIE(id, rets[i].kind,
+	 * rets[i].reg, rets[i].off); ret_insn the costliest class among them.
+	 * returns_why: why not a uretprobe. */
+	enum lp_returns returns;
+	char *returns_why;
+	struct lp_ret_point {
+		uint64_t offset;
+		unsigned kind, reg;	/* LP_RET_*, DWARF register */
+		uint32_t off;		/* from the function's start */
+	} *rets;
+	size_t nrets;
+	enum lp_insn ret_insn;
 };
 
 /* Parses one PROBE argument; NULL after reporting why on stderr. */

@@ -29,6 +29,7 @@ struct lp_target {
 	bool released, reaped;
 	bool at_exec;		/* ptrace-stopped at an exec by lp_target__run_to_exec */
 	int status;		/* wait status once reaped */
+	bool signalled;		/* lp sent it SIGTERM or SIGKILL */
 };
 
 /* A -p process is gone once it has no /proc entry or is a zombie, whose
@@ -412,7 +413,10 @@ int lp_target__finish(struct lp_target *t, bool stop)
 {
 	if (!t->spawned)
 		return 0;
+	if (!t->reaped && t->released)
+		reap(t, WNOHANG);	/* dead by itself: not our signal's doing */
 	if (!t->reaped) {
+		t->signalled = !t->released || t->at_exec || stop;
 		if (!t->released || t->at_exec) {
 			/* Never ran the command, or stopped by us at an
 			 * exec: a SIGTERM would wait for us to deliver it. */
@@ -437,6 +441,13 @@ int lp_target__finish(struct lp_target *t, bool stop)
 	if (WIFSIGNALED(t->status))
 		return 128 + WTERMSIG(t->status);
 	return 0;
+}
+
+int lp_target__killed_by(const struct lp_target *t)
+{
+	if (!t->spawned || !t->reaped || t->signalled || !WIFSIGNALED(t->status))
+		return 0;
+	return WTERMSIG(t->status);
 }
 
 int lp_target__check_max_pids(const struct lp_target *t, uint32_t max_pids)

@@ -77,6 +77,10 @@ size_t lp_target__alive(struct lp_target *t);
  * code, or 128 + the signal that killed it.  Returns 0 for -p targets. */
 int lp_target__finish(struct lp_target *t, bool stop);
 
+/* After lp_target__finish: the signal that killed a started command by
+ * itself (not lp's SIGTERM or SIGKILL), else 0. */
+int lp_target__killed_by(const struct lp_target *t);
+
 /* --max-pids: how many processes a producer's kernel filter (its BPF pid
  * set) holds at once, the targets and the children it follows; a child
  * forked when it is full is not followed, and counted as lost.  Exited

@@ -31,6 +31,8 @@ struct pinfo {
 	int kind;
 	bool cal;		/* a calibration probe: its records are not written */
 	enum lp_insn insn;
+	bool ret_insn_probed;	/* LP_PROBE_ENTRY: returns probed at instructions */
+	enum lp_insn ret_insn;	/* their class */
 	struct lp_probe_value vals[LP_TRACE_MAX_CAPS];
 	unsigned char str[LP_TRACE_MAX_CAPS];	/* 1 + string slot, or 0 */
 	size_t nvals;
@@ -267,28 +269,64 @@ static int setup_tp(struct lp_tracer *t, struct pinfo *pi, const struct lp_probe
 	return 0;
 }
 
+/* What a return probed at an instruction of class cls costs: a uprobe hit
+ * there, as a point probe's (calibrated for that class: a ret is
+ * single-stepped out of line on 6.18, ~12 us here, against ~0.7 us for a
+ * uretprobe).  Its part inside the span is the breakpoint's trap up to the
+ * program's clock read, as a uretprobe's is (the entry class's calibrated
+ * ret_in): the step out of line comes after it (measured on costnest's
+ * empty calls: a span 0.1 us longer with a probed ret than with a
+ * uretprobe, not half of 12 us). */
+static void ret_insn_cost(const struct lp_tracer *t, enum lp_insn entry_cls, enum lp_insn cls,
+			  int64_t *ns, int64_t *inside, int64_t *sd, int64_t *n)
+{
+	const struct cls_cost *c = &t->costs[cls];
+	*ns = c->point_done ? c->point : 0;
+	*inside = t->costs[entry_cls].entry_done ? t->costs[entry_cls].ret_in : 0;
+	if (*inside > *ns)
+		*inside = *ns;
+	if (sd)
+		*sd = c->point_sd;
+	if (n)
+		*n = (int64_t)c->point_n;
+}
+
 /* A uprobe probe's links for process pid, the probe's settings under id. */
 static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
 			  pid_t pid, bool child)
 {
 	struct bpf_link *l;
+	uint64_t off = pt->offset;
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
-	/* The return probe first: a call entered while only the entry probe
-	 * was attached would push a frame no return ever pops.  The other way
+	/* The returns first: a call entered while only the entry probe was
+	 * attached would push a frame no return ever pops.  The other way
 	 * round, a return whose entry was not seen finds no frame of its own
-	 * and is ignored. */
-	if (pt->cfg.kind == LP_PROBE_ENTRY) {
+	 * and is ignored.  A uretprobe, or where one would break the program
+	 * (lib/probe.c says why), uprobes on the instructions that leave. */
+	if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns != LP_RETURNS_INSN) {
 		uo.retprobe = true;
-		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path,
-						    pt->offset, &uo);
+		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path, off, &uo);
 		if (!l)
 			goto fail;
 		add_link(t, l);
 		uo.retprobe = false;
 	}
+	for (size_t i = 0; pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
+			   i < pt->nrets; i++) {
+		const struct lp_ret_point *r = &pt->rets[i];
+		off = r->offset;
+		uo.bpf_cookie = LP_RET_COOKIE(id, r->kind, r->reg, r->off);
+		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path, off, &uo);
+		if (!l)
+			goto fail;
+		add_link(t, l);
+		uo.bpf_cookie = id;
+	}
+	off = pt->offset;
 	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
-								   : t->skel->progs.lp_point;
-	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
+				   : pt->cfg.kind == LP_PROBE_CATCH ? t->skel->progs.lp_catch
+								     : t->skel->progs.lp_point;
+	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, off, &uo);
 	if (!l)
 		goto fail;
 	add_link(t, l);
@@ -301,7 +339,7 @@ fail:
 			 pt->name, pt->path, strerror(errno));
 	else
 		lp_error_errno("cannot attach to '%s' in %s at offset 0x%llx", pt->name, pt->path,
-			       (unsigned long long)pt->offset);
+			       (unsigned long long)off);
 	return -1;
 }
 
@@ -327,6 +365,8 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 	pi->ret = pt->ret;
 	pi->ret.name = NULL;
 	pi->insn = pt->insn;
+	pi->ret_insn_probed = pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN;
+	pi->ret_insn = pt->ret_insn;
 	t->nprobes++;
 	struct lp_trace_probe cfg = pt->cfg;
 	if (t->calibrated && pt->insn != LP_INSN_NONE) {
@@ -336,6 +376,12 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 			cfg.hit_inside_ns = (unsigned int)c->entry_in;
 			cfg.ret_ns = (unsigned int)c->ret;
 			cfg.ret_inside_ns = (unsigned int)c->ret_in;
+			if (pi->ret_insn_probed) {
+				int64_t rc, rin;
+				ret_insn_cost(t, pi->insn, pi->ret_insn, &rc, &rin, NULL, NULL);
+				cfg.ret_ns = (unsigned int)rc;
+				cfg.ret_inside_ns = (unsigned int)rin;
+			}
 		} else if (pt->cfg.kind == LP_PROBE_POINT) {
 			cfg.hit_ns = (unsigned int)c->point;
 		}
@@ -413,7 +459,8 @@ int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t chil
 int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
 			    pid_t child)
 {
-	if (pt->cfg.kind != LP_PROBE_ENTRY && pt->cfg.kind != LP_PROBE_POINT)
+	if (pt->cfg.kind != LP_PROBE_ENTRY && pt->cfg.kind != LP_PROBE_POINT &&
+	    pt->cfg.kind != LP_PROBE_CATCH)
 		return 0;	/* system-wide events, filtered by process in the kernel */
 	/* Links are kept to the end (forget_exited): only so many children
 	 * are given uprobes; the others are counted, once each. */
@@ -909,7 +956,7 @@ out:
 	ring_buffer__consume(t->rb);
 	/* This thread's calls are not the target's: its stack goes, and the
 	 * lost counts restart here. */
-	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	uint64_t tid = (uint32_t)syscall(SYS_gettid);
 	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.stacks), &tid);
 	lost_baseline(t);
 	for (int k = 0; k < LP_INSN_N; k++)
@@ -936,7 +983,8 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = !t->probes[j].cal && t->probes[j].insn == pi->insn &&
-			       t->probes[j].kind == pi->kind && !strcmp(t->probes[j].name, pi->name);
+			       t->probes[j].kind == pi->kind && !strcmp(t->probes[j].name, pi->name) &&
+			       t->probes[j].ret_insn_probed == pi->ret_insn_probed;
 		if (seen)
 			continue;
 		const struct cls_cost *c = &t->costs[pi->insn];
@@ -960,6 +1008,11 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 				inside = c->entry_in;
 				sd = c->entry_sd;
 				n = (int64_t)c->entry_n;
+			} else if (pi->ret_insn_probed) {
+				int64_t ns;
+				rec.what = "return";
+				ret_insn_cost(t, pi->insn, pi->ret_insn, &ns, &inside, &sd, &n);
+				rec.ns = (double)ns;
 			} else {
 				rec.what = "return";
 				rec.ns = (double)c->ret;
@@ -973,7 +1026,12 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 				fmt_i64(buf, inside);
 				lp_attrs_buf__add(&t->attrs, "inside_ns", buf);
 			}
-			if (pi->insn != LP_INSN_NONE)
+			if (pi->kind == LP_PROBE_ENTRY && h == 1)
+				lp_attrs_buf__add(&t->attrs, "returns",
+						  pi->ret_insn_probed ? "insn" : "uretprobe");
+			if (pi->kind == LP_PROBE_ENTRY && h == 1 && pi->ret_insn_probed)
+				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->ret_insn));
+			else if (pi->insn != LP_INSN_NONE)
 				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->insn));
 			fmt_i64(buf, sd);
 			lp_attrs_buf__add(&t->attrs, "sd_ns", buf);
@@ -1047,7 +1105,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (size >= sizeof(struct lp_trace_event_strs))
 			strs = ((const struct lp_trace_event_strs *)data)->strs;
 		values_attrs(t, pi, ev->vals, strs);
-		if (ev->type == LP_EV_SPAN && pi->has_ret) {
+		/* A call left unreturned has no value; a tail call's is its
+		 * callee's, not yet known at the jmp. */
+		if (ev->type == LP_EV_SPAN && pi->has_ret &&
+		    !(ev->flags & (LP_SPAN_F_UNWOUND | LP_SPAN_F_TAIL))) {
 			format_value(buf, &pi->ret, ev->ret, NULL);
 			lp_attrs_buf__add(&t->attrs, "ret", buf);
 		}
@@ -1055,6 +1116,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 			fmt_u64(buf, ev->lp_ns);
 			lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
 		}
+		if (ev->type == LP_EV_SPAN && (ev->flags & LP_SPAN_F_TAIL))
+			lp_attrs_buf__add(&t->attrs, "tail", "1");
+		if (ev->type == LP_EV_SPAN && (ev->flags & LP_SPAN_F_UNWOUND))
+			lp_attrs_buf__add(&t->attrs, "unwound", "1");
 		break;
 	}
 	case LP_EV_SYSCALL:
@@ -1148,16 +1213,22 @@ static void prune_stacks(struct lp_tracer *t)
 {
 	int fd = bpf_map__fd(t->skel->maps.stacks);
 	struct lp_trace_stack *st = lp_malloc(sizeof(*st));
-	uint32_t key, next, *prev = NULL;
-	uint32_t *dead = NULL;
+	uint64_t key, next, *prev = NULL;
+	uint64_t *dead = NULL;
 	size_t ndead = 0;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, st) != 0 || st->depth != 0)
 			continue;
+		/* A goroutine's, once its process has gone (a goroutine may
+		 * start a call any time: its stack is never taken from under
+		 * it). */
 		char path[64];
-		snprintf(path, sizeof(path), "/proc/%u/task/%u", st->tgid, key);
+		if (key & LP_KEY_G)
+			snprintf(path, sizeof(path), "/proc/%u", st->tgid);
+		else
+			snprintf(path, sizeof(path), "/proc/%u/task/%u", st->tgid, (uint32_t)key);
 		if (access(path, F_OK) == 0)
 			continue;
 		dead = lp_reallocarray(dead, ndead + 1, sizeof(*dead));
@@ -1267,10 +1338,11 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 {
 	int fd = bpf_map__fd(t->skel->maps.stacks);
 	struct lp_trace_stack *st = lp_malloc(sizeof(*st));
-	uint32_t key, next, *prev = NULL;
+	uint64_t key, next, *prev = NULL;
 	int ret = 0;
-	/* Sorted by tid, so the output does not depend on the hash's order. */
-	uint32_t *tids = NULL;
+	/* Sorted by key (tid, then goroutines), so the output does not depend
+	 * on the hash's order. */
+	uint64_t *tids = NULL;
 	size_t ntids = 0;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		tids = lp_reallocarray(tids, ntids + 1, sizeof(*tids));
@@ -1280,7 +1352,7 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 	}
 	for (size_t i = 1; i < ntids; i++)
 		for (size_t j = i; j > 0 && tids[j - 1] > tids[j]; j--) {
-			uint32_t tmp = tids[j];
+			uint64_t tmp = tids[j];
 			tids[j] = tids[j - 1];
 			tids[j - 1] = tmp;
 		}
@@ -1303,7 +1375,7 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 			add_nspid(t, (pid_t)st->tgid);
 			struct lp_span s = {
 				.start_ns = (int64_t)f->ts, .end_ns = LP_TIME_NONE,
-				.pid = (int32_t)st->tgid, .tid = (int32_t)tids[i],
+				.pid = (int32_t)st->tgid, .tid = (int32_t)st->tid,
 				.probe = pi->name, .depth = (int32_t)d,
 				.attrs = lp_attrs_buf__attrs(&t->attrs),
 			};

@@ -467,21 +467,22 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	assert_output "32 69 0"
 }
 
-@test "lp-trace: longjmp out of a call is counted, a tail call nests: depths stay exact" {
+@test "lp-trace: longjmp out of a call ends its span, marked unwound; a tail call nests: depths stay exact" {
 	require_root
 	# step(i) calls leaf(i); on odd i it longjmps out, on even i it
 	# tail-calls tail(i) with a jmp (checked below), sharing step's return
 	run -0 objdump --disassemble=step --no-show-raw-insn "$WORKLOADS/unreturned"
 	assert_output --regexp $'\tjmp +[0-9a-f]+ <tail>'
 	run -0 lp-trace -o "$T/u.lp" 'step(i)' leaf tail -- "$WORKLOADS/unreturned" 101
-	run -0 awk -F'\t' '$1 == "span" { n[$6 " depth=" $7 ($3 == "-" ? " open" : "")]++ }
+	run -0 awk -F'\t' '$1 == "span" { n[$6 " depth=" $7 ($3 == "-" ? " open" : "") ($NF == "unwound=1" ? " unwound" : "")]++ }
 		$1 == "lost" { n["lost " $3] += $4 }
-		$1 == "span" && $6 == "step" && ($8 !~ /^i=[0-9]*[02468]$/ || $9 != "ret=" 2 * substr($8, 3)) { n["bad step"]++ }
+		$1 == "span" && $6 == "step" && $NF != "unwound=1" && ($8 !~ /^i=[0-9]*[02468]$/ || $9 != "ret=" 2 * substr($8, 3)) { n["bad step"]++ }
+		$1 == "span" && $6 == "step" && $NF == "unwound=1" && $8 !~ /^i=[0-9]*[13579]$/ { n["bad unwound step"]++ }
 		END { for (k in n) print k, n[k] }' "$T/u.lp"
 	run -0 sort <<<"$output"
 	assert_output "leaf depth=1 101
-lost unreturned 50
 step depth=0 51
+step depth=0 unwound 50
 tail depth=1 51"
 }
 

@@ -149,8 +149,10 @@ setup_file() {
 	sleep 0.5
 	record_pid redis "$(cat "$d/redis.pid")" "$(cat "$d/redis.pid")" aeMain processCommand
 	# The same with lp-trace's entry and return probes on call(), which
-	# runs every command: its return address is the uretprobe trampoline's.
-	lp-trace --pid "$(cat "$d/redis.pid")" --duration $((SECS + 2)) --calibrate 0 \
+	# runs every command: its return address is the uretprobe trampoline's
+	# (--returns uretprobe: redis-server calls backtrace(3), in its crash
+	# log, so lp-trace would otherwise probe call's ret instructions).
+	lp-trace --pid "$(cat "$d/redis.pid")" --duration $((SECS + 2)) --calibrate 0 --returns uretprobe \
 		--output "$d/redis-uprobe.trace" call 2>"$d/redis-uprobe.trace.err" 3>&- &
 	echo $! >"$d/lp-trace.pid"
 	sleep 1

@@ -1,0 +1,194 @@
+#!/usr/bin/env bats
+# lp-trace never breaks the program it traces: where a uretprobe would (it
+# puts the kernel's trampoline where the return address was, and C++'s
+# unwinder, backtrace(3) and Go's runtime read return addresses), returns
+# are probed at the function's own ret and tail-call instructions; calls an
+# exception or longjmp leaves are spans marked unwound=1; a command killed by
+# a signal is said, and is lp-trace's exit status.  Workloads:
+# tests/workloads/throws.cc, gogrow.go, walkstack.c, unreturned.c.
+
+load helpers/common
+load helpers/producers
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+}
+
+# Spans by probe, depth and marks (unwound=1, tail=1), and lost records.
+span_kinds() {
+	awk -F'\t' '$1 == "span" { k = $6 " depth=" $7
+			for (i = 8; i <= NF; i++) if ($i ~ /^(unwound|tail)=/) k = k " " $i
+			n[k]++ }
+		$1 == "lost" { n["lost " $3] += $4 }
+		END { for (k in n) print k, n[k] }' "$1" | sort
+}
+
+@test "lp-trace-noharm: --returns takes auto, uretprobe or insn" {
+	run -2 lp-trace --returns maybe traced -- true
+	assert_output "lp-trace: --returns 'maybe': not auto, uretprobe or insn"
+}
+
+@test "lp-trace-noharm: C++ exceptions through traced calls: the program runs to the end, every return a span, the calls left end at the catch" {
+	require_root
+	# traced -> mid -> inner throws on i % 3 == 0, caught in main;
+	# contained throws and catches inside itself on i % 5 == 0
+	run -0 lp-trace -v -o "$T/t.lp" traced mid inner contained -- "$WORKLOADS/throws" 3000
+	assert_line "ok 3004000 caught 1000"
+	assert_line --partial "lp-trace: traced: returns probed at "
+	assert_line --partial "not a uretprobe: throws has exception tables (.gcc_except_table))"
+	assert_line --regexp "^lp-trace: traced: calls an exception leaves end at __cxa_begin_catch in .*libstdc\+\+"
+	run -0 span_kinds "$T/t.lp"
+	assert_output "contained(long) depth=1 3000
+inner(long) depth=2 2000
+inner(long) depth=2 unwound=1 1000
+mid(long) depth=1 2000
+mid(long) depth=1 unwound=1 1000
+traced(long) depth=0 2000
+traced(long) depth=0 unwound=1 1000"
+	# returned calls carry their values (traced(i) = i + 2); the three
+	# calls one exception left end together, at its catch
+	run -0 awk -F'\t' '$1 == "span" && $6 == "traced(long)" && $NF !~ /unwound/ { for (i = 8; i <= NF; i++) if ($i ~ /^ret=/) s += substr($i, 5) }
+		$1 == "span" && /unwound=1/ { ends[$3]++ }
+		END { for (e in ends) { n++; if (ends[e] != 3) bad++ } print s, n, bad + 0 }' "$T/t.lp"
+	assert_output "3004000 1000 0"
+}
+
+@test "lp-trace-noharm: the return probed at a ret costs what a point probe there does: cost records say returns=insn; spans corrected by it" {
+	require_root
+	run -0 lp-trace -o "$T/c.lp" --calibrate 100ms traced -- "$WORKLOADS/throws" 30
+	run -0 awk -F'\t' '$1 == "cost" && $3 == "return" { for (i = 5; i <= NF; i++) if ($i ~ /^(returns|insn)=/) printf "%s ", $i; print ($4 > 0) }' "$T/c.lp"
+	assert_output "returns=insn insn=stepped 1"
+	# costnest's child(N) is almost empty (tests/trace-cost.bats): its
+	# spans less lp_ns= are near 0, though its ret is single-stepped
+	# (the step after the probe's clock read, outside the span)
+	run -0 lp-trace --returns insn -o "$T/e.lp" child -- "$WORKLOADS/costnest" nest 50 100 0
+	run -0 awk -F'\t' '$1 == "cost" && $3 == "return" && $5 == "probe=child" { for (i = 6; i <= NF; i++) if ($i ~ /^(returns|insn)=/) printf "%s ", $i; print "" }' "$T/e.lp"
+	assert_output "returns=insn insn=stepped "
+	raw=$(awk -F'\t' '$1 == "span" && $6 == "child" { print $3 - $2 }' "$T/e.lp" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	corr=$(awk -F'\t' '$1 == "span" && $6 == "child" { for (i = 8; i <= NF; i++) if ($i ~ /^lp_ns=/) print $3 - $2 - substr($i, 7) }' "$T/e.lp" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	echo "# child with a probed ret: raw $raw ns, corrected $corr ns" >&3
+	[ "$((2 * ${corr#-}))" -le "$raw" ] || fail "corrected median $corr ns, raw $raw ns"
+}
+
+@test "lp-trace-noharm: --returns uretprobe on C++ that throws through: the program dies, and lp-trace says so and fails" {
+	require_root
+	run -134 lp-trace --returns uretprobe -o "$T/u.lp" traced -- "$WORKLOADS/throws" 30
+	assert_line --partial "lp-trace: warning: probe 'traced': uretprobe as --returns says, though throws has exception tables"
+	assert_line "terminate called after throwing an instance of 'std::runtime_error'"
+	assert_line --regexp "^lp-trace: .*/throws killed by signal 6 \(Aborted\)$"
+}
+
+@test "lp-trace-noharm: Go: goroutines whose stacks grow and that change threads under the traced call run to the end; spans per goroutine" {
+	require_root
+	# 200 goroutines each call handle(i) once: it calls big(i), whose
+	# 16 KiB frame grows the stack in big's prologue (big starts over: two
+	# entries, one call), grows it again 100 KiB deep, sleeps 1 ms and
+	# yields, then calls leaf(i); handle = 5050 + 2i, big = i + 1, leaf = 2i
+	run -0 lp-trace -v -o "$T/g.lp" main.handle main.big main.leaf -- "$WORKLOADS/gogrow" 200
+	assert_line --regexp "^calls 200 migrated [1-9][0-9]* moved 200 sum 1049800$"
+	assert_line --partial "not a uretprobe: gogrow is a Go binary (its runtime reads return addresses when a goroutine's stack grows)); calls kept per goroutine"
+	run -0 span_kinds "$T/g.lp"
+	assert_output "main.big depth=1 200
+main.handle depth=0 200
+main.leaf depth=1 200"
+	# each return paired with its own goroutine's entry: values and sleeps
+	run -0 awk -F'\t' '$1 == "span" { for (i = 8; i <= NF; i++) if ($i ~ /^ret=/) s[$6] += substr($i, 5) }
+		$1 == "span" && $6 == "main.handle" && $3 - $2 < 1000000 { short++ }
+		END { print s["main.handle"], s["main.big"], s["main.leaf"], short + 0 }' "$T/g.lp"
+	assert_output "1049800 20100 39800 0"
+}
+
+@test "lp-trace-noharm: backtrace(3) and _Unwind_Backtrace under traced calls find the frames they find untraced" {
+	require_root
+	run -0 "$WORKLOADS/walkstack" 20
+	untraced=$output
+	assert_line "calls 20 lost-main 0"
+	run -0 lp-trace -o "$T/w.lp" outer middle walk -- "$WORKLOADS/walkstack" 20
+	assert_output "$untraced"
+	run -0 span_kinds "$T/w.lp"
+	assert_output "middle depth=1 20
+outer depth=0 20
+walk depth=2 20"
+}
+
+@test "lp-trace-noharm: longjmp across traced calls, either way of probing returns: output intact, the calls left are spans marked unwound" {
+	require_root
+	# step(i) calls leaf(i); on odd i it longjmps back to main, on even i it
+	# tail-calls tail(i) with a jmp
+	run -0 "$WORKLOADS/unreturned" 101
+	untraced=$output
+	run -0 lp-trace --returns uretprobe -o "$T/u.lp" 'step(i)' leaf tail -- "$WORKLOADS/unreturned" 101
+	assert_output "$untraced"
+	# a uretprobe: the tail call returns through step's, nested in it
+	run -0 span_kinds "$T/u.lp"
+	assert_output "leaf depth=1 101
+step depth=0 51
+step depth=0 unwound=1 50
+tail depth=1 51"
+	run -0 lp-trace --returns insn -o "$T/i.lp" 'step(i)' leaf tail -- "$WORKLOADS/unreturned" 101
+	assert_output "$untraced"
+	# the jmp ends step (tail=1); tail runs in its place, at step's depth
+	run -0 span_kinds "$T/i.lp"
+	assert_output "leaf depth=1 101
+step depth=0 tail=1 51
+step depth=0 unwound=1 50
+tail depth=0 51"
+	# unwound calls are the odd ones, tail-called the even ones
+	run -0 awk -F'\t' '$1 == "span" && $6 == "step" { i = substr($8, 3); if ((i % 2) != ($NF ~ /unwound/)) bad++ } END { print bad + 0 }' "$T/i.lp"
+	assert_output "0"
+}
+
+@test "lp-trace-noharm: a command killed by a signal: lp-trace says so and exits 128 + N" {
+	require_root
+	run -134 lp-trace -o "$T/a.lp" syscall:getpid -- sh -c 'kill -ABRT $$'
+	assert_output "lp-trace: sh killed by signal 6 (Aborted)"
+	run -139 lp-trace -o "$T/s.lp" syscall:getpid -- sh -c 'kill -SEGV $$'
+	assert_output "lp-trace: sh killed by signal 11 (Segmentation fault)"
+	# lp-trace's own SIGTERM at the end of -d is no failure
+	run -0 lp-trace -d 300ms -o "$T/d.lp" syscall:getpid -- sleep 10
+	assert_output ""
+	# nor is a command asked to stop by someone else: it is said
+	run -0 lp-trace -o "$T/t.lp" syscall:getpid -- sh -c 'kill -TERM $$'
+	assert_output "lp-trace: sh killed by signal 15 (Terminated)"
+}
+
+@test "lp-trace-noharm: returns probed at instructions: jmp, jcc and jmp *reg tail calls end the caller (tail=1), a switch's jmp *reg does not" {
+	require_root
+	run -0 "$WORKLOADS/tailcalls" 100
+	untraced=$output
+	run -0 lp-trace --returns insn -o "$T/i.lp" 'ctail(i)' 'jcctail(arg0)' sw ptail other -- "$WORKLOADS/tailcalls" 100
+	assert_output "$untraced"
+	run -0 span_kinds "$T/i.lp"
+	assert_output "ctail depth=0 50
+ctail depth=0 tail=1 50
+jcctail depth=0 50
+jcctail depth=0 tail=1 50
+other depth=0 200
+ptail depth=0 tail=1 100
+sw depth=0 100"
+	# the tail calls are the odd i's (a jne not taken is no return)
+	run -0 awk -F'\t' '$1 == "span" && ($6 == "ctail" || $6 == "jcctail") { i = substr($8, index($8, "=") + 1); if ((i % 2) != ($NF == "tail=1")) bad++ } END { print bad + 0 }' "$T/i.lp"
+	assert_output "0"
+	# with uretprobes the callee returns through its caller's return
+	run -0 lp-trace --returns uretprobe -o "$T/u.lp" ctail jcctail sw ptail other -- "$WORKLOADS/tailcalls" 100
+	assert_output "$untraced"
+	run -0 span_kinds "$T/u.lp"
+	assert_output "ctail depth=0 100
+jcctail depth=0 100
+other depth=1 200
+ptail depth=0 100
+sw depth=0 100"
+}
+
+@test "lp-trace-noharm: a function that reads its own return address (glibc's dlsym, to know its caller) keeps it" {
+	require_root
+	run -0 lp-trace -v -o "$T/d.lp" libc:___dlsym -- "$WORKLOADS/dlnext" 10
+	assert_line "dlsym RTLD_NEXT found 10 of 10"
+	assert_line --regexp "^lp-trace: libc:___dlsym: returns probed at [0-9]+ instructions? \(stepped, not a uretprobe: ___dlsym reads its return address \(at \+[0-9]+\)\)$"
+	run -0 span_kinds "$T/d.lp"
+	assert_output "libc:___dlsym depth=0 10"
+	# a uretprobe: dlsym sees the trampoline as its caller
+	run -0 lp-trace --returns uretprobe -o "$T/u.lp" libc:___dlsym -- "$WORKLOADS/dlnext" 10
+	assert_line "dlsym RTLD_NEXT found 0 of 10: RTLD_NEXT used in code not dynamically loaded"
+}
