@@ -11,7 +11,7 @@
 #define LP_TRACE_STR_MAX 64	/* bytes of a string, NUL included */
 #define LP_TRACE_MAX_PROBES 4096
 #define LP_TRACE_MAX_SYSCALLS 1024
-#define LP_TRACE_MAX_CHILDREN 1000	/* forked processes given uprobes, per run */
+#define LP_TRACE_MAX_CHILDREN 1000	/* forked processes given uprobes of their own at once */
 #define LP_TRACE_TP_MAX 512	/* bytes of a tracepoint record copied */
 
 /* struct lp_trace_probe.kind */
@@ -62,6 +62,9 @@ struct lp_trace_probe {
 
 /* struct lp_trace_probe.flags */
 #define LP_PROBE_F_CAL 1	/* lp-trace's calibration: spans of any duration */
+/* Attached once for every process that maps the file (lib/tracer.c,
+ * shared attachment): the programs keep to the processes in "tgids". */
+#define LP_PROBE_F_FILTER 2
 
 struct lp_trace_frame {
 	unsigned long long ts;
@@ -102,6 +105,7 @@ enum {
 	LP_EV_SYSCALL = 3,
 	LP_EV_TP = 4,
 	LP_EV_FORK = 5,		/* a traced process forked: pid the child, tid the parent */
+	LP_EV_EXIT = 6,		/* a traced process's last thread exited: pid */
 };
 
 struct lp_trace_event {

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +33,7 @@ struct pinfo {
 	int kind;
 	bool cal;		/* a calibration probe: its records are not written */
 	enum lp_insn insn;
+	bool shared;		/* attached once for every process (LP_PROBE_F_FILTER) */
 	struct lp_probe_value vals[LP_TRACE_MAX_CAPS];
 	unsigned char str[LP_TRACE_MAX_CAPS];	/* 1 + string slot, or 0 */
 	size_t nvals;
@@ -61,13 +64,35 @@ struct lp_tracer {
 	void *fork_arg;
 	pid_t *targets;			/* lp_tracer__add_pid's */
 	size_t ntargets;
-	struct kid { pid_t pid, target; } *kids;	/* followed, in the kernel's filter */
+	/* Followed, in the kernel's filter; the links of the probes attached
+	 * for this process alone (the files other processes map too). */
+	struct kid {
+		pid_t pid, target;
+		struct bpf_link **links;
+		size_t nlinks;
+		bool adopted;	/* running when tracing began (lp_tracer__adopt) */
+	} *kids;
 	size_t nkids;
 	int64_t forgot_ns;		/* when exited children were last forgotten */
-	/* Children given uprobes, and those refused (too many links); whether
-	 * the child on_fork is handling has been counted, and refused. */
-	uint64_t nfollowed, children_unfollowed;
+	/* Children given uprobes of their own, alive now, and those refused
+	 * (too many at once, or an attachment failed); whether the child
+	 * on_fork is handling has been counted, and refused. */
+	uint64_t nfollowed, children_unfollowed, children_failed;
 	bool child_counted, child_refused;
+	/* Files probed, and whether their probes are attached once for every
+	 * process that maps them (no process but the traced ones does). */
+	struct pfile { uint64_t dev, ino; bool shared; } *pfiles;
+	size_t npfiles;
+	/* Links of exited children, destroyed by a thread of their own (each
+	 * destruction waits for the kernel's grace periods). */
+	struct lp_reaper {
+		pthread_mutex_t mu;
+		pthread_cond_t cv;
+		pthread_t thread;
+		bool started, quit;
+		struct bpf_link **links;
+		size_t n, cap;
+	} reaper;
 	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
 	uint64_t start_ns;	/* system calls starting earlier are not the target's */
 	struct pinfo *probes;
@@ -215,6 +240,149 @@ static void add_link(struct lp_tracer *t, struct bpf_link *l)
 	t->links[t->nlinks++] = l;
 }
 
+/* --- one attachment per file, or per process -------------------------- */
+
+static bool in_filter(struct lp_tracer *t, pid_t pid)
+{
+	uint32_t k = (uint32_t)pid;
+	uint8_t v;
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.tgids), &k, &v) == 0;
+}
+
+/* A process that maps the file of inode ino and is not traced (this one
+ * included: lp-trace maps libc too), or 0.  A uprobe attached for every
+ * process puts its breakpoint in every process that maps the file, now and
+ * later: a bystander would pay a trap per call. */
+static pid_t bystander(struct lp_tracer *t, uint64_t ino)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return getpid();
+	pid_t found = 0;
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || in_filter(t, (pid_t)pid))
+			continue;
+		struct lp_maps m;
+		if (lp_maps__open(&m, (pid_t)pid) < 0)
+			continue;
+		/* The inode alone, whatever the device (an overlay shows the
+		 * lower file's): a stranger's file of the same number only
+		 * costs the attachment per process. */
+		while (!found && lp_maps__next(&m))
+			if (m.ino == ino && m.name[0] == '/')
+				found = (pid_t)pid;
+		lp_maps__close(&m);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether the probes in file path are attached once for every process that
+ * maps it, filtered in the kernel by the pid set: so when no process but
+ * the traced ones maps it (a server's own executable).  Children are then
+ * traced from their fork on, whatever their number, and nothing is
+ * attached or detached per process.  Otherwise (a shared library: libc)
+ * each traced process gets its own attachment.  Decided once per file. */
+static bool file_shared(struct lp_tracer *t, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return false;
+	for (size_t i = 0; i < t->npfiles; i++)
+		if (t->pfiles[i].dev == (uint64_t)st.st_dev && t->pfiles[i].ino == (uint64_t)st.st_ino)
+			return t->pfiles[i].shared;
+	pid_t other = bystander(t, (uint64_t)st.st_ino);
+	if (t->verbose) {
+		if (other)
+			lp_error("note: %s: attached per process (pid %d maps it too)", path, (int)other);
+		else
+			lp_error("note: %s: attached once for every process that maps it (only traced ones do)",
+				 path);
+	}
+	t->pfiles = lp_reallocarray(t->pfiles, t->npfiles + 1, sizeof(*t->pfiles));
+	t->pfiles[t->npfiles++] = (struct pfile){ (uint64_t)st.st_dev, (uint64_t)st.st_ino, !other };
+	return !other;
+}
+
+static struct kid *find_kid(struct lp_tracer *t, pid_t pid)
+{
+	for (size_t i = t->nkids; i-- > 0;)	/* the newest first: on_fork's */
+		if (t->kids[i].pid == pid)
+			return &t->kids[i];
+	return NULL;
+}
+
+static void *reaper_main(void *arg)
+{
+	struct lp_reaper *r = arg;
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		while (!r->n && !r->quit)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (!r->n)
+			break;
+		struct bpf_link *l = r->links[--r->n];
+		pthread_mutex_unlock(&r->mu);
+		bpf_link__destroy(l);
+		pthread_mutex_lock(&r->mu);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* An exited child's links go to the reaper thread: destroying a uprobe
+ * link waits for grace periods (~0.1 s or more each here), which the event
+ * loop must not (thousands of children would stall it for minutes), nor
+ * the end (everything left to destroy then is what is still alive). */
+static void release_kid(struct lp_tracer *t, struct kid *k)
+{
+	if (!k->nlinks) {
+		free(k->links);
+		return;
+	}
+	struct lp_reaper *r = &t->reaper;
+	if (!r->started) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+		pthread_mutex_init(&r->mu, NULL);
+		pthread_cond_init(&r->cv, NULL);
+		r->started = pthread_create(&r->thread, NULL, reaper_main, r) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!r->started) {
+			pthread_mutex_destroy(&r->mu);
+			pthread_cond_destroy(&r->cv);
+			for (size_t i = 0; i < k->nlinks; i++)
+				add_link(t, k->links[i]);	/* destroyed at the end */
+			free(k->links);
+			return;
+		}
+	}
+	pthread_mutex_lock(&r->mu);
+	if (r->n + k->nlinks > r->cap) {
+		r->cap = (r->n + k->nlinks) * 2;
+		r->links = lp_reallocarray(r->links, r->cap, sizeof(*r->links));
+	}
+	memcpy(r->links + r->n, k->links, k->nlinks * sizeof(*k->links));
+	r->n += k->nlinks;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	free(k->links);
+	if (t->nfollowed)
+		t->nfollowed--;
+}
+
+/* Child i has exited: forgotten (the kernel reuses its id; it has left the
+ * kernel's filter already, lp_exit), its links released. */
+static void forget_kid(struct lp_tracer *t, size_t i)
+{
+	release_kid(t, &t->kids[i]);
+	t->kids[i] = t->kids[--t->nkids];
+}
+
 static int setup_tp(struct lp_tracer *t, struct pinfo *pi, const struct lp_probe_point *pt,
 		    struct lp_trace_probe *cfg)
 {
@@ -267,10 +435,12 @@ static int setup_tp(struct lp_tracer *t, struct pinfo *pi, const struct lp_probe
 	return 0;
 }
 
-/* A uprobe probe's links for process pid, the probe's settings under id. */
+/* A uprobe probe's links for process pid (-1: every process), the probe's
+ * settings under id; a child's (kid) are kept with it. */
 static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
-			  pid_t pid, bool child)
+			  pid_t pid, struct kid *kid)
 {
+	bool child = kid != NULL;
 	struct bpf_link *l;
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
 	/* The return probe first: a call entered while only the entry probe
@@ -283,7 +453,12 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 						    pt->offset, &uo);
 		if (!l)
 			goto fail;
-		add_link(t, l);
+		if (kid) {
+			kid->links = lp_reallocarray(kid->links, kid->nlinks + 1, sizeof(*kid->links));
+			kid->links[kid->nlinks++] = l;
+		} else {
+			add_link(t, l);
+		}
 		uo.retprobe = false;
 	}
 	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
@@ -291,11 +466,18 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
 	if (!l)
 		goto fail;
-	add_link(t, l);
+	if (kid) {
+		kid->links = lp_reallocarray(kid->links, kid->nlinks + 1, sizeof(*kid->links));
+		kid->links[kid->nlinks++] = l;
+	} else {
+		add_link(t, l);
+	}
 	return 0;
 fail:
 	if (child && errno == ESRCH)	/* a child gone already: nothing to trace */
 		return 0;
+	if (child)	/* counted as a lost child, reported once */
+		return -1;
 	if (errno == EPERM || errno == EACCES)
 		lp_error("cannot attach to '%s' in %s: needs root (or CAP_BPF and CAP_PERFMON): %s",
 			 pt->name, pt->path, strerror(errno));
@@ -363,6 +545,14 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 	}
 	if (pt->cfg.kind == LP_PROBE_TP && setup_tp(t, pi, pt, &cfg) < 0)
 		return -1;
+	/* Once for every process, the pid set filtering in the kernel, when
+	 * no other process maps the file; else for pid alone. */
+	if ((pt->cfg.kind == LP_PROBE_ENTRY || pt->cfg.kind == LP_PROBE_POINT) && pid > 0 &&
+	    file_shared(t, pt->path)) {
+		pi->shared = true;
+		cfg.flags |= LP_PROBE_F_FILTER;
+		pid = -1;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg, BPF_ANY) < 0) {
 		lp_error_errno("probe '%s': cannot store its settings", pt->name);
 		return -1;
@@ -379,21 +569,18 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 		add_link(t, l);
 		return attach_exit(t) < 0 ? -1 : (int)id;
 	}
-	return attach_uprobes(t, id, pt, pid, false) < 0 ? -1 : (int)id;
+	return attach_uprobes(t, id, pt, pid, NULL) < 0 ? -1 : (int)id;
 }
 
-/* Followed children that have exited are forgotten: the kernel reuses their
- * ids.  They have left the kernel's filter already (lp_exit).  Their links
- * stay until the end: destroying a dead process's uprobe events was seen
- * (6.18) to take the breakpoints out of a live child's memory too. */
+/* Followed children that have exited and whose exit was not reported
+ * (LP_EV_EXIT: the ring was full) are forgotten. */
 static void forget_exited(struct lp_tracer *t)
 {
 	for (size_t i = 0; i < t->nkids;) {
-		if (kill(t->kids[i].pid, 0) == 0 || errno != ESRCH) {
+		if (kill(t->kids[i].pid, 0) == 0 || errno != ESRCH)
 			i++;
-			continue;
-		}
-		t->kids[i] = t->kids[--t->nkids];
+		else
+			forget_kid(t, i);
 	}
 }
 
@@ -415,8 +602,13 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 {
 	if (pt->cfg.kind != LP_PROBE_ENTRY && pt->cfg.kind != LP_PROBE_POINT)
 		return 0;	/* system-wide events, filtered by process in the kernel */
-	/* Links are kept to the end (forget_exited): only so many children
-	 * are given uprobes; the others are counted, once each. */
+	if (id < 0 || (size_t)id >= t->nprobes || t->probes[id].shared)
+		return 0;	/* attached for every process: in the pid set from its fork */
+	struct kid *k = find_kid(t, child);
+	if (!k)
+		return 0;	/* gone already */
+	/* Only so many children at once have uprobes of their own (their
+	 * links go as they exit); the others are counted, once each. */
 	if (!t->child_counted) {
 		t->child_counted = true;
 		t->child_refused = t->nfollowed >= LP_TRACE_MAX_CHILDREN;
@@ -427,7 +619,37 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 	}
 	if (t->child_refused)
 		return 0;
-	return attach_uprobes(t, (uint32_t)id, pt, child, true);
+	if (attach_uprobes(t, (uint32_t)id, pt, child, k) == 0)
+		return 0;
+	/* Not traced (it may have made calls already): a lost child, the
+	 * first such failure said. */
+	if (!t->children_failed++)
+		lp_error_errno("cannot attach to '%s' in %s for child %d (more children failing are counted as lost)",
+			       pt->name, pt->path, (int)child);
+	t->child_refused = true;
+	t->children_unfollowed++;
+	if (t->nfollowed)
+		t->nfollowed--;
+	return -1;
+}
+
+int lp_tracer__adopt(struct lp_tracer *t, pid_t pid, pid_t target)
+{
+	if (find_kid(t, pid))
+		return 0;
+	uint32_t k = (uint32_t)pid;
+	uint8_t one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &k, &one, BPF_ANY) < 0) {
+		if (errno != E2BIG) {
+			lp_error_errno("cannot add pid %d to the filter", (int)pid);
+			return -1;
+		}
+		t->children_unfollowed++;	/* no room: a lost child */
+		return 0;
+	}
+	t->kids = lp_reallocarray(t->kids, t->nkids + 1, sizeof(*t->kids));
+	t->kids[t->nkids++] = (struct kid){ .pid = pid, .target = target, .adopted = true };
+	return 1;
 }
 
 /* --- records ---------------------------------------------------------- */
@@ -1001,7 +1223,7 @@ static void on_fork_event(struct lp_tracer *t, pid_t child, pid_t parent)
 	if (!target)	/* a parent already forgotten: exited since */
 		return;
 	t->kids = lp_reallocarray(t->kids, t->nkids + 1, sizeof(*t->kids));
-	t->kids[t->nkids++] = (struct kid){ child, target };
+	t->kids[t->nkids++] = (struct kid){ .pid = child, .target = target };
 	if (!t->on_fork || t->detached)
 		return;
 	t->child_counted = false;
@@ -1013,6 +1235,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct lp_tracer *t = ctx;
 	const struct lp_trace_event *ev = data;
 	if (size >= sizeof(*ev) && ev->type == LP_EV_FORK) {
+		/* Adopted already (forked while the running descendants
+		 * were listed), or a kid of the pid that exited unreported
+		 * (LP_EV_EXIT lost). */
+		struct kid *old = find_kid(t, (pid_t)ev->pid);
+		if (old && old->adopted)
+			return 0;
+		if (old)
+			forget_kid(t, (size_t)(old - t->kids));
 		on_fork_event(t, (pid_t)ev->pid, (pid_t)ev->tid);
 		lp_hashmap__put(&t->nspids, pid_key((pid_t)ev->pid), NULL);
 		/* A kill(2) per child: not on every fork of a fork storm. */
@@ -1021,6 +1251,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 			forget_exited(t);
 			t->forgot_ns = now;
 		}
+		return 0;
+	}
+	if (size >= sizeof(*ev) && ev->type == LP_EV_EXIT) {
+		struct kid *k = find_kid(t, (pid_t)ev->pid);
+		if (k)
+			forget_kid(t, (size_t)(k - t->kids));
 		return 0;
 	}
 	if (size < sizeof(*ev) || ev->probe >= t->nprobes || t->werr)
@@ -1198,13 +1434,81 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 	return (int)(t->count - before);
 }
 
+/* Links destroyed by several threads at once: each destruction of a uprobe
+ * link waits for RCU grace periods, which concurrent waiters share, so the
+ * end takes about one such wait, not one per link (3,000 links one after
+ * the other kept lp-trace in uninterruptible sleep for minutes). */
+#define DETACH_THREADS 16
+
+struct detach_job {
+	struct bpf_link **links;
+	size_t n, next;
+	pthread_mutex_t mu;
+};
+
+static void *detach_main(void *arg)
+{
+	struct detach_job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		size_t i = j->next < j->n ? j->next++ : j->n;
+		pthread_mutex_unlock(&j->mu);
+		if (i == j->n)
+			return NULL;
+		bpf_link__destroy(j->links[i]);
+	}
+}
+
+static void destroy_links(struct bpf_link **links, size_t n)
+{
+	struct detach_job j = { .links = links, .n = n };
+	pthread_t th[DETACH_THREADS];
+	size_t nth = 0;
+	pthread_mutex_init(&j.mu, NULL);
+	if (n > 1) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+		while (nth < DETACH_THREADS && nth + 1 < n &&
+		       pthread_create(&th[nth], NULL, detach_main, &j) == 0)
+			nth++;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	detach_main(&j);
+	for (size_t i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&j.mu);
+}
+
 static void detach(struct lp_tracer *t)
 {
-	for (size_t i = 0; i < t->nlinks; i++) {
-		bpf_link__destroy(t->links[i]);
-		t->links[i] = NULL;
+	/* Everything still attached: the probes', the living children's,
+	 * and the exited children's the reaper has not destroyed yet. */
+	for (size_t i = 0; i < t->nkids; i++) {
+		for (size_t k = 0; k < t->kids[i].nlinks; k++)
+			add_link(t, t->kids[i].links[k]);
+		free(t->kids[i].links);
+		t->kids[i].links = NULL;
+		t->kids[i].nlinks = 0;
 	}
+	struct lp_reaper *r = &t->reaper;
+	if (r->started) {
+		pthread_mutex_lock(&r->mu);
+		for (size_t i = 0; i < r->n; i++)
+			add_link(t, r->links[i]);
+		r->n = 0;
+		r->quit = true;
+		pthread_cond_signal(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+	destroy_links(t->links, t->nlinks);
 	t->nlinks = 0;
+	if (r->started) {	/* at most the one link it was destroying */
+		pthread_join(r->thread, NULL);
+		pthread_mutex_destroy(&r->mu);
+		pthread_cond_destroy(&r->cv);
+		r->started = false;
+	}
 	bpf_link__destroy(t->skel->links.lp_fork);
 	t->skel->links.lp_fork = NULL;
 	bpf_link__destroy(t->skel->links.lp_exit);
@@ -1366,6 +1670,8 @@ void lp_tracer__free(struct lp_tracer *t)
 	detach(t);
 	free(t->links);
 	free(t->kids);
+	free(t->reaper.links);
+	free(t->pfiles);
 	free(t->targets);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
