@@ -1372,9 +1372,11 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 }
 
 /* Links destroyed by several threads at once: each destruction of a uprobe
- * link waits for RCU grace periods, which concurrent waiters share, so the
- * end takes about one such wait, not one per link (3,000 links one after
- * the other kept lp-trace in uninterruptible sleep for minutes). */
+ * link waits for RCU grace periods, which concurrent waiters share (3,000
+ * links one after the other kept lp-trace in uninterruptible sleep for
+ * minutes).  Perf-event uprobes still close partly one after the other
+ * (the kernel's event_mutex): 8 function probes on PostgreSQL under
+ * pgbench -C, 16 links, took 3.6 s one by one, 1.3 s so. */
 #define DETACH_THREADS 16
 
 struct detach_job {
