@@ -55,6 +55,8 @@ struct cls_cost {
 	size_t entry_n, ret_n, point_n;
 };
 
+enum { MULTI_ENTRY, MULTI_RETURN, MULTI_POINT, MULTI_N };
+
 struct lp_tracer {
 	struct trace_bpf *skel;
 	struct ring_buffer *rb;
@@ -83,6 +85,11 @@ struct lp_tracer {
 	 * process that maps them (no process but the traced ones does). */
 	struct pfile { uint64_t dev, ino; bool shared; } *pfiles;
 	size_t npfiles;
+	/* Uprobe-multi copies of the programs (0: not loaded yet, -1: the
+	 * kernel refused), and the links made with them. */
+	int mprog[MULTI_N];
+	int *mfds;
+	size_t nmfds;
 	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
 	uint64_t start_ns;	/* system calls starting earlier are not the target's */
 	struct pinfo *probes;
@@ -373,43 +380,94 @@ static int setup_tp(struct lp_tracer *t, struct pinfo *pi, const struct lp_probe
 	return 0;
 }
 
-/* A uprobe probe's links for process pid (-1: every process), the probe's
- * settings under id; a child's (kid) are kept with it. */
-static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
-			  pid_t pid, struct kid *kid)
+/* Uprobe-multi links (6.6+), for probes attached once for every process:
+ * closing one waits for one grace period, without the perf event's global
+ * mutex that makes perf-event uprobes close one after the other.  Neither
+ * Debian 12's headers nor its libbpf 1.1 know them: the attach type and
+ * BPF_LINK_CREATE's fields for it, from the kernel's uapi. */
+#define LP_BPF_TRACE_UPROBE_MULTI 48
+#define LP_BPF_F_UPROBE_MULTI_RETURN 1
+
+union lp_uprobe_multi_attr {
+	struct {
+		uint32_t prog_fd, target_fd, attach_type, flags;
+		uint64_t path, offsets, ref_ctr_offsets, cookies;
+		uint32_t cnt, flags2, pid;
+	} a;
+	char size[128];
+};
+
+/* The copy of prog loaded for uprobe-multi links (the same instructions,
+ * maps already in them; the attach type is fixed at load), or -1 when the
+ * kernel refuses it (then perf-event uprobes are used). */
+static int multi_prog(struct lp_tracer *t, struct bpf_program *prog, int slot)
 {
-	bool child = kid != NULL;
-	struct bpf_link *l;
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
-	/* The return probe first: a call entered while only the entry probe
-	 * was attached would push a frame no return ever pops.  The other way
-	 * round, a return whose entry was not seen finds no frame of its own
-	 * and is ignored. */
-	if (pt->cfg.kind == LP_PROBE_ENTRY) {
-		uo.retprobe = true;
-		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path,
-						    pt->offset, &uo);
-		if (!l)
-			goto fail;
-		if (kid) {
-			kid->links = lp_reallocarray(kid->links, kid->nlinks + 1, sizeof(*kid->links));
-			kid->links[kid->nlinks++] = l;
-		} else {
-			add_link(t, l);
-		}
-		uo.retprobe = false;
+	if (t->mprog[slot])
+		return t->mprog[slot];
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = (enum bpf_attach_type)LP_BPF_TRACE_UPROBE_MULTI);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, bpf_program__name(prog), "GPL",
+			       bpf_program__insns(prog), bpf_program__insn_cnt(prog), &o);
+	if (fd < 0 && t->verbose)
+		lp_error_errno("note: no uprobe-multi links (perf-event uprobes instead)");
+	t->mprog[slot] = fd < 0 ? -1 : fd;
+	return t->mprog[slot];
+}
+
+/* One program on pt for process pid (-1: every process), cookie id; the
+ * link kept with kid when a child's.  -1 with errno set. */
+static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, uint32_t id,
+		      const struct lp_probe_point *pt, pid_t pid, struct kid *kid)
+{
+	int pfd = pid == -1 ? multi_prog(t, prog, slot) : -1;
+	if (pfd >= 0) {
+		uint64_t off = pt->offset, cookie = id;
+		union lp_uprobe_multi_attr at;
+		memset(&at, 0, sizeof(at));
+		at.a.prog_fd = (uint32_t)pfd;
+		at.a.attach_type = LP_BPF_TRACE_UPROBE_MULTI;
+		at.a.path = (uint64_t)(uintptr_t)pt->path;
+		at.a.offsets = (uint64_t)(uintptr_t)&off;
+		at.a.cookies = (uint64_t)(uintptr_t)&cookie;
+		at.a.cnt = 1;
+		at.a.flags2 = slot == MULTI_RETURN ? LP_BPF_F_UPROBE_MULTI_RETURN : 0;
+		int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &at, sizeof(at));
+		if (fd < 0)
+			return -1;
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + 1, sizeof(*t->mfds));
+		t->mfds[t->nmfds++] = fd;
+		return 0;
 	}
-	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
-								   : t->skel->progs.lp_point;
-	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id, .retprobe = slot == MULTI_RETURN);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, pt->offset, &uo);
 	if (!l)
-		goto fail;
+		return -1;
 	if (kid) {
 		kid->links = lp_reallocarray(kid->links, kid->nlinks + 1, sizeof(*kid->links));
 		kid->links[kid->nlinks++] = l;
 	} else {
 		add_link(t, l);
 	}
+	return 0;
+}
+
+/* A uprobe probe's links for process pid (-1: every process), the probe's
+ * settings under id; a child's (kid) are kept with it. */
+static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
+			  pid_t pid, struct kid *kid)
+{
+	bool child = kid != NULL;
+	/* The return probe first: a call entered while only the entry probe
+	 * was attached would push a frame no return ever pops.  The other way
+	 * round, a return whose entry was not seen finds no frame of its own
+	 * and is ignored. */
+	if (pt->cfg.kind == LP_PROBE_ENTRY &&
+	    attach_one(t, t->skel->progs.lp_return, MULTI_RETURN, id, pt, pid, kid) < 0)
+		goto fail;
+	if (pt->cfg.kind == LP_PROBE_ENTRY
+		    ? attach_one(t, t->skel->progs.lp_entry, MULTI_ENTRY, id, pt, pid, kid) < 0
+		    : attach_one(t, t->skel->progs.lp_point, MULTI_POINT, id, pt, pid, kid) < 0)
+		goto fail;
 	return 0;
 fail:
 	if (child && errno == ESRCH)	/* a child gone already: nothing to trace */
@@ -1381,7 +1439,8 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 
 struct detach_job {
 	struct bpf_link **links;
-	size_t n, next;
+	const int *fds;		/* after the links: uprobe-multi links */
+	size_t nlinks, n, next;
 	pthread_mutex_t mu;
 };
 
@@ -1394,13 +1453,17 @@ static void *detach_main(void *arg)
 		pthread_mutex_unlock(&j->mu);
 		if (i == j->n)
 			return NULL;
-		bpf_link__destroy(j->links[i]);
+		if (i < j->nlinks)
+			bpf_link__destroy(j->links[i]);
+		else
+			close(j->fds[i - j->nlinks]);
 	}
 }
 
-static void destroy_links(struct bpf_link **links, size_t n)
+static void destroy_links(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds)
 {
-	struct detach_job j = { .links = links, .n = n };
+	size_t n = nlinks + nfds;
+	struct detach_job j = { .links = links, .fds = fds, .nlinks = nlinks, .n = n };
 	pthread_t th[DETACH_THREADS];
 	size_t nth = 0;
 	pthread_mutex_init(&j.mu, NULL);
@@ -1429,8 +1492,9 @@ static void detach(struct lp_tracer *t)
 		t->kids[i].links = NULL;
 		t->kids[i].nlinks = 0;
 	}
-	destroy_links(t->links, t->nlinks);
+	destroy_links(t->links, t->nlinks, t->mfds, t->nmfds);
 	t->nlinks = 0;
+	t->nmfds = 0;
 	bpf_link__destroy(t->skel->links.lp_fork);
 	t->skel->links.lp_fork = NULL;
 	bpf_link__destroy(t->skel->links.lp_exit);
@@ -1591,6 +1655,10 @@ void lp_tracer__free(struct lp_tracer *t)
 	free(t->cal_links);
 	detach(t);
 	free(t->links);
+	free(t->mfds);
+	for (int i = 0; i < MULTI_N; i++)
+		if (t->mprog[i] > 0)
+			close(t->mprog[i]);
 	free(t->kids);
 	free(t->pfiles);
 	free(t->targets);
