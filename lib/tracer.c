@@ -246,11 +246,11 @@ static bool in_filter(struct lp_tracer *t, pid_t pid)
 	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.tgids), &k, &v) == 0;
 }
 
-/* A process that maps the file of inode ino and is not traced (this one
- * included: lp-trace maps libc too), or 0.  A uprobe attached for every
- * process puts its breakpoint in every process that maps the file, now and
- * later: a bystander would pay a trap per call. */
-static pid_t bystander(struct lp_tracer *t, uint64_t ino)
+/* A process that maps file path (device dev, inode ino) and is not traced
+ * (this one included: lp-trace maps libc too), or 0.  A uprobe attached for
+ * every process puts its breakpoint in every process that maps the file,
+ * now and later: a bystander would pay a trap per call. */
+static pid_t bystander(struct lp_tracer *t, const char *path, uint64_t dev, uint64_t ino)
 {
 	DIR *d = opendir("/proc");
 	if (!d)
@@ -265,11 +265,10 @@ static pid_t bystander(struct lp_tracer *t, uint64_t ino)
 		struct lp_maps m;
 		if (lp_maps__open(&m, (pid_t)pid) < 0)
 			continue;
-		/* The inode alone, whatever the device (an overlay shows the
-		 * lower file's): a stranger's file of the same number only
-		 * costs the attachment per process. */
+		/* The same inode on the same device, or under the same path
+		 * (an overlay's file shows the device of the layer below). */
 		while (!found && lp_maps__next(&m))
-			if (m.ino == ino && m.name[0] == '/')
+			if (m.ino == ino && m.name[0] == '/' && (m.dev == dev || !strcmp(m.name, path)))
 				found = (pid_t)pid;
 		lp_maps__close(&m);
 	}
@@ -291,7 +290,7 @@ static bool file_shared(struct lp_tracer *t, const char *path)
 	for (size_t i = 0; i < t->npfiles; i++)
 		if (t->pfiles[i].dev == (uint64_t)st.st_dev && t->pfiles[i].ino == (uint64_t)st.st_ino)
 			return t->pfiles[i].shared;
-	pid_t other = bystander(t, (uint64_t)st.st_ino);
+	pid_t other = bystander(t, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (t->verbose) {
 		if (other)
 			lp_error("note: %s: attached per process (pid %d maps it too)", path, (int)other);
