@@ -418,7 +418,7 @@ static int multi_prog(struct lp_tracer *t, struct bpf_program *prog, int slot)
 static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, uint32_t id,
 		      const struct lp_probe_point *pt, pid_t pid, struct kid *kid)
 {
-	int pfd = pid == -1 ? multi_prog(t, prog, slot) : -1;
+	int pfd = multi_prog(t, prog, slot);
 	if (pfd >= 0) {
 		uint64_t off = pt->offset, cookie = id;
 		union lp_uprobe_multi_attr at;
@@ -430,6 +430,7 @@ static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, u
 		at.a.cookies = (uint64_t)(uintptr_t)&cookie;
 		at.a.cnt = 1;
 		at.a.flags2 = slot == MULTI_RETURN ? LP_BPF_F_UPROBE_MULTI_RETURN : 0;
+		at.a.pid = pid > 0 ? (uint32_t)pid : 0;
 		int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &at, sizeof(at));
 		if (fd < 0)
 			return -1;
