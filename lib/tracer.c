@@ -56,6 +56,7 @@ struct cls_cost {
 };
 
 enum { MULTI_ENTRY, MULTI_RETURN, MULTI_POINT, MULTI_N };
+#define REAPERS 1	/* threads closing exited children's links: 4 ended no sooner (the kernel serialises them) */
 
 struct lp_tracer {
 	struct trace_bpf *skel;
@@ -72,6 +73,8 @@ struct lp_tracer {
 		pid_t pid, target;
 		struct bpf_link **links;
 		size_t nlinks;
+		int *fds;	/* its uprobe-multi links */
+		size_t nfds;
 		bool adopted;	/* running when tracing began (lp_tracer__adopt) */
 	} *kids;
 	size_t nkids;
@@ -90,6 +93,18 @@ struct lp_tracer {
 	int mprog[MULTI_N];
 	int *mfds;
 	size_t nmfds;
+	/* Exited children's uprobe-multi links, closed by a thread of their
+	 * own as they exit: each close waits for a grace period, which the
+	 * event loop must not, and the end would for every child at once. */
+	struct lp_reaper {
+		pthread_mutex_t mu;
+		pthread_cond_t cv;
+		pthread_t thread[REAPERS];
+		int nthreads;
+		bool started, quit;
+		int *fds;
+		size_t n, cap;
+	} reaper;
 	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
 	uint64_t start_ns;	/* system calls starting earlier are not the target's */
 	struct pinfo *probes;
@@ -318,9 +333,69 @@ static struct kid *find_kid(struct lp_tracer *t, pid_t pid)
  * living children's memory too (6.18: a run forking children that call
  * libc's nanosleep saw 403 spans from 23 children with them destroyed as
  * children exited, 24,052 from 867 with them kept). */
+static void *reaper_main(void *arg)
+{
+	struct lp_reaper *r = arg;
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		while (!r->n && !r->quit)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (!r->n)
+			break;
+		int fd = r->fds[--r->n];
+		pthread_mutex_unlock(&r->mu);
+		close(fd);
+		pthread_mutex_lock(&r->mu);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* An exited child's uprobe-multi links go to the reaper thread (started
+ * at the first); without it, to the end. */
+static void reap_fds(struct lp_tracer *t, struct kid *k)
+{
+	struct lp_reaper *r = &t->reaper;
+	if (!k->nfds)
+		return;
+	if (!r->started) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+		pthread_mutex_init(&r->mu, NULL);
+		pthread_cond_init(&r->cv, NULL);
+		while (r->nthreads < REAPERS &&
+		       pthread_create(&r->thread[r->nthreads], NULL, reaper_main, r) == 0)
+			r->nthreads++;
+		r->started = r->nthreads > 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!r->started) {
+			pthread_mutex_destroy(&r->mu);
+			pthread_cond_destroy(&r->cv);
+		}
+	}
+	if (!r->started) {
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + k->nfds, sizeof(*t->mfds));
+		memcpy(t->mfds + t->nmfds, k->fds, k->nfds * sizeof(*k->fds));
+		t->nmfds += k->nfds;
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	if (r->n + k->nfds > r->cap) {
+		r->cap = 2 * (r->n + k->nfds);
+		r->fds = lp_reallocarray(r->fds, r->cap, sizeof(*r->fds));
+	}
+	memcpy(r->fds + r->n, k->fds, k->nfds * sizeof(*k->fds));
+	r->n += k->nfds;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
 static void forget_kid(struct lp_tracer *t, size_t i)
 {
 	struct kid *k = &t->kids[i];
+	reap_fds(t, k);
+	free(k->fds);
 	for (size_t l = 0; l < k->nlinks; l++)
 		add_link(t, k->links[l]);
 	free(k->links);
@@ -434,8 +509,13 @@ static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, u
 		int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &at, sizeof(at));
 		if (fd < 0)
 			return -1;
-		t->mfds = lp_reallocarray(t->mfds, t->nmfds + 1, sizeof(*t->mfds));
-		t->mfds[t->nmfds++] = fd;
+		if (kid) {
+			kid->fds = lp_reallocarray(kid->fds, kid->nfds + 1, sizeof(*kid->fds));
+			kid->fds[kid->nfds++] = fd;
+		} else {
+			t->mfds = lp_reallocarray(t->mfds, t->nmfds + 1, sizeof(*t->mfds));
+			t->mfds[t->nmfds++] = fd;
+		}
 		return 0;
 	}
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id, .retprobe = slot == MULTI_RETURN);
@@ -1486,15 +1566,41 @@ static void detach(struct lp_tracer *t)
 {
 	/* Everything still attached: the probes', the living children's. */
 	for (size_t i = 0; i < t->nkids; i++) {
-		for (size_t k = 0; k < t->kids[i].nlinks; k++)
-			add_link(t, t->kids[i].links[k]);
-		free(t->kids[i].links);
-		t->kids[i].links = NULL;
-		t->kids[i].nlinks = 0;
+		struct kid *k = &t->kids[i];
+		for (size_t l = 0; l < k->nlinks; l++)
+			add_link(t, k->links[l]);
+		free(k->links);
+		k->links = NULL;
+		k->nlinks = 0;
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + k->nfds, sizeof(*t->mfds));
+		memcpy(t->mfds + t->nmfds, k->fds, k->nfds * sizeof(*k->fds));
+		t->nmfds += k->nfds;
+		free(k->fds);
+		k->fds = NULL;
+		k->nfds = 0;
+	}
+	struct lp_reaper *r = &t->reaper;
+	if (r->started) {	/* what it has not closed yet is closed with the rest */
+		pthread_mutex_lock(&r->mu);
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + r->n, sizeof(*t->mfds));
+		memcpy(t->mfds + t->nmfds, r->fds, r->n * sizeof(*r->fds));
+		t->nmfds += r->n;
+		r->n = 0;
+		r->quit = true;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
 	}
 	destroy_links(t->links, t->nlinks, t->mfds, t->nmfds);
 	t->nlinks = 0;
 	t->nmfds = 0;
+	if (r->started) {	/* at most the one link each was closing */
+		for (int i = 0; i < r->nthreads; i++)
+			pthread_join(r->thread[i], NULL);
+		r->nthreads = 0;
+		pthread_mutex_destroy(&r->mu);
+		pthread_cond_destroy(&r->cv);
+		r->started = false;
+	}
 	bpf_link__destroy(t->skel->links.lp_fork);
 	t->skel->links.lp_fork = NULL;
 	bpf_link__destroy(t->skel->links.lp_exit);
@@ -1656,6 +1762,7 @@ void lp_tracer__free(struct lp_tracer *t)
 	detach(t);
 	free(t->links);
 	free(t->mfds);
+	free(t->reaper.fds);
 	for (int i = 0; i < MULTI_N; i++)
 		if (t->mprog[i] > 0)
 			close(t->mprog[i]);
