@@ -75,6 +75,7 @@ struct lp_tracer {
 		size_t nlinks;
 		int *fds;	/* its uprobe-multi links */
 		size_t nfds;
+		bool counted;	/* one of nfollowed */
 		bool adopted;	/* running when tracing began (lp_tracer__adopt) */
 	} *kids;
 	size_t nkids;
@@ -327,12 +328,6 @@ static struct kid *find_kid(struct lp_tracer *t, pid_t pid)
 }
 
 
-/* Child i has exited: forgotten (the kernel reuses its id; it has left the
- * kernel's filter already, lp_exit).  Its links stay until the end:
- * destroying a dead child's uprobe events takes the breakpoints out of
- * living children's memory too (6.18: a run forking children that call
- * libc's nanosleep saw 403 spans from 23 children with them destroyed as
- * children exited, 24,052 from 867 with them kept). */
 static void *reaper_main(void *arg)
 {
 	struct lp_reaper *r = arg;
@@ -391,9 +386,18 @@ static void reap_fds(struct lp_tracer *t, struct kid *k)
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* Child i has exited: forgotten (the kernel reuses its id; it has left the
+ * kernel's filter already, lp_exit).  Its uprobe-multi links are closed
+ * now (reap_fds); its perf-event links (a kernel without uprobe-multi) stay
+ * until the end: destroying those as children exited took breakpoints out
+ * of living children too, or attached them late behind the perf event
+ * mutex (6.18: a run forking children that call libc's nanosleep saw 403
+ * spans from 23 children so, 24,052 from 867 with them kept). */
 static void forget_kid(struct lp_tracer *t, size_t i)
 {
 	struct kid *k = &t->kids[i];
+	if (k->counted && !k->nlinks && t->nfollowed)
+		t->nfollowed--;	/* its links are going: room for another */
 	reap_fds(t, k);
 	free(k->fds);
 	for (size_t l = 0; l < k->nlinks; l++)
@@ -683,9 +687,9 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 	struct kid *k = find_kid(t, child);
 	if (!k)
 		return 0;	/* gone already */
-	/* Links are kept to the end (forget_kid): only so many children a
-	 * run are given uprobes of their own; the others are counted, once
-	 * each. */
+	/* Only so many children at once are given uprobes of their own
+	 * (a run, when perf-event links are kept to the end: forget_kid);
+	 * the others are counted, once each. */
 	if (!t->child_counted) {
 		t->child_counted = true;
 		t->child_refused = t->nfollowed >= LP_TRACE_MAX_CHILDREN;
@@ -693,6 +697,7 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 			t->children_unfollowed++;
 		else
 			t->nfollowed++;
+		k->counted = !t->child_refused;
 	}
 	if (t->child_refused)
 		return 0;

@@ -65,8 +65,8 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
  * woken at once) with the target it descends from, to attach the per-process
  * uprobes with lp_tracer__attach_child for each of that target's points:
  * calls the child makes to those before that are not seen.  At most
- * LP_TRACE_MAX_CHILDREN children a run are given uprobes of their own
- * (kept to the end), and the filter holds max_pids processes at once;
+ * LP_TRACE_MAX_CHILDREN children at once are given uprobes of their own
+ * (detached as they exit), and the filter holds max_pids processes at once;
  * children past either are counted ("lost ... children").  Call before
  * attaching probes, so that adopted descendants are no bystanders. */
 int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t target),
