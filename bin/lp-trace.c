@@ -238,6 +238,8 @@ struct family {
 	struct lp_probe_point **points;
 	size_t *npoints;
 	int **ids;			/* the probe id of points[p][i] */
+	struct adopted { pid_t pid, target; } *adopted;	/* descendants running at start */
+	size_t nadopted;
 };
 
 static void on_fork(void *arg, pid_t child, pid_t target)
@@ -248,6 +250,33 @@ static void on_fork(void *arg, pid_t child, pid_t target)
 			for (size_t i = 0; i < f->npoints[p]; i++)
 				lp_tracer__attach_child(f->tracer, f->ids[p][i], &f->points[p][i],
 							child);
+}
+
+/* The targets' descendants running now (a server's pre-forked workers) are
+ * traced as the target they descend from.  Listed twice: one that forked
+ * while the first list was made, before it was in the filter, had a child
+ * the kernel did not follow. */
+static int adopt_descendants(struct lp_tracer *tracer, struct family *f)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t p = 0; p < f->npids; p++) {
+			size_t n;
+			pid_t *d = lp_target__descendants(f->pids[p], &n);
+			for (size_t i = 0; i < n; i++) {
+				int r = lp_tracer__adopt(tracer, d[i], f->pids[p]);
+				if (r < 0) {
+					free(d);
+					return -1;
+				}
+				if (r > 0) {
+					f->adopted = lp_reallocarray(f->adopted, f->nadopted + 1,
+								     sizeof(*f->adopted));
+					f->adopted[f->nadopted++] = (struct adopted){ d[i], f->pids[p] };
+				}
+			}
+			free(d);
+		}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -477,16 +506,23 @@ int main(int argc, char **argv)
 	family.points = points;
 	family.npoints = npoints;
 	family.ids = lp_calloc(npids, sizeof(*family.ids));
-	for (size_t p = 0; p < npids; p++) {
+	for (size_t p = 0; p < npids; p++)
 		if (lp_tracer__add_pid(tracer, pids[p]) < 0)
 			goto out_tracer;
+	/* Followed before probes are attached: the targets' running
+	 * descendants are in the filter, no bystanders (lp_tracer__attach). */
+	if (!opt.no_follow && (lp_tracer__follow(tracer, on_fork, &family) < 0 ||
+			       adopt_descendants(tracer, &family) < 0))
+		goto out_tracer;
+	for (size_t p = 0; p < npids; p++) {
 		family.ids[p] = lp_calloc(npoints[p] + 1, sizeof(**family.ids));
 		for (size_t i = 0; i < npoints[p]; i++)
 			if ((family.ids[p][i] = lp_tracer__attach(tracer, &points[p][i], pids[p])) < 0)
 				goto out_tracer;
 	}
-	if (!opt.no_follow && lp_tracer__follow(tracer, on_fork, &family) < 0)
-		goto out_tracer;
+	/* The adopted descendants' own uprobes (probes attached per process). */
+	for (size_t k = 0; k < family.nadopted; k++)
+		on_fork(&family, family.adopted[k].pid, family.adopted[k].target);
 	bool closed = false, failed = false;
 	if (write_header(w) < 0 || lp_tracer__write_costs(tracer, w) < 0 || fflush(out) != 0) {
 		failed = errno != EPIPE;
@@ -574,6 +610,7 @@ out:
 	for (size_t p = 0; family.ids && p < family.npids; p++)
 		free(family.ids[p]);
 	free(family.ids);
+	free(family.adopted);
 	lp_target__free(target);
 	for (size_t p = 0; p < nresolved; p++) {
 		for (size_t i = 0; i < npoints[p]; i++)

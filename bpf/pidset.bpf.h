@@ -27,14 +27,15 @@ static __always_inline int lp_pidset_fork(void *set, struct task_struct *parent,
  * when its last thread exits.  Not when its leader does: a main thread may
  * pthread_exit while the others run on.  do_exit() decrements signal->live
  * before this tracepoint (the tracepoint's own group_dead argument, 6.16+,
- * is that test), so live == 0 means the whole thread group is dead. */
-static __always_inline void lp_pidset_exit(void *set, struct task_struct *p)
+ * is that test), so live == 0 means the whole thread group is dead.
+ * Returns 1 when the process left the set, 0 otherwise. */
+static __always_inline int lp_pidset_exit(void *set, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
-		return;
-	bpf_map_delete_elem(set, &tgid);
+		return 0;
+	return bpf_map_delete_elem(set, &tgid) == 0;	/* 1: it was in the set */
 }
 
 #endif

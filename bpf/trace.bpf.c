@@ -108,6 +108,21 @@ static __always_inline void count(int what)
 		c->n[what]++;
 }
 
+static __always_inline int traced(__u64 pt)
+{
+	__u32 tgid = pt >> 32;
+	return bpf_map_lookup_elem(&tgids, &tgid) != 0;
+}
+
+/* A probe attached for every process mapping its file: is this hit one of
+ * the traced processes'?  Children are in the set from their fork on
+ * (lp_fork, run in the parent before the child runs): they are traced from
+ * their first instruction. */
+static __always_inline int foreign(const struct lp_trace_probe *p, __u64 pt)
+{
+	return (p->flags & LP_PROBE_F_FILTER) && !traced(pt);
+}
+
 /* The registers in DWARF x86-64 numbering.  Copied out of the context one
  * by one: the verifier refuses a load through a computed context pointer,
  * which is what a switch over the fields compiles to. */
@@ -298,6 +313,8 @@ int lp_entry(struct pt_regs *ctx)
 	if (!p)
 		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
+	if (foreign(p, pt))
+		return 0;
 	__u32 tid = (__u32)pt, tgid = pt >> 32;
 	__u64 key, pos;
 	if (stack_key(ctx, p, tid, ctx->sp, &key, &pos) < 0)
@@ -404,6 +421,8 @@ int lp_return(struct pt_regs *ctx)
 	if (kind == LP_RET_TAIL_CC && !cc_taken(ctx->flags, (cookie >> 20) & 0xf))
 		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
+	if (foreign(p, pt))
+		return 0;
 	__u32 tid = (__u32)pt;
 	/* A uretprobe fires after `ret` popped the return address the entry
 	 * saw at the stack top; a probed ret or jmp before. */
@@ -463,6 +482,8 @@ int lp_point(struct pt_regs *ctx)
 	if (!p)
 		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
+	if (foreign(p, pt))
+		return 0;
 	/* Its cost, for the spans open on this thread (none: no stack). */
 	__u64 tid = (__u32)pt;
 	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
@@ -489,12 +510,6 @@ int lp_point(struct pt_regs *ctx)
 	capture(ctx, p, ev->vals, es->strs);
 	submit(es);
 	return 0;
-}
-
-static __always_inline int traced(__u64 pt)
-{
-	__u32 tgid = pt >> 32;
-	return bpf_map_lookup_elem(&tgids, &tgid) != 0;
 }
 
 SEC("raw_tp/sys_enter")
@@ -614,10 +629,12 @@ int lp_tp(void *ctx)
 	return 0;
 }
 
-/* A traced process forked: the child is traced from now on by the syscall
- * and tracepoint programs (the filter is this map), and user space is woken
- * at once to attach its uprobes to the child (perf's uprobe events belong
- * to one process; fork does not carry them over). */
+/* A traced process forked: the child is in the set before it runs (this
+ * runs in the parent, inside fork), so the probes attached once for every
+ * process (LP_PROBE_F_FILTER) see its first call, and so do the syscall and
+ * tracepoint programs; user space is told, to attach the probes that are
+ * attached per process (perf's uprobe events with a pid belong to one
+ * process and remove their breakpoints from a child at its first hit). */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -644,11 +661,22 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 /* A traced process's last thread exits: its pid leaves the filter, so the
- * kernel may give it to another process (pidset.bpf.h).  Not the uprobes'
- * links: user space keeps those to the end (lib/tracer.c). */
+ * kernel may give it to another process (pidset.bpf.h), and user space is
+ * told, to detach the links it holds for that process alone.  No record
+ * when the ring is full: user space also looks for exited processes now
+ * and then (lib/tracer.c, forget_exited). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lp_exit, struct task_struct *p)
 {
-	lp_pidset_exit(&tgids, p);
+	if (!lp_pidset_exit(&tgids, p) || stopped)
+		return 0;
+	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev)
+		return 0;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->type = LP_EV_EXIT;
+	ev->pid = p->tgid;
+	ev->start = ev->end = bpf_ktime_get_ns();
+	submit(ev);
 	return 0;
 }

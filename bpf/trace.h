@@ -11,7 +11,7 @@
 #define LP_TRACE_STR_MAX 64	/* bytes of a string, NUL included */
 #define LP_TRACE_MAX_PROBES 4096
 #define LP_TRACE_MAX_SYSCALLS 1024
-#define LP_TRACE_MAX_CHILDREN 1000	/* forked processes given uprobes, per run */
+#define LP_TRACE_MAX_CHILDREN 1000	/* forked processes given uprobes of their own at once */
 #define LP_TRACE_TP_MAX 512	/* bytes of a tracepoint record copied */
 
 /* struct lp_trace_probe.kind */
@@ -92,6 +92,9 @@ struct lp_trace_probe {
 #define LP_KEY_G (1ULL << 63)
 /* A Go position: sp - g.stack.hi + this (deeper calls are lower, as sp). */
 #define LP_GO_POS_BASE (1ULL << 62)
+/* Attached once for every process that maps the file (lib/tracer.c,
+ * shared attachment): the programs keep to the processes in "tgids". */
+#define LP_PROBE_F_FILTER 4
 
 struct lp_trace_frame {
 	unsigned long long ts;
@@ -132,6 +135,7 @@ enum {
 	LP_EV_SYSCALL = 3,
 	LP_EV_TP = 4,
 	LP_EV_FORK = 5,		/* a traced process forked: pid the child, tid the parent */
+	LP_EV_EXIT = 6,		/* a traced process's last thread exited: pid */
 };
 
 struct lp_trace_event {

@@ -1,6 +1,7 @@
 /* target.c - processes named by -p, or a command started held before exec. */
 #include "target.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -448,6 +449,56 @@ int lp_target__killed_by(const struct lp_target *t)
 	if (!t->spawned || !t->reaped || t->signalled || !WIFSIGNALED(t->status))
 		return 0;
 	return WTERMSIG(t->status);
+}
+
+pid_t *lp_target__descendants(pid_t pid, size_t *n)
+{
+	struct pp { pid_t pid, ppid; } *all = NULL;
+	size_t nall = 0;
+	*n = 0;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return NULL;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end, path[64], buf[512];
+		long p = strtol(de->d_name, &end, 10);
+		if (*end || p <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", p);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (r <= 0)
+			continue;
+		buf[r] = '\0';
+		/* "PID (COMM) S PPID ...": the command may hold ") ". */
+		const char *c = strrchr(buf, ')');
+		int ppid;
+		if (!c || sscanf(c + 1, " %*c %d", &ppid) != 1)
+			continue;
+		all = lp_reallocarray(all, nall + 1, sizeof(*all));
+		all[nall++] = (struct pp){ (pid_t)p, (pid_t)ppid };
+	}
+	closedir(d);
+	/* Breadth first from pid: out[] holds the descendants found. */
+	pid_t *out = NULL;
+	size_t nout = 0;
+	for (size_t head = 0;; head++) {
+		pid_t parent = head == 0 ? pid : out[head - 1];
+		for (size_t i = 0; i < nall; i++)
+			if (all[i].ppid == parent && all[i].pid != pid) {
+				out = lp_reallocarray(out, nout + 1, sizeof(*out));
+				out[nout++] = all[i].pid;
+			}
+		if (head >= nout)
+			break;
+	}
+	free(all);
+	*n = nout;
+	return out;
 }
 
 int lp_target__check_max_pids(const struct lp_target *t, uint32_t max_pids)

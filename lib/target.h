@@ -95,6 +95,11 @@ int lp_target__killed_by(const struct lp_target *t);
  * reporting it ("-p names 3 processes, more than --max-pids 2"). */
 int lp_target__check_max_pids(const struct lp_target *t, uint32_t max_pids);
 
+/* The processes now running that descend from pid (children, their
+ * children...), from each process's parent in /proc/PID/stat; a malloc'd
+ * array of *n pids (NULL when none), the caller's to free. */
+pid_t *lp_target__descendants(pid_t pid, size_t *n);
+
 /* Kills (SIGKILL) and reaps a started command that is still there; frees. */
 void lp_target__free(struct lp_target *t);
 

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +35,7 @@ struct pinfo {
 	enum lp_insn insn;
 	bool ret_insn_probed;	/* LP_PROBE_ENTRY: returns probed at instructions */
 	enum lp_insn ret_insn;	/* their class */
+	bool shared;		/* attached once for every process (LP_PROBE_F_FILTER) */
 	struct lp_probe_value vals[LP_TRACE_MAX_CAPS];
 	unsigned char str[LP_TRACE_MAX_CAPS];	/* 1 + string slot, or 0 */
 	size_t nvals;
@@ -54,6 +57,11 @@ struct cls_cost {
 	size_t entry_n, ret_n, point_n;
 };
 
+/* The programs as loaded for uprobe-multi links, one each: a return
+ * probed at an instruction is lp_return as a plain uprobe. */
+enum { MULTI_ENTRY, MULTI_RETURN, MULTI_RET_INSN, MULTI_POINT, MULTI_CATCH, MULTI_N };
+#define REAPERS 1	/* threads closing exited children's links: 4 ended no sooner (the kernel serialises them) */
+
 struct lp_tracer {
 	struct trace_bpf *skel;
 	struct ring_buffer *rb;
@@ -63,13 +71,45 @@ struct lp_tracer {
 	void *fork_arg;
 	pid_t *targets;			/* lp_tracer__add_pid's */
 	size_t ntargets;
-	struct kid { pid_t pid, target; } *kids;	/* followed, in the kernel's filter */
+	/* Followed, in the kernel's filter; the links of the probes attached
+	 * for this process alone (the files other processes map too). */
+	struct kid {
+		pid_t pid, target;
+		struct bpf_link **links;
+		size_t nlinks;
+		int *fds;	/* its uprobe-multi links */
+		size_t nfds;
+		bool counted;	/* one of nfollowed */
+		bool adopted;	/* running when tracing began (lp_tracer__adopt) */
+	} *kids;
 	size_t nkids;
 	int64_t forgot_ns;		/* when exited children were last forgotten */
-	/* Children given uprobes, and those refused (too many links); whether
-	 * the child on_fork is handling has been counted, and refused. */
-	uint64_t nfollowed, children_unfollowed;
+	/* Children given uprobes of their own, and those refused (too many,
+	 * or an attachment failed); whether the child
+	 * on_fork is handling has been counted, and refused. */
+	uint64_t nfollowed, children_unfollowed, children_failed;
 	bool child_counted, child_refused;
+	/* Files probed, and whether their probes are attached once for every
+	 * process that maps them (no process but the traced ones does). */
+	struct pfile { uint64_t dev, ino; bool shared; } *pfiles;
+	size_t npfiles;
+	/* Uprobe-multi copies of the programs (0: not loaded yet, -1: the
+	 * kernel refused), and the links made with them. */
+	int mprog[MULTI_N];
+	int *mfds;
+	size_t nmfds;
+	/* Exited children's uprobe-multi links, closed by a thread of their
+	 * own as they exit: each close waits for a grace period, which the
+	 * event loop must not, and the end would for every child at once. */
+	struct lp_reaper {
+		pthread_mutex_t mu;
+		pthread_cond_t cv;
+		pthread_t thread[REAPERS];
+		int nthreads;
+		bool started, quit;
+		int *fds;
+		size_t n, cap;
+	} reaper;
 	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
 	uint64_t start_ns;	/* system calls starting earlier are not the target's */
 	struct pinfo *probes;
@@ -217,6 +257,159 @@ static void add_link(struct lp_tracer *t, struct bpf_link *l)
 	t->links[t->nlinks++] = l;
 }
 
+/* --- one attachment per file, or per process -------------------------- */
+
+static bool in_filter(struct lp_tracer *t, pid_t pid)
+{
+	uint32_t k = (uint32_t)pid;
+	uint8_t v;
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.tgids), &k, &v) == 0;
+}
+
+/* A process that maps file path (device dev, inode ino) and is not traced
+ * (this one included: lp-trace maps libc too), or 0.  A uprobe attached for
+ * every process puts its breakpoint in every process that maps the file,
+ * now and later: a bystander would pay a trap per call. */
+static pid_t bystander(struct lp_tracer *t, const char *path, uint64_t dev, uint64_t ino)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return getpid();
+	pid_t found = 0;
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || in_filter(t, (pid_t)pid))
+			continue;
+		struct lp_maps m;
+		if (lp_maps__open(&m, (pid_t)pid) < 0)
+			continue;
+		/* The same inode on the same device, or under the same path
+		 * (an overlay's file shows the device of the layer below). */
+		while (!found && lp_maps__next(&m))
+			if (m.ino == ino && m.name[0] == '/' && (m.dev == dev || !strcmp(m.name, path)))
+				found = (pid_t)pid;
+		lp_maps__close(&m);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether the probes in file path are attached once for every process that
+ * maps it, filtered in the kernel by the pid set: so when no process but
+ * the traced ones maps it (a server's own executable).  Children are then
+ * traced from their fork on, whatever their number, and nothing is
+ * attached or detached per process.  Otherwise (a shared library: libc)
+ * each traced process gets its own attachment.  Decided once per file. */
+static bool file_shared(struct lp_tracer *t, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return false;
+	for (size_t i = 0; i < t->npfiles; i++)
+		if (t->pfiles[i].dev == (uint64_t)st.st_dev && t->pfiles[i].ino == (uint64_t)st.st_ino)
+			return t->pfiles[i].shared;
+	pid_t other = bystander(t, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	if (t->verbose) {
+		if (other)
+			lp_error("note: %s: attached per process (pid %d maps it too)", path, (int)other);
+		else
+			lp_error("note: %s: attached once for every process that maps it (only traced ones do)",
+				 path);
+	}
+	t->pfiles = lp_reallocarray(t->pfiles, t->npfiles + 1, sizeof(*t->pfiles));
+	t->pfiles[t->npfiles++] = (struct pfile){ (uint64_t)st.st_dev, (uint64_t)st.st_ino, !other };
+	return !other;
+}
+
+static struct kid *find_kid(struct lp_tracer *t, pid_t pid)
+{
+	for (size_t i = t->nkids; i-- > 0;)	/* the newest first: on_fork's */
+		if (t->kids[i].pid == pid)
+			return &t->kids[i];
+	return NULL;
+}
+
+
+static void *reaper_main(void *arg)
+{
+	struct lp_reaper *r = arg;
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		while (!r->n && !r->quit)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (!r->n)
+			break;
+		int fd = r->fds[--r->n];
+		pthread_mutex_unlock(&r->mu);
+		close(fd);
+		pthread_mutex_lock(&r->mu);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* An exited child's uprobe-multi links go to the reaper thread (started
+ * at the first); without it, to the end. */
+static void reap_fds(struct lp_tracer *t, struct kid *k)
+{
+	struct lp_reaper *r = &t->reaper;
+	if (!k->nfds)
+		return;
+	if (!r->started) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+		pthread_mutex_init(&r->mu, NULL);
+		pthread_cond_init(&r->cv, NULL);
+		while (r->nthreads < REAPERS &&
+		       pthread_create(&r->thread[r->nthreads], NULL, reaper_main, r) == 0)
+			r->nthreads++;
+		r->started = r->nthreads > 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!r->started) {
+			pthread_mutex_destroy(&r->mu);
+			pthread_cond_destroy(&r->cv);
+		}
+	}
+	if (!r->started) {
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + k->nfds, sizeof(*t->mfds));
+		memcpy(t->mfds + t->nmfds, k->fds, k->nfds * sizeof(*k->fds));
+		t->nmfds += k->nfds;
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	if (r->n + k->nfds > r->cap) {
+		r->cap = 2 * (r->n + k->nfds);
+		r->fds = lp_reallocarray(r->fds, r->cap, sizeof(*r->fds));
+	}
+	memcpy(r->fds + r->n, k->fds, k->nfds * sizeof(*k->fds));
+	r->n += k->nfds;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Child i has exited: forgotten (the kernel reuses its id; it has left the
+ * kernel's filter already, lp_exit).  Its uprobe-multi links are closed
+ * now (reap_fds); its perf-event links (a kernel without uprobe-multi) stay
+ * until the end: destroying those as children exited took breakpoints out
+ * of living children too, or attached them late behind the perf event
+ * mutex (6.18: a run forking children that call libc's nanosleep saw 403
+ * spans from 23 children so, 24,052 from 867 with them kept). */
+static void forget_kid(struct lp_tracer *t, size_t i)
+{
+	struct kid *k = &t->kids[i];
+	if (k->counted && !k->nlinks && t->nfollowed)
+		t->nfollowed--;	/* its links are going: room for another */
+	reap_fds(t, k);
+	free(k->fds);
+	for (size_t l = 0; l < k->nlinks; l++)
+		add_link(t, k->links[l]);
+	free(k->links);
+	t->kids[i] = t->kids[--t->nkids];
+}
+
 static int setup_tp(struct lp_tracer *t, struct pinfo *pi, const struct lp_probe_point *pt,
 		    struct lp_trace_probe *cfg)
 {
@@ -291,55 +484,123 @@ static void ret_insn_cost(const struct lp_tracer *t, enum lp_insn entry_cls, enu
 		*n = (int64_t)c->point_n;
 }
 
-/* A uprobe probe's links for process pid, the probe's settings under id. */
-static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
-			  pid_t pid, bool child)
+/* Uprobe-multi links (6.6+), for probes attached once for every process:
+ * closing one waits for one grace period, without the perf event's global
+ * mutex that makes perf-event uprobes close one after the other.  Neither
+ * Debian 12's headers nor its libbpf 1.1 know them: the attach type and
+ * BPF_LINK_CREATE's fields for it, from the kernel's uapi. */
+#define LP_BPF_TRACE_UPROBE_MULTI 48
+#define LP_BPF_F_UPROBE_MULTI_RETURN 1
+
+union lp_uprobe_multi_attr {
+	struct {
+		uint32_t prog_fd, target_fd, attach_type, flags;
+		uint64_t path, offsets, ref_ctr_offsets, cookies;
+		uint32_t cnt, flags2, pid;
+	} a;
+	char size[128];
+};
+
+/* The copy of prog loaded for uprobe-multi links (the same instructions,
+ * maps already in them; the attach type is fixed at load), or -1 when the
+ * kernel refuses it (then perf-event uprobes are used). */
+static int multi_prog(struct lp_tracer *t, struct bpf_program *prog, int slot)
 {
-	struct bpf_link *l;
-	uint64_t off = pt->offset;
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
+	if (t->mprog[slot])
+		return t->mprog[slot];
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = (enum bpf_attach_type)LP_BPF_TRACE_UPROBE_MULTI);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, bpf_program__name(prog), "GPL",
+			       bpf_program__insns(prog), bpf_program__insn_cnt(prog), &o);
+	if (fd < 0 && t->verbose)
+		lp_error_errno("note: no uprobe-multi links (perf-event uprobes instead)");
+	t->mprog[slot] = fd < 0 ? -1 : fd;
+	return t->mprog[slot];
+}
+
+/* One program at offset off of pt's file for process pid (-1: every
+ * process), with cookie; the link kept with kid when a child's.  -1 with
+ * errno set. */
+static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, uint64_t off,
+		      uint64_t cookie, const struct lp_probe_point *pt, pid_t pid, struct kid *kid)
+{
+	int pfd = multi_prog(t, prog, slot);
+	if (pfd >= 0) {
+		union lp_uprobe_multi_attr at;
+		memset(&at, 0, sizeof(at));
+		at.a.prog_fd = (uint32_t)pfd;
+		at.a.attach_type = LP_BPF_TRACE_UPROBE_MULTI;
+		at.a.path = (uint64_t)(uintptr_t)pt->path;
+		at.a.offsets = (uint64_t)(uintptr_t)&off;
+		at.a.cookies = (uint64_t)(uintptr_t)&cookie;
+		at.a.cnt = 1;
+		at.a.flags2 = slot == MULTI_RETURN ? LP_BPF_F_UPROBE_MULTI_RETURN : 0;
+		at.a.pid = pid > 0 ? (uint32_t)pid : 0;
+		int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &at, sizeof(at));
+		if (fd < 0)
+			return -1;
+		if (kid) {
+			kid->fds = lp_reallocarray(kid->fds, kid->nfds + 1, sizeof(*kid->fds));
+			kid->fds[kid->nfds++] = fd;
+		} else {
+			t->mfds = lp_reallocarray(t->mfds, t->nmfds + 1, sizeof(*t->mfds));
+			t->mfds[t->nmfds++] = fd;
+		}
+		return 0;
+	}
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = slot == MULTI_RETURN);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, off, &uo);
+	if (!l)
+		return -1;
+	if (kid) {
+		kid->links = lp_reallocarray(kid->links, kid->nlinks + 1, sizeof(*kid->links));
+		kid->links[kid->nlinks++] = l;
+	} else {
+		add_link(t, l);
+	}
+	return 0;
+}
+
+/* A uprobe probe's links for process pid (-1: every process), the probe's
+ * settings under id; a child's (kid) are kept with it. */
+static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
+			  pid_t pid, struct kid *kid)
+{
+	bool child = kid != NULL;
 	/* The returns first: a call entered while only the entry probe was
 	 * attached would push a frame no return ever pops.  The other way
 	 * round, a return whose entry was not seen finds no frame of its own
 	 * and is ignored.  A uretprobe, or where one would break the program
 	 * (lib/probe.c says why), uprobes on the instructions that leave. */
-	if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns != LP_RETURNS_INSN) {
-		uo.retprobe = true;
-		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path, off, &uo);
-		if (!l)
-			goto fail;
-		add_link(t, l);
-		uo.retprobe = false;
-	}
+	if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns != LP_RETURNS_INSN &&
+	    attach_one(t, t->skel->progs.lp_return, MULTI_RETURN, pt->offset, id, pt, pid, kid) < 0)
+		goto fail;
 	for (size_t i = 0; pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
 			   i < pt->nrets; i++) {
 		const struct lp_ret_point *r = &pt->rets[i];
-		off = r->offset;
-		uo.bpf_cookie = LP_RET_COOKIE(id, r->kind, r->reg, r->off);
-		l = bpf_program__attach_uprobe_opts(t->skel->progs.lp_return, pid, pt->path, off, &uo);
-		if (!l)
+		if (attach_one(t, t->skel->progs.lp_return, MULTI_RET_INSN, r->offset,
+			       LP_RET_COOKIE(id, r->kind, r->reg, r->off), pt, pid, kid) < 0)
 			goto fail;
-		add_link(t, l);
-		uo.bpf_cookie = id;
 	}
-	off = pt->offset;
 	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
 				   : pt->cfg.kind == LP_PROBE_CATCH ? t->skel->progs.lp_catch
 								     : t->skel->progs.lp_point;
-	l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, off, &uo);
-	if (!l)
+	int slot = pt->cfg.kind == LP_PROBE_ENTRY ? MULTI_ENTRY
+		   : pt->cfg.kind == LP_PROBE_CATCH ? MULTI_CATCH : MULTI_POINT;
+	if (attach_one(t, prog, slot, pt->offset, id, pt, pid, kid) < 0)
 		goto fail;
-	add_link(t, l);
 	return 0;
 fail:
 	if (child && errno == ESRCH)	/* a child gone already: nothing to trace */
 		return 0;
+	if (child)	/* counted as a lost child, reported once */
+		return -1;
 	if (errno == EPERM || errno == EACCES)
 		lp_error("cannot attach to '%s' in %s: needs root (or CAP_BPF and CAP_PERFMON): %s",
 			 pt->name, pt->path, strerror(errno));
 	else
 		lp_error_errno("cannot attach to '%s' in %s at offset 0x%llx", pt->name, pt->path,
-			       (unsigned long long)off);
+			       (unsigned long long)pt->offset);
 	return -1;
 }
 
@@ -409,6 +670,14 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 	}
 	if (pt->cfg.kind == LP_PROBE_TP && setup_tp(t, pi, pt, &cfg) < 0)
 		return -1;
+	/* Once for every process, the pid set filtering in the kernel, when
+	 * no other process maps the file; else for pid alone. */
+	if ((pt->cfg.kind == LP_PROBE_ENTRY || pt->cfg.kind == LP_PROBE_POINT) && pid > 0 &&
+	    file_shared(t, pt->path)) {
+		pi->shared = true;
+		cfg.flags |= LP_PROBE_F_FILTER;
+		pid = -1;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg, BPF_ANY) < 0) {
 		lp_error_errno("probe '%s': cannot store its settings", pt->name);
 		return -1;
@@ -425,21 +694,18 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 		add_link(t, l);
 		return attach_exit(t) < 0 ? -1 : (int)id;
 	}
-	return attach_uprobes(t, id, pt, pid, false) < 0 ? -1 : (int)id;
+	return attach_uprobes(t, id, pt, pid, NULL) < 0 ? -1 : (int)id;
 }
 
-/* Followed children that have exited are forgotten: the kernel reuses their
- * ids.  They have left the kernel's filter already (lp_exit).  Their links
- * stay until the end: destroying a dead process's uprobe events was seen
- * (6.18) to take the breakpoints out of a live child's memory too. */
+/* Followed children that have exited and whose exit was not reported
+ * (LP_EV_EXIT: the ring was full) are forgotten. */
 static void forget_exited(struct lp_tracer *t)
 {
 	for (size_t i = 0; i < t->nkids;) {
-		if (kill(t->kids[i].pid, 0) == 0 || errno != ESRCH) {
+		if (kill(t->kids[i].pid, 0) == 0 || errno != ESRCH)
 			i++;
-			continue;
-		}
-		t->kids[i] = t->kids[--t->nkids];
+		else
+			forget_kid(t, i);
 	}
 }
 
@@ -462,8 +728,14 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 	if (pt->cfg.kind != LP_PROBE_ENTRY && pt->cfg.kind != LP_PROBE_POINT &&
 	    pt->cfg.kind != LP_PROBE_CATCH)
 		return 0;	/* system-wide events, filtered by process in the kernel */
-	/* Links are kept to the end (forget_exited): only so many children
-	 * are given uprobes; the others are counted, once each. */
+	if (id < 0 || (size_t)id >= t->nprobes || t->probes[id].shared)
+		return 0;	/* attached for every process: in the pid set from its fork */
+	struct kid *k = find_kid(t, child);
+	if (!k)
+		return 0;	/* gone already */
+	/* Only so many children at once are given uprobes of their own
+	 * (a run, when perf-event links are kept to the end: forget_kid);
+	 * the others are counted, once each. */
 	if (!t->child_counted) {
 		t->child_counted = true;
 		t->child_refused = t->nfollowed >= LP_TRACE_MAX_CHILDREN;
@@ -471,10 +743,39 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 			t->children_unfollowed++;
 		else
 			t->nfollowed++;
+		k->counted = !t->child_refused;
 	}
 	if (t->child_refused)
 		return 0;
-	return attach_uprobes(t, (uint32_t)id, pt, child, true);
+	if (attach_uprobes(t, (uint32_t)id, pt, child, k) == 0)
+		return 0;
+	/* Not traced (it may have made calls already): a lost child, the
+	 * first such failure said. */
+	if (!t->children_failed++)
+		lp_error_errno("cannot attach to '%s' in %s for child %d (more children failing are counted as lost)",
+			       pt->name, pt->path, (int)child);
+	t->child_refused = true;
+	t->children_unfollowed++;
+	return -1;
+}
+
+int lp_tracer__adopt(struct lp_tracer *t, pid_t pid, pid_t target)
+{
+	if (find_kid(t, pid))
+		return 0;
+	uint32_t k = (uint32_t)pid;
+	uint8_t one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &k, &one, BPF_ANY) < 0) {
+		if (errno != E2BIG) {
+			lp_error_errno("cannot add pid %d to the filter", (int)pid);
+			return -1;
+		}
+		t->children_unfollowed++;	/* no room: a lost child */
+		return 0;
+	}
+	t->kids = lp_reallocarray(t->kids, t->nkids + 1, sizeof(*t->kids));
+	t->kids[t->nkids++] = (struct kid){ .pid = pid, .target = target, .adopted = true };
+	return 1;
 }
 
 /* --- records ---------------------------------------------------------- */
@@ -1059,7 +1360,7 @@ static void on_fork_event(struct lp_tracer *t, pid_t child, pid_t parent)
 	if (!target)	/* a parent already forgotten: exited since */
 		return;
 	t->kids = lp_reallocarray(t->kids, t->nkids + 1, sizeof(*t->kids));
-	t->kids[t->nkids++] = (struct kid){ child, target };
+	t->kids[t->nkids++] = (struct kid){ .pid = child, .target = target };
 	if (!t->on_fork || t->detached)
 		return;
 	t->child_counted = false;
@@ -1071,6 +1372,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct lp_tracer *t = ctx;
 	const struct lp_trace_event *ev = data;
 	if (size >= sizeof(*ev) && ev->type == LP_EV_FORK) {
+		/* Adopted already (forked while the running descendants
+		 * were listed), or a kid of the pid that exited unreported
+		 * (LP_EV_EXIT lost). */
+		struct kid *old = find_kid(t, (pid_t)ev->pid);
+		if (old && old->adopted)
+			return 0;
+		if (old)
+			forget_kid(t, (size_t)(old - t->kids));
 		on_fork_event(t, (pid_t)ev->pid, (pid_t)ev->tid);
 		lp_hashmap__put(&t->nspids, pid_key((pid_t)ev->pid), NULL);
 		/* A kill(2) per child: not on every fork of a fork storm. */
@@ -1079,6 +1388,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 			forget_exited(t);
 			t->forgot_ns = now;
 		}
+		return 0;
+	}
+	if (size >= sizeof(*ev) && ev->type == LP_EV_EXIT) {
+		struct kid *k = find_kid(t, (pid_t)ev->pid);
+		if (k)
+			forget_kid(t, (size_t)(k - t->kids));
 		return 0;
 	}
 	if (size < sizeof(*ev) || ev->probe >= t->nprobes || t->werr)
@@ -1269,13 +1584,98 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 	return (int)(t->count - before);
 }
 
+/* Links destroyed by several threads at once: each destruction of a uprobe
+ * link waits for RCU grace periods, which concurrent waiters share (3,000
+ * links one after the other kept lp-trace in uninterruptible sleep for
+ * minutes).  Perf-event uprobes still close partly one after the other
+ * (the kernel's event_mutex): 8 function probes on PostgreSQL under
+ * pgbench -C, 16 links, took 3.6 s one by one, 1.3 s so. */
+#define DETACH_THREADS 16
+
+struct detach_job {
+	struct bpf_link **links;
+	const int *fds;		/* after the links: uprobe-multi links */
+	size_t nlinks, n, next;
+	pthread_mutex_t mu;
+};
+
+static void *detach_main(void *arg)
+{
+	struct detach_job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		size_t i = j->next < j->n ? j->next++ : j->n;
+		pthread_mutex_unlock(&j->mu);
+		if (i == j->n)
+			return NULL;
+		if (i < j->nlinks)
+			bpf_link__destroy(j->links[i]);
+		else
+			close(j->fds[i - j->nlinks]);
+	}
+}
+
+static void destroy_links(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds)
+{
+	size_t n = nlinks + nfds;
+	struct detach_job j = { .links = links, .fds = fds, .nlinks = nlinks, .n = n };
+	pthread_t th[DETACH_THREADS];
+	size_t nth = 0;
+	pthread_mutex_init(&j.mu, NULL);
+	if (n > 1) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+		while (nth < DETACH_THREADS && nth + 1 < n &&
+		       pthread_create(&th[nth], NULL, detach_main, &j) == 0)
+			nth++;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	detach_main(&j);
+	for (size_t i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&j.mu);
+}
+
 static void detach(struct lp_tracer *t)
 {
-	for (size_t i = 0; i < t->nlinks; i++) {
-		bpf_link__destroy(t->links[i]);
-		t->links[i] = NULL;
+	/* Everything still attached: the probes', the living children's. */
+	for (size_t i = 0; i < t->nkids; i++) {
+		struct kid *k = &t->kids[i];
+		for (size_t l = 0; l < k->nlinks; l++)
+			add_link(t, k->links[l]);
+		free(k->links);
+		k->links = NULL;
+		k->nlinks = 0;
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + k->nfds, sizeof(*t->mfds));
+		memcpy(t->mfds + t->nmfds, k->fds, k->nfds * sizeof(*k->fds));
+		t->nmfds += k->nfds;
+		free(k->fds);
+		k->fds = NULL;
+		k->nfds = 0;
 	}
+	struct lp_reaper *r = &t->reaper;
+	if (r->started) {	/* what it has not closed yet is closed with the rest */
+		pthread_mutex_lock(&r->mu);
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + r->n, sizeof(*t->mfds));
+		memcpy(t->mfds + t->nmfds, r->fds, r->n * sizeof(*r->fds));
+		t->nmfds += r->n;
+		r->n = 0;
+		r->quit = true;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+	destroy_links(t->links, t->nlinks, t->mfds, t->nmfds);
 	t->nlinks = 0;
+	t->nmfds = 0;
+	if (r->started) {	/* at most the one link each was closing */
+		for (int i = 0; i < r->nthreads; i++)
+			pthread_join(r->thread[i], NULL);
+		r->nthreads = 0;
+		pthread_mutex_destroy(&r->mu);
+		pthread_cond_destroy(&r->cv);
+		r->started = false;
+	}
 	bpf_link__destroy(t->skel->links.lp_fork);
 	t->skel->links.lp_fork = NULL;
 	bpf_link__destroy(t->skel->links.lp_exit);
@@ -1437,7 +1837,13 @@ void lp_tracer__free(struct lp_tracer *t)
 	free(t->cal_links);
 	detach(t);
 	free(t->links);
+	free(t->mfds);
+	free(t->reaper.fds);
+	for (int i = 0; i < MULTI_N; i++)
+		if (t->mprog[i] > 0)
+			close(t->mprog[i]);
 	free(t->kids);
+	free(t->pfiles);
 	free(t->targets);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);

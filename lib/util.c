@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -525,14 +526,18 @@ bool lp_maps__next(struct lp_maps *m)
 	ssize_t n;
 
 	while ((n = getline(&m->line, &m->cap, m->f)) > 0) {
-		unsigned long long lo, hi, pgoff;
+		unsigned long long lo, hi, pgoff, ino = 0;
+		unsigned int major = 0, minor = 0;
 		int pos = 0;
 
 		if (m->line[n - 1] == '\n')
 			m->line[n - 1] = '\0';
 		/* "LO-HI PERMS PGOFF DEV INODE [NAME]" */
-		if (sscanf(m->line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &pgoff, &pos) < 3)
+		if (sscanf(m->line, "%llx-%llx %*s %llx %x:%x %llu %n", &lo, &hi, &pgoff, &major, &minor,
+			   &ino, &pos) < 3)
 			continue;
+		m->dev = makedev(major, minor);
+		m->ino = ino;
 		m->lo = lo;
 		m->hi = hi;
 		m->pgoff = pgoff;

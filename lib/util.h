@@ -121,6 +121,7 @@ struct lp_maps {
 	char *line;
 	size_t cap;
 	uint64_t lo, hi, pgoff;
+	uint64_t dev, ino;	/* the mapped file's device (st_dev's) and inode; 0 when anonymous */
 	const char *name;	/* its path or [name]; "" when anonymous */
 };
 
