@@ -130,9 +130,9 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	wait_exec "$target" "$WORKLOADS/fib"
 	lp-trace -o "$T/i.lp" 'fib(n)' -p "$target" 2>"$T/err" &
 	local tracer=$!
-	sleep 1.5
+	sleep 1
+	links=$(wait_links "$tracer" 4)
 	progs=$(held_ids "$tracer" prog_id)
-	links=$(held_ids "$tracer" link_id)
 	# lp_entry, lp_return, the others loaded; two uprobe links and the
 	# fork and exit tracepoints' (checked once the processes are stopped)
 	local nprogs nlinks
@@ -171,10 +171,10 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	wait_exec "$target" "$WORKLOADS/fib"
 	lp-trace --output "$T/term.lp" 'fib(n)' --pid "$target" 2>"$T/err" &
 	local tracer=$!
-	sleep 1.5
+	sleep 1
+	links=$(wait_links "$tracer" 4)
 	progs=$(held_ids "$tracer" prog_id)
-	links=$(held_ids "$tracer" link_id)
-	[ "$(wc -w <<<"$links")" -eq 4 ]
+	[ "$(wc -w <<<"$links")" -eq 4 ] || fail "lp-trace held links $links, want 4"
 	kill -TERM "$tracer"
 	local rc=0
 	wait "$tracer" || rc=$?
@@ -265,10 +265,11 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	local calls=$((1000000 + $$ % 100000))	# a command line of our own for pgrep
 	lp-trace -d 1 -o "$T/d.lp" nap -- "$WORKLOADS/sleeper" "$calls" &
 	local tracer=$!
-	sleep 0.5
+	# Two uprobes, the fork and exit tracepoints (once attached: -d
+	# counts from there).
+	links=$(wait_links "$tracer" 4)
 	progs=$(held_ids "$tracer" prog_id)
-	links=$(held_ids "$tracer" link_id)
-	[ "$(wc -w <<<"$links")" -eq 4 ]	# two uprobes, the fork and exit tracepoints
+	[ "$(wc -w <<<"$links")" -eq 4 ] || fail "lp-trace held links $links, want 4"
 	wait "$tracer" || rc=$?
 	[ "$rc" -eq 0 ]
 	[ $((SECONDS - t0)) -le 6 ]

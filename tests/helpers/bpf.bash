@@ -21,3 +21,16 @@ all_gone() {
 	echo "still in the kernel:$left"
 	return 1
 }
+
+# Waits (up to 5 s: attaching under load, and a calibration's own links
+# going away, take time) until process $1 holds exactly $2 BPF links, and
+# prints the links it holds then (all of them, whatever their number).
+wait_links() {
+	local links
+	for _ in $(seq 50); do
+		links=$(held_ids "$1" link_id)
+		if [ "$(wc -w <<<"$links")" -eq "$2" ]; then break; fi
+		sleep 0.1 || return 1
+	done
+	echo "$links"
+}
