@@ -73,7 +73,7 @@ between() {
 		fail "${stderr_lines[$last]}"
 }
 
-@test "cost: DWARF's copy of 64 KiB per sample costs more than frame pointers, measured side by side" {
+@test "cost: DWARF's copy of up to 64 KiB per sample, measured side by side with frame pointers, costs what they do within a factor of 2.5" {
 	require_root
 	# The default 8 KiB copy costs about what a frame-pointer walk does
 	# here (a virtualised timer interrupt is most of a sample: ~21 us
@@ -97,9 +97,14 @@ between() {
 	echo "fp: $(tr '\n' ' ' < "$TMP/fp")-> $fp; dwarf,65536: $(tr '\n' ' ' < "$TMP/dw")-> $dw"
 	between "$fp" 1000 200000 || fail "fp: $fp"
 	between "$dw" 1000 200000 || fail "dwarf: $dw"
-	# Here ~35-45 us against ~22-27 us: 64 KiB copied (a page at a time)
-	# and put in the ring.
-	awk -v f="$fp" -v d="$dw" 'BEGIN { exit !(d >= 1.2 * f) }' || fail "dwarf $dw not above fp $fp"
+	# The copy stops at the top of the thread's stack: the calibrating
+	# thread's is a few KiB deep, so "64 KiB" copies a few KiB, and the
+	# two are too close to order on this machine (medians 29-38 us against
+	# 22-37 us; ordering them at 1.2x failed 2 of 3 quiet runs).  What is
+	# checked: each is measured, and neither is off by more than the copy
+	# could explain.
+	awk -v f="$fp" -v d="$dw" 'BEGIN { exit !(d >= 0.8 * f && d <= 2.5 * f) }' ||
+		fail "dwarf $dw against fp $fp"
 }
 
 @test "cost: --calibrate 0 measures nothing and writes no cost record; a bad duration is bad usage" {
