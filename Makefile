@@ -137,8 +137,9 @@ $(O)/liblp.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# Capstone (lib/disasm.c: the instructions that leave a traced function;
-# lib/insnflow.c: where a line probe goes) for lp-trace alone.
+# Capstone (lib/x86insn.c, under lib/disasm.c: the instructions that leave
+# a traced function, and lib/insnflow.c: where a line probe goes) for
+# lp-trace alone.
 $(O)/bin/lp-trace: LP_LDLIBS += $(shell $(PKG_CONFIG) --libs capstone 2>/dev/null || echo -lcapstone)
 
 $(O)/bin/%: bin/%.c $(O)/liblp.a $(O)/flags

@@ -1,7 +1,7 @@
 /* disasm.h - the instructions by which an x86-64 function leaves, found
  * with Capstone: where lp-trace measures a return without a uretprobe
- * (which rewrites the return address on the stack).  Only lib/disasm.c
- * includes Capstone; only lp-trace links it. */
+ * (which rewrites the return address on the stack).  Decoded through
+ * lib/x86insn.h; only lp-trace links Capstone. */
 #ifndef LP_DISASM_H
 #define LP_DISASM_H
 

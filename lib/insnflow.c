@@ -1,64 +1,53 @@
 /* insnflow.c - see insnflow.h. */
 #include "insnflow.h"
 
-#include <capstone/capstone.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
+#include "x86insn.h"
+
+static void decode_insn(csh h, const cs_insn *in, void *arg)
+{
+	struct lp_insnflow *f = arg;
+
+	f->insns = lp_reallocarray(f->insns, f->n + 1, sizeof(*f->insns));
+	struct lp_insnflow_insn *d = &f->insns[f->n++];
+	memset(d, 0, sizeof(*d));
+	d->vaddr = in->address;
+	d->size = (uint8_t)(in->size < sizeof(d->bytes) ? in->size : sizeof(d->bytes));
+	memcpy(d->bytes, in->bytes, d->size);
+	d->falls_through = true;
+	const cs_x86 *x = &in->detail->x86;
+	bool imm = x->op_count == 1 && x->operands[0].type == X86_OP_IMM;
+	if (in->id == X86_INS_CALL) {
+		d->target = imm ? (uint64_t)x->operands[0].imm : 0;
+	} else if (in->id == X86_INS_RET || in->id == X86_INS_UD2 || in->id == X86_INS_HLT) {
+		d->falls_through = false;
+		d->branches = in->id == X86_INS_RET;
+	} else if (in->id == X86_INS_JMP) {
+		d->falls_through = false;
+		d->branches = true;
+		if (imm) {
+			d->target = (uint64_t)x->operands[0].imm;
+		} else if (x->op_count == 1 && (x->operands[0].type == X86_OP_REG ||
+						x->operands[0].mem.index != X86_REG_INVALID)) {
+			/* jmp *%rax after a table's offset is added, or
+			 * jmp *table(,%rax,8): a switch; a tail call
+			 * through the GOT (no index) leaves. */
+			f->indirect_jumps = true;
+		}
+	} else if (cs_insn_group(h, in, CS_GRP_JUMP)) {
+		/* jcc, jrcxz, loop: they may fall through. */
+		d->branches = true;
+		d->target = imm ? (uint64_t)x->operands[0].imm : 0;
+	}
+}
 
 int lp_insnflow__decode(const unsigned char *code, size_t size, uint64_t addr,
 			struct lp_insnflow *f)
 {
-	csh h;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
-		return -1;
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	cs_insn *in = cs_malloc(h);
-	const uint8_t *p = code;
-	uint64_t a = addr;
-	while (size > 0) {
-		if (!cs_disasm_iter(h, &p, &size, &a, in)) {
-			/* Padding or data Capstone does not know: a byte further. */
-			f->undecoded++;
-			p++, size--, a++;
-			continue;
-		}
-		f->insns = lp_reallocarray(f->insns, f->n + 1, sizeof(*f->insns));
-		struct lp_insnflow_insn *d = &f->insns[f->n++];
-		memset(d, 0, sizeof(*d));
-		d->vaddr = in->address;
-		d->size = (uint8_t)(in->size < sizeof(d->bytes) ? in->size : sizeof(d->bytes));
-		memcpy(d->bytes, in->bytes, d->size);
-		d->falls_through = true;
-		const cs_x86 *x = &in->detail->x86;
-		bool imm = x->op_count == 1 && x->operands[0].type == X86_OP_IMM;
-		if (in->id == X86_INS_CALL) {
-			d->target = imm ? (uint64_t)x->operands[0].imm : 0;
-		} else if (in->id == X86_INS_RET || in->id == X86_INS_UD2 || in->id == X86_INS_HLT) {
-			d->falls_through = false;
-			d->branches = in->id == X86_INS_RET;
-		} else if (in->id == X86_INS_JMP) {
-			d->falls_through = false;
-			d->branches = true;
-			if (imm) {
-				d->target = (uint64_t)x->operands[0].imm;
-			} else if (x->op_count == 1 && (x->operands[0].type == X86_OP_REG ||
-							x->operands[0].mem.index != X86_REG_INVALID)) {
-				/* jmp *%rax after a table's offset is added, or
-				 * jmp *table(,%rax,8): a switch; a tail call
-				 * through the GOT (no index) leaves. */
-				f->indirect_jumps = true;
-			}
-		} else if (cs_insn_group(h, in, CS_GRP_JUMP)) {
-			/* jcc, jrcxz, loop: they may fall through. */
-			d->branches = true;
-			d->target = imm ? (uint64_t)x->operands[0].imm : 0;
-		}
-	}
-	cs_free(in, 1);
-	cs_close(&h);
-	return 0;
+	return lp_x86insn__each(code, size, addr, decode_insn, f, &f->undecoded);
 }
 
 long lp_insnflow__find(const struct lp_insnflow *f, uint64_t vaddr)

@@ -1,8 +1,8 @@
 /* insnflow.h - a function's x86-64 instructions in order, decoded with
  * Capstone, with where each can go next: what lp-trace needs to move a line
  * probe to a later instruction of the line that every pass through the
- * line's first instruction also reaches.  Only lib/insnflow.c includes
- * Capstone; only lp-trace links it. */
+ * line's first instruction also reaches.  Decoded through lib/x86insn.h;
+ * only lp-trace links Capstone. */
 #ifndef LP_INSNFLOW_H
 #define LP_INSNFLOW_H
 
