@@ -444,7 +444,7 @@ nsamples() {
 	chmod 755 "$TMP/lp-symbolize"
 	run -0 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$TMP/lp-symbolize" "$TMP/raw.lp"
-	[ -z "$stderr" ]
+	[ -z "$stderr" ] || fail "lp-symbolize said: $stderr"
 	printf '%s\n' "$output" > "$TMP/sym.lp"
 	run -0 lp-cat --check "$TMP/sym.lp"
 	[ "$(nsamples "$TMP/sym.lp")" -eq "$(nsamples "$TMP/raw.lp")" ]
