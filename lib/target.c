@@ -33,25 +33,46 @@ struct lp_target {
 	bool signalled;		/* lp sent it SIGTERM or SIGKILL */
 };
 
+/* The state letter and the parent of /proc/PID/stat ("pid (comm) S ppid
+ * ...": comm may itself contain ") "): 0 with *state '?' and *ppid -1 where
+ * the line does not parse; 1 when the file reads empty; -1 when it cannot
+ * be opened (errno set). */
+static int proc_stat(pid_t pid, char *state, pid_t *ppid)
+{
+	char path[64], buf[512];
+	int pp;
+
+	*state = '?';
+	*ppid = -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	*state = p[2];
+	if (sscanf(p + 2, "%*c %d", &pp) == 1)
+		*ppid = (pid_t)pp;
+	return 0;
+}
+
 /* A -p process is gone once it has no /proc entry or is a zombie, whose
  * parent has not reaped it yet: it will never run again either way. */
 static bool pid_alive(pid_t pid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char state;
+	pid_t ppid;
+	int r = proc_stat(pid, &state, &ppid);
+
+	if (r < 0)
 		return errno != ENOENT && errno != ESRCH;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* "pid (comm) S ...": comm may itself contain ") ". */
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return true;
-	return p[2] != 'Z' && p[2] != 'X' && p[2] != 'x';
+	return r == 0 && state != 'Z' && state != 'X' && state != 'x';
 }
 
 /* pid by its pidfd (fd >= 0): readable once the process has exited, zombie
@@ -71,18 +92,10 @@ static bool alive_pidfd(pid_t pid, int fd)
 /* The state letter of /proc/PID/stat ('R' running, 'S' sleeping...). */
 static char child_state(pid_t pid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return '?';
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return '?';
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
+	char state;
+	pid_t ppid;
+
+	return proc_stat(pid, &state, &ppid) == 0 ? state : '?';
 }
 
 struct lp_target *lp_target__from_pids(const char *list)
@@ -461,26 +474,13 @@ pid_t *lp_target__descendants(pid_t pid, size_t *n)
 		return NULL;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		char *end, path[64], buf[512];
+		char *end, state;
+		pid_t ppid;
 		long p = strtol(de->d_name, &end, 10);
-		if (*end || p <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/stat", p);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		ssize_t r = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (r <= 0)
-			continue;
-		buf[r] = '\0';
-		/* "PID (COMM) S PPID ...": the command may hold ") ". */
-		const char *c = strrchr(buf, ')');
-		int ppid;
-		if (!c || sscanf(c + 1, " %*c %d", &ppid) != 1)
+		if (*end || p <= 0 || proc_stat((pid_t)p, &state, &ppid) != 0 || ppid < 0)
 			continue;
 		all = lp_reallocarray(all, nall + 1, sizeof(*all));
-		all[nall++] = (struct pp){ (pid_t)p, (pid_t)ppid };
+		all[nall++] = (struct pp){ (pid_t)p, ppid };
 	}
 	closedir(d);
 	/* Breadth first from pid: out[] holds the descendants found. */
