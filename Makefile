@@ -56,7 +56,7 @@ WARN += -Werror
 endif
 PKGS := libdw libelf libbpf libtraceevent
 CFLAGS ?= -O2 -g
-LP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I$(O)/bpf -MMD -MP \
+LP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I. -I$(O)/bpf -MMD -MP \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 # libiberty (no pkg-config file): its demangler, C++ and Rust names as
 # binutils and perf show them; a static library, linked into the programs
@@ -64,7 +64,7 @@ LP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I$(O)/bpf -MMD -MP \
 LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -liberty -lz -lm -lpthread
 
 PROGS := $(patsubst bin/%.c,$(O)/bin/%,$(wildcard bin/lp-*.c))
-LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*.c))
+LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c)) \
@@ -80,7 +80,14 @@ FUZZ_O := $(O)-fuzz
 FUZZ_SECONDS ?= 60
 # The fuzzers take make sanitize's checks, all of them (SAN below).
 
-all: check-pkgs $(PROGS) $(WORKLOADS) $(EXAMPLES) $(FUZZ_DRIVEN)
+all: check-pkgs $(O)/layers.ok $(PROGS) $(WORKLOADS) $(EXAMPLES) $(FUZZ_DRIVEN)
+
+# lib/'s folders are layers: lib/layers refuses an include across a
+# forbidden boundary and any cycle among modules, naming the line.
+$(O)/layers.ok: lib/layers $(wildcard lib/*/*.[ch] bin/*.c)
+	$(call msg,LAYERS,lib)
+	@mkdir -p $(@D)
+	$(Q)lib/layers && touch $@
 
 # Fail early, naming the package, rather than with a missing header.
 .PHONY: check-pkgs
@@ -120,13 +127,13 @@ $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 
 # Only the BPF glue includes skeletons; the rest builds even when a BPF
 # program does not.
-SKEL_USERS := $(patsubst lib/%.c,$(O)/lib/%.o,$(shell grep -l '\.skel\.h' lib/*.c bin/*.c 2>/dev/null | grep '^lib/'))
+SKEL_USERS := $(patsubst lib/%.c,$(O)/lib/%.o,$(shell grep -l '\.skel\.h' lib/*/*.c 2>/dev/null))
 $(SKEL_USERS): | $(BPF_SKELS)
 $(patsubst bin/%.c,$(O)/bin/%,$(shell grep -l '\.skel\.h' bin/*.c 2>/dev/null)): | $(BPF_SKELS)
 
 # The calibration's spinning thread keeps frame pointers: a sample of it
-# walks as many frames as one of a target (lib/cost.c).
-$(O)/lib/cost.o: LP_CFLAGS += -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+# walks as many frames as one of a target (lib/capture/cost.c).
+$(O)/lib/capture/cost.o: LP_CFLAGS += -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 
 $(O)/lib/%.o: lib/%.c $(O)/flags
 	$(call msg,CC,$@)
@@ -137,8 +144,8 @@ $(O)/liblp.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# Capstone (lib/x86insn.c, under lib/disasm.c: the instructions that leave
-# a traced function, and lib/insnflow.c: where a line probe goes) for
+# Capstone (lib/debuginfo/x86insn.c, under lib/debuginfo/disasm.c: the instructions that leave
+# a traced function, and lib/debuginfo/insnflow.c: where a line probe goes) for
 # lp-trace alone.
 $(O)/bin/lp-trace: LP_LDLIBS += $(shell $(PKG_CONFIG) --libs capstone 2>/dev/null || echo -lcapstone)
 
@@ -278,4 +285,4 @@ install: all
 clean:
 	rm -rf $(O)
 
--include $(wildcard $(O)/lib/*.d $(O)/bin/*.d $(O)/bpf/*.d)
+-include $(wildcard $(O)/lib/*/*.d $(O)/bin/*.d $(O)/bpf/*.d)

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
-#include "util.h"
+#include "stream/stream.h"
+#include "base/util.h"
 
 #define NSTACKS 64
 

@@ -18,7 +18,7 @@ bin=$O/bin
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$O/bench"
-cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$top/lib" "$here/gen-stream.c" "$O/liblp.a" \
+cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$top/lib" -I"$top" "$here/gen-stream.c" "$O/liblp.a" \
 	$(pkg-config --libs libdw libelf libbpf libtraceevent 2>/dev/null) -lz -lm -lpthread \
 	-o "$O/bench/gen-stream"
 

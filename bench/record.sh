@@ -98,8 +98,8 @@ for mode in fp dwarf; do
 			mode, n, c1, c2, n ? 1e6 * (c1 + c2) / n : 0 }'
 done
 
-echo "# 3. symbolization (lib/symbolize.c, addresses in libc and the program)"
-cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$top/lib" "$here/symbench.c" "$O/liblp.a" \
+echo "# 3. symbolization (lib/debuginfo/symbolize.c, addresses in libc and the program)"
+cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$top/lib" -I"$top" "$here/symbench.c" "$O/liblp.a" \
 	$(pkg-config --libs libdw libelf libbpf libtraceevent) -lz -lm -lpthread -o "$tmp/symbench"
 "$tmp/symbench" 1000
 

@@ -1,4 +1,4 @@
-/* symbench - how fast lib/symbolize.c answers: N distinct addresses in this
+/* symbench - how fast lib/debuginfo/symbolize.c answers: N distinct addresses in this
  * process (its own functions and libc's) symbolized once (cold: Dwfl, symbol
  * tables), then looked up again and again (cached).  Built and run by
  * bench/record.sh against $(O)/liblp.a; prints one line of figures. */
@@ -8,8 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stream.h"
-#include "symbolize.h"
+#include "stream/stream.h"
+#include "debuginfo/symbolize.h"
 
 static double now(void)
 {

@@ -1,9 +1,9 @@
 /* lp-cat - read lp streams, perf script output or folded stacks, and write
  * them as one lp stream: the converter that lets perf users join their
  * recordings with lp-trace spans, and a checker for streams (--check). */
-#include "inputs.h"
-#include "stream.h"
-#include "util.h"
+#include "stream/inputs.h"
+#include "stream/stream.h"
+#include "base/util.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -9,20 +9,20 @@
  * stacks, not with input size.  Nothing is written until every input has
  * been read without error: a bad input never leaves a complete-looking
  * output behind. */
-#include "flamegraph.h"
-#include "folded.h"
-#include "heatmap.h"
-#include "inputs.h"
-#include "latency.h"
-#include "lpframe.h"
-#include "perfscript.h"
-#include "pprof.h"
-#include "profile.h"
-#include "speedscope.h"
-#include "stream.h"
-#include "tracejson.h"
-#include "util.h"
-#include "window.h"
+#include "output/flamegraph.h"
+#include "stream/folded.h"
+#include "output/heatmap.h"
+#include "stream/inputs.h"
+#include "analysis/latency.h"
+#include "stream/lpframe.h"
+#include "stream/perfscript.h"
+#include "output/pprof.h"
+#include "model/profile.h"
+#include "output/speedscope.h"
+#include "stream/stream.h"
+#include "output/tracejson.h"
+#include "base/util.h"
+#include "analysis/window.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -65,7 +65,7 @@ struct options {
 	bool human;			/* latency: log2 histograms */
 	bool raw;			/* latency: lp's own cost left in */
 	int rows;			/* heatmap: cells a second */
-	int64_t last_ns, half_life_ns;	/* recent samples only (lib/window.h) */
+	int64_t last_ns, half_life_ns;	/* recent samples only (lib/analysis/window.h) */
 	int64_t every_ns;		/* rewrite -o FILE this often, in stream time */
 	const char *title;		/* svg */
 	struct lp_flamegraph_opts svg;	/* svg: the other settings */
@@ -275,7 +275,7 @@ static int write_folded(FILE *out, struct lp_profile *p)
 }
 
 /* The formats written from an aggregated profile, saying when its counts
- * are nanoseconds (lib/folded.h). */
+ * are nanoseconds (lib/stream/folded.h). */
 static int write_aggregate(const struct options *o, FILE *out, struct lp_profile *p,
 			   const struct lp_folded_units *units)
 {

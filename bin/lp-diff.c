@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
-#include "flamegraph.h"
-#include "folded.h"
-#include "stream.h"
-#include "util.h"
+#include "analysis/diff.h"
+#include "output/flamegraph.h"
+#include "stream/folded.h"
+#include "stream/stream.h"
+#include "base/util.h"
 
 enum format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_REPORT };
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "join.h"
-#include "util.h"
+#include "analysis/join.h"
+#include "base/util.h"
 
 static void usage(FILE *f)
 {

@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record.h"
-#include "snapshot.h"
-#include "stop.h"
-#include "stream.h"
-#include "target.h"
-#include "util.h"
+#include "capture/record.h"
+#include "capture/snapshot.h"
+#include "base/stop.h"
+#include "stream/stream.h"
+#include "capture/target.h"
+#include "base/util.h"
 
 struct options {
 	unsigned freq;
@@ -38,7 +38,7 @@ struct options {
 	uint64_t ring_bytes;
 	uint32_t max_pids;
 	uint32_t stack_depth;
-	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/snapshot.h) */
+	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/capture/snapshot.h) */
 	bool snapshot;
 	enum lp_record_mode mode;	/* cpu, off, wall */
 	int64_t min_block_ns;
@@ -279,7 +279,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (o.snapshot) {
-		/* ptrace, not BPF: lib/snapshot.c does the whole run. */
+		/* ptrace, not BPF: lib/capture/snapshot.c does the whole run. */
 		volatile sig_atomic_t *stop = lp_stop_on_signals();
 		if (!o.snap.interval_ns)
 			o.snap.interval_ns = 100000000;

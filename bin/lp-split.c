@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "split.h"
-#include "util.h"
+#include "analysis/split.h"
+#include "base/util.h"
 
 static void usage(FILE *f)
 {

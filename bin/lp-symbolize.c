@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inputs.h"
-#include "stream.h"
-#include "symbolize.h"
-#include "util.h"
+#include "stream/inputs.h"
+#include "stream/stream.h"
+#include "debuginfo/symbolize.h"
+#include "base/util.h"
 
 static void usage(FILE *f, int status)
 {

@@ -19,11 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inputs.h"
-#include "stream.h"
-#include "top.h"
-#include "tty.h"
-#include "util.h"
+#include "stream/inputs.h"
+#include "stream/stream.h"
+#include "analysis/top.h"
+#include "base/tty.h"
+#include "base/util.h"
 
 struct options {
 	struct lp_top_opts top;

@@ -16,13 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "probe.h"
-#include "procns.h"
-#include "stop.h"
-#include "stream.h"
-#include "target.h"
-#include "tracer.h"
-#include "util.h"
+#include "capture/probe.h"
+#include "debuginfo/procns.h"
+#include "base/stop.h"
+#include "stream/stream.h"
+#include "capture/target.h"
+#include "capture/tracer.h"
+#include "base/util.h"
 
 struct options {
 	int64_t duration_ns;	/* 0: until the target exits or a signal */

@@ -13,7 +13,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Set by lib/record.c before load; constant to the verifier afterwards. */
+/* Set by lib/capture/record.c before load; constant to the verifier afterwards. */
 const volatile bool filter_pids = false;	/* only tgids in lp_pids */
 const volatile bool follow_forks = true;	/* children of targets too */
 const volatile bool kernel_stacks = true;
@@ -51,7 +51,7 @@ struct {
 } lp_pids SEC(".maps");
 
 /* --call-graph auto: threads whose stacks were deeper than the default
- * copy, and the bytes to copy of theirs (set by user space, lib/record.c).
+ * copy, and the bytes to copy of theirs (set by user space, lib/capture/record.c).
  * LRU: a thread that is gone leaves room for others. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -370,7 +370,7 @@ int BPF_PROG(lp_rec_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	ev.cpu = bpf_get_smp_processor_id();
 	ev.flags = LP_EV_EXEC;
 	/* Wake the reader at once: it reads the new program's mappings while
-	 * the process is surely there (see lib/record.c). */
+	 * the process is surely there (see lib/capture/record.c). */
 	if (bpf_ringbuf_output(&lp_ring, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP))
 		count(LP_CNT_RING_FULL);
 	return 0;

@@ -664,7 +664,7 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
  * kernel may give it to another process (pidset.bpf.h), and user space is
  * told, to detach the links it holds for that process alone.  No record
  * when the ring is full: user space also looks for exited processes now
- * and then (lib/tracer.c, forget_exited). */
+ * and then (lib/capture/tracer.c, forget_exited). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lp_exit, struct task_struct *p)
 {

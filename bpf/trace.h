@@ -1,4 +1,4 @@
-/* trace.h - what bpf/trace.bpf.c and lib/tracer.c share: fixed-width fields,
+/* trace.h - what bpf/trace.bpf.c and lib/capture/tracer.c share: fixed-width fields,
  * no pointers. */
 #ifndef LP_TRACE_H
 #define LP_TRACE_H
@@ -25,7 +25,7 @@ enum {
 
 /* How lp_return was attached, in its BPF cookie beside the probe's index:
  * a uretprobe, or a uprobe on one of the function's own instructions that
- * leave it (lib/probe.c finds them; a uretprobe rewrites the return
+ * leave it (lib/capture/probe.c finds them; a uretprobe rewrites the return
  * address on the stack, which unwinders and Go's runtime read). */
 enum {
 	LP_RET_URETPROBE = 0,	/* sp is the entry's + 8 (ret popped it) */
@@ -68,7 +68,7 @@ struct lp_trace_probe {
 	long long cfa_off;
 	struct lp_trace_cap caps[LP_TRACE_MAX_CAPS];
 	/* What one hit of this probe costs the thread, calibrated by lp-trace
-	 * when it starts (lib/tracecal.c): the entry's (or a point probe's)
+	 * when it starts (lib/capture/tracecal.c): the entry's (or a point probe's)
 	 * and the return's full cost, what an enclosing span grows by, and the
 	 * part of each inside the probe's own span.  The kernel adds them up
 	 * per thread into a span's lp_ns. */
@@ -92,7 +92,7 @@ struct lp_trace_probe {
 #define LP_KEY_G (1ULL << 63)
 /* A Go position: sp - g.stack.hi + this (deeper calls are lower, as sp). */
 #define LP_GO_POS_BASE (1ULL << 62)
-/* Attached once for every process that maps the file (lib/tracer.c,
+/* Attached once for every process that maps the file (lib/capture/tracer.c,
  * shared attachment): the programs keep to the processes in "tgids". */
 #define LP_PROBE_F_FILTER 4
 

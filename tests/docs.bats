@@ -13,7 +13,7 @@ programs() {
 		run -0 "$p" --help
 		[[ $output == *usage:* ]] || { echo "$p --help: no usage line"; false; }
 		run -0 "$p" --version
-		[ "$output" = "$p (lp) $(sed -n 's/^#define LP_VERSION "\(.*\)"/\1/p' "$LP_TOP/lib/util.h")" ] ||
+		[ "$output" = "$p (lp) $(sed -n 's/^#define LP_VERSION "\(.*\)"/\1/p' "$LP_TOP/lib/base/util.h")" ] ||
 			{ echo "$p --version: $output"; false; }
 		[ -f "$LP_TOP/man/$p.1" ] || { echo "man/$p.1 missing"; false; }
 		run -0 man -l -Tutf8 "$LP_TOP/man/$p.1"

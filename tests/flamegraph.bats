@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The SVG flame graph (lib/flamegraph.c) through lp-collapse --format svg and
+# The SVG flame graph (lib/output/flamegraph.c) through lp-collapse --format svg and
 # lp-diff --format svg: the document is well-formed XML whatever the names,
 # frame widths are the frames' shares, output is deterministic, colours mean
 # what they say, huge profiles stay drawable, and (in chromium) the picture

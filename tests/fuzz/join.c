@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "join.h"
-#include "stream.h"
+#include "analysis/join.h"
+#include "stream/stream.h"
 
 static int memfile(const void *data, size_t size, char *path, size_t pathsize)
 {

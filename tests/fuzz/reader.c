@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "stream.h"
+#include "stream/stream.h"
 
 /* The bytes in a file the reader can open by name. */
 static int as_file(const uint8_t *data, size_t size, char *path, size_t pathsize)

@@ -1,0 +1,1626 @@
+/* split.c - samples into groups by the latency of their enclosing span.
+ *
+ * A sample's span is the one lp-join attached for the probe (span=PROBE with
+ * span_start= and span_end=, or spanN=PROBE with --all-spans).  Its band is
+ * decided by the span's duration d against the cut points: band i holds
+ * cut[i-1] < d <= cut[i].  A percentile's cut is the nearest-rank value of
+ * the probe's span durations: with n spans sorted, the p-th percentile is
+ * the ceil(p/100 * n)-th.  So at p90 exactly the spans slower than the p90
+ * value (about 10% of them) are "above".
+ *
+ * Exact percentiles need every duration before the first sample can be
+ * routed: global by nature.  A file is read twice (stdin is spooled to a
+ * temporary file on the first pass); a span's times, thread and cost (80
+ * bytes) and a sample's time, thread and kind (24 bytes) are kept, to take
+ * lp's own cost out of each span's duration (selfcost.h).  Thresholds
+ * read twice too: a span's samples come after it.  --live reads once and
+ * uses a windowed sketch (quantile.h), correcting by lp_ns= only.
+ */
+#include "analysis/split.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stream/frame.h"
+#include "base/hashmap.h"
+#include "stream/lpframe.h"
+#include "analysis/modes.h"
+#include "base/quantile.h"
+#include "analysis/selfcost.h"
+#include "base/util.h"
+
+int lp_split_pred__parse(const char *s, struct lp_split_pred *p, const char **why)
+{
+	static const struct { const char *text; enum lp_split_op op; } ops[] = {
+		{ "!=", LP_OP_NE }, { "<=", LP_OP_LE }, { ">=", LP_OP_GE },
+		{ "==", LP_OP_EQ }, { "=", LP_OP_EQ }, { "<", LP_OP_LT }, { ">", LP_OP_GT },
+	};
+	size_t klen = strcspn(s, "!=<>");
+	if (klen == 0 || !s[klen]) {
+		*why = "expected KEY=VALUE, KEY!=VALUE, KEY<N, KEY<=N, KEY>N or KEY>=N";
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		size_t olen = strlen(ops[i].text);
+		if (strncmp(s + klen, ops[i].text, olen))
+			continue;
+		memset(p, 0, sizeof(*p));
+		p->key = lp_strndup(s, klen);
+		p->value = lp_strdup(s + klen + olen);
+		p->op = ops[i].op;
+		const char *w;
+		p->numeric = p->value[0] && lp_parse_double(p->value, &p->num, &w) == 0;
+		if (!p->numeric && p->op != LP_OP_EQ && p->op != LP_OP_NE) {
+			*why = "<, <=, > and >= need a number";
+			return -1;
+		}
+		return 0;
+	}
+	*why = "expected KEY=VALUE, KEY!=VALUE, KEY<N, KEY<=N, KEY>N or KEY>=N";
+	return -1;
+}
+
+/* --- attributes, read in place (this runs once per sample) ------------- */
+
+/* An attribute as written, without a copy (lp_attrs__raw). */
+static bool attr_raw(const struct lp_attrs *a, const char *key, size_t klen,
+		     const char **val, size_t *vlen)
+{
+	return (*val = lp_attrs__raw(a, key, klen, vlen)) != NULL;
+}
+
+/* lp-join writes these as plain decimals: read them without strtoll.  Any
+ * int64 (19 digits), refusing what overflows rather than wrapping. */
+static bool raw_i64(const char *v, size_t n, int64_t *out)
+{
+	bool neg = n && *v == '-';
+	size_t i = neg;
+	if (n <= i || n - i > 19)
+		return false;
+	uint64_t x = 0;
+	for (; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+		x = x * 10 + (uint64_t)(v[i] - '0');	/* 19 digits fit in 64 bits */
+	}
+	if (x > (uint64_t)INT64_MAX + neg)
+		return false;
+	*out = neg ? (int64_t)(0 - x) : (int64_t)x;
+	return true;
+}
+
+/* --- groups ------------------------------------------------------------ */
+
+enum { G_OUTSIDE, G_EXCLUDED, G_UNRANKED, G_UNCERTAIN, G_LP, G_EXTRA };
+static const char *const extra_names[G_EXTRA] = { "outside", "excluded", "unranked",
+						  "uncertain", "lp" };
+
+struct group {
+	char *name;
+	int out;		/* index into outputs, -1: not written */
+	uint64_t spans, samples;
+	double span_ns, sample_weight;
+	/* Sample weight by the thread state= of lp-record --mode wall. */
+	double state_weight[3];
+	/* Blocked weight by the function it blocked in (lp_stack__blocking_frame),
+	 * keyed by the name's hash: struct blocker chains. */
+	struct lp_hashmap blockers;
+	int64_t max_ns;
+	struct lp_quantile *lat;	/* live: this group's span durations */
+	int64_t *durs;		/* file: its spans' corrected durations, sorted */
+	size_t ndurs;
+};
+
+/* The first pass keeps each span of the probe, and each sample's time and
+ * cost, to take lp's own cost out of the durations (selfcost.h). */
+struct pspan {
+	int64_t start, end;
+	int32_t pid, tid;
+	double lp_ns;		/* lp-trace's probes inside it */
+	double cost, var;	/* its samples' cost: mean and variance */
+	int64_t first;		/* its first sample's time */
+	int64_t corrected;	/* end - start - lp_ns - cost */
+	uint32_t nsamples;
+	int32_t group;		/* decided: a band, or the uncertain group */
+};
+
+struct psample {
+	int64_t t;
+	int32_t pid, tid;
+	enum lp_hit hit;
+};
+
+struct output {
+	char *path;
+	FILE *f;
+	struct lp_writer *w;
+	char *buf;		/* f's buffer: freed once f is closed */
+};
+
+struct split {
+	const struct lp_split_opts *o;
+	size_t nbands;
+	struct group *g;	/* nbands bands, then the G_EXTRA groups */
+	size_t ng;
+	double *cuts;		/* nbands - 1 cut points, ns */
+	struct output *outs;
+	size_t nouts;
+	int64_t t0;		/* first time read, for a relative --time */
+	int64_t from, to;
+	/* file mode: corrected durations of the spans that count, sorted */
+	int64_t *durs;
+	size_t ndurs;
+	struct lp_costs *costs;
+	struct pspan *spans;		/* the probe's spans, by (tid, start) */
+	size_t nspans;
+	struct lp_hashmap span_index;	/* (tid, start, end) -> index + 1 */
+	uint64_t sampled_spans, uncertain_spans;
+	/* A sample's cost as the spans show it (dist.empirical when they
+	 * could), and whether it replaced the calibrated one. */
+	struct lp_costdist dist;
+	bool used_seen;
+	double sample_cost_ns, probe_cost_ns;	/* taken out, in all */
+	double period_ns;		/* the header's period_ns=, 0 when none */
+	struct lp_modes *modes;		/* of durs, once they are all known */
+	struct lp_quantile *sketch;	/* live */
+	bool dirty;			/* spans added since the cuts were read */
+	uint64_t joined_samples;	/* samples with any span= at all */
+	uint64_t probe_spans;		/* spans of the probe read */
+	FILE *report_f;			/* --report FILE */
+	bool have_states;		/* samples with state= (lp-record --mode wall) */
+	uint64_t live_spans;
+	struct lp_attrs_buf ab;
+	char *buf;
+	size_t bufcap;
+	char *kbuf;
+	size_t kbufcap;
+	char *value;		/* an attribute's value (lp_attrs__get) */
+	size_t value_cap;
+	char *name;		/* a frame's name (lp_frame__name) */
+	size_t name_cap;
+};
+
+static char *fmt_duration(int64_t ns)
+{
+	char b[64];
+	if (ns && ns % 1000000000 == 0)
+		snprintf(b, sizeof(b), "%" PRId64 "s", ns / 1000000000);
+	else if (ns && ns % 1000000 == 0)
+		snprintf(b, sizeof(b), "%" PRId64 "ms", ns / 1000000);
+	else if (ns && ns % 1000 == 0)
+		snprintf(b, sizeof(b), "%" PRId64 "us", ns / 1000);
+	else
+		snprintf(b, sizeof(b), "%" PRId64 "ns", ns);
+	return lp_strdup(b);
+}
+
+static char *band_name(const struct lp_split_opts *o, size_t i, size_t nbands)
+{
+	char b[128];
+	if (nbands == 1)
+		return lp_strdup("selected");
+	if (nbands == 2)
+		return lp_strdup(i == 0 ? "below" : "above");
+	if (o->npercentiles) {
+		char lo[32] = "p0", hi[32] = "p100";
+		if (i > 0)
+			snprintf(lo, sizeof(lo), "p%g", o->percentiles[i - 1]);
+		if (i < nbands - 1)
+			snprintf(hi, sizeof(hi), "p%g", o->percentiles[i]);
+		snprintf(b, sizeof(b), "%s-%s", lo, hi);
+		return lp_strdup(b);
+	}
+	char *lo = i > 0 ? fmt_duration(o->thresholds[i - 1]) : lp_strdup("0");
+	char *hi = i < nbands - 1 ? fmt_duration(o->thresholds[i]) : lp_strdup("inf");
+	snprintf(b, sizeof(b), "%s-%s", lo, hi);
+	free(lo);
+	free(hi);
+	return lp_strdup(b);
+}
+
+static size_t nbands_of(const struct lp_split_opts *o)
+{
+	if (o->auto_cut)
+		return 2;
+	return 1 + (o->npercentiles ? o->npercentiles : o->nthresholds);
+}
+
+size_t lp_split__group_names(const struct lp_split_opts *o, const char ***names)
+{
+	size_t nb = nbands_of(o), n = nb + G_EXTRA;
+	const char **v = lp_calloc(n, sizeof(*v));
+	for (size_t i = 0; i < nb; i++)
+		v[i] = band_name(o, i, nb);
+	for (size_t i = 0; i < G_EXTRA; i++)
+		v[nb + i] = lp_strdup(extra_names[i]);
+	*names = v;
+	return n;
+}
+
+/* The band of a duration: the number of cut points it exceeds. */
+static size_t band_of(const struct split *s, int64_t d)
+{
+	size_t lo = 0, hi = s->nbands - 1;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if ((double)d > s->cuts[mid])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool pred_ok(const struct lp_split_pred *p, const char *v)
+{
+	if (!v)
+		return p->op == LP_OP_NE;
+	double x;
+	const char *why;
+	if (p->numeric && lp_parse_double(v, &x, &why) == 0) {
+		switch (p->op) {
+		case LP_OP_EQ: return x == p->num;
+		case LP_OP_NE: return x != p->num;
+		case LP_OP_LT: return x < p->num;
+		case LP_OP_LE: return x <= p->num;
+		case LP_OP_GT: return x > p->num;
+		case LP_OP_GE: return x >= p->num;
+		}
+	}
+	switch (p->op) {
+	case LP_OP_EQ: return !strcmp(v, p->value);
+	case LP_OP_NE: return strcmp(v, p->value) != 0;
+	default: return false;
+	}
+}
+
+/* prefix "" for a span's own attributes, "span." or "spanN." on a sample. */
+static bool preds_ok(struct split *s, const struct lp_attrs *a, const char *prefix)
+{
+	for (size_t i = 0; i < s->o->npreds; i++) {
+		const struct lp_split_pred *p = &s->o->preds[i];
+		size_t need = strlen(prefix) + strlen(p->key) + 1;
+		if (need > s->kbufcap) {
+			s->kbufcap = need + 32;
+			s->kbuf = lp_realloc(s->kbuf, s->kbufcap);
+		}
+		snprintf(s->kbuf, s->kbufcap, "%s%s", prefix, p->key);
+		if (!pred_ok(p, lp_attrs__get(a, s->kbuf, &s->buf, &s->bufcap) < 0 ? NULL : s->buf))
+			return false;
+	}
+	return true;
+}
+
+static bool is_probe(const struct split *s, const char *probe)
+{
+	return !s->o->probe || !strcmp(probe, s->o->probe);
+}
+
+/* The span of the probe that lp-join attached to a sample: its prefix
+ * ("span" or "spanN"), start and end.  Without --probe, the innermost. */
+static bool sample_span(struct split *s, const struct lp_sample *smp, char prefix[8],
+			int64_t *start, int64_t *end)
+{
+	for (int i = 0; i < 64; i++) {
+		char key[40];
+		const char *v;
+		size_t n;
+		/* "span", then "span1".."span63" (--all-spans' outer spans) */
+		memcpy(prefix, "span", 5);
+		if (i >= 10) {
+			prefix[4] = (char)('0' + i / 10);
+			prefix[5] = (char)('0' + i % 10);
+			prefix[6] = '\0';
+		} else if (i) {
+			prefix[4] = (char)('0' + i);
+			prefix[5] = '\0';
+		}
+		if (!attr_raw(&smp->attrs, prefix, strlen(prefix), &v, &n))
+			return false;
+		s->joined_samples += i == 0;
+		bool match = !s->o->probe;
+		if (!match) {
+			size_t plen = strlen(s->o->probe);
+			if (memchr(v, '\\', n)) {
+				char *u = lp_strndup(v, n);
+				u[lp_unescape(u, u, n)] = '\0';
+				match = !strcmp(u, s->o->probe);
+				free(u);
+			} else {
+				match = n == plen && !memcmp(v, s->o->probe, n);
+			}
+		}
+		if (!match)
+			continue;
+		size_t plen = strlen(prefix);
+		memcpy(key, prefix, plen);
+		memcpy(key + plen, "_start", 7);
+		if (!attr_raw(&smp->attrs, key, plen + 6, &v, &n) || !raw_i64(v, n, start))
+			return false;
+		memcpy(key + plen, "_end", 5);
+		if (!attr_raw(&smp->attrs, key, plen + 4, &v, &n) || !raw_i64(v, n, end))
+			return false;
+		return true;
+	}
+	return false;
+}
+
+static bool time_in(const struct split *s, int64_t t)
+{
+	return !s->o->has_time || (t >= s->from && t < s->to);
+}
+
+static void set_time_bounds(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	if (!o->has_time)
+		return;
+	s->from = o->time_from;
+	s->to = o->time_to;
+	if (!o->time_absolute_from && s->from != INT64_MIN)
+		s->from = s->t0 == INT64_MAX ? INT64_MAX : s->t0 + s->from;
+	if (!o->time_absolute_to && s->to != INT64_MAX)
+		s->to = s->t0 == INT64_MAX ? INT64_MAX : s->t0 + s->to;
+}
+
+/* --- output ------------------------------------------------------------ */
+
+static void out_failed(const struct output *out)
+{
+	lp_write_failed(out->path ? out->path : "stdout");
+}
+
+static void to_all(struct split *s, const struct lp_record *rec)
+{
+	for (size_t i = 0; i < s->nouts; i++)
+		if (lp_writer__record(s->outs[i].w, rec) < 0)
+			out_failed(&s->outs[i]);
+}
+
+static void with_group(struct split *s, const struct lp_attrs *a, const char *name)
+{
+	if (s->ab.cap < a->len + 1) {
+		s->ab.cap = a->len + 64;
+		s->ab.text = lp_realloc(s->ab.text, s->ab.cap);
+	}
+	memcpy(s->ab.text, a->text, a->len);
+	s->ab.len = a->len;
+	s->ab.text[a->len] = '\0';
+	lp_attrs_buf__add(&s->ab, "group", name);
+}
+
+static const char *const state_names[3] = { "running", "runnable", "blocked" };
+enum { ST_BLOCKED = 2 };
+#define TOP_BLOCKERS 3		/* functions listed per group */
+
+struct blocker {
+	char *name;
+	double weight;
+	struct blocker *next;	/* another name with the same hash */
+};
+
+static void add_blocked(struct split *s, struct group *g, const struct lp_stack *st,
+			double weight)
+{
+	const struct lp_frame *f = lp_stack__blocking_frame(st);
+	const char *name = f ? lp_frame__name(f, &s->name, &s->name_cap) : "[unknown]";
+	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, name, strlen(name)));
+	struct blocker *head = lp_hashmap__get(&g->blockers, key), *b;
+
+	for (b = head; b; b = b->next)
+		if (!strcmp(b->name, name))
+			break;
+	if (!b) {
+		b = lp_calloc(1, sizeof(*b));
+		b->name = lp_strdup(name);
+		/* a symbol is the target's text: no tab or newline in the table */
+		for (char *c = b->name; *c; c++)
+			if ((unsigned char)*c < ' ')
+				*c = '?';
+		b->next = head;
+		lp_hashmap__put(&g->blockers, key, b);
+	}
+	b->weight += weight;
+}
+
+/* Heaviest first, then by name: a total order. */
+static int blocker_cmp(const void *pa, const void *pb)
+{
+	const struct blocker *a = *(const struct blocker *const *)pa;
+	const struct blocker *b = *(const struct blocker *const *)pb;
+
+	if (a->weight != b->weight)
+		return (b->weight > a->weight) - (b->weight < a->weight);
+	return strcmp(a->name, b->name);
+}
+
+/* The group's blockers, heaviest first; *n their count.  Free the array. */
+static struct blocker **sorted_blockers(const struct group *g, size_t *n)
+{
+	struct blocker **v = lp_calloc(g->blockers.count ? g->blockers.count : 1, sizeof(*v));
+	size_t cap = g->blockers.count, len = 0;
+
+	for (size_t i = 0; i < g->blockers.cap; i++)
+		if (g->blockers.keys[i])
+			for (struct blocker *b = g->blockers.values[i]; b; b = b->next) {
+				if (len == cap) {
+					cap = cap * 2 + 4;
+					v = lp_realloc(v, cap * sizeof(*v));
+				}
+				v[len++] = b;
+			}
+	qsort(v, len, sizeof(*v), blocker_cmp);
+	*n = len;
+	return v;
+}
+
+static void free_blockers(struct group *g)
+{
+	for (size_t i = 0; i < g->blockers.cap; i++)
+		if (g->blockers.keys[i])
+			for (struct blocker *b = g->blockers.values[i], *next; b; b = next) {
+				next = b->next;
+				free(b->name);
+				free(b);
+			}
+	lp_hashmap__fini(&g->blockers);
+}
+
+static void emit_sample(struct split *s, const struct lp_sample *smp, struct group *g)
+{
+	g->samples++;
+	g->sample_weight += smp->weight;
+	ssize_t n = lp_attrs__get(&smp->attrs, "state", &s->value, &s->value_cap);
+	for (int k = 0; n >= 0 && k < 3; k++)
+		if ((size_t)n == strlen(state_names[k]) && !memcmp(s->value, state_names[k], n)) {
+			g->state_weight[k] += smp->weight;
+			s->have_states = true;
+			if (k == ST_BLOCKED)
+				add_blocked(s, g, smp->stack, smp->weight);
+		}
+	if (g->out < 0)
+		return;
+	struct output *out = &s->outs[g->out];
+	struct lp_sample copy = *smp;
+	if (s->o->label) {
+		with_group(s, &smp->attrs, g->name);
+		copy.attrs = lp_attrs_buf__attrs(&s->ab);
+	}
+	if (lp_writer__sample(out->w, &copy) < 0)
+		out_failed(out);
+}
+
+/* d: the span's duration as decided on (corrected for lp's cost); the
+ * group's span time stays the measured one, which its samples cover. */
+static void emit_span(struct split *s, const struct lp_span *sp, struct group *g, bool counted,
+		      int64_t d)
+{
+	if (counted) {
+		g->spans++;
+		g->span_ns += (double)(sp->end_ns - sp->start_ns);
+		if (d > g->max_ns)
+			g->max_ns = d;
+		if (g->lat)
+			lp_quantile__add(g->lat, (double)d, 0);
+	}
+	if (g->out < 0)
+		return;
+	struct output *out = &s->outs[g->out];
+	struct lp_span copy = *sp;
+	if (s->o->label) {
+		with_group(s, &sp->attrs, g->name);
+		copy.attrs = lp_attrs_buf__attrs(&s->ab);
+	}
+	if (lp_writer__span(out->w, &copy) < 0)
+		out_failed(out);
+}
+
+/* Large writes.  stdout's buffer outlives it (stdio may flush it at exit);
+ * a file's is freed once the file is closed. */
+#define OUTBUF (1 << 16)
+static void set_buffer(struct output *out)
+{
+	static char stdout_buf[OUTBUF];
+
+	out->buf = out->f == stdout ? NULL : lp_malloc(OUTBUF);
+	setvbuf(out->f, out->buf ? out->buf : stdout_buf, _IOFBF, OUTBUF);
+}
+
+static int open_outputs(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	if (o->report && !o->quiet)
+		s->report_f = lp_open_output(o->report);
+	for (size_t i = 0; i < s->ng; i++)
+		s->g[i].out = -1;
+	if (o->label) {
+		s->outs = lp_calloc(1, sizeof(*s->outs));
+		s->nouts = 1;
+		s->outs[0].path = o->output && strcmp(o->output, "-") ? lp_strdup(o->output) : NULL;
+		s->outs[0].f = lp_open_output(o->output);
+		set_buffer(&s->outs[0]);
+		s->outs[0].w = lp_writer__new(s->outs[0].f);
+		for (size_t i = 0; i < s->ng; i++)
+			s->g[i].out = 0;
+		return 0;
+	}
+	s->outs = lp_calloc(s->ng, sizeof(*s->outs));
+	for (size_t i = 0; i < s->ng; i++) {
+		const char *path = NULL;
+		char *made = NULL;
+		for (size_t k = 0; k < o->nfiles; k++)
+			if (!strcmp(o->files[k].group, s->g[i].name))
+				path = o->files[k].path;
+		if (!path && o->pattern) {
+			const char *pc = strstr(o->pattern, "%s");
+			size_t n = strlen(o->pattern) + strlen(s->g[i].name);
+			made = lp_malloc(n + 1);
+			snprintf(made, n + 1, "%.*s%s%s", (int)(pc - o->pattern), o->pattern,
+				 s->g[i].name, pc + 2);
+			path = made;
+		}
+		/* Groups these options cannot produce get no file. */
+		if (i == s->nbands + G_EXCLUDED && !o->has_time && !o->npreds)
+			path = NULL;
+		if (i == s->nbands + G_UNRANKED && !(o->live && o->npercentiles))
+			path = NULL;
+		if (i == s->nbands + G_UNCERTAIN && (o->raw || s->nbands == 1))
+			path = NULL;
+		if (path) {
+			struct output *out = &s->outs[s->nouts];
+			out->path = lp_strdup(path);
+			out->f = lp_open_output(path);
+			set_buffer(out);
+			out->w = lp_writer__new(out->f);
+			s->g[i].out = (int)s->nouts++;
+		}
+		free(made);
+	}
+	return 0;
+}
+
+static int close_outputs(struct split *s)
+{
+	int rc = 0;
+	for (size_t i = 0; i < s->nouts; i++) {
+		lp_writer__free(s->outs[i].w);
+		if (lp_close_output(s->outs[i].f, s->outs[i].path ? s->outs[i].path : "stdout") < 0)
+			rc = -1;
+		free(s->outs[i].buf);
+		free(s->outs[i].path);
+	}
+	return rc;
+}
+
+static uint64_t span_key(int32_t tid, int64_t start, int64_t end)
+{
+	int64_t k[3] = { tid, start, end };
+	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, k, sizeof(k)));
+}
+
+/* The span a sample or span record is, when the first pass decided it. */
+static const struct pspan *decided(const struct split *s, int32_t tid, int64_t start, int64_t end)
+{
+	if (!s->spans)
+		return NULL;
+	uintptr_t i = (uintptr_t)lp_hashmap__get(&s->span_index, span_key(tid, start, end));
+	return i ? &s->spans[i - 1] : NULL;
+}
+
+/* --- routing ------------------------------------------------------------ */
+
+static bool live_cuts(struct split *s)
+{
+	if (!s->o->npercentiles)
+		return true;
+	if (!lp_quantile__count(s->sketch))
+		return false;
+	if (!s->dirty)
+		return true;
+	s->dirty = false;
+	for (size_t i = 0; i + 1 < s->nbands; i++)
+		s->cuts[i] = lp_quantile__get(s->sketch, s->o->percentiles[i] / 100);
+	return true;
+}
+
+/* One pass (--live, thresholds on a pipe): the band of a sample's span,
+ * judged on its duration less its lp_ns= (which lp-join copied onto the
+ * sample as PREFIX.lp_ns=) and less this sample's cost: the span held one
+ * at least.  How many more it held is not known when its first sample is
+ * routed (its samples follow it): a span holding several is judged longer
+ * than it was, which a file, read twice, avoids.  When the cost's spread
+ * (2 sd) reaches across a cut, the uncertain group: the likelihood a file
+ * gets needs the whole distribution. */
+static size_t one_pass_band(struct split *s, int64_t start, int64_t end,
+			    const struct lp_sample *smp, const char *dot)
+{
+	char key[48];
+	size_t n;
+	int64_t v;
+	double mean, var, sd = 0, take = 0;
+	if (!s->o->raw) {
+		snprintf(key, sizeof(key), "%slp_ns", dot);
+		const char *raw = lp_attrs__raw(&smp->attrs, key, strlen(key), &n);
+		if (raw && raw_i64(raw, n, &v) && v > 0)
+			take = (double)v;
+		if (lp_costs__of(s->costs, lp_hit__of_sample(smp), &mean, &var)) {
+			take += mean;
+			sd = sqrt(var);
+		}
+	}
+	int64_t d = lp_less_cost(end - start, take);
+	for (size_t i = 0; sd > 0 && i + 1 < s->nbands; i++)
+		if (fabs((double)d - s->cuts[i]) < 2 * sd)
+			return s->nbands + G_UNCERTAIN;
+	return band_of(s, d);
+}
+
+static void route(struct split *s, const struct lp_record *rec)
+{
+	char prefix[32];
+	switch (rec->kind) {
+	case LP_REC_SAMPLE: {
+		const struct lp_sample *smp = &rec->sample;
+		int64_t start, end;
+		struct group *g;
+		const struct pspan *ps;
+		if (smp->time_ns != LP_TIME_NONE && !time_in(s, smp->time_ns)) {
+			g = &s->g[s->nbands + G_EXCLUDED];
+		} else if (!s->o->lp_frames && smp->stack && lp_stack__has_lp(smp->stack)) {
+			/* lp's own work (a probe's trap, a BPF program): in
+			 * neither group's flame graph. */
+			g = &s->g[s->nbands + G_LP];
+		} else if (!sample_span(s, smp, prefix, &start, &end)) {
+			g = &s->g[s->nbands + G_OUTSIDE];
+		} else {
+			char dot[40];	/* prefix ("span", "spanN") and a dot; no printf per sample */
+			size_t pl = strlen(prefix);
+			memcpy(dot, prefix, pl);
+			memcpy(dot + pl, ".", 2);
+			if (!preds_ok(s, &smp->attrs, dot))
+				g = &s->g[s->nbands + G_EXCLUDED];
+			else if (s->o->live && !live_cuts(s))
+				g = &s->g[s->nbands + G_UNRANKED];
+			else if ((ps = decided(s, smp->tid, start, end)))
+				g = &s->g[ps->group];
+			else
+				g = &s->g[one_pass_band(s, start, end, smp, dot)];
+		}
+		emit_sample(s, smp, g);
+		return;
+	}
+	case LP_REC_SPAN: {
+		const struct lp_span *sp = &rec->span;
+		if (sp->end_ns == LP_TIME_NONE || sp->start_ns == LP_TIME_NONE ||
+		    !is_probe(s, sp->probe))
+			break;
+		s->probe_spans++;
+		bool in_time = !s->o->has_time || (sp->end_ns > s->from && sp->start_ns < s->to);
+		if (!in_time || !preds_ok(s, &sp->attrs, "")) {
+			emit_span(s, sp, &s->g[s->nbands + G_EXCLUDED], false, 0);
+			return;
+		}
+		double lp_ns = 0;
+		if (!s->o->raw)
+			lp_span__lp_ns(sp, &lp_ns);
+		int64_t d = lp_less_cost(sp->end_ns - sp->start_ns, lp_ns);
+		const struct pspan *ps = decided(s, sp->tid, sp->start_ns, sp->end_ns);
+		if (ps) {
+			emit_span(s, sp, &s->g[ps->group], true, ps->corrected);
+			return;
+		}
+		if (s->o->live && s->o->npercentiles) {
+			lp_quantile__add(s->sketch, (double)d, sp->end_ns);
+			s->live_spans++;
+			s->dirty = true;
+			live_cuts(s);
+		}
+		emit_span(s, sp, &s->g[band_of(s, d)], true, d);
+		return;
+	}
+	case LP_REC_FRAME:
+	case LP_REC_STACK:
+		/* Written where a sample needs them. */
+		return;
+	case LP_REC_COST:
+		/* One pass: the costs come first, before the samples (a
+		 * second pass reads again what the first took in). */
+		lp_costs__add(s->costs, &rec->cost);
+		break;
+	default:
+		break;
+	}
+	to_all(s, rec);
+}
+
+/* --- the first pass: every duration, for exact percentiles ------------- */
+
+/* By thread, then start, the outer of two spans that start together first:
+ * on one thread calls nest, so a sweep in this order sees each span's
+ * enclosing ones before it. */
+static int cmp_pspan(const void *a, const void *b)
+{
+	const struct pspan *x = a, *y = b;
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->end < y->end) - (x->end > y->end);
+}
+
+static int cmp_psample(const void *a, const void *b)
+{
+	const struct psample *x = a, *y = b;
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	return (x->t > y->t) - (x->t < y->t);
+}
+
+/* Every sample costs each span that encloses it on its thread (all of
+ * them: a sample in a nested call costs its callers too).  One sweep per
+ * thread over spans and samples in time order, with the open spans on a
+ * stack. */
+static void charge_samples(struct split *s, struct psample *smp, size_t nsmp)
+{
+	double mean[LP_HIT_N] = { 0 }, var[LP_HIT_N] = { 0 };
+	bool known[LP_HIT_N] = { false };
+	/* --raw: the samples are counted, their cost left in. */
+	for (int h = 0; h < LP_HIT_N && !s->o->raw; h++)
+		known[h] = lp_costs__of(s->costs, (enum lp_hit)h, &mean[h], &var[h]);
+	if (s->nspans)	/* qsort's array may not be NULL, even empty */
+		qsort(s->spans, s->nspans, sizeof(*s->spans), cmp_pspan);
+	if (nsmp)
+		qsort(smp, nsmp, sizeof(*smp), cmp_psample);
+	size_t *open = lp_calloc(s->nspans + 1, sizeof(*open)), nopen = 0;
+	size_t i = 0;
+	for (size_t k = 0; k < nsmp; k++) {
+		const struct psample *x = &smp[k];
+		if (k == 0 || x->tid != smp[k - 1].tid) {
+			nopen = 0;
+			while (i < s->nspans && s->spans[i].tid < x->tid)
+				i++;
+		}
+		while (i < s->nspans && s->spans[i].tid == x->tid && s->spans[i].start <= x->t) {
+			while (nopen && s->spans[open[nopen - 1]].end <= s->spans[i].start)
+				nopen--;
+			open[nopen++] = i++;
+		}
+		while (nopen && s->spans[open[nopen - 1]].end <= x->t)
+			nopen--;
+		for (size_t o = 0; o < nopen; o++) {
+			struct pspan *sp = &s->spans[open[o]];
+			if (x->t >= sp->end || (sp->pid != x->pid && sp->pid != LP_ID_NONE &&
+						x->pid != LP_ID_NONE))
+				continue;
+			if (!sp->nsamples++)
+				sp->first = x->t;
+			if (known[x->hit]) {
+				sp->cost += mean[x->hit];
+				sp->var += var[x->hit];
+			}
+		}
+	}
+	free(open);
+}
+
+/* The sampling period: the cost records' freq_hz=, else the header's
+ * period_ns=; 0 when neither says. */
+static double sampling_period(const struct split *s)
+{
+	double period = lp_costs__period(s->costs);
+	return period ? period : s->period_ns;
+}
+
+/* The calibration measures what a sample costs a thread that does nothing
+ * else, for 300 ms at the start.  In a real program it may cost more (the
+ * caches a DWARF copy evicts, the recorder preempting the target: 7 us
+ * more a sample in the request loop of bench/selfcost.sh), and on a busy
+ * machine the calibration itself may be off (36 us calibrated against 19 us
+ * paid, in CI).  The spans show what they paid (lp_costdist__deconvolve): within
+ * a factor of 3 of the calibration, their figure is used; beyond, the
+ * estimate's own assumption (on-CPU time grows with length alike in every
+ * span) is likelier broken, and the calibration stays. */
+static void use_seen_cost(struct split *s)
+{
+	double period = sampling_period(s);
+	if (s->o->raw || !period)
+		return;
+	double *one = lp_calloc(s->nspans + 1, sizeof(*one)), *zero = lp_calloc(s->nspans + 1,
+									       sizeof(*zero));
+	size_t n1 = 0, n0 = 0;
+	double cal = 0, cal_var = 0;	/* the calibration's, summed over one[] */
+	for (size_t i = 0; i < s->nspans; i++) {
+		const struct pspan *sp = &s->spans[i];
+		double d = (double)(sp->end - sp->start) - sp->lp_ns;
+		if (sp->nsamples == 1 && sp->cost > 0 && d - sp->cost < 0.9 * period) {
+			one[n1++] = d;
+			cal += sp->cost;
+			cal_var += sp->var;
+		} else if (!sp->nsamples && d < 0.9 * period) {
+			zero[n0++] = d;
+		}
+	}
+	if (n1 && lp_costdist__deconvolve(&s->dist, one, n1, zero, n0, period, cal / (double)n1,
+					  sqrt(cal_var / (double)n1))) {
+		double f = s->dist.mean / (cal / (double)n1);
+		if (f >= 1.0 / 3 && f <= 3) {
+			for (size_t i = 0; i < s->nspans; i++) {
+				s->spans[i].cost *= f;
+				s->spans[i].var *= f * f;
+			}
+			s->used_seen = true;
+		}
+	}
+	free(one);
+	free(zero);
+}
+
+/* A span that holds samples is measured longer by their cost, which is
+ * known only on average: when the truth may lie on either side of a cut,
+ * the likelihood decides, or the span is uncertain. */
+static int32_t decide(struct split *s, const struct lp_prior *prior, const struct pspan *sp,
+		      double *prob)
+{
+	int32_t band = (int32_t)band_of(s, sp->corrected);
+	if (s->o->raw || !sp->nsamples || !(sp->var > 0) || s->nbands == 1)
+		return band;
+	double m = (double)(sp->end - sp->start) - sp->lp_ns;
+	/* The cost's distribution as the spans show it, else the
+	 * calibration's mean and spread (normal). */
+	struct lp_costdist normal = lp_costdist__normal(sp->cost / sp->nsamples,
+							sqrt(sp->var / sp->nsamples));
+	const struct lp_costdist *d = s->used_seen ? &s->dist : &normal;
+	/* The span before its first sample is clean but for the part of the
+	 * sample's own cost that comes before its time stamp (the interrupt's
+	 * entry: 35 us before the sample in a 30 us request, seen in
+	 * bench/selfcost.sh): less the cost's 99th percentile, it is a floor
+	 * of the true duration. */
+	double lb = (double)(sp->first - sp->start) - sp->lp_ns - lp_costdist__quantile(d, 0.99);
+	if (!lp_prior__bands(prior, m, lb, d, sp->nsamples, s->cuts, s->nbands, prob))
+		return band;
+	size_t best = 0;
+	for (size_t b = 1; b < s->nbands; b++)
+		if (prob[b] > prob[best])
+			best = b;
+	if (prob[best] >= s->o->confidence)
+		return (int32_t)best;
+	return (int32_t)(s->nbands + G_UNCERTAIN);
+}
+
+static int first_pass(struct split *s, const char *input, char **spool_path)
+{
+	struct lp_reader *r = lp_reader__open(input, s->o->format);
+	if (!r)
+		return -1;
+	struct stat st;
+	bool regular = strcmp(input, "-") && stat(input, &st) == 0 && S_ISREG(st.st_mode);
+	FILE *spool = NULL;
+	struct lp_writer *sw = NULL;
+	if (!regular) {
+		const char *dir = getenv("TMPDIR");
+		size_t n = strlen(dir ? dir : "/tmp") + 32;
+		*spool_path = lp_malloc(n);
+		snprintf(*spool_path, n, "%s/lp-split.XXXXXX", dir ? dir : "/tmp");
+		int fd = mkstemp(*spool_path);
+		if (fd < 0 || !(spool = fdopen(fd, "w+"))) {
+			lp_error_errno("cannot create a temporary file in %s", dir ? dir : "/tmp");
+			return -1;
+		}
+		sw = lp_writer__new(spool);
+	}
+	size_t cap = 0, nsmp = 0, capsmp = 0;
+	struct psample *smp = NULL;
+	struct lp_record rec;
+	int rc;
+	while ((rc = lp_reader__next(r, &rec)) > 0) {
+		if (sw && lp_writer__record(sw, &rec) < 0) {
+			lp_error_errno("%s: cannot write", *spool_path);
+			rc = -1;
+			break;
+		}
+		if (rec.kind == LP_REC_COST) {
+			lp_costs__add(s->costs, &rec.cost);
+			continue;
+		}
+		if (rec.kind == LP_REC_HEADER && !s->period_ns) {
+			const char *why;
+			double v;
+			if (lp_attrs__get(&rec.header.attrs, "period_ns", &s->value, &s->value_cap) >= 0 &&
+			    lp_parse_double(s->value, &v, &why) == 0 && v > 0)
+				s->period_ns = v;
+			continue;
+		}
+		if (rec.kind == LP_REC_SAMPLE) {
+			const struct lp_sample *x = &rec.sample;
+			if (x->time_ns == LP_TIME_NONE)
+				continue;
+			if (x->time_ns < s->t0)
+				s->t0 = x->time_ns;
+			enum lp_hit hit = lp_hit__of_sample(x);
+			if (x->tid == LP_ID_NONE || hit == LP_HIT_NONE)
+				continue;
+			if (nsmp == capsmp) {
+				capsmp = capsmp ? capsmp * 2 : 1024;
+				smp = lp_reallocarray(smp, capsmp, sizeof(*smp));
+			}
+			smp[nsmp++] = (struct psample){ x->time_ns, x->pid, x->tid, hit };
+			continue;
+		}
+		if (rec.kind != LP_REC_SPAN)
+			continue;
+		const struct lp_span *sp = &rec.span;
+		if (sp->start_ns == LP_TIME_NONE)
+			continue;
+		if (sp->start_ns < s->t0)
+			s->t0 = sp->start_ns;
+		if (sp->end_ns == LP_TIME_NONE || !is_probe(s, sp->probe) ||
+		    !preds_ok(s, &sp->attrs, ""))
+			continue;
+		double lp_ns;
+		if (!lp_span__lp_ns(sp, &lp_ns)) {
+			lp_reader__error(r, "span: bad lp_ns");
+			rc = -1;
+			break;
+		}
+		if (s->nspans == cap) {
+			cap = cap ? cap * 2 : 1024;
+			s->spans = lp_reallocarray(s->spans, cap, sizeof(*s->spans));
+		}
+		s->spans[s->nspans++] = (struct pspan){
+			.start = sp->start_ns, .end = sp->end_ns, .pid = sp->pid, .tid = sp->tid,
+			.lp_ns = s->o->raw ? 0 : lp_ns, .group = -1,
+		};
+	}
+	lp_reader__free(r);
+	if (sw) {
+		lp_writer__free(sw);
+		if (fclose(spool) == EOF && rc >= 0) {
+			lp_error_errno("%s: cannot write", *spool_path);
+			rc = -1;
+		}
+	}
+	if (rc < 0) {
+		free(smp);
+		return -1;
+	}
+	set_time_bounds(s);
+	charge_samples(s, smp, nsmp);
+	free(smp);
+	use_seen_cost(s);
+	s->durs = lp_reallocarray(NULL, s->nspans ? s->nspans : 1, sizeof(*s->durs));
+	for (size_t i = 0; i < s->nspans; i++) {
+		struct pspan *sp = &s->spans[i];
+		sp->corrected = lp_less_cost(sp->end - sp->start, sp->lp_ns + sp->cost);
+		if (!s->o->has_time || (sp->end > s->from && sp->start < s->to)) {
+			s->durs[s->ndurs++] = sp->corrected;
+			s->sampled_spans += sp->nsamples > 0;
+			s->sample_cost_ns += sp->cost;
+			s->probe_cost_ns += sp->lp_ns;
+		}
+	}
+	qsort(s->durs, s->ndurs, sizeof(*s->durs), lp_cmp_i64);
+	return 0;
+}
+
+/* After the first pass: the cut points of the percentiles (--auto's is
+ * decide_distribution's), then each span's group (decide) and each group's
+ * sorted durations. */
+static void exact_cuts(struct split *s)
+{
+	/* Nearest rank: the ceil(p n)-th smallest. */
+	for (size_t i = 0; s->o->npercentiles && i + 1 < s->nbands; i++) {
+		if (!s->ndurs) {
+			s->cuts[i] = INFINITY;
+			continue;
+		}
+		double rank = ceil(s->o->percentiles[i] / 100 * (double)s->ndurs);
+		size_t k = rank < 1 ? 1 : (size_t)rank;
+		if (k > s->ndurs)
+			k = s->ndurs;
+		s->cuts[i] = (double)s->durs[k - 1];
+	}
+	/* Each span's group, and each group's durations. */
+	struct lp_prior *prior = lp_prior__new(s->durs, s->ndurs, sampling_period(s));
+	double *prob = lp_calloc(s->nbands, sizeof(*prob));
+	size_t *count = lp_calloc(s->ng, sizeof(*count));
+	for (size_t i = 0; i < s->nspans; i++) {
+		struct pspan *sp = &s->spans[i];
+		if (s->o->has_time && !(sp->end > s->from && sp->start < s->to))
+			continue;
+		sp->group = decide(s, prior, sp, prob);
+		count[sp->group]++;
+		s->uncertain_spans += (size_t)sp->group == s->nbands + G_UNCERTAIN;
+		lp_hashmap__put(&s->span_index, span_key(sp->tid, sp->start, sp->end),
+				(void *)(uintptr_t)(i + 1));
+	}
+	for (size_t g = 0; g < s->ng; g++)
+		s->g[g].durs = lp_calloc(count[g] ? count[g] : 1, sizeof(int64_t));
+	for (size_t i = 0; i < s->nspans; i++)
+		if (s->spans[i].group >= 0) {
+			struct group *g = &s->g[s->spans[i].group];
+			g->durs[g->ndurs++] = s->spans[i].corrected;
+		}
+	for (size_t g = 0; g < s->ng; g++)
+		qsort(s->g[g].durs, s->g[g].ndurs, sizeof(int64_t), lp_cmp_i64);
+	free(count);
+	free(prob);
+	lp_prior__free(prior);
+}
+
+/* --- the report ----------------------------------------------------------- */
+
+static int64_t sorted_rank(const int64_t *v, size_t n, double p)
+{
+	double rank = ceil(p * (double)n);
+	size_t k = rank < 1 ? 1 : (size_t)rank;
+	return v[(k > n ? n : k) - 1];
+}
+
+/* A group's percentile in ns, printed exactly: the sorted durations' own
+ * value, or the sketch's estimate, which never is above the largest
+ * duration seen (its bucket's midpoint may be; near INT64_MAX a double
+ * would not even convert back). */
+static void print_percentile(FILE *f, const struct group *g, double p)
+{
+	int64_t v;
+	if (!g->spans) {
+		fputs("-\t", f);
+		return;
+	}
+	if (g->lat) {
+		double e = lp_quantile__get(g->lat, p);
+		if (isnan(e)) {
+			fputs("-\t", f);
+			return;
+		}
+		v = e >= (double)g->max_ns ? g->max_ns : (int64_t)llround(e);
+	} else {
+		v = sorted_rank(g->durs, g->ndurs, p);
+	}
+	fprintf(f, "%" PRId64 "\t", v);
+}
+
+/* --- the distribution: modes, --auto, the histogram, cuts in a mode ------ */
+
+/* A duration for people: 3 significant digits and a unit, "30.5 us". */
+static void fmt_human(char *b, size_t size, double ns)
+{
+	static const struct { const char *unit; double div; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	size_t u = 0;
+	while (u + 1 < 4 && ns >= units[u + 1].div * 0.9995)
+		u++;
+	double v = ns / units[u].div;
+	if (v >= 999.5)
+		snprintf(b, size, "%.0f %s", v, units[u].unit);
+	else
+		snprintf(b, size, "%.3g %s", v, units[u].unit);
+}
+
+/* The same as an option's value: "117us" (lp_parse_duration reads it). */
+static void fmt_option(char *b, size_t size, double ns)
+{
+	fmt_human(b, size, ns);
+	char *sp = strchr(b, ' ');
+	memmove(sp, sp + 1, strlen(sp));
+}
+
+/* "1.2-3 ms", or "800 us-1.2 ms" across units. */
+static void fmt_range(char *b, size_t size, double lo, double hi)
+{
+	char x[32], y[32];
+	fmt_human(x, sizeof(x), lo);
+	fmt_human(y, sizeof(y), hi);
+	const char *ux = strchr(x, ' '), *uy = strchr(y, ' ');
+	if (!strcmp(ux, uy))
+		snprintf(b, size, "%.*s-%s", (int)(ux - x), x, y);
+	else
+		snprintf(b, size, "%s-%s", x, y);
+}
+
+/* A histogram row's edge: exact, and readable ("1.25us", "640ms"). */
+static void fmt_edge(char *b, size_t size, int64_t ns)
+{
+	if (ns == INT64_MAX) {
+		snprintf(b, size, "inf");
+		return;
+	}
+	static const struct { const char *unit; int64_t div; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	size_t u = 0;
+	while (u + 1 < 4 && ns >= units[u + 1].div)
+		u++;
+	snprintf(b, size, "%.15g%s", (double)ns / (double)units[u].div, ns ? units[u].unit : "");
+}
+
+#define HIST_ROWS 30
+#define HIST_WIDTH 40
+
+/* A histogram of ln(duration) with the modes and cut points marked. */
+static void report_distribution(struct split *s, FILE *f)
+{
+	const struct lp_modes *m = s->modes;
+	const struct lp_split_opts *o = s->o;
+	char a[32], b[32];
+	if (!m || !s->ndurs)
+		return;
+	fprintf(f, "# distribution of the %zu span durations: %zu mode%s", s->ndurs, m->nmodes,
+		m->nmodes == 1 ? "" : "s");
+	for (size_t i = 0; i < m->nmodes; i++) {
+		fmt_human(a, sizeof(a), (double)m->modes[i].at_ns);
+		fprintf(f, "%s %s (%.1f%%)", i ? "," : ", at", a, 100 * m->modes[i].mass);
+	}
+	for (size_t i = 0; i + 1 < m->nmodes; i++) {
+		fmt_human(a, sizeof(a), (double)m->valleys[i].at_ns);
+		fprintf(f, "%s %s (density %.0f%% of the smaller peak)", i ? "," : "; valley at", a,
+			100 * m->valleys[i].depth);
+	}
+	struct lp_histogram h;
+	lp_histogram__init(&h, s->durs, s->ndurs, HIST_ROWS);
+	size_t most = 0;
+	for (size_t r = 0; r < h.nrows; r++)
+		if (h.counts[r] > most)
+			most = h.counts[r];
+	/* the fullest row HIST_WIDTH long, but never a # for less than a span */
+	double per = most > HIST_WIDTH ? (double)most / HIST_WIDTH : 1;
+	fprintf(f, "\nfrom\tto\tspans\tlog scale, %u rows a decade; # = %.3g span%s\n", h.per_decade,
+		per, per == 1 ? "" : "s");
+	for (size_t r = 0; r < h.nrows; r++) {
+		int64_t lo = h.edges[r], hi = h.edges[r + 1];
+		bool last = r + 1 == h.nrows;
+		fmt_edge(a, sizeof(a), lo);
+		fmt_edge(b, sizeof(b), hi);
+		fprintf(f, "%s\t%s\t%zu\t", a, b, h.counts[r]);
+		size_t bar = (size_t)llround((double)h.counts[r] / per);
+		for (size_t k = 0; k < bar; k++)
+			putc('#', f);
+		if (!bar && h.counts[r])
+			putc('.', f);
+		/* Marks: what falls in [lo, hi) (the last row: up to its end). */
+		const char *sep = "  <- ";
+		for (size_t i = 0; i < m->nmodes; i++) {
+			int64_t at = m->modes[i].at_ns;
+			if (at >= lo && (at < hi || last)) {
+				fmt_human(a, sizeof(a), (double)at);
+				fprintf(f, "%smode %s (%.1f%%)", sep, a, 100 * m->modes[i].mass);
+				sep = "; ";
+			}
+		}
+		for (size_t i = 0; i + 1 < s->nbands; i++) {
+			double c = s->cuts[i];
+			if (!(c >= (double)lo && (c < (double)hi || last)))
+				continue;
+			fmt_human(a, sizeof(a), c);
+			if (o->auto_cut)
+				fprintf(f, "%sauto cut %s", sep, a);
+			else if (o->npercentiles)
+				fprintf(f, "%sp%g cut %s", sep, o->percentiles[i], a);
+			else
+				fprintf(f, "%sthreshold %s", sep, a);
+			sep = "; ";
+		}
+		putc('\n', f);
+	}
+	lp_histogram__free(&h);
+}
+
+/* The modes of the durations, once all are known (file mode), and for
+ * --auto the cut at the valley below the slowest one.  -1 when --auto
+ * finds no valley or no span: said, and the histogram shown. */
+static int decide_distribution(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	s->modes = lp_modes__new(s->durs, s->ndurs);
+	if (!o->auto_cut)
+		return 0;
+	int v = lp_modes__auto_cut(s->modes);
+	if (v >= 0) {
+		s->cuts[0] = (double)s->modes->valleys[v].at_ns;
+		return 0;
+	}
+	if (!s->ndurs) {
+		if (o->probe)
+			lp_error("--auto: no span of probe '%s' in the input", o->probe);
+		else
+			lp_error("--auto: no span in the input");
+		return -1;
+	}
+	char at[32];
+	fmt_human(at, sizeof(at), (double)s->modes->modes[0].at_ns);
+	if (!o->quiet) {
+		FILE *f = o->report ? lp_open_output(o->report) : stderr;
+		fprintf(f, "# probe %s: %zu spans, no valley\n", o->probe ? o->probe : "(any)",
+			s->ndurs);
+		report_distribution(s, f);
+		if (o->report)
+			lp_close_output(f, o->report);
+		else
+			fflush(f);
+	}
+	lp_error("no valley: the span durations have one mode, at %s; use --percentile or --threshold",
+		 at);
+	return -1;
+}
+
+/* A percentile whose nearest-rank cut is the last duration at or below
+ * valley v, so that it splits exactly as the valley does: the shortest
+ * decimal p with ceil(p / 100 * n) = k, k the durations at or below the
+ * valley, computed as exact_cuts computes it from the option's text. */
+static void suggest_percentile(const struct split *s, int v, char *b, size_t size)
+{
+	double n = (double)s->ndurs, k = (double)s->modes->valleys[v].below;
+	for (int dec = 0; dec <= 9; dec++) {
+		double scale = pow(10, dec);
+		/* the smallest multiple of 10^-dec above 100 (k - 1) / n */
+		for (double t = floor(100 * (k - 1) / n * scale); t <= ceil(100 * k / n * scale); t++) {
+			snprintf(b, size, "%.*f", dec, t / scale);
+			double p = strtod(b, NULL);
+			if (p > 0 && p < 100 && ceil(p / 100 * n) == k)
+				return;
+		}
+	}
+	snprintf(b, size, "%.9g", 100 * k / n);	/* n beyond 10^11 */
+}
+
+/* A percentile or threshold cut inside a mode splits one population in
+ * two: the groups differ by degree, not by kind, and their profiles
+ * differ mostly by noise.  Said only when there is a valley to suggest
+ * instead (with one mode, every cut is inside it). */
+static void warn_cuts(const struct split *s)
+{
+	const struct lp_modes *m = s->modes;
+	const struct lp_split_opts *o = s->o;
+	if (!m || m->nmodes < 2 || o->auto_cut)
+		return;
+	for (size_t i = 0; i + 1 < s->nbands; i++) {
+		int v, in = lp_modes__inside(m, s->cuts[i], &v);
+		if (in < 0 || v < 0)
+			continue;
+		char what[64], at[32], range[64], valley[32], try[64];
+		fmt_human(at, sizeof(at), s->cuts[i]);
+		if (o->npercentiles)
+			snprintf(what, sizeof(what), "the p%g cut (%s)", o->percentiles[i], at);
+		else
+			snprintf(what, sizeof(what), "the threshold %s", at);
+		fmt_range(range, sizeof(range), (double)m->modes[in].lo_ns, (double)m->modes[in].hi_ns);
+		fmt_human(valley, sizeof(valley), (double)m->valleys[v].at_ns);
+		if (o->npercentiles) {
+			suggest_percentile(s, v, try, sizeof(try));
+		} else {
+			fmt_option(try, sizeof(try), (double)m->valleys[v].at_ns);
+		}
+		lp_error("warning: %s falls inside a mode (%s, %.1f%% of spans); the valley is at %s: "
+			 "try %s--%s %s", what, range, 100 * m->modes[in].mass, valley,
+			 v == lp_modes__auto_cut(m) ? "--auto or " : "",
+			 o->npercentiles ? "percentile" : "threshold", try);
+	}
+}
+
+static int report(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	if (o->quiet)
+		return 0;
+	FILE *f = o->report ? s->report_f : stderr;
+	char num[64];
+	uint64_t nspans = 0;
+	for (size_t i = 0; i < s->nbands; i++)
+		nspans += s->g[i].spans;
+	fprintf(f, "# probe %s: %" PRIu64 " spans", o->probe ? o->probe : "(any)", nspans);
+	/* --live with no span yet has no estimate: its cuts are not 0 ns */
+	bool no_cuts = o->live && !s->live_spans;
+	for (size_t i = 0; o->npercentiles && i + 1 < s->nbands; i++) {
+		if (no_cuts || isnan(s->cuts[i]) || isinf(s->cuts[i]))
+			fprintf(f, ", p%g = -", o->percentiles[i]);
+		else
+			fprintf(f, ", p%g = %.0f ns", o->percentiles[i], s->cuts[i]);
+	}
+	for (size_t i = 0; i < o->nthresholds; i++)
+		fprintf(f, ", threshold %" PRId64 " ns", o->thresholds[i]);
+	if (o->auto_cut) {
+		const struct lp_modes *m = s->modes;
+		int v = lp_modes__auto_cut(m);
+		char lo[32], hi[32];
+		fmt_human(lo, sizeof(lo), (double)m->modes[v].at_ns);
+		fmt_human(hi, sizeof(hi), (double)m->modes[v + 1].at_ns);
+		fprintf(f, ", auto cut %.0f ns at the valley between modes at %s (%.1f%%) and %s (%.1f%%)",
+			s->cuts[0], lo, 100 * m->modes[v].mass, hi, 100 * m->modes[v + 1].mass);
+	}
+	if (o->live && o->npercentiles)
+		fprintf(f, " (live: last %.3gs, relative error <= %g%%)",
+			(double)o->window_ns / 1e9, o->accuracy * 100);
+	else if (o->npercentiles)
+		fprintf(f, " (exact)");
+	fprintf(f, "\ngroup\tspans\tsamples\tp50_ns\tp90_ns\tp99_ns\tmax_ns\tspan_ns\tsample_ns\tcoverage\n");
+	for (size_t i = 0; i < s->ng; i++) {
+		struct group *g = &s->g[i];
+		/* The uncertain group's spans are a band's, undecided. */
+		bool band = i < s->nbands || i == s->nbands + G_UNCERTAIN;
+		if (!band && !g->samples && !g->spans)
+			continue;
+		if (i == s->nbands + G_UNCERTAIN && !g->samples && !g->spans)
+			continue;
+		fprintf(f, "%s\t", g->name);
+		if (!band) {
+			fprintf(f, "-\t%" PRIu64 "\t-\t-\t-\t-\t-\t", g->samples);
+		} else {
+			fprintf(f, "%" PRIu64 "\t%" PRIu64 "\t", g->spans, g->samples);
+			static const double ps[3] = { 0.5, 0.9, 0.99 };
+			for (int k = 0; k < 3; k++)
+				print_percentile(f, g, ps[k]);
+			if (g->spans)
+				fprintf(f, "%" PRId64 "\t", g->max_ns);
+			else
+				fprintf(f, "-\t");
+			lp_format_number(num, sizeof(num), g->span_ns);
+			fprintf(f, "%s\t", num);
+		}
+		lp_format_number(num, sizeof(num), g->sample_weight);
+		fprintf(f, "%s\t", num);
+		/* The uncertain spans are there because they hold samples:
+		 * their coverage says nothing. */
+		if (i < s->nbands && g->span_ns > 0)
+			fprintf(f, "%.1f%%\n", 100 * g->sample_weight / g->span_ns);
+		else
+			fprintf(f, "-\n");
+	}
+	if (s->spans && !o->raw) {
+		double mean, var;
+		bool have = lp_costs__of(s->costs, LP_HIT_SAMPLE, &mean, &var);
+		fprintf(f, "# lp's own cost taken out: %" PRIu64 " of %zu spans held samples",
+			s->sampled_spans, s->ndurs);
+		if (have)
+			fprintf(f, " (%.1f us a sample, sd %.1f us)", mean / 1e3, sqrt(var) / 1e3);
+		if (s->dist.empirical)
+			fprintf(f, "; the spans show %.1f us a sample (sd %.1f us)%s",
+				s->dist.mean / 1e3, s->dist.sd / 1e3,
+				s->used_seen ? ": used" : ": too far from the calibration, not used");
+		fprintf(f, ", %.3f ms of samples and %.3f ms of probes in all",
+			s->sample_cost_ns / 1e6, s->probe_cost_ns / 1e6);
+		if (s->uncertain_spans)
+			fprintf(f, "; %" PRIu64 " sampled spans are uncertain (below %g%% sure of "
+				   "their band): group uncertain", s->uncertain_spans,
+				o->confidence * 100);
+		if (!lp_costs__known(s->costs))
+			fprintf(f, "; no cost records: durations are as measured");
+		fputc('\n', f);
+	}
+	report_distribution(s, f);
+	/* A wall-clock profile: how each group's time divides between
+	 * running, waiting for a CPU and blocked. */
+	if (s->have_states) {
+		fprintf(f, "# sample weight by thread state\ngroup\trunning\trunnable\tblocked\n");
+		for (size_t i = 0; i < s->ng; i++) {
+			struct group *g = &s->g[i];
+			double *w = g->state_weight, t = w[0] + w[1] + w[2];
+
+			if (t > 0)
+				fprintf(f, "%s\t%.1f%%\t%.1f%%\t%.1f%%\n", g->name, 100 * w[0] / t,
+					100 * w[1] / t, 100 * w[2] / t);
+		}
+		/* And where it blocked: the functions the blocked time was
+		 * spent in, as shares of the group's blocked time. */
+		bool header = false;
+		for (size_t i = 0; i < s->ng; i++) {
+			struct group *g = &s->g[i];
+			size_t n;
+			struct blocker **v = sorted_blockers(g, &n);
+
+			for (size_t k = 0; k < n && k < TOP_BLOCKERS; k++) {
+				if (!header) {
+					fprintf(f, "# where each group blocked (top %d functions by blocked weight)\n"
+						   "group\tfunction\tblocked_ns\tshare\n", TOP_BLOCKERS);
+					header = true;
+				}
+				lp_format_number(num, sizeof(num), v[k]->weight);
+				fprintf(f, "%s\t%s\t%s\t%.1f%%\n", g->name, v[k]->name, num,
+					100 * v[k]->weight / g->state_weight[ST_BLOCKED]);
+			}
+			free(v);
+		}
+	}
+	if (o->report)
+		return lp_close_output(f, o->report);
+	fflush(f);
+	return 0;
+}
+
+/* The split checks itself (file mode: it knows every span): a result that
+ * cannot be trusted is said, with the reason and what to do, whatever the
+ * exit status. */
+static void self_check(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	if (!s->spans || s->nbands < 2 || !s->ndurs)
+		return;
+	/* Samples are taken every period of CPU time: a group's samples
+	 * cannot explain much more than all of its span time. */
+	for (size_t i = 0; i < s->nbands; i++) {
+		const struct group *g = &s->g[i];
+		if (g->samples < 30 || !(g->span_ns > 0))
+			continue;
+		double cov = g->sample_weight / g->span_ns;
+		if (cov > 1.1 + 3 / sqrt((double)g->samples) && !s->have_states)
+			lp_error("warning: group %s: its samples explain %.0f%% of its span time: more "
+				"samples landed in its spans than their length allows (are the "
+				"samples and spans from the same threads and clock?)",
+			     g->name, 100 * cov);
+	}
+	/* Too few to show anything. */
+	for (size_t i = 0; i < s->nbands; i++) {
+		const struct group *g = &s->g[i];
+		if (g->spans < 10 || g->samples < 20)
+			lp_error("warning: group %s has %" PRIu64 " spans and %" PRIu64 " samples: too few "
+				"to compare; record longer or move the cut", g->name, g->spans,
+			     g->samples);
+	}
+	/* A span holds a sample with the chance 1 - exp(-d c / T) (T the
+	 * period, c the share of time on a CPU): with lp's cost taken out,
+	 * the sampled spans must be no longer than that length bias makes
+	 * them.  Longer means lp measured itself. */
+	double period = sampling_period(s);
+	if (!period || s->sampled_spans < 30)
+		return;
+	double span_ns = 0, sample_ns = 0;
+	for (size_t i = 0; i < s->nbands; i++) {
+		span_ns += s->g[i].span_ns;
+		sample_ns += s->g[i].sample_weight;
+	}
+	double c = span_ns > 0 ? sample_ns / span_ns : 1;
+	c = c > 1 ? 1 : c < 0.01 ? 0.01 : c;
+	double pw = 0, ptw = 0, obs = 0, obs2 = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < s->nspans; i++) {
+		const struct pspan *sp = &s->spans[i];
+		if (sp->group < 0)
+			continue;
+		double t = (double)sp->corrected, p = -expm1(-t * c / period);
+		pw += p;
+		ptw += p * t;
+		if (sp->nsamples) {
+			obs += t;
+			obs2 += t * t;
+			n++;
+		}
+	}
+	if (!n || !(pw > 0))
+		return;
+	double want = ptw / pw, mean = obs / (double)n;
+	double sd = sqrt(fmax(obs2 / (double)n - mean * mean, 0));
+	if (mean > want * 1.25 && mean - want > 4 * sd / sqrt((double)n))
+		lp_error("warning: the %" PRIu64 " spans that hold samples average %.1f us, %.1f us more "
+			"than their length explains (%.1f us): lp's own cost is in the durations%s",
+		     s->sampled_spans, mean / 1e3, (mean - want) / 1e3, want / 1e3,
+		     o->raw ? " (--raw)"
+		     : lp_costs__known(s->costs) ? "; it was under-corrected: try --raw to compare, "
+						   "and a lower sampling rate"
+						 : "; the input has no cost records: record with "
+						   "lp-record and lp-trace of this version");
+}
+
+static void free_split(struct split *s)
+{
+	for (size_t i = 0; i < s->ng; i++) {
+		free(s->g[i].name);
+		lp_quantile__free(s->g[i].lat);
+		free(s->g[i].durs);
+		free_blockers(&s->g[i]);
+	}
+	free(s->g);
+	free(s->cuts);
+	free(s->outs);
+	free(s->durs);
+	free(s->spans);
+	lp_hashmap__fini(&s->span_index);
+	lp_costs__free(s->costs);
+	lp_costdist__fini(&s->dist);
+	free(s->buf);
+	free(s->kbuf);
+	free(s->value);
+	free(s->name);
+	lp_attrs_buf__free(&s->ab);
+	lp_quantile__free(s->sketch);
+	lp_modes__free(s->modes);
+}
+
+int lp_split__run(const char *input, const struct lp_split_opts *o)
+{
+	struct split s = { .o = o, .t0 = INT64_MAX, .from = INT64_MIN, .to = INT64_MAX };
+	s.nbands = nbands_of(o);
+	s.ng = s.nbands + G_EXTRA;
+	s.g = lp_calloc(s.ng, sizeof(*s.g));
+	for (size_t i = 0; i < s.ng; i++)
+		lp_hashmap__init(&s.g[i].blockers);
+	for (size_t i = 0; i < s.ng; i++)
+		s.g[i].name = i < s.nbands ? band_name(o, i, s.nbands)
+					   : lp_strdup(extra_names[i - s.nbands]);
+	s.cuts = lp_calloc(s.nbands, sizeof(*s.cuts));
+	s.costs = lp_costs__new();
+	lp_hashmap__init(&s.span_index);
+	for (size_t i = 0; i < o->nthresholds; i++)
+		s.cuts[i] = (double)o->thresholds[i];
+	char *spool = NULL;
+	const char *second = input;
+	/* Percentiles and --auto read the input twice (a pipe is spooled):
+	 * every duration is needed first.  Thresholds do so on a file too, as
+	 * a span's corrected duration needs every sample in it and its
+	 * samples come after it; on a pipe they route as they read (a live
+	 * pipeline's groups grow as it runs), corrected by lp_ns= only. */
+	struct stat st;
+	bool regular = strcmp(input, "-") ? stat(input, &st) == 0 && S_ISREG(st.st_mode)
+					   : fstat(0, &st) == 0 && S_ISREG(st.st_mode);
+	bool exact = (o->npercentiles || o->auto_cut || (o->nthresholds && regular)) && !o->live;
+	if (exact) {
+		if (first_pass(&s, input, &spool) < 0 || decide_distribution(&s) < 0) {
+			if (spool)
+				unlink(spool);
+			free(spool);
+			free_split(&s);
+			return -1;
+		}
+		exact_cuts(&s);
+		if (spool)
+			second = spool;
+	} else if (o->live && o->npercentiles) {
+		s.sketch = lp_quantile__new(o->accuracy, o->window_ns);
+		for (size_t i = 0; i < s.nbands; i++)
+			s.g[i].lat = lp_quantile__new(o->accuracy, 0);
+	} else if (!exact) {
+		for (size_t i = 0; i < s.nbands; i++)
+			s.g[i].lat = lp_quantile__new(o->accuracy, 0);
+	}
+	if (!exact && !o->live)
+		set_time_bounds(&s);	/* thresholds: relative --time needs t0 */
+
+	struct lp_reader *r = lp_reader__open(second, spool ? LP_INPUT_LP : o->format);
+	if (spool)
+		unlink(spool);
+	if (!r) {
+		free(spool);
+		free_split(&s);
+		return -1;
+	}
+	open_outputs(&s);
+	struct lp_record rec;
+	int rc;
+	bool one_pass_time = !exact && o->has_time;
+	while ((rc = lp_reader__next(r, &rec)) > 0) {
+		if (one_pass_time && s.t0 == INT64_MAX) {
+			int64_t t = rec.kind == LP_REC_SAMPLE ? rec.sample.time_ns
+				  : rec.kind == LP_REC_SPAN ? rec.span.start_ns : LP_TIME_NONE;
+			if (t != LP_TIME_NONE) {
+				s.t0 = t;
+				set_time_bounds(&s);
+			}
+		}
+		route(&s, &rec);
+	}
+	lp_reader__free(r);
+	free(spool);
+	int out_rc = close_outputs(&s);
+	if (rc < 0) {
+		free_split(&s);
+		return -1;
+	}
+	if (report(&s) < 0)
+		out_rc = -1;
+	self_check(&s);
+	warn_cuts(&s);
+	/* An input that cannot be split is worth a word. */
+	uint64_t nsamples = 0;
+	for (size_t i = 0; i < s.ng; i++)
+		nsamples += s.g[i].samples;
+	if (nsamples && !s.joined_samples)
+		lp_error("no sample carries a span (span=): is the input lp-join's output?");
+	else if (nsamples && o->probe && !s.probe_spans)
+		lp_error("no span of probe '%s' in the input", o->probe);
+	free_split(&s);
+	return out_rc;
+}

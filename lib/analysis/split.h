@@ -1,0 +1,64 @@
+/* split.h - lp-split's work: route samples into groups by the duration of
+ * the span of a probe that encloses them (percentile bands, thresholds),
+ * filtered by time range and by predicates on the span's captured values. */
+#ifndef LP_SPLIT_H
+#define LP_SPLIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stream/stream.h"
+
+enum lp_split_op { LP_OP_EQ, LP_OP_NE, LP_OP_LT, LP_OP_LE, LP_OP_GT, LP_OP_GE };
+
+/* KEY OP VALUE on a span's captured value (a sample's span.KEY). */
+struct lp_split_pred {
+	char *key, *value;
+	enum lp_split_op op;
+	bool numeric;		/* VALUE is a number: compare as numbers */
+	double num;
+};
+
+/* Parses "arg0=3", "ret!=0", "len>=4096"...; -1 with *why on failure. */
+int lp_split_pred__parse(const char *s, struct lp_split_pred *p, const char **why);
+
+struct lp_split_file {
+	const char *group, *path;
+};
+
+struct lp_split_opts {
+	const char *probe;		/* NULL: the innermost span, any probe */
+	const double *percentiles;	/* ascending, each in (0, 100) */
+	size_t npercentiles;
+	const int64_t *thresholds;	/* ascending, ns */
+	size_t nthresholds;
+	bool auto_cut;			/* --auto: one cut, at the valley below the slowest mode */
+	bool has_time;			/* --time FROM-TO */
+	int64_t time_from, time_to;	/* INT64_MIN/MAX when open */
+	bool time_absolute_from, time_absolute_to;	/* else from the first time read */
+	const struct lp_split_pred *preds;
+	size_t npreds;
+	bool live;			/* one pass, a windowed sketch for percentiles */
+	int64_t window_ns;
+	double accuracy;
+	bool label;			/* one stream, group=NAME on each sample */
+	const char *output;		/* --label's output; NULL: stdout */
+	const char *pattern;		/* every group to a file, %s the group's name */
+	const struct lp_split_file *files;	/* --above, --below, --group NAME=FILE */
+	size_t nfiles;
+	const char *report;		/* NULL: stderr */
+	bool quiet;
+	enum lp_input_format format;
+	bool raw;			/* decide on measured durations: lp's cost left in */
+	bool lp_frames;			/* samples in lp's own frames stay in their span's group */
+	double confidence;		/* a sampled span goes to the band at least this likely */
+};
+
+/* The group names the options give, in order (for checking --group NAME). */
+size_t lp_split__group_names(const struct lp_split_opts *o, const char ***names);
+
+/* Returns 0, or -1 after an error already reported. */
+int lp_split__run(const char *input, const struct lp_split_opts *o);
+
+#endif

@@ -1,0 +1,73 @@
+/* hashmap.c - linear probing over a power-of-two table, kept at most 70%
+ * full.  Keys are hashes already, so a multiplicative mix spreads them. */
+#include "base/hashmap.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+
+static inline size_t slot_of(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 17) & (cap - 1);
+}
+
+void lp_hashmap__init(struct lp_hashmap *m)
+{
+	m->cap = 64;
+	m->count = 0;
+	m->keys = lp_calloc(m->cap, sizeof(*m->keys));
+	m->values = lp_calloc(m->cap, sizeof(*m->values));
+}
+
+void lp_hashmap__fini(struct lp_hashmap *m)
+{
+	free(m->keys);
+	free(m->values);
+	m->keys = NULL;
+	m->values = NULL;
+	m->cap = m->count = 0;
+}
+
+void *lp_hashmap__get(const struct lp_hashmap *m, uint64_t key)
+{
+	size_t mask = m->cap - 1;
+	for (size_t i = slot_of(key, m->cap);; i = (i + 1) & mask) {
+		if (m->keys[i] == key)
+			return m->values[i];
+		if (!m->keys[i])
+			return NULL;
+	}
+}
+
+static void grow(struct lp_hashmap *m)
+{
+	struct lp_hashmap bigger = {
+		.cap = m->cap * 2,
+		.keys = lp_calloc(m->cap * 2, sizeof(uint64_t)),
+		.values = lp_calloc(m->cap * 2, sizeof(void *)),
+	};
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			lp_hashmap__put(&bigger, m->keys[i], m->values[i]);
+	lp_hashmap__fini(m);
+	*m = bigger;
+}
+
+void *lp_hashmap__put(struct lp_hashmap *m, uint64_t key, void *value)
+{
+	if ((m->count + 1) * 10 > m->cap * 7)
+		grow(m);
+	size_t mask = m->cap - 1;
+	for (size_t i = slot_of(key, m->cap);; i = (i + 1) & mask) {
+		if (m->keys[i] == key) {
+			void *old = m->values[i];
+			m->values[i] = value;
+			return old;
+		}
+		if (!m->keys[i]) {
+			m->keys[i] = key;
+			m->values[i] = value;
+			m->count++;
+			return NULL;
+		}
+	}
+}

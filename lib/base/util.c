@@ -1,0 +1,584 @@
+/* util.c - diagnostics, allocation, number parsing and output checks shared
+ * by every program. */
+#include "base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *lp_progname = "lp";
+
+void lp_init(int argc, char **argv)
+{
+	if (argc > 0 && argv[0] && argv[0][0]) {
+		const char *slash = strrchr(argv[0], '/');
+		lp_progname = slash ? slash + 1 : argv[0];
+	}
+}
+
+/* One write(2) per diagnostic, so lines from programs sharing a terminal do
+ * not interleave; control characters from untrusted strings become '?'. */
+static void vreport(const char *fmt, va_list ap, int errnum)
+{
+	char msg[4096];
+	int n = snprintf(msg, sizeof(msg), "%s: ", lp_progname);
+	if (n < 0)
+		return;
+	int m = vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	if (m > 0)
+		n = (size_t)(n + m) >= sizeof(msg) ? (int)sizeof(msg) - 1 : n + m;
+	for (int i = 0; i < n; i++)
+		if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
+			msg[i] = '?';
+	if (errnum)
+		n += snprintf(msg + n, sizeof(msg) - n, ": %s", strerror(errnum));
+	if ((size_t)n >= sizeof(msg) - 1)
+		n = sizeof(msg) - 2;
+	msg[n++] = '\n';
+	ssize_t unused = write(STDERR_FILENO, msg, n);
+	(void)unused;
+}
+
+void lp_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(fmt, ap, 0);
+	va_end(ap);
+}
+
+void lp_error_errno(const char *fmt, ...)
+{
+	int errnum = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(fmt, ap, errnum);
+	va_end(ap);
+}
+
+void lp_die(int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(fmt, ap, 0);
+	va_end(ap);
+	exit(status);
+}
+
+void lp_print_version(void)
+{
+	printf("%s (lp) %s\n", lp_progname, LP_VERSION);
+	lp_exit_stdout();
+}
+
+void lp_exit_stdout(void)
+{
+	exit(lp_close_output(stdout, "stdout") ? 1 : 0);
+}
+
+static void *check_alloc(void *p)
+{
+	if (!p) {
+		lp_error("out of memory");
+		exit(1);
+	}
+	return p;
+}
+
+void *lp_malloc(size_t size) { return check_alloc(malloc(size ? size : 1)); }
+void *lp_calloc(size_t n, size_t size) { return check_alloc(calloc(n ? n : 1, size ? size : 1)); }
+void *lp_realloc(void *p, size_t size) { return check_alloc(realloc(p, size ? size : 1)); }
+void *lp_reallocarray(void *p, size_t n, size_t size)
+{
+	return check_alloc(reallocarray(p, n ? n : 1, size ? size : 1));
+}
+char *lp_strdup(const char *s) { return check_alloc(strdup(s)); }
+char *lp_strndup(const char *s, size_t n) { return check_alloc(strndup(s, n)); }
+
+void lp_grow(char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	*buf = lp_realloc(*buf, n);
+	*cap = n;
+}
+
+/* The length of the decimal number at the start of s: an optional '-',
+ * digits and, when real, a fraction and an exponent; 0 when there is none.
+ * What strtol(s, 0) and strtod accept beyond this (octal "010", hex, "inf",
+ * "nan", leading spaces, '+') is refused: on a command line "010" is ten. */
+static size_t decimal_span(const char *s, bool real)
+{
+	size_t i = s[0] == '-', digits = strspn(s + i, "0123456789");
+
+	i += digits;
+	if (real && s[i] == '.') {
+		size_t f = strspn(s + i + 1, "0123456789");
+		digits += f;
+		i += 1 + f;
+	}
+	if (!digits)
+		return 0;
+	if (real && (s[i] == 'e' || s[i] == 'E')) {
+		size_t j = i + 1 + (s[i + 1] == '+' || s[i + 1] == '-');
+		size_t e = strspn(s + j, "0123456789");
+		if (e)
+			i = j + e;
+	}
+	return i;
+}
+
+static const char *not_decimal(const char *s)
+{
+	return s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? "not a decimal number"
+							  : "not a number";
+}
+
+int lp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out, const char **why)
+{
+	size_t n = decimal_span(s, false);
+	if (!n || s[n]) {
+		*why = not_decimal(s);
+		return -1;
+	}
+	errno = 0;
+	long long v = strtoll(s, NULL, 10);
+	if ((errno == ERANGE && v == LLONG_MIN) || v < min) {
+		*why = "too small";
+		return -1;
+	}
+	if ((errno == ERANGE && v == LLONG_MAX) || v > max) {
+		*why = "too large";
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int lp_parse_u64(const char *s, uint64_t max, uint64_t *out, const char **why)
+{
+	size_t n = decimal_span(s, false);
+	if (!n || s[n]) {
+		*why = not_decimal(s);
+		return -1;
+	}
+	if (s[0] == '-') {
+		*why = "too small";
+		return -1;
+	}
+	errno = 0;
+	unsigned long long v = strtoull(s, NULL, 10);
+	if (errno == ERANGE || v > max) {
+		*why = "too large";
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int lp_parse_addr(const char *s, uint64_t max, uint64_t *out, const char **why)
+{
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return lp_parse_u64(s, max, out, why);
+	size_t n = strspn(s + 2, "0123456789abcdefABCDEF");
+	if (!n || s[2 + n]) {
+		*why = "not a hex number";
+		return -1;
+	}
+	errno = 0;
+	unsigned long long v = strtoull(s + 2, NULL, 16);
+	if (errno == ERANGE || v > max) {
+		*why = "too large";
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int lp_parse_double(const char *s, double *out, const char **why)
+{
+	size_t n = decimal_span(s, true);
+	if (!n || s[n]) {
+		*why = not_decimal(s);
+		return -1;
+	}
+	/* An underflow (1e-999) is as good as its result, 0 or a denormal. */
+	double v = strtod(s, NULL);
+	if (isinf(v)) {
+		*why = "out of range";
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int lp_parse_duration(const char *s, int64_t *ns, const char **why)
+{
+	static const struct { const char *suffix; int64_t scale; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "m", 60000000000 }, { "h", 3600000000000 },
+		{ "", 1000000000 },	/* a bare number is seconds, as sleep(1)'s */
+	};
+	size_t n = decimal_span(s, true);
+	if (!n) {
+		*why = "not a duration (e.g. 250us, 3ms, 1.5s, 2m; a bare number is seconds)";
+		return -1;
+	}
+	const char *unit = s + n;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(unit, units[i].suffix))
+			continue;
+		if (s[0] == '-') {
+			*why = "negative";
+			return -1;
+		}
+		int64_t scale = units[i].scale;
+		if (strspn(s, "0123456789") == n) {
+			/* Whole numbers exactly, beyond a double's 2^53. */
+			errno = 0;
+			unsigned long long v = strtoull(s, NULL, 10);
+			if (errno == ERANGE || v > (unsigned long long)(INT64_MAX / scale)) {
+				*why = "too large";
+				return -1;
+			}
+			*ns = (int64_t)v * scale;
+			return 0;
+		}
+		double t = strtod(s, NULL) * (double)scale;
+		if (!(t < 9.2e18)) {
+			*why = "too large";
+			return -1;
+		}
+		*ns = (int64_t)llround(t);
+		return 0;
+	}
+	*why = "unknown unit (ns, us, ms, s, m, h; a bare number is seconds)";
+	return -1;
+}
+
+void lp_option_fail(const char *name, const char *arg, const char *why)
+{
+	lp_error("--%s '%s': %s", name, arg, why);
+	exit(2);
+}
+
+int64_t lp_option_i64(const char *name, const char *arg, int64_t min, int64_t max)
+{
+	int64_t v;
+	const char *why;
+	char msg[64];
+
+	if (lp_parse_i64(arg, INT64_MIN, INT64_MAX, &v, &why) < 0)
+		lp_option_fail(name, arg, why);
+	if (v < min || v > max) {
+		snprintf(msg, sizeof(msg), "must be at %s %lld", v < min ? "least" : "most",
+			 (long long)(v < min ? min : max));
+		lp_option_fail(name, arg, msg);
+	}
+	return v;
+}
+
+uint64_t lp_option_u64(const char *name, const char *arg, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+	const char *why;
+	char msg[64];
+
+	if (lp_parse_u64(arg, UINT64_MAX, &v, &why) < 0)
+		lp_option_fail(name, arg, why);
+	if (v < min || v > max) {
+		snprintf(msg, sizeof(msg), "must be at %s %llu", v < min ? "least" : "most",
+			 (unsigned long long)(v < min ? min : max));
+		lp_option_fail(name, arg, msg);
+	}
+	return v;
+}
+
+int64_t lp_option_duration(const char *name, const char *arg, bool positive)
+{
+	int64_t ns;
+	const char *why;
+
+	if (lp_parse_duration(arg, &ns, &why) < 0)
+		lp_option_fail(name, arg, why);
+	if (positive && ns <= 0)
+		lp_option_fail(name, arg, "must be positive");
+	return ns;
+}
+
+/* --- outputs flushed when an input goes idle -------------------------- */
+
+/* Only filters' outputs (lp_read_through_first_sigint was called): they
+ * close them with lp_close_output, which takes them off the list. */
+static bool flush_when_idle;
+static pthread_mutex_t outputs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct open_output {
+	FILE *f;
+	char *name;
+} *outputs;
+static size_t noutputs;
+
+FILE *lp_open_output(const char *path)
+{
+	bool std = !path || !strcmp(path, "-");
+	FILE *f = std ? stdout : fopen(path, "w");
+	if (!f) {
+		lp_error_errno("%s", path);
+		exit(1);
+	}
+	if (flush_when_idle) {
+		pthread_mutex_lock(&outputs_lock);
+		outputs = lp_reallocarray(outputs, noutputs + 1, sizeof(*outputs));
+		outputs[noutputs].f = f;
+		outputs[noutputs++].name = lp_strdup(std ? "stdout" : path);
+		pthread_mutex_unlock(&outputs_lock);
+	}
+	return f;
+}
+
+static void forget_output(FILE *f)
+{
+	pthread_mutex_lock(&outputs_lock);
+	for (size_t i = 0; i < noutputs; i++)
+		if (outputs[i].f == f) {
+			free(outputs[i].name);
+			outputs[i] = outputs[--noutputs];
+			break;
+		}
+	if (!noutputs) {
+		free(outputs);
+		outputs = NULL;
+	}
+	pthread_mutex_unlock(&outputs_lock);
+}
+
+void lp_flush_outputs(void)
+{
+	char *failed = NULL;
+	int err = 0;
+
+	pthread_mutex_lock(&outputs_lock);
+	for (size_t i = 0; i < noutputs && !failed; i++)
+		if (fflush(outputs[i].f) == EOF) {
+			err = errno;
+			failed = lp_strdup(outputs[i].name);
+		}
+	pthread_mutex_unlock(&outputs_lock);
+	if (failed) {
+		errno = err;
+		lp_write_failed(failed);
+	}
+}
+
+void lp_write_failed(const char *name)
+{
+	if (errno == EPIPE) {
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
+	lp_error_errno("write error on %s", name);
+	exit(1);
+}
+
+int lp_close_output(FILE *f, const char *name)
+{
+	forget_output(f);
+	int failed = fflush(f) != 0 || ferror(f);
+	int err = errno;
+	if (f != stdout && fclose(f) != 0 && !failed) {
+		failed = 1;
+		err = errno;
+	}
+	if (!failed)
+		return 0;
+	errno = err;
+	if (err == EPIPE)
+		lp_write_failed(name);
+	lp_error_errno("write error on %s", name);
+	return -1;
+}
+
+/* --- the second SIGINT --------------------------------------------------
+ *
+ * Only async-signal-safe work in the handler: two atomic stores, a write to
+ * a pipe and sigaction.  The pipe wakes every reader thread blocked in
+ * poll (whichever thread the signal went to); the readers then end their
+ * inputs and the program finishes on its normal path, writing what it
+ * has.  SA_RESTART stays: without it the first SIGINT would fail a write
+ * blocked on a slow output (EINTR), losing what was in its buffer. */
+
+static _Atomic uint64_t tickets;	/* tickets given so far: 1, 2, ... */
+static _Atomic uint64_t stop_below;	/* 0, or tickets below it stop (and 0) */
+static _Atomic int sigints;		/* lock-free: two threads may take one each */
+static volatile sig_atomic_t stop_signal;
+static int stop_pipe[2] = { -1, -1 };
+
+uint64_t lp_stop__ticket(void)
+{
+	return atomic_fetch_add(&tickets, 1) + 1;
+}
+
+int lp_stop__stopped(uint64_t ticket)
+{
+	return ticket < atomic_load(&stop_below);
+}
+
+int lp_stop__fd(void)
+{
+	return stop_pipe[0];
+}
+
+void lp_stop_reading(int sig)
+{
+	int saved = errno;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	stop_signal = sig;
+	atomic_store(&stop_below, atomic_load(&tickets) + 1);
+	if (stop_pipe[1] >= 0) {
+		/* Never read: it stays readable for every poller. */
+		ssize_t n = write(stop_pipe[1], "", 1);
+		(void)n;
+	}
+	errno = saved;
+}
+
+static void on_sigint(int sig)
+{
+	if (atomic_fetch_add(&sigints, 1))
+		lp_stop_reading(sig);
+}
+
+/* At exit, after the program wrote what it read: die of the signal that
+ * stopped it, so that a shell running it knows it was interrupted. */
+static void die_of_stop_signal(void)
+{
+	int sig = stop_signal;
+
+	if (!sig)
+		return;
+	lp_error("stopped by a second %s: the output holds the complete records read before it",
+		 sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void lp_read_through_first_sigint(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigint, .sa_flags = SA_RESTART };
+
+	flush_when_idle = true;
+	if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		stop_pipe[0] = stop_pipe[1] = -1;	/* EINTR still wakes the signalled thread */
+	atexit(die_of_stop_signal);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+/* Perl prints an integer-valued sum as an integer and anything else with
+ * "%.15g"; FlameGraph's tools print counts that way, and the corpus pins it. */
+int lp_format_number(char *buf, size_t size, double v)
+{
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		return snprintf(buf, size, "%.0f", v == 0 ? 0.0 : v);
+	return snprintf(buf, size, "%.15g", v);
+}
+
+int64_t lp_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int lp_maps__open(struct lp_maps *m, pid_t pid)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	*m = (struct lp_maps){ .f = fopen(path, "re") };
+	return m->f ? 0 : -1;
+}
+
+bool lp_maps__next(struct lp_maps *m)
+{
+	ssize_t n;
+
+	while ((n = getline(&m->line, &m->cap, m->f)) > 0) {
+		unsigned long long lo, hi, pgoff, ino = 0;
+		unsigned int major = 0, minor = 0;
+		int pos = 0;
+
+		if (m->line[n - 1] == '\n')
+			m->line[n - 1] = '\0';
+		/* "LO-HI PERMS PGOFF DEV INODE [NAME]" */
+		if (sscanf(m->line, "%llx-%llx %*s %llx %x:%x %llu %n", &lo, &hi, &pgoff, &major, &minor,
+			   &ino, &pos) < 3)
+			continue;
+		m->dev = makedev(major, minor);
+		m->ino = ino;
+		m->lo = lo;
+		m->hi = hi;
+		m->pgoff = pgoff;
+		m->name = pos ? m->line + pos : "";
+		return true;
+	}
+	return false;
+}
+
+void lp_maps__close(struct lp_maps *m)
+{
+	if (m->f)
+		fclose(m->f);
+	free(m->line);
+	m->f = NULL;
+	m->line = NULL;
+}
+
+void lp_maps__uprobes(pid_t pid, uint64_t *lo, uint64_t *hi)
+{
+	struct lp_maps m;
+
+	*lo = *hi = 0;
+	if (lp_maps__open(&m, pid) < 0)
+		return;
+	while (lp_maps__next(&m))
+		if (!strcmp(m.name, "[uprobes]")) {
+			*lo = m.lo;
+			*hi = m.hi;
+		}
+	lp_maps__close(&m);
+}
+
+int lp_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int lp_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}

@@ -1,0 +1,2174 @@
+/* probe.c - probe specifications resolved with libelf and libdw. */
+#include "capture/probe.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "debuginfo/demangle.h"
+#include "debuginfo/disasm.h"
+#include "debuginfo/insnflow.h"
+#include "debuginfo/procns.h"
+#include "base/syscalls.h"
+#include "base/util.h"
+
+/* --- parsing ---------------------------------------------------------- */
+
+static bool is_ident(const char *s, size_t n)
+{
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '.' ||
+		      s[i] == '$' || s[i] == '@'))
+			return false;
+	return true;
+}
+
+/* A function's name as profiles show it: an identifier, or a demangled
+ * C++ or Rust name ("store::Shop::checkout", "scale<int>",
+ * "(anonymous namespace)::f", "S::operator()"), without its parameters. */
+static bool is_func_name(const char *s)
+{
+	if (is_ident(s, strlen(s)))
+		return true;
+	for (const char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.$@:<>,*& ~[]()-+=!/%^|", *p))
+			return false;
+	return *s != '\0';
+}
+
+/* Where text's parameter or value list starts: its first '(' but those of
+ * "(anonymous namespace)" and "operator()", which are part of a name. */
+static char *list_start(char *text)
+{
+	for (char *p = text; (p = strchr(p, '(')); p++) {
+		if (!strncmp(p, "(anonymous namespace)", 21)) {
+			p += 20;
+			continue;
+		}
+		if (p - text >= 8 && !strncmp(p - 8, "operator()", 10)) {
+			p++;
+			continue;
+		}
+		return p;
+	}
+	return NULL;
+}
+
+/* The ')' closing the '(' at open, or NULL. */
+static char *list_end(char *open)
+{
+	int depth = 0;
+	for (char *p = open; *p; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && --depth == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* "(a,b,c)" at the end of text: splits it off into spec->vars.  A C++
+ * parameter list before it, "f(int)(n)", goes to spec->params; one list
+ * alone, "f(int)", is both (resolved against the symbols, params_or_args),
+ * and only parameters when it cannot be variable names ("f(char**)"). */
+static int parse_vars(struct lp_probe_spec *spec, char *text)
+{
+	char *open = list_start(text);
+	if (!open)
+		return 0;
+	size_t len = strlen(open);
+	char *close = list_end(open);
+	if (!close) {
+		lp_error("probe '%s': missing ')'", spec->text);
+		return -1;
+	}
+	if (close[1] == '(') {
+		spec->params = lp_strndup(open, (size_t)(close + 1 - open));
+		memmove(open, close + 1, strlen(close + 1) + 1);
+		close = list_end(open);
+		len = strlen(open);
+		if (!close || close[1]) {
+			lp_error("probe '%s': expected FUNC(PARAMS)(ARG,...)", spec->text);
+			return -1;
+		}
+	} else if (close[1] == ' ') {
+		/* "S::f() const": a parameter list and its qualifiers. */
+		spec->params = lp_strdup(open);
+		*open = '\0';
+		return 0;
+	} else if (!close[1]) {
+		/* One list: variables if it reads as variable names. */
+		bool idents = true;
+		for (char *s = open + 1; s < close;) {
+			size_t n = strcspn(s, ",)");
+			size_t m = n;
+			const char *w = s;
+			while (m && w[m - 1] == ' ')
+				m--;
+			while (m && *w == ' ')
+				w++, m--;
+			idents &= is_ident(w, m);
+			s += n + (s[n] == ',');
+		}
+		if (close > open + 1 && !idents) {
+			spec->params = lp_strdup(open);
+			*open = '\0';
+			return 0;
+		}
+		if (close > open + 1)
+			spec->params_or_args = true;
+		spec->params = lp_strdup(open);
+	}
+	if (open[len - 1] != ')') {
+		lp_error("probe '%s': missing ')'", spec->text);
+		return -1;
+	}
+	open[len - 1] = '\0';
+	*open = '\0';
+	char *s = open + 1;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		while (n && s[n - 1] == ' ')
+			n--;
+		while (*s == ' ')
+			s++, n--;
+		if (!is_ident(s, n)) {
+			lp_error("probe '%s': bad variable name '%.*s'", spec->text, (int)n, s);
+			return -1;
+		}
+		spec->vars = lp_reallocarray(spec->vars, spec->nvars + 1, sizeof(char *));
+		spec->vars[spec->nvars++] = lp_strndup(s, n);
+		s += strcspn(s, ",");
+		if (*s == ',')
+			s++;
+	}
+	if (spec->nvars > LP_TRACE_MAX_CAPS) {
+		lp_error("probe '%s': at most %d values a probe", spec->text, LP_TRACE_MAX_CAPS);
+		return -1;
+	}
+	return 0;
+}
+
+struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
+{
+	struct lp_probe_spec *spec = lp_calloc(1, sizeof(*spec));
+	spec->text = lp_strdup(text);
+	spec->all_args = all_args;
+	char *s = lp_strdup(text);
+	const char *why;
+
+	if (!strncmp(s, "syscall:", 8)) {
+		spec->type = LP_PROBE_SYSCALLS;
+		spec->name = lp_strdup(s + 8);
+		if (lp_syscall__number(spec->name) < 0) {
+			lp_error("probe '%s': no system call '%s'", text, spec->name);
+			goto fail;
+		}
+		goto done;
+	}
+	if (!strncmp(s, "tp:", 3)) {
+		spec->type = LP_PROBE_TRACEPOINT;
+		char *colon = strchr(s + 3, ':');
+		if (!colon || !is_ident(s + 3, colon - (s + 3)) || !is_ident(colon + 1, strlen(colon + 1))) {
+			lp_error("probe '%s': expected tp:SUBSYSTEM:EVENT", text);
+			goto fail;
+		}
+		spec->name = lp_strdup(s + 3);
+		goto done;
+	}
+	if (parse_vars(spec, s) < 0)
+		goto fail;
+	/* FILE:LINE: the part after the last colon is a number. */
+	char *colon = strrchr(s, ':');
+	if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+		int64_t line;
+		*colon = '\0';
+		if (lp_parse_i64(colon + 1, 1, INT_MAX, &line, &why) < 0 || !*s) {
+			lp_error("probe '%s': bad line number", text);
+			goto fail;
+		}
+		spec->type = LP_PROBE_LINE;
+		spec->file = lp_strdup(s);
+		spec->line = (int)line;
+		goto done;
+	}
+	char *f = s;
+	/* LIB:FUNC's colon is a single one: "Shop::checkout" is a name. */
+	colon = NULL;
+	for (char *p = s; (p = strchr(p, ':')); p += 2) {
+		if (p[1] != ':') {
+			colon = p;
+			break;
+		}
+	}
+	if (colon) {
+		*colon = '\0';
+		if (!*s) {
+			lp_error("probe '%s': empty library name", text);
+			goto fail;
+		}
+		spec->lib = lp_strdup(s);
+		f = colon + 1;
+	}
+	if (!strncmp(f, "0x", 2)) {
+		if (lp_parse_addr(f, UINT64_MAX, &spec->off, &why) < 0) {
+			lp_error("probe '%s': bad address: %s", text, why);
+			goto fail;
+		}
+		spec->type = LP_PROBE_OFFSET;
+		if (spec->nvars) {
+			lp_error("probe '%s': values at an address need a FILE:LINE probe", text);
+			goto fail;
+		}
+		goto done;
+	}
+	char *plus = strchr(f, '+');
+	if (plus) {
+		*plus = '\0';
+		if (lp_parse_addr(plus + 1, UINT32_MAX, &spec->off, &why) < 0) {
+			lp_error("probe '%s': bad offset '%s': %s", text, plus + 1, why);
+			goto fail;
+		}
+		spec->type = LP_PROBE_OFFSET;
+		if (spec->nvars) {
+			lp_error("probe '%s': values at FUNC+OFF are not supported; use FILE:LINE(VAR)", text);
+			goto fail;
+		}
+	} else {
+		spec->type = LP_PROBE_FUNC;
+	}
+	if (!is_func_name(f)) {
+		lp_error("probe '%s': bad function name '%s'", text, f);
+		goto fail;
+	}
+	spec->func = lp_strdup(f);
+done:
+	free(s);
+	return spec;
+fail:
+	free(s);
+	lp_probe_spec__free(spec);
+	errno = EINVAL;
+	return NULL;
+}
+
+void lp_probe_spec__free(struct lp_probe_spec *spec)
+{
+	if (!spec)
+		return;
+	free(spec->text);
+	free(spec->lib);
+	free(spec->params);
+	free(spec->func);
+	free(spec->file);
+	free(spec->name);
+	for (size_t i = 0; i < spec->nvars; i++)
+		free(spec->vars[i]);
+	free(spec->vars);
+	free(spec);
+}
+
+void lp_probe_point__fini(struct lp_probe_point *p)
+{
+	free(p->name);
+	free(p->path);
+	free(p->tp_subsys);
+	free(p->tp_event);
+	for (size_t i = 0; i < p->nvals; i++)
+		free(p->vals[i].name);
+	free(p->ret.name);
+	free(p->returns_why);
+	free(p->rets);
+}
+
+
+/* --- system calls and tracefs ---------------------------------------- */
+
+int lp_syscall__number(const char *name)
+{
+	for (size_t i = 0; i < sizeof(lp_syscalls) / sizeof(lp_syscalls[0]); i++)
+		if (!strcmp(lp_syscalls[i].name, name))
+			return lp_syscalls[i].nr;
+	return -1;
+}
+
+#ifndef TRACEFS_MAGIC
+#define TRACEFS_MAGIC 0x74726163
+#endif
+
+const char *lp_tracefs(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	struct statfs sf;
+	for (size_t i = 0; i < 2; i++)
+		if (statfs(dirs[i], &sf) == 0 && sf.f_type == TRACEFS_MAGIC)
+			return dirs[i];
+	if (mount("tracefs", dirs[0], "tracefs", 0, NULL) < 0) {
+		lp_error_errno("tracefs is not mounted and mounting it at %s failed", dirs[0]);
+		return NULL;
+	}
+	lp_error("note: mounted tracefs at %s (it was not mounted)", dirs[0]);
+	return dirs[0];
+}
+
+int lp_syscall__args(const char *name, char names[6][32], bool ptr[6], bool isint[6])
+{
+	const char *dir = lp_tracefs();
+	if (!dir)
+		return 0;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_%s/format", dir, name);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	char line[512];
+	int n = 0;
+	/* "\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;" after
+	 * the common fields and __syscall_nr. */
+	while (fgets(line, sizeof(line), f) && n < 6) {
+		char *p = strstr(line, "field:");
+		char *semi = p ? strchr(p, ';') : NULL;
+		if (!semi || strstr(line, "common_") || strstr(line, "__syscall_nr"))
+			continue;
+		char *e = semi;
+		while (e > p && (isalnum((unsigned char)e[-1]) || e[-1] == '_'))
+			e--;
+		snprintf(names[n], 32, "%.*s", (int)(semi - e), e);
+		ptr[n] = memchr(p, '*', (size_t)(e - p)) != NULL;
+		/* "field:int dfd;": a 32-bit signed value in a 64-bit slot. */
+		isint[n] = !strncmp(p + 6, "int ", 4);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* --- ELF symbols ------------------------------------------------------ */
+
+struct sym {
+	const char *name;
+	uint64_t value, size;
+	bool ifunc;		/* STT_GNU_IFUNC: the resolver, not the function */
+};
+
+struct elfobj {
+	int fd;
+	Elf *elf;
+	struct sym *syms;
+	size_t nsyms;
+	bool stripped;		/* symbols from .dynsym: no .symtab, no debug file */
+	int dbg_fd;		/* its separate debug file, if any */
+	Elf *dbg_elf;
+	char *dbg_path;
+	Dwarf *dw;
+	Dwarf_CFI *cfi[2];	/* .eh_frame, .debug_frame: elfobj_cfi */
+	bool cfi_read;
+};
+
+static void elfobj_close(struct elfobj *o)
+{
+	if (o->cfi[0])
+		dwarf_cfi_end(o->cfi[0]);
+	if (o->dw)
+		dwarf_end(o->dw);
+	if (o->dbg_elf)
+		elf_end(o->dbg_elf);
+	if (o->dbg_fd >= 0)
+		close(o->dbg_fd);
+	if (o->elf)
+		elf_end(o->elf);
+	if (o->fd >= 0)
+		close(o->fd);
+	free(o->syms);
+	free(o->dbg_path);
+}
+
+/* The function symbols of e: its .symtab, else its .dynsym.  Returns
+ * whether a .symtab was there. */
+static bool load_syms(struct elfobj *o, Elf *e)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	GElf_Shdr sh;
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+	}
+	scn = symtab ? symtab : dynsym;
+	if (!scn)
+		return false;
+	gelf_getshdr(scn, &sh);
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+	free(o->syms);
+	o->nsyms = 0;
+	o->syms = lp_calloc(n ? n : 1, sizeof(*o->syms));
+	for (size_t i = 0; data && i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(data, (int)i, &s))
+			continue;
+		int t = GELF_ST_TYPE(s.st_info);
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value)
+			continue;
+		const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		o->syms[o->nsyms++] = (struct sym){ name, s.st_value, s.st_size, t == STT_GNU_IFUNC };
+	}
+	return symtab != NULL;
+}
+
+/* A stripped file's separate debug file, where gdb looks for it: by
+ * build-id under /usr/lib/debug (Debian's -dbgsym packages), or by its
+ * .gnu_debuglink name beside it, in .debug/ beside it, or under
+ * /usr/lib/debug.  The caller opens it; NULL when there is none. */
+static char *debug_file(Elf *elf, const char *path)
+{
+	char cand[PATH_MAX];
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n > 1) {
+		const unsigned char *b = id;
+		int len = snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%02x/", b[0]);
+		for (ssize_t i = 1; i < n && len < (int)sizeof(cand) - 8; i++)
+			len += snprintf(cand + len, sizeof(cand) - (size_t)len, "%02x", b[i]);
+		snprintf(cand + len, sizeof(cand) - (size_t)len, ".debug");
+		if (access(cand, R_OK) == 0)
+			return lp_strdup(cand);
+	}
+	GElf_Word crc;
+	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+	if (!link || strchr(link, '/'))
+		return NULL;
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path) : 1;
+	const char *dir = slash ? path : ".";
+	for (int i = 0; i < 3; i++) {
+		if (i == 0)
+			snprintf(cand, sizeof(cand), "%.*s/%s", dlen, dir, link);
+		else if (i == 1)
+			snprintf(cand, sizeof(cand), "%.*s/.debug/%s", dlen, dir, link);
+		else
+			snprintf(cand, sizeof(cand), "/usr/lib/debug%.*s/%s", dlen, dir, link);
+		if (strcmp(cand, path) && access(cand, R_OK) == 0)
+			return lp_strdup(cand);
+	}
+	return NULL;
+}
+
+static int elfobj_open(struct elfobj *o, const char *path)
+{
+	memset(o, 0, sizeof(*o));
+	o->dbg_fd = -1;
+	o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (o->fd < 0) {
+		lp_error_errno("cannot open '%s'", path);
+		return -1;
+	}
+	elf_version(EV_CURRENT);
+	o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
+	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
+		lp_error("'%s' is not an ELF file", path);
+		return -1;
+	}
+	o->stripped = !load_syms(o, o->elf);
+	Elf *dwelf = o->elf;
+	char *dbg = o->stripped ? debug_file(o->elf, path) : NULL;
+	if (dbg) {
+		o->dbg_fd = open(dbg, O_RDONLY | O_CLOEXEC);
+		o->dbg_elf = o->dbg_fd >= 0 ? elf_begin(o->dbg_fd, ELF_C_READ_MMAP, NULL) : NULL;
+		/* Its addresses are the stripped file's: symbols and DWARF
+		 * from it, segments and code bytes from the original. */
+		if (o->dbg_elf && load_syms(o, o->dbg_elf)) {
+			o->stripped = false;
+			o->dbg_path = dbg;
+			dwelf = o->dbg_elf;
+			dbg = NULL;
+		} else {
+			load_syms(o, o->elf);
+		}
+		free(dbg);
+	}
+	o->dw = dwarf_begin_elf(dwelf, DWARF_C_READ, NULL);
+	return 0;
+}
+
+/* Link-time address -> file offset, through the PT_LOAD segment holding it. */
+static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+	if (elf_getphdrnum(elf, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static const struct sym *find_sym(const struct elfobj *o, const char *name)
+{
+	for (size_t i = 0; i < o->nsyms; i++)
+		if (!strcmp(o->syms[i].name, name))
+			return &o->syms[i];
+	return NULL;
+}
+
+/* Parameter lists equal but for spaces: "(int,char**)" is "(int, char**)". */
+static bool same_params(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		while (*a == ' ')
+			a++;
+		while (*b == ' ')
+			b++;
+		if (*a != *b)
+			return false;
+		if (!*a)
+			return true;
+	}
+}
+
+struct func_cand {
+	const struct sym *sym;
+	char *name;		/* demangled, no return type */
+	const char *params;	/* in name; NULL: none (Rust) */
+};
+
+/* The name spans of a C++ or Rust function take: as lp-record names its
+ * frames (demangled; the symbol with --no-demangle); NULL for a C one. */
+static char *span_name(const struct lp_probe_spec *spec, const char *sym)
+{
+	char *d = lp_symbol__demangle(sym, false);
+
+	if (d && spec->no_demangle) {
+		free(d);
+		return lp_strndup(sym, lp_symbol__unversioned_len(sym));
+	}
+	return d;
+}
+
+/* "a(int), a(double)": the candidates' names, as much as fits. */
+static void cand_list(const struct func_cand *c, size_t n, char *list, size_t size)
+{
+	size_t len = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < n && len < size - 1; i++)
+		len += (size_t)snprintf(list + len, size - len, "%s%s", i ? ", " : "", c[i].name);
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct func_cand *)a)->name, ((const struct func_cand *)b)->name);
+}
+
+/* spec's function among o's symbols: by its symbol's own name (C, or a
+ * mangled C++ or Rust name), else by the demangled name a profile shows,
+ * "store::Shop::checkout" or the end of it after a "::" ("Shop::checkout"),
+ * with its parameters when given ("traced(int)").  1 and *out: found,
+ * with *shown the name its spans take (malloc'd); 0: none; -1: more than
+ * one (overloads, said on stderr with each of them). */
+static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const char *path,
+		     const struct sym **out, char **shown)
+{
+	const struct sym *exact = find_sym(o, spec->func);
+	struct func_cand *c = NULL;
+	size_t n = 0, fl = strlen(spec->func);
+	char list[1024];
+	int ret = 0;
+
+	*out = NULL;
+	*shown = NULL;
+	if (exact) {
+		*out = exact;
+		*shown = span_name(spec, exact->name);
+		return 1;
+	}
+	for (size_t i = 0; i < o->nsyms; i++) {
+		const char *nm = o->syms[i].name;
+
+		if (nm[0] != '_' || (nm[1] != 'Z' && nm[1] != 'R'))
+			continue;
+		char *d = lp_symbol__demangle(nm, true);
+		const char *pl = d ? lp_symbol__params(d) : NULL;
+		size_t bl = pl ? (size_t)(pl - d) : d ? strlen(d) : 0;
+
+		/* A template's instances answer its name without arguments:
+		 * "scale" is "scale<int>" and "scale<long>". */
+		size_t tl = bl;
+		if (d && bl && d[bl - 1] == '>' && (spec->func[fl - 1] != '>')) {
+			int depth = 0;
+			while (tl-- > 0) {
+				depth += d[tl] == '>' ? 1 : d[tl] == '<' ? -1 : 0;
+				if (!depth)
+					break;
+			}
+			if (depth)
+				tl = bl;
+		}
+		/* "[clone .cold]": a part of a function, not where calls go. */
+		if (!d || strstr(d, "[clone ") ||
+		    !(tl == fl ? !memcmp(d, spec->func, fl)
+			       : tl > fl + 2 && !memcmp(d + tl - fl, spec->func, fl) &&
+				 !memcmp(d + tl - fl - 2, "::", 2))) {
+			free(d);
+			continue;
+		}
+		bool dup = false;
+		for (size_t k = 0; k < n; k++)
+			dup |= c[k].sym->value == o->syms[i].value;
+		if (dup) {	/* an alias (a constructor's C1 and C2) */
+			free(d);
+			continue;
+		}
+		c = lp_reallocarray(c, n + 1, sizeof(*c));
+		c[n++] = (struct func_cand){ &o->syms[i], d, pl };
+	}
+	if (n > 1)
+		qsort(c, n, sizeof(*c), cand_cmp);
+	if (spec->params) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			k += c[i].params && same_params(c[i].params, spec->params);
+		/* "f(x)": a parameter list when a function has it, else the
+		 * values to capture. */
+		if (k && spec->params_or_args) {
+			for (size_t v = 0; v < spec->nvars; v++)
+				free(spec->vars[v]);
+			spec->nvars = 0;
+		}
+		if (!k && !spec->params_or_args && n) {
+			cand_list(c, n, list, sizeof(list));
+			lp_error("probe '%s': no function '%s%s' in %s, only %s", spec->text,
+				 spec->func, spec->params, path, list);
+			ret = -1;
+			goto done;
+		}
+		if (k || !spec->params_or_args) {
+			k = 0;
+			for (size_t i = 0; i < n; i++) {
+				if (c[i].params && same_params(c[i].params, spec->params))
+					c[k++] = c[i];
+				else
+					free(c[i].name);
+			}
+			n = k;
+		}
+	}
+	if (n == 1) {
+		*out = c[0].sym;
+		*shown = span_name(spec, c[0].sym->name);
+		ret = 1;
+	} else if (n > 1) {
+		cand_list(c, n, list, sizeof(list));
+		lp_error("probe '%s': %zu functions '%s' in %s: %s; name one with its parameters",
+			 spec->text, n, spec->func, path, list);
+		ret = -1;
+	}
+done:
+	for (size_t i = 0; i < n; i++)
+		free(c[i].name);
+	free(c);
+	return ret;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	size_t row[65];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t sub = prev + (a[i - 1] != b[j - 1]);
+			size_t del = row[j] + 1, ins = row[j - 1] + 1;
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+/* "; did you mean: a, b, c" for the closest names, or "". */
+/* The end of a demangled name with as many "::"-separated parts as name
+ * has: "Shop::checkout" of "store::Shop::checkout". */
+static const char *same_depth_tail(const char *dem, size_t demlen, const char *name)
+{
+	int parts = 1;
+	for (const char *p = name; (p = strstr(p, "::")); p += 2)
+		parts++;
+	for (size_t i = demlen; i-- > 1;) {
+		if (dem[i] == ':' && dem[i - 1] == ':' && --parts == 0)
+			return dem + i + 1;
+	}
+	return dem;
+}
+
+static void suggest(const struct elfobj *o, const char *name, char *buf, size_t size)
+{
+	char *best[3] = { 0 };
+	size_t bestd[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX };
+	size_t limit = strlen(name) / 3 + 1;
+	if (limit < 2)
+		limit = 2;
+	for (size_t i = 0; i < o->nsyms; i++) {
+		/* A C++ or Rust function is offered by the name a profile
+		 * shows, and compared without its parameters, by as many
+		 * parts as the name given has. */
+		const char *raw = o->syms[i].name;
+		char *dem = raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R') ?
+			lp_symbol__demangle(raw, true) : NULL;
+		const char *s = dem ? dem : raw;
+		const char *pl = dem ? lp_symbol__params(dem) : NULL;
+		size_t blen = pl ? (size_t)(pl - dem) : strlen(s);
+		char *base = lp_strndup(s, blen);
+		const char *tail = dem ? same_depth_tail(base, blen, name) : base;
+		size_t d = edit_distance(name, tail);
+		if (d > limit && !strstr(base, name)) {
+			free(base);
+			free(dem);
+			continue;
+		}
+		free(base);
+		if (d > limit)
+			d = limit + 1;	/* a substring match ranks after close ones */
+		bool dup = false;
+		for (int k = 0; k < 3; k++)
+			dup |= best[k] && !strcmp(best[k], s);
+		for (int k = 0; k < 3 && !dup; k++) {
+			if (d < bestd[k] || (d == bestd[k] && best[k] && strcmp(s, best[k]) < 0)) {
+				free(best[2]);
+				for (int m = 2; m > k; m--) {
+					best[m] = best[m - 1];
+					bestd[m] = bestd[m - 1];
+				}
+				best[k] = lp_strdup(s);
+				bestd[k] = d;
+				break;
+			}
+		}
+		free(dem);
+	}
+	buf[0] = '\0';
+	if (best[0])
+		snprintf(buf, size, "; did you mean: %s%s%s%s%s", best[0], best[1] ? ", " : "",
+			 best[1] ? best[1] : "", best[2] ? ", " : "", best[2] ? best[2] : "");
+	for (int k = 0; k < 3; k++)
+		free(best[k]);
+}
+
+/* --- libraries -------------------------------------------------------- */
+
+static bool lib_matches(const char *path, const char *lib)
+{
+	if (strchr(lib, '/'))
+		return !strcmp(path, lib);
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(lib);
+	if (strncmp(base, lib, n))
+		return false;
+	/* "libc" matches libc.so.6 and libc-2.36.so, not libcrypto.so. */
+	return base[n] == '\0' || base[n] == '.' || base[n] == '-';
+}
+
+/* A library's path: as mapped by pid, else found in the usual places. */
+static char *find_lib(const char *lib, pid_t pid)
+{
+	char *want = NULL;
+	if (strchr(lib, '/'))
+		return access(lib, R_OK) == 0 ? lp_strdup(lib) : NULL;
+	/* "c" -> "libc", as ld's -l does. */
+	if (strncmp(lib, "lib", 3)) {
+		want = lp_malloc(strlen(lib) + 4);
+		sprintf(want, "lib%s", lib);
+		lib = want;
+	}
+	char *found = NULL;
+	struct lp_maps m;
+	if (pid > 0 && lp_maps__open(&m, pid) == 0) {
+		while (!found && lp_maps__next(&m)) {
+			const char *p = strchr(m.name, '/');
+			/* Mapped from the process's own file tree. */
+			if (p && lib_matches(p, lib))
+				found = lp_procns__path(pid, p);
+		}
+		lp_maps__close(&m);
+	}
+	static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+		"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib" };
+	for (size_t i = 0; !found && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+		char *best = NULL;
+		while (d && (de = readdir(d))) {
+			if (!strstr(de->d_name, ".so") || !lib_matches(de->d_name, lib))
+				continue;
+			/* An ELF file (libc.so is a linker script), the
+			 * shortest versioned name: the soname ld.so loads. */
+			char cand[PATH_MAX];
+			unsigned char magic[4] = { 0 };
+			snprintf(cand, sizeof(cand), "%s/%s", dirs[i], de->d_name);
+			int fd = open(cand, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			ssize_t got = read(fd, magic, 4);
+			close(fd);
+			if (got != 4 || memcmp(magic, "\177ELF", 4))
+				continue;
+			bool v = strstr(de->d_name, ".so.") != NULL;
+			bool bv = best && strstr(best, ".so.") != NULL;
+			if (!best || (v && !bv) || (v == bv && strlen(de->d_name) < strlen(best))) {
+				free(best);
+				best = lp_strdup(de->d_name);
+			}
+		}
+		if (d)
+			closedir(d);
+		if (best) {
+			found = lp_malloc(strlen(dirs[i]) + strlen(best) + 2);
+			sprintf(found, "%s/%s", dirs[i], best);
+			free(best);
+		}
+	}
+	free(want);
+	return found;
+}
+
+/* --- DWARF types and locations ----------------------------------------- */
+
+static bool strip_type(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, out))
+		return false;
+	for (int i = 0; i < 16; i++) {
+		int tag = dwarf_tag(out);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type &&
+		    tag != DW_TAG_atomic_type)
+			return true;
+		if (!dwarf_attr_integrate(out, DW_AT_type, &a) || !dwarf_formref_die(&a, out))
+			return false;	/* const void */
+	}
+	return true;
+}
+
+/* The value type of die's DW_AT_type; -1 with `why` when not capturable,
+ * 0 on success, 1 when the type is void. */
+static int value_type(Dwarf_Die *die, struct lp_probe_value *v, char *why, size_t whysize)
+{
+	Dwarf_Die t;
+	if (!strip_type(die, &t))
+		return 1;
+	Dwarf_Word enc = 0, size = 0;
+	Dwarf_Attribute a;
+	if (dwarf_attr_integrate(&t, DW_AT_byte_size, &a))
+		dwarf_formudata(&a, &size);
+	const char *tname = dwarf_diename(&t);
+	switch (dwarf_tag(&t)) {
+	case DW_TAG_base_type:
+		if (dwarf_attr_integrate(&t, DW_AT_encoding, &a))
+			dwarf_formudata(&a, &enc);
+		if (size != 1 && size != 2 && size != 4 && size != 8)
+			break;
+		v->size = (int)size;
+		switch (enc) {
+		case DW_ATE_signed:
+			v->type = LP_VAL_INT;
+			return 0;
+		case DW_ATE_unsigned:
+			v->type = LP_VAL_UINT;
+			return 0;
+		case DW_ATE_boolean:
+			v->type = LP_VAL_BOOL;
+			return 0;
+		case DW_ATE_signed_char:
+		case DW_ATE_unsigned_char:
+			v->type = LP_VAL_CHAR;
+			return 0;
+		}
+		break;
+	case DW_TAG_enumeration_type:
+		v->type = LP_VAL_INT;
+		v->size = size ? (int)size : 4;
+		return 0;
+	case DW_TAG_pointer_type: {
+		v->size = 8;
+		v->type = LP_VAL_PTR;
+		Dwarf_Die to;
+		if (strip_type(&t, &to) && dwarf_tag(&to) == DW_TAG_base_type) {
+			Dwarf_Word e = 0, sz = 0;
+			if (dwarf_attr_integrate(&to, DW_AT_encoding, &a))
+				dwarf_formudata(&a, &e);
+			if (dwarf_attr_integrate(&to, DW_AT_byte_size, &a))
+				dwarf_formudata(&a, &sz);
+			if (sz == 1 && (e == DW_ATE_signed_char || e == DW_ATE_unsigned_char))
+				v->type = LP_VAL_STR;
+		}
+		return 0;
+	}
+	}
+	snprintf(why, whysize, "its type '%s' is not an integer, a pointer or a C string",
+		 tname ? tname : "?");
+	return -1;
+}
+
+struct func_find {
+	uint64_t addr;
+	Dwarf_Die die;
+	bool found;
+};
+
+static int func_cb(Dwarf_Die *die, void *arg)
+{
+	struct func_find *ff = arg;
+	Dwarf_Addr lo;
+	if (dwarf_lowpc(die, &lo) == 0 && lo == ff->addr) {
+		ff->die = *die;
+		ff->found = true;
+		return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+static bool func_die(Dwarf *dw, uint64_t addr, Dwarf_Die *out)
+{
+	Dwarf_Die cu;
+	struct func_find ff = { .addr = addr };
+	if (!dwarf_addrdie(dw, addr, &cu))
+		return false;
+	dwarf_getfuncs(&cu, func_cb, &ff, 0);
+	if (ff.found)
+		*out = ff.die;
+	return ff.found;
+}
+
+/* Integer-class arguments in the SysV x86-64 order: rdi rsi rdx rcx r8 r9. */
+static const unsigned char arg_regs[6] = { 5, 4, 1, 2, 8, 9 };
+
+static int add_value(struct lp_probe_point *pt, const char *name, const struct lp_probe_value *v,
+		     struct lp_trace_cap cap, int *nstrs)
+{
+	if (pt->nvals >= LP_TRACE_MAX_CAPS) {
+		lp_error("probe '%s': at most %d values a probe", pt->spec->text, LP_TRACE_MAX_CAPS);
+		return -1;
+	}
+	cap.size = (unsigned char)v->size;
+	if (v->type == LP_VAL_STR) {
+		if (*nstrs < LP_TRACE_MAX_STRS)
+			cap.str = (unsigned char)(1 + (*nstrs)++);
+	}
+	struct lp_probe_value *dst = &pt->vals[pt->nvals];
+	*dst = *v;
+	dst->name = lp_strdup(name);
+	if (v->type == LP_VAL_STR && !cap.str)
+		dst->type = LP_VAL_PTR;	/* out of string slots: the pointer */
+	pt->cfg.caps[pt->nvals] = cap;
+	pt->nvals++;
+	pt->cfg.ncaps = (unsigned int)pt->nvals;
+	return 0;
+}
+
+static int func_values(struct lp_probe_point *pt, Dwarf *dw, uint64_t addr, const char *path)
+{
+	const struct lp_probe_spec *spec = pt->spec;
+	Dwarf_Die fn;
+	if (!dw || !func_die(dw, addr, &fn)) {
+		/* No types: arg0..arg5 are the raw argument registers, as
+		 * bpftrace's are; anything else needs DWARF. */
+		int nstrs = 0;
+		for (size_t i = 0; i < spec->nvars; i++) {
+			const char *v = spec->vars[i];
+			if (strncmp(v, "arg", 3) || v[3] < '0' || v[3] > '5' || v[4]) {
+				lp_error("probe '%s': %s has no DWARF debug information for '%s' (arg0..arg5 are its raw arguments)",
+					 spec->text, path, spec->func);
+				return -1;
+			}
+			struct lp_probe_value raw = { .type = LP_VAL_INT, .size = 8 };
+			struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = arg_regs[v[3] - '0'] };
+			if (add_value(pt, v, &raw, cap, &nstrs) < 0)
+				return -1;
+		}
+		/* The raw return register, as a signed long (what most C
+		 * functions return; -1 and errors read right). */
+		pt->has_ret = true;
+		pt->ret = (struct lp_probe_value){ .name = lp_strdup("ret"), .type = LP_VAL_INT, .size = 8 };
+		return 0;
+	}
+	char why[256];
+	struct lp_probe_value rv = { 0 };
+	int r = value_type(&fn, &rv, why, sizeof(why));
+	if (r == 0) {
+		if (rv.type == LP_VAL_STR)	/* not read back at the return: the pointer */
+			rv.type = LP_VAL_PTR;
+		pt->has_ret = true;
+		pt->ret = rv;
+		pt->ret.name = lp_strdup("ret");
+	}
+	if (!spec->nvars && !spec->all_args)
+		return 0;
+	struct {
+		char name[128];
+		struct lp_probe_value v;
+		int reg;	/* -1: not in an integer register */
+		char why[256];
+	} args[32];
+	size_t nargs = 0;
+	int nextreg = 0;
+	Dwarf_Die child;
+	if (dwarf_child(&fn, &child) == 0) {
+		do {
+			if (dwarf_tag(&child) != DW_TAG_formal_parameter || nargs >= 32)
+				continue;
+			const char *nm = dwarf_diename(&child);
+			snprintf(args[nargs].name, sizeof(args[nargs].name), "%s", nm ? nm : "?");
+			memset(&args[nargs].v, 0, sizeof(args[nargs].v));
+			args[nargs].why[0] = '\0';
+			int tr = value_type(&child, &args[nargs].v, args[nargs].why,
+					    sizeof(args[nargs].why));
+			if (tr == 0 && nextreg >= 0 && nextreg < 6) {
+				args[nargs].reg = arg_regs[nextreg++];
+			} else {
+				args[nargs].reg = -1;
+				if (tr == 0)
+					snprintf(args[nargs].why, sizeof(args[nargs].why),
+						 "it is not passed in a register");
+				/* Anything else may shift the registers: stop. */
+				nextreg = -1;
+			}
+			nargs++;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	int nstrs = 0;
+	if (spec->nvars) {
+		for (size_t i = 0; i < spec->nvars; i++) {
+			size_t k;
+			for (k = 0; k < nargs; k++)
+				if (!strcmp(args[k].name, spec->vars[i]))
+					break;
+			const char *v = spec->vars[i];
+			if (k == nargs && !strncmp(v, "arg", 3) && v[3] >= '0' && v[3] <= '5' && !v[4]) {
+				struct lp_probe_value raw = { .type = LP_VAL_INT, .size = 8 };
+				struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = arg_regs[v[3] - '0'] };
+				if (add_value(pt, v, &raw, cap, &nstrs) < 0)
+					return -1;
+				continue;
+			}
+			if (k == nargs) {
+				char list[512] = "";
+				for (size_t j = 0; j < nargs; j++)
+					snprintf(list + strlen(list), sizeof(list) - strlen(list),
+						 "%s%.100s", j ? ", " : "", args[j].name);
+				lp_error("probe '%s': %s has no parameter '%s' (it has: %s)",
+					 spec->text, spec->func, spec->vars[i], nargs ? list : "none");
+				return -1;
+			}
+			if (args[k].reg < 0) {
+				lp_error("probe '%s': cannot capture '%s': %s", spec->text,
+					 args[k].name, args[k].why);
+				return -1;
+			}
+			struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = (unsigned char)args[k].reg };
+			if (add_value(pt, args[k].name, &args[k].v, cap, &nstrs) < 0)
+				return -1;
+		}
+	} else {
+		for (size_t k = 0; k < nargs && pt->nvals < LP_TRACE_MAX_CAPS; k++) {
+			if (args[k].reg < 0)
+				continue;
+			struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = (unsigned char)args[k].reg };
+			add_value(pt, args[k].name, &args[k].v, cap, &nstrs);
+		}
+	}
+	return 0;
+}
+
+static const char *op_name(unsigned int op)
+{
+	switch (op) {
+	case DW_OP_entry_value: case DW_OP_GNU_entry_value: return "DW_OP_entry_value";
+	case DW_OP_stack_value: return "DW_OP_stack_value (a computed value)";
+	case DW_OP_piece: return "DW_OP_piece (split across places)";
+	case DW_OP_implicit_value: return "DW_OP_implicit_value";
+	case DW_OP_implicit_pointer: case DW_OP_GNU_implicit_pointer: return "DW_OP_implicit_pointer";
+	case DW_OP_lit0 ... DW_OP_lit31: return "DW_OP_litN (a constant)";
+	case DW_OP_const1u ... DW_OP_consts: return "DW_OP_constN (a constant)";
+	case DW_OP_call_frame_cfa: return "DW_OP_call_frame_cfa";
+	case DW_OP_deref: return "DW_OP_deref";
+	case DW_OP_plus_uconst: return "DW_OP_plus_uconst";
+	}
+	return "an unsupported DWARF expression";
+}
+
+/* The canonical frame address at pc as register + offset, from CFI. */
+static int cfa_in(Dwarf_CFI *const cfis[2], uint64_t pc, struct lp_trace_probe *cfg)
+{
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Frame *frame;
+		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], pc, &frame) != 0)
+			continue;
+		Dwarf_Op *ops;
+		size_t nops;
+		int ok = dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1;
+		if (ok && ops[0].atom == DW_OP_bregx) {
+			cfg->cfa_reg = (unsigned int)ops[0].number;
+			cfg->cfa_off = (long long)ops[0].number2;
+		} else if (ok && ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg16) {
+			cfg->cfa_reg = ops[0].atom - DW_OP_breg0;
+			cfg->cfa_off = (long long)ops[0].number;
+		} else {
+			ok = 0;
+		}
+		free(frame);
+		if (ok)
+			return 0;
+	}
+	return -1;
+}
+
+static int cfa_at(Elf *elf, Dwarf *dw, uint64_t pc, struct lp_trace_probe *cfg)
+{
+	Dwarf_CFI *cfis[2] = { dwarf_getcfi_elf(elf), dw ? dwarf_getcfi(dw) : NULL };
+	int r = cfa_in(cfis, pc, cfg);
+	if (cfis[0])
+		dwarf_cfi_end(cfis[0]);	/* made afresh each call (libdw caches the other) */
+	return r;
+}
+
+/* A location expression at pc -> a capture; -1 with `why`. */
+static int location_cap(Elf *elf, Dwarf *dw, Dwarf_Die *scopes, int nscopes, Dwarf_Attribute *loc,
+			uint64_t pc, struct lp_trace_probe *cfg, struct lp_trace_cap *cap,
+			char *why, size_t whysize)
+{
+	Dwarf_Op *expr;
+	size_t len;
+	int n = dwarf_getlocation_addr(loc, pc, &expr, &len, 1);
+	if (n <= 0 || len == 0) {
+		snprintf(why, whysize, "it is optimized out at this address");
+		return -1;
+	}
+	unsigned int op = expr[0].atom;
+	if (len == 1 && op >= DW_OP_reg0 && op <= DW_OP_reg16) {
+		*cap = (struct lp_trace_cap){ .kind = LP_CAP_REG, .reg = (unsigned char)(op - DW_OP_reg0) };
+		return 0;
+	}
+	if (len == 1 && op == DW_OP_regx && expr[0].number <= 16) {
+		*cap = (struct lp_trace_cap){ .kind = LP_CAP_REG, .reg = (unsigned char)expr[0].number };
+		return 0;
+	}
+	if (len == 1 && op >= DW_OP_breg0 && op <= DW_OP_breg16) {
+		*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM, .reg = (unsigned char)(op - DW_OP_breg0),
+					      .off = (long long)expr[0].number };
+		return 0;
+	}
+	if (len == 1 && op == DW_OP_addr) {
+		*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM, .reg = LP_REG_NONE,
+					      .off = (long long)expr[0].number };
+		return 0;
+	}
+	if (len == 1 && op == DW_OP_fbreg) {
+		/* The frame base of the innermost real function. */
+		for (int i = 0; i < nscopes; i++) {
+			if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+				continue;
+			Dwarf_Attribute fb;
+			Dwarf_Op *fexpr;
+			size_t flen;
+			if (!dwarf_attr_integrate(&scopes[i], DW_AT_frame_base, &fb) ||
+			    dwarf_getlocation_addr(&fb, pc, &fexpr, &flen, 1) <= 0 || flen != 1)
+				break;
+			unsigned int fop = fexpr[0].atom;
+			long long off = (long long)expr[0].number;
+			if (fop == DW_OP_call_frame_cfa) {
+				if (cfa_at(elf, dw, pc, cfg) < 0) {
+					snprintf(why, whysize, "no call frame information at 0x%llx",
+						 (unsigned long long)pc);
+					return -1;
+				}
+				*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM, .reg = LP_REG_CFA, .off = off };
+				return 0;
+			}
+			if (fop >= DW_OP_breg0 && fop <= DW_OP_breg16) {
+				*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM,
+					.reg = (unsigned char)(fop - DW_OP_breg0),
+					.off = off + (long long)fexpr[0].number };
+				return 0;
+			}
+			snprintf(why, whysize, "its frame base is %s", op_name(fop));
+			return -1;
+		}
+		snprintf(why, whysize, "no usable frame base");
+		return -1;
+	}
+	/* Name what makes it unsupported: a computed value first. */
+	unsigned int bad = op;
+	for (size_t i = 0; i < len; i++) {
+		unsigned int a = expr[i].atom;
+		if (a == DW_OP_stack_value || a == DW_OP_piece || a == DW_OP_entry_value ||
+		    a == DW_OP_GNU_entry_value || a == DW_OP_implicit_value) {
+			bad = a;
+			break;
+		}
+		if (i > 0 && bad == op)
+			bad = a;
+	}
+	const char *nm = op_name(bad);
+	char tmp[64];
+	if (!strcmp(nm, "an unsupported DWARF expression")) {
+		snprintf(tmp, sizeof(tmp), "a DWARF expression (op 0x%x)", bad);
+		nm = tmp;
+	}
+	snprintf(why, whysize, "its location there is %s, not a register, a frame or register offset or a fixed address",
+		 nm);
+	return -1;
+}
+
+/* The values of a line probe's VARs at pc; quiet: a trial at a candidate
+ * address, said nothing of (choose_line_addr). */
+static int line_values(struct lp_probe_point *pt, Elf *elf, Dwarf *dw, Dwarf_Die *cu, uint64_t pc,
+		       bool quiet)
+{
+	const struct lp_probe_spec *spec = pt->spec;
+	if (!spec->nvars)
+		return 0;
+	Dwarf_Die *scopes = NULL;
+	int nscopes = dwarf_getscopes(cu, pc, &scopes);
+	int nstrs = 0;
+	for (size_t v = 0; v < spec->nvars; v++) {
+		Dwarf_Die found;
+		bool ok = false;
+		for (int i = 0; i < nscopes && !ok; i++) {
+			Dwarf_Die child;
+			if (dwarf_child(&scopes[i], &child) != 0)
+				continue;
+			do {
+				int tag = dwarf_tag(&child);
+				if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
+					continue;
+				Dwarf_Attribute a;
+				const char *nm = dwarf_attr_integrate(&child, DW_AT_name, &a) ?
+					dwarf_formstring(&a) : NULL;
+				if (nm && !strcmp(nm, spec->vars[v])) {
+					found = child;
+					ok = true;
+					break;
+				}
+			} while (dwarf_siblingof(&child, &child) == 0);
+		}
+		if (!ok) {
+			if (!quiet)
+				lp_error("probe '%s': no variable '%s' in scope at 0x%llx", spec->text,
+					 spec->vars[v], (unsigned long long)pc);
+			free(scopes);
+			return -1;
+		}
+		char why[256];
+		struct lp_probe_value val = { 0 };
+		if (value_type(&found, &val, why, sizeof(why)) != 0) {
+			if (!quiet)
+				lp_error("probe '%s': cannot capture '%s': %s", spec->text, spec->vars[v],
+					 value_type(&found, &val, why, sizeof(why)) > 0 ? "it has no type" : why);
+			free(scopes);
+			return -1;
+		}
+		Dwarf_Attribute loc;
+		struct lp_trace_cap cap;
+		if (!dwarf_attr(&found, DW_AT_location, &loc)) {
+			if (!quiet)
+				lp_error("probe '%s': cannot capture '%s': it has no location (optimized out)",
+					 spec->text, spec->vars[v]);
+			free(scopes);
+			return -1;
+		}
+		if (location_cap(elf, dw, scopes, nscopes, &loc, pc, &pt->cfg, &cap, why, sizeof(why)) < 0) {
+			if (!quiet)
+				lp_error("probe '%s': cannot capture '%s' at 0x%llx: %s", spec->text,
+					 spec->vars[v], (unsigned long long)pc, why);
+			free(scopes);
+			return -1;
+		}
+		if (add_value(pt, spec->vars[v], &val, cap, &nstrs) < 0) {
+			free(scopes);
+			return -1;
+		}
+	}
+	free(scopes);
+	return 0;
+}
+
+/* --- FILE:LINE -------------------------------------------------------- */
+
+static bool file_matches(const char *path, const char *want)
+{
+	size_t lp = strlen(path), lw = strlen(want);
+	if (lw > lp || strcmp(path + lp - lw, want))
+		return false;
+	return lw == lp || path[lp - lw - 1] == '/';
+}
+
+struct line_hit {
+	uint64_t addr;
+	Dwarf_Off scope;
+	Dwarf_Die cu;
+	uint64_t *stmts;	/* every is_stmt row of the line in this scope */
+	size_t nstmts;
+};
+
+static int resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+			struct line_hit **hits, size_t *nhits)
+{
+	if (!o->dw) {
+		lp_error("probe '%s': %s has no DWARF line information (build with -g)", spec->text, path);
+		return -1;
+	}
+	int below = 0, above = INT_MAX;
+	bool file_seen = false;
+	*hits = NULL;
+	*nhits = 0;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(o->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		if (!dwarf_offdie(o->dw, off + hsize, &cu)) {
+			off = next;
+			continue;
+		}
+		off = next;
+		Dwarf_Lines *lines;
+		size_t nlines;
+		if (dwarf_getsrclines(&cu, &lines, &nlines) != 0)
+			continue;
+		for (size_t i = 0; i < nlines; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			const char *src = dwarf_linesrc(l, NULL, NULL);
+			bool stmt = false, end = false;
+			int lineno;
+			Dwarf_Addr addr;
+			if (!src || !file_matches(src, spec->file))
+				continue;
+			file_seen = true;
+			dwarf_linebeginstatement(l, &stmt);
+			dwarf_lineendsequence(l, &end);
+			if (dwarf_lineno(l, &lineno) != 0 || !stmt || end || dwarf_lineaddr(l, &addr) != 0)
+				continue;
+			if (lineno < spec->line && lineno > below)
+				below = lineno;
+			if (lineno > spec->line && lineno < above)
+				above = lineno;
+			if (lineno != spec->line)
+				continue;
+			/* One address per function or inlined copy: its lowest. */
+			Dwarf_Die *scopes = NULL;
+			int ns = dwarf_getscopes(&cu, addr, &scopes);
+			Dwarf_Off scope = 0;
+			for (int k = 0; k < ns; k++) {
+				int tag = dwarf_tag(&scopes[k]);
+				if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+					scope = dwarf_dieoffset(&scopes[k]);
+					break;
+				}
+			}
+			free(scopes);
+			size_t k;
+			for (k = 0; k < *nhits; k++)
+				if ((*hits)[k].scope == scope)
+					break;
+			if (k == *nhits) {
+				*hits = lp_reallocarray(*hits, *nhits + 1, sizeof(**hits));
+				(*hits)[(*nhits)++] = (struct line_hit){ addr, scope, cu, NULL, 0 };
+			} else if (addr < (*hits)[k].addr) {
+				(*hits)[k].addr = addr;
+			}
+			struct line_hit *h = &(*hits)[k];
+			h->stmts = lp_reallocarray(h->stmts, h->nstmts + 1, sizeof(*h->stmts));
+			h->stmts[h->nstmts++] = addr;
+		}
+	}
+	if (*nhits)
+		return 0;
+	if (!file_seen) {
+		lp_error("probe '%s': no source file '%s' in the line table of %s", spec->text,
+			 spec->file, path);
+	} else if (below && above != INT_MAX) {
+		lp_error("probe '%s': no code at line %d; nearest lines with code: %d, %d",
+			 spec->text, spec->line, below, above);
+	} else {
+		lp_error("probe '%s': no code at line %d; nearest line with code: %d", spec->text,
+			 spec->line, below ? below : above);
+	}
+	return -1;
+}
+
+/* --- resolution ----------------------------------------------------- */
+
+/* The cost of a uprobe depends on the probed instruction (PERF-NOTES.md):
+ * endbr64 is single-stepped out of line (~13 us), push %rbp is emulated
+ * (~0.6 us), a 5-byte nop optimised.  When a function opens with endbr64
+ * followed by a push or a nop, probe that: the stack pointer and the
+ * arguments are the same there. */
+static uint64_t skip_endbr(Elf *elf, uint64_t off)
+{
+	Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)off, 9, ELF_T_BYTE);
+	if (!d || !d->d_buf || d->d_size < 9)
+		return 0;
+	const unsigned char *b = d->d_buf;
+	if (b[0] != 0xf3 || b[1] != 0x0f || b[2] != 0x1e || b[3] != 0xfa)
+		return 0;
+	enum lp_insn next = lp_insn__classify(b + 4, 5);
+	return next == LP_INSN_NOP || next == LP_INSN_EMULATED ? 4 : 0;
+}
+
+/* The class of the instruction at file offset off, which decides what a
+ * uprobe there costs (lib/capture/tracecal.c calibrates each class). */
+static enum lp_insn insn_at(Elf *elf, uint64_t off)
+{
+	for (size_t n = 16; n > 0; n /= 2) {
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)off, n, ELF_T_BYTE);
+		if (d && d->d_buf)
+			return lp_insn__classify(d->d_buf, d->d_size);
+	}
+	return LP_INSN_STEPPED;
+}
+
+/* The code of the real function around pc (the out-of-line one an inlined
+ * copy is in), every range of it (a .cold part too: its jumps back into
+ * the line count), decoded.  -1 when there is no such function or Capstone
+ * fails. */
+static int function_flow(Elf *elf, Dwarf_Die *cu, uint64_t pc, struct lp_insnflow *f)
+{
+	Dwarf_Die *scopes = NULL;
+	int ns = dwarf_getscopes(cu, pc, &scopes);
+	Dwarf_Die *fn = NULL;
+	for (int k = 0; k < ns; k++)
+		if (dwarf_tag(&scopes[k]) == DW_TAG_subprogram)
+			fn = &scopes[k];	/* the outermost */
+	struct lp_range { uint64_t lo, hi; } r[16];
+	size_t nr = 0;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	while (fn && nr < 16 && (off = dwarf_ranges(fn, off, &base, &lo, &hi)) > 0)
+		if (hi > lo && hi - lo < (1u << 20))
+			r[nr++] = (struct lp_range){ lo, hi };
+	free(scopes);
+	if (!nr || off > 0)	/* none, or more ranges than we keep */
+		return -1;
+	/* In address order, for lp_insnflow__find's search. */
+	for (size_t i = 1; i < nr; i++)
+		for (size_t j = i; j > 0 && r[j].lo < r[j - 1].lo; j--) {
+			struct lp_range t = r[j];
+			r[j] = r[j - 1];
+			r[j - 1] = t;
+		}
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t foff;
+		if (vaddr_to_offset(elf, r[i].lo, &foff) < 0)
+			goto fail;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)foff, r[i].hi - r[i].lo, ELF_T_BYTE);
+		if (!d || !d->d_buf || lp_insnflow__decode(d->d_buf, d->d_size, r[i].lo, f) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	lp_insnflow__fini(f);
+	return -1;
+}
+
+/* Where in a line its probe costs least (PERF-NOTES.md: an instruction the
+ * kernel single-steps out of line costs ~10x one it emulates).  The line's
+ * first instruction is the natural place; a later one is taken only when
+ * it starts a statement of the line (an is_stmt row: where a debugger
+ * would stop too), is cheaper, every pass through the first instruction
+ * reaches it and nothing else does (straight-line code between them, no
+ * jump of the function into it, no switch whose targets are unknown), and
+ * the VARs can be read where they live there.  Returns the address; *cls
+ * its class; *why, when it stays single-stepped, why. */
+static uint64_t choose_line_addr(struct lp_probe_point *pt, Elf *elf, Dwarf *dw,
+				 const struct line_hit *h, enum lp_insn *cls, const char **why)
+{
+	uint64_t foff;
+	*cls = vaddr_to_offset(elf, h->addr, &foff) == 0 ? insn_at(elf, foff) : LP_INSN_STEPPED;
+	*why = NULL;
+	if (*cls != LP_INSN_STEPPED)
+		return h->addr;
+	uint64_t last = h->addr;
+	for (size_t i = 0; i < h->nstmts; i++)
+		if (h->stmts[i] > last)
+			last = h->stmts[i];
+	if (last == h->addr) {
+		*why = "it has no other statement";
+		return h->addr;
+	}
+	struct lp_insnflow f = { 0 };
+	Dwarf_Die cu = h->cu;
+	if (function_flow(elf, &cu, h->addr, &f) < 0) {
+		*why = "its function's code could not be decoded";
+		return h->addr;
+	}
+	uint64_t best = h->addr;
+	long i = lp_insnflow__find(&f, h->addr);
+	if (f.indirect_jumps) {
+		*why = "its function has a switch through a table (jump targets unknown)";
+		i = -1;
+	}
+	if (i < 0 && !*why)
+		*why = "no instruction starts at its address";
+	for (long j = i; j >= 0 && (size_t)j < f.n && f.insns[j].vaddr <= last; j++) {
+		const struct lp_insnflow_insn *in = &f.insns[j];
+		if (j > i) {
+			if (in->vaddr != f.insns[j - 1].vaddr + f.insns[j - 1].size ||
+			    lp_insnflow__is_target(&f, in->vaddr))
+				break;	/* reached otherwise than through the first */
+			bool stmt = false;
+			for (size_t k = 0; k < h->nstmts; k++)
+				stmt |= h->stmts[k] == in->vaddr;
+			enum lp_insn c = lp_insn__classify(in->bytes, in->size);
+			if (stmt && c < *cls) {
+				struct lp_probe_point trial = { .spec = pt->spec };
+				int ok = line_values(&trial, elf, dw, &cu, in->vaddr, true) == 0;
+				lp_probe_point__fini(&trial);
+				if (ok) {
+					best = in->vaddr;
+					*cls = c;
+					if (c == LP_INSN_NOP)
+						break;
+				} else if (!*why) {
+					*why = "its variables cannot be read at its cheaper statements";
+				}
+			}
+		}
+		if (in->branches || !in->falls_through)
+			break;	/* past it, not every pass */
+	}
+	if (*cls == LP_INSN_STEPPED && !*why)
+		*why = "none of its statements reached on every pass starts with a push, a jump, a call or a nop";
+	lp_insnflow__fini(&f);
+	return best;
+}
+
+static struct lp_probe_point *new_point(const struct lp_probe_spec *spec, const char *path,
+					struct lp_probe_point **points, size_t *n)
+{
+	*points = lp_reallocarray(*points, *n + 1, sizeof(**points));
+	struct lp_probe_point *pt = &(*points)[(*n)++];
+	memset(pt, 0, sizeof(*pt));
+	pt->spec = spec;
+	pt->path = lp_strdup(path);
+	pt->sysnr = -1;
+	return pt;
+}
+
+/* --- returns: a uretprobe, or the instructions that leave ------------ */
+
+/* A uretprobe puts the kernel's trampoline where the return address was
+ * until the call returns: whatever reads return addresses meanwhile breaks
+ * (C++ exceptions: the unwinder finds no frame for the trampoline and
+ * terminates; backtrace(3) stops there; Go's runtime walks its stacks to
+ * grow them and dies on an unknown pc).  What a file says of that. */
+struct hazard {
+	bool go;		/* a Go binary */
+	bool regabi;		/* Go >= 1.17: g in r14 */
+	char go_version[32];
+	bool cxx;		/* exceptions: C++'s catch can be probed */
+	char why[256];		/* the first reason found, "" when none */
+};
+
+static Elf_Scn *section(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* Go's build information: "\xff Go buildinf:", pointer size, flags; with
+ * flags & 2 (Go >= 1.18) the version string follows inline at 32, its
+ * length a uvarint. */
+static void go_version(Elf *elf, struct hazard *hz)
+{
+	Elf_Scn *scn = section(elf, ".go.buildinfo");
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !d->d_buf || d->d_size < 34 || memcmp(d->d_buf, "\xff Go buildinf:", 14))
+		return;
+	const unsigned char *b = d->d_buf;
+	if (!(b[15] & 2))
+		return;
+	size_t len = b[32] & 0x7f, at = 33;
+	if (b[32] & 0x80)
+		len |= (size_t)(b[at++] & 0x7f) << 7;
+	if (at + len > d->d_size || len >= sizeof(hz->go_version))
+		return;
+	memcpy(hz->go_version, b + at, len);
+	hz->go_version[len] = '\0';
+}
+
+__attribute__((format(printf, 2, 3))) static void hazard_why(struct hazard *hz, const char *fmt, ...)
+{
+	va_list ap;
+	if (hz->why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(hz->why, sizeof(hz->why), fmt, ap);
+	va_end(ap);
+}
+
+/* What file `path` (its ELF elf, its symbols o when open) says. */
+static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, struct hazard *hz)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (section(elf, ".go.buildinfo") || section(elf, ".note.go.buildid") ||
+	    (o && find_sym(o, "runtime.morestack"))) {
+		hz->go = true;
+		go_version(elf, hz);
+		int major = 0, minor = 0;
+		if (hz->go_version[0] && sscanf(hz->go_version, "go%d.%d", &major, &minor) == 2)
+			hz->regabi = major > 1 || minor >= 17;
+		/* Go 1.17 wrote no inline version: its ABI0 wrappers say. */
+		for (size_t i = 0; o && !hz->go_version[0] && i < o->nsyms && !hz->regabi; i++) {
+			size_t n = strlen(o->syms[i].name);
+			hz->regabi = n > 5 && !strcmp(o->syms[i].name + n - 5, ".abi0");
+		}
+		hazard_why(hz, "%s is a Go binary (its runtime reads return addresses when a goroutine's stack grows)",
+			   base);
+		return;
+	}
+	/* C's too (glibc's, for thread cancellation: its forced unwinding
+	 * stops at a trampoline and skips the cleanups above it); C++'s name
+	 * its personality routine, and may catch (cxx). */
+	if (section(elf, ".gcc_except_table"))
+		hazard_why(hz, "%s has exception tables (.gcc_except_table)", base);
+	/* The libraries it needs, and what it imports. */
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNAMIC && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; d && i < n; i++) {
+			const char *name = NULL;
+			if (sh.sh_type == SHT_DYNAMIC) {
+				GElf_Dyn dyn;
+				if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED)
+					name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+				if (name && (!strncmp(name, "libstdc++", 9) || !strncmp(name, "libgcc_s", 8))) {
+					hz->cxx |= !strncmp(name, "libstdc++", 9);
+					hazard_why(hz, "%s links %s (exceptions unwind through return addresses)",
+						   base, name);
+				}
+				continue;
+			}
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, "__gxx_personality_v0"))
+				hz->cxx = true;
+			if (sym.st_shndx != SHN_UNDEF)
+				continue;
+			/* The first three throw or unwind exceptions. */
+			static const char *const readers[] = { "__cxa_throw", "_Unwind_RaiseException",
+				"_Unwind_Resume", "_Unwind_Backtrace", "_Unwind_ForcedUnwind", "backtrace" };
+			for (size_t k = 0; name && k < sizeof(readers) / sizeof(readers[0]); k++)
+				if (!strcmp(name, readers[k])) {
+					hz->cxx |= k < 3;
+					hazard_why(hz, "%s calls %s (it reads return addresses)", base, name);
+				}
+		}
+	}
+}
+
+/* The file's unwind information, read once: .eh_frame, .debug_frame. */
+static Dwarf_CFI *const *elfobj_cfi(struct elfobj *o)
+{
+	if (!o->cfi_read) {
+		o->cfi_read = true;
+		o->cfi[0] = dwarf_getcfi_elf(o->elf);
+		o->cfi[1] = o->dw ? dwarf_getcfi(o->dw) : NULL;
+	}
+	return o->cfi;
+}
+
+/* A function's code: its symbol's size, else the range of its unwind
+ * information (an FDE of .eh_frame or .debug_frame). */
+static int func_range(struct elfobj *o, uint64_t vaddr, uint64_t size, struct lp_range *r)
+{
+	if (size) {
+		*r = (struct lp_range){ vaddr, vaddr + size };
+		return 0;
+	}
+	Dwarf_CFI *const *cfis = elfobj_cfi(o);
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Frame *frame;
+		Dwarf_Addr lo, hi;
+		bool sig;
+		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], vaddr, &frame) != 0)
+			continue;
+		int ok = dwarf_frame_info(frame, &lo, &hi, &sig) >= 0 && lo == vaddr && hi > lo;
+		free(frame);
+		if (ok) {
+			*r = (struct lp_range){ lo, hi };
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Whether the frame at pc is gone (CFA = rsp + 8, the return address at
+ * the stack top): only there can a jmp be a tail call.  True when the
+ * unwind information does not say. */
+static bool frame_gone(struct elfobj *o, uint64_t pc)
+{
+	struct lp_trace_probe cfg = { 0 };
+	if (cfa_in(elfobj_cfi(o), pc, &cfg) < 0)
+		return true;
+	return cfg.cfa_reg == 7 && cfg.cfa_off == 8;
+}
+
+/* The instructions that leave the function at vaddr (its symbol s, or NULL)
+ * into pt->rets; the function's GCC-split cold part (NAME.cold) with it.
+ * *leaf: it calls nothing and leaves only by ret (no exception can start
+ * or pass while it runs, nor any other code read its stack); *reads_ret:
+ * where it reads its own return address, from its start, else -1.  -1
+ * when its code cannot be found or read (or Capstone opened). */
+static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+		       const struct sym *s, uint64_t vaddr, bool verbose, struct lp_probe_point *pt,
+		       bool *leaf, int64_t *reads_ret)
+{
+	struct lp_range r[8];
+	size_t nr = 1;
+	*reads_ret = -1;
+	if (func_range(o, vaddr, s ? s->size : 0, &r[0]) < 0)
+		return -1;
+	/* NAME.cold parts that the code jumps to are the function's too. */
+	size_t namelen = s ? strlen(s->name) : 0;
+	struct lp_disasm d = { 0 };
+	for (size_t scanned = 0; scanned < nr; scanned++) {
+		uint64_t off;
+		size_t n = (size_t)(r[scanned].hi - r[scanned].lo);
+		Elf_Data *code = vaddr_to_offset(o->elf, r[scanned].lo, &off) == 0
+			? elf_getdata_rawchunk(o->elf, (int64_t)off, n, ELF_T_BYTE) : NULL;
+		size_t before = d.noutside;
+		if (!code || !code->d_buf || code->d_size < n ||
+		    lp_disasm__scan(code->d_buf, n, r[scanned].lo, r, nr, &d) < 0) {
+			lp_disasm__fini(&d);
+			return -1;
+		}
+		for (size_t i = before; s && i < d.noutside && nr < 8; i++)
+			for (size_t k = 0; k < o->nsyms; k++) {
+				const struct sym *c = &o->syms[k];
+				if (d.outside[i] < c->value || d.outside[i] >= c->value + c->size ||
+				    strncmp(c->name, s->name, namelen) || strncmp(c->name + namelen, ".cold", 5))
+					continue;
+				bool have = false;
+				for (size_t j = 0; j < nr; j++)
+					have |= r[j].lo == c->value;
+				if (!have)
+					r[nr++] = (struct lp_range){ c->value, c->value + c->size };
+			}
+	}
+	/* A jump into a cold part scanned after it was seen is no tail call;
+	 * a jmp while the frame is still there is none either. */
+	pt->rets = lp_calloc(d.nleaves ? d.nleaves : 1, sizeof(*pt->rets));
+	pt->ret_insn = LP_INSN_NONE;
+	*leaf = !d.calls;
+	for (size_t i = 0; i < d.nleaves; i++) {
+		const struct lp_leave *l = &d.leaves[i];
+		bool internal = false;
+		for (size_t k = 0; l->to && k < nr; k++)
+			internal |= l->to >= r[k].lo && l->to < r[k].hi;
+		if (internal || (l->kind != LP_RET_INSN && !frame_gone(o, l->vaddr)))
+			continue;
+		uint64_t off;
+		if (vaddr_to_offset(o->elf, l->vaddr, &off) < 0)
+			continue;
+		*leaf &= l->kind == LP_RET_INSN;
+		pt->rets[pt->nrets++] = (struct lp_ret_point){ off, l->kind, l->reg,
+							       (uint32_t)(l->vaddr - r[0].lo) };
+		enum lp_insn c = lp_insn__classify(l->bytes, l->size);
+		if (c > pt->ret_insn)
+			pt->ret_insn = c;
+	}
+	if (d.undecoded && verbose)
+		lp_error("%s: %zu bytes of %s that Capstone could not decode were skipped",
+			 spec->text, d.undecoded, path);
+	/* The slot of the return address: CFA - 8, the CFA being rsp or rbp
+	 * plus an offset at each instruction (glibc's dlsym and dlopen read
+	 * it to know their caller: a uretprobe makes that the trampoline). */
+	for (size_t i = 0; i < d.nrefs && *reads_ret < 0; i++) {
+		struct lp_trace_probe cfa = { 0 };
+		if (cfa_in(elfobj_cfi(o), d.refs[i].vaddr, &cfa) == 0 && cfa.cfa_reg == d.refs[i].base &&
+		    d.refs[i].disp == cfa.cfa_off - 8)
+			*reads_ret = (int64_t)(d.refs[i].vaddr - r[0].lo);
+	}
+	pt->cfg.func_lo = r[0].lo;
+	pt->cfg.func_hi = r[0].hi;
+	lp_disasm__fini(&d);
+	return 0;
+}
+
+/* The hazards of the file probed and of the executable that runs it (a C++
+ * program calling a C library's function with a callback that throws). */
+static void hazards(const struct elfobj *o, const char *path, const char *exe, struct hazard *hz)
+{
+	memset(hz, 0, sizeof(*hz));
+	file_hazards(o->elf, o, path, hz);
+	if (!exe || !strcmp(exe, path))
+		return;
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	if (e && elf_kind(e) == ELF_K_ELF) {
+		struct hazard he = { 0 };
+		file_hazards(e, NULL, exe, &he);
+		hz->cxx |= he.cxx;
+		if (!hz->why[0])
+			memcpy(hz->why, he.why, sizeof(hz->why));
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* How function probe pt (symbol s, or NULL, at vaddr) sees its returns:
+ * with a uretprobe unless that is unsafe (struct hazard), or --returns
+ * says.  -1 after reporting why it cannot be traced. */
+static int choose_returns(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+			  const struct hazard *hz, const struct sym *s, uint64_t vaddr, bool verbose,
+			  struct lp_probe_point *pt)
+{
+	pt->returns = LP_RETURNS_URETPROBE;
+	if (spec->returns == LP_RETURNS_URETPROBE) {
+		if (hz->why[0])
+			lp_error("warning: probe '%s': uretprobe as --returns says, though %s: the program may break",
+				 spec->text, hz->why);
+		return 0;
+	}
+	/* Go code keeps g in r14 from 1.17 on (its register ABI); before,
+	 * a return cannot be told whose goroutine's it is. */
+	const char *name = s ? s->name : "";
+	bool go_code = hz->go && strchr(name, '.');
+	if (go_code && !hz->regabi) {
+		lp_error("probe '%s': %s was built by %s, before Go 1.17's register ABI: a return cannot be matched to its goroutine, and a uretprobe would kill the program at its first stack growth; not traced",
+			 spec->text, path, hz->go_version[0] ? hz->go_version : "a Go older than 1.17");
+		return -1;
+	}
+	bool leaf;
+	int64_t reads_ret;
+	if (find_leaves(spec, o, path, s, vaddr, verbose, pt, &leaf, &reads_ret) < 0) {
+		if (spec->returns == LP_RETURNS_AUTO && !hz->why[0])
+			return 0;	/* nothing known against a uretprobe */
+		lp_error("probe '%s': cannot read the code of %s in %s (no symbol size, no unwind information): its returns cannot be probed, and a uretprobe would break the program (%s); not traced",
+			 spec->text, s ? s->name : spec->text, path, hz->why[0] ? hz->why : "--returns insn");
+		return -1;
+	}
+	char why[sizeof(hz->why)];
+	snprintf(why, sizeof(why), "%s", hz->why[0] ? hz->why : "--returns insn");
+	if (reads_ret >= 0 && (spec->returns == LP_RETURNS_AUTO || !hz->why[0]))
+		snprintf(why, sizeof(why), "%s reads its return address (at +%lld)", s ? s->name : spec->text,
+			 (long long)reads_ret);
+	if (spec->returns == LP_RETURNS_AUTO && !hz->why[0] && reads_ret < 0) {
+		free(pt->rets);
+		pt->rets = NULL;
+		pt->nrets = 0;
+		return 0;
+	}
+	/* A function that calls nothing and leaves by ret: nothing can read
+	 * its return address while it runs (but a signal handler; in Go,
+	 * the runtime's asynchronous preemption can scan a stack there).  A
+	 * function that is only a ret has its return at its entry: two
+	 * uprobes there would run in no known order. */
+	bool ret_at_entry = false;
+	for (size_t i = 0; i < pt->nrets; i++)
+		ret_at_entry |= pt->rets[i].offset == pt->offset;
+	if ((spec->returns == LP_RETURNS_AUTO || ret_at_entry) && leaf && !hz->go && reads_ret < 0) {
+		if (verbose)
+			lp_error("%s: a uretprobe, though %s: it calls nothing%s", spec->text, why,
+				 ret_at_entry ? " and is only a ret" : "");
+		free(pt->rets);
+		pt->rets = NULL;
+		pt->nrets = 0;
+		return 0;
+	}
+	pt->returns = LP_RETURNS_INSN;
+	pt->returns_why = lp_strdup(why);
+	if (go_code)
+		pt->cfg.flags |= LP_PROBE_F_GO;
+	if (verbose)
+		lp_error("%s: returns probed at %zu instruction%s (%s, not a uretprobe: %s)%s", spec->text,
+			 pt->nrets, pt->nrets == 1 ? "" : "s", lp_insn__name(pt->ret_insn), pt->returns_why,
+			 go_code ? "; calls kept per goroutine" : "");
+	return 0;
+}
+
+/* C++'s catch, __cxa_begin_catch, where calls left by an exception end:
+ * in the executable (a static libstdc++), else in libstdc++.  Once per
+ * list of points.  Not found: those calls end at the next traced call or
+ * return above them. */
+static void add_catch(const struct lp_probe_spec *spec, const char *exe, pid_t pid, bool verbose,
+		      struct lp_probe_point **points, size_t *n)
+{
+	static const char sym[] = "__cxa_begin_catch";
+	char *paths[2] = { exe ? lp_strdup(exe) : NULL, find_lib("libstdc++", pid) };
+	for (int i = 0; i < 2; i++) {
+		struct elfobj lo;
+		if (!paths[i])
+			continue;
+		if (elfobj_open(&lo, paths[i]) < 0) {
+			elfobj_close(&lo);
+			continue;
+		}
+		const struct sym *c = find_sym(&lo, sym);
+		uint64_t off;
+		bool found = c && vaddr_to_offset(lo.elf, c->value, &off) == 0;
+		bool have = false;
+		for (size_t k = 0; found && k < *n; k++)
+			have |= (*points)[k].cfg.kind == LP_PROBE_CATCH && (*points)[k].offset == off &&
+				!strcmp((*points)[k].path, paths[i]);
+		if (found && !have) {
+			struct lp_probe_point *pt = new_point(spec, paths[i], points, n);
+			pt->name = lp_strdup(sym);
+			pt->offset = off;
+			pt->cfg.kind = LP_PROBE_CATCH;
+			pt->cfg.vaddr = c->value;
+			if (verbose)
+				lp_error("%s: calls an exception leaves end at %s in %s", spec->text, sym,
+					 paths[i]);
+		}
+		elfobj_close(&lo);
+		if (found)
+			break;
+	}
+	free(paths[0]);
+	free(paths[1]);
+}
+
+int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
+		      bool verbose, struct lp_probe_point **points, size_t *n)
+{
+	char *path = NULL;
+	if (spec->type == LP_PROBE_SYSCALLS || spec->type == LP_PROBE_TRACEPOINT) {
+		struct lp_probe_point *pt = new_point(spec, "", points, n);
+		pt->name = lp_strdup(spec->text);
+		if (spec->type == LP_PROBE_SYSCALLS) {
+			pt->cfg.kind = LP_PROBE_SYSCALL;
+			pt->sysnr = lp_syscall__number(spec->name);
+		} else {
+			pt->cfg.kind = LP_PROBE_TP;
+			size_t k = strcspn(spec->name, ":");
+			pt->tp_subsys = lp_strndup(spec->name, k);
+			pt->tp_event = lp_strdup(spec->name + k + 1);
+		}
+		return 0;
+	}
+	if (spec->lib) {
+		path = find_lib(spec->lib, pid);
+		if (!path) {
+			lp_error("probe '%s': no library '%s' %s", spec->text, spec->lib,
+				 pid > 0 ? "mapped by the process or in the library directories"
+					 : "in the library directories");
+			return -1;
+		}
+	} else {
+		path = lp_strdup(exe);
+	}
+	struct elfobj o;
+	int ret = -1;
+	char *shown = NULL;
+	if (elfobj_open(&o, path) < 0)
+		goto out;
+
+	if (spec->type == LP_PROBE_LINE) {
+		struct line_hit *hits;
+		size_t nhits;
+		if (resolve_line(spec, &o, path, &hits, &nhits) < 0)
+			goto out;
+		for (size_t i = 0; i < nhits; i++) {
+			uint64_t off;
+			if (vaddr_to_offset(o.elf, hits[i].addr, &off) < 0)
+				continue;
+			struct lp_probe_point *pt = new_point(spec, path, points, n);
+			char name[512];
+			snprintf(name, sizeof(name), "%s:%d", spec->file, spec->line);
+			pt->name = lp_strdup(name);
+			pt->cfg.kind = LP_PROBE_POINT;
+			const char *why;
+			uint64_t addr = choose_line_addr(pt, o.elf, o.dw, &hits[i], &pt->insn, &why);
+			if (addr != hits[i].addr && vaddr_to_offset(o.elf, addr, &off) < 0)
+				addr = hits[i].addr, pt->insn = LP_INSN_STEPPED;
+			pt->offset = off;
+			pt->cfg.vaddr = addr;
+			if (line_values(pt, o.elf, o.dw, &hits[i].cu, addr, false) < 0) {
+				for (size_t k = 0; k < nhits; k++)
+					free(hits[k].stmts);
+				free(hits);
+				goto out;
+			}
+			if (pt->insn == LP_INSN_STEPPED)
+				lp_error("note: probe '%s': each hit at 0x%llx is single-stepped out of line (insn=stepped in its cost record: about ten times a function probe's cost): %s",
+					 spec->text, (unsigned long long)addr, why);
+			if (verbose)
+				lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction%s)", spec->text,
+					 path, (unsigned long long)addr, (unsigned long long)off,
+					 lp_insn__name(pt->insn),
+					 addr != hits[i].addr ? ", a later statement of the line" : "");
+		}
+		for (size_t i = 0; i < nhits; i++)
+			free(hits[i].stmts);
+		free(hits);
+		ret = 0;
+		goto out;
+	}
+
+	uint64_t vaddr;
+	const char *fname = spec->func;
+	const struct sym *fsym = NULL;
+	bool catch = false;
+	if (!spec->func) {
+		vaddr = spec->off;
+	} else {
+		const struct sym *s;
+		int found = find_func(&o, (struct lp_probe_spec *)spec, path, &s, &shown);
+		fsym = s;
+		if (found < 0)
+			goto out;
+		if (o.stripped && (verbose || !s))
+			lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
+		if (o.dbg_path && verbose)
+			lp_error("note: %s is stripped: using its debug file %s", path, o.dbg_path);
+		if (!s) {
+			char hint[512];
+			suggest(&o, spec->func, hint, sizeof(hint));
+			lp_error("probe '%s': no function '%s' in %s%s", spec->text, spec->func,
+				 path, hint);
+			goto out;
+		}
+		if (s->ifunc) {
+			/* ld.so calls it once to pick an implementation; the
+			 * calls the user means go to that implementation. */
+			char impls[512] = "";
+			size_t nl = strlen(spec->func);
+			for (size_t i = 0; i < o.nsyms && strlen(impls) < 300; i++) {
+				const char *nm = o.syms[i].name;
+				if (o.syms[i].ifunc || strncmp(nm, "__", 2) || strncmp(nm + 2, spec->func, nl) ||
+				    nm[2 + nl] != '_')
+					continue;
+				snprintf(impls + strlen(impls), sizeof(impls) - strlen(impls), "%s%s",
+					 impls[0] ? ", " : "", nm);
+			}
+			if (!impls[0] && o.stripped)
+				snprintf(impls, sizeof(impls), " (not among the dynamic symbols of this stripped file)");
+			else if (impls[0])
+				memmove(impls + 2, impls, strlen(impls) + 1), memcpy(impls, ": ", 2);
+			lp_error("probe '%s': %s in %s is an IFUNC resolver, run once by ld.so; probe its implementation%s",
+				 spec->text, spec->func, path, impls);
+			goto out;
+		}
+		vaddr = s->value;
+		if (spec->type == LP_PROBE_OFFSET) {
+			if (s->size && spec->off >= s->size) {
+				lp_error("probe '%s': offset %llu is past the end of %s (%llu bytes)",
+					 spec->text, (unsigned long long)spec->off, spec->func,
+					 (unsigned long long)s->size);
+				goto out;
+			}
+			vaddr += spec->off;
+		}
+	}
+	uint64_t off;
+	if (vaddr_to_offset(o.elf, vaddr, &off) < 0) {
+		lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s", spec->text,
+			 (unsigned long long)vaddr, path);
+		goto out;
+	}
+	struct lp_probe_point *pt = new_point(spec, path, points, n);
+	pt->cfg.vaddr = vaddr;
+	if (spec->type == LP_PROBE_FUNC) {
+		if (shown) {
+			/* As lp-record names its frames: "store::Shop::checkout(long)". */
+			size_t len = (spec->lib ? strlen(spec->lib) + 1 : 0) + strlen(shown) + 1;
+			pt->name = lp_malloc(len);
+			snprintf(pt->name, len, "%s%s%s", spec->lib ? spec->lib : "",
+				 spec->lib ? ":" : "", shown);
+		} else {
+			pt->name = lp_strdup(spec->lib ? spec->text : fname);
+			char *paren = list_start(pt->name);
+			if (paren)
+				*paren = '\0';
+		}
+		pt->cfg.kind = LP_PROBE_ENTRY;
+		uint64_t skip = skip_endbr(o.elf, off);
+		if (skip && verbose) {
+			enum lp_insn next = insn_at(o.elf, off + skip);
+			lp_error("%s: starts with endbr64: probing the %s at +%llu (%s, not single-stepped)",
+				 spec->text, next == LP_INSN_NOP ? "nop" : "push or jump",
+				 (unsigned long long)skip, next == LP_INSN_NOP ? "optimised" : "emulated");
+		}
+		if (func_values(pt, o.dw, vaddr, path) < 0)
+			goto out;
+		pt->offset = off + skip;
+		pt->cfg.vaddr = vaddr + skip;
+		struct hazard hz;
+		hazards(&o, path, exe, &hz);
+		if (choose_returns(spec, &o, path, &hz, fsym, vaddr, verbose, pt) < 0)
+			goto out;
+		catch = hz.cxx && pt->returns == LP_RETURNS_INSN;
+	} else {
+		pt->name = lp_strdup(spec->text);
+		pt->cfg.kind = LP_PROBE_POINT;
+		pt->offset = off;
+	}
+	pt->insn = insn_at(o.elf, pt->offset);
+	if (verbose)
+		lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)", spec->text, path,
+			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset,
+			 lp_insn__name(pt->insn));
+	/* Last: it moves *points. */
+	if (catch)
+		add_catch(spec, exe, pid, verbose, points, n);
+	ret = 0;
+out:
+	elfobj_close(&o);
+	free(shown);
+	free(path);
+	return ret;
+}

@@ -1,0 +1,1862 @@
+/* tracer.c - loads bpf/trace.bpf.c, attaches probes, writes what they see. */
+#include "capture/tracer.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <event-parse.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/target.h"
+#include "capture/bpflog.h"
+#include "base/hashmap.h"
+#include "debuginfo/procns.h"
+#include "capture/tracecal.h"
+#include "trace.skel.h"
+#include "base/util.h"
+
+struct pinfo {
+	char *name;
+	int kind;
+	bool cal;		/* a calibration probe: its records are not written */
+	enum lp_insn insn;
+	bool ret_insn_probed;	/* LP_PROBE_ENTRY: returns probed at instructions */
+	enum lp_insn ret_insn;	/* their class */
+	bool shared;		/* attached once for every process (LP_PROBE_F_FILTER) */
+	struct lp_probe_value vals[LP_TRACE_MAX_CAPS];
+	unsigned char str[LP_TRACE_MAX_CAPS];	/* 1 + string slot, or 0 */
+	size_t nvals;
+	bool has_ret;
+	struct lp_probe_value ret;
+	/* syscall: */
+	char argnames[6][32];
+	bool argptr[6], argint[6];
+	int nargs;
+	/* tracepoint: */
+	struct tep_event *tep_event;
+};
+
+/* One instruction class's calibrated costs, ns (lp_tracer__calibrate). */
+struct cls_cost {
+	bool entry_done, point_done;
+	int64_t entry, entry_in, ret, ret_in, point;
+	int64_t entry_sd, ret_sd, point_sd;
+	size_t entry_n, ret_n, point_n;
+};
+
+/* The programs as loaded for uprobe-multi links, one each: a return
+ * probed at an instruction is lp_return as a plain uprobe. */
+enum { MULTI_ENTRY, MULTI_RETURN, MULTI_RET_INSN, MULTI_POINT, MULTI_CATCH, MULTI_N };
+#define REAPERS 1	/* threads closing exited children's links: 4 ended no sooner (the kernel serialises them) */
+
+struct lp_tracer {
+	struct trace_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	size_t nlinks;
+	void (*on_fork)(void *arg, pid_t child, pid_t target);
+	void *fork_arg;
+	pid_t *targets;			/* lp_tracer__add_pid's */
+	size_t ntargets;
+	/* Followed, in the kernel's filter; the links of the probes attached
+	 * for this process alone (the files other processes map too). */
+	struct kid {
+		pid_t pid, target;
+		struct bpf_link **links;
+		size_t nlinks;
+		int *fds;	/* its uprobe-multi links */
+		size_t nfds;
+		bool counted;	/* one of nfollowed */
+		bool adopted;	/* running when tracing began (lp_tracer__adopt) */
+	} *kids;
+	size_t nkids;
+	int64_t forgot_ns;		/* when exited children were last forgotten */
+	/* Children given uprobes of their own, and those refused (too many,
+	 * or an attachment failed); whether the child
+	 * on_fork is handling has been counted, and refused. */
+	uint64_t nfollowed, children_unfollowed, children_failed;
+	bool child_counted, child_refused;
+	/* Files probed, and whether their probes are attached once for every
+	 * process that maps them (no process but the traced ones does). */
+	struct pfile { uint64_t dev, ino; bool shared; } *pfiles;
+	size_t npfiles;
+	/* Uprobe-multi copies of the programs (0: not loaded yet, -1: the
+	 * kernel refused), and the links made with them. */
+	int mprog[MULTI_N];
+	int *mfds;
+	size_t nmfds;
+	/* Exited children's uprobe-multi links, closed by a thread of their
+	 * own as they exit: each close waits for a grace period, which the
+	 * event loop must not, and the end would for every child at once. */
+	struct lp_reaper {
+		pthread_mutex_t mu;
+		pthread_cond_t cv;
+		pthread_t thread[REAPERS];
+		int nthreads;
+		bool started, quit;
+		int *fds;
+		size_t n, cap;
+	} reaper;
+	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
+	uint64_t start_ns;	/* system calls starting earlier are not the target's */
+	struct pinfo *probes;
+	size_t nprobes;
+	struct bpf_link *sys_links[2];
+	struct tep_handle *tep;
+	struct lp_writer *w;	/* during a poll */
+	int werr;		/* errno of a failed write */
+	uint64_t count;
+	uint64_t polls;
+	uint64_t lost_seen[LP_NCOUNTERS];	/* counters as last read */
+	uint64_t lost_total;			/* as written in lost records */
+	struct lp_attrs_buf attrs;
+	struct lp_hashmap nspids;	/* pid -> 1 + its own namespace's pid (add_nspid) */
+	bool verbose, detached;
+	bool calibrated;	/* costs[] hold figures: cost records and lp_ns= */
+	struct cls_cost costs[LP_INSN_N];
+	int64_t cal_time;	/* when calibration ended */
+	int64_t tp_cost, tp_sd;	/* a tracepoint probe's hit */
+	size_t tp_n;
+	bool tp_done;
+	int64_t (*cal_spans)[2];	/* calibration spans read from the ring */
+	size_t ncal, calcap;
+	struct bpf_link **cal_links;	/* attached for the calibration */
+	size_t ncal_links;
+	pthread_t cal_thread;		/* destroying them (cal_release) */
+	bool cal_threaded;
+	int ncpus;
+	uint32_t max_pids;
+	size_t ring_bytes;
+};
+
+static int handle_event(void *ctx, void *data, size_t size);
+
+static uint64_t pid_key(pid_t pid)
+{
+	return lp_hashmap__key((uint64_t)(uint32_t)pid + 1);
+}
+
+/* A process in a pid namespace of its own (a container): its pid there,
+ * nspid=, beside the host's.  Read once per pid (a forked child's again:
+ * its pid may be one the kernel gave out before). */
+static void add_nspid(struct lp_tracer *t, pid_t pid)
+{
+	uintptr_t v = (uintptr_t)lp_hashmap__get(&t->nspids, pid_key(pid));
+	char buf[16];
+
+	if (!v) {
+		v = (uintptr_t)(uint32_t)lp_procns__nspid(pid) + 1;
+		lp_hashmap__put(&t->nspids, pid_key(pid), (void *)v);
+	}
+	if (v - 1 && (pid_t)(v - 1) != pid) {
+		snprintf(buf, sizeof(buf), "%d", (int)(v - 1));
+		lp_attrs_buf__add(&t->attrs, "nspid", buf);
+	}
+}
+static void lost_baseline(struct lp_tracer *t);
+
+/* Exited processes leave the filter, in the kernel (pidset.bpf.h).  The
+ * programs on one tracepoint run in the order they were attached, and a
+ * tp:sched:sched_process_exit probe must still find the exiting process in
+ * the filter: so this is attached again after each tracepoint probe, to
+ * run last.  (Probes are attached before any child is followed: a target
+ * exiting in between stays in the filter, harmlessly but for its pid.) */
+static int attach_exit(struct lp_tracer *t)
+{
+	bpf_link__destroy(t->skel->links.lp_exit);
+	t->skel->links.lp_exit = bpf_program__attach(t->skel->progs.lp_exit);
+	if (!t->skel->links.lp_exit) {
+		lp_error_errno("cannot attach to sched_process_exit");
+		return -1;
+	}
+	return 0;
+}
+
+struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
+{
+	lp_bpflog__init(opts->verbose);
+	struct lp_tracer *t = lp_calloc(1, sizeof(*t));
+	lp_hashmap__init(&t->nspids);
+	t->verbose = opts->verbose;
+	t->ncpus = libbpf_num_possible_cpus();
+	t->skel = trace_bpf__open();
+	if (!t->skel) {
+		lp_error_errno("cannot open the BPF programs");
+		goto fail;
+	}
+	/* Two descriptors per function probe and process, children included. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	t->skel->rodata->min_duration_ns = (uint64_t)opts->min_duration_ns;
+	size_t ring = opts->ring_bytes ? opts->ring_bytes : 8u << 20;
+	t->skel->rodata->wakeup_bytes = ring / 8;
+	bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring);
+	t->ring_bytes = ring;
+	t->max_pids = opts->max_pids ? opts->max_pids : LP_TARGET_MAX_PIDS;
+	bpf_map__set_max_entries(t->skel->maps.tgids, t->max_pids);
+	int err = trace_bpf__load(t->skel);
+	if (err) {
+		errno = -err;
+		/* EACCES is also the verifier refusing a program. */
+		if (errno == EPERM || (errno == EACCES && geteuid() != 0))
+			lp_error("loading BPF programs needs root (or CAP_BPF and CAP_PERFMON): %s",
+				 strerror(errno));
+		else
+			lp_error_errno("cannot load the BPF programs (-v shows the verifier's log)");
+		goto fail;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), handle_event, t, NULL);
+	if (!t->rb) {
+		lp_error_errno("cannot open the BPF ring buffer");
+		goto fail;
+	}
+	if (attach_exit(t) < 0)
+		goto fail;
+	return t;
+fail:
+	lp_tracer__free(t);
+	return NULL;
+}
+
+int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid)
+{
+	uint32_t k = (uint32_t)pid;
+	uint8_t one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &k, &one, BPF_ANY) < 0) {
+		if (errno == E2BIG)
+			lp_error("cannot add pid %d to the filter: more targets than --max-pids %u",
+				 (int)pid, (unsigned)t->max_pids);
+		else
+			lp_error_errno("cannot add pid %d to the filter", (int)pid);
+		return -1;
+	}
+	t->targets = lp_reallocarray(t->targets, t->ntargets + 1, sizeof(*t->targets));
+	t->targets[t->ntargets++] = pid;
+	return 0;
+}
+
+static void add_link(struct lp_tracer *t, struct bpf_link *l)
+{
+	t->links = lp_reallocarray(t->links, t->nlinks + 1, sizeof(*t->links));
+	t->links[t->nlinks++] = l;
+}
+
+/* --- one attachment per file, or per process -------------------------- */
+
+static bool in_filter(struct lp_tracer *t, pid_t pid)
+{
+	uint32_t k = (uint32_t)pid;
+	uint8_t v;
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.tgids), &k, &v) == 0;
+}
+
+/* A process that maps file path (device dev, inode ino) and is not traced
+ * (this one included: lp-trace maps libc too), or 0.  A uprobe attached for
+ * every process puts its breakpoint in every process that maps the file,
+ * now and later: a bystander would pay a trap per call. */
+static pid_t bystander(struct lp_tracer *t, const char *path, uint64_t dev, uint64_t ino)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return getpid();
+	pid_t found = 0;
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || in_filter(t, (pid_t)pid))
+			continue;
+		struct lp_maps m;
+		if (lp_maps__open(&m, (pid_t)pid) < 0)
+			continue;
+		/* The same inode on the same device, or under the same path
+		 * (an overlay's file shows the device of the layer below). */
+		while (!found && lp_maps__next(&m))
+			if (m.ino == ino && m.name[0] == '/' && (m.dev == dev || !strcmp(m.name, path)))
+				found = (pid_t)pid;
+		lp_maps__close(&m);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether the probes in file path are attached once for every process that
+ * maps it, filtered in the kernel by the pid set: so when no process but
+ * the traced ones maps it (a server's own executable).  Children are then
+ * traced from their fork on, whatever their number, and nothing is
+ * attached or detached per process.  Otherwise (a shared library: libc)
+ * each traced process gets its own attachment.  Decided once per file. */
+static bool file_shared(struct lp_tracer *t, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return false;
+	for (size_t i = 0; i < t->npfiles; i++)
+		if (t->pfiles[i].dev == (uint64_t)st.st_dev && t->pfiles[i].ino == (uint64_t)st.st_ino)
+			return t->pfiles[i].shared;
+	pid_t other = bystander(t, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	if (t->verbose) {
+		if (other)
+			lp_error("note: %s: attached per process (pid %d maps it too)", path, (int)other);
+		else
+			lp_error("note: %s: attached once for every process that maps it (only traced ones do)",
+				 path);
+	}
+	t->pfiles = lp_reallocarray(t->pfiles, t->npfiles + 1, sizeof(*t->pfiles));
+	t->pfiles[t->npfiles++] = (struct pfile){ (uint64_t)st.st_dev, (uint64_t)st.st_ino, !other };
+	return !other;
+}
+
+static struct kid *find_kid(struct lp_tracer *t, pid_t pid)
+{
+	for (size_t i = t->nkids; i-- > 0;)	/* the newest first: on_fork's */
+		if (t->kids[i].pid == pid)
+			return &t->kids[i];
+	return NULL;
+}
+
+
+static void *reaper_main(void *arg)
+{
+	struct lp_reaper *r = arg;
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		while (!r->n && !r->quit)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (!r->n)
+			break;
+		int fd = r->fds[--r->n];
+		pthread_mutex_unlock(&r->mu);
+		close(fd);
+		pthread_mutex_lock(&r->mu);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* An exited child's uprobe-multi links go to the reaper thread (started
+ * at the first); without it, to the end. */
+static void reap_fds(struct lp_tracer *t, struct kid *k)
+{
+	struct lp_reaper *r = &t->reaper;
+	if (!k->nfds)
+		return;
+	if (!r->started) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+		pthread_mutex_init(&r->mu, NULL);
+		pthread_cond_init(&r->cv, NULL);
+		while (r->nthreads < REAPERS &&
+		       pthread_create(&r->thread[r->nthreads], NULL, reaper_main, r) == 0)
+			r->nthreads++;
+		r->started = r->nthreads > 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!r->started) {
+			pthread_mutex_destroy(&r->mu);
+			pthread_cond_destroy(&r->cv);
+		}
+	}
+	if (!r->started) {
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + k->nfds, sizeof(*t->mfds));
+		memcpy(t->mfds + t->nmfds, k->fds, k->nfds * sizeof(*k->fds));
+		t->nmfds += k->nfds;
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	if (r->n + k->nfds > r->cap) {
+		r->cap = 2 * (r->n + k->nfds);
+		r->fds = lp_reallocarray(r->fds, r->cap, sizeof(*r->fds));
+	}
+	memcpy(r->fds + r->n, k->fds, k->nfds * sizeof(*k->fds));
+	r->n += k->nfds;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Child i has exited: forgotten (the kernel reuses its id; it has left the
+ * kernel's filter already, lp_exit).  Its uprobe-multi links are closed
+ * now (reap_fds); its perf-event links (a kernel without uprobe-multi) stay
+ * until the end: destroying those as children exited took breakpoints out
+ * of living children too, or attached them late behind the perf event
+ * mutex (6.18: a run forking children that call libc's nanosleep saw 403
+ * spans from 23 children so, 24,052 from 867 with them kept). */
+static void forget_kid(struct lp_tracer *t, size_t i)
+{
+	struct kid *k = &t->kids[i];
+	if (k->counted && !k->nlinks && t->nfollowed)
+		t->nfollowed--;	/* its links are going: room for another */
+	reap_fds(t, k);
+	free(k->fds);
+	for (size_t l = 0; l < k->nlinks; l++)
+		add_link(t, k->links[l]);
+	free(k->links);
+	t->kids[i] = t->kids[--t->nkids];
+}
+
+static int setup_tp(struct lp_tracer *t, struct pinfo *pi, const struct lp_probe_point *pt,
+		    struct lp_trace_probe *cfg)
+{
+	const char *dir = lp_tracefs();
+	if (!dir)
+		return -1;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, pt->tp_subsys, pt->tp_event);
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		lp_error_errno("probe '%s': no tracepoint %s:%s (%s)", pt->name, pt->tp_subsys,
+			       pt->tp_event, path);
+		return -1;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	char chunk[4096];
+	size_t r;
+	while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, r, mem);
+	fclose(f);
+	fclose(mem);
+	if (!t->tep)
+		t->tep = tep_alloc();
+	if (!t->tep || tep_parse_event(t->tep, buf, len, pt->tp_subsys) != 0) {
+		free(buf);
+		lp_error("probe '%s': cannot parse %s", pt->name, path);
+		return -1;
+	}
+	free(buf);
+	pi->tep_event = tep_find_event_by_name(t->tep, pt->tp_subsys, pt->tp_event);
+	if (!pi->tep_event) {
+		lp_error("probe '%s': cannot parse %s", pt->name, path);
+		return -1;
+	}
+	/* The fixed part's size; dynamic fields (strings) follow it. */
+	unsigned int size = 0;
+	bool dynamic = false;
+	for (int pass = 0; pass < 2; pass++) {
+		struct tep_format_field *fl = pass ? pi->tep_event->format.fields
+						   : pi->tep_event->format.common_fields;
+		for (; fl; fl = fl->next) {
+			if ((unsigned int)(fl->offset + fl->size) > size)
+				size = (unsigned int)(fl->offset + fl->size);
+			dynamic |= (fl->flags & TEP_FIELD_IS_DYNAMIC) != 0;
+		}
+	}
+	cfg->tp_size = dynamic || size > LP_TRACE_TP_MAX ? LP_TRACE_TP_MAX : size;
+	return 0;
+}
+
+/* What a return probed at an instruction of class cls costs: a uprobe hit
+ * there, as a point probe's (calibrated for that class: a ret is
+ * single-stepped out of line on 6.18, ~12 us here, against ~0.7 us for a
+ * uretprobe).  Its part inside the span is the breakpoint's trap up to the
+ * program's clock read, as a uretprobe's is (the entry class's calibrated
+ * ret_in): the step out of line comes after it (measured on costnest's
+ * empty calls: a span 0.1 us longer with a probed ret than with a
+ * uretprobe, not half of 12 us). */
+static void ret_insn_cost(const struct lp_tracer *t, enum lp_insn entry_cls, enum lp_insn cls,
+			  int64_t *ns, int64_t *inside, int64_t *sd, int64_t *n)
+{
+	const struct cls_cost *c = &t->costs[cls];
+	*ns = c->point_done ? c->point : 0;
+	*inside = t->costs[entry_cls].entry_done ? t->costs[entry_cls].ret_in : 0;
+	if (*inside > *ns)
+		*inside = *ns;
+	if (sd)
+		*sd = c->point_sd;
+	if (n)
+		*n = (int64_t)c->point_n;
+}
+
+/* Uprobe-multi links (6.6+), for probes attached once for every process:
+ * closing one waits for one grace period, without the perf event's global
+ * mutex that makes perf-event uprobes close one after the other.  Neither
+ * Debian 12's headers nor its libbpf 1.1 know them: the attach type and
+ * BPF_LINK_CREATE's fields for it, from the kernel's uapi. */
+#define LP_BPF_TRACE_UPROBE_MULTI 48
+#define LP_BPF_F_UPROBE_MULTI_RETURN 1
+
+union lp_uprobe_multi_attr {
+	struct {
+		uint32_t prog_fd, target_fd, attach_type, flags;
+		uint64_t path, offsets, ref_ctr_offsets, cookies;
+		uint32_t cnt, flags2, pid;
+	} a;
+	char size[128];
+};
+
+/* The copy of prog loaded for uprobe-multi links (the same instructions,
+ * maps already in them; the attach type is fixed at load), or -1 when the
+ * kernel refuses it (then perf-event uprobes are used). */
+static int multi_prog(struct lp_tracer *t, struct bpf_program *prog, int slot)
+{
+	if (t->mprog[slot])
+		return t->mprog[slot];
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = (enum bpf_attach_type)LP_BPF_TRACE_UPROBE_MULTI);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, bpf_program__name(prog), "GPL",
+			       bpf_program__insns(prog), bpf_program__insn_cnt(prog), &o);
+	if (fd < 0 && t->verbose)
+		lp_error_errno("note: no uprobe-multi links (perf-event uprobes instead)");
+	t->mprog[slot] = fd < 0 ? -1 : fd;
+	return t->mprog[slot];
+}
+
+/* One program at offset off of pt's file for process pid (-1: every
+ * process), with cookie; the link kept with kid when a child's.  -1 with
+ * errno set. */
+static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, uint64_t off,
+		      uint64_t cookie, const struct lp_probe_point *pt, pid_t pid, struct kid *kid)
+{
+	int pfd = multi_prog(t, prog, slot);
+	if (pfd >= 0) {
+		union lp_uprobe_multi_attr at;
+		memset(&at, 0, sizeof(at));
+		at.a.prog_fd = (uint32_t)pfd;
+		at.a.attach_type = LP_BPF_TRACE_UPROBE_MULTI;
+		at.a.path = (uint64_t)(uintptr_t)pt->path;
+		at.a.offsets = (uint64_t)(uintptr_t)&off;
+		at.a.cookies = (uint64_t)(uintptr_t)&cookie;
+		at.a.cnt = 1;
+		at.a.flags2 = slot == MULTI_RETURN ? LP_BPF_F_UPROBE_MULTI_RETURN : 0;
+		at.a.pid = pid > 0 ? (uint32_t)pid : 0;
+		int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &at, sizeof(at));
+		if (fd < 0)
+			return -1;
+		if (kid) {
+			kid->fds = lp_reallocarray(kid->fds, kid->nfds + 1, sizeof(*kid->fds));
+			kid->fds[kid->nfds++] = fd;
+		} else {
+			t->mfds = lp_reallocarray(t->mfds, t->nmfds + 1, sizeof(*t->mfds));
+			t->mfds[t->nmfds++] = fd;
+		}
+		return 0;
+	}
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = slot == MULTI_RETURN);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, off, &uo);
+	if (!l)
+		return -1;
+	if (kid) {
+		kid->links = lp_reallocarray(kid->links, kid->nlinks + 1, sizeof(*kid->links));
+		kid->links[kid->nlinks++] = l;
+	} else {
+		add_link(t, l);
+	}
+	return 0;
+}
+
+/* A uprobe probe's links for process pid (-1: every process), the probe's
+ * settings under id; a child's (kid) are kept with it. */
+static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
+			  pid_t pid, struct kid *kid)
+{
+	bool child = kid != NULL;
+	/* The returns first: a call entered while only the entry probe was
+	 * attached would push a frame no return ever pops.  The other way
+	 * round, a return whose entry was not seen finds no frame of its own
+	 * and is ignored.  A uretprobe, or where one would break the program
+	 * (lib/capture/probe.c says why), uprobes on the instructions that leave. */
+	if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns != LP_RETURNS_INSN &&
+	    attach_one(t, t->skel->progs.lp_return, MULTI_RETURN, pt->offset, id, pt, pid, kid) < 0)
+		goto fail;
+	for (size_t i = 0; pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
+			   i < pt->nrets; i++) {
+		const struct lp_ret_point *r = &pt->rets[i];
+		if (attach_one(t, t->skel->progs.lp_return, MULTI_RET_INSN, r->offset,
+			       LP_RET_COOKIE(id, r->kind, r->reg, r->off), pt, pid, kid) < 0)
+			goto fail;
+	}
+	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
+				   : pt->cfg.kind == LP_PROBE_CATCH ? t->skel->progs.lp_catch
+								     : t->skel->progs.lp_point;
+	int slot = pt->cfg.kind == LP_PROBE_ENTRY ? MULTI_ENTRY
+		   : pt->cfg.kind == LP_PROBE_CATCH ? MULTI_CATCH : MULTI_POINT;
+	if (attach_one(t, prog, slot, pt->offset, id, pt, pid, kid) < 0)
+		goto fail;
+	return 0;
+fail:
+	if (child && errno == ESRCH)	/* a child gone already: nothing to trace */
+		return 0;
+	if (child)	/* counted as a lost child, reported once */
+		return -1;
+	if (errno == EPERM || errno == EACCES)
+		lp_error("cannot attach to '%s' in %s: needs root (or CAP_BPF and CAP_PERFMON): %s",
+			 pt->name, pt->path, strerror(errno));
+	else
+		lp_error_errno("cannot attach to '%s' in %s at offset 0x%llx", pt->name, pt->path,
+			       (unsigned long long)pt->offset);
+	return -1;
+}
+
+int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
+{
+	if (t->nprobes >= LP_TRACE_MAX_PROBES) {
+		lp_error("too many probes (at most %d)", LP_TRACE_MAX_PROBES);
+		return -1;
+	}
+	uint32_t id = (uint32_t)t->nprobes;
+	t->probes = lp_reallocarray(t->probes, t->nprobes + 1, sizeof(*t->probes));
+	struct pinfo *pi = &t->probes[t->nprobes];
+	memset(pi, 0, sizeof(*pi));
+	pi->name = lp_strdup(pt->name);
+	pi->kind = (int)pt->cfg.kind;
+	pi->nvals = pt->nvals;
+	for (size_t i = 0; i < pt->nvals; i++) {
+		pi->vals[i] = pt->vals[i];
+		pi->vals[i].name = lp_strdup(pt->vals[i].name);
+		pi->str[i] = pt->cfg.caps[i].str;
+	}
+	pi->has_ret = pt->has_ret;
+	pi->ret = pt->ret;
+	pi->ret.name = NULL;
+	pi->insn = pt->insn;
+	pi->ret_insn_probed = pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN;
+	pi->ret_insn = pt->ret_insn;
+	t->nprobes++;
+	struct lp_trace_probe cfg = pt->cfg;
+	if (t->calibrated && pt->insn != LP_INSN_NONE) {
+		const struct cls_cost *c = &t->costs[pt->insn];
+		if (pt->cfg.kind == LP_PROBE_ENTRY) {
+			cfg.hit_ns = (unsigned int)c->entry;
+			cfg.hit_inside_ns = (unsigned int)c->entry_in;
+			cfg.ret_ns = (unsigned int)c->ret;
+			cfg.ret_inside_ns = (unsigned int)c->ret_in;
+			if (pi->ret_insn_probed) {
+				int64_t rc, rin;
+				ret_insn_cost(t, pi->insn, pi->ret_insn, &rc, &rin, NULL, NULL);
+				cfg.ret_ns = (unsigned int)rc;
+				cfg.ret_inside_ns = (unsigned int)rin;
+			}
+		} else if (pt->cfg.kind == LP_PROBE_POINT) {
+			cfg.hit_ns = (unsigned int)c->point;
+		}
+	}
+	if (t->calibrated && pt->cfg.kind == LP_PROBE_TP)
+		cfg.hit_ns = (unsigned int)t->tp_cost;
+
+	if (pt->cfg.kind == LP_PROBE_SYSCALL) {
+		pi->nargs = lp_syscall__args(pt->spec->name, pi->argnames, pi->argptr, pi->argint);
+		uint32_t nr = (uint32_t)pt->sysnr, v = id + 1;
+		if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.sysnrs), &nr, &v, BPF_ANY) < 0) {
+			lp_error_errno("probe '%s': cannot enable", pt->name);
+			return -1;
+		}
+		if (!t->sys_links[0]) {
+			t->sys_links[0] = bpf_program__attach(t->skel->progs.lp_sys_enter);
+			t->sys_links[1] = t->sys_links[0] ? bpf_program__attach(t->skel->progs.lp_sys_exit) : NULL;
+			if (!t->sys_links[1]) {
+				lp_error_errno("probe '%s': cannot attach to raw tracepoints sys_enter/sys_exit",
+					       pt->name);
+				return -1;
+			}
+		}
+		return (int)id;
+	}
+	if (pt->cfg.kind == LP_PROBE_TP && setup_tp(t, pi, pt, &cfg) < 0)
+		return -1;
+	/* Once for every process, the pid set filtering in the kernel, when
+	 * no other process maps the file; else for pid alone. */
+	if ((pt->cfg.kind == LP_PROBE_ENTRY || pt->cfg.kind == LP_PROBE_POINT) && pid > 0 &&
+	    file_shared(t, pt->path)) {
+		pi->shared = true;
+		cfg.flags |= LP_PROBE_F_FILTER;
+		pid = -1;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg, BPF_ANY) < 0) {
+		lp_error_errno("probe '%s': cannot store its settings", pt->name);
+		return -1;
+	}
+	struct bpf_link *l;
+	if (pt->cfg.kind == LP_PROBE_TP) {
+		LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = id);
+		l = bpf_program__attach_tracepoint_opts(t->skel->progs.lp_tp, pt->tp_subsys,
+							pt->tp_event, &to);
+		if (!l) {
+			lp_error_errno("probe '%s': cannot attach", pt->name);
+			return -1;
+		}
+		add_link(t, l);
+		return attach_exit(t) < 0 ? -1 : (int)id;
+	}
+	return attach_uprobes(t, id, pt, pid, NULL) < 0 ? -1 : (int)id;
+}
+
+/* Followed children that have exited and whose exit was not reported
+ * (LP_EV_EXIT: the ring was full) are forgotten. */
+static void forget_exited(struct lp_tracer *t)
+{
+	for (size_t i = 0; i < t->nkids;) {
+		if (kill(t->kids[i].pid, 0) == 0 || errno != ESRCH)
+			i++;
+		else
+			forget_kid(t, i);
+	}
+}
+
+int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t target),
+		      void *arg)
+{
+	t->on_fork = on_fork;
+	t->fork_arg = arg;
+	t->skel->links.lp_fork = bpf_program__attach(t->skel->progs.lp_fork);
+	if (!t->skel->links.lp_fork) {
+		lp_error_errno("cannot attach to sched_process_fork");
+		return -1;
+	}
+	return 0;
+}
+
+int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			    pid_t child)
+{
+	if (pt->cfg.kind != LP_PROBE_ENTRY && pt->cfg.kind != LP_PROBE_POINT &&
+	    pt->cfg.kind != LP_PROBE_CATCH)
+		return 0;	/* system-wide events, filtered by process in the kernel */
+	if (id < 0 || (size_t)id >= t->nprobes || t->probes[id].shared)
+		return 0;	/* attached for every process: in the pid set from its fork */
+	struct kid *k = find_kid(t, child);
+	if (!k)
+		return 0;	/* gone already */
+	/* Only so many children at once are given uprobes of their own
+	 * (a run, when perf-event links are kept to the end: forget_kid);
+	 * the others are counted, once each. */
+	if (!t->child_counted) {
+		t->child_counted = true;
+		t->child_refused = t->nfollowed >= LP_TRACE_MAX_CHILDREN;
+		if (t->child_refused)
+			t->children_unfollowed++;
+		else
+			t->nfollowed++;
+		k->counted = !t->child_refused;
+	}
+	if (t->child_refused)
+		return 0;
+	if (attach_uprobes(t, (uint32_t)id, pt, child, k) == 0)
+		return 0;
+	/* Not traced (it may have made calls already): a lost child, the
+	 * first such failure said. */
+	if (!t->children_failed++)
+		lp_error_errno("cannot attach to '%s' in %s for child %d (more children failing are counted as lost)",
+			       pt->name, pt->path, (int)child);
+	t->child_refused = true;
+	t->children_unfollowed++;
+	return -1;
+}
+
+int lp_tracer__adopt(struct lp_tracer *t, pid_t pid, pid_t target)
+{
+	if (find_kid(t, pid))
+		return 0;
+	uint32_t k = (uint32_t)pid;
+	uint8_t one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &k, &one, BPF_ANY) < 0) {
+		if (errno != E2BIG) {
+			lp_error_errno("cannot add pid %d to the filter", (int)pid);
+			return -1;
+		}
+		t->children_unfollowed++;	/* no room: a lost child */
+		return 0;
+	}
+	t->kids = lp_reallocarray(t->kids, t->nkids + 1, sizeof(*t->kids));
+	t->kids[t->nkids++] = (struct kid){ .pid = pid, .target = target, .adopted = true };
+	return 1;
+}
+
+/* --- records ---------------------------------------------------------- */
+
+/* Numbers by hand: printf was most of the reader's time per record.
+ * buf holds at least 24 bytes. */
+static void fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	for (size_t i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+}
+
+static void fmt_i64(char *buf, int64_t v)
+{
+	if (v < 0) {
+		*buf++ = '-';
+		fmt_u64(buf, -(uint64_t)v);
+	} else {
+		fmt_u64(buf, (uint64_t)v);
+	}
+}
+
+static void fmt_hex(char *buf, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[16];
+	size_t n = 0;
+	do
+		tmp[n++] = digits[v & 15];
+	while ((v >>= 4));
+	*buf++ = '0';
+	*buf++ = 'x';
+	for (size_t i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+}
+
+/* buf holds LP_TRACE_STR_MAX + 32 bytes. */
+static void format_value(char *buf, const struct lp_probe_value *v, uint64_t raw, const char *str)
+{
+	uint64_t mask = v->size >= 8 ? UINT64_MAX : (1ULL << (8 * v->size)) - 1;
+	uint64_t u = raw & mask;
+	switch (v->type) {
+	case LP_VAL_INT:
+	case LP_VAL_CHAR: {
+		int64_t s = (int64_t)u;
+		if (v->size < 8 && (u >> (8 * v->size - 1)) & 1)
+			s = (int64_t)(u | ~mask);
+		fmt_i64(buf, s);
+		break;
+	}
+	case LP_VAL_UINT:
+	case LP_VAL_BOOL:
+		fmt_u64(buf, u);
+		break;
+	case LP_VAL_PTR:
+		fmt_hex(buf, u);
+		break;
+	case LP_VAL_STR:
+		if (!raw)
+			strcpy(buf, "(null)");
+		else if (str && !str[0] && str[LP_TRACE_STR_MAX - 1] == 1)
+			strcpy(buf, "(unreadable)");	/* its page was not in memory */
+		else
+			snprintf(buf, LP_TRACE_STR_MAX + 32, "%.*s", LP_TRACE_STR_MAX - 1, str ? str : "");
+		break;
+	}
+}
+
+static void values_attrs(struct lp_tracer *t, const struct pinfo *pi, const unsigned long long *vals,
+			 const char (*strs)[LP_TRACE_STR_MAX])
+{
+	char buf[LP_TRACE_STR_MAX + 32];
+	for (size_t i = 0; i < pi->nvals; i++) {
+		const char *s = pi->str[i] && strs ? strs[pi->str[i] - 1] : NULL;
+		format_value(buf, &pi->vals[i], vals[i], s);
+		lp_attrs_buf__add(&t->attrs, pi->vals[i].name, buf);
+	}
+}
+
+static void tp_attrs(struct lp_tracer *t, const struct pinfo *pi, const unsigned char *data,
+		     unsigned int size)
+{
+	char buf[LP_TRACE_TP_MAX + 32];
+	for (struct tep_format_field *f = pi->tep_event->format.fields; f; f = f->next) {
+		if ((unsigned int)(f->offset + f->size) > size)
+			break;
+		if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+			unsigned long long loc;
+			if (tep_read_number_field(f, data, &loc) != 0)
+				continue;
+			unsigned int off = loc & 0xffff, len = (unsigned int)(loc >> 16) & 0xffff;
+			if (f->flags & TEP_FIELD_IS_RELATIVE)
+				off += (unsigned int)(f->offset + f->size);
+			if (off >= size)
+				len = 0;
+			else if (off + len > size)
+				len = size - off;
+			snprintf(buf, sizeof(buf), "%.*s", (int)len, off < size ? (const char *)data + off : "");
+		} else if ((f->flags & TEP_FIELD_IS_ARRAY) && strstr(f->type, "char")) {
+			snprintf(buf, sizeof(buf), "%.*s", f->size, (const char *)data + f->offset);
+		} else if (f->flags & TEP_FIELD_IS_ARRAY) {
+			continue;
+		} else {
+			unsigned long long v;
+			if (tep_read_number_field(f, data, &v) != 0)
+				continue;
+			if (f->flags & TEP_FIELD_IS_POINTER)
+				snprintf(buf, sizeof(buf), "0x%llx", v);
+			else if (f->flags & TEP_FIELD_IS_SIGNED) {
+				long long s = (long long)v;
+				if (f->size < 8 && (v >> (8 * f->size - 1)) & 1)
+					s = (long long)(v | ~((1ULL << (8 * f->size)) - 1));
+				snprintf(buf, sizeof(buf), "%lld", s);
+			} else
+				snprintf(buf, sizeof(buf), "%llu", v);
+		}
+		lp_attrs_buf__add(&t->attrs, f->name, buf);
+	}
+}
+
+static void syscall_attrs(struct lp_tracer *t, const struct pinfo *pi,
+			  const unsigned long long *vals)
+{
+	char buf[LP_TRACE_STR_MAX + 32];
+	for (int i = 0; i < 6; i++) {
+		if (pi->nargs && i >= pi->nargs)
+			break;
+		char key[40];
+		if (pi->nargs)
+			snprintf(key, sizeof(key), "%s", pi->argnames[i]);
+		else
+			snprintf(key, sizeof(key), "arg%d", i);
+		if (!pi->nargs || pi->argptr[i])
+			fmt_hex(buf, vals[i]);
+		else if (pi->argint[i])	/* an int: AT_FDCWD is -100 */
+			fmt_i64(buf, (int)vals[i]);
+		else
+			fmt_i64(buf, (int64_t)vals[i]);
+		lp_attrs_buf__add(&t->attrs, key, buf);
+	}
+}
+
+/* --- calibration ------------------------------------------------------ */
+
+/* Calls per timed run at most, and at least when the budget is short. */
+#define CAL_MAX_CALLS 5000
+#define CAL_MIN_CALLS 200
+#define CAL_BASE_CALLS 2000	/* unprobed calls per class */
+#define CAL_WARM_CALLS 32	/* untimed: the first hits map pages, optimise nops */
+#define CAL_ROUNDS 8		/* runs interleaved, so that a noisy moment is shared */
+
+/* A calibration probe: an entry in the probe table whose records
+ * handle_event keeps in cal_spans instead of writing. */
+static uint32_t cal_probe(struct lp_tracer *t, unsigned int kind)
+{
+	uint32_t id = (uint32_t)t->nprobes;
+	t->probes = lp_reallocarray(t->probes, t->nprobes + 1, sizeof(*t->probes));
+	struct pinfo *pi = &t->probes[t->nprobes++];
+	memset(pi, 0, sizeof(*pi));
+	pi->name = lp_strdup("[calibration]");
+	pi->kind = (int)kind;
+	pi->cal = true;
+	struct lp_trace_probe cfg = { .kind = kind, .flags = LP_PROBE_F_CAL };
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg, BPF_ANY);
+	return id;
+}
+
+/* The kinds of timed run, one calibration function copy each: unprobed,
+ * an entry and return pair, a point probe. */
+enum { RUN_BASE, RUN_PAIR, RUN_POINT, NRUNS };
+
+struct cal_run {
+	lp_tracecal_fn fn;
+	size_t n, done;		/* calls to time, timed */
+	int64_t *dur, *pre;	/* a call, and its part before the clock read inside */
+	int64_t *stamp;		/* RUN_PAIR: that read */
+	/* RUN_PAIR: per call of a chunk whose spans all arrived, the span,
+	 * and its parts before and after the function's clock read. */
+	int64_t *span, *ein, *rin;
+	size_t nin;
+};
+
+/* Attaches prog to run r's function (a return probe when ret). */
+static int cal_attach(struct lp_tracer *t, struct bpf_program *prog, const struct cal_run *r,
+		      uint32_t id, bool ret)
+{
+	char path[4096];
+	uint64_t off;
+	if (lp_tracecal__locate(r->fn, path, sizeof(path), &off) < 0) {
+		lp_error("cannot calibrate: no file mapped at the calibration functions");
+		return -1;
+	}
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id, .retprobe = ret);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, getpid(), path, off, &uo);
+	if (!l) {
+		lp_error_errno("cannot calibrate: cannot attach to %s at offset 0x%llx", path,
+			       (unsigned long long)off);
+		return -1;
+	}
+	t->cal_links = lp_reallocarray(t->cal_links, t->ncal_links + 1, sizeof(*t->cal_links));
+	t->cal_links[t->ncal_links++] = l;
+	return 0;
+}
+
+/* Times m more calls of run r; a pair run's spans are read after them. */
+static void cal_block(struct lp_tracer *t, struct cal_run *r, int kind, size_t m)
+{
+	if (r->done + m > r->n)
+		m = r->n - r->done;
+	if (!m)
+		return;
+	t->ncal = 0;
+	lp_tracecal__time(r->fn, m, r->dur + r->done, r->pre + r->done,
+			  r->stamp ? r->stamp + r->done : NULL);
+	if (kind != RUN_BASE)
+		ring_buffer__consume(t->rb);
+	if (kind == RUN_PAIR && t->ncal == m)
+		for (size_t i = 0; i < m; i++) {
+			int64_t s = t->cal_spans[i][0], e = t->cal_spans[i][1];
+			int64_t in = r->stamp[r->done + i];
+			r->span[r->nin] = e - s;
+			r->ein[r->nin] = in - s;
+			r->rin[r->nin++] = e - in;
+		}
+	r->done += m;
+}
+
+/* The median of v[0..n) less base, at least 0, and v's deviation. */
+static int64_t cal_less(int64_t *v, size_t n, int64_t base, int64_t *sd)
+{
+	int64_t med = lp_tracecal__median(v, n);
+	*sd = lp_tracecal__sd(v, n);
+	return med > base ? med - base : 0;
+}
+
+/* Destroying a uprobe link waits for grace periods, one link after the
+ * other (~0.1 to 0.7 s each here, longer while a target makes many
+ * calls): the calibration's links are destroyed by a thread of their own,
+ * while tracing starts; lp_tracer__free joins it. */
+static void *cal_destroy(void *arg)
+{
+	struct lp_tracer *t = arg;
+	for (size_t i = 0; i < t->ncal_links; i++)
+		bpf_link__destroy(t->cal_links[i]);
+	return NULL;
+}
+
+static void cal_release(struct lp_tracer *t)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+	if (pthread_create(&t->cal_thread, NULL, cal_destroy, t) == 0) {
+		t->cal_threaded = true;
+	} else {
+		cal_destroy(t);
+		t->ncal_links = 0;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* A tracepoint probe's hit: lp_tp on syscalls:sys_enter_getppid, this
+ * process in the filter so that it does all its work (a record of the
+ * largest size it copies), around getppid(2) calls timed against as many
+ * unprobed ones before and after.  Within budget_ns. */
+static int cal_tracepoint(struct lp_tracer *t, int64_t budget_ns)
+{
+	int64_t t0 = lp_monotonic_ns();
+	uint32_t id = cal_probe(t, LP_PROBE_TP);
+	struct lp_trace_probe cfg = { .kind = LP_PROBE_TP, .flags = LP_PROBE_F_CAL,
+				      .tp_size = LP_TRACE_TP_MAX };
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg, BPF_ANY);
+	size_t n = CAL_MAX_CALLS;
+	int64_t *base = lp_calloc(2 * n, sizeof(*base)), *dur = lp_calloc(n, sizeof(*dur));
+	lp_tracecal__time(lp_tracecal__getppid, n, base, NULL, NULL);
+	uint32_t self = (uint32_t)getpid();
+	uint8_t one = 1;
+	int ret = -1;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &self, &one, BPF_ANY) < 0) {
+		lp_error_errno("cannot calibrate tracepoints: cannot add lp-trace to the filter");
+		goto out;
+	}
+	LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = id);
+	struct bpf_link *l = bpf_program__attach_tracepoint_opts(t->skel->progs.lp_tp, "syscalls",
+								 "sys_enter_getppid", &to);
+	if (!l) {
+		lp_error_errno("cannot calibrate tracepoints: cannot attach to syscalls:sys_enter_getppid");
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &self);
+		goto out;
+	}
+	size_t done = 0, chunk = t->ring_bytes / 4 / (sizeof(struct lp_trace_event_tp) + 8);
+	while (done < n && (done == 0 || lp_monotonic_ns() - t0 < budget_ns)) {
+		size_t m = n - done < chunk ? n - done : chunk;
+		lp_tracecal__time(lp_tracecal__getppid, m, dur + done, NULL, NULL);
+		ring_buffer__consume(t->rb);
+		done += m;
+	}
+	bpf_link__destroy(l);
+	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &self);
+	lp_tracecal__time(lp_tracecal__getppid, n, base + n, NULL, NULL);
+	int64_t sd;
+	t->tp_cost = cal_less(dur, done, lp_tracecal__median(base, 2 * n), &sd);
+	t->tp_sd = sd;
+	t->tp_n = done;
+	t->tp_done = true;
+	ret = 0;
+out:
+	free(base);
+	free(dur);
+	return ret;
+}
+
+int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
+			 bool tracepoints, int64_t budget_ns)
+{
+	int64_t t0 = lp_monotonic_ns();
+	int nruns = 0;
+	for (int c = LP_INSN_NOP; c < LP_INSN_N; c++)
+		nruns += !!(entry_classes & (1u << c)) + !!(point_classes & (1u << c));
+	if ((!nruns && !tracepoints) || budget_ns <= 0)
+		return 0;
+	if (tracepoints) {
+		/* Its share of the budget, as one run of the others. */
+		int64_t share = budget_ns / (nruns + 1);
+		if (cal_tracepoint(t, share) < 0)
+			return -1;
+		budget_ns -= lp_monotonic_ns() - t0;
+		t0 = lp_monotonic_ns();
+		if (!nruns) {
+			t->calibrated = true;
+			t->cal_time = t0;
+			return 0;
+		}
+	}
+	struct cal_run runs[LP_INSN_N][NRUNS];
+	memset(runs, 0, sizeof(runs));
+	int ret = -1;
+	uint32_t entry_id = cal_probe(t, LP_PROBE_ENTRY), point_id = cal_probe(t, LP_PROBE_POINT);
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++) {
+		bool entry = entry_classes & (1u << k), point = point_classes & (1u << k);
+		if (!entry && !point)
+			continue;
+		for (int r = 0; r < NRUNS; r++)
+			runs[k][r].fn = lp_tracecal__fn((enum lp_insn)k, r);
+		runs[k][RUN_BASE].n = CAL_BASE_CALLS;
+		/* The return probe first, as attach_uprobes does. */
+		if (entry && (cal_attach(t, t->skel->progs.lp_return, &runs[k][RUN_PAIR], entry_id, true) < 0 ||
+			      cal_attach(t, t->skel->progs.lp_entry, &runs[k][RUN_PAIR], entry_id, false) < 0))
+			goto out;
+		if (point && cal_attach(t, t->skel->progs.lp_point, &runs[k][RUN_POINT], point_id, false) < 0)
+			goto out;
+		runs[k][RUN_PAIR].n = entry;
+		runs[k][RUN_POINT].n = point;
+	}
+	/* Warm each function up, then size the runs by what their calls
+	 * cost: together within what is left of the budget. */
+	int64_t scratch[CAL_WARM_CALLS];
+	int64_t per[LP_INSN_N][NRUNS] = { { 0 } };
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
+		for (int r = 0; r < NRUNS; r++)
+			if (runs[k][r].n) {
+				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL, NULL);
+				int64_t w0 = lp_monotonic_ns();
+				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL, NULL);
+				per[k][r] = (lp_monotonic_ns() - w0) / CAL_WARM_CALLS;
+			}
+	ring_buffer__consume(t->rb);
+	int64_t left = budget_ns - (lp_monotonic_ns() - t0);
+	int64_t share = left / nruns;
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
+		for (int r = 0; r < NRUNS; r++) {
+			struct cal_run *run = &runs[k][r];
+			if (!run->n)
+				continue;
+			if (r != RUN_BASE) {
+				int64_t n = per[k][r] > 0 ? share / per[k][r] : CAL_MAX_CALLS;
+				run->n = (size_t)(n < CAL_MIN_CALLS ? CAL_MIN_CALLS
+					       : n > CAL_MAX_CALLS ? CAL_MAX_CALLS : n);
+			}
+			run->dur = lp_calloc(run->n, sizeof(*run->dur));
+			run->pre = lp_calloc(run->n, sizeof(*run->pre));
+			if (r == RUN_PAIR) {
+				run->stamp = lp_calloc(run->n, sizeof(*run->stamp));
+				run->span = lp_calloc(3 * run->n, sizeof(*run->span));
+				run->ein = run->span + run->n;
+				run->rin = run->span + 2 * run->n;
+			}
+		}
+	/* Interleaved rounds; a pair round in chunks the ring holds (a chunk
+	 * that lost a span is not used for the inside: its spans no longer
+	 * match the calls in order).  The calls were sized by what they cost
+	 * warm and alone; a busy machine stretches them (other processes'
+	 * time slices count in a run's length, not in its median): the
+	 * rounds stop at the budget. */
+	size_t chunk = t->ring_bytes / 4 / 128;
+	for (int round = 0; round < CAL_ROUNDS; round++) {
+		if (round > 0 && lp_monotonic_ns() - t0 > budget_ns)
+			break;
+		for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
+			for (int r = 0; r < NRUNS; r++) {
+				struct cal_run *run = &runs[k][r];
+				size_t m = (run->n + CAL_ROUNDS - 1) / CAL_ROUNDS;
+				while (run->n && m > 0) {
+					size_t c = r == RUN_PAIR && chunk && m > chunk ? chunk : m;
+					cal_block(t, run, r, c);
+					m -= c;
+				}
+			}
+	}
+	/* The function's body: what a span of it holds besides the probes. */
+	int64_t *tmp = lp_calloc(CAL_BASE_CALLS, sizeof(*tmp));
+	lp_tracecal__time(lp_tracecal__empty, CAL_BASE_CALLS, tmp, NULL, NULL);
+	int64_t empty = lp_tracecal__median(tmp, CAL_BASE_CALLS);
+	free(tmp);
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++) {
+		struct cal_run *run = runs[k];
+		struct cls_cost *c = &t->costs[k];
+		struct cal_run *b = &run[RUN_BASE], *p = &run[RUN_PAIR];
+		if (!b->n)
+			continue;
+		int64_t sd;
+		/* The function's call, and its parts before and after its
+		 * clock read.  A median sorts its array: each call's parts are
+		 * paired before any is taken. */
+		int64_t *post = lp_calloc(b->done ? b->done : 1, sizeof(*post));
+		for (size_t i = 0; i < b->done; i++)
+			post[i] = b->dur[i] - b->pre[i];
+		int64_t base_post = lp_tracecal__median(post, b->done);
+		free(post);
+		int64_t base_pre = lp_tracecal__median(b->pre, b->done);
+		int64_t base = lp_tracecal__median(b->dur, b->done);
+		int64_t body = base > empty ? base - empty : 0;
+		if (run[RUN_POINT].n) {
+			c->point = cal_less(run[RUN_POINT].dur, run[RUN_POINT].done, base, &c->point_sd);
+			c->point_n = run[RUN_POINT].done;
+			c->point_done = true;
+		}
+		if (!p->n)
+			continue;
+		/* The entry hit delays the function's clock read as its caller
+		 * sees it, the return hit the caller's read after the call. */
+		for (size_t i = 0; i < p->done; i++)
+			p->dur[i] -= p->pre[i];	/* before cal_less sorts p->pre */
+		c->entry = cal_less(p->pre, p->done, base_pre, &c->entry_sd);
+		c->ret = cal_less(p->dur, p->done, base_post, &sd);
+		c->ret_sd = sd;
+		c->entry_n = c->ret_n = p->done;
+		c->entry_done = true;
+		if (!p->nin)
+			continue;
+		/* An empty function's span is what the probes put inside it:
+		 * the span less the function's body (the clock read).  The
+		 * read splits it between entry and return, in proportion. */
+		int64_t inside = lp_tracecal__median(p->span, p->nin) - body;
+		int64_t e = lp_tracecal__median(p->ein, p->nin), r = lp_tracecal__median(p->rin, p->nin);
+		if (inside < 0)
+			inside = 0;
+		c->entry_in = e + r > 0 ? (int64_t)((double)inside * (double)e / (double)(e + r) + 0.5) : 0;
+		c->ret_in = inside - c->entry_in;
+		if (c->entry_in > c->entry)
+			c->entry_in = c->entry;
+		if (c->ret_in > c->ret)
+			c->ret_in = c->ret;
+	}
+	t->calibrated = true;
+	t->cal_time = lp_monotonic_ns();
+	ret = 0;
+	if (t->verbose)
+		lp_error("calibrated in %.1f ms", (double)(t->cal_time - t0) / 1e6);
+out:
+	cal_release(t);
+	ring_buffer__consume(t->rb);
+	/* This thread's calls are not the target's: its stack goes, and the
+	 * lost counts restart here. */
+	uint64_t tid = (uint32_t)syscall(SYS_gettid);
+	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.stacks), &tid);
+	lost_baseline(t);
+	for (int k = 0; k < LP_INSN_N; k++)
+		for (int r = 0; r < NRUNS; r++) {
+			free(runs[k][r].dur);
+			free(runs[k][r].pre);
+			free(runs[k][r].stamp);
+			free(runs[k][r].span);
+		}
+	return ret;
+}
+
+/* Records of the probes' costs: a function probe's entry and return, a
+ * point probe's hit, once per name and class. */
+int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
+{
+	if (!t->calibrated)
+		return 0;
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct pinfo *pi = &t->probes[i];
+		if (pi->cal || (pi->kind == LP_PROBE_TP ? !t->tp_done : pi->insn == LP_INSN_NONE) ||
+		    (pi->kind != LP_PROBE_ENTRY && pi->kind != LP_PROBE_POINT && pi->kind != LP_PROBE_TP))
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !t->probes[j].cal && t->probes[j].insn == pi->insn &&
+			       t->probes[j].kind == pi->kind && !strcmp(t->probes[j].name, pi->name) &&
+			       t->probes[j].ret_insn_probed == pi->ret_insn_probed;
+		if (seen)
+			continue;
+		const struct cls_cost *c = &t->costs[pi->insn];
+		for (int h = 0; h < (pi->kind == LP_PROBE_ENTRY ? 2 : 1); h++) {
+			char buf[32];
+			struct lp_cost rec = { .time_ns = t->cal_time };
+			int64_t inside = 0, sd, n;
+			if (pi->kind == LP_PROBE_TP) {
+				rec.what = "tracepoint";
+				rec.ns = (double)t->tp_cost;
+				sd = t->tp_sd;
+				n = (int64_t)t->tp_n;
+			} else if (pi->kind == LP_PROBE_POINT) {
+				rec.what = "line";
+				rec.ns = (double)c->point;
+				sd = c->point_sd;
+				n = (int64_t)c->point_n;
+			} else if (h == 0) {
+				rec.what = "entry";
+				rec.ns = (double)c->entry;
+				inside = c->entry_in;
+				sd = c->entry_sd;
+				n = (int64_t)c->entry_n;
+			} else if (pi->ret_insn_probed) {
+				int64_t ns;
+				rec.what = "return";
+				ret_insn_cost(t, pi->insn, pi->ret_insn, &ns, &inside, &sd, &n);
+				rec.ns = (double)ns;
+			} else {
+				rec.what = "return";
+				rec.ns = (double)c->ret;
+				inside = c->ret_in;
+				sd = c->ret_sd;
+				n = (int64_t)c->ret_n;
+			}
+			lp_attrs_buf__reset(&t->attrs);
+			lp_attrs_buf__add(&t->attrs, "probe", pi->name);
+			if (pi->kind == LP_PROBE_ENTRY) {
+				fmt_i64(buf, inside);
+				lp_attrs_buf__add(&t->attrs, "inside_ns", buf);
+			}
+			if (pi->kind == LP_PROBE_ENTRY && h == 1)
+				lp_attrs_buf__add(&t->attrs, "returns",
+						  pi->ret_insn_probed ? "insn" : "uretprobe");
+			if (pi->kind == LP_PROBE_ENTRY && h == 1 && pi->ret_insn_probed)
+				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->ret_insn));
+			else if (pi->insn != LP_INSN_NONE)
+				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->insn));
+			fmt_i64(buf, sd);
+			lp_attrs_buf__add(&t->attrs, "sd_ns", buf);
+			fmt_i64(buf, n);
+			lp_attrs_buf__add(&t->attrs, "n", buf);
+			rec.attrs = lp_attrs_buf__attrs(&t->attrs);
+			if (lp_writer__cost(w, &rec) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* A followed process forked: the child is followed as the target it
+ * descends from. */
+static void on_fork_event(struct lp_tracer *t, pid_t child, pid_t parent)
+{
+	pid_t target = 0;
+	for (size_t i = 0; i < t->ntargets && !target; i++)
+		if (t->targets[i] == parent)
+			target = parent;
+	for (size_t i = t->nkids; i-- > 0 && !target;)
+		if (t->kids[i].pid == parent)
+			target = t->kids[i].target;
+	if (!target)	/* a parent already forgotten: exited since */
+		return;
+	t->kids = lp_reallocarray(t->kids, t->nkids + 1, sizeof(*t->kids));
+	t->kids[t->nkids++] = (struct kid){ .pid = child, .target = target };
+	if (!t->on_fork || t->detached)
+		return;
+	t->child_counted = false;
+	t->on_fork(t->fork_arg, child, target);
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct lp_tracer *t = ctx;
+	const struct lp_trace_event *ev = data;
+	if (size >= sizeof(*ev) && ev->type == LP_EV_FORK) {
+		/* Adopted already (forked while the running descendants
+		 * were listed), or a kid of the pid that exited unreported
+		 * (LP_EV_EXIT lost). */
+		struct kid *old = find_kid(t, (pid_t)ev->pid);
+		if (old && old->adopted)
+			return 0;
+		if (old)
+			forget_kid(t, (size_t)(old - t->kids));
+		on_fork_event(t, (pid_t)ev->pid, (pid_t)ev->tid);
+		lp_hashmap__put(&t->nspids, pid_key((pid_t)ev->pid), NULL);
+		/* A kill(2) per child: not on every fork of a fork storm. */
+		int64_t now = lp_monotonic_ns();
+		if (now - t->forgot_ns > 100000000) {
+			forget_exited(t);
+			t->forgot_ns = now;
+		}
+		return 0;
+	}
+	if (size >= sizeof(*ev) && ev->type == LP_EV_EXIT) {
+		struct kid *k = find_kid(t, (pid_t)ev->pid);
+		if (k)
+			forget_kid(t, (size_t)(k - t->kids));
+		return 0;
+	}
+	if (size < sizeof(*ev) || ev->probe >= t->nprobes || t->werr)
+		return 0;
+	const struct pinfo *pi = &t->probes[ev->probe];
+	if (pi->cal) {
+		if (ev->type == LP_EV_SPAN) {
+			if (t->ncal == t->calcap) {
+				t->calcap = t->calcap ? 2 * t->calcap : 1024;
+				t->cal_spans = lp_reallocarray(t->cal_spans, t->calcap, sizeof(*t->cal_spans));
+			}
+			t->cal_spans[t->ncal][0] = (int64_t)ev->start;
+			t->cal_spans[t->ncal++][1] = (int64_t)ev->end;
+		}
+		return 0;
+	}
+	lp_attrs_buf__reset(&t->attrs);
+	char buf[64];
+	int r;
+	switch (ev->type) {
+	case LP_EV_SPAN:
+	case LP_EV_POINT: {
+		const char(*strs)[LP_TRACE_STR_MAX] = NULL;
+		if (size >= sizeof(struct lp_trace_event_strs))
+			strs = ((const struct lp_trace_event_strs *)data)->strs;
+		values_attrs(t, pi, ev->vals, strs);
+		/* A call left unreturned has no value; a tail call's is its
+		 * callee's, not yet known at the jmp. */
+		if (ev->type == LP_EV_SPAN && pi->has_ret &&
+		    !(ev->flags & (LP_SPAN_F_UNWOUND | LP_SPAN_F_TAIL))) {
+			format_value(buf, &pi->ret, ev->ret, NULL);
+			lp_attrs_buf__add(&t->attrs, "ret", buf);
+		}
+		if (ev->type == LP_EV_SPAN && t->calibrated) {
+			fmt_u64(buf, ev->lp_ns);
+			lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
+		}
+		if (ev->type == LP_EV_SPAN && (ev->flags & LP_SPAN_F_TAIL))
+			lp_attrs_buf__add(&t->attrs, "tail", "1");
+		if (ev->type == LP_EV_SPAN && (ev->flags & LP_SPAN_F_UNWOUND))
+			lp_attrs_buf__add(&t->attrs, "unwound", "1");
+		break;
+	}
+	case LP_EV_SYSCALL:
+		if (ev->start < t->start_ns)
+			return 0;
+		syscall_attrs(t, pi, ev->vals);
+		fmt_i64(buf, (int64_t)ev->ret);
+		lp_attrs_buf__add(&t->attrs, "ret", buf);
+		/* No uprobe fires inside a system call; the raw tracepoints'
+		 * programs run before its start and after its end. */
+		if (t->calibrated)
+			lp_attrs_buf__add(&t->attrs, "lp_ns", "0");
+		break;
+	case LP_EV_TP:
+		if (pi->tep_event && size >= sizeof(struct lp_trace_event) + ev->size)
+			tp_attrs(t, pi, ((const struct lp_trace_event_tp *)data)->data, ev->size);
+		break;
+	default:
+		return 0;
+	}
+	add_nspid(t, (pid_t)ev->pid);
+	if (ev->type == LP_EV_SPAN || ev->type == LP_EV_SYSCALL) {
+		struct lp_span s = {
+			.start_ns = (int64_t)ev->start, .end_ns = (int64_t)ev->end,
+			.pid = (int32_t)ev->pid, .tid = (int32_t)ev->tid, .probe = pi->name,
+			.depth = (int32_t)ev->depth, .attrs = lp_attrs_buf__attrs(&t->attrs),
+		};
+		r = lp_writer__span(t->w, &s);
+	} else {
+		struct lp_event e = {
+			.time_ns = (int64_t)ev->start, .pid = (int32_t)ev->pid,
+			.tid = (int32_t)ev->tid, .probe = pi->name,
+			.attrs = lp_attrs_buf__attrs(&t->attrs),
+		};
+		r = lp_writer__event(t->w, &e);
+	}
+	if (r < 0) {
+		t->werr = errno ? errno : EIO;
+		return -1;
+	}
+	t->count++;
+	return 0;
+}
+
+/* The kernel's loss counters now: what write_lost counts from. */
+static void lost_baseline(struct lp_tracer *t)
+{
+	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
+	uint32_t k = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0)
+		for (int c = 0; c < LP_NCOUNTERS; c++) {
+			uint64_t sum = 0;
+			for (int cpu = 0; cpu < t->ncpus; cpu++)
+				sum += vals[cpu * LP_NCOUNTERS + c];
+			t->lost_seen[c] = sum;
+		}
+	free(vals);
+}
+
+/* Writes a lost record for each counter that grew since the last call. */
+static int write_lost(struct lp_tracer *t, struct lp_writer *w)
+{
+	static const char *const what[LP_NCOUNTERS] = { "ring", "depth", "threads", "unreturned", "children" };
+	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
+	uint32_t k = 0;
+	int ret = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0) {
+		for (int c = 0; c < LP_NCOUNTERS; c++) {
+			uint64_t sum = 0;
+			for (int cpu = 0; cpu < t->ncpus; cpu++)
+				sum += vals[cpu * LP_NCOUNTERS + c];
+			if (c == LP_LOST_CHILDREN)
+				sum += t->children_unfollowed;
+			if (sum <= t->lost_seen[c])
+				continue;
+			struct lp_lost l = { lp_monotonic_ns(), what[c], sum - t->lost_seen[c] };
+			t->lost_seen[c] = sum;
+			t->lost_total += l.count;
+			if (lp_writer__lost(w, &l) < 0)
+				ret = -1;
+		}
+	}
+	free(vals);
+	return ret;
+}
+
+/* Threads keep their (empty) stack between calls; those of threads that
+ * have exited are dropped now and then, so a target that creates threads
+ * all day does not fill the map. */
+static void prune_stacks(struct lp_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.stacks);
+	struct lp_trace_stack *st = lp_malloc(sizeof(*st));
+	uint64_t key, next, *prev = NULL;
+	uint64_t *dead = NULL;
+	size_t ndead = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, st) != 0 || st->depth != 0)
+			continue;
+		/* A goroutine's, once its process has gone (a goroutine may
+		 * start a call any time: its stack is never taken from under
+		 * it). */
+		char path[64];
+		if (key & LP_KEY_G)
+			snprintf(path, sizeof(path), "/proc/%u", st->tgid);
+		else
+			snprintf(path, sizeof(path), "/proc/%u/task/%u", st->tgid, (uint32_t)key);
+		if (access(path, F_OK) == 0)
+			continue;
+		dead = lp_reallocarray(dead, ndead + 1, sizeof(*dead));
+		dead[ndead++] = key;
+	}
+	for (size_t i = 0; i < ndead; i++)
+		bpf_map_delete_elem(fd, &dead[i]);
+	free(dead);
+	free(st);
+}
+
+int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
+{
+	if (++t->polls % 64 == 0) {
+		prune_stacks(t);
+		forget_exited(t);
+	}
+	uint64_t before = t->count;
+	t->w = w;
+	int r = ring_buffer__poll(t->rb, timeout_ms);
+	/* Records submitted without a wakeup are only seen by a consume. */
+	if (r >= 0 || r == -EINTR) {
+		int c = ring_buffer__consume(t->rb);
+		if (c < 0 && !t->werr)
+			r = c;
+	}
+	if (t->werr) {
+		errno = t->werr;
+		return -1;
+	}
+	if (r < 0 && r != -EINTR) {
+		errno = -r;
+		lp_error_errno("reading the BPF ring buffer");
+		return -2;
+	}
+	if (write_lost(t, w) < 0)
+		return -1;
+	return (int)(t->count - before);
+}
+
+/* Links destroyed by several threads at once: each destruction of a uprobe
+ * link waits for RCU grace periods, which concurrent waiters share (3,000
+ * links one after the other kept lp-trace in uninterruptible sleep for
+ * minutes).  Perf-event uprobes still close partly one after the other
+ * (the kernel's event_mutex): 8 function probes on PostgreSQL under
+ * pgbench -C, 16 links, took 3.6 s one by one, 1.3 s so. */
+#define DETACH_THREADS 16
+
+struct detach_job {
+	struct bpf_link **links;
+	const int *fds;		/* after the links: uprobe-multi links */
+	size_t nlinks, n, next;
+	pthread_mutex_t mu;
+};
+
+static void *detach_main(void *arg)
+{
+	struct detach_job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		size_t i = j->next < j->n ? j->next++ : j->n;
+		pthread_mutex_unlock(&j->mu);
+		if (i == j->n)
+			return NULL;
+		if (i < j->nlinks)
+			bpf_link__destroy(j->links[i]);
+		else
+			close(j->fds[i - j->nlinks]);
+	}
+}
+
+static void destroy_links(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds)
+{
+	size_t n = nlinks + nfds;
+	struct detach_job j = { .links = links, .fds = fds, .nlinks = nlinks, .n = n };
+	pthread_t th[DETACH_THREADS];
+	size_t nth = 0;
+	pthread_mutex_init(&j.mu, NULL);
+	if (n > 1) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+		while (nth < DETACH_THREADS && nth + 1 < n &&
+		       pthread_create(&th[nth], NULL, detach_main, &j) == 0)
+			nth++;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	detach_main(&j);
+	for (size_t i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&j.mu);
+}
+
+static void detach(struct lp_tracer *t)
+{
+	/* Everything still attached: the probes', the living children's. */
+	for (size_t i = 0; i < t->nkids; i++) {
+		struct kid *k = &t->kids[i];
+		for (size_t l = 0; l < k->nlinks; l++)
+			add_link(t, k->links[l]);
+		free(k->links);
+		k->links = NULL;
+		k->nlinks = 0;
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + k->nfds, sizeof(*t->mfds));
+		memcpy(t->mfds + t->nmfds, k->fds, k->nfds * sizeof(*k->fds));
+		t->nmfds += k->nfds;
+		free(k->fds);
+		k->fds = NULL;
+		k->nfds = 0;
+	}
+	struct lp_reaper *r = &t->reaper;
+	if (r->started) {	/* what it has not closed yet is closed with the rest */
+		pthread_mutex_lock(&r->mu);
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + r->n, sizeof(*t->mfds));
+		memcpy(t->mfds + t->nmfds, r->fds, r->n * sizeof(*r->fds));
+		t->nmfds += r->n;
+		r->n = 0;
+		r->quit = true;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+	destroy_links(t->links, t->nlinks, t->mfds, t->nmfds);
+	t->nlinks = 0;
+	t->nmfds = 0;
+	if (r->started) {	/* at most the one link each was closing */
+		for (int i = 0; i < r->nthreads; i++)
+			pthread_join(r->thread[i], NULL);
+		r->nthreads = 0;
+		pthread_mutex_destroy(&r->mu);
+		pthread_cond_destroy(&r->cv);
+		r->started = false;
+	}
+	bpf_link__destroy(t->skel->links.lp_fork);
+	t->skel->links.lp_fork = NULL;
+	bpf_link__destroy(t->skel->links.lp_exit);
+	t->skel->links.lp_exit = NULL;
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(t->sys_links[i]);
+		t->sys_links[i] = NULL;
+	}
+	t->detached = true;
+}
+
+/* System calls in progress (a blocking read...) when tracing stopped. */
+static int write_unfinished_syscalls(struct lp_tracer *t, struct lp_writer *w)
+{
+	int fd = bpf_map__fd(t->skel->maps.sysin);
+	uint32_t key, next, *prev = NULL;
+	struct { uint32_t tid; struct lp_trace_sysin in; } *open = NULL;
+	size_t n = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		struct lp_trace_sysin in;
+		if (bpf_map_lookup_elem(fd, &key, &in) != 0 || in.probe >= t->nprobes ||
+		    in.ts > t->stop_ns || in.ts < t->start_ns)
+			continue;
+		open = lp_reallocarray(open, n + 1, sizeof(*open));
+		open[n].tid = key;
+		open[n++].in = in;
+	}
+	for (size_t i = 1; i < n; i++)	/* by tid: a stable order */
+		for (size_t j = i; j > 0 && open[j - 1].tid > open[j].tid; j--) {
+			__typeof__(*open) tmp = open[j];
+			open[j] = open[j - 1];
+			open[j - 1] = tmp;
+		}
+	int ret = 0;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		const struct pinfo *pi = &t->probes[open[i].in.probe];
+		lp_attrs_buf__reset(&t->attrs);
+		syscall_attrs(t, pi, open[i].in.args);
+		if (t->calibrated)
+			lp_attrs_buf__add(&t->attrs, "lp_ns", "0");
+		add_nspid(t, (pid_t)open[i].in.tgid);
+		struct lp_span s = {
+			.start_ns = (int64_t)open[i].in.ts, .end_ns = LP_TIME_NONE,
+			.pid = (int32_t)open[i].in.tgid, .tid = (int32_t)open[i].tid,
+			.probe = pi->name, .depth = 0, .attrs = lp_attrs_buf__attrs(&t->attrs),
+		};
+		if (lp_writer__span(w, &s) < 0)
+			ret = -1;
+		else
+			t->count++;
+	}
+	free(open);
+	return ret;
+}
+
+/* Calls still open: their entry was seen, their return not (yet). */
+static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
+{
+	int fd = bpf_map__fd(t->skel->maps.stacks);
+	struct lp_trace_stack *st = lp_malloc(sizeof(*st));
+	uint64_t key, next, *prev = NULL;
+	int ret = 0;
+	/* Sorted by key (tid, then goroutines), so the output does not depend
+	 * on the hash's order. */
+	uint64_t *tids = NULL;
+	size_t ntids = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		tids = lp_reallocarray(tids, ntids + 1, sizeof(*tids));
+		tids[ntids++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 1; i < ntids; i++)
+		for (size_t j = i; j > 0 && tids[j - 1] > tids[j]; j--) {
+			uint64_t tmp = tids[j];
+			tids[j] = tids[j - 1];
+			tids[j - 1] = tmp;
+		}
+	for (size_t i = 0; i < ntids && ret == 0; i++) {
+		if (bpf_map_lookup_elem(fd, &tids[i], st) != 0)
+			continue;
+		for (uint32_t d = 0; d < st->depth && d < LP_TRACE_MAX_DEPTH; d++) {
+			const struct lp_trace_frame *f = &st->frames[d];
+			if (f->probe >= t->nprobes || f->ts > t->stop_ns)
+				continue;
+			const struct pinfo *pi = &t->probes[f->probe];
+			lp_attrs_buf__reset(&t->attrs);
+			values_attrs(t, pi, f->vals, (const char(*)[LP_TRACE_STR_MAX])f->strs);
+			if (t->calibrated) {	/* what lp added until it stopped */
+				char buf[24];
+				uint64_t in = pi->insn ? (uint64_t)t->costs[pi->insn].entry_in : 0;
+				fmt_u64(buf, st->lp_ns - f->lp0 + in);
+				lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
+			}
+			add_nspid(t, (pid_t)st->tgid);
+			struct lp_span s = {
+				.start_ns = (int64_t)f->ts, .end_ns = LP_TIME_NONE,
+				.pid = (int32_t)st->tgid, .tid = (int32_t)st->tid,
+				.probe = pi->name, .depth = (int32_t)d,
+				.attrs = lp_attrs_buf__attrs(&t->attrs),
+			};
+			if (lp_writer__span(w, &s) < 0) {
+				ret = -1;
+				break;
+			}
+			t->count++;
+		}
+	}
+	free(tids);
+	free(st);
+	if (ret == 0)
+		ret = write_unfinished_syscalls(t, w);
+	return ret;
+}
+
+int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
+{
+	t->stop_ns = (uint64_t)lp_monotonic_ns();
+	t->skel->bss->stopped = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	detach(t);
+	t->w = w;
+	ring_buffer__consume(t->rb);
+	if (t->werr) {
+		errno = t->werr;
+		return -1;
+	}
+	if (write_unfinished(t, w) < 0)
+		return -1;
+	return write_lost(t, w);
+}
+
+void lp_tracer__set_start(struct lp_tracer *t)
+{
+	t->start_ns = (uint64_t)lp_monotonic_ns();
+}
+
+uint64_t lp_tracer__count(const struct lp_tracer *t)
+{
+	return t->count;
+}
+
+uint64_t lp_tracer__lost(const struct lp_tracer *t)
+{
+	return t->lost_total;
+}
+
+void lp_tracer__free(struct lp_tracer *t)
+{
+	if (!t)
+		return;
+	if (t->cal_threaded)
+		pthread_join(t->cal_thread, NULL);
+	else
+		for (size_t i = 0; i < t->ncal_links; i++)
+			bpf_link__destroy(t->cal_links[i]);
+	free(t->cal_links);
+	detach(t);
+	free(t->links);
+	free(t->mfds);
+	free(t->reaper.fds);
+	for (int i = 0; i < MULTI_N; i++)
+		if (t->mprog[i] > 0)
+			close(t->mprog[i]);
+	free(t->kids);
+	free(t->pfiles);
+	free(t->targets);
+	ring_buffer__free(t->rb);
+	trace_bpf__destroy(t->skel);
+	for (size_t i = 0; i < t->nprobes; i++) {
+		free(t->probes[i].name);
+		for (size_t k = 0; k < t->probes[i].nvals; k++)
+			free(t->probes[i].vals[k].name);
+	}
+	free(t->probes);
+	free(t->cal_spans);
+	if (t->tep)
+		tep_free(t->tep);
+	lp_attrs_buf__free(&t->attrs);
+	lp_hashmap__fini(&t->nspids);
+	free(t);
+}

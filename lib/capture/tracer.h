@@ -1,0 +1,111 @@
+/* tracer.h - lp-trace's BPF glue: loads bpf/trace.bpf.c, attaches resolved
+ * probe points, and turns what the kernel reports into stream records
+ * (spans, events, lost counts).  The only file of lp-trace that includes
+ * libbpf. */
+#ifndef LP_TRACER_H
+#define LP_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "capture/probe.h"
+#include "stream/stream.h"
+
+struct lp_tracer_opts {
+	int64_t min_duration_ns;	/* spans shorter than this are not reported */
+	size_t ring_bytes;		/* ring buffer size, a power of two */
+	uint32_t max_pids;		/* the kernel's pid set; 0: LP_TARGET_MAX_PIDS */
+	int verbose;			/* -v: attach details, libbpf's warnings; -vv: its debug output */
+};
+
+struct lp_tracer;
+
+/* Opens and loads the BPF programs.  NULL after reporting why (missing
+ * privileges: one line naming what is needed). */
+struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts);
+
+/* Measures what one hit of lp-trace's probes costs the thread it lands in
+ * (formats/lp-stream.md, "What lp costs"), for the instruction classes
+ * given as masks of 1 << LP_INSN_*: those of function probes (entry and
+ * return) and of point probes, and of a tracepoint probe when tracepoints.
+ * The same programs are attached to calibration functions of this process
+ * (lib/capture/tracecal.c), or to the tracepoint of its own getppid(2) calls, and
+ * the calls timed with and without them, within about budget_ns.  Call before
+ * lp_tracer__attach, which gives each probe its class's figures, counted in
+ * the kernel into spans' lp_ns=.  -1 after reporting why (the tracer then
+ * writes no cost records and no lp_ns=). */
+int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
+			 bool tracepoints, int64_t budget_ns);
+
+/* Writes the cost records of the probes attached so far (none when not
+ * calibrated).  Returns 0, or -1 when the output failed. */
+int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w);
+
+/* Processes syscall: and tp: probes follow (they are system-wide events
+ * filtered in the kernel by process id).  A process leaves the filter when
+ * it exits. */
+int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid);
+
+/* Attaches one probe point for process pid (uprobes; -1 for any process).
+ * A uprobe in a file that no process outside the filter maps (the
+ * targets' executable, as a rule) is attached once for every process and
+ * filtered in the kernel: the targets' children, present and future, are
+ * traced from their first instruction with nothing more attached; one in a
+ * file others map too (libc) is attached for pid alone (others would pay
+ * a breakpoint trap per call), its children given their own with
+ * lp_tracer__attach_child.  Returns the probe's id, or -1 after reporting
+ * why. */
+int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid);
+
+/* Follows forks: a child of a traced process is traced from its fork by
+ * the syscall and tracepoint probes and the uprobes attached for every
+ * process (filtered in the kernel), and on_fork is called (during a poll,
+ * woken at once) with the target it descends from, to attach the per-process
+ * uprobes with lp_tracer__attach_child for each of that target's points:
+ * calls the child makes to those before that are not seen.  At most
+ * LP_TRACE_MAX_CHILDREN children at once are given uprobes of their own
+ * (detached as they exit), and the filter holds max_pids processes at once;
+ * children past either are counted ("lost ... children").  Call before
+ * attaching probes, so that adopted descendants are no bystanders. */
+int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t target),
+		      void *arg);
+/* The uprobes of probe id (as lp_tracer__attach returned it) for a child,
+ * when the probe is attached per process; 0 for other probes and for a
+ * child already gone; -1 when they could not be attached (the child is
+ * counted as lost). */
+int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			    pid_t child);
+
+/* A descendant of target pid that was running when tracing began (a
+ * server's workers): followed as a child is, in the kernel's filter before
+ * probes are attached (so that it is no bystander: lp_tracer__attach).  Its
+ * per-process uprobes are the caller's to attach, with attach_child, once
+ * probes are.  1 when added, 0 when known already or counted as lost (the
+ * filter is full), -1 after reporting why. */
+int lp_tracer__adopt(struct lp_tracer *t, pid_t pid, pid_t target);
+
+/* System calls that start before this call are not reported: a started
+ * command's own ones are those after its release (not lp's code between
+ * fork and exec). */
+void lp_tracer__set_start(struct lp_tracer *t);
+
+/* Waits up to timeout_ms for events and writes them.  Returns the number of
+ * records written, -1 when the output failed (errno set), -2 when reading
+ * the ring failed (reported). */
+int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms);
+
+/* Ends tracing: detaches every probe, drains the ring, writes the calls
+ * still open as unfinished spans and the lost counts.  Returns 0, or -1
+ * when the output failed. */
+int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w);
+
+/* Totals for the summary on stderr. */
+uint64_t lp_tracer__count(const struct lp_tracer *t);
+uint64_t lp_tracer__lost(const struct lp_tracer *t);
+
+/* Detaches (if not finished) and frees. */
+void lp_tracer__free(struct lp_tracer *t);
+
+#endif

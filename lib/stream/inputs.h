@@ -1,0 +1,21 @@
+/* inputs.h - a filter's FILE operands: a lone "-" (stdin) when there are
+ * none, and every one opened before the filter writes anything, so that a
+ * missing file fails the run with no output written. */
+#ifndef LP_INPUTS_H
+#define LP_INPUTS_H
+
+#include "stream/stream.h"
+
+/* The operands argv[first..argc), or a lone "-" when there are none. */
+char **lp_input_paths(int argc, char **argv, int first, int *n);
+
+/* Opens paths[0..n) as fmt.  NULL when one cannot be opened (the reader has
+ * said why; the ones already open are freed). */
+struct lp_reader **lp_open_inputs(char **paths, int n, enum lp_input_format fmt);
+void lp_free_inputs(struct lp_reader **readers, int n);
+
+/* --input-format ARG for the filters that say it this way: the format, or
+ * -1 after "unknown input format 'ARG' (auto, lp, perf, folded)". */
+int lp_input_format_arg(const char *arg);
+
+#endif
