@@ -181,9 +181,11 @@ struct join {
 	struct input in[2];		/* 0: samples, 1: spans */
 };
 
+/* The conditions wait on CLOCK_MONOTONIC (cond_init): a wall clock set
+ * back would otherwise stretch a 50 ms wait into as long as it moved. */
 static void deadline_in(struct timespec *ts, long ms)
 {
-	clock_gettime(CLOCK_REALTIME, ts);
+	clock_gettime(CLOCK_MONOTONIC, ts);
 	ts->tv_nsec += ms * 1000000L;
 	ts->tv_sec += ts->tv_nsec / 1000000000L;
 	ts->tv_nsec %= 1000000000L;
@@ -969,19 +971,24 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	stats->sample_min = stats->span_min = INT64_MAX;
 	stats->sample_max = stats->span_max = INT64_MIN;
 	pthread_mutex_init(&j->lock, NULL);
-	pthread_cond_init(&j->wake, NULL);
+	pthread_condattr_t mono;
+	pthread_condattr_init(&mono);
+	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+	pthread_cond_init(&j->wake, &mono);
 	for (int i = 0; i < 2; i++) {
 		struct input *in = &j->in[i];
 		in->j = j;
-		pthread_cond_init(&in->space, NULL);
+		pthread_cond_init(&in->space, &mono);
 		in->reader = lp_reader__open(paths[i], fmts[i]);
 		if (!in->reader) {
 			lp_reader__free(j->in[0].reader);	/* i == 1: the first */
+			pthread_condattr_destroy(&mono);
 			free(j);
 			return -1;
 		}
 		in->live = is_live(paths[i]);
 	}
+	pthread_condattr_destroy(&mono);
 	for (int i = 0; i < 2; i++) {
 		int err = pthread_create(&j->in[i].thread, NULL, reader_main, &j->in[i]);
 		if (err) {
