@@ -65,6 +65,9 @@ static void usage(FILE *f)
 		"a bare number is seconds.\n");
 }
 
+enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE, OPT_LP_FRAMES,
+       OPT_AUTO };
+
 static int bad(const char *opt, const char *arg, const char *why)
 {
 	lp_error("%s '%s': %s", opt, arg, why);
@@ -105,10 +108,66 @@ static int parse_time(const char *arg, struct lp_split_opts *o)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* What the options gather into arrays, before they are handed to
+ * lp_split_opts. */
+struct lists {
+	double *pcts;
+	int64_t *ths;
+	struct lp_split_pred *preds;
+	struct lp_split_file *files;
+	size_t npcts, nths, npreds, nfiles;
+};
+
+/* -P LIST or -t LIST: comma-separated cut points, appended. */
+static int parse_cuts(int c, const char *arg, struct lists *l)
 {
-	enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE, OPT_LP_FRAMES,
-	       OPT_AUTO };
+	const char *opt = c == 'P' ? "--percentile" : "--threshold";
+	const char *why = NULL;
+	char *list = lp_strdup(arg), *save = NULL;
+	for (char *x = strtok_r(list, ",", &save); x && !why; x = strtok_r(NULL, ",", &save)) {
+		if (c == 'P') {
+			double v;
+			if (lp_parse_double(x, &v, &why) < 0)
+				break;
+			if (!(v > 0 && v < 100)) {
+				why = "must be between 0 and 100";
+				break;
+			}
+			l->pcts = lp_reallocarray(l->pcts, l->npcts + 1, sizeof(*l->pcts));
+			l->pcts[l->npcts++] = v;
+		} else {
+			int64_t v;
+			if (lp_parse_duration(x, &v, &why) < 0)
+				break;
+			l->ths = lp_reallocarray(l->ths, l->nths + 1, sizeof(*l->ths));
+			l->ths[l->nths++] = v;
+		}
+	}
+	free(list);
+	return why ? bad(opt, arg, why) : 0;
+}
+
+/* --above, --below, --outside FILE or --group NAME=FILE. */
+static int parse_group_file(int c, const char *arg, struct lists *l)
+{
+	struct lp_split_file f = { .path = arg };
+	if (c == 'g') {
+		char *eq = strchr(arg, '=');
+		if (!eq || eq == arg || !eq[1])
+			return bad("--group", arg, "expected NAME=FILE");
+		f.group = lp_strndup(arg, eq - arg);
+		f.path = eq + 1;
+	} else {
+		f.group = c == OPT_ABOVE ? "above" : c == OPT_BELOW ? "below" : "outside";
+	}
+	l->files = lp_reallocarray(l->files, l->nfiles + 1, sizeof(*l->files));
+	l->files[l->nfiles++] = f;
+	return 0;
+}
+
+/* getopt's loop: the options into o and l; 0, or the exit status. */
+static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct lists *l)
+{
 	static const struct option longopts[] = {
 		{ "percentile", required_argument, NULL, 'P' },
 		{ "threshold", required_argument, NULL, 't' },
@@ -135,129 +194,75 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct lp_split_opts o = {
-		.window_ns = 60000000000LL,
-		.accuracy = 0.01,
-		.format = LP_INPUT_AUTO,
-		.confidence = 0.9,
-	};
-	/* Static: what the options hold lives as long as the program, and
-	 * stays reachable to its end, whichever return ends it. */
-	static double *pcts;
-	static int64_t *ths;
-	static struct lp_split_pred *preds;
-	static struct lp_split_file *files;
-	size_t npcts = 0, nths = 0, npreds = 0, nfiles = 0;
 	const char *why;
-	int c, rc;
+	int c, rc = 0;
 
-	lp_init(argc, argv);
-	lp_read_through_first_sigint();
-	while ((c = getopt_long(argc, argv, "P:t:e:T:w:g:O:lo:LW:r:qf:h", longopts, NULL)) != -1) {
+	while (!rc && (c = getopt_long(argc, argv, "P:t:e:T:w:g:O:lo:LW:r:qf:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'P':
-		case 't': {
-			char *list = lp_strdup(optarg), *save = NULL;
-			for (char *x = strtok_r(list, ",", &save); x; x = strtok_r(NULL, ",", &save)) {
-				if (c == 'P') {
-					double v;
-					if (lp_parse_double(x, &v, &why) < 0) {
-						free(list);
-						return bad("--percentile", optarg, why);
-					}
-					if (!(v > 0 && v < 100)) {
-						free(list);
-						return bad("--percentile", optarg, "must be between 0 and 100");
-					}
-					pcts = lp_reallocarray(pcts, npcts + 1, sizeof(*pcts));
-					pcts[npcts++] = v;
-				} else {
-					int64_t v;
-					if (lp_parse_duration(x, &v, &why) < 0) {
-						free(list);
-						return bad("--threshold", optarg, why);
-					}
-					ths = lp_reallocarray(ths, nths + 1, sizeof(*ths));
-					ths[nths++] = v;
-				}
-			}
-			free(list);
+		case 't':
+			rc = parse_cuts(c, optarg, l);
 			break;
-		}
 		case OPT_AUTO:
-			o.auto_cut = true;
+			o->auto_cut = true;
 			break;
 		case 'e':
-			o.probe = optarg;
+			o->probe = optarg;
 			break;
 		case 'T':
-			if ((rc = parse_time(optarg, &o)))
-				return rc;
+			rc = parse_time(optarg, o);
 			break;
 		case 'w':
-			preds = lp_reallocarray(preds, npreds + 1, sizeof(*preds));
-			if (lp_split_pred__parse(optarg, &preds[npreds], &why) < 0)
+			l->preds = lp_reallocarray(l->preds, l->npreds + 1, sizeof(*l->preds));
+			if (lp_split_pred__parse(optarg, &l->preds[l->npreds], &why) < 0)
 				return bad("--where", optarg, why);
-			npreds++;
+			l->npreds++;
 			break;
 		case OPT_ABOVE:
 		case OPT_BELOW:
 		case OPT_OUTSIDE:
-		case 'g': {
-			files = lp_reallocarray(files, nfiles + 1, sizeof(*files));
-			if (c == 'g') {
-				char *eq = strchr(optarg, '=');
-				if (!eq || eq == optarg || !eq[1])
-					return bad("--group", optarg, "expected NAME=FILE");
-				files[nfiles].group = lp_strndup(optarg, eq - optarg);
-				files[nfiles].path = eq + 1;
-			} else {
-				files[nfiles].group = c == OPT_ABOVE ? "above" : c == OPT_BELOW ? "below"
-									   : "outside";
-				files[nfiles].path = optarg;
-			}
-			nfiles++;
+		case 'g':
+			rc = parse_group_file(c, optarg, l);
 			break;
-		}
 		case 'O': {
 			const char *pc = strstr(optarg, "%s");
 			if (!pc || strstr(pc + 2, "%s") || strchr(optarg, '%') != pc)
 				return bad("--output-pattern", optarg, "needs exactly one %s");
-			o.pattern = optarg;
+			o->pattern = optarg;
 			break;
 		}
 		case 'l':
-			o.label = true;
+			o->label = true;
 			break;
 		case 'o':
-			o.output = optarg;
+			o->output = optarg;
 			break;
 		case 'L':
-			o.live = true;
+			o->live = true;
 			break;
 		case 'W':
-			o.window_ns = lp_option_duration("window", optarg, true);
-			if (o.window_ns < 8)
+			o->window_ns = lp_option_duration("window", optarg, true);
+			if (o->window_ns < 8)
 				return bad("--window", optarg, "at least 8ns");
 			break;
 		case 'r':
-			o.report = optarg;
+			o->report = optarg;
 			break;
 		case 'q':
-			o.quiet = true;
+			o->quiet = true;
 			break;
 		case 'f': {
 			int f = lp_input_format__parse(optarg);
 			if (f < 0)
 				return bad("--input-format", optarg, "expected auto, lp, perf or folded");
-			o.format = f;
+			o->format = f;
 			break;
 		}
 		case OPT_RAW:
-			o.raw = true;
+			o->raw = true;
 			break;
 		case OPT_LP_FRAMES:
-			o.lp_frames = true;
+			o->lp_frames = true;
 			break;
 		case OPT_CONFIDENCE: {
 			double v;
@@ -265,7 +270,7 @@ int main(int argc, char **argv)
 				return bad("--confidence", optarg, why);
 			if (!(v > 0.5 && v <= 1))
 				return bad("--confidence", optarg, "must be above 0.5 and at most 1");
-			o.confidence = v;
+			o->confidence = v;
 			break;
 		}
 		case 'h':
@@ -278,68 +283,76 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (argc - optind > 1) {
-		lp_error("expected at most one INPUT");
-		usage(stderr);
-		return 2;
-	}
-	if (npcts && nths) {
+	return rc;
+}
+
+/* The cuts: one kind, sorted, none twice, into o. */
+static int check_cuts(struct lp_split_opts *o, struct lists *l)
+{
+	if (l->npcts && l->nths) {
 		lp_error("--percentile and --threshold cannot be combined");
 		return 2;
 	}
-	if (o.auto_cut && (npcts || nths)) {
+	if (o->auto_cut && (l->npcts || l->nths)) {
 		lp_error("--auto decides the cut: it cannot be combined with --%s",
-			 npcts ? "percentile" : "threshold");
+			 l->npcts ? "percentile" : "threshold");
 		return 2;
 	}
 	/* The valley is a property of the whole distribution: global by
 	 * nature, like exact percentiles. */
-	if (o.auto_cut && o.live) {
+	if (o->auto_cut && o->live) {
 		lp_error("--auto needs every duration before the first sample is routed: "
 			 "it cannot be combined with --live (use --live --percentile)");
 		return 2;
 	}
-	if (npcts)
-		qsort(pcts, npcts, sizeof(*pcts), lp_cmp_double);
-	if (nths)
-		qsort(ths, nths, sizeof(*ths), lp_cmp_i64);
-	for (size_t i = 1; i < npcts; i++)
-		if (pcts[i] == pcts[i - 1])
+	if (l->npcts)
+		qsort(l->pcts, l->npcts, sizeof(*l->pcts), lp_cmp_double);
+	if (l->nths)
+		qsort(l->ths, l->nths, sizeof(*l->ths), lp_cmp_i64);
+	for (size_t i = 1; i < l->npcts; i++)
+		if (l->pcts[i] == l->pcts[i - 1])
 			return bad("--percentile", "", "a cut point is given twice");
-	for (size_t i = 1; i < nths; i++)
-		if (ths[i] == ths[i - 1])
+	for (size_t i = 1; i < l->nths; i++)
+		if (l->ths[i] == l->ths[i - 1])
 			return bad("--threshold", "", "a cut point is given twice");
-	o.percentiles = pcts;
-	o.npercentiles = npcts;
-	o.thresholds = ths;
-	o.nthresholds = nths;
-	o.preds = preds;
-	o.npreds = npreds;
-	o.files = files;
-	o.nfiles = nfiles;
-	if (o.label && (nfiles || o.pattern)) {
+	o->percentiles = l->pcts;
+	o->npercentiles = l->npcts;
+	o->thresholds = l->ths;
+	o->nthresholds = l->nths;
+	o->preds = l->preds;
+	o->npreds = l->npreds;
+	return 0;
+}
+
+/* The outputs: one stream or files per group, each file for a group these
+ * options make, no file for two groups. */
+static int check_outputs(struct lp_split_opts *o, struct lists *l)
+{
+	o->files = l->files;
+	o->nfiles = l->nfiles;
+	if (o->label && (l->nfiles || o->pattern)) {
 		lp_error("--label writes one stream: it cannot be combined with files per group");
 		return 2;
 	}
-	if (o.output && !o.label) {
+	if (o->output && !o->label) {
 		lp_error("-o is --label's output; give files per group with --above, --below, "
 			 "--group or --output-pattern");
 		return 2;
 	}
-	if (!o.label && !nfiles && !o.pattern && o.quiet) {
+	if (!o->label && !l->nfiles && !o->pattern && o->quiet) {
 		lp_error("nothing to do: no output and no report");
 		return 2;
 	}
-	/* Every --group NAME must be a group these options make. */
 	static const char **names;
-	size_t nnames = lp_split__group_names(&o, &names);
-	for (size_t i = 0; i < nfiles; i++) {
+	size_t nnames = lp_split__group_names(o, &names);
+	for (size_t i = 0; i < l->nfiles; i++) {
 		bool found = false;
 		for (size_t k = 0; k < nnames; k++)
-			found |= !strcmp(names[k], files[i].group);
+			found |= !strcmp(names[k], l->files[i].group);
 		for (size_t k = 0; k < i; k++)
-			if (!strcmp(files[k].path, files[i].path) && strcmp(files[i].path, "/dev/null")) {
-				lp_error("%s: named for two groups", files[i].path);
+			if (!strcmp(l->files[k].path, l->files[i].path) &&
+			    strcmp(l->files[i].path, "/dev/null")) {
+				lp_error("%s: named for two groups", l->files[i].path);
 				return 2;
 			}
 		if (!found) {
@@ -347,11 +360,36 @@ int main(int argc, char **argv)
 			for (size_t k = 0; k < nnames; k++)
 				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 					 k ? ", " : "", names[k]);
-			lp_error("no group '%s' with these options (groups: %s)", files[i].group, list);
+			lp_error("no group '%s' with these options (groups: %s)", l->files[i].group, list);
 			return 2;
 		}
 	}
-	if (lp_split__run(optind < argc ? argv[optind] : "-", &o) < 0)
-		return 1;
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct lp_split_opts o = {
+		.window_ns = 60000000000LL,
+		.accuracy = 0.01,
+		.format = LP_INPUT_AUTO,
+		.confidence = 0.9,
+	};
+	/* Static: what the options hold lives as long as the program, and
+	 * stays reachable to its end, whichever return ends it. */
+	static struct lists l;
+	int rc;
+
+	lp_init(argc, argv);
+	lp_read_through_first_sigint();
+	if ((rc = parse_options(argc, argv, &o, &l)))
+		return rc;
+	if (argc - optind > 1) {
+		lp_error("expected at most one INPUT");
+		usage(stderr);
+		return 2;
+	}
+	if ((rc = check_cuts(&o, &l)) || (rc = check_outputs(&o, &l)))
+		return rc;
+	return lp_split__run(optind < argc ? argv[optind] : "-", &o) < 0 ? 1 : 0;
 }
