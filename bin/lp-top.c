@@ -265,6 +265,126 @@ static void draw(FILE *out, const struct options *o, bool terminal, bool at_end,
 		lp_write_failed(outname);
 }
 
+/* --- the loop ------------------------------------------------------------ */
+
+/* Where the view goes. */
+struct view {
+	FILE *out;
+	const char *outname;
+	bool terminal;
+	const struct options *o;
+};
+
+/* The wake pipe's and the terminal's input: true when q was pressed. */
+static bool take_input(const struct pollfd *p)
+{
+	bool quit = false;
+	char buf[64];
+	if (p[0].revents & POLLIN)
+		while (read(wake_fd[0], buf, sizeof(buf)) > 0)
+			;
+	if (tty_fd >= 0 && (p[1].revents & POLLIN)) {
+		char c;
+		while (read(tty_fd, &c, 1) == 1)
+			if (c == 'q' || c == 'Q')
+				quit = true;
+	}
+	return quit;
+}
+
+static void redraw_if_resized(const struct view *v, bool at_end)
+{
+	if (!got_winch)
+		return;
+	got_winch = 0;
+	fputs("\033[2J", v->out);
+	draw(v->out, v->o, v->terminal, at_end, v->outname);
+}
+
+/* Draws every interval until the input ends, a read fails, q, or ^C on a
+ * terminal.  *eof: every reader reached its end; *read_failed: one failed.
+ * Returns true when the user asked to leave. */
+static bool run_view(const struct view *v, bool *eof, bool *read_failed)
+{
+	const struct options *o = v->o;
+	int64_t next = lp_monotonic_ns() + o->interval_ns;
+	bool quit = false;
+	while (!quit) {
+		struct pollfd p[2] = {
+			{ .fd = wake_fd[0], .events = POLLIN },
+			{ .fd = tty_fd, .events = POLLIN },
+		};
+		int timeout = -1;
+
+		if (!o->once) {
+			int64_t left = (next - lp_monotonic_ns() + 999999) / 1000000;
+			timeout = left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
+		}
+		if (poll(p, tty_fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
+			lp_die(1, "poll: %s", strerror(errno));
+		quit = take_input(p);
+		/* On a terminal ^C leaves the view.  Feeding a pipe or a file,
+		 * the producer upstream is draining: keep reading to its end
+		 * (a second signal exits at once). */
+		if (got_signal && v->terminal)
+			quit = true;
+		struct lp_top_feed_state st;
+		lp_top_feed__lock(feed, &st);
+		lp_top_feed__unlock(feed);
+		*eof = st.readers_left == 0;
+		*read_failed = st.failed;
+		if ((*read_failed && v->terminal) || *eof)
+			break;	/* a reader's message stays below the view */
+		redraw_if_resized(v, false);
+		if (!o->once && lp_monotonic_ns() >= next) {
+			draw(v->out, o, v->terminal, false, v->outname);
+			next += o->interval_ns;
+			if (next < lp_monotonic_ns())
+				next = lp_monotonic_ns() + o->interval_ns;
+		}
+	}
+	return quit;
+}
+
+/* On a terminal, the last view stays until q or ^C. */
+static void hold_last_view(const struct view *v)
+{
+	while (!got_signal) {
+		struct pollfd p[2] = {
+			{ .fd = wake_fd[0], .events = POLLIN },
+			{ .fd = tty_fd, .events = POLLIN },
+		};
+		char c = 0;
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		redraw_if_resized(v, true);
+		while (read(wake_fd[0], &c, 1) > 0)
+			;
+		if (read(tty_fd, &c, 1) == 1 && (c == 'q' || c == 'Q'))
+			break;
+	}
+}
+
+/* SIGINT, SIGTERM (and SIGWINCH on a terminal) to on_signal, which wakes
+ * the loop through the pipe; the terminal's keys. */
+static void setup_signals(const struct view *v)
+{
+	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		lp_die(1, "cannot create a pipe: %s", strerror(errno));
+	/* After lp_open_output: the view is flushed whole by draw(), never
+	 * half-drawn by an idle reader.  on_signal takes SIGINT over below. */
+	lp_read_through_first_sigint();
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (v->terminal) {
+		sigaction(SIGWINCH, &sa, NULL);
+		tty_fd = lp_tty__open_keys();
+		fputs("\033[H\033[2J", v->out);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {
@@ -285,113 +405,25 @@ int main(int argc, char **argv)
 	if (!readers)
 		return 1;
 
-	FILE *out = lp_open_output(o.output);
-	const char *outname = o.output ? o.output : "stdout";
-	bool terminal = !o.once && isatty(fileno(out));
-
-	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) < 0)
-		lp_die(1, "cannot create a pipe: %s", strerror(errno));
-	/* After lp_open_output: the view is flushed whole by draw(), never
-	 * half-drawn by an idle reader.  on_signal takes SIGINT over below. */
-	lp_read_through_first_sigint();
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (terminal) {
-		sigaction(SIGWINCH, &sa, NULL);
-		tty_fd = lp_tty__open_keys();
-		fputs("\033[H\033[2J", out);
-	}
-
+	struct view v = { .o = &o };
+	v.out = lp_open_output(o.output);
+	v.outname = o.output ? o.output : "stdout";
+	v.terminal = !o.once && isatty(fileno(v.out));
+	setup_signals(&v);
 	top = lp_top__new(&o.top);
 	feed = lp_top_feed__start(top, readers, npaths, wake_fd[1]);
 
-	int64_t next = lp_monotonic_ns() + o.interval_ns;
-	bool quit = false, eof = false, read_failed = false;
-	while (!quit) {
-		struct pollfd p[2] = {
-			{ .fd = wake_fd[0], .events = POLLIN },
-			{ .fd = tty_fd, .events = POLLIN },
-		};
-		int timeout = -1;
-
-		if (!o.once) {
-			int64_t left = (next - lp_monotonic_ns() + 999999) / 1000000;
-			timeout = left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
-		}
-		if (poll(p, tty_fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
-			lp_die(1, "poll: %s", strerror(errno));
-		if (p[0].revents & POLLIN) {
-			char buf[64];
-			while (read(wake_fd[0], buf, sizeof(buf)) > 0)
-				;
-		}
-		if (tty_fd >= 0 && (p[1].revents & POLLIN)) {
-			char c;
-			while (read(tty_fd, &c, 1) == 1)
-				if (c == 'q' || c == 'Q')
-					quit = true;
-		}
-		if (got_signal) {
-			/* On a terminal ^C leaves the view.  Feeding a pipe or a
-			 * file, the producer upstream is draining: keep reading
-			 * to its end (a second signal exits at once). */
-			if (terminal)
-				quit = true;
-		}
-		struct lp_top_feed_state st;
-		lp_top_feed__lock(feed, &st);
-		lp_top_feed__unlock(feed);
-		eof = st.readers_left == 0;
-		read_failed = st.failed;
-		if (read_failed && terminal)
-			break;	/* the reader's message stays below the view */
-		if (eof)
-			break;
-		if (got_winch) {
-			got_winch = 0;
-			fputs("\033[2J", out);
-			draw(out, &o, terminal, false, outname);
-		}
-		if (!o.once && lp_monotonic_ns() >= next) {
-			draw(out, &o, terminal, false, outname);
-			next += o.interval_ns;
-			if (next < lp_monotonic_ns())
-				next = lp_monotonic_ns() + o.interval_ns;
-		}
-	}
-
-	int status = 0;
+	bool eof = false, read_failed = false;
+	bool quit = run_view(&v, &eof, &read_failed);
+	int status = read_failed ? 1 : 0;
 	if (eof) {
 		lp_top_feed__join(feed);
-		if (read_failed)
-			status = 1;
 		/* A stream cut short by bad input gets no final report: it
 		 * would look like a whole one. */
 		if (!read_failed)
-			draw(out, &o, terminal, true, outname);
-		if (terminal && !read_failed && tty_fd >= 0 && !quit) {
-			/* Keep the last view until q or ^C. */
-			while (!got_signal) {
-				struct pollfd p[2] = {
-					{ .fd = wake_fd[0], .events = POLLIN },
-					{ .fd = tty_fd, .events = POLLIN },
-				};
-				char c = 0;
-				if (poll(p, 2, -1) < 0 && errno != EINTR)
-					break;
-				if (got_winch) {
-					got_winch = 0;
-					fputs("\033[2J", out);
-					draw(out, &o, terminal, true, outname);
-				}
-				while (read(wake_fd[0], &c, 1) > 0)
-					;
-				if (read(tty_fd, &c, 1) == 1 && (c == 'q' || c == 'Q'))
-					break;
-			}
-		}
+			draw(v.out, &o, v.terminal, true, v.outname);
+		if (v.terminal && !read_failed && tty_fd >= 0 && !quit)
+			hold_last_view(&v);
 		lp_top_feed__free(feed);
 		lp_free_inputs(readers, npaths);
 		lp_top__free(top);
@@ -402,11 +434,10 @@ int main(int argc, char **argv)
 		struct lp_top_feed_state st;
 		lp_top_feed__lock(feed, &st);
 		lp_top_feed__unlock(feed);
-		if (st.failed)
-			status = 1;
+		status = st.failed ? 1 : 0;
 	}
 	lp_tty__restore();
-	if (lp_close_output(out, outname) < 0)
+	if (lp_close_output(v.out, v.outname) < 0)
 		status = 1;
 	return status;
 }
