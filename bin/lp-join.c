@@ -39,7 +39,8 @@ static void usage(FILE *f)
 		"a bare number is seconds.\n");
 }
 
-int main(int argc, char **argv)
+/* getopt's loop into o; *verbose for -v.  Returns 0, or the exit status. */
+static int parse_options(int argc, char **argv, struct lp_join_opts *o, bool *verbose)
 {
 	enum { OPT_MAX_HELD = 256, OPT_SAMPLES_FORMAT, OPT_VERSION };
 	static const struct option longopts[] = {
@@ -54,42 +55,33 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct lp_join_opts o = {
-		.max_delay_ns = 1000000000,
-		.max_held = 262144,
-		.samples_format = LP_INPUT_AUTO,
-		.spans_format = LP_INPUT_LP,
-	};
-	const char *output = NULL;
 	/* Static: probe names point into copies of the --probe lists, which
 	 * live as long as the program and stay reachable through it. */
 	static const char **probes;
-	size_t nprobes = 0;
-	bool verbose = false;
 	int c;
 
-	lp_init(argc, argv);
 	while ((c = getopt_long(argc, argv, "o:e:D:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			output = optarg;
+			o->output = optarg;
 			break;
 		case 'a':
-			o.all_spans = true;
+			o->all_spans = true;
 			break;
 		case 'e': {
 			char *list = lp_strdup(optarg), *save = NULL;
 			for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				probes = lp_reallocarray(probes, nprobes + 1, sizeof(*probes));
-				probes[nprobes++] = t;
+				probes = lp_reallocarray(probes, o->nprobes + 1, sizeof(*probes));
+				probes[o->nprobes++] = t;
 			}
+			o->probes = probes;
 			break;
 		}
 		case 'D':
-			o.max_delay_ns = lp_option_duration("max-delay", optarg, false);
+			o->max_delay_ns = lp_option_duration("max-delay", optarg, false);
 			break;
 		case OPT_MAX_HELD:
-			o.max_held = lp_option_u64("max-held", optarg, 1, SIZE_MAX / 2);
+			o->max_held = lp_option_u64("max-held", optarg, 1, SIZE_MAX / 2);
 			break;
 		case OPT_SAMPLES_FORMAT: {
 			int f = lp_input_format__parse(optarg);
@@ -97,11 +89,11 @@ int main(int argc, char **argv)
 				lp_error("--samples-format '%s': expected auto, lp or perf", optarg);
 				return 2;
 			}
-			o.samples_format = f;
+			o->samples_format = f;
 			break;
 		}
 		case 'v':
-			verbose = true;
+			*verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -122,29 +114,47 @@ int main(int argc, char **argv)
 		lp_error("only one of SAMPLES and SPANS can be stdin");
 		return 2;
 	}
-	o.probes = probes;
-	o.nprobes = nprobes;
-	o.output = output;
-	lp_read_through_first_sigint();
+	return 0;
+}
 
-	struct lp_join_stats st;
-	if (lp_join__run(argv[optind], argv[optind + 1], &o, &st) < 0)
-		return 1;
+/* The counts (-v), and why nothing joined when the user can fix it. */
+static void report(const struct lp_join_stats *st, bool verbose)
+{
 	if (verbose)
 		lp_error("%llu samples (%llu joined), %llu spans (%llu unfinished)",
-			 (unsigned long long)st.samples, (unsigned long long)st.joined,
-			 (unsigned long long)st.spans, (unsigned long long)st.unfinished);
-	/* Nothing joined for a reason the user can fix: say which. */
-	if (st.untimed && st.untimed == st.samples)
+			 (unsigned long long)st->samples, (unsigned long long)st->joined,
+			 (unsigned long long)st->spans, (unsigned long long)st->unfinished);
+	if (st->untimed && st->untimed == st->samples)
 		lp_error("the samples have no timestamps, so none can be joined "
 			 "(perf script: keep the time field)");
-	else if (!st.joined && st.samples && st.spans > st.unfinished &&
-		 (st.sample_max < st.span_min || st.sample_min > st.span_max))
+	else if (!st->joined && st->samples && st->spans > st->unfinished &&
+		 (st->sample_max < st->span_min || st->sample_min > st->span_max))
 		lp_error("no sample time falls within the spans' times: were both recorded on "
 			 "CLOCK_MONOTONIC of one host (perf record -k CLOCK_MONOTONIC)?");
-	if (st.early)
+	if (st->early)
 		lp_error("%llu samples or spans let go before their match could arrive "
 			 "(an input lagged by more than --max-delay; raise --max-held)",
-			 (unsigned long long)st.early);
+			 (unsigned long long)st->early);
+}
+
+int main(int argc, char **argv)
+{
+	struct lp_join_opts o = {
+		.max_delay_ns = 1000000000,
+		.max_held = 262144,
+		.samples_format = LP_INPUT_AUTO,
+		.spans_format = LP_INPUT_LP,
+	};
+	struct lp_join_stats st;
+	bool verbose = false;
+	int rc;
+
+	lp_init(argc, argv);
+	if ((rc = parse_options(argc, argv, &o, &verbose)))
+		return rc;
+	lp_read_through_first_sigint();
+	if (lp_join__run(argv[optind], argv[optind + 1], &o, &st) < 0)
+		return 1;
+	report(&st, verbose);
 	return 0;
 }
