@@ -281,37 +281,42 @@ static void estimate(struct lp_modes *m, const double *u, size_t n)
 	free(c);
 }
 
-struct lp_modes *lp_modes__new(const int64_t *durs, size_t n)
+/* The durations' common quantum (1 when they have none worth using), and
+ * their range. */
+static uint64_t quantum_of(const int64_t *durs, size_t n, int64_t *dmin, int64_t *dmax)
 {
-	struct lp_modes *m = lp_calloc(1, sizeof(*m));
-	m->n = n;
-	if (!n)
-		return m;
-
 	uint64_t q = 0;
-	int64_t dmin = INT64_MAX, dmax = 0;
+	*dmin = INT64_MAX;
+	*dmax = 0;
 	for (size_t i = 0; i < n; i++) {
 		int64_t d = durs[i] > 0 ? durs[i] : 0;
-		if (d < dmin)
-			dmin = d;
-		if (d > dmax)
-			dmax = d;
+		if (d < *dmin)
+			*dmin = d;
+		if (d > *dmax)
+			*dmax = d;
 		if (q != 1 && d)
 			q = gcd64(q, (uint64_t)d);
 	}
-	if (!q || q > MAX_QUANTUM)
-		q = 1;
+	return !q || q > MAX_QUANTUM ? 1 : q;
+}
 
-	/* ln of each duration spread over its quantum (see above); the
-	 * golden-ratio sequence spreads equal durations evenly. */
+/* ln of each duration spread over its quantum (see above); the
+ * golden-ratio sequence spreads equal durations evenly.  Sets the
+ * bandwidth (Silverman's rule on the spread) and returns the logs, with
+ * their range in *umin and *umax. */
+static double *log_durations(struct lp_modes *m, const int64_t *durs, size_t n, uint64_t q,
+			     double *umin, double *umax)
+{
 	double *u = lp_malloc(n * sizeof(*u));
-	double umin = INFINITY, umax = -INFINITY, mean = 0, m2 = 0;
+	double mean = 0, m2 = 0;
+	*umin = INFINITY;
+	*umax = -INFINITY;
 	for (size_t i = 0; i < n; i++) {
 		double phase = fmod((double)i * 0.6180339887498949, 1.0);
 		double x = (double)(durs[i] > 0 ? durs[i] : 0) + (double)q * (phase - 0.5);
 		u[i] = log(x < 0.5 ? 0.5 : x);
-		umin = fmin(umin, u[i]);
-		umax = fmax(umax, u[i]);
+		*umin = fmin(*umin, u[i]);
+		*umax = fmax(*umax, u[i]);
 		double delta = u[i] - mean;	/* Welford */
 		mean += delta / (double)(i + 1);
 		m2 += delta * (u[i] - mean);
@@ -326,6 +331,82 @@ struct lp_modes *lp_modes__new(const int64_t *durs, size_t n)
 	if (!(spread > 0))
 		spread = sd;
 	m->bandwidth = fmax(0.9 * spread * pow((double)n, -0.2), MIN_BANDWIDTH);
+	return u;
+}
+
+/* Counts at or below each grid point's (rounded) duration: a mode's mass
+ * is then exact for the cut at its valleys. */
+static void count_cells(struct lp_modes *m, const int64_t *gns, const int64_t *durs, size_t n)
+{
+	m->cum = lp_calloc(m->ngrid, sizeof(*m->cum));
+	for (size_t i = 0; i < n; i++)
+		m->cum[cell_of(m, gns, durs[i] > 0 ? durs[i] : 0)]++;
+	for (size_t j = 1; j < m->ngrid; j++)
+		m->cum[j] += m->cum[j - 1];
+}
+
+/* Local maxima of the density, and the lowest point between each two,
+ * merged where they are not separate modes. */
+static struct work find_modes(struct lp_modes *m)
+{
+	const double *f = m->density;
+	struct work w = { .peak = lp_malloc(m->ngrid * sizeof(size_t)),
+			  .valley = lp_malloc(m->ngrid * sizeof(size_t)) };
+	for (size_t j = 1; j + 1 < m->ngrid; j++)
+		if (f[j] > f[j - 1] && f[j] >= f[j + 1])
+			w.peak[w.n++] = j;
+	if (!w.n)
+		w.peak[w.n++] = argmin(f, 0, 0);	/* cannot happen: the tails are 0 */
+	for (size_t i = 0; i + 1 < w.n; i++)
+		w.valley[i] = argmin(f, w.peak[i], w.peak[i + 1]);
+	merge_modes(m, &w);
+	return w;
+}
+
+/* Each mode's peak, half-height width, count and mass; each valley's
+ * place, depth and the count below it. */
+static void describe_modes(struct lp_modes *m, const struct work *w, const int64_t *gns)
+{
+	const double *f = m->density;
+	m->nmodes = w->n;
+	m->modes = lp_calloc(w->n, sizeof(*m->modes));
+	m->valleys = lp_calloc(w->n, sizeof(*m->valleys));
+	for (size_t i = 0; i < w->n; i++) {
+		struct lp_mode *md = &m->modes[i];
+		size_t p = w->peak[i];
+		size_t left = i ? w->valley[i - 1] : 0, right = i + 1 < w->n ? w->valley[i] : m->ngrid - 1;
+		md->at_ns = gns[p];
+		md->height = f[p];
+		size_t a = p, b = p;
+		while (a > left && f[a - 1] >= f[p] / 2)
+			a--;
+		while (b < right && f[b + 1] >= f[p] / 2)
+			b++;
+		md->lo_ns = gns[a];
+		md->hi_ns = gns[b];
+		md->count = count_between(m, w, i);
+		md->mass = (double)md->count / (double)m->n;
+		if (i + 1 < w->n) {
+			struct lp_valley *v = &m->valleys[i];
+			v->at_ns = gns[w->valley[i]];
+			v->depth = fmin(f[p], f[w->peak[i + 1]]) > 0
+				   ? f[w->valley[i]] / fmin(f[p], f[w->peak[i + 1]]) : 1;
+			v->below = m->cum[w->valley[i]];
+		}
+	}
+}
+
+struct lp_modes *lp_modes__new(const int64_t *durs, size_t n)
+{
+	struct lp_modes *m = lp_calloc(1, sizeof(*m));
+	m->n = n;
+	if (!n)
+		return m;
+
+	int64_t dmin, dmax;
+	double umin, umax;
+	uint64_t q = quantum_of(durs, n, &dmin, &dmax);
+	double *u = log_durations(m, durs, n, q, &umin, &umax);
 
 	/* The grid: every duration, and the kernel's tails around them, at a
 	 * step of at most a quarter bandwidth. */
@@ -338,56 +419,12 @@ struct lp_modes *lp_modes__new(const int64_t *durs, size_t n)
 	estimate(m, u, n);
 	free(u);
 
-	/* Counts at or below each grid point's (rounded) duration: a mode's
-	 * mass is then exact for the cut at its valleys. */
 	int64_t *gns = lp_malloc(m->ngrid * sizeof(*gns));
 	for (size_t j = 0; j < m->ngrid; j++)
 		gns[j] = grid_ns(m, j);
-	m->cum = lp_calloc(m->ngrid, sizeof(*m->cum));
-	for (size_t i = 0; i < n; i++)
-		m->cum[cell_of(m, gns, durs[i] > 0 ? durs[i] : 0)]++;
-	for (size_t j = 1; j < m->ngrid; j++)
-		m->cum[j] += m->cum[j - 1];
-
-	/* Local maxima, and the lowest point between each two. */
-	const double *f = m->density;
-	struct work w = { .peak = lp_malloc(m->ngrid * sizeof(size_t)),
-			  .valley = lp_malloc(m->ngrid * sizeof(size_t)) };
-	for (size_t j = 1; j + 1 < m->ngrid; j++)
-		if (f[j] > f[j - 1] && f[j] >= f[j + 1])
-			w.peak[w.n++] = j;
-	if (!w.n)
-		w.peak[w.n++] = argmin(f, 0, 0);	/* cannot happen: the tails are 0 */
-	for (size_t i = 0; i + 1 < w.n; i++)
-		w.valley[i] = argmin(f, w.peak[i], w.peak[i + 1]);
-	merge_modes(m, &w);
-
-	m->nmodes = w.n;
-	m->modes = lp_calloc(w.n, sizeof(*m->modes));
-	m->valleys = lp_calloc(w.n, sizeof(*m->valleys));
-	for (size_t i = 0; i < w.n; i++) {
-		struct lp_mode *md = &m->modes[i];
-		size_t p = w.peak[i];
-		size_t left = i ? w.valley[i - 1] : 0, right = i + 1 < w.n ? w.valley[i] : m->ngrid - 1;
-		md->at_ns = gns[p];
-		md->height = f[p];
-		size_t a = p, b = p;
-		while (a > left && f[a - 1] >= f[p] / 2)
-			a--;
-		while (b < right && f[b + 1] >= f[p] / 2)
-			b++;
-		md->lo_ns = gns[a];
-		md->hi_ns = gns[b];
-		md->count = count_between(m, &w, i);
-		md->mass = (double)md->count / (double)n;
-		if (i + 1 < w.n) {
-			struct lp_valley *v = &m->valleys[i];
-			v->at_ns = gns[w.valley[i]];
-			v->depth = fmin(f[p], f[w.peak[i + 1]]) > 0
-				   ? f[w.valley[i]] / fmin(f[p], f[w.peak[i + 1]]) : 1;
-			v->below = m->cum[w.valley[i]];
-		}
-	}
+	count_cells(m, gns, durs, n);
+	struct work w = find_modes(m);
+	describe_modes(m, &w, gns);
 	free(w.peak);
 	free(w.valley);
 	free(gns);
