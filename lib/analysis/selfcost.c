@@ -243,6 +243,82 @@ void lp_costdist__fini(struct lp_costdist *d)
 #define COST_BINS 400
 #define RL_PASSES 60
 
+/* A deconvolution's histograms, over bins of `step` ns: f, the durations
+ * of spans with no sample (weighted as the chance a sample missed them),
+ * normalized; h, those of spans with one; p and c, scratch. */
+struct rl {
+	double *f, *h, *p, *c;
+	size_t *fj, nf;		/* f's non-empty bins, for the convolutions */
+	size_t nd;
+};
+
+/* One Richardson-Lucy pass: g (the cost's distribution) updated so that f
+ * convolved with it comes nearer to h.  False when it vanished. */
+static bool rl_pass(struct rl *r, double *g)
+{
+	memset(r->p, 0, r->nd * sizeof(*r->p));
+	for (size_t k = 0; k < COST_BINS; k++)
+		if (g[k] > 1e-12)
+			for (size_t a = 0; a < r->nf; a++)
+				if (r->fj[a] + k < r->nd)
+					r->p[r->fj[a] + k] += r->f[r->fj[a]] * g[k];
+	double gt = 0;
+	for (size_t k = 0; k < COST_BINS; k++) {
+		double num = 0, den = 0;
+		for (size_t a = 0; a < r->nf; a++) {
+			size_t j = r->fj[a] + k;
+			if (j >= r->nd)
+				continue;
+			den += r->f[r->fj[a]];
+			if (r->p[j] > 0)
+				num += r->f[r->fj[a]] * r->h[j] / r->p[j];
+		}
+		r->c[k] = den > 0 ? g[k] * num / den : 0;
+		gt += r->c[k];
+	}
+	if (!(gt > 0))
+		return false;
+	for (size_t k = 0; k < COST_BINS; k++)
+		g[k] = r->c[k] / gt;
+	return true;
+}
+
+/* d from the cost's distribution g: its moments, and the cumulative
+ * distribution of k samples' cost (g convolved k times) for each k. */
+static void set_empirical(struct lp_costdist *d, const double *g, double step)
+{
+	d->empirical = true;
+	d->step = step;
+	d->n = (size_t)COST_BINS * LP_COSTDIST_K;
+	double m = 0, v = 0;
+	for (size_t k = 0; k < COST_BINS; k++)
+		m += g[k] * ((double)k + 0.5) * step;
+	for (size_t k = 0; k < COST_BINS; k++) {
+		double x = ((double)k + 0.5) * step - m;
+		v += g[k] * x * x;
+	}
+	d->mean = m;
+	d->sd = sqrt(v);
+	double *pk = lp_calloc(d->n, sizeof(*pk)), *next = lp_calloc(d->n, sizeof(*next));
+	memcpy(pk, g, COST_BINS * sizeof(*g));
+	for (int kk = 1; kk <= LP_COSTDIST_K; kk++) {
+		if (kk > 1) {
+			memset(next, 0, d->n * sizeof(*next));
+			for (size_t a = 0; a < d->n; a++)
+				if (pk[a] > 0)
+					for (size_t b = 0; b < COST_BINS && a + b < d->n; b++)
+						next[a + b] += pk[a] * g[b];
+			memcpy(pk, next, d->n * sizeof(*pk));
+		}
+		d->cdf[kk] = lp_calloc(d->n, sizeof(double));
+		double sum = 0;
+		for (size_t a = 0; a < d->n; a++)
+			d->cdf[kk][a] = sum += pk[a];
+	}
+	free(pk);
+	free(next);
+}
+
 bool lp_costdist__deconvolve(struct lp_costdist *d, const double *one, size_t n1,
 			     const double *zero, size_t n0, double period_ns, double guess_mean,
 			     double guess_sd)
@@ -259,27 +335,28 @@ bool lp_costdist__deconvolve(struct lp_costdist *d, const double *one, size_t n1
 	if (kmax > period_ns / 2)
 		kmax = period_ns / 2;
 	double step = kmax / COST_BINS, dmax = 0.9 * period_ns;
-	size_t nd = (size_t)((dmax + kmax) / step) + 2, nf = 0;
-	double *f = lp_calloc(nd, sizeof(*f)), *h = lp_calloc(nd, sizeof(*h));
-	double *p = lp_calloc(nd, sizeof(*p)), *g = lp_calloc(COST_BINS, sizeof(*g));
-	double *c = lp_calloc(COST_BINS, sizeof(*c)), ft = 0, ht = 0;
+	struct rl r = { .nd = (size_t)((dmax + kmax) / step) + 2 };
+	r.f = lp_calloc(r.nd, sizeof(*r.f));
+	r.h = lp_calloc(r.nd, sizeof(*r.h));
+	r.p = lp_calloc(r.nd, sizeof(*r.p));
+	r.c = lp_calloc(COST_BINS, sizeof(*r.c));
+	r.fj = lp_calloc(r.nd, sizeof(*r.fj));
+	double *g = lp_calloc(COST_BINS, sizeof(*g)), ft = 0, ht = 0;
 	for (size_t i = 0; i < n0; i++)
 		if (zero[i] >= 0 && zero[i] < dmax) {
 			double w = fmax(zero[i], step / 2) / (period_ns - zero[i]);
-			f[(size_t)(zero[i] / step)] += w;
+			r.f[(size_t)(zero[i] / step)] += w;
 			ft += w;
 		}
 	for (size_t i = 0; i < n1; i++)
 		if (one[i] >= 0 && one[i] < dmax + kmax) {
-			h[(size_t)(one[i] / step)] += 1;
+			r.h[(size_t)(one[i] / step)] += 1;
 			ht += 1;
 		}
-	/* f's non-empty bins, for the convolutions */
-	size_t *fj = lp_calloc(nd, sizeof(*fj));
-	for (size_t j = 0; j < nd; j++)
-		if (f[j] > 0) {
-			f[j] /= ft;
-			fj[nf++] = j;
+	for (size_t j = 0; j < r.nd; j++)
+		if (r.f[j] > 0) {
+			r.f[j] /= ft;
+			r.fj[r.nf++] = j;
 		}
 	bool ok = ft > 0 && ht >= 100;
 	/* Start from the calibration, widened to the whole range (where the
@@ -292,73 +369,16 @@ bool lp_costdist__deconvolve(struct lp_costdist *d, const double *one, size_t n1
 	}
 	for (size_t k = 0; k < COST_BINS; k++)
 		g[k] /= gt;
-	for (int pass = 0; ok && pass < RL_PASSES; pass++) {
-		memset(p, 0, nd * sizeof(*p));
-		for (size_t k = 0; k < COST_BINS; k++)
-			if (g[k] > 1e-12)
-				for (size_t a = 0; a < nf; a++)
-					if (fj[a] + k < nd)
-						p[fj[a] + k] += f[fj[a]] * g[k];
-		gt = 0;
-		for (size_t k = 0; k < COST_BINS; k++) {
-			double num = 0, den = 0;
-			for (size_t a = 0; a < nf; a++) {
-				size_t j = fj[a] + k;
-				if (j >= nd)
-					continue;
-				den += f[fj[a]];
-				if (p[j] > 0)
-					num += f[fj[a]] * h[j] / p[j];
-			}
-			c[k] = den > 0 ? g[k] * num / den : 0;
-			gt += c[k];
-		}
-		if (!(gt > 0)) {
-			ok = false;
-			break;
-		}
-		for (size_t k = 0; k < COST_BINS; k++)
-			g[k] = c[k] / gt;
-	}
-	if (ok) {
-		d->empirical = true;
-		d->step = step;
-		d->n = (size_t)COST_BINS * LP_COSTDIST_K;
-		double m = 0, v = 0;
-		for (size_t k = 0; k < COST_BINS; k++)
-			m += g[k] * ((double)k + 0.5) * step;
-		for (size_t k = 0; k < COST_BINS; k++) {
-			double x = ((double)k + 0.5) * step - m;
-			v += g[k] * x * x;
-		}
-		d->mean = m;
-		d->sd = sqrt(v);
-		/* k samples' cost: g convolved k times, as cumulative sums */
-		double *pk = lp_calloc(d->n, sizeof(*pk)), *next = lp_calloc(d->n, sizeof(*next));
-		memcpy(pk, g, COST_BINS * sizeof(*g));
-		for (int kk = 1; kk <= LP_COSTDIST_K; kk++) {
-			if (kk > 1) {
-				memset(next, 0, d->n * sizeof(*next));
-				for (size_t a = 0; a < d->n; a++)
-					if (pk[a] > 0)
-						for (size_t b = 0; b < COST_BINS && a + b < d->n; b++)
-							next[a + b] += pk[a] * g[b];
-				memcpy(pk, next, d->n * sizeof(*pk));
-			}
-			d->cdf[kk] = lp_calloc(d->n, sizeof(double));
-			double sum = 0;
-			for (size_t a = 0; a < d->n; a++)
-				d->cdf[kk][a] = sum += pk[a];
-		}
-		free(pk);
-		free(next);
-	}
-	free(f);
-	free(h);
-	free(p);
+	for (int pass = 0; ok && pass < RL_PASSES; pass++)
+		ok = rl_pass(&r, g);
+	if (ok)
+		set_empirical(d, g, step);
+	free(r.f);
+	free(r.h);
+	free(r.p);
+	free(r.c);
+	free(r.fj);
 	free(g);
-	free(c);
-	free(fj);
 	return ok;
 }
 
