@@ -961,15 +961,13 @@ static bool is_live(const char *path)
 	return !S_ISREG(st.st_mode);
 }
 
-int lp_join__run(const char *samples_path, const char *spans_path,
-		 const struct lp_join_opts *opts, struct lp_join_stats *stats)
+/* Both inputs opened, each with its reader thread; NULL after a message. */
+static struct join *join_open(const char *samples_path, const char *spans_path,
+			      const struct lp_join_opts *opts)
 {
 	struct join *j = lp_calloc(1, sizeof(*j));
 	const char *paths[2] = { samples_path, spans_path };
 	enum lp_input_format fmts[2] = { opts->samples_format, opts->spans_format };
-	memset(stats, 0, sizeof(*stats));
-	stats->sample_min = stats->span_min = INT64_MAX;
-	stats->sample_max = stats->span_max = INT64_MIN;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_condattr_t mono;
 	pthread_condattr_init(&mono);
@@ -984,7 +982,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 			lp_reader__free(j->in[0].reader);	/* i == 1: the first */
 			pthread_condattr_destroy(&mono);
 			free(j);
-			return -1;
+			return NULL;
 		}
 		in->live = is_live(paths[i]);
 	}
@@ -994,9 +992,226 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 		if (err) {
 			errno = err;
 			lp_error_errno("cannot start a reader thread");
-			return -1;
+			return NULL;
 		}
 	}
+	return j;
+}
+
+/* The joining loop's own state, beside what the join keeps (struct state). */
+struct loop {
+	struct join *j;
+	struct input *smp, *spn;
+	bool live_clock;	/* the spans carry this host's current time */
+	bool files;		/* both inputs are files */
+	bool spans_full, samples_full;
+	bool got_spans, got_samples;
+	bool behind;		/* two files: waiting for the reader behind */
+	int64_t stalled_since;	/* when a full side last made no progress */
+	uint64_t since_sweep;
+	int64_t last_rel;
+};
+
+static void update_full(struct loop *l, const struct state *s)
+{
+	l->spans_full = s->kept >= s->o->max_held && !l->smp->finished;
+	l->samples_full = s->held >= s->o->max_held && !l->spn->finished;
+}
+
+/* A live tracer's records whose time is this host's now (within D): the
+ * clock rule then moves time on when it goes quiet. */
+static void check_live_clock(struct loop *l, const struct state *s, int64_t t)
+{
+	if (l->live_clock || !l->spn->live || t == LP_TIME_NONE)
+		return;
+	int64_t d = lp_monotonic_ns() - t;
+	l->live_clock = d >= -s->o->max_delay_ns && d <= s->o->max_delay_ns;
+}
+
+/* Up to a batch of records, each time the earlier in stream time of the
+ * two inputs, so that on files neither runs ahead of the other and little
+ * is held.  Either side may fill up while the other lags behind; it then
+ * waits for the other (exact on files, bounded memory). */
+static void take_batch(struct loop *l, struct state *s)
+{
+	for (int n = 0; n < 2048; n++) {
+		struct item *a = l->spans_full ? NULL : peek(l->spn);
+		struct item *b = l->samples_full ? NULL : peek(l->smp);
+		if (!a && !b)
+			break;
+		/* Two files: wait for the reader that is behind rather than
+		 * read ahead on the other (it is only a few records away). */
+		if (l->files && ((a && !b && !l->samples_full && !atomic_load(&l->smp->done)) ||
+				 (b && !a && !l->spans_full && !atomic_load(&l->spn->done)))) {
+			l->behind = true;
+			break;
+		}
+		struct input *from = !b || (a && item_time(a) <= item_time(b)) ? l->spn : l->smp;
+		struct item *it = pop(from);
+		l->since_sweep++;
+		if (from == l->spn) {
+			l->got_spans = true;
+			if (it->rec.kind == LP_REC_SPAN)
+				check_live_clock(l, s, it->rec.span.end_ns);
+		} else {
+			l->got_samples = true;
+			/* Fresh samples from a live recorder, and a live tracer:
+			 * the clock rule holds even before the first span. */
+			if (it->rec.kind == LP_REC_SAMPLE)
+				check_live_clock(l, s, it->rec.sample.time_ns);
+		}
+		on_item(s, it);
+		update_full(l, s);
+	}
+}
+
+/* An input read to its end and drained: what waited for it goes.  False
+ * when its reader failed. */
+static bool finish_inputs(struct loop *l, struct state *s)
+{
+	if (!l->spn->finished && atomic_load(&l->spn->done) && ring_empty(l->spn)) {
+		l->spn->finished = true;
+		if (atomic_load(&l->spn->done) < 0)
+			return false;
+		s->spans_done = true;
+		sweep_all(s, INT64_MAX, prune_mark(s));
+		l->got_spans = true;
+	}
+	if (!l->smp->finished && atomic_load(&l->smp->done) && ring_empty(l->smp)) {
+		l->smp->finished = true;
+		if (atomic_load(&l->smp->done) < 0)
+			return false;
+		s->samples_done = true;
+		sweep_all(s, release_mark(s), INT64_MAX);
+		l->got_samples = true;
+	}
+	return true;
+}
+
+/* Samples and spans let go when time has moved on enough, or a batch of
+ * records has come in since the last sweep. */
+static void sweep_when_due(struct loop *l, struct state *s)
+{
+	/* A live tracer that goes quiet still moves time forward: a span
+	 * ending before now - D has been written by now. */
+	if (l->live_clock && !l->spn->finished) {
+		int64_t m = lp_monotonic_ns() - s->o->max_delay_ns;
+		if (m > s->span_mark)
+			s->span_mark = m;
+	}
+	int64_t rel = release_mark(s);
+	bool moved = rel != INT64_MIN &&
+		     (l->last_rel == INT64_MIN ? true
+		      : rel == INT64_MAX ? l->last_rel != INT64_MAX
+		      : rel - l->last_rel >= s->o->max_delay_ns / 4 + 1);
+	if (l->since_sweep >= 65536 || moved) {
+		sweep_all(s, rel, prune_mark(s));
+		l->since_sweep = 0;
+		l->last_rel = rel;
+	}
+}
+
+/* A full side whose other side does not come (a quiet live producer):
+ * after D of waiting, the oldest are let go, counted as early. */
+static void release_stalled(struct loop *l, struct state *s)
+{
+	const struct lp_join_opts *opts = s->o;
+	update_full(l, s);
+	if (!((l->samples_full && !l->got_spans) || (l->spans_full && !l->got_samples))) {
+		l->stalled_since = 0;
+		return;
+	}
+	if (!l->stalled_since) {
+		l->stalled_since = lp_monotonic_ns();
+		return;
+	}
+	if (lp_monotonic_ns() - l->stalled_since <= opts->max_delay_ns)
+		return;
+	int64_t rel = release_mark(s);
+	size_t before = s->held + s->kept, held = s->held, kept = s->kept;
+	int64_t sm = s->sample_mark == INT64_MIN ? INT64_MAX : s->sample_mark - opts->max_delay_ns;
+	int64_t pm = s->span_mark == INT64_MIN ? INT64_MAX : s->span_mark - opts->max_delay_ns;
+	sweep_all(s, l->samples_full ? sm : rel, l->spans_full ? pm : prune_mark(s));
+	if (s->held + s->kept >= before)
+		sweep_all(s, l->samples_full ? INT64_MAX : rel,
+			  l->spans_full ? INT64_MAX : prune_mark(s));
+	s->st->early += before - (s->held + s->kept);
+	write_early(s, held - s->held, kept - s->kept);
+	l->stalled_since = 0;
+}
+
+/* Nothing came: the output flushed for a live reader downstream, then a
+ * wait until a reader wakes us or a trickle's interval has passed. */
+static void wait_for_input(struct loop *l, struct state *s)
+{
+	struct join *j = l->j;
+	if (fflush(s->out) == EOF)
+		out_failed(s);
+	pthread_mutex_lock(&j->lock);
+	atomic_store(&j->consumer_waiting, 1);
+	/* A reader that ended with its ring drained was finished above, so
+	 * waiting here always has something to wait for. */
+	if (l->behind || ((l->spans_full || ring_empty(l->spn)) &&
+			  (l->samples_full || ring_empty(l->smp)))) {
+		struct timespec ts;
+		deadline_in(&ts, IDLE_WAIT_MS);
+		pthread_cond_timedwait(&j->wake, &j->lock, &ts);
+	}
+	atomic_store(&j->consumer_waiting, 0);
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* The readers joined (told to stop first when an input failed: what is
+ * held then goes into nothing, the output left as it was), everything
+ * freed. */
+static void join_close(struct join *j, struct state *s, bool failed)
+{
+	FILE *discard = NULL;
+	if (failed) {
+		atomic_store(&j->quit, 1);
+		pthread_mutex_lock(&j->lock);
+		for (int i = 0; i < 2; i++)
+			pthread_cond_broadcast(&j->in[i].space);
+		pthread_mutex_unlock(&j->lock);
+		discard = fopen("/dev/null", "w");
+		if (discard) {
+			lp_writer__free(s->w);
+			s->w = lp_writer__new(discard);
+		}
+	}
+	sweep_all(s, INT64_MAX, INT64_MAX);
+	for (int i = 0; i < 2; i++) {
+		struct input *in = &j->in[i];
+		pthread_join(in->thread, NULL);
+		for (struct item *it; (it = pop(in));)
+			free(it);
+		lp_reader__free(in->reader);
+		for (size_t h = in->spent_head; h != in->spent_tail; h++)
+			free(in->spent[h & (RING_CAP - 1)]);
+		pthread_cond_destroy(&in->space);
+	}
+	lp_writer__free(s->w);
+	lp_attrs_buf__free(&s->ab);
+	free(s->tmp);
+	free(s->buckets);
+	for (size_t i = 0; i < s->nheaders; i++)
+		free(s->headers[i]);
+	pthread_mutex_destroy(&j->lock);
+	pthread_cond_destroy(&j->wake);
+	free(j);
+	if (discard)
+		fclose(discard);
+}
+
+int lp_join__run(const char *samples_path, const char *spans_path,
+		 const struct lp_join_opts *opts, struct lp_join_stats *stats)
+{
+	memset(stats, 0, sizeof(*stats));
+	stats->sample_min = stats->span_min = INT64_MAX;
+	stats->sample_max = stats->span_max = INT64_MIN;
+	struct join *j = join_open(samples_path, spans_path, opts);
+	if (!j)
+		return -1;
 
 	FILE *out = lp_open_output(opts->output);
 	/* Large writes; a live reader still sees each batch: lp-join flushes
@@ -1010,178 +1225,29 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	s.w = lp_writer__new(out);
 	s.nbuckets = 64;
 	s.buckets = lp_calloc(s.nbuckets, sizeof(*s.buckets));
-	struct input *smp = &j->in[0], *spn = &j->in[1];
-	bool live_clock = false;	/* the spans carry this host's current time */
-	bool failed = false;		/* an input could not be read to its end */
-	bool files = !smp->live && !spn->live;
-	int64_t stalled_since = 0;	/* when a full side last made no progress */
-	uint64_t since_sweep = 0;
-	int64_t last_rel = INT64_MIN;
+	struct loop l = { .j = j, .smp = &j->in[0], .spn = &j->in[1], .last_rel = INT64_MIN };
+	l.files = !l.smp->live && !l.spn->live;
+	bool failed = false;	/* an input could not be read to its end */
 
-	while (!smp->finished || !spn->finished) {
-		bool got_spans = false, got_samples = false;
-		/* Either side may fill up while the other lags behind; it then
-		 * waits for the other (exact on files, bounded memory). */
-		bool spans_full = s.kept >= opts->max_held && !smp->finished;
-		bool samples_full = s.held >= opts->max_held && !spn->finished;
-		bool behind = false;
-		/* Take the record that is earlier in stream time, so that on files
-		 * neither input runs ahead of the other and little is held. */
-		for (int n = 0; n < 2048; n++) {
-			struct item *a = spans_full ? NULL : peek(spn);
-			struct item *b = samples_full ? NULL : peek(smp);
-			if (!a && !b)
-				break;
-			/* Two files: wait for the reader that is behind rather than
-			 * read ahead on the other (it is only a few records away). */
-			if (files && ((a && !b && !samples_full && !atomic_load(&smp->done)) ||
-				      (b && !a && !spans_full && !atomic_load(&spn->done)))) {
-				behind = true;
-				break;
-			}
-			struct input *from = !b || (a && item_time(a) <= item_time(b)) ? spn : smp;
-			struct item *it = pop(from);
-			since_sweep++;
-			if (from == spn) {
-				got_spans = true;
-				if (it->rec.kind == LP_REC_SPAN && spn->live && !live_clock &&
-				    it->rec.span.end_ns != LP_TIME_NONE) {
-					int64_t d = lp_monotonic_ns() - it->rec.span.end_ns;
-					live_clock = d >= -opts->max_delay_ns && d <= opts->max_delay_ns;
-				}
-			} else {
-				got_samples = true;
-				/* Fresh samples from a live recorder, and a live tracer:
-				 * the clock rule holds even before the first span. */
-				if (it->rec.kind == LP_REC_SAMPLE && spn->live && !live_clock &&
-				    it->rec.sample.time_ns != LP_TIME_NONE) {
-					int64_t d = lp_monotonic_ns() - it->rec.sample.time_ns;
-					live_clock = d >= -opts->max_delay_ns && d <= opts->max_delay_ns;
-				}
-			}
-			on_item(&s, it);
-			spans_full = s.kept >= opts->max_held && !smp->finished;
-			samples_full = s.held >= opts->max_held && !spn->finished;
+	while (!l.smp->finished || !l.spn->finished) {
+		l.got_spans = l.got_samples = l.behind = false;
+		update_full(&l, &s);
+		take_batch(&l, &s);
+		if (!finish_inputs(&l, &s)) {
+			failed = true;
+			break;
 		}
-		if (!spn->finished && atomic_load(&spn->done) && ring_empty(spn)) {
-			spn->finished = true;
-			if (atomic_load(&spn->done) < 0) {
-				failed = true;
-				break;
-			}
-			s.spans_done = true;
-			sweep_all(&s, INT64_MAX, prune_mark(&s));
-			got_spans = true;
-		}
-		if (!smp->finished && atomic_load(&smp->done) && ring_empty(smp)) {
-			smp->finished = true;
-			if (atomic_load(&smp->done) < 0) {
-				failed = true;
-				break;
-			}
-			s.samples_done = true;
-			sweep_all(&s, release_mark(&s), INT64_MAX);
-			got_samples = true;
-		}
-		/* A live tracer that goes quiet still moves time forward: a span
-		 * ending before now - D has been written by now. */
-		if (live_clock && !spn->finished) {
-			int64_t m = lp_monotonic_ns() - opts->max_delay_ns;
-			if (m > s.span_mark)
-				s.span_mark = m;
-		}
-		int64_t rel = release_mark(&s);
-		bool moved = rel != INT64_MIN &&
-			     (last_rel == INT64_MIN ? true
-			      : rel == INT64_MAX ? last_rel != INT64_MAX
-			      : rel - last_rel >= opts->max_delay_ns / 4 + 1);
-		if (since_sweep >= 65536 || moved) {
-			sweep_all(&s, rel, prune_mark(&s));
-			since_sweep = 0;
-			last_rel = rel;
-		}
-		spans_full = s.kept >= opts->max_held && !smp->finished;
-		samples_full = s.held >= opts->max_held && !spn->finished;
-		if ((samples_full && !got_spans) || (spans_full && !got_samples)) {
-			/* The side waited for does not come (a quiet live producer):
-			 * after D of waiting, let the oldest go, counted. */
-			if (!stalled_since) {
-				stalled_since = lp_monotonic_ns();
-			} else if (lp_monotonic_ns() - stalled_since > opts->max_delay_ns) {
-				size_t before = s.held + s.kept, held = s.held, kept = s.kept;
-				int64_t sm = s.sample_mark == INT64_MIN ? INT64_MAX
-									: s.sample_mark - opts->max_delay_ns;
-				int64_t pm = s.span_mark == INT64_MIN ? INT64_MAX
-								      : s.span_mark - opts->max_delay_ns;
-				sweep_all(&s, samples_full ? sm : rel, spans_full ? pm : prune_mark(&s));
-				if (s.held + s.kept >= before)
-					sweep_all(&s, samples_full ? INT64_MAX : rel,
-						  spans_full ? INT64_MAX : prune_mark(&s));
-				stats->early += before - (s.held + s.kept);
-				write_early(&s, held - s.held, kept - s.kept);
-				stalled_since = 0;
-			}
-		} else {
-			stalled_since = 0;
-		}
-		if (got_spans || got_samples)
-			continue;
-		if (fflush(out) == EOF)
-			out_failed(&s);
-		pthread_mutex_lock(&j->lock);
-		atomic_store(&j->consumer_waiting, 1);
-		/* A reader that ended with its ring drained was finished above,
-		 * so waiting here always has something to wait for. */
-		if (behind || ((spans_full || ring_empty(spn)) && (samples_full || ring_empty(smp)))) {
-			struct timespec ts;
-			deadline_in(&ts, IDLE_WAIT_MS);
-			pthread_cond_timedwait(&j->wake, &j->lock, &ts);
-		}
-		atomic_store(&j->consumer_waiting, 0);
-		pthread_mutex_unlock(&j->lock);
+		sweep_when_due(&l, &s);
+		release_stalled(&l, &s);
+		if (!l.got_spans && !l.got_samples)
+			wait_for_input(&l, &s);
 	}
 	/* A reader of a live input may sit in read() for good: not waited for
 	 * (lp-join exits now); files are cleaned up as on success. */
-	if (failed && (smp->live || spn->live))
+	if (failed && (l.smp->live || l.spn->live))
 		return -1;
-	FILE *discard = NULL;
+	join_close(j, &s, failed);
 	if (failed) {
-		/* An input failed (reported): the other reader stops, and what
-		 * is held is let go into nothing, the output left as it was. */
-		atomic_store(&j->quit, 1);
-		pthread_mutex_lock(&j->lock);
-		for (int i = 0; i < 2; i++)
-			pthread_cond_broadcast(&j->in[i].space);
-		pthread_mutex_unlock(&j->lock);
-		discard = fopen("/dev/null", "w");
-		if (discard) {
-			lp_writer__free(s.w);
-			s.w = lp_writer__new(discard);
-		}
-	}
-	sweep_all(&s, INT64_MAX, INT64_MAX);
-	for (int i = 0; i < 2; i++) {
-		pthread_join(j->in[i].thread, NULL);
-		for (struct item *it; (it = pop(&j->in[i]));)
-			free(it);
-		lp_reader__free(j->in[i].reader);
-		struct input *in = &j->in[i];
-		for (size_t h = in->spent_head; h != in->spent_tail; h++)
-			free(in->spent[h & (RING_CAP - 1)]);
-		pthread_cond_destroy(&j->in[i].space);
-	}
-	lp_writer__free(s.w);
-	lp_attrs_buf__free(&s.ab);
-	free(s.tmp);
-	free(s.buckets);
-	for (size_t i = 0; i < s.nheaders; i++)
-		free(s.headers[i]);
-	pthread_mutex_destroy(&j->lock);
-	pthread_cond_destroy(&j->wake);
-	free(j);
-	if (failed) {
-		if (discard)
-			fclose(discard);
 		lp_close_output(out, opts->output ? opts->output : "stdout");
 		return -1;
 	}
