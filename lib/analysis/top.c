@@ -352,29 +352,21 @@ static void put_fitted(FILE *out, const char *s, int room, int keep_end)
 	}
 }
 
-int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts *ro)
+/* The view's functions, most weight first: self is the leaf's, total
+ * counts a function once per stack however often it recurses.  *buf is
+ * scratch for frame names. */
+static struct func **view_funcs(const struct view *v, enum lp_top_sort sort, size_t *nfuncs,
+				char **buf, size_t *buf_cap)
 {
-	struct view v;
 	struct lp_hashmap fidx;
 	struct func **funcs = NULL;
-	size_t nfuncs = 0;
-	char *buf = NULL;	/* a frame's name (lp_frame__name) */
-	size_t buf_cap = 0;
-	const char *eol = ro->eol ? ro->eol : "";
-	int lines = 0;
-
-	view_build(t, &v);
-	if (v.n)	/* an empty view has no array, which qsort may not be given */
-		qsort(v.entries, v.n, sizeof(*v.entries), cmp_entry);
-
-	/* Functions: self is the leaf's, total counts a function once per
-	 * stack however often it recurses. */
+	size_t n = 0;
 	lp_hashmap__init(&fidx);
-	for (size_t i = 0; i < v.n; i++) {
-		const struct lp_stack *s = v.entries[i].stack;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct lp_stack *s = v->entries[i].stack;
 		for (size_t k = 0; k < s->nframes; k++) {
 			const struct lp_frame *f = s->frames[k];
-			const char *name = lp_frame__name(f, &buf, &buf_cap);
+			const char *name = lp_frame__name(f, buf, buf_cap);
 			const char *mod = module_base(f);
 			uint64_t h = lp_hash_bytes(LP_HASH_INIT, name, strlen(name) + 1);
 			h = lp_hashmap__key(lp_hash_bytes(h, mod, strlen(mod)));
@@ -384,37 +376,31 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 				fn->name = lp_strdup(name);
 				fn->module = mod;
 				lp_hashmap__put(&fidx, h, fn);
-				funcs = lp_reallocarray(funcs, nfuncs + 1, sizeof(*funcs));
-				funcs[nfuncs++] = fn;
+				funcs = lp_reallocarray(funcs, n + 1, sizeof(*funcs));
+				funcs[n++] = fn;
 			}
 			if (fn->stamp != i + 1) {
 				fn->stamp = i + 1;
-				fn->total += v.entries[i].weight;
+				fn->total += v->entries[i].weight;
 			}
 			if (k + 1 == s->nframes)
-				fn->self += v.entries[i].weight;
+				fn->self += v->entries[i].weight;
 		}
 	}
 	lp_hashmap__fini(&fidx);
-	sort_key = t->o.sort;
-	if (nfuncs)	/* no sample: no array */
-		qsort(funcs, nfuncs, sizeof(*funcs), cmp_func);
+	sort_key = sort;
+	if (n)	/* no sample: no array */
+		qsort(funcs, n, sizeof(*funcs), cmp_func);
+	*nfuncs = n;
+	return funcs;
+}
 
-	double total = v.total > 0 ? v.total : 1;
-	int w = ro->width;
-	char num[32];
-
-	fputs(ro->title ? ro->title : "lp-top", out);
-	/* Weights are often nanoseconds: whole numbers past a thousand. */
-	snprintf(num, sizeof(num), v.total >= 1000 ? "%.0f" : "%.6g", v.total);
-	fprintf(out, "  samples %llu  stacks %zu  weight %s", (unsigned long long)v.count,
-		v.n, num);
-	if (t->dropped)
-		fprintf(out, "  late %llu", (unsigned long long)t->dropped);
-	fprintf(out, "%s\n", eol);
-	lines++;
-	fprintf(out, "%s\n", eol);
-	lines++;
+/* The functions' table: SELF% TOTAL% FUNCTION [module].  Returns lines. */
+static int put_funcs(FILE *out, struct func **funcs, size_t nfuncs, double total,
+		     const struct lp_top_report_opts *ro, const char *eol, char **buf,
+		     size_t *buf_cap)
+{
+	int lines = 0;
 	fprintf(out, "  SELF%%  TOTAL%%  FUNCTION%s\n", eol);
 	lines++;
 	for (size_t i = 0; i < nfuncs && (ro->nfuncs < 0 || (int)i < ro->nfuncs); i++) {
@@ -423,28 +409,35 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 				100 * fn->total / total);
 		bool bracketed = fn->module[0] == '[';	/* [kernel.kallsyms], [vdso] */
 		size_t nl = strlen(fn->name), ml = strlen(fn->module);
-		lp_grow(&buf, &buf_cap, nl + ml + 5);	/* names may be any length */
+		lp_grow(buf, buf_cap, nl + ml + 5);	/* names may be any length */
 		if (!fn->module[0] || fn->name[0] == '[')
-			snprintf(buf, buf_cap, "%s", fn->name);
+			snprintf(*buf, *buf_cap, "%s", fn->name);
 		else if (bracketed)
-			snprintf(buf, buf_cap, "%s  %s", fn->name, fn->module);
+			snprintf(*buf, *buf_cap, "%s  %s", fn->name, fn->module);
 		else
-			snprintf(buf, buf_cap, "%s  [%s]", fn->name, fn->module);
-		put_fitted(out, buf, w ? w - n : 0, 0);
+			snprintf(*buf, *buf_cap, "%s  [%s]", fn->name, fn->module);
+		put_fitted(out, *buf, ro->width ? ro->width - n : 0, 0);
 		fprintf(out, "%s\n", eol);
 		lines++;
 	}
-	fprintf(out, "%s\n", eol);
-	lines++;
+	return lines;
+}
+
+/* The stacks' table: SHARE% root;...;leaf.  Returns lines. */
+static int put_stacks(FILE *out, const struct view *v, double total,
+		      const struct lp_top_report_opts *ro, const char *eol, char **buf,
+		      size_t *buf_cap)
+{
+	int lines = 0;
 	fprintf(out, " SHARE%%  STACK (root;...;leaf)%s\n", eol);
 	lines++;
 	char *folded = NULL;
 	size_t cap = 0;
-	for (size_t i = 0; i < v.n && (ro->nstacks < 0 || (int)i < ro->nstacks); i++) {
-		const struct lp_stack *s = v.entries[i].stack;
+	for (size_t i = 0; i < v->n && (ro->nstacks < 0 || (int)i < ro->nstacks); i++) {
+		const struct lp_stack *s = v->entries[i].stack;
 		size_t len = 0;
 		for (size_t k = 0; k < s->nframes; k++) {
-			const char *name = lp_frame__name(s->frames[k], &buf, &buf_cap);
+			const char *name = lp_frame__name(s->frames[k], buf, buf_cap);
 			size_t nl = strlen(name);
 			if (len + nl + 2 > cap) {
 				cap = (len + nl + 2) * 2;
@@ -458,12 +451,42 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 		if (!cap)
 			folded = lp_realloc(folded, cap = 16);
 		folded[len] = 0;
-		int n = fprintf(out, "%7.2f  ", 100 * v.entries[i].weight / total);
-		put_fitted(out, folded, w ? w - n : 0, 1);
+		int n = fprintf(out, "%7.2f  ", 100 * v->entries[i].weight / total);
+		put_fitted(out, folded, ro->width ? ro->width - n : 0, 1);
 		fprintf(out, "%s\n", eol);
 		lines++;
 	}
 	free(folded);
+	return lines;
+}
+
+int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts *ro)
+{
+	struct view v;
+	char *buf = NULL;	/* a frame's name (lp_frame__name) */
+	size_t buf_cap = 0, nfuncs;
+	const char *eol = ro->eol ? ro->eol : "";
+	char num[32];
+
+	view_build(t, &v);
+	if (v.n)	/* an empty view has no array, which qsort may not be given */
+		qsort(v.entries, v.n, sizeof(*v.entries), cmp_entry);
+	struct func **funcs = view_funcs(&v, t->o.sort, &nfuncs, &buf, &buf_cap);
+	double total = v.total > 0 ? v.total : 1;
+
+	fputs(ro->title ? ro->title : "lp-top", out);
+	/* Weights are often nanoseconds: whole numbers past a thousand. */
+	snprintf(num, sizeof(num), v.total >= 1000 ? "%.0f" : "%.6g", v.total);
+	fprintf(out, "  samples %llu  stacks %zu  weight %s", (unsigned long long)v.count,
+		v.n, num);
+	if (t->dropped)
+		fprintf(out, "  late %llu", (unsigned long long)t->dropped);
+	fprintf(out, "%s\n%s\n", eol, eol);
+	int lines = 2;
+	lines += put_funcs(out, funcs, nfuncs, total, ro, eol, &buf, &buf_cap);
+	fprintf(out, "%s\n", eol);
+	lines++;
+	lines += put_stacks(out, &v, total, ro, eol, &buf, &buf_cap);
 	free(buf);
 	for (size_t i = 0; i < nfuncs; i++) {
 		free(funcs[i]->name);
