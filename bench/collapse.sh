@@ -11,6 +11,9 @@
 # corpus's example-perf-stacks.txt.gz is repeated instead.
 #   LP_BENCH_MB=100   size of the input in MB
 #   LP_BENCH_RUNS=3   runs of each tool; the best one is reported
+#   OLD=DIR           another build (`make O=DIR` of an earlier commit): each
+#                     lp-collapse row is followed by DIR's, runs interleaved,
+#                     and the CPU ratio new/old
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -117,10 +120,32 @@ row() {	# row NAME "elapsed cpu rss"
 			(c > 0 ? sprintf("%.0f", sz / 1e6 / c) : "-"), m / 1024 }'
 }
 
+# lp_row NAME FILE ARGS...: lp-collapse ARGS on FILE, and with OLD the old
+# build's beside it (each run of one followed by one of the other).
+lp_row() {
+	local name=$1 file=$2 new old r
+	shift 2
+	if [ -z "${OLD:-}" ]; then
+		row "$name" "$(measure "$file" "$LP" "$@")"
+		return
+	fi
+	new="" old=""
+	for _ in $(seq "$runs"); do
+		r=$(runs=1 measure "$file" "$LP" "$@")
+		[ -z "$new" ] || awk -v a="${r#* }" -v b="${new#* }" 'BEGIN { exit !(a + 0 < b + 0) }' && new=$r
+		r=$(runs=1 measure "$file" "$OLD/bin/lp-collapse" "$@")
+		[ -z "$old" ] || awk -v a="${r#* }" -v b="${old#* }" 'BEGIN { exit !(a + 0 < b + 0) }' && old=$r
+	done
+	row "$name" "$new"
+	row "  old build" "$old"
+	awk -v a="$new" -v b="$old" 'BEGIN { split(a, x, " "); split(b, y, " ");
+		printf "  new/old CPU %.2fx, wall %.2fx\n", (y[2] > 0 ? x[2] / y[2] : 0), (y[1] > 0 ? x[1] / y[1] : 0) }'
+}
+
 printf '%-30s %10s %14s %14s %11s\n' tool wall "MB/s (wall)" "MB/s (cpu)" "peak RSS"
 row "wc -l" "$(measure "$input" wc -l)"
-row "lp-collapse" "$(measure "$input" "$LP")"
-row "lp-collapse --tid --all" "$(measure "$input" "$LP" --tid --all)"
+lp_row "lp-collapse" "$input"
+lp_row "lp-collapse --tid --all" "$input" --tid --all
 # The same samples as an lp stream (lp-cat; streams concatenate) and as
 # folded lines, each repeated to the same size: MB/s of each input's size.
 repeat_to() {	# repeat_to SRC DST
@@ -141,14 +166,14 @@ if [ ! -s "$folded" ]; then
 fi
 # The other outputs of the same aggregation, from the same perf script.
 for fmt in speedscope svg pprof heatmap; do
-	row "lp-collapse --format $fmt" "$(measure "$input" "$LP" --format "$fmt")"
+	lp_row "lp-collapse --format $fmt" "$input" --format "$fmt"
 done
 size_all=$size
 size=$(stat -c %s "$stream")
-row "lp-collapse, lp stream input" "$(measure "$stream" "$LP")"
-row "lp-collapse --format pprof, lp stream" "$(measure "$stream" "$LP" --format pprof)"
+lp_row "lp-collapse, lp stream input" "$stream"
+lp_row "lp-collapse --format pprof, lp stream" "$stream" --format pprof
 size=$(stat -c %s "$folded")
-row "lp-collapse, folded input" "$(measure "$folded" "$LP")"
+lp_row "lp-collapse, folded input" "$folded"
 size=$size_all
 r=$(measure "$quarter" "$LP")
 echo "lp-collapse on a quarter of the input: peak RSS $(awk -v m="${r##* }" 'BEGIN { printf "%.1f MB", m / 1024 }') (memory follows distinct stacks, not input size)"

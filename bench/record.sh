@@ -100,7 +100,7 @@ done
 
 echo "# 3. symbolization (lib/debuginfo/symbolize.c, addresses in libc and the program)"
 cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$top/lib" -I"$top" "$here/symbench.c" "$O/liblp.a" \
-	$(pkg-config --libs libdw libelf libbpf libtraceevent) -lz -lm -lpthread -o "$tmp/symbench"
+	$(pkg-config --libs libdw libelf libbpf libtraceevent) -liberty -lz -lm -lpthread -o "$tmp/symbench"
 "$tmp/symbench" 1000
 
 echo "# 4. recorder memory, lp-record -a -F 999 for $LONG_S s (RSS KiB every 5 s)"
