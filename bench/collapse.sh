@@ -139,7 +139,8 @@ lp_row() {
 	row "$name" "$new"
 	row "  old build" "$old"
 	awk -v a="$new" -v b="$old" 'BEGIN { split(a, x, " "); split(b, y, " ");
-		printf "  new/old CPU %.2fx, wall %.2fx\n", (y[2] > 0 ? x[2] / y[2] : 0), (y[1] > 0 ? x[1] / y[1] : 0) }'
+		printf "  new/old CPU %s, wall %s\n", (y[2] > 0 ? sprintf("%.2fx", x[2] / y[2]) : "-"),
+			(y[1] > 0 ? sprintf("%.2fx", x[1] / y[1]) : "-") }'
 }
 
 printf '%-30s %10s %14s %14s %11s\n' tool wall "MB/s (wall)" "MB/s (cpu)" "peak RSS"
