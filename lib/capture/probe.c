@@ -1547,9 +1547,16 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, Elf *elf, Dwarf *dw,
 	for (long j = i; j >= 0 && (size_t)j < f.n && f.insns[j].vaddr <= last; j++) {
 		const struct lp_insnflow_insn *in = &f.insns[j];
 		if (j > i) {
-			if (in->vaddr != f.insns[j - 1].vaddr + f.insns[j - 1].size ||
-			    lp_insnflow__is_target(&f, in->vaddr))
-				break;	/* reached otherwise than through the first */
+			if (in->vaddr != f.insns[j - 1].vaddr + f.insns[j - 1].size)
+				break;	/* the function's next range: not straight on */
+			if (lp_insnflow__is_target(&f, in->vaddr)) {
+				/* Reached otherwise than through the first: a
+				 * probe here or past it would count passes that
+				 * skipped the line's start. */
+				if (!*why)
+					*why = "a jump of its function lands inside it, past its first instruction";
+				break;
+			}
 			bool stmt = false;
 			for (size_t k = 0; k < h->nstmts; k++)
 				stmt |= h->stmts[k] == in->vaddr;
