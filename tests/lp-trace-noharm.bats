@@ -5,7 +5,8 @@
 # are probed at the function's own ret and tail-call instructions; calls an
 # exception or longjmp leaves are spans marked unwound=1; a command killed by
 # a signal is said, and is lp-trace's exit status.  Workloads:
-# tests/workloads/throws.cc, gogrow.go, walkstack.c, unreturned.c.
+# tests/workloads/throws.cc, gogrow.go (and copies that say an older Go
+# built them: helpers/go-as-older), walkstack.c, unreturned.c.
 
 load helpers/common
 load helpers/producers
@@ -97,6 +98,35 @@ main.leaf depth=1 200"
 		$1 == "span" && $6 == "main.handle" && $3 - $2 < 1000000 { short++ }
 		END { print s["main.handle"], s["main.big"], s["main.leaf"], short + 0 }' "$T/g.lp"
 	assert_output "1049800 20100 39800 0"
+}
+
+@test "lp-trace-noharm: Go before 1.17 (no register ABI) is refused, naming the version; Go 1.17's header without a version is told by its .abi0 symbols" {
+	require_root
+	# Debian ships Go 1.19 only. lp-trace tells a Go's version from
+	# .go.buildinfo alone (the version inline since Go 1.18; before, a
+	# header whose version lp does not read, and then .abi0 symbols, the
+	# ABI0 wrappers Go 1.17 began with): helpers/go-as-older rewrites those
+	# bytes of a copy as an older Go wrote them, and Go's own reader agrees
+	OLDER=$LP_TOP/tests/helpers/go-as-older
+	run -0 "$OLDER" "$WORKLOADS/gogrow" "$T/go116" go1.16
+	run -0 go version "$T/go116"
+	assert_output "$T/go116: go1.16"
+	run -1 lp-trace -o "$T/o.lp" main.handle -- "$T/go116" 20
+	assert_output "lp-trace: probe 'main.handle': $T/go116 was built by go1.16, before Go 1.17's register ABI: a return cannot be matched to its goroutine, and a uretprobe would kill the program at its first stack growth; not traced"
+	# Go 1.16's header: no inline version, no .abi0 symbol
+	run -0 "$OLDER" "$WORKLOADS/gogrow" "$T/go116h" go1.16 old-header no-abi0
+	run -0 go version "$T/go116h"
+	assert_output "$T/go116h: go1.16"
+	run -1 lp-trace -o "$T/h.lp" main.handle -- "$T/go116h" 20
+	assert_output "lp-trace: probe 'main.handle': $T/go116h was built by a Go older than 1.17, before Go 1.17's register ABI: a return cannot be matched to its goroutine, and a uretprobe would kill the program at its first stack growth; not traced"
+	# Go 1.17's: the same header, .abi0 symbols: traced, every call a span
+	run -0 "$OLDER" "$WORKLOADS/gogrow" "$T/go117" go1.17 old-header
+	run -0 go version "$T/go117"
+	assert_output "$T/go117: go1.17"
+	run -0 lp-trace -o "$T/s.lp" main.handle -- "$T/go117" 20
+	assert_output --regexp "^calls 20 migrated [0-9]+ moved 20 sum 101380$"
+	run -0 span_kinds "$T/s.lp"
+	assert_output "main.handle depth=0 20"
 }
 
 @test "lp-trace-noharm: backtrace(3) and _Unwind_Backtrace under traced calls find the frames they find untraced" {
