@@ -5,7 +5,7 @@
 # are probed at the function's own ret and tail-call instructions; calls an
 # exception or longjmp leaves are spans marked unwound=1; a command killed by
 # a signal is said, and is lp-trace's exit status.  Workloads:
-# tests/workloads/throws.cc, gogrow.go (and copies that say an older Go
+# tests/workloads/throws.cc, dlthrow.c (with libthrow.cc), gogrow.go (and copies that say an older Go
 # built them: helpers/go-as-older), walkstack.c, unreturned.c.
 
 load helpers/common
@@ -53,6 +53,35 @@ traced(long) depth=0 unwound=1 1000"
 		$1 == "span" && /unwound=1/ { ends[$3]++ }
 		END { for (e in ends) { n++; if (ends[e] != 3) bad++ } print s, n, bad + 0 }' "$T/t.lp"
 	assert_output "3004000 1000 0"
+}
+
+@test "lp-trace-noharm: a C program whose C++ plugin (dlopen) throws through the traced call runs to the end, every return a span" {
+	require_root
+	# dlthrow has no C++ of its own; the library it loads later calls
+	# traced(i) back in a try block, and traced's call into it throws on
+	# i % 3 == 0: 20 returns (2i + 1, summing to 620), 10 calls left
+	run -0 lp-trace -v -o "$T/d.lp" traced -- "$WORKLOADS/dlthrow" "$WORKLOADS/libthrow" 30
+	assert_line "ok 620 caught 10"
+	assert_line --regexp "^lp-trace: traced: returns probed at [0-9]+ instructions? \(stepped, not a uretprobe: dlthrow calls dlopen \(a library it loads later may throw or unwind through the traced calls\)\)$"
+	run -0 span_kinds "$T/d.lp"
+	assert_output "traced depth=0 20
+traced depth=0 unwound=1 10"
+	# the returns carry their values; the calls left are the i % 3 == 0
+	# ones (every third, from the first), each ended by the next call
+	# (no probe on a catch that was not loaded yet), not after it began
+	run -0 awk -F'\t' '$1 != "span" { next }
+		{ for (i = 8; i <= NF; i++) if ($i ~ /^ret=/) s += substr($i, 5)
+		  if ((n % 3 == 0) != ($NF == "unwound=1")) bad++
+		  if (n && open && $2 < end) late++
+		  open = $NF == "unwound=1"; end = $3; n++ }
+		END { print s, bad + 0, late + 0 }' "$T/d.lp"
+	assert_output "620 0 0"
+	# a uretprobe, as --returns can force: the unwinder finds no frame for
+	# the trampoline and the program dies
+	run -134 lp-trace --returns uretprobe -o "$T/u.lp" traced -- "$WORKLOADS/dlthrow" "$WORKLOADS/libthrow" 30
+	assert_line "lp-trace: warning: probe 'traced': uretprobe as --returns says, though dlthrow calls dlopen (a library it loads later may throw or unwind through the traced calls): the program may break"
+	assert_line "terminate called after throwing an instance of 'std::runtime_error'"
+	assert_line --regexp "^lp-trace: .*/dlthrow killed by signal 6 \(Aborted\)$"
 }
 
 @test "lp-trace-noharm: the return probed at a ret costs what a point probe there does: cost records say returns=insn; spans corrected by it" {
