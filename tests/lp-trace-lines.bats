@@ -65,18 +65,21 @@ setup() {
 	J=$LP_TOP/tests/workloads/jumpline.c
 	line=$(grep -n 'JUMPED \*/' "$J" | cut -d: -f1)
 	# The truth by construction, in the code GCC made: the line opens
-	# with a load (single-stepped) and later calls tick (emulated, an
-	# is_stmt row: where the probe would rather go), and a conditional
-	# jump of step lands on that call, past the load
+	# with a load (single-stepped) and runs straight on (no jump, no ret)
+	# to its call of tick (emulated, an is_stmt row: where the probe
+	# would rather go), and a conditional jump of step lands on that
+	# call, past the load
 	run -0 objdump -d -l --no-show-raw-insn --disassemble=step "$WORKLOADS/jumpline"
 	run -0 awk -v line="$line" '
 		/^\// { sub(/ \(discriminator [0-9]+\)$/, ""); n = split($0, p, ":"); cur = p[n]; next }
 		/^ +[0-9a-f]+:\t/ { a = $1; sub(/:$/, "", a)
-			if (cur == line && first == "") first = $2
-			if (cur == line && $2 == "call" && $4 == "<tick>") call = a
+			if (cur == line && first == "") { first = $2; straight = 1 }
+			if (cur == line && $2 == "call" && $4 == "<tick>" && call == "") call = a
+			else if (first != "" && call == "" && ($2 ~ /^j/ || $2 == "ret")) straight = 0
 			if ($2 ~ /^j/ && $3 ~ /^[0-9a-f]+$/) jumped[$3] = 1 }
-		END { print first, call != "" && jumped[call] ? "call jumped into" : "no jump into the call" }' <<<"$output"
-	assert_output "mov call jumped into"
+		END { print first, straight ? "straight to the call," : "not straight to the call,",
+			call != "" && jumped[call] ? "jumped into" : "no jump into it" }' <<<"$output"
+	assert_output "mov straight to the call, jumped into"
 	run -0 --separate-stderr lp-trace --output "$T/j.lp" "jumpline.c:$line(k)" -- "$WORKLOADS/jumpline"
 	assert_output "2739 50"
 	notes=("${stderr_lines[@]}")
