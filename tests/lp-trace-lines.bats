@@ -2,7 +2,8 @@
 # lp-trace's line probes go where in the line a hit costs least
 # (tests/workloads/cheapline.c: a line that opens with a load, which the
 # kernel single-steps, then calls tick, which it emulates; a line with the
-# load alone).
+# load alone; tests/workloads/jumpline.c: a line entered by a jump into its
+# middle).
 
 load helpers/common
 load helpers/producers
@@ -57,4 +58,38 @@ setup() {
 	assert_output "50 0"
 	run -0 grep -c -P "^cost\t\d+\tline\t\d+\tprobe=cheapline.c:$line\tinsn=stepped\t" "$T/b.lp"
 	assert_output 1
+}
+
+@test "lp-trace: a line probe is not moved to where a jump into the line lands: it counts passes through the line's start" {
+	require_root
+	J=$LP_TOP/tests/workloads/jumpline.c
+	line=$(grep -n 'JUMPED \*/' "$J" | cut -d: -f1)
+	# The truth by construction, in the code GCC made: the line opens
+	# with a load (single-stepped) and runs straight on (no jump, no ret)
+	# to its call of tick (emulated, an is_stmt row: where the probe
+	# would rather go), and a conditional jump of step lands on that
+	# call, past the load
+	run -0 objdump -d -l --no-show-raw-insn --disassemble=step "$WORKLOADS/jumpline"
+	run -0 awk -v line="$line" '
+		/^\// { sub(/ \(discriminator [0-9]+\)$/, ""); n = split($0, p, ":"); cur = p[n]; next }
+		/^ +[0-9a-f]+:\t/ { a = $1; sub(/:$/, "", a)
+			if (cur == line && first == "") { first = $2; straight = 1 }
+			if (cur == line && $2 == "call" && $4 == "<tick>" && call == "") call = a
+			else if (first != "" && call == "" && ($2 ~ /^j/ || $2 == "ret")) straight = 0
+			if ($2 ~ /^j/ && $3 ~ /^[0-9a-f]+$/) jumped[$3] = 1 }
+		END { print first, straight ? "straight to the call," : "not straight to the call,",
+			call != "" && jumped[call] ? "jumped into" : "no jump into it" }' <<<"$output"
+	assert_output "mov straight to the call, jumped into"
+	run -0 --separate-stderr lp-trace --output "$T/j.lp" "jumpline.c:$line(k)" -- "$WORKLOADS/jumpline"
+	assert_output "2739 50"
+	notes=("${stderr_lines[@]}")
+	# The line's start runs for the i = 0..49 that are not multiples of
+	# 4: 37 hits, k = 3i in order (a probe on the call would see 50)
+	run -0 awk -F'\t' '$1 == "event" { split($6, a, "="); while (i % 4 == 0) i++
+		if (a[1] != "k" || a[2] != 3 * i) bad++; i++; n++ } END { print n + 0, bad + 0 }' "$T/j.lp"
+	assert_output "37 0"
+	run -0 grep -c -P "^cost\t\d+\tline\t\d+\tprobe=jumpline.c:$line\tinsn=stepped\t" "$T/j.lp"
+	assert_output 1
+	assert_equal "${#notes[@]}" 1
+	assert_regex "${notes[0]}" "^lp-trace: note: probe 'jumpline.c:$line\(k\)': each hit at 0x[0-9a-f]+ is single-stepped out of line \(insn=stepped in its cost record: about ten times a function probe's cost\): a jump of its function lands inside it, past its first instruction\$"
 }

@@ -5,7 +5,8 @@
 # are probed at the function's own ret and tail-call instructions; calls an
 # exception or longjmp leaves are spans marked unwound=1; a command killed by
 # a signal is said, and is lp-trace's exit status.  Workloads:
-# tests/workloads/throws.cc, gogrow.go, walkstack.c, unreturned.c.
+# tests/workloads/throws.cc, dlthrow.c (with libthrow.cc), gogrow.go (and copies that say an older Go
+# built them: helpers/go-as-older), walkstack.c, unreturned.c.
 
 load helpers/common
 load helpers/producers
@@ -54,6 +55,35 @@ traced(long) depth=0 unwound=1 1000"
 	assert_output "3004000 1000 0"
 }
 
+@test "lp-trace-noharm: a C program whose C++ plugin (dlopen) throws through the traced call runs to the end, every return a span" {
+	require_root
+	# dlthrow has no C++ of its own; the library it loads later calls
+	# traced(i) back in a try block, and traced's call into it throws on
+	# i % 3 == 0: 20 returns (2i + 1, summing to 620), 10 calls left
+	run -0 lp-trace -v -o "$T/d.lp" traced -- "$WORKLOADS/dlthrow" "$WORKLOADS/libthrow" 30
+	assert_line "ok 620 caught 10"
+	assert_line --regexp "^lp-trace: traced: returns probed at [0-9]+ instructions? \(stepped, not a uretprobe: dlthrow calls dlopen \(a library it loads later may throw or unwind through the traced calls\)\)$"
+	run -0 span_kinds "$T/d.lp"
+	assert_output "traced depth=0 20
+traced depth=0 unwound=1 10"
+	# the returns carry their values; the calls left are the i % 3 == 0
+	# ones (every third, from the first), each ended by the next call
+	# (no probe on a catch that was not loaded yet), not after it began
+	run -0 awk -F'\t' '$1 != "span" { next }
+		{ for (i = 8; i <= NF; i++) if ($i ~ /^ret=/) s += substr($i, 5)
+		  if ((n % 3 == 0) != ($NF == "unwound=1")) bad++
+		  if (n && open && $2 < end) late++
+		  open = $NF == "unwound=1"; end = $3; n++ }
+		END { print s, bad + 0, late + 0 }' "$T/d.lp"
+	assert_output "620 0 0"
+	# a uretprobe, as --returns can force: the unwinder finds no frame for
+	# the trampoline and the program dies
+	run -134 lp-trace --returns uretprobe -o "$T/u.lp" traced -- "$WORKLOADS/dlthrow" "$WORKLOADS/libthrow" 30
+	assert_line "lp-trace: warning: probe 'traced': uretprobe as --returns says, though dlthrow calls dlopen (a library it loads later may throw or unwind through the traced calls): the program may break"
+	assert_line "terminate called after throwing an instance of 'std::runtime_error'"
+	assert_line --regexp "^lp-trace: .*/dlthrow killed by signal 6 \(Aborted\)$"
+}
+
 @test "lp-trace-noharm: the return probed at a ret costs what a point probe there does: cost records say returns=insn; spans corrected by it" {
 	require_root
 	run -0 lp-trace -o "$T/c.lp" --calibrate 100ms traced -- "$WORKLOADS/throws" 30
@@ -97,6 +127,35 @@ main.leaf depth=1 200"
 		$1 == "span" && $6 == "main.handle" && $3 - $2 < 1000000 { short++ }
 		END { print s["main.handle"], s["main.big"], s["main.leaf"], short + 0 }' "$T/g.lp"
 	assert_output "1049800 20100 39800 0"
+}
+
+@test "lp-trace-noharm: Go before 1.17 (no register ABI) is refused, naming the version; Go 1.17's header without a version is told by its .abi0 symbols" {
+	require_root
+	# Debian ships Go 1.19 only. lp-trace tells a Go's version from
+	# .go.buildinfo alone (the version inline since Go 1.18; before, a
+	# header whose version lp does not read, and then .abi0 symbols, the
+	# ABI0 wrappers Go 1.17 began with): helpers/go-as-older rewrites those
+	# bytes of a copy as an older Go wrote them, and Go's own reader agrees
+	OLDER=$LP_TOP/tests/helpers/go-as-older
+	run -0 "$OLDER" "$WORKLOADS/gogrow" "$T/go116" go1.16
+	run -0 go version "$T/go116"
+	assert_output "$T/go116: go1.16"
+	run -1 lp-trace -o "$T/o.lp" main.handle -- "$T/go116" 20
+	assert_output "lp-trace: probe 'main.handle': $T/go116 was built by go1.16, before Go 1.17's register ABI: a return cannot be matched to its goroutine, and a uretprobe would kill the program at its first stack growth; not traced"
+	# Go 1.16's header: no inline version, no .abi0 symbol
+	run -0 "$OLDER" "$WORKLOADS/gogrow" "$T/go116h" go1.16 old-header no-abi0
+	run -0 go version "$T/go116h"
+	assert_output "$T/go116h: go1.16"
+	run -1 lp-trace -o "$T/h.lp" main.handle -- "$T/go116h" 20
+	assert_output "lp-trace: probe 'main.handle': $T/go116h was built by a Go older than 1.17, before Go 1.17's register ABI: a return cannot be matched to its goroutine, and a uretprobe would kill the program at its first stack growth; not traced"
+	# Go 1.17's: the same header, .abi0 symbols: traced, every call a span
+	run -0 "$OLDER" "$WORKLOADS/gogrow" "$T/go117" go1.17 old-header
+	run -0 go version "$T/go117"
+	assert_output "$T/go117: go1.17"
+	run -0 lp-trace -o "$T/s.lp" main.handle -- "$T/go117" 20
+	assert_output --regexp "^calls 20 migrated [0-9]+ moved 20 sum 101380$"
+	run -0 span_kinds "$T/s.lp"
+	assert_output "main.handle depth=0 20"
 }
 
 @test "lp-trace-noharm: backtrace(3) and _Unwind_Backtrace under traced calls find the frames they find untraced" {

@@ -1547,9 +1547,16 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, Elf *elf, Dwarf *dw,
 	for (long j = i; j >= 0 && (size_t)j < f.n && f.insns[j].vaddr <= last; j++) {
 		const struct lp_insnflow_insn *in = &f.insns[j];
 		if (j > i) {
-			if (in->vaddr != f.insns[j - 1].vaddr + f.insns[j - 1].size ||
-			    lp_insnflow__is_target(&f, in->vaddr))
-				break;	/* reached otherwise than through the first */
+			if (in->vaddr != f.insns[j - 1].vaddr + f.insns[j - 1].size)
+				break;	/* the function's next range: not straight on */
+			if (lp_insnflow__is_target(&f, in->vaddr)) {
+				/* Reached otherwise than through the first: a
+				 * probe here or past it would count passes that
+				 * skipped the line's start. */
+				if (!*why)
+					*why = "a jump of its function lands inside it, past its first instruction";
+				break;
+			}
 			bool stmt = false;
 			for (size_t k = 0; k < h->nstmts; k++)
 				stmt |= h->stmts[k] == in->vaddr;
@@ -1677,6 +1684,7 @@ static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, str
 	if (section(elf, ".gcc_except_table"))
 		hazard_why(hz, "%s has exception tables (.gcc_except_table)", base);
 	/* The libraries it needs, and what it imports. */
+	const char *loads = NULL;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -1713,8 +1721,21 @@ static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, str
 					hz->cxx |= k < 3;
 					hazard_why(hz, "%s calls %s (it reads return addresses)", base, name);
 				}
+			if (name && (!strcmp(name, "dlopen") || !strcmp(name, "dlmopen")))
+				loads = name;
 		}
 	}
+	/* What it loads later is not known here, nor whether that throws
+	 * through the calls it makes back (a C program's callback into a C++
+	 * plugin), and a uretprobe placed now cannot be taken back from the
+	 * calls in flight when it is loaded.  The reason given last, being
+	 * only possible.  Not cxx: a probe on libstdc++'s catch would be
+	 * attached to each traced process that maps it (a forking server's
+	 * every child: PostgreSQL's postmaster maps libstdc++ through ICU),
+	 * and the calls left end at the next traced call or return anyway. */
+	if (loads)
+		hazard_why(hz, "%s calls %s (a library it loads later may throw or unwind through the traced calls)",
+			   base, loads);
 }
 
 /* The file's unwind information, read once: .eh_frame, .debug_frame. */
