@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1792,23 +1793,73 @@ static void destroy_links(struct bpf_link **links, size_t nlinks, const int *fds
 	pthread_mutex_destroy(&j.mu);
 }
 
+/* Closes the inherited perf events of the tracefs events, then removes
+ * the events, in a process of its own when it can fork one: lp-trace ends
+ * meanwhile.  Closing them frees the copies in every living descendant,
+ * and each copy that is the last perf event naming its process walks
+ * every process that maps the file (uprobe_apply in uprobe_perf_close),
+ * the filter's list scanned for each one that had a breakpoint: one after
+ * the other (event_mutex), ~2.7 ms a living child and event with 500 of
+ * them here (1.4 s for one libc function; 0.35 s with 200).  Their
+ * breakpoints stay meanwhile; the programs are detached already (the
+ * links), so a hit costs the trap alone. */
+static void close_tfs(struct lp_tracer *t)
+{
+	pid_t pid = t->ntfds ? fork() : -1;
+	if (pid == 0) {
+		/* Out of lp-trace's process group and session (Ctrl-C is
+		 * lp-trace's), reparented at once, holding nothing else of
+		 * lp-trace's: an output pipe held open would keep its reader
+		 * waiting. */
+		if (fork() != 0)
+			_exit(0);
+		setsid();
+		DIR *d = opendir("/proc/self/fd");
+		int dfd = d ? dirfd(d) : -1;
+		struct dirent *de;
+		int *close_fds = NULL;
+		size_t n = 0;
+		while (d && (de = readdir(d))) {
+			char *end;
+			long fd = strtol(de->d_name, &end, 10);
+			bool keep = *end || fd == dfd;
+			for (size_t i = 0; i < t->ntfds && !keep; i++)
+				keep = t->tfds[i] == fd;
+			if (keep)
+				continue;
+			close_fds = lp_reallocarray(close_fds, n + 1, sizeof(*close_fds));
+			close_fds[n++] = (int)fd;
+		}
+		if (d)
+			closedir(d);
+		for (size_t i = 0; i < n; i++)
+			close(close_fds[i]);
+		for (size_t i = 0; i < t->ntfds; i++)
+			close(t->tfds[i]);
+		tfs_remove_group(t->tfs_group);
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	/* Closed here too (at once: the other process holds them), or
+	 * only here, the time it takes, when no process could be forked. */
+	for (size_t i = 0; i < t->ntfds; i++)
+		close(t->tfds[i]);
+	if (pid < 0 && t->ntevs)
+		tfs_remove_group(t->tfs_group);
+	t->ntfds = 0;
+	t->ntevs = 0;
+}
+
 static void detach(struct lp_tracer *t)
 {
-	/* The perf events of the tracefs events: those without a program
-	 * first (closing one walks every process mapping the file, unless
-	 * another event names its process: the one with the program,
-	 * closed with the links), then the links. */
-	t->mfds = lp_reallocarray(t->mfds, t->nmfds + t->ntfds, sizeof(*t->mfds));
-	memcpy(t->mfds + t->nmfds, t->tfds, t->ntfds * sizeof(*t->tfds));
-	t->nmfds += t->ntfds;
-	t->ntfds = 0;
+	/* The links first: closing the perf events that carry a program is
+	 * cheap while other perf events name their processes (the inherited
+	 * ones, close_tfs). */
 	destroy_links(t->links, t->nlinks, t->mfds, t->nmfds);
 	t->nlinks = 0;
 	t->nmfds = 0;
-	/* Not in use any more: removable. */
-	if (t->ntevs)
-		tfs_remove_group(t->tfs_group);
-	t->ntevs = 0;
+	close_tfs(t);
 	bpf_link__destroy(t->skel->links.lp_fork);
 	t->skel->links.lp_fork = NULL;
 	bpf_link__destroy(t->skel->links.lp_exit);
