@@ -157,7 +157,8 @@ sigint_ends_within() {
 	d=$(printf '%s\n' "${during[@]}" | sort -g | sed -n 2p)
 	echo "ns per malloc+free pair: alone ${alone[*]} (median $a), while traced ${during[*]} (median $d)"
 	awk -v a="$a" -v d="$d" 'BEGIN { exit !(d <= 2 * a) }' || fail "bystander's malloc $d ns against $a alone"
-	grep -q 'libc.so.6: attached per process (pid ' "$T/err" || fail "libc not attached per process"
+	grep -q 'libc.so.6: attached to the traced processes alone, inherited at fork (pid ' "$T/err" ||
+		fail "libc not attached to the traced processes alone"
 }
 
 # The issue's server: PostgreSQL forks a backend per connection, and

@@ -268,7 +268,7 @@ static void add_link(struct lp_tracer *t, struct bpf_link *l)
 	t->links[t->nlinks++] = l;
 }
 
-/* --- one attachment per file, or per process -------------------------- */
+/* --- one attachment per file, or a tracefs event per target ------------ */
 
 static bool in_filter(struct lp_tracer *t, pid_t pid)
 {
@@ -312,7 +312,8 @@ static pid_t bystander(struct lp_tracer *t, const char *path, uint64_t dev, uint
  * the traced ones maps it (a server's own executable).  Children are then
  * traced from their fork on, whatever their number, and nothing is
  * attached or detached per process.  Otherwise (a shared library: libc)
- * each traced process gets its own attachment.  Decided once per file. */
+ * the probes are tracefs events with perf events naming the traced
+ * processes (tfs_attach).  Decided once per file. */
 static bool file_shared(struct lp_tracer *t, const char *path)
 {
 	struct stat st;
@@ -324,7 +325,8 @@ static bool file_shared(struct lp_tracer *t, const char *path)
 	pid_t other = bystander(t, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (t->verbose) {
 		if (other)
-			lp_error("note: %s: attached per process (pid %d maps it too)", path, (int)other);
+			lp_error("note: %s: attached to the traced processes alone, inherited at fork (pid %d maps it too)",
+				 path, (int)other);
 		else
 			lp_error("note: %s: attached once for every process that maps it (only traced ones do)",
 				 path);
