@@ -539,8 +539,9 @@ static int tfs_write(const char *cmd)
 }
 
 /* Removes the events of group dir/events/GROUP (event by event: a
- * wildcard is not known to every kernel). */
-static void tfs_remove_group(const char *group)
+ * wildcard is not known to every kernel), waiting up to patience_ms for
+ * one still in use (EBUSY: a perf event the kernel has not freed yet). */
+static void tfs_remove_group(const char *group, int patience_ms)
 {
 	const char *dir = tfs_dir();
 	char path[PATH_MAX];
@@ -554,7 +555,10 @@ static void tfs_remove_group(const char *group)
 			continue;
 		char cmd[512];
 		snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, de->d_name);
-		tfs_write(cmd);
+		while (tfs_write(cmd) < 0 && errno == EBUSY && patience_ms > 0) {
+			usleep(20000);
+			patience_ms -= 20;
+		}
 	}
 	closedir(d);
 }
@@ -577,7 +581,7 @@ static void tfs_remove_stale(void)
 		long pid = strtol(de->d_name + 3, &end, 10);
 		if (*end || pid <= 0 || pid > INT32_MAX || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
-		tfs_remove_group(de->d_name);
+		tfs_remove_group(de->d_name, 0);	/* in use: another run's closer */
 	}
 	closedir(d);
 }
@@ -1807,7 +1811,11 @@ static void destroy_links(struct bpf_link **links, size_t nlinks, const int *fds
  * links), so a hit costs the trap alone. */
 static void close_tfs(struct lp_tracer *t)
 {
-	pid_t pid = t->ntfds ? fork() : -1;
+	/* The other process closes its copies once lp-trace has closed its
+	 * own (EOF on go): the last close of each does the work, and the
+	 * events can be removed only after it. */
+	int go[2] = { -1, -1 };
+	pid_t pid = t->ntfds && pipe2(go, O_CLOEXEC) == 0 ? fork() : -1;
 	if (pid == 0) {
 		/* Out of lp-trace's process group and session (Ctrl-C is
 		 * lp-trace's), reparented at once, holding nothing else of
@@ -1824,7 +1832,7 @@ static void close_tfs(struct lp_tracer *t)
 		while (d && (de = readdir(d))) {
 			char *end;
 			long fd = strtol(de->d_name, &end, 10);
-			bool keep = *end || fd == dfd;
+			bool keep = *end || fd == dfd || fd == go[0];
 			for (size_t i = 0; i < t->ntfds && !keep; i++)
 				keep = t->tfds[i] == fd;
 			if (keep)
@@ -1836,19 +1844,26 @@ static void close_tfs(struct lp_tracer *t)
 			closedir(d);
 		for (size_t i = 0; i < n; i++)
 			close(close_fds[i]);
+		char c;
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
 		for (size_t i = 0; i < t->ntfds; i++)
 			close(t->tfds[i]);
-		tfs_remove_group(t->tfs_group);
+		tfs_remove_group(t->tfs_group, 10000);
 		_exit(0);
 	}
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
-	/* Closed here too (at once: the other process holds them), or
+	/* Closed here first (at once: the other process holds them), or
 	 * only here, the time it takes, when no process could be forked. */
 	for (size_t i = 0; i < t->ntfds; i++)
 		close(t->tfds[i]);
+	if (go[0] >= 0) {
+		close(go[0]);
+		close(go[1]);
+	}
 	if (pid < 0 && t->ntevs)
-		tfs_remove_group(t->tfs_group);
+		tfs_remove_group(t->tfs_group, 1000);
 	t->ntfds = 0;
 	t->ntevs = 0;
 }
