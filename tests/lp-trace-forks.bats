@@ -46,17 +46,35 @@ start_tracer() {
 	return 1
 }
 
+# Waits for the tracer's end; fails unless it ends, exit 0, within $2 ms
+# of now_ms $1 plus $3 ms ($4 names that moment).
+ends_within() {
+	local ms
+	wait_file "$T/end" 30
+	ms=$(($(now_ms) - $1 - $3))
+	cat "$T/err"
+	echo "ended ($(cat "$T/end")) $ms ms after $4"
+	[ "$(cat "$T/end")" = "exit 0" ] || fail "lp-trace ended $(cat "$T/end")"
+	[ "$ms" -le "$2" ] || fail "lp-trace ended $ms ms after $4, more than $2"
+}
+
 # SIGINT to the tracer; fails unless it ends, exit 0, within $1 ms.
 sigint_ends_within() {
-	local t0 ms
+	local t0
 	t0=$(now_ms)
 	kill -INT "$TRACER"
-	wait_file "$T/end" 30
-	ms=$(($(now_ms) - t0))
-	cat "$T/err"
-	echo "ended ($(cat "$T/end")) $ms ms after SIGINT"
-	[ "$(cat "$T/end")" = "exit 0" ] || fail "lp-trace ended $(cat "$T/end")"
-	[ "$ms" -le "$1" ] || fail "lp-trace ended $ms ms after SIGINT, more than $1"
+	ends_within "$t0" "$1" 0 SIGINT
+}
+
+# Fails unless lp-trace's tracefs group (lp_PID) is gone within 10 s of its
+# end (a process of its own removes it, lib/capture/tracer.c close_tfs).
+tfs_group_gone() {
+	local i
+	for i in $(seq 100); do
+		if [ ! -d "/sys/kernel/tracing/events/lp_$TRACER" ]; then return 0; fi
+		sleep 0.1
+	done
+	fail "lp_$TRACER still in tracefs 10 s after the end"
 }
 
 # A forking server's children: the probe's one attachment sees every
@@ -145,7 +163,7 @@ sigint_ends_within() {
 # so is this run's at its end.
 @test "lp-trace-forks: libc:nanosleep in 100 children living 5 ms: every call traced; stale and own tracefs events removed" {
 	require_root
-	local tfs=/sys/kernel/tracing dead i
+	local tfs=/sys/kernel/tracing dead
 	[ -w "$tfs/uprobe_events" ] || fail "no $tfs/uprobe_events"
 	dead=$(sh -c 'echo $$')
 	if kill -0 "$dead" 2>/dev/null; then fail "pid $dead still alive"; fi
@@ -159,11 +177,7 @@ sigint_ends_within() {
 		END { for (p in k) if (k[p] != 19) odd++; print n + 0, length(k), odd + 0, open + 0, lost + 0 }' "$T/out.lp"
 	assert_output "1900 100 0 0 0"
 	[ ! -d "$tfs/events/lp_$dead" ] || fail "the stale group lp_$dead was left"
-	for i in $(seq 100); do
-		if [ ! -d "$tfs/events/lp_$TRACER" ]; then break; fi
-		sleep 0.1
-	done
-	[ ! -d "$tfs/events/lp_$TRACER" ] || fail "lp_$TRACER still in tracefs 10 s after the end"
+	tfs_group_gone
 }
 
 # Children forked without end, each calling libc's nanosleep: nothing is
@@ -173,27 +187,17 @@ sigint_ends_within() {
 # after it); 0.5 s of slack for the measurement on a busy machine.
 @test "lp-trace-forks: forking without end, libc:nanosleep traced: -d 1 and SIGTERM end it within 1 s" {
 	require_root
-	local t0 ms
+	local t0
 	start_tracer -d 1 libc:nanosleep -- "$WORKLOADS/forkmany" 0 5 1000 8
 	t0=$(now_ms)
-	wait_file "$T/end" 30
-	ms=$(($(now_ms) - t0 - 1000))
-	cat "$T/err"
-	echo "ended ($(cat "$T/end")) $ms ms after -d 1"
-	[ "$(cat "$T/end")" = "exit 0" ] || fail "lp-trace ended $(cat "$T/end")"
-	[ "$ms" -le 1500 ] || fail "lp-trace ended $ms ms after -d 1"
+	ends_within "$t0" 1500 1000 "-d 1"
 	run -0 lp-cat --check "$T/out.lp"
 	[ "$(grep -c '^span' "$T/out.lp")" -ge 300 ] || fail "$(grep -c '^span' "$T/out.lp") spans in 1 s"
 	start_tracer libc:nanosleep -- "$WORKLOADS/forkmany" 0 5 1000 8
 	sleep 1
 	t0=$(now_ms)
 	kill -TERM "$TRACER"
-	wait_file "$T/end" 30
-	ms=$(($(now_ms) - t0))
-	cat "$T/err"
-	echo "ended ($(cat "$T/end")) $ms ms after SIGTERM"
-	[ "$(cat "$T/end")" = "exit 0" ] || fail "lp-trace ended $(cat "$T/end")"
-	[ "$ms" -le 1500 ] || fail "lp-trace ended $ms ms after SIGTERM"
+	ends_within "$t0" 1500 0 SIGTERM
 	[ "$(grep -c '^span' "$T/out.lp")" -ge 300 ] || fail "$(grep -c '^span' "$T/out.lp") spans in 1 s"
 }
 
@@ -204,23 +208,14 @@ sigint_ends_within() {
 # open call is an unfinished span; the tracefs events go soon after.
 @test "lp-trace-forks: 300 children alive in a traced libc call at -d 1: one unfinished span each, ended within 1 s, tracefs events removed after" {
 	require_root
-	local t0 ms i
+	local t0
 	start_tracer -d 1 libc:nanosleep -- "$WORKLOADS/forkmany" 300 3 4000000
 	t0=$(now_ms)
-	wait_file "$T/end" 30
-	ms=$(($(now_ms) - t0 - 1000))
-	cat "$T/err"
-	echo "ended ($(cat "$T/end")) $ms ms after -d 1"
-	[ "$(cat "$T/end")" = "exit 0" ] || fail "lp-trace ended $(cat "$T/end")"
-	[ "$ms" -le 1500 ] || fail "lp-trace ended $ms ms after -d 1"
+	ends_within "$t0" 1500 1000 "-d 1"
 	run -0 awk -F'\t' '$1 == "span" { n++; k[$4]++; if ($3 == "-") open++ } $1 == "lost" { lost += $4 }
 		END { print n + 0, length(k), open + 0, lost + 0 }' "$T/out.lp"
 	assert_output "300 300 300 0"
-	for i in $(seq 100); do
-		if [ ! -d "/sys/kernel/tracing/events/lp_$TRACER" ]; then break; fi
-		sleep 0.1
-	done
-	[ ! -d "/sys/kernel/tracing/events/lp_$TRACER" ] || fail "lp_$TRACER still in tracefs 10 s after the end"
+	tfs_group_gone
 }
 
 # A uprobe attached for every process would put a breakpoint into every
