@@ -111,8 +111,8 @@ struct lp_tracer {
 	int *mfds;
 	size_t nmfds;
 	/* Tracefs uprobe events (struct tev), created in group tfs_group, and
-	 * their perf events that carry no program (the program is on the
-	 * target's own, in links): the family's other processes'. */
+	 * their inherited perf events, which carry no program (it is on a
+	 * perf event of the target's that is not inherited, in links). */
 	struct tev *tevs;
 	size_t ntevs;
 	char tfs_group[32];
@@ -512,15 +512,10 @@ static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, u
  * breakpoints only in the processes the perf events name: bystanders get
  * none. */
 
-static const char *tfs_dir(void)
-{
-	return lp_tracefs();
-}
-
 /* Writes cmd to uprobe_events; -1 with errno set. */
 static int tfs_write(const char *cmd)
 {
-	const char *dir = tfs_dir();
+	const char *dir = lp_tracefs();
 	if (!dir) {
 		errno = ENOENT;
 		return -1;
@@ -543,7 +538,7 @@ static int tfs_write(const char *cmd)
  * one still in use (EBUSY: a perf event the kernel has not freed yet). */
 static void tfs_remove_group(const char *group, int patience_ms)
 {
-	const char *dir = tfs_dir();
+	const char *dir = lp_tracefs();
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/events/%s", dir ? dir : "", group);
 	DIR *d = dir ? opendir(path) : NULL;
@@ -567,7 +562,7 @@ static void tfs_remove_group(const char *group, int patience_ms)
  * in use, and would pile up. */
 static void tfs_remove_stale(void)
 {
-	const char *dir = tfs_dir();
+	const char *dir = lp_tracefs();
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/events", dir ? dir : "");
 	DIR *d = dir ? opendir(path) : NULL;
@@ -611,14 +606,14 @@ static int tfs_create(struct lp_tracer *t, uint32_t id, char kind, const struct 
 	if (tfs_write(cmd) < 0) {
 		lp_error_errno("cannot attach to '%s' in %s: cannot create the uprobe event '%.*s' in %s/uprobe_events",
 			       pt->name, pt->path, (int)strlen(cmd) - 1, cmd,
-			       tfs_dir() ? tfs_dir() : "tracefs");
+			       lp_tracefs() ? lp_tracefs() : "tracefs");
 		return -1;
 	}
 	/* Listed now, so that it is removed whatever happens next. */
 	t->tevs = lp_reallocarray(t->tevs, t->ntevs + 1, sizeof(*t->tevs));
 	t->tevs[t->ntevs] = ev;
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/events/%s/%s/id", tfs_dir(), t->tfs_group, ev.name);
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", lp_tracefs(), t->tfs_group, ev.name);
 	FILE *f = fopen(path, "re");
 	unsigned long long tpid;
 	bool ok = f && fscanf(f, "%llu", &tpid) == 1;
