@@ -163,21 +163,25 @@ tfs_group_gone() {
 # so is this run's at its end.
 @test "lp-trace-forks: libc:nanosleep in 100 children living 5 ms: every call traced; stale and own tracefs events removed" {
 	require_root
-	local tfs=/sys/kernel/tracing dead
+	local tfs=/sys/kernel/tracing dead how
 	[ -w "$tfs/uprobe_events" ] || fail "no $tfs/uprobe_events"
 	dead=$(sh -c 'echo $$')
 	if kill -0 "$dead" 2>/dev/null; then fail "pid $dead still alive"; fi
 	echo "p:lp_$dead/p0_0 /bin/true:0x0" >>"$tfs/uprobe_events"
 	[ -d "$tfs/events/lp_$dead" ] || fail "no stale group lp_$dead made"
-	start_tracer libc:nanosleep -- "$WORKLOADS/forkmany" 100 20 5000
-	wait_file "$T/end" 60
-	cat "$T/err"
-	[ "$(cat "$T/end")" = "exit 0" ] || fail "lp-trace ended $(cat "$T/end")"
-	run -0 awk -F'\t' '$1 == "span" { n++; k[$4]++; if ($3 == "-") open++ } $1 == "lost" { lost += $4 }
-		END { for (p in k) if (k[p] != 19) odd++; print n + 0, length(k), odd + 0, open + 0, lost + 0 }' "$T/out.lp"
-	assert_output "1900 100 0 0 0"
-	[ ! -d "$tfs/events/lp_$dead" ] || fail "the stale group lp_$dead was left"
-	tfs_group_gone
+	# returns probed at the ret instruction (libc has exception tables),
+	# then as uretprobes (tracefs "r:" events)
+	for how in auto uretprobe; do
+		start_tracer --returns "$how" libc:nanosleep -- "$WORKLOADS/forkmany" 100 20 5000
+		wait_file "$T/end" 60
+		cat "$T/err"
+		[ "$(cat "$T/end")" = "exit 0" ] || fail "lp-trace ended $(cat "$T/end")"
+		run -0 awk -F'\t' '$1 == "span" { n++; k[$4]++; if ($3 == "-") open++ } $1 == "lost" { lost += $4 }
+			END { for (p in k) if (k[p] != 19) odd++; print n + 0, length(k), odd + 0, open + 0, lost + 0 }' "$T/out.lp"
+		assert_output "1900 100 0 0 0"
+		[ ! -d "$tfs/events/lp_$dead" ] || fail "the stale group lp_$dead was left"
+		tfs_group_gone
+	done
 }
 
 # Children forked without end, each calling libc's nanosleep: nothing is
