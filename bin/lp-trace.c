@@ -520,7 +520,8 @@ int main(int argc, char **argv)
 			if ((family.ids[p][i] = lp_tracer__attach(tracer, &points[p][i], pids[p])) < 0)
 				goto out_tracer;
 	}
-	/* The adopted descendants' own uprobes (probes attached per process). */
+	/* The adopted descendants' own uprobes (probes in files others map:
+	 * their forks inherit them, not they). */
 	for (size_t k = 0; k < family.nadopted; k++)
 		on_fork(&family, family.adopted[k].pid, family.adopted[k].target);
 	bool closed = false, failed = false;

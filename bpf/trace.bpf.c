@@ -632,9 +632,9 @@ int lp_tp(void *ctx)
 /* A traced process forked: the child is in the set before it runs (this
  * runs in the parent, inside fork), so the probes attached once for every
  * process (LP_PROBE_F_FILTER) see its first call, and so do the syscall and
- * tracepoint programs; user space is told, to attach the probes that are
- * attached per process (perf's uprobe events with a pid belong to one
- * process and remove their breakpoints from a child at its first hit). */
+ * tracepoint programs (those in files others map follow it in the kernel:
+ * perf events inherited, lib/capture/tracer.c); user space is told, to
+ * give those to a child forked before its parent had them. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -662,7 +662,7 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 
 /* A traced process's last thread exits: its pid leaves the filter, so the
  * kernel may give it to another process (pidset.bpf.h), and user space is
- * told, to detach the links it holds for that process alone.  No record
+ * told, to forget it.  No record
  * when the ring is full: user space also looks for exited processes now
  * and then (lib/capture/tracer.c, forget_exited). */
 SEC("tp_btf/sched_process_exit")

@@ -11,7 +11,6 @@
 #define LP_TRACE_STR_MAX 64	/* bytes of a string, NUL included */
 #define LP_TRACE_MAX_PROBES 4096
 #define LP_TRACE_MAX_SYSCALLS 1024
-#define LP_TRACE_MAX_CHILDREN 1000	/* forked processes given uprobes of their own at once */
 #define LP_TRACE_TP_MAX 512	/* bytes of a tracepoint record copied */
 
 /* struct lp_trace_probe.kind */

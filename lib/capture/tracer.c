@@ -14,9 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <linux/perf_event.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,7 +62,18 @@ struct cls_cost {
 /* The programs as loaded for uprobe-multi links, one each: a return
  * probed at an instruction is lp_return as a plain uprobe. */
 enum { MULTI_ENTRY, MULTI_RETURN, MULTI_RET_INSN, MULTI_POINT, MULTI_CATCH, MULTI_N };
-#define REAPERS 1	/* threads closing exited children's links: 4 ended no sooner (the kernel serialises them) */
+
+/* A tracefs uprobe event of lp-trace's own group (lp_<its pid>), for a
+ * probe in a file other processes map too (libc): one per entry, return
+ * and return instruction of the probe.  Its perf events, one per process
+ * of the target's family, make the kernel's filter (trace_uprobe.c): a
+ * breakpoint only in the processes they name, and inherited at fork,
+ * before the child runs (tfs_open). */
+struct tev {
+	uint32_t probe;		/* the probe's id */
+	uint64_t id;		/* the tracepoint id perf_event_open takes */
+	char name[32];
+};
 
 struct lp_tracer {
 	struct trace_bpf *skel;
@@ -70,25 +83,24 @@ struct lp_tracer {
 	void (*on_fork)(void *arg, pid_t child, pid_t target);
 	void *fork_arg;
 	pid_t *targets;			/* lp_tracer__add_pid's */
+	int64_t *targets_covered;	/* as kid.covered_ns */
 	size_t ntargets;
-	/* Followed, in the kernel's filter; the links of the probes attached
-	 * for this process alone (the files other processes map too). */
+	/* Followed processes, in the kernel's filter, and since when the
+	 * processes they fork inherit their perf events (tfs_open): forked
+	 * earlier (before their parent's were opened), a child is given its
+	 * own (lp_tracer__attach_child). */
 	struct kid {
 		pid_t pid, target;
-		struct bpf_link **links;
-		size_t nlinks;
-		int *fds;	/* its uprobe-multi links */
-		size_t nfds;
-		bool counted;	/* one of nfollowed */
 		bool adopted;	/* running when tracing began (lp_tracer__adopt) */
+		bool uncovered;	/* forked before its parent was covered */
+		bool refused;	/* its perf events failed: counted lost */
+		int64_t covered_ns;
 	} *kids;
 	size_t nkids;
 	int64_t forgot_ns;		/* when exited children were last forgotten */
-	/* Children given uprobes of their own, and those refused (too many,
-	 * or an attachment failed); whether the child
-	 * on_fork is handling has been counted, and refused. */
-	uint64_t nfollowed, children_unfollowed, children_failed;
-	bool child_counted, child_refused;
+	/* Children not traced (the filter full, or their perf events
+	 * refused); the first refusal is said. */
+	uint64_t children_unfollowed, children_failed;
 	/* Files probed, and whether their probes are attached once for every
 	 * process that maps them (no process but the traced ones does). */
 	struct pfile { uint64_t dev, ino; bool shared; } *pfiles;
@@ -98,18 +110,14 @@ struct lp_tracer {
 	int mprog[MULTI_N];
 	int *mfds;
 	size_t nmfds;
-	/* Exited children's uprobe-multi links, closed by a thread of their
-	 * own as they exit: each close waits for a grace period, which the
-	 * event loop must not, and the end would for every child at once. */
-	struct lp_reaper {
-		pthread_mutex_t mu;
-		pthread_cond_t cv;
-		pthread_t thread[REAPERS];
-		int nthreads;
-		bool started, quit;
-		int *fds;
-		size_t n, cap;
-	} reaper;
+	/* Tracefs uprobe events (struct tev), created in group tfs_group, and
+	 * their inherited perf events, which carry no program (it is on a
+	 * perf event of the target's that is not inherited, in links). */
+	struct tev *tevs;
+	size_t ntevs;
+	char tfs_group[32];
+	int *tfds;
+	size_t ntfds;
 	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
 	uint64_t start_ns;	/* system calls starting earlier are not the target's */
 	struct pinfo *probes;
@@ -247,7 +255,10 @@ int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid)
 		return -1;
 	}
 	t->targets = lp_reallocarray(t->targets, t->ntargets + 1, sizeof(*t->targets));
-	t->targets[t->ntargets++] = pid;
+	t->targets_covered = lp_reallocarray(t->targets_covered, t->ntargets + 1,
+					     sizeof(*t->targets_covered));
+	t->targets[t->ntargets] = pid;
+	t->targets_covered[t->ntargets++] = 0;
 	return 0;
 }
 
@@ -257,7 +268,7 @@ static void add_link(struct lp_tracer *t, struct bpf_link *l)
 	t->links[t->nlinks++] = l;
 }
 
-/* --- one attachment per file, or per process -------------------------- */
+/* --- one attachment per file, or a tracefs event per target ------------ */
 
 static bool in_filter(struct lp_tracer *t, pid_t pid)
 {
@@ -301,7 +312,8 @@ static pid_t bystander(struct lp_tracer *t, const char *path, uint64_t dev, uint
  * the traced ones maps it (a server's own executable).  Children are then
  * traced from their fork on, whatever their number, and nothing is
  * attached or detached per process.  Otherwise (a shared library: libc)
- * each traced process gets its own attachment.  Decided once per file. */
+ * the probes are tracefs events with perf events naming the traced
+ * processes (tfs_attach).  Decided once per file. */
 static bool file_shared(struct lp_tracer *t, const char *path)
 {
 	struct stat st;
@@ -313,7 +325,8 @@ static bool file_shared(struct lp_tracer *t, const char *path)
 	pid_t other = bystander(t, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (t->verbose) {
 		if (other)
-			lp_error("note: %s: attached per process (pid %d maps it too)", path, (int)other);
+			lp_error("note: %s: attached to the traced processes alone, inherited at fork (pid %d maps it too)",
+				 path, (int)other);
 		else
 			lp_error("note: %s: attached once for every process that maps it (only traced ones do)",
 				 path);
@@ -332,81 +345,11 @@ static struct kid *find_kid(struct lp_tracer *t, pid_t pid)
 }
 
 
-static void *reaper_main(void *arg)
-{
-	struct lp_reaper *r = arg;
-	pthread_mutex_lock(&r->mu);
-	for (;;) {
-		while (!r->n && !r->quit)
-			pthread_cond_wait(&r->cv, &r->mu);
-		if (!r->n)
-			break;
-		int fd = r->fds[--r->n];
-		pthread_mutex_unlock(&r->mu);
-		close(fd);
-		pthread_mutex_lock(&r->mu);
-	}
-	pthread_mutex_unlock(&r->mu);
-	return NULL;
-}
-
-/* An exited child's uprobe-multi links go to the reaper thread (started
- * at the first); without it, to the end. */
-static void reap_fds(struct lp_tracer *t, struct kid *k)
-{
-	struct lp_reaper *r = &t->reaper;
-	if (!k->nfds)
-		return;
-	if (!r->started) {
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
-		pthread_mutex_init(&r->mu, NULL);
-		pthread_cond_init(&r->cv, NULL);
-		while (r->nthreads < REAPERS &&
-		       pthread_create(&r->thread[r->nthreads], NULL, reaper_main, r) == 0)
-			r->nthreads++;
-		r->started = r->nthreads > 0;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (!r->started) {
-			pthread_mutex_destroy(&r->mu);
-			pthread_cond_destroy(&r->cv);
-		}
-	}
-	if (!r->started) {
-		t->mfds = lp_reallocarray(t->mfds, t->nmfds + k->nfds, sizeof(*t->mfds));
-		memcpy(t->mfds + t->nmfds, k->fds, k->nfds * sizeof(*k->fds));
-		t->nmfds += k->nfds;
-		return;
-	}
-	pthread_mutex_lock(&r->mu);
-	if (r->n + k->nfds > r->cap) {
-		r->cap = 2 * (r->n + k->nfds);
-		r->fds = lp_reallocarray(r->fds, r->cap, sizeof(*r->fds));
-	}
-	memcpy(r->fds + r->n, k->fds, k->nfds * sizeof(*k->fds));
-	r->n += k->nfds;
-	pthread_cond_signal(&r->cv);
-	pthread_mutex_unlock(&r->mu);
-}
-
 /* Child i has exited: forgotten (the kernel reuses its id; it has left the
- * kernel's filter already, lp_exit).  Its uprobe-multi links are closed
- * now (reap_fds); its perf-event links (a kernel without uprobe-multi) stay
- * until the end: destroying those as children exited took breakpoints out
- * of living children too, or attached them late behind the perf event
- * mutex (6.18: a run forking children that call libc's nanosleep saw 403
- * spans from 23 children so, 24,052 from 867 with them kept). */
+ * kernel's filter already, lp_exit, and its inherited perf events went
+ * with it: the kernel frees them at its exit, cheaply, PF_EXITING). */
 static void forget_kid(struct lp_tracer *t, size_t i)
 {
-	struct kid *k = &t->kids[i];
-	if (k->counted && !k->nlinks && t->nfollowed)
-		t->nfollowed--;	/* its links are going: room for another */
-	reap_fds(t, k);
-	free(k->fds);
-	for (size_t l = 0; l < k->nlinks; l++)
-		add_link(t, k->links[l]);
-	free(k->links);
 	t->kids[i] = t->kids[--t->nkids];
 }
 
@@ -518,11 +461,10 @@ static int multi_prog(struct lp_tracer *t, struct bpf_program *prog, int slot)
 	return t->mprog[slot];
 }
 
-/* One program at offset off of pt's file for process pid (-1: every
- * process), with cookie; the link kept with kid when a child's.  -1 with
- * errno set. */
+/* One program at offset off of pt's file for every process, with cookie.
+ * -1 with errno set. */
 static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, uint64_t off,
-		      uint64_t cookie, const struct lp_probe_point *pt, pid_t pid, struct kid *kid)
+		      uint64_t cookie, const struct lp_probe_point *pt)
 {
 	int pfd = multi_prog(t, prog, slot);
 	if (pfd >= 0) {
@@ -535,51 +477,267 @@ static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, u
 		at.a.cookies = (uint64_t)(uintptr_t)&cookie;
 		at.a.cnt = 1;
 		at.a.flags2 = slot == MULTI_RETURN ? LP_BPF_F_UPROBE_MULTI_RETURN : 0;
-		at.a.pid = pid > 0 ? (uint32_t)pid : 0;
 		int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &at, sizeof(at));
 		if (fd < 0)
 			return -1;
-		if (kid) {
-			kid->fds = lp_reallocarray(kid->fds, kid->nfds + 1, sizeof(*kid->fds));
-			kid->fds[kid->nfds++] = fd;
-		} else {
-			t->mfds = lp_reallocarray(t->mfds, t->nmfds + 1, sizeof(*t->mfds));
-			t->mfds[t->nmfds++] = fd;
-		}
+		t->mfds = lp_reallocarray(t->mfds, t->nmfds + 1, sizeof(*t->mfds));
+		t->mfds[t->nmfds++] = fd;
 		return 0;
 	}
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = slot == MULTI_RETURN);
-	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, pt->path, off, &uo);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, pt->path, off, &uo);
 	if (!l)
 		return -1;
-	if (kid) {
-		kid->links = lp_reallocarray(kid->links, kid->nlinks + 1, sizeof(*kid->links));
-		kid->links[kid->nlinks++] = l;
-	} else {
-		add_link(t, l);
-	}
+	add_link(t, l);
 	return 0;
 }
 
-/* A uprobe probe's links for process pid (-1: every process), the probe's
- * settings under id; a child's (kid) are kept with it. */
-static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
-			  pid_t pid, struct kid *kid)
+/* --- probes in files others map: tracefs events, inherited ------------- */
+
+/* Why not libbpf's uprobes (the uprobe PMU) or uprobe-multi links with a
+ * pid, which lp-trace used before: a perf event of the uprobe PMU makes a
+ * trace_event_call of its own, so the copies the kernel makes of it at
+ * fork have no program; a link with a pid covers that process alone, so
+ * each child needed one, attached by user space after the child had run
+ * (its first calls missed), and each detached with a walk of every
+ * process mapping the file and a grace period (~6 s for ~900 children of
+ * an endless forker).  A tracefs event has one trace_event_call, whose
+ * programs (prog_array, bpf_cookie included) run for every perf event on
+ * it; a perf event opened on a process with inherit=1 is copied into each
+ * child in copy_process (perf_event_init_task), before the child runs, and
+ * the child's memory, copied, already holds the breakpoint
+ * (trace_uprobe_filter_add skips uprobe_apply for event->parent); its copy
+ * goes with it when it exits, cheaply (PF_EXITING in
+ * trace_uprobe_filter_remove).  The filter (uprobe_perf_filter) puts
+ * breakpoints only in the processes the perf events name: bystanders get
+ * none. */
+
+/* Writes cmd to uprobe_events; -1 with errno set. */
+static int tfs_write(const char *cmd)
 {
-	bool child = kid != NULL;
+	const char *dir = lp_tracefs();
+	if (!dir) {
+		errno = ENOENT;
+		return -1;
+	}
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(cmd);
+	ssize_t w = write(fd, cmd, n);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return w == (ssize_t)n ? 0 : -1;
+}
+
+/* Removes the events of group dir/events/GROUP (event by event: a
+ * wildcard is not known to every kernel), waiting up to patience_ms for
+ * one still in use (EBUSY: a perf event the kernel has not freed yet). */
+static void tfs_remove_group(const char *group, int patience_ms)
+{
+	const char *dir = lp_tracefs();
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/events/%s", dir ? dir : "", group);
+	DIR *d = dir ? opendir(path) : NULL;
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		char cmd[512];
+		snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, de->d_name);
+		while (tfs_write(cmd) < 0 && errno == EBUSY && patience_ms > 0) {
+			usleep(20000);
+			patience_ms -= 20;
+		}
+	}
+	closedir(d);
+}
+
+/* Groups a killed lp-trace left (lp_PID, PID dead): their events are not
+ * in use, and would pile up. */
+static void tfs_remove_stale(void)
+{
+	const char *dir = lp_tracefs();
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/events", dir ? dir : "");
+	DIR *d = dir ? opendir(path) : NULL;
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		if (strncmp(de->d_name, "lp_", 3))
+			continue;
+		long pid = strtol(de->d_name + 3, &end, 10);
+		if (*end || pid <= 0 || pid > INT32_MAX || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		tfs_remove_group(de->d_name, 0);	/* in use: another run's closer */
+	}
+	closedir(d);
+}
+
+/* Creates the event "kind:group/name path:off" (kind 'p' or 'r') for
+ * probe id; its index in t->tevs, or -1 after reporting why. */
+static int tfs_create(struct lp_tracer *t, uint32_t id, char kind, const struct lp_probe_point *pt,
+		      uint64_t off)
+{
+	if (!t->tfs_group[0]) {
+		snprintf(t->tfs_group, sizeof(t->tfs_group), "lp_%d", (int)getpid());
+		tfs_remove_stale();
+	}
+	struct tev ev = { .probe = id };
+	size_t n = 0;
+	for (size_t i = 0; i < t->ntevs; i++)
+		n += t->tevs[i].probe == id;
+	snprintf(ev.name, sizeof(ev.name), "p%u_%zu", (unsigned)id, n);
+	if (strpbrk(pt->path, " \t\n")) {
+		lp_error("cannot attach to '%s' in %s: a path with white space cannot be given to uprobe_events",
+			 pt->name, pt->path);
+		return -1;
+	}
+	char cmd[PATH_MAX + 128];
+	snprintf(cmd, sizeof(cmd), "%c:%s/%s %s:0x%llx\n", kind, t->tfs_group, ev.name, pt->path,
+		 (unsigned long long)off);
+	if (tfs_write(cmd) < 0) {
+		lp_error_errno("cannot attach to '%s' in %s: cannot create the uprobe event '%.*s' in %s/uprobe_events",
+			       pt->name, pt->path, (int)strlen(cmd) - 1, cmd,
+			       lp_tracefs() ? lp_tracefs() : "tracefs");
+		return -1;
+	}
+	/* Listed now, so that it is removed whatever happens next. */
+	t->tevs = lp_reallocarray(t->tevs, t->ntevs + 1, sizeof(*t->tevs));
+	t->tevs[t->ntevs] = ev;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", lp_tracefs(), t->tfs_group, ev.name);
+	FILE *f = fopen(path, "re");
+	unsigned long long tpid;
+	bool ok = f && fscanf(f, "%llu", &tpid) == 1;
+	if (f)
+		fclose(f);
+	t->ntevs++;
+	if (!ok) {
+		lp_error("cannot attach to '%s' in %s: cannot read %s", pt->name, pt->path, path);
+		return -1;
+	}
+	t->tevs[t->ntevs - 1].id = tpid;
+	return (int)(t->ntevs - 1);
+}
+
+/* A perf event of tracefs event ev on thread tid, inherited by the
+ * threads and processes it creates when inherit; -1 with errno set. */
+static int tfs_open(const struct tev *ev, pid_t tid, bool inherit)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = ev->id;
+	a.sample_period = 1;
+	a.inherit = inherit;
+	return (int)syscall(__NR_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Inherited perf events of tracefs event ev for process pid's threads (the
+ * filter is by memory map, inheritance by thread: any of them may fork);
+ * their fds kept in t->tfds.  -1 with errno set when none could be opened
+ * on pid itself. */
+static int tfs_open_threads(struct lp_tracer *t, const struct tev *ev, pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	struct dirent *de;
+	int ret = 0;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		if (*end || tid <= 0)
+			continue;
+		int fd = tfs_open(ev, (pid_t)tid, true);
+		if (fd < 0) {
+			if (tid == pid && errno != ESRCH)
+				ret = -1;
+			continue;
+		}
+		t->tfds = lp_reallocarray(t->tfds, t->ntfds + 1, sizeof(*t->tfds));
+		t->tfds[t->ntfds++] = fd;
+	}
+	int e = errno;
+	closedir(d);
+	errno = e;
+	return ret;
+}
+
+/* Tracefs event kind:off (a new one) for probe id, its program prog with
+ * cookie on a perf event of target pid (once: the programs of a
+ * trace_event_call run for every perf event on it), and inherited perf
+ * events without it on pid's threads.  The program's is not inherited:
+ * perf_event_alloc gives an inherited event its parent's program, and its
+ * free (perf_event_free_bpf_prog) takes that program out of the call's
+ * prog_array, for every process (6.18: after the first child exited, no
+ * child's call was seen).  -1 with errno set, or after reporting why. */
+static int tfs_attach(struct lp_tracer *t, struct bpf_program *prog, char kind, uint64_t off,
+		      uint64_t cookie, uint32_t id, const struct lp_probe_point *pt, pid_t pid)
+{
+	int i = tfs_create(t, id, kind, pt, off);
+	if (i < 0)
+		return -2;
+	int fd = tfs_open(&t->tevs[i], pid, false);
+	if (fd < 0)
+		return -1;
+	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = cookie);
+	struct bpf_link *l = bpf_program__attach_perf_event_opts(prog, fd, &po);
+	if (!l) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	add_link(t, l);	/* which closes fd */
+	int r = tfs_open_threads(t, &t->tevs[i], pid);
+	for (size_t k = 0; k < t->ntargets; k++)
+		if (t->targets[k] == pid)
+			t->targets_covered[k] = lp_monotonic_ns();
+	return r;
+}
+
+/* Program prog at offset off of pt's file with cookie (slot: which
+ * uprobe-multi copy): for every process (pid <= 0), or in a tracefs event
+ * for pid and what it forks.  -1 with errno set, -2 after reporting why. */
+static int attach_at(struct lp_tracer *t, struct bpf_program *prog, int slot, uint64_t off,
+		     uint64_t cookie, uint32_t id, const struct lp_probe_point *pt, pid_t pid)
+{
+	if (pid <= 0)
+		return attach_one(t, prog, slot, off, cookie, pt);
+	return tfs_attach(t, prog, slot == MULTI_RETURN ? 'r' : 'p', off, cookie, id, pt, pid);
+}
+
+/* A uprobe probe's programs for every process (pid <= 0), or for pid and
+ * its descendants, the probe's settings under id. */
+static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
+			  pid_t pid)
+{
+	int r;
 	/* The returns first: a call entered while only the entry probe was
 	 * attached would push a frame no return ever pops.  The other way
 	 * round, a return whose entry was not seen finds no frame of its own
 	 * and is ignored.  A uretprobe, or where one would break the program
 	 * (lib/capture/probe.c says why), uprobes on the instructions that leave. */
 	if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns != LP_RETURNS_INSN &&
-	    attach_one(t, t->skel->progs.lp_return, MULTI_RETURN, pt->offset, id, pt, pid, kid) < 0)
+	    (r = attach_at(t, t->skel->progs.lp_return, MULTI_RETURN, pt->offset, id, id, pt, pid)) < 0)
 		goto fail;
 	for (size_t i = 0; pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
 			   i < pt->nrets; i++) {
-		const struct lp_ret_point *r = &pt->rets[i];
-		if (attach_one(t, t->skel->progs.lp_return, MULTI_RET_INSN, r->offset,
-			       LP_RET_COOKIE(id, r->kind, r->reg, r->off), pt, pid, kid) < 0)
+		const struct lp_ret_point *rp = &pt->rets[i];
+		if ((r = attach_at(t, t->skel->progs.lp_return, MULTI_RET_INSN, rp->offset,
+				   LP_RET_COOKIE(id, rp->kind, rp->reg, rp->off), id, pt, pid)) < 0)
 			goto fail;
 	}
 	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
@@ -587,13 +745,11 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 								     : t->skel->progs.lp_point;
 	int slot = pt->cfg.kind == LP_PROBE_ENTRY ? MULTI_ENTRY
 		   : pt->cfg.kind == LP_PROBE_CATCH ? MULTI_CATCH : MULTI_POINT;
-	if (attach_one(t, prog, slot, pt->offset, id, pt, pid, kid) < 0)
+	if ((r = attach_at(t, prog, slot, pt->offset, id, id, pt, pid)) < 0)
 		goto fail;
 	return 0;
 fail:
-	if (child && errno == ESRCH)	/* a child gone already: nothing to trace */
-		return 0;
-	if (child)	/* counted as a lost child, reported once */
+	if (r == -2)
 		return -1;
 	if (errno == EPERM || errno == EACCES)
 		lp_error("cannot attach to '%s' in %s: needs root (or CAP_BPF and CAP_PERFMON): %s",
@@ -671,7 +827,8 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 	if (pt->cfg.kind == LP_PROBE_TP && setup_tp(t, pi, pt, &cfg) < 0)
 		return -1;
 	/* Once for every process, the pid set filtering in the kernel, when
-	 * no other process maps the file; else for pid alone. */
+	 * no other process maps the file; else for pid and its descendants
+	 * (tracefs events, inherited at fork). */
 	if ((pt->cfg.kind == LP_PROBE_ENTRY || pt->cfg.kind == LP_PROBE_POINT) && pid > 0 &&
 	    file_shared(t, pt->path)) {
 		pi->shared = true;
@@ -694,7 +851,7 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 		add_link(t, l);
 		return attach_exit(t) < 0 ? -1 : (int)id;
 	}
-	return attach_uprobes(t, id, pt, pid, NULL) < 0 ? -1 : (int)id;
+	return attach_uprobes(t, id, pt, pid) < 0 ? -1 : (int)id;
 }
 
 /* Followed children that have exited and whose exit was not reported
@@ -731,30 +888,22 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 	if (id < 0 || (size_t)id >= t->nprobes || t->probes[id].shared)
 		return 0;	/* attached for every process: in the pid set from its fork */
 	struct kid *k = find_kid(t, child);
-	if (!k)
-		return 0;	/* gone already */
-	/* Only so many children at once are given uprobes of their own
-	 * (a run, when perf-event links are kept to the end: forget_kid);
-	 * the others are counted, once each. */
-	if (!t->child_counted) {
-		t->child_counted = true;
-		t->child_refused = t->nfollowed >= LP_TRACE_MAX_CHILDREN;
-		if (t->child_refused)
-			t->children_unfollowed++;
-		else
-			t->nfollowed++;
-		k->counted = !t->child_refused;
-	}
-	if (t->child_refused)
+	/* Gone already, or forked when its parent had the perf events
+	 * already: the kernel gave it copies (tfs_open). */
+	if (!k || (!k->adopted && !k->uncovered) || k->refused)
 		return 0;
-	if (attach_uprobes(t, (uint32_t)id, pt, child, k) == 0)
+	int r = 0;
+	for (size_t i = 0; i < t->ntevs && r == 0; i++)
+		if (t->tevs[i].probe == (uint32_t)id)
+			r = tfs_open_threads(t, &t->tevs[i], child);
+	k->covered_ns = lp_monotonic_ns();
+	if (r == 0 || errno == ESRCH)	/* ESRCH: gone, nothing to trace */
 		return 0;
-	/* Not traced (it may have made calls already): a lost child, the
-	 * first such failure said. */
+	/* Not traced: a lost child, the first such failure said. */
 	if (!t->children_failed++)
 		lp_error_errno("cannot attach to '%s' in %s for child %d (more children failing are counted as lost)",
 			       pt->name, pt->path, (int)child);
-	t->child_refused = true;
+	k->refused = true;
 	t->children_unfollowed++;
 	return -1;
 }
@@ -1348,22 +1497,30 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 
 /* A followed process forked: the child is followed as the target it
  * descends from. */
-static void on_fork_event(struct lp_tracer *t, pid_t child, pid_t parent)
+static void on_fork_event(struct lp_tracer *t, pid_t child, pid_t parent, int64_t fork_ns)
 {
 	pid_t target = 0;
+	int64_t covered = 0;
 	for (size_t i = 0; i < t->ntargets && !target; i++)
-		if (t->targets[i] == parent)
+		if (t->targets[i] == parent) {
 			target = parent;
+			covered = t->targets_covered[i];
+		}
 	for (size_t i = t->nkids; i-- > 0 && !target;)
-		if (t->kids[i].pid == parent)
+		if (t->kids[i].pid == parent) {
 			target = t->kids[i].target;
+			covered = t->kids[i].covered_ns;
+		}
 	if (!target)	/* a parent already forgotten: exited since */
 		return;
+	/* Forked once its parent had every perf event: it has copies
+	 * (sched_process_fork fires after copy_process, same clock). */
 	t->kids = lp_reallocarray(t->kids, t->nkids + 1, sizeof(*t->kids));
-	t->kids[t->nkids++] = (struct kid){ .pid = child, .target = target };
+	t->kids[t->nkids++] = (struct kid){ .pid = child, .target = target,
+					    .uncovered = !covered || covered > fork_ns,
+					    .covered_ns = fork_ns };
 	if (!t->on_fork || t->detached)
 		return;
-	t->child_counted = false;
 	t->on_fork(t->fork_arg, child, target);
 }
 
@@ -1380,7 +1537,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 			return 0;
 		if (old)
 			forget_kid(t, (size_t)(old - t->kids));
-		on_fork_event(t, (pid_t)ev->pid, (pid_t)ev->tid);
+		on_fork_event(t, (pid_t)ev->pid, (pid_t)ev->tid, (int64_t)ev->start);
 		lp_hashmap__put(&t->nspids, pid_key((pid_t)ev->pid), NULL);
 		/* A kill(2) per child: not on every fork of a fork storm. */
 		int64_t now = lp_monotonic_ns();
@@ -1637,45 +1794,84 @@ static void destroy_links(struct bpf_link **links, size_t nlinks, const int *fds
 	pthread_mutex_destroy(&j.mu);
 }
 
+/* Closes the inherited perf events of the tracefs events, then removes
+ * the events, in a process of its own when it can fork one: lp-trace ends
+ * meanwhile.  Closing them frees the copies in every living descendant,
+ * and each copy that is the last perf event naming its process walks
+ * every process that maps the file (uprobe_apply in uprobe_perf_close),
+ * the filter's list scanned for each one that had a breakpoint: one after
+ * the other (event_mutex), ~2.7 ms a living child and event with 500 of
+ * them here (1.4 s for one libc function; 0.35 s with 200).  Their
+ * breakpoints stay meanwhile; the programs are detached already (the
+ * links), so a hit costs the trap alone. */
+static void close_tfs(struct lp_tracer *t)
+{
+	/* The other process closes its copies once lp-trace has closed its
+	 * own (EOF on go): the last close of each does the work, and the
+	 * events can be removed only after it. */
+	int go[2] = { -1, -1 };
+	pid_t pid = t->ntfds && pipe2(go, O_CLOEXEC) == 0 ? fork() : -1;
+	if (pid == 0) {
+		/* Out of lp-trace's process group and session (Ctrl-C is
+		 * lp-trace's), reparented at once, holding nothing else of
+		 * lp-trace's: an output pipe held open would keep its reader
+		 * waiting. */
+		if (fork() != 0)
+			_exit(0);
+		setsid();
+		DIR *d = opendir("/proc/self/fd");
+		int dfd = d ? dirfd(d) : -1;
+		struct dirent *de;
+		int *close_fds = NULL;
+		size_t n = 0;
+		while (d && (de = readdir(d))) {
+			char *end;
+			long fd = strtol(de->d_name, &end, 10);
+			bool keep = *end || fd == dfd || fd == go[0];
+			for (size_t i = 0; i < t->ntfds && !keep; i++)
+				keep = t->tfds[i] == fd;
+			if (keep)
+				continue;
+			close_fds = lp_reallocarray(close_fds, n + 1, sizeof(*close_fds));
+			close_fds[n++] = (int)fd;
+		}
+		if (d)
+			closedir(d);
+		for (size_t i = 0; i < n; i++)
+			close(close_fds[i]);
+		char c;
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		for (size_t i = 0; i < t->ntfds; i++)
+			close(t->tfds[i]);
+		tfs_remove_group(t->tfs_group, 10000);
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	/* Closed here first (at once: the other process holds them), or
+	 * only here, the time it takes, when no process could be forked. */
+	for (size_t i = 0; i < t->ntfds; i++)
+		close(t->tfds[i]);
+	if (go[0] >= 0) {
+		close(go[0]);
+		close(go[1]);
+	}
+	if (pid < 0 && t->ntevs)
+		tfs_remove_group(t->tfs_group, 1000);
+	t->ntfds = 0;
+	t->ntevs = 0;
+}
+
 static void detach(struct lp_tracer *t)
 {
-	/* Everything still attached: the probes', the living children's. */
-	for (size_t i = 0; i < t->nkids; i++) {
-		struct kid *k = &t->kids[i];
-		for (size_t l = 0; l < k->nlinks; l++)
-			add_link(t, k->links[l]);
-		free(k->links);
-		k->links = NULL;
-		k->nlinks = 0;
-		t->mfds = lp_reallocarray(t->mfds, t->nmfds + k->nfds, sizeof(*t->mfds));
-		memcpy(t->mfds + t->nmfds, k->fds, k->nfds * sizeof(*k->fds));
-		t->nmfds += k->nfds;
-		free(k->fds);
-		k->fds = NULL;
-		k->nfds = 0;
-	}
-	struct lp_reaper *r = &t->reaper;
-	if (r->started) {	/* what it has not closed yet is closed with the rest */
-		pthread_mutex_lock(&r->mu);
-		t->mfds = lp_reallocarray(t->mfds, t->nmfds + r->n, sizeof(*t->mfds));
-		memcpy(t->mfds + t->nmfds, r->fds, r->n * sizeof(*r->fds));
-		t->nmfds += r->n;
-		r->n = 0;
-		r->quit = true;
-		pthread_cond_broadcast(&r->cv);
-		pthread_mutex_unlock(&r->mu);
-	}
+	/* The links first: closing the perf events that carry a program is
+	 * cheap while other perf events name their processes (the inherited
+	 * ones, close_tfs). */
 	destroy_links(t->links, t->nlinks, t->mfds, t->nmfds);
 	t->nlinks = 0;
 	t->nmfds = 0;
-	if (r->started) {	/* at most the one link each was closing */
-		for (int i = 0; i < r->nthreads; i++)
-			pthread_join(r->thread[i], NULL);
-		r->nthreads = 0;
-		pthread_mutex_destroy(&r->mu);
-		pthread_cond_destroy(&r->cv);
-		r->started = false;
-	}
+	close_tfs(t);
 	bpf_link__destroy(t->skel->links.lp_fork);
 	t->skel->links.lp_fork = NULL;
 	bpf_link__destroy(t->skel->links.lp_exit);
@@ -1838,7 +2034,9 @@ void lp_tracer__free(struct lp_tracer *t)
 	detach(t);
 	free(t->links);
 	free(t->mfds);
-	free(t->reaper.fds);
+	free(t->tfds);
+	free(t->tevs);
+	free(t->targets_covered);
 	for (int i = 0; i < MULTI_N; i++)
 		if (t->mprog[i] > 0)
 			close(t->mprog[i]);

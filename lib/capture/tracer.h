@@ -52,37 +52,38 @@ int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid);
  * A uprobe in a file that no process outside the filter maps (the
  * targets' executable, as a rule) is attached once for every process and
  * filtered in the kernel: the targets' children, present and future, are
- * traced from their first instruction with nothing more attached; one in a
- * file others map too (libc) is attached for pid alone (others would pay
- * a breakpoint trap per call), its children given their own with
- * lp_tracer__attach_child.  Returns the probe's id, or -1 after reporting
- * why. */
+ * traced from their first instruction with nothing more attached.  One in
+ * a file others map too (libc) gets a tracefs uprobe event whose breakpoint
+ * goes only into pid (others would pay a trap per call) and, by the
+ * kernel, into every process pid forks from now on, before it runs; pid's
+ * running descendants are given it with lp_tracer__attach_child.  Returns
+ * the probe's id, or -1 after reporting why. */
 int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid);
 
 /* Follows forks: a child of a traced process is traced from its fork by
- * the syscall and tracepoint probes and the uprobes attached for every
- * process (filtered in the kernel), and on_fork is called (during a poll,
- * woken at once) with the target it descends from, to attach the per-process
- * uprobes with lp_tracer__attach_child for each of that target's points:
- * calls the child makes to those before that are not seen.  At most
- * LP_TRACE_MAX_CHILDREN children at once are given uprobes of their own
- * (detached as they exit), and the filter holds max_pids processes at once;
- * children past either are counted ("lost ... children").  Call before
- * attaching probes, so that adopted descendants are no bystanders. */
+ * every probe (the uprobes in files others map: inherited from its parent
+ * in the kernel), and on_fork is called (during a poll) with the target it
+ * descends from, to call lp_tracer__attach_child for each of that target's
+ * points, which does something only for a child forked before its parent
+ * had the probes (an adopted descendant's).  The filter holds max_pids
+ * processes at once; children past it are counted ("lost ... children").
+ * Call before attaching probes, so that adopted descendants are no
+ * bystanders. */
 int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t child, pid_t target),
 		      void *arg);
-/* The uprobes of probe id (as lp_tracer__attach returned it) for a child,
- * when the probe is attached per process; 0 for other probes and for a
- * child already gone; -1 when they could not be attached (the child is
- * counted as lost). */
+/* The uprobes of probe id (as lp_tracer__attach returned it) for a child
+ * or adopted descendant that did not inherit them (forked before its
+ * parent had them), when the probe is in a file others map; 0 for other
+ * probes and children, and for a child already gone; -1 when they could
+ * not be attached (the child is counted as lost). */
 int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
 			    pid_t child);
 
 /* A descendant of target pid that was running when tracing began (a
  * server's workers): followed as a child is, in the kernel's filter before
  * probes are attached (so that it is no bystander: lp_tracer__attach).  Its
- * per-process uprobes are the caller's to attach, with attach_child, once
- * probes are.  1 when added, 0 when known already or counted as lost (the
+ * uprobes in files others map are the caller's to attach, with
+ * attach_child, once probes are.  1 when added, 0 when known already or counted as lost (the
  * filter is full), -1 after reporting why. */
 int lp_tracer__adopt(struct lp_tracer *t, pid_t pid, pid_t target);
 
