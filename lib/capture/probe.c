@@ -1678,22 +1678,221 @@ static void add_catch(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	free(paths[1]);
 }
 
+/* syscall:NAME and tp:SUBSYS:EVENT: no file to read. */
+static void kernel_point(const struct lp_probe_spec *spec, struct lp_probe_point **points,
+			 size_t *n)
+{
+	struct lp_probe_point *pt = new_point(spec, "", points, n);
+	pt->name = lp_strdup(spec->text);
+	if (spec->type == LP_PROBE_SYSCALLS) {
+		pt->cfg.kind = LP_PROBE_SYSCALL;
+		pt->sysnr = lp_syscall__number(spec->name);
+	} else {
+		pt->cfg.kind = LP_PROBE_TP;
+		size_t k = strcspn(spec->name, ":");
+		pt->tp_subsys = lp_strndup(spec->name, k);
+		pt->tp_event = lp_strdup(spec->name + k + 1);
+	}
+}
+
+static void free_hits(struct line_hit *hits, size_t nhits)
+{
+	for (size_t i = 0; i < nhits; i++)
+		free(hits[i].stmts);
+	free(hits);
+}
+
+/* FILE:LINE: a point at each function or inlined copy with code there. */
+static int line_points(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+		       bool verbose, struct lp_probe_point **points, size_t *n)
+{
+	struct line_hit *hits;
+	size_t nhits;
+	if (resolve_line(spec, o, path, &hits, &nhits) < 0)
+		return -1;
+	for (size_t i = 0; i < nhits; i++) {
+		uint64_t off;
+		if (vaddr_to_offset(o->elf, hits[i].addr, &off) < 0)
+			continue;
+		struct lp_probe_point *pt = new_point(spec, path, points, n);
+		char name[512];
+		snprintf(name, sizeof(name), "%s:%d", spec->file, spec->line);
+		pt->name = lp_strdup(name);
+		pt->cfg.kind = LP_PROBE_POINT;
+		const char *why;
+		uint64_t addr = choose_line_addr(pt, o, &hits[i], &pt->insn, &why);
+		if (addr != hits[i].addr && vaddr_to_offset(o->elf, addr, &off) < 0)
+			addr = hits[i].addr, pt->insn = LP_INSN_STEPPED;
+		pt->offset = off;
+		pt->cfg.vaddr = addr;
+		if (line_values(pt, o->dw, hits[i].cu, addr, false) < 0) {
+			free_hits(hits, nhits);
+			return -1;
+		}
+		if (pt->insn == LP_INSN_STEPPED)
+			lp_error("note: probe '%s': each hit at 0x%llx is single-stepped out of line (insn=stepped in its cost record: about ten times a function probe's cost): %s",
+				 spec->text, (unsigned long long)addr, why);
+		if (verbose)
+			lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction%s)", spec->text,
+				 path, (unsigned long long)addr, (unsigned long long)off,
+				 lp_insn__name(pt->insn),
+				 addr != hits[i].addr ? ", a later statement of the line" : "");
+	}
+	free_hits(hits, nhits);
+	return 0;
+}
+
+/* FUNC is an IFUNC resolver: say so, with the implementations it may pick. */
+static void ifunc_error(const struct lp_probe_spec *spec, const struct elfobj *o, const char *path)
+{
+	char impls[512] = "";
+	size_t nl = strlen(spec->func);
+	for (size_t i = 0; i < o->nsyms && strlen(impls) < 300; i++) {
+		const char *nm = o->syms[i].name;
+		if (o->syms[i].ifunc || strncmp(nm, "__", 2) || strncmp(nm + 2, spec->func, nl) ||
+		    nm[2 + nl] != '_')
+			continue;
+		snprintf(impls + strlen(impls), sizeof(impls) - strlen(impls), "%s%s",
+			 impls[0] ? ", " : "", nm);
+	}
+	if (!impls[0] && o->stripped)
+		snprintf(impls, sizeof(impls), " (not among the dynamic symbols of this stripped file)");
+	else if (impls[0])
+		memmove(impls + 2, impls, strlen(impls) + 1), memcpy(impls, ": ", 2);
+	lp_error("probe '%s': %s in %s is an IFUNC resolver, run once by ld.so; probe its implementation%s",
+		 spec->text, spec->func, path, impls);
+}
+
+/* The address FUNC, FUNC+OFF or 0xADDR names: *vaddr, *sym the function's
+ * symbol (NULL for an address), *shown its spans' name (find_func). */
+static int func_address(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+			bool verbose, uint64_t *vaddr, const struct sym **sym, char **shown)
+{
+	const struct sym *s;
+	*sym = NULL;
+	if (!spec->func) {
+		*vaddr = spec->off;
+		return 0;
+	}
+	if (find_func(o, (struct lp_probe_spec *)spec, path, &s, shown) < 0)
+		return -1;
+	*sym = s;
+	if (o->stripped && (verbose || !s))
+		lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
+	if (o->dbg_path && verbose)
+		lp_error("note: %s is stripped: using its debug file %s", path, o->dbg_path);
+	if (!s) {
+		char hint[512];
+		suggest(o, spec->func, hint, sizeof(hint));
+		lp_error("probe '%s': no function '%s' in %s%s", spec->text, spec->func, path, hint);
+		return -1;
+	}
+	if (s->ifunc) {
+		/* ld.so calls it once to pick an implementation; the calls the
+		 * user means go to that implementation. */
+		ifunc_error(spec, o, path);
+		return -1;
+	}
+	*vaddr = s->value;
+	if (spec->type == LP_PROBE_OFFSET) {
+		if (s->size && spec->off >= s->size) {
+			lp_error("probe '%s': offset %llu is past the end of %s (%llu bytes)",
+				 spec->text, (unsigned long long)spec->off, spec->func,
+				 (unsigned long long)s->size);
+			return -1;
+		}
+		*vaddr += spec->off;
+	}
+	return 0;
+}
+
+/* A function probe's entry (past an endbr64 when that is cheaper), its
+ * values and how its returns are seen; *catch: C++'s catch is to be
+ * probed too. */
+static int func_entry(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+		      const char *exe, const struct sym *fsym, const char *shown, uint64_t vaddr,
+		      uint64_t off, bool verbose, struct lp_probe_point *pt, bool *catch)
+{
+	if (shown) {
+		/* As lp-record names its frames: "store::Shop::checkout(long)". */
+		size_t len = (spec->lib ? strlen(spec->lib) + 1 : 0) + strlen(shown) + 1;
+		pt->name = lp_malloc(len);
+		snprintf(pt->name, len, "%s%s%s", spec->lib ? spec->lib : "",
+			 spec->lib ? ":" : "", shown);
+	} else {
+		pt->name = lp_strdup(spec->lib ? spec->text : spec->func);
+		char *paren = list_start(pt->name);
+		if (paren)
+			*paren = '\0';
+	}
+	pt->cfg.kind = LP_PROBE_ENTRY;
+	uint64_t skip = skip_endbr(o->elf, off);
+	if (skip && verbose) {
+		enum lp_insn next = insn_at(o->elf, off + skip);
+		lp_error("%s: starts with endbr64: probing the %s at +%llu (%s, not single-stepped)",
+			 spec->text, next == LP_INSN_NOP ? "nop" : "push or jump",
+			 (unsigned long long)skip, next == LP_INSN_NOP ? "optimised" : "emulated");
+	}
+	if (func_values(pt, o->dw, vaddr, path) < 0)
+		return -1;
+	pt->offset = off + skip;
+	pt->cfg.vaddr = vaddr + skip;
+	struct hazard hz;
+	hazards(o, path, exe, &hz);
+	if (choose_returns(spec, o, path, &hz, fsym, vaddr, verbose, pt) < 0)
+		return -1;
+	*catch = hz.cxx && pt->returns == LP_RETURNS_INSN;
+	return 0;
+}
+
+/* FUNC, FUNC+OFF, 0xADDR: one point. */
+static int func_point(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+		      const char *exe, pid_t pid, bool verbose, struct lp_probe_point **points,
+		      size_t *n)
+{
+	uint64_t vaddr, off;
+	const struct sym *fsym;
+	char *shown = NULL;
+	bool catch = false;
+	int ret = -1;
+
+	if (func_address(spec, o, path, verbose, &vaddr, &fsym, &shown) < 0)
+		goto out;
+	if (vaddr_to_offset(o->elf, vaddr, &off) < 0) {
+		lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s", spec->text,
+			 (unsigned long long)vaddr, path);
+		goto out;
+	}
+	struct lp_probe_point *pt = new_point(spec, path, points, n);
+	pt->cfg.vaddr = vaddr;
+	if (spec->type == LP_PROBE_FUNC) {
+		if (func_entry(spec, o, path, exe, fsym, shown, vaddr, off, verbose, pt, &catch) < 0)
+			goto out;
+	} else {
+		pt->name = lp_strdup(spec->text);
+		pt->cfg.kind = LP_PROBE_POINT;
+		pt->offset = off;
+	}
+	pt->insn = insn_at(o->elf, pt->offset);
+	if (verbose)
+		lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)", spec->text, path,
+			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset,
+			 lp_insn__name(pt->insn));
+	/* Last: it moves *points. */
+	if (catch)
+		add_catch(spec, exe, pid, verbose, points, n);
+	ret = 0;
+out:
+	free(shown);
+	return ret;
+}
+
 int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 		      bool verbose, struct lp_probe_point **points, size_t *n)
 {
 	char *path = NULL;
 	if (spec->type == LP_PROBE_SYSCALLS || spec->type == LP_PROBE_TRACEPOINT) {
-		struct lp_probe_point *pt = new_point(spec, "", points, n);
-		pt->name = lp_strdup(spec->text);
-		if (spec->type == LP_PROBE_SYSCALLS) {
-			pt->cfg.kind = LP_PROBE_SYSCALL;
-			pt->sysnr = lp_syscall__number(spec->name);
-		} else {
-			pt->cfg.kind = LP_PROBE_TP;
-			size_t k = strcspn(spec->name, ":");
-			pt->tp_subsys = lp_strndup(spec->name, k);
-			pt->tp_event = lp_strdup(spec->name + k + 1);
-		}
+		kernel_point(spec, points, n);
 		return 0;
 	}
 	if (spec->lib) {
@@ -1709,162 +1908,11 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	}
 	struct elfobj o;
 	int ret = -1;
-	char *shown = NULL;
-	if (elfobj_open(&o, path) < 0)
-		goto out;
-
-	if (spec->type == LP_PROBE_LINE) {
-		struct line_hit *hits;
-		size_t nhits;
-		if (resolve_line(spec, &o, path, &hits, &nhits) < 0)
-			goto out;
-		for (size_t i = 0; i < nhits; i++) {
-			uint64_t off;
-			if (vaddr_to_offset(o.elf, hits[i].addr, &off) < 0)
-				continue;
-			struct lp_probe_point *pt = new_point(spec, path, points, n);
-			char name[512];
-			snprintf(name, sizeof(name), "%s:%d", spec->file, spec->line);
-			pt->name = lp_strdup(name);
-			pt->cfg.kind = LP_PROBE_POINT;
-			const char *why;
-			uint64_t addr = choose_line_addr(pt, &o, &hits[i], &pt->insn, &why);
-			if (addr != hits[i].addr && vaddr_to_offset(o.elf, addr, &off) < 0)
-				addr = hits[i].addr, pt->insn = LP_INSN_STEPPED;
-			pt->offset = off;
-			pt->cfg.vaddr = addr;
-			if (line_values(pt, o.dw, hits[i].cu, addr, false) < 0) {
-				for (size_t k = 0; k < nhits; k++)
-					free(hits[k].stmts);
-				free(hits);
-				goto out;
-			}
-			if (pt->insn == LP_INSN_STEPPED)
-				lp_error("note: probe '%s': each hit at 0x%llx is single-stepped out of line (insn=stepped in its cost record: about ten times a function probe's cost): %s",
-					 spec->text, (unsigned long long)addr, why);
-			if (verbose)
-				lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction%s)", spec->text,
-					 path, (unsigned long long)addr, (unsigned long long)off,
-					 lp_insn__name(pt->insn),
-					 addr != hits[i].addr ? ", a later statement of the line" : "");
-		}
-		for (size_t i = 0; i < nhits; i++)
-			free(hits[i].stmts);
-		free(hits);
-		ret = 0;
-		goto out;
-	}
-
-	uint64_t vaddr;
-	const char *fname = spec->func;
-	const struct sym *fsym = NULL;
-	bool catch = false;
-	if (!spec->func) {
-		vaddr = spec->off;
-	} else {
-		const struct sym *s;
-		int found = find_func(&o, (struct lp_probe_spec *)spec, path, &s, &shown);
-		fsym = s;
-		if (found < 0)
-			goto out;
-		if (o.stripped && (verbose || !s))
-			lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
-		if (o.dbg_path && verbose)
-			lp_error("note: %s is stripped: using its debug file %s", path, o.dbg_path);
-		if (!s) {
-			char hint[512];
-			suggest(&o, spec->func, hint, sizeof(hint));
-			lp_error("probe '%s': no function '%s' in %s%s", spec->text, spec->func,
-				 path, hint);
-			goto out;
-		}
-		if (s->ifunc) {
-			/* ld.so calls it once to pick an implementation; the
-			 * calls the user means go to that implementation. */
-			char impls[512] = "";
-			size_t nl = strlen(spec->func);
-			for (size_t i = 0; i < o.nsyms && strlen(impls) < 300; i++) {
-				const char *nm = o.syms[i].name;
-				if (o.syms[i].ifunc || strncmp(nm, "__", 2) || strncmp(nm + 2, spec->func, nl) ||
-				    nm[2 + nl] != '_')
-					continue;
-				snprintf(impls + strlen(impls), sizeof(impls) - strlen(impls), "%s%s",
-					 impls[0] ? ", " : "", nm);
-			}
-			if (!impls[0] && o.stripped)
-				snprintf(impls, sizeof(impls), " (not among the dynamic symbols of this stripped file)");
-			else if (impls[0])
-				memmove(impls + 2, impls, strlen(impls) + 1), memcpy(impls, ": ", 2);
-			lp_error("probe '%s': %s in %s is an IFUNC resolver, run once by ld.so; probe its implementation%s",
-				 spec->text, spec->func, path, impls);
-			goto out;
-		}
-		vaddr = s->value;
-		if (spec->type == LP_PROBE_OFFSET) {
-			if (s->size && spec->off >= s->size) {
-				lp_error("probe '%s': offset %llu is past the end of %s (%llu bytes)",
-					 spec->text, (unsigned long long)spec->off, spec->func,
-					 (unsigned long long)s->size);
-				goto out;
-			}
-			vaddr += spec->off;
-		}
-	}
-	uint64_t off;
-	if (vaddr_to_offset(o.elf, vaddr, &off) < 0) {
-		lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s", spec->text,
-			 (unsigned long long)vaddr, path);
-		goto out;
-	}
-	struct lp_probe_point *pt = new_point(spec, path, points, n);
-	pt->cfg.vaddr = vaddr;
-	if (spec->type == LP_PROBE_FUNC) {
-		if (shown) {
-			/* As lp-record names its frames: "store::Shop::checkout(long)". */
-			size_t len = (spec->lib ? strlen(spec->lib) + 1 : 0) + strlen(shown) + 1;
-			pt->name = lp_malloc(len);
-			snprintf(pt->name, len, "%s%s%s", spec->lib ? spec->lib : "",
-				 spec->lib ? ":" : "", shown);
-		} else {
-			pt->name = lp_strdup(spec->lib ? spec->text : fname);
-			char *paren = list_start(pt->name);
-			if (paren)
-				*paren = '\0';
-		}
-		pt->cfg.kind = LP_PROBE_ENTRY;
-		uint64_t skip = skip_endbr(o.elf, off);
-		if (skip && verbose) {
-			enum lp_insn next = insn_at(o.elf, off + skip);
-			lp_error("%s: starts with endbr64: probing the %s at +%llu (%s, not single-stepped)",
-				 spec->text, next == LP_INSN_NOP ? "nop" : "push or jump",
-				 (unsigned long long)skip, next == LP_INSN_NOP ? "optimised" : "emulated");
-		}
-		if (func_values(pt, o.dw, vaddr, path) < 0)
-			goto out;
-		pt->offset = off + skip;
-		pt->cfg.vaddr = vaddr + skip;
-		struct hazard hz;
-		hazards(&o, path, exe, &hz);
-		if (choose_returns(spec, &o, path, &hz, fsym, vaddr, verbose, pt) < 0)
-			goto out;
-		catch = hz.cxx && pt->returns == LP_RETURNS_INSN;
-	} else {
-		pt->name = lp_strdup(spec->text);
-		pt->cfg.kind = LP_PROBE_POINT;
-		pt->offset = off;
-	}
-	pt->insn = insn_at(o.elf, pt->offset);
-	if (verbose)
-		lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)", spec->text, path,
-			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset,
-			 lp_insn__name(pt->insn));
-	/* Last: it moves *points. */
-	if (catch)
-		add_catch(spec, exe, pid, verbose, points, n);
-	ret = 0;
-out:
+	if (elfobj_open(&o, path) == 0)
+		ret = spec->type == LP_PROBE_LINE
+			? line_points(spec, &o, path, verbose, points, n)
+			: func_point(spec, &o, path, exe, pid, verbose, points, n);
 	elfobj_close(&o);
-	free(shown);
 	free(path);
 	return ret;
 }
