@@ -156,6 +156,8 @@ struct lp_dwloc {
 	long long cfa_off;
 };
 
+struct lp_dwscope;
+
 /* The scopes at file address pc of compilation unit cu (lp_dwline.cu):
  * the variables a line probe can name.  NULL: none. */
 struct lp_dwscope *lp_dwarf__scope(struct lp_dwarf *d, uint64_t cu, uint64_t pc);
