@@ -5,9 +5,9 @@
  * symbol table linearly, 120-160 us per address, so each module's symbols are
  * read once (lp_dwmod__sym, lib/debuginfo/dwarf.h) into a sorted array
  * (shared by every process mapping the same file, keyed by build-id) and
- * answered by binary search; a new Dwfl per sample would reopen every ELF file, so there
- * is one per process, refreshed only when an address falls outside all of
- * its known modules (a dlopen, a late mapping). */
+ * answered by binary search; a new Dwfl per sample would reopen every ELF
+ * file, so there is one per process, refreshed only when an address falls
+ * outside all of its known modules (a dlopen, a late mapping). */
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
