@@ -12,6 +12,7 @@ load helpers/bpf
 load helpers/producers
 
 setup() {
+	load_bats_libs		# fail, for the checks that say why
 	TMP=$(mktemp -d)
 }
 
