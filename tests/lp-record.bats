@@ -12,6 +12,7 @@ load helpers/bpf
 load helpers/producers
 
 setup() {
+	load_bats_libs		# fail, for the checks that say why
 	TMP=$(mktemp -d)
 }
 
@@ -425,6 +426,27 @@ nsamples() {
 	run -0 lp-record -F 499 -o "$TMP/noin.lp" -- "$WORKLOADS/inlined" 0.5
 	run -1 grep -q hot_inlined "$TMP/noin.lp"
 	grep -q $'\touter\t-$' "$TMP/noin.lp"
+}
+
+@test "--inline: inlines two deep are a frame each, each at its own call site with --srcline" {
+	require_root
+	src=tests/workloads/inlinenest.c
+	mid_call=$(grep -n '/\* MID_CALL \*/' "$src" | cut -d: -f1)
+	hot_call=$(grep -n '/\* HOT_CALL \*/' "$src" | cut -d: -f1)
+	hot_loop=$(grep -n '/\* HOT_LOOP \*/' "$src" | cut -d: -f1)
+	run -0 lp-record -F 499 --inline --srcline -o "$TMP/nest.lp" -- "$WORKLOADS/inlinenest" 1
+	f=$'^frame\t[0-9a-f]{16}\t'
+	m=$'\t-\t'"$WORKLOADS/inlinenest"$'\t'
+	# Each call site is in the caller's frame: outer's is its call of
+	# mid_inlined, mid_inlined's its call of hot_inlined.
+	grep $'^frame\t' "$TMP/nest.lp" | grep inlinenest
+	grep -qE "${f}u${m}outer"$'\t'"$src:$mid_call\$" "$TMP/nest.lp"
+	grep -qE "${f}i${m}mid_inlined"$'\t'"$src:$hot_call\$" "$TMP/nest.lp"
+	grep -qE "${f}i${m}hot_inlined"$'\t'"$src:($((hot_loop - 1))|$hot_loop)\$" "$TMP/nest.lp"
+	lp-collapse "$TMP/nest.lp" > "$TMP/nest.folded"
+	pct=$(awk '{ t += $NF; if ($0 ~ /;outer;mid_inlined_\[i\];hot_inlined_\[i\]/) h += $NF } END { printf "%.0f\n", 100 * h / t }' "$TMP/nest.folded")
+	echo "outer;mid_inlined_[i];hot_inlined_[i] in $pct% of samples"
+	[ "$pct" -ge 80 ]
 }
 
 @test "--raw: addresses with build-ids; lp-symbolize names them later, as an ordinary user" {

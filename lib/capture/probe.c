@@ -1,11 +1,9 @@
-/* probe.c - probe specifications resolved with libelf and libdw. */
+/* probe.c - probe specifications resolved with libelf and, through
+ * lib/debuginfo/dwarf.h, libdw. */
 #include "capture/probe.h"
 
 #include <ctype.h>
 #include <dirent.h>
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -22,6 +20,7 @@
 
 #include "debuginfo/demangle.h"
 #include "debuginfo/disasm.h"
+#include "debuginfo/dwarf.h"
 #include "debuginfo/insnflow.h"
 #include "debuginfo/procns.h"
 #include "base/syscalls.h"
@@ -377,17 +376,12 @@ struct elfobj {
 	int dbg_fd;		/* its separate debug file, if any */
 	Elf *dbg_elf;
 	char *dbg_path;
-	Dwarf *dw;
-	Dwarf_CFI *cfi[2];	/* .eh_frame, .debug_frame: elfobj_cfi */
-	bool cfi_read;
+	struct lp_dwarf *dw;	/* from the debug file when there is one */
 };
 
 static void elfobj_close(struct elfobj *o)
 {
-	if (o->cfi[0])
-		dwarf_cfi_end(o->cfi[0]);
-	if (o->dw)
-		dwarf_end(o->dw);
+	lp_dwarf__free(o->dw);
 	if (o->dbg_elf)
 		elf_end(o->dbg_elf);
 	if (o->dbg_fd >= 0)
@@ -438,44 +432,6 @@ static bool load_syms(struct elfobj *o, Elf *e)
 	return symtab != NULL;
 }
 
-/* A stripped file's separate debug file, where gdb looks for it: by
- * build-id under /usr/lib/debug (Debian's -dbgsym packages), or by its
- * .gnu_debuglink name beside it, in .debug/ beside it, or under
- * /usr/lib/debug.  The caller opens it; NULL when there is none. */
-static char *debug_file(Elf *elf, const char *path)
-{
-	char cand[PATH_MAX];
-	const void *id;
-	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
-	if (n > 1) {
-		const unsigned char *b = id;
-		int len = snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%02x/", b[0]);
-		for (ssize_t i = 1; i < n && len < (int)sizeof(cand) - 8; i++)
-			len += snprintf(cand + len, sizeof(cand) - (size_t)len, "%02x", b[i]);
-		snprintf(cand + len, sizeof(cand) - (size_t)len, ".debug");
-		if (access(cand, R_OK) == 0)
-			return lp_strdup(cand);
-	}
-	GElf_Word crc;
-	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
-	if (!link || strchr(link, '/'))
-		return NULL;
-	const char *slash = strrchr(path, '/');
-	int dlen = slash ? (int)(slash - path) : 1;
-	const char *dir = slash ? path : ".";
-	for (int i = 0; i < 3; i++) {
-		if (i == 0)
-			snprintf(cand, sizeof(cand), "%.*s/%s", dlen, dir, link);
-		else if (i == 1)
-			snprintf(cand, sizeof(cand), "%.*s/.debug/%s", dlen, dir, link);
-		else
-			snprintf(cand, sizeof(cand), "/usr/lib/debug%.*s/%s", dlen, dir, link);
-		if (strcmp(cand, path) && access(cand, R_OK) == 0)
-			return lp_strdup(cand);
-	}
-	return NULL;
-}
-
 static int elfobj_open(struct elfobj *o, const char *path)
 {
 	memset(o, 0, sizeof(*o));
@@ -493,7 +449,7 @@ static int elfobj_open(struct elfobj *o, const char *path)
 	}
 	o->stripped = !load_syms(o, o->elf);
 	Elf *dwelf = o->elf;
-	char *dbg = o->stripped ? debug_file(o->elf, path) : NULL;
+	char *dbg = o->stripped ? lp_dwarf__debug_file(o->elf, path) : NULL;
 	if (dbg) {
 		o->dbg_fd = open(dbg, O_RDONLY | O_CLOEXEC);
 		o->dbg_elf = o->dbg_fd >= 0 ? elf_begin(o->dbg_fd, ELF_C_READ_MMAP, NULL) : NULL;
@@ -509,7 +465,7 @@ static int elfobj_open(struct elfobj *o, const char *path)
 		}
 		free(dbg);
 	}
-	o->dw = dwarf_begin_elf(dwelf, DWARF_C_READ, NULL);
+	o->dw = lp_dwarf__open(o->elf, dwelf);
 	return 0;
 }
 
@@ -868,111 +824,26 @@ static char *find_lib(const char *lib, pid_t pid)
 
 /* --- DWARF types and locations ----------------------------------------- */
 
-static bool strip_type(Dwarf_Die *die, Dwarf_Die *out)
+/* A DWARF value type as a capture: 0; 1 when void; -1 with `why` when it
+ * cannot be captured. */
+static int probe_value(const struct lp_dwtype *t, struct lp_probe_value *v, char *why,
+		       size_t whysize)
 {
-	Dwarf_Attribute a;
-	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, out))
-		return false;
-	for (int i = 0; i < 16; i++) {
-		int tag = dwarf_tag(out);
-		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
-		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type &&
-		    tag != DW_TAG_atomic_type)
-			return true;
-		if (!dwarf_attr_integrate(out, DW_AT_type, &a) || !dwarf_formref_die(&a, out))
-			return false;	/* const void */
-	}
-	return true;
-}
+	static const enum lp_value_type types[] = {
+		[LP_DWT_INT] = LP_VAL_INT, [LP_DWT_UINT] = LP_VAL_UINT, [LP_DWT_BOOL] = LP_VAL_BOOL,
+		[LP_DWT_CHAR] = LP_VAL_CHAR, [LP_DWT_PTR] = LP_VAL_PTR, [LP_DWT_STR] = LP_VAL_STR,
+	};
 
-/* The value type of die's DW_AT_type; -1 with `why` when not capturable,
- * 0 on success, 1 when the type is void. */
-static int value_type(Dwarf_Die *die, struct lp_probe_value *v, char *why, size_t whysize)
-{
-	Dwarf_Die t;
-	if (!strip_type(die, &t))
+	if (t->kind == LP_DWT_VOID)
 		return 1;
-	Dwarf_Word enc = 0, size = 0;
-	Dwarf_Attribute a;
-	if (dwarf_attr_integrate(&t, DW_AT_byte_size, &a))
-		dwarf_formudata(&a, &size);
-	const char *tname = dwarf_diename(&t);
-	switch (dwarf_tag(&t)) {
-	case DW_TAG_base_type:
-		if (dwarf_attr_integrate(&t, DW_AT_encoding, &a))
-			dwarf_formudata(&a, &enc);
-		if (size != 1 && size != 2 && size != 4 && size != 8)
-			break;
-		v->size = (int)size;
-		switch (enc) {
-		case DW_ATE_signed:
-			v->type = LP_VAL_INT;
-			return 0;
-		case DW_ATE_unsigned:
-			v->type = LP_VAL_UINT;
-			return 0;
-		case DW_ATE_boolean:
-			v->type = LP_VAL_BOOL;
-			return 0;
-		case DW_ATE_signed_char:
-		case DW_ATE_unsigned_char:
-			v->type = LP_VAL_CHAR;
-			return 0;
-		}
-		break;
-	case DW_TAG_enumeration_type:
-		v->type = LP_VAL_INT;
-		v->size = size ? (int)size : 4;
-		return 0;
-	case DW_TAG_pointer_type: {
-		v->size = 8;
-		v->type = LP_VAL_PTR;
-		Dwarf_Die to;
-		if (strip_type(&t, &to) && dwarf_tag(&to) == DW_TAG_base_type) {
-			Dwarf_Word e = 0, sz = 0;
-			if (dwarf_attr_integrate(&to, DW_AT_encoding, &a))
-				dwarf_formudata(&a, &e);
-			if (dwarf_attr_integrate(&to, DW_AT_byte_size, &a))
-				dwarf_formudata(&a, &sz);
-			if (sz == 1 && (e == DW_ATE_signed_char || e == DW_ATE_unsigned_char))
-				v->type = LP_VAL_STR;
-		}
-		return 0;
+	if (t->kind == LP_DWT_OTHER) {
+		snprintf(why, whysize, "its type '%s' is not an integer, a pointer or a C string",
+			 t->name ? t->name : "?");
+		return -1;
 	}
-	}
-	snprintf(why, whysize, "its type '%s' is not an integer, a pointer or a C string",
-		 tname ? tname : "?");
-	return -1;
-}
-
-struct func_find {
-	uint64_t addr;
-	Dwarf_Die die;
-	bool found;
-};
-
-static int func_cb(Dwarf_Die *die, void *arg)
-{
-	struct func_find *ff = arg;
-	Dwarf_Addr lo;
-	if (dwarf_lowpc(die, &lo) == 0 && lo == ff->addr) {
-		ff->die = *die;
-		ff->found = true;
-		return DWARF_CB_ABORT;
-	}
-	return DWARF_CB_OK;
-}
-
-static bool func_die(Dwarf *dw, uint64_t addr, Dwarf_Die *out)
-{
-	Dwarf_Die cu;
-	struct func_find ff = { .addr = addr };
-	if (!dwarf_addrdie(dw, addr, &cu))
-		return false;
-	dwarf_getfuncs(&cu, func_cb, &ff, 0);
-	if (ff.found)
-		*out = ff.die;
-	return ff.found;
+	v->type = types[t->kind];
+	v->size = t->size;
+	return 0;
 }
 
 /* Integer-class arguments in the SysV x86-64 order: rdi rsi rdx rcx r8 r9. */
@@ -1001,36 +872,124 @@ static int add_value(struct lp_probe_point *pt, const char *name, const struct l
 	return 0;
 }
 
-static int func_values(struct lp_probe_point *pt, Dwarf *dw, uint64_t addr, const char *path)
+/* argN (N 0..5): the raw argument register N, as bpftrace's argN.  1 when
+ * name is not one, -1 on error. */
+static int raw_arg(struct lp_probe_point *pt, const char *v, int *nstrs)
+{
+	if (strncmp(v, "arg", 3) || v[3] < '0' || v[3] > '5' || v[4])
+		return 1;
+	struct lp_probe_value raw = { .type = LP_VAL_INT, .size = 8 };
+	struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = arg_regs[v[3] - '0'] };
+	return add_value(pt, v, &raw, cap, nstrs) < 0 ? -1 : 0;
+}
+
+/* A function without DWARF: arg0..arg5 are the raw argument registers;
+ * anything else needs DWARF. */
+static int raw_values(struct lp_probe_point *pt, const char *path)
 {
 	const struct lp_probe_spec *spec = pt->spec;
-	Dwarf_Die fn;
-	if (!dw || !func_die(dw, addr, &fn)) {
-		/* No types: arg0..arg5 are the raw argument registers, as
-		 * bpftrace's are; anything else needs DWARF. */
-		int nstrs = 0;
-		for (size_t i = 0; i < spec->nvars; i++) {
-			const char *v = spec->vars[i];
-			if (strncmp(v, "arg", 3) || v[3] < '0' || v[3] > '5' || v[4]) {
-				lp_error("probe '%s': %s has no DWARF debug information for '%s' (arg0..arg5 are its raw arguments)",
-					 spec->text, path, spec->func);
-				return -1;
-			}
-			struct lp_probe_value raw = { .type = LP_VAL_INT, .size = 8 };
-			struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = arg_regs[v[3] - '0'] };
-			if (add_value(pt, v, &raw, cap, &nstrs) < 0)
-				return -1;
-		}
-		/* The raw return register, as a signed long (what most C
-		 * functions return; -1 and errors read right). */
-		pt->has_ret = true;
-		pt->ret = (struct lp_probe_value){ .name = lp_strdup("ret"), .type = LP_VAL_INT, .size = 8 };
-		return 0;
+	int nstrs = 0;
+
+	for (size_t i = 0; i < spec->nvars; i++) {
+		int r = raw_arg(pt, spec->vars[i], &nstrs);
+		if (r > 0)
+			lp_error("probe '%s': %s has no DWARF debug information for '%s' (arg0..arg5 are its raw arguments)",
+				 spec->text, path, spec->func);
+		if (r)
+			return -1;
 	}
+	/* The raw return register, as a signed long (what most C functions
+	 * return; -1 and errors read right). */
+	pt->has_ret = true;
+	pt->ret = (struct lp_probe_value){ .name = lp_strdup("ret"), .type = LP_VAL_INT, .size = 8 };
+	return 0;
+}
+
+/* A parameter, and the integer register it comes in (-1: none, why). */
+struct func_arg {
+	char name[128];
+	struct lp_probe_value v;
+	int reg;
+	char why[256];
+};
+
+/* The parameters in the SysV order, each in the next integer register
+ * until one that is not an integer or a pointer (it may shift the rest). */
+static size_t func_args(const struct lp_dwparam *params, size_t n, struct func_arg *args)
+{
+	int nextreg = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		struct func_arg *a = &args[k];
+		snprintf(a->name, sizeof(a->name), "%s", params[k].name ? params[k].name : "?");
+		memset(&a->v, 0, sizeof(a->v));
+		a->why[0] = '\0';
+		int tr = probe_value(&params[k].type, &a->v, a->why, sizeof(a->why));
+		if (tr == 0 && nextreg >= 0 && nextreg < 6) {
+			a->reg = arg_regs[nextreg++];
+			continue;
+		}
+		a->reg = -1;
+		if (tr == 0)
+			snprintf(a->why, sizeof(a->why), "it is not passed in a register");
+		/* Anything else may shift the registers: stop. */
+		nextreg = -1;
+	}
+	return n;
+}
+
+/* The VARs a function probe names, among its parameters args. */
+static int named_args(struct lp_probe_point *pt, const struct func_arg *args, size_t nargs)
+{
+	const struct lp_probe_spec *spec = pt->spec;
+	int nstrs = 0;
+
+	for (size_t i = 0; i < spec->nvars; i++) {
+		size_t k;
+		for (k = 0; k < nargs; k++)
+			if (!strcmp(args[k].name, spec->vars[i]))
+				break;
+		int r = k == nargs ? raw_arg(pt, spec->vars[i], &nstrs) : 1;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			continue;
+		if (k == nargs) {
+			char list[512] = "";
+			for (size_t j = 0; j < nargs; j++)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list),
+					 "%s%.100s", j ? ", " : "", args[j].name);
+			lp_error("probe '%s': %s has no parameter '%s' (it has: %s)",
+				 spec->text, spec->func, spec->vars[i], nargs ? list : "none");
+			return -1;
+		}
+		if (args[k].reg < 0) {
+			lp_error("probe '%s': cannot capture '%s': %s", spec->text,
+				 args[k].name, args[k].why);
+			return -1;
+		}
+		struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = (unsigned char)args[k].reg };
+		if (add_value(pt, args[k].name, &args[k].v, cap, &nstrs) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+#define LP_MAX_PARAMS 32
+
+static int func_values(struct lp_probe_point *pt, struct lp_dwarf *dw, uint64_t addr,
+		       const char *path)
+{
+	const struct lp_probe_spec *spec = pt->spec;
+	struct lp_dwtype rt;
+	struct lp_dwparam params[LP_MAX_PARAMS];
+	size_t np;
+
+	if (!lp_dwarf__function(dw, addr, &rt, params, LP_MAX_PARAMS, &np))
+		return raw_values(pt, path);
 	char why[256];
 	struct lp_probe_value rv = { 0 };
-	int r = value_type(&fn, &rv, why, sizeof(why));
-	if (r == 0) {
+	if (probe_value(&rt, &rv, why, sizeof(why)) == 0) {
 		if (rv.type == LP_VAL_STR)	/* not read back at the return: the pointer */
 			rv.type = LP_VAL_PTR;
 		pt->has_ret = true;
@@ -1039,293 +998,76 @@ static int func_values(struct lp_probe_point *pt, Dwarf *dw, uint64_t addr, cons
 	}
 	if (!spec->nvars && !spec->all_args)
 		return 0;
-	struct {
-		char name[128];
-		struct lp_probe_value v;
-		int reg;	/* -1: not in an integer register */
-		char why[256];
-	} args[32];
-	size_t nargs = 0;
-	int nextreg = 0;
-	Dwarf_Die child;
-	if (dwarf_child(&fn, &child) == 0) {
-		do {
-			if (dwarf_tag(&child) != DW_TAG_formal_parameter || nargs >= 32)
-				continue;
-			const char *nm = dwarf_diename(&child);
-			snprintf(args[nargs].name, sizeof(args[nargs].name), "%s", nm ? nm : "?");
-			memset(&args[nargs].v, 0, sizeof(args[nargs].v));
-			args[nargs].why[0] = '\0';
-			int tr = value_type(&child, &args[nargs].v, args[nargs].why,
-					    sizeof(args[nargs].why));
-			if (tr == 0 && nextreg >= 0 && nextreg < 6) {
-				args[nargs].reg = arg_regs[nextreg++];
-			} else {
-				args[nargs].reg = -1;
-				if (tr == 0)
-					snprintf(args[nargs].why, sizeof(args[nargs].why),
-						 "it is not passed in a register");
-				/* Anything else may shift the registers: stop. */
-				nextreg = -1;
-			}
-			nargs++;
-		} while (dwarf_siblingof(&child, &child) == 0);
-	}
+	struct func_arg args[LP_MAX_PARAMS];
+	size_t nargs = func_args(params, np, args);
+	if (spec->nvars)
+		return named_args(pt, args, nargs);
 	int nstrs = 0;
-	if (spec->nvars) {
-		for (size_t i = 0; i < spec->nvars; i++) {
-			size_t k;
-			for (k = 0; k < nargs; k++)
-				if (!strcmp(args[k].name, spec->vars[i]))
-					break;
-			const char *v = spec->vars[i];
-			if (k == nargs && !strncmp(v, "arg", 3) && v[3] >= '0' && v[3] <= '5' && !v[4]) {
-				struct lp_probe_value raw = { .type = LP_VAL_INT, .size = 8 };
-				struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = arg_regs[v[3] - '0'] };
-				if (add_value(pt, v, &raw, cap, &nstrs) < 0)
-					return -1;
-				continue;
-			}
-			if (k == nargs) {
-				char list[512] = "";
-				for (size_t j = 0; j < nargs; j++)
-					snprintf(list + strlen(list), sizeof(list) - strlen(list),
-						 "%s%.100s", j ? ", " : "", args[j].name);
-				lp_error("probe '%s': %s has no parameter '%s' (it has: %s)",
-					 spec->text, spec->func, spec->vars[i], nargs ? list : "none");
-				return -1;
-			}
-			if (args[k].reg < 0) {
-				lp_error("probe '%s': cannot capture '%s': %s", spec->text,
-					 args[k].name, args[k].why);
-				return -1;
-			}
-			struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = (unsigned char)args[k].reg };
-			if (add_value(pt, args[k].name, &args[k].v, cap, &nstrs) < 0)
-				return -1;
-		}
-	} else {
-		for (size_t k = 0; k < nargs && pt->nvals < LP_TRACE_MAX_CAPS; k++) {
-			if (args[k].reg < 0)
-				continue;
-			struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = (unsigned char)args[k].reg };
-			add_value(pt, args[k].name, &args[k].v, cap, &nstrs);
-		}
+	for (size_t k = 0; k < nargs && pt->nvals < LP_TRACE_MAX_CAPS; k++) {
+		if (args[k].reg < 0)
+			continue;
+		struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = (unsigned char)args[k].reg };
+		add_value(pt, args[k].name, &args[k].v, cap, &nstrs);
 	}
 	return 0;
 }
 
-static const char *op_name(unsigned int op)
+/* Variable name of a line probe, in scope sc at pc; quiet: said nothing of. */
+static int line_value(struct lp_probe_point *pt, struct lp_dwscope *sc, const char *name,
+		      uint64_t pc, bool quiet, int *nstrs)
 {
-	switch (op) {
-	case DW_OP_entry_value: case DW_OP_GNU_entry_value: return "DW_OP_entry_value";
-	case DW_OP_stack_value: return "DW_OP_stack_value (a computed value)";
-	case DW_OP_piece: return "DW_OP_piece (split across places)";
-	case DW_OP_implicit_value: return "DW_OP_implicit_value";
-	case DW_OP_implicit_pointer: case DW_OP_GNU_implicit_pointer: return "DW_OP_implicit_pointer";
-	case DW_OP_lit0 ... DW_OP_lit31: return "DW_OP_litN (a constant)";
-	case DW_OP_const1u ... DW_OP_consts: return "DW_OP_constN (a constant)";
-	case DW_OP_call_frame_cfa: return "DW_OP_call_frame_cfa";
-	case DW_OP_deref: return "DW_OP_deref";
-	case DW_OP_plus_uconst: return "DW_OP_plus_uconst";
-	}
-	return "an unsupported DWARF expression";
-}
+	const struct lp_probe_spec *spec = pt->spec;
+	struct lp_dwtype t;
+	struct lp_probe_value val = { 0 };
+	struct lp_dwloc loc;
+	char why[256];
 
-/* The canonical frame address at pc as register + offset, from CFI. */
-static int cfa_in(Dwarf_CFI *const cfis[2], uint64_t pc, struct lp_trace_probe *cfg)
-{
-	for (int i = 0; i < 2; i++) {
-		Dwarf_Frame *frame;
-		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], pc, &frame) != 0)
-			continue;
-		Dwarf_Op *ops;
-		size_t nops;
-		int ok = dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1;
-		if (ok && ops[0].atom == DW_OP_bregx) {
-			cfg->cfa_reg = (unsigned int)ops[0].number;
-			cfg->cfa_off = (long long)ops[0].number2;
-		} else if (ok && ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg16) {
-			cfg->cfa_reg = ops[0].atom - DW_OP_breg0;
-			cfg->cfa_off = (long long)ops[0].number;
-		} else {
-			ok = 0;
-		}
-		free(frame);
-		if (ok)
-			return 0;
-	}
-	return -1;
-}
-
-static int cfa_at(Elf *elf, Dwarf *dw, uint64_t pc, struct lp_trace_probe *cfg)
-{
-	Dwarf_CFI *cfis[2] = { dwarf_getcfi_elf(elf), dw ? dwarf_getcfi(dw) : NULL };
-	int r = cfa_in(cfis, pc, cfg);
-	if (cfis[0])
-		dwarf_cfi_end(cfis[0]);	/* made afresh each call (libdw caches the other) */
-	return r;
-}
-
-/* A location expression at pc -> a capture; -1 with `why`. */
-static int location_cap(Elf *elf, Dwarf *dw, Dwarf_Die *scopes, int nscopes, Dwarf_Attribute *loc,
-			uint64_t pc, struct lp_trace_probe *cfg, struct lp_trace_cap *cap,
-			char *why, size_t whysize)
-{
-	Dwarf_Op *expr;
-	size_t len;
-	int n = dwarf_getlocation_addr(loc, pc, &expr, &len, 1);
-	if (n <= 0 || len == 0) {
-		snprintf(why, whysize, "it is optimized out at this address");
+	if (!lp_dwscope__var(sc, name, &t)) {
+		if (!quiet)
+			lp_error("probe '%s': no variable '%s' in scope at 0x%llx", spec->text, name,
+				 (unsigned long long)pc);
 		return -1;
 	}
-	unsigned int op = expr[0].atom;
-	if (len == 1 && op >= DW_OP_reg0 && op <= DW_OP_reg16) {
-		*cap = (struct lp_trace_cap){ .kind = LP_CAP_REG, .reg = (unsigned char)(op - DW_OP_reg0) };
-		return 0;
-	}
-	if (len == 1 && op == DW_OP_regx && expr[0].number <= 16) {
-		*cap = (struct lp_trace_cap){ .kind = LP_CAP_REG, .reg = (unsigned char)expr[0].number };
-		return 0;
-	}
-	if (len == 1 && op >= DW_OP_breg0 && op <= DW_OP_breg16) {
-		*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM, .reg = (unsigned char)(op - DW_OP_breg0),
-					      .off = (long long)expr[0].number };
-		return 0;
-	}
-	if (len == 1 && op == DW_OP_addr) {
-		*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM, .reg = LP_REG_NONE,
-					      .off = (long long)expr[0].number };
-		return 0;
-	}
-	if (len == 1 && op == DW_OP_fbreg) {
-		/* The frame base of the innermost real function. */
-		for (int i = 0; i < nscopes; i++) {
-			if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
-				continue;
-			Dwarf_Attribute fb;
-			Dwarf_Op *fexpr;
-			size_t flen;
-			if (!dwarf_attr_integrate(&scopes[i], DW_AT_frame_base, &fb) ||
-			    dwarf_getlocation_addr(&fb, pc, &fexpr, &flen, 1) <= 0 || flen != 1)
-				break;
-			unsigned int fop = fexpr[0].atom;
-			long long off = (long long)expr[0].number;
-			if (fop == DW_OP_call_frame_cfa) {
-				if (cfa_at(elf, dw, pc, cfg) < 0) {
-					snprintf(why, whysize, "no call frame information at 0x%llx",
-						 (unsigned long long)pc);
-					return -1;
-				}
-				*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM, .reg = LP_REG_CFA, .off = off };
-				return 0;
-			}
-			if (fop >= DW_OP_breg0 && fop <= DW_OP_breg16) {
-				*cap = (struct lp_trace_cap){ .kind = LP_CAP_MEM,
-					.reg = (unsigned char)(fop - DW_OP_breg0),
-					.off = off + (long long)fexpr[0].number };
-				return 0;
-			}
-			snprintf(why, whysize, "its frame base is %s", op_name(fop));
-			return -1;
-		}
-		snprintf(why, whysize, "no usable frame base");
+	int r = probe_value(&t, &val, why, sizeof(why));
+	if (r != 0) {
+		if (!quiet)
+			lp_error("probe '%s': cannot capture '%s': %s", spec->text, name,
+				 r > 0 ? "it has no type" : why);
 		return -1;
 	}
-	/* Name what makes it unsupported: a computed value first. */
-	unsigned int bad = op;
-	for (size_t i = 0; i < len; i++) {
-		unsigned int a = expr[i].atom;
-		if (a == DW_OP_stack_value || a == DW_OP_piece || a == DW_OP_entry_value ||
-		    a == DW_OP_GNU_entry_value || a == DW_OP_implicit_value) {
-			bad = a;
-			break;
-		}
-		if (i > 0 && bad == op)
-			bad = a;
+	r = lp_dwscope__location(sc, &loc, why, sizeof(why));
+	if (r > 0 && !quiet)
+		lp_error("probe '%s': cannot capture '%s': it has no location (optimized out)",
+			 spec->text, name);
+	if (r < 0 && !quiet)
+		lp_error("probe '%s': cannot capture '%s' at 0x%llx: %s", spec->text, name,
+			 (unsigned long long)pc, why);
+	if (r)
+		return -1;
+	struct lp_trace_cap cap = { .kind = loc.mem ? LP_CAP_MEM : LP_CAP_REG, .off = loc.off };
+	cap.reg = loc.reg == LP_DWLOC_ADDR ? LP_REG_NONE
+		: loc.reg == LP_DWLOC_CFA ? LP_REG_CFA : (unsigned char)loc.reg;
+	if (loc.reg == LP_DWLOC_CFA) {
+		pt->cfg.cfa_reg = loc.cfa_reg;
+		pt->cfg.cfa_off = loc.cfa_off;
 	}
-	const char *nm = op_name(bad);
-	char tmp[64];
-	if (!strcmp(nm, "an unsupported DWARF expression")) {
-		snprintf(tmp, sizeof(tmp), "a DWARF expression (op 0x%x)", bad);
-		nm = tmp;
-	}
-	snprintf(why, whysize, "its location there is %s, not a register, a frame or register offset or a fixed address",
-		 nm);
-	return -1;
+	return add_value(pt, name, &val, cap, nstrs);
 }
 
 /* The values of a line probe's VARs at pc; quiet: a trial at a candidate
  * address, said nothing of (choose_line_addr). */
-static int line_values(struct lp_probe_point *pt, Elf *elf, Dwarf *dw, Dwarf_Die *cu, uint64_t pc,
+static int line_values(struct lp_probe_point *pt, struct lp_dwarf *dw, uint64_t cu, uint64_t pc,
 		       bool quiet)
 {
 	const struct lp_probe_spec *spec = pt->spec;
 	if (!spec->nvars)
 		return 0;
-	Dwarf_Die *scopes = NULL;
-	int nscopes = dwarf_getscopes(cu, pc, &scopes);
-	int nstrs = 0;
-	for (size_t v = 0; v < spec->nvars; v++) {
-		Dwarf_Die found;
-		bool ok = false;
-		for (int i = 0; i < nscopes && !ok; i++) {
-			Dwarf_Die child;
-			if (dwarf_child(&scopes[i], &child) != 0)
-				continue;
-			do {
-				int tag = dwarf_tag(&child);
-				if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
-					continue;
-				Dwarf_Attribute a;
-				const char *nm = dwarf_attr_integrate(&child, DW_AT_name, &a) ?
-					dwarf_formstring(&a) : NULL;
-				if (nm && !strcmp(nm, spec->vars[v])) {
-					found = child;
-					ok = true;
-					break;
-				}
-			} while (dwarf_siblingof(&child, &child) == 0);
-		}
-		if (!ok) {
-			if (!quiet)
-				lp_error("probe '%s': no variable '%s' in scope at 0x%llx", spec->text,
-					 spec->vars[v], (unsigned long long)pc);
-			free(scopes);
-			return -1;
-		}
-		char why[256];
-		struct lp_probe_value val = { 0 };
-		if (value_type(&found, &val, why, sizeof(why)) != 0) {
-			if (!quiet)
-				lp_error("probe '%s': cannot capture '%s': %s", spec->text, spec->vars[v],
-					 value_type(&found, &val, why, sizeof(why)) > 0 ? "it has no type" : why);
-			free(scopes);
-			return -1;
-		}
-		Dwarf_Attribute loc;
-		struct lp_trace_cap cap;
-		if (!dwarf_attr(&found, DW_AT_location, &loc)) {
-			if (!quiet)
-				lp_error("probe '%s': cannot capture '%s': it has no location (optimized out)",
-					 spec->text, spec->vars[v]);
-			free(scopes);
-			return -1;
-		}
-		if (location_cap(elf, dw, scopes, nscopes, &loc, pc, &pt->cfg, &cap, why, sizeof(why)) < 0) {
-			if (!quiet)
-				lp_error("probe '%s': cannot capture '%s' at 0x%llx: %s", spec->text,
-					 spec->vars[v], (unsigned long long)pc, why);
-			free(scopes);
-			return -1;
-		}
-		if (add_value(pt, spec->vars[v], &val, cap, &nstrs) < 0) {
-			free(scopes);
-			return -1;
-		}
-	}
-	free(scopes);
-	return 0;
+	struct lp_dwscope *sc = lp_dwarf__scope(dw, cu, pc);
+	int nstrs = 0, r = 0;
+	for (size_t v = 0; v < spec->nvars && r == 0; v++)
+		r = line_value(pt, sc, spec->vars[v], pc, quiet, &nstrs);
+	lp_dwscope__free(sc);
+	return r;
 }
 
 /* --- FILE:LINE -------------------------------------------------------- */
@@ -1340,93 +1082,77 @@ static bool file_matches(const char *path, const char *want)
 
 struct line_hit {
 	uint64_t addr;
-	Dwarf_Off scope;
-	Dwarf_Die cu;
+	uint64_t scope;		/* the function or inlined copy (lp_dwarf__func_at) */
+	uint64_t cu;
 	uint64_t *stmts;	/* every is_stmt row of the line in this scope */
 	size_t nstmts;
 };
 
+/* The walk of the line tables for FILE:LINE. */
+struct line_walk {
+	const struct lp_probe_spec *spec;
+	struct lp_dwarf *dw;
+	int below, above;	/* the nearest lines with code */
+	bool file_seen;
+	struct line_hit *hits;
+	size_t nhits;
+};
+
+static void line_row(const struct lp_dwline *l, void *arg)
+{
+	struct line_walk *w = arg;
+	int want = w->spec->line;
+
+	if (!file_matches(l->file, w->spec->file))
+		return;
+	w->file_seen = true;
+	if (!l->valid || !l->stmt || l->end)
+		return;
+	if (l->line < want && l->line > w->below)
+		w->below = l->line;
+	if (l->line > want && l->line < w->above)
+		w->above = l->line;
+	if (l->line != want)
+		return;
+	/* One address per function or inlined copy: its lowest. */
+	uint64_t scope = lp_dwarf__func_at(w->dw, l->cu, l->addr);
+	size_t k;
+	for (k = 0; k < w->nhits; k++)
+		if (w->hits[k].scope == scope)
+			break;
+	if (k == w->nhits) {
+		w->hits = lp_reallocarray(w->hits, w->nhits + 1, sizeof(*w->hits));
+		w->hits[w->nhits++] = (struct line_hit){ l->addr, scope, l->cu, NULL, 0 };
+	} else if (l->addr < w->hits[k].addr) {
+		w->hits[k].addr = l->addr;
+	}
+	struct line_hit *h = &w->hits[k];
+	h->stmts = lp_reallocarray(h->stmts, h->nstmts + 1, sizeof(*h->stmts));
+	h->stmts[h->nstmts++] = l->addr;
+}
+
 static int resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
 			struct line_hit **hits, size_t *nhits)
 {
-	if (!o->dw) {
+	if (!lp_dwarf__has_dwarf(o->dw)) {
 		lp_error("probe '%s': %s has no DWARF line information (build with -g)", spec->text, path);
 		return -1;
 	}
-	int below = 0, above = INT_MAX;
-	bool file_seen = false;
-	*hits = NULL;
-	*nhits = 0;
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	while (dwarf_nextcu(o->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-		if (!dwarf_offdie(o->dw, off + hsize, &cu)) {
-			off = next;
-			continue;
-		}
-		off = next;
-		Dwarf_Lines *lines;
-		size_t nlines;
-		if (dwarf_getsrclines(&cu, &lines, &nlines) != 0)
-			continue;
-		for (size_t i = 0; i < nlines; i++) {
-			Dwarf_Line *l = dwarf_onesrcline(lines, i);
-			const char *src = dwarf_linesrc(l, NULL, NULL);
-			bool stmt = false, end = false;
-			int lineno;
-			Dwarf_Addr addr;
-			if (!src || !file_matches(src, spec->file))
-				continue;
-			file_seen = true;
-			dwarf_linebeginstatement(l, &stmt);
-			dwarf_lineendsequence(l, &end);
-			if (dwarf_lineno(l, &lineno) != 0 || !stmt || end || dwarf_lineaddr(l, &addr) != 0)
-				continue;
-			if (lineno < spec->line && lineno > below)
-				below = lineno;
-			if (lineno > spec->line && lineno < above)
-				above = lineno;
-			if (lineno != spec->line)
-				continue;
-			/* One address per function or inlined copy: its lowest. */
-			Dwarf_Die *scopes = NULL;
-			int ns = dwarf_getscopes(&cu, addr, &scopes);
-			Dwarf_Off scope = 0;
-			for (int k = 0; k < ns; k++) {
-				int tag = dwarf_tag(&scopes[k]);
-				if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-					scope = dwarf_dieoffset(&scopes[k]);
-					break;
-				}
-			}
-			free(scopes);
-			size_t k;
-			for (k = 0; k < *nhits; k++)
-				if ((*hits)[k].scope == scope)
-					break;
-			if (k == *nhits) {
-				*hits = lp_reallocarray(*hits, *nhits + 1, sizeof(**hits));
-				(*hits)[(*nhits)++] = (struct line_hit){ addr, scope, cu, NULL, 0 };
-			} else if (addr < (*hits)[k].addr) {
-				(*hits)[k].addr = addr;
-			}
-			struct line_hit *h = &(*hits)[k];
-			h->stmts = lp_reallocarray(h->stmts, h->nstmts + 1, sizeof(*h->stmts));
-			h->stmts[h->nstmts++] = addr;
-		}
-	}
-	if (*nhits)
+	struct line_walk w = { .spec = spec, .dw = o->dw, .above = INT_MAX };
+	lp_dwarf__each_line(o->dw, line_row, &w);
+	*hits = w.hits;
+	*nhits = w.nhits;
+	if (w.nhits)
 		return 0;
-	if (!file_seen) {
+	if (!w.file_seen) {
 		lp_error("probe '%s': no source file '%s' in the line table of %s", spec->text,
 			 spec->file, path);
-	} else if (below && above != INT_MAX) {
+	} else if (w.below && w.above != INT_MAX) {
 		lp_error("probe '%s': no code at line %d; nearest lines with code: %d, %d",
-			 spec->text, spec->line, below, above);
+			 spec->text, spec->line, w.below, w.above);
 	} else {
 		lp_error("probe '%s': no code at line %d; nearest line with code: %d", spec->text,
-			 spec->line, below ? below : above);
+			 spec->line, w.below ? w.below : w.above);
 	}
 	return -1;
 }
@@ -1466,24 +1192,17 @@ static enum lp_insn insn_at(Elf *elf, uint64_t off)
  * copy is in), every range of it (a .cold part too: its jumps back into
  * the line count), decoded.  -1 when there is no such function or Capstone
  * fails. */
-static int function_flow(Elf *elf, Dwarf_Die *cu, uint64_t pc, struct lp_insnflow *f)
+static int function_flow(struct elfobj *o, uint64_t cu, uint64_t pc, struct lp_insnflow *f)
 {
-	Dwarf_Die *scopes = NULL;
-	int ns = dwarf_getscopes(cu, pc, &scopes);
-	Dwarf_Die *fn = NULL;
-	for (int k = 0; k < ns; k++)
-		if (dwarf_tag(&scopes[k]) == DW_TAG_subprogram)
-			fn = &scopes[k];	/* the outermost */
-	struct lp_range { uint64_t lo, hi; } r[16];
-	size_t nr = 0;
-	Dwarf_Addr base, lo, hi;
-	ptrdiff_t off = 0;
-	while (fn && nr < 16 && (off = dwarf_ranges(fn, off, &base, &lo, &hi)) > 0)
-		if (hi > lo && hi - lo < (1u << 20))
-			r[nr++] = (struct lp_range){ lo, hi };
-	free(scopes);
-	if (!nr || off > 0)	/* none, or more ranges than we keep */
+	Elf *elf = o->elf;
+	uint64_t lo[16], hi[16];
+	int n = lp_dwarf__func_ranges(o->dw, cu, pc, lo, hi, 16);
+	if (n < 0)	/* none, or more ranges than we keep */
 		return -1;
+	struct lp_range r[16];
+	size_t nr = (size_t)n;
+	for (size_t i = 0; i < nr; i++)
+		r[i] = (struct lp_range){ lo[i], hi[i] };
 	/* In address order, for lp_insnflow__find's search. */
 	for (size_t i = 1; i < nr; i++)
 		for (size_t j = i; j > 0 && r[j].lo < r[j - 1].lo; j--) {
@@ -1514,9 +1233,10 @@ fail:
  * jump of the function into it, no switch whose targets are unknown), and
  * the VARs can be read where they live there.  Returns the address; *cls
  * its class; *why, when it stays single-stepped, why. */
-static uint64_t choose_line_addr(struct lp_probe_point *pt, Elf *elf, Dwarf *dw,
+static uint64_t choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 				 const struct line_hit *h, enum lp_insn *cls, const char **why)
 {
+	Elf *elf = o->elf;
 	uint64_t foff;
 	*cls = vaddr_to_offset(elf, h->addr, &foff) == 0 ? insn_at(elf, foff) : LP_INSN_STEPPED;
 	*why = NULL;
@@ -1531,8 +1251,7 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, Elf *elf, Dwarf *dw,
 		return h->addr;
 	}
 	struct lp_insnflow f = { 0 };
-	Dwarf_Die cu = h->cu;
-	if (function_flow(elf, &cu, h->addr, &f) < 0) {
+	if (function_flow(o, h->cu, h->addr, &f) < 0) {
 		*why = "its function's code could not be decoded";
 		return h->addr;
 	}
@@ -1563,7 +1282,7 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, Elf *elf, Dwarf *dw,
 			enum lp_insn c = lp_insn__classify(in->bytes, in->size);
 			if (stmt && c < *cls) {
 				struct lp_probe_point trial = { .spec = pt->spec };
-				int ok = line_values(&trial, elf, dw, &cu, in->vaddr, true) == 0;
+				int ok = line_values(&trial, o->dw, h->cu, in->vaddr, true) == 0;
 				lp_probe_point__fini(&trial);
 				if (ok) {
 					best = in->vaddr;
@@ -1738,17 +1457,6 @@ static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, str
 			   base, loads);
 }
 
-/* The file's unwind information, read once: .eh_frame, .debug_frame. */
-static Dwarf_CFI *const *elfobj_cfi(struct elfobj *o)
-{
-	if (!o->cfi_read) {
-		o->cfi_read = true;
-		o->cfi[0] = dwarf_getcfi_elf(o->elf);
-		o->cfi[1] = o->dw ? dwarf_getcfi(o->dw) : NULL;
-	}
-	return o->cfi;
-}
-
 /* A function's code: its symbol's size, else the range of its unwind
  * information (an FDE of .eh_frame or .debug_frame). */
 static int func_range(struct elfobj *o, uint64_t vaddr, uint64_t size, struct lp_range *r)
@@ -1757,21 +1465,7 @@ static int func_range(struct elfobj *o, uint64_t vaddr, uint64_t size, struct lp
 		*r = (struct lp_range){ vaddr, vaddr + size };
 		return 0;
 	}
-	Dwarf_CFI *const *cfis = elfobj_cfi(o);
-	for (int i = 0; i < 2; i++) {
-		Dwarf_Frame *frame;
-		Dwarf_Addr lo, hi;
-		bool sig;
-		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], vaddr, &frame) != 0)
-			continue;
-		int ok = dwarf_frame_info(frame, &lo, &hi, &sig) >= 0 && lo == vaddr && hi > lo;
-		free(frame);
-		if (ok) {
-			*r = (struct lp_range){ lo, hi };
-			return 0;
-		}
-	}
-	return -1;
+	return lp_dwarf__fde_range(o->dw, vaddr, &r->lo, &r->hi);
 }
 
 /* Whether the frame at pc is gone (CFA = rsp + 8, the return address at
@@ -1779,10 +1473,11 @@ static int func_range(struct elfobj *o, uint64_t vaddr, uint64_t size, struct lp
  * unwind information does not say. */
 static bool frame_gone(struct elfobj *o, uint64_t pc)
 {
-	struct lp_trace_probe cfg = { 0 };
-	if (cfa_in(elfobj_cfi(o), pc, &cfg) < 0)
+	unsigned reg;
+	long long off;
+	if (lp_dwarf__cfa(o->dw, pc, &reg, &off) < 0)
 		return true;
-	return cfg.cfa_reg == 7 && cfg.cfa_off == 8;
+	return reg == 7 && off == 8;
 }
 
 /* The instructions that leave the function at vaddr (its symbol s, or NULL)
@@ -1856,9 +1551,10 @@ static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const
 	 * plus an offset at each instruction (glibc's dlsym and dlopen read
 	 * it to know their caller: a uretprobe makes that the trampoline). */
 	for (size_t i = 0; i < d.nrefs && *reads_ret < 0; i++) {
-		struct lp_trace_probe cfa = { 0 };
-		if (cfa_in(elfobj_cfi(o), d.refs[i].vaddr, &cfa) == 0 && cfa.cfa_reg == d.refs[i].base &&
-		    d.refs[i].disp == cfa.cfa_off - 8)
+		unsigned reg;
+		long long off;
+		if (lp_dwarf__cfa(o->dw, d.refs[i].vaddr, &reg, &off) == 0 && reg == d.refs[i].base &&
+		    d.refs[i].disp == off - 8)
 			*reads_ret = (int64_t)(d.refs[i].vaddr - r[0].lo);
 	}
 	pt->cfg.func_lo = r[0].lo;
@@ -2003,22 +1699,221 @@ static void add_catch(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	free(paths[1]);
 }
 
+/* syscall:NAME and tp:SUBSYS:EVENT: no file to read. */
+static void kernel_point(const struct lp_probe_spec *spec, struct lp_probe_point **points,
+			 size_t *n)
+{
+	struct lp_probe_point *pt = new_point(spec, "", points, n);
+	pt->name = lp_strdup(spec->text);
+	if (spec->type == LP_PROBE_SYSCALLS) {
+		pt->cfg.kind = LP_PROBE_SYSCALL;
+		pt->sysnr = lp_syscall__number(spec->name);
+	} else {
+		pt->cfg.kind = LP_PROBE_TP;
+		size_t k = strcspn(spec->name, ":");
+		pt->tp_subsys = lp_strndup(spec->name, k);
+		pt->tp_event = lp_strdup(spec->name + k + 1);
+	}
+}
+
+static void free_hits(struct line_hit *hits, size_t nhits)
+{
+	for (size_t i = 0; i < nhits; i++)
+		free(hits[i].stmts);
+	free(hits);
+}
+
+/* FILE:LINE: a point at each function or inlined copy with code there. */
+static int line_points(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+		       bool verbose, struct lp_probe_point **points, size_t *n)
+{
+	struct line_hit *hits;
+	size_t nhits;
+	if (resolve_line(spec, o, path, &hits, &nhits) < 0)
+		return -1;
+	for (size_t i = 0; i < nhits; i++) {
+		uint64_t off;
+		if (vaddr_to_offset(o->elf, hits[i].addr, &off) < 0)
+			continue;
+		struct lp_probe_point *pt = new_point(spec, path, points, n);
+		char name[512];
+		snprintf(name, sizeof(name), "%s:%d", spec->file, spec->line);
+		pt->name = lp_strdup(name);
+		pt->cfg.kind = LP_PROBE_POINT;
+		const char *why;
+		uint64_t addr = choose_line_addr(pt, o, &hits[i], &pt->insn, &why);
+		if (addr != hits[i].addr && vaddr_to_offset(o->elf, addr, &off) < 0)
+			addr = hits[i].addr, pt->insn = LP_INSN_STEPPED;
+		pt->offset = off;
+		pt->cfg.vaddr = addr;
+		if (line_values(pt, o->dw, hits[i].cu, addr, false) < 0) {
+			free_hits(hits, nhits);
+			return -1;
+		}
+		if (pt->insn == LP_INSN_STEPPED)
+			lp_error("note: probe '%s': each hit at 0x%llx is single-stepped out of line (insn=stepped in its cost record: about ten times a function probe's cost): %s",
+				 spec->text, (unsigned long long)addr, why);
+		if (verbose)
+			lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction%s)", spec->text,
+				 path, (unsigned long long)addr, (unsigned long long)off,
+				 lp_insn__name(pt->insn),
+				 addr != hits[i].addr ? ", a later statement of the line" : "");
+	}
+	free_hits(hits, nhits);
+	return 0;
+}
+
+/* FUNC is an IFUNC resolver: say so, with the implementations it may pick. */
+static void ifunc_error(const struct lp_probe_spec *spec, const struct elfobj *o, const char *path)
+{
+	char impls[512] = "";
+	size_t nl = strlen(spec->func);
+	for (size_t i = 0; i < o->nsyms && strlen(impls) < 300; i++) {
+		const char *nm = o->syms[i].name;
+		if (o->syms[i].ifunc || strncmp(nm, "__", 2) || strncmp(nm + 2, spec->func, nl) ||
+		    nm[2 + nl] != '_')
+			continue;
+		snprintf(impls + strlen(impls), sizeof(impls) - strlen(impls), "%s%s",
+			 impls[0] ? ", " : "", nm);
+	}
+	if (!impls[0] && o->stripped)
+		snprintf(impls, sizeof(impls), " (not among the dynamic symbols of this stripped file)");
+	else if (impls[0])
+		memmove(impls + 2, impls, strlen(impls) + 1), memcpy(impls, ": ", 2);
+	lp_error("probe '%s': %s in %s is an IFUNC resolver, run once by ld.so; probe its implementation%s",
+		 spec->text, spec->func, path, impls);
+}
+
+/* The address FUNC, FUNC+OFF or 0xADDR names: *vaddr, *sym the function's
+ * symbol (NULL for an address), *shown its spans' name (find_func). */
+static int func_address(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+			bool verbose, uint64_t *vaddr, const struct sym **sym, char **shown)
+{
+	const struct sym *s;
+	*sym = NULL;
+	if (!spec->func) {
+		*vaddr = spec->off;
+		return 0;
+	}
+	if (find_func(o, (struct lp_probe_spec *)spec, path, &s, shown) < 0)
+		return -1;
+	*sym = s;
+	if (o->stripped && (verbose || !s))
+		lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
+	if (o->dbg_path && verbose)
+		lp_error("note: %s is stripped: using its debug file %s", path, o->dbg_path);
+	if (!s) {
+		char hint[512];
+		suggest(o, spec->func, hint, sizeof(hint));
+		lp_error("probe '%s': no function '%s' in %s%s", spec->text, spec->func, path, hint);
+		return -1;
+	}
+	if (s->ifunc) {
+		/* ld.so calls it once to pick an implementation; the calls the
+		 * user means go to that implementation. */
+		ifunc_error(spec, o, path);
+		return -1;
+	}
+	*vaddr = s->value;
+	if (spec->type == LP_PROBE_OFFSET) {
+		if (s->size && spec->off >= s->size) {
+			lp_error("probe '%s': offset %llu is past the end of %s (%llu bytes)",
+				 spec->text, (unsigned long long)spec->off, spec->func,
+				 (unsigned long long)s->size);
+			return -1;
+		}
+		*vaddr += spec->off;
+	}
+	return 0;
+}
+
+/* A function probe's entry (past an endbr64 when that is cheaper), its
+ * values and how its returns are seen; *catch: C++'s catch is to be
+ * probed too. */
+static int func_entry(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+		      const char *exe, const struct sym *fsym, const char *shown, uint64_t vaddr,
+		      uint64_t off, bool verbose, struct lp_probe_point *pt, bool *catch)
+{
+	if (shown) {
+		/* As lp-record names its frames: "store::Shop::checkout(long)". */
+		size_t len = (spec->lib ? strlen(spec->lib) + 1 : 0) + strlen(shown) + 1;
+		pt->name = lp_malloc(len);
+		snprintf(pt->name, len, "%s%s%s", spec->lib ? spec->lib : "",
+			 spec->lib ? ":" : "", shown);
+	} else {
+		pt->name = lp_strdup(spec->lib ? spec->text : spec->func);
+		char *paren = list_start(pt->name);
+		if (paren)
+			*paren = '\0';
+	}
+	pt->cfg.kind = LP_PROBE_ENTRY;
+	uint64_t skip = skip_endbr(o->elf, off);
+	if (skip && verbose) {
+		enum lp_insn next = insn_at(o->elf, off + skip);
+		lp_error("%s: starts with endbr64: probing the %s at +%llu (%s, not single-stepped)",
+			 spec->text, next == LP_INSN_NOP ? "nop" : "push or jump",
+			 (unsigned long long)skip, next == LP_INSN_NOP ? "optimised" : "emulated");
+	}
+	if (func_values(pt, o->dw, vaddr, path) < 0)
+		return -1;
+	pt->offset = off + skip;
+	pt->cfg.vaddr = vaddr + skip;
+	struct hazard hz;
+	hazards(o, path, exe, &hz);
+	if (choose_returns(spec, o, path, &hz, fsym, vaddr, verbose, pt) < 0)
+		return -1;
+	*catch = hz.cxx && pt->returns == LP_RETURNS_INSN;
+	return 0;
+}
+
+/* FUNC, FUNC+OFF, 0xADDR: one point. */
+static int func_point(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
+		      const char *exe, pid_t pid, bool verbose, struct lp_probe_point **points,
+		      size_t *n)
+{
+	uint64_t vaddr, off;
+	const struct sym *fsym;
+	char *shown = NULL;
+	bool catch = false;
+	int ret = -1;
+
+	if (func_address(spec, o, path, verbose, &vaddr, &fsym, &shown) < 0)
+		goto out;
+	if (vaddr_to_offset(o->elf, vaddr, &off) < 0) {
+		lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s", spec->text,
+			 (unsigned long long)vaddr, path);
+		goto out;
+	}
+	struct lp_probe_point *pt = new_point(spec, path, points, n);
+	pt->cfg.vaddr = vaddr;
+	if (spec->type == LP_PROBE_FUNC) {
+		if (func_entry(spec, o, path, exe, fsym, shown, vaddr, off, verbose, pt, &catch) < 0)
+			goto out;
+	} else {
+		pt->name = lp_strdup(spec->text);
+		pt->cfg.kind = LP_PROBE_POINT;
+		pt->offset = off;
+	}
+	pt->insn = insn_at(o->elf, pt->offset);
+	if (verbose)
+		lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)", spec->text, path,
+			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset,
+			 lp_insn__name(pt->insn));
+	/* Last: it moves *points. */
+	if (catch)
+		add_catch(spec, exe, pid, verbose, points, n);
+	ret = 0;
+out:
+	free(shown);
+	return ret;
+}
+
 int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 		      bool verbose, struct lp_probe_point **points, size_t *n)
 {
 	char *path = NULL;
 	if (spec->type == LP_PROBE_SYSCALLS || spec->type == LP_PROBE_TRACEPOINT) {
-		struct lp_probe_point *pt = new_point(spec, "", points, n);
-		pt->name = lp_strdup(spec->text);
-		if (spec->type == LP_PROBE_SYSCALLS) {
-			pt->cfg.kind = LP_PROBE_SYSCALL;
-			pt->sysnr = lp_syscall__number(spec->name);
-		} else {
-			pt->cfg.kind = LP_PROBE_TP;
-			size_t k = strcspn(spec->name, ":");
-			pt->tp_subsys = lp_strndup(spec->name, k);
-			pt->tp_event = lp_strdup(spec->name + k + 1);
-		}
+		kernel_point(spec, points, n);
 		return 0;
 	}
 	if (spec->lib) {
@@ -2034,162 +1929,11 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	}
 	struct elfobj o;
 	int ret = -1;
-	char *shown = NULL;
-	if (elfobj_open(&o, path) < 0)
-		goto out;
-
-	if (spec->type == LP_PROBE_LINE) {
-		struct line_hit *hits;
-		size_t nhits;
-		if (resolve_line(spec, &o, path, &hits, &nhits) < 0)
-			goto out;
-		for (size_t i = 0; i < nhits; i++) {
-			uint64_t off;
-			if (vaddr_to_offset(o.elf, hits[i].addr, &off) < 0)
-				continue;
-			struct lp_probe_point *pt = new_point(spec, path, points, n);
-			char name[512];
-			snprintf(name, sizeof(name), "%s:%d", spec->file, spec->line);
-			pt->name = lp_strdup(name);
-			pt->cfg.kind = LP_PROBE_POINT;
-			const char *why;
-			uint64_t addr = choose_line_addr(pt, o.elf, o.dw, &hits[i], &pt->insn, &why);
-			if (addr != hits[i].addr && vaddr_to_offset(o.elf, addr, &off) < 0)
-				addr = hits[i].addr, pt->insn = LP_INSN_STEPPED;
-			pt->offset = off;
-			pt->cfg.vaddr = addr;
-			if (line_values(pt, o.elf, o.dw, &hits[i].cu, addr, false) < 0) {
-				for (size_t k = 0; k < nhits; k++)
-					free(hits[k].stmts);
-				free(hits);
-				goto out;
-			}
-			if (pt->insn == LP_INSN_STEPPED)
-				lp_error("note: probe '%s': each hit at 0x%llx is single-stepped out of line (insn=stepped in its cost record: about ten times a function probe's cost): %s",
-					 spec->text, (unsigned long long)addr, why);
-			if (verbose)
-				lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction%s)", spec->text,
-					 path, (unsigned long long)addr, (unsigned long long)off,
-					 lp_insn__name(pt->insn),
-					 addr != hits[i].addr ? ", a later statement of the line" : "");
-		}
-		for (size_t i = 0; i < nhits; i++)
-			free(hits[i].stmts);
-		free(hits);
-		ret = 0;
-		goto out;
-	}
-
-	uint64_t vaddr;
-	const char *fname = spec->func;
-	const struct sym *fsym = NULL;
-	bool catch = false;
-	if (!spec->func) {
-		vaddr = spec->off;
-	} else {
-		const struct sym *s;
-		int found = find_func(&o, (struct lp_probe_spec *)spec, path, &s, &shown);
-		fsym = s;
-		if (found < 0)
-			goto out;
-		if (o.stripped && (verbose || !s))
-			lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
-		if (o.dbg_path && verbose)
-			lp_error("note: %s is stripped: using its debug file %s", path, o.dbg_path);
-		if (!s) {
-			char hint[512];
-			suggest(&o, spec->func, hint, sizeof(hint));
-			lp_error("probe '%s': no function '%s' in %s%s", spec->text, spec->func,
-				 path, hint);
-			goto out;
-		}
-		if (s->ifunc) {
-			/* ld.so calls it once to pick an implementation; the
-			 * calls the user means go to that implementation. */
-			char impls[512] = "";
-			size_t nl = strlen(spec->func);
-			for (size_t i = 0; i < o.nsyms && strlen(impls) < 300; i++) {
-				const char *nm = o.syms[i].name;
-				if (o.syms[i].ifunc || strncmp(nm, "__", 2) || strncmp(nm + 2, spec->func, nl) ||
-				    nm[2 + nl] != '_')
-					continue;
-				snprintf(impls + strlen(impls), sizeof(impls) - strlen(impls), "%s%s",
-					 impls[0] ? ", " : "", nm);
-			}
-			if (!impls[0] && o.stripped)
-				snprintf(impls, sizeof(impls), " (not among the dynamic symbols of this stripped file)");
-			else if (impls[0])
-				memmove(impls + 2, impls, strlen(impls) + 1), memcpy(impls, ": ", 2);
-			lp_error("probe '%s': %s in %s is an IFUNC resolver, run once by ld.so; probe its implementation%s",
-				 spec->text, spec->func, path, impls);
-			goto out;
-		}
-		vaddr = s->value;
-		if (spec->type == LP_PROBE_OFFSET) {
-			if (s->size && spec->off >= s->size) {
-				lp_error("probe '%s': offset %llu is past the end of %s (%llu bytes)",
-					 spec->text, (unsigned long long)spec->off, spec->func,
-					 (unsigned long long)s->size);
-				goto out;
-			}
-			vaddr += spec->off;
-		}
-	}
-	uint64_t off;
-	if (vaddr_to_offset(o.elf, vaddr, &off) < 0) {
-		lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s", spec->text,
-			 (unsigned long long)vaddr, path);
-		goto out;
-	}
-	struct lp_probe_point *pt = new_point(spec, path, points, n);
-	pt->cfg.vaddr = vaddr;
-	if (spec->type == LP_PROBE_FUNC) {
-		if (shown) {
-			/* As lp-record names its frames: "store::Shop::checkout(long)". */
-			size_t len = (spec->lib ? strlen(spec->lib) + 1 : 0) + strlen(shown) + 1;
-			pt->name = lp_malloc(len);
-			snprintf(pt->name, len, "%s%s%s", spec->lib ? spec->lib : "",
-				 spec->lib ? ":" : "", shown);
-		} else {
-			pt->name = lp_strdup(spec->lib ? spec->text : fname);
-			char *paren = list_start(pt->name);
-			if (paren)
-				*paren = '\0';
-		}
-		pt->cfg.kind = LP_PROBE_ENTRY;
-		uint64_t skip = skip_endbr(o.elf, off);
-		if (skip && verbose) {
-			enum lp_insn next = insn_at(o.elf, off + skip);
-			lp_error("%s: starts with endbr64: probing the %s at +%llu (%s, not single-stepped)",
-				 spec->text, next == LP_INSN_NOP ? "nop" : "push or jump",
-				 (unsigned long long)skip, next == LP_INSN_NOP ? "optimised" : "emulated");
-		}
-		if (func_values(pt, o.dw, vaddr, path) < 0)
-			goto out;
-		pt->offset = off + skip;
-		pt->cfg.vaddr = vaddr + skip;
-		struct hazard hz;
-		hazards(&o, path, exe, &hz);
-		if (choose_returns(spec, &o, path, &hz, fsym, vaddr, verbose, pt) < 0)
-			goto out;
-		catch = hz.cxx && pt->returns == LP_RETURNS_INSN;
-	} else {
-		pt->name = lp_strdup(spec->text);
-		pt->cfg.kind = LP_PROBE_POINT;
-		pt->offset = off;
-	}
-	pt->insn = insn_at(o.elf, pt->offset);
-	if (verbose)
-		lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)", spec->text, path,
-			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset,
-			 lp_insn__name(pt->insn));
-	/* Last: it moves *points. */
-	if (catch)
-		add_catch(spec, exe, pid, verbose, points, n);
-	ret = 0;
-out:
+	if (elfobj_open(&o, path) == 0)
+		ret = spec->type == LP_PROBE_LINE
+			? line_points(spec, &o, path, verbose, points, n)
+			: func_point(spec, &o, path, exe, pid, verbose, points, n);
 	elfobj_close(&o);
-	free(shown);
 	free(path);
 	return ret;
 }

@@ -1,27 +1,29 @@
 /* addr2line.c - binutils' `addr2line -i -f -s -C` answered with libdw (see
- * addr2line.h).  One Dwfl per module path, opened once; the scopes of an
- * address (dwarf_getscopes) give the inline chain innermost first, the line
- * table the innermost location, each inlined_subroutine's DW_AT_call_file and
- * DW_AT_call_line the location in its caller.  Function names are the
- * linkage name when there is one, demangled as binutils prints them
- * (demangle.h: libiberty, binutils' own demangler); else DW_AT_name; without
- * DWARF, the ELF symbol. */
+ * addr2line.h), through lib/debuginfo/dwarf.h.  Each module path opened
+ * once; the inline chain of an address (lp_dwmod__funcs) innermost first,
+ * the line table the innermost location, each inlined copy's call site the
+ * location in its caller.  Function names are the linkage name when there
+ * is one, demangled as binutils prints them (demangle.h: libiberty,
+ * binutils' own demangler); else DW_AT_name; without DWARF, the ELF
+ * symbol. */
 #include "debuginfo/addr2line.h"
 #include "debuginfo/demangle.h"
+#include "debuginfo/dwarf.h"
 #include "base/util.h"
 
-#include <dwarf.h>
-#include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct a2l_mod {
 	char *path;
-	Dwfl *dwfl;
-	Dwfl_Module *mod;	/* NULL: the module could not be read */
-	Dwarf_Addr bias;
+	struct lp_dwfile *file;
+	struct lp_dwmod *mod;	/* NULL: the module could not be read */
+	uint64_t bias;
 };
+
+/* Deeper chains of inlined calls than this are cut (none seen near it). */
+#define A2L_MAX_CHAIN 64
 
 struct lp_addr2line {
 	struct a2l_mod *mods;
@@ -31,11 +33,6 @@ struct lp_addr2line {
 	size_t nent, capent;
 	char **strs;
 	size_t nstrs, capstrs;
-};
-
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
 };
 
 struct lp_addr2line *lp_addr2line__new(void)
@@ -57,8 +54,7 @@ void lp_addr2line__free(struct lp_addr2line *a)
 		return;
 	clear_answer(a);
 	for (size_t i = 0; i < a->nmods; i++) {
-		if (a->mods[i].dwfl)
-			dwfl_end(a->mods[i].dwfl);
+		lp_dwfile__free(a->mods[i].file);
 		free(a->mods[i].path);
 	}
 	free(a->mods);
@@ -76,13 +72,9 @@ static struct a2l_mod *get_module(struct lp_addr2line *a, const char *path)
 	struct a2l_mod *m = &a->mods[a->nmods++];
 	memset(m, 0, sizeof(*m));
 	m->path = lp_strdup(path);
-	m->dwfl = dwfl_begin(&offline_callbacks);
-	if (!m->dwfl)
-		return m;
-	dwfl_report_begin(m->dwfl);
-	m->mod = dwfl_report_offline(m->dwfl, path, path, -1);
-	dwfl_report_end(m->dwfl, NULL, NULL);
-	if (m->mod && !dwfl_module_getelf(m->mod, &m->bias))
+	m->file = lp_dwfile__open(path);
+	m->mod = lp_dwfile__module(m->file);
+	if (m->mod && !lp_dwmod__bias(m->mod, &m->bias))
 		m->mod = NULL;
 	return m;
 }
@@ -139,10 +131,10 @@ static const char *location(struct lp_addr2line *a, const char *file, int line)
  * full tie; objects, TLS, section and file symbols and hidden local
  * zero-size markers do not count.  *file gets the STT_FILE symbol before it
  * when bfd would name it.  NULL when there is none. */
-static const char *elf_function(struct a2l_mod *m, Dwarf_Addr addr, const char **file)
+static const char *elf_function(struct a2l_mod *m, uint64_t addr, const char **file)
 {
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	uint64_t bias;
+	Elf *elf = lp_dwmod__elf(m->mod, &bias);
 	*file = NULL;
 	if (!elf)
 		return NULL;
@@ -159,7 +151,7 @@ static const char *elf_function(struct a2l_mod *m, Dwarf_Addr addr, const char *
 	}
 	if (!sec)
 		return NULL;
-	int n = dwfl_module_getsymtab(m->mod);
+	int n = lp_dwmod__nsyms(m->mod);
 	const char *best = NULL, *fname = NULL;
 	GElf_Addr low = 0;
 	GElf_Xword best_size = 0;
@@ -167,7 +159,8 @@ static const char *elf_function(struct a2l_mod *m, Dwarf_Addr addr, const char *
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym(m->mod, i, &sym, &shndx);
+		uint64_t value;
+		const char *name = lp_dwmod__sym(m->mod, i, &sym, &value, &shndx);
 		if (!name)
 			continue;
 		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
@@ -188,11 +181,10 @@ static const char *elf_function(struct a2l_mod *m, Dwarf_Addr addr, const char *
 			continue;
 		if (!size)
 			size = 1;
-		if (sym.st_value <= addr &&
-		    (sym.st_value > low || (sym.st_value == low && size > best_size))) {
+		if (value <= addr && (value > low || (value == low && size > best_size))) {
 			best = name;
 			best_size = size;
-			low = sym.st_value;
+			low = value;
 			*file = fname && (bind == STB_LOCAL || state != FILE_AFTER_SYMBOL) ? fname
 											  : NULL;
 		}
@@ -200,125 +192,44 @@ static const char *elf_function(struct a2l_mod *m, Dwarf_Addr addr, const char *
 	return best;
 }
 
-/* Whether the DIE's language does not mangle names (binutils' non_mangled():
- * there DW_AT_name counts as the linkage name). */
-static bool non_mangled(Dwarf_Die *die)
-{
-	Dwarf_Die cu;
-	Dwarf_Attribute attr;
-	Dwarf_Word lang;
-	if (!dwarf_diecu(die, &cu, NULL, NULL) || !dwarf_attr(&cu, DW_AT_language, &attr) ||
-	    dwarf_formudata(&attr, &lang) != 0)
-		return false;
-	switch (lang) {
-	case DW_LANG_C89: case DW_LANG_C: case DW_LANG_Ada83: case DW_LANG_Cobol74:
-	case DW_LANG_Cobol85: case DW_LANG_Fortran77: case DW_LANG_Pascal83:
-	case DW_LANG_C99: case DW_LANG_Ada95: case DW_LANG_PLI: case DW_LANG_UPC:
-	case DW_LANG_C11:
-		return true;
-	}
-	return false;
-}
-
 /* binutils prefers the linkage name (demangled under -C) to DW_AT_name,
  * following abstract origins and specifications.  For the innermost
  * function only, a name without a linkage name is replaced by the ELF
  * symbol that holds the address (bfd's _bfd_dwarf2_find_nearest_line does
  * so, so a function inlined into work() shows as "work(unsigned int)"). */
-static const char *die_name(struct lp_addr2line *a, Dwarf_Die *die, struct a2l_mod *m,
-			    Dwarf_Addr addr, bool innermost)
+static const char *func_name(struct lp_addr2line *a, const struct lp_dwfunc *f,
+			     struct a2l_mod *m, uint64_t addr, bool innermost)
 {
-	Dwarf_Attribute attr;
-	const char *n = NULL;
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
-	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
-		n = dwarf_formstring(&attr);
-	if (n)
-		return demangled(a, n);
-	if (innermost && !non_mangled(die)) {
+	const char *n;
+	if (f->linkage)
+		return demangled(a, f->linkage);
+	if (innermost && !f->non_mangled) {
 		const char *file;
 		n = elf_function(m, addr, &file);
 		if (n)
 			return demangled(a, n);
 	}
-	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
-		n = dwarf_formstring(&attr);
-	return n;
+	return f->name;
 }
 
-static bool dwarf_chain(struct lp_addr2line *a, struct a2l_mod *m, Dwarf_Addr addr)
+static bool dwarf_chain(struct lp_addr2line *a, struct a2l_mod *m, uint64_t addr)
 {
-	Dwarf_Addr cubias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
-	if (!cu)
+	struct lp_dwfunc chain[A2L_MAX_CHAIN];
+	size_t n = lp_dwmod__funcs(m->mod, addr, chain, A2L_MAX_CHAIN);
+	if (!n)
 		return false;
-	Dwarf_Die *scopes = NULL;
-	int n = dwarf_getscopes(cu, addr - cubias, &scopes);
-	if (n <= 0) {
-		free(scopes);
-		return false;
-	}
-	Dwarf_Files *files = NULL;
-	size_t nfiles = 0;
-	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
-		files = NULL;
 
 	/* The innermost location: the line table's. */
-	const char *file = NULL;
-	int line = 0;
-	Dwfl_Line *l = dwfl_module_getsrc(m->mod, addr);
-	if (l)
-		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	int line;
+	const char *file = lp_dwmod__line(m->mod, addr, &line);
 	const char *loc = (file || line) ? location(a, file, line) : "??:0";
-
-	/* dwarf_getscopes stops at the innermost function's abstract tree;
-	 * the chain of inlined calls is that DIE's own parents. */
-	int first = -1;
-	for (int i = 0; i < n && first < 0; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-		    tag == DW_TAG_entry_point)
-			first = i;
-	}
-	if (first < 0) {
-		free(scopes);
-		return false;
-	}
-	if (dwarf_tag(&scopes[first]) == DW_TAG_inlined_subroutine) {
-		Dwarf_Die *chain = NULL;
-		int nc = dwarf_getscopes_die(&scopes[first], &chain);
-		if (nc > 0) {
-			free(scopes);
-			scopes = chain;
-			n = nc;
-			first = 0;
-		} else {
-			free(chain);
-		}
-	}
-	bool any = false;
-	for (int i = first; i < n; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine &&
-		    tag != DW_TAG_entry_point)
-			continue;
-		add_entry(a, die_name(a, &scopes[i], m, addr, !any), loc);
-		any = true;
-		if (tag != DW_TAG_inlined_subroutine)
-			break;
+	for (size_t i = 0; i < n; i++) {
+		add_entry(a, func_name(a, &chain[i], m, addr, i == 0), loc);
 		/* the caller's location is this inlined call's site */
-		Dwarf_Attribute attr;
-		Dwarf_Word fidx = 0, cline = 0;
-		const char *cfile = NULL;
-		if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) &&
-		    dwarf_formudata(&attr, &fidx) == 0 && files)
-			cfile = dwarf_filesrc(files, fidx, NULL, NULL);
-		if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr))
-			dwarf_formudata(&attr, &cline);
-		loc = location(a, cfile, (int)cline);
+		if (chain[i].inlined)
+			loc = location(a, chain[i].call_file, (int)chain[i].call_line);
 	}
-	free(scopes);
-	return any;
+	return true;
 }
 
 int lp_addr2line__lookup(struct lp_addr2line *a, const char *module, uint64_t addr,
@@ -328,15 +239,13 @@ int lp_addr2line__lookup(struct lp_addr2line *a, const char *module, uint64_t ad
 	struct a2l_mod *m = get_module(a, module);
 	if (!m->mod)
 		return -1;
-	Dwarf_Addr da = addr + m->bias;
+	uint64_t da = addr + m->bias;
 	if (!dwarf_chain(a, m, da)) {
 		/* No DWARF function here: the line table if it knows the
 		 * address, and the ELF symbol, as bfd falls back to them. */
 		const char *file = NULL, *sfile = NULL;
-		int line = 0;
-		Dwfl_Line *l = dwfl_module_getsrc(m->mod, da);
-		if (l)
-			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+		int line;
+		file = lp_dwmod__line(m->mod, da, &line);
 		const char *name = elf_function(m, da, &sfile);
 		if (!file)
 			file = sfile;
@@ -355,8 +264,8 @@ int lp_addr2line__symbol(struct lp_addr2line *a, const char *module, const char 
 	struct a2l_mod *m = get_module(a, module);
 	if (!m->mod)
 		return -1;
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	uint64_t bias;
+	Elf *elf = lp_dwmod__elf(m->mod, &bias);
 	if (!elf)
 		return -1;
 	/* nm reads the static symbol table only. */

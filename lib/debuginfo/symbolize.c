@@ -3,15 +3,12 @@
  *
  * Costs that shape this file (PERF-NOTES.md): dwfl_module_addrsym scans the
  * symbol table linearly, 120-160 us per address, so each module's symbols are
- * read once through dwfl_module_getsym_info into a sorted array (shared by
- * every process mapping the same file, keyed by build-id) and answered by
- * binary search; a new Dwfl per sample would reopen every ELF file, so there
- * is one per process, refreshed only when an address falls outside all of
- * its known modules (a dlopen, a late mapping). */
-#include <elfutils/libdwfl.h>
-#include <dwarf.h>
+ * read once (lp_dwmod__sym, lib/debuginfo/dwarf.h) into a sorted array
+ * (shared by every process mapping the same file, keyed by build-id) and
+ * answered by binary search; a new Dwfl per sample would reopen every ELF
+ * file, so there is one per process, refreshed only when an address falls
+ * outside all of its known modules (a dlopen, a late mapping). */
 #include <stddef.h>
-#include <gelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,6 +20,7 @@
 #include <time.h>
 
 #include "debuginfo/demangle.h"
+#include "debuginfo/dwarf.h"
 #include "base/hashmap.h"
 #include "debuginfo/procns.h"
 #include "debuginfo/symbolize.h"
@@ -61,14 +59,14 @@ struct lp_jit {
 struct lp_proc {
 	pid_t pid;
 	pid_t nspid;		/* in its own pid namespace; 0: not known yet */
-	Dwfl *dwfl;
+	struct lp_dwproc *dwp;	/* its modules */
 	int64_t refreshed_ns;	/* last report of its modules */
 	bool dead;		/* seen gone by one reap: freed by the next */
 	uint32_t nreports;	/* how often its modules were read */
 	uint32_t gen;		/* exec count: part of the cache key */
 	struct lp_jit jit;
 	uint64_t uprobes_lo, uprobes_hi;	/* its "[uprobes]" page; 0, 0: none seen */
-	size_t nmodules;	/* in dwfl: 0 when its maps could not be read */
+	size_t nmodules;	/* in dwp: 0 when its maps could not be read */
 	/* A forked child (lp_symbolizer__fork): its parent, whose modules
 	 * answer for it while its own maps cannot be read, as long as the
 	 * parent's generation is still pgen (neither exec'd nor a new
@@ -112,48 +110,10 @@ struct lp_symbolizer {
  * at address 0 (so addresses are the file's virtual addresses). */
 struct lp_file {
 	char *path;
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
+	struct lp_dwfile *dw;
+	struct lp_dwmod *mod;	/* NULL: the file cannot be read */
 	char *build_id;		/* hex; "" when it has none */
 	bool warned;
-};
-
-/* The process whose file tree is not ours (a container's, a chroot's)
- * while proc_report opens its new modules' files: libdwfl's callback gives
- * no way to a module's process (its userdata is module_symtab's). */
-static _Thread_local pid_t foreign_pid;
-
-/* libdwfl's own callback opens the path the maps name, which is the right
- * file only for a process that sees our file tree: a container's /mnt/w is
- * opened through /proc/PID/root (so its debuglink is looked for beside it
- * there too), and never the host's /mnt/w.  The vDSO and deleted files
- * (images in memory) go to libdwfl's callback. */
-static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
-			 Dwarf_Addr base, char **file_name, Elf **elfp)
-{
-	size_t n = strlen(name);
-
-	if (!foreign_pid || name[0] != '/' || (n > 10 && !strcmp(name + n - 10, " (deleted)")))
-		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
-	char *path = lp_procns__path(foreign_pid, name);
-	/* Regular files only: a mapped device may block in open. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat sb;
-
-	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		*file_name = path;	/* libdwfl's from now on */
-		*elfp = NULL;
-		return fd;
-	}
-	if (fd >= 0)
-		close(fd);
-	free(path);
-	return -1;
-}
-
-static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
 /* Refreshing a process's modules reads /proc/PID/maps: at most this often,
@@ -206,8 +166,7 @@ void lp_symbolizer__free(struct lp_symbolizer *s)
 
 		if (!f)
 			continue;
-		if (f->dwfl)
-			dwfl_end(f->dwfl);
+		lp_dwfile__free(f->dw);
 		free(f->path);
 		free(f->build_id);
 		free(f);
@@ -327,11 +286,10 @@ static void syms_finish(struct lp_sym *syms, size_t *n, char **names,
 	*n = k;
 }
 
-static uint64_t module_key(Dwfl_Module *mod, const char *name)
+static uint64_t module_key(struct lp_dwmod *mod, const char *name)
 {
 	const unsigned char *bits;
-	GElf_Addr vaddr;
-	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	int len = lp_dwmod__build_id(mod, &bits);
 
 	if (len > 0)
 		return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, bits, len));
@@ -341,13 +299,12 @@ static uint64_t module_key(Dwfl_Module *mod, const char *name)
 	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT ^ 1, name, strlen(name)));
 }
 
-static struct lp_symtab *module_symtab(struct lp_symbolizer *s, Dwfl_Module *mod)
+static struct lp_symtab *module_symtab(struct lp_symbolizer *s, struct lp_dwmod *mod)
 {
-	void **userdata;
-	const char *name;
-	Dwarf_Addr start;
+	void **userdata = lp_dwmod__userdata(mod);
+	uint64_t start;
+	const char *name = lp_dwmod__info(mod, &start, NULL);
 
-	name = dwfl_module_info(mod, &userdata, &start, NULL, NULL, NULL, NULL, NULL);
 	if (*userdata)
 		return *userdata;
 
@@ -358,15 +315,14 @@ static struct lp_symtab *module_symtab(struct lp_symbolizer *s, Dwfl_Module *mod
 		return t;
 	}
 	t = lp_calloc(1, sizeof(*t));
-	int nsyms = dwfl_module_getsymtab(mod);
+	int nsyms = lp_dwmod__nsyms(mod);
 	size_t cap = nsyms > 0 ? (size_t)nsyms : 0;
 	t->syms = lp_calloc(cap ? cap : 1, sizeof(*t->syms));
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
-		GElf_Addr addr;
+		uint64_t addr;
 		GElf_Word shndx;
-		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx,
-							    NULL, NULL);
+		const char *sname = lp_dwmod__sym(mod, i, &sym, &addr, &shndx);
 		int type = GELF_ST_TYPE(sym.st_info);
 
 		if (!sname || !*sname || shndx == SHN_UNDEF || addr < start)
@@ -412,21 +368,6 @@ static bool in_uprobes_page(const struct lp_proc *p, uint64_t addr)
 	return addr >= p->uprobes_lo && addr < p->uprobes_hi;
 }
 
-/* Counts p's modules; those of a process whose file tree is not ours are
- * opened now, through its root (proc_find_elf): libdwfl opens a file once,
- * the first time a module is asked for (a failure too). */
-static int own_module(Dwfl_Module *mod, void **userdata, const char *name,
-		      Dwarf_Addr start, void *arg)
-{
-	struct lp_proc *p = arg;
-	Dwarf_Addr bias;
-
-	if (foreign_pid)
-		dwfl_module_getelf(mod, &bias);
-	p->nmodules++;
-	return DWARF_CB_OK;
-}
-
 /* The JIT map is the process's /tmp/perf-PID.map: in its own root, named
  * by its pid in its own namespace (perf's convention).  Until pid is read,
  * the host's /tmp and pid. */
@@ -443,19 +384,11 @@ static void proc_report(struct lp_proc *p)
 {
 	p->refreshed_ns = lp_monotonic_ns();
 	p->nreports++;
-	if (!p->dwfl) {
-		p->dwfl = dwfl_begin(&proc_callbacks);
-		if (!p->dwfl)
-			return;
-	}
-	dwfl_report_begin_add(p->dwfl);
-	/* A process that is gone leaves the Dwfl empty but usable. */
-	dwfl_linux_proc_report(p->dwfl, p->pid);
-	dwfl_report_end(p->dwfl, NULL, NULL);
-	p->nmodules = 0;
-	foreign_pid = lp_procns__foreign_root(p->pid) ? p->pid : 0;
-	dwfl_getmodules(p->dwfl, own_module, p, 0);
-	foreign_pid = 0;
+	if (!p->dwp && !(p->dwp = lp_dwproc__new()))
+		return;
+	/* A process whose file tree is not ours has its files opened now,
+	 * through its root. */
+	p->nmodules = lp_dwproc__report(p->dwp, p->pid, lp_procns__foreign_root(p->pid));
 	find_uprobes_page(p);
 	if (!p->nspid && (p->nspid = lp_procns__nspid(p->pid)))
 		jit_locate(p);
@@ -511,24 +444,10 @@ static struct lp_proc *proc_parent(const struct lp_proc *p)
 	return p->parent;
 }
 
-/* dwfl_addrmodule answers an address above every module with the last
- * one (ld.so: seen for the "[uprobes]" page, elfutils 0.188): a module
- * only when it spans the address. */
-static Dwfl_Module *module_at(struct lp_proc *p, uint64_t addr)
-{
-	Dwfl_Module *mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
-	Dwarf_Addr lo, hi;
-
-	if (mod && dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL) &&
-	    (addr < lo || addr >= hi))
-		return NULL;
-	return mod;
-}
-
-static Dwfl_Module *proc_module(struct lp_proc *p, uint64_t addr)
+static struct lp_dwmod *proc_module(struct lp_proc *p, uint64_t addr)
 {
 	for (int depth = 0; p && depth <= LP_FORK_DEPTH; depth++, p = proc_parent(p)) {
-		Dwfl_Module *mod = module_at(p, addr);
+		struct lp_dwmod *mod = lp_dwproc__module_at(p->dwp, addr);
 
 		/* A miss rereads the maps, at most every LP_REFRESH_NS, except
 		 * in a new process's first moments (ld.so still mapping
@@ -536,7 +455,7 @@ static Dwfl_Module *proc_module(struct lp_proc *p, uint64_t addr)
 		if (!mod && !in_uprobes_page(p, addr) &&
 		    (p->nreports < 4 || lp_monotonic_ns() - p->refreshed_ns > LP_REFRESH_NS)) {
 			proc_report(p);
-			mod = module_at(p, addr);
+			mod = lp_dwproc__module_at(p->dwp, addr);
 		}
 		if (mod)
 			return mod;
@@ -544,17 +463,17 @@ static Dwfl_Module *proc_module(struct lp_proc *p, uint64_t addr)
 	return NULL;
 }
 
-struct Dwfl *lp_symbolizer__dwfl(struct lp_symbolizer *s, pid_t pid, uint64_t addr)
+struct lp_dwproc *lp_symbolizer__modules(struct lp_symbolizer *s, pid_t pid, uint64_t addr)
 {
 	struct lp_proc *p = get_proc(s, pid), *q;
 
-	if (addr || !p->dwfl)
+	if (addr || !p->dwp)
 		proc_module(p, addr);
 	/* A child gone before its maps were read unwinds with the modules
 	 * that symbolize it (the unwinder reads only the copied stack). */
 	for (int depth = 0; depth < LP_FORK_DEPTH && (q = proc_parent(p)); depth++)
 		p = q;
-	return p->dwfl;
+	return p->dwp;
 }
 
 /* Drops p's link to its parent (a fork's, or an exec, or p freed). */
@@ -568,8 +487,7 @@ static void proc_unlink(struct lp_proc *p)
 /* Its parent's refs are the caller's: lp_symbolizer__free frees all. */
 static void proc_free(struct lp_proc *p)
 {
-	if (p->dwfl)
-		dwfl_end(p->dwfl);
+	lp_dwproc__free(p->dwp);
 	free(p->jit.syms);
 	free(p->jit.names);
 	free(p->jit.file);
@@ -618,11 +536,9 @@ void lp_symbolizer__reap(struct lp_symbolizer *s)
 	}
 }
 
-static int preload_module(Dwfl_Module *mod, void **userdata, const char *name,
-			  Dwarf_Addr start, void *arg)
+static void preload_module(struct lp_dwmod *mod, void *s)
 {
-	module_symtab(arg, mod);
-	return DWARF_CB_OK;
+	module_symtab(s, mod);
 }
 
 void lp_symbolizer__prepare(struct lp_symbolizer *s, pid_t pid)
@@ -636,8 +552,7 @@ void lp_symbolizer__prepare(struct lp_symbolizer *s, pid_t pid)
 		proc_report(p);		/* adds what was mapped since */
 	/* The symbol tables too, while the process is there: the vDSO's
 	 * image is read from its memory. */
-	if (p->dwfl)
-		dwfl_getmodules(p->dwfl, preload_module, s, 0);
+	lp_dwproc__each_module(p->dwp, preload_module, s);
 }
 
 /* p runs a new program (an exec), or its pid a new process (a fork): what
@@ -647,9 +562,8 @@ void lp_symbolizer__prepare(struct lp_symbolizer *s, pid_t pid)
 static void proc_reset(struct lp_symbolizer *s, struct lp_proc *p)
 {
 	proc_unlink(p);
-	if (p->dwfl)
-		dwfl_end(p->dwfl);
-	p->dwfl = NULL;
+	lp_dwproc__free(p->dwp);
+	p->dwp = NULL;
 	p->nmodules = 0;
 	p->nreports = 0;
 	p->dead = false;
@@ -772,7 +686,6 @@ static const struct lp_sym *jit_find(struct lp_jit *j, uint64_t addr)
 	return sym && addr < sym->end ? sym : NULL;
 }
 
-/* "file:line" of a DIE's call site (an inlined subroutine's caller). */
 /* "file:line", kept in the dictionary: paths may be any length. */
 static const char *file_line(struct lp_dict *dict, const char *file, unsigned long long line)
 {
@@ -784,88 +697,50 @@ static const char *file_line(struct lp_dict *dict, const char *file, unsigned lo
 	return s;
 }
 
-static const char *call_site(struct lp_dict *dict, Dwarf_Die *cudie, Dwarf_Die *die)
+static const char *pc_line(struct lp_dict *dict, struct lp_dwmod *mod, uint64_t pc)
 {
-	Dwarf_Attribute attr;
-	Dwarf_Word file, line;
-	Dwarf_Files *files;
-	size_t nfiles;
-	const char *name;
+	int line;
+	const char *file = lp_dwmod__line(mod, pc, &line);
 
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) != 0 ||
-	    dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) != 0 ||
-	    dwarf_getsrcfiles(cudie, &files, &nfiles) != 0 || file >= nfiles)
-		return "";
-	name = dwarf_filesrc(files, file, NULL, NULL);
-	return name ? file_line(dict, name, line) : "";
-}
-
-static const char *pc_line(struct lp_dict *dict, Dwfl_Module *mod, uint64_t pc)
-{
-	Dwfl_Line *l = dwfl_module_getsrc(mod, pc);
-	const char *file;
-	int line = 0;
-
-	if (l && (file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL)))
-		return file_line(dict, file, (unsigned long long)line);
-	return "";
+	return file ? file_line(dict, file, (unsigned long long)line) : "";
 }
 
 /* The function holding pc, and with s->inlines the functions inlined into
  * it down to the one pc is in: out[0] the function, out[n-1] the innermost.
- * dwarf_getscopes is slow (milliseconds): once per address, then cached. */
-static size_t resolve_module(struct lp_symbolizer *s, Dwfl_Module *mod, const char *modname,
+ * The chain costs milliseconds (lp_dwmod__funcs): once per address, then
+ * cached. */
+static size_t resolve_module(struct lp_symbolizer *s, struct lp_dwmod *mod, const char *modname,
 			     const char *symname, uint64_t pc, const struct lp_frame **out)
 {
+	struct lp_dwfunc chain[LP_SYM_MAX_INLINE + 1];
 	const char *lines[LP_SYM_MAX_INLINE + 1];
-	const char *names[LP_SYM_MAX_INLINE + 1];
-	size_t k = 0;
-	Dwarf_Addr bias;
-	Dwarf_Die *cudie = s->inlines ? dwfl_module_addrdie(mod, pc, &bias) : NULL;
+	size_t n = s->inlines ? lp_dwmod__funcs(mod, pc, chain, LP_SYM_MAX_INLINE + 1) : 0, k;
 
-	if (cudie) {
-		Dwarf_Die *scopes = NULL;
-		int n = dwarf_getscopes(cudie, pc - bias, &scopes);
-
-		/* scopes[0] is the innermost: inlined subroutines up to the
-		 * concrete function. */
-		for (int i = 0; i < n && k < LP_SYM_MAX_INLINE; i++) {
-			int tag = dwarf_tag(&scopes[i]);
-			Dwarf_Attribute attr;
-
-			if (tag == DW_TAG_subprogram)
-				break;
-			if (tag != DW_TAG_inlined_subroutine)
-				continue;
-			names[k] = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &attr));
-			if (!names[k])
-				names[k] = "";
-			/* The call site is where the caller (the next scope out)
-			 * is; kept with the caller's frame. */
-			lines[k + 1] = call_site(s->dict, cudie, &scopes[i]);
-			k++;
-		}
-		free(scopes);
-	}
+	/* chain[0] is the innermost, then each function it is inlined into.
+	 * An inlined copy's call site is where its caller (the next one out)
+	 * is: kept with the caller's frame. */
+	for (k = 0; k < n && k < LP_SYM_MAX_INLINE && chain[k].inlined; k++)
+		lines[k + 1] = chain[k].call_known && chain[k].call_file
+			? file_line(s->dict, chain[k].call_file, chain[k].call_line) : "";
 	lines[0] = s->srclines ? pc_line(s->dict, mod, pc) : "";
 	/* Root first: the function (its line: the outermost call site, or pc's
 	 * own when nothing is inlined), then the inlined ones outward in. */
 	out[0] = lp_dict__frame(s->dict, LP_FRAME_USER, 0, modname, symname,
 				s->srclines ? lines[k] : "");
 	for (size_t j = 1; j <= k; j++)
-		out[j] = lp_dict__frame(s->dict, LP_FRAME_INLINE, 0, modname, names[k - j],
+		out[j] = lp_dict__frame(s->dict, LP_FRAME_INLINE, 0, modname,
+					chain[k - j].name ? chain[k - j].name : "",
 					s->srclines ? lines[k - j] : "");
 	return k + 1;
 }
 
 /* The module's build-id in hex, of any length (--build-id=0xHEX makes
  * long ones), malloc'd; "" when it has none. */
-static char *build_id_hex(Dwfl_Module *mod)
+static char *build_id_hex(struct lp_dwmod *mod)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *bits;
-	GElf_Addr vaddr;
-	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	int len = lp_dwmod__build_id(mod, &bits);
 	char *buf = lp_malloc(len > 0 ? 2 * (size_t)len + 1 : 1);
 
 	for (int i = 0; i < len; i++) {
@@ -879,13 +754,13 @@ static char *build_id_hex(Dwfl_Module *mod)
 /* --raw: the address in the file (its ELF virtual address), the file's
  * path, and its build-id, so lp-symbolize can check it is symbolizing the
  * same build. */
-static size_t raw_frame(struct lp_symbolizer *s, Dwfl_Module *mod, const char *name,
+static size_t raw_frame(struct lp_symbolizer *s, struct lp_dwmod *mod, const char *name,
 			uint64_t look, const struct lp_frame **out)
 {
-	Dwarf_Addr bias = 0;
+	uint64_t bias;
 	char *id = build_id_hex(mod);
 
-	dwfl_module_getelf(mod, &bias);
+	lp_dwmod__bias(mod, &bias);
 	out[0] = lp_dict__raw_frame(s->dict, look - bias, name, id);
 	free(id);
 	return 1;
@@ -903,83 +778,12 @@ static const char *shown_name(struct lp_symbolizer *s, struct lp_sym *sym)
 	return sym->shown;
 }
 
-/* The load bias of a module: its run-time addresses less the ELF virtual
- * addresses in its file.  false when its file cannot be read. */
-static bool module_bias(Dwfl_Module *mod, Dwarf_Addr *bias)
-{
-	*bias = 0;
-	return dwfl_module_getelf(mod, bias) != NULL;
-}
-
 /* Cached identities of addresses no symbol covers (ident_name). */
 struct lp_ident {
 	const struct lp_symtab *t;
 	uint64_t vaddr;
 	const char *name;	/* NULL: none */
 };
-
-/* The start (ELF virtual address) of the function holding vaddr, from
- * its FDE: the .eh_frame_hdr's table of FDEs sorted by their first
- * address (what the linker writes for unwinders' binary search, kept by
- * strip), the last FDE starting at or before vaddr, once libdw confirms
- * an FDE covers vaddr (FDEs do not overlap, so it is that one).  libdw's
- * own lookup (dwarf_cfi_addrframe) answers the covering row of CFI, not
- * where its FDE starts.  Only the table encoding every linker writes
- * (datarel sdata4 pairs, udata4 count) is read. */
-static bool fde_start(Dwfl_Module *mod, uint64_t vaddr, uint64_t *start)
-{
-	Dwarf_Addr bias, cbias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &cbias);
-	Dwarf_Frame *frame = NULL;
-	size_t nph;
-
-	if (!elf || !cfi || elf_getphdrnum(elf, &nph) < 0)
-		return false;
-	if (dwarf_cfi_addrframe(cfi, vaddr + bias - cbias, &frame) != 0)
-		return false;
-	free(frame);
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
-			continue;
-		/* libelf keeps the chunk (one per file, not per call). */
-		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
-						   ELF_T_BYTE);
-		const uint8_t *h = d ? d->d_buf : NULL;
-		size_t ptrsize = h && d->d_size >= 4 ? ((h[1] & 0xf) == DW_EH_PE_udata8 ||
-							(h[1] & 0xf) == DW_EH_PE_sdata8 ||
-							(h[1] & 0xf) == DW_EH_PE_absptr ? 8 : 4) : 0;
-		uint32_t count;
-
-		if (!h || h[0] != 1 || h[2] != DW_EH_PE_udata4 ||
-		    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || d->d_size < 8 + ptrsize)
-			return false;
-		memcpy(&count, h + 4 + ptrsize, 4);
-		const uint8_t *table = h + 8 + ptrsize;
-		if (count > (d->d_size - 8 - ptrsize) / 8)
-			return false;
-		size_t lo = 0, hi = count;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			int32_t loc;
-
-			memcpy(&loc, table + 8 * mid, 4);
-			if (ph.p_vaddr + (int64_t)loc <= vaddr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (!lo)
-			return false;
-		int32_t loc;
-		memcpy(&loc, table + 8 * (lo - 1), 4);
-		*start = ph.p_vaddr + (int64_t)loc;
-		return true;
-	}
-	return false;
-}
 
 /* An address in a module that no symbol covers (a stripped binary's
  * static function, or past the end of a sized symbol) still gets an
@@ -989,12 +793,12 @@ static bool fde_start(Dwfl_Module *mod, uint64_t vaddr, uint64_t *start)
  * else the end of the symbol before it (the gap it is in).  NULL when
  * neither is known.  Looked up once per (file, address): an FDE lookup
  * parses CFI and allocates. */
-static const char *ident_name(struct lp_symbolizer *s, Dwfl_Module *mod, struct lp_symtab *t,
-			      Dwarf_Addr mstart, const char *modname, uint64_t look)
+static const char *ident_name(struct lp_symbolizer *s, struct lp_dwmod *mod, struct lp_symtab *t,
+			      uint64_t mstart, const char *modname, uint64_t look)
 {
-	Dwarf_Addr bias;
+	uint64_t bias;
 
-	if (!modname[0] || !module_bias(mod, &bias))
+	if (!modname[0] || !lp_dwmod__bias(mod, &bias))
 		return NULL;
 	uint64_t vaddr = look - bias, start;
 	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &t, sizeof(t));
@@ -1010,7 +814,7 @@ static const char *ident_name(struct lp_symbolizer *s, Dwfl_Module *mod, struct 
 	id->t = t;
 	id->vaddr = vaddr;
 	id->name = NULL;
-	if (!fde_start(mod, vaddr, &start)) {
+	if (!lp_dwmod__fde_start(mod, vaddr, &start)) {
 		/* The last symbol before look, which ends before it. */
 		size_t lo = 0, hi = t->n;
 		uint64_t rel = look - mstart;
@@ -1038,18 +842,17 @@ static const char *ident_name(struct lp_symbolizer *s, Dwfl_Module *mod, struct 
 /* The name of the function holding look in module mod (symbol table t,
  * lowest address mstart, path modname): its symbol's, shown as perf shows
  * it, else its own identity (ident_name); NULL when neither is known. */
-static const char *function_name(struct lp_symbolizer *s, Dwfl_Module *mod, struct lp_symtab *t,
-				 Dwarf_Addr mstart, const char *modname, uint64_t look)
+static const char *function_name(struct lp_symbolizer *s, struct lp_dwmod *mod, struct lp_symtab *t,
+				 uint64_t mstart, const char *modname, uint64_t look)
 {
 	struct lp_sym *sym = sym_find(t->syms, t->n, look - mstart);
-	Dwarf_Addr bias;
-	uint64_t fstart;
+	uint64_t bias, fstart;
 
 	/* A symbol without a size runs to the next one, unless the FDE
 	 * holding look starts past it: a function of its own that the symbol
 	 * table does not name. */
-	if (sym && sym->unsized && module_bias(mod, &bias) &&
-	    fde_start(mod, look - bias, &fstart) && fstart > sym->start + mstart - bias)
+	if (sym && sym->unsized && lp_dwmod__bias(mod, &bias) &&
+	    lp_dwmod__fde_start(mod, look - bias, &fstart) && fstart > sym->start + mstart - bias)
 		sym = NULL;
 	if (sym && sym->name[0])
 		return shown_name(s, sym);
@@ -1086,14 +889,13 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 		return 1;
 	}
 
-	Dwfl_Module *mod = proc_module(p, look);
+	struct lp_dwmod *mod = proc_module(p, look);
 	if (mod) {
-		Dwarf_Addr start;
-		const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL,
-						    NULL, NULL);
+		uint64_t start;
+		const char *name = lp_dwmod__info(mod, &start, NULL);
 		struct lp_symtab *t = module_symtab(s, mod);
 		const char *fname;
-		Dwarf_Addr bias;
+		uint64_t bias;
 
 		if (!name)
 			name = "";
@@ -1107,7 +909,7 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 		/* Still an address in the module's file, the same in every run
 		 * (address-space randomization moves only the bias), which
 		 * addr2line -e MODULE and lp-symbolize read. */
-		out[0] = unresolved(s, module_bias(mod, &bias) ? addr - bias : addr, name);
+		out[0] = unresolved(s, lp_dwmod__bias(mod, &bias) ? addr - bias : addr, name);
 		return 1;
 	}
 	jsym = jit_find(&p->jit, look);
@@ -1314,12 +1116,6 @@ void lp_symbolizer__set_demangle(struct lp_symbolizer *s, bool demangle)
 	s->no_demangle = !demangle;
 }
 
-static const Dwfl_Callbacks file_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
 static struct lp_file *open_file(struct lp_symbolizer *s, const char *path)
 {
 	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, path, strlen(path)));
@@ -1329,12 +1125,8 @@ static struct lp_file *open_file(struct lp_symbolizer *s, const char *path)
 		return f;
 	f = lp_calloc(1, sizeof(*f));
 	f->path = lp_strdup(path);
-	f->dwfl = dwfl_begin(&file_callbacks);
-	if (f->dwfl) {
-		dwfl_report_begin(f->dwfl);
-		f->mod = dwfl_report_elf(f->dwfl, path, path, -1, 0, false);
-		dwfl_report_end(f->dwfl, NULL, NULL);
-	}
+	f->dw = lp_dwfile__open(path);
+	f->mod = lp_dwfile__module(f->dw);
 	f->build_id = f->mod ? build_id_hex(f->mod) : lp_strdup("");
 	/* A path hash collision replaces the older entry (leaked: rare). */
 	lp_hashmap__put(&s->files, key, f);
@@ -1345,14 +1137,14 @@ int lp_symbolizer__file(struct lp_symbolizer *s, const char *path, const char *b
 			uint64_t addr, const struct lp_frame **out, size_t *n)
 {
 	struct lp_file *f = open_file(s, path);
-	Dwarf_Addr start;
+	uint64_t start;
 
 	*n = 0;
 	if (!f->mod)
 		return -1;
 	if (build_id && *build_id && strcmp(build_id, f->build_id))
 		return -2;
-	dwfl_module_info(f->mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	lp_dwmod__info(f->mod, &start, NULL);
 	struct lp_symtab *t = module_symtab(s, f->mod);
 	const char *name = function_name(s, f->mod, t, start, path, addr);
 	if (!name)

@@ -18,7 +18,7 @@
 #include "stream/stream.h"
 
 struct lp_symbolizer;
-struct Dwfl;
+struct lp_dwproc;
 
 /* Frames are interned in dict, which must outlive the symbolizer's use. */
 struct lp_symbolizer *lp_symbolizer__new(struct lp_dict *dict);
@@ -98,10 +98,10 @@ void lp_symbolizer__prepare(struct lp_symbolizer *s, pid_t pid);
  * cache over when it has grown past its bound.  Call now and then. */
 void lp_symbolizer__reap(struct lp_symbolizer *s);
 
-/* The process's Dwfl (modules reported), for the DWARF unwinder; NULL when
- * the process cannot be read.  Refreshes its modules when addr (nonzero) is in
- * none of them. */
-struct Dwfl *lp_symbolizer__dwfl(struct lp_symbolizer *s, pid_t pid, uint64_t addr);
+/* The process's modules (lib/debuginfo/dwarf.h), for the DWARF unwinder;
+ * NULL when the process cannot be read.  Refreshes them when addr (nonzero)
+ * is in none of them. */
+struct lp_dwproc *lp_symbolizer__modules(struct lp_symbolizer *s, pid_t pid, uint64_t addr);
 
 /* addr is code pid has mapped: in one of its modules (the vDSO too), a
  * symbol of its JIT map, or the uprobes page.  A frame-pointer chain that

@@ -5,9 +5,13 @@
  * are almost always sp- or bp-based), and memory reads are served from the
  * copy of the stack taken in the kernel; anything outside it is unknown, and
  * the unwind ends there as truncated.  The Dwfl is the symbolizer's, attached
- * to these callbacks once; its CFI caches then serve every sample. */
+ * to these callbacks once; its CFI caches then serve every sample.
+ *
+ * libdwfl's thread and frame interface (dwfl_attach_state,
+ * dwfl_getthread_frames and the Dwfl_Thread callbacks) is this file's own
+ * business: lib/debuginfo/dwarf.c owns everything else of libdw, the
+ * process's modules included (lp_dwproc). */
 #include <elfutils/libdwfl.h>
-#include <dwarf.h>
 #include <fcntl.h>
 #include <libelf.h>
 #include <stdlib.h>
@@ -15,6 +19,7 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "debuginfo/dwarf.h"
 #include "debuginfo/unwind.h"
 #include "base/util.h"
 
@@ -148,7 +153,7 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 			   uint64_t *pcs, unsigned char *ret, size_t max,
 			   enum lp_unwind_end *end, const char **why)
 {
-	Dwfl *dwfl = lp_symbolizer__dwfl(u->sym, pid, regs->ip);
+	Dwfl *dwfl = lp_dwproc__dwfl(lp_symbolizer__modules(u->sym, pid, regs->ip));
 
 	*why = "";
 	u->n = 0;
@@ -216,50 +221,19 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 }
 
 
-/* What the CFI of pc's module says of the return address at pc: undefined
- * (the thread's outermost frame), in .eh_frame first (what the unwinder
- * reads), else .debug_frame. */
-static bool cfi_outermost(Dwfl *dwfl, uint64_t pc)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
-	Dwarf_Addr bias;
-	Dwarf_CFI *cfi;
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Op ops_mem[3], *ops;
-	size_t nops;
-	bool undefined = false;
-
-	if (!mod)
-		return false;
-	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
-		free(frame);
-		frame = NULL;
-		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
-			free(frame);
-			return false;
-		}
-	}
-	/* libdw.h: no operations at ops_mem means "undefined". */
-	if (dwarf_frame_register(frame, DW_X86_64_RA, ops_mem, &ops, &nops) == 0)
-		undefined = nops == 0 && ops == ops_mem;
-	free(frame);
-	return undefined;
-}
-
 bool lp_unwinder__outermost(struct lp_unwinder *u, pid_t pid, uint64_t pc, bool ret)
 {
 	uint64_t look = ret && pc ? pc - 1 : pc;
 	uint64_t key = lp_hashmap__key(lp_hash_bytes(lp_hash_bytes(LP_HASH_INIT, &pid, sizeof(pid)),
 						     &look, sizeof(look)));
 	void *v = lp_hashmap__get(&u->outermost, key);
-	Dwfl *dwfl;
+	struct lp_dwproc *mods;
 
 	if (v)
 		return v == OUTERMOST;
-	dwfl = lp_symbolizer__dwfl(u->sym, pid, look);
-	bool outer = dwfl && cfi_outermost(dwfl, look);
+	/* The return address undefined: the thread's outermost frame. */
+	mods = lp_symbolizer__modules(u->sym, pid, look);
+	bool outer = mods && lp_dwproc__outermost(mods, look);
 	if (u->outermost.count >= LP_OUTERMOST_MAX) {
 		lp_hashmap__fini(&u->outermost);
 		lp_hashmap__init(&u->outermost);

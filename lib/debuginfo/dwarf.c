@@ -1,0 +1,932 @@
+/* dwarf.c - libdw and libdwfl behind lp's own calls (see dwarf.h).
+ *
+ * Two ways in, because two kinds of callers: libdwfl's Dwfl for addresses of
+ * live processes and for files symbolized by path (one Dwfl per process or
+ * file, never one per address: each opens every ELF file it reports), and
+ * a plain Dwarf begun on an ELF lp-trace has already opened to read its
+ * symbols, segments and code.  lp_dwmod is libdwfl's Dwfl_Module itself,
+ * lp_dwproc and lp_dwfile are a Dwfl (with its one module): no wrapper
+ * allocated per module. */
+#include <elfutils/libdwfl.h>
+#include <elfutils/libdwelf.h>
+#include <dwarf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "debuginfo/dwarf.h"
+#include "debuginfo/procns.h"
+
+static Dwfl_Module *dwmod(struct lp_dwmod *m)
+{
+	return (Dwfl_Module *)m;
+}
+
+static struct lp_dwmod *lpmod(Dwfl_Module *m)
+{
+	return (struct lp_dwmod *)m;
+}
+
+/* --- a process's modules ------------------------------------------------ */
+
+/* The process whose file tree is not ours (a container's, a chroot's)
+ * while lp_dwproc__report opens its new modules' files: libdwfl's callback
+ * gives no way to a module's process (its userdata is the caller's). */
+static _Thread_local pid_t foreign_pid;
+
+/* libdwfl's own callback opens the path the maps name, which is the right
+ * file only for a process that sees our file tree: a container's /mnt/w is
+ * opened through /proc/PID/root (so its debuglink is looked for beside it
+ * there too), and never the host's /mnt/w.  The vDSO and deleted files
+ * (images in memory) go to libdwfl's callback. */
+static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+			 Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	size_t n = strlen(name);
+
+	if (!foreign_pid || name[0] != '/' || (n > 10 && !strcmp(name + n - 10, " (deleted)")))
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	char *path = lp_procns__path(foreign_pid, name);
+	/* Regular files only: a mapped device may block in open. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat sb;
+
+	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		*file_name = path;	/* libdwfl's from now on */
+		*elfp = NULL;
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return -1;
+}
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+struct lp_dwproc *lp_dwproc__new(void)
+{
+	return (struct lp_dwproc *)dwfl_begin(&proc_callbacks);
+}
+
+void lp_dwproc__free(struct lp_dwproc *p)
+{
+	if (p)
+		dwfl_end((Dwfl *)p);
+}
+
+struct Dwfl *lp_dwproc__dwfl(struct lp_dwproc *p)
+{
+	return (Dwfl *)p;
+}
+
+/* Counts the modules; those of a process whose file tree is not ours are
+ * opened now, through its root (proc_find_elf): libdwfl opens a file once,
+ * the first time a module is asked for (a failure too). */
+static int count_module(Dwfl_Module *mod, void **userdata, const char *name,
+			Dwarf_Addr start, void *arg)
+{
+	Dwarf_Addr bias;
+
+	if (foreign_pid)
+		dwfl_module_getelf(mod, &bias);
+	++*(size_t *)arg;
+	return DWARF_CB_OK;
+}
+
+size_t lp_dwproc__report(struct lp_dwproc *p, pid_t pid, bool foreign)
+{
+	Dwfl *dwfl = (Dwfl *)p;
+	size_t n = 0;
+
+	dwfl_report_begin_add(dwfl);
+	/* A process that is gone leaves the Dwfl empty but usable. */
+	dwfl_linux_proc_report(dwfl, pid);
+	dwfl_report_end(dwfl, NULL, NULL);
+	foreign_pid = foreign ? pid : 0;
+	dwfl_getmodules(dwfl, count_module, &n, 0);
+	foreign_pid = 0;
+	return n;
+}
+
+/* dwfl_addrmodule answers an address above every module with the last
+ * one (ld.so: seen for the "[uprobes]" page, elfutils 0.188): a module
+ * only when it spans the address. */
+struct lp_dwmod *lp_dwproc__module_at(struct lp_dwproc *p, uint64_t addr)
+{
+	Dwfl_Module *mod = p ? dwfl_addrmodule((Dwfl *)p, addr) : NULL;
+	Dwarf_Addr lo, hi;
+
+	if (mod && dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL) &&
+	    (addr < lo || addr >= hi))
+		return NULL;
+	return lpmod(mod);
+}
+
+struct each_module {
+	void (*fn)(struct lp_dwmod *, void *);
+	void *arg;
+};
+
+static int each_module_cb(Dwfl_Module *mod, void **userdata, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	struct each_module *e = arg;
+
+	e->fn(lpmod(mod), e->arg);
+	return DWARF_CB_OK;
+}
+
+void lp_dwproc__each_module(struct lp_dwproc *p, void (*fn)(struct lp_dwmod *, void *),
+			    void *arg)
+{
+	struct each_module e = { fn, arg };
+
+	if (p)
+		dwfl_getmodules((Dwfl *)p, each_module_cb, &e, 0);
+}
+
+/* x86-64's return address column (rip). */
+#define DW_X86_64_RA 16
+
+bool lp_dwproc__outermost(struct lp_dwproc *p, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule((Dwfl *)p, pc);
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops;
+	bool undefined = false;
+
+	if (!mod)
+		return false;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+		free(frame);
+		frame = NULL;
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+			free(frame);
+			return false;
+		}
+	}
+	/* libdw.h: no operations at ops_mem means "undefined". */
+	if (dwarf_frame_register(frame, DW_X86_64_RA, ops_mem, &ops, &nops) == 0)
+		undefined = nops == 0 && ops == ops_mem;
+	free(frame);
+	return undefined;
+}
+
+/* --- a file by path ------------------------------------------------------ */
+
+struct lp_dwfile {
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+};
+
+static const Dwfl_Callbacks file_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+struct lp_dwfile *lp_dwfile__open(const char *path)
+{
+	struct lp_dwfile *f = lp_calloc(1, sizeof(*f));
+
+	f->dwfl = dwfl_begin(&file_callbacks);
+	if (!f->dwfl)
+		return f;
+	dwfl_report_begin(f->dwfl);
+	f->mod = dwfl_report_elf(f->dwfl, path, path, -1, 0, false);
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	return f;
+}
+
+struct lp_dwmod *lp_dwfile__module(struct lp_dwfile *f)
+{
+	return lpmod(f->mod);
+}
+
+void lp_dwfile__free(struct lp_dwfile *f)
+{
+	if (!f)
+		return;
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	free(f);
+}
+
+/* --- a module -------------------------------------------------------------- */
+
+const char *lp_dwmod__info(struct lp_dwmod *m, uint64_t *start, uint64_t *end)
+{
+	Dwarf_Addr lo = 0, hi = 0;
+	const char *name = dwfl_module_info(dwmod(m), NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+
+	if (start)
+		*start = lo;
+	if (end)
+		*end = hi;
+	return name;
+}
+
+void **lp_dwmod__userdata(struct lp_dwmod *m)
+{
+	void **userdata;
+
+	dwfl_module_info(dwmod(m), &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	return userdata;
+}
+
+int lp_dwmod__build_id(struct lp_dwmod *m, const unsigned char **bits)
+{
+	GElf_Addr vaddr;
+
+	return dwfl_module_build_id(dwmod(m), bits, &vaddr);
+}
+
+bool lp_dwmod__bias(struct lp_dwmod *m, uint64_t *bias)
+{
+	Dwarf_Addr b = 0;
+	bool ok = dwfl_module_getelf(dwmod(m), &b) != NULL;
+
+	*bias = b;
+	return ok;
+}
+
+Elf *lp_dwmod__elf(struct lp_dwmod *m, uint64_t *bias)
+{
+	Dwarf_Addr b = 0;
+	Elf *elf = dwfl_module_getelf(dwmod(m), &b);
+
+	*bias = b;
+	return elf;
+}
+
+int lp_dwmod__nsyms(struct lp_dwmod *m)
+{
+	return dwfl_module_getsymtab(dwmod(m));
+}
+
+const char *lp_dwmod__sym(struct lp_dwmod *m, int i, GElf_Sym *sym, uint64_t *addr,
+			  GElf_Word *shndx)
+{
+	GElf_Addr a = 0;
+	const char *name = dwfl_module_getsym_info(dwmod(m), i, sym, &a, shndx, NULL, NULL);
+
+	*addr = a;
+	return name;
+}
+
+const char *lp_dwmod__line(struct lp_dwmod *m, uint64_t addr, int *line)
+{
+	Dwfl_Line *l = dwfl_module_getsrc(dwmod(m), addr);
+
+	*line = 0;
+	return l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
+}
+
+/* The start (ELF virtual address) of the function holding vaddr, from
+ * its FDE: the .eh_frame_hdr's table of FDEs sorted by their first
+ * address (what the linker writes for unwinders' binary search, kept by
+ * strip), the last FDE starting at or before vaddr, once libdw confirms
+ * an FDE covers vaddr (FDEs do not overlap, so it is that one).  libdw's
+ * own lookup (dwarf_cfi_addrframe) answers the covering row of CFI, not
+ * where its FDE starts.  Only the table encoding every linker writes
+ * (datarel sdata4 pairs, udata4 count) is read. */
+static bool eh_frame_hdr_search(Elf *elf, const GElf_Phdr *ph, uint64_t vaddr, uint64_t *start)
+{
+	/* libelf keeps the chunk (one per file, not per call). */
+	Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_BYTE);
+	const uint8_t *h = d ? d->d_buf : NULL;
+	size_t ptrsize = h && d->d_size >= 4 ? ((h[1] & 0xf) == DW_EH_PE_udata8 ||
+						(h[1] & 0xf) == DW_EH_PE_sdata8 ||
+						(h[1] & 0xf) == DW_EH_PE_absptr ? 8 : 4) : 0;
+	uint32_t count;
+
+	if (!h || h[0] != 1 || h[2] != DW_EH_PE_udata4 ||
+	    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || d->d_size < 8 + ptrsize)
+		return false;
+	memcpy(&count, h + 4 + ptrsize, 4);
+	const uint8_t *table = h + 8 + ptrsize;
+	if (count > (d->d_size - 8 - ptrsize) / 8)
+		return false;
+	size_t lo = 0, hi = count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int32_t loc;
+
+		memcpy(&loc, table + 8 * mid, 4);
+		if (ph->p_vaddr + (int64_t)loc <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	int32_t loc;
+	memcpy(&loc, table + 8 * (lo - 1), 4);
+	*start = ph->p_vaddr + (int64_t)loc;
+	return true;
+}
+
+bool lp_dwmod__fde_start(struct lp_dwmod *m, uint64_t vaddr, uint64_t *start)
+{
+	Dwarf_Addr bias, cbias;
+	Elf *elf = dwfl_module_getelf(dwmod(m), &bias);
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(dwmod(m), &cbias);
+	Dwarf_Frame *frame = NULL;
+	size_t nph;
+
+	if (!elf || !cfi || elf_getphdrnum(elf, &nph) < 0)
+		return false;
+	if (dwarf_cfi_addrframe(cfi, vaddr + bias - cbias, &frame) != 0)
+		return false;
+	free(frame);
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			return eh_frame_hdr_search(elf, &ph, vaddr, start);
+	}
+	return false;
+}
+
+/* binutils' non_mangled(): the DIE's language does not mangle names. */
+static bool non_mangled(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	Dwarf_Attribute attr;
+	Dwarf_Word lang;
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || !dwarf_attr(&cu, DW_AT_language, &attr) ||
+	    dwarf_formudata(&attr, &lang) != 0)
+		return false;
+	switch (lang) {
+	case DW_LANG_C89: case DW_LANG_C: case DW_LANG_Ada83: case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85: case DW_LANG_Fortran77: case DW_LANG_Pascal83:
+	case DW_LANG_C99: case DW_LANG_Ada95: case DW_LANG_PLI: case DW_LANG_UPC:
+	case DW_LANG_C11:
+		return true;
+	}
+	return false;
+}
+
+static bool is_function(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+	       tag == DW_TAG_entry_point;
+}
+
+/* One function of a chain, with the call site of an inlined copy. */
+static void func_of(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, bool nm,
+		    struct lp_dwfunc *f)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word file, line = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->non_mangled = nm;
+	f->inlined = dwarf_tag(die) == DW_TAG_inlined_subroutine;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		f->linkage = dwarf_formstring(&attr);
+	f->name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	if (!f->inlined)
+		return;
+	bool has_file = dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) == 0;
+	bool has_line = dwarf_attr(die, DW_AT_call_line, &attr) &&
+			dwarf_formudata(&attr, &line) == 0;
+	if (has_file && files && file < nfiles)
+		f->call_file = dwarf_filesrc(files, file, NULL, NULL);
+	f->call_line = line;
+	f->call_known = has_file && has_line;
+}
+
+/* The one walker of inline chains.  dwarf_getscopes gives the innermost
+ * function's scopes and then its abstract tree's (not the functions it is
+ * inlined into); when the innermost is an inlined copy, the chain of calls
+ * is that DIE's own parents (dwarf_getscopes_die). */
+size_t lp_dwmod__funcs(struct lp_dwmod *m, uint64_t addr, struct lp_dwfunc *out, size_t max)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(dwmod(m), addr, &bias);
+	Dwarf_Die *scopes = NULL;
+	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0, first = -1;
+	size_t k = 0;
+
+	for (int i = 0; i < n && first < 0; i++)
+		if (is_function(&scopes[i]))
+			first = i;
+	if (first >= 0 && dwarf_tag(&scopes[first]) == DW_TAG_inlined_subroutine) {
+		Dwarf_Die *chain = NULL;
+		int nc = dwarf_getscopes_die(&scopes[first], &chain);
+
+		if (nc > 0) {
+			free(scopes);
+			scopes = chain;
+			n = nc;
+			first = 0;
+		} else {
+			free(chain);
+		}
+	}
+	if (first >= 0) {
+		Dwarf_Files *files = NULL;
+		size_t nfiles = 0;
+		bool nm = non_mangled(&scopes[first]);
+
+		if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+			files = NULL;
+		for (int i = first; i < n && k < max; i++) {
+			if (!is_function(&scopes[i]))
+				continue;
+			func_of(&scopes[i], files, nfiles, nm, &out[k]);
+			if (!out[k++].inlined)
+				break;
+		}
+	}
+	free(scopes);
+	return k;
+}
+
+/* --- one file's DWARF read from its ELF ---------------------------------------- */
+
+char *lp_dwarf__debug_file(Elf *elf, const char *path)
+{
+	char cand[PATH_MAX];
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n > 1) {
+		const unsigned char *b = id;
+		int len = snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%02x/", b[0]);
+		for (ssize_t i = 1; i < n && len < (int)sizeof(cand) - 8; i++)
+			len += snprintf(cand + len, sizeof(cand) - (size_t)len, "%02x", b[i]);
+		snprintf(cand + len, sizeof(cand) - (size_t)len, ".debug");
+		if (access(cand, R_OK) == 0)
+			return lp_strdup(cand);
+	}
+	GElf_Word crc;
+	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+	if (!link || strchr(link, '/'))
+		return NULL;
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path) : 1;
+	const char *dir = slash ? path : ".";
+	for (int i = 0; i < 3; i++) {
+		if (i == 0)
+			snprintf(cand, sizeof(cand), "%.*s/%s", dlen, dir, link);
+		else if (i == 1)
+			snprintf(cand, sizeof(cand), "%.*s/.debug/%s", dlen, dir, link);
+		else
+			snprintf(cand, sizeof(cand), "/usr/lib/debug%.*s/%s", dlen, dir, link);
+		if (strcmp(cand, path) && access(cand, R_OK) == 0)
+			return lp_strdup(cand);
+	}
+	return NULL;
+}
+
+struct lp_dwarf {
+	Elf *code;
+	Dwarf *dw;		/* NULL: no DWARF */
+	Dwarf_CFI *cfi[2];	/* .eh_frame, .debug_frame: read at first use */
+	bool cfi_read;
+};
+
+struct lp_dwarf *lp_dwarf__open(Elf *code, Elf *debug)
+{
+	struct lp_dwarf *d = lp_calloc(1, sizeof(*d));
+
+	d->code = code;
+	d->dw = dwarf_begin_elf(debug, DWARF_C_READ, NULL);
+	return d;
+}
+
+bool lp_dwarf__has_dwarf(const struct lp_dwarf *d)
+{
+	return d->dw != NULL;
+}
+
+void lp_dwarf__free(struct lp_dwarf *d)
+{
+	if (!d)
+		return;
+	if (d->cfi[0])
+		dwarf_cfi_end(d->cfi[0]);	/* libdw frees the other with dw */
+	if (d->dw)
+		dwarf_end(d->dw);
+	free(d);
+}
+
+static Dwarf_CFI *const *file_cfi(struct lp_dwarf *d)
+{
+	if (!d->cfi_read) {
+		d->cfi_read = true;
+		d->cfi[0] = dwarf_getcfi_elf(d->code);
+		d->cfi[1] = d->dw ? dwarf_getcfi(d->dw) : NULL;
+	}
+	return d->cfi;
+}
+
+int lp_dwarf__cfa(struct lp_dwarf *d, uint64_t pc, unsigned *reg, long long *off)
+{
+	Dwarf_CFI *const *cfis = file_cfi(d);
+
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Frame *frame;
+		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], pc, &frame) != 0)
+			continue;
+		Dwarf_Op *ops;
+		size_t nops;
+		int ok = dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1;
+		if (ok && ops[0].atom == DW_OP_bregx) {
+			*reg = (unsigned)ops[0].number;
+			*off = (long long)ops[0].number2;
+		} else if (ok && ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg16) {
+			*reg = ops[0].atom - DW_OP_breg0;
+			*off = (long long)ops[0].number;
+		} else {
+			ok = 0;
+		}
+		free(frame);
+		if (ok)
+			return 0;
+	}
+	return -1;
+}
+
+int lp_dwarf__fde_range(struct lp_dwarf *d, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	Dwarf_CFI *const *cfis = file_cfi(d);
+
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Frame *frame;
+		Dwarf_Addr l, h;
+		bool sig;
+		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], vaddr, &frame) != 0)
+			continue;
+		int ok = dwarf_frame_info(frame, &l, &h, &sig) >= 0 && l == vaddr && h > l;
+		free(frame);
+		if (ok) {
+			*lo = l;
+			*hi = h;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* die's DW_AT_type without typedefs and qualifiers; false: none (void). */
+static bool strip_type(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, out))
+		return false;
+	for (int i = 0; i < 16; i++) {
+		int tag = dwarf_tag(out);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type &&
+		    tag != DW_TAG_atomic_type)
+			return true;
+		if (!dwarf_attr_integrate(out, DW_AT_type, &a) || !dwarf_formref_die(&a, out))
+			return false;	/* const void */
+	}
+	return true;
+}
+
+static Dwarf_Word udata(Dwarf_Die *die, unsigned name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v = 0;
+
+	if (dwarf_attr_integrate(die, name, &a))
+		dwarf_formudata(&a, &v);
+	return v;
+}
+
+static enum lp_dwtype_kind base_kind(Dwarf_Word enc)
+{
+	switch (enc) {
+	case DW_ATE_signed:
+		return LP_DWT_INT;
+	case DW_ATE_unsigned:
+		return LP_DWT_UINT;
+	case DW_ATE_boolean:
+		return LP_DWT_BOOL;
+	case DW_ATE_signed_char:
+	case DW_ATE_unsigned_char:
+		return LP_DWT_CHAR;
+	}
+	return LP_DWT_OTHER;
+}
+
+/* The value type of die's DW_AT_type. */
+static struct lp_dwtype value_type(Dwarf_Die *die)
+{
+	Dwarf_Die t, to;
+	if (!strip_type(die, &t))
+		return (struct lp_dwtype){ LP_DWT_VOID, 0, NULL };
+	Dwarf_Word size = udata(&t, DW_AT_byte_size);
+	struct lp_dwtype other = { LP_DWT_OTHER, 0, dwarf_diename(&t) };
+	switch (dwarf_tag(&t)) {
+	case DW_TAG_base_type:
+		if (size != 1 && size != 2 && size != 4 && size != 8)
+			return other;
+		enum lp_dwtype_kind k = base_kind(udata(&t, DW_AT_encoding));
+		return k == LP_DWT_OTHER ? other : (struct lp_dwtype){ k, (int)size, NULL };
+	case DW_TAG_enumeration_type:
+		return (struct lp_dwtype){ LP_DWT_INT, size ? (int)size : 4, NULL };
+	case DW_TAG_pointer_type:
+		if (strip_type(&t, &to) && dwarf_tag(&to) == DW_TAG_base_type &&
+		    udata(&to, DW_AT_byte_size) == 1 && base_kind(udata(&to, DW_AT_encoding)) == LP_DWT_CHAR)
+			return (struct lp_dwtype){ LP_DWT_STR, 8, NULL };
+		return (struct lp_dwtype){ LP_DWT_PTR, 8, NULL };
+	}
+	return other;
+}
+
+struct func_find {
+	uint64_t addr;
+	Dwarf_Die die;
+	bool found;
+};
+
+static int func_cb(Dwarf_Die *die, void *arg)
+{
+	struct func_find *ff = arg;
+	Dwarf_Addr lo;
+	if (dwarf_lowpc(die, &lo) == 0 && lo == ff->addr) {
+		ff->die = *die;
+		ff->found = true;
+		return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+bool lp_dwarf__function(struct lp_dwarf *d, uint64_t addr, struct lp_dwtype *ret,
+			struct lp_dwparam *params, size_t max, size_t *n)
+{
+	Dwarf_Die cu, child;
+	struct func_find ff = { .addr = addr };
+
+	*n = 0;
+	if (!d->dw || !dwarf_addrdie(d->dw, addr, &cu))
+		return false;
+	dwarf_getfuncs(&cu, func_cb, &ff, 0);
+	if (!ff.found)
+		return false;
+	*ret = value_type(&ff.die);
+	if (dwarf_child(&ff.die, &child) != 0)
+		return true;
+	do {
+		if (dwarf_tag(&child) != DW_TAG_formal_parameter || *n >= max)
+			continue;
+		params[*n].name = dwarf_diename(&child);
+		params[*n].type = value_type(&child);
+		++*n;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return true;
+}
+
+struct lp_dwscope {
+	struct lp_dwarf *d;
+	uint64_t pc;
+	Dwarf_Die *scopes;
+	int n;
+	Dwarf_Die var;		/* lp_dwscope__var's */
+};
+
+struct lp_dwscope *lp_dwarf__scope(struct lp_dwarf *d, uint64_t cu, uint64_t pc)
+{
+	struct lp_dwscope *sc = lp_calloc(1, sizeof(*sc));
+	Dwarf_Die cudie;
+
+	sc->d = d;
+	sc->pc = pc;
+	if (d->dw && dwarf_offdie(d->dw, cu, &cudie))
+		sc->n = dwarf_getscopes(&cudie, pc, &sc->scopes);
+	return sc;
+}
+
+void lp_dwscope__free(struct lp_dwscope *sc)
+{
+	if (!sc)
+		return;
+	free(sc->scopes);
+	free(sc);
+}
+
+bool lp_dwscope__var(struct lp_dwscope *sc, const char *name, struct lp_dwtype *t)
+{
+	for (int i = 0; i < sc->n; i++) {
+		Dwarf_Die child;
+		if (dwarf_child(&sc->scopes[i], &child) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&child);
+			if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
+				continue;
+			Dwarf_Attribute a;
+			const char *nm = dwarf_attr_integrate(&child, DW_AT_name, &a) ?
+				dwarf_formstring(&a) : NULL;
+			if (nm && !strcmp(nm, name)) {
+				sc->var = child;
+				*t = value_type(&child);
+				return true;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	return false;
+}
+
+static const char *op_name(unsigned int op)
+{
+	switch (op) {
+	case DW_OP_entry_value: case DW_OP_GNU_entry_value: return "DW_OP_entry_value";
+	case DW_OP_stack_value: return "DW_OP_stack_value (a computed value)";
+	case DW_OP_piece: return "DW_OP_piece (split across places)";
+	case DW_OP_implicit_value: return "DW_OP_implicit_value";
+	case DW_OP_implicit_pointer: case DW_OP_GNU_implicit_pointer: return "DW_OP_implicit_pointer";
+	case DW_OP_lit0 ... DW_OP_lit31: return "DW_OP_litN (a constant)";
+	case DW_OP_const1u ... DW_OP_consts: return "DW_OP_constN (a constant)";
+	case DW_OP_call_frame_cfa: return "DW_OP_call_frame_cfa";
+	case DW_OP_deref: return "DW_OP_deref";
+	case DW_OP_plus_uconst: return "DW_OP_plus_uconst";
+	}
+	return "an unsupported DWARF expression";
+}
+
+/* DW_OP_fbreg off: the frame base of the innermost real function. */
+static int frame_base_loc(struct lp_dwscope *sc, long long off, struct lp_dwloc *loc,
+			  char *why, size_t whysize)
+{
+	for (int i = 0; i < sc->n; i++) {
+		if (dwarf_tag(&sc->scopes[i]) != DW_TAG_subprogram)
+			continue;
+		Dwarf_Attribute fb;
+		Dwarf_Op *fexpr;
+		size_t flen;
+		if (!dwarf_attr_integrate(&sc->scopes[i], DW_AT_frame_base, &fb) ||
+		    dwarf_getlocation_addr(&fb, sc->pc, &fexpr, &flen, 1) <= 0 || flen != 1)
+			break;
+		unsigned int fop = fexpr[0].atom;
+		if (fop == DW_OP_call_frame_cfa) {
+			if (lp_dwarf__cfa(sc->d, sc->pc, &loc->cfa_reg, &loc->cfa_off) < 0) {
+				snprintf(why, whysize, "no call frame information at 0x%llx",
+					 (unsigned long long)sc->pc);
+				return -1;
+			}
+			loc->mem = true;
+			loc->reg = LP_DWLOC_CFA;
+			loc->off = off;
+			return 0;
+		}
+		if (fop >= DW_OP_breg0 && fop <= DW_OP_breg16) {
+			loc->mem = true;
+			loc->reg = fop - DW_OP_breg0;
+			loc->off = off + (long long)fexpr[0].number;
+			return 0;
+		}
+		snprintf(why, whysize, "its frame base is %s", op_name(fop));
+		return -1;
+	}
+	snprintf(why, whysize, "no usable frame base");
+	return -1;
+}
+
+/* Names what makes an expression unsupported: a computed value first. */
+static int unsupported(const Dwarf_Op *expr, size_t len, char *why, size_t whysize)
+{
+	unsigned int op = expr[0].atom, bad = op;
+	for (size_t i = 0; i < len; i++) {
+		unsigned int a = expr[i].atom;
+		if (a == DW_OP_stack_value || a == DW_OP_piece || a == DW_OP_entry_value ||
+		    a == DW_OP_GNU_entry_value || a == DW_OP_implicit_value) {
+			bad = a;
+			break;
+		}
+		if (i > 0 && bad == op)
+			bad = a;
+	}
+	const char *nm = op_name(bad);
+	char tmp[64];
+	if (!strcmp(nm, "an unsupported DWARF expression")) {
+		snprintf(tmp, sizeof(tmp), "a DWARF expression (op 0x%x)", bad);
+		nm = tmp;
+	}
+	snprintf(why, whysize, "its location there is %s, not a register, a frame or register offset or a fixed address",
+		 nm);
+	return -1;
+}
+
+int lp_dwscope__location(struct lp_dwscope *sc, struct lp_dwloc *loc, char *why, size_t whysize)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Op *expr;
+	size_t len;
+
+	memset(loc, 0, sizeof(*loc));
+	if (!dwarf_attr(&sc->var, DW_AT_location, &attr))
+		return 1;
+	int n = dwarf_getlocation_addr(&attr, sc->pc, &expr, &len, 1);
+	if (n <= 0 || len == 0) {
+		snprintf(why, whysize, "it is optimized out at this address");
+		return -1;
+	}
+	unsigned int op = expr[0].atom;
+	if (len == 1 && op >= DW_OP_reg0 && op <= DW_OP_reg16) {
+		loc->reg = op - DW_OP_reg0;
+	} else if (len == 1 && op == DW_OP_regx && expr[0].number <= 16) {
+		loc->reg = (unsigned)expr[0].number;
+	} else if (len == 1 && op >= DW_OP_breg0 && op <= DW_OP_breg16) {
+		*loc = (struct lp_dwloc){ .mem = true, .reg = op - DW_OP_breg0,
+					  .off = (long long)expr[0].number };
+	} else if (len == 1 && op == DW_OP_addr) {
+		*loc = (struct lp_dwloc){ .mem = true, .reg = LP_DWLOC_ADDR,
+					  .off = (long long)expr[0].number };
+	} else if (len == 1 && op == DW_OP_fbreg) {
+		return frame_base_loc(sc, (long long)expr[0].number, loc, why, whysize);
+	} else {
+		return unsupported(expr, len, why, whysize);
+	}
+	return 0;
+}
+
+void lp_dwarf__each_line(struct lp_dwarf *d, void (*fn)(const struct lp_dwline *, void *),
+			 void *arg)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (d->dw && dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t nlines;
+		uint64_t cuoff = off + hsize;
+
+		off = next;
+		if (!dwarf_offdie(d->dw, cuoff, &cu) || dwarf_getsrclines(&cu, &lines, &nlines) != 0)
+			continue;
+		for (size_t i = 0; i < nlines; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			struct lp_dwline row = { .file = dwarf_linesrc(l, NULL, NULL), .cu = cuoff };
+			Dwarf_Addr addr = 0;
+
+			if (!row.file)
+				continue;
+			dwarf_linebeginstatement(l, &row.stmt);
+			dwarf_lineendsequence(l, &row.end);
+			row.valid = dwarf_lineno(l, &row.line) == 0 && dwarf_lineaddr(l, &addr) == 0;
+			row.addr = addr;
+			fn(&row, arg);
+		}
+	}
+}
+
+uint64_t lp_dwarf__func_at(struct lp_dwarf *d, uint64_t cu, uint64_t pc)
+{
+	struct lp_dwscope *sc = lp_dwarf__scope(d, cu, pc);
+	uint64_t scope = 0;
+
+	for (int k = 0; k < sc->n; k++) {
+		int tag = dwarf_tag(&sc->scopes[k]);
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			scope = dwarf_dieoffset(&sc->scopes[k]);
+			break;
+		}
+	}
+	lp_dwscope__free(sc);
+	return scope;
+}
+
+int lp_dwarf__func_ranges(struct lp_dwarf *d, uint64_t cu, uint64_t pc, uint64_t *lo,
+			  uint64_t *hi, size_t max)
+{
+	struct lp_dwscope *sc = lp_dwarf__scope(d, cu, pc);
+	Dwarf_Die *fn = NULL;
+	Dwarf_Addr base, l, h;
+	ptrdiff_t off = 0;
+	size_t nr = 0;
+
+	for (int k = 0; k < sc->n; k++)
+		if (dwarf_tag(&sc->scopes[k]) == DW_TAG_subprogram)
+			fn = &sc->scopes[k];	/* the outermost */
+	while (fn && nr < max && (off = dwarf_ranges(fn, off, &base, &l, &h)) > 0)
+		if (h > l && h - l < (1u << 20)) {
+			lo[nr] = l;
+			hi[nr++] = h;
+		}
+	lp_dwscope__free(sc);
+	return !nr || off > 0 ? -1 : (int)nr;	/* none, or more ranges than max */
+}
