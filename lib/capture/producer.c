@@ -26,13 +26,14 @@ struct lp_producer {
 };
 
 /* The executable a command name runs, as execvp finds it: a name with a
- * '/' as it is, else the first executable of that name in PATH. */
+ * '/' as it is, else the first executable of that name in PATH.  NULL with
+ * errno set when there is none (ENOENT) or it may not be run (EACCES). */
 static char *command_path(const char *cmd)
 {
 	char buf[PATH_MAX];
 
 	if (strchr(cmd, '/'))
-		return realpath(cmd, buf) ? lp_strdup(buf) : NULL;
+		return realpath(cmd, buf) && access(buf, X_OK) == 0 ? lp_strdup(buf) : NULL;
 	const char *path = getenv("PATH");
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -44,6 +45,7 @@ static char *command_path(const char *cmd)
 			return lp_strdup(buf);
 		path += n + (path[n] == ':');
 	}
+	errno = ENOENT;
 	return NULL;
 }
 
@@ -69,7 +71,7 @@ int lp_producer__open(struct lp_producer **pp, const struct lp_producer_opts *o)
 	} else if (o->cmd && o->cmd[0] && !(p->cmd_exe = command_path(o->cmd[0]))) {
 		/* Before anything is loaded or written: a typo costs nothing.
 		 * 127, as a shell says a command was not found. */
-		lp_error("cannot run '%s': %s", o->cmd[0], strerror(ENOENT));
+		lp_error_errno("cannot run '%s'", o->cmd[0]);
 		free(p);
 		return 127;
 	}
