@@ -96,11 +96,6 @@ struct lp_target *lp_producer__target(struct lp_producer *p)
 	return p->target;
 }
 
-const volatile sig_atomic_t *lp_producer__stop_flag(const struct lp_producer *p)
-{
-	return p->stop;
-}
-
 FILE *lp_producer__output(struct lp_producer *p)
 {
 	if (!p->out) {

@@ -18,7 +18,7 @@
  *
  * Exit statuses (both man pages, EXIT STATUS):
  *	0	stopped by -d, SIGINT/SIGTERM, the end of the targets or a closed
- *		output (the output then ends quietly, as at a SIGPIPE)
+ *		output (no message of its own: a reader gone is no failure)
  *	1	a failure (reported): an output error, a failed ring
  *	127	-- CMD could not be started ("cannot run 'CMD': ...", as a shell)
  *	N	-- CMD exited by itself with status N
@@ -93,9 +93,6 @@ int lp_producer__spawn(struct lp_producer *p);
 /* The targets (NULL before lp_producer__spawn for a command). */
 struct lp_target *lp_producer__target(struct lp_producer *p);
 
-/* The first stop signal's number, 0 while none came. */
-const volatile sig_atomic_t *lp_producer__stop_flag(const struct lp_producer *p);
-
 /* The output, opened at the first call (exits 1 when it cannot be);
  * close-on-exec, so a started command never holds a pipe of ours open. */
 FILE *lp_producer__output(struct lp_producer *p);
@@ -123,8 +120,9 @@ int lp_producer__run(struct lp_producer *p, const struct lp_producer_ops *ops, v
  * failure). */
 int lp_producer__abort(struct lp_producer *p, int status);
 
-/* Kills and reaps a command still there; closes nothing the caller still
- * writes to before lp_producer__run.  Accepts NULL. */
+/* Kills and reaps a command still there (a held one never runs), closes a
+ * named output; accepts NULL.  After lp_producer__run, or instead of it
+ * (lp_producer__abort). */
 void lp_producer__free(struct lp_producer *p);
 
 #endif
