@@ -2,16 +2,10 @@
  * them as an lp stream (a BPF program on a per-CPU perf event; frame pointer
  * or DWARF unwinding; libdw symbols).  Stops at -d, SIGINT/SIGTERM, the end
  * of its targets or a closed output, and on each drains, writes, detaches. */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "capture/producer.h"
 #include "capture/record.h"

@@ -4,16 +4,12 @@
  *   lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]
  *            [--calibrate DUR] [-v] PROBE... (-p PID[,PID...] | -- CMD [ARG...])
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "capture/probe.h"
