@@ -540,6 +540,21 @@ static void trace_free(struct trace *t)
 	free(t->specs);
 }
 
+/* The probes resolved, the BPF programs loaded and calibrated, the output
+ * opened, the probes attached and a command released: 0, or the exit
+ * status after saying why. */
+static int set_up(struct trace *t)
+{
+	int status;
+
+	if ((status = resolve(t)) || (status = open_tracer(t)))
+		return status;
+	t->w = lp_writer__new(lp_producer__output(t->p));
+	if ((status = attach(t)))
+		return status;
+	return lp_producer__release(t->p);
+}
+
 int main(int argc, char **argv)
 {
 	struct trace t = { .opt = { .ring_bytes = 8u << 20, .max_pids = LP_TARGET_MAX_PIDS,
@@ -551,11 +566,10 @@ int main(int argc, char **argv)
 				       .poll_ms = 100, .pids = t.opt.pids, .cmd = t.cmd,
 				       .max_pids = t.opt.max_pids, .verbose = t.opt.verbose };
 	int status = lp_producer__open(&t.p, &po);
-	if (!status && !(status = resolve(&t)) && !(status = open_tracer(&t))) {
-		t.w = lp_writer__new(lp_producer__output(t.p));
-		if (!(status = attach(&t)) && !(status = lp_producer__release(t.p)))
-			status = lp_producer__run(t.p, &tracer_ops, &t);
-	}
+	if (!status)
+		status = set_up(&t);
+	if (!status)
+		status = lp_producer__run(t.p, &tracer_ops, &t);
 	trace_free(&t);
 	return status;
 }
