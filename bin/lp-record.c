@@ -2,20 +2,14 @@
  * them as an lp stream (a BPF program on a per-CPU perf event; frame pointer
  * or DWARF unwinding; libdw symbols).  Stops at -d, SIGINT/SIGTERM, the end
  * of its targets or a closed output, and on each drains, writes, detaches. */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "capture/producer.h"
 #include "capture/record.h"
 #include "capture/snapshot.h"
-#include "base/stop.h"
 #include "stream/stream.h"
 #include "capture/target.h"
 #include "base/util.h"
@@ -127,282 +121,271 @@ static int parse_call_graph(const char *arg, enum lp_call_graph *g, uint32_t *by
 	return 0;
 }
 
-/* A pipe whose reader has gone shows POLLERR on our end; seen even when no
- * sample comes to be written. */
-static bool output_closed(FILE *out)
-{
-	struct pollfd p = { .fd = fileno(out), .events = 0 };
-
-	return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
-}
-
 /* Long options without a letter: out of getopt's character range. */
 enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_CALIBRATE, OPT_NO_DEMANGLE };
 
-int main(int argc, char **argv)
+static const struct option longopts[] = {
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "call-graph", required_argument, NULL, 'g' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "no-kernel", no_argument, NULL, 'K' },
+	{ "no-follow", no_argument, NULL, 'N' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "inline", no_argument, NULL, 'I' },
+	{ "srcline", no_argument, NULL, 'S' },
+	{ "raw", no_argument, NULL, 'R' },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "ring-size", required_argument, NULL, 'B' },
+	{ "max-pids", required_argument, NULL, OPT_MAX_PIDS },
+	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
+	{ "calibrate", required_argument, NULL, OPT_CALIBRATE },
+	{ "mode", required_argument, NULL, 'M' },
+	{ "min-block", required_argument, NULL, 'm' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* --mode MODE; exits 2 on a mode it does not know. */
+static void set_mode(struct options *o, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "call-graph", required_argument, NULL, 'g' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "no-kernel", no_argument, NULL, 'K' },
-		{ "no-follow", no_argument, NULL, 'N' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "inline", no_argument, NULL, 'I' },
-		{ "srcline", no_argument, NULL, 'S' },
-		{ "raw", no_argument, NULL, 'R' },
-		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
-		{ "ring-size", required_argument, NULL, 'B' },
-		{ "max-pids", required_argument, NULL, OPT_MAX_PIDS },
-		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
-		{ "calibrate", required_argument, NULL, OPT_CALIBRATE },
-		{ "mode", required_argument, NULL, 'M' },
-		{ "min-block", required_argument, NULL, 'm' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
+	if (strcmp(arg, "cpu") && strcmp(arg, "snapshot") && strcmp(arg, "off") &&
+	    strcmp(arg, "wall")) {
+		lp_error("invalid mode '%s': cpu, off, wall or snapshot", arg);
+		exit(2);
+	}
+	o->snapshot = !strcmp(arg, "snapshot");
+	o->mode = !strcmp(arg, "off") ? LP_RECORD_OFF :
+		  !strcmp(arg, "wall") ? LP_RECORD_WALL : LP_RECORD_CPU;
+}
+
+/* One option (getopt's c, its argument); exits 2 on bad usage. */
+static void set_option(struct options *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'F': o->freq = (unsigned)lp_option_i64("freq", arg, 1, 100000); break;
+	case 'd': o->duration_ns = lp_option_duration("duration", arg, true); break;
+	case 'o': o->output = arg; break;
+	case 'g':
+		if (parse_call_graph(arg, &o->call_graph, &o->dwarf_bytes) < 0) {
+			lp_error("invalid call graph '%s': auto, fp, dwarf or dwarf,BYTES", arg);
+			exit(2);
+		}
+		break;
+	case 'p': o->pids = arg; break;
+	case 'a': o->all = true; break;
+	case 'K': o->kernel = false; break;
+	case 'N': o->follow = false; break;
+	case 'M': set_mode(o, arg); break;
+	case 'm': o->min_block_ns = lp_option_duration("min-block", arg, false); break;
+	case 'n': o->snap.count = (unsigned)lp_option_i64("count", arg, 1, UINT32_MAX); break;
+	case 'i': o->snap.interval_ns = lp_option_duration("interval", arg, true); break;
+	case 'v': o->verbose++; break;
+	case 'I': o->inlines = true; break;
+	case 'S': o->srclines = true; break;
+	case 'R': o->raw = true; break;
+	case OPT_NO_DEMANGLE: o->no_demangle = true; break;
+	case 'B':
+		o->ring_bytes = lp_option_u64("ring-size", arg, 4096, 1u << 30);
+		if (o->ring_bytes & (o->ring_bytes - 1))
+			lp_option_fail("ring-size", arg, "not a power of two");
+		break;
+	case OPT_MAX_PIDS:
+		o->max_pids = (uint32_t)lp_option_u64("max-pids", arg, 1, LP_TARGET_MAX_PIDS_LIMIT);
+		break;
+	case OPT_STACK_DEPTH:
+		o->stack_depth = (uint32_t)lp_option_u64("stack-depth", arg, 1,
+							 LP_RECORD_MAX_STACK_DEPTH);
+		break;
+	case OPT_CALIBRATE: o->calibrate_ns = lp_option_duration("calibrate", arg, false); break;
+	case 'h':
+		usage(stdout);
+		lp_exit_stdout();
+	case 'V':
+		lp_print_version();
+	default:
+		usage(stderr);
+		exit(2);
+	}
+}
+
+/* The options, and in *cmd the command after them (NULL: none). */
+static struct options parse_options(int argc, char **argv, char ***cmd)
+{
 	struct options o = { .freq = 99, .kernel = true, .follow = true,
 			     .max_pids = LP_TARGET_MAX_PIDS,
 			     .stack_depth = LP_RECORD_MAX_STACK_DEPTH,
 			     .calibrate_ns = 300000000 };
-	struct lp_target *t = NULL;
-	struct lp_recorder *r = NULL;
-	struct lp_writer *w;
-	FILE *out;
-	int c, status = 0;
+	int c;
 
-	lp_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "+F:d:o:p:avhi:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-			o.freq = (unsigned)lp_option_i64("freq", optarg, 1, 100000);
-			break;
-		case 'd':
-			o.duration_ns = lp_option_duration("duration", optarg, true);
-			break;
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'g':
-			if (parse_call_graph(optarg, &o.call_graph, &o.dwarf_bytes) < 0) {
-				lp_error("invalid call graph '%s': auto, fp, dwarf or dwarf,BYTES",
-					 optarg);
-				return 2;
-			}
-			break;
-		case 'p':
-			o.pids = optarg;
-			break;
-		case 'a':
-			o.all = true;
-			break;
-		case 'K':
-			o.kernel = false;
-			break;
-		case 'N':
-			o.follow = false;
-			break;
-		case 'M':
-			if (strcmp(optarg, "cpu") && strcmp(optarg, "snapshot") &&
-			    strcmp(optarg, "off") && strcmp(optarg, "wall")) {
-				lp_error("invalid mode '%s': cpu, off, wall or snapshot", optarg);
-				return 2;
-			}
-			o.snapshot = !strcmp(optarg, "snapshot");
-			o.mode = !strcmp(optarg, "off") ? LP_RECORD_OFF :
-				 !strcmp(optarg, "wall") ? LP_RECORD_WALL : LP_RECORD_CPU;
-			break;
-		case 'm':
-			o.min_block_ns = lp_option_duration("min-block", optarg, false);
-			break;
-		case 'n':
-			o.snap.count = (unsigned)lp_option_i64("count", optarg, 1, UINT32_MAX);
-			break;
-		case 'i':
-			o.snap.interval_ns = lp_option_duration("interval", optarg, true);
-			break;
-		case 'v':
-			o.verbose++;
-			break;
-		case 'I':
-			o.inlines = true;
-			break;
-		case 'S':
-			o.srclines = true;
-			break;
-		case 'R':
-			o.raw = true;
-			break;
-		case OPT_NO_DEMANGLE:
-			o.no_demangle = true;
-			break;
-		case 'B':
-			o.ring_bytes = lp_option_u64("ring-size", optarg, 4096, 1u << 30);
-			if (o.ring_bytes & (o.ring_bytes - 1))
-				lp_option_fail("ring-size", optarg, "not a power of two");
-			break;
-		case OPT_MAX_PIDS:
-			o.max_pids = (uint32_t)lp_option_u64("max-pids", optarg, 1,
-							     LP_TARGET_MAX_PIDS_LIMIT);
-			break;
-		case OPT_STACK_DEPTH:
-			o.stack_depth = (uint32_t)lp_option_u64("stack-depth", optarg, 1,
-								LP_RECORD_MAX_STACK_DEPTH);
-			break;
-		case OPT_CALIBRATE:
-			o.calibrate_ns = lp_option_duration("calibrate", optarg, false);
-			break;
-		case 'h':
-			usage(stdout);
-			lp_exit_stdout();
-		case 'V':
-			lp_print_version();
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if ((o.pids != NULL) + o.all + (optind < argc) != 1) {
+	while ((c = getopt_long(argc, argv, "+F:d:o:p:avhi:", longopts, NULL)) != -1)
+		set_option(&o, c, optarg);
+	*cmd = optind < argc ? argv + optind : NULL;
+	if ((o.pids != NULL) + o.all + (*cmd != NULL) != 1) {
 		lp_error("name one target: -p PID, -a or -- CMD");
 		usage(stderr);
-		return 2;
+		exit(2);
 	}
-
+	if (o.snapshot && o.all) {
+		lp_error("--mode snapshot needs -p PID or -- CMD (not -a)");
+		exit(2);
+	}
 	if (o.min_block_ns && o.mode == LP_RECORD_CPU) {
 		lp_error("--min-block needs --mode off or wall");
-		return 2;
+		exit(2);
 	}
-	if (o.snapshot) {
-		/* ptrace, not BPF: lib/capture/snapshot.c does the whole run. */
-		volatile sig_atomic_t *stop = lp_stop_on_signals();
-		if (!o.snap.interval_ns)
-			o.snap.interval_ns = 100000000;
-		o.snap.duration_ns = o.duration_ns;
-		o.snap.inlines = o.inlines;
-		o.snap.srclines = o.srclines;
-		o.snap.raw = o.raw;
-		o.snap.no_demangle = o.no_demangle;
-		o.snap.verbose = o.verbose;
-		return lp_snapshot__record(&o.snap, o.pids, o.pids || o.all ? NULL : argv + optind,
-					   o.output, stop);
-	}
-	lp_record__check_privileges();
-	/* A closed output is an EPIPE from a write, handled like a stop. */
-	signal(SIGPIPE, SIG_IGN);
-	volatile sig_atomic_t *stop = lp_stop_on_signals();
+	return o;
+}
 
-	if (o.pids) {
-		t = lp_target__from_pids(o.pids);
-		if (t && lp_target__check_max_pids(t, o.max_pids) < 0) {
-			lp_target__free(t);
-			return 2;
-		}
-	} else if (!o.all) {
-		t = lp_target__spawn(argv + optind);
-	}
-	if (!o.all && !t)
-		return 1;
-	out = lp_open_output(o.output);
-	w = lp_writer__new(out);
-
+static struct lp_record_opts record_opts(const struct options *o, struct lp_target *t)
+{
 	struct lp_record_opts ro = {
-		.mode = o.mode,
-		.min_block_ns = (uint64_t)o.min_block_ns,
-		.freq = o.freq,
-		.follow = o.follow,
-		.kernel = o.kernel,
-		.call_graph = o.call_graph,
-		.dwarf_bytes = o.dwarf_bytes,
-		.verbose = o.verbose,
-		.inlines = o.inlines,
-		.srclines = o.srclines,
-		.raw = o.raw,
-		.no_demangle = o.no_demangle,
-		.ring_bytes = o.ring_bytes,
-		.max_pids = o.max_pids,
-		.stack_depth = o.stack_depth,
-		.calibrate_ns = o.calibrate_ns,
+		.mode = o->mode,
+		.min_block_ns = (uint64_t)o->min_block_ns,
+		.freq = o->freq,
+		.follow = o->follow,
+		.kernel = o->kernel,
+		.call_graph = o->call_graph,
+		.dwarf_bytes = o->dwarf_bytes,
+		.verbose = o->verbose,
+		.inlines = o->inlines,
+		.srclines = o->srclines,
+		.raw = o->raw,
+		.no_demangle = o->no_demangle,
+		.ring_bytes = o->ring_bytes,
+		.max_pids = o->max_pids,
+		.stack_depth = o->stack_depth,
+		.calibrate_ns = o->calibrate_ns,
 	};
 	if (t)
 		ro.pids = lp_target__pids(t, &ro.npids);
-	r = lp_recorder__open(&ro, w);
-	if (!r) {
-		lp_target__free(t);
+	return ro;
+}
+
+/* The engines as the producer shell's (lib/capture/producer.h). */
+static int poll_samples(void *r, int timeout_ms)
+{
+	return lp_recorder__poll(r, timeout_ms);
+}
+
+static int finish_samples(void *r)
+{
+	return lp_recorder__finish(r);
+}
+
+static int count_samples(void *r, char *buf, size_t size)
+{
+	lp_recorder__counts(r, buf, size);
+	return 1;	/* always said: what was sampled, what was lost */
+}
+
+static void note_samples(void *r)
+{
+	lp_recorder__notes(r);
+}
+
+static const struct lp_producer_ops recorder_ops = {
+	.poll = poll_samples, .finish = finish_samples, .counts = count_samples,
+	.notes = note_samples,
+};
+
+static int poll_snapshots(void *s, int timeout_ms)
+{
+	return lp_snapshotter__poll(s, timeout_ms);
+}
+
+static int finish_snapshots(void *s)
+{
+	return lp_snapshotter__finish(s);
+}
+
+static int count_snapshots(void *s, char *buf, size_t size)
+{
+	lp_snapshotter__counts(s, buf, size);
+	return 1;
+}
+
+static void note_snapshots(void *s)
+{
+	lp_snapshotter__notes(s);
+}
+
+static const struct lp_producer_ops snapshotter_ops = {
+	.poll = poll_snapshots, .finish = finish_snapshots, .counts = count_snapshots,
+	.notes = note_snapshots,
+};
+
+/* --mode snapshot: ptrace, not BPF.  The command runs before the first
+ * snapshot, which reads its maps. */
+static int record_snapshots(struct options *o, struct lp_producer *p)
+{
+	int status = lp_producer__release(p);
+
+	if (status)
+		return lp_producer__abort(p, status);
+	if (!o->snap.interval_ns)
+		o->snap.interval_ns = 100000000;
+	o->snap.inlines = o->inlines;
+	o->snap.srclines = o->srclines;
+	o->snap.raw = o->raw;
+	o->snap.no_demangle = o->no_demangle;
+	o->snap.verbose = o->verbose;
+	o->snap.pids = lp_target__pids(lp_producer__target(p), &o->snap.npids);
+	struct lp_writer *w = lp_writer__new(lp_producer__output(p));
+	struct lp_snapshotter *s = lp_snapshotter__open(&o->snap, w);	/* the header */
+	if (!s) {
 		lp_writer__free(w);
-		if (errno == EPIPE)
-			return 0;
-		return 1;
+		return lp_producer__abort(p, 1);
 	}
-	if (t && lp_target__release(t) < 0) {
-		lp_recorder__free(r);
-		lp_target__free(t);
-		lp_writer__free(w);
-		return 127;
-	}
-
-	int64_t end = o.duration_ns > 0 ? lp_monotonic_ns() + o.duration_ns : 0;
-	int rc = 0;
-	while (!*stop) {
-		/* Samples are read 40 times a second: a short-lived process is
-		 * then usually still there to have its maps read. */
-		int timeout = 25;
-
-		if (end) {
-			int64_t left = end - lp_monotonic_ns();
-			if (left <= 0)
-				break;
-			if (left < 25000000)
-				timeout = (int)(left / 1000000) + 1;
-		}
-		rc = lp_recorder__poll(r, timeout);
-		if (rc == 0 && fflush(out) == EOF)
-			rc = -1;
-		if (rc < 0)
-			break;
-		if (output_closed(out)) {
-			errno = EPIPE;
-			rc = -1;
-			break;
-		}
-		if (t && !lp_target__alive(t))
-			break;
-	}
-	if (rc == 0)
-		rc = lp_recorder__finish(r);
-	if (rc == 0 && fflush(out) == EOF)
-		rc = -1;
-	int err = errno;
-	lp_recorder__summary(r);
-	lp_recorder__free(r);
-	if (t) {
-		/* A command that ended by itself reports its status; one still
-		 * running when we stopped (-d, a signal, a closed output) is
-		 * stopped, and the run is a success. */
-		bool running = lp_target__spawned(t) && lp_target__alive(t) > 0;
-
-		status = lp_target__finish(t, true);
-		if (running)
-			status = 0;
-		lp_target__free(t);
-	}
+	status = lp_producer__run(p, &snapshotter_ops, s);
+	lp_snapshotter__free(s);
 	lp_writer__free(w);
-	if (rc < 0) {
-		/* A closed output ends the run like a stop: nothing more to do. */
-		if (err == EPIPE)
-			return status;
-		errno = err;
-		lp_error_errno("cannot write %s", o.output ? o.output : "the output");
-		return 1;
-	}
-	if (o.output && fclose(out) == EOF) {
-		lp_error_errno("cannot write %s", o.output);
-		return 1;
-	}
+	lp_producer__free(p);
 	return status;
+}
+
+/* The BPF sampler (lib/capture/record.h). */
+static int record_samples(const struct options *o, struct lp_producer *p)
+{
+	struct lp_writer *w = lp_writer__new(lp_producer__output(p));
+	struct lp_record_opts ro = record_opts(o, lp_producer__target(p));
+	struct lp_recorder *r = lp_recorder__open(&ro, w);	/* the header */
+	int status;
+
+	if (!r || (status = lp_producer__release(p))) {
+		status = lp_producer__abort(p, r ? status : 1);
+		lp_recorder__free(r);
+		lp_writer__free(w);
+		return status;
+	}
+	status = lp_producer__run(p, &recorder_ops, r);
+	lp_recorder__free(r);
+	lp_writer__free(w);
+	lp_producer__free(p);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct lp_producer *p;
+	char **cmd;
+	int status;
+
+	lp_init(argc, argv);
+	struct options o = parse_options(argc, argv, &cmd);
+	if (!o.snapshot)
+		lp_record__check_privileges();
+	/* Samples are read 40 times a second: a short-lived process is then
+	 * usually still there to have its maps read. */
+	struct lp_producer_opts po = { .output = o.output, .duration_ns = o.duration_ns,
+				       .poll_ms = 25, .pids = o.pids, .cmd = cmd,
+				       .max_pids = o.max_pids, .verbose = o.verbose };
+	if ((status = lp_producer__open(&p, &po)) || (status = lp_producer__spawn(p)))
+		return lp_producer__abort(p, status);
+	return o.snapshot ? record_snapshots(&o, p) : record_samples(&o, p);
 }

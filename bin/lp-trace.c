@@ -4,21 +4,17 @@
  *   lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]
  *            [--calibrate DUR] [-v] PROBE... (-p PID[,PID...] | -- CMD [ARG...])
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "capture/probe.h"
+#include "capture/producer.h"
 #include "debuginfo/procns.h"
-#include "base/stop.h"
 #include "stream/stream.h"
 #include "capture/target.h"
 #include "capture/tracer.h"
@@ -91,26 +87,6 @@ static void usage(FILE *f, int status)
 	exit(status);
 }
 
-/* The executable a command name runs, as execvp finds it. */
-static char *command_path(const char *cmd)
-{
-	char buf[PATH_MAX];
-	if (strchr(cmd, '/'))
-		return realpath(cmd, buf) ? lp_strdup(buf) : NULL;
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-		char cand[PATH_MAX];
-		snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, n ? path : ".", cmd);
-		if (access(cand, X_OK) == 0 && realpath(cand, buf))
-			return lp_strdup(buf);
-		path += n + (path[n] == ':');
-	}
-	return NULL;
-}
-
 static char *pid_exe(pid_t pid)
 {
 	char link[64], buf[PATH_MAX];
@@ -126,12 +102,6 @@ static char *pid_exe(pid_t pid)
 		return lp_strdup(link);
 	/* The path in the process's own file tree (a container's). */
 	return lp_procns__path(pid, buf);
-}
-
-static bool output_closed(FILE *out)
-{
-	struct pollfd p = { .fd = fileno(out), .events = 0 };
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
 }
 
 static int write_header(struct lp_writer *w)
@@ -279,350 +249,327 @@ static int adopt_descendants(struct lp_tracer *tracer, struct family *f)
 	return 0;
 }
 
-int main(int argc, char **argv)
+enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
+       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS };
+
+static const struct option longopts[] = {
+	{ "pid", required_argument, 0, 'p' },
+	{ "duration", required_argument, 0, 'd' },
+	{ "output", required_argument, 0, 'o' },
+	{ "min-duration", required_argument, 0, OPT_MIN },
+	{ "args", no_argument, 0, OPT_ARGS },
+	{ "no-demangle", no_argument, 0, OPT_NO_DEMANGLE },
+	{ "ring-size", required_argument, 0, OPT_RING },
+	{ "no-follow", no_argument, 0, OPT_NO_FOLLOW },
+	{ "max-pids", required_argument, 0, OPT_MAX_PIDS },
+	{ "calibrate", required_argument, 0, OPT_CALIBRATE },
+	{ "returns", required_argument, 0, OPT_RETURNS },
+	{ "verbose", no_argument, 0, 'v' },
+	{ "help", no_argument, 0, 'h' },
+	{ "version", no_argument, 0, OPT_VERSION },
+	{ 0, 0, 0, 0 },
+};
+
+/* One option (getopt's c, its argument); exits 2 on bad usage. */
+static void set_option(struct options *opt, int c, const char *arg)
 {
-	lp_init(argc, argv);
-	struct options opt = { .ring_bytes = 8u << 20, .max_pids = LP_TARGET_MAX_PIDS,
-			       .calibrate_ns = 200000000 };
+	switch (c) {
+	case 'p': opt->pids = arg; break;
+	case 'd': opt->duration_ns = lp_option_duration("duration", arg, true); break;
+	case 'o': opt->output = arg; break;
+	case OPT_MIN: opt->min_duration_ns = lp_option_duration("min-duration", arg, false); break;
+	case OPT_ARGS: opt->all_args = true; break;
+	case OPT_NO_DEMANGLE: opt->no_demangle = true; break;
+	case OPT_RING:
+		opt->ring_bytes = lp_option_u64("ring-size", arg, 4096, 1u << 30);
+		if (opt->ring_bytes & (opt->ring_bytes - 1))
+			lp_option_fail("ring-size", arg, "not a power of two");
+		break;
+	case 'v': opt->verbose++; break;
+	case OPT_NO_FOLLOW: opt->no_follow = true; break;
+	case OPT_MAX_PIDS:
+		opt->max_pids = (uint32_t)lp_option_u64("max-pids", arg, 1, LP_TARGET_MAX_PIDS_LIMIT);
+		break;
+	case OPT_CALIBRATE: opt->calibrate_ns = lp_option_duration("calibrate", arg, false); break;
+	case OPT_RETURNS:
+		if (!strcmp(arg, "auto"))
+			opt->returns = LP_RETURNS_AUTO;
+		else if (!strcmp(arg, "uretprobe"))
+			opt->returns = LP_RETURNS_URETPROBE;
+		else if (!strcmp(arg, "insn"))
+			opt->returns = LP_RETURNS_INSN;
+		else
+			lp_option_fail("returns", arg, "not auto, uretprobe or insn");
+		break;
+	case 'h':
+		usage(stdout, 0);
+		break;
+	case OPT_VERSION:
+		lp_print_version();
+	default:
+		usage(stderr, 2);
+	}
+}
+
+/* Everything lp-trace holds, freed by trace_free. */
+struct trace {
+	struct options opt;
+	char **cmd;			/* after "--"; NULL: -p */
+	struct lp_probe_spec **specs;	/* as given */
+	int nspecs;
+	struct lp_producer *p;
+	/* Resolved in each target's executable (a command's: one). */
+	struct lp_probe_point **points;
+	size_t *npoints;
+	size_t nresolved;
+	struct family family;
+	struct lp_tracer *tracer;
+	struct lp_writer *w;
+};
+
+/* The options and the probes, parsed before anything is attached; exits
+ * 2 on bad usage. */
+static void parse(struct trace *t, int argc, char **argv)
+{
 	/* Everything after "--" is the command, never options or probes. */
-	char **cmd = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
-			cmd = argv + i + 1;
+			t->cmd = argv + i + 1;
 			argv[i] = NULL;
 			argc = i;
 			break;
 		}
 	}
-	enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
-	       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS };
-	static const struct option longopts[] = {
-		{ "pid", required_argument, 0, 'p' },
-		{ "duration", required_argument, 0, 'd' },
-		{ "output", required_argument, 0, 'o' },
-		{ "min-duration", required_argument, 0, OPT_MIN },
-		{ "args", no_argument, 0, OPT_ARGS },
-		{ "no-demangle", no_argument, 0, OPT_NO_DEMANGLE },
-		{ "ring-size", required_argument, 0, OPT_RING },
-		{ "no-follow", no_argument, 0, OPT_NO_FOLLOW },
-		{ "max-pids", required_argument, 0, OPT_MAX_PIDS },
-		{ "calibrate", required_argument, 0, OPT_CALIBRATE },
-		{ "returns", required_argument, 0, OPT_RETURNS },
-		{ "verbose", no_argument, 0, 'v' },
-		{ "help", no_argument, 0, 'h' },
-		{ "version", no_argument, 0, OPT_VERSION },
-		{ 0, 0, 0, 0 },
-	};
 	int c;
-	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			opt.pids = optarg;
-			break;
-		case 'd':
-			opt.duration_ns = lp_option_duration("duration", optarg, true);
-			break;
-		case 'o':
-			opt.output = optarg;
-			break;
-		case OPT_MIN:
-			opt.min_duration_ns = lp_option_duration("min-duration", optarg, false);
-			break;
-		case OPT_ARGS:
-			opt.all_args = true;
-			break;
-		case OPT_NO_DEMANGLE:
-			opt.no_demangle = true;
-			break;
-		case OPT_RING:
-			opt.ring_bytes = lp_option_u64("ring-size", optarg, 4096, 1u << 30);
-			if (opt.ring_bytes & (opt.ring_bytes - 1))
-				lp_option_fail("ring-size", optarg, "not a power of two");
-			break;
-		case 'v':
-			opt.verbose++;
-			break;
-		case OPT_NO_FOLLOW:
-			opt.no_follow = true;
-			break;
-		case OPT_MAX_PIDS:
-			opt.max_pids = (uint32_t)lp_option_u64("max-pids", optarg, 1,
-							       LP_TARGET_MAX_PIDS_LIMIT);
-			break;
-		case OPT_CALIBRATE:
-			opt.calibrate_ns = lp_option_duration("calibrate", optarg, false);
-			break;
-		case OPT_RETURNS:
-			if (!strcmp(optarg, "auto"))
-				opt.returns = LP_RETURNS_AUTO;
-			else if (!strcmp(optarg, "uretprobe"))
-				opt.returns = LP_RETURNS_URETPROBE;
-			else if (!strcmp(optarg, "insn"))
-				opt.returns = LP_RETURNS_INSN;
-			else
-				lp_option_fail("returns", optarg, "not auto, uretprobe or insn");
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		case OPT_VERSION:
-			lp_print_version();
-		default:
-			usage(stderr, 2);
-		}
-	}
-	int nspecs = argc - optind;
-	if (nspecs <= 0) {
+	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1)
+		set_option(&t->opt, c, optarg);
+	if ((t->nspecs = argc - optind) <= 0) {
 		lp_error("no probe given");
 		usage(stderr, 2);
 	}
-	if (!!opt.pids == !!(cmd && cmd[0])) {
-		lp_error(opt.pids ? "-p and a command exclude each other" : "no target: give -p PID or -- CMD");
+	if (!!t->opt.pids == !!(t->cmd && t->cmd[0])) {
+		lp_error(t->opt.pids ? "-p and a command exclude each other" : "no target: give -p PID or -- CMD");
 		usage(stderr, 2);
 	}
-
-	/* Parse every probe, and find the target, before anything is attached. */
-	struct lp_probe_spec **specs = lp_calloc((size_t)nspecs, sizeof(*specs));
-	for (int i = 0; i < nspecs; i++)
-	{
-		if (!(specs[i] = lp_probe_spec__parse(argv[optind + i], opt.all_args)))
-			return 2;
-		specs[i]->no_demangle = opt.no_demangle;
-		specs[i]->returns = opt.returns;
+	t->specs = lp_calloc((size_t)t->nspecs, sizeof(*t->specs));
+	for (int i = 0; i < t->nspecs; i++) {
+		if (!(t->specs[i] = lp_probe_spec__parse(argv[optind + i], t->opt.all_args)))
+			exit(2);
+		t->specs[i]->no_demangle = t->opt.no_demangle;
+		t->specs[i]->returns = t->opt.returns;
 	}
-	struct lp_target *target = NULL;
-	struct family family = { 0 };
-	char *cmd_exe = NULL;
-	if (opt.pids) {
-		if (!(target = lp_target__from_pids(opt.pids)))
-			return 1;
-		if (lp_target__check_max_pids(target, opt.max_pids) < 0) {
-			lp_target__free(target);
-			return 2;
-		}
-	} else if (!(cmd_exe = command_path(cmd[0]))) {
-		lp_error("cannot run '%s': %s", cmd[0], strerror(ENOENT));
+}
+
+/* A #! command: started now, and followed from exec to exec until a
+ * program holds the probes (at_exec).  0, or 1 after saying why. */
+static int resolve_script(struct trace *t)
+{
+	const char *cmd = t->cmd[0];
+	struct at_exec ax = { t->specs, t->nspecs, t->opt.verbose, cmd, NULL, NULL, 0 };
+
+	if (lp_producer__spawn(t->p))
 		return 1;
+	struct lp_target *target = lp_producer__target(t->p);
+	int r = lp_producer__run_to_exec(t->p, at_exec, &ax);
+	if (r == -1 && ax.last_exe && !lp_target__alive(target)) {
+		/* Say why in the last program it ran. */
+		resolve_points(t->specs, t->nspecs, ax.last_exe, 0, true, t->opt.verbose,
+			       &ax.points, &ax.npoints);
+		lp_error("'%s' exited (status %d) without running a program that holds the probes; the last it ran: %s",
+			 cmd, lp_target__finish(target, false), ax.last_exe);
 	}
+	free(ax.last_exe);
+	t->points[0] = ax.points;
+	t->npoints[0] = ax.npoints;
+	return r < 0;
+}
 
-	/* Resolve in the context of each process's executable (a command's
-	 * before it is started: a mistake costs nothing). */
+/* Every probe resolved in the context of each target's executable (a
+ * command's before it is started: a mistake costs nothing).  0, or 1
+ * after saying why. */
+static int resolve(struct trace *t)
+{
+	struct lp_target *target = lp_producer__target(t->p);
+	const char *cmd_exe = lp_producer__command_exe(t->p);
 	size_t npids = 1;
 	const pid_t *pids = target ? lp_target__pids(target, &npids) : NULL;
-	struct lp_probe_point **points = lp_calloc(npids, sizeof(*points));
-	size_t *npoints = lp_calloc(npids, sizeof(*npoints));
-	const size_t nresolved = npids;
-	int status = 1;
-	struct at_exec ax = { specs, nspecs, opt.verbose, cmd ? cmd[0] : NULL, NULL,
-			      NULL, 0 };
-	if (!target && lp_target__is_script(cmd_exe)) {
-		/* Its programs are known only as it runs (a #! script's
-		 * interpreter, a shim's exec): start it now, stopped at each
-		 * exec until one holds the probes. */
-		if (!(target = lp_target__spawn(cmd)))
-			goto out;
-		/* -d and SIGINT/SIGTERM bound this wait too. */
-		volatile sig_atomic_t *stop0 = lp_stop_on_signals();
-		int64_t until = opt.duration_ns > 0 ? lp_monotonic_ns() + opt.duration_ns : 0;
-		int r = lp_target__run_to_exec(target, at_exec, &ax, stop0, until);
-		if (r == -2) {
-			lp_error("stopped (%s) before '%s' ran a program that holds the probes: nothing traced",
-				 *stop0 ? strsignal(*stop0) : "duration reached", cmd[0]);
-			lp_target__finish(target, true);
-		}
-		if (r < 0) {
-			if (r == -1 && ax.last_exe && !lp_target__alive(target)) {
-				/* Say why in the last program it ran. */
-				resolve_points(specs, nspecs, ax.last_exe, 0, true, opt.verbose,
-					       &ax.points, &ax.npoints);
-				lp_error("'%s' exited (status %d) without running a program that holds the probes; the last it ran: %s",
-					 cmd[0], lp_target__finish(target, false), ax.last_exe);
-			}
-			for (size_t i = 0; i < ax.npoints; i++)
-				lp_probe_point__fini(&ax.points[i]);
-			free(ax.points);
-			free(ax.last_exe);
-			goto out;
-		}
-		free(ax.last_exe);
-		points[0] = ax.points;
-		npoints[0] = ax.npoints;
-	}
-	for (size_t p = 0; p < npids && !(target && lp_target__spawned(target)); p++) {
+
+	t->points = lp_calloc(npids, sizeof(*t->points));
+	t->npoints = lp_calloc(npids, sizeof(*t->npoints));
+	t->nresolved = npids;
+	if (!target && lp_target__is_script(cmd_exe))
+		return resolve_script(t);
+	for (size_t p = 0; p < npids; p++) {
 		char *exe = pids ? pid_exe(pids[p]) : lp_strdup(cmd_exe);
 		if (!exe)
-			goto out;
-		int r = resolve_points(specs, nspecs, exe, pids ? pids[p] : 0, p == 0, opt.verbose,
-				       &points[p], &npoints[p]);
+			return 1;
+		int r = resolve_points(t->specs, t->nspecs, exe, pids ? pids[p] : 0, p == 0,
+				       t->opt.verbose, &t->points[p], &t->npoints[p]);
 		free(exe);
 		if (r < 0)
-			goto out;
+			return 1;
 	}
+	return 0;
+}
 
+/* The BPF programs loaded, and what each class of probe costs measured
+ * before any is attached.  0, or 1 after saying why. */
+static int open_tracer(struct trace *t)
+{
 	struct lp_tracer_opts topts = {
-		.min_duration_ns = opt.min_duration_ns,
-		.ring_bytes = opt.ring_bytes,
-		.max_pids = opt.max_pids,
-		.verbose = opt.verbose,
+		.min_duration_ns = t->opt.min_duration_ns,
+		.ring_bytes = t->opt.ring_bytes,
+		.max_pids = t->opt.max_pids,
+		.verbose = t->opt.verbose,
 	};
-	struct lp_tracer *tracer = lp_tracer__new(&topts);
-	if (!tracer)
-		goto out;
-	/* Before any probe is attached: each is given its class's costs. */
+	if (!(t->tracer = lp_tracer__new(&topts)))
+		return 1;
 	unsigned entry_classes = 0, point_classes = 0;
 	bool tracepoints = false;
-	for (size_t p = 0; p < npids; p++)
-		for (size_t i = 0; i < npoints[p]; i++) {
-			if (points[p][i].cfg.kind == LP_PROBE_ENTRY)
-				entry_classes |= 1u << points[p][i].insn;
+	for (size_t p = 0; p < t->nresolved; p++)
+		for (size_t i = 0; i < t->npoints[p]; i++) {
+			const struct lp_probe_point *pt = &t->points[p][i];
+			if (pt->cfg.kind == LP_PROBE_ENTRY)
+				entry_classes |= 1u << pt->insn;
 			/* A return probed at an instruction costs a point probe's hit. */
-			if (points[p][i].cfg.kind == LP_PROBE_ENTRY &&
-			    points[p][i].returns == LP_RETURNS_INSN && points[p][i].ret_insn != LP_INSN_NONE)
-				point_classes |= 1u << points[p][i].ret_insn;
-			else if (points[p][i].cfg.kind == LP_PROBE_POINT)
-				point_classes |= 1u << points[p][i].insn;
-			else if (points[p][i].cfg.kind == LP_PROBE_TP)
+			if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
+			    pt->ret_insn != LP_INSN_NONE)
+				point_classes |= 1u << pt->ret_insn;
+			else if (pt->cfg.kind == LP_PROBE_POINT)
+				point_classes |= 1u << pt->insn;
+			else if (pt->cfg.kind == LP_PROBE_TP)
 				tracepoints = true;
 		}
-	if (opt.calibrate_ns > 0)
-		lp_tracer__calibrate(tracer, entry_classes, point_classes, tracepoints,
-				     opt.calibrate_ns);
-	FILE *out = lp_open_output(opt.output);
-	/* A started command must not hold an output file of ours open (a pipe
-	 * would see no EOF before it exits); stdout is its own too. */
-	if (fileno(out) > 2)
-		fcntl(fileno(out), F_SETFD, FD_CLOEXEC);
-	struct lp_writer *w = lp_writer__new(out);
+	if (t->opt.calibrate_ns > 0)
+		lp_tracer__calibrate(t->tracer, entry_classes, point_classes, tracepoints,
+				     t->opt.calibrate_ns);
+	return 0;
+}
 
-	signal(SIGPIPE, SIG_IGN);	/* a closed output is an EPIPE we handle */
-	volatile sig_atomic_t *stop = lp_stop_on_signals();
+/* The probes attached to the targets (a command held before its exec)
+ * and, unless --no-follow, to their descendants.  0, or 1 after saying
+ * why. */
+static int attach(struct trace *t)
+{
+	struct family *f = &t->family;
+	size_t npids;
 
-	if (!target && !(target = lp_target__spawn(cmd)))
-		goto out_tracer;
-	pids = lp_target__pids(target, &npids);
-	family.tracer = tracer;
-	family.pids = pids;
-	family.npids = npids;
-	family.points = points;
-	family.npoints = npoints;
-	family.ids = lp_calloc(npids, sizeof(*family.ids));
+	if (lp_producer__spawn(t->p))
+		return 1;
+	f->tracer = t->tracer;
+	f->pids = lp_target__pids(lp_producer__target(t->p), &npids);
+	f->npids = npids;
+	f->points = t->points;
+	f->npoints = t->npoints;
+	f->ids = lp_calloc(npids, sizeof(*f->ids));
 	for (size_t p = 0; p < npids; p++)
-		if (lp_tracer__add_pid(tracer, pids[p]) < 0)
-			goto out_tracer;
+		if (lp_tracer__add_pid(t->tracer, f->pids[p]) < 0)
+			return 1;
 	/* Followed before probes are attached: the targets' running
 	 * descendants are in the filter, no bystanders (lp_tracer__attach). */
-	if (!opt.no_follow && (lp_tracer__follow(tracer, on_fork, &family) < 0 ||
-			       adopt_descendants(tracer, &family) < 0))
-		goto out_tracer;
+	if (!t->opt.no_follow && (lp_tracer__follow(t->tracer, on_fork, f) < 0 ||
+				  adopt_descendants(t->tracer, f) < 0))
+		return 1;
 	for (size_t p = 0; p < npids; p++) {
-		family.ids[p] = lp_calloc(npoints[p] + 1, sizeof(**family.ids));
-		for (size_t i = 0; i < npoints[p]; i++)
-			if ((family.ids[p][i] = lp_tracer__attach(tracer, &points[p][i], pids[p])) < 0)
-				goto out_tracer;
+		f->ids[p] = lp_calloc(t->npoints[p] + 1, sizeof(**f->ids));
+		for (size_t i = 0; i < t->npoints[p]; i++)
+			if ((f->ids[p][i] = lp_tracer__attach(t->tracer, &t->points[p][i],
+							      f->pids[p])) < 0)
+				return 1;
 	}
 	/* The adopted descendants' own uprobes (probes in files others map:
 	 * their forks inherit them, not they). */
-	for (size_t k = 0; k < family.nadopted; k++)
-		on_fork(&family, family.adopted[k].pid, family.adopted[k].target);
-	bool closed = false, failed = false;
-	if (write_header(w) < 0 || lp_tracer__write_costs(tracer, w) < 0 || fflush(out) != 0) {
-		failed = errno != EPIPE;
-		closed = true;
-	}
-	if (lp_target__spawned(target))
-		lp_tracer__set_start(tracer);
-	if (lp_target__release(target) < 0)
-		goto out_tracer;
+	for (size_t k = 0; k < f->nadopted; k++)
+		on_fork(f, f->adopted[k].pid, f->adopted[k].target);
+	if (lp_target__spawned(lp_producer__target(t->p)))
+		lp_tracer__set_start(t->tracer);
+	return 0;
+}
 
-	int64_t deadline = opt.duration_ns > 0 ? lp_monotonic_ns() + opt.duration_ns : 0;
-	const char *reason = NULL;
-	while (!closed) {
-		int r = lp_tracer__poll(tracer, w, 100);
-		if (r == -1) {		/* the output */
-			failed = errno != EPIPE;
-			closed = true;
-			break;
-		}
-		if (r < -1) {		/* the ring: already reported */
-			closed = failed = true;
-			break;
-		}
-		if (*stop) {
-			reason = strsignal(*stop);
-			break;
-		}
-		if (deadline && lp_monotonic_ns() >= deadline) {
-			reason = "duration reached";
-			break;
-		}
-		if (!lp_target__alive(target)) {
-			reason = "target exited";
-			break;
-		}
-		if (fflush(out) != 0) {
-			failed = errno != EPIPE;
-			closed = true;
-		} else if (output_closed(out)) {
-			closed = true;
-		}
+/* The tracer as the producer shell's engine (lib/capture/producer.h). */
+static int begin(void *arg)
+{
+	struct trace *t = arg;
+	return write_header(t->w) < 0 || lp_tracer__write_costs(t->tracer, t->w) < 0 ? -1 : 0;
+}
+
+static int poll_events(void *arg, int timeout_ms)
+{
+	struct trace *t = arg;
+	return lp_tracer__poll(t->tracer, t->w, timeout_ms);
+}
+
+static int finish(void *arg)
+{
+	struct trace *t = arg;
+	return lp_tracer__finish(t->tracer, t->w);
+}
+
+static int counts(void *arg, char *buf, size_t size)
+{
+	struct trace *t = arg;
+	snprintf(buf, size, "%llu records, %llu events lost",
+		 (unsigned long long)lp_tracer__count(t->tracer),
+		 (unsigned long long)lp_tracer__lost(t->tracer));
+	/* The stream holds every record: said when something was lost. */
+	return t->opt.verbose || lp_tracer__lost(t->tracer);
+}
+
+static const struct lp_producer_ops tracer_ops = {
+	.begin = begin, .poll = poll_events, .finish = finish, .counts = counts,
+};
+
+static void trace_free(struct trace *t)
+{
+	lp_writer__free(t->w);
+	lp_tracer__free(t->tracer);
+	lp_producer__free(t->p);
+	for (size_t p = 0; t->family.ids && p < t->family.npids; p++)
+		free(t->family.ids[p]);
+	free(t->family.ids);
+	free(t->family.adopted);
+	for (size_t p = 0; p < t->nresolved; p++) {
+		for (size_t i = 0; i < t->npoints[p]; i++)
+			lp_probe_point__fini(&t->points[p][i]);
+		free(t->points[p]);
 	}
-	if (closed) {
-		/* Nobody reads any more: detach and go, quietly (as a SIGPIPE
-		 * would); any other failure is one. */
-		if (failed && errno)
-			lp_error_errno("writing %s", opt.output ? opt.output : "stdout");
-		status = failed;
-		lp_target__finish(target, true);
-		goto out_tracer;
-	}
-	if (lp_tracer__finish(tracer, w) < 0 || fflush(out) != 0) {
-		if (errno != EPIPE) {
-			lp_error_errno("writing %s", opt.output ? opt.output : "stdout");
-			goto out_tracer;
-		}
-	}
-	if (opt.verbose || lp_tracer__lost(tracer))
-		lp_error("%llu records, %llu events lost (%s)",
-			 (unsigned long long)lp_tracer__count(tracer),
-			 (unsigned long long)lp_tracer__lost(tracer), reason ? reason : "stopped");
-	status = 0;
-	lp_writer__free(w);
-	lp_tracer__free(tracer);
-	if (lp_close_output(out, opt.output ? opt.output : "stdout") < 0 && errno != EPIPE)
-		status = 1;
-	int cmd_status = lp_target__finish(target, true);
-	int sig = lp_target__killed_by(target);
-	/* A signal that asks a program to stop, when lp-trace was stopped by
-	 * one too, is the same stop (Ctrl-C reaches the whole group). */
-	bool asked = sig == SIGINT || sig == SIGTERM || sig == SIGPIPE;
-	if (sig && !(asked && *stop)) {
-		/* Whatever killed it, never silently: the trace may be why.
-		 * Asked to stop, it has not failed (nor has the trace). */
-		lp_error("%s killed by signal %d (%s)", cmd[0], sig, strsignal(sig));
-		if (!asked)
-			status = 128 + sig;
-	} else if (opt.verbose && lp_target__spawned(target)) {
-		lp_error("%s exited with status %d", cmd[0], cmd_status);
-	}
-	goto out;
-out_tracer:
-	lp_tracer__free(tracer);
-out:
-	for (size_t p = 0; family.ids && p < family.npids; p++)
-		free(family.ids[p]);
-	free(family.ids);
-	free(family.adopted);
-	lp_target__free(target);
-	for (size_t p = 0; p < nresolved; p++) {
-		for (size_t i = 0; i < npoints[p]; i++)
-			lp_probe_point__fini(&points[p][i]);
-		free(points[p]);
-	}
-	free(points);
-	free(npoints);
-	for (int i = 0; i < nspecs; i++)
-		lp_probe_spec__free(specs[i]);
-	free(specs);
-	free(cmd_exe);
+	free(t->points);
+	free(t->npoints);
+	for (int i = 0; i < t->nspecs; i++)
+		lp_probe_spec__free(t->specs[i]);
+	free(t->specs);
+}
+
+/* The probes resolved, the BPF programs loaded and calibrated, the output
+ * opened, the probes attached and a command released: 0, or the exit
+ * status after saying why. */
+static int set_up(struct trace *t)
+{
+	int status;
+
+	if ((status = resolve(t)) || (status = open_tracer(t)))
+		return status;
+	t->w = lp_writer__new(lp_producer__output(t->p));
+	if ((status = attach(t)))
+		return status;
+	return lp_producer__release(t->p);
+}
+
+int main(int argc, char **argv)
+{
+	struct trace t = { .opt = { .ring_bytes = 8u << 20, .max_pids = LP_TARGET_MAX_PIDS,
+				    .calibrate_ns = 200000000 } };
+
+	lp_init(argc, argv);
+	parse(&t, argc, argv);
+	struct lp_producer_opts po = { .output = t.opt.output, .duration_ns = t.opt.duration_ns,
+				       .poll_ms = 100, .pids = t.opt.pids, .cmd = t.cmd,
+				       .max_pids = t.opt.max_pids, .verbose = t.opt.verbose };
+	int status = lp_producer__open(&t.p, &po);
+	if (!status)
+		status = set_up(&t);
+	if (!status)
+		status = lp_producer__run(t.p, &tracer_ops, &t);
+	trace_free(&t);
 	return status;
 }

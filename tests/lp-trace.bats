@@ -347,7 +347,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	run -1 lp-trace fib -- "$T/fib-stripped"
 	assert_line --index 0 "lp-trace: note: $T/fib-stripped is stripped: using its dynamic symbols (.dynsym)"
 	assert_line --index 1 --partial "lp-trace: probe 'fib': no function 'fib' in $T/fib-stripped"
-	run -1 lp-trace nap -- /nonexistent/cmd
+	run -127 lp-trace nap -- /nonexistent/cmd
 	assert_output "lp-trace: cannot run '/nonexistent/cmd': No such file or directory"
 }
 
@@ -385,7 +385,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	run -1 pgrep -f "$WORKLOADS/fib 20 $rounds"
 	# a full disk is a failure, not a reader gone
 	run -1 lp-trace -o /dev/full fib -- "$WORKLOADS/fib" 20
-	assert_output "lp-trace: writing /dev/full: No space left on device"
+	assert_output "lp-trace: cannot write /dev/full: No space left on device"
 }
 
 @test "lp-trace: endbr64 then push: probed at the push, every call seen" {

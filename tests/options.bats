@@ -5,6 +5,7 @@
 # options and are judged by what the programs then do.
 
 load helpers/common
+load helpers/producers
 
 setup() {
 	load_bats_libs
@@ -322,4 +323,23 @@ libbpf_lines() {
 	[[ $stderr == "lp-record: "*" samples ("* ]] || fail "$stderr"
 	run -0 --separate-stderr lp-record -vv --duration 200ms --all -o "$T/r.lp"
 	[ "$(libbpf_lines)" -ge 100 ] || fail "-vv: only $(libbpf_lines) lines of libbpf"
+}
+
+@test "-- CMD that cannot start: 127 and one message, before anything is loaded or written (lp-record, lp-trace)" {
+	# privileged: the producers refuse to start without BPF rights first
+	require_root
+	local p
+	printf '#!/bin/sh\necho never\n' >"$T/noexec"
+	chmod 644 "$T/noexec"
+	for p in $PRODUCERS; do
+		run -127 --separate-stderr $(producer_args "$p") -o "$T/$p.lp" -- "$T/no-such"
+		[ "$stderr" = "$p: cannot run '$T/no-such': No such file or directory" ] || fail "$p: $stderr"
+		[ ! -e "$T/$p.lp" ] || fail "$p wrote $T/$p.lp for a command it could not start"
+		run -127 --separate-stderr $(producer_args "$p") -o "$T/$p.lp" -- lp-no-such-command
+		[ "$stderr" = "$p: cannot run 'lp-no-such-command': No such file or directory" ] || fail "$p: $stderr"
+		# found, but not executable (a #! script without x)
+		run -127 --separate-stderr $(producer_args "$p") -o "$T/$p.lp" -- "$T/noexec"
+		[ "$stderr" = "$p: cannot run '$T/noexec': Permission denied" ] || fail "$p: $stderr"
+		[ ! -e "$T/$p.lp" ] || fail "$p wrote $T/$p.lp for a command it could not start"
+	done
 }

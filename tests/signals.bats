@@ -6,8 +6,13 @@
 # The producer here writes a whole stream (and maybe the start of one more
 # line) into a FIFO and keeps it open, as a producer upstream does while it
 # drains.  drained waits until the filter has read every byte of it.
+#
+# The producers (lp-record, lp-trace) share one shell (lib/capture/
+# producer.h): the same ends, statuses and messages, checked here for both
+# at once.
 
 load helpers/common
+load helpers/producers
 
 setup() {
 	T=$BATS_TEST_TMPDIR
@@ -256,4 +261,65 @@ lines_within() {
 	kill "$FEEDER"
 	ended "$pid" 0
 	[ "$(grep -c $'^sample.*\tgroup=above' "$T/l")" -eq 150 ]
+}
+
+# --- the producers: one shell ---------------------------------------------
+
+@test "producers: a started command's end is theirs: N, or 128+N and 'CMD killed by signal N (NAME)'; asked to stop, 0" {
+	require_root
+	load_bats_libs
+	local p
+	for p in $PRODUCERS; do
+		run -3 --separate-stderr $(producer_args "$p") -o "$T/$p.lp" -- sh -c 'exit 3'
+		run -0 lp-cat --check "$T/$p.lp"
+		run -134 --separate-stderr $(producer_args "$p") -o "$T/$p.lp" -- sh -c 'kill -ABRT $$'
+		[ "${stderr_lines[-1]}" = "$p: sh killed by signal 6 (Aborted)" ] || fail "$p: $stderr"
+		run -0 lp-cat --check "$T/$p.lp"
+		run -139 --separate-stderr $(producer_args "$p") -o "$T/$p.lp" -- sh -c 'kill -SEGV $$'
+		[ "${stderr_lines[-1]}" = "$p: sh killed by signal 11 (Segmentation fault)" ] || fail "$p: $stderr"
+		# SIGTERM from someone else asks it to stop: said, no failure
+		run -0 --separate-stderr $(producer_args "$p") -o "$T/$p.lp" -- sh -c 'kill -TERM $$'
+		[ "${stderr_lines[-1]}" = "$p: sh killed by signal 15 (Terminated)" ] || fail "$p: $stderr"
+		# their own SIGTERM at the end of -d is no failure, and not said
+		run -0 --separate-stderr $(producer_args "$p") -d 300ms -o "$T/$p.lp" -- sleep 10
+		[[ $stderr != *"killed by"* ]] || fail "$p: $stderr"
+	done
+}
+
+@test "producers: a closed output that only hangs up (a socket's peer gone, POLLHUP) ends both at once: exit 0, the command ended, the summary says why" {
+	require_root
+	require_cmd python3
+	load_bats_libs
+	local p
+	for p in $PRODUCERS; do
+		# an idle command: nothing to write, so no EPIPE tells them;
+		# -v: lp-trace says its summary only then, or with losses
+		run -0 closed_socket_end $(producer_args "$p") -v -- sleep "30.$$"
+		[[ ${lines[0]} =~ ^"exit 0 "([0-9.]+)$ ]] || fail "$p: $output"
+		awk -v s="${BASH_REMATCH[1]}" 'BEGIN { exit !(s < 2) }' || fail "$p ended ${BASH_REMATCH[1]} s after the close"
+		[ "${#lines[@]}" -eq 2 ] || fail "$p: $output"
+		[[ ${lines[1]} =~ ^"$p: "[0-9]+" "(samples|records).*" (output closed)"$ ]] || fail "$p: $output"
+		run -1 pgrep -f "sleep 30.$$"
+	done
+}
+
+# (A second SIGINT: lp-record.bats and lp-trace.bats, second_sigint_kills.)
+@test "producers: a first SIGINT stops both alike: exit 0, a whole stream, the summary says why" {
+	require_root
+	local p pid
+	for p in $PRODUCERS; do
+		# -v: lp-trace says its summary only then, or with losses
+		$(producer_args "$p") -v -o "$T/$p.lp" -- sleep "30.$$" 2>"$T/$p.err" &
+		pid=$!
+		wait_file "$T/$p.lp"
+		sleep 0.5
+		kill -INT "$pid"
+		reap "$pid" 0 10
+		lp-cat --check "$T/$p.lp"
+		grep -qE "^$p: [0-9]+ (samples|records).* \\(Interrupt\\)\$" "$T/$p.err" ||
+			{ cat "$T/$p.err"; echo "$p: no summary ending '(Interrupt)'"; false; }
+		# the command, still running, was asked to stop: not said
+		if grep -q "killed by" "$T/$p.err"; then cat "$T/$p.err"; false; fi
+		if pgrep -f "sleep 30.$$"; then echo "$p left its command running"; false; fi
+	done
 }

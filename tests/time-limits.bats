@@ -5,6 +5,7 @@
 # overflow; negative or larger times are refused with FILE:LINE.
 
 load helpers/common
+load helpers/producers
 
 M=9223372036854775807
 
@@ -79,4 +80,25 @@ setup() {
 	done
 	run --separate-stderr -1 lp-join "$TMP/samples.lp" "$TMP/neg.lp"
 	[ "$stderr" = "lp-join: $msg" ] || fail "lp-join: $stderr"
+}
+
+@test "time limits: -d ends both producers on time, the command they started with it; the summary says why" {
+	require_root
+	local p start end ms
+	for p in $PRODUCERS; do
+		rm -f "$TMP/start" "$TMP/end"
+		# The command notes when it starts and when it is asked to stop.
+		run -0 --separate-stderr $(producer_args "$p") -v -d 1 -o "$TMP/$p.lp" -- sh -c \
+			'date +%s%N >"$1/start"; trap "date +%s%N >\"$1/end\"; exit 0" TERM; while :; do sleep 0.05; done' sh "$TMP"
+		grep -qE "^$p: .*[0-9]+ (samples|records).* \\(duration reached\\)\$" <<<"$stderr" ||
+			fail "$p: no summary ending '(duration reached)': $stderr"
+		[[ $stderr != *"killed by"* ]] || fail "$p: $stderr"
+		start=$(cat "$TMP/start")
+		end=$(cat "$TMP/end")
+		ms=$(( (end - start) / 1000000 ))
+		echo "$p: the command ran $ms ms"
+		[ "$ms" -ge 950 ] || fail "$p: stopped the command after $ms ms, before -d 1"
+		[ "$ms" -lt 2000 ] || fail "$p: stopped the command after $ms ms of -d 1"
+		run -0 lp-cat --check "$TMP/$p.lp"
+	done
 }

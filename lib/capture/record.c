@@ -1177,7 +1177,7 @@ int lp_recorder__finish(struct lp_recorder *r)
 	return 0;
 }
 
-static void counts_summary(const struct lp_recorder *r)
+void lp_recorder__counts(const struct lp_recorder *r, char *buf, size_t size)
 {
 	struct lp_symbolizer_stats st;
 	char children[64] = "";
@@ -1187,7 +1187,7 @@ static void counts_summary(const struct lp_recorder *r)
 		snprintf(children, sizeof(children), ", %" PRIu64 " children not followed (pid set full)",
 			 r->children);
 	if (r->opts.mode == LP_RECORD_OFF) {
-		lp_error("%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (ring full), %" PRIu64
+		snprintf(buf, size, "%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (ring full), %" PRIu64
 			 " lost (map full), %" PRIu64 " lost (end unreported), %" PRIu64
 			 " unwinds failed, %" PRIu64 " truncated%s; %" PRIu64 " processes, %" PRIu64
 			 " modules symbolized",
@@ -1198,7 +1198,7 @@ static void counts_summary(const struct lp_recorder *r)
 	}
 	if (r->opts.mode == LP_RECORD_WALL) {
 		/* Every sample the stream holds, then by state. */
-		lp_error("%" PRIu64 " samples (wall: %" PRIu64 " running at %u Hz, %" PRIu64
+		snprintf(buf, size, "%" PRIu64 " samples (wall: %" PRIu64 " running at %u Hz, %" PRIu64
 			 " blocked, %" PRIu64 " runnable; %s), %" PRIu64
 			 " lost (ring full), %" PRIu64 " lost (map full), %" PRIu64
 			 " lost (end unreported), %" PRIu64 " unwinds failed, %" PRIu64
@@ -1209,7 +1209,7 @@ static void counts_summary(const struct lp_recorder *r)
 			 st.modules);
 		return;
 	}
-	lp_error("%" PRIu64 " samples (%s at %u Hz, %s), %" PRIu64 " lost (ring full), %" PRIu64
+	snprintf(buf, size, "%" PRIu64 " samples (%s at %u Hz, %s), %" PRIu64 " lost (ring full), %" PRIu64
 		 " unwinds failed, %" PRIu64 " truncated%s; %" PRIu64 " processes, %" PRIu64
 		 " modules symbolized",
 		 r->running, r->event ? r->event : "-", r->opts.freq,
@@ -1291,9 +1291,8 @@ static void stacks_summary(const struct lp_recorder *r)
 	free(v);
 }
 
-void lp_recorder__summary(const struct lp_recorder *r)
+void lp_recorder__notes(const struct lp_recorder *r)
 {
-	counts_summary(r);
 	stacks_summary(r);
 	cost_summary(r);
 }

@@ -8,7 +8,8 @@
  *	while (...) lp_recorder__poll(r, 100);
  *	lp_recorder__stop(r);			(no new samples)
  *	lp_recorder__finish(r);			(drains, writes lost records)
- *	lp_recorder__summary(r);		(one line on stderr)
+ *	lp_recorder__counts(r, buf, size);	(the summary's counts)
+ *	lp_recorder__notes(r);			(the lines after it)
  *	lp_recorder__free(r);			(detaches everything)
  */
 #ifndef LP_RECORD_H
@@ -85,10 +86,13 @@ void lp_recorder__stop(struct lp_recorder *r);
 /* Writes every sample still in the ring, then the lost records; flushes.
  * 0, or -1 when the output failed. */
 int lp_recorder__finish(struct lp_recorder *r);
-/* "lp-record: N samples, N lost (ring full), ..." on stderr: N every
- * sample written, whatever its state; then what a sample and a blocked
- * interval cost, when calibrated. */
-void lp_recorder__summary(const struct lp_recorder *r);
+/* The summary's counts, "N samples (...), N lost (ring full), ...", into
+ * buf (lib/capture/producer.c writes them as a line on stderr): N every
+ * sample written, whatever its state. */
+void lp_recorder__counts(const struct lp_recorder *r, char *buf, size_t size);
+/* The lines after the summary, on stderr: how stacks ended, and what a
+ * sample and a blocked interval cost, when calibrated. */
+void lp_recorder__notes(const struct lp_recorder *r);
 /* Detaches and frees everything; accepts NULL. */
 void lp_recorder__free(struct lp_recorder *r);
 

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "capture/snapshot.h"
+#include "capture/producer.h"
 #include "debuginfo/symbolize.h"
 #include "base/syscalls.h"
 #include "capture/target.h"
@@ -91,6 +92,7 @@ struct lp_snapshotter {
 	int64_t held_max, held_sum;
 	int64_t stopped_max, stopped_sum;	/* held less the wait to stop */
 	int64_t last_time;
+	int64_t next;		/* when the next snapshot is due (CLOCK_MONOTONIC) */
 	int seize_errno;	/* why the last PTRACE_SEIZE failed */
 	bool failed;
 	/* Uretprobes: the current target's uprobes page, read once per
@@ -714,13 +716,13 @@ static double held_quantile(const struct lp_snapshotter *s, double q)
 	return 0;
 }
 
-void lp_snapshotter__summary(const struct lp_snapshotter *s)
+void lp_snapshotter__counts(const struct lp_snapshotter *s, char *buf, size_t size)
 {
 	uint64_t held = 0;
 
 	for (size_t i = 0; i < HELD_BUCKETS; i++)
 		held += s->held_hist[i];
-	lp_error("%" PRIu64 " snapshots, %" PRIu64 " stacks; each thread held %.1f us on average"
+	snprintf(buf, size, "%" PRIu64 " snapshots, %" PRIu64 " stacks; each thread held %.1f us on average"
 		 " (p50 <= %.0f us, p99 <= %.0f us, max %.1f us; once stopped: %.1f us on average,"
 		 " max %.1f us); %" PRIu64 " unwinds failed, %" PRIu64 " truncated, %" PRIu64
 		 " threads could not be stopped",
@@ -728,6 +730,10 @@ void lp_snapshotter__summary(const struct lp_snapshotter *s)
 		 held_quantile(s, 0.5), held_quantile(s, 0.99), s->held_max / 1e3,
 		 held ? s->stopped_sum / 1e3 / held : 0.0, s->stopped_max / 1e3,
 		 s->incomplete, s->truncated, s->unstoppable);
+}
+
+void lp_snapshotter__notes(const struct lp_snapshotter *s)
+{
 	if (s->uret_fixed)
 		lp_error("%" PRIu64 " return addresses that uretprobes had taken put back in the"
 			 " stacks (read from the kernel with BPF)", s->uret_fixed);
@@ -746,107 +752,42 @@ void lp_snapshotter__summary(const struct lp_snapshotter *s)
 			 " held no return address for it", s->uret_cut);
 }
 
-int lp_snapshot__run(const struct lp_snapshot_opts *opts, struct lp_writer *w,
-		     volatile sig_atomic_t *stop)
+int lp_snapshotter__poll(struct lp_snapshotter *s, int timeout_ms)
 {
-	struct lp_snapshotter *s = lp_snapshotter__open(opts, w);
-	int rc = 0, err = 0;
+	int64_t now = lp_monotonic_ns();
 
-	if (!s)
-		return -1;
-	int64_t start = lp_monotonic_ns(), next = start;
-	for (unsigned i = 0; !*stop && (!opts->count || i < opts->count); i++) {
-		if (i) {
+	if (s->snapshots) {
+		if (now < s->next) {
+			/* Until the next is due, or the producer's next look at
+			 * its stop flag; a signal ends the sleep. */
+			int64_t until = now + (int64_t)timeout_ms * 1000000;
 			struct timespec ts;
-			next += opts->interval_ns;
-			if (opts->duration_ns && next >= start + opts->duration_ns)
-				break;
-			ts.tv_sec = next / 1000000000LL;
-			ts.tv_nsec = next % 1000000000LL;
-			/* A signal ends the sleep (and the loop, through *stop). */
-			if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
-			    *stop)
-				break;
+			if (until > s->next)
+				until = s->next;
+			ts.tv_sec = until / 1000000000LL;
+			ts.tv_nsec = until % 1000000000LL;
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			if (lp_monotonic_ns() < s->next)
+				return 0;
 		}
-		int alive = lp_snapshotter__take(s);
-		if (alive < 0) {
-			rc = -1;
-			err = errno;
-			break;
-		}
-		if (i == 0 && !s->stacks) {
-			/* Nothing could be read at all: say why, once. */
-			if (s->seize_errno)
-				lp_error("cannot stop the threads of process %d: %s", (int)opts->pids[0],
-					 strerror(s->seize_errno));
-			else
-				lp_error("no thread of the target could be read");
-			rc = 1;
-			break;
-		}
-		if (alive == 0)
-			break;
+		s->next += s->o.interval_ns;
+	} else {
+		s->next = now + s->o.interval_ns;
 	}
-	if (rc >= 0 && lp_snapshotter__finish(s) < 0) {
-		rc = -1;
-		err = errno;
+	int alive = lp_snapshotter__take(s);
+	if (alive < 0)
+		return -1;
+	if (s->snapshots == 1 && !s->stacks) {
+		/* Nothing could be read at all: say why, once. */
+		if (s->seize_errno)
+			lp_error("cannot stop the threads of process %d: %s", (int)s->o.pids[0],
+				 strerror(s->seize_errno));
+		else
+			lp_error("no thread of the target could be read");
+		return -2;
 	}
-	lp_snapshotter__summary(s);
-	lp_snapshotter__free(s);
-	errno = err;
-	return rc;
-}
-
-int lp_snapshot__record(const struct lp_snapshot_opts *opts, const char *pids,
-			char *const argv[], const char *output, volatile sig_atomic_t *stop)
-{
-	struct lp_snapshot_opts o = *opts;
-	struct lp_target *t;
-	int status = 0;
-
-	if (!pids && (!argv || !argv[0])) {
-		lp_error("--mode snapshot needs -p PID or -- CMD (not -a)");
-		return 2;
-	}
-	/* A closed output is an EPIPE from a write, handled like a stop. */
-	signal(SIGPIPE, SIG_IGN);
-	t = pids ? lp_target__from_pids(pids) : lp_target__spawn(argv);
-	if (!t)
-		return 1;
-	FILE *out = lp_open_output(output);
-	struct lp_writer *w = lp_writer__new(out);
-	if (lp_target__release(t) < 0) {
-		lp_target__free(t);
-		lp_writer__free(w);
-		return 127;
-	}
-	o.pids = lp_target__pids(t, &o.npids);
-	int rc = lp_snapshot__run(&o, w, stop);
-	int err = errno;
-	if (rc == 0 && fflush(out) == EOF) {
-		rc = -1;
-		err = errno;
-	}
-	if (lp_target__spawned(t)) {
-		/* As in the on-CPU mode: a command that ended by itself
-		 * reports its status; one we stopped is a success. */
-		bool running = lp_target__alive(t) > 0;
-		status = lp_target__finish(t, true);
-		if (running)
-			status = 0;
-	}
-	lp_target__free(t);
-	lp_writer__free(w);
-	if (rc == 1)
-		return 1;
-	if (rc < 0 && err != EPIPE) {
-		errno = err;
-		lp_error_errno("cannot write %s", output ? output : "the output");
-		return 1;
-	}
-	if (rc == 0 && output && strcmp(output, "-") && fclose(out) == EOF) {
-		lp_error_errno("cannot write %s", output);
-		return 1;
-	}
-	return status;
+	/* Every target gone: the producer sees it too ("target exited"). */
+	if (alive && s->o.count && s->snapshots >= s->o.count)
+		return LP_PRODUCER_DONE;
+	return 0;
 }

@@ -8,10 +8,12 @@
  *	s = lp_snapshotter__open(&opts, writer);	(writes the header)
  *	lp_snapshotter__take(s);			(one snapshot, all threads)
  *	lp_snapshotter__finish(s);			(lost records, flush)
- *	lp_snapshotter__summary(s);			(one line on stderr)
+ *	lp_snapshotter__counts(s, buf, size);		(the summary's counts)
+ *	lp_snapshotter__notes(s);			(lines after them)
  *	lp_snapshotter__free(s);
  *
- * or lp_snapshot__run() for the whole -n COUNT -i INTERVAL loop. */
+ * or lp_snapshotter__poll in lib/capture/producer.h's loop, for lp-record's
+ * -n COUNT -i INTERVAL. */
 #ifndef LP_SNAPSHOT_H
 #define LP_SNAPSHOT_H
 
@@ -29,7 +31,6 @@ struct lp_snapshot_opts {
 	size_t npids;
 	unsigned count;		/* snapshots to take; 0: until stopped */
 	int64_t interval_ns;	/* from the start of one snapshot to the next */
-	int64_t duration_ns;	/* no snapshot starts later than this; 0: no limit */
 	uint32_t stack_bytes;	/* copied from the stack pointer; 0: the default */
 	bool inlines, srclines;	/* as lp-record --inline, --srcline */
 	bool raw;		/* as lp-record --raw: file addresses and build-ids */
@@ -49,24 +50,17 @@ int lp_snapshotter__take(struct lp_snapshotter *s);
 /* Writes the lost records (incomplete unwinds, threads that could not be
  * stopped) and flushes.  0, or -1 when the output failed. */
 int lp_snapshotter__finish(struct lp_snapshotter *s);
-/* "lp-record: N snapshots, N stacks, held per thread: ..." on stderr. */
-void lp_snapshotter__summary(const struct lp_snapshotter *s);
+/* The summary's counts: "N snapshots, N stacks, held per thread: ...". */
+void lp_snapshotter__counts(const struct lp_snapshotter *s, char *buf, size_t size);
+/* The lines after the summary on stderr: return addresses uretprobes took. */
+void lp_snapshotter__notes(const struct lp_snapshotter *s);
 void lp_snapshotter__free(struct lp_snapshotter *s);
 
-/* Everything lp-record --mode snapshot does between opening its output and
- * closing it: count snapshots (0: until *stop, the duration or the targets'
- * end), interval_ns apart, then the lost records and the summary.  Returns
- * 0; -1 when the output failed (errno; EPIPE: closed); 1 when no thread
- * could be read at all (reported on stderr). */
-int lp_snapshot__run(const struct lp_snapshot_opts *opts, struct lp_writer *w,
-		     volatile sig_atomic_t *stop);
-
-/* lp-record --mode snapshot from its options: the targets (-p LIST, or
- * argv started and held until the first snapshot can see it), the output
- * (NULL or "-": stdout), then lp_snapshot__run().  Returns lp-record's exit
- * status: 0 (also when stopped by a signal or a closed output), 1 on
- * failure, 2 for a target this mode cannot take (-a). */
-int lp_snapshot__record(const struct lp_snapshot_opts *opts, const char *pids,
-			char *const argv[], const char *output, volatile sig_atomic_t *stop);
+/* A producer's poll (lib/capture/producer.h): takes the first snapshot at
+ * once, each next one interval_ns after the one before, sleeping up to
+ * timeout_ms for it.  0; -1 when the output failed (errno; EPIPE:
+ * closed); -2 when the first snapshot could read no thread (reported);
+ * LP_PRODUCER_DONE once count snapshots are taken. */
+int lp_snapshotter__poll(struct lp_snapshotter *s, int timeout_ms);
 
 #endif

@@ -108,3 +108,53 @@ second_sigint_kills() {
 	[ "$ms" -lt 1000 ] || { echo "ended $ms ms after the second SIGINT"; false; }
 	all_gone "$progs" "$links"
 }
+
+# The two producers, each as a command line that loads little and
+# calibrates nothing, for the checks of the shell they share
+# (lib/capture/producer.h): its ends, statuses and messages are the same
+# in both.
+PRODUCERS=${PRODUCERS:-lp-record lp-trace}
+producer_args() {
+	case $1 in
+	lp-record) echo "lp-record --calibrate 0" ;;
+	lp-trace) echo "lp-trace --calibrate 0 syscall:getpid" ;;
+	*) echo "producer_args: no producer '$1'" >&2; return 1 ;;
+	esac
+}
+
+# closed_socket_end CMD...: runs CMD with its stdout one end of a Unix
+# socket pair; once CMD has written (its header) and then nothing for
+# 0.5 s, reads all it wrote and closes the other end, so that CMD's end
+# shows POLLHUP alone (unread data would make it an error, POLLERR).
+# Prints how CMD ended ("exit N", "signal N" or "running" after 10 s),
+# the seconds from the close to its end, then its stderr.
+closed_socket_end() {
+	python3 -c '
+import select, socket, subprocess, sys, time
+a, b = socket.socketpair()
+p = subprocess.Popen(sys.argv[1:], stdout=a, stderr=subprocess.PIPE)
+a.close()
+got = 0
+while True:
+    r, _, _ = select.select([b], [], [], 20 if not got else 0.5)
+    if not r:
+        break
+    n = len(b.recv(65536))
+    if not n:
+        break
+    got += n
+if not got:
+    print("nothing written")
+b.close()
+t0 = time.monotonic()
+try:
+    r = p.wait(timeout=10)
+except subprocess.TimeoutExpired:
+    p.kill()
+    p.wait()
+    print("running")
+    sys.exit(0)
+print("signal %d" % -r if r < 0 else "exit %d" % r, "%.1f" % (time.monotonic() - t0))
+sys.stdout.write(p.stderr.read().decode())
+' "$@"
+}
