@@ -165,35 +165,36 @@ static int parse_group_file(int c, const char *arg, struct lists *l)
 	return 0;
 }
 
+static const struct option longopts[] = {
+	{ "percentile", required_argument, NULL, 'P' },
+	{ "threshold", required_argument, NULL, 't' },
+	{ "auto", no_argument, NULL, OPT_AUTO },
+	{ "probe", required_argument, NULL, 'e' },
+	{ "time", required_argument, NULL, 'T' },
+	{ "where", required_argument, NULL, 'w' },
+	{ "above", required_argument, NULL, OPT_ABOVE },
+	{ "below", required_argument, NULL, OPT_BELOW },
+	{ "outside", required_argument, NULL, OPT_OUTSIDE },
+	{ "group", required_argument, NULL, 'g' },
+	{ "output-pattern", required_argument, NULL, 'O' },
+	{ "label", no_argument, NULL, 'l' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "live", no_argument, NULL, 'L' },
+	{ "window", required_argument, NULL, 'W' },
+	{ "report", required_argument, NULL, 'r' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "input-format", required_argument, NULL, 'f' },
+	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "lp-frames", no_argument, NULL, OPT_LP_FRAMES },
+	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
 /* getopt's loop: the options into o and l; 0, or the exit status. */
 static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct lists *l)
 {
-	static const struct option longopts[] = {
-		{ "percentile", required_argument, NULL, 'P' },
-		{ "threshold", required_argument, NULL, 't' },
-		{ "auto", no_argument, NULL, OPT_AUTO },
-		{ "probe", required_argument, NULL, 'e' },
-		{ "time", required_argument, NULL, 'T' },
-		{ "where", required_argument, NULL, 'w' },
-		{ "above", required_argument, NULL, OPT_ABOVE },
-		{ "below", required_argument, NULL, OPT_BELOW },
-		{ "outside", required_argument, NULL, OPT_OUTSIDE },
-		{ "group", required_argument, NULL, 'g' },
-		{ "output-pattern", required_argument, NULL, 'O' },
-		{ "label", no_argument, NULL, 'l' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "live", no_argument, NULL, 'L' },
-		{ "window", required_argument, NULL, 'W' },
-		{ "report", required_argument, NULL, 'r' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "input-format", required_argument, NULL, 'f' },
-		{ "raw", no_argument, NULL, OPT_RAW },
-		{ "lp-frames", no_argument, NULL, OPT_LP_FRAMES },
-		{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *why;
 	int c, rc = 0;
 
