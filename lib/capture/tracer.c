@@ -1244,6 +1244,146 @@ out:
 	return ret;
 }
 
+/* The calibration's probes on the functions of the classes asked for: a
+ * pair (the return first, as attach_uprobes does) and a point probe. */
+static int cal_attach_runs(struct lp_tracer *t, struct cal_run (*runs)[NRUNS],
+			   unsigned entry_classes, unsigned point_classes)
+{
+	uint32_t entry_id = cal_probe(t, LP_PROBE_ENTRY), point_id = cal_probe(t, LP_PROBE_POINT);
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++) {
+		bool entry = entry_classes & (1u << k), point = point_classes & (1u << k);
+		if (!entry && !point)
+			continue;
+		for (int r = 0; r < NRUNS; r++)
+			runs[k][r].fn = lp_tracecal__fn((enum lp_insn)k, r);
+		runs[k][RUN_BASE].n = CAL_BASE_CALLS;
+		if (entry && (cal_attach(t, t->skel->progs.lp_return, &runs[k][RUN_PAIR], entry_id, true) < 0 ||
+			      cal_attach(t, t->skel->progs.lp_entry, &runs[k][RUN_PAIR], entry_id, false) < 0))
+			return -1;
+		if (point && cal_attach(t, t->skel->progs.lp_point, &runs[k][RUN_POINT], point_id, false) < 0)
+			return -1;
+		runs[k][RUN_PAIR].n = entry;
+		runs[k][RUN_POINT].n = point;
+	}
+	return 0;
+}
+
+/* Warms each function up, then sizes the runs by what their calls cost:
+ * the nruns runs together within what is left of the budget. */
+static void cal_size_runs(struct lp_tracer *t, struct cal_run (*runs)[NRUNS], int nruns,
+			  int64_t t0, int64_t budget_ns)
+{
+	int64_t scratch[CAL_WARM_CALLS];
+	int64_t per[LP_INSN_N][NRUNS] = { { 0 } };
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
+		for (int r = 0; r < NRUNS; r++)
+			if (runs[k][r].n) {
+				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL, NULL);
+				int64_t w0 = lp_monotonic_ns();
+				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL, NULL);
+				per[k][r] = (lp_monotonic_ns() - w0) / CAL_WARM_CALLS;
+			}
+	ring_buffer__consume(t->rb);
+	int64_t share = (budget_ns - (lp_monotonic_ns() - t0)) / nruns;
+	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
+		for (int r = 0; r < NRUNS; r++) {
+			struct cal_run *run = &runs[k][r];
+			if (!run->n)
+				continue;
+			if (r != RUN_BASE) {
+				int64_t n = per[k][r] > 0 ? share / per[k][r] : CAL_MAX_CALLS;
+				run->n = (size_t)(n < CAL_MIN_CALLS ? CAL_MIN_CALLS
+					       : n > CAL_MAX_CALLS ? CAL_MAX_CALLS : n);
+			}
+			run->dur = lp_calloc(run->n, sizeof(*run->dur));
+			run->pre = lp_calloc(run->n, sizeof(*run->pre));
+			if (r == RUN_PAIR) {
+				run->stamp = lp_calloc(run->n, sizeof(*run->stamp));
+				run->span = lp_calloc(3 * run->n, sizeof(*run->span));
+				run->ein = run->span + run->n;
+				run->rin = run->span + 2 * run->n;
+			}
+		}
+}
+
+/* Interleaved rounds; a pair round in chunks the ring holds (a chunk that
+ * lost a span is not used for the inside: its spans no longer match the
+ * calls in order).  The calls were sized by what they cost warm and alone;
+ * a busy machine stretches them (other processes' time slices count in a
+ * run's length, not in its median): the rounds stop at the budget. */
+static void cal_rounds(struct lp_tracer *t, struct cal_run (*runs)[NRUNS], int64_t t0,
+		       int64_t budget_ns)
+{
+	size_t chunk = t->ring_bytes / 4 / 128;
+	for (int round = 0; round < CAL_ROUNDS; round++) {
+		if (round > 0 && lp_monotonic_ns() - t0 > budget_ns)
+			break;
+		for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
+			for (int r = 0; r < NRUNS; r++) {
+				struct cal_run *run = &runs[k][r];
+				size_t m = (run->n + CAL_ROUNDS - 1) / CAL_ROUNDS;
+				while (run->n && m > 0) {
+					size_t c = r == RUN_PAIR && chunk && m > chunk ? chunk : m;
+					cal_block(t, run, r, c);
+					m -= c;
+				}
+			}
+	}
+}
+
+/* One class's costs from its runs: a point hit, an entry and a return as
+ * the caller sees them, and what the pair puts inside the span.  `empty`:
+ * an empty function's call. */
+static void cal_class_costs(struct cls_cost *c, struct cal_run *run, int64_t empty)
+{
+	struct cal_run *b = &run[RUN_BASE], *p = &run[RUN_PAIR];
+	if (!b->n)
+		return;
+	int64_t sd;
+	/* The function's call, and its parts before and after its clock
+	 * read.  A median sorts its array: each call's parts are paired
+	 * before any is taken. */
+	int64_t *post = lp_calloc(b->done ? b->done : 1, sizeof(*post));
+	for (size_t i = 0; i < b->done; i++)
+		post[i] = b->dur[i] - b->pre[i];
+	int64_t base_post = lp_tracecal__median(post, b->done);
+	free(post);
+	int64_t base_pre = lp_tracecal__median(b->pre, b->done);
+	int64_t base = lp_tracecal__median(b->dur, b->done);
+	int64_t body = base > empty ? base - empty : 0;
+	if (run[RUN_POINT].n) {
+		c->point = cal_less(run[RUN_POINT].dur, run[RUN_POINT].done, base, &c->point_sd);
+		c->point_n = run[RUN_POINT].done;
+		c->point_done = true;
+	}
+	if (!p->n)
+		return;
+	/* The entry hit delays the function's clock read as its caller sees
+	 * it, the return hit the caller's read after the call. */
+	for (size_t i = 0; i < p->done; i++)
+		p->dur[i] -= p->pre[i];	/* before cal_less sorts p->pre */
+	c->entry = cal_less(p->pre, p->done, base_pre, &c->entry_sd);
+	c->ret = cal_less(p->dur, p->done, base_post, &sd);
+	c->ret_sd = sd;
+	c->entry_n = c->ret_n = p->done;
+	c->entry_done = true;
+	if (!p->nin)
+		return;
+	/* An empty function's span is what the probes put inside it: the
+	 * span less the function's body (the clock read).  The read splits it
+	 * between entry and return, in proportion. */
+	int64_t inside = lp_tracecal__median(p->span, p->nin) - body;
+	int64_t e = lp_tracecal__median(p->ein, p->nin), r = lp_tracecal__median(p->rin, p->nin);
+	if (inside < 0)
+		inside = 0;
+	c->entry_in = e + r > 0 ? (int64_t)((double)inside * (double)e / (double)(e + r) + 0.5) : 0;
+	c->ret_in = inside - c->entry_in;
+	if (c->entry_in > c->entry)
+		c->entry_in = c->entry;
+	if (c->ret_in > c->ret)
+		c->ret_in = c->ret;
+}
+
 int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
 			 bool tracepoints, int64_t budget_ns)
 {
@@ -1269,139 +1409,23 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	struct cal_run runs[LP_INSN_N][NRUNS];
 	memset(runs, 0, sizeof(runs));
 	int ret = -1;
-	uint32_t entry_id = cal_probe(t, LP_PROBE_ENTRY), point_id = cal_probe(t, LP_PROBE_POINT);
-	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++) {
-		bool entry = entry_classes & (1u << k), point = point_classes & (1u << k);
-		if (!entry && !point)
-			continue;
-		for (int r = 0; r < NRUNS; r++)
-			runs[k][r].fn = lp_tracecal__fn((enum lp_insn)k, r);
-		runs[k][RUN_BASE].n = CAL_BASE_CALLS;
-		/* The return probe first, as attach_uprobes does. */
-		if (entry && (cal_attach(t, t->skel->progs.lp_return, &runs[k][RUN_PAIR], entry_id, true) < 0 ||
-			      cal_attach(t, t->skel->progs.lp_entry, &runs[k][RUN_PAIR], entry_id, false) < 0))
-			goto out;
-		if (point && cal_attach(t, t->skel->progs.lp_point, &runs[k][RUN_POINT], point_id, false) < 0)
-			goto out;
-		runs[k][RUN_PAIR].n = entry;
-		runs[k][RUN_POINT].n = point;
-	}
-	/* Warm each function up, then size the runs by what their calls
-	 * cost: together within what is left of the budget. */
-	int64_t scratch[CAL_WARM_CALLS];
-	int64_t per[LP_INSN_N][NRUNS] = { { 0 } };
-	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
-		for (int r = 0; r < NRUNS; r++)
-			if (runs[k][r].n) {
-				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL, NULL);
-				int64_t w0 = lp_monotonic_ns();
-				lp_tracecal__time(runs[k][r].fn, CAL_WARM_CALLS, scratch, NULL, NULL);
-				per[k][r] = (lp_monotonic_ns() - w0) / CAL_WARM_CALLS;
-			}
-	ring_buffer__consume(t->rb);
-	int64_t left = budget_ns - (lp_monotonic_ns() - t0);
-	int64_t share = left / nruns;
-	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
-		for (int r = 0; r < NRUNS; r++) {
-			struct cal_run *run = &runs[k][r];
-			if (!run->n)
-				continue;
-			if (r != RUN_BASE) {
-				int64_t n = per[k][r] > 0 ? share / per[k][r] : CAL_MAX_CALLS;
-				run->n = (size_t)(n < CAL_MIN_CALLS ? CAL_MIN_CALLS
-					       : n > CAL_MAX_CALLS ? CAL_MAX_CALLS : n);
-			}
-			run->dur = lp_calloc(run->n, sizeof(*run->dur));
-			run->pre = lp_calloc(run->n, sizeof(*run->pre));
-			if (r == RUN_PAIR) {
-				run->stamp = lp_calloc(run->n, sizeof(*run->stamp));
-				run->span = lp_calloc(3 * run->n, sizeof(*run->span));
-				run->ein = run->span + run->n;
-				run->rin = run->span + 2 * run->n;
-			}
-		}
-	/* Interleaved rounds; a pair round in chunks the ring holds (a chunk
-	 * that lost a span is not used for the inside: its spans no longer
-	 * match the calls in order).  The calls were sized by what they cost
-	 * warm and alone; a busy machine stretches them (other processes'
-	 * time slices count in a run's length, not in its median): the
-	 * rounds stop at the budget. */
-	size_t chunk = t->ring_bytes / 4 / 128;
-	for (int round = 0; round < CAL_ROUNDS; round++) {
-		if (round > 0 && lp_monotonic_ns() - t0 > budget_ns)
-			break;
+	if (cal_attach_runs(t, runs, entry_classes, point_classes) == 0) {
+		cal_size_runs(t, runs, nruns, t0, budget_ns);
+		cal_rounds(t, runs, t0, budget_ns);
+		/* The function's body: what a span of it holds besides the
+		 * probes. */
+		int64_t *tmp = lp_calloc(CAL_BASE_CALLS, sizeof(*tmp));
+		lp_tracecal__time(lp_tracecal__empty, CAL_BASE_CALLS, tmp, NULL, NULL);
+		int64_t empty = lp_tracecal__median(tmp, CAL_BASE_CALLS);
+		free(tmp);
 		for (int k = LP_INSN_NOP; k < LP_INSN_N; k++)
-			for (int r = 0; r < NRUNS; r++) {
-				struct cal_run *run = &runs[k][r];
-				size_t m = (run->n + CAL_ROUNDS - 1) / CAL_ROUNDS;
-				while (run->n && m > 0) {
-					size_t c = r == RUN_PAIR && chunk && m > chunk ? chunk : m;
-					cal_block(t, run, r, c);
-					m -= c;
-				}
-			}
+			cal_class_costs(&t->costs[k], runs[k], empty);
+		t->calibrated = true;
+		t->cal_time = lp_monotonic_ns();
+		ret = 0;
+		if (t->verbose)
+			lp_error("calibrated in %.1f ms", (double)(t->cal_time - t0) / 1e6);
 	}
-	/* The function's body: what a span of it holds besides the probes. */
-	int64_t *tmp = lp_calloc(CAL_BASE_CALLS, sizeof(*tmp));
-	lp_tracecal__time(lp_tracecal__empty, CAL_BASE_CALLS, tmp, NULL, NULL);
-	int64_t empty = lp_tracecal__median(tmp, CAL_BASE_CALLS);
-	free(tmp);
-	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++) {
-		struct cal_run *run = runs[k];
-		struct cls_cost *c = &t->costs[k];
-		struct cal_run *b = &run[RUN_BASE], *p = &run[RUN_PAIR];
-		if (!b->n)
-			continue;
-		int64_t sd;
-		/* The function's call, and its parts before and after its
-		 * clock read.  A median sorts its array: each call's parts are
-		 * paired before any is taken. */
-		int64_t *post = lp_calloc(b->done ? b->done : 1, sizeof(*post));
-		for (size_t i = 0; i < b->done; i++)
-			post[i] = b->dur[i] - b->pre[i];
-		int64_t base_post = lp_tracecal__median(post, b->done);
-		free(post);
-		int64_t base_pre = lp_tracecal__median(b->pre, b->done);
-		int64_t base = lp_tracecal__median(b->dur, b->done);
-		int64_t body = base > empty ? base - empty : 0;
-		if (run[RUN_POINT].n) {
-			c->point = cal_less(run[RUN_POINT].dur, run[RUN_POINT].done, base, &c->point_sd);
-			c->point_n = run[RUN_POINT].done;
-			c->point_done = true;
-		}
-		if (!p->n)
-			continue;
-		/* The entry hit delays the function's clock read as its caller
-		 * sees it, the return hit the caller's read after the call. */
-		for (size_t i = 0; i < p->done; i++)
-			p->dur[i] -= p->pre[i];	/* before cal_less sorts p->pre */
-		c->entry = cal_less(p->pre, p->done, base_pre, &c->entry_sd);
-		c->ret = cal_less(p->dur, p->done, base_post, &sd);
-		c->ret_sd = sd;
-		c->entry_n = c->ret_n = p->done;
-		c->entry_done = true;
-		if (!p->nin)
-			continue;
-		/* An empty function's span is what the probes put inside it:
-		 * the span less the function's body (the clock read).  The
-		 * read splits it between entry and return, in proportion. */
-		int64_t inside = lp_tracecal__median(p->span, p->nin) - body;
-		int64_t e = lp_tracecal__median(p->ein, p->nin), r = lp_tracecal__median(p->rin, p->nin);
-		if (inside < 0)
-			inside = 0;
-		c->entry_in = e + r > 0 ? (int64_t)((double)inside * (double)e / (double)(e + r) + 0.5) : 0;
-		c->ret_in = inside - c->entry_in;
-		if (c->entry_in > c->entry)
-			c->entry_in = c->entry;
-		if (c->ret_in > c->ret)
-			c->ret_in = c->ret;
-	}
-	t->calibrated = true;
-	t->cal_time = lp_monotonic_ns();
-	ret = 0;
-	if (t->verbose)
-		lp_error("calibrated in %.1f ms", (double)(t->cal_time - t0) / 1e6);
-out:
 	cal_release(t);
 	ring_buffer__consume(t->rb);
 	/* This thread's calls are not the target's: its stack goes, and the
