@@ -14,14 +14,14 @@
 #include "output/heatmap.h"
 #include "stream/inputs.h"
 #include "analysis/latency.h"
-#include "stream/lpframe.h"
-#include "stream/perfscript.h"
+#include "model/lpframe.h"
 #include "output/pprof.h"
 #include "model/profile.h"
 #include "output/speedscope.h"
 #include "stream/stream.h"
 #include "output/tracejson.h"
 #include "base/util.h"
+#include "debuginfo/addr2line.h"
 #include "analysis/window.h"
 
 #include <errno.h>
@@ -334,6 +334,21 @@ static void every(const struct options *o, struct lp_window *win, int64_t *next,
 	}
 }
 
+/* --inline's questions, answered by libdw (lib/debuginfo/addr2line.c). */
+static int a2l_lookup(void *ctx, const char *module, uint64_t addr,
+		      const struct lp_inline_entry **out)
+{
+	const struct lp_a2l_entry *e;
+	int n = lp_addr2line__lookup(ctx, module, addr, &e);
+	*out = (const struct lp_inline_entry *)e;
+	return n;
+}
+
+static int a2l_symbol(void *ctx, const char *module, const char *name, uint64_t *value)
+{
+	return lp_addr2line__symbol(ctx, module, name, value);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .input = LP_INPUT_AUTO, .format = FMT_FOLDED, .rows = LP_HEATMAP_ROWS };
@@ -341,21 +356,27 @@ int main(int argc, char **argv)
 	lp_read_through_first_sigint();
 	parse_options(argc, argv, &o);
 
-	/* The parts of the script's options that change reading. */
-	struct lp_perfscript_opts po = {
-		.srcline = o.folded.srcline,
-		.inlines = o.inlines,
-		.context = o.context,
-		.carry = true,	/* inputs read as one, as the script reads them */
-		.event_filter = o.event_filter ? o.event_filter : "",
+	/* The parts of the script's options that change reading; inputs are
+	 * read as one, as the script reads them (a sample open at the end of
+	 * one goes on in the next). */
+	struct lp_carry carry = { 0 };
+	struct lp_addr2line *a2l = o.inlines ? lp_addr2line__new() : NULL;
+	struct lp_inline_resolver resolver = { a2l_lookup, a2l_symbol, a2l };
+	struct lp_input_opts io = {
+		.perf = {
+			.srcline = o.folded.srcline,
+			.inlines = o.inlines ? &resolver : NULL,
+			.context = o.context,
+			.event_filter = o.event_filter ? o.event_filter : "",
+		},
+		.carry = &carry,
 	};
-	lp_perfscript__set_default_opts(&po);
 
 	int npaths;
 	char **paths = lp_input_paths(argc, argv, optind, &npaths);
 
 	/* Open every input before writing anything. */
-	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.input);
+	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.input, &io);
 	if (!readers)
 		return 1;
 
@@ -385,10 +406,8 @@ int main(int argc, char **argv)
 		/* The first event is the first of all inputs, as when the
 		 * script reads them as one (a reader makes its perf script
 		 * parser when its first line comes). */
-		if (filt.event && !o.event_filter) {
-			po.event_filter = filt.event;
-			lp_perfscript__set_default_opts(&po);
-		}
+		if (filt.event && !o.event_filter)
+			io.perf.event_filter = filt.event;
 		lp_folded_units__input(&units);
 		while ((rc = lp_reader__next(r, &rec)) > 0) {
 			if (rec.kind == LP_REC_HEADER)
@@ -440,6 +459,8 @@ int main(int argc, char **argv)
 		readers[i] = NULL;
 	}
 	lp_free_inputs(readers, npaths);
+	lp_carry__fini(&carry);
+	lp_addr2line__free(a2l);
 
 	if (trace) {
 		if (!status && lp_tracejson__finish(trace) < 0)

@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 
 	int npaths;
 	char **paths = lp_input_paths(argc, argv, optind, &npaths);
-	struct lp_reader **readers = lp_open_inputs(paths, npaths, LP_INPUT_LP);
+	struct lp_reader **readers = lp_open_inputs(paths, npaths, LP_INPUT_LP, NULL);
 	if (!readers)
 		return 1;
 

@@ -7,8 +7,7 @@
 
 #include "analysis/diff.h"
 #include "stream/folded.h"
-#include "stream/lpframe.h"
-#include "stream/perfscript.h"
+#include "model/lpframe.h"
 #include "model/profile.h"
 #include "stream/stream.h"
 #include "base/util.h"
@@ -184,12 +183,13 @@ static int keep_group(const struct lp_diff *d, int side, const struct lp_sample 
 static int read_input(struct lp_diff *d, const char *path, int mask)
 {
 	/* What stackcollapse-perf.pl decides while reading perf script. */
-	struct lp_perfscript_opts po = {
-		.srcline = d->opts.folded && d->opts.folded->srcline,
-		.event_filter = d->opts.event_filter ? d->opts.event_filter : "",
+	struct lp_input_opts io = {
+		.perf = {
+			.srcline = d->opts.folded && d->opts.folded->srcline,
+			.event_filter = d->opts.event_filter ? d->opts.event_filter : "",
+		},
 	};
-	lp_perfscript__set_default_opts(&po);
-	struct lp_reader *r = lp_reader__open(path, d->opts.input_format);
+	struct lp_reader *r = lp_reader__open_opts(path, d->opts.input_format, &io);
 	if (!r)
 		return -1;
 	for (int side = 0; side < 2; side++) {

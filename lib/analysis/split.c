@@ -28,7 +28,7 @@
 
 #include "stream/frame.h"
 #include "base/hashmap.h"
-#include "stream/lpframe.h"
+#include "model/lpframe.h"
 #include "analysis/modes.h"
 #include "base/quantile.h"
 #include "analysis/selfcost.h"

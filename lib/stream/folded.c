@@ -5,6 +5,7 @@
  * applied to it later. */
 #include "stream/folded.h"
 #include "stream/frame.h"
+#include "stream/attrs.h"
 #include "stream/perfscript.h"
 #include "model/profile.h"
 #include "base/util.h"
@@ -42,7 +43,7 @@ static ssize_t split_count(const char *line, size_t len, size_t *num)
 	return (ssize_t)(i - 1);
 }
 
-int lp_folded__sniff(const char *line, size_t len)
+static int lp_folded__sniff(const char *line, size_t len)
 {
 	size_t num;
 	while (len && line[len - 1] == '\r')
@@ -53,31 +54,35 @@ int lp_folded__sniff(const char *line, size_t len)
 	return sp > 0 && !lp_perfscript__sniff(line, len);
 }
 
-static char *scratch;
-static size_t scratch_cap;
-
 /* Stack text -> interned stack, so a line seen before costs one hash of its
- * text instead of the interning of every frame.  The entries outlive any
- * one dictionary: a hit counts only when the current dictionary holds the
- * same stack at the same address (compared by id and pointer, never read
- * through a pointer that may be stale). */
+ * text instead of the interning of every frame: direct-mapped and bounded
+ * (a new text takes its slot's place).  One per input, like its
+ * dictionary, so a stack found is always the current dictionary's. */
 struct stack_cache_ent {
-	uint64_t hash, id;
+	uint64_t hash;
 	char *text;
 	size_t len;
 	const struct lp_stack *stack;
 };
 #define STACK_CACHE_BITS 16
-static struct stack_cache_ent stack_cache[1u << STACK_CACHE_BITS];
 
-static const struct lp_stack *intern_stack(struct lp_dict *dict, const char *line,
-					   size_t slen);
+/* One input's decoder. */
+struct folded_dec {
+	struct lp_dict *dict;
+	struct stack_cache_ent *cache;	/* 1 << STACK_CACHE_BITS */
+	char *scratch;
+	size_t scratch_cap;
+	const struct lp_frame **fscratch;
+	size_t fscratch_cap;
+};
 
-static const struct lp_frame **fscratch;
-static size_t fscratch_cap;
+static const struct lp_stack *intern_stack(struct folded_dec *d, const char *line, size_t slen);
 
-int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
-		     struct lp_sample *out, const char **why)
+/* One folded line.  1: a sample in *out (frames of kind user, weight the
+ * count, which may be fractional); 0: a blank or '#' comment line; -1:
+ * malformed, *why says how. */
+static int parse(struct folded_dec *d, const char *line, size_t len, struct lp_sample *out,
+		 const char **why)
 {
 	if (len && line[len - 1] == '\r')
 		len--;
@@ -108,13 +113,12 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 
 	size_t slen = (size_t)sp;
 	uint64_t h = lp_cache_hash(line, slen, 0);
-	struct stack_cache_ent *ce = &stack_cache[h & ((1u << STACK_CACHE_BITS) - 1)];
+	struct stack_cache_ent *ce = &d->cache[h & ((1u << STACK_CACHE_BITS) - 1)];
 	const struct lp_stack *st = NULL;
-	if (ce->text && ce->hash == h && ce->len == slen && !memcmp(ce->text, line, slen) &&
-	    lp_dict__stack_by_id(dict, ce->id) == ce->stack)
+	if (ce->text && ce->hash == h && ce->len == slen && !memcmp(ce->text, line, slen))
 		st = ce->stack;
 	if (!st)
-		st = intern_stack(dict, line, slen);
+		st = intern_stack(d, line, slen);
 	if (ce->stack != st) {
 		if (!ce->text || ce->len != slen || memcmp(ce->text, line, slen)) {
 			free(ce->text);
@@ -122,7 +126,6 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 			ce->len = slen;
 		}
 		ce->hash = h;
-		ce->id = st->id;
 		ce->stack = st;
 	}
 	memset(out, 0, sizeof(*out));
@@ -138,37 +141,80 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 
 /* The stack of a folded line's text: every ';'-separated field is a frame,
  * empty ones too. */
-static const struct lp_stack *intern_stack(struct lp_dict *dict, const char *line, size_t slen)
+static const struct lp_stack *intern_stack(struct folded_dec *d, const char *line, size_t slen)
 {
-	if (scratch_cap < slen + 1) {
-		scratch_cap = slen + 1 > 256 ? slen + 1 : 256;
-		scratch = lp_realloc(scratch, scratch_cap);
+	struct lp_dict *dict = d->dict;
+	if (d->scratch_cap < slen + 1) {
+		d->scratch_cap = slen + 1 > 256 ? slen + 1 : 256;
+		d->scratch = lp_realloc(d->scratch, d->scratch_cap);
 	}
-	memcpy(scratch, line, slen);
-	scratch[slen] = '\0';
+	memcpy(d->scratch, line, slen);
+	d->scratch[slen] = '\0';
 	size_t nframes = 0;
 	if (slen) {
 		/* every ';'-separated field is a frame, empty ones too */
 		size_t n = 1;
 		for (size_t k = 0; k < slen; k++)
-			n += scratch[k] == ';';
-		if (fscratch_cap < n) {
-			fscratch_cap = n * 2;
-			fscratch = lp_reallocarray(fscratch, fscratch_cap, sizeof(*fscratch));
+			n += d->scratch[k] == ';';
+		if (d->fscratch_cap < n) {
+			d->fscratch_cap = n * 2;
+			d->fscratch = lp_reallocarray(d->fscratch, d->fscratch_cap, sizeof(*d->fscratch));
 		}
-		char *s = scratch;
+		char *s = d->scratch;
 		for (;;) {
 			char *semi = strchr(s, ';');
 			if (semi)
 				*semi = '\0';
-			fscratch[nframes++] = lp_dict__named_frame(dict, LP_FRAME_USER, "", s, "");
+			d->fscratch[nframes++] = lp_dict__named_frame(dict, LP_FRAME_USER, "", s, "");
 			if (!semi)
 				break;
 			s = semi + 1;
 		}
 	}
-	return lp_dict__stack(dict, fscratch, nframes);
+	return lp_dict__stack(dict, d->fscratch, nframes);
 }
+
+static void *folded_open(struct lp_dict *dict, const struct lp_input_opts *opts)
+{
+	struct folded_dec *d = lp_calloc(1, sizeof(*d));
+	d->dict = dict;
+	d->cache = lp_calloc(1u << STACK_CACHE_BITS, sizeof(*d->cache));
+	return d;
+}
+
+static void folded_close(void *dec)
+{
+	struct folded_dec *d = dec;
+	for (size_t i = 0; i < 1u << STACK_CACHE_BITS; i++)
+		free(d->cache[i].text);
+	free(d->cache);
+	free(d->scratch);
+	free(d->fscratch);
+	free(d);
+}
+
+static int folded_next(void *dec, char *line, size_t len, bool terminated,
+		       struct lp_record *rec, const char **why)
+{
+	if (memchr(line, '\0', len)) {
+		*why = "NUL byte in a line";
+		return LP_CODEC_BAD;
+	}
+	int rc = parse(dec, line, len, &rec->sample, why);
+	if (rc < 0) {
+		if (!*why)
+			*why = "malformed folded line";
+		return LP_CODEC_BAD;
+	}
+	if (rc > 0)
+		rec->kind = LP_REC_SAMPLE;
+	return rc;
+}
+
+const struct lp_codec lp_codec_folded = {
+	.name = "folded", .format = LP_INPUT_FOLDED, .sniff = lp_folded__sniff,
+	.open = folded_open, .next = folded_next, .close = folded_close,
+};
 
 /* --- formatting ------------------------------------------------------ */
 

@@ -16,7 +16,6 @@
  * call sites, and leaving addresses in would multiply distinct stacks.
  */
 #include "stream/perfscript.h"
-#include "debuginfo/addr2line.h"
 #include "base/util.h"
 
 #include <stdbool.h>
@@ -39,13 +38,6 @@ static inline bool pl_word(unsigned char c)
 static inline bool pl_hexlc(unsigned char c)
 {
 	return pl_digit(c) || (c >= 'a' && c <= 'f');
-}
-
-static struct lp_perfscript_opts default_opts;
-
-void lp_perfscript__set_default_opts(const struct lp_perfscript_opts *o)
-{
-	default_opts = *o;
 }
 
 /* A piece of a frame line ("a->b->c" has three) waiting for its interning:
@@ -85,7 +77,8 @@ struct stack_ent {
 
 struct lp_perfscript {
 	struct lp_dict *dict;
-	struct lp_perfscript_opts opts;
+	struct lp_perf_opts opts;
+	struct lp_carry *carry;	/* inputs read as one: see codec.h */
 	char *filter;		/* the event kept; NULL until known */
 	bool filter_all;	/* opts.event_filter == NULL */
 
@@ -116,7 +109,6 @@ struct lp_perfscript {
 	const struct lp_frame **tmp;
 	size_t captmp;
 
-	struct lp_addr2line *a2l;	/* --inline */
 	struct cache_ent *cache;
 	size_t cache_cap, cache_count;
 	uint32_t cache_probes, cache_hits, cache_skip;
@@ -124,9 +116,9 @@ struct lp_perfscript {
 	size_t scache_cap, scache_count;
 };
 
-/* opts.carry: what a parser freed in the middle of a sample (or of its
- * source lines) leaves for the next one, its frames as text since its
- * dictionary goes with its reader. */
+/* struct lp_carry's state: what a parser freed in the middle of a sample
+ * (or of its source lines) leaves for the next one, its frames as text
+ * since its dictionary goes with its reader. */
 struct carry_frame {
 	char kind;
 	bool named;
@@ -134,8 +126,8 @@ struct carry_frame {
 	char *module, *symbol, *srcline;
 };
 
-static struct {
-	bool valid, open, java;
+struct perf_carry {
+	bool open, java;
 	char *comm;
 	size_t comm_len, comm_cap;
 	int32_t pid, tid, cpu;
@@ -148,16 +140,19 @@ static struct {
 	size_t npend, cappend, srcneed, srcgot;
 	char *pbuf;
 	size_t plen, pcap;
-} carry;
+};
 
-static void carry_restore(struct lp_perfscript *ps);
+static void carry_restore(struct lp_perfscript *ps, struct perf_carry *c);
 static void grow(void **p, size_t *cap, size_t need, size_t size);
 
-struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict)
+static void carry_free(void *state);
+
+struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict, const struct lp_input_opts *opts)
 {
 	struct lp_perfscript *ps = lp_calloc(1, sizeof(*ps));
 	ps->dict = dict;
-	ps->opts = default_opts;
+	ps->opts = opts->perf;
+	ps->carry = opts->carry;
 	ps->filter_all = ps->opts.event_filter == NULL;
 	if (ps->opts.event_filter && ps->opts.event_filter[0])
 		ps->filter = lp_strdup(ps->opts.event_filter);
@@ -167,65 +162,71 @@ struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict)
 	ps->scache = lp_calloc(ps->scache_cap, sizeof(*ps->scache));
 	/* never NULL: an empty stack is memcpy'd and compared as 0 bytes */
 	grow((void **)&ps->rev, &ps->caprev, 1, sizeof(*ps->rev));
-	if (ps->opts.carry && carry.valid)
-		carry_restore(ps);
+	/* only a state this file left: another codec's is not ours */
+	if (ps->carry && ps->carry->state && ps->carry->free == carry_free) {
+		carry_restore(ps, ps->carry->state);
+		ps->carry->state = NULL;
+	}
 	return ps;
 }
 
 static void carry_save(struct lp_perfscript *ps)
 {
-	carry.valid = true;
-	carry.open = ps->open;
-	carry.java = ps->java;
-	carry.comm = ps->comm;
-	carry.comm_len = ps->comm_len;
-	carry.comm_cap = ps->comm_cap;
+	lp_carry__fini(ps->carry);
+	struct perf_carry *c = lp_calloc(1, sizeof(*c));
+	ps->carry->state = c;
+	ps->carry->free = carry_free;
+	c->open = ps->open;
+	c->java = ps->java;
+	c->comm = ps->comm;
+	c->comm_len = ps->comm_len;
+	c->comm_cap = ps->comm_cap;
 	ps->comm = NULL;
-	carry.pid = ps->pid;
-	carry.tid = ps->tid;
-	carry.cpu = ps->cpu;
-	carry.time_ns = ps->time_ns;
-	carry.weight = ps->weight;
-	carry.event = ps->event ? lp_strdup(ps->event) : NULL;
-	carry.nframes = ps->nrev;
-	carry.frames = lp_calloc(ps->nrev ? ps->nrev : 1, sizeof(*carry.frames));
+	c->pid = ps->pid;
+	c->tid = ps->tid;
+	c->cpu = ps->cpu;
+	c->time_ns = ps->time_ns;
+	c->weight = ps->weight;
+	c->event = ps->event ? lp_strdup(ps->event) : NULL;
+	c->nframes = ps->nrev;
+	c->frames = lp_calloc(ps->nrev ? ps->nrev : 1, sizeof(*c->frames));
 	for (size_t i = 0; i < ps->nrev; i++) {
 		const struct lp_frame *f = ps->rev[i];
-		carry.frames[i] = (struct carry_frame){ f->kind, f->named, f->addr,
+		c->frames[i] = (struct carry_frame){ f->kind, f->named, f->addr,
 							lp_strdup(f->module),
 							lp_strdup(f->symbol),
 							lp_strdup(f->srcline) };
 	}
-	carry.pend = ps->pend;
-	carry.npend = ps->npend;
-	carry.cappend = ps->cappend;
-	carry.srcneed = ps->srcneed;
-	carry.srcgot = ps->srcgot;
+	c->pend = ps->pend;
+	c->npend = ps->npend;
+	c->cappend = ps->cappend;
+	c->srcneed = ps->srcneed;
+	c->srcgot = ps->srcgot;
 	ps->pend = NULL;
-	carry.pbuf = ps->pbuf;
-	carry.plen = ps->plen;
-	carry.pcap = ps->pcap;
+	c->pbuf = ps->pbuf;
+	c->plen = ps->plen;
+	c->pcap = ps->pcap;
 	ps->pbuf = NULL;
 }
 
-static void carry_restore(struct lp_perfscript *ps)
+static void carry_restore(struct lp_perfscript *ps, struct perf_carry *c)
 {
-	ps->open = carry.open;
-	ps->java = carry.java;
-	ps->comm = carry.comm;
-	ps->comm_len = carry.comm_len;
-	ps->comm_cap = carry.comm_cap;
-	ps->pid = carry.pid;
-	ps->tid = carry.tid;
-	ps->cpu = carry.cpu;
-	ps->time_ns = carry.time_ns;
-	ps->weight = carry.weight;
-	ps->event = carry.event ? lp_dict__string(ps->dict, carry.event, strlen(carry.event))
+	ps->open = c->open;
+	ps->java = c->java;
+	ps->comm = c->comm;
+	ps->comm_len = c->comm_len;
+	ps->comm_cap = c->comm_cap;
+	ps->pid = c->pid;
+	ps->tid = c->tid;
+	ps->cpu = c->cpu;
+	ps->time_ns = c->time_ns;
+	ps->weight = c->weight;
+	ps->event = c->event ? lp_dict__string(ps->dict, c->event, strlen(c->event))
 				: NULL;
-	free(carry.event);
-	grow((void **)&ps->rev, &ps->caprev, carry.nframes, sizeof(*ps->rev));
-	for (size_t i = 0; i < carry.nframes; i++) {
-		struct carry_frame *f = &carry.frames[i];
+	free(c->event);
+	grow((void **)&ps->rev, &ps->caprev, c->nframes, sizeof(*ps->rev));
+	for (size_t i = 0; i < c->nframes; i++) {
+		struct carry_frame *f = &c->frames[i];
 		struct lp_frame fr = { .kind = f->kind, .addr = f->addr, .module = f->module,
 				       .symbol = f->symbol, .srcline = f->srcline, .build_id = "",
 				       .named = f->named };
@@ -234,24 +235,41 @@ static void carry_restore(struct lp_perfscript *ps)
 		free(f->symbol);
 		free(f->srcline);
 	}
-	ps->nrev = carry.nframes;
-	free(carry.frames);
-	ps->pend = carry.pend;
-	ps->npend = carry.npend;
-	ps->cappend = carry.cappend;
-	ps->srcneed = carry.srcneed;
-	ps->srcgot = carry.srcgot;
-	ps->pbuf = carry.pbuf;
-	ps->plen = carry.plen;
-	ps->pcap = carry.pcap;
-	memset(&carry, 0, sizeof(carry));
+	ps->nrev = c->nframes;
+	free(c->frames);
+	ps->pend = c->pend;
+	ps->npend = c->npend;
+	ps->cappend = c->cappend;
+	ps->srcneed = c->srcneed;
+	ps->srcgot = c->srcgot;
+	ps->pbuf = c->pbuf;
+	ps->plen = c->plen;
+	ps->pcap = c->pcap;
+	free(c);
+}
+
+/* A carried state no parser took (the last input ended in a sample). */
+static void carry_free(void *state)
+{
+	struct perf_carry *c = state;
+	free(c->comm);
+	free(c->event);
+	for (size_t i = 0; i < c->nframes; i++) {
+		free(c->frames[i].module);
+		free(c->frames[i].symbol);
+		free(c->frames[i].srcline);
+	}
+	free(c->frames);
+	free(c->pend);
+	free(c->pbuf);
+	free(c);
 }
 
 void lp_perfscript__free(struct lp_perfscript *ps)
 {
 	if (!ps)
 		return;
-	if (ps->opts.carry && (ps->open || ps->srcneed))
+	if (ps->carry && (ps->open || ps->srcneed))
 		carry_save(ps);
 	free(ps->filter);
 	free(ps->comm);
@@ -268,7 +286,6 @@ void lp_perfscript__free(struct lp_perfscript *ps)
 	for (size_t i = 0; i < ps->scache_cap; i++)
 		free(ps->scache[i].frames);
 	free(ps->scache);
-	lp_addr2line__free(ps->a2l);
 	free(ps);
 }
 
@@ -799,16 +816,15 @@ static void cache_insert(struct lp_perfscript *ps, size_t slot, uint64_t hv, con
 /* A frame line of an open sample; hv and slot are the line cache's probe
  * (not used under srcline, whose frames depend on the lines after). */
 /* --inline: the script's inline() on one frame, addr2line -i -f -s -C
- * through libdw.  Fills ps->tmp with the frames (outermost first) and
+ * through the program's resolver (codec.h).  Fills ps->tmp with the frames (outermost first) and
  * returns how many, or 0 when the script falls back to the perf frame (an
  * empty answer, "??" or "??:??:0"). */
 static size_t inline_frames(struct lp_perfscript *ps, uint64_t pc, const char *fn,
 			    size_t fn_len, const char *mod)
 {
-	if (!ps->a2l)
-		ps->a2l = lp_addr2line__new();
-	const struct lp_a2l_entry *e;
-	int n = lp_addr2line__lookup(ps->a2l, mod, pc, &e);
+	const struct lp_inline_resolver *res = ps->opts.inlines;
+	const struct lp_inline_entry *e;
+	int n = res->lookup(res->ctx, mod, pc, &e);
 	if (n <= 0)
 		return 0;
 	bool unknown = false;
@@ -827,7 +843,7 @@ static size_t inline_frames(struct lp_perfscript *ps, uint64_t pc, const char *f
 		    fn[h - 3] == '+') {
 			char *name = lp_strndup(fn, h - 3);
 			uint64_t base;
-			int found = lp_addr2line__symbol(ps->a2l, mod, name, &base);
+			int found = res->symbol(res->ctx, mod, name, &base);
 			free(name);
 			if (found == 0)
 				return inline_frames(ps, base + parse_hex(fn + h, fn_len - h),
@@ -842,7 +858,7 @@ static size_t inline_frames(struct lp_perfscript *ps, uint64_t pc, const char *f
 	size_t cap = 0;
 	for (int i = 0; i < n; i++) {
 		/* addr2line lists the innermost first; the script unshifts */
-		const struct lp_a2l_entry *x = &e[n - 1 - i];
+		const struct lp_inline_entry *x = &e[n - 1 - i];
 		size_t fl = strlen(x->func), ll = ps->opts.context ? strlen(x->loc) + 1 : 0;
 		grow((void **)&text, &cap, fl + ll + 1, 1);
 		memcpy(text, x->func, fl);
@@ -1080,3 +1096,38 @@ int lp_perfscript__sniff(const char *line, size_t len)
 	struct evmatch m;
 	return match_event_line(line, len, &m);
 }
+
+/* --- the codec ---------------------------------------------------------- */
+
+static void *perf_open(struct lp_dict *dict, const struct lp_input_opts *opts)
+{
+	return lp_perfscript__new(dict, opts);
+}
+
+static int perf_next(void *dec, char *line, size_t len, bool terminated, struct lp_record *rec,
+		     const char **why)
+{
+	if (memchr(line, '\0', len)) {
+		*why = "NUL byte in a line";
+		return LP_CODEC_SKIP;
+	}
+	/* The last line of a file without a final newline cannot end a
+	 * sample (a sample ends at a blank line), exactly as in
+	 * stackcollapse-perf.pl. */
+	int rc = lp_perfscript__line(dec, line, len, &rec->sample, why);
+	if (rc < 0)
+		return LP_CODEC_SKIP;
+	if (rc > 0)
+		rec->kind = LP_REC_SAMPLE;
+	return rc;
+}
+
+static void perf_close(void *dec)
+{
+	lp_perfscript__free(dec);
+}
+
+const struct lp_codec lp_codec_perf = {
+	.name = "perf", .format = LP_INPUT_PERF, .sniff = lp_perfscript__sniff,
+	.open = perf_open, .next = perf_next, .close = perf_close,
+};

@@ -1,0 +1,252 @@
+/* attrs.c - attributes and the format's escapes (attrs.h). */
+#include "stream/attrs.h"
+#include "base/util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* --- escaping ------------------------------------------------------- */
+
+static inline int needs_escape(unsigned char c)
+{
+	return c < 0x20 || c == '\\' || c == 0x7f;
+}
+
+/* Whether any of the 8 bytes in x needs escaping (< 0x20, '\\', 0x7f):
+ * the usual "has a byte less than n" and "has a zero byte" word tricks,
+ * exact about whether such a byte exists. */
+static inline int word_needs_escape(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t bs = x ^ (ones * '\\'), del = x ^ (ones * 0x7f);
+	return ((((x - ones * 0x20) & ~x) | ((bs - ones) & ~bs) | ((del - ones) & ~del)) & highs) != 0;
+}
+
+size_t lp_escape(char *dst, const char *src, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0, i = 0;
+	/* Most strings need no escaping: copy them a word at a time up to the
+	 * first word that holds a byte to escape. */
+	while (i + 8 <= len) {
+		uint64_t x;
+		memcpy(&x, src + i, 8);
+		if (word_needs_escape(x))
+			break;
+		memcpy(dst + i, &x, 8);
+		i += 8;
+	}
+	o = i;
+	for (; i < len; i++) {
+		unsigned char c = src[i];
+		if (!needs_escape(c)) {
+			dst[o++] = c;
+			continue;
+		}
+		dst[o++] = '\\';
+		switch (c) {
+		case '\\': dst[o++] = '\\'; break;
+		case '\t': dst[o++] = 't'; break;
+		case '\n': dst[o++] = 'n'; break;
+		case '\r': dst[o++] = 'r'; break;
+		default:
+			dst[o++] = 'x';
+			dst[o++] = hex[c >> 4];
+			dst[o++] = hex[c & 15];
+		}
+	}
+	return o;
+}
+
+/* Hex digit values plus one, 0 for other bytes: ids are parsed a digit at
+ * a time on every record. */
+const unsigned char lp_hex_digit1[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+size_t lp_unescape(char *dst, const char *src, size_t len)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (src[i] != '\\' || i + 1 == len) {
+			dst[o++] = src[i];
+			continue;
+		}
+		char c = src[++i];
+		switch (c) {
+		case '\\': dst[o++] = '\\'; break;
+		case 't': dst[o++] = '\t'; break;
+		case 'n': dst[o++] = '\n'; break;
+		case 'r': dst[o++] = '\r'; break;
+		case 'x':
+			if (i + 2 < len && lp_hexval(src[i + 1]) >= 0 && lp_hexval(src[i + 2]) >= 0) {
+				dst[o++] = (char)(lp_hexval(src[i + 1]) * 16 + lp_hexval(src[i + 2]));
+				i += 2;
+				break;
+			}
+			/* a lone "\x" stays as written */
+			__attribute__((fallthrough));
+		default:
+			dst[o++] = '\\';
+			dst[o++] = c;
+		}
+	}
+	return o;
+}
+
+/* --- attributes ----------------------------------------------------- */
+
+const char *lp_attrs__raw(const struct lp_attrs *attrs, const char *key, size_t klen,
+			 size_t *len)
+{
+	const char *p = attrs->text, *end = attrs->text + attrs->len;
+	while (p < end) {
+		const char *tab = memchr(p, '\t', end - p);
+		const char *fend = tab ? tab : end;
+		if ((size_t)(fend - p) > klen && p[klen] == '=' && !memcmp(p, key, klen)) {
+			*len = fend - (p + klen + 1);
+			return p + klen + 1;
+		}
+		p = fend + 1;
+	}
+	return NULL;
+}
+
+ssize_t lp_attrs__get(const struct lp_attrs *attrs, const char *key, char **buf, size_t *cap)
+{
+	size_t vlen, n;
+	const char *v = lp_attrs__raw(attrs, key, strlen(key), &vlen);
+	if (!v)
+		return -1;
+	lp_grow(buf, cap, vlen + 1);	/* unescaping never lengthens */
+	if (memchr(v, '\\', vlen)) {
+		n = lp_unescape(*buf, v, vlen);
+	} else {
+		memcpy(*buf, v, vlen);
+		n = vlen;
+	}
+	(*buf)[n] = '\0';
+	return (ssize_t)n;
+}
+
+bool lp_attrs__is(const struct lp_attrs *attrs, const char *key, const char *value)
+{
+	size_t vlen, want = strlen(value);
+	const char *v = lp_attrs__raw(attrs, key, strlen(key), &vlen);
+	if (!v || vlen < want)	/* escaping only lengthens */
+		return false;
+	if (!memchr(v, '\\', vlen))
+		return vlen == want && !memcmp(v, value, want);
+	char *tmp = lp_malloc(vlen);
+	size_t n = lp_unescape(tmp, v, vlen);
+	bool same = n == want && !memcmp(tmp, value, want);
+	free(tmp);
+	return same;
+}
+
+bool lp_attrs__next(struct lp_attrs_iter *it, struct lp_attr *a)
+{
+	while (it->p < it->end) {
+		const char *p = it->p, *tab = memchr(p, '\t', it->end - p);
+		const char *fend = tab ? tab : it->end;
+		it->p = tab ? tab + 1 : it->end;
+		if (fend == p)
+			continue;
+		const char *eq = memchr(p, '=', fend - p);
+		a->field = a->key = p;
+		a->field_len = fend - p;
+		a->key_len = (eq ? eq : fend) - p;
+		a->value = eq ? eq + 1 : NULL;
+		a->value_len = eq ? (size_t)(fend - eq - 1) : 0;
+		return true;
+	}
+	return false;
+}
+
+size_t lp_attr__value(const struct lp_attr *a, char **buf, size_t *cap)
+{
+	lp_grow(buf, cap, a->value_len + 1);	/* unescaping never lengthens */
+	size_t n = a->value_len ? lp_unescape(*buf, a->value, a->value_len) : 0;
+	(*buf)[n] = '\0';
+	return n;
+}
+
+int lp_attrs_buf__addn(struct lp_attrs_buf *b, const char *key, size_t klen,
+		       const char *value, size_t vlen)
+{
+	size_t need = b->len + 1 + klen + 1 + 4 * vlen + 1;
+	if (need > b->cap) {
+		b->cap = need * 2;
+		b->text = lp_realloc(b->text, b->cap);
+	}
+	if (b->len)
+		b->text[b->len++] = '\t';
+	memcpy(b->text + b->len, key, klen);
+	b->len += klen;
+	b->text[b->len++] = '=';
+	b->len += lp_escape(b->text + b->len, value, vlen);
+	b->text[b->len] = '\0';
+	return 0;
+}
+
+int lp_attrs_buf__add(struct lp_attrs_buf *b, const char *key, const char *value)
+{
+	return lp_attrs_buf__addn(b, key, strlen(key), value, strlen(value));
+}
+
+int lp_attrs_buf__raw(struct lp_attrs_buf *b, const char *field, size_t len)
+{
+	size_t need = b->len + 1 + len + 1;
+	if (need > b->cap) {
+		b->cap = need * 2;
+		b->text = lp_realloc(b->text, b->cap);
+	}
+	if (b->len)
+		b->text[b->len++] = '\t';
+	memcpy(b->text + b->len, field, len);
+	b->len += len;
+	b->text[b->len] = '\0';
+	return 0;
+}
+
+void lp_attrs_buf__producer_keys(struct lp_attrs_buf *b)
+{
+	struct timespec mono, real;
+	char host[256], num[32];
+
+	if (gethostname(host, sizeof(host)) < 0 || !host[0])
+		strcpy(host, "-");
+	host[sizeof(host) - 1] = '\0';
+	/* The realtime offset of the monotonic clock, read as close together
+	 * as two vDSO calls allow. */
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	int64_t off = (int64_t)(real.tv_sec - mono.tv_sec) * 1000000000LL +
+		      (real.tv_nsec - mono.tv_nsec);
+	snprintf(num, sizeof(num), "%lld", (long long)off);
+	lp_attrs_buf__add(b, "clock", "monotonic");
+	lp_attrs_buf__add(b, "host", host);
+	lp_attrs_buf__add(b, "realtime_offset_ns", num);
+}
+
+void lp_attrs_buf__reset(struct lp_attrs_buf *b)
+{
+	b->len = 0;
+	if (b->text)
+		b->text[0] = '\0';
+}
+
+void lp_attrs_buf__free(struct lp_attrs_buf *b)
+{
+	free(b->text);
+	b->text = NULL;
+	b->len = b->cap = 0;
+}
+
