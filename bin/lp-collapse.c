@@ -13,6 +13,7 @@
 #include "stream/folded.h"
 #include "output/heatmap.h"
 #include "stream/inputs.h"
+#include "stream/resolve.h"
 #include "analysis/latency.h"
 #include "model/lpframe.h"
 #include "output/pprof.h"
@@ -21,7 +22,6 @@
 #include "stream/stream.h"
 #include "output/tracejson.h"
 #include "base/util.h"
-#include "debuginfo/addr2line.h"
 #include "analysis/window.h"
 
 #include <errno.h>
@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum out_format {
 	FMT_FOLDED,
@@ -334,19 +335,26 @@ static void every(const struct options *o, struct lp_window *win, int64_t *next,
 	}
 }
 
-/* --inline's questions, answered by libdw (lib/debuginfo/addr2line.c). */
-static int a2l_lookup(void *ctx, const char *module, uint64_t addr,
-		      const struct lp_inline_entry **out)
+/* --inline's questions go to `lp-symbolize --addr2line`, which answers
+ * them with libdw (a filter links none): the one installed beside this
+ * program, else the one on PATH. */
+static struct lp_inline_coproc *inline_resolver(void)
 {
-	const struct lp_a2l_entry *e;
-	int n = lp_addr2line__lookup(ctx, module, addr, &e);
-	*out = (const struct lp_inline_entry *)e;
-	return n;
-}
-
-static int a2l_symbol(void *ctx, const char *module, const char *name, uint64_t *value)
-{
-	return lp_addr2line__symbol(ctx, module, name, value);
+	char self[4096], *prog = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash && asprintf(&prog, "%.*s/lp-symbolize", (int)(slash - self), self) > 0 &&
+		    access(prog, X_OK) < 0) {
+			free(prog);
+			prog = NULL;
+		}
+	}
+	char *argv[] = { prog ? prog : "lp-symbolize", "--addr2line", NULL };
+	struct lp_inline_coproc *c = lp_inline_coproc__new(argv);
+	free(prog);
+	return c;
 }
 
 int main(int argc, char **argv)
@@ -360,12 +368,11 @@ int main(int argc, char **argv)
 	 * read as one, as the script reads them (a sample open at the end of
 	 * one goes on in the next). */
 	struct lp_carry carry = { 0 };
-	struct lp_addr2line *a2l = o.inlines ? lp_addr2line__new() : NULL;
-	struct lp_inline_resolver resolver = { a2l_lookup, a2l_symbol, a2l };
+	struct lp_inline_coproc *a2l = o.inlines ? inline_resolver() : NULL;
 	struct lp_input_opts io = {
 		.perf = {
 			.srcline = o.folded.srcline,
-			.inlines = o.inlines ? &resolver : NULL,
+			.inlines = a2l ? lp_inline_coproc__resolver(a2l) : NULL,
 			.context = o.context,
 			.event_filter = o.event_filter ? o.event_filter : "",
 		},
@@ -460,7 +467,7 @@ int main(int argc, char **argv)
 	}
 	lp_free_inputs(readers, npaths);
 	lp_carry__fini(&carry);
-	lp_addr2line__free(a2l);
+	lp_inline_coproc__free(a2l);
 
 	if (trace) {
 		if (!status && lp_tracejson__finish(trace) < 0)
