@@ -178,6 +178,16 @@ size_t lp_attr__value(const struct lp_attr *a, char **buf, size_t *cap)
 	return n;
 }
 
+/* Room for more bytes and a NUL after b->len; where they go. */
+static char *room(struct lp_attrs_buf *b, size_t more)
+{
+	if (b->len + more + 1 > b->cap) {
+		b->cap = (b->len + more + 1) * 2;
+		b->text = lp_realloc(b->text, b->cap);
+	}
+	return b->text + b->len;
+}
+
 int lp_attrs_buf__addn(struct lp_attrs_buf *b, const char *key, size_t klen,
 		       const char *value, size_t vlen)
 {
@@ -203,17 +213,90 @@ int lp_attrs_buf__add(struct lp_attrs_buf *b, const char *key, const char *value
 
 int lp_attrs_buf__raw(struct lp_attrs_buf *b, const char *field, size_t len)
 {
-	size_t need = b->len + 1 + len + 1;
-	if (need > b->cap) {
-		b->cap = need * 2;
-		b->text = lp_realloc(b->text, b->cap);
-	}
+	char *d = room(b, 1 + len), *d0 = d;
 	if (b->len)
-		b->text[b->len++] = '\t';
-	memcpy(b->text + b->len, field, len);
-	b->len += len;
-	b->text[b->len] = '\0';
+		*d++ = '\t';
+	memcpy(d, field, len);
+	d += len;
+	*d = '\0';
+	b->len += (size_t)(d - d0);
 	return 0;
+}
+
+int lp_attrs_buf__add_i64(struct lp_attrs_buf *b, const char *key, size_t klen, int64_t v)
+{
+	/* digits need no escaping: written once, not formatted and measured */
+	char num[24], *p = num + sizeof(num);
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	size_t n = (size_t)(num + sizeof(num) - p);
+	char *d = room(b, 1 + klen + 1 + n), *d0 = d;
+	if (b->len)
+		*d++ = '\t';
+	memcpy(d, key, klen);
+	d += klen;
+	*d++ = '=';
+	memcpy(d, p, n);
+	d += n;
+	*d = '\0';
+	b->len += (size_t)(d - d0);
+	return 0;
+}
+
+/* Whether a value as written is as lp_escape writes it: no backslash and
+ * no byte it rewrites, so that unescaping and escaping again give it back. */
+static bool canonical(const char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (needs_escape((unsigned char)v[i]))
+			return false;
+	return true;
+}
+
+int lp_attrs_buf__add_attr(struct lp_attrs_buf *b, const char *prefix, const struct lp_attr *a)
+{
+	size_t plen = prefix ? strlen(prefix) + 1 : 0;
+	if (!a->value || canonical(a->value, a->value_len)) {
+		/* the common case: "PREFIX.KEY=VALUE" copied as it was written */
+		char *d = room(b, 1 + plen + a->field_len), *d0 = d;
+		if (b->len)
+			*d++ = '\t';
+		if (plen) {
+			memcpy(d, prefix, plen - 1);
+			d[plen - 1] = '.';
+			d += plen;
+		}
+		memcpy(d, a->field, a->field_len);
+		d += a->field_len;
+		*d = '\0';
+		b->len += (size_t)(d - d0);
+		return 0;
+	}
+	/* escaped as lp_escape escapes: "\q" (no escape of the format's)
+	 * becomes "\\q", which reads back as the same "\q" */
+	char *v = lp_strndup(a->value, a->value_len), *k = lp_malloc(plen + a->key_len + 1);
+	size_t vn = lp_unescape(v, v, a->value_len);
+	if (plen) {
+		memcpy(k, prefix, plen - 1);
+		k[plen - 1] = '.';
+	}
+	memcpy(k + plen, a->key, a->key_len);
+	lp_attrs_buf__addn(b, k, plen + a->key_len, v, vn);
+	free(k);
+	free(v);
+	return 0;
+}
+
+void lp_attrs_buf__set(struct lp_attrs_buf *b, const struct lp_attrs *a)
+{
+	b->len = 0;
+	memcpy(room(b, a->len), a->text, a->len);
+	b->len = a->len;
+	b->text[b->len] = '\0';
 }
 
 void lp_attrs_buf__producer_keys(struct lp_attrs_buf *b)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "model/record.h"
@@ -74,6 +75,15 @@ int lp_attrs_buf__addn(struct lp_attrs_buf *buf, const char *key, size_t klen,
 		       const char *value, size_t vlen);
 /* Appends a field as written (already escaped: one another stream carried). */
 int lp_attrs_buf__raw(struct lp_attrs_buf *buf, const char *field, size_t len);
+/* Appends key=v in decimal. */
+int lp_attrs_buf__add_i64(struct lp_attrs_buf *buf, const char *key, size_t klen, int64_t v);
+/* Appends an attribute read from a stream (lp_attrs__next) as
+ * "PREFIX.KEY=VALUE" (prefix NULL: "KEY=VALUE"), its value escaped as
+ * lp_escape escapes: as it was written when it already was. */
+int lp_attrs_buf__add_attr(struct lp_attrs_buf *buf, const char *prefix,
+			   const struct lp_attr *a);
+/* Replaces the buffer's text by a's. */
+void lp_attrs_buf__set(struct lp_attrs_buf *buf, const struct lp_attrs *a);
 /* The header keys every producer writes, read now: clock=monotonic, host=,
  * realtime_offset_ns=.  The producer adds its own keys after them. */
 void lp_attrs_buf__producer_keys(struct lp_attrs_buf *buf);

@@ -8,6 +8,7 @@
 #include "stream/attrs.h"
 #include "stream/perfscript.h"
 #include "model/profile.h"
+#include "base/hashmap.h"
 #include "base/util.h"
 
 #include <inttypes.h>
@@ -429,25 +430,20 @@ int lp_folded__ns_comment(FILE *out, const char *prog, const char *mode)
 /* --- aggregation ----------------------------------------------------- */
 
 struct agg_ent {
-	const struct lp_stack *stack;	/* NULL: empty slot */
+	const struct lp_stack *stack;
 	const char *comm;
 	int32_t pid, tid;
 	double weight;
 };
 
-struct comm_ent {
-	uint64_t hash;
-	char *s;	/* NULL: empty slot */
-};
-
 struct lp_folded_agg {
 	struct lp_folded_opts opts;
-	struct agg_ent *t;
-	size_t cap, count;
+	struct lp_hashmap map;		/* agg_hash -> index + 1 into v */
+	struct agg_ent *v;
+	size_t n, cap;
 	/* Comms copied once: a reader's sample comm may point into its line
 	 * buffer (lp input), valid only until the next record. */
-	struct comm_ent *comms;
-	size_t comms_cap, comms_count;
+	struct lp_hashmap comms;	/* hash of the comm -> its copy */
 	struct lp_folded_buf text, kinds;
 };
 
@@ -455,8 +451,8 @@ struct lp_folded_agg *lp_folded_agg__new(const struct lp_folded_opts *o)
 {
 	struct lp_folded_agg *a = lp_calloc(1, sizeof(*a));
 	a->opts = *o;
-	a->cap = 1024;
-	a->t = lp_calloc(a->cap, sizeof(*a->t));
+	lp_hashmap__init(&a->map);
+	lp_hashmap__init(&a->comms);
 	return a;
 }
 
@@ -464,10 +460,12 @@ void lp_folded_agg__free(struct lp_folded_agg *a)
 {
 	if (!a)
 		return;
-	free(a->t);
-	for (size_t i = 0; i < a->comms_cap; i++)
-		free(a->comms[i].s);
-	free(a->comms);
+	lp_hashmap__fini(&a->map);
+	free(a->v);
+	for (size_t i = 0; i < a->comms.cap; i++)
+		if (a->comms.keys[i])
+			free(a->comms.values[i]);
+	lp_hashmap__fini(&a->comms);
 	lp_folded_buf__free(&a->text);
 	lp_folded_buf__free(&a->kinds);
 	free(a);
@@ -479,48 +477,20 @@ static inline uint64_t agg_hash(const struct lp_stack *st, const char *comm, int
 	uint64_t h = (uint64_t)(uintptr_t)st * 0x9e3779b97f4a7c15ULL;
 	h ^= (uint64_t)(uintptr_t)comm * 0xc2b2ae3d27d4eb4fULL;
 	h ^= ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) * 0x165667b19e3779f9ULL;
-	return h ^ (h >> 31);
-}
-
-static void agg_insert(struct agg_ent *t, size_t cap, const struct agg_ent *e)
-{
-	size_t i = agg_hash(e->stack, e->comm, e->pid, e->tid) & (cap - 1);
-	while (t[i].stack)
-		i = (i + 1) & (cap - 1);
-	t[i] = *e;
+	return lp_hashmap__key(h ^ (h >> 31));
 }
 
 static const char *agg_comm(struct lp_folded_agg *a, const char *comm)
 {
 	size_t n = strlen(comm);
-	uint64_t h = lp_cache_hash(comm, n, 0);
-	if (!a->comms_cap) {
-		a->comms_cap = 64;
-		a->comms = lp_calloc(a->comms_cap, sizeof(*a->comms));
-	}
-	size_t mask = a->comms_cap - 1, i = h & mask;
-	for (; a->comms[i].s; i = (i + 1) & mask)
-		if (a->comms[i].hash == h && !strcmp(a->comms[i].s, comm))
-			return a->comms[i].s;
-	a->comms[i].hash = h;
-	a->comms[i].s = lp_strndup(comm, n);
-	const char *copy = a->comms[i].s;
-	if (++a->comms_count * 2 > a->comms_cap) {
-		size_t ncap = a->comms_cap * 2;
-		struct comm_ent *nc = lp_calloc(ncap, sizeof(*nc));
-		for (size_t j = 0; j < a->comms_cap; j++) {
-			if (!a->comms[j].s)
-				continue;
-			size_t x = a->comms[j].hash & (ncap - 1);
-			while (nc[x].s)
-				x = (x + 1) & (ncap - 1);
-			nc[x] = a->comms[j];
-		}
-		free(a->comms);
-		a->comms = nc;
-		a->comms_cap = ncap;
-	}
-	return copy;
+	uint64_t h = lp_hashmap__key(lp_cache_hash(comm, n, 0));
+	char *c;
+	for (size_t pos = 0; (c = lp_hashmap__next(&a->comms, h, &pos));)
+		if (!strcmp(c, comm))
+			return c;
+	c = lp_strndup(comm, n);
+	lp_hashmap__add(&a->comms, h, c);
+	return c;
 }
 
 void lp_folded_agg__add(struct lp_folded_agg *a, const struct lp_sample *s)
@@ -529,36 +499,27 @@ void lp_folded_agg__add(struct lp_folded_agg *a, const struct lp_sample *s)
 	int32_t pid = a->opts.pid || a->opts.tid ? s->pid : 0;
 	int32_t tid = a->opts.tid ? s->tid : 0;
 	const char *comm = agg_comm(a, s->comm ? s->comm : "");
-	size_t mask = a->cap - 1;
-	size_t i = agg_hash(s->stack, comm, pid, tid) & mask;
-	for (;; i = (i + 1) & mask) {
-		struct agg_ent *e = &a->t[i];
-		if (!e->stack)
-			break;
+	uint64_t h = agg_hash(s->stack, comm, pid, tid);
+	void *v;
+	for (size_t pos = 0; (v = lp_hashmap__next(&a->map, h, &pos));) {
+		struct agg_ent *e = &a->v[(uintptr_t)v - 1];
 		if (e->stack == s->stack && e->comm == comm && e->pid == pid && e->tid == tid) {
 			e->weight += s->weight;
 			return;
 		}
 	}
-	a->t[i] = (struct agg_ent){ s->stack, comm, pid, tid, s->weight };
-	if (++a->count * 2 > a->cap) {
-		size_t ncap = a->cap * 2;
-		struct agg_ent *nt = lp_calloc(ncap, sizeof(*nt));
-		for (size_t j = 0; j < a->cap; j++)
-			if (a->t[j].stack)
-				agg_insert(nt, ncap, &a->t[j]);
-		free(a->t);
-		a->t = nt;
-		a->cap = ncap;
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 1024;
+		a->v = lp_reallocarray(a->v, a->cap, sizeof(*a->v));
 	}
+	a->v[a->n++] = (struct agg_ent){ s->stack, comm, pid, tid, s->weight };
+	lp_hashmap__add(&a->map, h, (void *)(uintptr_t)a->n);
 }
 
 void lp_folded_agg__flush(struct lp_folded_agg *a, struct lp_profile *p, int side)
 {
-	for (size_t i = 0; i < a->cap; i++) {
-		struct agg_ent *e = &a->t[i];
-		if (!e->stack)
-			continue;
+	for (size_t i = 0; i < a->n; i++) {
+		struct agg_ent *e = &a->v[i];
 		struct lp_sample s = { .comm = e->comm, .pid = e->pid, .tid = e->tid,
 				       .stack = e->stack };
 		lp_folded_buf__reset(&a->text);
@@ -566,7 +527,7 @@ void lp_folded_agg__flush(struct lp_folded_agg *a, struct lp_profile *p, int sid
 		lp_folded__format(&a->text, &a->kinds, &s, &a->opts);
 		lp_profile__add(p, a->text.s ? a->text.s : "", a->text.len,
 				a->kinds.s, side, e->weight);
-		e->stack = NULL;
 	}
-	a->count = 0;
+	a->n = 0;
+	lp_hashmap__clear(&a->map);
 }
