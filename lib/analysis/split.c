@@ -323,7 +323,7 @@ static bool sample_span(struct split *s, const struct lp_sample *smp, char prefi
 		if (!attr_raw(&smp->attrs, prefix, strlen(prefix), &v, &n))
 			return false;
 		s->joined_samples += i == 0;
-		if (s->o->probe && !lp_attrs__is(&smp->attrs, prefix, s->o->probe))
+		if (s->o->probe && !lp_attrs__value_is(v, n, s->o->probe))
 			continue;
 		size_t plen = strlen(prefix);
 		memcpy(key, prefix, plen);

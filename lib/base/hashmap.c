@@ -1,5 +1,5 @@
 /* hashmap.c - linear probing over a power-of-two table, kept at most 70%
- * full.  Keys are hashes already, so a multiplicative mix spreads them. */
+ * full (lp_hashmap__slot and __next are in the header). */
 #include "base/hashmap.h"
 #include "base/util.h"
 
@@ -7,10 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline size_t slot_of(uint64_t key, size_t cap)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 17) & (cap - 1);
-}
+#define slot_of lp_hashmap__slot
 
 void lp_hashmap__init(struct lp_hashmap *m)
 {
@@ -94,19 +91,6 @@ void lp_hashmap__add(struct lp_hashmap *m, uint64_t key, void *value)
 	m->keys[i] = key;
 	m->values[i] = value;
 	m->count++;
-}
-
-void *lp_hashmap__next(const struct lp_hashmap *m, uint64_t key, size_t *pos)
-{
-	size_t mask = m->cap - 1;
-	/* *pos: one more than the slot to look at next */
-	for (size_t i = *pos ? *pos - 1 : slot_of(key, m->cap); m->keys[i]; i = (i + 1) & mask) {
-		if (m->keys[i] == key) {
-			*pos = ((i + 1) & mask) + 1;
-			return m->values[i];
-		}
-	}
-	return NULL;
 }
 
 void *lp_hashmap__del(struct lp_hashmap *m, uint64_t key)

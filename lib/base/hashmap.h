@@ -31,11 +31,33 @@ void *lp_hashmap__del(struct lp_hashmap *m, uint64_t key);
  * 0; NULL after the last.  Positions last until the next add, put or del.
  * A map is used either this way or with __put, not both. */
 void lp_hashmap__add(struct lp_hashmap *m, uint64_t key, void *value);
-void *lp_hashmap__next(const struct lp_hashmap *m, uint64_t key, size_t *pos);
+static inline void *lp_hashmap__next(const struct lp_hashmap *m, uint64_t key, size_t *pos);
 
 static inline uint64_t lp_hashmap__key(uint64_t h)
 {
 	return h ? h : 0x9e3779b97f4a7c15ULL;
+}
+
+/* Where key's run starts.  Keys are hashes already: a multiplicative mix
+ * spreads them. */
+static inline size_t lp_hashmap__slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 17) & (cap - 1);
+}
+
+/* Inline: the aggregations call it once or twice a sample. */
+static inline void *lp_hashmap__next(const struct lp_hashmap *m, uint64_t key, size_t *pos)
+{
+	size_t mask = m->cap - 1;
+	/* *pos: one more than the slot to look at next */
+	for (size_t i = *pos ? *pos - 1 : lp_hashmap__slot(key, m->cap); m->keys[i];
+	     i = (i + 1) & mask) {
+		if (m->keys[i] == key) {
+			*pos = ((i + 1) & mask) + 1;
+			return m->values[i];
+		}
+	}
+	return NULL;
 }
 
 #endif

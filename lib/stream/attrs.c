@@ -136,11 +136,10 @@ ssize_t lp_attrs__get(const struct lp_attrs *attrs, const char *key, char **buf,
 	return (ssize_t)n;
 }
 
-bool lp_attrs__is(const struct lp_attrs *attrs, const char *key, const char *value)
+bool lp_attrs__value_is(const char *v, size_t vlen, const char *value)
 {
-	size_t vlen, want = strlen(value);
-	const char *v = lp_attrs__raw(attrs, key, strlen(key), &vlen);
-	if (!v || vlen < want)	/* escaping only lengthens */
+	size_t want = strlen(value);
+	if (vlen < want)	/* escaping only lengthens */
 		return false;
 	if (!memchr(v, '\\', vlen))
 		return vlen == want && !memcmp(v, value, want);
@@ -149,6 +148,13 @@ bool lp_attrs__is(const struct lp_attrs *attrs, const char *key, const char *val
 	bool same = n == want && !memcmp(tmp, value, want);
 	free(tmp);
 	return same;
+}
+
+bool lp_attrs__is(const struct lp_attrs *attrs, const char *key, const char *value)
+{
+	size_t vlen;
+	const char *v = lp_attrs__raw(attrs, key, strlen(key), &vlen);
+	return v && lp_attrs__value_is(v, vlen, value);
 }
 
 bool lp_attrs__next(struct lp_attrs_iter *it, struct lp_attr *a)

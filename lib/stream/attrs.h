@@ -38,6 +38,8 @@ const char *lp_attrs__raw(const struct lp_attrs *attrs, const char *key, size_t 
 			 size_t *len);
 /* Whether attrs has "key" and its unescaped value is exactly value. */
 bool lp_attrs__is(const struct lp_attrs *attrs, const char *key, const char *value);
+/* Whether a value as written (lp_attrs__raw's) unescapes to exactly value. */
+bool lp_attrs__value_is(const char *v, size_t vlen, const char *value);
 
 /* Every field in turn, as written:
  *

@@ -444,6 +444,7 @@ struct lp_folded_agg {
 	/* Comms copied once: a reader's sample comm may point into its line
 	 * buffer (lp input), valid only until the next record. */
 	struct lp_hashmap comms;	/* hash of the comm -> its copy */
+	const char *last_comm;		/* the last one met: they come in runs */
 	struct lp_folded_buf text, kinds;
 };
 
@@ -482,15 +483,17 @@ static inline uint64_t agg_hash(const struct lp_stack *st, const char *comm, int
 
 static const char *agg_comm(struct lp_folded_agg *a, const char *comm)
 {
+	if (a->last_comm && !strcmp(a->last_comm, comm))
+		return a->last_comm;
 	size_t n = strlen(comm);
 	uint64_t h = lp_hashmap__key(lp_cache_hash(comm, n, 0));
 	char *c;
 	for (size_t pos = 0; (c = lp_hashmap__next(&a->comms, h, &pos));)
 		if (!strcmp(c, comm))
-			return c;
+			return a->last_comm = c;
 	c = lp_strndup(comm, n);
 	lp_hashmap__add(&a->comms, h, c);
-	return c;
+	return a->last_comm = c;
 }
 
 void lp_folded_agg__add(struct lp_folded_agg *a, const struct lp_sample *s)

@@ -11,19 +11,8 @@
 #include "model/dict.h"
 #include "stream/codec.h"
 
-struct lp_perfscript;
-
-/* A parser for one input, with the caller's options (codec.h); a sample
- * opts->carry holds goes on in it. */
-struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict, const struct lp_input_opts *opts);
-void lp_perfscript__free(struct lp_perfscript *ps);
-/* Feeds one line (no '\n').  Returns 1 when the line completed a sample,
- * stored in *out (valid until the next call); 0 when it did not; -1 when the
- * line is not understood: *why says why, and the caller warns and goes on
- * (stackcollapse-perf.pl skips such lines).  A sample ends at a blank line
- * only: one still open at the end of input is dropped, as the script does. */
-int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
-			struct lp_sample *out, const char **why);
+/* Reading is the codec lp_codec_perf (codec.h): a parser per input, with
+ * the caller's options; a sample opts->carry holds goes on in it. */
 /* Whether a first non-blank, non-comment line looks like perf script. */
 int lp_perfscript__sniff(const char *line, size_t len);
 
