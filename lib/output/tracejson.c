@@ -78,10 +78,12 @@ static uint32_t arena_add(struct lp_tracejson *t, const char *s, size_t len)
 	return off;
 }
 
+/* frame_id is a hash already: mixing the parent in is enough (the map's
+ * slot multiplies again). */
 static uint64_t node_hash(uint32_t parent, uint64_t frame_id)
 {
-	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &parent, sizeof(parent));
-	return lp_hash_bytes(h, &frame_id, sizeof(frame_id));
+	uint64_t h = frame_id ^ ((uint64_t)parent + 1) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
 }
 
 static void frame_name(struct lp_tracejson *t, const struct lp_frame *f,
@@ -176,16 +178,17 @@ static void put_attrs(struct lp_tracejson *t, const char *text, size_t len, int 
 			k++, klen--;
 		if (!a.value || !klen)
 			continue;
-		size_t n = lp_attr__value(&a, &t->buf, &t->buf_cap);
+		size_t n;
+		const char *v = lp_attr__value(&a, &t->buf, &t->buf_cap, &n);
 		if (!*first)
 			putc_unlocked(',', t->out);
 		*first = 0;
 		lp_json__string(t->out, k, klen);
 		putc_unlocked(':', t->out);
-		if (is_json_integer(t->buf, n))
-			fwrite(t->buf, 1, n, t->out);
+		if (is_json_integer(v, n))
+			fwrite(v, 1, n, t->out);
 		else
-			lp_json__string(t->out, t->buf, n);
+			lp_json__string(t->out, v, n);
 	}
 }
 

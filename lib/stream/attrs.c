@@ -103,6 +103,21 @@ size_t lp_unescape(char *dst, const char *src, size_t len)
 
 /* --- attributes ----------------------------------------------------- */
 
+const char *lp_attr__value(const struct lp_attr *a, char **buf, size_t *cap, size_t *len)
+{
+	if (!a->value) {
+		*len = 0;
+		return "";
+	}
+	if (!memchr(a->value, '\\', a->value_len)) {
+		*len = a->value_len;
+		return a->value;
+	}
+	lp_grow(buf, cap, a->value_len);	/* unescaping never lengthens */
+	*len = lp_unescape(*buf, a->value, a->value_len);
+	return *buf;
+}
+
 const char *lp_attrs__raw(const struct lp_attrs *attrs, const char *key, size_t klen,
 			 size_t *len)
 {
@@ -157,32 +172,6 @@ bool lp_attrs__is(const struct lp_attrs *attrs, const char *key, const char *val
 	return v && lp_attrs__value_is(v, vlen, value);
 }
 
-bool lp_attrs__next(struct lp_attrs_iter *it, struct lp_attr *a)
-{
-	while (it->p < it->end) {
-		const char *p = it->p, *tab = memchr(p, '\t', it->end - p);
-		const char *fend = tab ? tab : it->end;
-		it->p = tab ? tab + 1 : it->end;
-		if (fend == p)
-			continue;
-		const char *eq = memchr(p, '=', fend - p);
-		a->field = a->key = p;
-		a->field_len = fend - p;
-		a->key_len = (eq ? eq : fend) - p;
-		a->value = eq ? eq + 1 : NULL;
-		a->value_len = eq ? (size_t)(fend - eq - 1) : 0;
-		return true;
-	}
-	return false;
-}
-
-size_t lp_attr__value(const struct lp_attr *a, char **buf, size_t *cap)
-{
-	lp_grow(buf, cap, a->value_len + 1);	/* unescaping never lengthens */
-	size_t n = a->value_len ? lp_unescape(*buf, a->value, a->value_len) : 0;
-	(*buf)[n] = '\0';
-	return n;
-}
 
 /* Room for more bytes and a NUL after b->len; where they go. */
 static char *room(struct lp_attrs_buf *b, size_t more)

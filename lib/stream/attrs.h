@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "model/record.h"
@@ -58,10 +59,30 @@ struct lp_attrs_iter {
 	const char *p, *end;
 };
 #define LP_ATTRS_ITER(a) ((struct lp_attrs_iter){ (a)->text, (a)->text + (a)->len })
-bool lp_attrs__next(struct lp_attrs_iter *it, struct lp_attr *a);
-/* The field's value unescaped into *buf (lp_grow, NUL-terminated, as
- * lp_attrs__get's); its length.  "" for a field without '='. */
-size_t lp_attr__value(const struct lp_attr *a, char **buf, size_t *cap);
+/* Inline: trace-event output calls it for every attribute of every sample. */
+static inline bool lp_attrs__next(struct lp_attrs_iter *it, struct lp_attr *a)
+{
+	while (it->p < it->end) {
+		const char *p = it->p, *tab = memchr(p, '\t', (size_t)(it->end - p));
+		const char *fend = tab ? tab : it->end;
+		it->p = tab ? tab + 1 : it->end;
+		if (fend == p)
+			continue;
+		const char *eq = memchr(p, '=', (size_t)(fend - p));
+		a->field = a->key = p;
+		a->field_len = (size_t)(fend - p);
+		a->key_len = (size_t)((eq ? eq : fend) - p);
+		a->value = eq ? eq + 1 : NULL;
+		a->value_len = eq ? (size_t)(fend - eq - 1) : 0;
+		return true;
+	}
+	return false;
+}
+/* The field's value unescaped, *len bytes, not NUL-terminated: the text
+ * itself when it holds no escape, else a copy in *buf (lp_grow: NULL and 0
+ * at first, kept from call to call, freed by the caller).  "" for a field
+ * without '='. */
+const char *lp_attr__value(const struct lp_attr *a, char **buf, size_t *cap, size_t *len);
 
 /* --- building ----------------------------------------------------------- */
 
