@@ -65,6 +65,15 @@ LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -liberty -lz -lm 
 
 PROGS := $(patsubst bin/%.c,$(O)/bin/%,$(wildcard bin/lp-*.c))
 LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*/*.c))
+# The filters read and write streams: they link the layers below capture
+# and debuginfo only (lib/layers keeps those from including the others),
+# and none of libdw, libelf, libbpf, libtraceevent, Capstone or libiberty
+# (tests/layers.bats checks the binaries).  Producers and lp-symbolize
+# link everything.
+FILTERS := lp-cat lp-collapse lp-diff lp-join lp-split lp-top
+FILTER_PROGS := $(patsubst %,$(O)/bin/%,$(FILTERS))
+FILTER_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard $(patsubst %,lib/%/*.c,base model stream analysis output)))
+FILTER_LDLIBS := -lz -lm -lpthread
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c)) \
@@ -144,6 +153,10 @@ $(O)/liblp.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(O)/liblp-filter.a: $(FILTER_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 # Capstone (lib/debuginfo/x86insn.c, under lib/debuginfo/disasm.c: the instructions that leave
 # a traced function, and lib/debuginfo/insnflow.c: where a line probe goes) for
 # lp-trace alone.
@@ -153,6 +166,11 @@ $(O)/bin/%: bin/%.c $(O)/liblp.a $(O)/flags
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) $< $(O)/liblp.a $(LP_LDLIBS) -o $@
+
+$(FILTER_PROGS): $(O)/bin/%: bin/%.c $(O)/liblp-filter.a $(O)/flags
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) $< $(O)/liblp-filter.a $(FILTER_LDLIBS) -o $@
 
 # Workloads with known truth.  Built with frame pointers (leaf ones too) and
 # no inlining surprises; a file may ask for other flags in a first-line

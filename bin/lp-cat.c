@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 
 	int npaths;
 	char **paths = lp_input_paths(argc, argv, optind, &npaths);
-	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.format);
+	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.format, NULL);
 	if (!readers)
 		return 1;
 

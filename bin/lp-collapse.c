@@ -13,9 +13,9 @@
 #include "stream/folded.h"
 #include "output/heatmap.h"
 #include "stream/inputs.h"
+#include "stream/resolve.h"
 #include "analysis/latency.h"
-#include "stream/lpframe.h"
-#include "stream/perfscript.h"
+#include "model/lpframe.h"
 #include "output/pprof.h"
 #include "model/profile.h"
 #include "output/speedscope.h"
@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum out_format {
 	FMT_FOLDED,
@@ -334,6 +335,28 @@ static void every(const struct options *o, struct lp_window *win, int64_t *next,
 	}
 }
 
+/* --inline's questions go to `lp-symbolize --addr2line`, which answers
+ * them with libdw (a filter links none): the one installed beside this
+ * program, else the one on PATH. */
+static struct lp_inline_coproc *inline_resolver(void)
+{
+	char self[4096], *prog = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash && asprintf(&prog, "%.*s/lp-symbolize", (int)(slash - self), self) > 0 &&
+		    access(prog, X_OK) < 0) {
+			free(prog);
+			prog = NULL;
+		}
+	}
+	char *argv[] = { prog ? prog : "lp-symbolize", "--addr2line", NULL };
+	struct lp_inline_coproc *c = lp_inline_coproc__new(argv);
+	free(prog);
+	return c;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .input = LP_INPUT_AUTO, .format = FMT_FOLDED, .rows = LP_HEATMAP_ROWS };
@@ -341,21 +364,26 @@ int main(int argc, char **argv)
 	lp_read_through_first_sigint();
 	parse_options(argc, argv, &o);
 
-	/* The parts of the script's options that change reading. */
-	struct lp_perfscript_opts po = {
-		.srcline = o.folded.srcline,
-		.inlines = o.inlines,
-		.context = o.context,
-		.carry = true,	/* inputs read as one, as the script reads them */
-		.event_filter = o.event_filter ? o.event_filter : "",
+	/* The parts of the script's options that change reading; inputs are
+	 * read as one, as the script reads them (a sample open at the end of
+	 * one goes on in the next). */
+	struct lp_carry carry = { 0 };
+	struct lp_inline_coproc *a2l = o.inlines ? inline_resolver() : NULL;
+	struct lp_input_opts io = {
+		.perf = {
+			.srcline = o.folded.srcline,
+			.inlines = a2l ? lp_inline_coproc__resolver(a2l) : NULL,
+			.context = o.context,
+			.event_filter = o.event_filter ? o.event_filter : "",
+		},
+		.carry = &carry,
 	};
-	lp_perfscript__set_default_opts(&po);
 
 	int npaths;
 	char **paths = lp_input_paths(argc, argv, optind, &npaths);
 
 	/* Open every input before writing anything. */
-	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.input);
+	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.input, &io);
 	if (!readers)
 		return 1;
 
@@ -385,10 +413,8 @@ int main(int argc, char **argv)
 		/* The first event is the first of all inputs, as when the
 		 * script reads them as one (a reader makes its perf script
 		 * parser when its first line comes). */
-		if (filt.event && !o.event_filter) {
-			po.event_filter = filt.event;
-			lp_perfscript__set_default_opts(&po);
-		}
+		if (filt.event && !o.event_filter)
+			io.perf.event_filter = filt.event;
 		lp_folded_units__input(&units);
 		while ((rc = lp_reader__next(r, &rec)) > 0) {
 			if (rec.kind == LP_REC_HEADER)
@@ -440,6 +466,8 @@ int main(int argc, char **argv)
 		readers[i] = NULL;
 	}
 	lp_free_inputs(readers, npaths);
+	lp_carry__fini(&carry);
+	lp_inline_coproc__free(a2l);
 
 	if (trace) {
 		if (!status && lp_tracejson__finish(trace) < 0)

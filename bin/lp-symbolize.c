@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "stream/inputs.h"
+#include "stream/resolve.h"
 #include "stream/stream.h"
+#include "debuginfo/addr2line.h"
 #include "debuginfo/symbolize.h"
 #include "base/util.h"
 
@@ -15,6 +17,7 @@ static void usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: lp-symbolize [-o FILE] [--inline] [--srcline] [--no-demangle] [FILE...]\n"
+		"   or: lp-symbolize --addr2line\n"
 		"\n"
 		"Symbolizes the raw user frames of lp streams (lp-record --raw) from\n"
 		"their binaries (FILE, or - for stdin, the default).\n"
@@ -23,11 +26,55 @@ static void usage(FILE *f, int status)
 		"      --inline       inlined functions as frames of their own\n"
 		"      --srcline      file:line of the frames\n"
 		"      --no-demangle  C++ and Rust names as the symbol table spells them\n"
+		"      --addr2line    answer lp-collapse --inline's questions on stdin\n"
 		"  -h, --help         show this help\n"
 		"      --version      show the version\n");
 	if (f == stdout)
 		lp_exit_stdout();
 	exit(status);
+}
+
+/* --addr2line: lp-collapse --inline's questions (stream/resolve.h), which
+ * a filter asks here so that it links no DWARF library, answered as
+ * binutils' addr2line -i -f -s -C and nm would. */
+struct a2l {
+	struct lp_addr2line *a;
+	struct lp_inline_entry *entries;
+	size_t cap;
+};
+
+static int a2l_lookup(void *ctx, const char *module, uint64_t addr,
+		      const struct lp_inline_entry **out)
+{
+	struct a2l *x = ctx;
+	const struct lp_a2l_entry *e;
+	int n = lp_addr2line__lookup(x->a, module, addr, &e);
+	if (n > 0 && (size_t)n > x->cap) {
+		x->cap = (size_t)n;
+		x->entries = lp_reallocarray(x->entries, x->cap, sizeof(*x->entries));
+	}
+	for (int i = 0; i < n; i++)
+		x->entries[i] = (struct lp_inline_entry){ e[i].func, e[i].loc };
+	*out = x->entries;
+	return n;
+}
+
+static int a2l_symbol(void *ctx, const char *module, const char *name, uint64_t *value)
+{
+	struct a2l *x = ctx;
+	return lp_addr2line__symbol(x->a, module, name, value);
+}
+
+static int addr2line_server(void)
+{
+	struct a2l x = { lp_addr2line__new(), NULL, 0 };
+	struct lp_inline_resolver res = { a2l_lookup, a2l_symbol, &x };
+	int rc = lp_inline_resolver__serve(&res, stdin, stdout);
+	lp_addr2line__free(x.a);
+	free(x.entries);
+	if (rc == -1)
+		lp_write_failed("stdout");
+	return rc < 0;
 }
 
 int main(int argc, char **argv)
@@ -37,12 +84,13 @@ int main(int argc, char **argv)
 		{ "inline", no_argument, NULL, 'I' },
 		{ "srcline", no_argument, NULL, 'S' },
 		{ "no-demangle", no_argument, NULL, 'D' },
+		{ "addr2line", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL;
-	bool inlines = false, srclines = false, demangle = true;
+	bool inlines = false, srclines = false, demangle = true, a2l = false;
 	int c, status = 0;
 
 	lp_init(argc, argv);
@@ -53,15 +101,22 @@ int main(int argc, char **argv)
 		case 'I': inlines = true; break;
 		case 'S': srclines = true; break;
 		case 'D': demangle = false; break;
+		case 'A': a2l = true; break;
 		case 'h': usage(stdout, 0); break;
 		case 'V': lp_print_version();
 		default: usage(stderr, 2);
 		}
 	}
 
+	if (a2l) {
+		if (optind < argc)
+			usage(stderr, 2);
+		return addr2line_server();
+	}
+
 	int npaths;
 	char **paths = lp_input_paths(argc, argv, optind, &npaths);
-	struct lp_reader **readers = lp_open_inputs(paths, npaths, LP_INPUT_LP);
+	struct lp_reader **readers = lp_open_inputs(paths, npaths, LP_INPUT_LP, NULL);
 	if (!readers)
 		return 1;
 

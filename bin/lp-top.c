@@ -401,7 +401,7 @@ int main(int argc, char **argv)
 	char **paths = lp_input_paths(argc, argv, optind, &npaths);
 	/* Static: readers blocked on a pipe are left to exit(), still in use */
 	static struct lp_reader **readers;
-	readers = lp_open_inputs(paths, npaths, o.format);
+	readers = lp_open_inputs(paths, npaths, o.format, NULL);
 	if (!readers)
 		return 1;
 

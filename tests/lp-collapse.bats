@@ -95,6 +95,47 @@ two_samples() {
 	[ "$output" = "inl;work 3" ]
 }
 
+@test "--inline asks lp-symbolize --addr2line, which answers as binutils' addr2line and nm do" {
+	require_cmd addr2line
+	require_cmd nm
+	cc -O2 -g -o "$T/inl" "$FIXTURES/collapse/inline.c"
+	read -r start < <(nm "$T/inl" | awk '$3 == "work" { print $1 }')
+	# every address of work(): the answer addr2line gives, line for line
+	n=$(nm -S "$T/inl" | awk '$4 == "work" { print $2 }')
+	for ((i = 0; i < 0x$n; i += 3)); do
+		a=$(printf '%x' $((0x$start + i)))
+		printf 'a\t%s\t0x%s\n' "$T/inl" "$a" >>"$T/q"
+		addr2line -a "$a" -e "$T/inl" -i -f -s -C | tail -n +2 | paste - - >"$T/one"
+		{ wc -l <"$T/one"; sed 's/ (discriminator [0-9]*)$//' "$T/one"; } >>"$T/want"
+	done
+	# nm's value of a symbol, and a symbol and a module that are not there
+	printf 's\t%s\twork\n' "$T/inl" >>"$T/q"
+	printf '0x%x\n' $((0x$start)) >>"$T/want"
+	printf 's\t%s\tno_such_symbol\n' "$T/inl" >>"$T/q"
+	echo - >>"$T/want"
+	printf 'a\t%s\t0x1000\n' "$T/gone" >>"$T/q"
+	echo -1 >>"$T/want"
+	run -0 --separate-stderr lp-symbolize --addr2line <"$T/q"
+	[ "$output" = "$(cat "$T/want")" ]
+	[ "$(grep -c $'\t' <<<"$output")" -gt "$((0x$n / 3))" ]
+	# a question it cannot read: said, exit 1
+	run -1 --separate-stderr lp-symbolize --addr2line <<<"x y"
+	[ "$stderr" = "lp-symbolize: <stdin>: a question is 'a<TAB>MODULE<TAB>ADDR' or 's<TAB>MODULE<TAB>NAME', not 'x y'" ]
+}
+
+@test "--inline without an lp-symbolize to ask: said, exit 1, no output; without --inline none is needed" {
+	mkdir "$T/bin"
+	cp "$LP_BUILD/bin/lp-collapse" "$T/bin/"
+	two_samples >"$T/p"
+	PATH=$T/bin:/usr/bin:/bin run -1 --separate-stderr lp-collapse --inline -o "$T/out" "$T/p"
+	[ -z "$output" ]
+	[ ! -e "$T/out" ]
+	grep -qx "lp-collapse: --inline: cannot run lp-symbolize: No such file or directory" <<<"$stderr"
+	grep -qx "lp-collapse: --inline: lp-symbolize stopped answering (exit status 127)" <<<"$stderr"
+	PATH=$T/bin:/usr/bin:/bin run -0 lp-collapse "$T/p"
+	[ "$output" = "app;main;leaf 200" ]
+}
+
 @test "a missing input: exit 1, named, no output file created" {
 	run --separate-stderr lp-collapse -o "$T/out" "$T/nope.txt"
 	[ "$status" -eq 1 ]

@@ -7,10 +7,10 @@
 
 #include "analysis/diff.h"
 #include "stream/folded.h"
-#include "stream/lpframe.h"
-#include "stream/perfscript.h"
+#include "model/lpframe.h"
 #include "model/profile.h"
 #include "stream/stream.h"
+#include "base/hashmap.h"
 #include "base/util.h"
 
 /* What a side's stream headers and samples say about how it was recorded.
@@ -184,12 +184,13 @@ static int keep_group(const struct lp_diff *d, int side, const struct lp_sample 
 static int read_input(struct lp_diff *d, const char *path, int mask)
 {
 	/* What stackcollapse-perf.pl decides while reading perf script. */
-	struct lp_perfscript_opts po = {
-		.srcline = d->opts.folded && d->opts.folded->srcline,
-		.event_filter = d->opts.event_filter ? d->opts.event_filter : "",
+	struct lp_input_opts io = {
+		.perf = {
+			.srcline = d->opts.folded && d->opts.folded->srcline,
+			.event_filter = d->opts.event_filter ? d->opts.event_filter : "",
+		},
 	};
-	lp_perfscript__set_default_opts(&po);
-	struct lp_reader *r = lp_reader__open(path, d->opts.input_format);
+	struct lp_reader *r = lp_reader__open_opts(path, d->opts.input_format, &io);
 	if (!r)
 		return -1;
 	for (int side = 0; side < 2; side++) {
@@ -496,7 +497,6 @@ int lp_diff_adjust__parse(const char *name)
 struct fn {
 	const char *name;
 	size_t len;
-	uint64_t hash;
 	size_t stamp;		/* the last stack that counted this function's total */
 	double self[2], total[2];
 	double dself, dtotal, p;
@@ -505,34 +505,16 @@ struct fn {
 struct fntab {
 	struct fn *v;
 	size_t n, cap;
-	size_t *slots;		/* index + 1 into v; 0 empty */
-	size_t nslots;
+	struct lp_hashmap map;	/* hash of the name -> index + 1 into v */
 };
-
-static void fntab_grow(struct fntab *t)
-{
-	size_t ns = t->nslots ? t->nslots * 2 : 1024;
-	size_t *slots = lp_calloc(ns, sizeof(*slots));
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = t->v[i].hash & (ns - 1);
-		while (slots[j])
-			j = (j + 1) & (ns - 1);
-		slots[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = ns;
-}
 
 static struct fn *fntab_get(struct fntab *t, const char *name, size_t len)
 {
-	if (2 * (t->n + 1) > t->nslots)
-		fntab_grow(t);
-	uint64_t h = lp_hash_bytes(LP_HASH_INIT, name, len);
-	size_t j = h & (t->nslots - 1);
-	for (; t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
-		struct fn *f = &t->v[t->slots[j] - 1];
-		if (f->hash == h && f->len == len && !memcmp(f->name, name, len))
+	uint64_t h = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, name, len));
+	void *v;
+	for (size_t pos = 0; (v = lp_hashmap__next(&t->map, h, &pos));) {
+		struct fn *f = &t->v[(uintptr_t)v - 1];
+		if (f->len == len && !memcmp(f->name, name, len))
 			return f;
 	}
 	if (t->n == t->cap) {
@@ -543,8 +525,7 @@ static struct fn *fntab_get(struct fntab *t, const char *name, size_t len)
 	memset(f, 0, sizeof(*f));
 	f->name = name;
 	f->len = len;
-	f->hash = h;
-	t->slots[j] = ++t->n;
+	lp_hashmap__add(&t->map, h, (void *)(uintptr_t)++t->n);
 	return f;
 }
 
@@ -692,6 +673,7 @@ int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_rep
 
 	/* Folded sides' counts are their weights; the others' are in counts. */
 	struct fntab t = { 0 };
+	lp_hashmap__init(&t.map);
 	size_t stamp = 0;
 	int counted = (d->side[0].counted ? 1 : 0) | (d->side[1].counted ? 2 : 0);
 	count_functions(&t, d->weights, 3 & ~counted, &stamp);
@@ -763,6 +745,6 @@ int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_rep
 	free(rows);
 	free(p);
 	free(t.v);
-	free(t.slots);
+	lp_hashmap__fini(&t.map);
 	return ferror(out) ? -1 : 0;
 }

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/hashmap.h"
 #include "base/util.h"
 
 /* --- records copied out of a reader ------------------------------------ */
@@ -438,7 +439,6 @@ static int64_t span_end(const struct item *it)
 }
 
 struct thr {
-	struct thr *next;
 	int32_t pid, tid;
 	struct deque samples, spans;
 	int64_t max_span_ns;	/* the longest span kept (since the thread was seen) */
@@ -449,75 +449,45 @@ struct state {
 	struct lp_join_stats *st;
 	struct lp_writer *w;
 	FILE *out;
-	struct thr **buckets;
-	size_t nbuckets, nthreads;
+	struct lp_hashmap threads;	/* thr_key -> struct thr */
+	struct thr **sweep;		/* sweep_all's list of them */
+	size_t sweep_cap;
 	int64_t span_mark;	/* newest span end read */
 	int64_t sample_mark;	/* newest sample time read */
 	size_t held, kept;	/* samples held, spans kept */
 	/* Flags, not INT64_MAX marks: a span may end at INT64_MAX itself. */
 	bool samples_done, spans_done;
 	struct lp_attrs_buf ab;
-	char *tmp;
-	size_t tmpcap;
 	char *headers[16];
 	size_t nheaders;
 };
 
 /* Threads are keyed by tid alone: a tid is unique on a host, and `perf
  * script` prints only the tid by default.  encloses() checks the pid (when
- * both sides know it) and the host. */
-static size_t thr_hash(int32_t pid, int32_t tid, size_t n)
+ * both sides know it) and the host.  The key is the tid itself, never 0. */
+static uint64_t thr_key(int32_t tid)
 {
-	(void)pid;
-	uint64_t k = (uint32_t)tid;
-	k *= 0x9e3779b97f4a7c15ULL;
-	return (size_t)(k >> 32) & (n - 1);
+	return (uint64_t)(uint32_t)tid | 1ULL << 32;
 }
 
 static struct thr *thr_get(struct state *s, int32_t pid, int32_t tid, bool create)
 {
-	size_t b = thr_hash(pid, tid, s->nbuckets);
-	for (struct thr *t = s->buckets[b]; t; t = t->next)
-		if (t->tid == tid)
-			return t;
-	if (!create)
-		return NULL;
-	if (s->nthreads >= s->nbuckets) {
-		size_t nb = s->nbuckets * 2;
-		struct thr **nbk = lp_calloc(nb, sizeof(*nbk));
-		for (size_t i = 0; i < s->nbuckets; i++) {
-			struct thr *t = s->buckets[i], *next;
-			for (; t; t = next) {
-				next = t->next;
-				size_t h = thr_hash(t->pid, t->tid, nb);
-				t->next = nbk[h];
-				nbk[h] = t;
-			}
-		}
-		free(s->buckets);
-		s->buckets = nbk;
-		s->nbuckets = nb;
-		b = thr_hash(pid, tid, nb);
-	}
-	struct thr *t = lp_calloc(1, sizeof(*t));
+	struct thr *t = lp_hashmap__get(&s->threads, thr_key(tid));
+	if (t || !create)
+		return t;
+	t = lp_calloc(1, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
-	t->next = s->buckets[b];
-	s->buckets[b] = t;
-	s->nthreads++;
+	lp_hashmap__put(&s->threads, thr_key(tid), t);
 	return t;
 }
 
 static void thr_remove(struct state *s, struct thr *t)
 {
-	struct thr **pp = &s->buckets[thr_hash(t->pid, t->tid, s->nbuckets)];
-	while (*pp != t)
-		pp = &(*pp)->next;
-	*pp = t->next;
+	lp_hashmap__del(&s->threads, thr_key(t->tid));
 	free(t->samples.v);
 	free(t->spans.v);
 	free(t);
-	s->nthreads--;
 }
 
 /* --- joining -------------------------------------------------------------- */
@@ -592,62 +562,6 @@ static void out_failed(struct state *s)
 	lp_write_failed(s->o->output && strcmp(s->o->output, "-") ? s->o->output : "stdout");
 }
 
-static void abuf_raw(struct lp_attrs_buf *b, const char *text, size_t len)
-{
-	if (b->cap < len + 1) {
-		b->cap = len + 64;
-		b->text = lp_realloc(b->text, b->cap);
-	}
-	memcpy(b->text, text, len);
-	b->text[len] = '\0';
-	b->len = len;
-}
-
-static char *abuf_room(struct lp_attrs_buf *b, size_t more)
-{
-	if (b->len + more + 1 > b->cap) {
-		b->cap = (b->len + more + 1) * 2;
-		b->text = lp_realloc(b->text, b->cap);
-	}
-	return b->text + b->len;
-}
-
-/* What lp_attrs_buf__add(b, key, digits of v) writes (digits need no
- * escaping), without formatting and measuring the number twice. */
-static void add_num(struct lp_attrs_buf *b, const char *key, size_t klen, int64_t v)
-{
-	char num[24], *p = num + sizeof(num);
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-	do
-		*--p = '0' + u % 10;
-	while (u /= 10);
-	if (v < 0)
-		*--p = '-';
-	size_t n = num + sizeof(num) - p;
-	char *d = abuf_room(b, 1 + klen + 1 + n), *d0 = d;
-	if (b->len)
-		*d++ = '\t';
-	memcpy(d, key, klen);
-	d += klen;
-	*d++ = '=';
-	memcpy(d, p, n);
-	d += n;
-	*d = '\0';
-	b->len += d - d0;
-}
-
-/* A value that unescapes and escapes back to itself: no backslash and no
- * byte that lp_escape rewrites. */
-static bool verbatim(const char *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = v[i];
-		if (c < 0x20 || c == '\\' || c == 0x7f)
-			return false;
-	}
-	return true;
-}
-
 /* span=PROBE span_start=NS span_end=NS span_depth=N and the span's own
  * captured values as span.KEY=VALUE; the i-th enclosing span outwards (from
  * 1, --all-spans) as spanI=, spanI_start=, ..., spanI.KEY=. */
@@ -659,58 +573,26 @@ static void add_span(struct state *s, const struct item *span, size_t i)
 		char key[64];
 		snprintf(pfx, sizeof(pfx), "span%zu", i);
 		lp_attrs_buf__add(&s->ab, pfx, sp->probe);
-		add_num(&s->ab, key, snprintf(key, sizeof(key), "%s_start", pfx), sp->start_ns);
-		add_num(&s->ab, key, snprintf(key, sizeof(key), "%s_end", pfx), sp->end_ns);
-		add_num(&s->ab, key, snprintf(key, sizeof(key), "%s_depth", pfx), sp->depth);
+		lp_attrs_buf__add_i64(&s->ab, key, snprintf(key, sizeof(key), "%s_start", pfx),
+				      sp->start_ns);
+		lp_attrs_buf__add_i64(&s->ab, key, snprintf(key, sizeof(key), "%s_end", pfx),
+				      sp->end_ns);
+		lp_attrs_buf__add_i64(&s->ab, key, snprintf(key, sizeof(key), "%s_depth", pfx),
+				      sp->depth);
 	} else {
 		/* The common case, without formatting keys. */
 		strcpy(pfx, "span");
 		lp_attrs_buf__add(&s->ab, "span", sp->probe);
-		add_num(&s->ab, "span_start", strlen("span_start"), sp->start_ns);
-		add_num(&s->ab, "span_end", strlen("span_end"), sp->end_ns);
-		add_num(&s->ab, "span_depth", strlen("span_depth"), sp->depth);
+		lp_attrs_buf__add_i64(&s->ab, "span_start", strlen("span_start"), sp->start_ns);
+		lp_attrs_buf__add_i64(&s->ab, "span_end", strlen("span_end"), sp->end_ns);
+		lp_attrs_buf__add_i64(&s->ab, "span_depth", strlen("span_depth"), sp->depth);
 	}
-	const char *p = sp->attrs.text, *end = p + sp->attrs.len;
-	size_t plen = strlen(pfx);
-	while (p < end) {
-		const char *f = p;
-		while (p < end && *p != '\t')
-			p++;
-		const char *eq = memchr(f, '=', p - f);
-		if (eq && eq > f && verbatim(eq + 1, p - eq - 1)) {
-			/* "PFX.KEY=VALUE" as it was written */
-			size_t flen = p - f;
-			char *d = abuf_room(&s->ab, 1 + plen + 1 + flen), *d0 = d;
-			if (s->ab.len)
-				*d++ = '\t';
-			memcpy(d, pfx, plen);
-			d += plen;
-			*d++ = '.';
-			memcpy(d, f, flen);
-			d += flen;
-			*d = '\0';
-			s->ab.len += d - d0;
-		} else if (eq && eq > f) {
-			size_t klen = eq - f, vlen = p - eq - 1;
-			size_t need = strlen(pfx) + 1 + klen + 1 + vlen + 1;
-			if (need > s->tmpcap) {
-				s->tmpcap = need * 2;
-				s->tmp = lp_realloc(s->tmp, s->tmpcap);
-			}
-			char *k = s->tmp;
-			size_t n = strlen(pfx);
-			memcpy(k, pfx, n);
-			k[n++] = '.';
-			memcpy(k + n, f, klen);
-			k[n + klen] = '\0';
-			char *v = k + n + klen + 1;
-			memcpy(v, eq + 1, vlen);
-			v[lp_unescape(v, v, vlen)] = '\0';
-			lp_attrs_buf__add(&s->ab, k, v);
-		}
-		if (p < end)
-			p++;
-	}
+	/* a field without a key is no value to carry */
+	struct lp_attrs_iter at = LP_ATTRS_ITER(&sp->attrs);
+	struct lp_attr a;
+	while (lp_attrs__next(&at, &a))
+		if (a.value && a.key_len)
+			lp_attrs_buf__add_attr(&s->ab, pfx, &a);
 }
 
 static void release(struct state *s, struct item *it)
@@ -718,7 +600,7 @@ static void release(struct state *s, struct item *it)
 	struct lp_sample smp = it->rec.sample;
 	size_t n = s->o->all_spans ? it->nall : (it->best != NULL);
 	if (n) {
-		abuf_raw(&s->ab, smp.attrs.text, smp.attrs.len);
+		lp_attrs_buf__set(&s->ab, &smp.attrs);
 		if (s->o->all_spans) {
 			for (size_t i = 0; i < it->nall; i++)
 				add_span(s, it->all[i], i);
@@ -731,14 +613,7 @@ static void release(struct state *s, struct item *it)
 			it->best->joined = lp_malloc(it->best->joined_len);
 			memcpy(it->best->joined, s->ab.text + from, it->best->joined_len);
 		} else {
-			const struct item *sp = it->best;
-			char *d = abuf_room(&s->ab, 1 + sp->joined_len), *d0 = d;
-			if (s->ab.len)
-				*d++ = '\t';
-			memcpy(d, sp->joined, sp->joined_len);
-			d += sp->joined_len;
-			*d = '\0';
-			s->ab.len += d - d0;
+			lp_attrs_buf__raw(&s->ab, it->best->joined, it->best->joined_len);
 		}
 		smp.attrs = lp_attrs_buf__attrs(&s->ab);
 		s->st->joined++;
@@ -793,13 +668,17 @@ static void thr_sweep(struct state *s, struct thr *t, int64_t rel, int64_t prune
 
 static void sweep_all(struct state *s, int64_t rel, int64_t prune)
 {
-	for (size_t b = 0; b < s->nbuckets; b++) {
-		struct thr *t = s->buckets[b], *next;
-		for (; t; t = next) {
-			next = t->next;
-			thr_sweep(s, t, rel, prune);
-		}
+	/* a list first: a sweep may remove its thread from the table */
+	size_t n = 0;
+	if (s->threads.count > s->sweep_cap) {
+		s->sweep_cap = s->threads.count * 2;
+		s->sweep = lp_reallocarray(s->sweep, s->sweep_cap, sizeof(*s->sweep));
 	}
+	for (size_t i = 0; i < s->threads.cap; i++)
+		if (s->threads.keys[i])
+			s->sweep[n++] = s->threads.values[i];
+	for (size_t i = 0; i < n; i++)
+		thr_sweep(s, s->sweep[i], rel, prune);
 }
 
 static void on_sample(struct state *s, struct item *it)
@@ -1192,8 +1071,8 @@ static void join_close(struct join *j, struct state *s, bool failed)
 	}
 	lp_writer__free(s->w);
 	lp_attrs_buf__free(&s->ab);
-	free(s->tmp);
-	free(s->buckets);
+	lp_hashmap__fini(&s->threads);
+	free(s->sweep);
 	for (size_t i = 0; i < s->nheaders; i++)
 		free(s->headers[i]);
 	pthread_mutex_destroy(&j->lock);
@@ -1223,8 +1102,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 		.span_mark = INT64_MIN, .sample_mark = INT64_MIN,
 	};
 	s.w = lp_writer__new(out);
-	s.nbuckets = 64;
-	s.buckets = lp_calloc(s.nbuckets, sizeof(*s.buckets));
+	lp_hashmap__init(&s.threads);
 	struct loop l = { .j = j, .smp = &j->in[0], .spn = &j->in[1], .last_rel = INT64_MIN };
 	l.files = !l.smp->live && !l.spn->live;
 	bool failed = false;	/* an input could not be read to its end */

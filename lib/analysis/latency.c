@@ -4,6 +4,7 @@
 #include <string.h>
 #include "analysis/latency.h"
 #include "analysis/selfcost.h"
+#include "base/hashmap.h"
 #include "base/util.h"
 
 struct probe {
@@ -16,8 +17,7 @@ struct probe {
 };
 
 struct lp_latency {
-	struct probe **slots;	/* open addressing by name */
-	size_t mask, count;
+	struct lp_hashmap probes;	/* hash of the name -> struct probe */
 	struct probe *last;	/* spans of one probe tend to come in runs */
 	uint64_t unfinished;
 	bool raw;
@@ -27,8 +27,7 @@ struct lp_latency *lp_latency__new(bool raw)
 {
 	struct lp_latency *l = lp_calloc(1, sizeof(*l));
 	l->raw = raw;
-	l->mask = 63;
-	l->slots = lp_calloc(l->mask + 1, sizeof(*l->slots));
+	lp_hashmap__init(&l->probes);
 	return l;
 }
 
@@ -36,34 +35,16 @@ void lp_latency__free(struct lp_latency *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i <= l->mask; i++) {
-		if (!l->slots[i])
+	for (size_t i = 0; i < l->probes.cap; i++) {
+		struct probe *p = l->probes.values[i];
+		if (!l->probes.keys[i])
 			continue;
-		free(l->slots[i]->name);
-		free(l->slots[i]->d);
-		free(l->slots[i]);
+		free(p->name);
+		free(p->d);
+		free(p);
 	}
-	free(l->slots);
+	lp_hashmap__fini(&l->probes);
 	free(l);
-}
-
-static void grow(struct lp_latency *l)
-{
-	size_t cap = (l->mask + 1) * 2;
-	struct probe **slots = lp_calloc(cap, sizeof(*slots));
-
-	for (size_t i = 0; i <= l->mask; i++) {
-		struct probe *p = l->slots[i];
-		if (!p)
-			continue;
-		size_t j = p->hash & (cap - 1);
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = p;
-	}
-	free(l->slots);
-	l->slots = slots;
-	l->mask = cap - 1;
 }
 
 static struct probe *probe_get(struct lp_latency *l, const char *name)
@@ -73,20 +54,15 @@ static struct probe *probe_get(struct lp_latency *l, const char *name)
 
 	if (l->last && l->last->len == len && memcmp(l->last->name, name, len) == 0)
 		return l->last;
-	h = lp_hash_bytes(LP_HASH_INIT, name, len);
-	size_t j = h & l->mask;
-	for (; l->slots[j]; j = (j + 1) & l->mask) {
-		struct probe *p = l->slots[j];
-		if (p->hash == h && p->len == len && memcmp(p->name, name, len) == 0)
+	h = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, name, len));
+	struct probe *p;
+	for (size_t pos = 0; (p = lp_hashmap__next(&l->probes, h, &pos));)
+		if (p->len == len && memcmp(p->name, name, len) == 0)
 			return l->last = p;
-	}
-	struct probe *p = lp_calloc(1, sizeof(*p));
+	p = lp_calloc(1, sizeof(*p));
 	p->name = lp_strndup(name, len);
 	p->len = len;
-	p->hash = h;
-	l->slots[j] = p;
-	if (++l->count * 4 > (l->mask + 1) * 3)
-		grow(l);
+	lp_hashmap__add(&l->probes, h, p);
 	return l->last = p;
 }
 
@@ -149,12 +125,12 @@ static int cmp_probe(const void *a, const void *b)
 /* The probes by name, each with its durations sorted. */
 static struct probe **sorted_probes(struct lp_latency *l)
 {
-	struct probe **v = lp_calloc(l->count + 1, sizeof(*v));
+	struct probe **v = lp_calloc(l->probes.count + 1, sizeof(*v));
 	size_t k = 0;
 
-	for (size_t i = 0; i <= l->mask; i++)
-		if (l->slots[i])
-			v[k++] = l->slots[i];
+	for (size_t i = 0; i < l->probes.cap; i++)
+		if (l->probes.keys[i])
+			v[k++] = l->probes.values[i];
 	if (k > 1)	/* qsort's array may not be NULL, even empty (UBSan) */
 		qsort(v, k, sizeof(*v), cmp_probe);
 	for (size_t i = 0; i < k; i++)

@@ -28,7 +28,7 @@
 
 #include "stream/frame.h"
 #include "base/hashmap.h"
-#include "stream/lpframe.h"
+#include "model/lpframe.h"
 #include "analysis/modes.h"
 #include "base/quantile.h"
 #include "analysis/selfcost.h"
@@ -108,7 +108,7 @@ struct group {
 	/* Sample weight by the thread state= of lp-record --mode wall. */
 	double state_weight[3];
 	/* Blocked weight by the function it blocked in (lp_stack__blocking_frame),
-	 * keyed by the name's hash: struct blocker chains. */
+	 * keyed by the name's hash: struct blocker (lp_hashmap__add). */
 	struct lp_hashmap blockers;
 	int64_t max_ns;
 	struct lp_quantile *lat;	/* live: this group's span durations */
@@ -323,19 +323,7 @@ static bool sample_span(struct split *s, const struct lp_sample *smp, char prefi
 		if (!attr_raw(&smp->attrs, prefix, strlen(prefix), &v, &n))
 			return false;
 		s->joined_samples += i == 0;
-		bool match = !s->o->probe;
-		if (!match) {
-			size_t plen = strlen(s->o->probe);
-			if (memchr(v, '\\', n)) {
-				char *u = lp_strndup(v, n);
-				u[lp_unescape(u, u, n)] = '\0';
-				match = !strcmp(u, s->o->probe);
-				free(u);
-			} else {
-				match = n == plen && !memcmp(v, s->o->probe, n);
-			}
-		}
-		if (!match)
+		if (s->o->probe && !lp_attrs__value_is(v, n, s->o->probe))
 			continue;
 		size_t plen = strlen(prefix);
 		memcpy(key, prefix, plen);
@@ -384,13 +372,7 @@ static void to_all(struct split *s, const struct lp_record *rec)
 
 static void with_group(struct split *s, const struct lp_attrs *a, const char *name)
 {
-	if (s->ab.cap < a->len + 1) {
-		s->ab.cap = a->len + 64;
-		s->ab.text = lp_realloc(s->ab.text, s->ab.cap);
-	}
-	memcpy(s->ab.text, a->text, a->len);
-	s->ab.len = a->len;
-	s->ab.text[a->len] = '\0';
+	lp_attrs_buf__set(&s->ab, a);
 	lp_attrs_buf__add(&s->ab, "group", name);
 }
 
@@ -401,7 +383,6 @@ enum { ST_BLOCKED = 2 };
 struct blocker {
 	char *name;
 	double weight;
-	struct blocker *next;	/* another name with the same hash */
 };
 
 static void add_blocked(struct split *s, struct group *g, const struct lp_stack *st,
@@ -410,9 +391,9 @@ static void add_blocked(struct split *s, struct group *g, const struct lp_stack 
 	const struct lp_frame *f = lp_stack__blocking_frame(st);
 	const char *name = f ? lp_frame__name(f, &s->name, &s->name_cap) : "[unknown]";
 	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, name, strlen(name)));
-	struct blocker *head = lp_hashmap__get(&g->blockers, key), *b;
+	struct blocker *b;
 
-	for (b = head; b; b = b->next)
+	for (size_t pos = 0; (b = lp_hashmap__next(&g->blockers, key, &pos));)
 		if (!strcmp(b->name, name))
 			break;
 	if (!b) {
@@ -422,8 +403,7 @@ static void add_blocked(struct split *s, struct group *g, const struct lp_stack 
 		for (char *c = b->name; *c; c++)
 			if ((unsigned char)*c < ' ')
 				*c = '?';
-		b->next = head;
-		lp_hashmap__put(&g->blockers, key, b);
+		lp_hashmap__add(&g->blockers, key, b);
 	}
 	b->weight += weight;
 }
@@ -443,17 +423,11 @@ static int blocker_cmp(const void *pa, const void *pb)
 static struct blocker **sorted_blockers(const struct group *g, size_t *n)
 {
 	struct blocker **v = lp_calloc(g->blockers.count ? g->blockers.count : 1, sizeof(*v));
-	size_t cap = g->blockers.count, len = 0;
+	size_t len = 0;
 
 	for (size_t i = 0; i < g->blockers.cap; i++)
 		if (g->blockers.keys[i])
-			for (struct blocker *b = g->blockers.values[i]; b; b = b->next) {
-				if (len == cap) {
-					cap = cap * 2 + 4;
-					v = lp_realloc(v, cap * sizeof(*v));
-				}
-				v[len++] = b;
-			}
+			v[len++] = g->blockers.values[i];
 	qsort(v, len, sizeof(*v), blocker_cmp);
 	*n = len;
 	return v;
@@ -462,12 +436,11 @@ static struct blocker **sorted_blockers(const struct group *g, size_t *n)
 static void free_blockers(struct group *g)
 {
 	for (size_t i = 0; i < g->blockers.cap; i++)
-		if (g->blockers.keys[i])
-			for (struct blocker *b = g->blockers.values[i], *next; b; b = next) {
-				next = b->next;
-				free(b->name);
-				free(b);
-			}
+		if (g->blockers.keys[i]) {
+			struct blocker *b = g->blockers.values[i];
+			free(b->name);
+			free(b);
+		}
 	lp_hashmap__fini(&g->blockers);
 }
 

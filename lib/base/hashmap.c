@@ -1,14 +1,13 @@
 /* hashmap.c - linear probing over a power-of-two table, kept at most 70%
- * full.  Keys are hashes already, so a multiplicative mix spreads them. */
+ * full (lp_hashmap__slot and __next are in the header). */
 #include "base/hashmap.h"
 #include "base/util.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
-static inline size_t slot_of(uint64_t key, size_t cap)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 17) & (cap - 1);
-}
+#define slot_of lp_hashmap__slot
 
 void lp_hashmap__init(struct lp_hashmap *m)
 {
@@ -27,6 +26,13 @@ void lp_hashmap__fini(struct lp_hashmap *m)
 	m->cap = m->count = 0;
 }
 
+void lp_hashmap__clear(struct lp_hashmap *m)
+{
+	memset(m->keys, 0, m->cap * sizeof(*m->keys));
+	memset(m->values, 0, m->cap * sizeof(*m->values));
+	m->count = 0;
+}
+
 void *lp_hashmap__get(const struct lp_hashmap *m, uint64_t key)
 {
 	size_t mask = m->cap - 1;
@@ -38,7 +44,8 @@ void *lp_hashmap__get(const struct lp_hashmap *m, uint64_t key)
 	}
 }
 
-static void grow(struct lp_hashmap *m)
+/* Twice the slots; multi: a map of __add, whose equal keys stay apart. */
+static void grow(struct lp_hashmap *m, bool multi)
 {
 	struct lp_hashmap bigger = {
 		.cap = m->cap * 2,
@@ -46,7 +53,9 @@ static void grow(struct lp_hashmap *m)
 		.values = lp_calloc(m->cap * 2, sizeof(void *)),
 	};
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->keys[i])
+		if (m->keys[i] && multi)
+			lp_hashmap__add(&bigger, m->keys[i], m->values[i]);
+		else if (m->keys[i])
 			lp_hashmap__put(&bigger, m->keys[i], m->values[i]);
 	lp_hashmap__fini(m);
 	*m = bigger;
@@ -55,7 +64,7 @@ static void grow(struct lp_hashmap *m)
 void *lp_hashmap__put(struct lp_hashmap *m, uint64_t key, void *value)
 {
 	if ((m->count + 1) * 10 > m->cap * 7)
-		grow(m);
+		grow(m, false);
 	size_t mask = m->cap - 1;
 	for (size_t i = slot_of(key, m->cap);; i = (i + 1) & mask) {
 		if (m->keys[i] == key) {
@@ -70,4 +79,44 @@ void *lp_hashmap__put(struct lp_hashmap *m, uint64_t key, void *value)
 			return NULL;
 		}
 	}
+}
+
+void lp_hashmap__add(struct lp_hashmap *m, uint64_t key, void *value)
+{
+	if ((m->count + 1) * 10 > m->cap * 7)
+		grow(m, true);
+	size_t mask = m->cap - 1, i = slot_of(key, m->cap);
+	while (m->keys[i])
+		i = (i + 1) & mask;
+	m->keys[i] = key;
+	m->values[i] = value;
+	m->count++;
+}
+
+void *lp_hashmap__del(struct lp_hashmap *m, uint64_t key)
+{
+	size_t mask = m->cap - 1, i = slot_of(key, m->cap);
+	while (m->keys[i] != key) {
+		if (!m->keys[i])
+			return NULL;
+		i = (i + 1) & mask;
+	}
+	void *old = m->values[i];
+	/* Linear probing without tombstones: each later key of the run that
+	 * could live in the hole moves into it (Knuth's algorithm R). */
+	for (size_t j = i;;) {
+		j = (j + 1) & mask;
+		if (!m->keys[j])
+			break;
+		size_t k = slot_of(m->keys[j], m->cap);
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		m->keys[i] = m->keys[j];
+		m->values[i] = m->values[j];
+		i = j;
+	}
+	m->keys[i] = 0;
+	m->values[i] = NULL;
+	m->count--;
+	return old;
 }

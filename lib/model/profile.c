@@ -1,5 +1,6 @@
 /* profile.c - distinct folded stacks and their summed weights.  Keyed by a
- * hash of the stack text, with a chain for the (64-bit) collisions. */
+ * hash of the stack text; a (64-bit) collision is another value under the
+ * same key (lp_hashmap__add). */
 #include "model/profile.h"
 #include "base/hashmap.h"
 #include "base/util.h"
@@ -9,7 +10,6 @@
 
 struct entry {
 	struct lp_profile_entry pub;
-	struct entry *next;	/* same hash, different text */
 };
 
 struct lp_profile {
@@ -45,8 +45,8 @@ void lp_profile__add(struct lp_profile *p, const char *stack, size_t len,
 		     const char *kinds, int side, double weight)
 {
 	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, stack, len));
-	struct entry *head = lp_hashmap__get(&p->map, key), *e;
-	for (e = head; e; e = e->next)
+	struct entry *e;
+	for (size_t pos = 0; (e = lp_hashmap__next(&p->map, key, &pos));)
 		if (e->pub.len == len && !memcmp(e->pub.stack, stack, len))
 			break;
 	if (!e) {
@@ -59,8 +59,7 @@ void lp_profile__add(struct lp_profile *p, const char *stack, size_t len,
 				nframes += stack[i] == ';';
 			e->pub.kinds = lp_strndup(kinds, len ? nframes : 0);
 		}
-		e->next = head;
-		lp_hashmap__put(&p->map, key, e);
+		lp_hashmap__add(&p->map, key, e);
 		if (p->count == p->cap) {
 			p->cap = p->cap ? 2 * p->cap : 1024;
 			p->all = lp_reallocarray(p->all, p->cap, sizeof(*p->all));

@@ -2,62 +2,44 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/hashmap.h"
 #include "base/json.h"
 #include "output/speedscope.h"
 #include "base/util.h"
 
 #define SCHEMA_URL "https://www.speedscope.app/file-format-schema.json"
 
-/* Frame names -> index in shared.frames: open addressing on the names as
- * they sit inside the profile's stack strings (no copies). */
-struct frame_slot {
-	const char *name;	/* NULL: empty slot */
-	uint32_t len, index;
-	uint64_t hash;
+/* Frame names -> index in shared.frames, the names as they sit inside the
+ * profile's stack strings (no copies). */
+struct frame_name {
+	const char *name;
+	size_t len;
 };
 
 struct frame_table {
-	struct frame_slot *slots;
-	size_t mask, count;
+	struct lp_hashmap map;		/* hash of the name -> index + 1 */
+	struct frame_name *names;
+	size_t count, cap;
 };
-
-static void table_grow(struct frame_table *t)
-{
-	size_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
-	struct frame_slot *slots = lp_calloc(cap, sizeof(*slots));
-
-	for (size_t i = 0; t->slots && i <= t->mask; i++) {
-		struct frame_slot *s = &t->slots[i];
-		if (!s->name)
-			continue;
-		size_t j = s->hash & (cap - 1);
-		while (slots[j].name)
-			j = (j + 1) & (cap - 1);
-		slots[j] = *s;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->mask = cap - 1;
-}
 
 /* Index of name; *added tells whether it is new (and gets index count). */
 static uint32_t table_intern(struct frame_table *t, const char *name, size_t len, int *added)
 {
-	uint64_t h = lp_hash_bytes(LP_HASH_INIT, name, len);
-
-	if (!t->slots || (t->count + 1) * 4 > (t->mask + 1) * 3)
-		table_grow(t);
-	size_t j = h & t->mask;
-	for (;; j = (j + 1) & t->mask) {
-		struct frame_slot *s = &t->slots[j];
-		if (!s->name)
-			break;
-		if (s->hash == h && s->len == len && memcmp(s->name, name, len) == 0) {
+	uint64_t h = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, name, len));
+	void *v;
+	for (size_t pos = 0; (v = lp_hashmap__next(&t->map, h, &pos));) {
+		const struct frame_name *f = &t->names[(uintptr_t)v - 1];
+		if (f->len == len && memcmp(f->name, name, len) == 0) {
 			*added = 0;
-			return s->index;
+			return (uint32_t)((uintptr_t)v - 1);
 		}
 	}
-	t->slots[j] = (struct frame_slot){ name, (uint32_t)len, (uint32_t)t->count, h };
+	if (t->count == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		t->names = lp_reallocarray(t->names, t->cap, sizeof(*t->names));
+	}
+	t->names[t->count] = (struct frame_name){ name, len };
+	lp_hashmap__add(&t->map, h, (void *)(uintptr_t)(t->count + 1));
 	*added = 1;
 	return (uint32_t)t->count++;
 }
@@ -80,6 +62,7 @@ int lp_speedscope__write(FILE *out, struct lp_profile *p,
 	const char *unit = opts && opts->unit ? opts->unit : "none";
 	int side = opts ? opts->side : 0;
 	struct frame_table t = { 0 };
+	lp_hashmap__init(&t.map);
 	size_t n, nsamples = 0;
 	const struct lp_profile_entry *const *e = lp_profile__sorted(p, &n);
 	double total = 0;
@@ -144,6 +127,7 @@ int lp_speedscope__write(FILE *out, struct lp_profile *p,
 		lp_json__number(out, e[i]->weight[side]);
 	}
 	fputs("]}]}\n", out);
-	free(t.slots);
+	lp_hashmap__fini(&t.map);
+	free(t.names);
 	return ferror(out) ? -1 : 0;
 }

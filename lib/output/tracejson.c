@@ -5,6 +5,7 @@
 #include <string.h>
 #include "base/json.h"
 #include "output/tracejson.h"
+#include "base/hashmap.h"
 #include "base/util.h"
 
 /* Stack-frame tree: node = (parent node, frame).  Node ids start at 1 (0 is
@@ -20,12 +21,10 @@ struct lp_tracejson {
 	uint64_t nevents, untimed;
 	struct node *nodes;		/* [0] unused */
 	size_t nnodes, capnodes;
-	uint32_t *node_slots;		/* hash of (parent, frame_id) -> node */
-	size_t node_mask;
+	struct lp_hashmap node_map;	/* hash of (parent, frame_id) -> node */
 	char *arena;
 	size_t arena_len, arena_cap;
-	uint64_t *threads;		/* named (pid, tid) pairs, 0 = empty */
-	size_t thread_mask, nthreads;
+	struct lp_hashmap threads;	/* named (pid, tid) pairs */
 	char *other;			/* the first header's attributes */
 	size_t other_len;
 	int have_header;
@@ -41,10 +40,8 @@ struct lp_tracejson *lp_tracejson__new(FILE *out)
 	t->nnodes = 1;
 	t->capnodes = 1024;
 	t->nodes = lp_calloc(t->capnodes, sizeof(*t->nodes));
-	t->node_mask = 2047;
-	t->node_slots = lp_calloc(t->node_mask + 1, sizeof(*t->node_slots));
-	t->thread_mask = 63;
-	t->threads = lp_calloc(t->thread_mask + 1, sizeof(*t->threads));
+	lp_hashmap__init(&t->node_map);
+	lp_hashmap__init(&t->threads);
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
 	return t;
 }
@@ -54,9 +51,9 @@ void lp_tracejson__free(struct lp_tracejson *t)
 	if (!t)
 		return;
 	free(t->nodes);
-	free(t->node_slots);
+	lp_hashmap__fini(&t->node_map);
 	free(t->arena);
-	free(t->threads);
+	lp_hashmap__fini(&t->threads);
 	free(t->other);
 	free(t->buf);
 	free(t);
@@ -81,26 +78,12 @@ static uint32_t arena_add(struct lp_tracejson *t, const char *s, size_t len)
 	return off;
 }
 
+/* frame_id is a hash already: mixing the parent in is enough (the map's
+ * slot multiplies again). */
 static uint64_t node_hash(uint32_t parent, uint64_t frame_id)
 {
-	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &parent, sizeof(parent));
-	return lp_hash_bytes(h, &frame_id, sizeof(frame_id));
-}
-
-static void nodes_rehash(struct lp_tracejson *t)
-{
-	size_t cap = (t->node_mask + 1) * 2;
-	uint32_t *slots = lp_calloc(cap, sizeof(*slots));
-
-	for (size_t i = 1; i < t->nnodes; i++) {
-		size_t j = node_hash(t->nodes[i].parent, t->nodes[i].frame_id) & (cap - 1);
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = (uint32_t)i;
-	}
-	free(t->node_slots);
-	t->node_slots = slots;
-	t->node_mask = cap - 1;
+	uint64_t h = frame_id ^ ((uint64_t)parent + 1) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
 }
 
 static void frame_name(struct lp_tracejson *t, const struct lp_frame *f,
@@ -130,12 +113,12 @@ static void frame_name(struct lp_tracejson *t, const struct lp_frame *f,
 /* The node of frame f under parent, made on first sight. */
 static uint32_t node_get(struct lp_tracejson *t, uint32_t parent, const struct lp_frame *f)
 {
-	size_t j = node_hash(parent, f->id) & t->node_mask;
-
-	for (; t->node_slots[j]; j = (j + 1) & t->node_mask) {
-		const struct node *n = &t->nodes[t->node_slots[j]];
+	uint64_t h = lp_hashmap__key(node_hash(parent, f->id));
+	void *v;
+	for (size_t pos = 0; (v = lp_hashmap__next(&t->node_map, h, &pos));) {
+		const struct node *n = &t->nodes[(uintptr_t)v];
 		if (n->parent == parent && n->frame_id == f->id)
-			return t->node_slots[j];
+			return (uint32_t)(uintptr_t)v;
 	}
 	if (t->nnodes == t->capnodes) {
 		t->capnodes *= 2;
@@ -146,9 +129,7 @@ static uint32_t node_get(struct lp_tracejson *t, uint32_t parent, const struct l
 	n->parent = parent;
 	n->frame_id = f->id;
 	frame_name(t, f, &n->name, &n->category);
-	t->node_slots[j] = id;
-	if (t->nnodes * 4 > (t->node_mask + 1) * 3)
-		nodes_rehash(t);
+	lp_hashmap__add(&t->node_map, h, (void *)(uintptr_t)id);	/* ids start at 1 */
 	return id;
 }
 
@@ -188,63 +169,38 @@ static int is_json_integer(const char *s, size_t n)
  * integers stay numbers. */
 static void put_attrs(struct lp_tracejson *t, const char *text, size_t len, int *first)
 {
-	const char *p = text, *end = text + len;
-
-	while (p < end) {
-		const char *tab = memchr(p, '\t', end - p);
-		const char *fe = tab ? tab : end;
-		while (p < fe && *p == ' ')
-			p++;
-		const char *eq = memchr(p, '=', fe - p);
-		if (eq && eq > p) {
-			size_t vlen = fe - eq - 1;
-			if (vlen + 1 > t->buf_cap) {
-				t->buf_cap = (vlen + 1) * 2;
-				t->buf = lp_realloc(t->buf, t->buf_cap);
-			}
-			size_t n = lp_unescape(t->buf, eq + 1, vlen);
-			if (!*first)
-				putc_unlocked(',', t->out);
-			*first = 0;
-			lp_json__string(t->out, p, eq - p);
-			putc_unlocked(':', t->out);
-			if (is_json_integer(t->buf, n))
-				fwrite(t->buf, 1, n, t->out);
-			else
-				lp_json__string(t->out, t->buf, n);
-		}
-		p = tab ? tab + 1 : end;
+	struct lp_attrs_iter it = { text, text + len };
+	struct lp_attr a;
+	while (lp_attrs__next(&it, &a)) {
+		const char *k = a.key;
+		size_t klen = a.key_len;
+		while (klen && *k == ' ')
+			k++, klen--;
+		if (!a.value || !klen)
+			continue;
+		size_t n;
+		const char *v = lp_attr__value(&a, &t->buf, &t->buf_cap, &n);
+		if (!*first)
+			putc_unlocked(',', t->out);
+		*first = 0;
+		lp_json__string(t->out, k, klen);
+		putc_unlocked(':', t->out);
+		if (is_json_integer(v, n))
+			fwrite(v, 1, n, t->out);
+		else
+			lp_json__string(t->out, v, n);
 	}
 }
 
 /* A "thread_name" metadata event the first time a thread shows its comm. */
 static void name_thread(struct lp_tracejson *t, int32_t pid, int32_t tid, const char *comm)
 {
-	uint64_t key = ((uint64_t)(uint32_t)id_or_zero(pid) << 32 | (uint32_t)tid) + 1;
-	size_t j;
+	uint64_t key = lp_hashmap__key((uint64_t)(uint32_t)id_or_zero(pid) << 32 | (uint32_t)tid);
 
 	if (!comm || !*comm || tid == LP_ID_NONE)
 		return;
-	for (j = lp_hash_bytes(LP_HASH_INIT, &key, sizeof(key)) & t->thread_mask;
-	     t->threads[j]; j = (j + 1) & t->thread_mask)
-		if (t->threads[j] == key)
-			return;
-	t->threads[j] = key;
-	if (++t->nthreads * 2 > t->thread_mask + 1) {
-		size_t cap = (t->thread_mask + 1) * 2;
-		uint64_t *v = lp_calloc(cap, sizeof(*v));
-		for (size_t i = 0; i <= t->thread_mask; i++) {
-			if (!t->threads[i])
-				continue;
-			size_t k = lp_hash_bytes(LP_HASH_INIT, &t->threads[i], 8) & (cap - 1);
-			while (v[k])
-				k = (k + 1) & (cap - 1);
-			v[k] = t->threads[i];
-		}
-		free(t->threads);
-		t->threads = v;
-		t->thread_mask = cap - 1;
-	}
+	if (lp_hashmap__put(&t->threads, key, t))	/* any non-NULL value */
+		return;
 	event_open(t, "M", 0, pid, tid);
 	fputs(",\"name\":\"thread_name\",\"args\":{\"name\":", t->out);
 	lp_json__cstring(t->out, comm);

@@ -5,8 +5,10 @@
  * applied to it later. */
 #include "stream/folded.h"
 #include "stream/frame.h"
+#include "stream/attrs.h"
 #include "stream/perfscript.h"
 #include "model/profile.h"
+#include "base/hashmap.h"
 #include "base/util.h"
 
 #include <inttypes.h>
@@ -42,7 +44,7 @@ static ssize_t split_count(const char *line, size_t len, size_t *num)
 	return (ssize_t)(i - 1);
 }
 
-int lp_folded__sniff(const char *line, size_t len)
+static int lp_folded__sniff(const char *line, size_t len)
 {
 	size_t num;
 	while (len && line[len - 1] == '\r')
@@ -53,31 +55,35 @@ int lp_folded__sniff(const char *line, size_t len)
 	return sp > 0 && !lp_perfscript__sniff(line, len);
 }
 
-static char *scratch;
-static size_t scratch_cap;
-
 /* Stack text -> interned stack, so a line seen before costs one hash of its
- * text instead of the interning of every frame.  The entries outlive any
- * one dictionary: a hit counts only when the current dictionary holds the
- * same stack at the same address (compared by id and pointer, never read
- * through a pointer that may be stale). */
+ * text instead of the interning of every frame: direct-mapped and bounded
+ * (a new text takes its slot's place).  One per input, like its
+ * dictionary, so a stack found is always the current dictionary's. */
 struct stack_cache_ent {
-	uint64_t hash, id;
+	uint64_t hash;
 	char *text;
 	size_t len;
 	const struct lp_stack *stack;
 };
 #define STACK_CACHE_BITS 16
-static struct stack_cache_ent stack_cache[1u << STACK_CACHE_BITS];
 
-static const struct lp_stack *intern_stack(struct lp_dict *dict, const char *line,
-					   size_t slen);
+/* One input's decoder. */
+struct folded_dec {
+	struct lp_dict *dict;
+	struct stack_cache_ent *cache;	/* 1 << STACK_CACHE_BITS */
+	char *scratch;
+	size_t scratch_cap;
+	const struct lp_frame **fscratch;
+	size_t fscratch_cap;
+};
 
-static const struct lp_frame **fscratch;
-static size_t fscratch_cap;
+static const struct lp_stack *intern_stack(struct folded_dec *d, const char *line, size_t slen);
 
-int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
-		     struct lp_sample *out, const char **why)
+/* One folded line.  1: a sample in *out (frames of kind user, weight the
+ * count, which may be fractional); 0: a blank or '#' comment line; -1:
+ * malformed, *why says how. */
+static int parse(struct folded_dec *d, const char *line, size_t len, struct lp_sample *out,
+		 const char **why)
 {
 	if (len && line[len - 1] == '\r')
 		len--;
@@ -108,13 +114,12 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 
 	size_t slen = (size_t)sp;
 	uint64_t h = lp_cache_hash(line, slen, 0);
-	struct stack_cache_ent *ce = &stack_cache[h & ((1u << STACK_CACHE_BITS) - 1)];
+	struct stack_cache_ent *ce = &d->cache[h & ((1u << STACK_CACHE_BITS) - 1)];
 	const struct lp_stack *st = NULL;
-	if (ce->text && ce->hash == h && ce->len == slen && !memcmp(ce->text, line, slen) &&
-	    lp_dict__stack_by_id(dict, ce->id) == ce->stack)
+	if (ce->text && ce->hash == h && ce->len == slen && !memcmp(ce->text, line, slen))
 		st = ce->stack;
 	if (!st)
-		st = intern_stack(dict, line, slen);
+		st = intern_stack(d, line, slen);
 	if (ce->stack != st) {
 		if (!ce->text || ce->len != slen || memcmp(ce->text, line, slen)) {
 			free(ce->text);
@@ -122,7 +127,6 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 			ce->len = slen;
 		}
 		ce->hash = h;
-		ce->id = st->id;
 		ce->stack = st;
 	}
 	memset(out, 0, sizeof(*out));
@@ -138,37 +142,80 @@ int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
 
 /* The stack of a folded line's text: every ';'-separated field is a frame,
  * empty ones too. */
-static const struct lp_stack *intern_stack(struct lp_dict *dict, const char *line, size_t slen)
+static const struct lp_stack *intern_stack(struct folded_dec *d, const char *line, size_t slen)
 {
-	if (scratch_cap < slen + 1) {
-		scratch_cap = slen + 1 > 256 ? slen + 1 : 256;
-		scratch = lp_realloc(scratch, scratch_cap);
+	struct lp_dict *dict = d->dict;
+	if (d->scratch_cap < slen + 1) {
+		d->scratch_cap = slen + 1 > 256 ? slen + 1 : 256;
+		d->scratch = lp_realloc(d->scratch, d->scratch_cap);
 	}
-	memcpy(scratch, line, slen);
-	scratch[slen] = '\0';
+	memcpy(d->scratch, line, slen);
+	d->scratch[slen] = '\0';
 	size_t nframes = 0;
 	if (slen) {
 		/* every ';'-separated field is a frame, empty ones too */
 		size_t n = 1;
 		for (size_t k = 0; k < slen; k++)
-			n += scratch[k] == ';';
-		if (fscratch_cap < n) {
-			fscratch_cap = n * 2;
-			fscratch = lp_reallocarray(fscratch, fscratch_cap, sizeof(*fscratch));
+			n += d->scratch[k] == ';';
+		if (d->fscratch_cap < n) {
+			d->fscratch_cap = n * 2;
+			d->fscratch = lp_reallocarray(d->fscratch, d->fscratch_cap, sizeof(*d->fscratch));
 		}
-		char *s = scratch;
+		char *s = d->scratch;
 		for (;;) {
 			char *semi = strchr(s, ';');
 			if (semi)
 				*semi = '\0';
-			fscratch[nframes++] = lp_dict__named_frame(dict, LP_FRAME_USER, "", s, "");
+			d->fscratch[nframes++] = lp_dict__named_frame(dict, LP_FRAME_USER, "", s, "");
 			if (!semi)
 				break;
 			s = semi + 1;
 		}
 	}
-	return lp_dict__stack(dict, fscratch, nframes);
+	return lp_dict__stack(dict, d->fscratch, nframes);
 }
+
+static void *folded_open(struct lp_dict *dict, const struct lp_input_opts *opts)
+{
+	struct folded_dec *d = lp_calloc(1, sizeof(*d));
+	d->dict = dict;
+	d->cache = lp_calloc(1u << STACK_CACHE_BITS, sizeof(*d->cache));
+	return d;
+}
+
+static void folded_close(void *dec)
+{
+	struct folded_dec *d = dec;
+	for (size_t i = 0; i < 1u << STACK_CACHE_BITS; i++)
+		free(d->cache[i].text);
+	free(d->cache);
+	free(d->scratch);
+	free(d->fscratch);
+	free(d);
+}
+
+static int folded_next(void *dec, char *line, size_t len, bool terminated,
+		       struct lp_record *rec, const char **why)
+{
+	if (memchr(line, '\0', len)) {
+		*why = "NUL byte in a line";
+		return LP_CODEC_BAD;
+	}
+	int rc = parse(dec, line, len, &rec->sample, why);
+	if (rc < 0) {
+		if (!*why)
+			*why = "malformed folded line";
+		return LP_CODEC_BAD;
+	}
+	if (rc > 0)
+		rec->kind = LP_REC_SAMPLE;
+	return rc;
+}
+
+const struct lp_codec lp_codec_folded = {
+	.name = "folded", .format = LP_INPUT_FOLDED, .sniff = lp_folded__sniff,
+	.open = folded_open, .next = folded_next, .close = folded_close,
+};
 
 /* --- formatting ------------------------------------------------------ */
 
@@ -383,25 +430,21 @@ int lp_folded__ns_comment(FILE *out, const char *prog, const char *mode)
 /* --- aggregation ----------------------------------------------------- */
 
 struct agg_ent {
-	const struct lp_stack *stack;	/* NULL: empty slot */
+	const struct lp_stack *stack;
 	const char *comm;
 	int32_t pid, tid;
 	double weight;
 };
 
-struct comm_ent {
-	uint64_t hash;
-	char *s;	/* NULL: empty slot */
-};
-
 struct lp_folded_agg {
 	struct lp_folded_opts opts;
-	struct agg_ent *t;
-	size_t cap, count;
+	struct lp_hashmap map;		/* agg_hash -> index + 1 into v */
+	struct agg_ent *v;
+	size_t n, cap;
 	/* Comms copied once: a reader's sample comm may point into its line
 	 * buffer (lp input), valid only until the next record. */
-	struct comm_ent *comms;
-	size_t comms_cap, comms_count;
+	struct lp_hashmap comms;	/* hash of the comm -> its copy */
+	const char *last_comm;		/* the last one met: they come in runs */
 	struct lp_folded_buf text, kinds;
 };
 
@@ -409,8 +452,8 @@ struct lp_folded_agg *lp_folded_agg__new(const struct lp_folded_opts *o)
 {
 	struct lp_folded_agg *a = lp_calloc(1, sizeof(*a));
 	a->opts = *o;
-	a->cap = 1024;
-	a->t = lp_calloc(a->cap, sizeof(*a->t));
+	lp_hashmap__init(&a->map);
+	lp_hashmap__init(&a->comms);
 	return a;
 }
 
@@ -418,10 +461,12 @@ void lp_folded_agg__free(struct lp_folded_agg *a)
 {
 	if (!a)
 		return;
-	free(a->t);
-	for (size_t i = 0; i < a->comms_cap; i++)
-		free(a->comms[i].s);
-	free(a->comms);
+	lp_hashmap__fini(&a->map);
+	free(a->v);
+	for (size_t i = 0; i < a->comms.cap; i++)
+		if (a->comms.keys[i])
+			free(a->comms.values[i]);
+	lp_hashmap__fini(&a->comms);
 	lp_folded_buf__free(&a->text);
 	lp_folded_buf__free(&a->kinds);
 	free(a);
@@ -433,48 +478,22 @@ static inline uint64_t agg_hash(const struct lp_stack *st, const char *comm, int
 	uint64_t h = (uint64_t)(uintptr_t)st * 0x9e3779b97f4a7c15ULL;
 	h ^= (uint64_t)(uintptr_t)comm * 0xc2b2ae3d27d4eb4fULL;
 	h ^= ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) * 0x165667b19e3779f9ULL;
-	return h ^ (h >> 31);
-}
-
-static void agg_insert(struct agg_ent *t, size_t cap, const struct agg_ent *e)
-{
-	size_t i = agg_hash(e->stack, e->comm, e->pid, e->tid) & (cap - 1);
-	while (t[i].stack)
-		i = (i + 1) & (cap - 1);
-	t[i] = *e;
+	return lp_hashmap__key(h ^ (h >> 31));
 }
 
 static const char *agg_comm(struct lp_folded_agg *a, const char *comm)
 {
+	if (a->last_comm && !strcmp(a->last_comm, comm))
+		return a->last_comm;
 	size_t n = strlen(comm);
-	uint64_t h = lp_cache_hash(comm, n, 0);
-	if (!a->comms_cap) {
-		a->comms_cap = 64;
-		a->comms = lp_calloc(a->comms_cap, sizeof(*a->comms));
-	}
-	size_t mask = a->comms_cap - 1, i = h & mask;
-	for (; a->comms[i].s; i = (i + 1) & mask)
-		if (a->comms[i].hash == h && !strcmp(a->comms[i].s, comm))
-			return a->comms[i].s;
-	a->comms[i].hash = h;
-	a->comms[i].s = lp_strndup(comm, n);
-	const char *copy = a->comms[i].s;
-	if (++a->comms_count * 2 > a->comms_cap) {
-		size_t ncap = a->comms_cap * 2;
-		struct comm_ent *nc = lp_calloc(ncap, sizeof(*nc));
-		for (size_t j = 0; j < a->comms_cap; j++) {
-			if (!a->comms[j].s)
-				continue;
-			size_t x = a->comms[j].hash & (ncap - 1);
-			while (nc[x].s)
-				x = (x + 1) & (ncap - 1);
-			nc[x] = a->comms[j];
-		}
-		free(a->comms);
-		a->comms = nc;
-		a->comms_cap = ncap;
-	}
-	return copy;
+	uint64_t h = lp_hashmap__key(lp_cache_hash(comm, n, 0));
+	char *c;
+	for (size_t pos = 0; (c = lp_hashmap__next(&a->comms, h, &pos));)
+		if (!strcmp(c, comm))
+			return a->last_comm = c;
+	c = lp_strndup(comm, n);
+	lp_hashmap__add(&a->comms, h, c);
+	return a->last_comm = c;
 }
 
 void lp_folded_agg__add(struct lp_folded_agg *a, const struct lp_sample *s)
@@ -483,36 +502,27 @@ void lp_folded_agg__add(struct lp_folded_agg *a, const struct lp_sample *s)
 	int32_t pid = a->opts.pid || a->opts.tid ? s->pid : 0;
 	int32_t tid = a->opts.tid ? s->tid : 0;
 	const char *comm = agg_comm(a, s->comm ? s->comm : "");
-	size_t mask = a->cap - 1;
-	size_t i = agg_hash(s->stack, comm, pid, tid) & mask;
-	for (;; i = (i + 1) & mask) {
-		struct agg_ent *e = &a->t[i];
-		if (!e->stack)
-			break;
+	uint64_t h = agg_hash(s->stack, comm, pid, tid);
+	void *v;
+	for (size_t pos = 0; (v = lp_hashmap__next(&a->map, h, &pos));) {
+		struct agg_ent *e = &a->v[(uintptr_t)v - 1];
 		if (e->stack == s->stack && e->comm == comm && e->pid == pid && e->tid == tid) {
 			e->weight += s->weight;
 			return;
 		}
 	}
-	a->t[i] = (struct agg_ent){ s->stack, comm, pid, tid, s->weight };
-	if (++a->count * 2 > a->cap) {
-		size_t ncap = a->cap * 2;
-		struct agg_ent *nt = lp_calloc(ncap, sizeof(*nt));
-		for (size_t j = 0; j < a->cap; j++)
-			if (a->t[j].stack)
-				agg_insert(nt, ncap, &a->t[j]);
-		free(a->t);
-		a->t = nt;
-		a->cap = ncap;
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 1024;
+		a->v = lp_reallocarray(a->v, a->cap, sizeof(*a->v));
 	}
+	a->v[a->n++] = (struct agg_ent){ s->stack, comm, pid, tid, s->weight };
+	lp_hashmap__add(&a->map, h, (void *)(uintptr_t)a->n);
 }
 
 void lp_folded_agg__flush(struct lp_folded_agg *a, struct lp_profile *p, int side)
 {
-	for (size_t i = 0; i < a->cap; i++) {
-		struct agg_ent *e = &a->t[i];
-		if (!e->stack)
-			continue;
+	for (size_t i = 0; i < a->n; i++) {
+		struct agg_ent *e = &a->v[i];
 		struct lp_sample s = { .comm = e->comm, .pid = e->pid, .tid = e->tid,
 				       .stack = e->stack };
 		lp_folded_buf__reset(&a->text);
@@ -520,7 +530,7 @@ void lp_folded_agg__flush(struct lp_folded_agg *a, struct lp_profile *p, int sid
 		lp_folded__format(&a->text, &a->kinds, &s, &a->opts);
 		lp_profile__add(p, a->text.s ? a->text.s : "", a->text.len,
 				a->kinds.s, side, e->weight);
-		e->stack = NULL;
 	}
-	a->count = 0;
+	a->n = 0;
+	lp_hashmap__clear(&a->map);
 }

@@ -7,15 +7,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "stream/stream.h"
+#include "model/record.h"
+#include "stream/codec.h"
 
-/* Parses one folded line.  1: a sample in *out (frames of kind user, weight
- * the count, which may be fractional); 0: a blank or '#' comment line;
- * -1: malformed, *why says how. */
-int lp_folded__parse(struct lp_dict *dict, const char *line, size_t len,
-		     struct lp_sample *out, const char **why);
-/* Whether a first non-blank, non-comment line looks like folded stacks. */
-int lp_folded__sniff(const char *line, size_t len);
+/* Reading folded text is the codec lp_codec_folded (codec.h). */
 
 /* --- formatting, as stackcollapse-perf.pl prints a stack ---------------- */
 

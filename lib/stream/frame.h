@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "stream/stream.h"
+#include "model/record.h"
 
 /* Whether the frame names its module: not "" and not perf's "[unknown]". */
 bool lp_frame__has_module(const struct lp_frame *f);

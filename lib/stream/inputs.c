@@ -17,12 +17,13 @@ char **lp_input_paths(int argc, char **argv, int first, int *n)
 	return stdin_only;
 }
 
-struct lp_reader **lp_open_inputs(char **paths, int n, enum lp_input_format fmt)
+struct lp_reader **lp_open_inputs(char **paths, int n, enum lp_input_format fmt,
+				  const struct lp_input_opts *opts)
 {
 	struct lp_reader **readers = lp_calloc(n, sizeof(*readers));
 
 	for (int i = 0; i < n; i++)
-		if (!(readers[i] = lp_reader__open(paths[i], fmt))) {
+		if (!(readers[i] = lp_reader__open_opts(paths[i], fmt, opts))) {
 			lp_free_inputs(readers, i);
 			return NULL;
 		}

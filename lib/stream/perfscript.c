@@ -16,7 +16,6 @@
  * call sites, and leaving addresses in would multiply distinct stacks.
  */
 #include "stream/perfscript.h"
-#include "debuginfo/addr2line.h"
 #include "base/util.h"
 
 #include <stdbool.h>
@@ -41,15 +40,8 @@ static inline bool pl_hexlc(unsigned char c)
 	return pl_digit(c) || (c >= 'a' && c <= 'f');
 }
 
-static struct lp_perfscript_opts default_opts;
-
-void lp_perfscript__set_default_opts(const struct lp_perfscript_opts *o)
-{
-	default_opts = *o;
-}
-
 /* A piece of a frame line ("a->b->c" has three) waiting for its interning:
- * strings are offsets into ps->pbuf. */
+ * strings are offsets into ps->src.pbuf. */
 struct piece {
 	char kind;
 	bool named;		/* its text is its name, "" included ("a->->b") */
@@ -83,13 +75,9 @@ struct stack_ent {
 #define STACK_CACHE_MAX (1u << 14)
 
 
-struct lp_perfscript {
-	struct lp_dict *dict;
-	struct lp_perfscript_opts opts;
-	char *filter;		/* the event kept; NULL until known */
-	bool filter_all;	/* opts.event_filter == NULL */
-
-	/* The sample being read ("$pname" is defined). */
+/* The sample being read ("$pname" is defined), but for its event and
+ * frames, which live in the dictionary. */
+struct sample_state {
 	bool open;
 	char *comm;
 	size_t comm_len, comm_cap;
@@ -97,6 +85,25 @@ struct lp_perfscript {
 	int32_t pid, tid, cpu;
 	int64_t time_ns;
 	double weight;
+};
+
+/* -F+srcline: pieces of the last frame line and how many source lines they
+ * still take from the input. */
+struct src_state {
+	struct piece *pend;
+	size_t npend, cappend, srcneed, srcgot;
+	char *pbuf;
+	size_t plen, pcap;
+};
+
+struct lp_perfscript {
+	struct lp_dict *dict;
+	struct lp_perf_opts opts;
+	struct lp_carry *carry;	/* inputs read as one: see codec.h */
+	char *filter;		/* the event kept; NULL until known */
+	bool filter_all;	/* opts.event_filter == NULL */
+
+	struct sample_state s;
 	const char *event;
 
 	/* Frames in reverse order of the script's @stack ("unshift"). */
@@ -105,18 +112,12 @@ struct lp_perfscript {
 	const struct lp_frame **out;
 	size_t capout;
 
-	/* -F+srcline: pieces of the last frame line and how many source lines
-	 * they still take from the input. */
-	struct piece *pend;
-	size_t npend, cappend, srcneed, srcgot;
-	char *pbuf;
-	size_t plen, pcap;
+	struct src_state src;
 
 	/* Scratch for one frame line's pieces (cache misses). */
 	const struct lp_frame **tmp;
 	size_t captmp;
 
-	struct lp_addr2line *a2l;	/* --inline */
 	struct cache_ent *cache;
 	size_t cache_cap, cache_count;
 	uint32_t cache_probes, cache_hits, cache_skip;
@@ -124,9 +125,9 @@ struct lp_perfscript {
 	size_t scache_cap, scache_count;
 };
 
-/* opts.carry: what a parser freed in the middle of a sample (or of its
- * source lines) leaves for the next one, its frames as text since its
- * dictionary goes with its reader. */
+/* struct lp_carry's state: what a parser freed in the middle of a sample
+ * (or of its source lines) leaves for the next one, its frames as text
+ * since its dictionary goes with its reader. */
 struct carry_frame {
 	char kind;
 	bool named;
@@ -134,30 +135,26 @@ struct carry_frame {
 	char *module, *symbol, *srcline;
 };
 
-static struct {
-	bool valid, open, java;
-	char *comm;
-	size_t comm_len, comm_cap;
-	int32_t pid, tid, cpu;
-	int64_t time_ns;
-	double weight;
+struct perf_carry {
+	struct sample_state s;
 	char *event;
 	struct carry_frame *frames;	/* as in rev */
 	size_t nframes;
-	struct piece *pend;
-	size_t npend, cappend, srcneed, srcgot;
-	char *pbuf;
-	size_t plen, pcap;
-} carry;
+	struct src_state src;
+};
 
-static void carry_restore(struct lp_perfscript *ps);
+static void carry_restore(struct lp_perfscript *ps, struct perf_carry *c);
 static void grow(void **p, size_t *cap, size_t need, size_t size);
 
-struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict)
+static void carry_free(void *state);
+
+static struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict,
+						const struct lp_input_opts *opts)
 {
 	struct lp_perfscript *ps = lp_calloc(1, sizeof(*ps));
 	ps->dict = dict;
-	ps->opts = default_opts;
+	ps->opts = opts->perf;
+	ps->carry = opts->carry;
 	ps->filter_all = ps->opts.event_filter == NULL;
 	if (ps->opts.event_filter && ps->opts.event_filter[0])
 		ps->filter = lp_strdup(ps->opts.event_filter);
@@ -167,65 +164,48 @@ struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict)
 	ps->scache = lp_calloc(ps->scache_cap, sizeof(*ps->scache));
 	/* never NULL: an empty stack is memcpy'd and compared as 0 bytes */
 	grow((void **)&ps->rev, &ps->caprev, 1, sizeof(*ps->rev));
-	if (ps->opts.carry && carry.valid)
-		carry_restore(ps);
+	/* only a state this file left: another codec's is not ours */
+	if (ps->carry && ps->carry->state && ps->carry->free == carry_free) {
+		carry_restore(ps, ps->carry->state);
+		ps->carry->state = NULL;
+	}
 	return ps;
 }
 
 static void carry_save(struct lp_perfscript *ps)
 {
-	carry.valid = true;
-	carry.open = ps->open;
-	carry.java = ps->java;
-	carry.comm = ps->comm;
-	carry.comm_len = ps->comm_len;
-	carry.comm_cap = ps->comm_cap;
-	ps->comm = NULL;
-	carry.pid = ps->pid;
-	carry.tid = ps->tid;
-	carry.cpu = ps->cpu;
-	carry.time_ns = ps->time_ns;
-	carry.weight = ps->weight;
-	carry.event = ps->event ? lp_strdup(ps->event) : NULL;
-	carry.nframes = ps->nrev;
-	carry.frames = lp_calloc(ps->nrev ? ps->nrev : 1, sizeof(*carry.frames));
+	lp_carry__fini(ps->carry);
+	struct perf_carry *c = lp_calloc(1, sizeof(*c));
+	ps->carry->state = c;
+	ps->carry->free = carry_free;
+	/* the buffers go with it */
+	c->s = ps->s;
+	ps->s.comm = NULL;
+	c->src = ps->src;
+	ps->src.pend = NULL;
+	ps->src.pbuf = NULL;
+	c->event = ps->event ? lp_strdup(ps->event) : NULL;
+	c->nframes = ps->nrev;
+	c->frames = lp_calloc(ps->nrev ? ps->nrev : 1, sizeof(*c->frames));
 	for (size_t i = 0; i < ps->nrev; i++) {
 		const struct lp_frame *f = ps->rev[i];
-		carry.frames[i] = (struct carry_frame){ f->kind, f->named, f->addr,
-							lp_strdup(f->module),
-							lp_strdup(f->symbol),
-							lp_strdup(f->srcline) };
+		c->frames[i] = (struct carry_frame){ f->kind, f->named, f->addr,
+						     lp_strdup(f->module),
+						     lp_strdup(f->symbol),
+						     lp_strdup(f->srcline) };
 	}
-	carry.pend = ps->pend;
-	carry.npend = ps->npend;
-	carry.cappend = ps->cappend;
-	carry.srcneed = ps->srcneed;
-	carry.srcgot = ps->srcgot;
-	ps->pend = NULL;
-	carry.pbuf = ps->pbuf;
-	carry.plen = ps->plen;
-	carry.pcap = ps->pcap;
-	ps->pbuf = NULL;
 }
 
-static void carry_restore(struct lp_perfscript *ps)
+static void carry_restore(struct lp_perfscript *ps, struct perf_carry *c)
 {
-	ps->open = carry.open;
-	ps->java = carry.java;
-	ps->comm = carry.comm;
-	ps->comm_len = carry.comm_len;
-	ps->comm_cap = carry.comm_cap;
-	ps->pid = carry.pid;
-	ps->tid = carry.tid;
-	ps->cpu = carry.cpu;
-	ps->time_ns = carry.time_ns;
-	ps->weight = carry.weight;
-	ps->event = carry.event ? lp_dict__string(ps->dict, carry.event, strlen(carry.event))
-				: NULL;
-	free(carry.event);
-	grow((void **)&ps->rev, &ps->caprev, carry.nframes, sizeof(*ps->rev));
-	for (size_t i = 0; i < carry.nframes; i++) {
-		struct carry_frame *f = &carry.frames[i];
+	ps->s = c->s;
+	ps->src = c->src;
+	ps->event = c->event ? lp_dict__string(ps->dict, c->event, strlen(c->event))
+			     : NULL;
+	free(c->event);
+	grow((void **)&ps->rev, &ps->caprev, c->nframes, sizeof(*ps->rev));
+	for (size_t i = 0; i < c->nframes; i++) {
+		struct carry_frame *f = &c->frames[i];
 		struct lp_frame fr = { .kind = f->kind, .addr = f->addr, .module = f->module,
 				       .symbol = f->symbol, .srcline = f->srcline, .build_id = "",
 				       .named = f->named };
@@ -234,31 +214,40 @@ static void carry_restore(struct lp_perfscript *ps)
 		free(f->symbol);
 		free(f->srcline);
 	}
-	ps->nrev = carry.nframes;
-	free(carry.frames);
-	ps->pend = carry.pend;
-	ps->npend = carry.npend;
-	ps->cappend = carry.cappend;
-	ps->srcneed = carry.srcneed;
-	ps->srcgot = carry.srcgot;
-	ps->pbuf = carry.pbuf;
-	ps->plen = carry.plen;
-	ps->pcap = carry.pcap;
-	memset(&carry, 0, sizeof(carry));
+	ps->nrev = c->nframes;
+	free(c->frames);
+	free(c);
 }
 
-void lp_perfscript__free(struct lp_perfscript *ps)
+/* A carried state no parser took (the last input ended in a sample). */
+static void carry_free(void *state)
+{
+	struct perf_carry *c = state;
+	free(c->s.comm);
+	free(c->event);
+	for (size_t i = 0; i < c->nframes; i++) {
+		free(c->frames[i].module);
+		free(c->frames[i].symbol);
+		free(c->frames[i].srcline);
+	}
+	free(c->frames);
+	free(c->src.pend);
+	free(c->src.pbuf);
+	free(c);
+}
+
+static void lp_perfscript__free(struct lp_perfscript *ps)
 {
 	if (!ps)
 		return;
-	if (ps->opts.carry && (ps->open || ps->srcneed))
+	if (ps->carry && (ps->s.open || ps->src.srcneed))
 		carry_save(ps);
 	free(ps->filter);
-	free(ps->comm);
+	free(ps->s.comm);
 	free(ps->rev);
 	free(ps->out);
-	free(ps->pend);
-	free(ps->pbuf);
+	free(ps->src.pend);
+	free(ps->src.pbuf);
 	free(ps->tmp);
 	for (size_t i = 0; i < ps->cache_cap; i++) {
 		free(ps->cache[i].key);
@@ -268,7 +257,6 @@ void lp_perfscript__free(struct lp_perfscript *ps)
 	for (size_t i = 0; i < ps->scache_cap; i++)
 		free(ps->scache[i].frames);
 	free(ps->scache);
-	lp_addr2line__free(ps->a2l);
 	free(ps);
 }
 
@@ -285,11 +273,11 @@ static void grow(void **p, size_t *cap, size_t need, size_t size)
 
 static size_t pbuf_add(struct lp_perfscript *ps, const char *s, size_t n)
 {
-	grow((void **)&ps->pbuf, &ps->pcap, ps->plen + n + 1, 1);
-	size_t off = ps->plen;
-	memcpy(ps->pbuf + off, s, n);
-	ps->pbuf[off + n] = '\0';
-	ps->plen += n + 1;
+	grow((void **)&ps->src.pbuf, &ps->src.pcap, ps->src.plen + n + 1, 1);
+	size_t off = ps->src.plen;
+	memcpy(ps->src.pbuf + off, s, n);
+	ps->src.pbuf[off + n] = '\0';
+	ps->src.plen += n + 1;
 	return off;
 }
 
@@ -412,8 +400,8 @@ static int32_t parse_id(const char *s, size_t n)
  * event, when perf printed them; not needed by the script, kept for streams. */
 static void parse_cpu_time(struct lp_perfscript *ps, const char *l, size_t len, size_t i)
 {
-	ps->cpu = LP_ID_NONE;
-	ps->time_ns = LP_TIME_NONE;
+	ps->s.cpu = LP_ID_NONE;
+	ps->s.time_ns = LP_TIME_NONE;
 	while (i < len) {
 		while (i < len && pl_space(l[i]))
 			i++;
@@ -426,7 +414,7 @@ static void parse_cpu_time(struct lp_perfscript *ps, const char *l, size_t len, 
 			while (k < i - 1 && pl_digit(l[k]))
 				k++;
 			if (k == i - 1)
-				ps->cpu = parse_id(l + s + 1, n - 2);
+				ps->s.cpu = parse_id(l + s + 1, n - 2);
 			continue;
 		}
 		if (n >= 2 && l[i - 1] == ':') {
@@ -445,7 +433,7 @@ static void parse_cpu_time(struct lp_perfscript *ps, const char *l, size_t len, 
 					ns *= 10;
 			}
 			if (k == i - 1 && sec < INT64_MAX / 1000000000)
-				ps->time_ns = sec * 1000000000 + ns;
+				ps->s.time_ns = sec * 1000000000 + ns;
 			return;
 		}
 		if (n)
@@ -491,26 +479,26 @@ static int event_line(struct lp_perfscript *ps, const char *l, size_t len)
 			return 1;
 		}
 	}
-	ps->weight = parse_period(l + per, per_len);
+	ps->s.weight = parse_period(l + per, per_len);
 	ps->event = has_event ? lp_dict__string(ps->dict, l + ev, ev_len) : "";
 	/* `if (not $tid)`: no second number, or "0", means the one number
 	 * is the TID and the PID is unknown. */
 	if (m.d2_len == 0 || (m.d2_len == 1 && l[m.d2] == '0')) {
-		ps->pid = LP_ID_NONE;
-		ps->tid = parse_id(l + m.d1, m.d1_len);
+		ps->s.pid = LP_ID_NONE;
+		ps->s.tid = parse_id(l + m.d1, m.d1_len);
 	} else {
-		ps->pid = parse_id(l + m.d1, m.d1_len);
-		ps->tid = parse_id(l + m.d2, m.d2_len);
+		ps->s.pid = parse_id(l + m.d1, m.d1_len);
+		ps->s.tid = parse_id(l + m.d2, m.d2_len);
 	}
-	grow((void **)&ps->comm, &ps->comm_cap, m.comm_len + 1, 1);
-	memcpy(ps->comm, l, m.comm_len);
-	ps->comm[m.comm_len] = '\0';
-	ps->comm_len = m.comm_len;
-	ps->java = m.comm_len >= 4 && !memcmp(l, "java", 4);
+	grow((void **)&ps->s.comm, &ps->s.comm_cap, m.comm_len + 1, 1);
+	memcpy(ps->s.comm, l, m.comm_len);
+	ps->s.comm[m.comm_len] = '\0';
+	ps->s.comm_len = m.comm_len;
+	ps->s.java = m.comm_len >= 4 && !memcmp(l, "java", 4);
 	parse_cpu_time(ps, l, len, m.end);
 	/* The stack is not reset: an event line without a blank line before
 	 * it adds to the sample still open, as in the script. */
-	ps->open = true;
+	ps->s.open = true;
 	return 1;
 }
 
@@ -669,8 +657,8 @@ static size_t make_pieces(struct lp_perfscript *ps, const char *l, const struct 
 
 	/* Fields, then drop trailing empty ones. */
 	size_t nf = 0, start = 0, last_nonempty = 0;
-	ps->npend = 0;
-	ps->plen = 0;
+	ps->src.npend = 0;
+	ps->src.plen = 0;
 	size_t mod_off = pbuf_add(ps, mod, mod_len);
 	size_t empty_off = pbuf_add(ps, "", 0);
 	bool unknown_seen = false;
@@ -681,8 +669,8 @@ static size_t make_pieces(struct lp_perfscript *ps, const char *l, const struct 
 			continue;
 		const char *f = fn + start;
 		size_t n = i - start;
-		grow((void **)&ps->pend, &ps->cappend, nf + 1, sizeof(*ps->pend));
-		struct piece *pc_ = &ps->pend[nf];
+		grow((void **)&ps->src.pend, &ps->src.cappend, nf + 1, sizeof(*ps->src.pend));
+		struct piece *pc_ = &ps->src.pend[nf];
 		pc_->kind = nf ? LP_FRAME_INLINE : kernel ? LP_FRAME_KERNEL :
 			jit ? LP_FRAME_JIT : LP_FRAME_USER;
 		pc_->named = false;
@@ -696,10 +684,10 @@ static size_t make_pieces(struct lp_perfscript *ps, const char *l, const struct 
 			if (mod_len == 9 && !memcmp(mod, "[unknown]", 9))
 				unknown_seen = true;	/* $is_unknown, never reset */
 		} else {
-			grow((void **)&ps->pbuf, &ps->pcap, ps->plen + n + 1, 1);
-			size_t off = ps->plen;
-			size_t tl = lp_perfscript__tidy(ps->pbuf + off, f, n, ps->java);
-			ps->plen += tl + 1;
+			grow((void **)&ps->src.pbuf, &ps->src.pcap, ps->src.plen + n + 1, 1);
+			size_t off = ps->src.plen;
+			size_t tl = lp_perfscript__tidy(ps->src.pbuf + off, f, n, ps->s.java);
+			ps->src.plen += tl + 1;
 			pc_->addr = 0;
 			pc_->named = true;
 			pc_->sym = off;
@@ -724,11 +712,11 @@ static void intern_pending(struct lp_perfscript *ps, size_t n)
 {
 	grow((void **)&ps->tmp, &ps->captmp, n, sizeof(*ps->tmp));
 	for (size_t i = 0; i < n; i++) {
-		const struct piece *p = &ps->pend[i];
-		ps->tmp[i] = p->named ? lp_dict__named_frame(ps->dict, p->kind, ps->pbuf + p->mod,
-							     ps->pbuf + p->sym, ps->pbuf + p->src)
-				      : lp_dict__frame(ps->dict, p->kind, p->addr, ps->pbuf + p->mod,
-						       ps->pbuf + p->sym, ps->pbuf + p->src);
+		const struct piece *p = &ps->src.pend[i];
+		ps->tmp[i] = p->named ? lp_dict__named_frame(ps->dict, p->kind, ps->src.pbuf + p->mod,
+							     ps->src.pbuf + p->sym, ps->src.pbuf + p->src)
+				      : lp_dict__frame(ps->dict, p->kind, p->addr, ps->src.pbuf + p->mod,
+						       ps->src.pbuf + p->sym, ps->src.pbuf + p->src);
 	}
 }
 
@@ -799,16 +787,15 @@ static void cache_insert(struct lp_perfscript *ps, size_t slot, uint64_t hv, con
 /* A frame line of an open sample; hv and slot are the line cache's probe
  * (not used under srcline, whose frames depend on the lines after). */
 /* --inline: the script's inline() on one frame, addr2line -i -f -s -C
- * through libdw.  Fills ps->tmp with the frames (outermost first) and
+ * through the program's resolver (codec.h).  Fills ps->tmp with the frames (outermost first) and
  * returns how many, or 0 when the script falls back to the perf frame (an
  * empty answer, "??" or "??:??:0"). */
 static size_t inline_frames(struct lp_perfscript *ps, uint64_t pc, const char *fn,
 			    size_t fn_len, const char *mod)
 {
-	if (!ps->a2l)
-		ps->a2l = lp_addr2line__new();
-	const struct lp_a2l_entry *e;
-	int n = lp_addr2line__lookup(ps->a2l, mod, pc, &e);
+	const struct lp_inline_resolver *res = ps->opts.inlines;
+	const struct lp_inline_entry *e;
+	int n = res->lookup(res->ctx, mod, pc, &e);
 	if (n <= 0)
 		return 0;
 	bool unknown = false;
@@ -827,7 +814,7 @@ static size_t inline_frames(struct lp_perfscript *ps, uint64_t pc, const char *f
 		    fn[h - 3] == '+') {
 			char *name = lp_strndup(fn, h - 3);
 			uint64_t base;
-			int found = lp_addr2line__symbol(ps->a2l, mod, name, &base);
+			int found = res->symbol(res->ctx, mod, name, &base);
 			free(name);
 			if (found == 0)
 				return inline_frames(ps, base + parse_hex(fn + h, fn_len - h),
@@ -842,7 +829,7 @@ static size_t inline_frames(struct lp_perfscript *ps, uint64_t pc, const char *f
 	size_t cap = 0;
 	for (int i = 0; i < n; i++) {
 		/* addr2line lists the innermost first; the script unshifts */
-		const struct lp_a2l_entry *x = &e[n - 1 - i];
+		const struct lp_inline_entry *x = &e[n - 1 - i];
 		size_t fl = strlen(x->func), ll = ps->opts.context ? strlen(x->loc) + 1 : 0;
 		grow((void **)&text, &cap, fl + ll + 1, 1);
 		memcpy(text, x->func, fl);
@@ -890,7 +877,7 @@ static void frame_line(struct lp_perfscript *ps, const char *l, size_t len,
 			/* `next`: no clean-up, no annotation, no source line */
 			push_frames(ps, ps->tmp, n);
 			if (!ps->opts.srcline)
-				cache_insert(ps, slot, hv, l + m->pc, len - m->pc, ps->java,
+				cache_insert(ps, slot, hv, l + m->pc, len - m->pc, ps->s.java,
 					     ps->tmp, n);
 			return;
 		}
@@ -904,7 +891,7 @@ static void frame_line(struct lp_perfscript *ps, const char *l, size_t len,
 		fn_len = h - 3;
 	const char *key = l + m->pc;
 	size_t klen = len - m->pc;
-	unsigned char jf = ps->java;
+	unsigned char jf = ps->s.java;
 	if (fn_len && fn[0] == '(') {
 		/* `next if $rawfunc =~ /^\(/` */
 		if (!ps->opts.srcline)
@@ -915,9 +902,9 @@ static void frame_line(struct lp_perfscript *ps, const char *l, size_t len,
 	size_t need;
 	size_t n = make_pieces(ps, l, m, fn, fn_len, &need);
 	if (ps->opts.srcline) {
-		ps->npend = n;
-		ps->srcneed = need;
-		ps->srcgot = 0;
+		ps->src.npend = n;
+		ps->src.srcneed = need;
+		ps->src.srcgot = 0;
 		if (need == 0) {
 			intern_pending(ps, n);
 			push_frames(ps, ps->tmp, n);
@@ -978,10 +965,10 @@ static const struct lp_stack *intern_stack(struct lp_perfscript *ps)
  * blanks trimmed at both ends. */
 static void srcline_line(struct lp_perfscript *ps, const char *l, size_t len)
 {
-	size_t idx = ps->srcgot++;
-	if (idx < ps->npend) {
-		grow((void **)&ps->pbuf, &ps->pcap, ps->plen + len + 1, 1);
-		char *d = ps->pbuf + ps->plen;
+	size_t idx = ps->src.srcgot++;
+	if (idx < ps->src.npend) {
+		grow((void **)&ps->src.pbuf, &ps->src.pcap, ps->src.plen + len + 1, 1);
+		char *d = ps->src.pbuf + ps->src.plen;
 		size_t o = 0;
 		for (size_t i = 0; i < len; i++) {
 			if (l[i] == '[') {
@@ -1000,20 +987,30 @@ static void srcline_line(struct lp_perfscript *ps, const char *l, size_t len)
 			o--;
 		memmove(d, d + s, o - s);
 		d[o - s] = '\0';
-		ps->pend[idx].src = ps->plen;
-		ps->plen += o - s + 1;
+		ps->src.pend[idx].src = ps->src.plen;
+		ps->src.plen += o - s + 1;
 	}
-	if (ps->srcgot == ps->srcneed) {
-		intern_pending(ps, ps->npend);
-		push_frames(ps, ps->tmp, ps->npend);
-		ps->srcneed = ps->srcgot = 0;
+	if (ps->src.srcgot == ps->src.srcneed) {
+		intern_pending(ps, ps->src.npend);
+		push_frames(ps, ps->tmp, ps->src.npend);
+		ps->src.srcneed = ps->src.srcgot = 0;
 	}
 }
 
-int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
-			struct lp_sample *out, const char **why)
+/* The codec's next (codec.h): one line.  A sample ends at a blank line
+ * only: one still open at the end of input is dropped, as the script does
+ * (the last line of a file without a final newline cannot end one).  A
+ * line not understood is skipped with a warning, as the script skips it. */
+static int perf_next(void *dec, char *line, size_t len, bool terminated, struct lp_record *rec,
+		     const char **why)
 {
-	if (ps->srcneed) {
+	struct lp_perfscript *ps = dec;
+	struct lp_sample *out = &rec->sample;
+	if (memchr(line, '\0', len)) {
+		*why = "NUL byte in a line";
+		return LP_CODEC_SKIP;
+	}
+	if (ps->src.srcneed) {
 		/* `$_ = <>`: the next line is the source line, whatever it is */
 		srcline_line(ps, line, len);
 		return 0;
@@ -1021,21 +1018,22 @@ int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
 	if (len && line[0] == '#')
 		return 0;
 	if (len == 0) {
-		if (!ps->open)
+		if (!ps->s.open)
 			return 0;	/* `next if not $pname` */
 		memset(out, 0, sizeof(*out));
-		out->time_ns = ps->time_ns;
-		out->pid = ps->pid;
-		out->tid = ps->tid;
-		out->cpu = ps->cpu;
-		out->comm = lp_dict__string(ps->dict, ps->comm, ps->comm_len);
+		out->time_ns = ps->s.time_ns;
+		out->pid = ps->s.pid;
+		out->tid = ps->s.tid;
+		out->cpu = ps->s.cpu;
+		out->comm = lp_dict__string(ps->dict, ps->s.comm, ps->s.comm_len);
 		out->event = ps->event ? ps->event : "";
-		out->weight = ps->weight;
+		out->weight = ps->s.weight;
 		out->stack = intern_stack(ps);
 		out->attrs.text = "";
 		out->attrs.len = 0;
 		ps->nrev = 0;
-		ps->open = false;
+		ps->s.open = false;
+		rec->kind = LP_REC_SAMPLE;
 		return 1;
 	}
 	if (event_line(ps, line, len))
@@ -1050,7 +1048,7 @@ int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
 		size_t p = 0;
 		while (p < len && pl_space(line[p]))
 			p++;
-		struct cache_ent *e = cache_probe(ps, line + p, len - p, ps->java, &hv, &slot);
+		struct cache_ent *e = cache_probe(ps, line + p, len - p, ps->s.java, &hv, &slot);
 		/* Lines that never repeat (unsymbolized JIT code) make the
 		 * cache a cost: when under 1 in 16 probes hits, rest it. */
 		if (++ps->cache_probes == 1u << 16) {
@@ -1060,19 +1058,19 @@ int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
 		}
 		if (e) {
 			ps->cache_hits++;
-			if (ps->open)
+			if (ps->s.open)
 				push_frames(ps, e->frames, e->nframes);
 			return 0;
 		}
 	}
 	struct frmatch m;
 	if (match_frame_line(line, len, &m)) {
-		if (ps->open)
+		if (ps->s.open)
 			frame_line(ps, line, len, &m, hv, slot);
 		return 0;
 	}
 	*why = "unrecognized line";
-	return -1;
+	return LP_CODEC_SKIP;
 }
 
 int lp_perfscript__sniff(const char *line, size_t len)
@@ -1080,3 +1078,20 @@ int lp_perfscript__sniff(const char *line, size_t len)
 	struct evmatch m;
 	return match_event_line(line, len, &m);
 }
+
+/* --- the codec ---------------------------------------------------------- */
+
+static void *perf_open(struct lp_dict *dict, const struct lp_input_opts *opts)
+{
+	return lp_perfscript__new(dict, opts);
+}
+
+static void perf_close(void *dec)
+{
+	lp_perfscript__free(dec);
+}
+
+const struct lp_codec lp_codec_perf = {
+	.name = "perf", .format = LP_INPUT_PERF, .sniff = lp_perfscript__sniff,
+	.open = perf_open, .next = perf_next, .close = perf_close,
+};

@@ -1,43 +1,18 @@
 /* perfscript.h - `perf script` text as samples, read the way FlameGraph's
  * stackcollapse-perf.pl reads it (the corpus in shared/corpus pins down its
- * quirks).  Used by the stream reader; programs never call it directly. */
+ * quirks): the codec lp_codec_perf (codec.h), and the script's clean-up of
+ * names, which the folded formatter shares.  Programs read perf script
+ * through the input layer (stream.h), never through this header. */
 #ifndef LP_PERFSCRIPT_H
 #define LP_PERFSCRIPT_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "stream/stream.h"
+#include "model/dict.h"
+#include "stream/codec.h"
 
-struct lp_perfscript;
-
-/* What stackcollapse-perf.pl decides while reading, not while printing. */
-struct lp_perfscript_opts {
-	bool srcline;		/* --srcline: the line after each frame line is
-				 * its source line (perf script -F+srcline) */
-	bool inlines;		/* --inline: frames expanded through the
-				 * binaries' DWARF, as addr2line -i does */
-	bool context;		/* --context: with inlines, func:file:line */
-	bool carry;		/* a sample left open at the end of one input
-				 * goes on in the next parser made, as when
-				 * the script reads its files as one stream */
-	const char *event_filter;	/* NULL: every event; "": only the
-				 * first event seen (the script's default);
-				 * else only that event (--event-filter) */
-};
-
-/* Options for the parsers created from now on (the stream reader creates
- * them); the default is all zero: every event, no source lines. */
-void lp_perfscript__set_default_opts(const struct lp_perfscript_opts *o);
-
-struct lp_perfscript *lp_perfscript__new(struct lp_dict *dict);
-void lp_perfscript__free(struct lp_perfscript *ps);
-/* Feeds one line (no '\n').  Returns 1 when the line completed a sample,
- * stored in *out (valid until the next call); 0 when it did not; -1 when the
- * line is not understood: *why says why, and the caller warns and goes on
- * (stackcollapse-perf.pl skips such lines).  A sample ends at a blank line
- * only: one still open at the end of input is dropped, as the script does. */
-int lp_perfscript__line(struct lp_perfscript *ps, const char *line, size_t len,
-			struct lp_sample *out, const char **why);
+/* Reading is the codec lp_codec_perf (codec.h): a parser per input, with
+ * the caller's options; a sample opts->carry holds goes on in it. */
 /* Whether a first non-blank, non-comment line looks like perf script. */
 int lp_perfscript__sniff(const char *line, size_t len);
 

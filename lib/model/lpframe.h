@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "stream/stream.h"
+#include "model/record.h"
 
 /* Whether a frame of this kind, module and symbol is lp's own code.  Only
  * kernel frames (kind 'k') are, by their symbol; and, of any kind, the

@@ -3,7 +3,7 @@
  * emulated probe, a single-stepped one, a uretprobe), on kernel 6.18, and
  * from its /proc/kallsyms; functions that kernel inlines (do_int3,
  * handle_swbp...) are listed for the kernels that do not. */
-#include "stream/lpframe.h"
+#include "model/lpframe.h"
 
 #include <string.h>
 
