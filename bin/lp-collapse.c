@@ -357,6 +357,161 @@ static struct lp_inline_coproc *inline_resolver(void)
 	return c;
 }
 
+/* Where the records go: one aggregation per output format. */
+struct sinks {
+	struct lp_profile *profile;
+	struct lp_folded_agg *agg;
+	struct lp_latency *lat;
+	struct lp_pprof *pprof;
+	struct lp_window *win;
+	struct lp_heatmap *heat;
+	FILE *tout;			/* trace-event output, open from the start */
+	struct lp_tracejson *trace;
+	struct filter filt;
+	struct lp_folded_units units;	/* what the counts are */
+	int64_t next_write;		/* --every */
+};
+
+static void sinks_init(struct sinks *k, const struct options *o)
+{
+	*k = (struct sinks){ .filt = { .o = o }, .next_write = LP_TIME_NONE };
+	k->profile = lp_profile__new();
+	k->agg = lp_folded_agg__new(&o->folded);
+	k->lat = o->format == FMT_LATENCY ? lp_latency__new(o->raw) : NULL;
+	k->pprof = o->format == FMT_PPROF ? lp_pprof__new() : NULL;
+	struct lp_window_opts wo = { o->last_ns, o->half_life_ns, &o->folded };
+	k->win = o->last_ns || o->half_life_ns || o->every_ns ? lp_window__new(&wo) : NULL;
+	if (o->format == FMT_HEATMAP || o->format == FMT_HEATMAP_TSV)
+		k->heat = lp_heatmap__new(o->rows);
+	/* trace-event streams: events are written as records arrive (every
+	 * input is open by now); on bad input the document is left unclosed,
+	 * so it never looks complete. */
+	k->tout = o->format == FMT_TRACE_EVENT ? lp_open_output(o->output) : NULL;
+	k->trace = k->tout ? lp_tracejson__new(k->tout) : NULL;
+}
+
+/* A sample to its aggregation; -1 (with *why) when it cannot be placed. */
+static int take_sample(const struct options *o, struct sinks *k, struct lp_sample *s,
+		       const char **why)
+{
+	if (k->lat || !keep_sample(&k->filt, s))
+		return 0;
+	if (k->pprof) {
+		lp_pprof__add(k->pprof, s);
+		return 0;
+	}
+	s->weight = lp_folded_units__count(&k->units, s);
+	if (!k->heat && !k->win) {
+		lp_folded_agg__add(k->agg, s);
+		return 0;
+	}
+	/* both need timed samples, and say so */
+	if ((k->heat ? lp_heatmap__add(k->heat, s, why) : lp_window__add(k->win, s, why)) < 0)
+		return -1;
+	if (k->win && o->every_ns)
+		every(o, k->win, &k->next_write, &k->units);
+	return 0;
+}
+
+/* One input's records to the sinks: 0 at its end, -1 after a message. */
+static int take_input(const struct options *o, struct sinks *k, struct lp_reader *r)
+{
+	struct lp_record rec;
+	int rc;
+	lp_folded_units__input(&k->units);
+	while ((rc = lp_reader__next(r, &rec)) > 0) {
+		const char *why = NULL;
+		if (rec.kind == LP_REC_HEADER)
+			lp_folded_units__header(&k->units, &rec.header);
+		if (k->trace) {
+			if ((rec.kind != LP_REC_SAMPLE || keep_sample(&k->filt, &rec.sample)) &&
+			    lp_tracejson__record(k->trace, &rec) < 0)
+				lp_write_failed(o->output ? o->output : "stdout");
+		} else if (rec.kind == LP_REC_SAMPLE) {
+			if (take_sample(o, k, &rec.sample, &why) < 0) {
+				lp_reader__error(r, "%s", why);
+				return -1;
+			}
+		} else if (rec.kind == LP_REC_HEADER && k->pprof) {
+			lp_pprof__header(k->pprof, &rec.header);
+		} else if (rec.kind == LP_REC_SPAN && k->lat) {
+			if (lp_latency__add(k->lat, &rec.span, &why) < 0) {
+				lp_reader__error(r, "%s", why ? why : "bad span");
+				return -1;
+			}
+		}
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+/* The aggregate in the format asked for; 0, or 1 when it could not be
+ * written whole. */
+static int write_result(const struct options *o, struct sinks *k)
+{
+	const char *outname = o->output ? o->output : "stdout";
+	FILE *out = lp_open_output(o->output);
+	int wr = 0;
+	switch (o->format) {
+	case FMT_FOLDED:
+	case FMT_SPEEDSCOPE:
+	case FMT_SVG:
+		if (k->win) {
+			lp_profile__free(k->profile);
+			k->profile = lp_window__view(k->win);
+		}
+		wr = write_aggregate(o, out, k->profile, &k->units);
+		break;
+	case FMT_LATENCY:
+		wr = o->human ? lp_latency__write_histograms(k->lat, out) :
+				lp_latency__write_table(k->lat, out);
+		break;
+	case FMT_TRACE_EVENT:	/* written as the records came */
+		break;
+	case FMT_PPROF:
+		wr = lp_pprof__write(k->pprof, out);
+		break;
+	case FMT_HEATMAP:
+		wr = lp_heatmap__write_svg(k->heat, out, o->title);
+		break;
+	case FMT_HEATMAP_TSV:
+		wr = lp_heatmap__write_tsv(k->heat, out);
+		break;
+	}
+	if (wr < 0)
+		lp_write_failed(outname);
+	return lp_close_output(out, outname) < 0 ? 1 : 0;
+}
+
+/* The trace-event document closed (only when every input was whole). */
+static int finish_trace(const struct options *o, struct sinks *k, int status)
+{
+	const char *outname = o->output ? o->output : "stdout";
+	if (!status && lp_tracejson__finish(k->trace) < 0)
+		lp_write_failed(outname);
+	if (lp_close_output(k->tout, outname) < 0)
+		status = 1;
+	lp_tracejson__free(k->trace);
+	return status;
+}
+
+/* What the user should know of the sums, then everything freed. */
+static void sinks_fini(struct sinks *k)
+{
+	if (lp_folded_units__mixed(&k->units))
+		lp_error("the inputs add nanoseconds (mode off or wall) to other counts: "
+			 "the sums are neither");
+	if (k->win && lp_window__dropped(k->win))
+		lp_error("%llu samples older than the window when they came: left out",
+			 (unsigned long long)lp_window__dropped(k->win));
+	lp_latency__free(k->lat);
+	lp_pprof__free(k->pprof);
+	lp_window__free(k->win);
+	lp_heatmap__free(k->heat);
+	lp_folded_agg__free(k->agg);
+	lp_profile__free(k->profile);
+	free(k->filt.event);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .input = LP_INPUT_AUTO, .format = FMT_FOLDED, .rows = LP_HEATMAP_ROWS };
@@ -378,149 +533,37 @@ int main(int argc, char **argv)
 		},
 		.carry = &carry,
 	};
-
 	int npaths;
 	char **paths = lp_input_paths(argc, argv, optind, &npaths);
-
 	/* Open every input before writing anything. */
 	struct lp_reader **readers = lp_open_inputs(paths, npaths, o.input, &io);
 	if (!readers)
 		return 1;
 
-	struct lp_profile *profile = lp_profile__new();
-	struct lp_folded_agg *agg = lp_folded_agg__new(&o.folded);
-	struct lp_latency *lat = o.format == FMT_LATENCY ? lp_latency__new(o.raw) : NULL;
-	struct lp_pprof *pprof = o.format == FMT_PPROF ? lp_pprof__new() : NULL;
-	struct lp_window_opts wo = { o.last_ns, o.half_life_ns, &o.folded };
-	struct lp_window *win = o.last_ns || o.half_life_ns || o.every_ns ?
-		lp_window__new(&wo) : NULL;
-	int64_t next_write = LP_TIME_NONE;
-	bool heat_fmt = o.format == FMT_HEATMAP || o.format == FMT_HEATMAP_TSV;
-	struct lp_heatmap *heat = heat_fmt ? lp_heatmap__new(o.rows) : NULL;
-	struct filter filt = { .o = &o };
-	struct lp_folded_units units = { 0 };	/* what the counts are */
+	struct sinks k;
+	sinks_init(&k, &o);
 	int status = 0;
-	/* trace-event streams: events are written as records arrive (every
-	 * input is open by now); on bad input the document is left unclosed,
-	 * so it never looks complete. */
-	FILE *tout = o.format == FMT_TRACE_EVENT ? lp_open_output(o.output) : NULL;
-	struct lp_tracejson *trace = tout ? lp_tracejson__new(tout) : NULL;
-
 	for (int i = 0; i < npaths && !status; i++) {
-		struct lp_reader *r = readers[i];
-		struct lp_record rec;
-		int rc;
 		/* The first event is the first of all inputs, as when the
 		 * script reads them as one (a reader makes its perf script
 		 * parser when its first line comes). */
-		if (filt.event && !o.event_filter)
-			io.perf.event_filter = filt.event;
-		lp_folded_units__input(&units);
-		while ((rc = lp_reader__next(r, &rec)) > 0) {
-			if (rec.kind == LP_REC_HEADER)
-				lp_folded_units__header(&units, &rec.header);
-			if (trace) {
-				if ((rec.kind != LP_REC_SAMPLE || keep_sample(&filt, &rec.sample)) &&
-				    lp_tracejson__record(trace, &rec) < 0)
-					lp_write_failed(o.output ? o.output : "stdout");
-			} else if (rec.kind == LP_REC_SAMPLE) {
-				const char *why = NULL;
-				if (lat || !keep_sample(&filt, &rec.sample))
-					continue;
-				if (pprof) {
-					lp_pprof__add(pprof, &rec.sample);
-					continue;
-				}
-				rec.sample.weight = lp_folded_units__count(&units, &rec.sample);
-				if (heat || win) {
-					/* both need timed samples, and say so */
-					if ((heat ? lp_heatmap__add(heat, &rec.sample, &why)
-						  : lp_window__add(win, &rec.sample, &why)) < 0) {
-						lp_reader__error(r, "%s", why);
-						rc = -1;
-						break;
-					}
-					if (win && o.every_ns)
-						every(&o, win, &next_write, &units);
-				} else {
-					lp_folded_agg__add(agg, &rec.sample);
-				}
-			} else if (rec.kind == LP_REC_HEADER && pprof) {
-				lp_pprof__header(pprof, &rec.header);
-			} else if (rec.kind == LP_REC_SPAN && lat) {
-				const char *why = NULL;
-				if (lp_latency__add(lat, &rec.span, &why) < 0) {
-					lp_reader__error(r, "%s", why ? why : "bad span");
-					rc = -1;
-					break;
-				}
-			}
-		}
-		if (rc < 0)
-			status = 1;
+		if (k.filt.event && !o.event_filter)
+			io.perf.event_filter = k.filt.event;
+		status = take_input(&o, &k, readers[i]) < 0;
 		/* The keys point into this reader's dictionary. */
-		lp_folded_agg__flush(agg, profile, 0);
-		if (win)
-			lp_window__flush(win);
-		lp_reader__free(r);
+		lp_folded_agg__flush(k.agg, k.profile, 0);
+		if (k.win)
+			lp_window__flush(k.win);
+		lp_reader__free(readers[i]);
 		readers[i] = NULL;
 	}
 	lp_free_inputs(readers, npaths);
 	lp_carry__fini(&carry);
 	lp_inline_coproc__free(a2l);
-
-	if (trace) {
-		if (!status && lp_tracejson__finish(trace) < 0)
-			lp_write_failed(o.output ? o.output : "stdout");
-		if (lp_close_output(tout, o.output ? o.output : "stdout") < 0)
-			status = 1;
-		lp_tracejson__free(trace);
-	} else if (!status) {
-		FILE *out = lp_open_output(o.output);
-		int wr = 0;
-		switch (o.format) {
-		case FMT_FOLDED:
-		case FMT_SPEEDSCOPE:
-		case FMT_SVG:
-			if (win) {
-				lp_profile__free(profile);
-				profile = lp_window__view(win);
-			}
-			wr = write_aggregate(&o, out, profile, &units);
-			break;
-		case FMT_LATENCY:
-			wr = o.human ? lp_latency__write_histograms(lat, out) :
-				       lp_latency__write_table(lat, out);
-			break;
-		case FMT_TRACE_EVENT:	/* written as the records came */
-			break;
-		case FMT_PPROF:
-			wr = lp_pprof__write(pprof, out);
-			break;
-		case FMT_HEATMAP:
-			wr = lp_heatmap__write_svg(heat, out, o.title);
-			break;
-		case FMT_HEATMAP_TSV:
-			wr = lp_heatmap__write_tsv(heat, out);
-			break;
-		}
-		if (wr < 0)
-			lp_write_failed(o.output ? o.output : "stdout");
-		if (lp_close_output(out, o.output ? o.output : "stdout") < 0)
-			status = 1;
-	}
-	if (lp_folded_units__mixed(&units))
-		lp_error("the inputs add nanoseconds (mode off or wall) to other counts: "
-			 "the sums are neither");
-	lp_latency__free(lat);
-	lp_pprof__free(pprof);
-	if (win && lp_window__dropped(win))
-		lp_error("%llu samples older than the window when they came: left out",
-			 (unsigned long long)lp_window__dropped(win));
-	lp_window__free(win);
-	lp_heatmap__free(heat);
-	lp_folded_agg__free(agg);
-	lp_profile__free(profile);
-	free(filt.event);
+	if (k.trace)
+		status = finish_trace(&o, &k, status);
+	else if (!status)
+		status = write_result(&o, &k);
+	sinks_fini(&k);
 	return status;
 }
