@@ -134,33 +134,34 @@ enum {
 	OPT_EVERY, OPT_FORMAT, OPT_RAW, OPT_NO_LP,
 };
 
+static const struct option longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "input-format", required_argument, NULL, 'f' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "group", required_argument, NULL, 'g' },
+	{ "no-lp-frames", no_argument, NULL, OPT_NO_LP },
+	LP_FOLDED_LONGOPTS,
+	{ "event-filter", required_argument, NULL, OPT_EVENT },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "context", no_argument, NULL, OPT_CONTEXT },
+	{ "human", no_argument, NULL, OPT_HUMAN },
+	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "subtitle", required_argument, NULL, OPT_SUBTITLE },
+	{ "width", required_argument, NULL, OPT_WIDTH },
+	{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
+	{ "inverted", no_argument, NULL, OPT_INVERTED },
+	{ "rows", required_argument, NULL, OPT_ROWS },
+	{ "last", required_argument, NULL, OPT_LAST },
+	{ "half-life", required_argument, NULL, 'H' },
+	{ "every", required_argument, NULL, OPT_EVERY },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "input-format", required_argument, NULL, 'f' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "group", required_argument, NULL, 'g' },
-		{ "no-lp-frames", no_argument, NULL, OPT_NO_LP },
-		LP_FOLDED_LONGOPTS,
-		{ "event-filter", required_argument, NULL, OPT_EVENT },
-		{ "inline", no_argument, NULL, OPT_INLINE },
-		{ "context", no_argument, NULL, OPT_CONTEXT },
-		{ "human", no_argument, NULL, OPT_HUMAN },
-		{ "raw", no_argument, NULL, OPT_RAW },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "subtitle", required_argument, NULL, OPT_SUBTITLE },
-		{ "width", required_argument, NULL, OPT_WIDTH },
-		{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
-		{ "inverted", no_argument, NULL, OPT_INVERTED },
-		{ "rows", required_argument, NULL, OPT_ROWS },
-		{ "last", required_argument, NULL, OPT_LAST },
-		{ "half-life", required_argument, NULL, 'H' },
-		{ "every", required_argument, NULL, OPT_EVERY },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c, v;
 	while ((c = getopt_long(argc, argv, "o:f:g:H:h", longopts, NULL)) != -1) {
 		switch (c) {
