@@ -10,6 +10,7 @@
  * outside all of its known modules (a dlopen, a late mapping). */
 #include <stddef.h>
 #include <errno.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "debuginfo/demangle.h"
 #include "debuginfo/dwarf.h"
@@ -111,7 +113,8 @@ struct lp_symbolizer {
 struct lp_file {
 	char *path;
 	struct lp_dwfile *dw;
-	struct lp_dwmod *mod;	/* NULL: the file cannot be read */
+	struct lp_dwmod *mod;	/* NULL: the file cannot be read, or is no ELF */
+	bool not_elf;		/* read, and no ELF object: no code to name */
 	char *build_id;		/* hex; "" when it has none */
 	bool warned;
 };
@@ -1116,6 +1119,21 @@ void lp_symbolizer__set_demangle(struct lp_symbolizer *s, bool demangle)
 	s->no_demangle = !demangle;
 }
 
+/* A file that opens and does not start as an ELF object does: a mapping
+ * of data (ld.so.cache, a locale archive) or of a JIT's memfd, where a
+ * stack's address is the unwinder's guess or JIT code, never something a
+ * symbol table names. */
+static bool readable_not_elf(const char *path)
+{
+	unsigned char magic[SELFMAG];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, magic, sizeof(magic));
+	close(fd);
+	return n >= 0 && (n < SELFMAG || memcmp(magic, ELFMAG, SELFMAG) != 0);
+}
+
 static struct lp_file *open_file(struct lp_symbolizer *s, const char *path)
 {
 	uint64_t key = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, path, strlen(path)));
@@ -1127,6 +1145,7 @@ static struct lp_file *open_file(struct lp_symbolizer *s, const char *path)
 	f->path = lp_strdup(path);
 	f->dw = lp_dwfile__open(path);
 	f->mod = lp_dwfile__module(f->dw);
+	f->not_elf = !f->mod && readable_not_elf(path);
 	f->build_id = f->mod ? build_id_hex(f->mod) : lp_strdup("");
 	/* A path hash collision replaces the older entry (leaked: rare). */
 	lp_hashmap__put(&s->files, key, f);
@@ -1141,7 +1160,7 @@ int lp_symbolizer__file(struct lp_symbolizer *s, const char *path, const char *b
 
 	*n = 0;
 	if (!f->mod)
-		return -1;
+		return f->not_elf ? 0 : -1;	/* 0: nothing there to name */
 	if (build_id && *build_id && strcmp(build_id, f->build_id))
 		return -2;
 	lp_dwmod__info(f->mod, &start, NULL);
