@@ -875,11 +875,10 @@ static int write_costs(struct lp_recorder *r)
 	return rc < 0 ? write_failed(r) : 0;
 }
 
-struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct lp_writer *w)
+/* The recorder's options settled, its buffers, the symbolizer and the
+ * unwinder: everything but BPF.  -1 after a message. */
+static int recorder_init(struct lp_recorder *r, const struct lp_record_opts *opts)
 {
-	struct lp_recorder *r = lp_calloc(1, sizeof(*r));
-	int err;
-
 	r->opts = *opts;
 	lp_hashmap__init(&r->endings);
 	r->max_user_frames = opts->stack_depth && opts->stack_depth < LP_DWARF_MAX_FRAMES
@@ -888,8 +887,11 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 		r->opts.max_pids = LP_TARGET_MAX_PIDS;
 	if (!r->opts.stack_depth || r->opts.stack_depth > LP_MAX_STACK_DEPTH)
 		r->opts.stack_depth = LP_MAX_STACK_DEPTH;
+	if (opts->call_graph == LP_CALL_GRAPH_AUTO && !opts->dwarf_bytes)
+		r->opts.dwarf_bytes = LP_AUTO_STACK_COPY;
+	if (opts->call_graph == LP_CALL_GRAPH_FP)
+		r->opts.dwarf_bytes = 0;
 	opts = &r->opts;
-	r->w = w;
 	/* One Dwfl per sampled process keeps its binaries open: with -a, many
 	 * files.  The soft limit of open files up to the hard one. */
 	struct rlimit rl;
@@ -901,7 +903,7 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	r->ncpus = libbpf_num_possible_cpus();
 	if (r->ncpus <= 0) {
 		lp_error("cannot count the CPUs: %s", strerror(-r->ncpus));
-		goto fail;
+		return -1;
 	}
 	r->perf_fds = lp_calloc(r->ncpus, sizeof(*r->perf_fds));
 	for (int i = 0; i < r->ncpus; i++)
@@ -924,30 +926,35 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	if (opts->kernel)
 		lp_symbolizer__load_kernel(r->sym);
 	r->unw = lp_unwinder__new(r->sym);
+	return 0;
+}
 
+/* The BPF program opened, set for the options (constants, map sizes, the
+ * programs the mode needs) and loaded, with its ring.  -1 after a
+ * message. */
+static int load_bpf(struct lp_recorder *r)
+{
+	const struct lp_record_opts *opts = &r->opts;
 	r->skel = profile_bpf__open();
 	if (!r->skel) {
 		lp_error_errno("cannot open the BPF program");
-		goto fail;
+		return -1;
 	}
-	r->skel->rodata->filter_pids = opts->npids > 0;
-	r->skel->rodata->follow_forks = opts->follow;
-	r->skel->rodata->kernel_stacks = opts->kernel;
-	r->skel->rodata->user_stacks = true;
-	if (opts->call_graph == LP_CALL_GRAPH_AUTO && !opts->dwarf_bytes)
-		r->opts.dwarf_bytes = LP_AUTO_STACK_COPY;
-	if (opts->call_graph == LP_CALL_GRAPH_FP)
-		r->opts.dwarf_bytes = 0;
-	r->skel->rodata->stack_copy = opts->dwarf_bytes;
-	r->skel->rodata->fp_chain = opts->call_graph != LP_CALL_GRAPH_DWARF;
+	struct profile_bpf__rodata *ro = r->skel->rodata;
+	ro->filter_pids = opts->npids > 0;
+	ro->follow_forks = opts->follow;
+	ro->kernel_stacks = opts->kernel;
+	ro->user_stacks = true;
+	ro->stack_copy = opts->dwarf_bytes;
+	ro->fp_chain = opts->call_graph != LP_CALL_GRAPH_DWARF;
 	/* A blocked thread's copy is kept until it runs again: at most
 	 * LP_OFF_STACK_COPY; the wrapper's frames only with frame pointers. */
-	r->skel->rodata->off_copy = !opts->dwarf_bytes ? LP_OFF_FP_COPY
-				    : opts->dwarf_bytes < LP_OFF_STACK_COPY ? opts->dwarf_bytes
-				    : LP_OFF_STACK_COPY;
-	r->skel->rodata->min_block_ns = opts->min_block_ns;
-	r->skel->rodata->runnable_intervals = opts->mode == LP_RECORD_WALL;
-	r->skel->rodata->stack_depth = opts->stack_depth;
+	ro->off_copy = !opts->dwarf_bytes ? LP_OFF_FP_COPY
+		       : opts->dwarf_bytes < LP_OFF_STACK_COPY ? opts->dwarf_bytes
+		       : LP_OFF_STACK_COPY;
+	ro->min_block_ns = opts->min_block_ns;
+	ro->runnable_intervals = opts->mode == LP_RECORD_WALL;
+	ro->stack_depth = opts->stack_depth;
 	bpf_map__set_max_entries(r->skel->maps.lp_pids, opts->max_pids);
 	if (opts->mode == LP_RECORD_OFF)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_sample, false);
@@ -959,28 +966,69 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	/* Samples with copies are big: a bigger ring, so a slow writer loses
 	 * less. */
 	size_t ring = opts->ring_bytes ? opts->ring_bytes : opts->dwarf_bytes ? 32u << 20 : 4u << 20;
-	r->skel->rodata->wakeup_bytes = ring / 4;
+	ro->wakeup_bytes = ring / 4;
 	bpf_map__set_max_entries(r->skel->maps.lp_ring, ring);
 	bpf_map__set_max_entries(r->skel->maps.lp_scratch, r->ncpus + 1);
-	r->skel->rodata->seed_slot = r->ncpus;
+	ro->seed_slot = r->ncpus;
 	/* With -a too: its forks are announced to the symbolizer. */
 	if (opts->npids && !opts->follow)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_fork, false);
 	if (opts->npids == 0)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_exit, false);
 
-	err = profile_bpf__load(r->skel);
+	int err = profile_bpf__load(r->skel);
 	if (err) {
 		errno = -err;
 		lp_error_errno("cannot load the BPF program%s",
 			       opts->verbose ? "" : " (-v shows the verifier log)");
-		goto fail;
+		return -1;
 	}
 	r->ring = ring_buffer__new(bpf_map__fd(r->skel->maps.lp_ring), handle_sample, r, NULL);
 	if (!r->ring) {
 		lp_error_errno("cannot open the ring buffer");
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+static int attach_task_event(struct bpf_program *prog, struct bpf_link **link, const char *tp)
+{
+	*link = bpf_program__attach(prog);
+	if (!*link) {
+		lp_error_errno("cannot attach to %s", tp);
+		return -1;
+	}
+	return 0;
+}
+
+/* The processes' execs, forks (when children are followed, or with -a,
+ * whose forks are announced to the symbolizer) and exits (with -p: a
+ * target that exits frees its pid, which the kernel may give to a process
+ * not ours). */
+static int attach_tasks(struct lp_recorder *r)
+{
+	const struct lp_record_opts *opts = &r->opts;
+	if (attach_task_event(r->skel->progs.lp_rec_exec, &r->skel->links.lp_rec_exec,
+			      "sched_process_exec") < 0)
+		return -1;
+	if ((!opts->npids || opts->follow) &&
+	    attach_task_event(r->skel->progs.lp_rec_fork, &r->skel->links.lp_rec_fork,
+			      "sched_process_fork") < 0)
+		return -1;
+	if (opts->npids &&
+	    attach_task_event(r->skel->progs.lp_rec_exit, &r->skel->links.lp_rec_exit,
+			      "sched_process_exit") < 0)
+		return -1;
+	return 0;
+}
+
+struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct lp_writer *w)
+{
+	struct lp_recorder *r = lp_calloc(1, sizeof(*r));
+	r->w = w;
+	if (recorder_init(r, opts) < 0 || load_bpf(r) < 0)
+		goto fail;
+	opts = &r->opts;
 	if (opts->mode != LP_RECORD_OFF && open_events(r) < 0)
 		goto fail;
 	/* Before the targets join the pid set: none of their samples is
@@ -990,27 +1038,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	for (size_t i = 0; i < opts->npids; i++)
 		if (lp_recorder__add_pid(r, opts->pids[i]) < 0)
 			goto fail;
-	r->skel->links.lp_rec_exec = bpf_program__attach(r->skel->progs.lp_rec_exec);
-	if (!r->skel->links.lp_rec_exec) {
-		lp_error_errno("cannot attach to sched_process_exec");
+	if (attach_tasks(r) < 0)
 		goto fail;
-	}
-	if (!opts->npids || opts->follow) {
-		r->skel->links.lp_rec_fork = bpf_program__attach(r->skel->progs.lp_rec_fork);
-		if (!r->skel->links.lp_rec_fork) {
-			lp_error_errno("cannot attach to sched_process_fork");
-			goto fail;
-		}
-	}
-	/* Also without following children: a -p target that exits frees its
-	 * pid, which the kernel may give to a process not ours. */
-	if (opts->npids) {
-		r->skel->links.lp_rec_exit = bpf_program__attach(r->skel->progs.lp_rec_exit);
-		if (!r->skel->links.lp_rec_exit) {
-			lp_error_errno("cannot attach to sched_process_exit");
-			goto fail;
-		}
-	}
 	if (opts->mode == LP_RECORD_OFF)
 		r->event = "offcpu";
 	else if (opts->mode == LP_RECORD_WALL)
