@@ -281,12 +281,207 @@ static int bad(struct lp_dec *r, const char **why, const char *fmt, ...)
 
 #define BAD(...) return bad(r, whyp, __VA_ARGS__)
 
+/* One record kind each, from its line: 1, or -1 with *whyp (BAD). */
+static int next_header(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
+{
+	char *f[2], *rest;
+	size_t rest_len, n = split_fields(line, len, f, 2, &rest, &rest_len);
+	int64_t version;
+	if (n < 2 || parse_int(f[1], &version) < 0 || version < 1)
+		BAD("bad header: expected '%s<TAB>VERSION'", LP_STREAM_MAGIC);
+	if (version > LP_STREAM_VERSION)
+		BAD("stream version %lld is newer than this program's (%d)",
+		    (long long)version, LP_STREAM_VERSION);
+	rec->kind = LP_REC_HEADER;
+	rec->header.version = (int)version;
+	set_attrs(&rec->header.attrs, rest, rest_len);
+	return 1;
+}
+
+/* frame ID KIND ADDR MODULE SYMBOL SRCLINE [attrs] */
+static int next_frame(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
+{
+	char *f[7], *rest;
+	size_t rest_len, n = split_fields(line, len, f, 7, &rest, &rest_len);
+	if (n < 7)
+		BAD("frame: expected 7 fields, got %zu", n);
+	if (strlen(f[2]) != 1 || !strchr("ukji", f[2][0]))
+		BAD("frame: unknown kind '%s' (u, k, j or i)", f[2]);
+	uint64_t addr = 0;
+	const char *why;
+	if (strcmp(f[3], "-") && lp_parse_addr(f[3], UINT64_MAX, &addr, &why) < 0)
+		BAD("frame: address '%s': %s", f[3], why);
+	struct lp_attrs attrs = { rest ? rest : "", rest ? rest_len : 0 };
+	/* named=1: SYMBOL "-" is the empty name, not an unresolved one */
+	bool named = attrs.len && lp_attrs__is(&attrs, "named", "1");
+	ssize_t idlen = lp_attrs__get(&attrs, "build_id", &r->value, &r->value_cap);
+	if (idlen >= 0 && (!idlen || strspn(r->value, "0123456789abcdef") != (size_t)idlen))
+		BAD("frame: build_id '%s' is not lower-case hex", r->value);
+	/* lp=1: lp's own code (lpframe.h), also when this reader's table does
+	 * not know the symbol */
+	bool lp = attrs.len && lp_attrs__is(&attrs, "lp", "1");
+	struct lp_frame proto = {
+		.kind = f[2][0], .addr = addr, .module = unescape_field(f[4]),
+		.symbol = unescape_field(f[5]), .srcline = unescape_field(f[6]),
+		.build_id = idlen > 0 ? r->value : "", .named = named, .lp = lp,
+	};
+	const struct lp_frame *fr = lp_dict__frame_copy(r->dict, &proto);
+	lp_hashmap__put(&r->frame_ids, id_key(f[1]), (void *)fr);
+	rec->kind = LP_REC_FRAME;
+	rec->frame = fr;
+	return 1;
+}
+
+/* stack ID FRAMEID,FRAMEID,... */
+static int next_stack(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
+{
+	char *f[3], *rest;
+	size_t rest_len, n = split_fields(line, len, f, 3, &rest, &rest_len);
+	if (n < 3)
+		BAD("stack: expected 3 fields, got %zu", n);
+	size_t nf = 0;
+	if (strcmp(f[2], "-") && f[2][0]) {
+		for (char *p = f[2]; p; nf++) {
+			char *comma = strchr(p, ',');
+			if (comma)
+				*comma = '\0';
+			if (nf == r->scratch_cap) {
+				r->scratch_cap = r->scratch_cap ? 2 * r->scratch_cap : 64;
+				r->scratch = lp_reallocarray(r->scratch, r->scratch_cap,
+							     sizeof(*r->scratch));
+			}
+			r->scratch[nf] = lp_hashmap__get(&r->frame_ids, id_key(p));
+			if (!r->scratch[nf])
+				BAD("stack: frame '%s' is not defined before its use", p);
+			p = comma ? comma + 1 : NULL;
+		}
+	}
+	const struct lp_stack *st = lp_dict__stack(r->dict, r->scratch, nf);
+	lp_hashmap__put(&r->stack_ids, id_key(f[1]), (void *)st);
+	rec->kind = LP_REC_STACK;
+	rec->stack = st;
+	return 1;
+}
+
+/* sample TIME PID TID CPU COMM EVENT WEIGHT STACK [attrs] */
+static int next_sample(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
+{
+	struct lp_sample *s = &rec->sample;
+	char *f[9], *rest;
+	size_t rest_len, n = split_fields(line, len, f, 9, &rest, &rest_len);
+	if (n < 9)
+		BAD("sample: expected 9 fields, got %zu", n);
+	if (parse_time(f[1], f[2] - f[1] - 1, &s->time_ns) < 0)
+		BAD("sample: bad time '%s'%s", f[1], time_why(f[1]));
+	if (parse_id32(f[2], &s->pid) < 0 || parse_id32(f[3], &s->tid) < 0 ||
+	    parse_id32(f[4], &s->cpu) < 0)
+		BAD("sample: bad pid, tid or cpu");
+	s->comm = unescape_field(f[5]);
+	s->event = unescape_field(f[6]);
+	const char *why;
+	int64_t iw;
+	if (parse_int(f[7], &iw) == 0 && iw >= 0)	/* the common case, without strtod */
+		s->weight = (double)iw;
+	else if (lp_parse_double(f[7], &s->weight, &why) < 0 || s->weight < 0)
+		BAD("sample: bad weight '%s'", f[7]);
+	if (!strcmp(f[8], "-")) {
+		s->stack = lp_dict__stack(r->dict, NULL, 0);
+	} else {
+		s->stack = lp_hashmap__get(&r->stack_ids, id_key(f[8]));
+		if (!s->stack)
+			BAD("sample: stack '%s' is not defined before its use", f[8]);
+	}
+	set_attrs(&s->attrs, rest, rest_len);
+	rec->kind = LP_REC_SAMPLE;
+	return 1;
+}
+
+/* span START END PID TID PROBE DEPTH [attrs] */
+static int next_span(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
+{
+	struct lp_span *sp = &rec->span;
+	char *f[7], *rest;
+	size_t rest_len, n = split_fields(line, len, f, 7, &rest, &rest_len);
+	int64_t depth;
+	if (n < 7)
+		BAD("span: expected 7 fields, got %zu", n);
+	if (parse_time(f[1], f[2] - f[1] - 1, &sp->start_ns) < 0 ||
+	    sp->start_ns == LP_TIME_NONE)
+		BAD("span: bad start '%s'%s", f[1], time_why(f[1]));
+	if (parse_time(f[2], f[3] - f[2] - 1, &sp->end_ns) < 0)
+		BAD("span: bad end '%s'%s", f[2], time_why(f[2]));
+	if (sp->end_ns != LP_TIME_NONE && sp->end_ns < sp->start_ns)
+		BAD("span: ends (%s) before it starts (%s)", f[2], f[1]);
+	if (parse_id32(f[3], &sp->pid) < 0 || parse_id32(f[4], &sp->tid) < 0)
+		BAD("span: bad pid or tid");
+	sp->probe = unescape_field(f[5]);
+	if (parse_int(f[6], &depth) < 0 || depth < 0 || depth > INT32_MAX)
+		BAD("span: bad depth '%s'", f[6]);
+	sp->depth = (int32_t)depth;
+	set_attrs(&sp->attrs, rest, rest_len);
+	rec->kind = LP_REC_SPAN;
+	return 1;
+}
+
+/* event TIME PID TID PROBE [attrs] */
+static int next_event(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
+{
+	struct lp_event *ev = &rec->event;
+	char *f[5], *rest;
+	size_t rest_len, n = split_fields(line, len, f, 5, &rest, &rest_len);
+	if (n < 5)
+		BAD("event: expected 5 fields, got %zu", n);
+	if (parse_time(f[1], strlen(f[1]), &ev->time_ns) < 0)
+		BAD("event: bad time '%s'%s", f[1], time_why(f[1]));
+	if (parse_id32(f[2], &ev->pid) < 0 || parse_id32(f[3], &ev->tid) < 0)
+		BAD("event: bad pid or tid");
+	ev->probe = unescape_field(f[4]);
+	set_attrs(&ev->attrs, rest, rest_len);
+	rec->kind = LP_REC_EVENT;
+	return 1;
+}
+
+/* lost TIME WHAT COUNT */
+static int next_lost(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
+{
+	char *f[4], *rest;
+	size_t rest_len, n = split_fields(line, len, f, 4, &rest, &rest_len);
+	int64_t count;
+	if (n < 4)
+		BAD("lost: expected 4 fields, got %zu", n);
+	if (parse_time(f[1], strlen(f[1]), &rec->lost.time_ns) < 0)
+		BAD("lost: bad time '%s'%s", f[1], time_why(f[1]));
+	if (parse_int(f[3], &count) < 0 || count < 0)
+		BAD("lost: bad count '%s'", f[3]);
+	rec->lost.what = unescape_field(f[2]);
+	rec->lost.count = (uint64_t)count;
+	rec->kind = LP_REC_LOST;
+	return 1;
+}
+
+/* cost TIME WHAT NS [attrs] */
+static int next_cost(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
+{
+	char *f[4], *rest;
+	size_t rest_len, n = split_fields(line, len, f, 4, &rest, &rest_len);
+	const char *why;
+	if (n < 4)
+		BAD("cost: expected 4 fields, got %zu", n);
+	if (parse_time(f[1], strlen(f[1]), &rec->cost.time_ns) < 0)
+		BAD("cost: bad time '%s'%s", f[1], time_why(f[1]));
+	if (lp_parse_double(f[3], &rec->cost.ns, &why) < 0 || !(rec->cost.ns >= 0) ||
+	    isinf(rec->cost.ns))
+		BAD("cost: bad ns '%s'", f[3]);
+	rec->cost.what = unescape_field(f[2]);
+	set_attrs(&rec->cost.attrs, rest, rest_len);
+	rec->kind = LP_REC_COST;
+	return 1;
+}
+
 static int lp_next(void *dec, char *line, size_t len, bool terminated, struct lp_record *rec,
 		   const char **whyp)
 {
 	struct lp_dec *r = dec;
-	char *f[10], *rest;
-	size_t rest_len, n;
 
 	if (!terminated && len)
 		BAD("last record has no newline: truncated stream?");
@@ -302,174 +497,23 @@ static int lp_next(void *dec, char *line, size_t len, bool terminated, struct lp
 	}
 	if (memchr(line, '\0', len))
 		BAD("NUL byte in a record");
-
-	if (line[0] == 'l' && !strncmp(line, LP_STREAM_MAGIC, strlen(LP_STREAM_MAGIC))) {
-		n = split_fields(line, len, f, 2, &rest, &rest_len);
-		int64_t version;
-		if (n < 2 || parse_int(f[1], &version) < 0 || version < 1)
-			BAD("bad header: expected '%s<TAB>VERSION'", LP_STREAM_MAGIC);
-		if (version > LP_STREAM_VERSION)
-			BAD("stream version %lld is newer than this program's (%d)",
-			    (long long)version, LP_STREAM_VERSION);
-		rec->kind = LP_REC_HEADER;
-		rec->header.version = (int)version;
-		set_attrs(&rec->header.attrs, rest, rest_len);
-		return 1;
-	}
-
+	if (line[0] == 'l' && !strncmp(line, LP_STREAM_MAGIC, strlen(LP_STREAM_MAGIC)))
+		return next_header(r, line, len, rec, whyp);
 	switch (line[0]) {
-	case 'f': {	/* frame ID KIND ADDR MODULE SYMBOL SRCLINE [attrs] */
-		n = split_fields(line, len, f, 7, &rest, &rest_len);
-		if (n < 7)
-			BAD("frame: expected 7 fields, got %zu", n);
-		if (strlen(f[2]) != 1 || !strchr("ukji", f[2][0]))
-			BAD("frame: unknown kind '%s' (u, k, j or i)", f[2]);
-		uint64_t addr = 0;
-		const char *why;
-		if (strcmp(f[3], "-") && lp_parse_addr(f[3], UINT64_MAX, &addr, &why) < 0)
-			BAD("frame: address '%s': %s", f[3], why);
-		struct lp_attrs attrs = { rest ? rest : "", rest ? rest_len : 0 };
-		/* named=1: SYMBOL "-" is the empty name, not an unresolved one */
-		bool named = attrs.len && lp_attrs__is(&attrs, "named", "1");
-		ssize_t idlen = lp_attrs__get(&attrs, "build_id", &r->value, &r->value_cap);
-		if (idlen >= 0 && (!idlen || strspn(r->value, "0123456789abcdef") != (size_t)idlen))
-			BAD("frame: build_id '%s' is not lower-case hex", r->value);
-		/* lp=1: lp's own code (lpframe.h), also when this reader's
-		 * table does not know the symbol */
-		bool lp = attrs.len && lp_attrs__is(&attrs, "lp", "1");
-		struct lp_frame proto = {
-			.kind = f[2][0], .addr = addr, .module = unescape_field(f[4]),
-			.symbol = unescape_field(f[5]), .srcline = unescape_field(f[6]),
-			.build_id = idlen > 0 ? r->value : "", .named = named, .lp = lp,
-		};
-		const struct lp_frame *fr = lp_dict__frame_copy(r->dict, &proto);
-		lp_hashmap__put(&r->frame_ids, id_key(f[1]), (void *)fr);
-		rec->kind = LP_REC_FRAME;
-		rec->frame = fr;
-		return 1;
-	}
+	case 'f':
+		return next_frame(r, line, len, rec, whyp);
 	case 's':
-		if (line[1] == 't') {	/* stack ID FRAMEID,FRAMEID,... */
-			n = split_fields(line, len, f, 3, &rest, &rest_len);
-			if (n < 3)
-				BAD("stack: expected 3 fields, got %zu", n);
-			size_t nf = 0;
-			if (strcmp(f[2], "-") && f[2][0]) {
-				for (char *p = f[2]; p; nf++) {
-					char *comma = strchr(p, ',');
-					if (comma)
-						*comma = '\0';
-					if (nf == r->scratch_cap) {
-						r->scratch_cap = r->scratch_cap ? 2 * r->scratch_cap : 64;
-						r->scratch = lp_reallocarray(r->scratch, r->scratch_cap,
-									     sizeof(*r->scratch));
-					}
-					r->scratch[nf] = lp_hashmap__get(&r->frame_ids, id_key(p));
-					if (!r->scratch[nf])
-						BAD("stack: frame '%s' is not defined before its use", p);
-					p = comma ? comma + 1 : NULL;
-				}
-			}
-			const struct lp_stack *st = lp_dict__stack(r->dict, r->scratch, nf);
-			lp_hashmap__put(&r->stack_ids, id_key(f[1]), (void *)st);
-			rec->kind = LP_REC_STACK;
-			rec->stack = st;
-			return 1;
-		}
-		if (line[1] == 'a') {	/* sample TIME PID TID CPU COMM EVENT WEIGHT STACK */
-			struct lp_sample *s = &rec->sample;
-			n = split_fields(line, len, f, 9, &rest, &rest_len);
-			if (n < 9)
-				BAD("sample: expected 9 fields, got %zu", n);
-			if (parse_time(f[1], f[2] - f[1] - 1, &s->time_ns) < 0)
-				BAD("sample: bad time '%s'%s", f[1], time_why(f[1]));
-			if (parse_id32(f[2], &s->pid) < 0 || parse_id32(f[3], &s->tid) < 0 ||
-			    parse_id32(f[4], &s->cpu) < 0)
-				BAD("sample: bad pid, tid or cpu");
-			s->comm = unescape_field(f[5]);
-			s->event = unescape_field(f[6]);
-			const char *why;
-			int64_t iw;
-			if (parse_int(f[7], &iw) == 0 && iw >= 0)	/* the common case, without strtod */
-				s->weight = (double)iw;
-			else if (lp_parse_double(f[7], &s->weight, &why) < 0 || s->weight < 0)
-				BAD("sample: bad weight '%s'", f[7]);
-			if (!strcmp(f[8], "-")) {
-				s->stack = lp_dict__stack(r->dict, NULL, 0);
-			} else {
-				s->stack = lp_hashmap__get(&r->stack_ids, id_key(f[8]));
-				if (!s->stack)
-					BAD("sample: stack '%s' is not defined before its use", f[8]);
-			}
-			set_attrs(&s->attrs, rest, rest_len);
-			rec->kind = LP_REC_SAMPLE;
-			return 1;
-		}
-		/* span START END PID TID PROBE DEPTH [attrs] */
-		n = split_fields(line, len, f, 7, &rest, &rest_len);
-		if (n < 7)
-			BAD("span: expected 7 fields, got %zu", n);
-		struct lp_span *sp = &rec->span;
-		int64_t depth;
-		if (parse_time(f[1], f[2] - f[1] - 1, &sp->start_ns) < 0 ||
-		    sp->start_ns == LP_TIME_NONE)
-			BAD("span: bad start '%s'%s", f[1], time_why(f[1]));
-		if (parse_time(f[2], f[3] - f[2] - 1, &sp->end_ns) < 0)
-			BAD("span: bad end '%s'%s", f[2], time_why(f[2]));
-		if (sp->end_ns != LP_TIME_NONE && sp->end_ns < sp->start_ns)
-			BAD("span: ends (%s) before it starts (%s)", f[2], f[1]);
-		if (parse_id32(f[3], &sp->pid) < 0 || parse_id32(f[4], &sp->tid) < 0)
-			BAD("span: bad pid or tid");
-		sp->probe = unescape_field(f[5]);
-		if (parse_int(f[6], &depth) < 0 || depth < 0 || depth > INT32_MAX)
-			BAD("span: bad depth '%s'", f[6]);
-		sp->depth = (int32_t)depth;
-		set_attrs(&sp->attrs, rest, rest_len);
-		rec->kind = LP_REC_SPAN;
-		return 1;
-	case 'e': {	/* event TIME PID TID PROBE [attrs] */
-		n = split_fields(line, len, f, 5, &rest, &rest_len);
-		if (n < 5)
-			BAD("event: expected 5 fields, got %zu", n);
-		struct lp_event *ev = &rec->event;
-		if (parse_time(f[1], strlen(f[1]), &ev->time_ns) < 0)
-			BAD("event: bad time '%s'%s", f[1], time_why(f[1]));
-		if (parse_id32(f[2], &ev->pid) < 0 || parse_id32(f[3], &ev->tid) < 0)
-			BAD("event: bad pid or tid");
-		ev->probe = unescape_field(f[4]);
-		set_attrs(&ev->attrs, rest, rest_len);
-		rec->kind = LP_REC_EVENT;
-		return 1;
-	}
-	case 'l': {	/* lost TIME WHAT COUNT */
-		n = split_fields(line, len, f, 4, &rest, &rest_len);
-		if (n < 4)
-			BAD("lost: expected 4 fields, got %zu", n);
-		int64_t count;
-		if (parse_time(f[1], strlen(f[1]), &rec->lost.time_ns) < 0)
-			BAD("lost: bad time '%s'%s", f[1], time_why(f[1]));
-		if (parse_int(f[3], &count) < 0 || count < 0)
-			BAD("lost: bad count '%s'", f[3]);
-		rec->lost.what = unescape_field(f[2]);
-		rec->lost.count = (uint64_t)count;
-		rec->kind = LP_REC_LOST;
-		return 1;
-	}
-	case 'c': {	/* cost TIME WHAT NS [attrs] */
-		n = split_fields(line, len, f, 4, &rest, &rest_len);
-		if (n < 4)
-			BAD("cost: expected 4 fields, got %zu", n);
-		const char *why;
-		if (parse_time(f[1], strlen(f[1]), &rec->cost.time_ns) < 0)
-			BAD("cost: bad time '%s'%s", f[1], time_why(f[1]));
-		if (lp_parse_double(f[3], &rec->cost.ns, &why) < 0 || !(rec->cost.ns >= 0) ||
-		    isinf(rec->cost.ns))
-			BAD("cost: bad ns '%s'", f[3]);
-		rec->cost.what = unescape_field(f[2]);
-		set_attrs(&rec->cost.attrs, rest, rest_len);
-		rec->kind = LP_REC_COST;
-		return 1;
-	}
+		if (line[1] == 't')
+			return next_stack(r, line, len, rec, whyp);
+		if (line[1] == 'a')
+			return next_sample(r, line, len, rec, whyp);
+		return next_span(r, line, len, rec, whyp);
+	case 'e':
+		return next_event(r, line, len, rec, whyp);
+	case 'l':
+		return next_lost(r, line, len, rec, whyp);
+	case 'c':
+		return next_cost(r, line, len, rec, whyp);
 	}
 	rec->kind = LP_REC_OTHER;
 	return 1;
