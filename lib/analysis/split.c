@@ -1276,13 +1276,10 @@ static void warn_cuts(const struct split *s)
 	}
 }
 
-static int report(struct split *s)
+/* The report's first line: the probe, its spans and the cuts. */
+static void report_cuts(const struct split *s, FILE *f)
 {
 	const struct lp_split_opts *o = s->o;
-	if (o->quiet)
-		return 0;
-	FILE *f = o->report ? s->report_f : stderr;
-	char num[64];
 	uint64_t nspans = 0;
 	for (size_t i = 0; i < s->nbands; i++)
 		nspans += s->g[i].spans;
@@ -1311,7 +1308,14 @@ static int report(struct split *s)
 			(double)o->window_ns / 1e9, o->accuracy * 100);
 	else if (o->npercentiles)
 		fprintf(f, " (exact)");
-	fprintf(f, "\ngroup\tspans\tsamples\tp50_ns\tp90_ns\tp99_ns\tmax_ns\tspan_ns\tsample_ns\tcoverage\n");
+	fputc('\n', f);
+}
+
+/* The table: each group's spans, samples, percentiles and coverage. */
+static void report_groups(const struct split *s, FILE *f)
+{
+	char num[64];
+	fprintf(f, "group\tspans\tsamples\tp50_ns\tp90_ns\tp99_ns\tmax_ns\tspan_ns\tsample_ns\tcoverage\n");
 	for (size_t i = 0; i < s->ng; i++) {
 		struct group *g = &s->g[i];
 		/* The uncertain group's spans are a band's, undecided. */
@@ -1344,61 +1348,80 @@ static int report(struct split *s)
 		else
 			fprintf(f, "-\n");
 	}
-	if (s->spans && !o->raw) {
-		double mean, var;
-		bool have = lp_costs__of(s->costs, LP_HIT_SAMPLE, &mean, &var);
-		fprintf(f, "# lp's own cost taken out: %" PRIu64 " of %zu spans held samples",
-			s->sampled_spans, s->ndurs);
-		if (have)
-			fprintf(f, " (%.1f us a sample, sd %.1f us)", mean / 1e3, sqrt(var) / 1e3);
-		if (s->dist.empirical)
-			fprintf(f, "; the spans show %.1f us a sample (sd %.1f us)%s",
-				s->dist.mean / 1e3, s->dist.sd / 1e3,
-				s->used_seen ? ": used" : ": too far from the calibration, not used");
-		fprintf(f, ", %.3f ms of samples and %.3f ms of probes in all",
-			s->sample_cost_ns / 1e6, s->probe_cost_ns / 1e6);
-		if (s->uncertain_spans)
-			fprintf(f, "; %" PRIu64 " sampled spans are uncertain (below %g%% sure of "
-				   "their band): group uncertain", s->uncertain_spans,
-				o->confidence * 100);
-		if (!lp_costs__known(s->costs))
-			fprintf(f, "; no cost records: durations are as measured");
-		fputc('\n', f);
+}
+
+/* What lp's own cost did to the durations, and how it was taken out. */
+static void report_costs(const struct split *s, FILE *f)
+{
+	const struct lp_split_opts *o = s->o;
+	double mean, var;
+	bool have = lp_costs__of(s->costs, LP_HIT_SAMPLE, &mean, &var);
+	fprintf(f, "# lp's own cost taken out: %" PRIu64 " of %zu spans held samples",
+		s->sampled_spans, s->ndurs);
+	if (have)
+		fprintf(f, " (%.1f us a sample, sd %.1f us)", mean / 1e3, sqrt(var) / 1e3);
+	if (s->dist.empirical)
+		fprintf(f, "; the spans show %.1f us a sample (sd %.1f us)%s",
+			s->dist.mean / 1e3, s->dist.sd / 1e3,
+			s->used_seen ? ": used" : ": too far from the calibration, not used");
+	fprintf(f, ", %.3f ms of samples and %.3f ms of probes in all",
+		s->sample_cost_ns / 1e6, s->probe_cost_ns / 1e6);
+	if (s->uncertain_spans)
+		fprintf(f, "; %" PRIu64 " sampled spans are uncertain (below %g%% sure of "
+			   "their band): group uncertain", s->uncertain_spans, o->confidence * 100);
+	if (!lp_costs__known(s->costs))
+		fprintf(f, "; no cost records: durations are as measured");
+	fputc('\n', f);
+}
+
+/* A wall-clock profile: how each group's time divides between running,
+ * waiting for a CPU and blocked, and the functions the blocked time was
+ * spent in, as shares of the group's blocked time. */
+static void report_states(const struct split *s, FILE *f)
+{
+	char num[64];
+	fprintf(f, "# sample weight by thread state\ngroup\trunning\trunnable\tblocked\n");
+	for (size_t i = 0; i < s->ng; i++) {
+		struct group *g = &s->g[i];
+		double *w = g->state_weight, t = w[0] + w[1] + w[2];
+
+		if (t > 0)
+			fprintf(f, "%s\t%.1f%%\t%.1f%%\t%.1f%%\n", g->name, 100 * w[0] / t,
+				100 * w[1] / t, 100 * w[2] / t);
 	}
-	report_distribution(s, f);
-	/* A wall-clock profile: how each group's time divides between
-	 * running, waiting for a CPU and blocked. */
-	if (s->have_states) {
-		fprintf(f, "# sample weight by thread state\ngroup\trunning\trunnable\tblocked\n");
-		for (size_t i = 0; i < s->ng; i++) {
-			struct group *g = &s->g[i];
-			double *w = g->state_weight, t = w[0] + w[1] + w[2];
+	bool header = false;
+	for (size_t i = 0; i < s->ng; i++) {
+		struct group *g = &s->g[i];
+		size_t n;
+		struct blocker **v = sorted_blockers(g, &n);
 
-			if (t > 0)
-				fprintf(f, "%s\t%.1f%%\t%.1f%%\t%.1f%%\n", g->name, 100 * w[0] / t,
-					100 * w[1] / t, 100 * w[2] / t);
-		}
-		/* And where it blocked: the functions the blocked time was
-		 * spent in, as shares of the group's blocked time. */
-		bool header = false;
-		for (size_t i = 0; i < s->ng; i++) {
-			struct group *g = &s->g[i];
-			size_t n;
-			struct blocker **v = sorted_blockers(g, &n);
-
-			for (size_t k = 0; k < n && k < TOP_BLOCKERS; k++) {
-				if (!header) {
-					fprintf(f, "# where each group blocked (top %d functions by blocked weight)\n"
-						   "group\tfunction\tblocked_ns\tshare\n", TOP_BLOCKERS);
-					header = true;
-				}
-				lp_format_number(num, sizeof(num), v[k]->weight);
-				fprintf(f, "%s\t%s\t%s\t%.1f%%\n", g->name, v[k]->name, num,
-					100 * v[k]->weight / g->state_weight[ST_BLOCKED]);
+		for (size_t k = 0; k < n && k < TOP_BLOCKERS; k++) {
+			if (!header) {
+				fprintf(f, "# where each group blocked (top %d functions by blocked weight)\n"
+					   "group\tfunction\tblocked_ns\tshare\n", TOP_BLOCKERS);
+				header = true;
 			}
-			free(v);
+			lp_format_number(num, sizeof(num), v[k]->weight);
+			fprintf(f, "%s\t%s\t%s\t%.1f%%\n", g->name, v[k]->name, num,
+				100 * v[k]->weight / g->state_weight[ST_BLOCKED]);
 		}
+		free(v);
 	}
+}
+
+static int report(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	if (o->quiet)
+		return 0;
+	FILE *f = o->report ? s->report_f : stderr;
+	report_cuts(s, f);
+	report_groups(s, f);
+	if (s->spans && !o->raw)
+		report_costs(s, f);
+	report_distribution(s, f);
+	if (s->have_states)
+		report_states(s, f);
 	if (o->report)
 		return lp_close_output(f, o->report);
 	fflush(f);
