@@ -157,6 +157,7 @@ struct split {
 	size_t ndurs;
 	struct lp_costs *costs;
 	struct pspan *spans;		/* the probe's spans, by (tid, start) */
+	size_t spans_cap;		/* first pass: room in spans */
 	size_t nspans;
 	struct lp_hashmap span_index;	/* (tid, start, end) -> index + 1 */
 	uint64_t sampled_spans, uncertain_spans;
@@ -865,106 +866,91 @@ static int32_t decide(struct split *s, const struct lp_prior *prior, const struc
 	return (int32_t)(s->nbands + G_UNCERTAIN);
 }
 
-static int first_pass(struct split *s, const char *input, char **spool_path)
+/* A temporary file for a second pass over input that cannot be read
+ * twice (a pipe); NULL after a message. */
+static FILE *open_spool(char **spool_path)
 {
-	struct lp_reader *r = lp_reader__open(input, s->o->format);
-	if (!r)
-		return -1;
-	struct stat st;
-	bool regular = strcmp(input, "-") && stat(input, &st) == 0 && S_ISREG(st.st_mode);
+	const char *dir = getenv("TMPDIR");
+	size_t n = strlen(dir ? dir : "/tmp") + 32;
 	FILE *spool = NULL;
-	struct lp_writer *sw = NULL;
-	if (!regular) {
-		const char *dir = getenv("TMPDIR");
-		size_t n = strlen(dir ? dir : "/tmp") + 32;
-		*spool_path = lp_malloc(n);
-		snprintf(*spool_path, n, "%s/lp-split.XXXXXX", dir ? dir : "/tmp");
-		int fd = mkstemp(*spool_path);
-		if (fd < 0 || !(spool = fdopen(fd, "w+"))) {
-			lp_error_errno("cannot create a temporary file in %s", dir ? dir : "/tmp");
-			return -1;
-		}
-		sw = lp_writer__new(spool);
-	}
-	size_t cap = 0, nsmp = 0, capsmp = 0;
-	struct psample *smp = NULL;
-	struct lp_record rec;
-	int rc;
-	while ((rc = lp_reader__next(r, &rec)) > 0) {
-		if (sw && lp_writer__record(sw, &rec) < 0) {
-			lp_error_errno("%s: cannot write", *spool_path);
-			rc = -1;
-			break;
-		}
-		if (rec.kind == LP_REC_COST) {
-			lp_costs__add(s->costs, &rec.cost);
-			continue;
-		}
-		if (rec.kind == LP_REC_HEADER && !s->period_ns) {
-			const char *why;
-			double v;
-			if (lp_attrs__get(&rec.header.attrs, "period_ns", &s->value, &s->value_cap) >= 0 &&
-			    lp_parse_double(s->value, &v, &why) == 0 && v > 0)
-				s->period_ns = v;
-			continue;
-		}
-		if (rec.kind == LP_REC_SAMPLE) {
-			const struct lp_sample *x = &rec.sample;
-			if (x->time_ns == LP_TIME_NONE)
-				continue;
-			if (x->time_ns < s->t0)
-				s->t0 = x->time_ns;
-			enum lp_hit hit = lp_hit__of_sample(x);
-			if (x->tid == LP_ID_NONE || hit == LP_HIT_NONE)
-				continue;
-			if (nsmp == capsmp) {
-				capsmp = capsmp ? capsmp * 2 : 1024;
-				smp = lp_reallocarray(smp, capsmp, sizeof(*smp));
-			}
-			smp[nsmp++] = (struct psample){ x->time_ns, x->pid, x->tid, hit };
-			continue;
-		}
-		if (rec.kind != LP_REC_SPAN)
-			continue;
-		const struct lp_span *sp = &rec.span;
-		if (sp->start_ns == LP_TIME_NONE)
-			continue;
-		if (sp->start_ns < s->t0)
-			s->t0 = sp->start_ns;
-		if (sp->end_ns == LP_TIME_NONE || !is_probe(s, sp->probe) ||
-		    !preds_ok(s, &sp->attrs, ""))
-			continue;
-		double lp_ns;
-		if (!lp_span__lp_ns(sp, &lp_ns)) {
-			lp_reader__error(r, "span: bad lp_ns");
-			rc = -1;
-			break;
-		}
-		if (s->nspans == cap) {
-			cap = cap ? cap * 2 : 1024;
-			s->spans = lp_reallocarray(s->spans, cap, sizeof(*s->spans));
-		}
-		s->spans[s->nspans++] = (struct pspan){
-			.start = sp->start_ns, .end = sp->end_ns, .pid = sp->pid, .tid = sp->tid,
-			.lp_ns = s->o->raw ? 0 : lp_ns, .group = -1,
-		};
-	}
-	lp_reader__free(r);
-	if (sw) {
-		lp_writer__free(sw);
-		if (fclose(spool) == EOF && rc >= 0) {
-			lp_error_errno("%s: cannot write", *spool_path);
-			rc = -1;
-		}
-	}
-	if (rc < 0) {
-		free(smp);
+	*spool_path = lp_malloc(n);
+	snprintf(*spool_path, n, "%s/lp-split.XXXXXX", dir ? dir : "/tmp");
+	int fd = mkstemp(*spool_path);
+	if (fd < 0 || !(spool = fdopen(fd, "w+")))
+		lp_error_errno("cannot create a temporary file in %s", dir ? dir : "/tmp");
+	return spool;
+}
+
+/* The samples that cost their spans time: each one's time, thread and
+ * what it hit. */
+struct psamples {
+	struct psample *v;
+	size_t n, cap;
+};
+
+/* A span of the probe, whole, that the predicates keep: kept with its
+ * probes' own cost.  -1 after a message. */
+static int take_span(struct split *s, struct lp_reader *r, const struct lp_span *sp)
+{
+	if (sp->start_ns == LP_TIME_NONE)
+		return 0;
+	if (sp->start_ns < s->t0)
+		s->t0 = sp->start_ns;
+	if (sp->end_ns == LP_TIME_NONE || !is_probe(s, sp->probe) || !preds_ok(s, &sp->attrs, ""))
+		return 0;
+	double lp_ns;
+	if (!lp_span__lp_ns(sp, &lp_ns)) {
+		lp_reader__error(r, "span: bad lp_ns");
 		return -1;
 	}
-	set_time_bounds(s);
-	charge_samples(s, smp, nsmp);
-	free(smp);
-	use_seen_cost(s);
+	if (s->nspans == s->spans_cap) {
+		s->spans_cap = s->spans_cap ? s->spans_cap * 2 : 1024;
+		s->spans = lp_reallocarray(s->spans, s->spans_cap, sizeof(*s->spans));
+	}
+	s->spans[s->nspans++] = (struct pspan){
+		.start = sp->start_ns, .end = sp->end_ns, .pid = sp->pid, .tid = sp->tid,
+		.lp_ns = s->o->raw ? 0 : lp_ns, .group = -1,
+	};
+	return 0;
+}
+
+/* One record of the first pass: costs, the period, samples that cost
+ * their spans, spans.  -1 after a message. */
+static int take_first(struct split *s, struct lp_reader *r, const struct lp_record *rec,
+		      struct psamples *ps)
+{
+	if (rec->kind == LP_REC_COST) {
+		lp_costs__add(s->costs, &rec->cost);
+	} else if (rec->kind == LP_REC_HEADER && !s->period_ns) {
+		const char *why;
+		double v;
+		if (lp_attrs__get(&rec->header.attrs, "period_ns", &s->value, &s->value_cap) >= 0 &&
+		    lp_parse_double(s->value, &v, &why) == 0 && v > 0)
+			s->period_ns = v;
+	} else if (rec->kind == LP_REC_SAMPLE) {
+		const struct lp_sample *x = &rec->sample;
+		if (x->time_ns == LP_TIME_NONE)
+			return 0;
+		if (x->time_ns < s->t0)
+			s->t0 = x->time_ns;
+		enum lp_hit hit = lp_hit__of_sample(x);
+		if (x->tid == LP_ID_NONE || hit == LP_HIT_NONE)
+			return 0;
+		if (ps->n == ps->cap) {
+			ps->cap = ps->cap ? ps->cap * 2 : 1024;
+			ps->v = lp_reallocarray(ps->v, ps->cap, sizeof(*ps->v));
+		}
+		ps->v[ps->n++] = (struct psample){ x->time_ns, x->pid, x->tid, hit };
+	} else if (rec->kind == LP_REC_SPAN) {
+		return take_span(s, r, &rec->span);
+	}
+	return 0;
+}
+
+/* Each span's duration less lp's cost in it, and the sorted durations of
+ * those in the time range. */
+static void settle_durations(struct split *s)
+{
 	s->durs = lp_reallocarray(NULL, s->nspans ? s->nspans : 1, sizeof(*s->durs));
 	for (size_t i = 0; i < s->nspans; i++) {
 		struct pspan *sp = &s->spans[i];
@@ -977,7 +963,52 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 		}
 	}
 	qsort(s->durs, s->ndurs, sizeof(*s->durs), lp_cmp_i64);
-	return 0;
+}
+
+static int first_pass(struct split *s, const char *input, char **spool_path)
+{
+	struct lp_reader *r = lp_reader__open(input, s->o->format);
+	if (!r)
+		return -1;
+	struct stat st;
+	bool regular = strcmp(input, "-") && stat(input, &st) == 0 && S_ISREG(st.st_mode);
+	FILE *spool = NULL;
+	struct lp_writer *sw = NULL;
+	if (!regular) {
+		if (!(spool = open_spool(spool_path)))
+			return -1;
+		sw = lp_writer__new(spool);
+	}
+	struct psamples ps = { 0 };
+	struct lp_record rec;
+	int rc;
+	while ((rc = lp_reader__next(r, &rec)) > 0) {
+		if (sw && lp_writer__record(sw, &rec) < 0) {
+			lp_error_errno("%s: cannot write", *spool_path);
+			rc = -1;
+			break;
+		}
+		if (take_first(s, r, &rec, &ps) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	lp_reader__free(r);
+	if (sw) {
+		lp_writer__free(sw);
+		if (fclose(spool) == EOF && rc >= 0) {
+			lp_error_errno("%s: cannot write", *spool_path);
+			rc = -1;
+		}
+	}
+	if (rc >= 0) {
+		set_time_bounds(s);
+		charge_samples(s, ps.v, ps.n);
+		use_seen_cost(s);
+		settle_durations(s);
+	}
+	free(ps.v);
+	return rc < 0 ? -1 : 0;
 }
 
 /* After the first pass: the cut points of the percentiles (--auto's is
