@@ -1548,94 +1548,74 @@ static void on_fork_event(struct lp_tracer *t, pid_t child, pid_t parent, int64_
 	t->on_fork(t->fork_arg, child, target);
 }
 
-static int handle_event(void *ctx, void *data, size_t size)
+/* A fork the BPF side saw: the child is a target from now on. */
+static void on_fork_record(struct lp_tracer *t, const struct lp_trace_event *ev)
 {
-	struct lp_tracer *t = ctx;
-	const struct lp_trace_event *ev = data;
-	if (size >= sizeof(*ev) && ev->type == LP_EV_FORK) {
-		/* Adopted already (forked while the running descendants
-		 * were listed), or a kid of the pid that exited unreported
-		 * (LP_EV_EXIT lost). */
-		struct kid *old = find_kid(t, (pid_t)ev->pid);
-		if (old && old->adopted)
-			return 0;
-		if (old)
-			forget_kid(t, (size_t)(old - t->kids));
-		on_fork_event(t, (pid_t)ev->pid, (pid_t)ev->tid, (int64_t)ev->start);
-		lp_hashmap__put(&t->nspids, pid_key((pid_t)ev->pid), NULL);
-		/* A kill(2) per child: not on every fork of a fork storm. */
-		int64_t now = lp_monotonic_ns();
-		if (now - t->forgot_ns > 100000000) {
-			forget_exited(t);
-			t->forgot_ns = now;
-		}
-		return 0;
+	/* Adopted already (forked while the running descendants were
+	 * listed), or a kid of the pid that exited unreported (LP_EV_EXIT
+	 * lost). */
+	struct kid *old = find_kid(t, (pid_t)ev->pid);
+	if (old && old->adopted)
+		return;
+	if (old)
+		forget_kid(t, (size_t)(old - t->kids));
+	on_fork_event(t, (pid_t)ev->pid, (pid_t)ev->tid, (int64_t)ev->start);
+	lp_hashmap__put(&t->nspids, pid_key((pid_t)ev->pid), NULL);
+	/* A kill(2) per child: not on every fork of a fork storm. */
+	int64_t now = lp_monotonic_ns();
+	if (now - t->forgot_ns > 100000000) {
+		forget_exited(t);
+		t->forgot_ns = now;
 	}
-	if (size >= sizeof(*ev) && ev->type == LP_EV_EXIT) {
-		struct kid *k = find_kid(t, (pid_t)ev->pid);
-		if (k)
-			forget_kid(t, (size_t)(k - t->kids));
-		return 0;
+}
+
+/* The calibration's own spans, kept for lp_tracer__calibrate. */
+static void keep_cal_span(struct lp_tracer *t, const struct lp_trace_event *ev)
+{
+	if (ev->type != LP_EV_SPAN)
+		return;
+	if (t->ncal == t->calcap) {
+		t->calcap = t->calcap ? 2 * t->calcap : 1024;
+		t->cal_spans = lp_reallocarray(t->cal_spans, t->calcap, sizeof(*t->cal_spans));
 	}
-	if (size < sizeof(*ev) || ev->probe >= t->nprobes || t->werr)
-		return 0;
-	const struct pinfo *pi = &t->probes[ev->probe];
-	if (pi->cal) {
-		if (ev->type == LP_EV_SPAN) {
-			if (t->ncal == t->calcap) {
-				t->calcap = t->calcap ? 2 * t->calcap : 1024;
-				t->cal_spans = lp_reallocarray(t->cal_spans, t->calcap, sizeof(*t->cal_spans));
-			}
-			t->cal_spans[t->ncal][0] = (int64_t)ev->start;
-			t->cal_spans[t->ncal++][1] = (int64_t)ev->end;
-		}
-		return 0;
-	}
-	lp_attrs_buf__reset(&t->attrs);
+	t->cal_spans[t->ncal][0] = (int64_t)ev->start;
+	t->cal_spans[t->ncal++][1] = (int64_t)ev->end;
+}
+
+/* A function or line probe's attributes: its captured values, the return
+ * value, lp's own cost inside, how the call ended. */
+static void probe_attrs(struct lp_tracer *t, const struct pinfo *pi,
+			const struct lp_trace_event *ev, const void *data, size_t size)
+{
 	char buf[64];
-	int r;
-	switch (ev->type) {
-	case LP_EV_SPAN:
-	case LP_EV_POINT: {
-		const char(*strs)[LP_TRACE_STR_MAX] = NULL;
-		if (size >= sizeof(struct lp_trace_event_strs))
-			strs = ((const struct lp_trace_event_strs *)data)->strs;
-		values_attrs(t, pi, ev->vals, strs);
-		/* A call left unreturned has no value; a tail call's is its
-		 * callee's, not yet known at the jmp. */
-		if (ev->type == LP_EV_SPAN && pi->has_ret &&
-		    !(ev->flags & (LP_SPAN_F_UNWOUND | LP_SPAN_F_TAIL))) {
-			format_value(buf, &pi->ret, ev->ret, NULL);
-			lp_attrs_buf__add(&t->attrs, "ret", buf);
-		}
-		if (ev->type == LP_EV_SPAN && t->calibrated) {
-			fmt_u64(buf, ev->lp_ns);
-			lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
-		}
-		if (ev->type == LP_EV_SPAN && (ev->flags & LP_SPAN_F_TAIL))
-			lp_attrs_buf__add(&t->attrs, "tail", "1");
-		if (ev->type == LP_EV_SPAN && (ev->flags & LP_SPAN_F_UNWOUND))
-			lp_attrs_buf__add(&t->attrs, "unwound", "1");
-		break;
-	}
-	case LP_EV_SYSCALL:
-		if (ev->start < t->start_ns)
-			return 0;
-		syscall_attrs(t, pi, ev->vals);
-		fmt_i64(buf, (int64_t)ev->ret);
+	const char(*strs)[LP_TRACE_STR_MAX] = NULL;
+	if (size >= sizeof(struct lp_trace_event_strs))
+		strs = ((const struct lp_trace_event_strs *)data)->strs;
+	values_attrs(t, pi, ev->vals, strs);
+	if (ev->type != LP_EV_SPAN)
+		return;
+	/* A call left unreturned has no value; a tail call's is its callee's,
+	 * not yet known at the jmp. */
+	if (pi->has_ret && !(ev->flags & (LP_SPAN_F_UNWOUND | LP_SPAN_F_TAIL))) {
+		format_value(buf, &pi->ret, ev->ret, NULL);
 		lp_attrs_buf__add(&t->attrs, "ret", buf);
-		/* No uprobe fires inside a system call; the raw tracepoints'
-		 * programs run before its start and after its end. */
-		if (t->calibrated)
-			lp_attrs_buf__add(&t->attrs, "lp_ns", "0");
-		break;
-	case LP_EV_TP:
-		if (pi->tep_event && size >= sizeof(struct lp_trace_event) + ev->size)
-			tp_attrs(t, pi, ((const struct lp_trace_event_tp *)data)->data, ev->size);
-		break;
-	default:
-		return 0;
 	}
+	if (t->calibrated) {
+		fmt_u64(buf, ev->lp_ns);
+		lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
+	}
+	if (ev->flags & LP_SPAN_F_TAIL)
+		lp_attrs_buf__add(&t->attrs, "tail", "1");
+	if (ev->flags & LP_SPAN_F_UNWOUND)
+		lp_attrs_buf__add(&t->attrs, "unwound", "1");
+}
+
+/* The record of a span (functions, system calls) or a point event, with
+ * the attributes made for it; -1 when the output failed. */
+static int write_event(struct lp_tracer *t, const struct pinfo *pi,
+		       const struct lp_trace_event *ev)
+{
+	int r;
 	add_nspid(t, (pid_t)ev->pid);
 	if (ev->type == LP_EV_SPAN || ev->type == LP_EV_SYSCALL) {
 		struct lp_span s = {
@@ -1658,6 +1638,57 @@ static int handle_event(void *ctx, void *data, size_t size)
 	}
 	t->count++;
 	return 0;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct lp_tracer *t = ctx;
+	const struct lp_trace_event *ev = data;
+	if (size < sizeof(*ev))
+		return 0;
+	if (ev->type == LP_EV_FORK) {
+		on_fork_record(t, ev);
+		return 0;
+	}
+	if (ev->type == LP_EV_EXIT) {
+		struct kid *k = find_kid(t, (pid_t)ev->pid);
+		if (k)
+			forget_kid(t, (size_t)(k - t->kids));
+		return 0;
+	}
+	if (ev->probe >= t->nprobes || t->werr)
+		return 0;
+	const struct pinfo *pi = &t->probes[ev->probe];
+	if (pi->cal) {
+		keep_cal_span(t, ev);
+		return 0;
+	}
+	lp_attrs_buf__reset(&t->attrs);
+	char buf[64];
+	switch (ev->type) {
+	case LP_EV_SPAN:
+	case LP_EV_POINT:
+		probe_attrs(t, pi, ev, data, size);
+		break;
+	case LP_EV_SYSCALL:
+		if (ev->start < t->start_ns)
+			return 0;
+		syscall_attrs(t, pi, ev->vals);
+		fmt_i64(buf, (int64_t)ev->ret);
+		lp_attrs_buf__add(&t->attrs, "ret", buf);
+		/* No uprobe fires inside a system call; the raw tracepoints'
+		 * programs run before its start and after its end. */
+		if (t->calibrated)
+			lp_attrs_buf__add(&t->attrs, "lp_ns", "0");
+		break;
+	case LP_EV_TP:
+		if (pi->tep_event && size >= sizeof(struct lp_trace_event) + ev->size)
+			tp_attrs(t, pi, ((const struct lp_trace_event_tp *)data)->data, ev->size);
+		break;
+	default:
+		return 0;
+	}
+	return write_event(t, pi, ev);
 }
 
 /* The kernel's loss counters now: what write_lost counts from. */
