@@ -165,52 +165,58 @@ static int parse_vars(struct lp_probe_spec *spec, char *text)
 	return 0;
 }
 
-struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
+/* syscall:NAME or tp:SUBSYSTEM:EVENT: 1 when s is one, 0 when it is not,
+ * -1 after a message. */
+static int parse_kernel_spec(struct lp_probe_spec *spec, const char *s)
 {
-	struct lp_probe_spec *spec = lp_calloc(1, sizeof(*spec));
-	spec->text = lp_strdup(text);
-	spec->all_args = all_args;
-	char *s = lp_strdup(text);
-	const char *why;
-
 	if (!strncmp(s, "syscall:", 8)) {
 		spec->type = LP_PROBE_SYSCALLS;
 		spec->name = lp_strdup(s + 8);
 		if (lp_syscall__number(spec->name) < 0) {
-			lp_error("probe '%s': no system call '%s'", text, spec->name);
-			goto fail;
+			lp_error("probe '%s': no system call '%s'", spec->text, spec->name);
+			return -1;
 		}
-		goto done;
+		return 1;
 	}
 	if (!strncmp(s, "tp:", 3)) {
 		spec->type = LP_PROBE_TRACEPOINT;
-		char *colon = strchr(s + 3, ':');
+		const char *colon = strchr(s + 3, ':');
 		if (!colon || !is_ident(s + 3, colon - (s + 3)) || !is_ident(colon + 1, strlen(colon + 1))) {
-			lp_error("probe '%s': expected tp:SUBSYSTEM:EVENT", text);
-			goto fail;
+			lp_error("probe '%s': expected tp:SUBSYSTEM:EVENT", spec->text);
+			return -1;
 		}
 		spec->name = lp_strdup(s + 3);
-		goto done;
+		return 1;
 	}
-	if (parse_vars(spec, s) < 0)
-		goto fail;
-	/* FILE:LINE: the part after the last colon is a number. */
+	return 0;
+}
+
+/* FILE:LINE, the part after the last colon a number: 1 when s is one, 0
+ * when it is not, -1 after a message. */
+static int parse_line_spec(struct lp_probe_spec *spec, char *s)
+{
 	char *colon = strrchr(s, ':');
-	if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
-		int64_t line;
-		*colon = '\0';
-		if (lp_parse_i64(colon + 1, 1, INT_MAX, &line, &why) < 0 || !*s) {
-			lp_error("probe '%s': bad line number", text);
-			goto fail;
-		}
-		spec->type = LP_PROBE_LINE;
-		spec->file = lp_strdup(s);
-		spec->line = (int)line;
-		goto done;
+	const char *why;
+	int64_t line;
+	if (!colon || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return 0;
+	*colon = '\0';
+	if (lp_parse_i64(colon + 1, 1, INT_MAX, &line, &why) < 0 || !*s) {
+		lp_error("probe '%s': bad line number", spec->text);
+		return -1;
 	}
-	char *f = s;
+	spec->type = LP_PROBE_LINE;
+	spec->file = lp_strdup(s);
+	spec->line = (int)line;
+	return 1;
+}
+
+/* [LIB:]FUNC, [LIB:]FUNC+OFF or [LIB:]0xADDR: 0, or -1 after a message. */
+static int parse_func_spec(struct lp_probe_spec *spec, char *s)
+{
+	const char *text = spec->text, *why;
+	char *f = s, *colon = NULL;
 	/* LIB:FUNC's colon is a single one: "Shop::checkout" is a name. */
-	colon = NULL;
 	for (char *p = s; (p = strchr(p, ':')); p += 2) {
 		if (p[1] != ':') {
 			colon = p;
@@ -221,7 +227,7 @@ struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
 		*colon = '\0';
 		if (!*s) {
 			lp_error("probe '%s': empty library name", text);
-			goto fail;
+			return -1;
 		}
 		spec->lib = lp_strdup(s);
 		f = colon + 1;
@@ -229,43 +235,58 @@ struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
 	if (!strncmp(f, "0x", 2)) {
 		if (lp_parse_addr(f, UINT64_MAX, &spec->off, &why) < 0) {
 			lp_error("probe '%s': bad address: %s", text, why);
-			goto fail;
+			return -1;
 		}
 		spec->type = LP_PROBE_OFFSET;
 		if (spec->nvars) {
 			lp_error("probe '%s': values at an address need a FILE:LINE probe", text);
-			goto fail;
+			return -1;
 		}
-		goto done;
+		return 0;
 	}
 	char *plus = strchr(f, '+');
 	if (plus) {
 		*plus = '\0';
 		if (lp_parse_addr(plus + 1, UINT32_MAX, &spec->off, &why) < 0) {
 			lp_error("probe '%s': bad offset '%s': %s", text, plus + 1, why);
-			goto fail;
+			return -1;
 		}
 		spec->type = LP_PROBE_OFFSET;
 		if (spec->nvars) {
 			lp_error("probe '%s': values at FUNC+OFF are not supported; use FILE:LINE(VAR)", text);
-			goto fail;
+			return -1;
 		}
 	} else {
 		spec->type = LP_PROBE_FUNC;
 	}
 	if (!is_func_name(f)) {
 		lp_error("probe '%s': bad function name '%s'", text, f);
-		goto fail;
+		return -1;
 	}
 	spec->func = lp_strdup(f);
-done:
+	return 0;
+}
+
+struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
+{
+	struct lp_probe_spec *spec = lp_calloc(1, sizeof(*spec));
+	spec->text = lp_strdup(text);
+	spec->all_args = all_args;
+	char *s = lp_strdup(text);
+	int rc = parse_kernel_spec(spec, s);
+	if (rc == 0)
+		rc = parse_vars(spec, s);
+	if (rc == 0)
+		rc = parse_line_spec(spec, s);
+	if (rc == 0)
+		rc = parse_func_spec(spec, s);
 	free(s);
+	if (rc < 0) {
+		lp_probe_spec__free(spec);
+		errno = EINVAL;
+		return NULL;
+	}
 	return spec;
-fail:
-	free(s);
-	lp_probe_spec__free(spec);
-	errno = EINVAL;
-	return NULL;
 }
 
 void lp_probe_spec__free(struct lp_probe_spec *spec)
@@ -550,12 +571,89 @@ static int cand_cmp(const void *a, const void *b)
  * with its parameters when given ("traced(int)").  1 and *out: found,
  * with *shown the name its spans take (malloc'd); 0: none; -1: more than
  * one (overloads, said on stderr with each of them). */
+/* A mangled symbol's demangled name when it names spec's function (its
+ * whole name, or its end after a "::"; a template's instances answer its
+ * name without arguments: "scale" is "scale<int>" and "scale<long>"), with
+ * *params where its parameter list starts; else NULL. */
+static char *demangled_match(const struct lp_probe_spec *spec, const char *nm, const char **params)
+{
+	size_t fl = strlen(spec->func);
+	if (nm[0] != '_' || (nm[1] != 'Z' && nm[1] != 'R'))
+		return NULL;
+	char *d = lp_symbol__demangle(nm, true);
+	if (!d)
+		return NULL;
+	const char *pl = lp_symbol__params(d);
+	size_t bl = pl ? (size_t)(pl - d) : strlen(d);
+	size_t tl = bl;
+	if (bl && d[bl - 1] == '>' && (spec->func[fl - 1] != '>')) {
+		int depth = 0;
+		while (tl-- > 0) {
+			depth += d[tl] == '>' ? 1 : d[tl] == '<' ? -1 : 0;
+			if (!depth)
+				break;
+		}
+		if (depth)
+			tl = bl;
+	}
+	/* "[clone .cold]": a part of a function, not where calls go. */
+	if (strstr(d, "[clone ") ||
+	    !(tl == fl ? !memcmp(d, spec->func, fl)
+		       : tl > fl + 2 && !memcmp(d + tl - fl, spec->func, fl) &&
+			 !memcmp(d + tl - fl - 2, "::", 2))) {
+		free(d);
+		return NULL;
+	}
+	*params = pl;
+	return d;
+}
+
+/* "f(PARAMS)": the candidates down to those with these parameters.  "f(x)"
+ * is a parameter list when a function has it, else the values to capture.
+ * -1 after a message when none has them. */
+static int filter_by_params(struct lp_probe_spec *spec, struct func_cand *c, size_t *n,
+			    const char *path)
+{
+	char list[1024];
+	size_t k = 0;
+	for (size_t i = 0; i < *n; i++)
+		k += c[i].params && same_params(c[i].params, spec->params);
+	if (k && spec->params_or_args) {
+		for (size_t v = 0; v < spec->nvars; v++)
+			free(spec->vars[v]);
+		spec->nvars = 0;
+	}
+	if (!k && !spec->params_or_args && *n) {
+		cand_list(c, *n, list, sizeof(list));
+		lp_error("probe '%s': no function '%s%s' in %s, only %s", spec->text,
+			 spec->func, spec->params, path, list);
+		return -1;
+	}
+	if (k || !spec->params_or_args) {
+		k = 0;
+		for (size_t i = 0; i < *n; i++) {
+			if (c[i].params && same_params(c[i].params, spec->params))
+				c[k++] = c[i];
+			else
+				free(c[i].name);
+		}
+		*n = k;
+	}
+	return 0;
+}
+
+/* spec's function among o's symbols: by its symbol's own name (C, or a
+ * mangled C++ or Rust name), else by the demangled name a profile shows,
+ * "store::Shop::checkout" or the end of it after a "::" ("Shop::checkout"),
+ * with its parameters when given ("traced(int)").  1 and *out: found,
+ * with *shown the name its spans take (malloc'd); 0: none; -1: more than
+ * one (overloads, said on stderr with each of them). */
 static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const char *path,
 		     const struct sym **out, char **shown)
 {
 	const struct sym *exact = find_sym(o, spec->func);
 	struct func_cand *c = NULL;
-	size_t n = 0, fl = strlen(spec->func);
+	size_t n = 0;
 	char list[1024];
 	int ret = 0;
 
@@ -567,35 +665,10 @@ static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const c
 		return 1;
 	}
 	for (size_t i = 0; i < o->nsyms; i++) {
-		const char *nm = o->syms[i].name;
-
-		if (nm[0] != '_' || (nm[1] != 'Z' && nm[1] != 'R'))
+		const char *pl = NULL;
+		char *d = demangled_match(spec, o->syms[i].name, &pl);
+		if (!d)
 			continue;
-		char *d = lp_symbol__demangle(nm, true);
-		const char *pl = d ? lp_symbol__params(d) : NULL;
-		size_t bl = pl ? (size_t)(pl - d) : d ? strlen(d) : 0;
-
-		/* A template's instances answer its name without arguments:
-		 * "scale" is "scale<int>" and "scale<long>". */
-		size_t tl = bl;
-		if (d && bl && d[bl - 1] == '>' && (spec->func[fl - 1] != '>')) {
-			int depth = 0;
-			while (tl-- > 0) {
-				depth += d[tl] == '>' ? 1 : d[tl] == '<' ? -1 : 0;
-				if (!depth)
-					break;
-			}
-			if (depth)
-				tl = bl;
-		}
-		/* "[clone .cold]": a part of a function, not where calls go. */
-		if (!d || strstr(d, "[clone ") ||
-		    !(tl == fl ? !memcmp(d, spec->func, fl)
-			       : tl > fl + 2 && !memcmp(d + tl - fl, spec->func, fl) &&
-				 !memcmp(d + tl - fl - 2, "::", 2))) {
-			free(d);
-			continue;
-		}
 		bool dup = false;
 		for (size_t k = 0; k < n; k++)
 			dup |= c[k].sym->value == o->syms[i].value;
@@ -608,36 +681,9 @@ static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const c
 	}
 	if (n > 1)
 		qsort(c, n, sizeof(*c), cand_cmp);
-	if (spec->params) {
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++)
-			k += c[i].params && same_params(c[i].params, spec->params);
-		/* "f(x)": a parameter list when a function has it, else the
-		 * values to capture. */
-		if (k && spec->params_or_args) {
-			for (size_t v = 0; v < spec->nvars; v++)
-				free(spec->vars[v]);
-			spec->nvars = 0;
-		}
-		if (!k && !spec->params_or_args && n) {
-			cand_list(c, n, list, sizeof(list));
-			lp_error("probe '%s': no function '%s%s' in %s, only %s", spec->text,
-				 spec->func, spec->params, path, list);
-			ret = -1;
-			goto done;
-		}
-		if (k || !spec->params_or_args) {
-			k = 0;
-			for (size_t i = 0; i < n; i++) {
-				if (c[i].params && same_params(c[i].params, spec->params))
-					c[k++] = c[i];
-				else
-					free(c[i].name);
-			}
-			n = k;
-		}
-	}
-	if (n == 1) {
+	if (spec->params && filter_by_params(spec, c, &n, path) < 0) {
+		ret = -1;
+	} else if (n == 1) {
 		*out = c[0].sym;
 		*shown = span_name(spec, c[0].sym->name);
 		ret = 1;
@@ -647,7 +693,6 @@ static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const c
 			 spec->text, n, spec->func, path, list);
 		ret = -1;
 	}
-done:
 	for (size_t i = 0; i < n; i++)
 		free(c[i].name);
 	free(c);
