@@ -298,13 +298,24 @@ static int next_header(struct lp_dec *r, char *line, size_t len, struct lp_recor
 	return 1;
 }
 
+/* A record's first n fields (f[0] its kind) split in place, and what
+ * follows them, its attributes; -1 with *whyp when it has fewer. */
+static int take_fields(struct lp_dec *r, char *line, size_t len, char **f, size_t n,
+		       char **rest, size_t *rest_len, const char **whyp)
+{
+	size_t got = split_fields(line, len, f, n, rest, rest_len);
+	if (got < n)
+		BAD("%s: expected %zu fields, got %zu", f[0], n, got);
+	return 0;
+}
+
 /* frame ID KIND ADDR MODULE SYMBOL SRCLINE [attrs] */
 static int next_frame(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
 {
 	char *f[7], *rest;
-	size_t rest_len, n = split_fields(line, len, f, 7, &rest, &rest_len);
-	if (n < 7)
-		BAD("frame: expected 7 fields, got %zu", n);
+	size_t rest_len;
+	if (take_fields(r, line, len, f, 7, &rest, &rest_len, whyp) < 0)
+		return -1;
 	if (strlen(f[2]) != 1 || !strchr("ukji", f[2][0]))
 		BAD("frame: unknown kind '%s' (u, k, j or i)", f[2]);
 	uint64_t addr = 0;
@@ -336,9 +347,9 @@ static int next_frame(struct lp_dec *r, char *line, size_t len, struct lp_record
 static int next_stack(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
 {
 	char *f[3], *rest;
-	size_t rest_len, n = split_fields(line, len, f, 3, &rest, &rest_len);
-	if (n < 3)
-		BAD("stack: expected 3 fields, got %zu", n);
+	size_t rest_len;
+	if (take_fields(r, line, len, f, 3, &rest, &rest_len, whyp) < 0)
+		return -1;
 	size_t nf = 0;
 	if (strcmp(f[2], "-") && f[2][0]) {
 		for (char *p = f[2]; p; nf++) {
@@ -368,9 +379,9 @@ static int next_sample(struct lp_dec *r, char *line, size_t len, struct lp_recor
 {
 	struct lp_sample *s = &rec->sample;
 	char *f[9], *rest;
-	size_t rest_len, n = split_fields(line, len, f, 9, &rest, &rest_len);
-	if (n < 9)
-		BAD("sample: expected 9 fields, got %zu", n);
+	size_t rest_len;
+	if (take_fields(r, line, len, f, 9, &rest, &rest_len, whyp) < 0)
+		return -1;
 	if (parse_time(f[1], f[2] - f[1] - 1, &s->time_ns) < 0)
 		BAD("sample: bad time '%s'%s", f[1], time_why(f[1]));
 	if (parse_id32(f[2], &s->pid) < 0 || parse_id32(f[3], &s->tid) < 0 ||
@@ -401,10 +412,10 @@ static int next_span(struct lp_dec *r, char *line, size_t len, struct lp_record 
 {
 	struct lp_span *sp = &rec->span;
 	char *f[7], *rest;
-	size_t rest_len, n = split_fields(line, len, f, 7, &rest, &rest_len);
+	size_t rest_len;
 	int64_t depth;
-	if (n < 7)
-		BAD("span: expected 7 fields, got %zu", n);
+	if (take_fields(r, line, len, f, 7, &rest, &rest_len, whyp) < 0)
+		return -1;
 	if (parse_time(f[1], f[2] - f[1] - 1, &sp->start_ns) < 0 ||
 	    sp->start_ns == LP_TIME_NONE)
 		BAD("span: bad start '%s'%s", f[1], time_why(f[1]));
@@ -428,9 +439,9 @@ static int next_event(struct lp_dec *r, char *line, size_t len, struct lp_record
 {
 	struct lp_event *ev = &rec->event;
 	char *f[5], *rest;
-	size_t rest_len, n = split_fields(line, len, f, 5, &rest, &rest_len);
-	if (n < 5)
-		BAD("event: expected 5 fields, got %zu", n);
+	size_t rest_len;
+	if (take_fields(r, line, len, f, 5, &rest, &rest_len, whyp) < 0)
+		return -1;
 	if (parse_time(f[1], strlen(f[1]), &ev->time_ns) < 0)
 		BAD("event: bad time '%s'%s", f[1], time_why(f[1]));
 	if (parse_id32(f[2], &ev->pid) < 0 || parse_id32(f[3], &ev->tid) < 0)
@@ -445,10 +456,10 @@ static int next_event(struct lp_dec *r, char *line, size_t len, struct lp_record
 static int next_lost(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
 {
 	char *f[4], *rest;
-	size_t rest_len, n = split_fields(line, len, f, 4, &rest, &rest_len);
+	size_t rest_len;
 	int64_t count;
-	if (n < 4)
-		BAD("lost: expected 4 fields, got %zu", n);
+	if (take_fields(r, line, len, f, 4, &rest, &rest_len, whyp) < 0)
+		return -1;
 	if (parse_time(f[1], strlen(f[1]), &rec->lost.time_ns) < 0)
 		BAD("lost: bad time '%s'%s", f[1], time_why(f[1]));
 	if (parse_int(f[3], &count) < 0 || count < 0)
@@ -463,10 +474,10 @@ static int next_lost(struct lp_dec *r, char *line, size_t len, struct lp_record 
 static int next_cost(struct lp_dec *r, char *line, size_t len, struct lp_record *rec, const char **whyp)
 {
 	char *f[4], *rest;
-	size_t rest_len, n = split_fields(line, len, f, 4, &rest, &rest_len);
+	size_t rest_len;
 	const char *why;
-	if (n < 4)
-		BAD("cost: expected 4 fields, got %zu", n);
+	if (take_fields(r, line, len, f, 4, &rest, &rest_len, whyp) < 0)
+		return -1;
 	if (parse_time(f[1], strlen(f[1]), &rec->cost.time_ns) < 0)
 		BAD("cost: bad time '%s'%s", f[1], time_why(f[1]));
 	if (lp_parse_double(f[3], &rec->cost.ns, &why) < 0 || !(rec->cost.ns >= 0) ||
