@@ -324,12 +324,22 @@ static void field_packed(struct buf *b, int field, const uint64_t *v, size_t n, 
 	field_bytes(b, field, tmp->p, tmp->len);
 }
 
-static void value_type(struct buf *b, int field, uint64_t type, uint64_t unit, struct buf *tmp)
+/* A message of n varint fields, tags[i] = vals[i], as field `field`;
+ * tmp is scratch. */
+static void field_message(struct buf *b, int field, const int *tags, const uint64_t *vals,
+			  size_t n, struct buf *tmp)
 {
 	tmp->len = 0;
-	field_varint(tmp, 1, type);
-	field_varint(tmp, 2, unit);
+	for (size_t i = 0; i < n; i++)
+		field_varint(tmp, tags[i], vals[i]);
 	field_bytes(b, field, tmp->p, tmp->len);
+}
+
+/* ValueType: type (1), unit (2). */
+static void value_type(struct buf *b, int field, uint64_t type, uint64_t unit, struct buf *tmp)
+{
+	static const int tags[] = { 1, 2 };
+	field_message(b, field, tags, (const uint64_t[]){ type, unit }, 2, tmp);
 }
 
 static void encode(struct lp_pprof *p, struct buf *b)
@@ -365,14 +375,10 @@ static void encode(struct lp_pprof *p, struct buf *b)
 		field_bytes(b, 2, m.p, m.len);
 	}
 	/* Profile.mapping (3): id (1), filename (5), build_id (6), has_functions (7). */
-	for (size_t i = 0; i < p->nmappings; i++) {
-		m.len = 0;
-		field_varint(&m, 1, i + 1);
-		field_varint(&m, 5, p->mappings[i][0]);
-		field_varint(&m, 6, p->mappings[i][1]);
-		field_varint(&m, 7, 1);
-		field_bytes(b, 3, m.p, m.len);
-	}
+	static const int mapping_tags[] = { 1, 5, 6, 7 };
+	for (size_t i = 0; i < p->nmappings; i++)
+		field_message(b, 3, mapping_tags,
+			      (const uint64_t[]){ i + 1, p->mappings[i][0], p->mappings[i][1], 1 }, 4, &m);
 	/* Profile.location (4): id (1), mapping_id (2), address (3), line (4:
 	 * function_id (1), line (2)). */
 	for (size_t i = 0; i < p->nlocations; i++) {
@@ -390,14 +396,11 @@ static void encode(struct lp_pprof *p, struct buf *b)
 		field_bytes(b, 4, m.p, m.len);
 	}
 	/* Profile.function (5): id (1), name (2), system_name (3), filename (4). */
-	for (size_t i = 0; i < p->nfunctions; i++) {
-		m.len = 0;
-		field_varint(&m, 1, i + 1);
-		field_varint(&m, 2, p->functions[i][0]);
-		field_varint(&m, 3, p->functions[i][0]);
-		field_varint(&m, 4, p->functions[i][1]);
-		field_bytes(b, 5, m.p, m.len);
-	}
+	static const int function_tags[] = { 1, 2, 3, 4 };
+	for (size_t i = 0; i < p->nfunctions; i++)
+		field_message(b, 5, function_tags,
+			      (const uint64_t[]){ i + 1, p->functions[i][0], p->functions[i][0],
+						  p->functions[i][1] }, 4, &m);
 	/* Profile.string_table (6), every string, "" first. */
 	for (size_t i = 0; i < p->nstrings; i++)
 		field_bytes(b, 6, p->strings[i], strlen(p->strings[i]));
