@@ -627,22 +627,28 @@ static void release(struct state *s, struct item *it)
 	item_free(it);
 }
 
-static int64_t release_mark(const struct state *s)
+/* How far one side has come, less the out-of-order bound: the other side's
+ * records before it are settled.  Everything once the side has ended,
+ * nothing before its first record. */
+static int64_t settled_mark(bool done, int64_t mark, int64_t max_delay_ns)
 {
-	if (s->spans_done)
+	if (done)
 		return INT64_MAX;
-	if (s->span_mark == INT64_MIN)
+	if (mark == INT64_MIN)
 		return INT64_MIN;
-	return s->span_mark - s->o->max_delay_ns;
+	return mark - max_delay_ns;
 }
 
+/* Samples before it have seen every span that could enclose them. */
+static int64_t release_mark(const struct state *s)
+{
+	return settled_mark(s->spans_done, s->span_mark, s->o->max_delay_ns);
+}
+
+/* Spans ending before it can enclose no sample still to come. */
 static int64_t prune_mark(const struct state *s)
 {
-	if (s->samples_done)
-		return INT64_MAX;
-	if (s->sample_mark == INT64_MIN)
-		return INT64_MIN;
-	return s->sample_mark - s->o->max_delay_ns;
+	return settled_mark(s->samples_done, s->sample_mark, s->o->max_delay_ns);
 }
 
 /* Releases the thread's samples older than the release mark and drops the

@@ -191,16 +191,22 @@ void lp_symbolizer__free(struct lp_symbolizer *s)
 	free(s);
 }
 
+/* By address, then the longer first (one with a size before one
+ * without). */
+static int start_then_size(const struct lp_sym *x, const struct lp_sym *y)
+{
+	int c = (x->start > y->start) - (x->start < y->start);
+	if (c)
+		return c;
+	return ((y->end - y->start) > (x->end - x->start)) - ((y->end - y->start) < (x->end - x->start));
+}
+
+/* Prefer the symbol with a size, then the longer one, then by name, so
+ * aliases resolve the same way every run. */
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct lp_sym *x = a, *y = b;
-	int c = (x->start > y->start) - (x->start < y->start);
-
-	if (c)
-		return c;
-	/* Prefer the symbol with a size, then the longer one, then by name,
-	 * so aliases resolve the same way every run. */
-	c = ((y->end - y->start) > (x->end - x->start)) - ((y->end - y->start) < (x->end - x->start));
+	int c = start_then_size(x, y);
 	return c ? c : strcmp(x->name, y->name);
 }
 
@@ -212,11 +218,7 @@ static int sym_cmp(const void *a, const void *b)
 static int user_sym_cmp(const void *a, const void *b)
 {
 	const struct lp_sym *x = a, *y = b;
-	int c = (x->start > y->start) - (x->start < y->start);
-
-	if (c)
-		return c;
-	c = ((y->end - y->start) > (x->end - x->start)) - ((y->end - y->start) < (x->end - x->start));
+	int c = start_then_size(x, y);
 	if (c)
 		return c;
 	bool vx = strchr(x->name, '@') != NULL, vy = strchr(y->name, '@') != NULL;
