@@ -31,7 +31,7 @@ DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
 # postgresql-15: the forking server tests/lp-trace-forks.bats traces under pgbench -C.
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg \
-	redis-server redis-tools memcached sqlite3 postgresql-15
+	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
 # Only for make bench (bench/selfcost.sh's servers, /usr/bin/time for
 # bench/record.sh and bench/unwind.sh), not for the suite or CI: make
@@ -125,10 +125,13 @@ $(O)/bpf/vmlinux.h:
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
+# -idirafter the multiarch headers: libbpf's usdt.bpf.h includes
+# <linux/errno.h>, which wants <asm/errno.h> (defines only, no types that
+# would clash with vmlinux.h's).
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/bpf/vmlinux.h $(O)/flags
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(O)/bpf -Ibpf \
-		-MMD -MP -c $< -o $@
+		-idirafter /usr/include/$(shell $(CC) -dumpmachine) -MMD -MP -c $< -o $@
 
 $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)

@@ -18,6 +18,7 @@
 #include "stream/stream.h"
 #include "capture/target.h"
 #include "capture/tracer.h"
+#include "capture/usdt.h"
 #include "base/util.h"
 
 struct options {
@@ -33,6 +34,7 @@ struct options {
 	bool no_follow;
 	int64_t calibrate_ns;	/* the calibration's budget; 0: none */
 	enum lp_returns returns;
+	const char *list;	/* --list usdt */
 };
 
 static void usage(FILE *f, int status)
@@ -54,6 +56,8 @@ static void usage(FILE *f, int status)
 		"  FILE.c:LINE[(VAR,...)] a point event at a source line, with local variables\n"
 		"  syscall:NAME          a system call: a span with its arguments and result\n"
 		"  tp:SUBSYS:EVENT       a kernel tracepoint: a point event with its fields\n"
+		"  usdt:[FILE:]PROVIDER:NAME  a USDT probe (of FILE, else of the executable or\n"
+		"                        a library it maps): a point event with its arguments\n"
 		"\n"
 		"options:\n"
 		"  -p, --pid PID[,PID...]   trace these processes\n"
@@ -75,6 +79,7 @@ static void usage(FILE *f, int status)
 		"      --calibrate DUR      measure what the probes cost the traced threads for\n"
 		"                           about this long at start (default 200ms): cost\n"
 		"                           records, and lp_ns= on spans; 0: neither\n"
+		"      --list usdt          list the USDT probes of -p PID or of FILE... and exit\n"
 		"  -v, --verbose            say where probes go; libbpf's warnings (-vv: its\n"
 		"                           debug output too)\n"
 		"  -h, --help               this help\n"
@@ -250,7 +255,7 @@ static int adopt_descendants(struct lp_tracer *tracer, struct family *f)
 }
 
 enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
-       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS };
+       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, 0, 'p' },
@@ -264,6 +269,7 @@ static const struct option longopts[] = {
 	{ "max-pids", required_argument, 0, OPT_MAX_PIDS },
 	{ "calibrate", required_argument, 0, OPT_CALIBRATE },
 	{ "returns", required_argument, 0, OPT_RETURNS },
+	{ "list", required_argument, 0, OPT_LIST },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
 	{ "version", no_argument, 0, OPT_VERSION },
@@ -301,6 +307,11 @@ static void set_option(struct options *opt, int c, const char *arg)
 		else
 			lp_option_fail("returns", arg, "not auto, uretprobe or insn");
 		break;
+	case OPT_LIST:
+		if (strcmp(arg, "usdt"))
+			lp_option_fail("list", arg, "not usdt");
+		opt->list = arg;
+		break;
 	case 'h':
 		usage(stdout, 0);
 		break;
@@ -309,6 +320,32 @@ static void set_option(struct options *opt, int c, const char *arg)
 	default:
 		usage(stderr, 2);
 	}
+}
+
+/* --list usdt: the probes of a process (its executable and the files it
+ * maps) or of the files given; the exit status. */
+static int list_usdt(const char *pid_arg, int nfiles, char **files)
+{
+	if (!!pid_arg == (nfiles > 0)) {
+		lp_error(pid_arg ? "--list usdt: -p and files exclude each other"
+				 : "--list usdt: give -p PID or a FILE");
+		usage(stderr, 2);
+	}
+	if (!pid_arg)
+		return lp_usdt__list(files, (size_t)nfiles, stdout) < 0 ? 1 : 0;
+	int64_t pid;
+	const char *why;
+	if (lp_parse_i64(pid_arg, 1, INT32_MAX, &pid, &why) < 0)
+		lp_option_fail("pid", pid_arg, why);
+	char *exe = pid_exe((pid_t)pid);
+	if (!exe)
+		return 1;
+	size_t n;
+	char **in = lp_usdt__files(exe, (pid_t)pid, &n);
+	int r = lp_usdt__list(in, n, stdout);
+	lp_usdt__free_files(in, n);
+	free(exe);
+	return r < 0 ? 1 : 0;
 }
 
 /* Everything lp-trace holds, freed by trace_free. */
@@ -343,6 +380,8 @@ static void parse(struct trace *t, int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1)
 		set_option(&t->opt, c, optarg);
+	if (t->opt.list)
+		exit(list_usdt(t->opt.pids, argc - optind, argv + optind));
 	if ((t->nspecs = argc - optind) <= 0) {
 		lp_error("no probe given");
 		usage(stderr, 2);

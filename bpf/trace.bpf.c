@@ -9,6 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
 #include "trace.h"
 #include "pidset.bpf.h"
 
@@ -509,6 +510,46 @@ int lp_point(struct pt_regs *ctx)
 	__builtin_memset(es->strs, 0, sizeof(es->strs));
 	capture(ctx, p, ev->vals, es->strs);
 	submit(es);
+	return 0;
+}
+
+/* A USDT probe (libbpf's usdt: it decodes the argument spec and sets the
+ * semaphore).  lp's probe id is the USDT cookie (libbpf keeps the BPF
+ * cookie for its own spec id).  Attached per process, never for every one. */
+SEC("usdt")
+int lp_usdt(struct pt_regs *ctx)
+{
+	if (stopped)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 id = (__u32)bpf_usdt_cookie(ctx);
+	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
+	if (!p)
+		return 0;
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(LP_LOST_RING);
+		return 0;
+	}
+	ev->type = LP_EV_POINT;
+	ev->probe = id;
+	ev->pid = pt >> 32;
+	ev->tid = (__u32)pt;
+	ev->start = ev->end = now;
+	ev->depth = 0;
+	ev->size = 0;
+	ev->ret = 0;
+	ev->lp_ns = 0;
+	ev->flags = ev->pad = 0;
+	int n = bpf_usdt_arg_cnt(ctx);
+	for (int i = 0; i < LP_TRACE_MAX_CAPS; i++) {
+		long v = 0;
+		if (i >= n || bpf_usdt_arg(ctx, i, &v) < 0)
+			v = 0;
+		ev->vals[i] = (__u64)v;
+	}
+	submit(ev);
 	return 0;
 }
 

@@ -20,6 +20,7 @@ enum {
 	LP_PROBE_SYSCALL = 3,
 	LP_PROBE_TP = 4,
 	LP_PROBE_CATCH = 5,	/* uprobe where C++ catches (__cxa_begin_catch): ends the calls unwound */
+	LP_PROBE_USDT = 6,	/* a USDT probe (libbpf's usdt): a point event with its arguments */
 };
 
 /* How lp_return was attached, in its BPF cookie beside the probe's index:

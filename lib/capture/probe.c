@@ -25,6 +25,7 @@
 #include "debuginfo/procns.h"
 #include "base/syscalls.h"
 #include "base/util.h"
+#include "capture/usdt.h"
 
 /* --- parsing ---------------------------------------------------------- */
 
@@ -191,6 +192,29 @@ static int parse_kernel_spec(struct lp_probe_spec *spec, const char *s)
 	return 0;
 }
 
+/* usdt:[FILE:]PROVIDER:NAME: 1 when s is one, 0 when it is not, -1 after a
+ * message.  FILE is a path or a library's name (as LIB:FUNC's). */
+static int parse_usdt_spec(struct lp_probe_spec *spec, const char *s)
+{
+	if (strncmp(s, "usdt:", 5))
+		return 0;
+	spec->type = LP_PROBE_USDTS;
+	const char *name = strrchr(s + 5, ':');
+	const char *prov = name ? name : s + 5;
+	while (prov > s + 5 && prov[-1] != ':')
+		prov--;
+	if (!name || !is_ident(prov, (size_t)(name - prov)) || !is_ident(name + 1, strlen(name + 1)) ||
+	    (prov > s + 5 && prov - 1 == s + 5)) {
+		lp_error("probe '%s': expected usdt:PROVIDER:NAME or usdt:FILE:PROVIDER:NAME", spec->text);
+		return -1;
+	}
+	if (prov > s + 5)
+		spec->lib = lp_strndup(s + 5, (size_t)(prov - 1 - (s + 5)));
+	spec->provider = lp_strndup(prov, (size_t)(name - prov));
+	spec->name = lp_strdup(name + 1);
+	return 1;
+}
+
 /* FILE:LINE, the part after the last colon a number: 1 when s is one, 0
  * when it is not, -1 after a message. */
 static int parse_line_spec(struct lp_probe_spec *spec, char *s)
@@ -275,6 +299,8 @@ struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
 	char *s = lp_strdup(text);
 	int rc = parse_kernel_spec(spec, s);
 	if (rc == 0)
+		rc = parse_usdt_spec(spec, s);
+	if (rc == 0)
 		rc = parse_vars(spec, s);
 	if (rc == 0)
 		rc = parse_line_spec(spec, s);
@@ -299,6 +325,7 @@ void lp_probe_spec__free(struct lp_probe_spec *spec)
 	free(spec->func);
 	free(spec->file);
 	free(spec->name);
+	free(spec->provider);
 	for (size_t i = 0; i < spec->nvars; i++)
 		free(spec->vars[i]);
 	free(spec->vars);
@@ -311,6 +338,8 @@ void lp_probe_point__fini(struct lp_probe_point *p)
 	free(p->path);
 	free(p->tp_subsys);
 	free(p->tp_event);
+	free(p->usdt_provider);
+	free(p->usdt_name);
 	for (size_t i = 0; i < p->nvals; i++)
 		free(p->vals[i].name);
 	free(p->ret.name);
@@ -1761,6 +1790,114 @@ static void kernel_point(const struct lp_probe_spec *spec, struct lp_probe_point
 	}
 }
 
+/* --- USDT probes ------------------------------------------------------ */
+
+/* The probe PROVIDER:NAME among a file's, or NULL. */
+static const struct lp_usdt_probe *usdt_find(const struct lp_usdt_probe *u, size_t nu,
+					     const struct lp_probe_spec *spec)
+{
+	for (size_t i = 0; i < nu; i++)
+		if (!strcmp(u[i].provider, spec->provider) && !strcmp(u[i].name, spec->name))
+			return &u[i];
+	return NULL;
+}
+
+/* Why PROVIDER:NAME is not in path: the provider's probes there, else the
+ * providers it has. */
+static void usdt_missing(const struct lp_probe_spec *spec, const char *path, const char *also,
+			 const struct lp_usdt_probe *u, size_t nu)
+{
+	if (!nu) {
+		lp_error("probe '%s': no USDT probes in %s%s", spec->text, path, also);
+		return;
+	}
+	char list[1024] = "";
+	size_t len = 0;
+	bool prov = false;
+	for (size_t i = 0; i < nu; i++)
+		prov |= !strcmp(u[i].provider, spec->provider);
+	for (size_t i = 0; i < nu && len < sizeof(list); i++) {
+		if (prov ? strcmp(u[i].provider, spec->provider)
+			 : i && !strcmp(u[i].provider, u[i - 1].provider))
+			continue;
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s%s%s", len ? ", " : "",
+					u[i].provider, prov ? ":" : "", prov ? u[i].name : "");
+	}
+	lp_error("probe '%s': no USDT probe %s:%s in %s%s; %s: %s", spec->text, spec->provider,
+		 spec->name, path, also, prov ? "its probes there" : "its providers", list);
+}
+
+static void usdt_point(const struct lp_probe_spec *spec, const char *path, const struct lp_usdt_probe *u,
+		       struct lp_probe_point **points, size_t *n)
+{
+	struct lp_probe_point *pt = new_point(spec, path, points, n);
+	pt->name = lp_strdup(spec->text);
+	pt->cfg.kind = LP_PROBE_USDT;
+	pt->usdt_provider = lp_strdup(u->provider);
+	pt->usdt_name = lp_strdup(u->name);
+	int size[LP_TRACE_MAX_CAPS];
+	bool sign[LP_TRACE_MAX_CAPS];
+	int k = lp_usdt__arg_types(u->args, size, sign, LP_TRACE_MAX_CAPS);
+	/* An argument spec lp cannot read: the probe still fires, without values. */
+	for (int i = 0; i < k && i < LP_TRACE_MAX_CAPS; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "arg%d", i);
+		pt->vals[i] = (struct lp_probe_value){ .name = lp_strdup(nm), .size = size[i],
+						       .type = sign[i] ? LP_VAL_INT : LP_VAL_UINT };
+		pt->nvals++;
+	}
+	pt->cfg.ncaps = (unsigned int)pt->nvals;
+}
+
+/* usdt:[FILE:]PROVIDER:NAME: in FILE, else in the executable, then the
+ * files pid maps. */
+static int usdt_points(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
+		       struct lp_probe_point **points, size_t *n)
+{
+	size_t nfiles;
+	char **files;
+	if (spec->lib) {
+		char *path = find_lib(spec->lib, pid);
+		if (!path) {
+			lp_error("probe '%s': no file or library '%s'", spec->text, spec->lib);
+			return -1;
+		}
+		files = lp_calloc(1, sizeof(*files));
+		files[0] = path;
+		nfiles = 1;
+	} else {
+		files = lp_usdt__files(exe, pid, &nfiles);
+	}
+	int ret = -1;
+	struct lp_usdt_probe *first = NULL;
+	size_t nfirst = 0;
+	for (size_t i = 0; i < nfiles && ret < 0; i++) {
+		struct lp_usdt_probe *u;
+		size_t nu;
+		if (lp_usdt__read(files[i], &u, &nu) < 0) {
+			if (i == 0)
+				break;
+			continue;
+		}
+		const struct lp_usdt_probe *hit = usdt_find(u, nu, spec);
+		if (hit) {
+			usdt_point(spec, files[i], hit, points, n);
+			ret = 0;
+		}
+		if (i == 0 && !hit) {
+			first = u;
+			nfirst = nu;
+		} else {
+			lp_usdt__free(u, nu);
+		}
+		if (i == nfiles - 1 && !hit)
+			usdt_missing(spec, files[0], nfiles > 1 ? " or the files it maps" : "", first, nfirst);
+	}
+	lp_usdt__free(first, nfirst);
+	lp_usdt__free_files(files, nfiles);
+	return ret;
+}
+
 static void free_hits(struct line_hit *hits, size_t nhits)
 {
 	for (size_t i = 0; i < nhits; i++)
@@ -1961,6 +2098,8 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 		kernel_point(spec, points, n);
 		return 0;
 	}
+	if (spec->type == LP_PROBE_USDTS)
+		return usdt_points(spec, exe, pid, points, n);
 	if (spec->lib) {
 		path = find_lib(spec->lib, pid);
 		if (!path) {

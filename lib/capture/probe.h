@@ -3,7 +3,7 @@
  * call number, a tracepoint) with the values to capture there.
  *
  *   FUNC  FUNC(ARG,...)  LIB:FUNC  FUNC+OFF  0xADDR  FILE.c:LINE[(VAR,...)]
- *   syscall:NAME  tp:SUBSYS:EVENT
+ *   syscall:NAME  tp:SUBSYS:EVENT  usdt:[FILE:]PROVIDER:NAME
  */
 #ifndef LP_PROBE_H
 #define LP_PROBE_H
@@ -22,6 +22,7 @@ enum lp_probe_type {
 	LP_PROBE_LINE,		/* FILE:LINE: a point event */
 	LP_PROBE_SYSCALLS,	/* syscall:NAME: a span */
 	LP_PROBE_TRACEPOINT,	/* tp:SUBSYS:EVENT: a point event */
+	LP_PROBE_USDTS,		/* usdt:[FILE:]PROVIDER:NAME: a point event */
 };
 
 /* How a function's returns are seen (lp-trace --returns). */
@@ -39,7 +40,8 @@ struct lp_probe_spec {
 	uint64_t off;		/* FUNC+OFF, or the address */
 	char *file;		/* FILE of FILE:LINE */
 	int line;
-	char *name;		/* syscall NAME, tracepoint SUBSYS:EVENT */
+	char *name;		/* syscall NAME, tracepoint SUBSYS:EVENT, USDT NAME */
+	char *provider;		/* USDT PROVIDER (its FILE in lib, or NULL) */
 	char **vars;		/* (ARG,...) or (VAR,...) */
 	size_t nvars;
 	/* A C++ function's parameter list, "(int, char**)", as written:
@@ -77,6 +79,7 @@ struct lp_probe_point {
 	uint64_t offset;	/* file offset to attach at */
 	int sysnr;		/* LP_PROBE_SYSCALLS */
 	char *tp_subsys, *tp_event;	/* LP_PROBE_TRACEPOINT */
+	char *usdt_provider, *usdt_name;	/* LP_PROBE_USDTS, in path */
 	struct lp_trace_probe cfg;	/* what the BPF side needs */
 	enum lp_insn insn;	/* the class of the probed instruction (uprobes) */
 	struct lp_probe_value vals[LP_TRACE_MAX_CAPS];
@@ -103,7 +106,7 @@ struct lp_probe_point {
 struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args);
 void lp_probe_spec__free(struct lp_probe_spec *spec);
 
-/* Resolves a uprobe spec (FUNC, LIB:FUNC, FUNC+OFF, address, FILE:LINE) in
+/* Resolves a uprobe spec (FUNC, LIB:FUNC, FUNC+OFF, address, FILE:LINE, usdt:) in
  * the context of executable `exe` run by `pid` (0 for a command not yet
  * started: libraries are then looked up in the usual directories).
  * Appends to *points (*n of them).  -1 after reporting on stderr.

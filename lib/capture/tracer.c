@@ -760,6 +760,21 @@ fail:
 	return -1;
 }
 
+/* A USDT probe for process pid alone: a probe for every process would
+ * put breakpoints in each one running the file (libbpf's pid -1).  libbpf
+ * decodes the argument spec and counts the semaphore up in pid (down when
+ * the link goes). */
+static int attach_usdt(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt, pid_t pid)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = id);
+	struct bpf_link *l = bpf_program__attach_usdt(t->skel->progs.lp_usdt, pid, pt->path,
+						      pt->usdt_provider, pt->usdt_name, &uo);
+	if (!l)
+		return -1;
+	add_link(t, l);
+	return 0;
+}
+
 int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
 {
 	if (t->nprobes >= LP_TRACE_MAX_PROBES) {
@@ -839,6 +854,12 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 		lp_error_errno("probe '%s': cannot store its settings", pt->name);
 		return -1;
 	}
+	if (pt->cfg.kind == LP_PROBE_USDT) {
+		if (pid > 0 && attach_usdt(t, id, pt, pid) == 0)
+			return (int)id;
+		lp_error_errno("cannot attach to '%s' in %s for pid %d", pt->name, pt->path, (int)pid);
+		return -1;
+	}
 	struct bpf_link *l;
 	if (pt->cfg.kind == LP_PROBE_TP) {
 		LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = id);
@@ -879,9 +900,37 @@ int lp_tracer__follow(struct lp_tracer *t, void (*on_fork)(void *arg, pid_t chil
 	return 0;
 }
 
+/* Not traced: a lost child, the first such failure said. */
+static int child_refused(struct lp_tracer *t, struct kid *k, const struct lp_probe_point *pt)
+{
+	if (!t->children_failed++)
+		lp_error_errno("cannot attach to '%s' in %s for child %d (more children failing are counted as lost)",
+			       pt->name, pt->path, (int)k->pid);
+	k->refused = true;
+	t->children_unfollowed++;
+	return -1;
+}
+
+/* A USDT probe is attached to each process on its own (attach_usdt): a
+ * child, forked or adopted, gets its own once user space hears of it; its
+ * hits before that are not seen. */
+static int usdt_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt, pid_t child)
+{
+	struct kid *k = find_kid(t, child);
+	if (id < 0 || !k || k->refused)
+		return 0;
+	int r = attach_usdt(t, (uint32_t)id, pt, child);
+	k->covered_ns = lp_monotonic_ns();
+	if (r == 0 || errno == ESRCH || errno == ENOENT)	/* gone, nothing to trace */
+		return 0;
+	return child_refused(t, k, pt);
+}
+
 int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
 			    pid_t child)
 {
+	if (pt->cfg.kind == LP_PROBE_USDT)
+		return usdt_child(t, id, pt, child);
 	if (pt->cfg.kind != LP_PROBE_ENTRY && pt->cfg.kind != LP_PROBE_POINT &&
 	    pt->cfg.kind != LP_PROBE_CATCH)
 		return 0;	/* system-wide events, filtered by process in the kernel */
@@ -899,13 +948,7 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 	k->covered_ns = lp_monotonic_ns();
 	if (r == 0 || errno == ESRCH)	/* ESRCH: gone, nothing to trace */
 		return 0;
-	/* Not traced: a lost child, the first such failure said. */
-	if (!t->children_failed++)
-		lp_error_errno("cannot attach to '%s' in %s for child %d (more children failing are counted as lost)",
-			       pt->name, pt->path, (int)child);
-	k->refused = true;
-	t->children_unfollowed++;
-	return -1;
+	return child_refused(t, k, pt);
 }
 
 int lp_tracer__adopt(struct lp_tracer *t, pid_t pid, pid_t target)
