@@ -1849,8 +1849,38 @@ static void usdt_point(const struct lp_probe_spec *spec, const char *path, const
 	pt->cfg.ncaps = (unsigned int)pt->nvals;
 }
 
+/* A command not started yet maps nothing: the libraries its executable
+ * needs (DT_NEEDED, found as LIB:FUNC's are) stand for those it will map. */
+static void add_needed(const char *exe, char ***files, size_t *n)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	while (e && (scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *name;
+			char *path;
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
+			    !(name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)) || !(path = find_lib(name, 0)))
+				continue;
+			*files = lp_reallocarray(*files, *n + 1, sizeof(**files));
+			(*files)[(*n)++] = path;
+		}
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* usdt:[FILE:]PROVIDER:NAME: in FILE, else in the executable, then the
- * files pid maps. */
+ * files pid maps (or the libraries it needs, pid 0). */
 static int usdt_points(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 		       struct lp_probe_point **points, size_t *n)
 {
@@ -1867,10 +1897,12 @@ static int usdt_points(const struct lp_probe_spec *spec, const char *exe, pid_t 
 		nfiles = 1;
 	} else {
 		files = lp_usdt__files(exe, pid, &nfiles);
+		if (pid <= 0)
+			add_needed(exe, &files, &nfiles);
 	}
 	int ret = -1;
-	struct lp_usdt_probe *first = NULL;
-	size_t nfirst = 0;
+	struct lp_usdt_probe *all = NULL;	/* every file's, for the message */
+	size_t nall = 0;
 	for (size_t i = 0; i < nfiles && ret < 0; i++) {
 		struct lp_usdt_probe *u;
 		size_t nu;
@@ -1884,16 +1916,15 @@ static int usdt_points(const struct lp_probe_spec *spec, const char *exe, pid_t 
 			usdt_point(spec, files[i], hit, points, n);
 			ret = 0;
 		}
-		if (i == 0 && !hit) {
-			first = u;
-			nfirst = nu;
-		} else {
-			lp_usdt__free(u, nu);
-		}
+		all = lp_reallocarray(all, nall + nu, sizeof(*all));
+		memcpy(all + nall, u, nu * sizeof(*u));
+		nall += nu;
+		free(u);
 		if (i == nfiles - 1 && !hit)
-			usdt_missing(spec, files[0], nfiles > 1 ? " or the files it maps" : "", first, nfirst);
+			usdt_missing(spec, files[0], nfiles == 1 ? "" : pid > 0 ? " or the files it maps"
+								  : " or the libraries it needs", all, nall);
 	}
-	lp_usdt__free(first, nfirst);
+	lp_usdt__free(all, nall);
 	lp_usdt__free_files(files, nfiles);
 	return ret;
 }

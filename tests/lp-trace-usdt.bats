@@ -1,0 +1,118 @@
+#!/usr/bin/env bats
+# lp-trace's USDT probes (usdt:[FILE:]PROVIDER:NAME): arguments typed from
+# the probe's note, a semaphore set while traced, children, Debian's
+# python3.11's probes, --list usdt, a missing probe's message
+# (tests/workloads/usdtreq.c, usdtsem.c: known calls with known values).
+
+load helpers/common
+load helpers/producers
+load helpers/bpf
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+}
+
+@test "lp-trace: usdt probes give one event a call with every argument, typed by size and sign" {
+	require_root
+	run -0 --separate-stderr lp-trace --output "$T/r.lp" usdt:lp:req usdt:lp:wide -- "$WORKLOADS/usdtreq"
+	assert_output 1225
+	assert_equal "$stderr" ""
+	# lp:req(int i, int 3i); lp:wide(long long -3000000000 i, unsigned
+	# char 200 + i): i = 0..49 in order, no other argument
+	run -0 awk -F'\t' '$1 == "event" && $5 == "usdt:lp:req" {
+		if (NF != 7 || $6 != "arg0=" r + 0 || $7 != "arg1=" 3 * r) bad++; r++ }
+		$1 == "event" && $5 == "usdt:lp:wide" {
+		if (NF != 7 || $6 != "arg0=" sprintf("%.0f", -3000000000 * w + 0) || $7 != "arg1=" 200 + w) bad++; w++ }
+		END { print r + 0, w + 0, bad + 0 }' "$T/r.lp"
+	assert_output "50 50 0"
+	# the biggest: 8 bytes signed, 1 byte unsigned
+	run -0 grep -c -P '\targ0=-147000000000\targ1=249$' "$T/r.lp"
+	assert_output 1
+}
+
+@test "lp-trace: a usdt probe's semaphore is set while traced; a forked child is traced from its attach on" {
+	require_root
+	run -0 "$WORKLOADS/usdtsem"
+	assert_regex "$output" '^[0-9]+ 0$'
+	run -0 --separate-stderr lp-trace --output "$T/s.lp" usdt:lp:sem -- "$WORKLOADS/usdtsem"
+	pid=${output% *}
+	assert_equal "${output#* }" 50
+	run -0 awk -F'\t' -v pid="$pid" '$1 == "event" { if ($3 != pid || $5 != "usdt:lp:sem" || $6 != "arg0=" n + 0) bad++; n++ }
+		END { print n + 0, bad + 0 }' "$T/s.lp"
+	assert_output "50 0"
+	# parent and child 50 calls 10 ms apart, both with the semaphore set
+	# (the child's a copy of its parent's); the child's hits before it is
+	# attached are lost, not more than a few
+	run -0 --separate-stderr lp-trace --output "$T/f.lp" usdt:lp:sem -- "$WORKLOADS/usdtsem" fork
+	assert_equal "${#lines[@]}" 2
+	for l in "${lines[@]}"; do
+		assert_equal "${l#* }" 50
+		n=$(awk -F'\t' -v pid="${l% *}" '$1 == "event" && $3 == pid' "$T/f.lp" | wc -l)
+		[ "$n" -ge 40 ] || fail "pid ${l% *}: $n events of 50 calls"
+		[ "$n" -le 50 ] || fail "pid ${l% *}: $n events of 50 calls"
+	done
+}
+
+@test "lp-trace: python3.11's function__entry: each call of a Python function, its line number" {
+	require_root
+	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (make deps)"
+	printf 'import sys\n\n\n\n\n\ndef f(x):\n    return x + 1\n\n\nfor i in range(1000):\n    f(i)\n' >"$T/loop.py"
+	# CPython 3.11 reaches function__entry on every call only while its
+	# line probe is enabled too (man/lp-trace.1)
+	run -0 --separate-stderr lp-trace --output "$T/p.lp" usdt:python:function__entry usdt:python:line \
+		-- /usr/bin/python3.11 "$T/loop.py"
+	# f (first line 7) is called 1000 times: one funcname pointer has
+	# exactly 1000 entries at line 7 (startup code may have others)
+	run -0 bash -c "awk -F'\t' '\$1 == \"event\" && \$5 == \"usdt:python:function__entry\" && \$8 == \"arg2=7\" { print \$7 }' '$T/p.lp' | sort | uniq -c | sort -n | tail -1"
+	assert_regex "$output" '^ *1000 arg1=[0-9]+$'
+}
+
+@test "lp-trace: a missing usdt probe names the file and the provider's probes" {
+	require_root
+	exe=$(readlink -f "$WORKLOADS/usdtreq")
+	run -1 --separate-stderr lp-trace --output "$T/m.lp" usdt:lp:nope -- "$WORKLOADS/usdtreq"
+	assert_equal "$stderr" "lp-trace: probe 'usdt:lp:nope': no USDT probe lp:nope in $exe or the libraries it needs; its probes there: lp:never, lp:req, lp:wide"
+	run -1 --separate-stderr lp-trace --output "$T/m.lp" usdt:pg:query -- "$WORKLOADS/usdtreq"
+	assert_equal "$stderr" "lp-trace: probe 'usdt:pg:query': no USDT probe pg:query in $exe or the libraries it needs; its providers: lp"
+	run -1 --separate-stderr lp-trace --output "$T/m.lp" usdt:/bin/true:lp:req -- "$WORKLOADS/usdtreq"
+	assert_equal "$stderr" "lp-trace: probe 'usdt:/bin/true:lp:req': no USDT probes in /bin/true"
+	run -2 --separate-stderr lp-trace --output "$T/m.lp" usdt:lp -- "$WORKLOADS/usdtreq"
+	assert_equal "${stderr_lines[0]}" "lp-trace: probe 'usdt:lp': expected usdt:PROVIDER:NAME or usdt:FILE:PROVIDER:NAME"
+}
+
+@test "lp-trace --list usdt: a file's probes, their arguments and semaphores, sorted" {
+	run -0 --separate-stderr lp-trace --list usdt "$WORKLOADS/usdtsem" "$WORKLOADS/usdtreq"
+	assert_equal "${#lines[@]}" 4
+	assert_regex "${lines[0]}" "^lp:never $WORKLOADS/usdtreq args= semaphore=no\$"
+	assert_regex "${lines[1]}" "^lp:req $WORKLOADS/usdtreq args=-4@[^ ,]+,-4@[^ ,]+ semaphore=no\$"
+	assert_regex "${lines[2]}" "^lp:sem $WORKLOADS/usdtsem args=-4@[^ ,]+ semaphore=yes\$"
+	assert_regex "${lines[3]}" "^lp:wide $WORKLOADS/usdtreq args=-8@[^ ,]+,1@[^ ,]+ semaphore=no\$"
+}
+
+@test "lp-trace: usdt:PROVIDER:NAME found in a library the executable needs" {
+	require_root
+	# throws 300: 100 exceptions out of inner (i % 3 == 0), 60 inside
+	# contained (i % 5 == 0), each one libstdcxx:throw in libstdc++
+	run -0 --separate-stderr lp-trace --output "$T/t.lp" usdt:libstdcxx:throw -- "$WORKLOADS/throws" 300
+	assert_output "ok 30400 caught 100"
+	run -0 awk -F'\t' '$1 == "event" && $5 == "usdt:libstdcxx:throw" && NF == 7' "$T/t.lp"
+	assert_equal "${#lines[@]}" 160
+}
+
+@test "lp-trace --list usdt -p: the executable's probes and those of the files it maps" {
+	require_root
+	"$WORKLOADS/names" 20 &
+	pid=$!
+	KILL_AFTER=$pid
+	sleep 0.3
+	run -0 --separate-stderr lp-trace --list usdt -p "$pid"
+	kill "$pid"
+	run -0 grep -c '^libstdcxx:throw /[^ ]*/libstdc++\.so\.6[.0-9]* args=8@[^ ,]*,8@[^ ,]* semaphore=no$' <<<"$output"
+	assert_output 1
+	run -0 bash -c "LC_ALL=C sort -c <<<'$output'"
+}
+
+teardown() {
+	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
+}
