@@ -44,6 +44,7 @@ static void usage(FILE *f, int status)
 		"                [--max-pids N] [--calibrate DUR] [--no-demangle]\n"
 		"                [--returns auto|uretprobe|insn] [-v]\n"
 		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
+		"       lp-trace --list usdt (-p PID | FILE...)\n"
 		"\n"
 		"Traces calls and events of a running process (-p) or of a command it starts,\n"
 		"attached before the command runs, and writes them as an lp stream.\n"
