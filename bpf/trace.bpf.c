@@ -472,6 +472,21 @@ int lp_catch(struct pt_regs *ctx)
 	return 0;
 }
 
+/* A point event's fields but its values. */
+static __always_inline void point_event(struct lp_trace_event *ev, __u32 id, __u64 pt, __u64 now)
+{
+	ev->type = LP_EV_POINT;
+	ev->probe = id;
+	ev->pid = pt >> 32;
+	ev->tid = (__u32)pt;
+	ev->start = ev->end = now;
+	ev->depth = 0;
+	ev->size = 0;
+	ev->ret = 0;
+	ev->lp_ns = 0;
+	ev->flags = ev->pad = 0;
+}
+
 SEC("uprobe")
 int lp_point(struct pt_regs *ctx)
 {
@@ -496,16 +511,7 @@ int lp_point(struct pt_regs *ctx)
 		return 0;
 	}
 	struct lp_trace_event *ev = &es->ev;
-	ev->type = LP_EV_POINT;
-	ev->probe = id;
-	ev->pid = pt >> 32;
-	ev->tid = (__u32)pt;
-	ev->start = ev->end = now;
-	ev->depth = 0;
-	ev->size = 0;
-	ev->ret = 0;
-	ev->lp_ns = 0;
-	ev->flags = ev->pad = 0;
+	point_event(ev, id, pt, now);
 	__builtin_memset(ev->vals, 0, sizeof(ev->vals));
 	__builtin_memset(es->strs, 0, sizeof(es->strs));
 	capture(ctx, p, ev->vals, es->strs);
@@ -532,16 +538,7 @@ int lp_usdt(struct pt_regs *ctx)
 		count(LP_LOST_RING);
 		return 0;
 	}
-	ev->type = LP_EV_POINT;
-	ev->probe = id;
-	ev->pid = pt >> 32;
-	ev->tid = (__u32)pt;
-	ev->start = ev->end = now;
-	ev->depth = 0;
-	ev->size = 0;
-	ev->ret = 0;
-	ev->lp_ns = 0;
-	ev->flags = ev->pad = 0;
+	point_event(ev, id, pt, now);
 	int n = bpf_usdt_arg_cnt(ctx);
 	for (int i = 0; i < LP_TRACE_MAX_CAPS; i++) {
 		long v = 0;
