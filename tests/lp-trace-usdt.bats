@@ -88,6 +88,13 @@ setup() {
 	assert_regex "${lines[1]}" "^lp:req $WORKLOADS/usdtreq args=-4@[^ ,]+,-4@[^ ,]+ semaphore=no\$"
 	assert_regex "${lines[2]}" "^lp:sem $WORKLOADS/usdtsem args=-4@[^ ,]+ semaphore=yes\$"
 	assert_regex "${lines[3]}" "^lp:wide $WORKLOADS/usdtreq args=-8@[^ ,]+,1@[^ ,]+ semaphore=no\$"
+	# a file without probes: nothing; one that is not ELF: said, exit 1
+	run -0 --separate-stderr lp-trace --list usdt /bin/true
+	assert_output ""
+	printf 'not ELF\n' >"$T/text"
+	run -1 --separate-stderr lp-trace --list usdt "$T/text"
+	assert_equal "$stderr" "lp-trace: $T/text: not an ELF file"
+	assert_output ""
 }
 
 @test "lp-trace: usdt:PROVIDER:NAME found in a library the executable needs" {
