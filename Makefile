@@ -111,6 +111,7 @@ check-pkgs:
 	@command -v $(BPFTOOL) >/dev/null || { echo "lp: bpftool not found: install bpftool (make deps)" >&2; exit 1; }
 	@test -r /usr/include/libiberty/demangle.h || { echo "lp: libiberty/demangle.h not found: install libiberty-dev (make deps)" >&2; exit 1; }
 	@test -r /usr/include/capstone/capstone.h || { echo "lp: capstone/capstone.h not found: install libcapstone-dev (make deps)" >&2; exit 1; }
+	@echo '#include <sys/sdt.h>' | $(CC) -E -x c - >/dev/null 2>&1 || { echo "lp: sys/sdt.h not found (the USDT test workloads): install systemtap-sdt-dev (make deps)" >&2; exit 1; }
 
 # A flags stamp: changing CFLAGS or WERROR rebuilds everything.
 $(O)/flags: FORCE
