@@ -57,6 +57,18 @@ struct {
 	__type(value, struct lp_trace_stack);
 } stacks SEC(".maps");
 
+/* Open USDT pairs per thread (LP_PROBE_F_OPEN): kept apart from "stacks",
+ * whose frames are matched by stack pointer, which a pair's halves (in
+ * one interpreter loop, say) need not differ by.  Only ts, probe and vals
+ * of a frame are used. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);	/* a thread id */
+	__type(value, struct lp_trace_stack);
+} ustacks SEC(".maps");
+
 /* A zeroed stack to insert from (too large for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -519,6 +531,73 @@ int lp_point(struct pt_regs *ctx)
 	return 0;
 }
 
+/* A USDT pair's first half: a frame on this thread's open pairs. */
+static __noinline int usdt_open(__u32 id, __u64 pt, const __u64 *vals)
+{
+	__u64 key = (__u32)pt;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&ustacks, &key);
+	if (!st) {
+		__u32 k = 0;
+		struct lp_trace_stack *z = bpf_map_lookup_elem(&zero, &k);
+		if (!z)
+			return 0;
+		bpf_map_update_elem(&ustacks, &key, z, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&ustacks, &key);
+		if (!st) {
+			count(LP_LOST_STACKS);
+			return 0;
+		}
+	}
+	if (st->tgid != pt >> 32) {	/* a thread id reused by another process */
+		st->tgid = pt >> 32;
+		st->depth = 0;
+	}
+	__u32 d = st->depth;
+	if (d >= LP_TRACE_MAX_DEPTH) {
+		count(LP_LOST_DEPTH);
+		return 0;
+	}
+	struct lp_trace_frame *f = &st->frames[d & (LP_TRACE_MAX_DEPTH - 1)];
+	f->probe = id;
+	for (int i = 0; i < LP_TRACE_MAX_CAPS; i++)
+		f->vals[i] = vals[i];
+	st->depth = d + 1;
+	f->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* A USDT pair's second half: the span of this thread's innermost open pair
+ * when it is the first half's (open: its id); else its first half was
+ * before the probes were attached, and nothing is open for it. */
+static __noinline int usdt_close(__u32 open, __u64 pt, __u64 now)
+{
+	__u64 key = (__u32)pt;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&ustacks, &key);
+	if (!st || st->tgid != pt >> 32)
+		return 0;
+	__u32 d = st->depth;
+	if (d == 0 || d > LP_TRACE_MAX_DEPTH)
+		return 0;
+	struct lp_trace_frame *f = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
+	if (f->probe != open)
+		return 0;
+	st->depth = d - 1;
+	if (now - f->ts < min_duration_ns)
+		return 0;
+	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(LP_LOST_RING);
+		return 0;
+	}
+	point_event(ev, open, pt, now);
+	ev->type = LP_EV_SPAN;
+	ev->start = f->ts;
+	ev->depth = d - 1;
+	__builtin_memcpy(ev->vals, f->vals, sizeof(ev->vals));
+	submit(ev);
+	return 0;
+}
+
 /* A USDT probe (libbpf's usdt: it decodes the argument spec and sets the
  * semaphore).  lp's probe id is the USDT cookie (libbpf keeps the BPF
  * cookie for its own spec id).  Attached per process, never for every one. */
@@ -533,19 +612,25 @@ int lp_usdt(struct pt_regs *ctx)
 	if (!p)
 		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
+	__u64 vals[LP_TRACE_MAX_CAPS];
+	int n = bpf_usdt_arg_cnt(ctx);
+	for (int i = 0; i < LP_TRACE_MAX_CAPS; i++) {
+		long v = 0;
+		if (i >= n || bpf_usdt_arg(ctx, i, &v) < 0)
+			v = 0;
+		vals[i] = (__u64)v;
+	}
+	if (p->flags & LP_PROBE_F_CLOSE)
+		return usdt_close(id - 1, pt, now);
+	if (p->flags & LP_PROBE_F_OPEN)
+		return usdt_open(id, pt, vals);
 	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		count(LP_LOST_RING);
 		return 0;
 	}
 	point_event(ev, id, pt, now);
-	int n = bpf_usdt_arg_cnt(ctx);
-	for (int i = 0; i < LP_TRACE_MAX_CAPS; i++) {
-		long v = 0;
-		if (i >= n || bpf_usdt_arg(ctx, i, &v) < 0)
-			v = 0;
-		ev->vals[i] = (__u64)v;
-	}
+	__builtin_memcpy(ev->vals, vals, sizeof(ev->vals));
 	submit(ev);
 	return 0;
 }

@@ -95,6 +95,11 @@ struct lp_trace_probe {
 /* Attached once for every process that maps the file (lib/capture/tracer.c,
  * shared attachment): the programs keep to the processes in "tgids". */
 #define LP_PROBE_F_FILTER 4
+/* A USDT pair as a span (usdt:PROVIDER:X for X__entry and X__return): the
+ * first half opens it, the second (the probe attached next: its id is the
+ * first's + 1) closes the innermost open one of this thread. */
+#define LP_PROBE_F_OPEN 8
+#define LP_PROBE_F_CLOSE 16
 
 struct lp_trace_frame {
 	unsigned long long ts;

@@ -31,6 +31,28 @@ setup() {
 	assert_output 1
 }
 
+@test "lp-trace: usdt:PROVIDER:X is a span per X__start .. X__done pair, nested by thread with depth" {
+	require_root
+	run -0 --separate-stderr lp-trace --output "$T/w.lp" usdt:lp:work -- "$WORKLOADS/usdtreq"
+	assert_output 1225
+	# per req(i): work(2, i) > work(1, i) > work(0, i), written as they
+	# end (innermost first); the span at depth d has k = 2 - d and holds
+	# the span at depth d + 1 just written
+	run -0 awk -F'\t' '$1 == "span" { n++; d = $7
+		if ($6 != "usdt:lp:work" || $8 != "arg0=" 2 - d || $9 != "arg1=" int((n - 1) / 3) || NF != 9) bad++
+		s[d] = $2; e[d] = $3
+		if (d < 2 && (s[d + 1] < $2 || e[d + 1] > $3 || e[d + 1] == "")) bad++
+		depths[d]++ }
+		$1 == "event" { bad++ }
+		END { print n + 0, depths[0] + 0, depths[1] + 0, depths[2] + 0, bad + 0 }' "$T/w.lp"
+	assert_output "150 50 50 50 0"
+	# a half alone stays a point probe
+	run -0 --separate-stderr lp-trace --output "$T/h.lp" usdt:lp:work__start -- "$WORKLOADS/usdtreq"
+	run -0 awk -F'\t' '$1 == "event" && $5 == "usdt:lp:work__start" { n++ } $1 == "span" { s++ }
+		END { print n + 0, s + 0 }' "$T/h.lp"
+	assert_output "150 0"
+}
+
 @test "lp-trace: a usdt probe's semaphore is set while traced; a forked child is traced from its attach on" {
 	require_root
 	run -0 "$WORKLOADS/usdtsem"
@@ -66,13 +88,18 @@ setup() {
 	# exactly 1000 entries at line 7 (startup code may have others)
 	run -0 bash -c "awk -F'\t' '\$1 == \"event\" && \$5 == \"usdt:python:function__entry\" && \$8 == \"arg2=7\" { print \$7 }' '$T/p.lp' | sort | uniq -c | sort -n | tail -1"
 	assert_regex "$output" '^ *1000 arg1=[0-9]+$'
+	# usdt:python:function: a span a call, f's inside the module's (depth 1)
+	run -0 --separate-stderr lp-trace --output "$T/s.lp" usdt:python:function usdt:python:line \
+		-- /usr/bin/python3.11 "$T/loop.py"
+	run -0 bash -c "awk -F'\t' '\$1 == \"span\" && \$6 == \"usdt:python:function\" && \$10 == \"arg2=7\" { print \$7, \$9 }' '$T/s.lp' | sort | uniq -c | sort -n | tail -1"
+	assert_regex "$output" '^ *1000 1 arg1=[0-9]+$'
 }
 
 @test "lp-trace: a missing usdt probe names the file and the provider's probes" {
 	require_root
 	exe=$(readlink -f "$WORKLOADS/usdtreq")
 	run -1 --separate-stderr lp-trace --output "$T/m.lp" usdt:lp:nope -- "$WORKLOADS/usdtreq"
-	assert_equal "$stderr" "lp-trace: probe 'usdt:lp:nope': no USDT probe lp:nope in $exe or the libraries it needs; its probes there: lp:never, lp:req, lp:wide"
+	assert_equal "$stderr" "lp-trace: probe 'usdt:lp:nope': no USDT probe lp:nope in $exe or the libraries it needs; its probes there: lp:never, lp:req, lp:wide, lp:work__done, lp:work__start"
 	run -1 --separate-stderr lp-trace --output "$T/m.lp" usdt:pg:query -- "$WORKLOADS/usdtreq"
 	assert_equal "$stderr" "lp-trace: probe 'usdt:pg:query': no USDT probe pg:query in $exe or the libraries it needs; its providers: lp"
 	run -1 --separate-stderr lp-trace --output "$T/m.lp" usdt:/bin/true:lp:req -- "$WORKLOADS/usdtreq"
@@ -83,11 +110,13 @@ setup() {
 
 @test "lp-trace --list usdt: a file's probes, their arguments and semaphores, sorted" {
 	run -0 --separate-stderr lp-trace --list usdt "$WORKLOADS/usdtsem" "$WORKLOADS/usdtreq"
-	assert_equal "${#lines[@]}" 4
+	assert_equal "${#lines[@]}" 6
 	assert_regex "${lines[0]}" "^lp:never $WORKLOADS/usdtreq args= semaphore=no\$"
 	assert_regex "${lines[1]}" "^lp:req $WORKLOADS/usdtreq args=-4@[^ ,]+,-4@[^ ,]+ semaphore=no\$"
 	assert_regex "${lines[2]}" "^lp:sem $WORKLOADS/usdtsem args=-4@[^ ,]+ semaphore=yes\$"
 	assert_regex "${lines[3]}" "^lp:wide $WORKLOADS/usdtreq args=-8@[^ ,]+,1@[^ ,]+ semaphore=no\$"
+	assert_regex "${lines[4]}" "^lp:work__done $WORKLOADS/usdtreq args=-4@[^ ,]+ semaphore=no\$"
+	assert_regex "${lines[5]}" "^lp:work__start $WORKLOADS/usdtreq args=-4@[^ ,]+,-4@[^ ,]+ semaphore=no\$"
 	# a file without probes: nothing; one that is not ELF: said, exit 1
 	run -0 --separate-stderr lp-trace --list usdt /bin/true
 	assert_output ""

@@ -1794,12 +1794,30 @@ static void kernel_point(const struct lp_probe_spec *spec, struct lp_probe_point
 
 /* The probe PROVIDER:NAME among a file's, or NULL. */
 static const struct lp_usdt_probe *usdt_find(const struct lp_usdt_probe *u, size_t nu,
-					     const struct lp_probe_spec *spec)
+					     const char *provider, const char *name)
 {
 	for (size_t i = 0; i < nu; i++)
-		if (!strcmp(u[i].provider, spec->provider) && !strcmp(u[i].name, spec->name))
+		if (!strcmp(u[i].provider, provider) && !strcmp(u[i].name, name))
 			return &u[i];
 	return NULL;
+}
+
+/* usdt:PROVIDER:X where the file has no X but X__entry and X__return (or
+ * X__start and X__done): the pair's halves in pair[], true. */
+static bool usdt_pair(const struct lp_usdt_probe *u, size_t nu, const struct lp_probe_spec *spec,
+		      const struct lp_usdt_probe *pair[2])
+{
+	static const char *const halves[][2] = { { "__entry", "__return" }, { "__start", "__done" } };
+	for (size_t k = 0; k < sizeof(halves) / sizeof(halves[0]); k++) {
+		for (int h = 0; h < 2; h++) {
+			char name[256];
+			snprintf(name, sizeof(name), "%s%s", spec->name, halves[k][h]);
+			pair[h] = usdt_find(u, nu, spec->provider, name);
+		}
+		if (pair[0] && pair[1])
+			return true;
+	}
+	return false;
 }
 
 /* Why PROVIDER:NAME is not in path: the provider's probes there, else the
@@ -1827,12 +1845,15 @@ static void usdt_missing(const struct lp_probe_spec *spec, const char *path, con
 		 spec->name, path, also, prov ? "its probes there" : "its providers", list);
 }
 
+/* flags: LP_PROBE_F_OPEN or _CLOSE for a pair's halves (attached in that
+ * order, one after the other), else 0. */
 static void usdt_point(const struct lp_probe_spec *spec, const char *path, const struct lp_usdt_probe *u,
-		       struct lp_probe_point **points, size_t *n)
+		       unsigned flags, struct lp_probe_point **points, size_t *n)
 {
 	struct lp_probe_point *pt = new_point(spec, path, points, n);
 	pt->name = lp_strdup(spec->text);
 	pt->cfg.kind = LP_PROBE_USDT;
+	pt->cfg.flags = flags;
 	pt->usdt_provider = lp_strdup(u->provider);
 	pt->usdt_name = lp_strdup(u->name);
 	int size[LP_TRACE_MAX_CAPS];
@@ -1911,9 +1932,14 @@ static int usdt_points(const struct lp_probe_spec *spec, const char *exe, pid_t 
 				break;
 			continue;
 		}
-		const struct lp_usdt_probe *hit = usdt_find(u, nu, spec);
+		const struct lp_usdt_probe *hit = usdt_find(u, nu, spec->provider, spec->name), *pair[2];
 		if (hit) {
-			usdt_point(spec, files[i], hit, points, n);
+			usdt_point(spec, files[i], hit, 0, points, n);
+			ret = 0;
+		} else if (usdt_pair(u, nu, spec, pair)) {
+			usdt_point(spec, files[i], pair[0], LP_PROBE_F_OPEN, points, n);
+			usdt_point(spec, files[i], pair[1], LP_PROBE_F_CLOSE, points, n);
+			hit = pair[0];
 			ret = 0;
 		}
 		all = lp_reallocarray(all, nall + nu, sizeof(*all));

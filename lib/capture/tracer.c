@@ -855,6 +855,11 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 		return -1;
 	}
 	if (pt->cfg.kind == LP_PROBE_USDT) {
+		/* A pair's halves are consecutive ids (LP_PROBE_F_CLOSE). */
+		if ((pt->cfg.flags & LP_PROBE_F_CLOSE) && (id == 0 || t->probes[id - 1].kind != LP_PROBE_USDT)) {
+			lp_error("probe '%s': its closing half not attached after its opening one", pt->name);
+			return -1;
+		}
 		if (pid > 0 && attach_usdt(t, id, pt, pid) == 0)
 			return (int)id;
 		lp_error_errno("cannot attach to '%s' in %s for pid %d", pt->name, pt->path, (int)pid);

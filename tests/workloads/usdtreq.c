@@ -1,10 +1,19 @@
 /* usdtreq - USDT probes with known arguments (sys/sdt.h, no semaphores):
  * lp:req(int i, int 3i) and lp:wide(long long -3000000000 i, unsigned
  * char 200 + i) for i = 0..49, after a 50 ms pause; lp:never is never
- * reached. */
+ * reached.  Each req(i) then nests three lp:work__start(k, i) ..
+ * lp:work__done(k) pairs, k = 2, 1, 0 from the outermost in. */
 #include <stdio.h>
 #include <sys/sdt.h>
 #include <time.h>
+
+__attribute__((noinline)) static int work(int k, int i)
+{
+	DTRACE_PROBE2(lp, work__start, k, i);
+	int r = k > 0 ? work(k - 1, i) + 1 : 0;
+	DTRACE_PROBE1(lp, work__done, k);
+	return r;
+}
 
 /* Not inlined into main's loop with constant-folded arguments. */
 __attribute__((noinline)) static int req(int i)
@@ -13,7 +22,7 @@ __attribute__((noinline)) static int req(int i)
 	long long w = -3000000000LL * i;
 	unsigned char b = (unsigned char)(200 + i);
 	DTRACE_PROBE2(lp, wide, w, b);
-	return i;
+	return i + work(2, i) - 2;
 }
 
 int main(int argc, char **argv)
