@@ -316,6 +316,25 @@ static __noinline __u32 unwind_below(struct lp_trace_stack *st, __u64 pos, __u64
 	return d;
 }
 
+/* The stack of key in map (stacks or ustacks), a zeroed one made when there
+ * is none yet (its tgid 0: the caller's check of tgid sets it); NULL when
+ * there is no room, counted. */
+static __always_inline struct lp_trace_stack *get_stack(void *map, __u64 *key)
+{
+	struct lp_trace_stack *st = bpf_map_lookup_elem(map, key);
+	if (st)
+		return st;
+	__u32 k = 0;
+	struct lp_trace_stack *z = bpf_map_lookup_elem(&zero, &k);
+	if (!z)
+		return NULL;
+	bpf_map_update_elem(map, key, z, BPF_NOEXIST);
+	st = bpf_map_lookup_elem(map, key);
+	if (!st)
+		count(LP_LOST_STACKS);
+	return st;
+}
+
 SEC("uprobe")
 int lp_entry(struct pt_regs *ctx)
 {
@@ -332,20 +351,9 @@ int lp_entry(struct pt_regs *ctx)
 	__u64 key, pos;
 	if (stack_key(ctx, p, tid, ctx->sp, &key, &pos) < 0)
 		return 0;
-	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &key);
-	if (!st) {
-		__u32 k = 0;
-		struct lp_trace_stack *z = bpf_map_lookup_elem(&zero, &k);
-		if (!z)
-			return 0;
-		bpf_map_update_elem(&stacks, &key, z, BPF_NOEXIST);
-		st = bpf_map_lookup_elem(&stacks, &key);
-		if (!st) {
-			count(LP_LOST_STACKS);
-			return 0;
-		}
-		st->tgid = tgid;
-	}
+	struct lp_trace_stack *st = get_stack(&stacks, &key);
+	if (!st)
+		return 0;
 	if (st->tgid != tgid) {	/* a thread id reused by another process */
 		st->tgid = tgid;
 		st->depth = 0;
@@ -535,19 +543,9 @@ int lp_point(struct pt_regs *ctx)
 static __noinline int usdt_open(__u32 id, __u64 pt, const __u64 *vals)
 {
 	__u64 key = (__u32)pt;
-	struct lp_trace_stack *st = bpf_map_lookup_elem(&ustacks, &key);
-	if (!st) {
-		__u32 k = 0;
-		struct lp_trace_stack *z = bpf_map_lookup_elem(&zero, &k);
-		if (!z)
-			return 0;
-		bpf_map_update_elem(&ustacks, &key, z, BPF_NOEXIST);
-		st = bpf_map_lookup_elem(&ustacks, &key);
-		if (!st) {
-			count(LP_LOST_STACKS);
-			return 0;
-		}
-	}
+	struct lp_trace_stack *st = get_stack(&ustacks, &key);
+	if (!st)
+		return 0;
 	if (st->tgid != pt >> 32) {	/* a thread id reused by another process */
 		st->tgid = pt >> 32;
 		st->depth = 0;
