@@ -775,13 +775,9 @@ static int attach_usdt(struct lp_tracer *t, uint32_t id, const struct lp_probe_p
 	return 0;
 }
 
-int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
+/* The user-space record of a new probe, id t->nprobes. */
+static struct pinfo *new_pinfo(struct lp_tracer *t, const struct lp_probe_point *pt)
 {
-	if (t->nprobes >= LP_TRACE_MAX_PROBES) {
-		lp_error("too many probes (at most %d)", LP_TRACE_MAX_PROBES);
-		return -1;
-	}
-	uint32_t id = (uint32_t)t->nprobes;
 	t->probes = lp_reallocarray(t->probes, t->nprobes + 1, sizeof(*t->probes));
 	struct pinfo *pi = &t->probes[t->nprobes];
 	memset(pi, 0, sizeof(*pi));
@@ -800,26 +796,44 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 	pi->ret_insn_probed = pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN;
 	pi->ret_insn = pt->ret_insn;
 	t->nprobes++;
-	struct lp_trace_probe cfg = pt->cfg;
+	return pi;
+}
+
+/* The calibrated costs of its hits, in the probe's settings for BPF. */
+static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
+		      const struct lp_probe_point *pt, struct lp_trace_probe *cfg)
+{
 	if (t->calibrated && pt->insn != LP_INSN_NONE) {
 		const struct cls_cost *c = &t->costs[pt->insn];
 		if (pt->cfg.kind == LP_PROBE_ENTRY) {
-			cfg.hit_ns = (unsigned int)c->entry;
-			cfg.hit_inside_ns = (unsigned int)c->entry_in;
-			cfg.ret_ns = (unsigned int)c->ret;
-			cfg.ret_inside_ns = (unsigned int)c->ret_in;
+			cfg->hit_ns = (unsigned int)c->entry;
+			cfg->hit_inside_ns = (unsigned int)c->entry_in;
+			cfg->ret_ns = (unsigned int)c->ret;
+			cfg->ret_inside_ns = (unsigned int)c->ret_in;
 			if (pi->ret_insn_probed) {
 				int64_t rc, rin;
 				ret_insn_cost(t, pi->insn, pi->ret_insn, &rc, &rin, NULL, NULL);
-				cfg.ret_ns = (unsigned int)rc;
-				cfg.ret_inside_ns = (unsigned int)rin;
+				cfg->ret_ns = (unsigned int)rc;
+				cfg->ret_inside_ns = (unsigned int)rin;
 			}
 		} else if (pt->cfg.kind == LP_PROBE_POINT) {
-			cfg.hit_ns = (unsigned int)c->point;
+			cfg->hit_ns = (unsigned int)c->point;
 		}
 	}
 	if (t->calibrated && pt->cfg.kind == LP_PROBE_TP)
-		cfg.hit_ns = (unsigned int)t->tp_cost;
+		cfg->hit_ns = (unsigned int)t->tp_cost;
+}
+
+int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
+{
+	if (t->nprobes >= LP_TRACE_MAX_PROBES) {
+		lp_error("too many probes (at most %d)", LP_TRACE_MAX_PROBES);
+		return -1;
+	}
+	uint32_t id = (uint32_t)t->nprobes;
+	struct pinfo *pi = new_pinfo(t, pt);
+	struct lp_trace_probe cfg = pt->cfg;
+	set_costs(t, pi, pt, &cfg);
 
 	if (pt->cfg.kind == LP_PROBE_SYSCALL) {
 		pi->nargs = lp_syscall__args(pt->spec->name, pi->argnames, pi->argptr, pi->argint);
