@@ -822,6 +822,11 @@ static int calibrate(struct lp_recorder *r)
 		rc = calibrate_samples(r, each);
 	if (rc == 0 && block)
 		rc = calibrate_blocks(r, each);
+	/* What the last phase sent after its last drain (the scheduler
+	 * programs ran until detach_sched) is the calibration's too: read and
+	 * dropped now, or the recording would write it (lp-calibrate's
+	 * intervals, and with -a every thread's of the last phase). */
+	ring_buffer__consume(r->ring);
 	r->calibrating = false;
 	if (r->opts.npids)
 		bpf_map__delete_elem(r->skel->maps.lp_pids, &self, sizeof(self), 0);
