@@ -128,11 +128,14 @@ $(O)/bpf/vmlinux.h:
 
 # -idirafter the multiarch headers: libbpf's usdt.bpf.h includes
 # <linux/errno.h>, which wants <asm/errno.h> (defines only, no types that
-# would clash with vmlinux.h's).
+# would clash with vmlinux.h's).  Debian's name for the directory
+# (x86_64-linux-gnu), which gcc and clang both print for -print-multiarch;
+# -dumpmachine is clang's triple (x86_64-pc-linux-gnu), no directory.
+BPF_MULTIARCH := $(shell $(CLANG) -print-multiarch 2>/dev/null)
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/bpf/vmlinux.h $(O)/flags
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(O)/bpf -Ibpf \
-		-idirafter /usr/include/$(shell $(CC) -dumpmachine) -MMD -MP -c $< -o $@
+		-idirafter /usr/include/$(BPF_MULTIARCH) -MMD -MP -c $< -o $@
 
 $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
