@@ -340,6 +340,24 @@ static bool eh_frame_hdr_search(Elf *elf, const GElf_Phdr *ph, uint64_t vaddr, u
 	return true;
 }
 
+bool lp_dwmod__in_code(struct lp_dwmod *m, uint64_t vaddr)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(dwmod(m), &bias);
+	size_t nph;
+
+	if (!elf || elf_getphdrnum(elf, &nph) < 0)
+		return true;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_memsz)
+			return true;
+	}
+	return false;
+}
+
 bool lp_dwmod__fde_start(struct lp_dwmod *m, uint64_t vaddr, uint64_t *start)
 {
 	Dwarf_Addr bias, cbias;

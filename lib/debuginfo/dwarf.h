@@ -74,6 +74,9 @@ const char *lp_dwmod__line(struct lp_dwmod *m, uint64_t addr, int *line);
 /* The start (file address) of the function holding file address vaddr,
  * from its FDE in .eh_frame_hdr's table; false when not known. */
 bool lp_dwmod__fde_start(struct lp_dwmod *m, uint64_t vaddr, uint64_t *start);
+/* Whether vaddr (the file's address) is in one of its executable
+ * segments; true when the module has no ELF to tell. */
+bool lp_dwmod__in_code(struct lp_dwmod *m, uint64_t vaddr);
 
 /* One function of the chain at an address: an inlined copy, or the real
  * function it is inlined into (the last of a chain). */
