@@ -850,20 +850,21 @@ static const char *ident_name(struct lp_symbolizer *s, struct lp_dwmod *mod, str
 static const char *function_name(struct lp_symbolizer *s, struct lp_dwmod *mod, struct lp_symtab *t,
 				 uint64_t mstart, const char *modname, uint64_t look)
 {
-	struct lp_sym *sym = sym_find(t->syms, t->n, look - mstart);
 	uint64_t bias, fstart;
+	bool have_bias = lp_dwmod__bias(mod, &bias);
 
 	/* An address in the module's span but in none of its file's code: a
 	 * JIT's code (node maps some between its segments) not yet in its
 	 * map.  Named after the symbol before it, it would keep that wrong
 	 * name in the cache; unresolved, it is looked up again. */
-	if (lp_dwmod__bias(mod, &bias) && !lp_dwmod__in_code(mod, look - bias))
+	if (have_bias && !lp_dwmod__in_code(mod, look - bias))
 		return NULL;
 
+	struct lp_sym *sym = sym_find(t->syms, t->n, look - mstart);
 	/* A symbol without a size runs to the next one, unless the FDE
 	 * holding look starts past it: a function of its own that the symbol
 	 * table does not name. */
-	if (sym && sym->unsized && lp_dwmod__bias(mod, &bias) &&
+	if (sym && sym->unsized && have_bias &&
 	    lp_dwmod__fde_start(mod, look - bias, &fstart) && fstart > sym->start + mstart - bias)
 		sym = NULL;
 	if (sym && sym->name[0])
