@@ -73,7 +73,7 @@ between() {
 		fail "${stderr_lines[$last]}"
 }
 
-@test "cost: DWARF's copy of up to 64 KiB per sample, measured side by side with frame pointers, costs what they do within a factor of 2.5" {
+@test "cost: DWARF's copy of up to 64 KiB per sample, measured side by side with frame pointers, costs more than they do, by no more than the copy explains" {
 	require_root
 	# The default 8 KiB copy costs about what a frame-pointer walk does
 	# here (a virtualised timer interrupt is most of a sample: ~21 us
@@ -97,13 +97,14 @@ between() {
 	echo "fp: $(tr '\n' ' ' < "$TMP/fp")-> $fp; dwarf,65536: $(tr '\n' ' ' < "$TMP/dw")-> $dw"
 	between "$fp" 1000 200000 || fail "fp: $fp"
 	between "$dw" 1000 200000 || fail "dwarf: $dw"
-	# The copy stops at the top of the thread's stack: the calibrating
-	# thread's is a few KiB deep, so "64 KiB" copies a few KiB, and the
-	# two are too close to order on this machine (medians 29-38 us against
-	# 22-37 us; ordering them at 1.2x failed 2 of 3 quiet runs).  What is
-	# checked: each is measured, and neither is off by more than the copy
-	# could explain.
-	awk -v f="$fp" -v d="$dw" 'BEGIN { exit !(d >= 0.8 * f && d <= 2.5 * f) }' ||
+	# The calibrating thread has 64 KiB of stack above its spinning frame
+	# (lp_spin__start), so each of its samples copies all of it and puts it
+	# in the ring: 128 KiB moved, 10-20 us here on top of the walk (medians
+	# 20-25 us against 8-9 us, 2.6-2.7x, in clean-clone runs).  So DWARF
+	# costs more (a calibration that copied nothing would not), and no more
+	# than the copy explains (one that counted each sample many times
+	# would).
+	awk -v f="$fp" -v d="$dw" 'BEGIN { exit !(d >= 1.2 * f && d <= 5 * f) }' ||
 		fail "dwarf $dw against fp $fp"
 }
 
@@ -166,18 +167,23 @@ between() {
 
 # What sampling added to the calls of timedcalls ($1: START END SWITCHED per
 # line), against what the cost record of a recording of it ($2, of process
-# $3) predicts: "EXCESS PREDICTED ONE NONE COST".  Only the calls in which
-# the thread was not switched out count.  EXCESS is their total time less
-# as many times the mean of those that held no sample; PREDICTED the
-# samples in them times the cost; ONE and NONE the medians of those that
-# held one sample and none; CUT the share of sampled calls left out.  The
-# unsampled calls are the counterfactual: they run interleaved with the
-# sampled ones, under the same load (on this shared machine a run's calls
-# differ by 20% from the next run's, more than sampling adds at 999 Hz).
-# A call delayed by what no switch shows (the hypervisor's steal, an
-# interrupt storm: about a millisecond, on 1% of calls here) almost always
-# holds a sample, being long: counted, those delays were 3-4 times all
-# that sampling adds.  So calls longer than the unsampled ones' p99 plus 4
+# $3) predicts: "EXCESS PREDICTED ONE NONE COST CUT".  Only the calls in
+# which the thread was not switched out count.  EXCESS is the sampled
+# calls' total time less what they would have taken unsampled; PREDICTED
+# the samples in them times the cost; ONE the median of the calls that held
+# one sample, NONE what that median would have been unsampled; CUT the
+# share of sampled calls left out.  The unsampled calls are the
+# counterfactual: they run interleaved with the sampled ones, under the
+# same load (on this shared machine a run's calls differ by 20% from the
+# next run's, more than sampling adds at 999 Hz).  But not as they are: a
+# timer's sample lands in a call in proportion to its length, so the calls
+# that hold k samples are the unsampled ones weighted by their length to
+# the k-th power (a call's own spread, 10 us in 60 on some machines, made a
+# sampled call look 2-3 us longer than any sample made it).  A call
+# delayed by what no switch shows (the hypervisor's steal, an interrupt
+# storm: about a millisecond, on 1% of calls here) almost always holds a
+# sample, being long: counted, those delays were 3-4 times all that
+# sampling adds.  So calls longer than the unsampled ones' p99 plus 4
 # times the cost of each sample they hold are left out, and CUT says how
 # many sampled ones were: a cost 4 times the calibration's still stays in
 # (and fails the ratio); one so large that most sampled calls are cut
@@ -203,29 +209,44 @@ slowdown() {
 			if (!cost || !nz) { print "none"; exit }
 			asort(z)
 			p99 = z[int(nz * 0.99)]
+			# The unsampled calls kept, and the sums of their
+			# lengths to the powers 0..4 (in units of 10 us).
+			for (i = 1; i <= nz && z[i] <= p99; i++) {
+				kz = i
+				x = 1
+				for (p = 0; p <= 4; p++) { pw[p] += x; x *= z[i] / 1e4 }
+			}
 			for (i = 1; i <= nc; i++) {
 				if (d[i] > p99 + 4 * n[i] * cost) {
 					cut += n[i] > 0
 					continue
 				}
-				if (n[i]) { ns += n[i]; sampled++; sd += d[i] } else { kz++; zs += d[i] }
+				if (!n[i])
+					continue
+				k = n[i] > 3 ? 3 : n[i]
+				ns += n[i]; sampled++
+				excess += d[i] - 1e4 * pw[k + 1] / pw[k]
 				if (n[i] == 1) o[++no] = d[i]
 			}
 			if (!kz || !no) { print "none"; exit }
 			asort(o)
-			printf "%.0f %.0f %d %d %d %.4f\n", sd - sampled * zs / kz, ns * cost,
-				o[int((no + 1) / 2)], z[int((nz + 1) / 2)], cost, cut / (sampled + cut)
+			# The median of the unsampled calls weighted by length.
+			half = pw[1] / 2
+			for (i = 1; acc + z[i] / 1e4 < half; i++) acc += z[i] / 1e4
+			printf "%.0f %.0f %d %d %d %.4f\n", excess, ns * cost,
+				o[int((no + 1) / 2)], z[i], cost, cut / (sampled + cut)
 		}' "$2" "$1"
 }
 
 @test "cost: the calibrated cost predicts what sampling adds to a workload's calls (within 50%), fp and dwarf" {
 	require_root
 	# timedcalls: 20000 calls of ~45 us, each timed; at 999 Hz about one
-	# in twenty holds a sample.  Three runs of each unwinder; the medians
+	# in twenty holds a sample.  Five runs of each unwinder; the medians
 	# of their ratios, measured over predicted: within 50% of each other
 	# both ways (a cost off by half or by double fails).
+	echo "cpu: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2)"
 	for cg in fp dwarf; do
-		for r in 1 2 3; do
+		for r in 1 2 3 4 5; do
 			lp-record -F 999 --call-graph "$cg" -o "$TMP/$cg$r.lp" -- \
 				"$WORKLOADS/timedcalls" 20000 "$TMP/calls" 2>"$TMP/err" &
 			BG=$!
@@ -238,10 +259,10 @@ slowdown() {
 			[ "$res" != none ] || fail "$cg run $r: no calls to compare"
 			echo "$res" >> "$TMP/$cg.res"
 		done
-		total=$(awk '{ print $1 / $2 }' "$TMP/$cg.res" | sort -g | sed -n 2p)
-		one=$(awk '{ print ($3 - $4) / $5 }' "$TMP/$cg.res" | sort -g | sed -n 2p)
+		total=$(awk '{ print $1 / $2 }' "$TMP/$cg.res" | sort -g | sed -n 3p)
+		one=$(awk '{ print ($3 - $4) / $5 }' "$TMP/$cg.res" | sort -g | sed -n 3p)
 		echo "$cg: measured/predicted: all calls $total, a call holding one sample $one"
-		cut=$(awk '{ print $6 }' "$TMP/$cg.res" | sort -g | sed -n 2p)
+		cut=$(awk '{ print $6 }' "$TMP/$cg.res" | sort -g | sed -n 3p)
 		echo "$cg: sampled calls left out as delayed by something else: $cut"
 		between "$total" 0.67 1.5 || fail "$cg: the calls grew $total times what the cost predicts"
 		between "$cut" 0 0.25 || fail "$cg: $cut of the sampled calls are longer than the cost explains"

@@ -197,7 +197,9 @@ app;main;work 3"
 	[ "$total" -ge 500 ] || fail "only $total samples"
 	[ "$missed" -eq 0 ] || fail "$missed samples in lp's code not marked"
 	[ "$(wc -w <<<"$output")" -eq 3 ] || fail "user frames marked: $output"
-	[ $((100 * lp / total)) -ge 90 ] || fail "only $lp of $total samples lp's"
+	# (80%: the loop between the probes is a tenth of the time on a loaded
+	# machine; a marker that missed them would fail the check above)
+	[ $((100 * lp / total)) -ge 80 ] || fail "only $lp of $total samples lp's"
 	# frames in that page are named so (libdw alone says ld.so), all lp's;
 	# there may be none: a tick during the out-of-line step is placed at
 	# the probed instruction, and one in the trampoline at the return
