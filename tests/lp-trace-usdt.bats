@@ -95,6 +95,22 @@ setup() {
 	assert_regex "$output" '^ *1000 1 arg1=[0-9]+$'
 }
 
+@test "lp-trace -- python3: a python3 on PATH that is a shim exec'ing the interpreter is followed to it" {
+	require_root
+	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (make deps)"
+	mkdir "$T/bin"
+	printf '#!/bin/sh\nexec /usr/bin/python3.11 "$@"\n' >"$T/bin/python3"
+	chmod +x "$T/bin/python3"
+	# 37 collections asked for, generation i % 3, with the collector's own
+	# off: generation 1 is collected exactly 12 times (startup and the
+	# interpreter's end collect generations 0 and 2 too)
+	printf 'import gc, sys\ngc.disable()\nfor i in range(int(sys.argv[1])):\n    gc.collect(i %% 3)\n' >"$T/gc.py"
+	PATH=$T/bin:$PATH run -0 --separate-stderr lp-trace --verbose --output "$T/g.lp" usdt:python:gc__start -- python3 "$T/gc.py" 37
+	run -0 grep -c "^lp-trace: 'python3' exec'd /usr/bin/python3.11: the probes go there\$" <<<"$stderr"
+	run -0 awk -F'\t' '$1 == "event" && $5 == "usdt:python:gc__start" && $6 == "arg0=1"' "$T/g.lp"
+	[ "${#lines[@]}" -eq 12 ] || fail "${#lines[@]} collections of generation 1, not 12"
+}
+
 @test "lp-trace: a missing usdt probe names the file and the provider's probes" {
 	require_root
 	exe=$(readlink -f "$WORKLOADS/usdtreq")
