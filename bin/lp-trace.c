@@ -477,7 +477,7 @@ static int open_tracer(struct trace *t)
 			if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
 			    pt->ret_insn != LP_INSN_NONE)
 				point_classes |= 1u << pt->ret_insn;
-			else if (pt->cfg.kind == LP_PROBE_POINT)
+			else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT)
 				point_classes |= 1u << pt->insn;
 			else if (pt->cfg.kind == LP_PROBE_TP)
 				tracepoints = true;

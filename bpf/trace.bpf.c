@@ -539,8 +539,10 @@ int lp_point(struct pt_regs *ctx)
 	return 0;
 }
 
-/* A USDT pair's first half: a frame on this thread's open pairs. */
-static __noinline int usdt_open(__u32 id, __u64 pt, const __u64 *vals)
+/* A USDT pair's first half: a frame on this thread's open pairs.  Their
+ * stack's lp_ns counts the USDT hits alone (hit_ns each, this one's before
+ * its frame's lp0: a pair's own halves are outside its lp_ns). */
+static __noinline int usdt_open(__u32 id, __u64 pt, const __u64 *vals, __u64 hit_ns)
 {
 	__u64 key = (__u32)pt;
 	struct lp_trace_stack *st = get_stack(&ustacks, &key);
@@ -550,6 +552,7 @@ static __noinline int usdt_open(__u32 id, __u64 pt, const __u64 *vals)
 		st->tgid = pt >> 32;
 		st->depth = 0;
 	}
+	st->lp_ns += hit_ns;
 	__u32 d = st->depth;
 	if (d >= LP_TRACE_MAX_DEPTH) {
 		count(LP_LOST_DEPTH);
@@ -557,6 +560,7 @@ static __noinline int usdt_open(__u32 id, __u64 pt, const __u64 *vals)
 	}
 	struct lp_trace_frame *f = &st->frames[d & (LP_TRACE_MAX_DEPTH - 1)];
 	f->probe = id;
+	f->lp0 = st->lp_ns;
 	for (int i = 0; i < LP_TRACE_MAX_CAPS; i++)
 		f->vals[i] = vals[i];
 	st->depth = d + 1;
@@ -567,12 +571,14 @@ static __noinline int usdt_open(__u32 id, __u64 pt, const __u64 *vals)
 /* A USDT pair's second half: the span of this thread's innermost open pair
  * when it is the first half's (open: its id); else its first half was
  * before the probes were attached, and nothing is open for it. */
-static __noinline int usdt_close(__u32 open, __u64 pt, __u64 now)
+static __noinline int usdt_close(__u32 open, __u64 pt, __u64 now, __u64 hit_ns)
 {
 	__u64 key = (__u32)pt;
 	struct lp_trace_stack *st = bpf_map_lookup_elem(&ustacks, &key);
 	if (!st || st->tgid != pt >> 32)
 		return 0;
+	__u64 lp_ns = st->lp_ns;
+	st->lp_ns = lp_ns + hit_ns;
 	__u32 d = st->depth;
 	if (d == 0 || d > LP_TRACE_MAX_DEPTH)
 		return 0;
@@ -591,6 +597,7 @@ static __noinline int usdt_close(__u32 open, __u64 pt, __u64 now)
 	ev->type = LP_EV_SPAN;
 	ev->start = f->ts;
 	ev->depth = d - 1;
+	ev->lp_ns = lp_ns - f->lp0;
 	__builtin_memcpy(ev->vals, f->vals, sizeof(ev->vals));
 	submit(ev);
 	return 0;
@@ -610,6 +617,11 @@ int lp_usdt(struct pt_regs *ctx)
 	if (!p)
 		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
+	/* Its cost, for the function spans open on this thread. */
+	__u64 tid = (__u32)pt;
+	struct lp_trace_stack *fst = bpf_map_lookup_elem(&stacks, &tid);
+	if (fst)
+		fst->lp_ns += p->hit_ns;
 	__u64 vals[LP_TRACE_MAX_CAPS];
 	int n = bpf_usdt_arg_cnt(ctx);
 	for (int i = 0; i < LP_TRACE_MAX_CAPS; i++) {
@@ -619,9 +631,12 @@ int lp_usdt(struct pt_regs *ctx)
 		vals[i] = (__u64)v;
 	}
 	if (p->flags & LP_PROBE_F_CLOSE)
-		return usdt_close(id - 1, pt, now);
+		return usdt_close(id - 1, pt, now, p->hit_ns);
 	if (p->flags & LP_PROBE_F_OPEN)
-		return usdt_open(id, pt, vals);
+		return usdt_open(id, pt, vals, p->hit_ns);
+	struct lp_trace_stack *ust = bpf_map_lookup_elem(&ustacks, &tid);
+	if (ust && ust->tgid == pt >> 32)
+		ust->lp_ns += p->hit_ns;
 	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		count(LP_LOST_RING);

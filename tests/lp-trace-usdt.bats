@@ -37,9 +37,13 @@ setup() {
 	assert_output 1225
 	# per req(i): work(2, i) > work(1, i) > work(0, i), written as they
 	# end (innermost first); the span at depth d has k = 2 - d and holds
-	# the span at depth d + 1 just written
-	run -0 awk -F'\t' '$1 == "span" { n++; d = $7
-		if ($6 != "usdt:lp:work" || $8 != "arg0=" 2 - d || $9 != "arg1=" int((n - 1) / 3) || NF != 9) bad++
+	# the span at depth d + 1 just written, and the 2 - d pairs inside
+	# it cost it two calibrated hits each
+	c=$(awk -F'\t' '$1 == "cost" && $3 == "usdt" && $5 == "probe=usdt:lp:work" { print $4 }' "$T/w.lp")
+	[ "$c" -gt 0 ] || fail "no cost of usdt:lp:work's hits"
+	run -0 awk -F'\t' -v c="$c" '$1 == "span" { n++; d = $7
+		if ($6 != "usdt:lp:work" || $8 != "arg0=" 2 - d || $9 != "arg1=" int((n - 1) / 3) || NF != 10) bad++
+		if ($10 != "lp_ns=" 2 * (2 - d) * c) bad++
 		s[d] = $2; e[d] = $3
 		if (d < 2 && (s[d + 1] < $2 || e[d + 1] > $3 || e[d + 1] == "")) bad++
 		depths[d]++ }
@@ -109,6 +113,26 @@ setup() {
 	run -0 grep -c "^lp-trace: 'python3' exec'd /usr/bin/python3.11: the probes go there\$" <<<"$stderr"
 	run -0 awk -F'\t' '$1 == "event" && $5 == "usdt:python:gc__start" && $6 == "arg0=1"' "$T/g.lp"
 	[ "${#lines[@]}" -eq 12 ] || fail "${#lines[@]} collections of generation 1, not 12"
+}
+
+@test "lp-trace: a usdt hit's cost is calibrated (a cost record, insn=emulated) and counted in the lp_ns of the span it lands in" {
+	require_root
+	# each req(i) call holds the two probes req and wide, once each
+	run -0 --separate-stderr lp-trace --output "$T/r.lp" req usdt:lp:req usdt:lp:wide -- "$WORKLOADS/usdtreq"
+	# sys/sdt.h's 1-byte nop is emulated after its trap, as a push is
+	run -0 awk -F'\t' '$1 == "cost" && $3 == "usdt" && $6 == "insn=emulated" { print $5 }' "$T/r.lp"
+	[ "$output" = $'probe=usdt:lp:req\nprobe=usdt:lp:wide' ] || fail "$(grep '^cost' "$T/r.lp")"
+	want=$(awk -F'\t' '$1 == "cost" && $3 == "usdt" { w += $4 }
+		$1 == "cost" && $5 == "probe=req" { sub(/inside_ns=/, "", $6); w += $6 } END { print w }' "$T/r.lp")
+	[ "$want" -gt 400 ] || fail "costs: $(grep '^cost' "$T/r.lp")"
+	# all 50 spans of req: its own probes' inside parts and both hits
+	run -0 awk -F'\t' -v w="lp_ns=$want" '$1 == "span" && $6 == "req" { n++; if ($NF != w) bad++ } END { print n, bad + 0 }' "$T/r.lp"
+	[ "$output" = "50 0" ] || fail "spans, of them not $want: $output"
+	# a pair's span counts the usdt hits inside it only: with req's
+	# probes traced too, its lp_ns is not known, and not written
+	run -0 --separate-stderr lp-trace --output "$T/w.lp" usdt:lp:work req -- "$WORKLOADS/usdtreq"
+	run -0 awk -F'\t' '$1 == "span" && $6 == "usdt:lp:work" { n++; if ($0 ~ /lp_ns=/) bad++ } END { print n, bad + 0 }' "$T/w.lp"
+	[ "$output" = "150 0" ] || fail "usdt:lp:work spans, of them with lp_ns: $output"
 }
 
 @test "lp-trace: a missing usdt probe names the file and the provider's probes" {

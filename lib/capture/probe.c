@@ -1856,6 +1856,10 @@ static void usdt_point(const struct lp_probe_spec *spec, const char *path, const
 	pt->cfg.flags = flags;
 	pt->usdt_provider = lp_strdup(u->provider);
 	pt->usdt_name = lp_strdup(u->name);
+	/* sys/sdt.h puts a 1-byte nop at every probe site on x86 (_SDT_NOP):
+	 * its class is what a hit costs. */
+	static const unsigned char sdt_nop[] = { 0x90 };
+	pt->insn = lp_insn__classify(sdt_nop, sizeof(sdt_nop));
 	int size[LP_TRACE_MAX_CAPS];
 	bool sign[LP_TRACE_MAX_CAPS];
 	int k = lp_usdt__arg_types(u->args, size, sign, LP_TRACE_MAX_CAPS);

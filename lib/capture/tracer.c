@@ -816,7 +816,7 @@ static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 				cfg->ret_ns = (unsigned int)rc;
 				cfg->ret_inside_ns = (unsigned int)rin;
 			}
-		} else if (pt->cfg.kind == LP_PROBE_POINT) {
+		} else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT) {
 			cfg->hit_ns = (unsigned int)c->point;
 		}
 	}
@@ -1514,7 +1514,8 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 	for (size_t i = 0; i < t->nprobes; i++) {
 		const struct pinfo *pi = &t->probes[i];
 		if (pi->cal || (pi->kind == LP_PROBE_TP ? !t->tp_done : pi->insn == LP_INSN_NONE) ||
-		    (pi->kind != LP_PROBE_ENTRY && pi->kind != LP_PROBE_POINT && pi->kind != LP_PROBE_TP))
+		    (pi->kind != LP_PROBE_ENTRY && pi->kind != LP_PROBE_POINT && pi->kind != LP_PROBE_TP &&
+		     pi->kind != LP_PROBE_USDT))
 			continue;
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
@@ -1533,8 +1534,8 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 				rec.ns = (double)t->tp_cost;
 				sd = t->tp_sd;
 				n = (int64_t)t->tp_n;
-			} else if (pi->kind == LP_PROBE_POINT) {
-				rec.what = "line";
+			} else if (pi->kind == LP_PROBE_POINT || pi->kind == LP_PROBE_USDT) {
+				rec.what = pi->kind == LP_PROBE_USDT ? "usdt" : "line";
 				rec.ns = (double)c->point;
 				sd = c->point_sd;
 				n = (int64_t)c->point_n;
@@ -1644,6 +1645,20 @@ static void keep_cal_span(struct lp_tracer *t, const struct lp_trace_event *ev)
 	t->cal_spans[t->ncal++][1] = (int64_t)ev->end;
 }
 
+/* A USDT pair's span counts the USDT hits inside it (usdt_open in
+ * bpf/trace.bpf.c), not those of other uprobes or tracepoints: with any of
+ * those traced too, its lp_ns is not known. */
+static bool usdt_lp_known(const struct lp_tracer *t)
+{
+	for (size_t i = 0; i < t->nprobes; i++) {
+		int k = t->probes[i].kind;
+
+		if (!t->probes[i].cal && (k == LP_PROBE_ENTRY || k == LP_PROBE_POINT || k == LP_PROBE_TP))
+			return false;
+	}
+	return true;
+}
+
 /* A function or line probe's attributes: its captured values, the return
  * value, lp's own cost inside, how the call ended. */
 static void probe_attrs(struct lp_tracer *t, const struct pinfo *pi,
@@ -1662,7 +1677,7 @@ static void probe_attrs(struct lp_tracer *t, const struct pinfo *pi,
 		format_value(buf, &pi->ret, ev->ret, NULL);
 		lp_attrs_buf__add(&t->attrs, "ret", buf);
 	}
-	if (t->calibrated) {
+	if (t->calibrated && (pi->kind != LP_PROBE_USDT || usdt_lp_known(t))) {
 		fmt_u64(buf, ev->lp_ns);
 		lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
 	}
