@@ -59,8 +59,8 @@ struct {
 
 /* Open USDT pairs per thread (LP_PROBE_F_OPEN): kept apart from "stacks",
  * whose frames are matched by stack pointer, which a pair's halves (in
- * one interpreter loop, say) need not differ by.  Only ts, probe and vals
- * of a frame are used. */
+ * one interpreter loop, say) need not differ by.  Only ts, lp0, probe,
+ * vals and strs of a frame are used. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -68,6 +68,15 @@ struct {
 	__type(key, __u64);	/* a thread id */
 	__type(value, struct lp_trace_stack);
 } ustacks SEC(".maps");
+
+/* A USDT hit's values, read before the event they go in is known (too
+ * large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_trace_event_strs);
+} uvals SEC(".maps");
 
 /* A zeroed stack to insert from (too large for the BPF stack). */
 struct {
@@ -542,7 +551,7 @@ int lp_point(struct pt_regs *ctx)
 /* A USDT pair's first half: a frame on this thread's open pairs.  Their
  * stack's lp_ns counts the USDT hits alone (hit_ns each, this one's before
  * its frame's lp0: a pair's own halves are outside its lp_ns). */
-static __noinline int usdt_open(__u32 id, __u64 pt, const __u64 *vals, __u64 hit_ns)
+static __noinline int usdt_open(__u32 id, __u64 pt, const struct lp_trace_event_strs *vals, __u64 hit_ns)
 {
 	__u64 key = (__u32)pt;
 	struct lp_trace_stack *st = get_stack(&ustacks, &key);
@@ -561,8 +570,8 @@ static __noinline int usdt_open(__u32 id, __u64 pt, const __u64 *vals, __u64 hit
 	struct lp_trace_frame *f = &st->frames[d & (LP_TRACE_MAX_DEPTH - 1)];
 	f->probe = id;
 	f->lp0 = st->lp_ns;
-	for (int i = 0; i < LP_TRACE_MAX_CAPS; i++)
-		f->vals[i] = vals[i];
+	__builtin_memcpy(f->vals, vals->ev.vals, sizeof(f->vals));
+	__builtin_memcpy(f->strs, vals->strs, sizeof(f->strs));
 	st->depth = d + 1;
 	f->ts = bpf_ktime_get_ns();
 	return 0;
@@ -588,18 +597,20 @@ static __noinline int usdt_close(__u32 open, __u64 pt, __u64 now, __u64 hit_ns)
 	st->depth = d - 1;
 	if (now - f->ts < min_duration_ns)
 		return 0;
-	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
+	struct lp_trace_event_strs *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
+	if (!es) {
 		count(LP_LOST_RING);
 		return 0;
 	}
+	struct lp_trace_event *ev = &es->ev;
 	point_event(ev, open, pt, now);
 	ev->type = LP_EV_SPAN;
 	ev->start = f->ts;
 	ev->depth = d - 1;
 	ev->lp_ns = lp_ns - f->lp0;
 	__builtin_memcpy(ev->vals, f->vals, sizeof(ev->vals));
-	submit(ev);
+	__builtin_memcpy(es->strs, f->strs, sizeof(es->strs));
+	submit(es);
 	return 0;
 }
 
@@ -622,29 +633,45 @@ int lp_usdt(struct pt_regs *ctx)
 	struct lp_trace_stack *fst = bpf_map_lookup_elem(&stacks, &tid);
 	if (fst)
 		fst->lp_ns += p->hit_ns;
-	__u64 vals[LP_TRACE_MAX_CAPS];
-	int n = bpf_usdt_arg_cnt(ctx);
-	for (int i = 0; i < LP_TRACE_MAX_CAPS; i++) {
-		long v = 0;
-		if (i >= n || bpf_usdt_arg(ctx, i, &v) < 0)
-			v = 0;
-		vals[i] = (__u64)v;
-	}
 	if (p->flags & LP_PROBE_F_CLOSE)
 		return usdt_close(id - 1, pt, now, p->hit_ns);
+	__u32 zero_key = 0;
+	struct lp_trace_event_strs *uv = bpf_map_lookup_elem(&uvals, &zero_key);
+	if (!uv)
+		return 0;
+	/* The arguments asked for (caps[i].off: which), C strings read
+	 * into their slots as capture() reads a function's. */
+	__builtin_memset(uv, 0, sizeof(*uv));
+	unsigned int n = p->ncaps;
+	for (unsigned int i = 0; i < LP_TRACE_MAX_CAPS; i++) {
+		if (i >= n)
+			break;
+		long v = 0;
+		if (bpf_usdt_arg(ctx, (__u64)p->caps[i].off, &v) < 0)
+			v = 0;
+		uv->ev.vals[i] = (__u64)v;
+		unsigned char s = p->caps[i].str;
+		if (s == 1 || s == 2) {
+			char *dst = uv->strs[(s - 1) & 1];
+			long r = bpf_probe_read_user_str(dst, LP_TRACE_STR_MAX, (void *)v);
+			if (r < 0)
+				dst[LP_TRACE_STR_MAX - 1] = 1;
+		}
+	}
 	if (p->flags & LP_PROBE_F_OPEN)
-		return usdt_open(id, pt, vals, p->hit_ns);
+		return usdt_open(id, pt, uv, p->hit_ns);
 	struct lp_trace_stack *ust = bpf_map_lookup_elem(&ustacks, &tid);
 	if (ust && ust->tgid == pt >> 32)
 		ust->lp_ns += p->hit_ns;
-	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
+	struct lp_trace_event_strs *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
+	if (!es) {
 		count(LP_LOST_RING);
 		return 0;
 	}
-	point_event(ev, id, pt, now);
-	__builtin_memcpy(ev->vals, vals, sizeof(ev->vals));
-	submit(ev);
+	point_event(&es->ev, id, pt, now);
+	__builtin_memcpy(es->ev.vals, uv->ev.vals, sizeof(es->ev.vals));
+	__builtin_memcpy(es->strs, uv->strs, sizeof(es->strs));
+	submit(es);
 	return 0;
 }
 

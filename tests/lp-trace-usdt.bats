@@ -97,6 +97,24 @@ setup() {
 		-- /usr/bin/python3.11 "$T/loop.py"
 	run -0 bash -c "awk -F'\t' '\$1 == \"span\" && \$6 == \"usdt:python:function\" && \$10 == \"arg2=7\" { print \$7, \$9 }' '$T/s.lp' | sort | uniq -c | sort -n | tail -1"
 	assert_regex "$output" '^ *1000 1 arg1=[0-9]+$'
+	# the arguments named, the function's name read as a C string
+	run -0 --separate-stderr lp-trace --output "$T/n.lp" 'usdt:python:function(arg1:str,arg2)' usdt:python:line \
+		-- /usr/bin/python3.11 "$T/loop.py"
+	run -0 awk -F'\t' '$1 == "span" && $8 == "arg1=f" { print $9, NF }' "$T/n.lp"
+	[ "${#lines[@]}" -eq 1000 ] || fail "${#lines[@]} spans of f, not 1000"
+	[ "$(sort -u <<<"$output")" = "arg2=7 10" ] || fail "$(sort -u <<<"$output" | head -3)"
+}
+
+@test "lp-trace: usdt:...:NAME(ARGS) captures the arguments named, ':str' as C strings; a bad list is refused, naming why" {
+	require_root
+	run -0 --separate-stderr lp-trace --output "$T/r.lp" 'usdt:lp:req(arg1)' -- "$WORKLOADS/usdtreq"
+	# req(i) for i = 0..49: only arg1 = 3i
+	run -0 awk -F'\t' '$1 == "event" { if (NF != 6 || $6 != "arg1=" 3 * n) bad++; n++ } END { print n, bad + 0 }' "$T/r.lp"
+	[ "$output" = "50 0" ] || fail "events, of them wrong: $output"
+	run -1 --separate-stderr lp-trace --output "$T/x.lp" 'usdt:lp:req(arg2)' -- "$WORKLOADS/usdtreq"
+	[ "$stderr" = "lp-trace: probe 'usdt:lp:req(arg2)': lp:req in $WORKLOADS/usdtreq has 2 arguments (arg0 to arg1)" ] || fail "$stderr"
+	run -2 --separate-stderr lp-trace --output "$T/x.lp" 'usdt:lp:req(n)' -- "$WORKLOADS/usdtreq"
+	[ "$stderr" = "lp-trace: probe 'usdt:lp:req(n)': bad argument 'n' (arg0 to arg5, ':str' to read a C string)" ] || fail "$stderr"
 }
 
 @test "lp-trace -- python3: a python3 on PATH that is a shim exec'ing the interpreter is followed to it" {

@@ -192,13 +192,52 @@ static int parse_kernel_spec(struct lp_probe_spec *spec, const char *s)
 	return 0;
 }
 
-/* usdt:[FILE:]PROVIDER:NAME: 1 when s is one, 0 when it is not, -1 after a
- * message.  FILE is a path or a library's name (as LIB:FUNC's). */
-static int parse_usdt_spec(struct lp_probe_spec *spec, const char *s)
+/* The argument list of usdt:...:NAME(argN[:str],...), split off s into
+ * spec->vars as written ("arg1:str"): which arguments to capture, and those
+ * to read as C strings (a USDT argument spec gives sizes, not types).  0, or
+ * -1 after a message. */
+static int parse_usdt_args(struct lp_probe_spec *spec, char *s)
+{
+	char *open = strchr(s, '(');
+	if (!open)
+		return 0;
+	size_t len = strlen(open);
+	if (open[len - 1] != ')') {
+		lp_error("probe '%s': missing ')'", spec->text);
+		return -1;
+	}
+	open[len - 1] = '\0';
+	*open = '\0';
+	for (char *w = strtok(open + 1, ","); w; w = strtok(NULL, ",")) {
+		w += strspn(w, " ");
+		size_t n = strcspn(w, " ");
+		w[n] = '\0';
+		char *end;
+		long k = strncmp(w, "arg", 3) ? -1 : strtol(w + 3, &end, 10);
+		if (k < 0 || k >= LP_TRACE_MAX_CAPS || end == w + 3 || (*end && strcmp(end, ":str"))) {
+			lp_error("probe '%s': bad argument '%s' (arg0 to arg%d, ':str' to read a C string)",
+				 spec->text, w, LP_TRACE_MAX_CAPS - 1);
+			return -1;
+		}
+		if (spec->nvars == LP_TRACE_MAX_CAPS) {
+			lp_error("probe '%s': at most %d values a probe", spec->text, LP_TRACE_MAX_CAPS);
+			return -1;
+		}
+		spec->vars = lp_reallocarray(spec->vars, spec->nvars + 1, sizeof(char *));
+		spec->vars[spec->nvars++] = lp_strdup(w);
+	}
+	return 0;
+}
+
+/* usdt:[FILE:]PROVIDER:NAME[(ARGS)]: 1 when s is one, 0 when it is not, -1
+ * after a message.  FILE is a path or a library's name (as LIB:FUNC's). */
+static int parse_usdt_spec(struct lp_probe_spec *spec, char *s)
 {
 	if (strncmp(s, "usdt:", 5))
 		return 0;
 	spec->type = LP_PROBE_USDTS;
+	if (parse_usdt_args(spec, s) < 0)
+		return -1;
 	const char *name = strrchr(s + 5, ':');
 	const char *prov = name ? name : s + 5;
 	while (prov > s + 5 && prov[-1] != ':')
@@ -1846,9 +1885,12 @@ static void usdt_missing(const struct lp_probe_spec *spec, const char *path, con
 }
 
 /* flags: LP_PROBE_F_OPEN or _CLOSE for a pair's halves (attached in that
- * order, one after the other), else 0. */
-static void usdt_point(const struct lp_probe_spec *spec, const char *path, const struct lp_usdt_probe *u,
-		       unsigned flags, struct lp_probe_point **points, size_t *n)
+ * order, one after the other), else 0.  The values: the arguments listed in
+ * the spec (cap.off: which; ":str" a C string), else all, typed by size and
+ * sign from the argument spec; a closing half has none (its span carries
+ * the opening half's).  -1 after a message. */
+static int usdt_point(const struct lp_probe_spec *spec, const char *path, const struct lp_usdt_probe *u,
+		      unsigned flags, struct lp_probe_point **points, size_t *n)
 {
 	struct lp_probe_point *pt = new_point(spec, path, points, n);
 	pt->name = lp_strdup(spec->text);
@@ -1860,18 +1902,29 @@ static void usdt_point(const struct lp_probe_spec *spec, const char *path, const
 	 * its class is what a hit costs. */
 	static const unsigned char sdt_nop[] = { 0x90 };
 	pt->insn = lp_insn__classify(sdt_nop, sizeof(sdt_nop));
-	int size[LP_TRACE_MAX_CAPS];
+	if (flags & LP_PROBE_F_CLOSE)
+		return 0;
+	int size[LP_TRACE_MAX_CAPS], nstrs = 0;
 	bool sign[LP_TRACE_MAX_CAPS];
-	int k = lp_usdt__arg_types(u->args, size, sign, LP_TRACE_MAX_CAPS);
 	/* An argument spec lp cannot read: the probe still fires, without values. */
-	for (int i = 0; i < k && i < LP_TRACE_MAX_CAPS; i++) {
+	int k = lp_usdt__arg_types(u->args, size, sign, LP_TRACE_MAX_CAPS);
+	size_t nv = spec->nvars ? spec->nvars : (size_t)(k > 0 ? k : 0);
+	for (size_t i = 0; i < nv; i++) {
+		int a = spec->nvars ? atoi(spec->vars[i] + 3) : (int)i;
+		bool str = spec->nvars && strchr(spec->vars[i], ':');
+		if (a >= k) {
+			lp_error("probe '%s': %s:%s in %s has %d argument%s (arg0 to arg%d)", spec->text,
+				 u->provider, u->name, path, k < 0 ? 0 : k, k == 1 ? "" : "s", k - 1);
+			return -1;
+		}
 		char nm[16];
-		snprintf(nm, sizeof(nm), "arg%d", i);
-		pt->vals[i] = (struct lp_probe_value){ .name = lp_strdup(nm), .size = size[i],
-						       .type = sign[i] ? LP_VAL_INT : LP_VAL_UINT };
-		pt->nvals++;
+		snprintf(nm, sizeof(nm), "arg%d", a);
+		struct lp_probe_value v = { .size = str ? 8 : size[a],
+					    .type = str ? LP_VAL_STR : sign[a] ? LP_VAL_INT : LP_VAL_UINT };
+		if (add_value(pt, nm, &v, (struct lp_trace_cap){ .off = a }, &nstrs) < 0)
+			return -1;
 	}
-	pt->cfg.ncaps = (unsigned int)pt->nvals;
+	return 0;
 }
 
 /* A command not started yet maps nothing: the libraries its executable
@@ -1937,20 +1990,22 @@ static int usdt_points(const struct lp_probe_spec *spec, const char *exe, pid_t 
 			continue;
 		}
 		const struct lp_usdt_probe *hit = usdt_find(u, nu, spec->provider, spec->name), *pair[2];
+		/* Found: 0, or -1 for good after the values' message. */
 		if (hit) {
-			usdt_point(spec, files[i], hit, 0, points, n);
-			ret = 0;
+			ret = usdt_point(spec, files[i], hit, 0, points, n);
 		} else if (usdt_pair(u, nu, spec, pair)) {
-			usdt_point(spec, files[i], pair[0], LP_PROBE_F_OPEN, points, n);
-			usdt_point(spec, files[i], pair[1], LP_PROBE_F_CLOSE, points, n);
 			hit = pair[0];
-			ret = 0;
+			ret = usdt_point(spec, files[i], pair[0], LP_PROBE_F_OPEN, points, n);
+			if (ret == 0)
+				ret = usdt_point(spec, files[i], pair[1], LP_PROBE_F_CLOSE, points, n);
 		}
 		all = lp_reallocarray(all, nall + nu, sizeof(*all));
 		memcpy(all + nall, u, nu * sizeof(*u));
 		nall += nu;
 		free(u);
-		if (i == nfiles - 1 && !hit)
+		if (hit)
+			break;
+		if (i == nfiles - 1)
 			usdt_missing(spec, files[0], nfiles == 1 ? "" : pid > 0 ? " or the files it maps"
 								  : " or the libraries it needs", all, nall);
 	}
