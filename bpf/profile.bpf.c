@@ -60,6 +60,25 @@ struct {
 	__type(value, struct lp_copy_val);
 } lp_copy SEC(".maps");
 
+/* Processes running CPython, with where their interpreter keeps its
+ * threads and frames (profile.h, struct lp_py_proc), set by user space
+ * (lib/capture/python.c) once it has checked the interpreter's version. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);	/* tgid */
+	__type(value, struct lp_py_proc);
+} lp_py SEC(".maps");
+
+/* A sample's Python frames are gathered here (a per-CPU slot: 1.5 KiB,
+ * more than the BPF stack holds), then sent with their true size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_py_event);
+} lp_py_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);	/* resized by user space */
@@ -263,6 +282,119 @@ static __always_inline void fix_uprobe_ip(struct task_struct *task, __u64 *ip, _
 	*sp = BPF_CORE_READ(ri, stack) + 8;
 }
 
+/* py_frame's state: one Python frame per step of bpf_loop. */
+struct py_walk {
+	const struct lp_py_proc *py;
+	struct lp_py_event *e;
+	__u64 frame;		/* the next frame to read, 0 at the end */
+};
+
+/* The 8-byte-aligned word at off of the frame read into buf: off is the
+ * table's, bounded for the verifier (LP_PY_FRAME_READ is a power of two;
+ * the table's pointer fields are aligned and lie below frame_size <=
+ * LP_PY_FRAME_READ, so the mask changes nothing). */
+static __always_inline __u64 py_field(const __u8 *buf, __u32 off)
+{
+	return *(const __u64 *)(buf + (off & (LP_PY_FRAME_READ - 8)));
+}
+
+static long py_frame(__u32 i, void *arg)
+{
+	struct py_walk *w = arg;
+	const struct lp_py_proc *py = w->py;
+	__u8 buf[LP_PY_FRAME_READ] = {};
+	__u32 n = w->e->nframes;
+	__u32 size = py->frame_size;
+
+	if (!w->frame)
+		return 1;
+	if (n >= LP_PY_MAX_FRAMES) {
+		w->e->pyflags |= LP_PY_MORE;
+		return 1;
+	}
+	if (size > LP_PY_FRAME_READ || size < 8 ||
+	    bpf_probe_read_user(buf, size, (void *)w->frame))
+		return 1;
+	__u64 code = py_field(buf, py->frame_code);
+	__u64 instr = py_field(buf, py->frame_instr);
+	__u64 start = code + py->code_adaptive;
+	struct lp_py_frame *f = &w->e->frames[n & (LP_PY_MAX_FRAMES - 1)];
+
+	f->code = code;
+	/* prev_instr is one code unit before the first until it starts. */
+	f->lasti = instr >= start && instr - start < (1u << 30) ? (__s32)((instr - start) / 2) : -1;
+	f->first = 0;
+	bpf_probe_read_user(&f->first, sizeof(f->first), (void *)(code + py->code_first));
+	f->flags = (py_field(buf, py->frame_entry & ~7u) >> ((py->frame_entry & 7) * 8)) & 0xff
+		   ? LP_PY_ENTRY : 0;
+	f->pad = 0;
+	w->e->nframes = n + 1;
+	w->frame = py_field(buf, py->frame_previous);
+	return 0;
+}
+
+/* The sampled thread's Python frames, when its process runs CPython (an
+ * entry in lp_py): its thread state found by its native thread id among
+ * the interpreter's, then the chain of frames from the current one.  Sent
+ * before the sample, with the same time; nothing when the thread has no
+ * thread state (not a Python thread) or the interpreter is not up yet. */
+static __always_inline void py_sample(__u32 tgid, __u32 tid, __u32 cpu, __u64 time)
+{
+	const struct lp_py_proc *py = bpf_map_lookup_elem(&lp_py, &tgid);
+	__u32 zero = 0;
+	__u64 interp = 0, ts = 0, gil = 0, cframe = 0;
+
+	if (!py)
+		return;
+	if (bpf_probe_read_user(&interp, sizeof(interp), (void *)(py->runtime + py->interp_head)) ||
+	    !interp ||
+	    bpf_probe_read_user(&ts, sizeof(ts), (void *)(interp + py->tstate_head)))
+		return;
+	for (int i = 0; i < LP_PY_MAX_THREADS && ts; i++) {
+		__u64 ntid = 0;
+
+		if (bpf_probe_read_user(&ntid, sizeof(ntid), (void *)(ts + py->tstate_tid)))
+			return;
+		if (ntid == tid)
+			break;
+		if (bpf_probe_read_user(&ts, sizeof(ts), (void *)(ts + py->tstate_next)))
+			return;
+	}
+	if (!ts)
+		return;
+	struct lp_py_event *e = bpf_map_lookup_elem(&lp_py_scratch, &zero);
+
+	if (!e)
+		return;
+	e->time_ns = time;
+	e->pid = tgid;
+	e->tid = tid;
+	e->cpu = cpu;
+	e->flags = LP_EV_PYTHON;
+	e->nframes = 0;
+	e->pyflags = 0;
+	/* Read last: the holder may change meanwhile, never for this thread,
+	 * which is running. */
+	if (!bpf_probe_read_user(&gil, sizeof(gil), (void *)(py->runtime + py->gil_tstate)) &&
+	    gil == ts)
+		e->pyflags |= LP_PY_GIL;
+
+	struct py_walk w = { .py = py, .e = e };
+
+	if (!bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(ts + py->tstate_cframe)) &&
+	    cframe)
+		bpf_probe_read_user(&w.frame, sizeof(w.frame), (void *)(cframe + py->cframe_frame));
+	bpf_loop(LP_PY_MAX_FRAMES + 1, py_frame, &w, 0);
+
+	__u64 size = __builtin_offsetof(struct lp_py_event, frames) +
+		     (__u64)(e->nframes & (2 * LP_PY_MAX_FRAMES - 1)) * sizeof(struct lp_py_frame);
+
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	if (bpf_ringbuf_output(&lp_ring, e, size, BPF_RB_NO_WAKEUP))
+		count(LP_CNT_RING_FULL);
+}
+
 SEC("perf_event")
 int lp_rec_sample(struct bpf_perf_event_data *ctx)
 {
@@ -340,6 +472,8 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 						  LP_MAX_STACK_COPY);
 	}
 out:
+	if (!(s->ev.flags & LP_EV_KERNEL_THREAD))
+		py_sample(tgid, tid, cpu, s->ev.time_ns);
 	{
 		__u64 size = sizeof(s->ev) + s->ev.stack_bytes;
 

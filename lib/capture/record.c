@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -32,6 +33,7 @@
 #include "base/hashmap.h"
 #include "capture/cost.h"
 #include "profile.skel.h"
+#include "capture/python.h"
 #include "capture/record.h"
 #include "debuginfo/symbolize.h"
 #include "capture/target.h"
@@ -101,6 +103,16 @@ struct lp_recorder {
 	struct lp_cost_stats sample_cost, block_cost;
 	bool have_sample_cost, have_block_cost;
 	int64_t cal_time_ns;		/* when it ended */
+	/* CPython processes (lib/capture/python.h): each CPU's last Python
+	 * record, for the sample that follows it from the same CPU. */
+	struct lp_python *py;
+	struct lp_py_event *py_ev;
+	const struct lp_frame **py_frames;	/* the stack being rebuilt */
+	/* Samples of Python threads; the interpreter frames they kept (no
+	 * Python frames for them: more than LP_PY_MAX_FRAMES, or the
+	 * interpreter between frames); Python frame groups with no
+	 * interpreter frame to stand for (a native stack cut short). */
+	uint64_t py_samples, py_gil, py_left, py_unplaced;
 };
 
 static int cap_bit(const char *capeff, int bit)
@@ -486,13 +498,115 @@ static bool in_tracing(const struct lp_frame *f)
 	       !strncmp(f->symbol, "bpf_prog_", 9);
 }
 
+/* A process exec'd or is gone: what the sampler and the resolver knew of
+ * its interpreter goes. */
+static void forget_python(struct lp_recorder *r, pid_t pid)
+{
+	__u32 key = pid;
+
+	if (!r->py)
+		return;
+	lp_python__forget(r->py, pid);
+	bpf_map__delete_elem(r->skel->maps.lp_py, &key, sizeof(key), 0);
+}
+
+/* The first sample of a process (since its exec): when it runs a CPython
+ * lp knows, the sampler walks its Python frames from then on. */
+static void check_python(struct lp_recorder *r, const struct lp_sample_event *ev)
+{
+	struct lp_py_proc proc;
+	__u32 key = ev->pid;
+
+	if (!r->py || (ev->flags & LP_EV_KERNEL_THREAD) || !lp_python__check(r->py, ev->pid, &proc))
+		return;
+	if (bpf_map__update_elem(r->skel->maps.lp_py, &key, sizeof(key), &proc, sizeof(proc),
+				 BPF_ANY) < 0)
+		lp_error_errno("pid %d: cannot have its Python frames walked", (int)ev->pid);
+}
+
+/* Every few seconds: Python processes that have exited leave the map. */
+static void reap_python(struct lp_recorder *r)
+{
+	size_t n;
+	const pid_t *pids = r->py ? lp_python__pids(r->py, &n) : NULL;
+
+	for (size_t i = n; pids && i-- > 0;)
+		if (kill(pids[i], 0) < 0 && errno == ESRCH)
+			forget_python(r, pids[i]);
+}
+
+/* The Python record sent just before this sample on its CPU, if any:
+ * taken, so it serves one sample. */
+static const struct lp_py_event *python_of(struct lp_recorder *r, const struct lp_sample_event *ev)
+{
+	struct lp_py_event *pe;
+
+	if (!r->py_ev || ev->cpu >= (__u32)r->ncpus || ev->state != LP_STATE_RUNNING)
+		return NULL;
+	pe = &r->py_ev[ev->cpu];
+	if (pe->time_ns != ev->time_ns || pe->tid != ev->tid || !(pe->flags & LP_EV_PYTHON))
+		return NULL;
+	pe->flags = 0;
+	return pe;
+}
+
+static bool is_eval_frame(const struct lp_frame *f)
+{
+	return f->kind == LP_FRAME_USER && !strcmp(f->symbol, "_PyEval_EvalFrameDefault");
+}
+
+/* The user frames r->frames[0, *n) (root first) of a sample whose Python
+ * frames are pe's: each of CPython's interpreter frames stands for the
+ * Python frames it runs, and gives them its place.  The Python frames,
+ * innermost first, come in groups, each ending with the frame marked
+ * is_entry, where a C call of the eval loop began: the innermost group is
+ * the innermost interpreter frame's, and so on out (as py-spy merges
+ * them).  An interpreter frame with no group left (more Python frames than
+ * the sampler walks) stays as it is; groups beyond the outermost
+ * interpreter frame (a native stack cut short) are left out, counted. */
+static void python_frames(struct lp_recorder *r, const struct lp_sample_event *ev,
+			  const struct lp_py_event *pe, size_t *n)
+{
+	size_t starts[LP_PY_MAX_FRAMES + 1], ngroups = 0, nevals = 0, m = 0;
+
+	for (size_t i = 0; i < pe->nframes; i++)
+		if (i == 0 || (pe->frames[i - 1].flags & LP_PY_ENTRY))
+			starts[ngroups++] = i;
+	starts[ngroups] = pe->nframes;
+	/* A last group cut off by LP_PY_MAX_FRAMES: not whole, left out. */
+	if (ngroups && (pe->pyflags & LP_PY_MORE) && !(pe->frames[pe->nframes - 1].flags & LP_PY_ENTRY))
+		ngroups--;
+	for (size_t i = 0; i < *n; i++)
+		nevals += is_eval_frame(r->frames[i]);
+	for (size_t i = 0, seen = 0; i < *n; i++) {
+		if (!is_eval_frame(r->frames[i])) {
+			r->py_frames[m++] = r->frames[i];
+			continue;
+		}
+		/* Its rank from the leaf: the group it stands for. */
+		size_t g = nevals - 1 - seen++;
+
+		if (g >= ngroups) {
+			r->py_frames[m++] = r->frames[i];
+			r->py_left++;
+			continue;
+		}
+		for (size_t k = starts[g + 1]; k-- > starts[g];)
+			r->py_frames[m++] = lp_python__frame(r->py, ev->pid, &pe->frames[k]);
+	}
+	if (ngroups > nevals)
+		r->py_unplaced += ngroups - nevals;
+	memcpy(r->frames, r->py_frames, m * sizeof(*r->frames));
+	*n = m;
+}
+
 /* Returns the stack's frames, root first, in r->frames; sets the attrs. */
 static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *ev,
 			  size_t size)
 {
 	size_t n = 0;
 	bool truncated = false;
-	const char *why = NULL;
+	const char *why = NULL, *gil = NULL;
 
 	lp_attrs_buf__reset(&r->attrs);
 	/* User frames, outermost first. */
@@ -505,6 +619,14 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 			n += lp_symbolizer__user_frames(r->sym, ev->pid, r->pcs[i], r->ret[i],
 							r->frames + n);
 		count_ending(r, whole, n ? r->frames[0] : NULL, why);
+		const struct lp_py_event *pe = python_of(r, ev);
+
+		if (pe) {
+			python_frames(r, ev, pe, &n);
+			r->py_samples++;
+			r->py_gil += !!(pe->pyflags & LP_PY_GIL);
+			gil = pe->pyflags & LP_PY_GIL ? "1" : "0";
+		}
 		if (!whole)
 			tune_copy(r, ev, dwarf);
 	}
@@ -535,6 +657,8 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 			r->frames[n++] = lp_symbolizer__kernel(r->sym, ev->kstack[i], i > 0);
 	}
 	lp_attrs_buf__add(&r->attrs, "unwind", call_graph_name(r->opts.call_graph));
+	if (gil)
+		lp_attrs_buf__add(&r->attrs, "gil", gil);
 	if (truncated) {
 		lp_attrs_buf__add(&r->attrs, "truncated", "1");
 		if (why && *why)
@@ -570,6 +694,7 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	if (size >= sizeof(struct lp_exec_event) && (ev->flags & LP_EV_EXEC)) {
 		lp_symbolizer__forget(r->sym, ev->pid);
 		lp_unwinder__forget(r->unw, ev->pid);
+		forget_python(r, ev->pid);
 		/* A target's new program: its modules are read now, while it
 		 * runs (by now ld.so has mapped its libraries), not when its
 		 * first sample is symbolized and it may have exited.  Not with
@@ -592,6 +717,16 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		lp_symbolizer__fork(r->sym, f->pid, f->ppid);
 		return 0;
 	}
+	if (size >= offsetof(struct lp_py_event, frames) && (ev->flags & LP_EV_PYTHON)) {
+		const struct lp_py_event *pe = data;
+
+		if (r->py_ev && pe->cpu < (__u32)r->ncpus && pe->nframes <= LP_PY_MAX_FRAMES &&
+		    size >= offsetof(struct lp_py_event, frames) +
+			    pe->nframes * sizeof(pe->frames[0]))
+			memcpy(&r->py_ev[pe->cpu], pe,
+			       size < sizeof(*r->py_ev) ? size : sizeof(*r->py_ev));
+		return 0;
+	}
 	if (size < sizeof(*ev))
 		return 0;
 	if (r->calibrating) {
@@ -609,6 +744,7 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	}
 	memcpy(comm, ev->comm, LP_COMM_LEN);
 	comm[LP_COMM_LEN] = 0;
+	check_python(r, ev);
 
 	size_t n = build_stack(r, ev, size);
 	/* Off-CPU intervals weigh their nanoseconds; in wall mode a tick's
@@ -931,6 +1067,15 @@ static int recorder_init(struct lp_recorder *r, const struct lp_record_opts *opt
 	if (opts->kernel)
 		lp_symbolizer__load_kernel(r->sym);
 	r->unw = lp_unwinder__new(r->sym);
+	/* Python frames need the symbols (CPython's interpreter frames are
+	 * found by name) and live processes: not with --raw; on-CPU samples
+	 * only, so far. */
+	if (!opts->no_python && !opts->raw && opts->mode == LP_RECORD_CPU) {
+		r->py = lp_python__new(r->dict, r->sym);
+		r->py_ev = lp_calloc(r->ncpus, sizeof(*r->py_ev));
+		r->py_frames = lp_calloc((LP_DWARF_MAX_FRAMES + LP_MAX_FRAMES) * (1 + LP_SYM_MAX_INLINE) +
+					 LP_PY_MAX_FRAMES, sizeof(*r->py_frames));
+	}
 	return 0;
 }
 
@@ -1139,6 +1284,7 @@ int lp_recorder__poll(struct lp_recorder *r, int timeout_ms)
 	now = lp_monotonic_ns();
 	if (now - r->reaped_ns > 2000000000LL) {
 		lp_symbolizer__reap(r->sym);
+		reap_python(r);
 		r->reaped_ns = now;
 	}
 	return 0;
@@ -1325,9 +1471,21 @@ static void stacks_summary(const struct lp_recorder *r)
 	free(v);
 }
 
+/* Samples of Python threads, and the interpreter frames not replaced. */
+static void python_summary(const struct lp_recorder *r)
+{
+	if (!r->py_samples)
+		return;
+	lp_error("%" PRIu64 " samples of Python threads (%" PRIu64 " holding the GIL): %" PRIu64
+		 " interpreter frames kept without their Python frames, %" PRIu64
+		 " Python frame groups with no interpreter frame to stand in",
+		 r->py_samples, r->py_gil, r->py_left, r->py_unplaced);
+}
+
 void lp_recorder__notes(const struct lp_recorder *r)
 {
 	stacks_summary(r);
+	python_summary(r);
 	cost_summary(r);
 }
 
@@ -1343,6 +1501,9 @@ void lp_recorder__free(struct lp_recorder *r)
 	ring_buffer__free(r->ring);
 	profile_bpf__destroy(r->skel);
 	lp_unwinder__free(r->unw);
+	lp_python__free(r->py);
+	free(r->py_ev);
+	free(r->py_frames);
 	lp_symbolizer__free(r->sym);
 	for (size_t i = 0; i < r->endings.cap; i++)
 		if (r->endings.keys[i])

@@ -1,0 +1,437 @@
+/* python.c - CPython frames for lp-record: finding an interpreter lp knows in
+ * a process, and naming the code objects its sampler found (python.h).
+ *
+ * CPython 3.11 exports no table of its own structures' offsets (3.13's
+ * _Py_DebugOffsets came later), so they are lp's: taken with offsetof from
+ * 3.11's headers (Include/internal/pycore_frame.h, pycore_runtime.h,
+ * pycore_interp.h, Include/cpython/pystate.h, code.h, unicodeobject.h,
+ * bytesobject.h; the same for 3.11.2 and 3.11.7) and checked against the
+ * running binary before use: its Py_Version says 3.11, and, once the
+ * interpreter is up, its first thread state points back at it.  Symbols
+ * from the binary's .dynsym (Debian's python3.11 has no .symtab):
+ * _PyRuntime, Py_Version, PyCode_Type. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "base/hashmap.h"
+#include "base/util.h"
+#include "capture/python.h"
+#include "debuginfo/dwarf.h"
+#include "debuginfo/symbolize.h"
+
+/* One CPython version's layout: what the sampler walks (struct lp_py_proc)
+ * and what user space reads of code objects and their strings. */
+struct lp_py_layout {
+	unsigned major, minor;
+	struct lp_py_proc walk;
+	uint16_t tstate_interp;		/* PyThreadState.interp */
+	uint16_t ob_type;		/* PyObject.ob_type */
+	uint16_t code_filename, code_qualname, code_linetable;
+	uint16_t code_size;		/* bytes of a code object read: past the above */
+	uint16_t var_size;		/* PyVarObject.ob_size */
+	uint16_t bytes_data;		/* PyBytesObject.ob_sval */
+	uint16_t str_length, str_state;	/* PyASCIIObject.length, .state */
+	uint16_t str_ascii_data;	/* sizeof(PyASCIIObject): a compact ASCII string's text */
+	uint16_t str_compact_data;	/* sizeof(PyCompactUnicodeObject): other compact strings' */
+};
+
+static const struct lp_py_layout layouts[] = {
+	{
+		.major = 3, .minor = 11,
+		.walk = {
+			.interp_head = 40, .gil_tstate = 576, .tstate_head = 16,
+			.tstate_next = 8, .tstate_tid = 160, .tstate_cframe = 56,
+			.cframe_frame = 8, .frame_code = 32, .frame_previous = 48,
+			.frame_instr = 56, .frame_entry = 68, .code_first = 72,
+			.code_adaptive = 184, .frame_size = 72,
+		},
+		.tstate_interp = 16, .ob_type = 8,
+		.code_filename = 112, .code_qualname = 128, .code_linetable = 136,
+		.code_size = 144, .var_size = 16, .bytes_data = 32,
+		.str_length = 16, .str_state = 32, .str_ascii_data = 48, .str_compact_data = 72,
+	},
+};
+
+/* A code object of a process, as read once. */
+struct py_code {
+	uint64_t addr;
+	int32_t first;		/* co_firstlineno, as the sampler read it */
+	bool ok;		/* read, and a code object with that first line */
+	const char *qualname, *filename;	/* interned in the dictionary */
+	unsigned char *table;	/* co_linetable */
+	size_t len;
+};
+
+struct py_proc {
+	pid_t pid;
+	bool python;
+	const struct lp_py_layout *layout;
+	uint64_t code_type;	/* run-time address of PyCode_Type */
+	struct lp_hashmap codes;	/* (address, first line) -> struct py_code */
+};
+
+struct lp_python {
+	struct lp_dict *dict;
+	struct lp_symbolizer *sym;
+	struct lp_hashmap procs;	/* pid -> struct py_proc */
+	pid_t *pids;			/* lp_python__pids */
+	size_t npids;
+	bool warned;			/* an unknown version said */
+	char *buf;			/* strings' text */
+	size_t cap;
+};
+
+struct lp_python *lp_python__new(struct lp_dict *dict, struct lp_symbolizer *sym)
+{
+	struct lp_python *py = lp_calloc(1, sizeof(*py));
+
+	py->dict = dict;
+	py->sym = sym;
+	lp_hashmap__init(&py->procs);
+	return py;
+}
+
+static void free_proc(struct py_proc *p)
+{
+	for (size_t i = 0; i < p->codes.cap; i++) {
+		struct py_code *c = p->codes.keys[i] ? p->codes.values[i] : NULL;
+
+		if (c)
+			free(c->table);
+		free(c);
+	}
+	lp_hashmap__fini(&p->codes);
+	free(p);
+}
+
+void lp_python__free(struct lp_python *py)
+{
+	if (!py)
+		return;
+	for (size_t i = 0; i < py->procs.cap; i++)
+		if (py->procs.keys[i])
+			free_proc(py->procs.values[i]);
+	lp_hashmap__fini(&py->procs);
+	free(py->pids);
+	free(py->buf);
+	free(py);
+}
+
+static uint64_t pid_key(pid_t pid)
+{
+	return lp_hashmap__key((uint64_t)(uint32_t)pid + 1);
+}
+
+/* len bytes of pid's memory at addr: 0, or -1 when they cannot be read
+ * (all of them: a short read is a failure). */
+static int peek(pid_t pid, uint64_t addr, void *dst, size_t len)
+{
+	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static uint64_t word(const unsigned char *buf, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
+/* The symbols of the interpreter, in whichever module defines them: the
+ * program itself (Debian's python3.11) or a libpython it links. */
+struct py_syms {
+	uint64_t runtime, version, code_type;
+};
+
+static void find_syms(struct lp_dwmod *m, void *arg)
+{
+	struct py_syms *s = arg, found = { 0 };
+	int n = s->runtime ? 0 : lp_dwmod__nsyms(m);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Word shndx;
+		uint64_t addr;
+		const char *sn = lp_dwmod__sym(m, i, &sym, &addr, &shndx);
+
+		/* All three begin with "P" or "_P": most names are passed
+		 * over at their first bytes. */
+		if (!sn || sym.st_shndx == SHN_UNDEF || (sn[0] != 'P' && sn[0] != '_'))
+			continue;
+		if (!strcmp(sn, "_PyRuntime"))
+			found.runtime = addr;
+		else if (!strcmp(sn, "Py_Version"))
+			found.version = addr;
+		else if (!strcmp(sn, "PyCode_Type"))
+			found.code_type = addr;
+	}
+	if (found.runtime && found.version && found.code_type)
+		*s = found;
+}
+
+/* The checks of a layout against the live interpreter, once it is up:
+ * the first interpreter's first thread state points back at it.  true
+ * when they pass or there is nothing to check yet. */
+static bool layout_fits(pid_t pid, const struct lp_py_layout *l, uint64_t runtime)
+{
+	uint64_t interp = 0, ts = 0, back = 0;
+
+	if (peek(pid, runtime + l->walk.interp_head, &interp, sizeof(interp)) < 0)
+		return false;
+	if (!interp)
+		return true;
+	if (peek(pid, interp + l->walk.tstate_head, &ts, sizeof(ts)) < 0)
+		return false;
+	if (!ts)
+		return true;
+	return peek(pid, ts + l->tstate_interp, &back, sizeof(back)) == 0 && back == interp;
+}
+
+int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
+{
+	uint64_t key = pid_key(pid);
+	struct py_proc *p = lp_hashmap__get(&py->procs, key);
+
+	if (p)
+		return 0;
+	p = lp_calloc(1, sizeof(*p));
+	p->pid = pid;
+	lp_hashmap__init(&p->codes);
+	lp_hashmap__put(&py->procs, key, p);
+
+	struct lp_dwproc *dwp = lp_symbolizer__modules(py->sym, pid, 0);
+	struct py_syms s = { 0 };
+	uint64_t version = 0;
+
+	if (!dwp)
+		return 0;
+	lp_dwproc__each_module(dwp, find_syms, &s);
+	if (!s.runtime || peek(pid, s.version, &version, sizeof(version)) < 0)
+		return 0;
+	/* PY_VERSION_HEX: 0xMMmmPPRS. */
+	unsigned major = version >> 24 & 0xff, minor = version >> 16 & 0xff;
+
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		const struct lp_py_layout *l = &layouts[i];
+
+		if (l->major != major || l->minor != minor)
+			continue;
+		if (!layout_fits(pid, l, s.runtime)) {
+			lp_error("pid %d: CPython %u.%u's thread state does not point back at its "
+				 "interpreter: no Python frames", (int)pid, major, minor);
+			return 0;
+		}
+		p->python = true;
+		p->layout = l;
+		p->code_type = s.code_type;
+		*proc = l->walk;
+		proc->runtime = s.runtime;
+		py->pids = lp_reallocarray(py->pids, py->npids + 1, sizeof(*py->pids));
+		py->pids[py->npids++] = pid;
+		return 1;
+	}
+	if (!py->warned)
+		lp_error("pid %d: CPython %u.%u: lp-record knows 3.11's frames only: its native "
+			 "frames only", (int)pid, major, minor);
+	py->warned = true;
+	return 0;
+}
+
+void lp_python__forget(struct lp_python *py, pid_t pid)
+{
+	struct py_proc *p = lp_hashmap__del(&py->procs, pid_key(pid));
+
+	if (p)
+		free_proc(p);
+	for (size_t i = 0; i < py->npids; i++)
+		if (py->pids[i] == pid) {
+			py->pids[i] = py->pids[--py->npids];
+			break;
+		}
+}
+
+const pid_t *lp_python__pids(const struct lp_python *py, size_t *n)
+{
+	*n = py->npids;
+	return py->pids;
+}
+
+/* A str object's text, as UTF-8, interned; NULL when it is not a compact
+ * string (the only kind code objects' names and files are) or cannot be
+ * read. */
+static const char *read_str(struct lp_python *py, const struct py_proc *p, uint64_t addr)
+{
+	const struct lp_py_layout *l = p->layout;
+	unsigned char head[128];
+	uint32_t state;
+	uint64_t len;
+
+	if (!addr || l->str_compact_data > sizeof(head) ||
+	    peek(p->pid, addr, head, l->str_compact_data) < 0)
+		return NULL;
+	len = word(head, l->str_length);
+	memcpy(&state, head + l->str_state, sizeof(state));
+	/* state: interned:2, kind:3, compact:1, ascii:1, ready:1 */
+	unsigned kind = state >> 2 & 7, compact = state >> 5 & 1, ascii = state >> 6 & 1;
+
+	if (!compact || (kind != 1 && kind != 2 && kind != 4) || len > 1 << 16)
+		return NULL;
+	size_t raw = len * kind;
+	unsigned char *src = lp_malloc(raw ? raw : 1);
+
+	if (peek(p->pid, addr + (ascii ? l->str_ascii_data : l->str_compact_data), src, raw) < 0) {
+		free(src);
+		return NULL;
+	}
+	/* UCS-1, -2 or -4 to UTF-8: at most 4 bytes a character. */
+	lp_grow(&py->buf, &py->cap, 4 * len + 1);
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		uint32_t c = kind == 1 ? src[i] : kind == 2 ? ((uint16_t *)src)[i] : ((uint32_t *)src)[i];
+		unsigned char *o = (unsigned char *)py->buf + n;
+
+		if (c < 0x80) {
+			o[0] = c;
+			n += 1;
+		} else if (c < 0x800) {
+			o[0] = 0xc0 | c >> 6;
+			o[1] = 0x80 | (c & 0x3f);
+			n += 2;
+		} else if (c < 0x10000) {
+			o[0] = 0xe0 | c >> 12;
+			o[1] = 0x80 | (c >> 6 & 0x3f);
+			o[2] = 0x80 | (c & 0x3f);
+			n += 3;
+		} else {
+			o[0] = 0xf0 | (c >> 18 & 7);
+			o[1] = 0x80 | (c >> 12 & 0x3f);
+			o[2] = 0x80 | (c >> 6 & 0x3f);
+			o[3] = 0x80 | (c & 0x3f);
+			n += 4;
+		}
+	}
+	free(src);
+	return lp_dict__string(py->dict, py->buf, n);
+}
+
+/* Reads the code object at c->addr: its names and line table. */
+static void read_code(struct lp_python *py, const struct py_proc *p, struct py_code *c)
+{
+	const struct lp_py_layout *l = p->layout;
+	unsigned char head[256];
+	unsigned char bhead[64];
+	int32_t first;
+
+	if (l->code_size > sizeof(head) || l->bytes_data > sizeof(bhead) ||
+	    peek(p->pid, c->addr, head, l->code_size) < 0 || word(head, l->ob_type) != p->code_type)
+		return;
+	memcpy(&first, head + l->walk.code_first, sizeof(first));
+	if (first != c->first)
+		return;	/* another code object at the address since the sample */
+	c->qualname = read_str(py, p, word(head, l->code_qualname));
+	c->filename = read_str(py, p, word(head, l->code_filename));
+	uint64_t table = word(head, l->code_linetable);
+
+	if (!c->qualname || !c->filename || !table || peek(p->pid, table, bhead, l->bytes_data) < 0)
+		return;
+	uint64_t len = word(bhead, l->var_size);
+
+	if (len > 1 << 24)
+		return;
+	c->table = lp_malloc(len ? len : 1);
+	if (peek(p->pid, table + l->bytes_data, c->table, len) < 0) {
+		free(c->table);
+		c->table = NULL;
+		return;
+	}
+	c->len = len;
+	c->ok = true;
+}
+
+/* co_linetable of 3.11 (Objects/locations.md): entries, each a first byte
+ * with bit 7 set, bits 3-6 a code, bits 0-2 the code units it covers less
+ * one, then the code's bytes.  Codes: 15 no location; 14 a signed varint
+ * line delta and three varints (end line, columns); 13 a signed varint line
+ * delta, no columns; 10-12 line delta 0-2 and two column bytes; 0-9 the same
+ * line, one column byte.  Varints: 6 bits a byte, bit 6 says more follow;
+ * signed ones keep the sign in their lowest bit. */
+static unsigned varint(const unsigned char *p, const unsigned char *end)
+{
+	unsigned v = 0, shift = 0;
+
+	while (p < end && shift < 32) {
+		v |= (unsigned)(*p & 63) << shift;
+		if (!(*p++ & 64))
+			break;
+		shift += 6;
+	}
+	return v;
+}
+
+int lp_python__line311(const unsigned char *table, size_t len, int first, int lasti)
+{
+	const unsigned char *p = table, *end = table + len;
+	int line = first;
+	long unit = 0;
+
+	if (lasti < 0)
+		return first;
+	while (p < end) {
+		unsigned code = *p >> 3 & 15;
+
+		if (code == 14 || code == 13) {
+			unsigned v = varint(p + 1, end);
+
+			line += v & 1 ? -(int)(v >> 1) : (int)(v >> 1);
+		} else if (code >= 10 && code <= 12) {
+			line += code - 10;
+		}
+		unit += (*p & 7) + 1;
+		if (lasti < unit)
+			return line;	/* code 15 (none): the line before it */
+		do
+			p++;
+		while (p < end && !(*p & 128));
+	}
+	return first;
+}
+
+const struct lp_frame *lp_python__frame(struct lp_python *py, pid_t pid,
+					const struct lp_py_frame *f)
+{
+	struct py_proc *p = lp_hashmap__get(&py->procs, pid_key(pid));
+	char srcline[64];
+
+	if (!p || !p->python)
+		return lp_dict__frame(py->dict, LP_FRAME_USER, 0, "[python]", "", "");
+	uint64_t key = lp_hashmap__key(lp_hash_bytes(lp_hash_bytes(LP_HASH_INIT, &f->code,
+								   sizeof(f->code)),
+						     &f->first, sizeof(f->first)));
+	struct py_code *c = NULL;
+	size_t pos = 0;
+
+	while ((c = lp_hashmap__next(&p->codes, key, &pos)))
+		if (c->addr == f->code && c->first == f->first)
+			break;
+	if (!c) {
+		c = lp_calloc(1, sizeof(*c));
+		c->addr = f->code;
+		c->first = f->first;
+		read_code(py, p, c);
+		lp_hashmap__add(&p->codes, key, c);
+	}
+	if (!c->ok)
+		return lp_dict__frame(py->dict, LP_FRAME_USER, 0, "[python]", "", "");
+	snprintf(srcline, sizeof(srcline), ":%d", lp_python__line311(c->table, c->len, c->first,
+								     f->lasti));
+	lp_grow(&py->buf, &py->cap, strlen(c->filename) + sizeof(srcline));
+	strcpy(py->buf, c->filename);
+	strcat(py->buf, srcline);
+	return lp_dict__frame(py->dict, LP_FRAME_USER, 0, c->filename, c->qualname, py->buf);
+}
