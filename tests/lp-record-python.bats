@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# lp-record's Python frames: Debian's python3.11 running
+# tests/workloads/pyreq.py, a request loop whose slow_part's share of CPU the
+# program measures itself, and whose lines it prints; Python functions in
+# place of CPython's interpreter frames, by qualified name and file:line;
+# gil= on the samples of Python threads; C programs and --no-python as before.
+
+load helpers/common
+
+PYTHON=/usr/bin/python3.11
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+	PYREQ=$LP_TOP/tests/workloads/pyreq.py
+}
+
+require_python() {
+	[ -x "$PYTHON" ] || fail "no $PYTHON (make deps)"
+}
+
+# One line a sample of lp stream $1: its attributes after the stack, then
+# TAB and the stack's frames, root first, each SYMBOL@SRCLINE, split by |.
+expand() {
+	awk -F'\t' '$1 == "frame" { f[$2] = $6 "@" $7 }
+		$1 == "stack" { s[$2] = $3 }
+		$1 == "sample" { n = split(s[$9], ids, ","); line = ""
+			for (i = 1; i <= n; i++) line = line (i > 1 ? "|" : "") f[ids[i]]
+			attrs = ""; for (i = 10; i <= NF; i++) attrs = attrs " " $i
+			print attrs "\t" line }' "$1"
+}
+
+@test "lp-record: Python functions by qualified name and file:line in place of the interpreter's frames; slow_part's share as measured" {
+	require_root
+	require_python
+	run -0 --separate-stderr lp-record -F 499 -o "$T/py.lp" -- "$PYTHON" "$PYREQ" 4
+	echo "$output"
+	echo "$stderr"
+	summary=$stderr
+	measured=$(sed -n 's/.*slow_share=//p' <<<"$output")
+	slow_call=$(sed -n 's/^slow-call=//p' <<<"$output")
+	fast_call=$(sed -n 's/^fast-call=//p' <<<"$output")
+	spin_body=$(sed -n 's/^spin-body=//p' <<<"$output")
+	run -0 lp-cat --check "$T/py.lp"
+	[ -n "$measured" ] || fail "the workload printed no share"
+	[ -n "$slow_call" ] || fail "the workload printed no lines"
+	expand "$T/py.lp" > "$T/samples"
+	# The frames: the file as MODULE, the qualified name, file:line.
+	grep -qF $'\tu\t-\t'"$PYREQ"$'\tShop.checkout\t'"$PYREQ:" "$T/py.lp" ||
+		fail "no frame Shop.checkout in $PYREQ"
+	# Every sample of the loop: <module>, main, Shop.checkout, then
+	# fast_part or slow_part called at their lines, and spin in its body.
+	run -0 awk -F'\t' -v py="$PYREQ" -v sc="$slow_call" -v fc="$fast_call" -v sb="$spin_body" '
+		BEGIN { split(sb, b, ","); for (i in b) body[py ":" b[i]] = 1 }
+		$2 ~ /Shop\.checkout@/ { n++
+			if ($2 !~ ("<module>@" py ":[0-9]+\\|main@" py ":[0-9]+\\|.*Shop\\.checkout@" py ":[0-9]+")) order++
+			if (match($2, /\|slow_part@[^|]*\|spin@/) && substr($2, RSTART, RLENGTH) != "|slow_part@" py ":" sc "|spin@") badslow++
+			if (match($2, /\|fast_part@[^|]*\|spin@/) && substr($2, RSTART, RLENGTH) != "|fast_part@" py ":" fc "|spin@") badfast++
+			if (match($2, /\|spin@[^|]*/)) { spin++; if (!(substr($2, RSTART + 6, RLENGTH - 6) in body)) offbody++ } }
+		END { print n + 0, order + 0, badslow + 0, badfast + 0, spin + 0, offbody + 0 }' "$T/samples"
+	echo "loop samples, out of order, slow_part or fast_part at another line, in spin, spin off its body: $output"
+	read -r n order badslow badfast spin offbody <<<"$output"
+	[ "$n" -ge 1000 ] || fail "only $n samples in Shop.checkout"
+	[ "$order" -eq 0 ] || fail "$order samples without <module>;main;...;Shop.checkout"
+	[ "$badslow" -eq 0 ] || fail "$badslow samples with slow_part not at line $slow_call"
+	[ "$badfast" -eq 0 ] || fail "$badfast samples with fast_part not at line $fast_call"
+	# spin's own instructions outside its loop (its call, its return) are few.
+	[ "$offbody" -le $((spin / 50)) ] || fail "$offbody of $spin samples in spin off lines $spin_body"
+	# slow_part's share of the loop's samples, against the program's own.
+	run -0 awk -F'\t' -v m="$measured" '$2 ~ /\|main@/ { n++; if ($2 ~ /\|slow_part@/) s++ }
+		END { d = 100 * (s / n - m); printf "%.1f %.1f %d\n", 100 * s / n, d < 0 ? -d : d, n }' "$T/samples"
+	echo "slow_part: $output (share %, distance in points from the measured $measured, samples)"
+	read -r share dist nloop <<<"$output"
+	awk -v d="$dist" 'BEGIN { exit !(d <= 5) }' || fail "slow_part $share% of samples, measured $measured"
+	# No interpreter frame left where Python frames go: none in the samples
+	# of Python threads (gil=); the others are the interpreter's start,
+	# before the first sample said it runs Python (a few).
+	run -0 awk -F'\t' '{ n++ } $1 ~ / gil=/ { py++ } $2 ~ /_PyEval_EvalFrameDefault/ { e++; if ($1 ~ / gil=/) epy++ }
+		END { print n + 0, py + 0, e + 0, epy + 0 }' "$T/samples"
+	echo "samples, of Python threads, with _PyEval_EvalFrameDefault, of those of Python threads: $output"
+	read -r all pys evals evalpy <<<"$output"
+	[ "$evalpy" -eq 0 ] || fail "$evalpy samples of Python threads kept an interpreter frame"
+	[ "$evals" -le $((all / 50)) ] || fail "$evals of $all samples kept an interpreter frame"
+	[ "$pys" -ge $((all - all / 50)) ] || fail "only $pys of $all samples are of a Python thread"
+	# One thread, always running Python: it holds the GIL.
+	[ "$(grep -c ' gil=1' "$T/samples")" -eq "$pys" ] || fail "samples without the GIL"
+	[[ $summary == *"lp-record: $pys samples of Python threads ($pys holding the GIL): 0 interpreter frames kept"* ]] ||
+		fail "the summary does not count the Python samples"
+}
+
+@test "lp-record: gil=0 on a Python thread running C code that released the GIL, gil=1 on the one running Python" {
+	require_root
+	require_python
+	cat > "$T/gil.py" <<'EOF'
+import hashlib, sys, threading, time
+def spin(end):
+    s = 0
+    while time.monotonic() < end:
+        s += 1
+def hash_loop(end):
+    data = b"x" * (1 << 20)
+    while time.monotonic() < end:
+        hashlib.sha256(data).digest()  # releases the GIL over 2 KiB
+end = time.monotonic() + float(sys.argv[1])
+t = threading.Thread(target=hash_loop, args=(end,), name="hasher")
+t.start()
+spin(end)
+t.join()
+EOF
+	run -0 --separate-stderr lp-record -F 499 -o "$T/gil.lp" -- "$PYTHON" "$T/gil.py" 3
+	expand "$T/gil.lp" > "$T/samples"
+	# The hashing thread in sha256's C code with the GIL released, the
+	# spinning one in spin holding it (both in Python frames).
+	run -0 awk -F'\t' '$2 ~ /\|hash_loop@/ && $2 ~ /SHA256/ { h++; if ($1 ~ / gil=0/) h0++ }
+		$2 ~ /\|spin@[^|]*$/ { s++; if ($1 ~ / gil=1/) s1++ }
+		END { print h + 0, h0 + 0, s + 0, s1 + 0 }' "$T/samples"
+	echo "hashing samples, without the GIL; spinning samples, with it: $output"
+	read -r h h0 s s1 <<<"$output"
+	[ "$h" -ge 100 ] && [ "$s" -ge 100 ] || fail "too few samples of a thread"
+	[ "$h0" -ge $((h * 95 / 100)) ] || fail "$h0 of $h hashing samples without the GIL"
+	[ "$s1" -ge $((s * 95 / 100)) ] || fail "$s1 of $s spinning samples with the GIL"
+}
+
+@test "lp-record: --no-python keeps the interpreter's frames; a C program's recording has no Python in it" {
+	require_root
+	require_python
+	run -0 --separate-stderr lp-record -F 499 --no-python -o "$T/np.lp" -- "$PYTHON" "$PYREQ" 1
+	expand "$T/np.lp" > "$T/samples"
+	run -0 awk -F'\t' '{ n++ } $1 ~ / gil=/ { g++ } $2 ~ /_PyEval_EvalFrameDefault/ { e++ } $2 ~ /pyreq\.py/ { p++ }
+		END { print n + 0, g + 0, e + 0, p + 0 }' "$T/samples"
+	read -r n g e p <<<"$output"
+	[ "$n" -ge 200 ] || fail "$n samples"
+	[ "$g" -eq 0 ] || fail "$g samples say gil="
+	[ "$p" -eq 0 ] || fail "$p samples have Python frames"
+	[ "$e" -ge $((n * 9 / 10)) ] || fail "only $e of $n samples in the interpreter"
+	[[ $stderr != *"Python threads"* ]] || fail "a summary of Python threads"
+	# A C program: no gil=, no Python frame, no summary of them.
+	run -0 --separate-stderr lp-record -F 499 -o "$T/c.lp" -- "$WORKLOADS/cpusplit" 30 1
+	run -0 lp-cat --check "$T/c.lp"
+	expand "$T/c.lp" > "$T/csamples"
+	[ "$(grep -c 'gil=' "$T/csamples")" -eq 0 ] || fail "gil= on a C program's samples"
+	[ "$(grep -c '\[python\]' "$T/c.lp")" -eq 0 ] || fail "Python frames in a C program's"
+	[ "$(grep -c '|main@-|a@-|spin@-' "$T/csamples")" -ge 100 ] || fail "a C program's stacks changed"
+	[[ $stderr != *"Python threads"* ]] || fail "a summary of Python threads"
+}
