@@ -48,6 +48,9 @@ expand() {
 	# The frames: the file as MODULE, the qualified name, file:line.
 	grep -qF $'\tu\t-\t'"$PYREQ"$'\tShop.checkout\t'"$PYREQ:" "$T/py.lp" ||
 		fail "no frame Shop.checkout in $PYREQ"
+	# Folded stacks hold them as any frame.
+	run -0 lp-collapse "$T/py.lp"
+	[[ $output == *";<module>;main;"*";Shop.checkout;slow_part;spin "* ]] || fail "no folded Shop.checkout;slow_part;spin"
 	# Every sample of the loop: <module>, main, Shop.checkout, then
 	# fast_part or slow_part called at their lines, and spin in its body.
 	run -0 awk -F'\t' -v py="$PYREQ" -v sc="$slow_call" -v fc="$fast_call" -v sb="$spin_body" '
