@@ -66,7 +66,7 @@ static void usage(FILE *f)
 		"      --no-demangle      C++ and Rust names as the symbol table spells them\n"
 		"                         (_ZN4node5StartEiPPc), not node::Start(int, char**)\n"
 		"      --no-python        CPython 3.11's interpreter frames as they are, not\n"
-		"                         the Python functions they run (cpu mode)\n"
+		"                         the Python functions they run\n"
 		"      --ring-size BYTES  BPF ring buffer size, a power of two (default 4 MiB,\n"
 		"                         32 MiB with dwarf)\n"
 		"      --max-pids N       at most N processes followed at once, the targets and\n"

@@ -70,6 +70,17 @@ struct {
 	__type(value, struct lp_py_proc);
 } lp_py SEC(".maps");
 
+/* --mode off and wall: the Python frames of target threads now off the CPU,
+ * taken when they were switched out, sent before their interval's sample
+ * (the same time and tid).  Only Python threads have one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, struct lp_py_event);
+} lp_py_off SEC(".maps");
+
 /* A sample's Python frames are gathered here (a per-CPU slot: 1.5 KiB,
  * more than the BPF stack holds), then sent with their true size. */
 struct {
@@ -333,39 +344,39 @@ static long py_frame(__u32 i, void *arg)
 	return 0;
 }
 
-/* The sampled thread's Python frames, when its process runs CPython (an
- * entry in lp_py): its thread state found by its native thread id among
- * the interpreter's, then the chain of frames from the current one.  Sent
- * before the sample, with the same time; nothing when the thread has no
- * thread state (not a Python thread) or the interpreter is not up yet. */
-static __always_inline void py_sample(__u32 tgid, __u32 tid, __u32 cpu, __u64 time)
+/* The current thread's Python frames, when its process runs CPython (an
+ * entry in lp_py), into the CPU's lp_py_scratch slot: its thread state found
+ * by its native thread id among the interpreter's, then the chain of
+ * frames from the current one.  NULL when the thread has no thread state
+ * (not a Python thread) or the interpreter is not up yet. */
+static __always_inline struct lp_py_event *py_walk(__u32 tgid, __u32 tid, __u32 cpu, __u64 time)
 {
 	const struct lp_py_proc *py = bpf_map_lookup_elem(&lp_py, &tgid);
 	__u32 zero = 0;
 	__u64 interp = 0, ts = 0, gil = 0, cframe = 0;
 
 	if (!py)
-		return;
+		return NULL;
 	if (bpf_probe_read_user(&interp, sizeof(interp), (void *)(py->runtime + py->interp_head)) ||
 	    !interp ||
 	    bpf_probe_read_user(&ts, sizeof(ts), (void *)(interp + py->tstate_head)))
-		return;
+		return NULL;
 	for (int i = 0; i < LP_PY_MAX_THREADS && ts; i++) {
 		__u64 ntid = 0;
 
 		if (bpf_probe_read_user(&ntid, sizeof(ntid), (void *)(ts + py->tstate_tid)))
-			return;
+			return NULL;
 		if (ntid == tid)
 			break;
 		if (bpf_probe_read_user(&ts, sizeof(ts), (void *)(ts + py->tstate_next)))
-			return;
+			return NULL;
 	}
 	if (!ts)
-		return;
+		return NULL;
 	struct lp_py_event *e = bpf_map_lookup_elem(&lp_py_scratch, &zero);
 
 	if (!e)
-		return;
+		return NULL;
 	e->time_ns = time;
 	e->pid = tgid;
 	e->tid = tid;
@@ -373,8 +384,8 @@ static __always_inline void py_sample(__u32 tgid, __u32 tid, __u32 cpu, __u64 ti
 	e->flags = LP_EV_PYTHON;
 	e->nframes = 0;
 	e->pyflags = 0;
-	/* Read last: the holder may change meanwhile, never for this thread,
-	 * which is running. */
+	/* Whether this thread holds the GIL: another may take it or let it
+	 * go meanwhile, never this one, which is running this. */
 	if (!bpf_probe_read_user(&gil, sizeof(gil), (void *)(py->runtime + py->gil_tstate)) &&
 	    gil == ts)
 		e->pyflags |= LP_PY_GIL;
@@ -385,7 +396,12 @@ static __always_inline void py_sample(__u32 tgid, __u32 tid, __u32 cpu, __u64 ti
 	    cframe)
 		bpf_probe_read_user(&w.frame, sizeof(w.frame), (void *)(cframe + py->cframe_frame));
 	bpf_loop(LP_PY_MAX_FRAMES + 1, py_frame, &w, 0);
+	return e;
+}
 
+/* Sends e with its true size, before the sample it belongs to. */
+static __always_inline void py_send(struct lp_py_event *e)
+{
 	__u64 size = __builtin_offsetof(struct lp_py_event, frames) +
 		     (__u64)(e->nframes & (2 * LP_PY_MAX_FRAMES - 1)) * sizeof(struct lp_py_frame);
 
@@ -472,8 +488,12 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 						  LP_MAX_STACK_COPY);
 	}
 out:
-	if (!(s->ev.flags & LP_EV_KERNEL_THREAD))
-		py_sample(tgid, tid, cpu, s->ev.time_ns);
+	if (!(s->ev.flags & LP_EV_KERNEL_THREAD)) {
+		struct lp_py_event *pe = py_walk(tgid, tid, cpu, s->ev.time_ns);
+
+		if (pe)
+			py_send(pe);
+	}
 	{
 		__u64 size = sizeof(s->ev) + s->ev.stack_bytes;
 
@@ -556,6 +576,15 @@ int BPF_PROG(lp_rec_exit, struct task_struct *p)
 
 static __always_inline void send(struct lp_off_sample *v)
 {
+	__u32 tid = v->ev.tid;
+	struct lp_py_event *pe = bpf_map_lookup_elem(&lp_py_off, &tid);
+
+	/* Its Python frames first, dated as the interval. */
+	if (pe) {
+		pe->time_ns = v->ev.time_ns;
+		pe->cpu = v->ev.cpu;
+		py_send(pe);
+	}
 	__u64 flags = bpf_ringbuf_query(&lp_ring, BPF_RB_AVAIL_DATA) > wakeup_bytes ?
 		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	__u64 size = sizeof(v->ev) + v->ev.stack_bytes;
@@ -625,6 +654,7 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 			send(v);
 		}
 		bpf_map_delete_elem(&lp_off, &tid);
+		bpf_map_delete_elem(&lp_py_off, &tid);
 	}
 
 	/* Then the thread going off it. */
@@ -695,8 +725,19 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 							  LP_OFF_STACK_COPY);
 		}
 	}
-	if (bpf_map_update_elem(&lp_off, &ptid, s, BPF_ANY))
+	if (bpf_map_update_elem(&lp_off, &ptid, s, BPF_ANY)) {
 		count(LP_CNT_OFF_FULL);
+		return 0;
+	}
+	/* And its Python frames, when it runs Python (it is still the
+	 * current task: its memory is the one read). */
+	struct lp_py_event *pe = (prev->flags & 0x00200000 /* PF_KTHREAD */) || !user_stacks ? NULL :
+				 py_walk(ptgid, ptid, cpu, now);
+
+	if (pe)
+		bpf_map_update_elem(&lp_py_off, &ptid, pe, BPF_ANY);
+	else
+		bpf_map_delete_elem(&lp_py_off, &ptid);
 	return 0;
 }
 

@@ -149,3 +149,49 @@ EOF
 	[ "$(grep -c '|main@-|a@-|spin@-' "$T/csamples")" -ge 100 ] || fail "a C program's stacks changed"
 	[[ $stderr != *"Python threads"* ]] || fail "a summary of Python threads"
 }
+
+# Off the CPU: the loop's blocked (off) or every (wall) nanosecond under
+# slow_wait against the program's own clock; no interpreter frame left in
+# the intervals of Python threads; the sleeping thread had let the GIL go.
+python_off_wall() {
+	local mode=$1
+	run -0 --separate-stderr lp-record --mode "$mode" -o "$T/$mode.lp" -- "$PYTHON" "$LP_TOP/tests/workloads/pysleep.py" 3
+	echo "$output"
+	echo "$stderr"
+	measured=$(sed -n 's/.*slow_share=//p' <<<"$output")
+	[ -n "$measured" ] || fail "the workload printed no share"
+	run -0 lp-cat --check "$T/$mode.lp"
+	expand "$T/$mode.lp" > "$T/samples"
+	# Weights are the sample's 8th field; the intervals under handle.
+	run -0 awk -F'\t' -v m="$measured" '
+		FILENAME == ARGV[1] && $1 == "sample" { w[++k] = $8; next }
+		FILENAME == ARGV[1] { next }
+		{ i++ }
+		$2 ~ /\|Server\.handle@[^|]*\|slow_wait@/ { s += w[i] }
+		$2 ~ /\|Server\.handle@[^|]*\|(slow|fast)_wait@/ { t += w[i] }
+		$2 ~ /_PyEval_EvalFrameDefault/ { evalpy++ }
+		$1 ~ /state=blocked/ && $2 ~ /_wait@/ { b++; if ($1 ~ / gil=0/) b0++ }
+		END { if (!t) { print "- 100 " evalpy + 0, b + 0, b0 + 0; exit }
+			d = 100 * (s / t - m); printf "%.1f %.1f %d %d %d\n", 100 * s / t, d < 0 ? -d : d, evalpy, b, b0 }' \
+		"$T/$mode.lp" "$T/samples"
+	echo "$mode: slow_wait share %, points from the measured $measured, intervals with an interpreter frame, blocked in a wait, of those without the GIL: $output"
+	read -r share dist evalpy blocked nogil <<<"$output"
+	awk -v d="$dist" 'BEGIN { exit !(d <= 5) }' || fail "slow_wait $share% of the time, measured $measured"
+	# The interpreter's start, before lp-record knew it for CPython, is
+	# all that may keep one (a few intervals).
+	[ "$evalpy" -le 5 ] || fail "$evalpy intervals kept an interpreter frame"
+	[ "$blocked" -ge 400 ] || fail "only $blocked blocked intervals in a wait"
+	[ "$nogil" -eq "$blocked" ] || fail "$((blocked - nogil)) sleeping intervals held the GIL"
+}
+
+@test "lp-record --mode off: Python frames on blocked intervals; slow_wait's share of the blocked time as measured" {
+	require_root
+	require_python
+	python_off_wall off
+}
+
+@test "lp-record --mode wall: Python frames on every interval; slow_wait's share of the wall time as measured" {
+	require_root
+	require_python
+	python_off_wall wall
+}

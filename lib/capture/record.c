@@ -103,10 +103,10 @@ struct lp_recorder {
 	struct lp_cost_stats sample_cost, block_cost;
 	bool have_sample_cost, have_block_cost;
 	int64_t cal_time_ns;		/* when it ended */
-	/* CPython processes (lib/capture/python.h): each CPU's last Python
-	 * record, for the sample that follows it from the same CPU. */
+	/* CPython processes (lib/capture/python.h): each thread's last Python
+	 * record (struct lp_py_event), for its sample, which follows it. */
 	struct lp_python *py;
-	struct lp_py_event *py_ev;
+	struct lp_hashmap py_ev;
 	const struct lp_frame **py_frames;	/* the stack being rebuilt */
 	/* Samples of Python threads; the interpreter frames they kept (no
 	 * Python frames for them: more than LP_PY_MAX_FRAMES, or the
@@ -512,16 +512,16 @@ static void forget_python(struct lp_recorder *r, pid_t pid)
 
 /* The first sample of a process (since its exec): when it runs a CPython
  * lp knows, the sampler walks its Python frames from then on. */
-static void check_python(struct lp_recorder *r, const struct lp_sample_event *ev)
+static void check_python(struct lp_recorder *r, pid_t pid)
 {
 	struct lp_py_proc proc;
-	__u32 key = ev->pid;
+	__u32 key = pid;
 
-	if (!r->py || (ev->flags & LP_EV_KERNEL_THREAD) || !lp_python__check(r->py, ev->pid, &proc))
+	if (!r->py || !lp_python__check(r->py, pid, &proc))
 		return;
 	if (bpf_map__update_elem(r->skel->maps.lp_py, &key, sizeof(key), &proc, sizeof(proc),
 				 BPF_ANY) < 0)
-		lp_error_errno("pid %d: cannot have its Python frames walked", (int)ev->pid);
+		lp_error_errno("pid %d: cannot have its Python frames walked", (int)pid);
 }
 
 /* Every few seconds: Python processes that have exited leave the map. */
@@ -535,16 +535,28 @@ static void reap_python(struct lp_recorder *r)
 			forget_python(r, pids[i]);
 }
 
-/* The Python record sent just before this sample on its CPU, if any:
- * taken, so it serves one sample. */
+/* A thread's Python record, kept for its sample (one buffer a thread,
+ * reused). */
+static void keep_python(struct lp_recorder *r, const struct lp_py_event *pe, size_t size)
+{
+	uint64_t key = lp_hashmap__key((uint64_t)pe->tid + 1);
+	struct lp_py_event *kept = lp_hashmap__get(&r->py_ev, key);
+
+	if (!kept) {
+		kept = lp_malloc(sizeof(*kept));
+		lp_hashmap__put(&r->py_ev, key, kept);
+	}
+	memcpy(kept, pe, size < sizeof(*kept) ? size : sizeof(*kept));
+}
+
+/* The Python record sent just before this sample of its thread, with its
+ * time, if any: taken, so it serves one sample. */
 static const struct lp_py_event *python_of(struct lp_recorder *r, const struct lp_sample_event *ev)
 {
-	struct lp_py_event *pe;
+	struct lp_py_event *pe = r->py ? lp_hashmap__get(&r->py_ev, lp_hashmap__key((uint64_t)ev->tid + 1))
+				       : NULL;
 
-	if (!r->py_ev || ev->cpu >= (__u32)r->ncpus || ev->state != LP_STATE_RUNNING)
-		return NULL;
-	pe = &r->py_ev[ev->cpu];
-	if (pe->time_ns != ev->time_ns || pe->tid != ev->tid || !(pe->flags & LP_EV_PYTHON))
+	if (!pe || pe->time_ns != ev->time_ns || !(pe->flags & LP_EV_PYTHON))
 		return NULL;
 	pe->flags = 0;
 	return pe;
@@ -675,9 +687,14 @@ static void run_pending(struct lp_recorder *r, int64_t now)
 	size_t k = 0;
 
 	for (size_t i = 0; i < r->npending; i++) {
-		if (r->pending[i].due_ns <= now)
+		if (r->pending[i].due_ns <= now) {
 			lp_symbolizer__prepare(r->sym, r->pending[i].pid);
-		else
+			/* Its interpreter, if it runs one, looked for again
+			 * (a libpython is mapped by now), before its script
+			 * starts: CPython takes ~20 ms to start. */
+			forget_python(r, r->pending[i].pid);
+			check_python(r, r->pending[i].pid);
+		} else
 			r->pending[k++] = r->pending[i];
 	}
 	r->npending = k;
@@ -720,11 +737,10 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	if (size >= offsetof(struct lp_py_event, frames) && (ev->flags & LP_EV_PYTHON)) {
 		const struct lp_py_event *pe = data;
 
-		if (r->py_ev && pe->cpu < (__u32)r->ncpus && pe->nframes <= LP_PY_MAX_FRAMES &&
+		if (r->py && pe->nframes <= LP_PY_MAX_FRAMES &&
 		    size >= offsetof(struct lp_py_event, frames) +
 			    pe->nframes * sizeof(pe->frames[0]))
-			memcpy(&r->py_ev[pe->cpu], pe,
-			       size < sizeof(*r->py_ev) ? size : sizeof(*r->py_ev));
+			keep_python(r, pe, size);
 		return 0;
 	}
 	if (size < sizeof(*ev))
@@ -744,7 +760,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	}
 	memcpy(comm, ev->comm, LP_COMM_LEN);
 	comm[LP_COMM_LEN] = 0;
-	check_python(r, ev);
+	if (!(ev->flags & LP_EV_KERNEL_THREAD))
+		check_python(r, ev->pid);
 
 	size_t n = build_stack(r, ev, size);
 	/* Off-CPU intervals weigh their nanoseconds; in wall mode a tick's
@@ -1068,11 +1085,10 @@ static int recorder_init(struct lp_recorder *r, const struct lp_record_opts *opt
 		lp_symbolizer__load_kernel(r->sym);
 	r->unw = lp_unwinder__new(r->sym);
 	/* Python frames need the symbols (CPython's interpreter frames are
-	 * found by name) and live processes: not with --raw; on-CPU samples
-	 * only, so far. */
-	if (!opts->no_python && !opts->raw && opts->mode == LP_RECORD_CPU) {
+	 * found by name) and live processes: not with --raw. */
+	if (!opts->no_python && !opts->raw) {
 		r->py = lp_python__new(r->dict, r->sym);
-		r->py_ev = lp_calloc(r->ncpus, sizeof(*r->py_ev));
+		lp_hashmap__init(&r->py_ev);
 		r->py_frames = lp_calloc((LP_DWARF_MAX_FRAMES + LP_MAX_FRAMES) * (1 + LP_SYM_MAX_INLINE) +
 					 LP_PY_MAX_FRAMES, sizeof(*r->py_frames));
 	}
@@ -1225,6 +1241,8 @@ int lp_recorder__add_pid(struct lp_recorder *r, pid_t pid)
 			lp_error_errno("cannot add pid %d to the filter", (int)pid);
 		return -1;
 	}
+	/* A Python process's frames from its first sample on. */
+	check_python(r, pid);
 	return 0;
 }
 
@@ -1305,11 +1323,24 @@ void lp_recorder__stop(struct lp_recorder *r)
 
 /* Threads still off the CPU when recording stopped: their intervals end at
  * the stop, so a thread asleep all along still has its wall time. */
+/* One interval closed at the stop, with its Python frames (pe, or NULL:
+ * none), dated as the kernel would have sent them. */
+static void close_interval(struct lp_recorder *r, struct lp_off_sample *o, struct lp_py_event *pe)
+{
+	if (pe) {
+		pe->time_ns = o->ev.time_ns;
+		pe->flags = LP_EV_PYTHON;
+		keep_python(r, pe, sizeof(*pe));
+	}
+	handle_sample(r, o, sizeof(o->ev) + o->ev.stack_bytes);
+}
+
 static void close_intervals(struct lp_recorder *r)
 {
 	struct lp_off_sample *o = lp_malloc(sizeof(*o));
 	struct lp_sample_event *v = &o->ev;
-	int fd = bpf_map__fd(r->skel->maps.lp_off);
+	struct lp_py_event *pe = lp_malloc(sizeof(*pe));
+	int fd = bpf_map__fd(r->skel->maps.lp_off), pyfd = bpf_map__fd(r->skel->maps.lp_py_off);
 	__u32 key, next, *prev = NULL;
 
 	while (!r->failed && bpf_map_get_next_key(fd, prev, &next) == 0) {
@@ -1317,6 +1348,7 @@ static void close_intervals(struct lp_recorder *r)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, o) < 0 || v->time_ns >= (__u64)r->stop_ns)
 			continue;
+		bool py = r->py && bpf_map_lookup_elem(pyfd, &key, pe) == 0;
 		uint64_t end = (uint64_t)r->stop_ns, wake = v->wake_ns;
 
 		if (v->state == LP_STATE_BLOCKED) {
@@ -1324,20 +1356,21 @@ static void close_intervals(struct lp_recorder *r)
 
 			if (bend - v->time_ns >= r->opts.min_block_ns) {
 				v->weight_ns = bend - v->time_ns;
-				handle_sample(r, o, sizeof(*v) + v->stack_bytes);
+				close_interval(r, o, py ? pe : NULL);
 			}
 			if (r->opts.mode == LP_RECORD_WALL && wake && wake < end) {
 				v->state = LP_STATE_RUNNABLE;
 				v->time_ns = wake;
 				v->weight_ns = end - wake;
-				handle_sample(r, o, sizeof(*v) + v->stack_bytes);
+				close_interval(r, o, py ? pe : NULL);
 			}
 		} else if (r->opts.mode == LP_RECORD_WALL) {
 			v->weight_ns = end - v->time_ns;
-			handle_sample(r, o, sizeof(*v) + v->stack_bytes);
+			close_interval(r, o, py ? pe : NULL);
 		}
 	}
 	free(o);
+	free(pe);
 }
 
 int lp_recorder__finish(struct lp_recorder *r)
@@ -1501,8 +1534,13 @@ void lp_recorder__free(struct lp_recorder *r)
 	ring_buffer__free(r->ring);
 	profile_bpf__destroy(r->skel);
 	lp_unwinder__free(r->unw);
+	if (r->py) {
+		for (size_t i = 0; i < r->py_ev.cap; i++)
+			if (r->py_ev.keys[i])
+				free(r->py_ev.values[i]);
+		lp_hashmap__fini(&r->py_ev);
+	}
 	lp_python__free(r->py);
-	free(r->py_ev);
 	free(r->py_frames);
 	lp_symbolizer__free(r->sym);
 	for (size_t i = 0; i < r->endings.cap; i++)
