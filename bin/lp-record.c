@@ -341,6 +341,7 @@ static int record_snapshots(struct options *o, struct lp_producer *p)
 	o->snap.srclines = o->srclines;
 	o->snap.raw = o->raw;
 	o->snap.no_demangle = o->no_demangle;
+	o->snap.no_python = o->no_python;
 	o->snap.verbose = o->verbose;
 	o->snap.pids = lp_target__pids(lp_producer__target(p), &o->snap.npids);
 	struct lp_writer *w = lp_writer__new(lp_producer__output(p));

@@ -11,6 +11,8 @@
  * from the binary's .dynsym (Debian's python3.11 has no .symtab):
  * _PyRuntime, Py_Version, PyCode_Type. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +71,7 @@ struct py_proc {
 	pid_t pid;
 	bool python;
 	const struct lp_py_layout *layout;
+	uint64_t runtime;	/* run-time address of _PyRuntime */
 	uint64_t code_type;	/* run-time address of PyCode_Type */
 	struct lp_hashmap codes;	/* (address, first line) -> struct py_code */
 };
@@ -80,6 +83,9 @@ struct lp_python {
 	pid_t *pids;			/* lp_python__pids */
 	size_t npids;
 	bool warned;			/* an unknown version said */
+	/* lp_python__merge's: samples, of which holding the GIL; interpreter
+	 * frames kept, Python frame groups left out. */
+	uint64_t samples, gil, kept, unplaced;
 	char *buf;			/* strings' text */
 	size_t cap;
 };
@@ -229,6 +235,7 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 		p->python = true;
 		p->layout = l;
 		p->code_type = s.code_type;
+		p->runtime = s.runtime;
 		*proc = l->walk;
 		proc->runtime = s.runtime;
 		py->pids = lp_reallocarray(py->pids, py->npids + 1, sizeof(*py->pids));
@@ -434,4 +441,126 @@ const struct lp_frame *lp_python__frame(struct lp_python *py, pid_t pid,
 	strcpy(py->buf, c->filename);
 	strcat(py->buf, srcline);
 	return lp_dict__frame(py->dict, LP_FRAME_USER, 0, c->filename, c->qualname, py->buf);
+}
+
+static bool is_eval_frame(const struct lp_frame *f)
+{
+	return f->kind == LP_FRAME_USER && !strcmp(f->symbol, "_PyEval_EvalFrameDefault");
+}
+
+size_t lp_python__merge(struct lp_python *py, pid_t pid, const struct lp_py_event *pe,
+			const struct lp_frame *const *in, size_t n, const struct lp_frame **out)
+{
+	size_t starts[LP_PY_MAX_FRAMES + 1], ngroups = 0, nevals = 0, m = 0;
+	size_t nframes = pe->nframes < LP_PY_MAX_FRAMES ? pe->nframes : LP_PY_MAX_FRAMES;
+
+	py->samples++;
+	py->gil += !!(pe->pyflags & LP_PY_GIL);
+	for (size_t i = 0; i < nframes; i++)
+		if (i == 0 || (pe->frames[i - 1].flags & LP_PY_ENTRY))
+			starts[ngroups++] = i;
+	starts[ngroups] = nframes;
+	/* A last group cut off by the walk's bound: not whole, left out. */
+	if (ngroups && (pe->pyflags & LP_PY_MORE) && !(pe->frames[nframes - 1].flags & LP_PY_ENTRY))
+		ngroups--;
+	for (size_t i = 0; i < n; i++)
+		nevals += is_eval_frame(in[i]);
+	for (size_t i = 0, seen = 0; i < n; i++) {
+		if (!is_eval_frame(in[i])) {
+			out[m++] = in[i];
+			continue;
+		}
+		/* Its rank from the leaf: the group it stands for. */
+		size_t g = nevals - 1 - seen++;
+
+		if (g >= ngroups) {
+			out[m++] = in[i];
+			py->kept++;
+			continue;
+		}
+		for (size_t k = starts[g + 1]; k-- > starts[g];)
+			out[m++] = lp_python__frame(py, pid, &pe->frames[k]);
+	}
+	if (ngroups > nevals)
+		py->unplaced += ngroups - nevals;
+	return m;
+}
+
+void lp_python__notes(const struct lp_python *py)
+{
+	if (!py || !py->samples)
+		return;
+	lp_error("%" PRIu64 " samples of Python threads (%" PRIu64 " holding the GIL): %" PRIu64
+		 " interpreter frames kept without their Python frames, %" PRIu64
+		 " Python frame groups with no interpreter frame to stand in",
+		 py->samples, py->gil, py->kept, py->unplaced);
+}
+
+int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_event *e)
+{
+	struct py_proc *p = lp_hashmap__get(&py->procs, pid_key(pid));
+	uint64_t interp = 0, ts = 0, gil = 0, cframe = 0, frame = 0;
+
+	if (!p || !p->python)
+		return -1;
+	const struct lp_py_proc *w = &p->layout->walk;
+	uint64_t runtime = p->runtime;
+
+	if (peek(pid, runtime + w->interp_head, &interp, sizeof(interp)) < 0 || !interp ||
+	    peek(pid, interp + w->tstate_head, &ts, sizeof(ts)) < 0)
+		return -1;
+	for (int i = 0; i < LP_PY_MAX_THREADS && ts; i++) {
+		uint64_t ntid = 0;
+
+		if (peek(pid, ts + w->tstate_tid, &ntid, sizeof(ntid)) < 0)
+			return -1;
+		if (ntid == (uint64_t)tid)
+			break;
+		if (peek(pid, ts + w->tstate_next, &ts, sizeof(ts)) < 0)
+			return -1;
+	}
+	if (!ts)
+		return -1;
+	memset(e, 0, offsetof(struct lp_py_event, frames));
+	e->pid = pid;
+	e->tid = tid;
+	e->flags = LP_EV_PYTHON;
+	if (peek(pid, runtime + w->gil_tstate, &gil, sizeof(gil)) == 0 && gil == ts)
+		e->pyflags |= LP_PY_GIL;
+	if (peek(pid, ts + w->tstate_cframe, &cframe, sizeof(cframe)) < 0 || !cframe ||
+	    peek(pid, cframe + w->cframe_frame, &frame, sizeof(frame)) < 0)
+		return 0;
+	while (frame) {
+		unsigned char buf[LP_PY_FRAME_READ];
+		struct lp_py_frame *f = &e->frames[e->nframes];
+
+		if (e->nframes == LP_PY_MAX_FRAMES) {
+			e->pyflags |= LP_PY_MORE;
+			break;
+		}
+		if (w->frame_size > sizeof(buf) || peek(pid, frame, buf, w->frame_size) < 0)
+			break;
+		uint64_t code = word(buf, w->frame_code), instr = word(buf, w->frame_instr);
+		uint64_t start = code + w->code_adaptive;
+
+		f->code = code;
+		f->lasti = instr >= start && instr - start < (1u << 30) ? (int32_t)((instr - start) / 2) : -1;
+		f->first = 0;
+		f->flags = buf[w->frame_entry] ? LP_PY_ENTRY : 0;
+		f->pad = 0;
+		e->nframes++;
+		frame = word(buf, w->frame_previous);
+	}
+	/* The code objects' first lines in one system call: the thread is
+	 * held for every one (a frame read is one already). */
+	struct iovec local[LP_PY_MAX_FRAMES], remote[LP_PY_MAX_FRAMES];
+
+	for (uint32_t i = 0; i < e->nframes; i++) {
+		local[i] = (struct iovec){ &e->frames[i].first, sizeof(e->frames[i].first) };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)(e->frames[i].code + w->code_first),
+					    sizeof(e->frames[i].first) };
+	}
+	if (e->nframes)
+		process_vm_readv(pid, local, e->nframes, remote, e->nframes, 0);
+	return 0;
 }

@@ -39,6 +39,29 @@ const pid_t *lp_python__pids(const struct lp_python *py, size_t *n);
 const struct lp_frame *lp_python__frame(struct lp_python *py, pid_t pid,
 					const struct lp_py_frame *f);
 
+/* The user frames in[0, n) of one stack of pid's, root first, into out
+ * (room for n + LP_PY_MAX_FRAMES), with pe's Python frames in: each of
+ * CPython's interpreter frames (_PyEval_EvalFrameDefault) gives its place
+ * to the Python frames it runs.  Those, innermost first, come in groups,
+ * each ending with the frame marked is_entry, where a C call of the eval
+ * loop began: the innermost group is the innermost interpreter frame's, and
+ * so on out (as py-spy merges them).  An interpreter frame with no group
+ * left (more Python frames than the walk takes) is kept; groups beyond the
+ * outermost interpreter frame (a native stack cut short) are left out.
+ * Both are counted for lp_python__notes.  Returns how many frames out
+ * holds. */
+size_t lp_python__merge(struct lp_python *py, pid_t pid, const struct lp_py_event *pe,
+			const struct lp_frame *const *in, size_t n, const struct lp_frame **out);
+/* The summary's line on stderr: the samples of Python threads merged, how
+ * many held the GIL, what was kept or left out; nothing when none was. */
+void lp_python__notes(const struct lp_python *py);
+
+/* What the kernel's walk does (bpf/profile.bpf.c), from user space for a
+ * thread held stopped (lp-record --mode snapshot): tid's Python frames
+ * into *e.  0, or -1 when pid is not a process lp_python__check found
+ * running Python or tid has no thread state. */
+int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_event *e);
+
 /* The line of instruction lasti (code units; -1: the first line) in a
  * CPython 3.11 co_linetable of len bytes whose code starts at line first;
  * first when the table says nothing there.  For tests of the decoder. */

@@ -108,11 +108,6 @@ struct lp_recorder {
 	struct lp_python *py;
 	struct lp_hashmap py_ev;
 	const struct lp_frame **py_frames;	/* the stack being rebuilt */
-	/* Samples of Python threads; the interpreter frames they kept (no
-	 * Python frames for them: more than LP_PY_MAX_FRAMES, or the
-	 * interpreter between frames); Python frame groups with no
-	 * interpreter frame to stand for (a native stack cut short). */
-	uint64_t py_samples, py_gil, py_left, py_unplaced;
 };
 
 static int cap_bit(const char *capeff, int bit)
@@ -562,54 +557,13 @@ static const struct lp_py_event *python_of(struct lp_recorder *r, const struct l
 	return pe;
 }
 
-static bool is_eval_frame(const struct lp_frame *f)
-{
-	return f->kind == LP_FRAME_USER && !strcmp(f->symbol, "_PyEval_EvalFrameDefault");
-}
-
-/* The user frames r->frames[0, *n) (root first) of a sample whose Python
- * frames are pe's: each of CPython's interpreter frames stands for the
- * Python frames it runs, and gives them its place.  The Python frames,
- * innermost first, come in groups, each ending with the frame marked
- * is_entry, where a C call of the eval loop began: the innermost group is
- * the innermost interpreter frame's, and so on out (as py-spy merges
- * them).  An interpreter frame with no group left (more Python frames than
- * the sampler walks) stays as it is; groups beyond the outermost
- * interpreter frame (a native stack cut short) are left out, counted. */
+/* The user frames r->frames[0, *n) of a sample whose Python frames are
+ * pe's, with the Python frames in (lib/capture/python.h). */
 static void python_frames(struct lp_recorder *r, const struct lp_sample_event *ev,
 			  const struct lp_py_event *pe, size_t *n)
 {
-	size_t starts[LP_PY_MAX_FRAMES + 1], ngroups = 0, nevals = 0, m = 0;
-
-	for (size_t i = 0; i < pe->nframes; i++)
-		if (i == 0 || (pe->frames[i - 1].flags & LP_PY_ENTRY))
-			starts[ngroups++] = i;
-	starts[ngroups] = pe->nframes;
-	/* A last group cut off by LP_PY_MAX_FRAMES: not whole, left out. */
-	if (ngroups && (pe->pyflags & LP_PY_MORE) && !(pe->frames[pe->nframes - 1].flags & LP_PY_ENTRY))
-		ngroups--;
-	for (size_t i = 0; i < *n; i++)
-		nevals += is_eval_frame(r->frames[i]);
-	for (size_t i = 0, seen = 0; i < *n; i++) {
-		if (!is_eval_frame(r->frames[i])) {
-			r->py_frames[m++] = r->frames[i];
-			continue;
-		}
-		/* Its rank from the leaf: the group it stands for. */
-		size_t g = nevals - 1 - seen++;
-
-		if (g >= ngroups) {
-			r->py_frames[m++] = r->frames[i];
-			r->py_left++;
-			continue;
-		}
-		for (size_t k = starts[g + 1]; k-- > starts[g];)
-			r->py_frames[m++] = lp_python__frame(r->py, ev->pid, &pe->frames[k]);
-	}
-	if (ngroups > nevals)
-		r->py_unplaced += ngroups - nevals;
-	memcpy(r->frames, r->py_frames, m * sizeof(*r->frames));
-	*n = m;
+	*n = lp_python__merge(r->py, ev->pid, pe, r->frames, *n, r->py_frames);
+	memcpy(r->frames, r->py_frames, *n * sizeof(*r->frames));
 }
 
 /* Returns the stack's frames, root first, in r->frames; sets the attrs. */
@@ -635,8 +589,6 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 
 		if (pe) {
 			python_frames(r, ev, pe, &n);
-			r->py_samples++;
-			r->py_gil += !!(pe->pyflags & LP_PY_GIL);
 			gil = pe->pyflags & LP_PY_GIL ? "1" : "0";
 		}
 		if (!whole)
@@ -1504,21 +1456,10 @@ static void stacks_summary(const struct lp_recorder *r)
 	free(v);
 }
 
-/* Samples of Python threads, and the interpreter frames not replaced. */
-static void python_summary(const struct lp_recorder *r)
-{
-	if (!r->py_samples)
-		return;
-	lp_error("%" PRIu64 " samples of Python threads (%" PRIu64 " holding the GIL): %" PRIu64
-		 " interpreter frames kept without their Python frames, %" PRIu64
-		 " Python frame groups with no interpreter frame to stand in",
-		 r->py_samples, r->py_gil, r->py_left, r->py_unplaced);
-}
-
 void lp_recorder__notes(const struct lp_recorder *r)
 {
 	stacks_summary(r);
-	python_summary(r);
+	lp_python__notes(r->py);
 	cost_summary(r);
 }
 
