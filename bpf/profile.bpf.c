@@ -344,6 +344,34 @@ static long py_frame(__u32 i, void *arg)
 	return 0;
 }
 
+/* py_thread's state: one thread state per step of bpf_loop. */
+struct py_find {
+	const struct lp_py_proc *py;
+	__u64 ts;		/* the one to look at; 0: none left, or unreadable */
+	__u32 tid;
+	bool found;		/* ts is tid's */
+};
+
+static long py_thread(__u32 i, void *arg)
+{
+	struct py_find *f = arg;
+	__u64 ntid = 0;
+
+	if (!f->ts)
+		return 1;
+	if (bpf_probe_read_user(&ntid, sizeof(ntid), (void *)(f->ts + f->py->tstate_tid))) {
+		f->ts = 0;
+		return 1;
+	}
+	if (ntid == f->tid) {
+		f->found = true;
+		return 1;
+	}
+	if (bpf_probe_read_user(&f->ts, sizeof(f->ts), (void *)(f->ts + f->py->tstate_next)))
+		f->ts = 0;
+	return 0;
+}
+
 /* The current thread's Python frames, when its process runs CPython (an
  * entry in lp_py), into the CPU's lp_py_scratch slot: its thread state found
  * by its native thread id among the interpreter's, then the chain of
@@ -361,18 +389,12 @@ static __always_inline struct lp_py_event *py_walk(__u32 tgid, __u32 tid, __u32 
 	    !interp ||
 	    bpf_probe_read_user(&ts, sizeof(ts), (void *)(interp + py->tstate_head)))
 		return NULL;
-	for (int i = 0; i < LP_PY_MAX_THREADS && ts; i++) {
-		__u64 ntid = 0;
+	struct py_find find = { .py = py, .ts = ts, .tid = tid };
 
-		if (bpf_probe_read_user(&ntid, sizeof(ntid), (void *)(ts + py->tstate_tid)))
-			return NULL;
-		if (ntid == tid)
-			break;
-		if (bpf_probe_read_user(&ts, sizeof(ts), (void *)(ts + py->tstate_next)))
-			return NULL;
-	}
-	if (!ts)
+	bpf_loop(LP_PY_MAX_THREADS, py_thread, &find, 0);
+	if (!find.found)
 		return NULL;
+	ts = find.ts;
 	struct lp_py_event *e = bpf_map_lookup_elem(&lp_py_scratch, &zero);
 
 	if (!e)

@@ -86,7 +86,9 @@ struct lp_sample_event {
  * Offsets in bytes; the frame's fields all lie within LP_PY_FRAME_READ
  * bytes of its start, read at once. */
 #define LP_PY_MAX_FRAMES 64	/* Python frames walked per sample */
-#define LP_PY_MAX_THREADS 64	/* thread states looked at for the sampled thread */
+/* Thread states looked at for the sampled thread's (the newest first): a
+ * thread further down the interpreter's list has no Python frames. */
+#define LP_PY_MAX_THREADS 4096
 #define LP_PY_FRAME_READ 128
 struct lp_py_proc {
 	__u64 runtime;		/* run-time address of _PyRuntime */

@@ -215,3 +215,33 @@ python_off_wall() {
 	require_python
 	python_off_wall wall
 }
+
+@test "lp-record: the Python frames of the main thread of a process with 300 threads, last of the interpreter's list" {
+	require_root
+	require_python
+	# Each new thread's state goes first in the interpreter's list: the
+	# main thread's is the 301st.
+	cat > "$T/many.py" <<'EOF2'
+import sys, threading, time
+stop = threading.Event()
+threads = [threading.Thread(target=stop.wait) for _ in range(300)]
+for t in threads:
+    t.start()
+def main_spin(end):
+    s = 0
+    while time.monotonic() < end:
+        s += 1
+main_spin(time.monotonic() + float(sys.argv[1]))
+stop.set()
+for t in threads:
+    t.join()
+EOF2
+	run -0 --separate-stderr lp-record -F 499 -o "$T/many.lp" -- "$PYTHON" "$T/many.py" 1.5
+	expand "$T/many.lp" > "$T/samples"
+	run -0 awk -F'\t' '$2 ~ /Py_BytesMain/ { n++; if ($2 ~ /\|<module>@[^|]*\|main_spin@/) py++ }
+		END { print n + 0, py + 0 }' "$T/samples"
+	echo "main thread samples, with main_spin: $output"
+	read -r n py <<<"$output"
+	[ "$n" -ge 300 ] || fail "only $n samples of the main thread"
+	[ "$py" -ge $((n * 95 / 100)) ] || fail "$py of $n main thread samples in main_spin"
+}

@@ -509,18 +509,16 @@ int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_eve
 	if (peek(pid, runtime + w->interp_head, &interp, sizeof(interp)) < 0 || !interp ||
 	    peek(pid, interp + w->tstate_head, &ts, sizeof(ts)) < 0)
 		return -1;
-	for (int i = 0; i < LP_PY_MAX_THREADS && ts; i++) {
+	for (int i = 0;; i++) {
 		uint64_t ntid = 0;
 
-		if (peek(pid, ts + w->tstate_tid, &ntid, sizeof(ntid)) < 0)
+		if (i == LP_PY_MAX_THREADS || !ts || peek(pid, ts + w->tstate_tid, &ntid, sizeof(ntid)) < 0)
 			return -1;
 		if (ntid == (uint64_t)tid)
 			break;
 		if (peek(pid, ts + w->tstate_next, &ts, sizeof(ts)) < 0)
 			return -1;
 	}
-	if (!ts)
-		return -1;
 	memset(e, 0, offsetof(struct lp_py_event, frames));
 	e->pid = pid;
 	e->tid = tid;
