@@ -81,6 +81,17 @@ struct {
 	__type(value, struct lp_py_event);
 } lp_py_off SEC(".maps");
 
+/* Each Python thread's state, once found in its interpreter's list (a walk
+ * of one read per thread state before it), checked at each use by the
+ * native thread id it holds; forgotten when the thread exits or execs, so
+ * a tid the kernel gives again never finds a dead thread's state. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);	/* tid */
+	__type(value, __u64);	/* its PyThreadState's address */
+} lp_py_tstate SEC(".maps");
+
 /* A sample's Python frames are gathered here (a per-CPU slot: 1.5 KiB,
  * more than the BPF stack holds), then sent with their true size. */
 struct {
@@ -389,12 +400,21 @@ static __always_inline struct lp_py_event *py_walk(__u32 tgid, __u32 tid, __u32 
 	    !interp ||
 	    bpf_probe_read_user(&ts, sizeof(ts), (void *)(interp + py->tstate_head)))
 		return NULL;
-	struct py_find find = { .py = py, .ts = ts, .tid = tid };
+	__u64 *known = bpf_map_lookup_elem(&lp_py_tstate, &tid);
+	__u64 ntid = 0;
 
-	bpf_loop(LP_PY_MAX_THREADS, py_thread, &find, 0);
-	if (!find.found)
-		return NULL;
-	ts = find.ts;
+	if (known && !bpf_probe_read_user(&ntid, sizeof(ntid), (void *)(*known + py->tstate_tid)) &&
+	    ntid == tid) {
+		ts = *known;
+	} else {
+		struct py_find find = { .py = py, .ts = ts, .tid = tid };
+
+		bpf_loop(LP_PY_MAX_THREADS, py_thread, &find, 0);
+		if (!find.found)
+			return NULL;
+		ts = find.ts;
+		bpf_map_update_elem(&lp_py_tstate, &tid, &ts, BPF_ANY);
+	}
 	struct lp_py_event *e = bpf_map_lookup_elem(&lp_py_scratch, &zero);
 
 	if (!e)
@@ -545,6 +565,9 @@ int BPF_PROG(lp_rec_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	ev.tid = (__u32)id;
 	ev.cpu = bpf_get_smp_processor_id();
 	ev.flags = LP_EV_EXEC;
+	/* The thread that exec'd has a new program: no thread state of the
+	 * old one's. */
+	bpf_map_delete_elem(&lp_py_tstate, &ev.tid);
 	/* Wake the reader at once: it reads the new program's mappings while
 	 * the process is surely there (see lib/capture/record.c). */
 	if (bpf_ringbuf_output(&lp_ring, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP))
@@ -585,10 +608,14 @@ int BPF_PROG(lp_rec_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* A target's last thread exits: its pid leaves the set (pidset.bpf.h). */
+/* A thread exits: its Python thread state is no longer its.  A target's
+ * last thread exits: its pid leaves the set (pidset.bpf.h). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lp_rec_exit, struct task_struct *p)
 {
+	__u32 tid = p->pid;
+
+	bpf_map_delete_elem(&lp_py_tstate, &tid);
 	if (filter_pids)
 		lp_pidset_exit(&lp_pids, p);
 	return 0;

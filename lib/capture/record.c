@@ -1091,7 +1091,8 @@ static int load_bpf(struct lp_recorder *r)
 	/* With -a too: its forks are announced to the symbolizer. */
 	if (opts->npids && !opts->follow)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_fork, false);
-	if (opts->npids == 0)
+	/* Exits leave the pid set, and forget Python thread states. */
+	if (opts->npids == 0 && !r->py)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_exit, false);
 
 	int err = profile_bpf__load(r->skel);
@@ -1133,7 +1134,7 @@ static int attach_tasks(struct lp_recorder *r)
 	    attach_task_event(r->skel->progs.lp_rec_fork, &r->skel->links.lp_rec_fork,
 			      "sched_process_fork") < 0)
 		return -1;
-	if (opts->npids &&
+	if ((opts->npids || r->py) &&
 	    attach_task_event(r->skel->progs.lp_rec_exit, &r->skel->links.lp_rec_exit,
 			      "sched_process_exit") < 0)
 		return -1;
