@@ -245,3 +245,33 @@ EOF2
 	[ "$n" -ge 300 ] || fail "only $n samples of the main thread"
 	[ "$py" -ge $((n * 95 / 100)) ] || fail "$py of $n main thread samples in main_spin"
 }
+
+@test "lp-record: Python names as Python spells them: non-ASCII (1 and 2 bytes a character), nested, lambdas" {
+	require_root
+	require_python
+	cat > "$T/names.py" <<'EOF2'
+import sys, time
+class Café:
+    def naïve_π(self, end):
+        def inner():
+            s = 0
+            while time.monotonic() < end:
+                s += 1
+        return inner()
+f = lambda end: Café().naïve_π(end)
+def 数据(end):
+    return f(end)
+数据(time.monotonic() + float(sys.argv[1]))
+EOF2
+	run -0 --separate-stderr lp-record -F 499 -o "$T/names.lp" -- "$PYTHON" "$T/names.py" 1
+	run -0 lp-collapse "$T/names.lp"
+	run -0 grep -c ';<module>;数据;<lambda>;Café.naïve_π;Café.naïve_π.<locals>.inner[; ]' <<<"$output"
+	[ "$output" -ge 5 ] || fail "only $output stacks through the nested, non-ASCII names"
+	# Their lines: inner's loop (lines 6 and 7), called from naïve_π's line 8.
+	expand "$T/names.lp" > "$T/samples"
+	run -0 awk -F'\t' -v py="$T/names.py" '$2 ~ /\|Café\.naïve_π\.<locals>\.inner@/ { n++
+		if ($2 !~ ("\\|Café\\.naïve_π@" py ":8\\|Café\\.naïve_π\\.<locals>\\.inner@" py ":[67]([|]|$)")) bad++ }
+		END { print n + 0, bad + 0 }' "$T/samples"
+	read -r n bad <<<"$output"
+	[ "$n" -ge 300 ] && [ "$bad" -eq 0 ] || fail "$bad of $n samples in inner at other lines"
+}
