@@ -65,7 +65,7 @@ static void usage(FILE *f)
 		"                         to symbolize later with lp-symbolize\n"
 		"      --no-demangle      C++ and Rust names as the symbol table spells them\n"
 		"                         (_ZN4node5StartEiPPc), not node::Start(int, char**)\n"
-		"      --no-python        CPython 3.11's interpreter frames as they are, not\n"
+		"      --no-python        CPython's interpreter frames as they are, not\n"
 		"                         the Python functions they run\n"
 		"      --ring-size BYTES  BPF ring buffer size, a power of two (default 4 MiB,\n"
 		"                         32 MiB with dwarf)\n"

@@ -320,6 +320,12 @@ static __always_inline __u64 py_field(const __u8 *buf, __u32 off)
 	return *(const __u64 *)(buf + (off & (LP_PY_FRAME_READ - 8)));
 }
 
+/* The byte at off of the frame read into buf. */
+static __always_inline __u8 py_byte(const __u8 *buf, __u32 off)
+{
+	return py_field(buf, off & ~7u) >> ((off & 7) * 8);
+}
+
 static long py_frame(__u32 i, void *arg)
 {
 	struct py_walk *w = arg;
@@ -337,6 +343,14 @@ static long py_frame(__u32 i, void *arg)
 	if (size > LP_PY_FRAME_READ || size < 8 ||
 	    bpf_probe_read_user(buf, size, (void *)w->frame))
 		return 1;
+	/* 3.12's frame of the C stack: the frame before it (the one read
+	 * last) is the first of its C call; itself no Python frame. */
+	if (py->owner_shim && py_byte(buf, py->frame_owner) == py->owner_shim) {
+		if (n > 0)
+			w->e->frames[(n - 1) & (LP_PY_MAX_FRAMES - 1)].flags |= LP_PY_ENTRY;
+		w->frame = py_field(buf, py->frame_previous);
+		return 0;
+	}
 	__u64 code = py_field(buf, py->frame_code);
 	__u64 instr = py_field(buf, py->frame_instr);
 	__u64 start = code + py->code_adaptive;
@@ -347,12 +361,28 @@ static long py_frame(__u32 i, void *arg)
 	f->lasti = instr >= start && instr - start < (1u << 30) ? (__s32)((instr - start) / 2) : -1;
 	f->first = 0;
 	bpf_probe_read_user(&f->first, sizeof(f->first), (void *)(code + py->code_first));
-	f->flags = (py_field(buf, py->frame_entry & ~7u) >> ((py->frame_entry & 7) * 8)) & 0xff
-		   ? LP_PY_ENTRY : 0;
+	f->flags = py->frame_entry && py_byte(buf, py->frame_entry) ? LP_PY_ENTRY : 0;
 	f->pad = 0;
 	w->e->nframes = n + 1;
 	w->frame = py_field(buf, py->frame_previous);
 	return 0;
+}
+
+/* Whether thread state ts holds its interpreter's GIL (struct lp_py_proc). */
+static __always_inline bool py_holds_gil(const struct lp_py_proc *py, __u64 interp, __u64 ts)
+{
+	__u64 base = py->runtime, holder = 0;
+	__u32 locked = 1;
+
+	if (py->gil_interp) {
+		base = 0;
+		if (bpf_probe_read_user(&base, sizeof(base), (void *)(interp + py->gil_interp)) ||
+		    !base ||
+		    bpf_probe_read_user(&locked, sizeof(locked), (void *)(base + py->gil_locked)))
+			return false;
+	}
+	return locked && !bpf_probe_read_user(&holder, sizeof(holder), (void *)(base + py->gil_tstate)) &&
+	       holder == ts;
 }
 
 /* py_thread's state: one thread state per step of bpf_loop. */
@@ -392,7 +422,7 @@ static __always_inline struct lp_py_event *py_walk(__u32 tgid, __u32 tid, __u32 
 {
 	const struct lp_py_proc *py = bpf_map_lookup_elem(&lp_py, &tgid);
 	__u32 zero = 0;
-	__u64 interp = 0, ts = 0, gil = 0, cframe = 0;
+	__u64 interp = 0, ts = 0, cframe = 0;
 
 	if (!py)
 		return NULL;
@@ -428,8 +458,7 @@ static __always_inline struct lp_py_event *py_walk(__u32 tgid, __u32 tid, __u32 
 	e->pyflags = 0;
 	/* Whether this thread holds the GIL: another may take it or let it
 	 * go meanwhile, never this one, which is running this. */
-	if (!bpf_probe_read_user(&gil, sizeof(gil), (void *)(py->runtime + py->gil_tstate)) &&
-	    gil == ts)
+	if (py_holds_gil(py, interp, ts))
 		e->pyflags |= LP_PY_GIL;
 
 	struct py_walk w = { .py = py, .e = e };
@@ -437,7 +466,8 @@ static __always_inline struct lp_py_event *py_walk(__u32 tgid, __u32 tid, __u32 
 	if (!bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(ts + py->tstate_cframe)) &&
 	    cframe)
 		bpf_probe_read_user(&w.frame, sizeof(w.frame), (void *)(cframe + py->cframe_frame));
-	bpf_loop(LP_PY_MAX_FRAMES + 1, py_frame, &w, 0);
+	/* Twice: 3.12's frames of the C stack take a step each. */
+	bpf_loop(2 * LP_PY_MAX_FRAMES + 1, py_frame, &w, 0);
 	return e;
 }
 

@@ -93,7 +93,13 @@ struct lp_sample_event {
 struct lp_py_proc {
 	__u64 runtime;		/* run-time address of _PyRuntime */
 	__u16 interp_head;	/* _PyRuntime.interpreters.head */
-	__u16 gil_tstate;	/* _PyRuntime.gilstate.tstate_current: the GIL's holder */
+	/* The GIL's holder: 3.11, _PyRuntime.gilstate.tstate_current (at
+	 * gil_tstate, gil_interp 0); 3.12, the interpreter's GIL (a pointer
+	 * at gil_interp) holds it while locked (an int at gil_locked), and
+	 * last_holder (at gil_tstate) says by whom. */
+	__u16 gil_tstate;
+	__u16 gil_interp;
+	__u16 gil_locked;
 	__u16 tstate_head;	/* PyInterpreterState's first thread state */
 	__u16 tstate_next;	/* PyThreadState.next */
 	__u16 tstate_tid;	/* PyThreadState.native_thread_id */
@@ -102,7 +108,13 @@ struct lp_py_proc {
 	__u16 frame_code;	/* _PyInterpreterFrame.f_code */
 	__u16 frame_previous;	/* .previous */
 	__u16 frame_instr;	/* .prev_instr: the instruction last begun */
-	__u16 frame_entry;	/* .is_entry: the first frame of its C call of the eval loop */
+	/* Where a C call of the eval loop began: 3.11 marks its first
+	 * frame (.is_entry, a bool at frame_entry); 3.12 puts a frame of its
+	 * own before it, owned by the C stack (.owner, a char at frame_owner,
+	 * is owner_shim), which is no Python frame.  0: not this way. */
+	__u16 frame_entry;
+	__u16 frame_owner;
+	__u16 owner_shim;
 	__u16 code_first;	/* PyCodeObject.co_firstlineno */
 	__u16 code_adaptive;	/* PyCodeObject.co_code_adaptive: the instructions */
 	__u16 frame_size;	/* bytes of a frame to read: past its last field above */

@@ -104,6 +104,32 @@ pyreq_checks() {
 		fail "the summary does not count the Python samples"
 }
 
+# CPython 3.12 (pyenv's build: a libpython, no is_entry but frames of the C
+# stack, the GIL per interpreter): $PYTHON312, else pyenv's; a missing one
+# fails under CI=true, as a missing command does.
+require_python312() {
+	PY312=${PYTHON312:-$(ls -d /root/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | tail -1)}
+	if [ ! -x "$PY312" ]; then
+		if [ "${CI:-}" = true ]; then
+			echo "no CPython 3.12 (PYTHON312, or pyenv's) under CI=true" >&2
+			return 1
+		fi
+		skip "no CPython 3.12 (PYTHON312, or pyenv's)"
+	fi
+}
+
+@test "lp-record: CPython 3.12's frames (a libpython; frames of the C stack), slow_part's share as measured; snapshot mode too" {
+	require_root
+	require_python312
+	run -0 --separate-stderr lp-record -F 499 -o "$T/py12.lp" -- "$PY312" "$PYREQ" 3
+	echo "$output"
+	echo "$stderr"
+	pyreq_checks "$T/py12.lp" "$output" 700 5
+	run -0 --separate-stderr lp-record --mode snapshot -i 5ms -o "$T/snap12.lp" -- "$PY312" "$PYREQ" 1.5
+	echo "$output"
+	pyreq_checks "$T/snap12.lp" "$output" 200 10
+}
+
 @test "lp-record --mode snapshot: Python frames of a held thread; slow_part's share as measured" {
 	require_root
 	require_python

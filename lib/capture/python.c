@@ -1,12 +1,13 @@
 /* python.c - CPython frames for lp-record: finding an interpreter lp knows in
  * a process, and naming the code objects its sampler found (python.h).
  *
- * CPython 3.11 exports no table of its own structures' offsets (3.13's
- * _Py_DebugOffsets came later), so they are lp's: taken with offsetof from
- * 3.11's headers (Include/internal/pycore_frame.h, pycore_runtime.h,
- * pycore_interp.h, Include/cpython/pystate.h, code.h, unicodeobject.h,
- * bytesobject.h; the same for 3.11.2 and 3.11.7) and checked against the
- * running binary before use: its Py_Version says 3.11, and, once the
+ * CPython 3.11 and 3.12 export no table of their own structures' offsets
+ * (3.13's _Py_DebugOffsets came later), so they are lp's: taken with
+ * offsetof from their headers (Include/internal/pycore_frame.h,
+ * pycore_runtime.h, pycore_interp.h, pycore_gil.h, Include/cpython/pystate.h,
+ * code.h, unicodeobject.h, bytesobject.h; the same for 3.11.2 and 3.11.7;
+ * 3.12 from 3.12.1) and checked against the
+ * running binary before use: its Py_Version says which, and, once the
  * interpreter is up, its first thread state points back at it.  Symbols
  * from the binary's .dynsym (Debian's python3.11 has no .symtab):
  * _PyRuntime, Py_Version, PyCode_Type. */
@@ -54,6 +55,22 @@ static const struct lp_py_layout layouts[] = {
 		.code_filename = 112, .code_qualname = 128, .code_linetable = 136,
 		.code_size = 144, .var_size = 16, .bytes_data = 32,
 		.str_length = 16, .str_state = 32, .str_ascii_data = 48, .str_compact_data = 72,
+	},
+	{
+		/* 3.12.1's headers (pyenv's build): no is_entry but frames
+		 * of the C stack, the GIL per interpreter, shorter strings. */
+		.major = 3, .minor = 12,
+		.walk = {
+			.interp_head = 40, .gil_interp = 384, .gil_tstate = 8, .gil_locked = 16,
+			.tstate_head = 72, .tstate_next = 8, .tstate_tid = 144,
+			.tstate_cframe = 56, .cframe_frame = 0, .frame_code = 0,
+			.frame_previous = 8, .frame_instr = 56, .frame_owner = 70,
+			.owner_shim = 3, .code_first = 68, .code_adaptive = 192, .frame_size = 72,
+		},
+		.tstate_interp = 16, .ob_type = 8,
+		.code_filename = 112, .code_qualname = 128, .code_linetable = 136,
+		.code_size = 144, .var_size = 16, .bytes_data = 32,
+		.str_length = 16, .str_state = 32, .str_ascii_data = 40, .str_compact_data = 56,
 	},
 };
 
@@ -243,7 +260,7 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 		return 1;
 	}
 	if (!py->warned)
-		lp_error("pid %d: CPython %u.%u: lp-record knows 3.11's frames only: its native "
+		lp_error("pid %d: CPython %u.%u: lp-record knows 3.11's and 3.12's frames only: its native "
 			 "frames only", (int)pid, major, minor);
 	py->warned = true;
 	return 0;
@@ -361,7 +378,7 @@ static void read_code(struct lp_python *py, const struct py_proc *p, struct py_c
 	c->ok = true;
 }
 
-/* co_linetable of 3.11 (Objects/locations.md): entries, each a first byte
+/* co_linetable of 3.11 and 3.12 (Objects/locations.md): entries, each a first byte
  * with bit 7 set, bits 3-6 a code, bits 0-2 the code units it covers less
  * one, then the code's bytes.  Codes: 15 no location; 14 a signed varint
  * line delta and three varints (end line, columns); 13 a signed varint line
@@ -496,10 +513,23 @@ void lp_python__notes(const struct lp_python *py)
 		 py->samples, py->gil, py->kept, py->unplaced);
 }
 
+/* Whether thread state ts holds the GIL (bpf/profile.bpf.c, py_holds_gil). */
+static bool holds_gil(pid_t pid, const struct lp_py_proc *w, uint64_t runtime, uint64_t interp,
+		      uint64_t ts)
+{
+	uint64_t base = runtime, holder = 0;
+	uint32_t locked = 1;
+
+	if (w->gil_interp && (peek(pid, interp + w->gil_interp, &base, sizeof(base)) < 0 || !base ||
+			      peek(pid, base + w->gil_locked, &locked, sizeof(locked)) < 0))
+		return false;
+	return locked && peek(pid, base + w->gil_tstate, &holder, sizeof(holder)) == 0 && holder == ts;
+}
+
 int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_event *e)
 {
 	struct py_proc *p = lp_hashmap__get(&py->procs, pid_key(pid));
-	uint64_t interp = 0, ts = 0, gil = 0, cframe = 0, frame = 0;
+	uint64_t interp = 0, ts = 0, cframe = 0, frame = 0;
 
 	if (!p || !p->python)
 		return -1;
@@ -523,12 +553,14 @@ int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_eve
 	e->pid = pid;
 	e->tid = tid;
 	e->flags = LP_EV_PYTHON;
-	if (peek(pid, runtime + w->gil_tstate, &gil, sizeof(gil)) == 0 && gil == ts)
+	if (holds_gil(pid, w, runtime, interp, ts))
 		e->pyflags |= LP_PY_GIL;
 	if (peek(pid, ts + w->tstate_cframe, &cframe, sizeof(cframe)) < 0 || !cframe ||
 	    peek(pid, cframe + w->cframe_frame, &frame, sizeof(frame)) < 0)
 		return 0;
-	while (frame) {
+	/* Bounded as the kernel's walk is: a chain read while it changes, or
+	 * garbage, may loop. */
+	for (int steps = 0; frame && steps < 2 * LP_PY_MAX_FRAMES + 1; steps++) {
 		unsigned char buf[LP_PY_FRAME_READ];
 		struct lp_py_frame *f = &e->frames[e->nframes];
 
@@ -538,13 +570,20 @@ int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_eve
 		}
 		if (w->frame_size > sizeof(buf) || peek(pid, frame, buf, w->frame_size) < 0)
 			break;
+		/* 3.12's frame of the C stack (bpf/profile.bpf.c, py_frame). */
+		if (w->owner_shim && buf[w->frame_owner] == w->owner_shim) {
+			if (e->nframes)
+				e->frames[e->nframes - 1].flags |= LP_PY_ENTRY;
+			frame = word(buf, w->frame_previous);
+			continue;
+		}
 		uint64_t code = word(buf, w->frame_code), instr = word(buf, w->frame_instr);
 		uint64_t start = code + w->code_adaptive;
 
 		f->code = code;
 		f->lasti = instr >= start && instr - start < (1u << 30) ? (int32_t)((instr - start) / 2) : -1;
 		f->first = 0;
-		f->flags = buf[w->frame_entry] ? LP_PY_ENTRY : 0;
+		f->flags = w->frame_entry && buf[w->frame_entry] ? LP_PY_ENTRY : 0;
 		f->pad = 0;
 		e->nframes++;
 		frame = word(buf, w->frame_previous);
