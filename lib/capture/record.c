@@ -1464,6 +1464,15 @@ void lp_recorder__notes(const struct lp_recorder *r)
 	cost_summary(r);
 }
 
+/* A map whose values are malloc'd, and they, freed. */
+static void free_values(struct lp_hashmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			free(m->values[i]);
+	lp_hashmap__fini(m);
+}
+
 void lp_recorder__free(struct lp_recorder *r)
 {
 	if (!r)
@@ -1476,19 +1485,12 @@ void lp_recorder__free(struct lp_recorder *r)
 	ring_buffer__free(r->ring);
 	profile_bpf__destroy(r->skel);
 	lp_unwinder__free(r->unw);
-	if (r->py) {
-		for (size_t i = 0; i < r->py_ev.cap; i++)
-			if (r->py_ev.keys[i])
-				free(r->py_ev.values[i]);
-		lp_hashmap__fini(&r->py_ev);
-	}
+	if (r->py)
+		free_values(&r->py_ev);
 	lp_python__free(r->py);
 	free(r->py_frames);
 	lp_symbolizer__free(r->sym);
-	for (size_t i = 0; i < r->endings.cap; i++)
-		if (r->endings.keys[i])
-			free(r->endings.values[i]);
-	lp_hashmap__fini(&r->endings);
+	free_values(&r->endings);
 	lp_dict__free(r->dict);
 	lp_attrs_buf__free(&r->attrs);
 	free(r->perf_fds);
