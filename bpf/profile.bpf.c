@@ -374,13 +374,16 @@ static __always_inline bool py_holds_gil(const struct lp_py_proc *py, __u64 inte
 	__u64 base = py->runtime, holder = 0;
 	__u32 locked = 1;
 
-	if (py->gil_interp) {
+	if (py->gil_base == LP_PY_GIL_POINTER) {
 		base = 0;
-		if (bpf_probe_read_user(&base, sizeof(base), (void *)(interp + py->gil_interp)) ||
-		    !base ||
-		    bpf_probe_read_user(&locked, sizeof(locked), (void *)(base + py->gil_locked)))
+		if (bpf_probe_read_user(&base, sizeof(base), (void *)(interp + py->gil_interp)) || !base)
 			return false;
+	} else if (py->gil_base == LP_PY_GIL_INTERP) {
+		base = interp;
 	}
+	if (py->gil_base != LP_PY_GIL_RUNTIME &&
+	    bpf_probe_read_user(&locked, sizeof(locked), (void *)(base + py->gil_locked)))
+		return false;
 	return locked && !bpf_probe_read_user(&holder, sizeof(holder), (void *)(base + py->gil_tstate)) &&
 	       holder == ts;
 }
@@ -463,8 +466,10 @@ static __always_inline struct lp_py_event *py_walk(__u32 tgid, __u32 tid, __u32 
 
 	struct py_walk w = { .py = py, .e = e };
 
-	if (!bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(ts + py->tstate_cframe)) &&
-	    cframe)
+	if (py->frame_direct)
+		bpf_probe_read_user(&w.frame, sizeof(w.frame), (void *)(ts + py->tstate_cframe));
+	else if (!bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(ts + py->tstate_cframe)) &&
+		 cframe)
 		bpf_probe_read_user(&w.frame, sizeof(w.frame), (void *)(cframe + py->cframe_frame));
 	/* Twice: 3.12's frames of the C stack take a step each. */
 	bpf_loop(2 * LP_PY_MAX_FRAMES + 1, py_frame, &w, 0);

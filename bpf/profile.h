@@ -94,17 +94,22 @@ struct lp_py_proc {
 	__u64 runtime;		/* run-time address of _PyRuntime */
 	__u16 interp_head;	/* _PyRuntime.interpreters.head */
 	/* The GIL's holder: 3.11, _PyRuntime.gilstate.tstate_current (at
-	 * gil_tstate, gil_interp 0); 3.12, the interpreter's GIL (a pointer
-	 * at gil_interp) holds it while locked (an int at gil_locked), and
-	 * last_holder (at gil_tstate) says by whom. */
+	 * gil_tstate; gil_base LP_PY_GIL_RUNTIME); 3.12, the interpreter's
+	 * GIL (a pointer at gil_interp; LP_PY_GIL_POINTER) holds it while
+	 * locked (an int at gil_locked), and last_holder (at gil_tstate) says
+	 * by whom; 3.13, the same within the interpreter (LP_PY_GIL_INTERP). */
 	__u16 gil_tstate;
 	__u16 gil_interp;
 	__u16 gil_locked;
+	__u16 gil_base;
 	__u16 tstate_head;	/* PyInterpreterState's first thread state */
 	__u16 tstate_next;	/* PyThreadState.next */
 	__u16 tstate_tid;	/* PyThreadState.native_thread_id */
-	__u16 tstate_cframe;	/* PyThreadState.cframe */
-	__u16 cframe_frame;	/* _PyCFrame.current_frame */
+	/* The current frame: tstate->cframe->current_frame (3.11, 3.12), or
+	 * with frame_direct tstate->current_frame (3.13, at tstate_cframe). */
+	__u16 tstate_cframe;
+	__u16 cframe_frame;
+	__u16 frame_direct;
 	__u16 frame_code;	/* _PyInterpreterFrame.f_code */
 	__u16 frame_previous;	/* .previous */
 	__u16 frame_instr;	/* .prev_instr: the instruction last begun */
@@ -118,8 +123,11 @@ struct lp_py_proc {
 	__u16 code_first;	/* PyCodeObject.co_firstlineno */
 	__u16 code_adaptive;	/* PyCodeObject.co_code_adaptive: the instructions */
 	__u16 frame_size;	/* bytes of a frame to read: past its last field above */
-	__u16 pad[2];
 };
+
+#define LP_PY_GIL_RUNTIME 0
+#define LP_PY_GIL_POINTER 1
+#define LP_PY_GIL_INTERP 2
 
 /* One Python frame, innermost first: its code object, the index of its
  * instruction (2-byte code units from co_code_adaptive; -1 before the

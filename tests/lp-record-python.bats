@@ -75,14 +75,16 @@ pyreq_checks() {
 	echo "slow_part: $output (share %, distance in points from the measured $measured, samples)"
 	read -r share dist nloop <<<"$output"
 	awk -v d="$dist" -v t="$tol" 'BEGIN { exit !(d <= t) }' || fail "slow_part $share% of samples, measured $measured"
-	# No interpreter frame left where Python frames go: none in the samples
-	# of Python threads (gil=); the others are the interpreter's start,
-	# before the first sample said it runs Python (a few).
+	# No interpreter frame left where Python frames go: (almost) none in
+	# the samples of Python threads (gil=); the others are the
+	# interpreter's start, before it was known to run Python (a few).
 	run -0 awk -F'\t' '{ n++ } $1 ~ / gil=/ { py++ } $2 ~ /_PyEval_EvalFrameDefault/ { e++; if ($1 ~ / gil=/) epy++ }
 		END { print n + 0, py + 0, e + 0, epy + 0 }' "$T/samples"
 	echo "samples, of Python threads, with _PyEval_EvalFrameDefault, of those of Python threads: $output"
 	read -r all pys evals evalpy <<<"$output"
-	[ "$evalpy" -eq 0 ] || fail "$evalpy samples of Python threads kept an interpreter frame"
+	# A tick in the eval loop's prologue (before it pushed the frame it
+	# runs, 3.12's frame of the C stack) keeps that interpreter frame: rare.
+	[ "$evalpy" -le $((pys / 100 + 1)) ] || fail "$evalpy samples of Python threads kept an interpreter frame"
 	[ "$evals" -le $((all / 50)) ] || fail "$evals of $all samples kept an interpreter frame"
 	[ "$pys" -ge $((all - all / 50)) ] || fail "only $pys of $all samples are of a Python thread"
 	# One thread: it holds the GIL while it runs Python code (it lets it
@@ -100,34 +102,47 @@ pyreq_checks() {
 	echo "$stderr"
 	summary=$stderr
 	pyreq_checks "$T/py.lp" "$output" 1000 5
-	[[ $summary == *"lp-record: $pys samples of Python threads ("*" holding the GIL): 0 interpreter frames kept"* ]] ||
+	[[ $summary == *"lp-record: $pys samples of Python threads ("*" holding the GIL): "*" interpreter frames kept"* ]] ||
 		fail "the summary does not count the Python samples"
 }
 
-# CPython 3.12 (pyenv's build: a libpython, no is_entry but frames of the C
-# stack, the GIL per interpreter): $PYTHON312, else pyenv's; a missing one
-# fails under CI=true, as a missing command does.
-require_python312() {
-	PY312=${PYTHON312:-$(ls -d /root/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | tail -1)}
-	if [ ! -x "$PY312" ]; then
+# Newer CPythons, pyenv's builds (a libpython each): 3.12 has no is_entry
+# but frames of the C stack and the GIL per interpreter; 3.13 tells its
+# offsets itself (_Py_DebugOffsets).  $PYTHON3X, else pyenv's; a missing
+# one fails under CI=true, as a missing command does.
+require_pyenv() {
+	local var=PYTHON${1/./}
+	PYX=${!var:-$(ls -d /root/.pyenv/versions/"$1".*/bin/python"$1" 2>/dev/null | tail -1)}
+	if [ ! -x "$PYX" ]; then
 		if [ "${CI:-}" = true ]; then
-			echo "no CPython 3.12 (PYTHON312, or pyenv's) under CI=true" >&2
+			echo "no CPython $1 ($var, or pyenv's) under CI=true" >&2
 			return 1
 		fi
-		skip "no CPython 3.12 (PYTHON312, or pyenv's)"
+		skip "no CPython $1 ($var, or pyenv's)"
 	fi
+}
+
+# pyreq.py's checks on CPython $PYX, in cpu and snapshot modes.
+newer_python() {
+	run -0 --separate-stderr lp-record -F 499 -o "$T/pyx.lp" -- "$PYX" "$PYREQ" 3
+	echo "$output"
+	echo "$stderr"
+	pyreq_checks "$T/pyx.lp" "$output" 700 5
+	run -0 --separate-stderr lp-record --mode snapshot -i 5ms -o "$T/snapx.lp" -- "$PYX" "$PYREQ" 1.5
+	echo "$output"
+	pyreq_checks "$T/snapx.lp" "$output" 200 10
 }
 
 @test "lp-record: CPython 3.12's frames (a libpython; frames of the C stack), slow_part's share as measured; snapshot mode too" {
 	require_root
-	require_python312
-	run -0 --separate-stderr lp-record -F 499 -o "$T/py12.lp" -- "$PY312" "$PYREQ" 3
-	echo "$output"
-	echo "$stderr"
-	pyreq_checks "$T/py12.lp" "$output" 700 5
-	run -0 --separate-stderr lp-record --mode snapshot -i 5ms -o "$T/snap12.lp" -- "$PY312" "$PYREQ" 1.5
-	echo "$output"
-	pyreq_checks "$T/snap12.lp" "$output" 200 10
+	require_pyenv 3.12
+	newer_python
+}
+
+@test "lp-record: CPython 3.13's frames from its own _Py_DebugOffsets, slow_part's share as measured; snapshot mode too" {
+	require_root
+	require_pyenv 3.13
+	newer_python
 }
 
 @test "lp-record --mode snapshot: Python frames of a held thread; slow_part's share as measured" {

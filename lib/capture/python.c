@@ -6,7 +6,7 @@
  * offsetof from their headers (Include/internal/pycore_frame.h,
  * pycore_runtime.h, pycore_interp.h, pycore_gil.h, Include/cpython/pystate.h,
  * code.h, unicodeobject.h, bytesobject.h; the same for 3.11.2 and 3.11.7;
- * 3.12 from 3.12.1) and checked against the
+ * 3.12 from 3.12.1; 3.13 tells its own, debug_layout) and checked against the
  * running binary before use: its Py_Version says which, and, once the
  * interpreter is up, its first thread state points back at it.  Symbols
  * from the binary's .dynsym (Debian's python3.11 has no .symtab):
@@ -62,6 +62,7 @@ static const struct lp_py_layout layouts[] = {
 		.major = 3, .minor = 12,
 		.walk = {
 			.interp_head = 40, .gil_interp = 384, .gil_tstate = 8, .gil_locked = 16,
+			.gil_base = LP_PY_GIL_POINTER,
 			.tstate_head = 72, .tstate_next = 8, .tstate_tid = 144,
 			.tstate_cframe = 56, .cframe_frame = 0, .frame_code = 0,
 			.frame_previous = 8, .frame_instr = 56, .frame_owner = 70,
@@ -87,7 +88,8 @@ struct py_code {
 struct py_proc {
 	pid_t pid;
 	bool python;
-	const struct lp_py_layout *layout;
+	const struct lp_py_layout *layout;	/* the table's, or debug's */
+	struct lp_py_layout debug;	/* 3.13: from its _Py_DebugOffsets */
 	uint64_t runtime;	/* run-time address of _PyRuntime */
 	uint64_t code_type;	/* run-time address of PyCode_Type */
 	struct lp_hashmap codes;	/* (address, first line) -> struct py_code */
@@ -215,6 +217,109 @@ static bool layout_fits(pid_t pid, const struct lp_py_layout *l, uint64_t runtim
 	return peek(pid, ts + l->tstate_interp, &back, sizeof(back)) == 0 && back == interp;
 }
 
+/* 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h), which opens
+ * _PyRuntime: what lp needs of it, as 3.13.0 lays it out (its layout may
+ * change with the minor version, never within one). */
+struct py_debug_offsets_313 {
+	char cookie[8];		/* "xdebugpy" */
+	uint64_t version, free_threaded;
+	struct { uint64_t size, finalizing, interpreters_head; } runtime_state;
+	struct {
+		uint64_t size, id, next, threads_head, gc, imports_modules, sysdict, builtins,
+			ceval_gil, gil_runtime_state, gil_runtime_state_enabled,
+			gil_runtime_state_locked, gil_runtime_state_holder;
+	} interpreter_state;
+	struct {
+		uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
+			datastack_chunk, status;
+	} thread_state;
+	struct { uint64_t size, previous, executable, instr_ptr, localsplus, owner; } interpreter_frame;
+	struct {
+		uint64_t size, filename, name, qualname, linetable, firstlineno, argcount,
+			localsplusnames, localspluskinds, co_code_adaptive;
+	} code_object;
+	struct { uint64_t size, ob_type; } pyobject;
+	struct { uint64_t size, tp_name, tp_repr, tp_flags; } type_object;
+	struct { uint64_t size, ob_item, ob_size; } tuple_object, list_object;
+	struct { uint64_t size, ma_keys, ma_values; } dict_object;
+	struct { uint64_t size, ob_fval; } float_object;
+	struct { uint64_t size, lv_tag, ob_digit; } long_object;
+	struct { uint64_t size, ob_size, ob_sval; } bytes_object;
+	struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
+};
+
+/* The layout of a CPython 3.13 at runtime, read from the interpreter itself:
+ * 0, or -1 when it is another version, free-threaded, or says what lp
+ * cannot use (an offset past what a walk reads). */
+static int debug_layout(pid_t pid, uint64_t runtime, unsigned major, unsigned minor,
+			struct lp_py_layout *l)
+{
+	struct py_debug_offsets_313 d;
+	uint64_t fmax;
+
+	if (major != 3 || minor != 13 || peek(pid, runtime, &d, sizeof(d)) < 0 ||
+	    memcmp(d.cookie, "xdebugpy", 8) || d.free_threaded)
+		return -1;
+	fmax = d.interpreter_frame.previous;
+	if (d.interpreter_frame.executable > fmax)
+		fmax = d.interpreter_frame.executable;
+	if (d.interpreter_frame.instr_ptr > fmax)
+		fmax = d.interpreter_frame.instr_ptr;
+	if (d.interpreter_frame.owner > fmax)
+		fmax = d.interpreter_frame.owner;
+	/* Every offset a u16, the frame's fields within one read. */
+	if (fmax + 8 > LP_PY_FRAME_READ || d.interpreter_state.gil_runtime_state_holder > 0xffff ||
+	    d.interpreter_state.threads_head > 0xffff || d.code_object.co_code_adaptive > 0xffff ||
+	    d.thread_state.native_thread_id > 0xffff || d.code_object.qualname + 8 > 256 ||
+	    d.code_object.filename + 8 > 256 || d.code_object.linetable + 8 > 256 ||
+	    d.unicode_object.asciiobject_size + 16 > 128)
+		return -1;
+	*l = (struct lp_py_layout){
+		.major = major, .minor = minor,
+		.walk = {
+			.interp_head = d.runtime_state.interpreters_head,
+			.gil_base = LP_PY_GIL_INTERP,
+			.gil_tstate = d.interpreter_state.gil_runtime_state_holder,
+			.gil_locked = d.interpreter_state.gil_runtime_state_locked,
+			.tstate_head = d.interpreter_state.threads_head,
+			.tstate_next = d.thread_state.next,
+			.tstate_tid = d.thread_state.native_thread_id,
+			.tstate_cframe = d.thread_state.current_frame,
+			.frame_direct = 1,
+			.frame_code = d.interpreter_frame.executable,
+			.frame_previous = d.interpreter_frame.previous,
+			.frame_instr = d.interpreter_frame.instr_ptr,
+			.frame_owner = d.interpreter_frame.owner,
+			.owner_shim = 3,	/* FRAME_OWNED_BY_CSTACK */
+			.code_first = d.code_object.firstlineno,
+			.code_adaptive = d.code_object.co_code_adaptive,
+			.frame_size = (fmax + 8 + 7) & ~7ULL,
+		},
+		.tstate_interp = d.thread_state.interp,
+		.ob_type = d.pyobject.ob_type,
+		.code_filename = d.code_object.filename,
+		.code_qualname = d.code_object.qualname,
+		.code_linetable = d.code_object.linetable,
+		.var_size = d.bytes_object.ob_size,
+		.bytes_data = d.bytes_object.ob_sval,
+		.str_length = d.unicode_object.length,
+		.str_state = d.unicode_object.state,
+		.str_ascii_data = d.unicode_object.asciiobject_size,
+		/* PyCompactUnicodeObject: the ASCII header, utf8_length, utf8. */
+		.str_compact_data = d.unicode_object.asciiobject_size + 16,
+	};
+	uint64_t csize = d.code_object.filename;
+
+	if (d.code_object.qualname > csize)
+		csize = d.code_object.qualname;
+	if (d.code_object.linetable > csize)
+		csize = d.code_object.linetable;
+	if (d.code_object.firstlineno > csize)
+		csize = d.code_object.firstlineno;
+	l->code_size = csize + 8;
+	return 0;
+}
+
 int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 {
 	uint64_t key = pid_key(pid);
@@ -239,11 +344,17 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 	/* PY_VERSION_HEX: 0xMMmmPPRS. */
 	unsigned major = version >> 24 & 0xff, minor = version >> 16 & 0xff;
 
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+	for (size_t i = 0; i <= sizeof(layouts) / sizeof(layouts[0]); i++) {
 		const struct lp_py_layout *l = &layouts[i];
 
-		if (l->major != major || l->minor != minor)
+		/* After the table's: the interpreter's own. */
+		if (i == sizeof(layouts) / sizeof(layouts[0])) {
+			if (debug_layout(pid, s.runtime, major, minor, &p->debug) < 0)
+				break;
+			l = &p->debug;
+		} else if (l->major != major || l->minor != minor) {
 			continue;
+		}
 		if (!layout_fits(pid, l, s.runtime)) {
 			lp_error("pid %d: CPython %u.%u's thread state does not point back at its "
 				 "interpreter: no Python frames", (int)pid, major, minor);
@@ -260,8 +371,8 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 		return 1;
 	}
 	if (!py->warned)
-		lp_error("pid %d: CPython %u.%u: lp-record knows 3.11's and 3.12's frames only: its native "
-			 "frames only", (int)pid, major, minor);
+		lp_error("pid %d: CPython %u.%u: lp-record knows 3.11's, 3.12's and 3.13's frames "
+			 "only: its native frames only", (int)pid, major, minor);
 	py->warned = true;
 	return 0;
 }
@@ -378,7 +489,7 @@ static void read_code(struct lp_python *py, const struct py_proc *p, struct py_c
 	c->ok = true;
 }
 
-/* co_linetable of 3.11 and 3.12 (Objects/locations.md): entries, each a first byte
+/* co_linetable of 3.11 to 3.13 (Objects/locations.md): entries, each a first byte
  * with bit 7 set, bits 3-6 a code, bits 0-2 the code units it covers less
  * one, then the code's bytes.  Codes: 15 no location; 14 a signed varint
  * line delta and three varints (end line, columns); 13 a signed varint line
@@ -520,8 +631,12 @@ static bool holds_gil(pid_t pid, const struct lp_py_proc *w, uint64_t runtime, u
 	uint64_t base = runtime, holder = 0;
 	uint32_t locked = 1;
 
-	if (w->gil_interp && (peek(pid, interp + w->gil_interp, &base, sizeof(base)) < 0 || !base ||
-			      peek(pid, base + w->gil_locked, &locked, sizeof(locked)) < 0))
+	if (w->gil_base == LP_PY_GIL_POINTER &&
+	    (peek(pid, interp + w->gil_interp, &base, sizeof(base)) < 0 || !base))
+		return false;
+	if (w->gil_base == LP_PY_GIL_INTERP)
+		base = interp;
+	if (w->gil_base != LP_PY_GIL_RUNTIME && peek(pid, base + w->gil_locked, &locked, sizeof(locked)) < 0)
 		return false;
 	return locked && peek(pid, base + w->gil_tstate, &holder, sizeof(holder)) == 0 && holder == ts;
 }
@@ -555,8 +670,9 @@ int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_eve
 	e->flags = LP_EV_PYTHON;
 	if (holds_gil(pid, w, runtime, interp, ts))
 		e->pyflags |= LP_PY_GIL;
-	if (peek(pid, ts + w->tstate_cframe, &cframe, sizeof(cframe)) < 0 || !cframe ||
-	    peek(pid, cframe + w->cframe_frame, &frame, sizeof(frame)) < 0)
+	if (w->frame_direct ? peek(pid, ts + w->tstate_cframe, &frame, sizeof(frame)) < 0
+			    : peek(pid, ts + w->tstate_cframe, &cframe, sizeof(cframe)) < 0 || !cframe ||
+			      peek(pid, cframe + w->cframe_frame, &frame, sizeof(frame)) < 0)
 		return 0;
 	/* Bounded as the kernel's walk is: a chain read while it changes, or
 	 * garbage, may loop. */

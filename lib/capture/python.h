@@ -1,5 +1,5 @@
 /* python.h - CPython's own frames for lp-record: which processes run a
- * CPython interpreter lp knows (3.11, 3.12), where its threads and frames are for
+ * CPython interpreter lp knows (3.11 to 3.13), where its threads and frames are for
  * the sampler (bpf/profile.h, struct lp_py_proc), and the frames of the code
  * objects a sample found, read from the process's memory (qualified name,
  * file, line of the instruction). */
@@ -63,7 +63,7 @@ void lp_python__notes(const struct lp_python *py);
 int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_event *e);
 
 /* The line of instruction lasti (code units; -1: the first line) in a
- * CPython 3.11 or 3.12 co_linetable of len bytes whose code starts at line first;
+ * CPython 3.11 to 3.13 co_linetable of len bytes whose code starts at line first;
  * first when the table says nothing there.  For tests of the decoder. */
 int lp_python__line311(const unsigned char *table, size_t len, int first, int lasti);
 
