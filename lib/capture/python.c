@@ -248,6 +248,15 @@ struct py_debug_offsets_313 {
 	struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
 };
 
+static uint64_t max_of(const uint64_t *v, size_t n)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		m = v[i] > m ? v[i] : m;
+	return m;
+}
+
 /* The layout of a CPython 3.13 at runtime, read from the interpreter itself:
  * 0, or -1 when it is another version, free-threaded, or says what lp
  * cannot use (an offset past what a walk reads). */
@@ -255,23 +264,28 @@ static int debug_layout(pid_t pid, uint64_t runtime, unsigned major, unsigned mi
 			struct lp_py_layout *l)
 {
 	struct py_debug_offsets_313 d;
-	uint64_t fmax;
 
 	if (major != 3 || minor != 13 || peek(pid, runtime, &d, sizeof(d)) < 0 ||
 	    memcmp(d.cookie, "xdebugpy", 8) || d.free_threaded)
 		return -1;
-	fmax = d.interpreter_frame.previous;
-	if (d.interpreter_frame.executable > fmax)
-		fmax = d.interpreter_frame.executable;
-	if (d.interpreter_frame.instr_ptr > fmax)
-		fmax = d.interpreter_frame.instr_ptr;
-	if (d.interpreter_frame.owner > fmax)
-		fmax = d.interpreter_frame.owner;
-	/* Every offset a u16, the frame's fields within one read. */
-	if (fmax + 8 > LP_PY_FRAME_READ || d.interpreter_state.gil_runtime_state_holder > 0xffff ||
-	    d.interpreter_state.threads_head > 0xffff || d.code_object.co_code_adaptive > 0xffff ||
-	    d.thread_state.native_thread_id > 0xffff || d.code_object.qualname + 8 > 256 ||
-	    d.code_object.filename + 8 > 256 || d.code_object.linetable + 8 > 256 ||
+	const uint64_t frame[] = { d.interpreter_frame.previous, d.interpreter_frame.executable,
+				   d.interpreter_frame.instr_ptr, d.interpreter_frame.owner };
+	const uint64_t code[] = { d.code_object.filename, d.code_object.qualname,
+				  d.code_object.linetable, d.code_object.firstlineno };
+	const uint64_t other[] = {
+		d.runtime_state.interpreters_head, d.interpreter_state.threads_head,
+		d.interpreter_state.gil_runtime_state_locked,
+		d.interpreter_state.gil_runtime_state_holder, d.thread_state.next,
+		d.thread_state.interp, d.thread_state.current_frame,
+		d.thread_state.native_thread_id, d.code_object.co_code_adaptive,
+		d.pyobject.ob_type, d.bytes_object.ob_size, d.bytes_object.ob_sval,
+		d.unicode_object.state, d.unicode_object.length,
+	};
+	uint64_t fmax = max_of(frame, 4), cmax = max_of(code, 4);
+
+	/* Each within what one read takes (a frame, a code object's head, a
+	 * string's head), every other offset a u16. */
+	if (fmax + 8 > LP_PY_FRAME_READ || cmax + 8 > 256 || max_of(other, 14) > 0xffff ||
 	    d.unicode_object.asciiobject_size + 16 > 128)
 		return -1;
 	*l = (struct lp_py_layout){
@@ -308,15 +322,7 @@ static int debug_layout(pid_t pid, uint64_t runtime, unsigned major, unsigned mi
 		/* PyCompactUnicodeObject: the ASCII header, utf8_length, utf8. */
 		.str_compact_data = d.unicode_object.asciiobject_size + 16,
 	};
-	uint64_t csize = d.code_object.filename;
-
-	if (d.code_object.qualname > csize)
-		csize = d.code_object.qualname;
-	if (d.code_object.linetable > csize)
-		csize = d.code_object.linetable;
-	if (d.code_object.firstlineno > csize)
-		csize = d.code_object.firstlineno;
-	l->code_size = csize + 8;
+	l->code_size = cmax + 8;
 	return 0;
 }
 
