@@ -316,3 +316,23 @@ EOF2
 	read -r n bad <<<"$output"
 	[ "$n" -ge 300 ] && [ "$bad" -eq 0 ] || fail "$bad of $n samples in inner at other lines"
 }
+
+@test "lp-record --mode wall -p: a Python thread asleep since before the recording has its Python frames" {
+	require_root
+	require_python
+	printf 'import time\ndef napping():\n    time.sleep(30)\nnapping()\n' > "$T/nap.py"
+	"$PYTHON" "$T/nap.py" &
+	pid=$!
+	sleep 0.5
+	run -0 --separate-stderr lp-record --mode wall -p "$pid" -d 1 -o "$T/nap.lp"
+	kill "$pid"
+	reap "$pid" 143 5
+	expand "$T/nap.lp" > "$T/samples"
+	# Seeded asleep (walked from user space), its interval closed at the
+	# stop: one blocked interval, a second long, in napping.
+	run -0 awk -F'\t' '$1 ~ /state=blocked/ { n++; if ($2 ~ /\|<module>@[^|]*\|napping@[^|]*nap\.py:3\|/ && $1 ~ / gil=0/) ok++ }
+		END { print n + 0, ok + 0 }' "$T/samples"
+	[ "$output" = "1 1" ] || fail "blocked intervals, in napping without the GIL: $output"
+	run -0 awk -F'\t' '$1 == "sample" { print $8 }' "$T/nap.lp"
+	awk -v w="$output" 'BEGIN { exit !(w >= 0.9e9 && w <= 1.1e9) }' || fail "the interval weighs $output ns"
+}

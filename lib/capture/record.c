@@ -780,6 +780,35 @@ static int seed_intervals(struct lp_recorder *r)
 	return 0;
 }
 
+/* The Python frames of the threads seeded asleep (lp_rec_seed, which reads
+ * another task's memory only as a sleepable program, where the kernel's
+ * walk does not run): walked from here, while they sleep, for their
+ * intervals.  A thread that switched since has its own, which stays; one
+ * woken meanwhile leaves an entry its next switch replaces. */
+static void seed_python(struct lp_recorder *r)
+{
+	int fd = bpf_map__fd(r->skel->maps.lp_off), pyfd = bpf_map__fd(r->skel->maps.lp_py_off);
+	struct lp_off_sample *o;
+	struct lp_py_event *pe;
+	__u32 key, next, *prev = NULL;
+
+	if (!r->py)
+		return;
+	o = lp_malloc(sizeof(*o));
+	pe = lp_malloc(sizeof(*pe));
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, o) < 0 || (o->ev.flags & LP_EV_KERNEL_THREAD))
+			continue;
+		check_python(r, o->ev.pid);
+		if (lp_python__walk(r->py, o->ev.pid, key, pe) == 0)
+			bpf_map_update_elem(pyfd, &key, pe, BPF_NOEXIST);
+	}
+	free(o);
+	free(pe);
+}
+
 static void set_events(struct lp_recorder *r, bool on)
 {
 	for (int i = 0; r->perf_fds && i < r->ncpus; i++)
@@ -1173,6 +1202,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	/* Sampling starts only now, with everything in place. */
 	if (opts->mode != LP_RECORD_CPU && (attach_sched(r) < 0 || seed_intervals(r) < 0))
 		goto fail;
+	if (opts->mode != LP_RECORD_CPU)
+		seed_python(r);
 	set_events(r, true);
 	return r;
 fail:
