@@ -29,6 +29,7 @@ struct options {
 	bool srclines;
 	bool raw;
 	bool no_demangle;
+	bool no_python;
 	uint64_t ring_bytes;
 	uint32_t max_pids;
 	uint32_t stack_depth;
@@ -44,7 +45,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph auto|fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
-		"                 [--no-demangle] [--ring-size BYTES] [--max-pids N] [--stack-depth N]\n"
+		"                 [--no-demangle] [--no-python] [--ring-size BYTES] [--max-pids N] [--stack-depth N]\n"
 		"                 [--calibrate DURATION] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
@@ -64,6 +65,8 @@ static void usage(FILE *f)
 		"                         to symbolize later with lp-symbolize\n"
 		"      --no-demangle      C++ and Rust names as the symbol table spells them\n"
 		"                         (_ZN4node5StartEiPPc), not node::Start(int, char**)\n"
+		"      --no-python        CPython's interpreter frames as they are, not\n"
+		"                         the Python functions they run\n"
 		"      --ring-size BYTES  BPF ring buffer size, a power of two (default 4 MiB,\n"
 		"                         32 MiB with dwarf)\n"
 		"      --max-pids N       at most N processes followed at once, the targets and\n"
@@ -122,7 +125,8 @@ static int parse_call_graph(const char *arg, enum lp_call_graph *g, uint32_t *by
 }
 
 /* Long options without a letter: out of getopt's character range. */
-enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_CALIBRATE, OPT_NO_DEMANGLE };
+enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_CALIBRATE, OPT_NO_DEMANGLE,
+       OPT_NO_PYTHON };
 
 static const struct option longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -138,6 +142,7 @@ static const struct option longopts[] = {
 	{ "srcline", no_argument, NULL, 'S' },
 	{ "raw", no_argument, NULL, 'R' },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "ring-size", required_argument, NULL, 'B' },
 	{ "max-pids", required_argument, NULL, OPT_MAX_PIDS },
 	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
@@ -190,6 +195,7 @@ static void set_option(struct options *o, int c, const char *arg)
 	case 'S': o->srclines = true; break;
 	case 'R': o->raw = true; break;
 	case OPT_NO_DEMANGLE: o->no_demangle = true; break;
+	case OPT_NO_PYTHON: o->no_python = true; break;
 	case 'B':
 		o->ring_bytes = lp_option_u64("ring-size", arg, 4096, 1u << 30);
 		if (o->ring_bytes & (o->ring_bytes - 1))
@@ -257,6 +263,7 @@ static struct lp_record_opts record_opts(const struct options *o, struct lp_targ
 		.srclines = o->srclines,
 		.raw = o->raw,
 		.no_demangle = o->no_demangle,
+		.no_python = o->no_python,
 		.ring_bytes = o->ring_bytes,
 		.max_pids = o->max_pids,
 		.stack_depth = o->stack_depth,
@@ -334,6 +341,7 @@ static int record_snapshots(struct options *o, struct lp_producer *p)
 	o->snap.srclines = o->srclines;
 	o->snap.raw = o->raw;
 	o->snap.no_demangle = o->no_demangle;
+	o->snap.no_python = o->no_python;
 	o->snap.verbose = o->verbose;
 	o->snap.pids = lp_target__pids(lp_producer__target(p), &o->snap.npids);
 	struct lp_writer *w = lp_writer__new(lp_producer__output(p));

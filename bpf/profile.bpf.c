@@ -60,6 +60,47 @@ struct {
 	__type(value, struct lp_copy_val);
 } lp_copy SEC(".maps");
 
+/* Processes running CPython, with where their interpreter keeps its
+ * threads and frames (profile.h, struct lp_py_proc), set by user space
+ * (lib/capture/python.c) once it has checked the interpreter's version. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);	/* tgid */
+	__type(value, struct lp_py_proc);
+} lp_py SEC(".maps");
+
+/* --mode off and wall: the Python frames of target threads now off the CPU,
+ * taken when they were switched out, sent before their interval's sample
+ * (the same time and tid).  Only Python threads have one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, struct lp_py_event);
+} lp_py_off SEC(".maps");
+
+/* Each Python thread's state, once found in its interpreter's list (a walk
+ * of one read per thread state before it), checked at each use by the
+ * native thread id it holds; forgotten when the thread exits or execs, so
+ * a tid the kernel gives again never finds a dead thread's state. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);	/* tid */
+	__type(value, __u64);	/* its PyThreadState's address */
+} lp_py_tstate SEC(".maps");
+
+/* A sample's Python frames are gathered here (a per-CPU slot: 1.5 KiB,
+ * more than the BPF stack holds), then sent with their true size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_py_event);
+} lp_py_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);	/* resized by user space */
@@ -263,6 +304,190 @@ static __always_inline void fix_uprobe_ip(struct task_struct *task, __u64 *ip, _
 	*sp = BPF_CORE_READ(ri, stack) + 8;
 }
 
+/* py_frame's state: one Python frame per step of bpf_loop. */
+struct py_walk {
+	const struct lp_py_proc *py;
+	struct lp_py_event *e;
+	__u64 frame;		/* the next frame to read, 0 at the end */
+};
+
+/* The 8-byte-aligned word at off of the frame read into buf: off is the
+ * table's, bounded for the verifier (LP_PY_FRAME_READ is a power of two;
+ * the table's pointer fields are aligned and lie below frame_size <=
+ * LP_PY_FRAME_READ, so the mask changes nothing). */
+static __always_inline __u64 py_field(const __u8 *buf, __u32 off)
+{
+	return *(const __u64 *)(buf + (off & (LP_PY_FRAME_READ - 8)));
+}
+
+/* The byte at off of the frame read into buf. */
+static __always_inline __u8 py_byte(const __u8 *buf, __u32 off)
+{
+	return py_field(buf, off & ~7u) >> ((off & 7) * 8);
+}
+
+static long py_frame(__u32 i, void *arg)
+{
+	struct py_walk *w = arg;
+	const struct lp_py_proc *py = w->py;
+	__u8 buf[LP_PY_FRAME_READ] = {};
+	__u32 n = w->e->nframes;
+	__u32 size = py->frame_size;
+
+	if (!w->frame)
+		return 1;
+	if (n >= LP_PY_MAX_FRAMES) {
+		w->e->pyflags |= LP_PY_MORE;
+		return 1;
+	}
+	if (size > LP_PY_FRAME_READ || size < 8 ||
+	    bpf_probe_read_user(buf, size, (void *)w->frame))
+		return 1;
+	/* 3.12's frame of the C stack: the frame before it (the one read
+	 * last) is the first of its C call; itself no Python frame. */
+	if (py->owner_shim && py_byte(buf, py->frame_owner) == py->owner_shim) {
+		if (n > 0)
+			w->e->frames[(n - 1) & (LP_PY_MAX_FRAMES - 1)].flags |= LP_PY_ENTRY;
+		w->frame = py_field(buf, py->frame_previous);
+		return 0;
+	}
+	__u64 code = py_field(buf, py->frame_code);
+	__u64 instr = py_field(buf, py->frame_instr);
+	__u64 start = code + py->code_adaptive;
+	struct lp_py_frame *f = &w->e->frames[n & (LP_PY_MAX_FRAMES - 1)];
+
+	f->code = code;
+	/* prev_instr is one code unit before the first until it starts. */
+	f->lasti = instr >= start && instr - start < (1u << 30) ? (__s32)((instr - start) / 2) : -1;
+	f->first = 0;
+	bpf_probe_read_user(&f->first, sizeof(f->first), (void *)(code + py->code_first));
+	f->flags = py->frame_entry && py_byte(buf, py->frame_entry) ? LP_PY_ENTRY : 0;
+	f->pad = 0;
+	w->e->nframes = n + 1;
+	w->frame = py_field(buf, py->frame_previous);
+	return 0;
+}
+
+/* Whether thread state ts holds its interpreter's GIL (struct lp_py_proc). */
+static __always_inline bool py_holds_gil(const struct lp_py_proc *py, __u64 interp, __u64 ts)
+{
+	__u64 base = py->runtime, holder = 0;
+	__u32 locked = 1;
+
+	if (py->gil_base == LP_PY_GIL_POINTER) {
+		base = 0;
+		if (bpf_probe_read_user(&base, sizeof(base), (void *)(interp + py->gil_interp)) || !base)
+			return false;
+	} else if (py->gil_base == LP_PY_GIL_INTERP) {
+		base = interp;
+	}
+	if (py->gil_base != LP_PY_GIL_RUNTIME &&
+	    bpf_probe_read_user(&locked, sizeof(locked), (void *)(base + py->gil_locked)))
+		return false;
+	return locked && !bpf_probe_read_user(&holder, sizeof(holder), (void *)(base + py->gil_tstate)) &&
+	       holder == ts;
+}
+
+/* py_thread's state: one thread state per step of bpf_loop. */
+struct py_find {
+	const struct lp_py_proc *py;
+	__u64 ts;		/* the one to look at; 0: none left, or unreadable */
+	__u32 tid;
+	bool found;		/* ts is tid's */
+};
+
+static long py_thread(__u32 i, void *arg)
+{
+	struct py_find *f = arg;
+	__u64 ntid = 0;
+
+	if (!f->ts)
+		return 1;
+	if (bpf_probe_read_user(&ntid, sizeof(ntid), (void *)(f->ts + f->py->tstate_tid))) {
+		f->ts = 0;
+		return 1;
+	}
+	if (ntid == f->tid) {
+		f->found = true;
+		return 1;
+	}
+	if (bpf_probe_read_user(&f->ts, sizeof(f->ts), (void *)(f->ts + f->py->tstate_next)))
+		f->ts = 0;
+	return 0;
+}
+
+/* The current thread's Python frames, when its process runs CPython (an
+ * entry in lp_py), into the CPU's lp_py_scratch slot: its thread state found
+ * by its native thread id among the interpreter's, then the chain of
+ * frames from the current one.  NULL when the thread has no thread state
+ * (not a Python thread) or the interpreter is not up yet. */
+static __always_inline struct lp_py_event *py_walk(__u32 tgid, __u32 tid, __u32 cpu, __u64 time)
+{
+	const struct lp_py_proc *py = bpf_map_lookup_elem(&lp_py, &tgid);
+	__u32 zero = 0;
+	__u64 interp = 0, ts = 0, cframe = 0;
+
+	if (!py)
+		return NULL;
+	if (bpf_probe_read_user(&interp, sizeof(interp), (void *)(py->runtime + py->interp_head)) ||
+	    !interp ||
+	    bpf_probe_read_user(&ts, sizeof(ts), (void *)(interp + py->tstate_head)))
+		return NULL;
+	__u64 *known = bpf_map_lookup_elem(&lp_py_tstate, &tid);
+	__u64 ntid = 0;
+
+	if (known && !bpf_probe_read_user(&ntid, sizeof(ntid), (void *)(*known + py->tstate_tid)) &&
+	    ntid == tid) {
+		ts = *known;
+	} else {
+		struct py_find find = { .py = py, .ts = ts, .tid = tid };
+
+		bpf_loop(LP_PY_MAX_THREADS, py_thread, &find, 0);
+		if (!find.found)
+			return NULL;
+		ts = find.ts;
+		bpf_map_update_elem(&lp_py_tstate, &tid, &ts, BPF_ANY);
+	}
+	struct lp_py_event *e = bpf_map_lookup_elem(&lp_py_scratch, &zero);
+
+	if (!e)
+		return NULL;
+	e->time_ns = time;
+	e->pid = tgid;
+	e->tid = tid;
+	e->cpu = cpu;
+	e->flags = LP_EV_PYTHON;
+	e->nframes = 0;
+	e->pyflags = 0;
+	/* Whether this thread holds the GIL: another may take it or let it
+	 * go meanwhile, never this one, which is running this. */
+	if (py_holds_gil(py, interp, ts))
+		e->pyflags |= LP_PY_GIL;
+
+	struct py_walk w = { .py = py, .e = e };
+
+	if (py->frame_direct)
+		bpf_probe_read_user(&w.frame, sizeof(w.frame), (void *)(ts + py->tstate_cframe));
+	else if (!bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(ts + py->tstate_cframe)) &&
+		 cframe)
+		bpf_probe_read_user(&w.frame, sizeof(w.frame), (void *)(cframe + py->cframe_frame));
+	/* Twice: 3.12's frames of the C stack take a step each. */
+	bpf_loop(2 * LP_PY_MAX_FRAMES + 1, py_frame, &w, 0);
+	return e;
+}
+
+/* Sends e with its true size, before the sample it belongs to. */
+static __always_inline void py_send(struct lp_py_event *e)
+{
+	__u64 size = __builtin_offsetof(struct lp_py_event, frames) +
+		     (__u64)(e->nframes & (2 * LP_PY_MAX_FRAMES - 1)) * sizeof(struct lp_py_frame);
+
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	if (bpf_ringbuf_output(&lp_ring, e, size, BPF_RB_NO_WAKEUP))
+		count(LP_CNT_RING_FULL);
+}
+
 SEC("perf_event")
 int lp_rec_sample(struct bpf_perf_event_data *ctx)
 {
@@ -340,6 +565,12 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 						  LP_MAX_STACK_COPY);
 	}
 out:
+	if (!(s->ev.flags & LP_EV_KERNEL_THREAD)) {
+		struct lp_py_event *pe = py_walk(tgid, tid, cpu, s->ev.time_ns);
+
+		if (pe)
+			py_send(pe);
+	}
 	{
 		__u64 size = sizeof(s->ev) + s->ev.stack_bytes;
 
@@ -369,6 +600,9 @@ int BPF_PROG(lp_rec_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	ev.tid = (__u32)id;
 	ev.cpu = bpf_get_smp_processor_id();
 	ev.flags = LP_EV_EXEC;
+	/* The thread that exec'd has a new program: no thread state of the
+	 * old one's. */
+	bpf_map_delete_elem(&lp_py_tstate, &ev.tid);
 	/* Wake the reader at once: it reads the new program's mappings while
 	 * the process is surely there (see lib/capture/record.c). */
 	if (bpf_ringbuf_output(&lp_ring, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP))
@@ -409,10 +643,14 @@ int BPF_PROG(lp_rec_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* A target's last thread exits: its pid leaves the set (pidset.bpf.h). */
+/* A thread exits: its Python thread state is no longer its.  A target's
+ * last thread exits: its pid leaves the set (pidset.bpf.h). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lp_rec_exit, struct task_struct *p)
 {
+	__u32 tid = p->pid;
+
+	bpf_map_delete_elem(&lp_py_tstate, &tid);
 	if (filter_pids)
 		lp_pidset_exit(&lp_pids, p);
 	return 0;
@@ -422,6 +660,15 @@ int BPF_PROG(lp_rec_exit, struct task_struct *p)
 
 static __always_inline void send(struct lp_off_sample *v)
 {
+	__u32 tid = v->ev.tid;
+	struct lp_py_event *pe = bpf_map_lookup_elem(&lp_py_off, &tid);
+
+	/* Its Python frames first, dated as the interval. */
+	if (pe) {
+		pe->time_ns = v->ev.time_ns;
+		pe->cpu = v->ev.cpu;
+		py_send(pe);
+	}
 	__u64 flags = bpf_ringbuf_query(&lp_ring, BPF_RB_AVAIL_DATA) > wakeup_bytes ?
 		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	__u64 size = sizeof(v->ev) + v->ev.stack_bytes;
@@ -491,6 +738,7 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 			send(v);
 		}
 		bpf_map_delete_elem(&lp_off, &tid);
+		bpf_map_delete_elem(&lp_py_off, &tid);
 	}
 
 	/* Then the thread going off it. */
@@ -561,8 +809,19 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 							  LP_OFF_STACK_COPY);
 		}
 	}
-	if (bpf_map_update_elem(&lp_off, &ptid, s, BPF_ANY))
+	if (bpf_map_update_elem(&lp_off, &ptid, s, BPF_ANY)) {
 		count(LP_CNT_OFF_FULL);
+		return 0;
+	}
+	/* And its Python frames, when it runs Python (it is still the
+	 * current task: its memory is the one read). */
+	struct lp_py_event *pe = (prev->flags & 0x00200000 /* PF_KTHREAD */) || !user_stacks ? NULL :
+				 py_walk(ptgid, ptid, cpu, now);
+
+	if (pe)
+		bpf_map_update_elem(&lp_py_off, &ptid, pe, BPF_ANY);
+	else
+		bpf_map_delete_elem(&lp_py_off, &ptid);
 	return 0;
 }
 

@@ -28,6 +28,7 @@
 #define LP_EV_EXEC 2		/* not a sample: pid exec'd (struct lp_exec_event) */
 #define LP_EV_FORK 4		/* not a sample: pid was forked (struct lp_fork_event) */
 #define LP_EV_CHAIN 8		/* the frame-pointer chain was taken (ustack) */
+#define LP_EV_PYTHON 16		/* not a sample: its Python frames (struct lp_py_event) */
 
 /* A thread's lp_copy value (--call-graph auto), set by user space for the
  * threads whose stacks the default copy did not hold: the bytes of stack to
@@ -76,6 +77,79 @@ struct lp_sample_event {
 	__u64 kstack[LP_MAX_STACK_DEPTH];
 	__u64 ustack[LP_MAX_STACK_DEPTH];
 	/* DWARF mode: stack_bytes of the user stack follow the struct. */
+};
+
+/* CPython: where a process's interpreter keeps what the sampler walks, by
+ * address and offset (lib/capture/python.c fills it per process from its
+ * table for the interpreter's version, checked against the binary).  A
+ * process without an entry in lp_py is walked no further than a lookup.
+ * Offsets in bytes; the frame's fields all lie within LP_PY_FRAME_READ
+ * bytes of its start, read at once. */
+#define LP_PY_MAX_FRAMES 64	/* Python frames walked per sample */
+/* Thread states looked at for the sampled thread's (the newest first): a
+ * thread further down the interpreter's list has no Python frames. */
+#define LP_PY_MAX_THREADS 4096
+#define LP_PY_FRAME_READ 128
+struct lp_py_proc {
+	__u64 runtime;		/* run-time address of _PyRuntime */
+	__u16 interp_head;	/* _PyRuntime.interpreters.head */
+	/* The GIL's holder: 3.11, _PyRuntime.gilstate.tstate_current (at
+	 * gil_tstate; gil_base LP_PY_GIL_RUNTIME); 3.12, the interpreter's
+	 * GIL (a pointer at gil_interp; LP_PY_GIL_POINTER) holds it while
+	 * locked (an int at gil_locked), and last_holder (at gil_tstate) says
+	 * by whom; 3.13, the same within the interpreter (LP_PY_GIL_INTERP). */
+	__u16 gil_tstate;
+	__u16 gil_interp;
+	__u16 gil_locked;
+	__u16 gil_base;
+	__u16 tstate_head;	/* PyInterpreterState's first thread state */
+	__u16 tstate_next;	/* PyThreadState.next */
+	__u16 tstate_tid;	/* PyThreadState.native_thread_id */
+	/* The current frame: tstate->cframe->current_frame (3.11, 3.12), or
+	 * with frame_direct tstate->current_frame (3.13, at tstate_cframe). */
+	__u16 tstate_cframe;
+	__u16 cframe_frame;
+	__u16 frame_direct;
+	__u16 frame_code;	/* _PyInterpreterFrame.f_code */
+	__u16 frame_previous;	/* .previous */
+	__u16 frame_instr;	/* .prev_instr: the instruction last begun */
+	/* Where a C call of the eval loop began: 3.11 marks its first
+	 * frame (.is_entry, a bool at frame_entry); 3.12 puts a frame of its
+	 * own before it, owned by the C stack (.owner, a char at frame_owner,
+	 * is owner_shim), which is no Python frame.  0: not this way. */
+	__u16 frame_entry;
+	__u16 frame_owner;
+	__u16 owner_shim;
+	__u16 code_first;	/* PyCodeObject.co_firstlineno */
+	__u16 code_adaptive;	/* PyCodeObject.co_code_adaptive: the instructions */
+	__u16 frame_size;	/* bytes of a frame to read: past its last field above */
+};
+
+#define LP_PY_GIL_RUNTIME 0
+#define LP_PY_GIL_POINTER 1
+#define LP_PY_GIL_INTERP 2
+
+/* One Python frame, innermost first: its code object, the index of its
+ * instruction (2-byte code units from co_code_adaptive; -1 before the
+ * first), and the code's first line (read with the pointer, so user space
+ * can tell a code object freed and another made at its address). */
+#define LP_PY_ENTRY 1		/* lp_py_frame.flags: is_entry */
+struct lp_py_frame {
+	__u64 code;
+	__s32 lasti;
+	__s32 first;
+	__u32 flags, pad;
+};
+
+/* Sent just before the sample it belongs to, on the same CPU with the same
+ * time and tid: a sample of a thread running a Python interpreter. */
+#define LP_PY_GIL 1		/* lp_py_event.pyflags: the thread held the GIL */
+#define LP_PY_MORE 2		/* more frames than LP_PY_MAX_FRAMES */
+struct lp_py_event {
+	__u64 time_ns;
+	__u32 pid, tid, cpu, flags;	/* flags: LP_EV_PYTHON */
+	__u32 nframes, pyflags;
+	struct lp_py_frame frames[LP_PY_MAX_FRAMES];
 };
 
 /* lp_sample_event.state: what the thread did.  An on-CPU sample is taken by

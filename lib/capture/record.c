@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -32,6 +33,7 @@
 #include "base/hashmap.h"
 #include "capture/cost.h"
 #include "profile.skel.h"
+#include "capture/python.h"
 #include "capture/record.h"
 #include "debuginfo/symbolize.h"
 #include "capture/target.h"
@@ -101,6 +103,11 @@ struct lp_recorder {
 	struct lp_cost_stats sample_cost, block_cost;
 	bool have_sample_cost, have_block_cost;
 	int64_t cal_time_ns;		/* when it ended */
+	/* CPython processes (lib/capture/python.h): each thread's last Python
+	 * record (struct lp_py_event), for its sample, which follows it. */
+	struct lp_python *py;
+	struct lp_hashmap py_ev;
+	const struct lp_frame **py_frames;	/* the stack being rebuilt */
 };
 
 static int cap_bit(const char *capeff, int bit)
@@ -486,13 +493,86 @@ static bool in_tracing(const struct lp_frame *f)
 	       !strncmp(f->symbol, "bpf_prog_", 9);
 }
 
+/* A process exec'd or is gone: what the sampler and the resolver knew of
+ * its interpreter goes. */
+static void forget_python(struct lp_recorder *r, pid_t pid)
+{
+	__u32 key = pid;
+
+	if (!r->py)
+		return;
+	lp_python__forget(r->py, pid);
+	bpf_map__delete_elem(r->skel->maps.lp_py, &key, sizeof(key), 0);
+}
+
+/* The first sample of a process (since its exec): when it runs a CPython
+ * lp knows, the sampler walks its Python frames from then on. */
+static void check_python(struct lp_recorder *r, pid_t pid)
+{
+	struct lp_py_proc proc;
+	__u32 key = pid;
+
+	if (!r->py || !lp_python__check(r->py, pid, &proc))
+		return;
+	if (bpf_map__update_elem(r->skel->maps.lp_py, &key, sizeof(key), &proc, sizeof(proc),
+				 BPF_ANY) < 0)
+		lp_error_errno("pid %d: cannot have its Python frames walked", (int)pid);
+}
+
+/* Every few seconds: Python processes that have exited leave the map. */
+static void reap_python(struct lp_recorder *r)
+{
+	size_t n;
+	const pid_t *pids = r->py ? lp_python__pids(r->py, &n) : NULL;
+
+	for (size_t i = n; pids && i-- > 0;)
+		if (kill(pids[i], 0) < 0 && errno == ESRCH)
+			forget_python(r, pids[i]);
+}
+
+/* A thread's Python record, kept for its sample (one buffer a thread,
+ * reused). */
+static void keep_python(struct lp_recorder *r, const struct lp_py_event *pe, size_t size)
+{
+	uint64_t key = lp_hashmap__key((uint64_t)pe->tid + 1);
+	struct lp_py_event *kept = lp_hashmap__get(&r->py_ev, key);
+
+	if (!kept) {
+		kept = lp_malloc(sizeof(*kept));
+		lp_hashmap__put(&r->py_ev, key, kept);
+	}
+	memcpy(kept, pe, size < sizeof(*kept) ? size : sizeof(*kept));
+}
+
+/* The Python record sent just before this sample of its thread, with its
+ * time, if any: taken, so it serves one sample. */
+static const struct lp_py_event *python_of(struct lp_recorder *r, const struct lp_sample_event *ev)
+{
+	struct lp_py_event *pe = r->py ? lp_hashmap__get(&r->py_ev, lp_hashmap__key((uint64_t)ev->tid + 1))
+				       : NULL;
+
+	if (!pe || pe->time_ns != ev->time_ns || !(pe->flags & LP_EV_PYTHON))
+		return NULL;
+	pe->flags = 0;
+	return pe;
+}
+
+/* The user frames r->frames[0, *n) of a sample whose Python frames are
+ * pe's, with the Python frames in (lib/capture/python.h). */
+static void python_frames(struct lp_recorder *r, const struct lp_sample_event *ev,
+			  const struct lp_py_event *pe, size_t *n)
+{
+	*n = lp_python__merge(r->py, ev->pid, pe, r->frames, *n, r->py_frames);
+	memcpy(r->frames, r->py_frames, *n * sizeof(*r->frames));
+}
+
 /* Returns the stack's frames, root first, in r->frames; sets the attrs. */
 static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *ev,
 			  size_t size)
 {
 	size_t n = 0;
 	bool truncated = false;
-	const char *why = NULL;
+	const char *why = NULL, *gil = NULL;
 
 	lp_attrs_buf__reset(&r->attrs);
 	/* User frames, outermost first. */
@@ -505,6 +585,12 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 			n += lp_symbolizer__user_frames(r->sym, ev->pid, r->pcs[i], r->ret[i],
 							r->frames + n);
 		count_ending(r, whole, n ? r->frames[0] : NULL, why);
+		const struct lp_py_event *pe = python_of(r, ev);
+
+		if (pe) {
+			python_frames(r, ev, pe, &n);
+			gil = pe->pyflags & LP_PY_GIL ? "1" : "0";
+		}
 		if (!whole)
 			tune_copy(r, ev, dwarf);
 	}
@@ -535,6 +621,8 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 			r->frames[n++] = lp_symbolizer__kernel(r->sym, ev->kstack[i], i > 0);
 	}
 	lp_attrs_buf__add(&r->attrs, "unwind", call_graph_name(r->opts.call_graph));
+	if (gil)
+		lp_attrs_buf__add(&r->attrs, "gil", gil);
 	if (truncated) {
 		lp_attrs_buf__add(&r->attrs, "truncated", "1");
 		if (why && *why)
@@ -551,9 +639,14 @@ static void run_pending(struct lp_recorder *r, int64_t now)
 	size_t k = 0;
 
 	for (size_t i = 0; i < r->npending; i++) {
-		if (r->pending[i].due_ns <= now)
+		if (r->pending[i].due_ns <= now) {
 			lp_symbolizer__prepare(r->sym, r->pending[i].pid);
-		else
+			/* Its interpreter, if it runs one, looked for again
+			 * (a libpython is mapped by now), before its script
+			 * starts: CPython takes ~20 ms to start. */
+			forget_python(r, r->pending[i].pid);
+			check_python(r, r->pending[i].pid);
+		} else
 			r->pending[k++] = r->pending[i];
 	}
 	r->npending = k;
@@ -570,6 +663,7 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	if (size >= sizeof(struct lp_exec_event) && (ev->flags & LP_EV_EXEC)) {
 		lp_symbolizer__forget(r->sym, ev->pid);
 		lp_unwinder__forget(r->unw, ev->pid);
+		forget_python(r, ev->pid);
 		/* A target's new program: its modules are read now, while it
 		 * runs (by now ld.so has mapped its libraries), not when its
 		 * first sample is symbolized and it may have exited.  Not with
@@ -592,6 +686,15 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		lp_symbolizer__fork(r->sym, f->pid, f->ppid);
 		return 0;
 	}
+	if (size >= offsetof(struct lp_py_event, frames) && (ev->flags & LP_EV_PYTHON)) {
+		const struct lp_py_event *pe = data;
+
+		if (r->py && pe->nframes <= LP_PY_MAX_FRAMES &&
+		    size >= offsetof(struct lp_py_event, frames) +
+			    pe->nframes * sizeof(pe->frames[0]))
+			keep_python(r, pe, size);
+		return 0;
+	}
 	if (size < sizeof(*ev))
 		return 0;
 	if (r->calibrating) {
@@ -609,6 +712,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	}
 	memcpy(comm, ev->comm, LP_COMM_LEN);
 	comm[LP_COMM_LEN] = 0;
+	if (!(ev->flags & LP_EV_KERNEL_THREAD))
+		check_python(r, ev->pid);
 
 	size_t n = build_stack(r, ev, size);
 	/* Off-CPU intervals weigh their nanoseconds; in wall mode a tick's
@@ -673,6 +778,35 @@ static int seed_intervals(struct lp_recorder *r)
 	close(fd);
 	bpf_link__destroy(link);
 	return 0;
+}
+
+/* The Python frames of the threads seeded asleep (lp_rec_seed, which reads
+ * another task's memory only as a sleepable program, where the kernel's
+ * walk does not run): walked from here, while they sleep, for their
+ * intervals.  A thread that switched since has its own, which stays; one
+ * woken meanwhile leaves an entry its next switch replaces. */
+static void seed_python(struct lp_recorder *r)
+{
+	int fd = bpf_map__fd(r->skel->maps.lp_off), pyfd = bpf_map__fd(r->skel->maps.lp_py_off);
+	struct lp_off_sample *o;
+	struct lp_py_event *pe;
+	__u32 key, next, *prev = NULL;
+
+	if (!r->py)
+		return;
+	o = lp_malloc(sizeof(*o));
+	pe = lp_malloc(sizeof(*pe));
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, o) < 0 || (o->ev.flags & LP_EV_KERNEL_THREAD))
+			continue;
+		check_python(r, o->ev.pid);
+		if (lp_python__walk(r->py, o->ev.pid, key, pe) == 0)
+			bpf_map_update_elem(pyfd, &key, pe, BPF_NOEXIST);
+	}
+	free(o);
+	free(pe);
 }
 
 static void set_events(struct lp_recorder *r, bool on)
@@ -931,6 +1065,14 @@ static int recorder_init(struct lp_recorder *r, const struct lp_record_opts *opt
 	if (opts->kernel)
 		lp_symbolizer__load_kernel(r->sym);
 	r->unw = lp_unwinder__new(r->sym);
+	/* Python frames need the symbols (CPython's interpreter frames are
+	 * found by name) and live processes: not with --raw. */
+	if (!opts->no_python && !opts->raw) {
+		r->py = lp_python__new(r->dict, r->sym);
+		lp_hashmap__init(&r->py_ev);
+		r->py_frames = lp_calloc((LP_DWARF_MAX_FRAMES + LP_MAX_FRAMES) * (1 + LP_SYM_MAX_INLINE) +
+					 LP_PY_MAX_FRAMES, sizeof(*r->py_frames));
+	}
 	return 0;
 }
 
@@ -978,7 +1120,8 @@ static int load_bpf(struct lp_recorder *r)
 	/* With -a too: its forks are announced to the symbolizer. */
 	if (opts->npids && !opts->follow)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_fork, false);
-	if (opts->npids == 0)
+	/* Exits leave the pid set, and forget Python thread states. */
+	if (opts->npids == 0 && !r->py)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_exit, false);
 
 	int err = profile_bpf__load(r->skel);
@@ -1020,7 +1163,7 @@ static int attach_tasks(struct lp_recorder *r)
 	    attach_task_event(r->skel->progs.lp_rec_fork, &r->skel->links.lp_rec_fork,
 			      "sched_process_fork") < 0)
 		return -1;
-	if (opts->npids &&
+	if ((opts->npids || r->py) &&
 	    attach_task_event(r->skel->progs.lp_rec_exit, &r->skel->links.lp_rec_exit,
 			      "sched_process_exit") < 0)
 		return -1;
@@ -1059,6 +1202,8 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	/* Sampling starts only now, with everything in place. */
 	if (opts->mode != LP_RECORD_CPU && (attach_sched(r) < 0 || seed_intervals(r) < 0))
 		goto fail;
+	if (opts->mode != LP_RECORD_CPU)
+		seed_python(r);
 	set_events(r, true);
 	return r;
 fail:
@@ -1080,6 +1225,8 @@ int lp_recorder__add_pid(struct lp_recorder *r, pid_t pid)
 			lp_error_errno("cannot add pid %d to the filter", (int)pid);
 		return -1;
 	}
+	/* A Python process's frames from its first sample on. */
+	check_python(r, pid);
 	return 0;
 }
 
@@ -1139,6 +1286,7 @@ int lp_recorder__poll(struct lp_recorder *r, int timeout_ms)
 	now = lp_monotonic_ns();
 	if (now - r->reaped_ns > 2000000000LL) {
 		lp_symbolizer__reap(r->sym);
+		reap_python(r);
 		r->reaped_ns = now;
 	}
 	return 0;
@@ -1159,11 +1307,24 @@ void lp_recorder__stop(struct lp_recorder *r)
 
 /* Threads still off the CPU when recording stopped: their intervals end at
  * the stop, so a thread asleep all along still has its wall time. */
+/* One interval closed at the stop, with its Python frames (pe, or NULL:
+ * none), dated as the kernel would have sent them. */
+static void close_interval(struct lp_recorder *r, struct lp_off_sample *o, struct lp_py_event *pe)
+{
+	if (pe) {
+		pe->time_ns = o->ev.time_ns;
+		pe->flags = LP_EV_PYTHON;
+		keep_python(r, pe, sizeof(*pe));
+	}
+	handle_sample(r, o, sizeof(o->ev) + o->ev.stack_bytes);
+}
+
 static void close_intervals(struct lp_recorder *r)
 {
 	struct lp_off_sample *o = lp_malloc(sizeof(*o));
 	struct lp_sample_event *v = &o->ev;
-	int fd = bpf_map__fd(r->skel->maps.lp_off);
+	struct lp_py_event *pe = lp_malloc(sizeof(*pe));
+	int fd = bpf_map__fd(r->skel->maps.lp_off), pyfd = bpf_map__fd(r->skel->maps.lp_py_off);
 	__u32 key, next, *prev = NULL;
 
 	while (!r->failed && bpf_map_get_next_key(fd, prev, &next) == 0) {
@@ -1171,6 +1332,7 @@ static void close_intervals(struct lp_recorder *r)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, o) < 0 || v->time_ns >= (__u64)r->stop_ns)
 			continue;
+		bool py = r->py && bpf_map_lookup_elem(pyfd, &key, pe) == 0;
 		uint64_t end = (uint64_t)r->stop_ns, wake = v->wake_ns;
 
 		if (v->state == LP_STATE_BLOCKED) {
@@ -1178,20 +1340,21 @@ static void close_intervals(struct lp_recorder *r)
 
 			if (bend - v->time_ns >= r->opts.min_block_ns) {
 				v->weight_ns = bend - v->time_ns;
-				handle_sample(r, o, sizeof(*v) + v->stack_bytes);
+				close_interval(r, o, py ? pe : NULL);
 			}
 			if (r->opts.mode == LP_RECORD_WALL && wake && wake < end) {
 				v->state = LP_STATE_RUNNABLE;
 				v->time_ns = wake;
 				v->weight_ns = end - wake;
-				handle_sample(r, o, sizeof(*v) + v->stack_bytes);
+				close_interval(r, o, py ? pe : NULL);
 			}
 		} else if (r->opts.mode == LP_RECORD_WALL) {
 			v->weight_ns = end - v->time_ns;
-			handle_sample(r, o, sizeof(*v) + v->stack_bytes);
+			close_interval(r, o, py ? pe : NULL);
 		}
 	}
 	free(o);
+	free(pe);
 }
 
 int lp_recorder__finish(struct lp_recorder *r)
@@ -1328,7 +1491,17 @@ static void stacks_summary(const struct lp_recorder *r)
 void lp_recorder__notes(const struct lp_recorder *r)
 {
 	stacks_summary(r);
+	lp_python__notes(r->py);
 	cost_summary(r);
+}
+
+/* A map whose values are malloc'd, and they, freed. */
+static void free_values(struct lp_hashmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			free(m->values[i]);
+	lp_hashmap__fini(m);
 }
 
 void lp_recorder__free(struct lp_recorder *r)
@@ -1343,11 +1516,12 @@ void lp_recorder__free(struct lp_recorder *r)
 	ring_buffer__free(r->ring);
 	profile_bpf__destroy(r->skel);
 	lp_unwinder__free(r->unw);
+	if (r->py)
+		free_values(&r->py_ev);
+	lp_python__free(r->py);
+	free(r->py_frames);
 	lp_symbolizer__free(r->sym);
-	for (size_t i = 0; i < r->endings.cap; i++)
-		if (r->endings.keys[i])
-			free(r->endings.values[i]);
-	lp_hashmap__fini(&r->endings);
+	free_values(&r->endings);
 	lp_dict__free(r->dict);
 	lp_attrs_buf__free(&r->attrs);
 	free(r->perf_fds);

@@ -55,6 +55,7 @@ struct lp_record_opts {
 	bool srclines;		/* file:line on user frames */
 	bool raw;		/* user frames unsymbolized (lp-symbolize later) */
 	bool no_demangle;	/* C++ and Rust names left mangled */
+	bool no_python;		/* no Python frames for CPython's interpreter frames */
 	uint64_t ring_bytes;	/* 0: 4 MiB, 32 MiB with DWARF; a power of two */
 	uint32_t max_pids;	/* the kernel's pid set; 0: LP_TARGET_MAX_PIDS */
 	uint32_t stack_depth;	/* frames per stack, 1..LP_RECORD_MAX_STACK_DEPTH; 0: the most */

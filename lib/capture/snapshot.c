@@ -39,6 +39,7 @@
 
 #include "capture/snapshot.h"
 #include "capture/producer.h"
+#include "capture/python.h"
 #include "debuginfo/symbolize.h"
 #include "base/syscalls.h"
 #include "capture/target.h"
@@ -69,6 +70,10 @@ struct capture {
 	 * looked for. */
 	int uret;
 	struct lp_uret_thread rets;
+	/* Its Python frames, walked while held (lib/capture/python.h), when
+	 * it runs Python. */
+	struct lp_py_event *py;
+	bool has_py;
 };
 
 struct lp_snapshotter {
@@ -84,6 +89,9 @@ struct lp_snapshotter {
 	uint64_t pcs[MAX_FRAMES];
 	unsigned char ret[MAX_FRAMES];
 	const struct lp_frame *frames[MAX_FRAMES * (1 + LP_SYM_MAX_INLINE)];
+	/* The stack with its Python frames in (NULL: --no-python, --raw). */
+	const struct lp_frame **py_frames;
+	struct lp_python *py;
 	struct lp_attrs_buf attrs;
 	long page;
 	/* Counts. */
@@ -152,6 +160,12 @@ struct lp_snapshotter *lp_snapshotter__open(const struct lp_snapshot_opts *opts,
 	lp_symbolizer__set_raw(s->sym, s->o.raw);
 	lp_symbolizer__set_demangle(s->sym, !s->o.no_demangle);
 	s->unw = lp_unwinder__new(s->sym);
+	/* As in the other modes (lib/capture/record.c): by name, live. */
+	if (!s->o.no_python && !s->o.raw) {
+		s->py = lp_python__new(s->dict, s->sym);
+		s->py_frames = lp_calloc(MAX_FRAMES * (1 + LP_SYM_MAX_INLINE) + LP_PY_MAX_FRAMES,
+					 sizeof(*s->py_frames));
+	}
 	if (write_header(s) < 0) {
 		int err = errno;
 		lp_snapshotter__free(s);
@@ -165,8 +179,10 @@ void lp_snapshotter__free(struct lp_snapshotter *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->ncaps_alloc; i++)
+	for (size_t i = 0; i < s->ncaps_alloc; i++) {
 		free(s->caps[i].stack);
+		free(s->caps[i].py);
+	}
 	free(s->caps);
 	free(s->alive);
 	for (size_t i = 0; s->exe && i < s->o.npids; i++)
@@ -175,6 +191,8 @@ void lp_snapshotter__free(struct lp_snapshotter *s)
 	lp_attrs_buf__free(&s->attrs);
 	lp_uretinst__free(s->uret);
 	lp_unwinder__free(s->unw);
+	lp_python__free(s->py);
+	free(s->py_frames);
 	lp_symbolizer__free(s->sym);
 	lp_dict__free(s->dict);
 	free(s);
@@ -331,7 +349,7 @@ static bool shows_trampoline(const struct lp_snapshotter *s, const struct captur
 
 /* Stops tid, copies its registers and stack top into c, releases it.
  * 1: captured; 0: the thread is gone or could not be stopped. */
-static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c)
+static int capture_thread(struct lp_snapshotter *s, pid_t pid, pid_t tid, struct capture *c)
 {
 	struct user_regs_struct regs;
 	int status, sig = 0;
@@ -382,6 +400,8 @@ static int capture_thread(struct lp_snapshotter *s, pid_t tid, struct capture *c
 		if (s->uprobes_hi && shows_trampoline(s, c))
 			c->uret = armed ? armed : lp_uretinst__read(s->uret, tid, &c->rets) < 0
 						  ? errno : 0;
+		/* Its Python frames change as soon as it runs again. */
+		c->has_py = s->py && lp_python__walk(s->py, pid, tid, c->py) == 0;
 		ok = true;
 	}
 	ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig);
@@ -531,6 +551,13 @@ static int emit(struct lp_snapshotter *s, pid_t pid, struct capture *c, bool *re
 	for (size_t i = n; i-- > 0;)
 		nf += lp_symbolizer__user_frames(s->sym, pid, s->pcs[i], s->ret[i], s->frames + nf);
 	lp_attrs_buf__reset(&s->attrs);
+	const struct lp_frame **stack = s->frames;
+
+	if (c->has_py) {
+		nf = lp_python__merge(s->py, pid, c->py, s->frames, nf, s->py_frames);
+		stack = s->py_frames;
+		lp_attrs_buf__add(&s->attrs, "gil", c->py->pyflags & LP_PY_GIL ? "1" : "0");
+	}
 	snprintf(buf, sizeof(buf), "%" PRId64, c->held);
 	lp_attrs_buf__add(&s->attrs, "held_ns", buf);
 	snprintf(buf, sizeof(buf), "%" PRId64, c->wait);
@@ -564,7 +591,7 @@ static int emit(struct lp_snapshotter *s, pid_t pid, struct capture *c, bool *re
 		.comm = c->comm,
 		.event = "snapshot",
 		.weight = 1,
-		.stack = lp_dict__stack(s->dict, s->frames, nf),
+		.stack = lp_dict__stack(s->dict, stack, nf),
 		.attrs = lp_attrs_buf__attrs(&s->attrs),
 	};
 	s->stacks++;
@@ -584,8 +611,11 @@ static void exe_check(struct lp_snapshotter *s, size_t p)
 	if ((n = readlink(path, buf, sizeof(buf) - 1)) < 0)
 		return;
 	buf[n] = 0;
-	if (s->exe[p] && strcmp(s->exe[p], buf))
+	if (s->exe[p] && strcmp(s->exe[p], buf)) {
 		lp_symbolizer__forget(s->sym, s->o.pids[p]);
+		if (s->py)
+			lp_python__forget(s->py, s->o.pids[p]);
+	}
 	free(s->exe[p]);
 	s->exe[p] = lp_strdup(buf);
 }
@@ -658,16 +688,23 @@ int lp_snapshotter__take(struct lp_snapshotter *s)
 				 * is held would be charged to it. */
 				s->caps[i].stack = lp_calloc(1, s->o.stack_bytes);
 				memset(s->caps[i].stack, 0, s->o.stack_bytes);
+				s->caps[i].py = lp_calloc(1, sizeof(*s->caps[i].py));
+				memset(s->caps[i].py, 0, sizeof(*s->caps[i].py));
 			}
 			s->ncaps_alloc = ntids;
 		}
 		uret_prepare(s, pid);
+		if (s->py) {
+			struct lp_py_proc proc;
+
+			lp_python__check(s->py, pid, &proc);
+		}
 		/* Every thread first, one at a time; the slow part after. */
 		bool boosted = boost(true);
 		for (size_t i = 0; i < ntids; i++) {
 			struct capture *c = &s->caps[ncap];
 			read_stat(pid, tids[i], c);
-			ncap += capture_thread(s, tids[i], c);
+			ncap += capture_thread(s, pid, tids[i], c);
 		}
 		if (boosted)
 			boost(false);
@@ -734,6 +771,7 @@ void lp_snapshotter__counts(const struct lp_snapshotter *s, char *buf, size_t si
 
 void lp_snapshotter__notes(const struct lp_snapshotter *s)
 {
+	lp_python__notes(s->py);
 	if (s->uret_fixed)
 		lp_error("%" PRIu64 " return addresses that uretprobes had taken put back in the"
 			 " stacks (read from the kernel with BPF)", s->uret_fixed);

@@ -35,6 +35,7 @@ struct lp_snapshot_opts {
 	bool inlines, srclines;	/* as lp-record --inline, --srcline */
 	bool raw;		/* as lp-record --raw: file addresses and build-ids */
 	bool no_demangle;	/* as lp-record --no-demangle */
+	bool no_python;		/* as lp-record --no-python */
 	int verbose;		/* as lp-record -v: libbpf's messages */
 };
 
