@@ -604,8 +604,20 @@ size_t lp_python__merge(struct lp_python *py, pid_t pid, const struct lp_py_even
 			out[m++] = in[i];
 			continue;
 		}
-		/* Its rank from the leaf: the group it stands for. */
-		size_t g = nevals - 1 - seen++;
+		/* The group it stands for.  With a group for each, or more
+		 * interpreter frames than groups, counted from the root: a
+		 * sample in the prologue or epilogue of an eval frame (a
+		 * generator's, entered and left at each item it yields) has
+		 * that frame on the native stack but not yet, or no longer,
+		 * its Python frame in the thread's state; the leaf-most one
+		 * stays as it is.  With more groups (a native stack cut short
+		 * of its root), counted from the leaf. */
+		size_t r = seen++, g;
+
+		if (nevals >= ngroups)
+			g = r < ngroups ? ngroups - 1 - r : SIZE_MAX;
+		else
+			g = nevals - 1 - r;
 
 		if (g >= ngroups) {
 			out[m++] = in[i];
