@@ -49,14 +49,11 @@ def main(rounds):
 main(int(sys.argv[1]))
 PYEOF
 
-# Runs "$@" (a recorder around the program, or nothing) REPS times; prints
-# the fastest wall and CPU seconds (other load only ever adds time).
-measure() {
-	local i
-	for i in $(seq "$REPS"); do
-		"$@" "$PY" "$tmp/fixed.py" "$ROUNDS" 2>&1 >/dev/null | grep -o 'wall_s=[0-9.]* cpu_s=[0-9.]*'
-	done | sed 's/wall_s=//; s/cpu_s=//' | awk 'NR == 1 || $1 < w { w = $1 } NR == 1 || $2 < c { c = $2 }
-		END { print w, c }'
+# One run of "$@" (a recorder around the program, or nothing): its wall
+# and CPU seconds.
+once() {
+	"$@" "$PY" "$tmp/fixed.py" "$ROUNDS" 2>&1 >/dev/null | grep -o 'wall_s=[0-9.]* cpu_s=[0-9.]*' |
+		sed 's/wall_s=//; s/cpu_s=//'
 }
 
 none() { "$@"; }
@@ -64,17 +61,23 @@ lp_python() { lp-record -F "$F" -o "$tmp/lp.lp" -- "$@"; }
 lp_no_python() { lp-record -F "$F" --no-python -o "$tmp/lp.lp" -- "$@"; }
 perf_fp() { perf record -q -F "$F" -g -o "$tmp/perf.data" -- "$@"; }
 
-echo "# 1. target slowdown: $PY, $ROUNDS requests, best of $REPS (wall s / cpu s; slowdown in CPU time)"
-read -r bw bc < <(measure none)
-printf '%-8s %-22s %s\n' Hz recorder "wall_s cpu_s slowdown"
-printf '%-8s %-22s %s %s\n' - none "$bw" "$bc"
+echo "# 1. target slowdown: $PY, $ROUNDS requests, best of $REPS rounds, the recorders in turn within"
+echo "#    each round (wall s / cpu s; slowdown in CPU time; runs differ by 10-15% with the layout)"
+configs="none"
 for F in ${FREQS:-99 999}; do
-	for r in lp_python lp_no_python perf_fp; do
-		read -r w c < <(measure "$r")
-		printf '%-8s %-22s %s %s %+.1f%%\n' "$F" "$r" "$w" "$c" \
-			"$(awk -v c="$c" -v b="$bc" 'BEGIN { print 100 * (c - b) / b }')"
-	done
+	for r in lp_python lp_no_python perf_fp; do configs="$configs $F:$r"; done
 done
+for rep in $(seq "$REPS"); do
+	for c in $configs; do
+		F=${c%%:*} r=${c#*:}
+		[ "$c" = none ] && F=- r=none
+		echo "$F $r $(once "$r")"
+	done
+done >"$tmp/runs"
+awk '{ k = $1 " " $2; if (!(k in c) || $4 < c[k]) { c[k] = $4; w[k] = $3 } if (!(k in o)) o[k] = ++n; key[o[k]] = k }
+	END { b = c["- none"]; printf "%-8s %-22s %s\n", "Hz", "recorder", "wall_s cpu_s slowdown"
+		for (i = 1; i <= n; i++) { k = key[i]; split(k, p, " ")
+			printf "%-8s %-22s %s %s %+.1f%%\n", p[1], p[2], w[k], c[k], 100 * (c[k] - b) / b } }' "$tmp/runs"
 
 echo "# 2. the sampling program's own time per sample on the Python target, with and without the"
 echo "#    Python walk (kernel.bpf_stats_enabled; lp-record's cost record is calibrated on a C thread)"
