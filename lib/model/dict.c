@@ -108,8 +108,12 @@ static const struct lp_frame *intern_frame(struct lp_dict *d, char kind, uint64_
 	struct lp_frame *f = lp_hashmap__get(&d->frames, lp_hashmap__key(id));
 	if (f) {
 		/* A definition that says lp=1 marks the frame for good (one
-		 * that does not never unmarks it: the symbol still matches). */
-		f->lp |= lp;
+		 * that does not never unmarks it: the symbol still matches).
+		 * Written only then: lp-join's readers intern into the
+		 * dictionary its writer reads frames from (TSan saw a race on
+		 * the `|=` that rewrote the same value). */
+		if (lp && !f->lp)
+			f->lp = true;
 		return f;
 	}
 	f = arena_alloc(d, sizeof(*f));
