@@ -25,6 +25,7 @@
 #include "debuginfo/procns.h"
 #include "base/syscalls.h"
 #include "base/util.h"
+#include "capture/pyprobe.h"
 #include "capture/usdt.h"
 
 /* --- parsing ---------------------------------------------------------- */
@@ -254,6 +255,28 @@ static int parse_usdt_spec(struct lp_probe_spec *spec, char *s)
 	return 1;
 }
 
+/* python:NAME: 1 when s is one, 0 when it is not, -1 after a message.
+ * NAME is a qualified name (co_qualname: Shop.checkout,
+ * main.<locals>.inner) or a glob of them (* and ?), matched whole. */
+static int parse_python_spec(struct lp_probe_spec *spec, const char *s)
+{
+	if (strncmp(s, "python:", 7))
+		return 0;
+	spec->type = LP_PROBE_PYTHON;
+	s += 7;
+	size_t n = strlen(s);
+	bool ok = n > 0 && n < LP_PY_NAME_MAX;
+	for (size_t i = 0; i < n; i++)
+		ok &= (unsigned char)s[i] > ' ' && (unsigned char)s[i] < 0x7f;
+	if (!ok) {
+		lp_error("probe '%s': expected python:NAME, NAME a qualified name or a glob of them "
+			 "(printable ASCII, at most %d bytes)", spec->text, LP_PY_NAME_MAX - 1);
+		return -1;
+	}
+	spec->name = lp_strdup(s);
+	return 1;
+}
+
 /* FILE:LINE, the part after the last colon a number: 1 when s is one, 0
  * when it is not, -1 after a message. */
 static int parse_line_spec(struct lp_probe_spec *spec, char *s)
@@ -340,6 +363,8 @@ struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
 	if (rc == 0)
 		rc = parse_usdt_spec(spec, s);
 	if (rc == 0)
+		rc = parse_python_spec(spec, s);
+	if (rc == 0)
 		rc = parse_vars(spec, s);
 	if (rc == 0)
 		rc = parse_line_spec(spec, s);
@@ -384,6 +409,7 @@ void lp_probe_point__fini(struct lp_probe_point *p)
 	free(p->ret.name);
 	free(p->returns_why);
 	free(p->rets);
+	free(p->py);
 }
 
 
@@ -2206,6 +2232,31 @@ out:
 	return ret;
 }
 
+/* python:NAME in the interpreter exe: a point at each site
+ * (lib/capture/pyprobe.c), the glob in its settings. */
+static int python_points(const struct lp_probe_spec *spec, const char *exe, bool verbose,
+			 struct lp_probe_point **points, size_t *n)
+{
+	struct lp_pyprobe pp;
+	if (lp_pyprobe__find(exe, spec->text, verbose, &pp) < 0)
+		return -1;
+	size_t len = strlen(spec->name);
+	memcpy(pp.conf.pattern, spec->name, len + 1);
+	pp.conf.plen = (unsigned)len;
+	for (size_t i = 0; i < pp.nsites; i++) {
+		struct lp_probe_point *pt = new_point(spec, exe, points, n);
+		pt->name = lp_strdup(spec->text);
+		pt->offset = pp.sites[i].offset;
+		pt->insn = pp.sites[i].insn;
+		pt->cfg.kind = LP_PROBE_PY;
+		pt->cfg.vaddr = pp.sites[i].vaddr;
+		pt->cfg.flags = pp.sites[i].flags;
+		pt->py = lp_malloc(sizeof(*pt->py));
+		*pt->py = pp.conf;
+	}
+	return 0;
+}
+
 int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 		      bool verbose, struct lp_probe_point **points, size_t *n)
 {
@@ -2216,6 +2267,8 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	}
 	if (spec->type == LP_PROBE_USDTS)
 		return usdt_points(spec, exe, pid, points, n);
+	if (spec->type == LP_PROBE_PYTHON)
+		return python_points(spec, exe, verbose, points, n);
 	if (spec->lib) {
 		path = find_lib(spec->lib, pid);
 		if (!path) {
