@@ -54,6 +54,17 @@ def_line() {
 	# The probes' cost: calibrated, a python hit of the emulated class.
 	run -0 grep -c -P '^cost\t[0-9]+\tpython\t[0-9.]+\tprobe=python:handle_request\tinsn=emulated\t' "$T/h.lp"
 	assert_output 1
+	# lp_ns: that cost for each hit inside the span, every Python call's
+	# start and return: fast_part and spin, the three checkouts, the
+	# generator numbers (its first start, three resumes after a yield,
+	# its return): 15; slow_part's 2 more; fails' start and nested's
+	# two (fails never returns): 3 more.
+	run -0 awk -F'\t' '$1 == "cost" && $3 == "python" { c = $4 }
+		$1 == "span" { want = c * (15 + (n % 10 == 3 ? 2 : 0) + (n % 5 == 0 ? 3 : 0))
+			if ($10 != "lp_ns=" want) { bad++; if (!first) first = $10 " not " want }
+			n++ }
+		END { print n + 0, bad + 0, first }' "$T/h.lp"
+	assert_output "100 0 "
 }
 
 @test "lp-trace: python:Class.method names a method; a glob names several, and nothing else" {
@@ -101,7 +112,7 @@ def_line() {
 	require_root
 	run -0 --separate-stderr lp-trace -o "$T/x.lp" python:no_such -- "$PYTHON" "$PYSPAN" 10 spin
 	assert_equal "$stderr" "lp-trace: probe 'python:no_such': no Python function of that name ran (a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
-	run -0 grep -c '^span' "$T/x.lp"
+	run -1 grep -c '^span' "$T/x.lp"
 	assert_output 0
 	run -1 --separate-stderr lp-trace -o "$T/t.lp" python:main -- "$WORKLOADS/fib"
 	assert_equal "$stderr" "lp-trace: probe 'python:main': $WORKLOADS/fib is no CPython interpreter (no _PyRuntime and Py_Version in its dynamic symbols; a libpython build is not supported)"
