@@ -1035,7 +1035,8 @@ struct py_pop {
 	struct py_ret *r;
 	const struct lp_trace_py *c;
 	__u32 at;		/* py_pop_step: pop down to depth at */
-	int normal;		/* the span at index at ends by its return */
+	int normal;		/* the span at index at ends by its return;
+				 * py_walk_step: at found */
 	__u64 cur;		/* py_walk_step: the caller chain's frame reached */
 	__u32 walked;
 };
@@ -1061,33 +1062,6 @@ static long py_pop_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* One step up the returning frame's chain of callers, or one open span
- * ended: the innermost is alive while its frame is on the chain; once the
- * chain ends without it (or another code's frame is at its address), it
- * is gone.  A chain longer than the walk leaves it open. */
-static long py_walk_step(__u32 i, void *arg)
-{
-	struct py_pop *pp = arg;
-	struct lp_trace_stack *st = pp->st;
-	struct py_ret *r = pp->r;
-	__u32 d = st->depth;
-
-	if (d == 0 || d > LP_TRACE_MAX_DEPTH)
-		return 1;
-	struct lp_trace_frame *top = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
-	if (top->sp == r->frame || !pp->cur) {
-		st->depth = d - 1;
-		emit_span(top, (d - 1) | LP_SPAN_F_UNWOUND << 16, r->now, r->acc, 0);
-		return 0;
-	}
-	if (pp->cur == top->sp || pp->walked >= 16)
-		return 1;
-	pp->walked++;
-	if (bpf_probe_read_user(&pp->cur, sizeof(pp->cur), (void *)(pp->cur + pp->c->frame_previous)))
-		return 1;
-	return 0;
-}
-
 /* The index of the open span of frame (and code, unless 0), from the
  * innermost; -1 when none. */
 static __always_inline int py_find(struct lp_trace_stack *st, __u64 frame, __u64 code)
@@ -1103,6 +1077,34 @@ static __always_inline int py_find(struct lp_trace_stack *st, __u64 frame, __u64
 			return (int)k;
 	}
 	return -1;
+}
+
+/* One step up the returning frame's chain of callers, from its caller:
+ * the first frame on it with an open span is alive, and the spans opened
+ * after it are of frames gone (pp->at: the depth to keep); when the chain
+ * ends first (at the thread's first frame), every open span is.  A chain
+ * longer than the walk decides nothing. */
+static long py_walk_step(__u32 i, void *arg)
+{
+	struct py_pop *pp = arg;
+
+	if (!pp->cur) {
+		pp->at = 0;
+		pp->normal = 1;	/* found */
+		return 1;
+	}
+	int k = py_find(pp->st, pp->cur, 0);
+	if (k >= 0) {
+		pp->at = (__u32)k + 1;
+		pp->normal = 1;
+		return 1;
+	}
+	if (pp->walked >= LP_TRACE_MAX_DEPTH)
+		return 1;
+	pp->walked++;
+	if (bpf_probe_read_user(&pp->cur, sizeof(pp->cur), (void *)(pp->cur + pp->c->frame_previous)))
+		return 1;
+	return 0;
 }
 
 /* A frame starts at address r->frame: any open span recorded there is of
@@ -1122,9 +1124,8 @@ static __noinline int py_reused(struct lp_trace_stack *st, struct py_ret *r)
 
 /* Frame r->frame returns: its span when one is open, and before it, the
  * spans of frames gone without returning (an exception left them): those
- * of its callees, and when it has none open, those whose frame is not an
- * ancestor of the returning one (on its chain of previous frames, which
- * ends at the thread's first). */
+ * of its callees; when it has none open, those opened after the nearest
+ * open one on its chain of callers (py_walk_step). */
 static __noinline int py_return(struct lp_trace_stack *st, struct py_ret *r)
 {
 	__u32 zero = 0;
@@ -1140,7 +1141,11 @@ static __noinline int py_return(struct lp_trace_stack *st, struct py_ret *r)
 		bpf_loop(LP_TRACE_MAX_DEPTH + 1, py_pop_step, &pp, 0);
 		return 0;
 	}
-	bpf_loop(2 * LP_TRACE_MAX_DEPTH + 16, py_walk_step, &pp, 0);
+	bpf_loop(LP_TRACE_MAX_DEPTH + 2, py_walk_step, &pp, 0);
+	if (!pp.normal)
+		return 0;
+	pp.normal = 0;	/* each gone: none ends by this return */
+	bpf_loop(LP_TRACE_MAX_DEPTH + 1, py_pop_step, &pp, 0);
 	return 0;
 }
 

@@ -101,6 +101,19 @@ def_line() {
 		prev = $3 }
 		END { print n + 0, bad + 0 }' "$T/f.lp"
 	assert_output "20 0"
+	# With every function traced ('*'): fails' span ends as soon as a
+	# frame returns that is not its callee (the generator numbers, inside
+	# the same request), within the span of the handle_request that
+	# called it; that one, and every other of the program's, ends by its
+	# return (the interpreter's start-up imports raise and catch some).
+	run -0 --separate-stderr lp-trace -o "$T/a.lp" 'python:*' -- "$PYTHON" "$PYSPAN" 100 spin
+	assert_equal "$stderr" ""
+	run -0 awk -F'\t' -v file="file=$PYSPAN" '$1 != "span" || $8 != file { next }
+		$6 == "python:fails" { f++; fs = $2; fe = $3; if ($NF != "unwound=1") bad++; next }
+		$NF == "unwound=1" { bad++ }
+		$6 == "python:handle_request" { h++; if (fs != "" && (fs < $2 || fe > $3)) outside++; fs = "" }
+		END { print f + 0, h + 0, bad + 0, outside + 0 }' "$T/a.lp"
+	assert_output "20 100 0 0"
 	# nested returns inside it: those spans hold it (a span of nested
 	# alone is never unwound).
 	run -0 --separate-stderr lp-trace -o "$T/n.lp" python:nested -- "$PYTHON" "$PYSPAN" 100 spin
