@@ -6,7 +6,7 @@
 # Shop.checkout and Cart.checkout (methods) and the function checkout,
 # and every fifth request calls fails, which calls nested (which returns)
 # and then raises: the exception is caught in handle_request.  A generator
-# runs too.  It prints what it did; the definitions' lines are the test's
+# runs too, then (sleep mode, after fails) a 10 ms sleep.  It prints what it did; the definitions' lines are the test's
 # to grep.
 #
 # usage: python3.11 pyspan.py N sleep|spin
@@ -74,7 +74,10 @@ def handle_request(i, shop, cart):
             fails(i)
         except ValueError:
             pass
-    return sum(numbers(3))
+    n = sum(numbers(3))
+    if i % 5 == 0 and MODE == "sleep":
+        time.sleep(0.01)  # after the generator's return: fails has ended
+    return n
 
 
 def main():
