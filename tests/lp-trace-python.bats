@@ -22,6 +22,16 @@ teardown() {
 	if [ -n "${PYPID:-}" ]; then kill "$PYPID" 2>/dev/null || true; fi
 }
 
+# lp-trace python:$2 on pyspan.py $3 $4, into $T/$1.lp.
+trace() {
+	lp-trace -o "$T/$1.lp" "python:$2" -- "$PYTHON" "$PYSPAN" "$3" "$4"
+}
+
+# The spans of stream $1 by name and line= (one line each, with their count).
+names() {
+	awk -F'\t' '$1 == "span" { n[$6 " " $9]++ } END { for (k in n) print k, n[k] }' "$1"
+}
+
 # The line of module-level function NAME's "def" in pyspan.py.
 def_line() {
 	grep -n -m1 -E "^def $1\(" "$PYSPAN" | cut -d: -f1
@@ -29,7 +39,7 @@ def_line() {
 
 @test "lp-trace: python:handle_request is a span per call, in order, the slow ones the longest, with file and first line" {
 	require_root
-	run -0 --separate-stderr lp-trace -o "$T/h.lp" python:handle_request -- "$PYTHON" "$PYSPAN" 100 sleep
+	run -0 --separate-stderr trace h handle_request 100 sleep
 	assert_output "requests=100 slow=10 fails=20"
 	assert_equal "$stderr" ""
 	line=$(def_line handle_request)
@@ -69,29 +79,29 @@ def_line() {
 
 @test "lp-trace: python:Class.method names a method; a glob names several, and nothing else" {
 	require_root
-	run -0 --separate-stderr lp-trace -o "$T/m.lp" python:Shop.checkout -- "$PYTHON" "$PYSPAN" 50 spin
+	run -0 --separate-stderr trace m Shop.checkout 50 spin
 	assert_equal "$stderr" ""
 	shop=$(grep -n -m1 -A1 '^class Shop' "$PYSPAN" | sed -n 's/^\([0-9]*\)-.*def checkout.*/\1/p')
 	cart=$(grep -n -m1 -A1 '^class Cart' "$PYSPAN" | sed -n 's/^\([0-9]*\)-.*def checkout.*/\1/p')
 	[ -n "$shop" ] || fail "no Shop.checkout in $PYSPAN"
 	[ -n "$cart" ] || fail "no Cart.checkout in $PYSPAN"
-	run -0 awk -F'\t' '$1 == "span" { n[$6 " " $9]++ } END { for (k in n) print k, n[k] }' "$T/m.lp"
+	run -0 names "$T/m.lp"
 	assert_output "python:Shop.checkout line=$shop 50"
 	# '*.checkout': both methods, not the function checkout.
-	run -0 --separate-stderr lp-trace -o "$T/g.lp" 'python:*.checkout' -- "$PYTHON" "$PYSPAN" 50 spin
+	run -0 --separate-stderr trace g '*.checkout' 50 spin
 	assert_equal "$stderr" ""
 	run -0 awk -F'\t' -v s="python:Shop.checkout line=$shop" -v c="python:Cart.checkout line=$cart" '
 		$1 == "span" { n[$6 " " $9]++; all++ } END { print n[s] + 0, n[c] + 0, all - n[s] - n[c] }' "$T/g.lp"
 	assert_output "50 50 0"
 	# '?heckout': the function alone (a qualified name matches whole).
-	run -0 --separate-stderr lp-trace -o "$T/q.lp" 'python:?heckout' -- "$PYTHON" "$PYSPAN" 50 spin
-	run -0 awk -F'\t' '$1 == "span" { n[$6 " " $9]++ } END { for (k in n) print k, n[k] }' "$T/q.lp"
+	run -0 --separate-stderr trace q '?heckout' 50 spin
+	run -0 names "$T/q.lp"
 	assert_output "python:checkout line=$(def_line checkout) 50"
 }
 
 @test "lp-trace: a Python function an exception leaves is a span marked unwound, ended before its next call" {
 	require_root
-	run -0 --separate-stderr lp-trace -o "$T/f.lp" python:fails -- "$PYTHON" "$PYSPAN" 100 sleep
+	run -0 --separate-stderr trace f fails 100 sleep
 	assert_equal "$stderr" ""
 	# fails(i) for i = 0, 5, ..., 95: it calls nested (which returns:
 	# the span goes on) and raises; handle_request catches it, and the
@@ -109,7 +119,7 @@ def_line() {
 	# the same request), within the span of the handle_request that
 	# called it; that one, and every other of the program's, ends by its
 	# return (the interpreter's start-up imports raise and catch some).
-	run -0 --separate-stderr lp-trace -o "$T/a.lp" 'python:*' -- "$PYTHON" "$PYSPAN" 100 spin
+	run -0 --separate-stderr trace a '*' 100 spin
 	assert_equal "$stderr" ""
 	run -0 awk -F'\t' -v file="file=$PYSPAN" '$1 != "span" || $8 != file { next }
 		$6 == "python:fails" { f++; fs = $2; fe = $3; if ($NF != "unwound=1") bad++; next }
@@ -119,14 +129,14 @@ def_line() {
 	assert_output "20 100 0 0"
 	# nested returns inside it: those spans hold it (a span of nested
 	# alone is never unwound).
-	run -0 --separate-stderr lp-trace -o "$T/n.lp" python:nested -- "$PYTHON" "$PYSPAN" 100 spin
+	run -0 --separate-stderr trace n nested 100 spin
 	run -0 awk -F'\t' '$1 == "span" { n++; if ($NF == "unwound=1") bad++ } END { print n + 0, bad + 0 }' "$T/n.lp"
 	assert_output "20 0"
 }
 
 @test "lp-trace: python: a name no function has is said; a program that is no CPython is refused" {
 	require_root
-	run -0 --separate-stderr lp-trace -o "$T/x.lp" python:no_such -- "$PYTHON" "$PYSPAN" 10 spin
+	run -0 --separate-stderr trace x no_such 10 spin
 	assert_equal "$stderr" "lp-trace: probe 'python:no_such': no Python function of that name ran (a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
 	run -1 grep -c '^span' "$T/x.lp"
 	assert_output 0

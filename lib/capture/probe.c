@@ -584,24 +584,6 @@ static int elfobj_open(struct elfobj *o, const char *path)
 	return 0;
 }
 
-/* Link-time address -> file offset, through the PT_LOAD segment holding it. */
-static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
-{
-	size_t n;
-	if (elf_getphdrnum(elf, &n) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static const struct sym *find_sym(const struct elfobj *o, const char *name)
 {
 	for (size_t i = 0; i < o->nsyms; i++)
@@ -1351,7 +1333,7 @@ static int function_flow(struct elfobj *o, uint64_t cu, uint64_t pc, struct lp_i
 		}
 	for (size_t i = 0; i < nr; i++) {
 		uint64_t foff;
-		if (vaddr_to_offset(elf, r[i].lo, &foff) < 0)
+		if (lp_dwarf__file_offset(elf, r[i].lo, &foff, NULL) < 0)
 			goto fail;
 		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)foff, r[i].hi - r[i].lo, ELF_T_BYTE);
 		if (!d || !d->d_buf || lp_insnflow__decode(d->d_buf, d->d_size, r[i].lo, f) < 0)
@@ -1377,7 +1359,7 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 {
 	Elf *elf = o->elf;
 	uint64_t foff;
-	*cls = vaddr_to_offset(elf, h->addr, &foff) == 0 ? insn_at(elf, foff) : LP_INSN_STEPPED;
+	*cls = lp_dwarf__file_offset(elf, h->addr, &foff, NULL) == 0 ? insn_at(elf, foff) : LP_INSN_STEPPED;
 	*why = NULL;
 	if (*cls != LP_INSN_STEPPED)
 		return h->addr;
@@ -1640,7 +1622,7 @@ static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const
 	for (size_t scanned = 0; scanned < nr; scanned++) {
 		uint64_t off;
 		size_t n = (size_t)(r[scanned].hi - r[scanned].lo);
-		Elf_Data *code = vaddr_to_offset(o->elf, r[scanned].lo, &off) == 0
+		Elf_Data *code = lp_dwarf__file_offset(o->elf, r[scanned].lo, &off, NULL) == 0
 			? elf_getdata_rawchunk(o->elf, (int64_t)off, n, ELF_T_BYTE) : NULL;
 		size_t before = d.noutside;
 		if (!code || !code->d_buf || code->d_size < n ||
@@ -1674,7 +1656,7 @@ static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const
 		if (internal || (l->kind != LP_RET_INSN && !frame_gone(o, l->vaddr)))
 			continue;
 		uint64_t off;
-		if (vaddr_to_offset(o->elf, l->vaddr, &off) < 0)
+		if (lp_dwarf__file_offset(o->elf, l->vaddr, &off, NULL) < 0)
 			continue;
 		*leaf &= l->kind == LP_RET_INSN;
 		pt->rets[pt->nrets++] = (struct lp_ret_point){ off, l->kind, l->reg,
@@ -1815,7 +1797,7 @@ static void add_catch(const struct lp_probe_spec *spec, const char *exe, pid_t p
 		}
 		const struct sym *c = find_sym(&lo, sym);
 		uint64_t off;
-		bool found = c && vaddr_to_offset(lo.elf, c->value, &off) == 0;
+		bool found = c && lp_dwarf__file_offset(lo.elf, c->value, &off, NULL) == 0;
 		bool have = false;
 		for (size_t k = 0; found && k < *n; k++)
 			have |= (*points)[k].cfg.kind == LP_PROBE_CATCH && (*points)[k].offset == off &&
@@ -2057,7 +2039,7 @@ static int line_points(const struct lp_probe_spec *spec, struct elfobj *o, const
 		return -1;
 	for (size_t i = 0; i < nhits; i++) {
 		uint64_t off;
-		if (vaddr_to_offset(o->elf, hits[i].addr, &off) < 0)
+		if (lp_dwarf__file_offset(o->elf, hits[i].addr, &off, NULL) < 0)
 			continue;
 		struct lp_probe_point *pt = new_point(spec, path, points, n);
 		char name[512];
@@ -2066,7 +2048,7 @@ static int line_points(const struct lp_probe_spec *spec, struct elfobj *o, const
 		pt->cfg.kind = LP_PROBE_POINT;
 		const char *why;
 		uint64_t addr = choose_line_addr(pt, o, &hits[i], &pt->insn, &why);
-		if (addr != hits[i].addr && vaddr_to_offset(o->elf, addr, &off) < 0)
+		if (addr != hits[i].addr && lp_dwarf__file_offset(o->elf, addr, &off, NULL) < 0)
 			addr = hits[i].addr, pt->insn = LP_INSN_STEPPED;
 		pt->offset = off;
 		pt->cfg.vaddr = addr;
@@ -2203,7 +2185,7 @@ static int func_point(const struct lp_probe_spec *spec, struct elfobj *o, const 
 
 	if (func_address(spec, o, path, verbose, &vaddr, &fsym, &shown) < 0)
 		goto out;
-	if (vaddr_to_offset(o->elf, vaddr, &off) < 0) {
+	if (lp_dwarf__file_offset(o->elf, vaddr, &off, NULL) < 0) {
 		lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s", spec->text,
 			 (unsigned long long)vaddr, path);
 		goto out;

@@ -24,6 +24,7 @@
 
 #include "base/util.h"
 #include "capture/python.h"
+#include "debuginfo/dwarf.h"
 #include "debuginfo/insnflow.h"
 
 /* The opcodes whose handlers are probed, per version (Lib/opcode.py). */
@@ -61,34 +62,13 @@ static bool in_ranges(const struct range *r, size_t n, uint64_t a)
 	return false;
 }
 
-static int vaddr_offset(Elf *elf, uint64_t vaddr, uint64_t *off, uint64_t *avail)
-{
-	size_t n;
-
-	if (elf_getphdrnum(elf, &n) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
-			if (avail)
-				*avail = ph.p_vaddr + ph.p_filesz - vaddr;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* size bytes of the file at link-time address vaddr (fewer when the
  * segment ends first: *got), or NULL. */
 static const unsigned char *bytes_at(Elf *elf, uint64_t vaddr, size_t size, size_t *got)
 {
 	uint64_t off, avail;
 
-	if (vaddr_offset(elf, vaddr, &off, &avail) < 0)
+	if (lp_dwarf__file_offset(elf, vaddr, &off, &avail) < 0)
 		return NULL;
 	*got = size < avail ? size : (size_t)avail;
 	Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)off, *got, ELF_T_BYTE);
@@ -381,7 +361,7 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 				 (unsigned long long)s.vaddr, dup ? " (probed already)" : "");
 		if (dup)
 			continue;
-		if (vaddr_offset(b->elf, s.vaddr, &s.offset, NULL) < 0) {
+		if (lp_dwarf__file_offset(b->elf, s.vaddr, &s.offset, NULL) < 0) {
 			lp_error("probe '%s': %s: 0x%llx is in no segment", probe, path,
 				 (unsigned long long)s.vaddr);
 			return -1;
