@@ -1,19 +1,20 @@
 # pyspan.py - a Python request loop for lp-trace's python: probes
 # (tests/lp-trace-python.bats), every call known by construction:
 # handle_request(i) for i = 0..N-1, in order on one thread; request i takes
-# the slow path when i % 10 == 3 (slow_part: 20 ms asleep in "sleep" mode,
-# ten times fast_part's CPU work in "spin" mode).  Each request also calls
+# the slow path when i % EVERY == 3 (EVERY 10 unless given; slow_part: 20 ms
+# asleep in "sleep" mode, ten times fast_part's CPU work in "spin" mode).  Each request also calls
 # Shop.checkout and Cart.checkout (methods) and the function checkout,
 # and every fifth request calls fails, which calls nested (which returns)
 # and then raises: the exception is caught in handle_request.  A generator
 # runs too, then (sleep mode, after fails) a 10 ms sleep.  It prints what it did; the definitions' lines are the test's
 # to grep.
 #
-# usage: python3.11 pyspan.py N sleep|spin
+# usage: python3.11 pyspan.py N sleep|spin [EVERY]
 import sys
 import time
 
 MODE = sys.argv[2]
+EVERY = int(sys.argv[3]) if len(sys.argv) > 3 else 10
 
 
 def spin(n):
@@ -64,7 +65,7 @@ def numbers(n):
 
 def handle_request(i, shop, cart):
     fast_part()
-    if i % 10 == 3:
+    if i % EVERY == 3:
         slow_part()
     shop.checkout(i)
     cart.checkout(i)
@@ -85,7 +86,7 @@ def main():
     shop, cart = Shop(), Cart()
     for i in range(n):
         handle_request(i, shop, cart)
-    print("requests=%d slow=%d fails=%d" % (n, sum(1 for i in range(n) if i % 10 == 3),
+    print("requests=%d slow=%d fails=%d" % (n, sum(1 for i in range(n) if i % EVERY == 3),
                                             sum(1 for i in range(n) if i % 5 == 0)))
 
 
