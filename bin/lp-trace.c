@@ -62,6 +62,10 @@ static void usage(FILE *f, int status)
 		"                        with its arguments (those listed; :str a C string);\n"
 		"                        PROVIDER:X for X__entry..X__return (X__start..X__done):\n"
 		"                        a span per pair, nested per thread\n"
+		"  python:NAME           a Python function of a CPython 3.11 target (a qualified\n"
+		"                        name, Shop.checkout, or a glob, 'Shop.*'): a span per\n"
+		"                        call, named python:QUALNAME, with file= and line=;\n"
+		"                        one python: probe at a time\n"
 		"\n"
 		"options:\n"
 		"  -p, --pid PID[,PID...]   trace these processes\n"
@@ -395,9 +399,18 @@ static void parse(struct trace *t, int argc, char **argv)
 		usage(stderr, 2);
 	}
 	t->specs = lp_calloc((size_t)t->nspecs, sizeof(*t->specs));
+	const char *python = NULL;
 	for (int i = 0; i < t->nspecs; i++) {
 		if (!(t->specs[i] = lp_probe_spec__parse(argv[optind + i], t->opt.all_args)))
 			exit(2);
+		/* Its probes sit in the eval loop, matching one glob. */
+		if (t->specs[i]->type == LP_PROBE_PYTHON && python) {
+			lp_error("probes '%s' and '%s': one python: probe at a time (a glob names several "
+				 "functions: 'python:Shop.*')", python, t->specs[i]->text);
+			exit(2);
+		}
+		if (t->specs[i]->type == LP_PROBE_PYTHON)
+			python = t->specs[i]->text;
 		t->specs[i]->no_demangle = t->opt.no_demangle;
 		t->specs[i]->returns = t->opt.returns;
 	}
@@ -478,7 +491,8 @@ static int open_tracer(struct trace *t)
 			if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
 			    pt->ret_insn != LP_INSN_NONE)
 				point_classes |= 1u << pt->ret_insn;
-			else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT)
+			else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
+				 pt->cfg.kind == LP_PROBE_PY)
 				point_classes |= 1u << pt->insn;
 			else if (pt->cfg.kind == LP_PROBE_TP)
 				tracepoints = true;

@@ -815,7 +815,7 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	}
 	__builtin_memset(ev, 0, sizeof(*ev));
-	ev->type = LP_EV_FORK;
+	ev->type = LP_EV_FORKED;
 	ev->pid = child->tgid;
 	ev->tid = parent->tgid;
 	ev->start = ev->end = bpf_ktime_get_ns();
@@ -841,5 +841,410 @@ int BPF_PROG(lp_exit, struct task_struct *p)
 	ev->pid = p->tgid;
 	ev->start = ev->end = bpf_ktime_get_ns();
 	submit(ev);
+	return 0;
+}
+
+/* --- python:NAME: CPython 3.11's calls, in its eval loop --------------- */
+
+/* Where the interpreter keeps things, and the glob (lib/capture/pyprobe.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lp_trace_py);
+} pyconf SEC(".maps");
+
+/* Whether a code object's qualified name matched, decided once: keyed by
+ * process and address, and checked on each call against the name object
+ * and first line it had then (a code object freed, another made at its
+ * address). */
+struct pycode_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 code;
+};
+struct pycode_val {
+	__u64 qualname;
+	__s32 first;
+	__u32 matched;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct pycode_key);
+	__type(value, struct pycode_val);
+} pycodes SEC(".maps");
+
+/* Open python: spans per thread, keyed by tid: a frame's sp is the
+ * interpreter frame's address, ret its code object (Python frames are no
+ * native frames: their addresses say nothing of depth). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct lp_trace_stack);
+} pystacks SEC(".maps");
+
+/* The 8 bytes at off of a buffer of size (a power of two) bytes, off
+ * bounded for the verifier. */
+#define PY_U64(buf, size, off) (*(const __u64 *)((buf) + ((off) & ((size) - 8))))
+#define PY_S32(buf, size, off) (*(const __s32 *)((buf) + ((off) & ((size) - 4))))
+#define PY_U32(buf, size, off) (*(const __u32 *)((buf) + ((off) & ((size) - 4))))
+
+/* glob_step's state: the iterative matcher of * and ? (a star's position
+ * and where its match began, to backtrack to).  Kept in map memory, not on
+ * the stack: the verifier then follows no value from step to step, and
+ * one pass over the callback does. */
+struct glob {
+	__u32 plen, nlen, p, n;
+	__s32 star;
+	__u32 mark;
+	int result;		/* -1 while running */
+};
+
+/* A code object's head, a name being matched and the matcher (too large
+ * for the BPF stack). */
+struct py_scratch {
+	__u8 code[256];
+	char name[LP_PY_NAME_MAX];
+	struct glob g;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_scratch);
+} pyscratch SEC(".maps");
+
+static long glob_step(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct py_scratch *s = bpf_map_lookup_elem(&pyscratch, &zero);
+	const struct lp_trace_py *c = bpf_map_lookup_elem(&pyconf, &zero);
+	if (!s || !c)
+		return 1;
+	struct glob *g = &s->g;
+	__u32 p = g->p, n = g->n, plen = g->plen;
+	char pc = p < plen ? c->pattern[p & (LP_PY_NAME_MAX - 1)] : 0;
+
+	if (n >= g->nlen) {
+		/* The name is used up: only stars may be left. */
+		if (p < plen && pc == '*') {
+			g->p = p + 1;
+			return 0;
+		}
+		g->result = p >= plen;
+		return 1;
+	}
+	char nc = s->name[n & (LP_PY_NAME_MAX - 1)];
+
+	if (p < plen && pc == '*') {
+		g->star = (__s32)p;
+		g->mark = n;
+		g->p = p + 1;
+	} else if (p < plen && (pc == '?' || pc == nc)) {
+		g->p = p + 1;
+		g->n = n + 1;
+	} else if (g->star >= 0) {
+		g->p = (__u32)g->star + 1;
+		g->mark++;
+		g->n = g->mark;
+	} else {
+		g->result = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* A str object's text (a compact ASCII one's: the only kind read) into
+ * buf of size bytes; its length, or -1. */
+static __always_inline long py_str(const struct lp_trace_py *c, __u64 str, char *buf, __u32 size)
+{
+	__u32 state = 0;
+	__u64 len = 0;
+
+	if (!str || bpf_probe_read_user(&state, sizeof(state), (void *)(str + c->str_state)) ||
+	    bpf_probe_read_user(&len, sizeof(len), (void *)(str + c->str_length)))
+		return -1;
+	/* state: interned:2, kind:3, compact:1, ascii:1 */
+	if (!(state >> 5 & 1) || !(state >> 6 & 1) || len >= size)
+		return -1;
+	long r = bpf_probe_read_user_str(buf, size, (void *)(str + c->str_ascii_data));
+	return r > 0 ? r - 1 : -1;
+}
+
+/* Whether the code object at code (its head in s->code) of process pt
+ * runs a function whose qualified name matches, decided once per code
+ * object; the first time it matches, its names go to user space. */
+static __noinline int py_matches(const struct lp_trace_py *c, struct py_scratch *s, __u64 code,
+				 __u64 pt)
+{
+	__u64 qualname = PY_U64(s->code, 256, c->code_qualname);
+	__s32 first = PY_S32(s->code, 256, c->code_first);
+	struct pycode_key k = { .tgid = pt >> 32, .code = code };
+	struct pycode_val *v = bpf_map_lookup_elem(&pycodes, &k);
+
+	if (v && v->qualname == qualname && v->first == first)
+		return v->matched;
+	struct pycode_val nv = { .qualname = qualname, .first = first };
+	/* Generators and coroutines (CO_GENERATOR, CO_COROUTINE,
+	 * CO_ASYNC_GENERATOR) are not traced: they leave at each yield and
+	 * come back later, maybe on another thread. */
+	__u32 flags = PY_U32(s->code, 256, c->code_flags);
+	long len = py_str(c, qualname, s->name, LP_PY_NAME_MAX);
+
+	if (!(flags & 0x2a0) && len >= 0) {
+		s->g = (struct glob){ .plen = c->plen, .nlen = (__u32)len, .star = -1, .result = -1 };
+		bpf_loop(2 * LP_PY_NAME_MAX * LP_PY_NAME_MAX, glob_step, NULL, 0);
+		nv.matched = s->g.result == 1;
+	}
+	if (nv.matched) {
+		/* Its names, before any span of it. */
+		struct lp_trace_event_py *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (!e) {
+			count(LP_LOST_RING);
+			return 0;	/* decided again at its next call */
+		}
+		__builtin_memset(&e->ev, 0, sizeof(e->ev));
+		e->ev.type = LP_EV_PYCODE;
+		e->ev.pid = pt >> 32;
+		e->ev.tid = (__u32)pt;
+		e->ev.vals[0] = code;
+		e->ev.vals[1] = (__u64)(__s64)first;
+		__builtin_memcpy(e->name, s->name, sizeof(e->name));
+		__u64 file = PY_U64(s->code, 256, c->code_filename);
+		if (py_str(c, file, e->file, LP_PY_FILE_MAX) < 0)
+			e->file[0] = 0;
+		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	}
+	bpf_map_update_elem(&pycodes, &k, &nv, BPF_ANY);
+	return nv.matched;
+}
+
+/* py_return's and py_reused's arguments. */
+struct py_ret {
+	__u64 frame, code, previous, now, acc;
+	__u32 ret_inside;
+};
+
+/* py_pop_step's and py_walk_step's state (bpf_loop: the verifier walks a
+ * callback once, where loops around emit_span multiply its states). */
+struct py_pop {
+	struct lp_trace_stack *st;
+	struct py_ret *r;
+	const struct lp_trace_py *c;
+	__u32 at;		/* py_pop_step: pop down to depth at */
+	int normal;		/* the span at index at ends by its return;
+				 * py_walk_step: at found */
+	__u64 cur;		/* py_walk_step: the caller chain's frame reached */
+	__u32 walked;
+};
+
+/* Ends the innermost open span: by its frame's return when it is at
+ * index at and normal, else marked unwound; stops at depth at. */
+static long py_pop_step(__u32 i, void *arg)
+{
+	struct py_pop *pp = arg;
+	struct lp_trace_stack *st = pp->st;
+	struct py_ret *r = pp->r;
+	__u32 d = st->depth;
+
+	if (d <= pp->at || d > LP_TRACE_MAX_DEPTH)
+		return 1;
+	st->depth = d - 1;
+	struct lp_trace_frame *top = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
+	if (d - 1 == pp->at && pp->normal) {
+		emit_span(top, d - 1, r->now, r->acc + r->ret_inside, 0);
+		return 1;
+	}
+	emit_span(top, (d - 1) | LP_SPAN_F_UNWOUND << 16, r->now, r->acc, 0);
+	return 0;
+}
+
+/* The index of the open span of frame (and code, unless 0), from the
+ * innermost; -1 when none. */
+static __always_inline int py_find(struct lp_trace_stack *st, __u64 frame, __u64 code)
+{
+	__u32 d = st->depth;
+
+	for (int i = 0; i < LP_TRACE_MAX_DEPTH; i++) {
+		if ((__u32)i >= d || d > LP_TRACE_MAX_DEPTH)
+			break;
+		__u32 k = d - 1 - (__u32)i;
+		struct lp_trace_frame *f = &st->frames[k & (LP_TRACE_MAX_DEPTH - 1)];
+		if (f->sp == frame && (!code || f->ret == code))
+			return (int)k;
+	}
+	return -1;
+}
+
+/* One step up the returning frame's chain of callers, from its caller:
+ * the first frame on it with an open span is alive, and the spans opened
+ * after it are of frames gone (pp->at: the depth to keep); when the chain
+ * ends first (at the thread's first frame), every open span is.  A chain
+ * longer than the walk decides nothing. */
+static long py_walk_step(__u32 i, void *arg)
+{
+	struct py_pop *pp = arg;
+
+	if (!pp->cur) {
+		pp->at = 0;
+		pp->normal = 1;	/* found */
+		return 1;
+	}
+	int k = py_find(pp->st, pp->cur, 0);
+	if (k >= 0) {
+		pp->at = (__u32)k + 1;
+		pp->normal = 1;
+		return 1;
+	}
+	if (pp->walked >= LP_TRACE_MAX_DEPTH)
+		return 1;
+	pp->walked++;
+	if (bpf_probe_read_user(&pp->cur, sizeof(pp->cur), (void *)(pp->cur + pp->c->frame_previous)))
+		return 1;
+	return 0;
+}
+
+/* A frame starts at address r->frame: any open span recorded there is of
+ * a frame gone without returning (an exception left it, and its memory is
+ * used again): it and those deeper end now, marked unwound. */
+static __noinline int py_reused(struct lp_trace_stack *st, struct py_ret *r)
+{
+	if (!st)
+		return 0;
+	int at = py_find(st, r->frame, 0);
+	if (at < 0)
+		return 0;
+	struct py_pop pp = { .st = st, .r = r, .at = (__u32)at, .normal = 0 };
+	bpf_loop(LP_TRACE_MAX_DEPTH + 1, py_pop_step, &pp, 0);
+	return 0;
+}
+
+/* Frame r->frame returns: its span when one is open, and before it, the
+ * spans of frames gone without returning (an exception left them): those
+ * of its callees; when it has none open, those opened after the nearest
+ * open one on its chain of callers (py_walk_step). */
+static __noinline int py_return(struct lp_trace_stack *st, struct py_ret *r)
+{
+	__u32 zero = 0;
+	const struct lp_trace_py *c = bpf_map_lookup_elem(&pyconf, &zero);
+
+	if (!st || !c)
+		return 0;
+	struct py_pop pp = { .st = st, .r = r, .c = c, .cur = r->previous };
+	int at = py_find(st, r->frame, r->code);
+	if (at >= 0) {
+		pp.at = (__u32)at;
+		pp.normal = 1;
+		bpf_loop(LP_TRACE_MAX_DEPTH + 1, py_pop_step, &pp, 0);
+		return 0;
+	}
+	bpf_loop(LP_TRACE_MAX_DEPTH + 2, py_walk_step, &pp, 0);
+	if (!pp.normal)
+		return 0;
+	pp.normal = 0;	/* each gone: none ends by this return */
+	bpf_loop(LP_TRACE_MAX_DEPTH + 1, py_pop_step, &pp, 0);
+	return 0;
+}
+
+/* The probes in CPython's eval loop (python:NAME): one program at the
+ * first branch of each of three opcode handlers, where the thread (which
+ * holds the GIL) has its running frame in tstate->cframe->current_frame:
+ * RESUME and RESUME_QUICK (oparg 0: a function starts) open a span when
+ * its code's qualified name matches; RETURN_VALUE closes the frame's. */
+SEC("uprobe")
+int lp_py(struct pt_regs *ctx)
+{
+	if (stopped)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 id = bpf_get_attach_cookie(ctx), zero = 0;
+	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
+	struct lp_trace_py *c = bpf_map_lookup_elem(&pyconf, &zero);
+	if (!p || !c)
+		return 0;
+	__u64 pt = bpf_get_current_pid_tgid();
+	if (foreign(p, pt))
+		return 0;
+	__u64 tid = (__u32)pt;
+	/* Its cost, for the spans open on this thread. */
+	struct lp_trace_stack *fst = bpf_map_lookup_elem(&stacks, &tid);
+	if (fst)
+		fst->lp_ns += p->hit_ns;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&pystacks, &tid);
+	if (st && st->tgid != pt >> 32) {	/* a thread id reused by another process */
+		st->tgid = pt >> 32;
+		st->depth = 0;
+	}
+	__u64 acc = st ? st->lp_ns : 0;
+	if (st)
+		st->lp_ns = acc + p->hit_ns;
+	bool ret = p->flags & LP_PROBE_F_PYRET;
+	/* Nothing open, nothing to close. */
+	if (ret && (!st || !st->depth))
+		return 0;
+
+	__u64 bias = ctx->ip - p->vaddr, ts = 0, cframe = 0, frame = 0;
+	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)(bias + c->runtime + c->gil_tstate)) || !ts ||
+	    bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(ts + c->tstate_cframe)) || !cframe ||
+	    bpf_probe_read_user(&frame, sizeof(frame), (void *)(cframe + c->cframe_frame)) || !frame)
+		return 0;
+	__u8 fb[128] = {};
+	/* Sizes masked, not compared: the verifier takes a mask's bound
+	 * (user space keeps them below 128 and 256). */
+	__u32 fsize = c->frame_read & (sizeof(fb) - 1);
+	if (fsize < 8 || bpf_probe_read_user(fb, fsize, (void *)frame))
+		return 0;
+	__u64 code = PY_U64(fb, 128, c->frame_code);
+
+	if (ret) {
+		struct py_ret r = { .frame = frame, .code = code,
+				    .previous = PY_U64(fb, 128, c->frame_previous), .now = now,
+				    .acc = acc, .ret_inside = p->ret_inside_ns };
+		return py_return(st, &r);
+	}
+	/* The handler has just stored its instruction: oparg in its high
+	 * byte (0: the function starts; else a generator or coroutine
+	 * resumes). */
+	__u16 insn = 0;
+	if (bpf_probe_read_user(&insn, sizeof(insn), (void *)PY_U64(fb, 128, c->frame_instr)) ||
+	    insn >> 8)
+		return 0;
+	if (st && st->depth) {
+		struct py_ret r = { .frame = frame, .now = now, .acc = st->lp_ns };
+		py_reused(st, &r);
+	}
+	struct py_scratch *s = bpf_map_lookup_elem(&pyscratch, &zero);
+	__u32 csize = c->code_read & (sizeof(s->code) - 1);
+	if (!s || csize < 8 || bpf_probe_read_user(s->code, csize, (void *)code))
+		return 0;
+	if (!py_matches(c, s, code, pt))
+		return 0;
+	if (!st) {
+		st = get_stack(&pystacks, &tid);
+		if (!st)
+			return 0;
+		st->tgid = pt >> 32;
+		st->depth = 0;
+		st->lp_ns = p->hit_ns;
+	}
+	st->tid = (__u32)pt;
+	__u32 d = st->depth;
+	if (d >= LP_TRACE_MAX_DEPTH) {
+		count(LP_LOST_DEPTH);
+		return 0;
+	}
+	struct lp_trace_frame *f = &st->frames[d & (LP_TRACE_MAX_DEPTH - 1)];
+	f->sp = frame;
+	f->ret = code;
+	f->probe = id;
+	f->lp0 = st->lp_ns;
+	__builtin_memset(f->vals, 0, sizeof(f->vals));
+	f->vals[0] = code;
+	f->vals[1] = (__u64)(__s64)PY_S32(s->code, 256, c->code_first);
+	st->depth = d + 1;
+	f->ts = bpf_ktime_get_ns();
 	return 0;
 }

@@ -21,6 +21,7 @@ enum {
 	LP_PROBE_TP = 4,
 	LP_PROBE_CATCH = 5,	/* uprobe where C++ catches (__cxa_begin_catch): ends the calls unwound */
 	LP_PROBE_USDT = 6,	/* a USDT probe (libbpf's usdt): a point event with its arguments */
+	LP_PROBE_PY = 7,	/* a uprobe in CPython's eval loop (python:NAME): LP_PROBE_F_PY* */
 };
 
 /* How lp_return was attached, in its BPF cookie beside the probe's index:
@@ -100,6 +101,30 @@ struct lp_trace_probe {
  * first's + 1) closes the innermost open one of this thread. */
 #define LP_PROBE_F_OPEN 8
 #define LP_PROBE_F_CLOSE 16
+/* LP_PROBE_PY: at the first branch of the RESUME and RESUME_QUICK
+ * handlers (a function starts, oparg 0, or a generator resumes), or of
+ * RETURN_VALUE's (a frame returns). */
+#define LP_PROBE_F_PYSTART 32
+#define LP_PROBE_F_PYRET 64
+
+/* python:NAME (lib/capture/pyprobe.c): where CPython 3.11 keeps what the
+ * probes read (offsets from lib/capture/python.c's table), and the glob
+ * the qualified names are matched with, in the kernel (map "pyconf"). */
+#define LP_PY_NAME_MAX 128	/* bytes of a qualified name matched, NUL included */
+#define LP_PY_FILE_MAX 256	/* bytes of a file name sent */
+struct lp_trace_py {
+	unsigned long long runtime;	/* link-time address of _PyRuntime */
+	unsigned short gil_tstate;	/* _PyRuntime.gilstate.tstate_current */
+	unsigned short tstate_cframe, cframe_frame;
+	unsigned short frame_code, frame_previous, frame_instr;
+	unsigned short code_flags, code_first, code_filename, code_qualname;
+	unsigned short str_state, str_length, str_ascii_data;
+	unsigned short code_read;	/* bytes of a code object read at once (<= 256) */
+	unsigned short frame_read;	/* bytes of a frame read at once (<= 128) */
+	unsigned short pad[3];
+	unsigned int plen;		/* the pattern's length */
+	char pattern[LP_PY_NAME_MAX];	/* a glob: * and ? */
+};
 
 struct lp_trace_frame {
 	unsigned long long ts;
@@ -139,8 +164,11 @@ enum {
 	LP_EV_POINT = 2,
 	LP_EV_SYSCALL = 3,
 	LP_EV_TP = 4,
-	LP_EV_FORK = 5,		/* a traced process forked: pid the child, tid the parent */
+	/* Not LP_EV_FORK: bpf/profile.h's, which lib/capture/python.h brings
+	 * in beside this header. */
+	LP_EV_FORKED = 5,	/* a traced process forked: pid the child, tid the parent */
 	LP_EV_EXIT = 6,		/* a traced process's last thread exited: pid */
+	LP_EV_PYCODE = 7,	/* a code object python:NAME matched (struct lp_trace_event_py) */
 };
 
 struct lp_trace_event {
@@ -165,6 +193,16 @@ struct lp_trace_event {
 struct lp_trace_event_strs {
 	struct lp_trace_event ev;
 	char strs[LP_TRACE_MAX_STRS][LP_TRACE_STR_MAX];
+};
+
+/* LP_EV_PYCODE: sent once a code object of process pid matched, before
+ * its first span: vals[0] its address, vals[1] its first line (spans of
+ * LP_PROBE_PY carry the same two).  Strings NUL-terminated ("" when not
+ * a plain ASCII str). */
+struct lp_trace_event_py {
+	struct lp_trace_event ev;
+	char name[LP_PY_NAME_MAX];
+	char file[LP_PY_FILE_MAX];
 };
 
 struct lp_trace_event_tp {

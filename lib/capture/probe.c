@@ -25,6 +25,7 @@
 #include "debuginfo/procns.h"
 #include "base/syscalls.h"
 #include "base/util.h"
+#include "capture/pyprobe.h"
 #include "capture/usdt.h"
 
 /* --- parsing ---------------------------------------------------------- */
@@ -254,6 +255,28 @@ static int parse_usdt_spec(struct lp_probe_spec *spec, char *s)
 	return 1;
 }
 
+/* python:NAME: 1 when s is one, 0 when it is not, -1 after a message.
+ * NAME is a qualified name (co_qualname: Shop.checkout,
+ * main.<locals>.inner) or a glob of them (* and ?), matched whole. */
+static int parse_python_spec(struct lp_probe_spec *spec, const char *s)
+{
+	if (strncmp(s, "python:", 7))
+		return 0;
+	spec->type = LP_PROBE_PYTHON;
+	s += 7;
+	size_t n = strlen(s);
+	bool ok = n > 0 && n < LP_PY_NAME_MAX;
+	for (size_t i = 0; i < n; i++)
+		ok &= (unsigned char)s[i] > ' ' && (unsigned char)s[i] < 0x7f;
+	if (!ok) {
+		lp_error("probe '%s': expected python:NAME, NAME a qualified name or a glob of them "
+			 "(printable ASCII, at most %d bytes)", spec->text, LP_PY_NAME_MAX - 1);
+		return -1;
+	}
+	spec->name = lp_strdup(s);
+	return 1;
+}
+
 /* FILE:LINE, the part after the last colon a number: 1 when s is one, 0
  * when it is not, -1 after a message. */
 static int parse_line_spec(struct lp_probe_spec *spec, char *s)
@@ -340,6 +363,8 @@ struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args)
 	if (rc == 0)
 		rc = parse_usdt_spec(spec, s);
 	if (rc == 0)
+		rc = parse_python_spec(spec, s);
+	if (rc == 0)
 		rc = parse_vars(spec, s);
 	if (rc == 0)
 		rc = parse_line_spec(spec, s);
@@ -384,6 +409,7 @@ void lp_probe_point__fini(struct lp_probe_point *p)
 	free(p->ret.name);
 	free(p->returns_why);
 	free(p->rets);
+	free(p->py);
 }
 
 
@@ -556,24 +582,6 @@ static int elfobj_open(struct elfobj *o, const char *path)
 	}
 	o->dw = lp_dwarf__open(o->elf, dwelf);
 	return 0;
-}
-
-/* Link-time address -> file offset, through the PT_LOAD segment holding it. */
-static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
-{
-	size_t n;
-	if (elf_getphdrnum(elf, &n) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
-			return 0;
-		}
-	}
-	return -1;
 }
 
 static const struct sym *find_sym(const struct elfobj *o, const char *name)
@@ -1325,7 +1333,7 @@ static int function_flow(struct elfobj *o, uint64_t cu, uint64_t pc, struct lp_i
 		}
 	for (size_t i = 0; i < nr; i++) {
 		uint64_t foff;
-		if (vaddr_to_offset(elf, r[i].lo, &foff) < 0)
+		if (lp_dwarf__file_offset(elf, r[i].lo, &foff, NULL) < 0)
 			goto fail;
 		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)foff, r[i].hi - r[i].lo, ELF_T_BYTE);
 		if (!d || !d->d_buf || lp_insnflow__decode(d->d_buf, d->d_size, r[i].lo, f) < 0)
@@ -1351,7 +1359,7 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 {
 	Elf *elf = o->elf;
 	uint64_t foff;
-	*cls = vaddr_to_offset(elf, h->addr, &foff) == 0 ? insn_at(elf, foff) : LP_INSN_STEPPED;
+	*cls = lp_dwarf__file_offset(elf, h->addr, &foff, NULL) == 0 ? insn_at(elf, foff) : LP_INSN_STEPPED;
 	*why = NULL;
 	if (*cls != LP_INSN_STEPPED)
 		return h->addr;
@@ -1614,7 +1622,7 @@ static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const
 	for (size_t scanned = 0; scanned < nr; scanned++) {
 		uint64_t off;
 		size_t n = (size_t)(r[scanned].hi - r[scanned].lo);
-		Elf_Data *code = vaddr_to_offset(o->elf, r[scanned].lo, &off) == 0
+		Elf_Data *code = lp_dwarf__file_offset(o->elf, r[scanned].lo, &off, NULL) == 0
 			? elf_getdata_rawchunk(o->elf, (int64_t)off, n, ELF_T_BYTE) : NULL;
 		size_t before = d.noutside;
 		if (!code || !code->d_buf || code->d_size < n ||
@@ -1648,7 +1656,7 @@ static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const
 		if (internal || (l->kind != LP_RET_INSN && !frame_gone(o, l->vaddr)))
 			continue;
 		uint64_t off;
-		if (vaddr_to_offset(o->elf, l->vaddr, &off) < 0)
+		if (lp_dwarf__file_offset(o->elf, l->vaddr, &off, NULL) < 0)
 			continue;
 		*leaf &= l->kind == LP_RET_INSN;
 		pt->rets[pt->nrets++] = (struct lp_ret_point){ off, l->kind, l->reg,
@@ -1789,7 +1797,7 @@ static void add_catch(const struct lp_probe_spec *spec, const char *exe, pid_t p
 		}
 		const struct sym *c = find_sym(&lo, sym);
 		uint64_t off;
-		bool found = c && vaddr_to_offset(lo.elf, c->value, &off) == 0;
+		bool found = c && lp_dwarf__file_offset(lo.elf, c->value, &off, NULL) == 0;
 		bool have = false;
 		for (size_t k = 0; found && k < *n; k++)
 			have |= (*points)[k].cfg.kind == LP_PROBE_CATCH && (*points)[k].offset == off &&
@@ -2031,7 +2039,7 @@ static int line_points(const struct lp_probe_spec *spec, struct elfobj *o, const
 		return -1;
 	for (size_t i = 0; i < nhits; i++) {
 		uint64_t off;
-		if (vaddr_to_offset(o->elf, hits[i].addr, &off) < 0)
+		if (lp_dwarf__file_offset(o->elf, hits[i].addr, &off, NULL) < 0)
 			continue;
 		struct lp_probe_point *pt = new_point(spec, path, points, n);
 		char name[512];
@@ -2040,7 +2048,7 @@ static int line_points(const struct lp_probe_spec *spec, struct elfobj *o, const
 		pt->cfg.kind = LP_PROBE_POINT;
 		const char *why;
 		uint64_t addr = choose_line_addr(pt, o, &hits[i], &pt->insn, &why);
-		if (addr != hits[i].addr && vaddr_to_offset(o->elf, addr, &off) < 0)
+		if (addr != hits[i].addr && lp_dwarf__file_offset(o->elf, addr, &off, NULL) < 0)
 			addr = hits[i].addr, pt->insn = LP_INSN_STEPPED;
 		pt->offset = off;
 		pt->cfg.vaddr = addr;
@@ -2177,7 +2185,7 @@ static int func_point(const struct lp_probe_spec *spec, struct elfobj *o, const 
 
 	if (func_address(spec, o, path, verbose, &vaddr, &fsym, &shown) < 0)
 		goto out;
-	if (vaddr_to_offset(o->elf, vaddr, &off) < 0) {
+	if (lp_dwarf__file_offset(o->elf, vaddr, &off, NULL) < 0) {
 		lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s", spec->text,
 			 (unsigned long long)vaddr, path);
 		goto out;
@@ -2206,6 +2214,31 @@ out:
 	return ret;
 }
 
+/* python:NAME in the interpreter exe: a point at each site
+ * (lib/capture/pyprobe.c), the glob in its settings. */
+static int python_points(const struct lp_probe_spec *spec, const char *exe, bool verbose,
+			 struct lp_probe_point **points, size_t *n)
+{
+	struct lp_pyprobe pp;
+	if (lp_pyprobe__find(exe, spec->text, verbose, &pp) < 0)
+		return -1;
+	size_t len = strlen(spec->name);
+	memcpy(pp.conf.pattern, spec->name, len + 1);
+	pp.conf.plen = (unsigned)len;
+	for (size_t i = 0; i < pp.nsites; i++) {
+		struct lp_probe_point *pt = new_point(spec, exe, points, n);
+		pt->name = lp_strdup(spec->text);
+		pt->offset = pp.sites[i].offset;
+		pt->insn = pp.sites[i].insn;
+		pt->cfg.kind = LP_PROBE_PY;
+		pt->cfg.vaddr = pp.sites[i].vaddr;
+		pt->cfg.flags = pp.sites[i].flags;
+		pt->py = lp_malloc(sizeof(*pt->py));
+		*pt->py = pp.conf;
+	}
+	return 0;
+}
+
 int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 		      bool verbose, struct lp_probe_point **points, size_t *n)
 {
@@ -2216,6 +2249,8 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	}
 	if (spec->type == LP_PROBE_USDTS)
 		return usdt_points(spec, exe, pid, points, n);
+	if (spec->type == LP_PROBE_PYTHON)
+		return python_points(spec, exe, verbose, points, n);
 	if (spec->lib) {
 		path = find_lib(spec->lib, pid);
 		if (!path) {

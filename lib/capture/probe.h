@@ -3,7 +3,7 @@
  * call number, a tracepoint) with the values to capture there.
  *
  *   FUNC  FUNC(ARG,...)  LIB:FUNC  FUNC+OFF  0xADDR  FILE.c:LINE[(VAR,...)]
- *   syscall:NAME  tp:SUBSYS:EVENT  usdt:[FILE:]PROVIDER:NAME
+ *   syscall:NAME  tp:SUBSYS:EVENT  usdt:[FILE:]PROVIDER:NAME  python:NAME
  */
 #ifndef LP_PROBE_H
 #define LP_PROBE_H
@@ -23,6 +23,7 @@ enum lp_probe_type {
 	LP_PROBE_SYSCALLS,	/* syscall:NAME: a span */
 	LP_PROBE_TRACEPOINT,	/* tp:SUBSYS:EVENT: a point event */
 	LP_PROBE_USDTS,		/* usdt:[FILE:]PROVIDER:NAME: a point event */
+	LP_PROBE_PYTHON,	/* python:NAME: a span per call of the Python functions named */
 };
 
 /* How a function's returns are seen (lp-trace --returns). */
@@ -40,7 +41,8 @@ struct lp_probe_spec {
 	uint64_t off;		/* FUNC+OFF, or the address */
 	char *file;		/* FILE of FILE:LINE */
 	int line;
-	char *name;		/* syscall NAME, tracepoint SUBSYS:EVENT, USDT NAME */
+	char *name;		/* syscall NAME, tracepoint SUBSYS:EVENT, USDT NAME,
+				 * python: NAME (a glob of qualified names) */
 	char *provider;		/* USDT PROVIDER (its FILE in lib, or NULL) */
 	char **vars;		/* (ARG,...) or (VAR,...) */
 	size_t nvars;
@@ -100,6 +102,9 @@ struct lp_probe_point {
 	} *rets;
 	size_t nrets;
 	enum lp_insn ret_insn;
+	/* LP_PROBE_PY: the interpreter's offsets and the glob (every point
+	 * of a python: probe has the same). */
+	struct lp_trace_py *py;
 };
 
 /* Parses one PROBE argument; NULL after reporting why on stderr. */

@@ -32,7 +32,7 @@ struct lp_py_layout {
 	struct lp_py_proc walk;
 	uint16_t tstate_interp;		/* PyThreadState.interp */
 	uint16_t ob_type;		/* PyObject.ob_type */
-	uint16_t code_filename, code_qualname, code_linetable;
+	uint16_t code_flags, code_filename, code_qualname, code_linetable;
 	uint16_t code_size;		/* bytes of a code object read: past the above */
 	uint16_t var_size;		/* PyVarObject.ob_size */
 	uint16_t bytes_data;		/* PyBytesObject.ob_sval */
@@ -51,7 +51,7 @@ static const struct lp_py_layout layouts[] = {
 			.frame_instr = 56, .frame_entry = 68, .code_first = 72,
 			.code_adaptive = 184, .frame_size = 72,
 		},
-		.tstate_interp = 16, .ob_type = 8,
+		.tstate_interp = 16, .ob_type = 8, .code_flags = 48,
 		.code_filename = 112, .code_qualname = 128, .code_linetable = 136,
 		.code_size = 144, .var_size = 16, .bytes_data = 32,
 		.str_length = 16, .str_state = 32, .str_ascii_data = 48, .str_compact_data = 72,
@@ -68,7 +68,7 @@ static const struct lp_py_layout layouts[] = {
 			.frame_previous = 8, .frame_instr = 56, .frame_owner = 70,
 			.owner_shim = 3, .code_first = 68, .code_adaptive = 192, .frame_size = 72,
 		},
-		.tstate_interp = 16, .ob_type = 8,
+		.tstate_interp = 16, .ob_type = 8, .code_flags = 48,
 		.code_filename = 112, .code_qualname = 128, .code_linetable = 136,
 		.code_size = 144, .var_size = 16, .bytes_data = 32,
 		.str_length = 16, .str_state = 32, .str_ascii_data = 40, .str_compact_data = 56,
@@ -324,6 +324,37 @@ static int debug_layout(pid_t pid, uint64_t runtime, unsigned major, unsigned mi
 	};
 	l->code_size = cmax + 8;
 	return 0;
+}
+
+int lp_python__trace_layout(unsigned major, unsigned minor, struct lp_trace_py *out)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		const struct lp_py_layout *l = &layouts[i];
+
+		/* The thread running Python code holds the GIL, whose holder
+		 * 3.11 keeps in _PyRuntime; its frame is tstate->cframe's. */
+		if (l->major != major || l->minor != minor || l->walk.gil_base != LP_PY_GIL_RUNTIME ||
+		    l->walk.frame_direct)
+			continue;
+		memset(out, 0, sizeof(*out));
+		out->gil_tstate = l->walk.gil_tstate;
+		out->tstate_cframe = l->walk.tstate_cframe;
+		out->cframe_frame = l->walk.cframe_frame;
+		out->frame_code = l->walk.frame_code;
+		out->frame_previous = l->walk.frame_previous;
+		out->frame_instr = l->walk.frame_instr;
+		out->frame_read = l->walk.frame_size;
+		out->code_flags = l->code_flags;
+		out->code_first = l->walk.code_first;
+		out->code_filename = l->code_filename;
+		out->code_qualname = l->code_qualname;
+		out->code_read = l->code_size;
+		out->str_state = l->str_state;
+		out->str_length = l->str_length;
+		out->str_ascii_data = l->str_ascii_data;
+		return 0;
+	}
+	return -1;
 }
 
 int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)

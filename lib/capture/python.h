@@ -12,6 +12,7 @@
 
 #include <linux/types.h>
 #include "bpf/profile.h"
+#include "bpf/trace.h"
 #include "model/dict.h"
 
 struct lp_python;
@@ -61,6 +62,13 @@ void lp_python__notes(const struct lp_python *py);
  * into *e.  0, or -1 when pid is not a process lp_python__check found
  * running Python or tid has no thread state. */
 int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_event *e);
+
+/* lp-trace's python: probes (bpf/trace.bpf.c, lp_py): the offsets they
+ * read in CPython major.minor, from the table lp-record's walk uses, into
+ * *out (runtime and the pattern left 0).  0, or -1 when the version's
+ * interpreter is not laid out as 3.11's (the GIL's holder in _PyRuntime,
+ * the frame in tstate->cframe). */
+int lp_python__trace_layout(unsigned major, unsigned minor, struct lp_trace_py *out);
 
 /* The line of instruction lasti (code units; -1: the first line) in a
  * CPython 3.11 to 3.13 co_linetable of len bytes whose code starts at line first;

@@ -61,7 +61,16 @@ struct cls_cost {
 
 /* The programs as loaded for uprobe-multi links, one each: a return
  * probed at an instruction is lp_return as a plain uprobe. */
-enum { MULTI_ENTRY, MULTI_RETURN, MULTI_RET_INSN, MULTI_POINT, MULTI_CATCH, MULTI_N };
+enum { MULTI_ENTRY, MULTI_RETURN, MULTI_RET_INSN, MULTI_POINT, MULTI_CATCH, MULTI_PY, MULTI_N };
+
+/* A code object a python: probe matched (LP_EV_PYCODE), which names its
+ * spans: "python:" and its qualified name, its file and first line. */
+struct pycode {
+	pid_t pid;
+	uint64_t code;
+	char *probe, *file;
+	char line[24];
+};
 
 /* A tracefs uprobe event of lp-trace's own group (lp_<its pid>), for a
  * probe in a file other processes map too (libc): one per entry, return
@@ -148,6 +157,9 @@ struct lp_tracer {
 	int ncpus;
 	uint32_t max_pids;
 	size_t ring_bytes;
+	struct lp_hashmap pycodes;	/* (pid, code) -> struct pycode */
+	bool py_set;			/* pyconf written */
+	uint64_t py_matched;		/* code objects python: probes matched */
 };
 
 static int handle_event(void *ctx, void *data, size_t size);
@@ -198,6 +210,7 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 	lp_bpflog__init(opts->verbose);
 	struct lp_tracer *t = lp_calloc(1, sizeof(*t));
 	lp_hashmap__init(&t->nspids);
+	lp_hashmap__init(&t->pycodes);
 	t->verbose = opts->verbose;
 	t->ncpus = libbpf_num_possible_cpus();
 	t->skel = trace_bpf__open();
@@ -742,9 +755,11 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 	}
 	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
 				   : pt->cfg.kind == LP_PROBE_CATCH ? t->skel->progs.lp_catch
+				   : pt->cfg.kind == LP_PROBE_PY    ? t->skel->progs.lp_py
 								     : t->skel->progs.lp_point;
 	int slot = pt->cfg.kind == LP_PROBE_ENTRY ? MULTI_ENTRY
-		   : pt->cfg.kind == LP_PROBE_CATCH ? MULTI_CATCH : MULTI_POINT;
+		   : pt->cfg.kind == LP_PROBE_CATCH ? MULTI_CATCH
+		   : pt->cfg.kind == LP_PROBE_PY    ? MULTI_PY : MULTI_POINT;
 	if ((r = attach_at(t, prog, slot, pt->offset, id, id, pt, pid)) < 0)
 		goto fail;
 	return 0;
@@ -816,7 +831,10 @@ static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 				cfg->ret_ns = (unsigned int)rc;
 				cfg->ret_inside_ns = (unsigned int)rin;
 			}
-		} else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT) {
+		} else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
+			   pt->cfg.kind == LP_PROBE_PY) {
+			/* A python: site is a point probe's hit: its span's
+			 * own start and return are outside it. */
 			cfg->hit_ns = (unsigned int)c->point;
 		}
 	}
@@ -858,8 +876,18 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 	/* Once for every process, the pid set filtering in the kernel, when
 	 * no other process maps the file; else for pid and its descendants
 	 * (tracefs events, inherited at fork). */
-	if ((pt->cfg.kind == LP_PROBE_ENTRY || pt->cfg.kind == LP_PROBE_POINT) && pid > 0 &&
-	    file_shared(t, pt->path)) {
+	if (pt->cfg.kind == LP_PROBE_PY) {
+		/* One python: probe's settings, the same at each of its sites. */
+		uint32_t zero = 0;
+		if (!t->py_set &&
+		    bpf_map_update_elem(bpf_map__fd(t->skel->maps.pyconf), &zero, pt->py, BPF_ANY) < 0) {
+			lp_error_errno("probe '%s': cannot store its settings", pt->name);
+			return -1;
+		}
+		t->py_set = true;
+	}
+	if ((pt->cfg.kind == LP_PROBE_ENTRY || pt->cfg.kind == LP_PROBE_POINT ||
+	     pt->cfg.kind == LP_PROBE_PY) && pid > 0 && file_shared(t, pt->path)) {
 		pi->shared = true;
 		cfg.flags |= LP_PROBE_F_FILTER;
 		pid = -1;
@@ -1515,7 +1543,7 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 		const struct pinfo *pi = &t->probes[i];
 		if (pi->cal || (pi->kind == LP_PROBE_TP ? !t->tp_done : pi->insn == LP_INSN_NONE) ||
 		    (pi->kind != LP_PROBE_ENTRY && pi->kind != LP_PROBE_POINT && pi->kind != LP_PROBE_TP &&
-		     pi->kind != LP_PROBE_USDT))
+		     pi->kind != LP_PROBE_USDT && pi->kind != LP_PROBE_PY))
 			continue;
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
@@ -1534,8 +1562,10 @@ int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 				rec.ns = (double)t->tp_cost;
 				sd = t->tp_sd;
 				n = (int64_t)t->tp_n;
-			} else if (pi->kind == LP_PROBE_POINT || pi->kind == LP_PROBE_USDT) {
-				rec.what = pi->kind == LP_PROBE_USDT ? "usdt" : "line";
+			} else if (pi->kind == LP_PROBE_POINT || pi->kind == LP_PROBE_USDT ||
+				   pi->kind == LP_PROBE_PY) {
+				rec.what = pi->kind == LP_PROBE_USDT ? "usdt"
+					   : pi->kind == LP_PROBE_PY ? "python" : "line";
 				rec.ns = (double)c->point;
 				sd = c->point_sd;
 				n = (int64_t)c->point_n;
@@ -1653,7 +1683,8 @@ static bool usdt_lp_known(const struct lp_tracer *t)
 	for (size_t i = 0; i < t->nprobes; i++) {
 		int k = t->probes[i].kind;
 
-		if (!t->probes[i].cal && (k == LP_PROBE_ENTRY || k == LP_PROBE_POINT || k == LP_PROBE_TP))
+		if (!t->probes[i].cal && (k == LP_PROBE_ENTRY || k == LP_PROBE_POINT || k == LP_PROBE_TP ||
+					  k == LP_PROBE_PY))
 			return false;
 	}
 	return true;
@@ -1687,6 +1718,49 @@ static void probe_attrs(struct lp_tracer *t, const struct pinfo *pi,
 		lp_attrs_buf__add(&t->attrs, "unwound", "1");
 }
 
+static uint64_t pycode_key(pid_t pid, uint64_t code)
+{
+	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &pid, sizeof(pid));
+	return lp_hashmap__key(lp_hash_bytes(h, &code, sizeof(code)));
+}
+
+static struct pycode *find_pycode(const struct lp_tracer *t, pid_t pid, uint64_t code)
+{
+	size_t pos = 0;
+	struct pycode *c;
+	while ((c = lp_hashmap__next(&t->pycodes, pycode_key(pid, code), &pos)))
+		if (c->pid == pid && c->code == code)
+			return c;
+	return NULL;
+}
+
+/* A code object a python: probe matched: its names, for its spans (a
+ * code object freed and another made at its address matched again). */
+static void on_pycode(struct lp_tracer *t, const struct lp_trace_event_py *e)
+{
+	pid_t pid = (pid_t)e->ev.pid;
+	struct pycode *c = find_pycode(t, pid, e->ev.vals[0]);
+	if (!c) {
+		c = lp_calloc(1, sizeof(*c));
+		c->pid = pid;
+		c->code = e->ev.vals[0];
+		lp_hashmap__add(&t->pycodes, pycode_key(pid, c->code), c);
+	}
+	free(c->probe);
+	free(c->file);
+	char name[LP_PY_NAME_MAX], file[LP_PY_FILE_MAX];
+	memcpy(name, e->name, sizeof(name));
+	name[sizeof(name) - 1] = '\0';
+	memcpy(file, e->file, sizeof(file));
+	file[sizeof(file) - 1] = '\0';
+	c->probe = lp_malloc(strlen(name) + 8);
+	strcpy(c->probe, "python:");
+	strcat(c->probe, name);
+	c->file = lp_strdup(file[0] ? file : "-");
+	fmt_i64(c->line, (int64_t)e->ev.vals[1]);
+	t->py_matched++;
+}
+
 /* The record of a span (functions, system calls) or a point event, with
  * the attributes made for it; -1 when the output failed. */
 static int write_event(struct lp_tracer *t, const struct pinfo *pi,
@@ -1695,9 +1769,13 @@ static int write_event(struct lp_tracer *t, const struct pinfo *pi,
 	int r;
 	add_nspid(t, (pid_t)ev->pid);
 	if (ev->type == LP_EV_SPAN || ev->type == LP_EV_SYSCALL) {
+		/* A python: span is named by its function. */
+		const struct pycode *c = pi->kind == LP_PROBE_PY
+						 ? find_pycode(t, (pid_t)ev->pid, ev->vals[0]) : NULL;
 		struct lp_span s = {
 			.start_ns = (int64_t)ev->start, .end_ns = (int64_t)ev->end,
-			.pid = (int32_t)ev->pid, .tid = (int32_t)ev->tid, .probe = pi->name,
+			.pid = (int32_t)ev->pid, .tid = (int32_t)ev->tid,
+			.probe = c ? c->probe : pi->name,
 			.depth = (int32_t)ev->depth, .attrs = lp_attrs_buf__attrs(&t->attrs),
 		};
 		r = lp_writer__span(t->w, &s);
@@ -1717,13 +1795,31 @@ static int write_event(struct lp_tracer *t, const struct pinfo *pi,
 	return 0;
 }
 
+/* A python: span's attributes: its function's file and first line, lp's
+ * cost inside, whether an exception left it. */
+static void py_attrs(struct lp_tracer *t, const struct lp_trace_event *ev)
+{
+	const struct pycode *c = find_pycode(t, (pid_t)ev->pid, ev->vals[0]);
+	char buf[24];
+	if (c) {
+		lp_attrs_buf__add(&t->attrs, "file", c->file);
+		lp_attrs_buf__add(&t->attrs, "line", c->line);
+	}
+	if (t->calibrated) {
+		fmt_u64(buf, ev->lp_ns);
+		lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
+	}
+	if (ev->flags & LP_SPAN_F_UNWOUND)
+		lp_attrs_buf__add(&t->attrs, "unwound", "1");
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct lp_tracer *t = ctx;
 	const struct lp_trace_event *ev = data;
 	if (size < sizeof(*ev))
 		return 0;
-	if (ev->type == LP_EV_FORK) {
+	if (ev->type == LP_EV_FORKED) {
 		on_fork_record(t, ev);
 		return 0;
 	}
@@ -1731,6 +1827,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 		struct kid *k = find_kid(t, (pid_t)ev->pid);
 		if (k)
 			forget_kid(t, (size_t)(k - t->kids));
+		return 0;
+	}
+	if (ev->type == LP_EV_PYCODE) {
+		if (size >= sizeof(struct lp_trace_event_py))
+			on_pycode(t, data);
 		return 0;
 	}
 	if (ev->probe >= t->nprobes || t->werr)
@@ -1745,6 +1846,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 	switch (ev->type) {
 	case LP_EV_SPAN:
 	case LP_EV_POINT:
+		if (pi->kind == LP_PROBE_PY) {
+			py_attrs(t, ev);
+			break;
+		}
 		probe_attrs(t, pi, ev, data, size);
 		break;
 	case LP_EV_SYSCALL:
@@ -2062,9 +2167,10 @@ static int write_unfinished_syscalls(struct lp_tracer *t, struct lp_writer *w)
 }
 
 /* Calls still open: their entry was seen, their return not (yet). */
-static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
+/* The calls still open in the stacks of map fd (function probes', or
+ * python: probes'), as unfinished spans; -1 when the output failed. */
+static int write_open(struct lp_tracer *t, struct lp_writer *w, int fd)
 {
-	int fd = bpf_map__fd(t->skel->maps.stacks);
 	struct lp_trace_stack *st = lp_malloc(sizeof(*st));
 	uint64_t key, next, *prev = NULL;
 	int ret = 0;
@@ -2092,11 +2198,19 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 			if (f->probe >= t->nprobes || f->ts > t->stop_ns)
 				continue;
 			const struct pinfo *pi = &t->probes[f->probe];
+			const struct pycode *c = pi->kind == LP_PROBE_PY
+							 ? find_pycode(t, (pid_t)st->tgid, f->vals[0]) : NULL;
 			lp_attrs_buf__reset(&t->attrs);
-			values_attrs(t, pi, f->vals, (const char(*)[LP_TRACE_STR_MAX])f->strs);
+			if (c) {
+				lp_attrs_buf__add(&t->attrs, "file", c->file);
+				lp_attrs_buf__add(&t->attrs, "line", c->line);
+			} else if (pi->kind != LP_PROBE_PY) {
+				values_attrs(t, pi, f->vals, (const char(*)[LP_TRACE_STR_MAX])f->strs);
+			}
 			if (t->calibrated) {	/* what lp added until it stopped */
 				char buf[24];
-				uint64_t in = pi->insn ? (uint64_t)t->costs[pi->insn].entry_in : 0;
+				uint64_t in = pi->insn && pi->kind != LP_PROBE_PY
+						      ? (uint64_t)t->costs[pi->insn].entry_in : 0;
 				fmt_u64(buf, st->lp_ns - f->lp0 + in);
 				lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
 			}
@@ -2104,7 +2218,7 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 			struct lp_span s = {
 				.start_ns = (int64_t)f->ts, .end_ns = LP_TIME_NONE,
 				.pid = (int32_t)st->tgid, .tid = (int32_t)st->tid,
-				.probe = pi->name, .depth = (int32_t)d,
+				.probe = c ? c->probe : pi->name, .depth = (int32_t)d,
 				.attrs = lp_attrs_buf__attrs(&t->attrs),
 			};
 			if (lp_writer__span(w, &s) < 0) {
@@ -2116,9 +2230,15 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 	}
 	free(tids);
 	free(st);
-	if (ret == 0)
-		ret = write_unfinished_syscalls(t, w);
 	return ret;
+}
+
+static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
+{
+	if (write_open(t, w, bpf_map__fd(t->skel->maps.stacks)) < 0 ||
+	    write_open(t, w, bpf_map__fd(t->skel->maps.pystacks)) < 0)
+		return -1;
+	return write_unfinished_syscalls(t, w);
 }
 
 int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
@@ -2135,6 +2255,13 @@ int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
 	}
 	if (write_unfinished(t, w) < 0)
 		return -1;
+	for (size_t i = 0; i < t->nprobes && !t->py_matched; i++)
+		if (t->probes[i].kind == LP_PROBE_PY && !t->probes[i].cal) {
+			lp_error("probe '%s': no Python function of that name ran (a qualified name, "
+				 "as co_qualname: Shop.checkout, main.<locals>.inner; generators and "
+				 "coroutines are not traced)", t->probes[i].name);
+			break;
+		}
 	return write_lost(t, w);
 }
 
@@ -2188,5 +2315,14 @@ void lp_tracer__free(struct lp_tracer *t)
 		tep_free(t->tep);
 	lp_attrs_buf__free(&t->attrs);
 	lp_hashmap__fini(&t->nspids);
+	for (size_t i = 0; i < t->pycodes.cap; i++) {
+		struct pycode *c = t->pycodes.keys[i] ? t->pycodes.values[i] : NULL;
+		if (c) {
+			free(c->probe);
+			free(c->file);
+			free(c);
+		}
+	}
+	lp_hashmap__fini(&t->pycodes);
 	free(t);
 }

@@ -948,3 +948,24 @@ int lp_dwarf__func_ranges(struct lp_dwarf *d, uint64_t cu, uint64_t pc, uint64_t
 	lp_dwscope__free(sc);
 	return !nr || off > 0 ? -1 : (int)nr;	/* none, or more ranges than max */
 }
+
+int lp_dwarf__file_offset(Elf *elf, uint64_t vaddr, uint64_t *off, uint64_t *avail)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			if (avail)
+				*avail = ph.p_vaddr + ph.p_filesz - vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}

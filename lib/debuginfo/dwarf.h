@@ -106,6 +106,11 @@ struct lp_dwarf;
  * build-id under /usr/lib/debug, or by its .gnu_debuglink name beside it,
  * in .debug/ beside it, or under /usr/lib/debug.  malloc'd; NULL: none. */
 char *lp_dwarf__debug_file(Elf *elf, const char *path);
+
+/* Link-time address vaddr of elf -> its file offset *off, through the
+ * PT_LOAD segment holding it (and *avail, unless NULL: the segment's bytes
+ * in the file from there).  0, or -1 when no segment holds it. */
+int lp_dwarf__file_offset(Elf *elf, uint64_t vaddr, uint64_t *off, uint64_t *avail);
 /* code: the file (its .eh_frame); debug: where its DWARF is (code itself,
  * or its debug file).  Never NULL; lp_dwarf__has_dwarf says whether there
  * is DWARF.  Both Elfs must outlive it. */

@@ -1,0 +1,420 @@
+/* pyprobe.c - the sites of python:NAME probes in a CPython 3.11 binary
+ * (pyprobe.h).
+ *
+ * In 3.11 no Python-to-Python call goes through an exported function: the
+ * eval loop pushes the callee's frame and jumps on, so the only places
+ * every call passes are the opcode handlers.  They have no symbols in a
+ * stripped interpreter, but the loop dispatches through a table of their
+ * addresses, opcode_targets (Python/opcode_targets.h: 256 code pointers,
+ * every unused opcode pointing at one _unknown_opcode label: 74 of them in
+ * Debian's 3.11), which lies in read-only data and is found by its shape.
+ * A uprobe on a handler's first instruction (a load or store) would be
+ * single-stepped, ~6 us a hit; the first branch after it (the jcc of
+ * RESUME's eval-breaker check, RETURN_VALUE's use_tracing check) is
+ * emulated, ~0.9 us, and as good a place when nothing jumps past the
+ * handler's start into the code before it. */
+#include "capture/pyprobe.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "capture/python.h"
+#include "debuginfo/dwarf.h"
+#include "debuginfo/insnflow.h"
+
+/* The opcodes whose handlers are probed, per version (Lib/opcode.py). */
+static const struct py_ops {
+	unsigned major, minor;
+	unsigned resume, resume_quick, return_value;
+} versions[] = {
+	{ 3, 11, 151, 150, 83 },
+};
+
+#define NTARGETS 256
+#define MIN_UNKNOWN 40		/* table entries on _unknown_opcode: Debian's 3.11 has 74 */
+#define MAX_HOPS 4		/* direct jmps followed from a handler to its branch */
+
+struct range {
+	uint64_t lo, hi;
+	bool entry;		/* a handler's first address: jumps may land there */
+};
+
+struct bin {
+	Elf *elf;
+	struct range *text;	/* executable segments */
+	size_t ntext;
+	struct range *funcs;	/* .dynsym's functions */
+	size_t nfuncs;
+	uint64_t runtime, version;
+	struct range eval;	/* _PyEval_EvalFrameDefault */
+};
+
+static bool in_ranges(const struct range *r, size_t n, uint64_t a)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a >= r[i].lo && a < r[i].hi)
+			return true;
+	return false;
+}
+
+/* size bytes of the file at link-time address vaddr (fewer when the
+ * segment ends first: *got), or NULL. */
+static const unsigned char *bytes_at(Elf *elf, uint64_t vaddr, size_t size, size_t *got)
+{
+	uint64_t off, avail;
+
+	if (lp_dwarf__file_offset(elf, vaddr, &off, &avail) < 0)
+		return NULL;
+	*got = size < avail ? size : (size_t)avail;
+	Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)off, *got, ELF_T_BYTE);
+	return d && d->d_buf ? d->d_buf : NULL;
+}
+
+static void read_bin(struct bin *b)
+{
+	size_t n;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_getphdrnum(b->elf, &n) == 0)
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(b->elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_X))
+				continue;
+			b->text = lp_reallocarray(b->text, b->ntext + 1, sizeof(*b->text));
+			b->text[b->ntext++] = (struct range){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz, false };
+		}
+	while ((scn = elf_nextscn(b->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+
+			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
+				continue;
+			const char *name = elf_strptr(b->elf, sh.sh_link, s.st_name);
+
+			if (!name)
+				continue;
+			if (!strcmp(name, "_PyRuntime"))
+				b->runtime = s.st_value;
+			else if (!strcmp(name, "Py_Version"))
+				b->version = s.st_value;
+			else if (!strcmp(name, "_PyEval_EvalFrameDefault"))
+				b->eval = (struct range){ s.st_value, s.st_value + s.st_size, false };
+			if (GELF_ST_TYPE(s.st_info) == STT_FUNC && s.st_size) {
+				b->funcs = lp_reallocarray(b->funcs, b->nfuncs + 1, sizeof(*b->funcs));
+				b->funcs[b->nfuncs++] = (struct range){ s.st_value, s.st_value + s.st_size, false };
+			}
+		}
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A handler may be in _PyEval_EvalFrameDefault or in the binary's cold
+ * text (GCC's .cold parts, no symbol), not in another function. */
+static bool handler_place(const struct bin *b, uint64_t a)
+{
+	if (a >= b->eval.lo && a < b->eval.hi)
+		return true;
+	return in_ranges(b->text, b->ntext, a) && !in_ranges(b->funcs, b->nfuncs, a);
+}
+
+/* Whether the 256 words at v are opcode_targets: code addresses, one of
+ * them (_unknown_opcode's) shared by at least MIN_UNKNOWN, the handlers
+ * of ops in their places and apart from it. */
+static bool is_table(const struct bin *b, const uint64_t *v, const struct py_ops *ops)
+{
+	uint64_t sorted[NTARGETS], unknown = 0;
+	size_t most = 0;
+
+	for (size_t i = 0; i < NTARGETS; i++)
+		if (!in_ranges(b->text, b->ntext, v[i]))
+			return false;
+	memcpy(sorted, v, sizeof(sorted));
+	qsort(sorted, NTARGETS, sizeof(*sorted), cmp_u64);
+	for (size_t i = 1, run = 1; i <= NTARGETS; i++) {
+		if (i < NTARGETS && sorted[i] == sorted[i - 1]) {
+			run++;
+			continue;
+		}
+		if (run > most) {
+			most = run;
+			unknown = sorted[i - 1];
+		}
+		run = 1;
+	}
+	if (most < MIN_UNKNOWN)
+		return false;
+	const unsigned op[] = { ops->resume, ops->resume_quick, ops->return_value };
+
+	for (size_t i = 0; i < 3; i++)
+		if (v[op[i]] == unknown || !handler_place(b, v[op[i]]))
+			return false;
+	return true;
+}
+
+/* opcode_targets' 256 entries into v: the first run of words in
+ * allocated, non-executable data that is the table.  -1 when none is. */
+static int find_table(const struct bin *b, const struct py_ops *ops, uint64_t *v)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(b->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+
+		if (!d || !d->d_buf || d->d_size < NTARGETS * 8)
+			continue;
+		const unsigned char *p = d->d_buf;
+		size_t words = d->d_size / 8, run = 0;
+		/* The table is 8-byte aligned: words from an aligned address. */
+		size_t skip = (8 - sh.sh_addr % 8) % 8;
+
+		if (skip)
+			words = (d->d_size - skip) / 8;
+		for (size_t i = 0; i < words; i++) {
+			uint64_t w;
+
+			memcpy(&w, p + skip + 8 * i, 8);
+			run = in_ranges(b->text, b->ntext, w) ? run + 1 : 0;
+			if (run < NTARGETS)
+				continue;
+			memcpy(v, p + skip + 8 * (i + 1 - NTARGETS), NTARGETS * 8);
+			if (is_table(b, v, ops))
+				return 0;
+		}
+	}
+	return -1;
+}
+
+/* From handler h, straight on (through direct jmps) to the first branch
+ * that may go two ways: *site its address, the ranges passed into path
+ * (each from where it was entered to the branch or jmp, included).  0, or
+ * -1 with *why. */
+static int first_branch(const struct bin *b, uint64_t h, struct lp_pyprobe_site *site,
+			struct range *path, size_t *npath, const char **why)
+{
+	uint64_t at = h;
+
+	*npath = 0;
+	for (int hop = 0; hop <= MAX_HOPS; hop++) {
+		size_t got;
+		const unsigned char *code = bytes_at(b->elf, at, 512, &got);
+		struct lp_insnflow f = { 0 };
+
+		if (!code || lp_insnflow__decode(code, got, at, &f) < 0) {
+			*why = "its code cannot be read or decoded";
+			return -1;
+		}
+		for (size_t i = 0; i < f.n; i++) {
+			const struct lp_insnflow_insn *in = &f.insns[i];
+
+			if (i && in->vaddr != f.insns[i - 1].vaddr + f.insns[i - 1].size)
+				break;	/* undecoded bytes: give up below */
+			if (!in->branches && in->falls_through)
+				continue;
+			path[(*npath)++] = (struct range){ at, in->vaddr + 1, hop == 0 };
+			if (in->branches && in->falls_through && in->target) {
+				site->vaddr = in->vaddr;
+				site->insn = lp_insn__classify(in->bytes, in->size);
+				lp_insnflow__fini(&f);
+				if (site->insn != LP_INSN_EMULATED) {
+					*why = "its first branch is not one the kernel emulates";
+					return -1;
+				}
+				return 0;
+			}
+			if (in->branches && !in->falls_through && in->target) {
+				at = in->target;	/* jmp: on there */
+				goto next;
+			}
+			lp_insnflow__fini(&f);
+			*why = "it leaves by an indirect jump or a return before any branch";
+			return -1;
+		}
+		lp_insnflow__fini(&f);
+		*why = "no branch within 512 bytes of it";
+		return -1;
+next:
+		lp_insnflow__fini(&f);
+	}
+	*why = "more than 4 jumps before its first branch";
+	return -1;
+}
+
+/* Every pass through a site must have come through its handler (or the
+ * handler of another site of the same kind: RESUME goes on into
+ * RESUME_QUICK's code): a direct jump of _PyEval_EvalFrameDefault landing
+ * inside a path, past where it is entered, from anywhere but the paths of
+ * that kind, would count passes that never started a call (or return).
+ * Jumps from the cold text are not seen (it has no extent to decode).
+ * 0, or -1 with *where the jump's address. */
+static int jumps_in(const struct bin *b, const struct range *paths, const unsigned *kinds, size_t n,
+		    uint64_t *where, uint64_t *to)
+{
+	size_t got;
+	const unsigned char *code = bytes_at(b->elf, b->eval.lo, b->eval.hi - b->eval.lo, &got);
+	struct lp_insnflow f = { 0 };
+
+	if (!code || lp_insnflow__decode(code, got, b->eval.lo, &f) < 0)
+		return 0;	/* nothing more to check by */
+	int r = 0;
+
+	for (size_t i = 0; i < f.n && !r; i++) {
+		const struct lp_insnflow_insn *in = &f.insns[i];
+
+		if (!in->branches || !in->target)
+			continue;
+		for (size_t k = 0; k < n && !r; k++) {
+			if (in->target < paths[k].lo || in->target >= paths[k].hi ||
+			    (in->target == paths[k].lo && paths[k].entry))
+				continue;
+			bool same = false;
+
+			for (size_t j = 0; j < n; j++)
+				same |= kinds[j] == kinds[k] && in->vaddr >= paths[j].lo &&
+					in->vaddr < paths[j].hi;
+			if (!same) {
+				*where = in->vaddr;
+				*to = in->target;
+				r = -1;
+			}
+		}
+	}
+	lp_insnflow__fini(&f);
+	return r;
+}
+
+static int find_sites(struct bin *b, const char *path, const char *probe, bool verbose,
+		      struct lp_pyprobe *out)
+{
+	const struct py_ops *ops = NULL;
+	uint64_t v[NTARGETS];
+
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (versions[i].major == out->major && versions[i].minor == out->minor)
+			ops = &versions[i];
+	if (!ops || lp_python__trace_layout(out->major, out->minor, &out->conf) < 0) {
+		lp_error("probe '%s': %s is CPython %u.%u: python: probes know 3.11's eval loop only",
+			 probe, path, out->major, out->minor);
+		return -1;
+	}
+	out->conf.runtime = b->runtime;
+	if (b->eval.hi <= b->eval.lo) {
+		lp_error("probe '%s': %s has no _PyEval_EvalFrameDefault in its dynamic symbols",
+			 probe, path);
+		return -1;
+	}
+	if (find_table(b, ops, v) < 0) {
+		lp_error("probe '%s': %s: no table of its opcode handlers (opcode_targets) found",
+			 probe, path);
+		return -1;
+	}
+	const struct { unsigned op, flags; const char *name; } want[] = {
+		{ ops->resume_quick, LP_PROBE_F_PYSTART, "RESUME_QUICK" },
+		{ ops->resume, LP_PROBE_F_PYSTART, "RESUME" },
+		{ ops->return_value, LP_PROBE_F_PYRET, "RETURN_VALUE" },
+	};
+	struct range paths[3 * (MAX_HOPS + 1)];
+	unsigned kinds[3 * (MAX_HOPS + 1)];
+	size_t npaths = 0;
+
+	for (size_t i = 0; i < 3; i++) {
+		struct lp_pyprobe_site s = { .flags = want[i].flags, .op = want[i].name };
+		const char *why;
+		size_t np;
+
+		if (first_branch(b, v[want[i].op], &s, paths + npaths, &np, &why) < 0) {
+			lp_error("probe '%s': %s: %s's handler at 0x%llx: %s", probe, path, want[i].name,
+				 (unsigned long long)v[want[i].op], why);
+			return -1;
+		}
+		for (size_t k = 0; k < np; k++)
+			kinds[npaths + k] = want[i].flags;
+		npaths += np;
+		bool dup = false;
+
+		for (size_t k = 0; k < out->nsites; k++)
+			dup |= out->sites[k].vaddr == s.vaddr;
+		if (verbose)
+			lp_error("probe '%s': %s's handler at 0x%llx, its first branch at 0x%llx%s", probe,
+				 want[i].name, (unsigned long long)v[want[i].op],
+				 (unsigned long long)s.vaddr, dup ? " (probed already)" : "");
+		if (dup)
+			continue;
+		if (lp_dwarf__file_offset(b->elf, s.vaddr, &s.offset, NULL) < 0) {
+			lp_error("probe '%s': %s: 0x%llx is in no segment", probe, path,
+				 (unsigned long long)s.vaddr);
+			return -1;
+		}
+		out->sites[out->nsites++] = s;
+	}
+	uint64_t where, to;
+
+	if (jumps_in(b, paths, kinds, npaths, &where, &to) < 0) {
+		lp_error("probe '%s': %s: a jump at 0x%llx lands at 0x%llx, between an opcode "
+			 "handler and the branch probed for it", probe, path,
+			 (unsigned long long)where, (unsigned long long)to);
+		return -1;
+	}
+	return 0;
+}
+
+int lp_pyprobe__find(const char *path, const char *probe, bool verbose, struct lp_pyprobe *out)
+{
+	struct bin b = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (fd < 0) {
+		lp_error_errno("probe '%s': cannot open '%s'", probe, path);
+		return -1;
+	}
+	elf_version(EV_CURRENT);
+	b.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!b.elf || elf_kind(b.elf) != ELF_K_ELF) {
+		lp_error("probe '%s': '%s' is not an ELF file", probe, path);
+		goto out;
+	}
+	read_bin(&b);
+	size_t got;
+	const unsigned char *ver = b.version ? bytes_at(b.elf, b.version, 4, &got) : NULL;
+
+	if (!b.runtime || !ver || got < 4) {
+		lp_error("probe '%s': %s is no CPython interpreter (no _PyRuntime and Py_Version in "
+			 "its dynamic symbols; a libpython build is not supported)", probe, path);
+		goto out;
+	}
+	uint32_t hex;
+
+	memcpy(&hex, ver, 4);	/* PY_VERSION_HEX: 0xMMmmPPRS */
+	out->major = hex >> 24 & 0xff;
+	out->minor = hex >> 16 & 0xff;
+	r = find_sites(&b, path, probe, verbose, out);
+out:
+	if (b.elf)
+		elf_end(b.elf);
+	close(fd);
+	free(b.text);
+	free(b.funcs);
+	return r;
+}

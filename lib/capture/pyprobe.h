@@ -1,0 +1,40 @@
+/* pyprobe.h - where lp-trace's python:NAME probes go in a CPython 3.11
+ * interpreter, found in the binary alone (Debian's python3.11 has no
+ * .symtab: its opcode handlers have no names): the first branch of the
+ * handlers of RESUME and RESUME_QUICK (a function starts) and of
+ * RETURN_VALUE (a frame returns), each an instruction the kernel emulates
+ * after its breakpoint, reached on every pass through the handler and on
+ * no other path. */
+#ifndef LP_PYPROBE_H
+#define LP_PYPROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/trace.h"
+#include "capture/tracecal.h"
+
+#define LP_PYPROBE_MAX_SITES 3
+
+struct lp_pyprobe_site {
+	uint64_t vaddr;		/* link-time address of the branch */
+	uint64_t offset;	/* its file offset */
+	unsigned flags;		/* LP_PROBE_F_PYSTART or LP_PROBE_F_PYRET */
+	enum lp_insn insn;	/* its class (a jcc: emulated) */
+	const char *op;		/* the opcode whose handler leads there */
+};
+
+struct lp_pyprobe {
+	unsigned major, minor;
+	struct lp_trace_py conf;	/* offsets and _PyRuntime; no pattern */
+	struct lp_pyprobe_site sites[LP_PYPROBE_MAX_SITES];
+	size_t nsites;
+};
+
+/* The sites in the interpreter at path (an executable with CPython in it:
+ * _PyRuntime in its .dynsym).  probe: the probe's text, for messages;
+ * verbose says where each site is.  0, or -1 after saying why. */
+int lp_pyprobe__find(const char *path, const char *probe, bool verbose, struct lp_pyprobe *out);
+
+#endif

@@ -1,0 +1,185 @@
+#!/usr/bin/env bats
+# lp-trace's python:NAME probes: Debian's python3.11 running
+# tests/workloads/pyspan.py, whose calls are known by construction: a span
+# per call of the function named (a qualified name, a glob), in call order,
+# named by the function with its file and first line; the slow requests by
+# their durations; a function an exception leaves, unwound; a name that
+# never ran, said; a program that is no CPython, refused.  Then the
+# pipeline of issue 14: lp-record + lp-trace + lp-join + lp-split at p90.
+
+load helpers/common
+
+PYTHON=/usr/bin/python3.11
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+	PYSPAN=$LP_TOP/tests/workloads/pyspan.py
+	[ -x "$PYTHON" ] || fail "no $PYTHON (make deps)"
+}
+
+teardown() {
+	if [ -n "${PYPID:-}" ]; then kill "$PYPID" 2>/dev/null || true; fi
+}
+
+# lp-trace python:$2 on pyspan.py $3 $4, into $T/$1.lp.
+trace() {
+	lp-trace -o "$T/$1.lp" "python:$2" -- "$PYTHON" "$PYSPAN" "$3" "$4"
+}
+
+# The spans of stream $1 by name and line= (one line each, with their count).
+names() {
+	awk -F'\t' '$1 == "span" { n[$6 " " $9]++ } END { for (k in n) print k, n[k] }' "$1"
+}
+
+# The line of module-level function NAME's "def" in pyspan.py.
+def_line() {
+	grep -n -m1 -E "^def $1\(" "$PYSPAN" | cut -d: -f1
+}
+
+@test "lp-trace: python:handle_request is a span per call, in order, the slow ones the longest, with file and first line" {
+	require_root
+	run -0 --separate-stderr trace h handle_request 100 sleep
+	assert_output "requests=100 slow=10 fails=20"
+	assert_equal "$stderr" ""
+	line=$(def_line handle_request)
+	[ -n "$line" ] || fail "no def handle_request in $PYSPAN"
+	# Spans end in call order on the one thread: the k-th is request k,
+	# slow when k % 10 == 3 (20 ms asleep); every fast one is shorter
+	# than every slow one.
+	run -0 awk -F'\t' -v f="file=$PYSPAN" -v l="line=$line" '$1 == "span" {
+		if ($6 != "python:handle_request" || $7 != 0 || $8 != f || $9 != l || $3 == "-") bad++
+		if ($10 !~ /^lp_ns=[0-9]+$/ || NF != 10) bad++
+		d = $3 - $2
+		if (n % 10 == 3) { slow++; if (minslow == "" || d < minslow) minslow = d }
+		else if (d > maxfast) maxfast = d
+		n++ }
+		END { print n + 0, slow + 0, bad + 0, (minslow > maxfast && minslow >= 20000000) ? "apart" : "mixed", minslow, maxfast }' "$T/h.lp"
+	echo "spans, slow, bad, slow and fast, shortest slow, longest fast: $output"
+	read -r n slow bad apart _ <<<"$output"
+	[ "$n" -eq 100 ] || fail "$n spans of handle_request, not 100"
+	[ "$slow" -eq 10 ] || fail "$slow slow spans, not 10"
+	[ "$bad" -eq 0 ] || fail "$bad spans with another name, depth, file, line or attribute"
+	[ "$apart" = apart ] || fail "the slow requests' spans are not all longer than the fast ones'"
+	# The probes' cost: calibrated, a python hit of the emulated class.
+	run -0 grep -c -P '^cost\t[0-9]+\tpython\t[0-9.]+\tprobe=python:handle_request\tinsn=emulated\t' "$T/h.lp"
+	assert_output 1
+	# lp_ns: that cost for each hit inside the span, every Python call's
+	# start and return: fast_part and spin, the three checkouts, the
+	# generator numbers (its first start, three resumes after a yield,
+	# its return): 15; slow_part's 2 more; fails' start and nested's
+	# two (fails never returns): 3 more.
+	run -0 awk -F'\t' '$1 == "cost" && $3 == "python" { c = $4 }
+		$1 == "span" { want = c * (15 + (n % 10 == 3 ? 2 : 0) + (n % 5 == 0 ? 3 : 0))
+			if ($10 != "lp_ns=" want) { bad++; if (!first) first = $10 " not " want }
+			n++ }
+		END { print n + 0, bad + 0, first }' "$T/h.lp"
+	assert_output "100 0 "
+}
+
+@test "lp-trace: python:Class.method names a method; a glob names several, and nothing else" {
+	require_root
+	run -0 --separate-stderr trace m Shop.checkout 50 spin
+	assert_equal "$stderr" ""
+	shop=$(grep -n -m1 -A1 '^class Shop' "$PYSPAN" | sed -n 's/^\([0-9]*\)-.*def checkout.*/\1/p')
+	cart=$(grep -n -m1 -A1 '^class Cart' "$PYSPAN" | sed -n 's/^\([0-9]*\)-.*def checkout.*/\1/p')
+	[ -n "$shop" ] || fail "no Shop.checkout in $PYSPAN"
+	[ -n "$cart" ] || fail "no Cart.checkout in $PYSPAN"
+	run -0 names "$T/m.lp"
+	assert_output "python:Shop.checkout line=$shop 50"
+	# '*.checkout': both methods, not the function checkout.
+	run -0 --separate-stderr trace g '*.checkout' 50 spin
+	assert_equal "$stderr" ""
+	run -0 awk -F'\t' -v s="python:Shop.checkout line=$shop" -v c="python:Cart.checkout line=$cart" '
+		$1 == "span" { n[$6 " " $9]++; all++ } END { print n[s] + 0, n[c] + 0, all - n[s] - n[c] }' "$T/g.lp"
+	assert_output "50 50 0"
+	# '?heckout': the function alone (a qualified name matches whole).
+	run -0 --separate-stderr trace q '?heckout' 50 spin
+	run -0 names "$T/q.lp"
+	assert_output "python:checkout line=$(def_line checkout) 50"
+}
+
+@test "lp-trace: a Python function an exception leaves is a span marked unwound, ended before its next call" {
+	require_root
+	run -0 --separate-stderr trace f fails 100 sleep
+	assert_equal "$stderr" ""
+	# fails(i) for i = 0, 5, ..., 95: it calls nested (which returns:
+	# the span goes on) and raises; handle_request catches it, and the
+	# generator numbers returns (not fails' callee: its span ends there),
+	# 10 ms before any other frame returns or starts: each span is short.
+	run -0 awk -F'\t' '$1 == "span" { n++
+		if ($6 != "python:fails" || $NF != "unwound=1" || $3 == "-" || $3 < $2) bad++
+		if ($3 - $2 >= 5000000) long++
+		if (prev != "" && $2 < prev) bad++
+		prev = $3 }
+		END { print n + 0, bad + 0, long + 0 }' "$T/f.lp"
+	assert_output "20 0 0"
+	# With every function traced ('*'): fails' span ends as soon as a
+	# frame returns that is not its callee (the generator numbers, inside
+	# the same request), within the span of the handle_request that
+	# called it; that one, and every other of the program's, ends by its
+	# return (the interpreter's start-up imports raise and catch some).
+	run -0 --separate-stderr trace a '*' 100 spin
+	assert_equal "$stderr" ""
+	run -0 awk -F'\t' -v file="file=$PYSPAN" '$1 != "span" || $8 != file { next }
+		$6 == "python:fails" { f++; fs = $2; fe = $3; if ($NF != "unwound=1") bad++; next }
+		$NF == "unwound=1" { bad++ }
+		$6 == "python:handle_request" { h++; if (fs != "" && (fs < $2 || fe > $3)) outside++; fs = "" }
+		END { print f + 0, h + 0, bad + 0, outside + 0 }' "$T/a.lp"
+	assert_output "20 100 0 0"
+	# nested returns inside it: those spans hold it (a span of nested
+	# alone is never unwound).
+	run -0 --separate-stderr trace n nested 100 spin
+	run -0 awk -F'\t' '$1 == "span" { n++; if ($NF == "unwound=1") bad++ } END { print n + 0, bad + 0 }' "$T/n.lp"
+	assert_output "20 0"
+}
+
+@test "lp-trace: python: a name no function has is said; a program that is no CPython is refused" {
+	require_root
+	run -0 --separate-stderr trace x no_such 10 spin
+	assert_equal "$stderr" "lp-trace: probe 'python:no_such': no Python function of that name ran (a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
+	run -1 grep -c '^span' "$T/x.lp"
+	assert_output 0
+	run -1 --separate-stderr lp-trace -o "$T/t.lp" python:main -- "$WORKLOADS/fib"
+	assert_equal "$stderr" "lp-trace: probe 'python:main': $WORKLOADS/fib is no CPython interpreter (no _PyRuntime and Py_Version in its dynamic symbols; a libpython build is not supported)"
+	run -2 --separate-stderr lp-trace python:a python:b -- "$PYTHON" "$PYSPAN" 1 spin
+	[[ $stderr == "lp-trace: probes 'python:a' and 'python:b': one python: probe at a time"* ]] || fail "$stderr"
+}
+
+@test "lp-trace + lp-record + lp-join + lp-split: the slow function in the slow requests' samples, not in the fast ones'" {
+	require_root
+	# One request in 12 slow (8%): the p90 cut falls among the fast ones,
+	# the slow group is every slow request and the slowest fast ones
+	# (2%: 84% and 0% in a run; 89% and 1.3%
+	# with one in 10, the cut among the slow).
+	"$PYTHON" "$PYSPAN" 1000000 spin 12 > /dev/null 3>&- &
+	PYPID=$!
+	lp-record -F 999 -d 6 -p "$PYPID" -o "$T/rec.lp" 2> "$T/rec.err" 3>&- &
+	rec=$!
+	run -0 --separate-stderr lp-trace -d 6 -p "$PYPID" -o "$T/spans.lp" python:handle_request
+	wait "$rec" || fail "lp-record failed: $(cat "$T/rec.err")"
+	kill "$PYPID" || true
+	run -0 grep -c $'^span\t.*\tpython:handle_request\t' "$T/spans.lp"
+	echo "handle_request spans: $output"
+	[ "$output" -ge 300 ] || fail "only $output spans of handle_request"
+	lp-join "$T/rec.lp" "$T/spans.lp" > "$T/joined.lp"
+	run -0 --separate-stderr lp-split --percentile 90 --probe python:handle_request \
+		--above "$T/slow.lp" --below "$T/fast.lp" "$T/joined.lp"
+	# The share of each group's samples with slow_part on their stack.
+	share() {
+		awk -F'\t' '$1 == "frame" && $6 == "slow_part" { f[$2] = 1 }
+			$1 == "stack" { n = split($3, ids, ","); for (i = 1; i <= n; i++) if (ids[i] in f) s[$2] = 1 }
+			$1 == "sample" { all++; if ($9 in s) hit++ }
+			END { printf "%d %d %.1f\n", all, hit, all ? 100 * hit / all : 0 }' "$1"
+	}
+	run -0 share "$T/slow.lp"
+	echo "slow group: samples, with slow_part, %: $output"
+	read -r sall _ spct <<<"$output"
+	run -0 share "$T/fast.lp"
+	echo "fast group: samples, with slow_part, %: $output"
+	read -r fall _ fpct <<<"$output"
+	[ "$sall" -ge 100 ] || fail "only $sall samples in the slow group"
+	[ "$fall" -ge 100 ] || fail "only $fall samples in the fast group"
+	awk -v p="$spct" 'BEGIN { exit !(p >= 70) }' || fail "slow_part in $spct% of the slow group's samples"
+	awk -v p="$fpct" 'BEGIN { exit !(p <= 2) }' || fail "slow_part in $fpct% of the fast group's samples"
+}
