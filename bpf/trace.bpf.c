@@ -180,6 +180,21 @@ static __always_inline __u64 reg_value(const struct regs *r, unsigned int n)
 	return r->r[n];
 }
 
+/* The C string v points to, into string slot `slot` (1 or 2; else none):
+ * a string on a page not faulted in yet cannot be read from here, and the
+ * slot's last byte says so (a read string ends earlier). */
+static __always_inline void read_str(char (*strs)[LP_TRACE_STR_MAX], unsigned char slot, __u64 v)
+{
+	if (slot != 1 && slot != 2)
+		return;
+	char *dst = strs[(slot - 1) & 1];
+	long r = bpf_probe_read_user_str(dst, LP_TRACE_STR_MAX, (void *)v);
+	if (r < 0)
+		dst[LP_TRACE_STR_MAX - 1] = 1;
+	else if (r < LP_TRACE_STR_MAX)
+		dst[LP_TRACE_STR_MAX - 1] = 0;
+}
+
 static __always_inline void capture(struct pt_regs *ctx, const struct lp_trace_probe *p,
 				    __u64 *vals, char (*strs)[LP_TRACE_STR_MAX])
 {
@@ -212,16 +227,7 @@ static __always_inline void capture(struct pt_regs *ctx, const struct lp_trace_p
 				bpf_probe_read_user(&v, 8, a);
 		}
 		vals[i] = v;
-		/* A string on a page not faulted in yet cannot be read from
-		 * here: the last byte says so (a read string ends earlier). */
-		if (c->str == 1 || c->str == 2) {
-			char *dst = strs[(c->str - 1) & 1];
-			long r = bpf_probe_read_user_str(dst, LP_TRACE_STR_MAX, (void *)v);
-			if (r < 0)
-				dst[LP_TRACE_STR_MAX - 1] = 1;
-			else if (r < LP_TRACE_STR_MAX)
-				dst[LP_TRACE_STR_MAX - 1] = 0;
-		}
+		read_str(strs, c->str, v);
 	}
 }
 
@@ -640,7 +646,7 @@ int lp_usdt(struct pt_regs *ctx)
 	if (!uv)
 		return 0;
 	/* The arguments asked for (caps[i].off: which), C strings read
-	 * into their slots as capture() reads a function's. */
+	 * into their slots as a function's are. */
 	__builtin_memset(uv, 0, sizeof(*uv));
 	unsigned int n = p->ncaps;
 	for (unsigned int i = 0; i < LP_TRACE_MAX_CAPS; i++) {
@@ -650,13 +656,7 @@ int lp_usdt(struct pt_regs *ctx)
 		if (bpf_usdt_arg(ctx, (__u64)p->caps[i].off, &v) < 0)
 			v = 0;
 		uv->ev.vals[i] = (__u64)v;
-		unsigned char s = p->caps[i].str;
-		if (s == 1 || s == 2) {
-			char *dst = uv->strs[(s - 1) & 1];
-			long r = bpf_probe_read_user_str(dst, LP_TRACE_STR_MAX, (void *)v);
-			if (r < 0)
-				dst[LP_TRACE_STR_MAX - 1] = 1;
-		}
+		read_str(uv->strs, p->caps[i].str, (__u64)v);
 	}
 	if (p->flags & LP_PROBE_F_OPEN)
 		return usdt_open(id, pt, uv, p->hit_ns);
