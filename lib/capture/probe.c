@@ -1935,8 +1935,52 @@ static int usdt_point(const struct lp_probe_spec *spec, const char *path, const 
 	return 0;
 }
 
+/* The directories of exe's DT_RPATH or DT_RUNPATH (ld.so takes RUNPATH
+ * when both are there), $ORIGIN made exe's own directory; NULL when it
+ * has neither.  pyenv's python3.11 finds its libpython so. */
+static char **run_paths(Elf *e, Elf_Data *d, const GElf_Shdr *sh, const char *exe, size_t *n)
+{
+	const char *rpath = NULL, *runpath = NULL;
+	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+		GElf_Dyn dyn;
+		if (!gelf_getdyn(d, (int)i, &dyn))
+			continue;
+		if (dyn.d_tag == DT_RPATH)
+			rpath = elf_strptr(e, sh->sh_link, dyn.d_un.d_val);
+		else if (dyn.d_tag == DT_RUNPATH)
+			runpath = elf_strptr(e, sh->sh_link, dyn.d_un.d_val);
+	}
+	const char *list = runpath ? runpath : rpath;
+	*n = 0;
+	if (!list)
+		return NULL;
+	char *real = realpath(exe, NULL), *slash = real ? strrchr(real, '/') : NULL;
+	if (slash)
+		*slash = 0;
+	char **dirs = NULL, *copy = lp_strdup(list), *save = NULL;
+	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		const char *rest = !strncmp(dir, "$ORIGIN", 7) ? dir + 7
+				   : !strncmp(dir, "${ORIGIN}", 9) ? dir + 9 : NULL;
+		char *path;
+		if (rest && !slash)
+			continue;
+		if (rest) {
+			path = lp_malloc(strlen(real) + strlen(rest) + 1);
+			sprintf(path, "%s%s", real, rest);
+		} else {
+			path = lp_strdup(dir);
+		}
+		dirs = lp_reallocarray(dirs, *n + 1, sizeof(*dirs));
+		dirs[(*n)++] = path;
+	}
+	free(copy);
+	free(real);
+	return dirs;
+}
+
 /* A command not started yet maps nothing: the libraries its executable
- * needs (DT_NEEDED, found as LIB:FUNC's are) stand for those it will map. */
+ * needs (DT_NEEDED: in its run paths, else found as LIB:FUNC's are) stand
+ * for those it will map. */
 static void add_needed(const char *exe, char ***files, size_t *n)
 {
 	elf_version(EV_CURRENT);
@@ -1948,21 +1992,46 @@ static void add_needed(const char *exe, char ***files, size_t *n)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t ndirs = 0;
+		char **dirs = d ? run_paths(e, d, &sh, exe, &ndirs) : NULL;
 		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Dyn dyn;
 			const char *name;
-			char *path;
+			char *path = NULL;
 			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
-			    !(name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)) || !(path = find_lib(name, 0)))
+			    !(name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)))
+				continue;
+			for (size_t k = 0; k < ndirs && !path; k++) {
+				path = lp_malloc(strlen(dirs[k]) + strlen(name) + 2);
+				sprintf(path, "%s/%s", dirs[k], name);
+				if (access(path, R_OK) < 0) {
+					free(path);
+					path = NULL;
+				}
+			}
+			if (!path && !(path = find_lib(name, 0)))
 				continue;
 			*files = lp_reallocarray(*files, *n + 1, sizeof(**files));
 			(*files)[(*n)++] = path;
 		}
+		for (size_t k = 0; k < ndirs; k++)
+			free(dirs[k]);
+		free(dirs);
 	}
 	if (e)
 		elf_end(e);
 	if (fd >= 0)
 		close(fd);
+}
+
+/* The files a probe may be in: exe, then the files pid maps, or (pid 0)
+ * the libraries exe needs. */
+static char **target_files(const char *exe, pid_t pid, size_t *n)
+{
+	char **files = lp_usdt__files(exe, pid, n);
+	if (pid <= 0)
+		add_needed(exe, &files, n);
+	return files;
 }
 
 /* usdt:[FILE:]PROVIDER:NAME: in FILE, else in the executable, then the
@@ -1982,9 +2051,7 @@ static int usdt_points(const struct lp_probe_spec *spec, const char *exe, pid_t 
 		files[0] = path;
 		nfiles = 1;
 	} else {
-		files = lp_usdt__files(exe, pid, &nfiles);
-		if (pid <= 0)
-			add_needed(exe, &files, &nfiles);
+		files = target_files(exe, pid, &nfiles);
 	}
 	int ret = -1;
 	struct lp_usdt_probe *all = NULL;	/* every file's, for the message */
@@ -2214,19 +2281,26 @@ out:
 	return ret;
 }
 
-/* python:NAME in the interpreter exe: a point at each site
- * (lib/capture/pyprobe.c), the glob in its settings. */
-static int python_points(const struct lp_probe_spec *spec, const char *exe, bool verbose,
-			 struct lp_probe_point **points, size_t *n)
+/* python:NAME in the interpreter: exe, or the libpython it maps or needs
+ * (pyenv's builds); a point at each site (lib/capture/pyprobe.c), the
+ * glob in its settings. */
+static int python_points(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
+			 bool verbose, struct lp_probe_point **points, size_t *n)
 {
 	struct lp_pyprobe pp;
-	if (lp_pyprobe__find(exe, spec->text, verbose, &pp) < 0)
+	size_t nfiles;
+	char **files = target_files(exe, pid, &nfiles);
+	int r = lp_pyprobe__find((const char *const *)files, nfiles, spec->text, verbose, &pp);
+	if (r < 0) {
+		lp_usdt__free_files(files, nfiles);
 		return -1;
+	}
+	const char *path = files[pp.file];
 	size_t len = strlen(spec->name);
 	memcpy(pp.conf.pattern, spec->name, len + 1);
 	pp.conf.plen = (unsigned)len;
 	for (size_t i = 0; i < pp.nsites; i++) {
-		struct lp_probe_point *pt = new_point(spec, exe, points, n);
+		struct lp_probe_point *pt = new_point(spec, path, points, n);
 		pt->name = lp_strdup(spec->text);
 		pt->offset = pp.sites[i].offset;
 		pt->insn = pp.sites[i].insn;
@@ -2236,6 +2310,7 @@ static int python_points(const struct lp_probe_spec *spec, const char *exe, bool
 		pt->py = lp_malloc(sizeof(*pt->py));
 		*pt->py = pp.conf;
 	}
+	lp_usdt__free_files(files, nfiles);
 	return 0;
 }
 
@@ -2250,7 +2325,7 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	if (spec->type == LP_PROBE_USDTS)
 		return usdt_points(spec, exe, pid, points, n);
 	if (spec->type == LP_PROBE_PYTHON)
-		return python_points(spec, exe, verbose, points, n);
+		return python_points(spec, exe, pid, verbose, points, n);
 	if (spec->lib) {
 		path = find_lib(spec->lib, pid);
 		if (!path) {

@@ -119,6 +119,17 @@ static void read_bin(struct bin *b)
 	}
 }
 
+static void close_bin(struct bin *b, int fd)
+{
+	if (b->elf)
+		elf_end(b->elf);
+	if (fd >= 0)
+		close(fd);
+	free(b->text);
+	free(b->funcs);
+	memset(b, 0, sizeof(*b));
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -261,6 +272,90 @@ next:
 	return -1;
 }
 
+/* Instructions explored from a handler before it must have joined. */
+#define MAX_JOIN_INSNS 256
+#define MAX_JOIN_RANGES 16
+
+/* The ways on from h (both sides of each branch; calls come back), each
+ * followed until it reaches one of the ranges into[0..ninto) (joined) or
+ * leaves by an indirect jump or a return (ended), within MAX_JOIN_INSNS
+ * instructions in all.  RESUME's code (Python/ceval.c: _PyCode_Warmup,
+ * which may call _PyCode_Quicken out of line, then
+ * JUMP_TO_INSTRUCTION(RESUME_QUICK)) may join RESUME_QUICK's, as in
+ * pyenv's 3.11.7, and then one site counts both; or the compiler gives it
+ * its own copy of the rest, as in Debian's, and it has its own site.  The
+ * code passed is put into path (*npath ranges).  0, or -1 with *why when
+ * it cannot be followed. */
+struct ways {
+	size_t joined, ended;
+};
+
+static int follow(const struct bin *b, uint64_t h, const struct range *into, size_t ninto,
+		  struct range *path, size_t *npath, struct ways *w, const char **why)
+{
+	uint64_t todo[MAX_JOIN_RANGES];
+	size_t ntodo = 0, insns = 0;
+
+	*npath = 0;
+	*w = (struct ways){ 0 };
+	todo[ntodo++] = h;
+	while (ntodo) {
+		uint64_t at = todo[--ntodo];
+
+		if (in_ranges(into, ninto, at)) {
+			w->joined++;
+			continue;
+		}
+		if (in_ranges(path, *npath, at))
+			continue;
+		size_t got;
+		const unsigned char *code = *npath < MAX_JOIN_RANGES ? bytes_at(b->elf, at, 512, &got) : NULL;
+		struct lp_insnflow f = { 0 };
+
+		if (!code || lp_insnflow__decode(code, got, at, &f) < 0) {
+			*why = *npath < MAX_JOIN_RANGES ? "its code cannot be read or decoded"
+							 : "its code branches too often";
+			return -1;
+		}
+		struct range *r = &path[(*npath)++];
+		enum { ON, JOINED, ENDED, JUMPED } end = ON;
+
+		*r = (struct range){ at, at, at == h };
+		for (size_t i = 0; i < f.n && end == ON; i++) {
+			const struct lp_insnflow_insn *in = &f.insns[i];
+
+			if (in_ranges(into, ninto, in->vaddr)) {
+				end = JOINED;
+				break;
+			}
+			if (++insns > MAX_JOIN_INSNS ||
+			    (i && in->vaddr != f.insns[i - 1].vaddr + f.insns[i - 1].size))
+				break;
+			r->hi = in->vaddr + in->size;
+			if (!in->branches)
+				continue;
+			if (!in->target) {
+				end = ENDED;
+				break;
+			}
+			if (ntodo == MAX_JOIN_RANGES)
+				break;
+			todo[ntodo++] = in->target;
+			if (!in->falls_through)
+				end = JUMPED;
+		}
+		lp_insnflow__fini(&f);
+		if (end == ON) {
+			*why = insns > MAX_JOIN_INSNS ? "its code cannot be followed within 256 instructions"
+						      : "its code cannot be followed";
+			return -1;
+		}
+		w->joined += end == JOINED;
+		w->ended += end == ENDED;
+	}
+	return 0;
+}
+
 /* Every pass through a site must have come through its handler (or the
  * handler of another site of the same kind: RESUME goes on into
  * RESUME_QUICK's code): a direct jump of _PyEval_EvalFrameDefault landing
@@ -329,19 +424,20 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 			 probe, path);
 		return -1;
 	}
+	/* RESUME joins RESUME_QUICK's code (joins) and is counted at its
+	 * site; RESUME_QUICK's and RETURN_VALUE's first branches are the
+	 * sites. */
 	const struct { unsigned op, flags; const char *name; } want[] = {
 		{ ops->resume_quick, LP_PROBE_F_PYSTART, "RESUME_QUICK" },
-		{ ops->resume, LP_PROBE_F_PYSTART, "RESUME" },
 		{ ops->return_value, LP_PROBE_F_PYRET, "RETURN_VALUE" },
 	};
-	struct range paths[3 * (MAX_HOPS + 1)];
-	unsigned kinds[3 * (MAX_HOPS + 1)];
-	size_t npaths = 0;
+	struct range paths[2 * (MAX_HOPS + 1) + MAX_JOIN_RANGES];
+	unsigned kinds[2 * (MAX_HOPS + 1) + MAX_JOIN_RANGES];
+	size_t npaths = 0, nquick = 0, np;
+	const char *why;
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 2; i++) {
 		struct lp_pyprobe_site s = { .flags = want[i].flags, .op = want[i].name };
-		const char *why;
-		size_t np;
 
 		if (first_branch(b, v[want[i].op], &s, paths + npaths, &np, &why) < 0) {
 			lp_error("probe '%s': %s: %s's handler at 0x%llx: %s", probe, path, want[i].name,
@@ -351,16 +447,46 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 		for (size_t k = 0; k < np; k++)
 			kinds[npaths + k] = want[i].flags;
 		npaths += np;
-		bool dup = false;
-
-		for (size_t k = 0; k < out->nsites; k++)
-			dup |= out->sites[k].vaddr == s.vaddr;
+		if (i == 0)
+			nquick = np;
 		if (verbose)
-			lp_error("probe '%s': %s's handler at 0x%llx, its first branch at 0x%llx%s", probe,
-				 want[i].name, (unsigned long long)v[want[i].op],
-				 (unsigned long long)s.vaddr, dup ? " (probed already)" : "");
-		if (dup)
-			continue;
+			lp_error("probe '%s': %s's handler at 0x%llx, its first branch at 0x%llx", probe,
+				 want[i].name, (unsigned long long)v[want[i].op], (unsigned long long)s.vaddr);
+		if (lp_dwarf__file_offset(b->elf, s.vaddr, &s.offset, NULL) < 0) {
+			lp_error("probe '%s': %s: 0x%llx is in no segment", probe, path,
+				 (unsigned long long)s.vaddr);
+			return -1;
+		}
+		out->sites[out->nsites++] = s;
+	}
+	struct lp_pyprobe_site s = { .flags = LP_PROBE_F_PYSTART, .op = "RESUME" };
+	struct ways w;
+
+	/* Followed as far as can be: where some ways join and others may
+	 * not, a site of its own would count those that join twice. */
+	int followed = follow(b, v[ops->resume], paths, nquick, paths + npaths, &np, &w, &why);
+
+	if (w.joined && (followed < 0 || w.ended))
+		why = "some of its ways join RESUME_QUICK's code, others may not";
+	else if (w.joined)
+		why = NULL;	/* one site counts both */
+	else if (first_branch(b, v[ops->resume], &s, paths + npaths, &np, &why) == 0)
+		why = NULL;	/* its own copy: its own site */
+	if (why) {
+		lp_error("probe '%s': %s: RESUME's handler at 0x%llx: %s", probe, path,
+			 (unsigned long long)v[ops->resume], why);
+		return -1;
+	}
+	for (size_t k = 0; k < np; k++)
+		kinds[npaths + k] = LP_PROBE_F_PYSTART;
+	npaths += np;
+	if (verbose && w.joined)
+		lp_error("probe '%s': RESUME's handler at 0x%llx joins RESUME_QUICK's code", probe,
+			 (unsigned long long)v[ops->resume]);
+	if (!w.joined) {
+		if (verbose)
+			lp_error("probe '%s': RESUME's handler at 0x%llx, its first branch at 0x%llx",
+				 probe, (unsigned long long)v[ops->resume], (unsigned long long)s.vaddr);
 		if (lp_dwarf__file_offset(b->elf, s.vaddr, &s.offset, NULL) < 0) {
 			lp_error("probe '%s': %s: 0x%llx is in no segment", probe, path,
 				 (unsigned long long)s.vaddr);
@@ -379,29 +505,47 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 	return 0;
 }
 
-int lp_pyprobe__find(const char *path, const char *probe, bool verbose, struct lp_pyprobe *out)
+/* Opens path's ELF into b and reads what pyprobe needs of it; false, with
+ * b closed, when it is not readable ELF or not CPython (no _PyRuntime and
+ * Py_Version in .dynsym). */
+static bool open_interpreter(struct bin *b, const char *path, int *fd)
 {
-	struct bin b = { 0 };
-	int fd = open(path, O_RDONLY | O_CLOEXEC), r = -1;
+	memset(b, 0, sizeof(*b));
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	b->elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (b->elf && elf_kind(b->elf) == ELF_K_ELF) {
+		read_bin(b);
+		if (b->runtime && b->version)
+			return true;
+	}
+	close_bin(b, *fd);
+	return false;
+}
+
+int lp_pyprobe__find(const char *const *files, size_t nfiles, const char *probe, bool verbose,
+		     struct lp_pyprobe *out)
+{
+	struct bin b;
+	int fd = -1, r = -1;
+	size_t i = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (fd < 0) {
-		lp_error_errno("probe '%s': cannot open '%s'", probe, path);
+	while (i < nfiles && !open_interpreter(&b, files[i], &fd))
+		i++;
+	if (i == nfiles) {
+		lp_error("probe '%s': %s is no CPython interpreter (no _PyRuntime and Py_Version in "
+			 "its dynamic symbols%s)", probe, files[0],
+			 nfiles > 1 ? ", nor in a library it maps or needs" : "");
 		return -1;
 	}
-	elf_version(EV_CURRENT);
-	b.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!b.elf || elf_kind(b.elf) != ELF_K_ELF) {
-		lp_error("probe '%s': '%s' is not an ELF file", probe, path);
-		goto out;
-	}
-	read_bin(&b);
 	size_t got;
-	const unsigned char *ver = b.version ? bytes_at(b.elf, b.version, 4, &got) : NULL;
+	const unsigned char *ver = bytes_at(b.elf, b.version, 4, &got);
 
-	if (!b.runtime || !ver || got < 4) {
-		lp_error("probe '%s': %s is no CPython interpreter (no _PyRuntime and Py_Version in "
-			 "its dynamic symbols; a libpython build is not supported)", probe, path);
+	if (!ver || got < 4) {
+		lp_error("probe '%s': %s: its Py_Version cannot be read", probe, files[i]);
 		goto out;
 	}
 	uint32_t hex;
@@ -409,12 +553,11 @@ int lp_pyprobe__find(const char *path, const char *probe, bool verbose, struct l
 	memcpy(&hex, ver, 4);	/* PY_VERSION_HEX: 0xMMmmPPRS */
 	out->major = hex >> 24 & 0xff;
 	out->minor = hex >> 16 & 0xff;
-	r = find_sites(&b, path, probe, verbose, out);
+	out->file = i;
+	if (verbose && i)
+		lp_error("probe '%s': CPython is in %s", probe, files[i]);
+	r = find_sites(&b, files[i], probe, verbose, out);
 out:
-	if (b.elf)
-		elf_end(b.elf);
-	close(fd);
-	free(b.text);
-	free(b.funcs);
+	close_bin(&b, fd);
 	return r;
 }

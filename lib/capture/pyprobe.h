@@ -30,11 +30,15 @@ struct lp_pyprobe {
 	struct lp_trace_py conf;	/* offsets and _PyRuntime; no pattern */
 	struct lp_pyprobe_site sites[LP_PYPROBE_MAX_SITES];
 	size_t nsites;
+	size_t file;		/* which of the files holds the interpreter */
 };
 
-/* The sites in the interpreter at path (an executable with CPython in it:
- * _PyRuntime in its .dynsym).  probe: the probe's text, for messages;
- * verbose says where each site is.  0, or -1 after saying why. */
-int lp_pyprobe__find(const char *path, const char *probe, bool verbose, struct lp_pyprobe *out);
+/* The sites in the interpreter: the first of files[0..nfiles) with
+ * CPython in it (_PyRuntime in its .dynsym: the executable, or the
+ * libpython of a --enable-shared build), which out->file says.  probe:
+ * the probe's text, for messages; verbose says where each site is.  0, or
+ * -1 after saying why. */
+int lp_pyprobe__find(const char *const *files, size_t nfiles, const char *probe, bool verbose,
+		     struct lp_pyprobe *out);
 
 #endif
