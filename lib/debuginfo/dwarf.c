@@ -44,8 +44,8 @@ static _Thread_local pid_t foreign_pid;
  * opened through /proc/PID/root (so its debuglink is looked for beside it
  * there too), and never the host's /mnt/w.  The vDSO and deleted files
  * (images in memory) go to libdwfl's callback. */
-static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
-			 Dwarf_Addr base, char **file_name, Elf **elfp)
+static int open_elf(Dwfl_Module *mod, void **userdata, const char *name,
+		    Dwarf_Addr base, char **file_name, Elf **elfp)
 {
 	size_t n = strlen(name);
 
@@ -64,6 +64,40 @@ static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
 	if (fd >= 0)
 		close(fd);
 	free(path);
+	return -1;
+}
+
+/* open_elf's file, unless it is a relocatable object: a linker maps its
+ * input .o files as data, and libdwfl relocates such a module through a
+ * section_address callback a process's Dwfl has none of (a call through
+ * NULL in dwfl_module_getsym_info, seen recording a build with --all).
+ * Code a process runs is never ET_REL. */
+static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+			 Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	int fd = open_elf(mod, userdata, name, base, file_name, elfp);
+	GElf_Ehdr eh;
+	bool rel;
+
+	if (*elfp)
+		rel = gelf_getehdr(*elfp, &eh) && eh.e_type == ET_REL;
+	else if (fd >= 0) {
+		Elf64_Half type = 0;
+
+		/* e_type: at 16 in both classes' headers. */
+		rel = pread(fd, &type, sizeof(type), 16) == sizeof(type) && type == ET_REL;
+	} else
+		return fd;
+	if (!rel)
+		return fd;
+	if (*elfp) {
+		elf_end(*elfp);
+		*elfp = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(*file_name);
+	*file_name = NULL;
 	return -1;
 }
 
