@@ -367,6 +367,12 @@ static char *discover_exe(const char *pid_arg, char **cmd, const char *binary, p
 			return NULL;
 		char *exe = lp_strdup(lp_producer__command_exe(p));
 		lp_producer__free(p);
+		/* A shim: the program it runs is known only when it runs. */
+		if (lp_target__is_script(exe)) {
+			lp_error("'%s' is a #! script: give the program it runs, or -p PID of it", exe);
+			free(exe);
+			return NULL;
+		}
 		return exe;
 	}
 	int64_t v;
