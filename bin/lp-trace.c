@@ -399,9 +399,8 @@ static int discover(const struct options *opt, char **cmd, int nargs, char **arg
 	 * without. */
 	const char *pattern = opt->list && (target ? nargs > 0 : nargs > 1) ? args[0] : NULL;
 	int nbin = nargs - !!pattern;
-	if (target ? nbin > 0 : (opt->list ? nbin < 1 : nbin != 1)) {
-		lp_error(target ? "unexpected argument '%s'" : "give -p PID, a BINARY or -- CMD",
-			 nargs ? args[nargs - 1] : "");
+	if (target ? nbin > 0 : !opt->list && nbin > 1) {
+		lp_error("unexpected argument '%s'", args[nargs - 1]);
 		usage(stderr, 2);
 	}
 	pid_t pid;
