@@ -124,12 +124,7 @@ def_line() {
 }
 
 @test "lp-trace --list, --lines, --vars: a stripped binary with a debug link reads as the original" {
-	require_cmd objcopy
-	mkdir "$T/dbg" "$T/dbg/.debug"
-	cp "$WORKLOADS/lines" "$T/dbg/lines"
-	objcopy --only-keep-debug "$T/dbg/lines" "$T/dbg/.debug/lines.debug"
-	strip "$T/dbg/lines"
-	objcopy --add-gnu-debuglink="$T/dbg/.debug/lines.debug" "$T/dbg/lines"
+	stripped_with_debuglink "$T/dbg"
 	run -0 --separate-stderr lp-trace --list accumulate "$T/dbg/lines"
 	assert_output "func${TAB}accumulate${TAB}$T/dbg/lines${TAB}lines.c:$(def_line "$LINES_C" accumulate)${TAB}1${TAB}int n${TAB}uretprobe"
 	run -0 lp-trace --lines accumulate "$WORKLOADS/lines"

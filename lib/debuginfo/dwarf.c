@@ -1045,20 +1045,34 @@ int lp_dwscope__location(struct lp_dwscope *sc, struct lp_dwloc *loc, char *why,
 	return 0;
 }
 
+/* The unit after the one at *off (0: the first): its DIE; false past the
+ * last. */
+static bool next_unit(struct lp_dwarf *d, Dwarf_Off *off, Dwarf_Die *cu)
+{
+	Dwarf_Off next;
+	size_t hsize;
+
+	while (d->dw && dwarf_nextcu(d->dw, *off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Off cuoff = *off + hsize;
+		*off = next;
+		if (dwarf_offdie(d->dw, cuoff, cu))
+			return true;
+	}
+	return false;
+}
+
 void lp_dwarf__each_line(struct lp_dwarf *d, void (*fn)(const struct lp_dwline *, void *),
 			 void *arg)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize;
+	Dwarf_Off off = 0;
+	Dwarf_Die cu;
 
-	while (d->dw && dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
+	while (next_unit(d, &off, &cu)) {
 		Dwarf_Lines *lines;
 		size_t nlines;
-		uint64_t cuoff = off + hsize;
+		uint64_t cuoff = dwarf_dieoffset(&cu);
 
-		off = next;
-		if (!dwarf_offdie(d->dw, cuoff, &cu) || dwarf_getsrclines(&cu, &lines, &nlines) != 0)
+		if (dwarf_getsrclines(&cu, &lines, &nlines) != 0)
 			continue;
 		for (size_t i = 0; i < nlines; i++) {
 			Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -1142,19 +1156,14 @@ static int each_func_cb(Dwarf_Die *die, void *arg)
 void lp_dwarf__each_function(struct lp_dwarf *d, void (*fn)(const struct lp_dwfuncinfo *, void *),
 			     void *arg)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize;
+	Dwarf_Off off = 0;
+	Dwarf_Die cu;
 	struct each_func ef = { fn, arg, false };
 
-	while (d->dw && dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
+	while (next_unit(d, &off, &cu)) {
 		Dwarf_Lines *lines;
 		size_t nlines;
-		uint64_t cuoff = off + hsize;
 
-		off = next;
-		if (!dwarf_offdie(d->dw, cuoff, &cu))
-			continue;
 		ef.lines = dwarf_getsrclines(&cu, &lines, &nlines) == 0 && nlines > 0;
 		dwarf_getfuncs(&cu, each_func_cb, &ef, 0);
 	}
