@@ -475,8 +475,10 @@ static void parse(struct trace *t, int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1)
 		set_option(&t->opt, c, optarg);
-	if (t->opt.list || t->opt.lines || t->opt.vars)
-		exit(discover(&t->opt, t->cmd, argc - optind, argv + optind));
+	if (t->opt.list || t->opt.lines || t->opt.vars) {
+		int status = discover(&t->opt, t->cmd, argc - optind, argv + optind);
+		exit(lp_close_output(stdout, "stdout") ? 1 : status);
+	}
 	if ((t->nspecs = argc - optind) <= 0) {
 		lp_error("no probe given");
 		usage(stderr, 2);

@@ -189,7 +189,7 @@ static int list_usdt(const char *pattern, struct listed *l)
 }
 
 long lp_discover__list(const char *pattern, char *const *files, size_t n, const char *exe,
-		       bool quiet_files, FILE *out)
+		       bool skip_bad, FILE *out)
 {
 	long count = 0;
 	bool usdt_only = pattern && (!strcmp(pattern, "usdt") || !strncmp(pattern, "usdt:", 5));
@@ -198,15 +198,12 @@ long lp_discover__list(const char *pattern, char *const *files, size_t n, const 
 		sprintf(prefix, "%s:", files[i]);
 		struct listed l = { exe && !strcmp(files[i], exe) ? "" : prefix, files[i], out, 0 };
 		if (!usdt_only) {
-			if (quiet_files) {
-				/* A mapped file lp cannot read (a device, a
-				 * deleted file) holds nothing to list. */
-				fflush(stderr);
-			}
+			/* A mapped file that cannot be read (said) holds
+			 * nothing to list; one given, the answer is wrong. */
 			struct lp_probe_file *f = lp_probe_file__open(files[i], exe);
 			if (!f) {
 				free(prefix);
-				if (quiet_files)
+				if (skip_bad)
 					continue;
 				return -1;
 			}
@@ -215,7 +212,7 @@ long lp_discover__list(const char *pattern, char *const *files, size_t n, const 
 		}
 		int r = list_usdt(pattern, &l);
 		free(prefix);
-		if (r < 0 && !quiet_files)
+		if (r < 0 && !skip_bad)
 			return -1;
 		count += l.count;
 	}

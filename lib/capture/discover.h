@@ -14,11 +14,11 @@
 /* --list [PATTERN]: the functions and USDT probes of each file (files[0]
  * the executable, exe, whose functions are named without a file; the
  * others as FILE:FUNC) whose name matches the glob pattern (NULL: all;
- * "usdt": the USDT probes only).  quiet_files: a file that cannot be read
- * is skipped without a word (a process's maps).  The number of lines
- * written; -1 after reporting a file that cannot be read. */
+ * "usdt": the USDT probes only).  The number of lines written; -1 after
+ * reporting a file that cannot be read, unless skip_bad (a process's maps:
+ * reported, and the others listed). */
 long lp_discover__list(const char *pattern, char *const *files, size_t n, const char *exe,
-		       bool quiet_files, FILE *out);
+		       bool skip_bad, FILE *out);
 
 /* --lines FUNC: the source lines of function spec (LP_PROBE_FUNC) of exe
  * (or its LIB), each with the line probe that goes there.  0, or -1 after
