@@ -213,6 +213,8 @@ def_line() {
 	assert_equal "$stderr" "lp-trace: probe 'nosuch.c:3': no source file 'nosuch.c' in the line table of $WORKLOADS/lines"
 	run -1 --separate-stderr lp-trace --lines _start "$DEMO"
 	assert_equal "$stderr" "lp-trace: _start: $DEMO has no DWARF line information for _start (build with -g)"
+	run -1 --separate-stderr lp-trace --lines libc:malloc "$DEMO"
+	assert_equal "$stderr" "lp-trace: --lines 'libc:malloc': line probes go in the executable only (FILE:LINE has no LIB:)"
 	run -1 --separate-stderr lp-trace --list "$T/none"
 	assert_equal "$stderr" "lp-trace: cannot open '$T/none': No such file or directory"
 }

@@ -231,6 +231,13 @@ static int site_cmp(const void *a, const void *b)
 
 int lp_discover__lines(struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out)
 {
+	/* FILE:LINE is looked for in the executable (probe.h): a library's
+	 * lines have no probe to give. */
+	if (spec->lib) {
+		lp_error("--lines '%s': line probes go in the executable only (FILE:LINE has no LIB:)",
+			 spec->text);
+		return -1;
+	}
 	char *path = lp_probe__path(spec, exe, pid);
 	struct lp_probe_file *f = path ? lp_probe_file__open(path, exe) : NULL;
 	struct lp_probe_site *sites = NULL;

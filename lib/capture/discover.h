@@ -21,8 +21,8 @@ long lp_discover__list(const char *pattern, char *const *files, size_t n, const 
 		       bool skip_bad, FILE *out);
 
 /* --lines FUNC: the source lines of function spec (LP_PROBE_FUNC) of exe
- * (or its LIB), each with the line probe that goes there.  0, or -1 after
- * saying why. */
+ * (a LIB's is refused: FILE:LINE probes the executable), each with the
+ * line probe that goes there.  0, or -1 after saying why. */
 int lp_discover__lines(struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out);
 
 /* --vars FILE:LINE: the variables in scope where lp-trace FILE:LINE
