@@ -95,9 +95,16 @@ struct listed {
 	long count;
 };
 
+/* A function to list, and its symbol's index for lp_probe_file__returns. */
+struct listed_func {
+	struct lp_probe_func fn;
+	size_t i;
+};
+
 static int func_cmp(const void *a, const void *b)
 {
-	const struct lp_probe_func *x = a, *y = b;
+	const struct lp_probe_func *x = &((const struct listed_func *)a)->fn,
+				   *y = &((const struct listed_func *)b)->fn;
 	int c = strcmp(x->name, y->name);
 	return c ? c : (x->addr > y->addr) - (x->addr < y->addr);
 }
@@ -106,27 +113,21 @@ static int func_cmp(const void *a, const void *b)
 static void list_funcs(struct lp_probe_file *f, const char *pattern, struct listed *l)
 {
 	struct funcinfos fs = { 0 };
-	struct lp_probe_func *funcs = NULL;
-	size_t *index = NULL, n = 0;
+	struct listed_func *sorted = NULL;
+	size_t n = 0;
 	struct lp_probe_func fn;
 
 	for (size_t i = 0; lp_probe_file__func(f, i, &fn); i++) {
 		/* GCC's split-off cold parts are not where calls go. */
 		if (strstr(fn.name, ".cold") || !name_matches(pattern, fn.name))
 			continue;
-		funcs = lp_reallocarray(funcs, n + 1, sizeof(*funcs));
-		index = lp_reallocarray(index, n + 1, sizeof(*index));
-		funcs[n] = fn;
-		index[n++] = i;
+		sorted = lp_reallocarray(sorted, n + 1, sizeof(*sorted));
+		sorted[n++] = (struct listed_func){ fn, i };
 	}
 	if (!n)
 		goto out;
 	lp_dwarf__each_function(lp_probe_file__dwarf(f), add_funcinfo, &fs);
 	qsort(fs.v, fs.n, sizeof(*fs.v), funcinfo_cmp);
-	/* By name, each with its symbol index for lp_probe_file__returns. */
-	struct { struct lp_probe_func fn; size_t i; } *sorted = lp_calloc(n, sizeof(*sorted));
-	for (size_t k = 0; k < n; k++)
-		sorted[k].fn = funcs[k], sorted[k].i = index[k];
 	qsort(sorted, n, sizeof(*sorted), func_cmp);
 	for (size_t k = 0; k < n; k++) {
 		const struct funcinfo *fi = funcinfo_at(&fs, sorted[k].fn.addr);
@@ -145,15 +146,13 @@ static void list_funcs(struct lp_probe_file *f, const char *pattern, struct list
 			r != LP_RETURNS_URETPROBE ? reason : "");
 		l->count++;
 	}
-	free(sorted);
 out:
 	for (size_t i = 0; i < fs.n; i++) {
 		free(fs.v[i].source);
 		free(fs.v[i].params);
 	}
 	free(fs.v);
-	free(funcs);
-	free(index);
+	free(sorted);
 }
 
 /* The USDT probes of path that match: usdt:PROVIDER:NAME, PROVIDER:NAME
