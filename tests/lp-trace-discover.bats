@@ -49,6 +49,16 @@ def_line() {
 	assert_equal "$stderr" "lp-trace: --list: nothing matches 'nothing*' in $DEMO"
 }
 
+@test "lp-trace --list: returns as lp-trace sees them when it traces the function" {
+	require_root
+	run -0 bash -c "lp-trace --list 'traced*' '$WORKLOADS/throws' | cut -f7"
+	assert_output "insn: throws has exception tables (.gcc_except_table)"
+	why=${output#insn: }
+	run -0 --separate-stderr lp-trace -v --calibrate 0 -o "$T/t.lp" _Z6tracedl -- "$WORKLOADS/throws" 3
+	run -0 grep -F "lp-trace: _Z6tracedl: returns probed at " <<<"$stderr"
+	assert_output --partial ", not a uretprobe: $why)"
+}
+
 @test "lp-trace --list: returns as lp-trace would see them: probed at their instructions in a Go binary" {
 	require_cmd go
 	run -0 --separate-stderr lp-trace --list 'main.handle' "$WORKLOADS/gogrow"
