@@ -263,7 +263,8 @@ static __noinline int emit_span(struct lp_trace_frame *f, __u32 how, __u64 end, 
 	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
 	if (!p)
 		return 0;
-	if (end - f->ts < min_duration_ns && !(p->flags & LP_PROBE_F_CAL))
+	if ((end - f->ts < min_duration_ns && !(p->flags & LP_PROBE_F_CAL)) ||
+	    (p->flags & LP_PROBE_F_GATE))
 		return 0;
 	__u64 lp_ns = acc - f->lp0 + p->hit_inside_ns;
 	struct lp_trace_event *ev;
