@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
+#include "trace.h"
 #include "pidset.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -40,6 +41,22 @@ const volatile __u32 seed_slot = 0;
 /* --stack-depth: frames taken of each stack, kernel and user (at most
  * LP_MAX_STACK_DEPTH, the size of the sample's arrays). */
 const volatile __u32 stack_depth = LP_MAX_STACK_DEPTH;
+
+/* --inside (lib/capture/gate.c): set by user space once it has calibrated
+ * (its own samples are not gated); from then on a thread is sampled only
+ * while it is inside a gate function. */
+volatile __u32 gate_on = 0;
+
+/* --inside: each thread's open calls of the gate functions, kept by
+ * lp-trace's programs (bpf/trace.bpf.c, "stacks": this map is that one,
+ * shared by user space before load, so the definition must match). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);	/* a thread id */
+	__type(value, struct lp_trace_stack);
+} lp_gate SEC(".maps");
 
 /* The target processes and their followed children (pidset.bpf.h);
  * max_entries is --max-pids, set by user space. */
@@ -149,6 +166,29 @@ static __always_inline void count(__u32 which)
 
 	if (c)
 		*c += 1;
+}
+
+/* --inside: whether the current thread (tgid, tid; task) is inside a gate
+ * function: it has an open call of one (depth counts nesting and
+ * recursion), and its user stack pointer is still within the outermost
+ * one's frame (at or below the stack pointer its entry saw).  A call left
+ * without its return seen (an exception caught above it, longjmp) leaves
+ * the thread above that frame: out, before the next probe hit pops the
+ * call (trace.bpf.c's stack-pointer checks, and its catch probe).  Counted
+ * when out. */
+static __always_inline bool gated_out(__u32 tgid, __u32 tid, struct task_struct *task)
+{
+	if (!gate_on)
+		return false;
+	__u64 key = tid;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&lp_gate, &key);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (st && regs && st->tgid == tgid && st->depth > 0 &&
+	    BPF_CORE_READ(regs, sp) <= st->frames[0].sp)
+		return false;
+	count(LP_CNT_OUTSIDE);
+	return true;
 }
 
 /* Bytes of frames bpf_get_stack may write: stack_depth of them, bounded
@@ -500,6 +540,8 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 
 	if (filter_pids && !bpf_map_lookup_elem(&lp_pids, &tgid))
 		return 0;
+	if (gated_out(tgid, tid, bpf_get_current_task_btf()))
+		return 0;
 	s = bpf_map_lookup_elem(&lp_scratch, &cpu);
 	if (!s)
 		return 0;
@@ -751,6 +793,9 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 		return 0;
 	if (prev->flags & 0x00200000 /* PF_KTHREAD */ && filter_pids)
 		return 0;
+	/* prev is still the current task. */
+	if (gated_out(ptgid, ptid, bpf_get_current_task_btf()))
+		return 0;
 
 	/* Its previous interval still kept: it came back onto a CPU without a
 	 * switch event naming it.  Seen on 6.18 about once in 500 blocks,
@@ -860,6 +905,8 @@ int lp_rec_seed(struct bpf_iter__task *ctx)
 		return 0;
 	if (filter_pids && (!bpf_map_lookup_elem(&lp_pids, &tgid) ||
 			    task->flags & 0x00200000 /* PF_KTHREAD */))
+		return 0;
+	if (gated_out(tgid, tid, task))
 		return 0;
 	/* Its own slot past the CPUs': this program may sleep, and the
 	 * switch handler of its CPU then runs with that CPU's slot. */
