@@ -387,20 +387,8 @@ static int open_tracer(struct trace *t)
 	unsigned entry_classes = 0, point_classes = 0;
 	bool tracepoints = false;
 	for (size_t p = 0; p < t->nresolved; p++)
-		for (size_t i = 0; i < t->npoints[p]; i++) {
-			const struct lp_probe_point *pt = &t->points[p][i];
-			if (pt->cfg.kind == LP_PROBE_ENTRY)
-				entry_classes |= 1u << pt->insn;
-			/* A return probed at an instruction costs a point probe's hit. */
-			if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
-			    pt->ret_insn != LP_INSN_NONE)
-				point_classes |= 1u << pt->ret_insn;
-			else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
-				 pt->cfg.kind == LP_PROBE_PY)
-				point_classes |= 1u << pt->insn;
-			else if (pt->cfg.kind == LP_PROBE_TP)
-				tracepoints = true;
-		}
+		lp_tracer__classes(t->points[p], t->npoints[p], &entry_classes, &point_classes,
+				   &tracepoints);
 	if (t->opt.calibrate_ns > 0)
 		lp_tracer__calibrate(t->tracer, entry_classes, point_classes, tracepoints,
 				     t->opt.calibrate_ns);

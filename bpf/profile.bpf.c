@@ -11,6 +11,7 @@
 #include "profile.h"
 #include "trace.h"
 #include "pidset.bpf.h"
+#include "stacks.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -48,15 +49,9 @@ const volatile __u32 stack_depth = LP_MAX_STACK_DEPTH;
 volatile __u32 gate_on = 0;
 
 /* --inside: each thread's open calls of the gate functions, kept by
- * lp-trace's programs (bpf/trace.bpf.c, "stacks": this map is that one,
- * shared by user space before load, so the definition must match). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);	/* a thread id */
-	__type(value, struct lp_trace_stack);
-} lp_gate SEC(".maps");
+ * lp-trace's programs (bpf/trace.bpf.c: this map is its "stacks", shared
+ * by user space before load; stacks.bpf.h). */
+LP_OPEN_CALLS_MAP(lp_gate);
 
 /* The target processes and their followed children (pidset.bpf.h);
  * max_entries is --max-pids, set by user space. */

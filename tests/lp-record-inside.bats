@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # lp-record --inside FUNC: a thread sampled only while it is inside FUNC,
 # decided in the kernel.  Ground truth by construction: cpusplit (a() 25%,
-# b() 75% of its CPU), gaterec (recursion: rec 50%, half of it after a
-# nested call returned), gatethrow (calls left by a C++ exception or
-# longjmp: leave 50%), gatethreads (only some threads inside), offsleep
-# (blocked intervals in known functions).  Privileged: they load BPF
+# b() 75% of its CPU), gatecalls (recursion: rec 50%, half of it after a
+# nested call returned; calls left by a C++ exception or longjmp: leave
+# 50%), gatethreads (only some threads inside), offsleep (blocked
+# intervals in known functions).  Privileged: they load BPF
 # programs and uprobes (root, under CI=true too).
 
 bats_require_minimum_version 1.5.0
@@ -107,57 +107,53 @@ within() {
 
 @test "--inside rec: recursion counted, a thread stays inside until its outermost call returns" {
 	require_root
-	run -0 --separate-stderr lp-record -F 999 --inside rec -o "$TMP/r.lp" -- "$WORKLOADS/gaterec" 2
+	run -0 --separate-stderr lp-record -F 999 --inside rec -o "$TMP/r.lp" -- "$WORKLOADS/gatecalls" 2 rec
 	echo "$stderr" > "$TMP/err"
 	cat "$TMP/err"
 	n=$(written "$TMP/err")
 	out=$(outside "$TMP/err")
 	lp-collapse "$TMP/r.lp" > "$TMP/r.folded"
-	within "$(share_of "$TMP/r.folded" rec)" 97 100 "share of written samples with rec on the stack"
+	within "$(share_of "$TMP/r.folded" "rec(int)")" 97 100 "share of written samples with rec on the stack"
 	# 50%; a gate that closed at the first nested return would give 30%.
 	share=$(awk -v n="$n" -v o="$out" 'BEGIN { printf "%.1f\n", 100 * n / (n + o) }')
 	echo "inside rec: $share% of $((n + out)) samples"
 	within "$share" 46 54 "rec's share of all samples"
 	within "$n" 850 1150 "samples inside rec (0.5 x 2 s x 999 Hz = 1000)"
 	# Each depth is the innermost a fifth of the time: the samples with
-	# rec five deep (after the nested calls returned too, for the outer).
+	# rec once on the stack (its spins around the nested calls), and five
+	# times.
 	for d in 1 5; do
-		within "$(share_deep "$TMP/r.folded" rec "$d")" 15 25 "share of samples $d calls of rec deep"
+		within "$(share_deep "$TMP/r.folded" "rec(int)" "$d")" 15 25 "share of samples $d calls of rec deep"
 	done
 }
 
-@test "--inside leave: calls left by C++ exceptions end the gate; the program runs to its end" {
-	require_root
-	run -0 --separate-stderr lp-record -F 999 --inside leave -o "$TMP/t.lp" -- "$WORKLOADS/gatethrow" 2 throw
+# gatecalls in mode $1 (throw, jump): every round left leave() without
+# returning, the program ran to its end (no return probe broke C++'s
+# unwinding), and the gate closed each time: leave's 50%, never after().
+left_calls_close_the_gate() {
+	run -0 --separate-stderr lp-record -F 999 --inside leave -o "$TMP/$1.lp" -- "$WORKLOADS/gatecalls" 2 "$1"
 	echo "$stderr" > "$TMP/err"
 	cat "$TMP/err"
-	# Every round left leave() by its exception, caught in main: no
-	# return probe broke the unwinding.
 	[[ $output =~ ^ok\ ([0-9]+)\ left\ ([0-9]+)$ ]] || fail "workload said: $output"
 	[ "${BASH_REMATCH[1]}" -eq "${BASH_REMATCH[2]}" ]
 	[ "${BASH_REMATCH[1]}" -ge 400 ]
 	n=$(written "$TMP/err")
 	out=$(outside "$TMP/err")
-	lp-collapse "$TMP/t.lp" > "$TMP/t.folded"
-	within "$(share_of "$TMP/t.folded" "leave(long)")" 97 100 "share of written samples with leave on the stack"
-	[ "$(share_of "$TMP/t.folded" "after()")" = "0.0" ] || fail "after() sampled: the gate stayed open past the exception"
-	# 50%; a gate left open by the exception would take after() too (~100%).
+	lp-collapse "$TMP/$1.lp" > "$TMP/$1.folded"
+	within "$(share_of "$TMP/$1.folded" "leave(long)")" 97 100 "share of written samples with leave on the stack"
+	[ "$(share_of "$TMP/$1.folded" "after()")" = "0.0" ] || fail "after() sampled: the gate stayed open ($1)"
+	# 50%; a gate left open would take after() too (~100%).
 	within "$(awk -v n="$n" -v o="$out" 'BEGIN { printf "%.1f\n", 100 * n / (n + o) }')" 46 54 "leave's share of all samples"
+}
+
+@test "--inside leave: calls left by C++ exceptions end the gate; the program runs to its end" {
+	require_root
+	left_calls_close_the_gate throw
 }
 
 @test "--inside leave: calls left by longjmp end the gate too" {
 	require_root
-	run -0 --separate-stderr lp-record -F 999 --inside leave -o "$TMP/j.lp" -- "$WORKLOADS/gatethrow" 2 jump
-	echo "$stderr" > "$TMP/err"
-	cat "$TMP/err"
-	[[ $output =~ ^ok\ ([0-9]+)\ left\ ([0-9]+)$ ]] || fail "workload said: $output"
-	[ "${BASH_REMATCH[1]}" -eq "${BASH_REMATCH[2]}" ]
-	n=$(written "$TMP/err")
-	out=$(outside "$TMP/err")
-	lp-collapse "$TMP/j.lp" > "$TMP/j.folded"
-	within "$(share_of "$TMP/j.folded" "leave(long)")" 97 100 "share of written samples with leave on the stack"
-	[ "$(share_of "$TMP/j.folded" "after()")" = "0.0" ] || fail "after() sampled: the gate stayed open past longjmp"
-	within "$(awk -v n="$n" -v o="$out" 'BEGIN { printf "%.1f\n", 100 * n / (n + o) }')" 46 54 "leave's share of all samples"
+	left_calls_close_the_gate jump
 }
 
 @test "--inside inner: of four threads, only the two inside inner() are sampled, each of them" {

@@ -75,19 +75,13 @@ struct lp_gate *lp_gate__open(const struct lp_gate_opts *o)
 		goto fail;
 	if (o->calibrate_ns > 0) {
 		unsigned entry_classes = 0, point_classes = 0;
+		bool tracepoints = false;
 
 		for (size_t p = 0; p < g->npids; p++)
-			for (size_t i = 0; i < g->npoints[p]; i++) {
-				const struct lp_probe_point *pt = &g->points[p][i];
-
-				if (pt->cfg.kind != LP_PROBE_ENTRY)
-					continue;
-				entry_classes |= 1u << pt->insn;
-				/* A return probed at an instruction costs a point probe's hit. */
-				if (pt->returns == LP_RETURNS_INSN && pt->ret_insn != LP_INSN_NONE)
-					point_classes |= 1u << pt->ret_insn;
-			}
-		lp_tracer__calibrate(g->tracer, entry_classes, point_classes, false, o->calibrate_ns);
+			lp_tracer__classes(g->points[p], g->npoints[p], &entry_classes, &point_classes,
+					   &tracepoints);
+		lp_tracer__calibrate(g->tracer, entry_classes, point_classes, tracepoints,
+				     o->calibrate_ns);
 	}
 	if (lp_family__attach(&g->family, g->tracer, o->pids, o->npids, g->points, g->npoints,
 			      o->follow) < 0)

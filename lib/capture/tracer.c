@@ -1540,6 +1540,25 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	return ret;
 }
 
+void lp_tracer__classes(const struct lp_probe_point *points, size_t n, unsigned *entry_classes,
+			unsigned *point_classes, bool *tracepoints)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_probe_point *pt = &points[i];
+		if (pt->cfg.kind == LP_PROBE_ENTRY)
+			*entry_classes |= 1u << pt->insn;
+		/* A return probed at an instruction costs a point probe's hit. */
+		if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
+		    pt->ret_insn != LP_INSN_NONE)
+			*point_classes |= 1u << pt->ret_insn;
+		else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
+			 pt->cfg.kind == LP_PROBE_PY)
+			*point_classes |= 1u << pt->insn;
+		else if (pt->cfg.kind == LP_PROBE_TP)
+			*tracepoints = true;
+	}
+}
+
 /* Records of the probes' costs: a function probe's entry and return, a
  * point probe's hit, once per name and class. */
 int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)

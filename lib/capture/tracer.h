@@ -43,6 +43,13 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts);
 int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
 			 bool tracepoints, int64_t budget_ns);
 
+/* The instruction classes of points[0..n) that lp_tracer__calibrate
+ * measures, or'ed into *entry_classes, *point_classes and *tracepoints:
+ * a function probe's entry class, and a point probe's (a return probed at
+ * an instruction costs a point probe's hit of that instruction's class). */
+void lp_tracer__classes(const struct lp_probe_point *points, size_t n, unsigned *entry_classes,
+			unsigned *point_classes, bool *tracepoints);
+
 /* Writes the cost records of the probes attached so far (none when not
  * calibrated).  Returns 0, or -1 when the output failed. */
 int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w);
