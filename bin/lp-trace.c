@@ -452,13 +452,7 @@ static void trace_free(struct trace *t)
 	lp_tracer__free(t->tracer);
 	lp_family__free(t->family);
 	lp_producer__free(t->p);
-	for (size_t p = 0; p < t->nresolved; p++) {
-		for (size_t i = 0; i < t->npoints[p]; i++)
-			lp_probe_point__fini(&t->points[p][i]);
-		free(t->points[p]);
-	}
-	free(t->points);
-	free(t->npoints);
+	lp_probe__free_resolved(t->points, t->npoints, t->nresolved);
 	for (int i = 0; i < t->nspecs; i++)
 		lp_probe_spec__free(t->specs[i]);
 	free(t->specs);

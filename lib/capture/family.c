@@ -37,6 +37,17 @@ int lp_probe__resolve_specs(struct lp_probe_spec **specs, int nspecs, const char
 	return 0;
 }
 
+void lp_probe__free_resolved(struct lp_probe_point **points, size_t *npoints, size_t n)
+{
+	for (size_t p = 0; points && p < n; p++) {
+		for (size_t i = 0; i < npoints[p]; i++)
+			lp_probe_point__fini(&points[p][i]);
+		free(points[p]);
+	}
+	free(points);
+	free(npoints);
+}
+
 char *lp_family__exe(pid_t pid)
 {
 	char link[64], buf[PATH_MAX];

@@ -30,6 +30,10 @@ int lp_probe__resolve_specs(struct lp_probe_spec **specs, int nspecs, const char
 			    bool first, int verbose, struct lp_probe_point **points,
 			    size_t *npoints);
 
+/* Frees the n targets' points (points[p], npoints[p] of them) and the two
+ * arrays; accepts NULL. */
+void lp_probe__free_resolved(struct lp_probe_point **points, size_t *npoints, size_t n);
+
 /* The executable of process pid as a path lp can open (in its own file
  * tree, a container's; /proc's link for one replaced since it started);
  * malloc'd, or NULL after reporting why. */

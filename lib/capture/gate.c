@@ -120,12 +120,6 @@ void lp_gate__free(struct lp_gate *g)
 		return;
 	lp_tracer__free(g->tracer);
 	lp_family__free(g->family);
-	for (size_t p = 0; p < g->npids; p++) {
-		for (size_t i = 0; i < g->npoints[p]; i++)
-			lp_probe_point__fini(&g->points[p][i]);
-		free(g->points[p]);
-	}
-	free(g->points);
-	free(g->npoints);
+	lp_probe__free_resolved(g->points, g->npoints, g->npids);
 	free(g);
 }
