@@ -179,6 +179,22 @@ left_calls_close_the_gate() {
 	[ "$(outside "$TMP/err")" -ge 100 ]
 }
 
+@test "--inside child_spin: 100 children forked without exec, each gated from its first instruction" {
+	require_root
+	run -0 --separate-stderr lp-record -F 999 --inside child_spin -o "$TMP/fs.lp" -- "$WORKLOADS/forkspin" 100 5
+	echo "$stderr" > "$TMP/err"
+	cat "$TMP/err"
+	echo "$output" > "$TMP/pids"
+	parent=$(head -1 "$TMP/pids")
+	awk -F'\t' '$1 == "sample" { print $3 }' "$TMP/fs.lp" | sort | uniq -c > "$TMP/per-pid"
+	if grep -qE " $parent\$" "$TMP/per-pid"; then fail "the parent, never inside child_spin, was sampled"; fi
+	# Each child spins 5 ms of its CPU: some 5 ticks at 999 Hz.
+	within "$(wc -l < "$TMP/per-pid")" 95 100 "children sampled"
+	lp-collapse "$TMP/fs.lp" > "$TMP/fs.folded"
+	within "$(share_of "$TMP/fs.folded" child_spin)" 97 100 "share of samples with child_spin on the stack"
+	within "$(written "$TMP/err")" 425 575 "samples inside child_spin (100 x 5 ms x 999 Hz = 500)"
+}
+
 @test "--mode off --inside long_nap: only the blocked intervals inside it, weighing its 40 x 5 ms" {
 	require_root
 	run -0 --separate-stderr lp-record --mode off --inside long_nap -o "$TMP/off.lp" -- "$WORKLOADS/offsleep" 40 40
