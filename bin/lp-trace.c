@@ -8,16 +8,15 @@
  */
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "capture/discover.h"
+#include "capture/family.h"
 #include "capture/probe.h"
 #include "capture/producer.h"
-#include "debuginfo/procns.h"
 #include "stream/stream.h"
 #include "capture/target.h"
 #include "capture/tracer.h"
@@ -117,23 +116,6 @@ static void usage(FILE *f, int status)
 	exit(status);
 }
 
-static char *pid_exe(pid_t pid)
-{
-	char link[64], buf[PATH_MAX];
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
-	if (n < 0) {
-		lp_error_errno("cannot read the executable of pid %d", (int)pid);
-		return NULL;
-	}
-	buf[n] = '\0';
-	/* A replaced executable shows as "PATH (deleted)": use /proc's link. */
-	if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
-		return lp_strdup(link);
-	/* The path in the process's own file tree (a container's). */
-	return lp_procns__path(pid, buf);
-}
-
 static int write_header(struct lp_writer *w)
 {
 	struct lp_attrs_buf a = { 0 };
@@ -143,34 +125,6 @@ static int write_header(struct lp_writer *w)
 	int r = lp_writer__header(w, &h);
 	lp_attrs_buf__free(&a);
 	return r;
-}
-
-/* Resolves every probe in executable exe (of pid; 0: a command's, not yet
- * running) into *points; -1 after reporting why.  first: the system-wide
- * probes (syscall:, tp:) too, which are resolved for one process only. */
-static int resolve_points(struct lp_probe_spec **specs, int nspecs, const char *exe, pid_t pid,
-			  bool first, int verbose, struct lp_probe_point **points, size_t *npoints)
-{
-	for (int i = 0; i < nspecs; i++) {
-		if (!first && (specs[i]->type == LP_PROBE_SYSCALLS ||
-			       specs[i]->type == LP_PROBE_TRACEPOINT))
-			continue;	/* system-wide: once */
-		if (lp_probe__resolve(specs[i], exe, pid, verbose, points, npoints) < 0)
-			return -1;
-	}
-	/* Two probes at one instruction would pair their returns with each
-	 * other's entries. */
-	for (size_t i = 0; i < *npoints; i++)
-		for (size_t j = 0; j < i; j++) {
-			struct lp_probe_point *a = &(*points)[j], *b = &(*points)[i];
-			if (a->cfg.kind >= LP_PROBE_SYSCALL || b->cfg.kind >= LP_PROBE_SYSCALL ||
-			    a->offset != b->offset || strcmp(a->path, b->path))
-				continue;
-			lp_error("probes '%s' and '%s' are at the same address: give one",
-				 a->spec->text, b->spec->text);
-			return -1;
-		}
-	return 0;
 }
 
 /* A #! command followed from exec to exec (lp_target__run_to_exec): the
@@ -190,7 +144,7 @@ static int at_exec(void *arg, pid_t pid)
 {
 	struct at_exec *ax = arg;
 	free(ax->last_exe);
-	if (!(ax->last_exe = pid_exe(pid)))
+	if (!(ax->last_exe = lp_family__exe(pid)))
 		return -1;
 	/* A program without the probes is the normal case here (the shell
 	 * of a shim): try quietly, and say why only if no program has them. */
@@ -198,7 +152,7 @@ static int at_exec(void *arg, pid_t pid)
 	int saved = dup(2), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (saved >= 0 && null >= 0)
 		dup2(null, 2);
-	int r = resolve_points(ax->specs, ax->nspecs, ax->last_exe, 0, true, 0, &ax->points,
+	int r = lp_probe__resolve_specs(ax->specs, ax->nspecs, ax->last_exe, 0, true, 0, &ax->points,
 			       &ax->npoints);
 	if (saved >= 0 && null >= 0)
 		dup2(saved, 2);
@@ -213,7 +167,7 @@ static int at_exec(void *arg, pid_t pid)
 		free(ax->points);
 		ax->points = NULL;
 		ax->npoints = 0;
-		r = resolve_points(ax->specs, ax->nspecs, ax->last_exe, 0, true, ax->verbose,
+		r = lp_probe__resolve_specs(ax->specs, ax->nspecs, ax->last_exe, 0, true, ax->verbose,
 				   &ax->points, &ax->npoints);
 	}
 	if (ax->verbose)
@@ -226,56 +180,6 @@ static int at_exec(void *arg, pid_t pid)
 	free(ax->points);
 	ax->points = NULL;
 	ax->npoints = 0;
-	return 0;
-}
-
-/* The processes the targets fork, traced as the target they descend from:
- * each is given its target's points, under the same probe ids. */
-struct family {
-	struct lp_tracer *tracer;
-	const pid_t *pids;		/* the targets */
-	size_t npids;
-	struct lp_probe_point **points;
-	size_t *npoints;
-	int **ids;			/* the probe id of points[p][i] */
-	struct adopted { pid_t pid, target; } *adopted;	/* descendants running at start */
-	size_t nadopted;
-};
-
-static void on_fork(void *arg, pid_t child, pid_t target)
-{
-	struct family *f = arg;
-	for (size_t p = 0; p < f->npids; p++)
-		if (f->pids[p] == target)
-			for (size_t i = 0; i < f->npoints[p]; i++)
-				lp_tracer__attach_child(f->tracer, f->ids[p][i], &f->points[p][i],
-							child);
-}
-
-/* The targets' descendants running now (a server's pre-forked workers) are
- * traced as the target they descend from.  Listed twice: one that forked
- * while the first list was made, before it was in the filter, had a child
- * the kernel did not follow. */
-static int adopt_descendants(struct lp_tracer *tracer, struct family *f)
-{
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t p = 0; p < f->npids; p++) {
-			size_t n;
-			pid_t *d = lp_target__descendants(f->pids[p], &n);
-			for (size_t i = 0; i < n; i++) {
-				int r = lp_tracer__adopt(tracer, d[i], f->pids[p]);
-				if (r < 0) {
-					free(d);
-					return -1;
-				}
-				if (r > 0) {
-					f->adopted = lp_reallocarray(f->adopted, f->nadopted + 1,
-								     sizeof(*f->adopted));
-					f->adopted[f->nadopted++] = (struct adopted){ d[i], f->pids[p] };
-				}
-			}
-			free(d);
-		}
 	return 0;
 }
 
@@ -380,7 +284,7 @@ static char *discover_exe(const char *pid_arg, char **cmd, const char *binary, p
 	if (lp_parse_i64(pid_arg, 1, INT32_MAX, &v, &why) < 0)
 		lp_option_fail("pid", pid_arg, why);
 	*pid = (pid_t)v;
-	return pid_exe(*pid);
+	return lp_family__exe(*pid);
 }
 
 /* --list, --lines, --vars: the exit status. */
@@ -454,7 +358,7 @@ struct trace {
 	struct lp_probe_point **points;
 	size_t *npoints;
 	size_t nresolved;
-	struct family family;
+	struct lp_family *family;
 	struct lp_tracer *tracer;
 	struct lp_writer *w;
 };
@@ -518,7 +422,7 @@ static int resolve_script(struct trace *t)
 	int r = lp_producer__run_to_exec(t->p, at_exec, &ax);
 	if (r == -1 && ax.last_exe && !lp_target__alive(target)) {
 		/* Say why in the last program it ran. */
-		resolve_points(t->specs, t->nspecs, ax.last_exe, 0, true, t->opt.verbose,
+		lp_probe__resolve_specs(t->specs, t->nspecs, ax.last_exe, 0, true, t->opt.verbose,
 			       &ax.points, &ax.npoints);
 		lp_error("'%s' exited (status %d) without running a program that holds the probes; the last it ran: %s",
 			 cmd, lp_target__finish(target, false), ax.last_exe);
@@ -545,10 +449,10 @@ static int resolve(struct trace *t)
 	if (!target && lp_target__is_script(cmd_exe))
 		return resolve_script(t);
 	for (size_t p = 0; p < npids; p++) {
-		char *exe = pids ? pid_exe(pids[p]) : lp_strdup(cmd_exe);
+		char *exe = pids ? lp_family__exe(pids[p]) : lp_strdup(cmd_exe);
 		if (!exe)
 			return 1;
-		int r = resolve_points(t->specs, t->nspecs, exe, pids ? pids[p] : 0, p == 0,
+		int r = lp_probe__resolve_specs(t->specs, t->nspecs, exe, pids ? pids[p] : 0, p == 0,
 				       t->opt.verbose, &t->points[p], &t->npoints[p]);
 		free(exe);
 		if (r < 0)
@@ -572,20 +476,8 @@ static int open_tracer(struct trace *t)
 	unsigned entry_classes = 0, point_classes = 0;
 	bool tracepoints = false;
 	for (size_t p = 0; p < t->nresolved; p++)
-		for (size_t i = 0; i < t->npoints[p]; i++) {
-			const struct lp_probe_point *pt = &t->points[p][i];
-			if (pt->cfg.kind == LP_PROBE_ENTRY)
-				entry_classes |= 1u << pt->insn;
-			/* A return probed at an instruction costs a point probe's hit. */
-			if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
-			    pt->ret_insn != LP_INSN_NONE)
-				point_classes |= 1u << pt->ret_insn;
-			else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
-				 pt->cfg.kind == LP_PROBE_PY)
-				point_classes |= 1u << pt->insn;
-			else if (pt->cfg.kind == LP_PROBE_TP)
-				tracepoints = true;
-		}
+		lp_tracer__classes(t->points[p], t->npoints[p], &entry_classes, &point_classes,
+				   &tracepoints);
 	if (t->opt.calibrate_ns > 0)
 		lp_tracer__calibrate(t->tracer, entry_classes, point_classes, tracepoints,
 				     t->opt.calibrate_ns);
@@ -597,36 +489,14 @@ static int open_tracer(struct trace *t)
  * why. */
 static int attach(struct trace *t)
 {
-	struct family *f = &t->family;
 	size_t npids;
 
 	if (lp_producer__spawn(t->p))
 		return 1;
-	f->tracer = t->tracer;
-	f->pids = lp_target__pids(lp_producer__target(t->p), &npids);
-	f->npids = npids;
-	f->points = t->points;
-	f->npoints = t->npoints;
-	f->ids = lp_calloc(npids, sizeof(*f->ids));
-	for (size_t p = 0; p < npids; p++)
-		if (lp_tracer__add_pid(t->tracer, f->pids[p]) < 0)
-			return 1;
-	/* Followed before probes are attached: the targets' running
-	 * descendants are in the filter, no bystanders (lp_tracer__attach). */
-	if (!t->opt.no_follow && (lp_tracer__follow(t->tracer, on_fork, f) < 0 ||
-				  adopt_descendants(t->tracer, f) < 0))
+	const pid_t *pids = lp_target__pids(lp_producer__target(t->p), &npids);
+	if (lp_family__attach(&t->family, t->tracer, pids, npids, t->points, t->npoints,
+			      !t->opt.no_follow) < 0)
 		return 1;
-	for (size_t p = 0; p < npids; p++) {
-		f->ids[p] = lp_calloc(t->npoints[p] + 1, sizeof(**f->ids));
-		for (size_t i = 0; i < t->npoints[p]; i++)
-			if ((f->ids[p][i] = lp_tracer__attach(t->tracer, &t->points[p][i],
-							      f->pids[p])) < 0)
-				return 1;
-	}
-	/* The adopted descendants' own uprobes (probes in files others map:
-	 * their forks inherit them, not they). */
-	for (size_t k = 0; k < f->nadopted; k++)
-		on_fork(f, f->adopted[k].pid, f->adopted[k].target);
 	if (lp_target__spawned(lp_producer__target(t->p)))
 		lp_tracer__set_start(t->tracer);
 	return 0;
@@ -669,18 +539,9 @@ static void trace_free(struct trace *t)
 {
 	lp_writer__free(t->w);
 	lp_tracer__free(t->tracer);
+	lp_family__free(t->family);
 	lp_producer__free(t->p);
-	for (size_t p = 0; t->family.ids && p < t->family.npids; p++)
-		free(t->family.ids[p]);
-	free(t->family.ids);
-	free(t->family.adopted);
-	for (size_t p = 0; p < t->nresolved; p++) {
-		for (size_t i = 0; i < t->npoints[p]; i++)
-			lp_probe_point__fini(&t->points[p][i]);
-		free(t->points[p]);
-	}
-	free(t->points);
-	free(t->npoints);
+	lp_probe__free_resolved(t->points, t->npoints, t->nresolved);
 	for (int i = 0; i < t->nspecs; i++)
 		lp_probe_spec__free(t->specs[i]);
 	free(t->specs);

@@ -18,6 +18,10 @@ struct lp_tracer_opts {
 	size_t ring_bytes;		/* ring buffer size, a power of two */
 	uint32_t max_pids;		/* the kernel's pid set; 0: LP_TARGET_MAX_PIDS */
 	int verbose;			/* -v: attach details, libbpf's warnings; -vv: its debug output */
+	/* lp-record --inside: the function probes attached are a gate
+	 * (LP_PROBE_F_GATE): their open calls are kept per thread in the map
+	 * lp_tracer__stacks_fd gives, for the sampler; no span is written. */
+	bool gate;
 };
 
 struct lp_tracer;
@@ -38,6 +42,13 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts);
  * writes no cost records and no lp_ns=). */
 int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
 			 bool tracepoints, int64_t budget_ns);
+
+/* The instruction classes of points[0..n) that lp_tracer__calibrate
+ * measures, or'ed into *entry_classes, *point_classes and *tracepoints:
+ * a function probe's entry class, and a point probe's (a return probed at
+ * an instruction costs a point probe's hit of that instruction's class). */
+void lp_tracer__classes(const struct lp_probe_point *points, size_t n, unsigned *entry_classes,
+			unsigned *point_classes, bool *tracepoints);
 
 /* Writes the cost records of the probes attached so far (none when not
  * calibrated).  Returns 0, or -1 when the output failed. */
@@ -101,6 +112,10 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms);
  * still open as unfinished spans and the lost counts.  Returns 0, or -1
  * when the output failed. */
 int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w);
+
+/* The map of open calls (bpf/trace.h: key a thread id, value struct
+ * lp_trace_stack), for another BPF object to share (lp-record --inside). */
+int lp_tracer__stacks_fd(const struct lp_tracer *t);
 
 /* Totals for the summary on stderr. */
 uint64_t lp_tracer__count(const struct lp_tracer *t);
