@@ -203,7 +203,8 @@ static void fmt_p(char *b, size_t size, double log10p)
 }
 
 /* Most significant first (p to 6 digits: mirror tables' equal p-values
- * are computed apart by a rounding); then the larger difference of rates;
+ * are computed apart by a rounding); then the larger difference of rates
+ * (to 9 digits, alike: 1 - 0.572 is not 0.428 in doubles);
  * then what the group has more of (said as "reached", not "did not
  * reach"); then the kind (a branch before a value that merely follows
  * it) and the name. */
@@ -213,7 +214,8 @@ static int feat_cmp(const void *pa, const void *pb)
 	double pa6 = round(a->log10p * 1e6), pb6 = round(b->log10p * 1e6);
 	if (pa6 != pb6)
 		return (pa6 > pb6) - (pa6 < pb6);
-	double da = fabs(a->hi_rate - a->lo_rate), db = fabs(b->hi_rate - b->lo_rate);
+	double da = round(fabs(a->hi_rate - a->lo_rate) * 1e9);
+	double db = round(fabs(b->hi_rate - b->lo_rate) * 1e9);
 	if (da != db)
 		return (da < db) - (da > db);
 	bool ma = a->hi_rate > a->lo_rate, mb = b->hi_rate > b->lo_rate;
