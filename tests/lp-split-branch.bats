@@ -17,8 +17,8 @@ setup() {
 # at 100 and 150 of demo.c:57, a nested lookup 120-200 with lp_ns 10, an
 # event at 210 of demo.c:60, an event at its very end, 300, which is
 # after its return), a recursive fib (outer 400-500, inner 420-450), a
-# probe named with '=' in a span 600-700, and on another thread an event
-# inside no span.
+# probe named with '=' in a span 600-700 inside main 550-800, and on
+# another thread an event inside no span.
 inside_stream() {
 	printf 'lp-stream\t1\tclock=monotonic\n' >"$TMP/none.lp"
 	printf '%s\n' \
@@ -32,30 +32,31 @@ inside_stream() {
 		$'span\t420\t450\t1\t1\tfib\t1\tn=1' \
 		$'span\t400\t500\t1\t1\tfib\t0\tn=2' \
 		$'event\t650\t1\t1\tx.c:1' \
-		$'span\t600\t700\t1\t1\top=eq\t0' \
+		$'span\t600\t700\t1\t1\top=eq\t1' \
+		$'span\t550\t800\t1\t1\tmain\t0' \
 		$'event\t650\t1\t2\tx.c:1' \
 		>"$TMP/t.lp"
 }
 
 @test "lp-join: each span gains the events and nested calls inside it on its thread, counted, with the first one's values" {
 	inside_stream
-	run -0 lp-join "$TMP/none.lp" "$TMP/t.lp"
+	lp-join "$TMP/none.lp" "$TMP/t.lp" >"$TMP/j.lp"
+	# span START: the span's line as lp-join wrote it
+	span() { grep -P "^span\t$1\t" "$TMP/j.lp"; }
 	# the event at 300 is the span's end: after its return, not in it
-	run -0 grep -P '^span\t90\t300\t' <<<"$output"
+	run -0 span 90
 	assert_output $'span\t90\t300\t1\t1\thandle_request\t0\targ0=7\tlp_ns=40\tat.demo.c:57=2\tfirst.demo.c:57.i=3\tcalls.lookup=1\tcalls_ns.lookup=70\tfirst.lookup.arg0=5\tfirst.lookup.ret=1\tat.demo.c:60=1'
-	run -0 lp-join "$TMP/none.lp" "$TMP/t.lp"
-	run -0 grep -P '^span\t120\t200\t' <<<"$output"
+	run -0 span 120
 	assert_output $'span\t120\t200\t1\t1\tlookup\t1\targ0=5\tlp_ns=10\tret=1\tat.demo.c:57=1\tfirst.demo.c:57.i=4'
 	# recursion: the outer call's time is its own, not its own plus the inner's
-	run -0 lp-join "$TMP/none.lp" "$TMP/t.lp"
-	run -0 grep -P '^span\t400\t500\t' <<<"$output"
+	run -0 span 400
 	assert_output $'span\t400\t500\t1\t1\tfib\t0\tn=2\tcalls.fib=1\tcalls_ns.fib=30\tfirst.fib.n=1'
 	# the other thread's event is in no span; '=' in a probe's name is escaped in the key
-	run -0 lp-join "$TMP/none.lp" "$TMP/t.lp"
-	run -0 grep -P '^span\t600\t700\t' <<<"$output"
-	assert_output $'span\t600\t700\t1\t1\top=eq\t0\tat.x.c:1=1'
-	run -0 lp-join "$TMP/none.lp" "$TMP/t.lp"
-	run -0 grep -c -P '^event\t' <<<"$output"
+	run -0 span 600
+	assert_output $'span\t600\t700\t1\t1\top=eq\t1\tat.x.c:1=1'
+	run -0 span 550
+	assert_output $'span\t550\t800\t1\t1\tmain\t0\tat.x.c:1=1\tcalls.op\\x3deq=1\tcalls_ns.op\\x3deq=100'
+	run -0 grep -c -P '^event\t' "$TMP/j.lp"
 	assert_output 6
 }
 
@@ -137,7 +138,9 @@ inside_stream() {
 }
 
 # The live pipeline: branchreq traced (handle_request with its id and
-# ret=, lookup, the BRANCH line) and sampled for 4 s, joined.
+# ret=, lookup, the BRANCH line) and sampled for 4 s, joined with every
+# enclosing span (a sample in lookup has lookup innermost, and its
+# request's handle_request outside it: lp-split --probe finds that).
 live_pipeline() {
 	L=$(grep -n 'BRANCH \*/' "$LP_TOP/tests/workloads/branchreq.c" | cut -d: -f1)
 	"$WORKLOADS/branchreq" 6 2>"$TMP/w.err" &
@@ -149,14 +152,27 @@ live_pipeline() {
 		"branchreq.c:$L" 2>"$TMP/tr.err"
 	reap "$R" 0 10
 	reap "$W" 0 10
-	lp-join "$TMP/s.lp" "$TMP/t.lp" >"$TMP/j.lp"
+	lp-join --all-spans "$TMP/s.lp" "$TMP/t.lp" >"$TMP/j.lp"
+	# lp-trace attaches and detaches its probes one after another: a
+	# request before the line's probe or lookup's was there reached them
+	# unseen.  [F, T): from the later of the first line event and the
+	# first lookup start to the earlier of the last line event and the
+	# last lookup end.  A request overlapping it (as lp-split --time
+	# counts spans) saw both: one whose line or lookup ran unseen ended
+	# before the first seen (one thread, one of each a request) or began
+	# after the last.
+	read -r F T < <(awk -F'\t' -v p="branchreq.c:$L" '
+		$1 == "event" && $5 == p { if (e0 == "" || $2 < e0) e0 = $2; if ($2 > e1) e1 = $2 }
+		$1 == "span" && $6 == "lookup" && $3 != "-" { if (l0 == "" || $2 < l0) l0 = $2; if ($3 > l1) l1 = $3 }
+		END { print (e0 > l0 ? e0 : l0), (e1 < l1 ? e1 : l1) }' "$TMP/t.lp")
+	WINDOW="@$F-@$T"
 }
 
 @test "lp-trace, lp-join, lp-split live: the slow requests are the ones that took the branch, ranked first with the true rates; --took's sample shares; --child lookup" {
 	require_root
 	live_pipeline
 	# Each request reached the line exactly when it says it took the branch
-	run -0 awk -F'\t' -v at="at.branchreq.c:$L=1" '$1 == "span" && $6 == "handle_request" && $3 != "-" {
+	run -0 awk -F'\t' -v at="at.branchreq.c:$L=1" -v F="$F" -v T="$T" '$1 == "span" && $6 == "handle_request" && $3 != "-" && $3 > F && $2 < T {
 		n++; took = 0; reached = 0
 		for (i = 8; i <= NF; i++) { if ($i == "ret=1") took = 1; if ($i == at) reached = 1 }
 		t += took; bad += took != reached } END { print n, t, bad + 0 }' "$TMP/j.lp"
@@ -164,8 +180,8 @@ live_pipeline() {
 	((n > 1000 && ntook > 100)) || fail "$n requests, $ntook took the branch"
 	assert_equal "$bad" 0
 
-	run -0 lp-split --probe handle_request --threshold 750us --above "$TMP/a.lp" --below "$TMP/b.lp" \
-		--report "$TMP/r.txt" "$TMP/j.lp"
+	run -0 lp-split --probe handle_request --threshold 750us --time "$WINDOW" --above "$TMP/a.lp" \
+		--below "$TMP/b.lp" --report "$TMP/r.txt" "$TMP/j.lp"
 	# the truth of each group: its spans that returned 1 (a span still open
 	# when tracing stopped, END "-", goes to every output)
 	truth() { awk -F'\t' '$1 == "span" && $6 == "handle_request" && $3 != "-" { n++; for (i = 8; i <= NF; i++) t += $i == "ret=1" }
@@ -175,14 +191,19 @@ live_pipeline() {
 	run -0 sed -n '/^# what separates/{n;n;p;q}' "$TMP/r.txt"
 	assert_output --regexp "^reached branchreq.c:$L"$'\t'"$ta"$'\t'"$tb"$'\t'"$ra"$'\t'"$rb"$'\t[0-9.]+e-[0-9]+$'
 	run -0 grep "^# the above spans are the ones that reached branchreq.c:$L ($ra of above, $rb of below, p = [0-9.]*e-[0-9]*)\$" "$TMP/r.txt"
-	((ta == ntook)) || fail "$ta of the $ntook branch requests above 750 us"
+	# (a branch request's work is 1030 us as calibrated at start: on a
+	# machine whose load then falls it may take less than 750)
+	((ta * 10 >= ntook * 9)) || fail "$ta of the $ntook branch requests above 750 us"
 
 	# --took: the groups are the requests that took the branch and the
 	# others; the took group's share of the samples in either is its
 	# requests' share of the work, by construction from their ids
 	# (branchreq.c: 1030 units with the branch, 500 when id % 5 == 0, else
-	# 230); 300 samples or more: the share's sd is under 3 points
-	run -0 lp-split --probe handle_request --took "branchreq.c:$L" --label -r "$TMP/took.txt" "$TMP/j.lp"
+	# 230; 28% of it in a run); 300 samples or more: the share's sd is under
+	# 3 points.  (Samples in lookup left out, as lp-join without
+	# --all-spans leaves them, would give the branch 36%.)
+	run -0 lp-split --probe handle_request --took "branchreq.c:$L" --time "$WINDOW" --label \
+		-r "$TMP/took.txt" "$TMP/j.lp"
 	printf '%s\n' "$output" >"$TMP/took.lp"
 	run -0 awk -F'\t' '$1 == "span" && $6 == "handle_request" && $3 != "-" { g = $NF; sub(/^group=/, "", g); n[g]++
 			for (i = 8; i <= NF; i++) { if ($i == "ret=1") t[g]++; if ($i ~ /^id=/) id = substr($i, 4) }
@@ -191,26 +212,30 @@ live_pipeline() {
 		END { printf "%d %d %d %d %.1f %.1f %d\n", n["took"], t["took"], n["not-took"], t["not-took"],
 			100 * work[1] / (work[0] + work[1]), 100 * s1 / (s0 + s1), s0 + s1 }' "$TMP/took.lp"
 	read -r n1 t1 n0 t0 work_share sample_share nsamples <<<"$output"
+	echo "# $n requests, $ntook took the branch; above 750 us: $na ($ra took it), below: $nb ($rb);" \
+		"--took: $sample_share% of $nsamples samples, $work_share% of the work" >&3
 	assert_equal "$n1 $t1 $t0" "$ntook $ntook 0"
 	((nsamples >= 300)) || fail "$nsamples samples in requests"
-	awk -v a="$work_share" -v b="$sample_share" 'BEGIN { exit !(a - b < 8 && b - a < 8) }' ||
+	awk -v a="$work_share" -v b="$sample_share" 'BEGIN { exit !(a - b < 5 && b - a < 5) }' ||
 		fail "the took group has $sample_share% of the samples, its requests $work_share% of the work"
 
 	# --child lookup: each request's calls_ns.lookup is its lookup span's
 	# duration less lp_ns (the span before it on the thread); the cut at
 	# 150 us leaves the slow lookups (id % 5 == 0) above
 	run -0 awk -F'\t' '$1 == "span" && $6 == "lookup" { lp = 0; for (i = 8; i <= NF; i++) if ($i ~ /^lp_ns=/) lp = substr($i, 7); last[$5] = $3 - $2 - lp }
-		$1 == "span" && $6 == "handle_request" && $3 != "-" { v = ""; for (i = 8; i <= NF; i++) if ($i ~ /^calls_ns\.lookup=/) v = substr($i, 17)
-			n++; bad += v != last[$5] } END { print n, bad + 0 }' "$TMP/j.lp"
+		$1 == "span" && $6 == "handle_request" && $3 != "-" && $3 > F && $2 < T { v = ""; for (i = 8; i <= NF; i++) if ($i ~ /^calls_ns\.lookup=/) v = substr($i, 17)
+			n++; bad += v != last[$5] } END { print n, bad + 0 }' F="$F" T="$T" "$TMP/j.lp"
 	assert_output "$n 0"
-	run -0 lp-split --probe handle_request --child lookup --threshold 150us --label -q "$TMP/j.lp"
+	run -0 lp-split --probe handle_request --child lookup --threshold 150us --time "$WINDOW" --label -q \
+		"$TMP/j.lp"
 	printf '%s\n' "$output" >"$TMP/child.lp"
-	run -0 awk -F'\t' '$1 == "span" && $6 == "handle_request" && $3 != "-" { id = -1; v = 0
+	run -0 awk -F'\t' '$1 == "span" && $6 == "handle_request" && $3 != "-" && $NF != "group=excluded" { id = -1; v = 0
 			for (i = 8; i <= NF; i++) { if ($i ~ /^id=/) id = substr($i, 4); if ($i ~ /^calls_ns\.lookup=/) v = substr($i, 17) }
 			above = $NF == "group=above"; wrong += above != (v + 0 > 150000)
 			if (id % 5 == 0) { s++; sa += above } else { f++; fa += above } }
 		END { printf "%d %.3f %.3f\n", wrong + 0, sa / s, fa / f }' "$TMP/child.lp"
 	read -r wrong slow_above fast_above <<<"$output"
+	echo "# --child lookup -t 150us: above: $slow_above of the slow lookups, $fast_above of the fast" >&3
 	assert_equal "$wrong" 0
 	awk -v s="$slow_above" -v f="$fast_above" 'BEGIN { exit !(s >= 0.9 && f <= 0.1) }' ||
 		fail "slow lookups above: $slow_above, fast ones: $fast_above"
