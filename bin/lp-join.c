@@ -3,7 +3,8 @@
  *   lp-join [-o FILE] [--all-spans] [--probe NAME] [--max-delay DUR] SAMPLES SPANS
  *
  * SAMPLES is an lp stream (lp-record) or `perf script` output of a
- * `perf record -k CLOCK_MONOTONIC` recording; SPANS an lp stream (lp-trace).
+ * `perf record -k CLOCK_MONOTONIC` recording; SPANS an lp stream (lp-trace),
+ * whose spans gain what happened inside them (analysis/inside.h).
  * Either may be "-" (not both); both are read at once, so live pipes work.
  */
 #include <getopt.h>
@@ -20,7 +21,10 @@ static void usage(FILE *f)
 		"usage: lp-join [options] SAMPLES SPANS\n"
 		"Each sample gains the span that encloses it on the same host, pid and tid\n"
 		"(start <= time < end) as attributes span=, span_start=, span_end=,\n"
-		"span_depth= and span.KEY= for the span's captured values.\n"
+		"span_depth= and span.KEY= for the span's captured values.  Each span\n"
+		"gains what happened inside it on its thread: at.PROBE=N (point events),\n"
+		"calls.PROBE=N and calls_ns.PROBE=NS (nested calls), first.PROBE.KEY=\n"
+		"(the first one's captured values).\n"
 		"\n"
 		"  -o, --output FILE        write to FILE instead of stdout\n"
 		"      --all-spans          every enclosing span, innermost first (span=,\n"
