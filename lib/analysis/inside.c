@@ -17,10 +17,16 @@
 #include "base/hashmap.h"
 #include "base/util.h"
 
+/* A probe's name, and as a key's part (lp_inside__key): made once per
+ * probe, so that a record costs no copy of it. */
+struct probe {
+	char *name, *key;
+	size_t klen;
+};
+
 /* One probe's part of a summary. */
 struct sum {
-	char *probe;		/* escaped as a key's part (lp_inside__key) */
-	size_t plen;
+	const struct probe *p;
 	bool call;		/* spans of the probe, else point events */
 	uint64_t n;
 	int64_t ns;		/* calls: the outermost ones' time, less lp_ns */
@@ -48,9 +54,10 @@ struct thr {
 
 struct lp_inside {
 	struct lp_hashmap threads;	/* key(host, tid) -> struct thr */
+	struct lp_hashmap probes;	/* hash(name) -> struct probe (__add) */
 	size_t held;
-	char *kbuf, *fbuf;
-	size_t kcap, fcap;
+	char *fbuf;
+	size_t fcap;
 	struct lp_attrs_buf scratch;
 };
 
@@ -93,15 +100,29 @@ struct lp_inside *lp_inside__new(void)
 {
 	struct lp_inside *in = lp_calloc(1, sizeof(*in));
 	lp_hashmap__init(&in->threads);
+	lp_hashmap__init(&in->probes);
 	return in;
+}
+
+static const struct probe *probe_of(struct lp_inside *in, const char *name)
+{
+	size_t n = strlen(name);
+	uint64_t h = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, name, n));
+	struct probe *p;
+	for (size_t pos = 0; (p = lp_hashmap__next(&in->probes, h, &pos));)
+		if (!strcmp(p->name, name))
+			return p;
+	p = lp_calloc(1, sizeof(*p));
+	p->name = lp_strndup(name, n);
+	p->klen = lp_inside__key("", name, &p->key, &(size_t){ 0 });
+	lp_hashmap__add(&in->probes, h, p);
+	return p;
 }
 
 static void summary_free(struct summary *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->v[i].probe);
+	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i].first);
-	}
 	free(s->v);
 	memset(s, 0, sizeof(*s));
 }
@@ -122,7 +143,14 @@ void lp_inside__free(struct lp_inside *in)
 		if (in->threads.keys[i])
 			thr_free(in->threads.values[i]);
 	lp_hashmap__fini(&in->threads);
-	free(in->kbuf);
+	for (size_t i = 0; i < in->probes.cap; i++)
+		if (in->probes.keys[i]) {
+			struct probe *p = in->probes.values[i];
+			free(p->name);
+			free(p->key);
+			free(p);
+		}
+	lp_hashmap__fini(&in->probes);
 	free(in->fbuf);
 	lp_attrs_buf__free(&in->scratch);
 	free(in);
@@ -156,10 +184,10 @@ static struct thr *thr_get(struct lp_inside *in, uint64_t host, int32_t pid, int
 	return t;
 }
 
-static struct sum *sum_find(struct summary *s, bool call, const char *probe, size_t plen)
+static struct sum *sum_find(struct summary *s, bool call, const struct probe *p)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].call == call && s->v[i].plen == plen && !memcmp(s->v[i].probe, probe, plen))
+		if (s->v[i].call == call && s->v[i].p == p)
 			return &s->v[i];
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 4;
@@ -167,8 +195,7 @@ static struct sum *sum_find(struct summary *s, bool call, const char *probe, siz
 	}
 	struct sum *x = &s->v[s->n++];
 	memset(x, 0, sizeof(*x));
-	x->probe = lp_strndup(probe, plen);
-	x->plen = plen;
+	x->p = p;
 	x->call = call;
 	return x;
 }
@@ -199,7 +226,7 @@ static void merge(struct summary *into, struct summary *from)
 {
 	for (size_t i = 0; i < from->n; i++) {
 		struct sum *f = &from->v[i];
-		struct sum *x = sum_find(into, f->call, f->probe, f->plen);
+		struct sum *x = sum_find(into, f->call, f->p);
 		if (!x->n) {
 			x->first = f->first;
 			x->first_len = f->first_len;
@@ -233,8 +260,7 @@ void lp_inside__event(struct lp_inside *in, uint64_t host, const struct lp_event
 		return;
 	struct thr *t = thr_get(in, host, ev->pid, ev->tid);
 	struct summary s = { 0 };
-	size_t plen = lp_inside__key("", ev->probe, &in->kbuf, &in->kcap);
-	struct sum *x = sum_find(&s, false, in->kbuf, plen);
+	struct sum *x = sum_find(&s, false, probe_of(in, ev->probe));
 	x->n = 1;
 	x->first = captured(in, &ev->attrs, &x->first_len);
 	push(in, t, ev->time_ns, ev->time_ns, &s);
@@ -244,11 +270,11 @@ void lp_inside__event(struct lp_inside *in, uint64_t host, const struct lp_event
 static void add_count(struct lp_inside *in, struct lp_attrs_buf *out, const char *prefix,
 		      const struct sum *x, int64_t v)
 {
-	size_t pl = strlen(prefix);
-	lp_grow(&in->fbuf, &in->fcap, pl + x->plen + 1);
+	size_t pl = strlen(prefix), kl = x->p->klen;
+	lp_grow(&in->fbuf, &in->fcap, pl + kl + 1);
 	memcpy(in->fbuf, prefix, pl);
-	memcpy(in->fbuf + pl, x->probe, x->plen);
-	lp_attrs_buf__add_i64(out, in->fbuf, pl + x->plen, v);
+	memcpy(in->fbuf + pl, x->p->key, kl);
+	lp_attrs_buf__add_i64(out, in->fbuf, pl + kl, v);
 }
 
 /* "first.PROBE.KEY=VALUE" for each captured value of the first. */
@@ -257,14 +283,14 @@ static void add_first(struct lp_inside *in, struct lp_attrs_buf *out, const stru
 	struct lp_attrs a = { x->first ? x->first : "", x->first_len };
 	struct lp_attrs_iter it = LP_ATTRS_ITER(&a);
 	struct lp_attr f;
-	size_t pl = strlen(LP_INSIDE_FIRST);
+	size_t pl = strlen(LP_INSIDE_FIRST), kl = x->p->klen;
 	while (lp_attrs__next(&it, &f)) {
-		size_t n = pl + x->plen + 1 + f.field_len;
+		size_t n = pl + kl + 1 + f.field_len;
 		lp_grow(&in->fbuf, &in->fcap, n + 1);
 		memcpy(in->fbuf, LP_INSIDE_FIRST, pl);
-		memcpy(in->fbuf + pl, x->probe, x->plen);
-		in->fbuf[pl + x->plen] = '.';
-		memcpy(in->fbuf + pl + x->plen + 1, f.field, f.field_len);
+		memcpy(in->fbuf + pl, x->p->key, kl);
+		in->fbuf[pl + kl] = '.';
+		memcpy(in->fbuf + pl + kl + 1, f.field, f.field_len);
 		lp_attrs_buf__raw(out, in->fbuf, n);
 	}
 }
@@ -324,8 +350,7 @@ void lp_inside__span(struct lp_inside *in, uint64_t host, const struct lp_span *
 	 * them. */
 	double lp_ns = 0;
 	lp_span__lp_ns(sp, &lp_ns);
-	size_t plen = lp_inside__key("", sp->probe, &in->kbuf, &in->kcap);
-	struct sum *self = sum_find(&acc, true, in->kbuf, plen);
+	struct sum *self = sum_find(&acc, true, probe_of(in, sp->probe));
 	self->n++;
 	self->ns = lp_less_cost(len, lp_ns);
 	free(self->first);
