@@ -4,7 +4,7 @@
  *
  * SAMPLES is an lp stream (lp-record) or `perf script` output of a
  * `perf record -k CLOCK_MONOTONIC` recording; SPANS an lp stream (lp-trace),
- * whose spans gain what happened inside them (analysis/inside.h).
+ * whose spans gain what happened inside them (analysis/contents.h).
  * Either may be "-" (not both); both are read at once, so live pipes work.
  */
 #include <getopt.h>
@@ -24,12 +24,14 @@ static void usage(FILE *f)
 		"span_depth= and span.KEY= for the span's captured values.  Each span\n"
 		"gains what happened inside it on its thread: at.PROBE=N (point events),\n"
 		"calls.PROBE=N and calls_ns.PROBE=NS (nested calls), first.PROBE.KEY=\n"
-		"(the first one's captured values).\n"
+		"(the first one's captured values), unless --no-contents.\n"
 		"\n"
 		"  -o, --output FILE        write to FILE instead of stdout\n"
 		"      --all-spans          every enclosing span, innermost first (span=,\n"
 		"                           then span1=, span2=, ... outwards)\n"
 		"  -e, --probe NAME[,NAME]  join only spans of these probes (repeatable)\n"
+		"      --no-contents        spans as they are: no at.PROBE=, calls.PROBE=,\n"
+		"                           ... (less work and output with many probes)\n"
 		"  -D, --max-delay DUR      out-of-order bound (default 1s): a sample is\n"
 		"                           held until a span ending DUR after it is read\n"
 		"      --max-held N         samples (and spans) held before waiting for the\n"
@@ -46,10 +48,11 @@ static void usage(FILE *f)
 /* getopt's loop into o; *verbose for -v.  Returns 0, or the exit status. */
 static int parse_options(int argc, char **argv, struct lp_join_opts *o, bool *verbose)
 {
-	enum { OPT_MAX_HELD = 256, OPT_SAMPLES_FORMAT, OPT_VERSION };
+	enum { OPT_MAX_HELD = 256, OPT_SAMPLES_FORMAT, OPT_VERSION, OPT_NO_CONTENTS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "all-spans", no_argument, NULL, 'a' },
+		{ "no-contents", no_argument, NULL, OPT_NO_CONTENTS },
 		{ "probe", required_argument, NULL, 'e' },
 		{ "max-delay", required_argument, NULL, 'D' },
 		{ "max-held", required_argument, NULL, OPT_MAX_HELD },
@@ -71,6 +74,9 @@ static int parse_options(int argc, char **argv, struct lp_join_opts *o, bool *ve
 			break;
 		case 'a':
 			o->all_spans = true;
+			break;
+		case OPT_NO_CONTENTS:
+			o->no_contents = true;
 			break;
 		case 'e': {
 			char *list = lp_strdup(optarg), *save = NULL;

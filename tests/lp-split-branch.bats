@@ -60,6 +60,12 @@ inside_stream() {
 	assert_output 6
 }
 
+@test "lp-join --no-contents: spans as they were" {
+	inside_stream
+	run -0 lp-join --no-contents "$TMP/none.lp" "$TMP/t.lp"
+	run -0 diff <(grep -P '^span\t' <<<"$output") <(grep -P '^span\t' "$TMP/t.lp")
+}
+
 @test "lp-join: a stream joined again gains the same attributes, not twice" {
 	inside_stream
 	lp-join "$TMP/none.lp" "$TMP/t.lp" >"$TMP/j1.lp"
@@ -119,6 +125,14 @@ inside_stream() {
 	refute_line --partial 'id='
 	refute_line --partial 'first.demo.c:57.i='
 	assert_line "# the above spans are the ones that reached demo.c:57 (100.0% of above, 0.0% of below, p = 5.8e-14)"
+}
+
+@test "lp-join: a malformed event in SPANS is an error naming the line, not a span that missed it" {
+	printf 'lp-stream\t1\tclock=monotonic\n' >"$TMP/none.lp"
+	printf '%s\n' $'lp-stream\t1\tclock=monotonic' $'event\tx\t1\t1\tdemo.c:57' \
+		$'span\t1\t5\t1\t1\tf\t0' >"$TMP/bad.lp"
+	run -1 --separate-stderr lp-join "$TMP/none.lp" "$TMP/bad.lp"
+	assert_equal "$stderr" "lp-join: $TMP/bad.lp:2: event: bad time 'x'"
 }
 
 @test "lp-split --took and --child: usage errors exit 2, a bad calls_ns is an error naming the line" {

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "analysis/inside.h"
+#include "analysis/contents.h"
 #include "base/hashmap.h"
 #include "base/util.h"
 
@@ -461,8 +461,8 @@ struct state {
 	/* Flags, not INT64_MAX marks: a span may end at INT64_MAX itself. */
 	bool samples_done, spans_done;
 	struct lp_attrs_buf ab;
-	/* what happened inside each span (inside.h), from the spans' input */
-	struct lp_inside *inside;
+	/* what happened inside each span (contents.h), from the spans' input */
+	struct lp_contents *contents;
 	const struct input *spans_in;
 	char *headers[16];
 	size_t nheaders;
@@ -691,9 +691,9 @@ static void sweep_all(struct state *s, int64_t rel, int64_t prune)
 			s->sweep[n++] = s->threads.values[i];
 	for (size_t i = 0; i < n; i++)
 		thr_sweep(s, s->sweep[i], rel, prune);
-	/* Events and spans no span still to come can hold (inside.h): the
+	/* Events and spans no span still to come can hold (contents.h): the
 	 * same rule as for the samples, less the longest span so far. */
-	lp_inside__prune(s->inside, release_mark(s));
+	lp_contents__prune(s->contents, release_mark(s));
 }
 
 static void on_sample(struct state *s, struct item *it)
@@ -737,8 +737,8 @@ static void on_span(struct state *s, struct item *it)
 	s->st->spans++;
 	/* Everything it holds came before it on its thread: what happened
 	 * inside it is known now, and becomes part of it for the samples. */
-	if (it->src == s->spans_in) {
-		lp_inside__span(s->inside, it->host, sp, &s->ab);
+	if (it->src == s->spans_in && !s->o->no_contents) {
+		lp_contents__span(s->contents, it->host, sp, &s->ab);
 		it->attrs = lp_strndup(s->ab.text ? s->ab.text : "", s->ab.len);
 		sp->attrs = (struct lp_attrs){ it->attrs, s->ab.len };
 	}
@@ -819,8 +819,9 @@ static void on_item(struct state *s, struct item *it)
 		r = lp_writer__stack(s->w, it->rec.stack);
 		break;
 	case LP_REC_EVENT:
+		if (it->src == s->spans_in && !s->o->no_contents)
+			lp_contents__event(s->contents, it->host, &it->rec.event);
 		if (it->src == s->spans_in) {
-			lp_inside__event(s->inside, it->host, &it->rec.event);
 			/* the tracer writes in time order: spans ending before
 			 * it less D have come, as after a span's end */
 			if (it->rec.event.time_ns > s->span_mark && !s->spans_done)
@@ -1100,7 +1101,7 @@ static void join_close(struct join *j, struct state *s, bool failed)
 	}
 	lp_writer__free(s->w);
 	lp_attrs_buf__free(&s->ab);
-	lp_inside__free(s->inside);
+	lp_contents__free(s->contents);
 	lp_hashmap__fini(&s->threads);
 	free(s->sweep);
 	for (size_t i = 0; i < s->nheaders; i++)
@@ -1133,7 +1134,7 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	};
 	s.w = lp_writer__new(out);
 	lp_hashmap__init(&s.threads);
-	s.inside = lp_inside__new();
+	s.contents = lp_contents__new();
 	s.spans_in = &j->in[1];
 	struct loop l = { .j = j, .smp = &j->in[0], .spn = &j->in[1], .last_rel = INT64_MIN };
 	l.files = !l.smp->live && !l.spn->live;

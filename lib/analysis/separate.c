@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/inside.h"
+#include "analysis/contents.h"
 #include "base/hashmap.h"
 #include "base/util.h"
 
@@ -139,12 +139,12 @@ void lp_separate__span(struct lp_separate *s, size_t g, const struct lp_attrs *a
 	while (lp_attrs__next(&it, &a)) {
 		if (!a.value || !a.key_len)
 			continue;
-		size_t at = strlen(LP_INSIDE_AT), calls = strlen(LP_INSIDE_CALLS);
-		if (starts(&a, LP_INSIDE_AT))
+		size_t at = strlen(LP_CONTENTS_AT), calls = strlen(LP_CONTENTS_CALLS);
+		if (starts(&a, LP_CONTENTS_AT))
 			f = feat_get(s, F_REACHED, a.key + at, a.key_len - at, NULL);
-		else if (starts(&a, LP_INSIDE_CALLS))
+		else if (starts(&a, LP_CONTENTS_CALLS))
 			f = feat_get(s, F_CALLED, a.key + calls, a.key_len - calls, NULL);
-		else if (starts(&a, LP_INSIDE_CALLS_NS) || is(&a, "lp_ns") || is(&a, "nspid") ||
+		else if (starts(&a, LP_CONTENTS_CALLS_NS) || is(&a, "lp_ns") || is(&a, "nspid") ||
 			 is(&a, "group"))
 			continue;	/* times, lp's bookkeeping, lp-split's label */
 		else

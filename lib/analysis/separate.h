@@ -1,6 +1,6 @@
 /* separate.h - what separates one group of spans from the others: the
  * branches they reached and the calls they made (lp-join's at.PROBE= and
- * calls.PROBE=, inside.h) and their captured values (KEY=VALUE, their own
+ * calls.PROBE=, contents.h) and their captured values (KEY=VALUE, their own
  * and the first.PROBE.KEY= of what happened inside them), each counted in
  * every group and ranked by Fisher's exact test (two-sided) between the
  * group asked about and all the others together. */

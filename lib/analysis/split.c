@@ -29,7 +29,7 @@
 #include "stream/frame.h"
 #include "base/hashmap.h"
 #include "model/lpframe.h"
-#include "analysis/inside.h"
+#include "analysis/contents.h"
 #include "analysis/modes.h"
 #include "analysis/separate.h"
 #include "base/quantile.h"
@@ -1647,11 +1647,11 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	s.costs = lp_costs__new();
 	s.sep = lp_separate__new(s.nbands);
 	if (o->took) {
-		lp_inside__key(LP_INSIDE_AT, o->took, &s.took_at, &s.took_at_cap);
-		lp_inside__key(LP_INSIDE_CALLS, o->took, &s.took_calls, &s.took_calls_cap);
+		lp_contents__key(LP_CONTENTS_AT, o->took, &s.took_at, &s.took_at_cap);
+		lp_contents__key(LP_CONTENTS_CALLS, o->took, &s.took_calls, &s.took_calls_cap);
 	}
 	if (o->child)
-		lp_inside__key(LP_INSIDE_CALLS_NS, o->child, &s.child_key, &s.child_key_cap);
+		lp_contents__key(LP_CONTENTS_CALLS_NS, o->child, &s.child_key, &s.child_key_cap);
 	lp_hashmap__init(&s.span_index);
 	for (size_t i = 0; i < o->nthresholds; i++)
 		s.cuts[i] = (double)o->thresholds[i];

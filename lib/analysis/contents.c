@@ -1,4 +1,4 @@
-/* inside.c - what happened inside a span on its thread (inside.h).
+/* contents.c - what happened inside a span on its thread (contents.h).
  *
  * Each thread has a list of what is waiting for a span to hold it: point
  * events and finished spans, each with the summary of what happened inside
@@ -8,7 +8,7 @@
  * span's start on.  The span takes that tail, merges its summaries in time
  * order (the first of each probe stays the first) and waits in its place.
  */
-#include "analysis/inside.h"
+#include "analysis/contents.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +17,7 @@
 #include "base/hashmap.h"
 #include "base/util.h"
 
-/* A probe's name, and as a key's part (lp_inside__key): made once per
+/* A probe's name, and as a key's part (lp_contents__key): made once per
  * probe, so that a record costs no copy of it. */
 struct probe {
 	char *name, *key;
@@ -52,7 +52,7 @@ struct thr {
 	int64_t max_span_ns;	/* the longest span seen on the thread */
 };
 
-struct lp_inside {
+struct lp_contents {
 	struct lp_hashmap threads;	/* key(host, tid) -> struct thr */
 	struct lp_hashmap probes;	/* hash(name) -> struct probe (__add) */
 	size_t held;
@@ -61,7 +61,7 @@ struct lp_inside {
 	struct lp_attrs_buf scratch;
 };
 
-size_t lp_inside__key(const char *prefix, const char *probe, char **buf, size_t *cap)
+size_t lp_contents__key(const char *prefix, const char *probe, char **buf, size_t *cap)
 {
 	size_t pl = strlen(prefix), n = strlen(probe);
 	lp_grow(buf, cap, pl + 4 * n + 1);
@@ -90,21 +90,21 @@ static bool has_prefix(const char *key, size_t klen, const char *prefix)
 	return klen > n && !memcmp(key, prefix, n);
 }
 
-bool lp_inside__is_key(const char *key, size_t klen)
+bool lp_contents__is_key(const char *key, size_t klen)
 {
-	return has_prefix(key, klen, LP_INSIDE_AT) || has_prefix(key, klen, LP_INSIDE_CALLS) ||
-	       has_prefix(key, klen, LP_INSIDE_CALLS_NS) || has_prefix(key, klen, LP_INSIDE_FIRST);
+	return has_prefix(key, klen, LP_CONTENTS_AT) || has_prefix(key, klen, LP_CONTENTS_CALLS) ||
+	       has_prefix(key, klen, LP_CONTENTS_CALLS_NS) || has_prefix(key, klen, LP_CONTENTS_FIRST);
 }
 
-struct lp_inside *lp_inside__new(void)
+struct lp_contents *lp_contents__new(void)
 {
-	struct lp_inside *in = lp_calloc(1, sizeof(*in));
+	struct lp_contents *in = lp_calloc(1, sizeof(*in));
 	lp_hashmap__init(&in->threads);
 	lp_hashmap__init(&in->probes);
 	return in;
 }
 
-static const struct probe *probe_of(struct lp_inside *in, const char *name)
+static const struct probe *probe_of(struct lp_contents *in, const char *name)
 {
 	size_t n = strlen(name);
 	uint64_t h = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, name, n));
@@ -114,7 +114,7 @@ static const struct probe *probe_of(struct lp_inside *in, const char *name)
 			return p;
 	p = lp_calloc(1, sizeof(*p));
 	p->name = lp_strndup(name, n);
-	p->klen = lp_inside__key("", name, &p->key, &(size_t){ 0 });
+	p->klen = lp_contents__key("", name, &p->key, &(size_t){ 0 });
 	lp_hashmap__add(&in->probes, h, p);
 	return p;
 }
@@ -135,7 +135,7 @@ static void thr_free(struct thr *t)
 	free(t);
 }
 
-void lp_inside__free(struct lp_inside *in)
+void lp_contents__free(struct lp_contents *in)
 {
 	if (!in)
 		return;
@@ -156,14 +156,14 @@ void lp_inside__free(struct lp_inside *in)
 	free(in);
 }
 
-size_t lp_inside__held(const struct lp_inside *in)
+size_t lp_contents__held(const struct lp_contents *in)
 {
 	return in->held;
 }
 
 /* The thread's list; a tid that now belongs to another process starts
  * afresh (its old entries can belong to no span of the new one). */
-static struct thr *thr_get(struct lp_inside *in, uint64_t host, int32_t pid, int32_t tid)
+static struct thr *thr_get(struct lp_contents *in, uint64_t host, int32_t pid, int32_t tid)
 {
 	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &host, sizeof(host));
 	uint64_t key = lp_hashmap__key(lp_hash_bytes(h, &tid, sizeof(tid)));
@@ -203,13 +203,13 @@ static struct sum *sum_find(struct summary *s, bool call, const struct probe *p)
 /* The captured values a record carries, as written: not lp's own
  * bookkeeping (lp_ns=, nspid=), nor what happened inside (a span read
  * from a stream joined before). */
-static char *captured(struct lp_inside *in, const struct lp_attrs *a, size_t *len)
+static char *captured(struct lp_contents *in, const struct lp_attrs *a, size_t *len)
 {
 	struct lp_attrs_iter it = LP_ATTRS_ITER(a);
 	struct lp_attr f;
 	lp_attrs_buf__reset(&in->scratch);
 	while (lp_attrs__next(&it, &f)) {
-		if (!f.value || !f.key_len || lp_inside__is_key(f.key, f.key_len))
+		if (!f.value || !f.key_len || lp_contents__is_key(f.key, f.key_len))
 			continue;
 		if ((f.key_len == 5 && !memcmp(f.key, "lp_ns", 5)) ||
 		    (f.key_len == 5 && !memcmp(f.key, "nspid", 5)))
@@ -238,7 +238,7 @@ static void merge(struct summary *into, struct summary *from)
 	summary_free(from);
 }
 
-static void push(struct lp_inside *in, struct thr *t, int64_t start, int64_t end,
+static void push(struct lp_contents *in, struct thr *t, int64_t start, int64_t end,
 		 struct summary *sum)
 {
 	if (t->head && t->n == t->cap) {
@@ -254,7 +254,7 @@ static void push(struct lp_inside *in, struct thr *t, int64_t start, int64_t end
 	in->held++;
 }
 
-void lp_inside__event(struct lp_inside *in, uint64_t host, const struct lp_event *ev)
+void lp_contents__event(struct lp_contents *in, uint64_t host, const struct lp_event *ev)
 {
 	if (ev->time_ns == LP_TIME_NONE || ev->tid == LP_ID_NONE)
 		return;
@@ -267,7 +267,7 @@ void lp_inside__event(struct lp_inside *in, uint64_t host, const struct lp_event
 }
 
 /* "PREFIX PROBE=N" */
-static void add_count(struct lp_inside *in, struct lp_attrs_buf *out, const char *prefix,
+static void add_count(struct lp_contents *in, struct lp_attrs_buf *out, const char *prefix,
 		      const struct sum *x, int64_t v)
 {
 	size_t pl = strlen(prefix), kl = x->p->klen;
@@ -278,16 +278,16 @@ static void add_count(struct lp_inside *in, struct lp_attrs_buf *out, const char
 }
 
 /* "first.PROBE.KEY=VALUE" for each captured value of the first. */
-static void add_first(struct lp_inside *in, struct lp_attrs_buf *out, const struct sum *x)
+static void add_first(struct lp_contents *in, struct lp_attrs_buf *out, const struct sum *x)
 {
 	struct lp_attrs a = { x->first ? x->first : "", x->first_len };
 	struct lp_attrs_iter it = LP_ATTRS_ITER(&a);
 	struct lp_attr f;
-	size_t pl = strlen(LP_INSIDE_FIRST), kl = x->p->klen;
+	size_t pl = strlen(LP_CONTENTS_FIRST), kl = x->p->klen;
 	while (lp_attrs__next(&it, &f)) {
 		size_t n = pl + kl + 1 + f.field_len;
 		lp_grow(&in->fbuf, &in->fcap, n + 1);
-		memcpy(in->fbuf, LP_INSIDE_FIRST, pl);
+		memcpy(in->fbuf, LP_CONTENTS_FIRST, pl);
 		memcpy(in->fbuf + pl, x->p->key, kl);
 		in->fbuf[pl + kl] = '.';
 		memcpy(in->fbuf + pl + kl + 1, f.field, f.field_len);
@@ -295,7 +295,7 @@ static void add_first(struct lp_inside *in, struct lp_attrs_buf *out, const stru
 	}
 }
 
-void lp_inside__span(struct lp_inside *in, uint64_t host, const struct lp_span *sp,
+void lp_contents__span(struct lp_contents *in, uint64_t host, const struct lp_span *sp,
 		     struct lp_attrs_buf *out)
 {
 	/* its own attributes, less those of an earlier join */
@@ -303,7 +303,7 @@ void lp_inside__span(struct lp_inside *in, uint64_t host, const struct lp_span *
 	struct lp_attr f;
 	lp_attrs_buf__reset(out);
 	while (lp_attrs__next(&it, &f))
-		if (!lp_inside__is_key(f.key, f.key_len))
+		if (!lp_contents__is_key(f.key, f.key_len))
 			lp_attrs_buf__raw(out, f.field, f.field_len);
 	if (sp->start_ns == LP_TIME_NONE || sp->end_ns == LP_TIME_NONE || sp->tid == LP_ID_NONE)
 		return;
@@ -337,10 +337,10 @@ void lp_inside__span(struct lp_inside *in, uint64_t host, const struct lp_span *
 	for (size_t i = 0; i < acc.n; i++) {
 		const struct sum *x = &acc.v[i];
 		if (x->call) {
-			add_count(in, out, LP_INSIDE_CALLS, x, (int64_t)x->n);
-			add_count(in, out, LP_INSIDE_CALLS_NS, x, x->ns);
+			add_count(in, out, LP_CONTENTS_CALLS, x, (int64_t)x->n);
+			add_count(in, out, LP_CONTENTS_CALLS_NS, x, x->ns);
 		} else {
-			add_count(in, out, LP_INSIDE_AT, x, (int64_t)x->n);
+			add_count(in, out, LP_CONTENTS_AT, x, (int64_t)x->n);
 		}
 		add_first(in, out, x);
 	}
@@ -366,7 +366,7 @@ void lp_inside__span(struct lp_inside *in, uint64_t host, const struct lp_span *
 	}
 }
 
-void lp_inside__prune(struct lp_inside *in, int64_t mark)
+void lp_contents__prune(struct lp_contents *in, int64_t mark)
 {
 	struct thr **empty = NULL;
 	size_t nempty = 0;
