@@ -4,8 +4,10 @@
 # per call of the function named (a qualified name, a glob), in call order,
 # named by the function with its file and first line; the slow requests by
 # their durations; a function an exception leaves, unwound; a name that
-# never ran, said; a program that is no CPython, refused.  Then the
-# pipeline of issue 14: lp-record + lp-trace + lp-join + lp-split at p90.
+# never ran, said; a program that is no CPython, refused.  On
+# tests/workloads/pynames.py: a module part, names of each kind of str
+# (latin-1, UCS-2, UCS-4), long qualified names.  Then the pipeline of
+# issue 14: lp-record + lp-trace + lp-join + lp-split at p90.
 
 load helpers/common
 load helpers/pyenv
@@ -16,6 +18,7 @@ setup() {
 	load_bats_libs
 	T=$BATS_TEST_TMPDIR
 	PYSPAN=$LP_TOP/tests/workloads/pyspan.py
+	PYNAMES=$LP_TOP/tests/workloads/pynames.py
 	[ -x "$PYTHON" ] || fail "no $PYTHON (make deps)"
 }
 
@@ -163,9 +166,143 @@ per_call() {
 	run -1 grep -c '^span' "$T/x.lp"
 	assert_output 0
 	run -1 --separate-stderr lp-trace -o "$T/t.lp" python:main -- "$WORKLOADS/fib"
-	assert_equal "$stderr" "lp-trace: probe 'python:main': $WORKLOADS/fib is no CPython interpreter (no _PyRuntime and Py_Version in its dynamic symbols; a libpython build is not supported)"
+	assert_equal "$stderr" "lp-trace: probe 'python:main': $WORKLOADS/fib is no CPython interpreter (no _PyRuntime and Py_Version in its dynamic symbols, nor in a library it maps or needs)"
 	run -2 --separate-stderr lp-trace python:a python:b -- "$PYTHON" "$PYSPAN" 1 spin
 	[[ $stderr == "lp-trace: probes 'python:a' and 'python:b': one python: probe at a time"* ]] || fail "$stderr"
+}
+
+# lp-trace python:$2 on pynames.py 100, into $T/$1.lp.
+trace_names() {
+	lp-trace -o "$T/$1.lp" "python:$2" -- "$PYTHON" -B "$PYNAMES" 100
+}
+
+# The spans of stream $1 by name, file= and line=, with their count.
+by_file() {
+	awk -F'\t' '$1 == "span" { n[$6 " " $8 " " $9]++ } END { for (k in n) print n[k], k }' "$1" | sort -k2
+}
+
+@test "lp-trace: python:MODULE:NAME is the functions of that module's file alone" {
+	require_root
+	W=${PYNAMES%/*}
+	# work is defined in five files; pynames.py calls each a known
+	# number of times (100, 50, 20, 10, 5).
+	run -0 --separate-stderr trace_names all work
+	assert_output "calls=100 qualnames=150,604"
+	assert_equal "$stderr" ""
+	run -0 by_file "$T/all.lp"
+	assert_output "100 python:work file=$W/pynames.py line=$(grep -n -m1 '^def work' "$PYNAMES" | cut -d: -f1)
+50 python:work file=$W/pynames_other.py line=2
+20 python:work file=$W/pynames_pkg/__init__.py line=2
+10 python:work file=$W/pynames_pkg/sub.py line=2
+5 python:work file=pynames_rel.py line=1"
+	# Each module by its name: a file, a package's __init__.py, a
+	# package's module, a relative file name.
+	run -0 --separate-stderr trace_names o pynames_other:work
+	assert_equal "$stderr" ""
+	run -0 by_file "$T/o.lp"
+	assert_output "50 python:work file=$W/pynames_other.py line=2"
+	trace_names m pynames:work > /dev/null
+	run -0 by_file "$T/m.lp"
+	assert_output --regexp "^100 python:work file=$W/pynames.py line=[0-9]+\$"
+	trace_names p pynames_pkg:work > /dev/null
+	run -0 by_file "$T/p.lp"
+	assert_output "20 python:work file=$W/pynames_pkg/__init__.py line=2"
+	trace_names s pynames_pkg.sub:work > /dev/null
+	run -0 by_file "$T/s.lp"
+	assert_output "10 python:work file=$W/pynames_pkg/sub.py line=2"
+	trace_names r pynames_rel:work > /dev/null
+	run -0 by_file "$T/r.lp"
+	assert_output "5 python:work file=pynames_rel.py line=1"
+	# A glob: its star spans dots (pynames_pkg.sub too), not pynames.py.
+	trace_names g 'pynames_*:work' > /dev/null
+	run -0 by_file "$T/g.lp"
+	assert_output "50 python:work file=$W/pynames_other.py line=2
+20 python:work file=$W/pynames_pkg/__init__.py line=2
+10 python:work file=$W/pynames_pkg/sub.py line=2
+5 python:work file=pynames_rel.py line=1"
+	# A module 3.11 keeps frozen in the interpreter.
+	run -0 --separate-stderr trace_names f posixpath:relpath
+	assert_equal "$stderr" ""
+	run -0 by_file "$T/f.lp"
+	assert_output --regexp "^25 python:relpath file=<frozen posixpath> line=[0-9]+\$"
+	# A module no function of that name ran in is said, with where one
+	# did; a name that ran nowhere, as without a module.
+	run -0 --separate-stderr trace_names x nosuch.mod:work
+	assert_equal "$stderr" "lp-trace: probe 'python:nosuch.mod:work': no Python function of that name ran in module nosuch.mod (its code in nosuch/mod.py or nosuch/mod/__init__.py, or <frozen nosuch.mod>); one ran in $W/pynames.py"
+	run -1 grep -c '^span' "$T/x.lp"
+	run -0 --separate-stderr trace_names y pynames:no_such
+	assert_equal "$stderr" "lp-trace: probe 'python:pynames:no_such': no Python function of that name ran in module pynames (its code in pynames.py or pynames/__init__.py, or <frozen pynames>; a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
+}
+
+@test "lp-trace: python: names of every kind of str (latin-1, UCS-2, UCS-4) match, in UTF-8, ? one character" {
+	require_root
+	line() { grep -n -m1 "^def $1(" "$PYNAMES" | cut -d: -f1; }
+	# café is a 1-byte str that is not ASCII, ελέγχω a 2-byte one, 𠮷
+	# (U+20BB7) a 4-byte one: 100, 50 and 25 calls.
+	run -0 --separate-stderr trace_names a 'café'
+	assert_equal "$stderr" ""
+	run -0 by_file "$T/a.lp"
+	assert_output "100 python:café file=$PYNAMES line=$(line café)"
+	trace_names b 'ελέγχω' > /dev/null
+	run -0 by_file "$T/b.lp"
+	assert_output "50 python:ελέγχω file=$PYNAMES line=$(line ελέγχω)"
+	trace_names c '𠮷' > /dev/null
+	run -0 by_file "$T/c.lp"
+	assert_output "25 python:𠮷 file=$PYNAMES line=$(line 𠮷)"
+	# The names in the stream are UTF-8: these bytes.
+	run -0 grep -c -F "$(printf '\tpython:caf\xc3\xa9\t')" "$T/a.lp"
+	assert_output 100
+	run -0 grep -c -F "$(printf '\tpython:\xf0\xa0\xae\xb7\t')" "$T/c.lp"
+	assert_output 25
+	# A glob's ? is one character, whatever its bytes.
+	trace_names q 'caf?' > /dev/null
+	run -0 by_file "$T/q.lp"
+	assert_output "100 python:café file=$PYNAMES line=$(line café)"
+	trace_names g 'ελ?γχ*' > /dev/null
+	run -0 by_file "$T/g.lp"
+	assert_output "50 python:ελέγχω file=$PYNAMES line=$(line ελέγχω)"
+}
+
+@test "lp-trace: python: a qualified name of 150 characters matches; one longer than 512 by its first 512; a longer NAME is refused" {
+	require_root
+	x145=$(printf 'x%.0s' $(seq 145))
+	x511=$(printf 'x%.0s' $(seq 511))
+	# L150.run: 150 characters, 20 calls, by its whole name.
+	run -0 --separate-stderr trace_names l "L$x145.run"
+	assert_equal "$stderr" ""
+	run -0 by_file "$T/l.lp"
+	assert_output "20 python:L$x145.run file=$PYNAMES line=2"
+	# '*.run': L150.run and L604.run (604 characters, 10 calls), named
+	# by its first 512 and "...", and the body of class L604 (600), whose
+	# first 512 could begin a match too.
+	trace_names g '*.run' > /dev/null
+	run -0 by_file "$T/g.lp"
+	assert_output "20 python:L$x145.run file=$PYNAMES line=2
+1 python:L$x511... file=$PYNAMES line=1
+10 python:L$x511... file=$PYNAMES line=2"
+	# A first character that differs: none.
+	run -0 --separate-stderr trace_names n 'M*.run'
+	run -1 grep -c '^span' "$T/n.lp"
+	# A NAME python: cannot match whole is refused at the start.
+	run -2 --separate-stderr lp-trace -o "$T/r.lp" "python:L${x511}x.run" -- "$PYTHON" -c pass
+	assert_equal "$stderr" "lp-trace: probe 'python:L${x511}x.run': NAME is longer than 512 characters"
+}
+
+@test "lp-trace: python:[MODULE:]NAME that is not one is refused, saying why" {
+	for bad in 'python:' 'python::work' 'python:a:b:c'; do
+		run -2 --separate-stderr lp-trace "$bad" -- "$PYTHON" -c pass
+		assert_equal "$stderr" "lp-trace: probe '$bad': expected python:[MODULE:]NAME, NAME a qualified name or a glob of them, MODULE a module's dotted name or a glob of them"
+	done
+	run -2 --separate-stderr lp-trace 'python:json/decoder:scan' -- "$PYTHON" -c pass
+	assert_equal "$stderr" "lp-trace: probe 'python:json/decoder:scan': MODULE is a module's dotted name (json.decoder), not a file"
+	run -2 --separate-stderr lp-trace 'python:a b' -- "$PYTHON" -c pass
+	assert_equal "$stderr" "lp-trace: probe 'python:a b': NAME has a space or a control character"
+	latin1=$(printf 'python:caf\xe9')
+	run -2 --separate-stderr lp-trace "$latin1" -- "$PYTHON" -c pass
+	assert_equal "$stderr" "lp-trace: probe '$latin1': NAME is not UTF-8"
+	m256=$(printf 'm%.0s' $(seq 256))
+	run -2 --separate-stderr lp-trace "python:$m256:f" -- "$PYTHON" -c pass
+	assert_equal "$stderr" "lp-trace: probe 'python:$m256:f': MODULE is longer than 255 characters"
 }
 
 # split MODE SLEEP|SPIN: pyspan.py (one request in 12 slow) under lp-record
