@@ -901,7 +901,7 @@ struct glob {
 	__u32 at, plen;		/* the glob: pattern[at, at + plen) */
 	__u32 nlen;		/* characters of the text, the lead included */
 	__u32 kind;		/* the text's bytes a character */
-	__u32 file;		/* the text is the file's, else the name's */
+	__u32 start;		/* its first byte in the record's chars */
 	__u32 lead;		/* a '/' before the text */
 	__u32 open;		/* the text goes on unread: running out of it matches */
 	__u32 p, n;
@@ -924,17 +924,22 @@ struct {
 	__type(value, struct py_scratch);
 } pyscratch SEC(".maps");
 
+/* The most bytes of a name or a file in a record: the masks below keep
+ * offsets under twice that and sizes at most that, for the verifier. */
 #define PY_TEXT_BYTES (LP_PY_NAME_MAX * 4)
 _Static_assert(LP_PY_FILE_MAX * 4 == PY_TEXT_BYTES, "one mask for both texts");
+_Static_assert(LP_PY_CHARS_MAX >= 4 * PY_TEXT_BYTES, "room for the masks");
 
-/* Character i of the text at b, kind bytes each (i bounded by the mask). */
-static __always_inline __u32 py_char(const __u8 *b, __u32 kind, __u32 i)
+/* Character i of the text at byte start of b, kind bytes each. */
+static __always_inline __u32 py_char(const __u8 *b, __u32 start, __u32 kind, __u32 i)
 {
+	__u32 at = start + i * kind;
+
 	if (kind == 1)
-		return b[i & (PY_TEXT_BYTES - 1)];
+		return b[at & (2 * PY_TEXT_BYTES - 1)];
 	if (kind == 2)
-		return *(const __u16 *)(b + ((i * 2) & (PY_TEXT_BYTES - 2)));
-	return *(const __u32 *)(b + ((i * 4) & (PY_TEXT_BYTES - 4)));
+		return *(const __u16 *)(b + (at & (2 * PY_TEXT_BYTES - 2)));
+	return *(const __u32 *)(b + (at & (2 * PY_TEXT_BYTES - 4)));
 }
 
 static long glob_step(__u32 i, void *arg)
@@ -959,8 +964,7 @@ static long glob_step(__u32 i, void *arg)
 		g->result = g->open || p >= plen;
 		return 1;
 	}
-	__u32 nc = g->lead && n == 0 ? '/'
-		   : py_char(g->file ? s->e.file : s->e.name, g->kind, n - g->lead);
+	__u32 nc = g->lead && n == 0 ? '/' : py_char(s->e.chars, g->start, g->kind, n - g->lead);
 
 	if (p < plen && pc == '*') {
 		g->star = (__s32)p;
@@ -980,6 +984,14 @@ static long glob_step(__u32 i, void *arg)
 	return 0;
 }
 
+/* The bytes of the name read into s->e.chars, where the file's start. */
+static __always_inline __u32 py_name_bytes(const struct py_scratch *s)
+{
+	__u32 n = s->e.name_len < LP_PY_NAME_MAX ? s->e.name_len : LP_PY_NAME_MAX;
+
+	return n * s->e.name_kind;
+}
+
 /* Whether glob i matches the name (file 0) or the file read into s. */
 static __always_inline int py_glob(const struct lp_trace_py *c, struct py_scratch *s, __u32 i,
 				   __u32 file)
@@ -993,7 +1005,7 @@ static __always_inline int py_glob(const struct lp_trace_py *c, struct py_scratc
 	s->g = (struct glob){
 		.at = c->at[i & (LP_PY_GLOBS - 1)], .plen = c->len[i & (LP_PY_GLOBS - 1)],
 		.nlen = read + lead, .kind = file ? s->e.file_kind : s->e.name_kind,
-		.file = file, .lead = lead, .open = !file && len > max,
+		.start = file ? py_name_bytes(s) : 0, .lead = lead, .open = !file && len > max,
 		.star = -1, .result = -1,
 	};
 	/* Each step moves on in the glob or the text, or backtracks to a
@@ -1003,12 +1015,12 @@ static __always_inline int py_glob(const struct lp_trace_py *c, struct py_scratc
 	return s->g.result == 1;
 }
 
-/* A compact str object's characters into buf (LP_PY_NAME_MAX * 4 bytes),
- * its kind (bytes a character: 1, 2, 4) into *kind and its length in
+/* A compact str object's characters into s->e.chars from byte start, its
+ * kind (bytes a character: 1, 2, 4) into *kind and its length in
  * characters into *len: the first max of them, or with tail the last.
  * 0, or -1 with *kind 0 (not a compact str; unreadable). */
-static __always_inline int py_str(const struct lp_trace_py *c, __u64 str, __u8 *buf, __u32 max,
-				  int tail, __u32 *kind, __u32 *len)
+static __always_inline int py_str(const struct lp_trace_py *c, __u64 str, struct py_scratch *s,
+				  __u32 start, __u32 max, int tail, __u32 *kind, __u32 *len)
 {
 	__u32 state = 0;
 	__u64 n = 0;
@@ -1029,7 +1041,8 @@ static __always_inline int py_str(const struct lp_trace_py *c, __u64 str, __u8 *
 		data += (n - chars) * k;
 	/* Bytes in [1, PY_TEXT_BYTES] by the mask, for the verifier. */
 	__u32 bytes = ((chars * k - 1) & (PY_TEXT_BYTES - 1)) + 1;
-	if (chars && bpf_probe_read_user(buf, bytes, (void *)data))
+	if (chars && bpf_probe_read_user(s->e.chars + (start & (2 * PY_TEXT_BYTES - 1)), bytes,
+					 (void *)data))
 		return -1;
 	*kind = k;
 	*len = (__u32)n;
@@ -1059,11 +1072,11 @@ static __noinline int py_matches(const struct lp_trace_py *c, struct py_scratch 
 	int named = 0;
 
 	if (!(flags & 0x2a0) &&
-	    py_str(c, qualname, s->e.name, LP_PY_NAME_MAX, 0, &s->e.name_kind, &s->e.name_len) == 0)
+	    py_str(c, qualname, s, 0, LP_PY_NAME_MAX, 0, &s->e.name_kind, &s->e.name_len) == 0)
 		named = py_glob(c, s, 0, 0);
 	if (named) {
 		__u64 file = PY_U64(s->code, 256, c->code_filename);
-		int ok = py_str(c, file, s->e.file, LP_PY_FILE_MAX, 1, &s->e.file_kind,
+		int ok = py_str(c, file, s, py_name_bytes(s), LP_PY_FILE_MAX, 1, &s->e.file_kind,
 				&s->e.file_len) == 0;
 
 		nv.matched = c->nglobs < 2;
@@ -1072,18 +1085,20 @@ static __noinline int py_matches(const struct lp_trace_py *c, struct py_scratch 
 				nv.matched = py_glob(c, s, i, 1);
 	}
 	if (named) {
-		/* Its names, before any span of it. */
-		struct lp_trace_event_py *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (!e) {
-			count(LP_LOST_RING);
-			return 0;	/* decided again at its next call */
-		}
+		/* Its names, before any span of it: a record as long as
+		 * they are. */
+		__u32 fchars = s->e.file_len < LP_PY_FILE_MAX ? s->e.file_len : LP_PY_FILE_MAX;
+		__u32 bytes = (py_name_bytes(s) + fchars * s->e.file_kind) & (4 * PY_TEXT_BYTES - 1);
+
 		s->e.ev = (struct lp_trace_event){
 			.type = LP_EV_PYCODE, .pid = pt >> 32, .tid = (__u32)pt,
 			.vals = { code, (__u64)(__s64)first, nv.matched },
 		};
-		bpf_probe_read_kernel(e, sizeof(*e), &s->e);
-		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+		if (bpf_ringbuf_output(&events, &s->e, offsetof(struct lp_trace_event_py, chars) + bytes,
+				       BPF_RB_FORCE_WAKEUP)) {
+			count(LP_LOST_RING);
+			return 0;	/* decided again at its next call */
+		}
 	}
 	bpf_map_update_elem(&pycodes, &k, &nv, BPF_ANY);
 	return nv.matched;

@@ -215,14 +215,16 @@ struct lp_trace_event_strs {
  * code object's name matched and its module did not (lp-trace says where
  * the name ran when nothing matched).  Its names as CPython holds them:
  * kind bytes a character (1 latin-1, 2 UCS-2, 4 UCS-4; 0 when it could
- * not be read) and len characters, of which the first LP_PY_NAME_MAX of
- * the qualified name and the last LP_PY_FILE_MAX of the file are here. */
+ * not be read) and len characters.  chars holds the first LP_PY_NAME_MAX
+ * characters of the qualified name, then the last LP_PY_FILE_MAX of the
+ * file: the record ends there (the array's size is room for the bounds
+ * the verifier is shown, four times the most a record holds). */
+#define LP_PY_CHARS_MAX (4 * LP_PY_NAME_MAX * 4)
 struct lp_trace_event_py {
 	struct lp_trace_event ev;
 	unsigned int name_kind, name_len;
 	unsigned int file_kind, file_len;
-	unsigned char name[LP_PY_NAME_MAX * 4];
-	unsigned char file[LP_PY_FILE_MAX * 4];
+	unsigned char chars[LP_PY_CHARS_MAX];
 };
 
 struct lp_trace_event_tp {

@@ -1742,11 +1742,16 @@ static struct pycode *find_pycode(const struct lp_tracer *t, pid_t pid, uint64_t
 /* A code object a python: probe matched: its names, for its spans (a
  * code object freed and another made at its address matched again); or
  * one whose name matched and module did not: where, for the summary. */
-static void on_pycode(struct lp_tracer *t, const struct lp_trace_event_py *e)
+static void on_pycode(struct lp_tracer *t, const struct lp_trace_event_py *e, size_t size)
 {
 	pid_t pid = (pid_t)e->ev.pid;
-	char *name = lp_pyprobe__str(e->name_kind, e->name_len, e->name, LP_PY_NAME_MAX, false);
-	char *file = lp_pyprobe__str(e->file_kind, e->file_len, e->file, LP_PY_FILE_MAX, true);
+	/* The record is as long as the characters it carries. */
+	size_t nb = (size_t)(e->name_len < LP_PY_NAME_MAX ? e->name_len : LP_PY_NAME_MAX) * e->name_kind;
+	size_t fb = (size_t)(e->file_len < LP_PY_FILE_MAX ? e->file_len : LP_PY_FILE_MAX) * e->file_kind;
+	if (size < offsetof(struct lp_trace_event_py, chars) + nb + fb)
+		return;
+	char *name = lp_pyprobe__str(e->name_kind, e->name_len, e->chars, LP_PY_NAME_MAX, false);
+	char *file = lp_pyprobe__str(e->file_kind, e->file_len, e->chars + nb, LP_PY_FILE_MAX, true);
 	if (!e->ev.vals[2] || !name) {
 		if (!t->py_elsewhere && file)
 			t->py_elsewhere = lp_strdup(file);
@@ -1843,8 +1848,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (ev->type == LP_EV_PYCODE) {
-		if (size >= sizeof(struct lp_trace_event_py))
-			on_pycode(t, data);
+		if (size >= offsetof(struct lp_trace_event_py, chars))
+			on_pycode(t, data, size);
 		return 0;
 	}
 	if (ev->probe >= t->nprobes || t->werr)
