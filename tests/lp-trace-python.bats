@@ -171,66 +171,60 @@ per_call() {
 	[[ $stderr == "lp-trace: probes 'python:a' and 'python:b': one python: probe at a time"* ]] || fail "$stderr"
 }
 
-# lp-trace python:$2 on pynames.py 100, into $T/$1.lp.
-trace_names() {
-	lp-trace -o "$T/$1.lp" "python:$2" -- "$PYTHON" -B "$PYNAMES" 100
-}
-
 # The spans of stream $1 by name, file= and line=, with their count.
 by_file() {
 	awk -F'\t' '$1 == "span" { n[$6 " " $8 " " $9]++ } END { for (k in n) print n[k], k }' "$1" | sort -k2
+}
+
+# lp-trace python:$1 on pynames.py 100 (its output to $T/out), into
+# $T/n.lp: its spans as by_file gives them.
+names_of() {
+	lp-trace -o "$T/n.lp" "python:$1" -- "$PYTHON" -B "$PYNAMES" 100 > "$T/out" || return
+	by_file "$T/n.lp"
 }
 
 @test "lp-trace: python:MODULE:NAME is the functions of that module's file alone" {
 	require_root
 	W=${PYNAMES%/*}
 	# work is defined in five files; pynames.py calls each a known
-	# number of times (100, 50, 20, 10, 5).
-	run -0 --separate-stderr trace_names all work
-	assert_output "calls=100 qualnames=150,604"
+	# number of times.
+	own="100 python:work file=$PYNAMES line=$(grep -n -m1 '^def work' "$PYNAMES" | cut -d: -f1)"
+	other="50 python:work file=$W/pynames_other.py line=2"
+	pkg="20 python:work file=$W/pynames_pkg/__init__.py line=2"
+	sub="10 python:work file=$W/pynames_pkg/sub.py line=2"
+	rel="5 python:work file=pynames_rel.py line=1"
+	run -0 --separate-stderr names_of work
 	assert_equal "$stderr" ""
-	run -0 by_file "$T/all.lp"
-	assert_output "100 python:work file=$W/pynames.py line=$(grep -n -m1 '^def work' "$PYNAMES" | cut -d: -f1)
-50 python:work file=$W/pynames_other.py line=2
-20 python:work file=$W/pynames_pkg/__init__.py line=2
-10 python:work file=$W/pynames_pkg/sub.py line=2
-5 python:work file=pynames_rel.py line=1"
+	assert_output "$own"$'\n'"$other"$'\n'"$pkg"$'\n'"$sub"$'\n'"$rel"
+	run -0 cat "$T/out"
+	assert_output "calls=100 qualnames=150,604"
 	# Each module by its name: a file, a package's __init__.py, a
 	# package's module, a relative file name.
-	run -0 --separate-stderr trace_names o pynames_other:work
+	run -0 --separate-stderr names_of pynames_other:work
 	assert_equal "$stderr" ""
-	run -0 by_file "$T/o.lp"
-	assert_output "50 python:work file=$W/pynames_other.py line=2"
-	trace_names m pynames:work > /dev/null
-	run -0 by_file "$T/m.lp"
-	assert_output --regexp "^100 python:work file=$W/pynames.py line=[0-9]+\$"
-	trace_names p pynames_pkg:work > /dev/null
-	run -0 by_file "$T/p.lp"
-	assert_output "20 python:work file=$W/pynames_pkg/__init__.py line=2"
-	trace_names s pynames_pkg.sub:work > /dev/null
-	run -0 by_file "$T/s.lp"
-	assert_output "10 python:work file=$W/pynames_pkg/sub.py line=2"
-	trace_names r pynames_rel:work > /dev/null
-	run -0 by_file "$T/r.lp"
-	assert_output "5 python:work file=pynames_rel.py line=1"
+	assert_output "$other"
+	run -0 names_of pynames:work
+	assert_output "$own"
+	run -0 names_of pynames_pkg:work
+	assert_output "$pkg"
+	run -0 names_of pynames_pkg.sub:work
+	assert_output "$sub"
+	run -0 names_of pynames_rel:work
+	assert_output "$rel"
 	# A glob: its star spans dots (pynames_pkg.sub too), not pynames.py.
-	trace_names g 'pynames_*:work' > /dev/null
-	run -0 by_file "$T/g.lp"
-	assert_output "50 python:work file=$W/pynames_other.py line=2
-20 python:work file=$W/pynames_pkg/__init__.py line=2
-10 python:work file=$W/pynames_pkg/sub.py line=2
-5 python:work file=pynames_rel.py line=1"
+	run -0 names_of 'pynames_*:work'
+	assert_output "$other"$'\n'"$pkg"$'\n'"$sub"$'\n'"$rel"
 	# A module 3.11 keeps frozen in the interpreter.
-	run -0 --separate-stderr trace_names f posixpath:relpath
+	run -0 --separate-stderr names_of posixpath:relpath
 	assert_equal "$stderr" ""
-	run -0 by_file "$T/f.lp"
 	assert_output --regexp "^25 python:relpath file=<frozen posixpath> line=[0-9]+\$"
 	# A module no function of that name ran in is said, with where one
 	# did; a name that ran nowhere, as without a module.
-	run -0 --separate-stderr trace_names x nosuch.mod:work
-	assert_equal "$stderr" "lp-trace: probe 'python:nosuch.mod:work': no Python function of that name ran in module nosuch.mod (its code in nosuch/mod.py or nosuch/mod/__init__.py, or <frozen nosuch.mod>); one ran in $W/pynames.py"
-	run -1 grep -c '^span' "$T/x.lp"
-	run -0 --separate-stderr trace_names y pynames:no_such
+	run -0 --separate-stderr names_of nosuch.mod:work
+	assert_output ""
+	assert_equal "$stderr" "lp-trace: probe 'python:nosuch.mod:work': no Python function of that name ran in module nosuch.mod (its code in nosuch/mod.py or nosuch/mod/__init__.py, or <frozen nosuch.mod>); one ran in $PYNAMES"
+	run -0 --separate-stderr names_of pynames:no_such
+	assert_output ""
 	assert_equal "$stderr" "lp-trace: probe 'python:pynames:no_such': no Python function of that name ran in module pynames (its code in pynames.py or pynames/__init__.py, or <frozen pynames>; a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
 }
 
@@ -239,27 +233,22 @@ by_file() {
 	line() { grep -n -m1 "^def $1(" "$PYNAMES" | cut -d: -f1; }
 	# café is a 1-byte str that is not ASCII, ελέγχω a 2-byte one, 𠮷
 	# (U+20BB7) a 4-byte one: 100, 50 and 25 calls.
-	run -0 --separate-stderr trace_names a 'café'
+	run -0 --separate-stderr names_of 'café'
 	assert_equal "$stderr" ""
-	run -0 by_file "$T/a.lp"
 	assert_output "100 python:café file=$PYNAMES line=$(line café)"
-	trace_names b 'ελέγχω' > /dev/null
-	run -0 by_file "$T/b.lp"
-	assert_output "50 python:ελέγχω file=$PYNAMES line=$(line ελέγχω)"
-	trace_names c '𠮷' > /dev/null
-	run -0 by_file "$T/c.lp"
-	assert_output "25 python:𠮷 file=$PYNAMES line=$(line 𠮷)"
 	# The names in the stream are UTF-8: these bytes.
-	run -0 grep -c -F "$(printf '\tpython:caf\xc3\xa9\t')" "$T/a.lp"
+	run -0 grep -c -F "$(printf '\tpython:caf\xc3\xa9\t')" "$T/n.lp"
 	assert_output 100
-	run -0 grep -c -F "$(printf '\tpython:\xf0\xa0\xae\xb7\t')" "$T/c.lp"
+	run -0 names_of 'ελέγχω'
+	assert_output "50 python:ελέγχω file=$PYNAMES line=$(line ελέγχω)"
+	run -0 names_of '𠮷'
+	assert_output "25 python:𠮷 file=$PYNAMES line=$(line 𠮷)"
+	run -0 grep -c -F "$(printf '\tpython:\xf0\xa0\xae\xb7\t')" "$T/n.lp"
 	assert_output 25
 	# A glob's ? is one character, whatever its bytes.
-	trace_names q 'caf?' > /dev/null
-	run -0 by_file "$T/q.lp"
+	run -0 names_of 'caf?'
 	assert_output "100 python:café file=$PYNAMES line=$(line café)"
-	trace_names g 'ελ?γχ*' > /dev/null
-	run -0 by_file "$T/g.lp"
+	run -0 names_of 'ελ?γχ*'
 	assert_output "50 python:ελέγχω file=$PYNAMES line=$(line ελέγχω)"
 }
 
@@ -268,21 +257,20 @@ by_file() {
 	x145=$(printf 'x%.0s' $(seq 145))
 	x511=$(printf 'x%.0s' $(seq 511))
 	# L150.run: 150 characters, 20 calls, by its whole name.
-	run -0 --separate-stderr trace_names l "L$x145.run"
+	run -0 --separate-stderr names_of "L$x145.run"
 	assert_equal "$stderr" ""
-	run -0 by_file "$T/l.lp"
 	assert_output "20 python:L$x145.run file=$PYNAMES line=2"
 	# '*.run': L150.run and L604.run (604 characters, 10 calls), named
 	# by its first 512 and "...", and the body of class L604 (600), whose
 	# first 512 could begin a match too.
-	trace_names g '*.run' > /dev/null
-	run -0 by_file "$T/g.lp"
+	run -0 names_of '*.run'
 	assert_output "20 python:L$x145.run file=$PYNAMES line=2
 1 python:L$x511... file=$PYNAMES line=1
 10 python:L$x511... file=$PYNAMES line=2"
 	# A first character that differs: none.
-	run -0 --separate-stderr trace_names n 'M*.run'
-	run -1 grep -c '^span' "$T/n.lp"
+	run -0 --separate-stderr names_of 'M*.run'
+	assert_output ""
+	assert_equal "$stderr" "lp-trace: probe 'python:M*.run': no Python function of that name ran (a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
 	# A NAME python: cannot match whole is refused at the start.
 	run -2 --separate-stderr lp-trace -o "$T/r.lp" "python:L${x511}x.run" -- "$PYTHON" -c pass
 	assert_equal "$stderr" "lp-trace: probe 'python:L${x511}x.run': NAME is longer than 512 characters"
