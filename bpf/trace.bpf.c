@@ -844,9 +844,9 @@ int BPF_PROG(lp_exit, struct task_struct *p)
 	return 0;
 }
 
-/* --- python:NAME: CPython 3.11's calls, in its eval loop --------------- */
+/* --- python:[MODULE:]NAME: CPython 3.11's calls, in its eval loop ------- */
 
-/* Where the interpreter keeps things, and the glob (lib/capture/pyprobe.c). */
+/* Where the interpreter keeps things, and the globs (lib/capture/pyprobe.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

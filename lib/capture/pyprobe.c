@@ -1,5 +1,5 @@
-/* pyprobe.c - the sites of python:NAME probes in a CPython 3.11 binary
- * (pyprobe.h).
+/* pyprobe.c - the sites of python:[MODULE:]NAME probes in a CPython 3.11
+ * binary, and their globs (pyprobe.h).
  *
  * In 3.11 no Python-to-Python call goes through an exported function: the
  * eval loop pushes the callee's frame and jumps on, so the only places

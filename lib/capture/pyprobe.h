@@ -1,10 +1,11 @@
-/* pyprobe.h - where lp-trace's python:NAME probes go in a CPython 3.11
+/* pyprobe.h - where lp-trace's python:[MODULE:]NAME probes go in a CPython 3.11
  * interpreter, found in the binary alone (Debian's python3.11 has no
  * .symtab: its opcode handlers have no names): the first branch of the
  * handlers of RESUME and RESUME_QUICK (a function starts) and of
  * RETURN_VALUE (a frame returns), each an instruction the kernel emulates
  * after its breakpoint, reached on every pass through the handler and on
- * no other path. */
+ * no other path.  And what they match: the names' globs, as the kernel
+ * reads them (code points), and the names it sends back, as UTF-8. */
 #ifndef LP_PYPROBE_H
 #define LP_PYPROBE_H
 
