@@ -925,10 +925,13 @@ struct {
 } pyscratch SEC(".maps");
 
 /* The most bytes of a name or a file in a record: the masks below keep
- * offsets under twice that and sizes at most that, for the verifier. */
+ * offsets under four times that and sizes at most that, for the
+ * verifier.  The name is read at 0, the file after it, a long name's last
+ * characters at PY_TAIL. */
 #define PY_TEXT_BYTES (LP_PY_NAME_MAX * 4)
+#define PY_TAIL (2 * PY_TEXT_BYTES)
 _Static_assert(LP_PY_FILE_MAX * 4 == PY_TEXT_BYTES, "one mask for both texts");
-_Static_assert(LP_PY_CHARS_MAX >= 4 * PY_TEXT_BYTES, "room for the masks");
+_Static_assert(LP_PY_CHARS_MAX >= 5 * PY_TEXT_BYTES, "room for the masks");
 
 /* Character i of the text at byte start of b, kind bytes each. */
 static __always_inline __u32 py_char(const __u8 *b, __u32 start, __u32 kind, __u32 i)
@@ -936,10 +939,10 @@ static __always_inline __u32 py_char(const __u8 *b, __u32 start, __u32 kind, __u
 	__u32 at = start + i * kind;
 
 	if (kind == 1)
-		return b[at & (2 * PY_TEXT_BYTES - 1)];
+		return b[at & (4 * PY_TEXT_BYTES - 1)];
 	if (kind == 2)
-		return *(const __u16 *)(b + (at & (2 * PY_TEXT_BYTES - 2)));
-	return *(const __u32 *)(b + (at & (2 * PY_TEXT_BYTES - 4)));
+		return *(const __u16 *)(b + (at & (4 * PY_TEXT_BYTES - 2)));
+	return *(const __u32 *)(b + (at & (4 * PY_TEXT_BYTES - 4)));
 }
 
 static long glob_step(__u32 i, void *arg)
@@ -992,20 +995,15 @@ static __always_inline __u32 py_name_bytes(const struct py_scratch *s)
 	return n * s->e.name_kind;
 }
 
-/* Whether glob i matches the name (file 0) or the file read into s. */
+/* Whether glob i matches the text at byte start of s->e.chars: n
+ * characters of kind bytes each, after a '/' (lead), going on unread
+ * (open). */
 static __always_inline int py_glob(const struct lp_trace_py *c, struct py_scratch *s, __u32 i,
-				   __u32 file)
+				   __u32 start, __u32 kind, __u32 n, __u32 lead, __u32 open)
 {
-	__u32 len = file ? s->e.file_len : s->e.name_len;
-	__u32 max = file ? LP_PY_FILE_MAX : LP_PY_NAME_MAX;
-	__u32 read = len < max ? len : max;
-	/* A file cut at its start has no lead: its tail is matched. */
-	__u32 lead = file && len <= max && c->lead[i & (LP_PY_GLOBS - 1)];
-
 	s->g = (struct glob){
 		.at = c->at[i & (LP_PY_GLOBS - 1)], .plen = c->len[i & (LP_PY_GLOBS - 1)],
-		.nlen = read + lead, .kind = file ? s->e.file_kind : s->e.name_kind,
-		.start = file ? py_name_bytes(s) : 0, .lead = lead, .open = !file && len > max,
+		.nlen = n + lead, .kind = kind, .start = start, .lead = lead, .open = open,
 		.star = -1, .result = -1,
 	};
 	/* Each step moves on in the glob or the text, or backtracks to a
@@ -1041,7 +1039,7 @@ static __always_inline int py_str(const struct lp_trace_py *c, __u64 str, struct
 		data += (n - chars) * k;
 	/* Bytes in [1, PY_TEXT_BYTES] by the mask, for the verifier. */
 	__u32 bytes = ((chars * k - 1) & (PY_TEXT_BYTES - 1)) + 1;
-	if (chars && bpf_probe_read_user(s->e.chars + (start & (2 * PY_TEXT_BYTES - 1)), bytes,
+	if (chars && bpf_probe_read_user(s->e.chars + (start & (4 * PY_TEXT_BYTES - 1)), bytes,
 					 (void *)data))
 		return -1;
 	*kind = k;
@@ -1072,17 +1070,30 @@ static __noinline int py_matches(const struct lp_trace_py *c, struct py_scratch 
 	int named = 0;
 
 	if (!(flags & 0x2a0) &&
-	    py_str(c, qualname, s, 0, LP_PY_NAME_MAX, 0, &s->e.name_kind, &s->e.name_len) == 0)
-		named = py_glob(c, s, 0, 0);
+	    py_str(c, qualname, s, 0, LP_PY_NAME_MAX, 0, &s->e.name_kind, &s->e.name_len) == 0) {
+		__u32 len = s->e.name_len, open = len > LP_PY_NAME_MAX;
+
+		named = py_glob(c, s, 0, 0, s->e.name_kind, open ? LP_PY_NAME_MAX : len, 0, open);
+		/* A long name: its last characters as glob 1. */
+		__u32 tk = 0, tl = 0;
+		if (named && open)
+			named = c->tail &&
+				py_str(c, qualname, s, PY_TAIL, LP_PY_NAME_MAX, 1, &tk, &tl) == 0 &&
+				py_glob(c, s, 1, PY_TAIL, tk, LP_PY_NAME_MAX, 0, 0);
+	}
 	if (named) {
 		__u64 file = PY_U64(s->code, 256, c->code_filename);
 		int ok = py_str(c, file, s, py_name_bytes(s), LP_PY_FILE_MAX, 1, &s->e.file_kind,
 				&s->e.file_len) == 0;
+		__u32 len = s->e.file_len;
 
-		nv.matched = c->nglobs < 2;
-		for (__u32 i = 1; i < LP_PY_GLOBS && ok && !nv.matched; i++)
+		nv.matched = c->nglobs < 3;
+		/* A file cut at its start has no lead: its tail is matched. */
+		for (__u32 i = 2; i < LP_PY_GLOBS && ok && !nv.matched; i++)
 			if (i < c->nglobs)
-				nv.matched = py_glob(c, s, i, 1);
+				nv.matched = py_glob(c, s, i, py_name_bytes(s), s->e.file_kind,
+						     len < LP_PY_FILE_MAX ? len : LP_PY_FILE_MAX,
+						     len <= LP_PY_FILE_MAX && c->lead[i & (LP_PY_GLOBS - 1)], 0);
 	}
 	if (named) {
 		/* Its names, before any span of it: a record as long as

@@ -115,7 +115,7 @@ struct lp_trace_probe {
 #define LP_PY_NAME_MAX 512	/* characters of a qualified name matched (a longer one: its first) */
 #define LP_PY_FILE_MAX 512	/* characters of a file name matched and sent (a longer one: its last) */
 #define LP_PY_MODULE_MAX 255	/* characters of a MODULE */
-#define LP_PY_GLOBS 4		/* the name's, then up to 3 of the module's file */
+#define LP_PY_GLOBS 8		/* the name's, its tail's, then up to 3 of the module's file */
 #define LP_PY_PAT_MAX 2048	/* code points of the globs, all together */
 struct lp_trace_py {
 	unsigned long long runtime;	/* link-time address of _PyRuntime */
@@ -129,13 +129,17 @@ struct lp_trace_py {
 	unsigned short code_read;	/* bytes of a code object read at once (<= 256) */
 	unsigned short frame_read;	/* bytes of a frame read at once (<= 128) */
 	unsigned short pad[2];
-	/* Glob 0 is the qualified name's; with a module part, globs 1 to
+	/* Glob 0 is the qualified name's.  Glob 1, when tail is 1, is a star
+	 * and what follows glob 0's last star: a name longer than
+	 * LP_PY_NAME_MAX matches when its first characters could begin a
+	 * match of glob 0 and its last match glob 1 (when glob 0 has no
+	 * star, tail is 0 and none does).  With a module part, globs 2 to
 	 * nglobs - 1 are those of the module's file (co_filename), any of
 	 * which matches.  Glob i is pattern[at[i], at[i] + len[i]) (* and ?
 	 * are any characters and one); lead[i]: matched against the file
 	 * name with a '/' before it when the whole name was read, so that one
 	 * glob (a star, then "/m.py") takes m.py as well as /lib/m.py. */
-	unsigned int nglobs;
+	unsigned int nglobs, tail;
 	unsigned int at[LP_PY_GLOBS], len[LP_PY_GLOBS], lead[LP_PY_GLOBS];
 	unsigned int pattern[LP_PY_PAT_MAX];
 };
@@ -218,8 +222,9 @@ struct lp_trace_event_strs {
  * not be read) and len characters.  chars holds the first LP_PY_NAME_MAX
  * characters of the qualified name, then the last LP_PY_FILE_MAX of the
  * file: the record ends there (the array's size is room for the bounds
- * the verifier is shown, four times the most a record holds). */
-#define LP_PY_CHARS_MAX (4 * LP_PY_NAME_MAX * 4)
+ * the verifier is shown, and the last characters of a long name, matched
+ * and not sent). */
+#define LP_PY_CHARS_MAX (5 * LP_PY_NAME_MAX * 4)
 struct lp_trace_event_py {
 	struct lp_trace_event ev;
 	unsigned int name_kind, name_len;

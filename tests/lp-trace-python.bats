@@ -252,7 +252,7 @@ names_of() {
 	assert_output "50 python:ελέγχω file=$PYNAMES line=$(line ελέγχω)"
 }
 
-@test "lp-trace: python: a qualified name of 150 characters matches; one longer than 512 by its first 512; a longer NAME is refused" {
+@test "lp-trace: python: a qualified name of 150 characters matches; one longer than 512 by its first and last 512; a longer NAME is refused" {
 	require_root
 	x145=$(printf 'x%.0s' $(seq 145))
 	x511=$(printf 'x%.0s' $(seq 511))
@@ -261,12 +261,20 @@ names_of() {
 	assert_equal "$stderr" ""
 	assert_output "20 python:L$x145.run file=$PYNAMES line=2"
 	# '*.run': L150.run and L604.run (604 characters, 10 calls), named
-	# by its first 512 and "...", and the body of class L604 (600), whose
-	# first 512 could begin a match too.
+	# by its first 512 and "..."; not the body of class L604 (600), whose
+	# first 512 could begin a match but whose last do not end one.
 	run -0 names_of '*.run'
 	assert_output "20 python:L$x145.run file=$PYNAMES line=2
-1 python:L$x511... file=$PYNAMES line=1
 10 python:L$x511... file=$PYNAMES line=2"
+	# 'Lx*x': the bodies of classes L150 and L604 (run once each), not
+	# their methods.
+	run -0 names_of 'Lx*x'
+	assert_output "1 python:L$x145 file=$PYNAMES line=1
+1 python:L$x511... file=$PYNAMES line=1"
+	# A NAME without a star is a name of its length: L604's first 512
+	# characters name nothing.
+	run -0 --separate-stderr names_of "L$x511"
+	assert_output ""
 	# A first character that differs: none.
 	run -0 --separate-stderr names_of 'M*.run'
 	assert_output ""

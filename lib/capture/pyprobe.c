@@ -643,6 +643,12 @@ int lp_pyprobe__globs(const char *probe, const char *module, const char *name,
 	}
 	if (!part_ok(probe, "NAME", add_glob(conf, name, false, true), LP_PY_NAME_MAX))
 		return -1;
+	/* Glob 1: what a long name's end must match, what follows the last
+	 * star, after a star (empty, and not used, when there is none). */
+	const char *star = strrchr(name, '*');
+	conf->tail = star != NULL;
+	if (add_glob(conf, star ? star : "", false, true) < 0)	/* NAME was checked */
+		lp_die(1, "probe '%s': internal error: the end of NAME", probe);
 	if (!module)
 		return 0;
 	if (!part_ok(probe, "MODULE", decode(module, NULL, 0, true), LP_PY_MODULE_MAX))
@@ -655,7 +661,7 @@ int lp_pyprobe__globs(const char *probe, const char *module, const char *name,
 	/* Its code's co_filename: the module's file (m.py, or anywhere as
 	 * DIR/m.py), its package's __init__.py, or one of the modules 3.11
 	 * has frozen in the interpreter (os, posixpath, ...).  Room for them
-	 * all: LP_PY_NAME_MAX + 3 * (LP_PY_MODULE_MAX + 14) < LP_PY_PAT_MAX. */
+	 * all: 2 * LP_PY_NAME_MAX + 3 * (LP_PY_MODULE_MAX + 14) < LP_PY_PAT_MAX. */
 	char *path = module_path(module), *g[3];
 	size_t n = strlen(path), m = strlen(module);
 
