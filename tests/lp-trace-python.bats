@@ -307,6 +307,14 @@ names_of() {
 split() {
 	"$PYTHON" "$PYSPAN" 1000000 "$2" 12 > /dev/null 3>&- &
 	PYPID=$!
+	# -p reads the process's executable: the background shell's until
+	# it has exec'd python (a loaded machine's run traced bash).
+	local i
+	for i in $(seq 200); do
+		if [ "$(readlink "/proc/$PYPID/exe")" = "$(readlink -f "$PYTHON")" ]; then break; fi
+		sleep 0.05
+	done
+	[ "$(readlink "/proc/$PYPID/exe")" = "$(readlink -f "$PYTHON")" ] || fail "$PYPID never ran $PYTHON"
 	lp-record --mode "$1" -F 999 -d 6 -p "$PYPID" -o "$T/rec.lp" 2> "$T/rec.err" 3>&- &
 	rec=$!
 	run -0 --separate-stderr lp-trace -d 6 -p "$PYPID" -o "$T/spans.lp" python:handle_request
