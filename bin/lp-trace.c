@@ -3,6 +3,8 @@
  *
  *   lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]
  *            [--calibrate DUR] [-v] PROBE... (-p PID[,PID...] | -- CMD [ARG...])
+ *   lp-trace --list [PATTERN] | --lines FUNC | --vars FILE:LINE
+ *            (-p PID | BINARY | -- CMD)
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/discover.h"
 #include "capture/probe.h"
 #include "capture/producer.h"
 #include "debuginfo/procns.h"
@@ -34,7 +37,9 @@ struct options {
 	bool no_follow;
 	int64_t calibrate_ns;	/* the calibration's budget; 0: none */
 	enum lp_returns returns;
-	const char *list;	/* --list usdt */
+	bool list;		/* --list [PATTERN] */
+	const char *lines;	/* --lines FUNC */
+	const char *vars;	/* --vars FILE:LINE */
 };
 
 static void usage(FILE *f, int status)
@@ -44,7 +49,9 @@ static void usage(FILE *f, int status)
 		"                [--max-pids N] [--calibrate DUR] [--no-demangle]\n"
 		"                [--returns auto|uretprobe|insn] [-v]\n"
 		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
-		"       lp-trace --list usdt (-p PID | FILE...)\n"
+		"       lp-trace --list [PATTERN] (-p PID | BINARY... | -- CMD)\n"
+		"       lp-trace --lines FUNC (-p PID | BINARY | -- CMD)\n"
+		"       lp-trace --vars FILE:LINE (-p PID | BINARY | -- CMD)\n"
 		"\n"
 		"Traces calls and events of a running process (-p) or of a command it starts,\n"
 		"attached before the command runs, and writes them as an lp stream.\n"
@@ -88,7 +95,17 @@ static void usage(FILE *f, int status)
 		"      --calibrate DUR      measure what the probes cost the traced threads for\n"
 		"                           about this long at start (default 200ms): cost\n"
 		"                           records, and lp_ns= on spans; 0: neither\n"
-		"      --list usdt          list the USDT probes of -p PID or of FILE... and exit\n"
+		"      --list [PATTERN]     list the functions and USDT probes (those whose name\n"
+		"                           matches the glob PATTERN; 'usdt': the USDT probes)\n"
+		"                           of the process's files or of BINARY..., a line\n"
+		"                           each: kind, probe, file, source, argument count,\n"
+		"                           arguments, how returns are seen\n"
+		"      --lines FUNC         FUNC's source lines, each with the line probe that\n"
+		"                           goes there: line, probe, instruction class, sites,\n"
+		"                           source\n"
+		"      --vars FILE:LINE     the variables in scope where FILE:LINE probes: its\n"
+		"                           address, function, kind, name, type, where it\n"
+		"                           lives, whether FILE:LINE(NAME) captures it\n"
 		"  -v, --verbose            say where probes go; libbpf's warnings (-vv: its\n"
 		"                           debug output too)\n"
 		"  -h, --help               this help\n"
@@ -264,7 +281,7 @@ static int adopt_descendants(struct lp_tracer *tracer, struct family *f)
 }
 
 enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
-       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST };
+       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST, OPT_LINES, OPT_VARS };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, 0, 'p' },
@@ -278,7 +295,9 @@ static const struct option longopts[] = {
 	{ "max-pids", required_argument, 0, OPT_MAX_PIDS },
 	{ "calibrate", required_argument, 0, OPT_CALIBRATE },
 	{ "returns", required_argument, 0, OPT_RETURNS },
-	{ "list", required_argument, 0, OPT_LIST },
+	{ "list", no_argument, 0, OPT_LIST },
+	{ "lines", required_argument, 0, OPT_LINES },
+	{ "vars", required_argument, 0, OPT_VARS },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
 	{ "version", no_argument, 0, OPT_VERSION },
@@ -316,11 +335,9 @@ static void set_option(struct options *opt, int c, const char *arg)
 		else
 			lp_option_fail("returns", arg, "not auto, uretprobe or insn");
 		break;
-	case OPT_LIST:
-		if (strcmp(arg, "usdt"))
-			lp_option_fail("list", arg, "not usdt");
-		opt->list = arg;
-		break;
+	case OPT_LIST: opt->list = true; break;
+	case OPT_LINES: opt->lines = arg; break;
+	case OPT_VARS: opt->vars = arg; break;
 	case 'h':
 		usage(stdout, 0);
 		break;
@@ -331,30 +348,100 @@ static void set_option(struct options *opt, int c, const char *arg)
 	}
 }
 
-/* --list usdt: the probes of a process (its executable and the files it
- * maps) or of the files given; the exit status. */
-static int list_usdt(const char *pid_arg, int nfiles, char **files)
+/* The executable of --list, --lines or --vars: -p's (one process), -- CMD's
+ * as execvp finds it, or BINARY; *pid the process (0: none).  NULL after
+ * saying why; exits 2 on bad usage. */
+static char *discover_exe(const char *pid_arg, char **cmd, const char *binary, pid_t *pid)
 {
-	if (!!pid_arg == (nfiles > 0)) {
-		lp_error(pid_arg ? "--list usdt: -p and files exclude each other"
-				 : "--list usdt: give -p PID or a FILE");
+	*pid = 0;
+	if (!!pid_arg + !!cmd + !!binary != 1) {
+		lp_error(pid_arg || cmd || binary ? "-p, -- CMD and a BINARY exclude each other"
+						  : "give -p PID, a BINARY or -- CMD");
 		usage(stderr, 2);
 	}
-	if (!pid_arg)
-		return lp_usdt__list(files, (size_t)nfiles, stdout) < 0 ? 1 : 0;
-	int64_t pid;
+	if (binary)
+		return lp_strdup(binary);
+	if (cmd) {
+		struct lp_producer *p;
+		struct lp_producer_opts po = { .cmd = cmd, .max_pids = 1 };
+		if (lp_producer__open(&p, &po))
+			return NULL;
+		char *exe = lp_strdup(lp_producer__command_exe(p));
+		lp_producer__free(p);
+		/* A shim: the program it runs is known only when it runs. */
+		if (lp_target__is_script(exe)) {
+			lp_error("'%s' is a #! script: give the program it runs, or -p PID of it", exe);
+			free(exe);
+			return NULL;
+		}
+		return exe;
+	}
+	int64_t v;
 	const char *why;
-	if (lp_parse_i64(pid_arg, 1, INT32_MAX, &pid, &why) < 0)
+	if (lp_parse_i64(pid_arg, 1, INT32_MAX, &v, &why) < 0)
 		lp_option_fail("pid", pid_arg, why);
-	char *exe = pid_exe((pid_t)pid);
+	*pid = (pid_t)v;
+	return pid_exe(*pid);
+}
+
+/* --list, --lines, --vars: the exit status. */
+static int discover(const struct options *opt, char **cmd, int nargs, char **args)
+{
+	if (opt->list + !!opt->lines + !!opt->vars > 1) {
+		lp_error("--list, --lines and --vars exclude each other");
+		usage(stderr, 2);
+	}
+	if (cmd && !cmd[0]) {
+		lp_error("no command after --");
+		usage(stderr, 2);
+	}
+	bool target = opt->pids || cmd;
+	/* --list: [PATTERN] with a target; BINARY, or PATTERN BINARY...
+	 * without. */
+	const char *pattern = opt->list && (target ? nargs > 0 : nargs > 1) ? args[0] : NULL;
+	int nbin = nargs - !!pattern;
+	if (target ? nbin > 0 : !opt->list && nbin > 1) {
+		lp_error("unexpected argument '%s'", args[nargs - 1]);
+		usage(stderr, 2);
+	}
+	pid_t pid;
+	char *exe = discover_exe(opt->pids, cmd, nbin ? args[nargs - nbin] : NULL, &pid);
 	if (!exe)
 		return 1;
-	size_t n;
-	char **in = lp_usdt__files(exe, (pid_t)pid, &n);
-	int r = lp_usdt__list(in, n, stdout);
-	lp_usdt__free_files(in, n);
+	int status = 1;
+	if (opt->list) {
+		size_t n = (size_t)nbin;
+		char **files = args + nargs - nbin;
+		if (!nbin)
+			files = lp_usdt__files(exe, pid, &n);
+		long r = lp_discover__list(pattern, files, n, exe, pid > 0, stdout);
+		if (r == 0)
+			lp_error("--list: nothing%s%s%s in %s%s", pattern ? " matches '" : "",
+				 pattern ? pattern : "", pattern ? "'" : "", exe,
+				 pid > 0 ? " or the files it maps" : n > 1 ? " or the other files" : "");
+		status = r > 0 ? 0 : 1;
+		if (!nbin)
+			lp_usdt__free_files(files, n);
+	} else {
+		const char *text = opt->lines ? opt->lines : opt->vars;
+		struct lp_probe_spec *spec = lp_probe_spec__parse(text, false);
+		enum lp_probe_type want = opt->lines ? LP_PROBE_FUNC : LP_PROBE_LINE;
+		if (spec && spec->type != want) {
+			lp_error(opt->lines ? "--lines '%s': not a function (FUNC or LIB:FUNC)"
+					    : "--vars '%s': not a source line (FILE:LINE)", text);
+			lp_probe_spec__free(spec);
+			free(exe);
+			exit(2);
+		}
+		if (!spec)
+			exit(2);
+		int r = opt->lines ? lp_discover__lines(spec, exe, pid, stdout)
+				   : lp_discover__vars(spec, exe, pid, stdout);
+		status = r < 0 ? 1 : 0;
+		lp_probe_spec__free(spec);
+	}
 	free(exe);
-	return r < 0 ? 1 : 0;
+	return status;
 }
 
 /* Everything lp-trace holds, freed by trace_free. */
@@ -389,8 +476,10 @@ static void parse(struct trace *t, int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1)
 		set_option(&t->opt, c, optarg);
-	if (t->opt.list)
-		exit(list_usdt(t->opt.pids, argc - optind, argv + optind));
+	if (t->opt.list || t->opt.lines || t->opt.vars) {
+		int status = discover(&t->opt, t->cmd, argc - optind, argv + optind);
+		exit(lp_close_output(stdout, "stdout") ? 1 : status);
+	}
 	if ((t->nspecs = argc - optind) <= 0) {
 		lp_error("no probe given");
 		usage(stderr, 2);
