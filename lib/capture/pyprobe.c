@@ -516,7 +516,12 @@ static bool open_interpreter(struct bin *b, const char *path, int *fd)
 	if (*fd < 0)
 		return false;
 	elf_version(EV_CURRENT);
-	b->elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mapped: a uprobe attached for every process that maps
+	 * the file (another lp-trace's python: probes, with -p) is put into
+	 * our own mapping too (uprobe_mmap: a read-only private map of it may
+	 * execute), and its int3 at a handler's branch read as code made
+	 * that handler "leave before any branch". */
+	b->elf = elf_begin(*fd, ELF_C_READ, NULL);
 	if (b->elf && elf_kind(b->elf) == ELF_K_ELF) {
 		read_bin(b);
 		if (b->runtime && b->version)
