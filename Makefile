@@ -25,13 +25,15 @@ PKG_CONFIG ?= pkg-config
 # Debian packages: to build, to run the BPF programs' tooling, to test.
 DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
 	libtraceevent-dev zlib1g-dev bpftool libiberty-dev libcapstone-dev
+# libpython3.11: Debian's shared interpreter, which tests/workloads/pyembed
+# loads late (tests/lp-record-python.bats).
 # nodejs: the machine's own build ships npm (Debian's npm package conflicts with it).
 # redis-server, redis-tools, memcached, sqlite3: Debian's own binaries (no
 # frame pointers, stripped) that tests/real-binaries.bats profiles under load;
 # postgresql-15: the forking server tests/lp-trace-forks.bats traces under pgbench -C.
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg \
-	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev
+	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev libpython3.11
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
 # Only for make bench (bench/selfcost.sh's servers, /usr/bin/time for
 # bench/record.sh and bench/unwind.sh), not for the suite or CI: make

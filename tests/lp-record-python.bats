@@ -348,3 +348,20 @@ EOF2
 	run -0 grep -c '|price@[^|]*|\([^|]*|\)*price.<locals>.<genexpr>@' "$T/stacks"
 	[ "$output" -ge $((total / 3)) ] || fail "$output of $total samples in the genexpr"
 }
+
+@test "lp-record: a program that loads libpython late (embedding CPython) has its Python frames once it runs Python" {
+	require_root
+	lib=/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0
+	[ -r "$lib" ] || fail "no $lib (make deps installs libpython3.11)"
+	# Its first samples, in c_spin, are of a process with no libpython:
+	# it is looked at again when it maps one (before: never).
+	run -0 --separate-stderr lp-record -F 499 -o "$T/embed.lp" -- "$WORKLOADS/pyembed" "$lib" 0.3 "$PYREQ" 1
+	echo "$stderr"
+	run -0 lp-collapse "$T/embed.lp"
+	run -0 awk '/;main;c_spin / { c += $NF } /;<module>;main;.*Shop\.checkout;/ { py += $NF }
+		END { print c + 0, py + 0 }' <<<"$output"
+	echo "samples in c_spin, under Shop.checkout: $output"
+	read -r c py <<<"$output"
+	[ "$c" -ge 50 ] || fail "only $c samples in c_spin"
+	[ "$py" -ge 200 ] || fail "only $py samples under Python's Shop.checkout"
+}

@@ -88,6 +88,8 @@ struct py_code {
 struct py_proc {
 	pid_t pid;
 	bool python;
+	bool settled;		/* CPython found, or known not to be walkable */
+	size_t nmodules;	/* its modules when last looked at */
 	const struct lp_py_layout *layout;	/* the table's, or debug's */
 	struct lp_py_layout debug;	/* 3.13: from its _Py_DebugOffsets */
 	uint64_t runtime;	/* run-time address of _PyRuntime */
@@ -197,6 +199,12 @@ static void find_syms(struct lp_dwmod *m, void *arg)
 	}
 	if (found.runtime && found.version && found.code_type)
 		*s = found;
+}
+
+static void count_module(struct lp_dwmod *m, void *arg)
+{
+	(void)m;
+	++*(size_t *)arg;
 }
 
 /* The checks of a layout against the live interpreter, once it is up:
@@ -363,21 +371,35 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 	uint64_t key = pid_key(pid);
 	struct py_proc *p = lp_hashmap__get(&py->procs, key);
 
-	if (p)
+	if (p && p->settled)
 		return 0;
-	p = lp_calloc(1, sizeof(*p));
-	p->pid = pid;
-	lp_hashmap__init(&p->codes);
-	lp_hashmap__put(&py->procs, key, p);
+	if (!p) {
+		p = lp_calloc(1, sizeof(*p));
+		p->pid = pid;
+		lp_hashmap__init(&p->codes);
+		lp_hashmap__put(&py->procs, key, p);
+	}
 
 	struct lp_dwproc *dwp = lp_symbolizer__modules(py->sym, pid, 0);
 	struct py_syms s = { 0 };
 	uint64_t version = 0;
+	size_t n = 0;
 
 	if (!dwp)
 		return 0;
+	/* A process sampled before ld.so mapped its libpython (a started
+	 * command's first ticks, pyenv's builds) is looked at again once
+	 * its modules change, and only then: the symbols' scan is not for
+	 * every sample of a process that runs no Python. */
+	lp_dwproc__each_module(dwp, count_module, &n);
+	if (n == p->nmodules)
+		return 0;
+	p->nmodules = n;
 	lp_dwproc__each_module(dwp, find_syms, &s);
-	if (!s.runtime || peek(pid, s.version, &version, sizeof(version)) < 0)
+	if (!s.runtime)
+		return 0;
+	p->settled = true;
+	if (peek(pid, s.version, &version, sizeof(version)) < 0)
 		return 0;
 	/* PY_VERSION_HEX: 0xMMmmPPRS. */
 	unsigned major = version >> 24 & 0xff, minor = version >> 16 & 0xff;
