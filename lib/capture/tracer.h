@@ -102,6 +102,34 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms);
  * when the output failed. */
 int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w);
 
+/* --- probes that come and go (lp-trace --control) --- */
+
+/* The probes attached under text (as given, or their name) and not being
+ * removed: their count, their ids in *ids (malloc'd). */
+int lp_tracer__find(const struct lp_tracer *t, const char *text, int **ids);
+
+/* A child followed now (forked before probe id was attached, so without
+ * its inherited perf events) of target is given it. */
+void lp_tracer__attach_kids(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			    pid_t target);
+
+/* Writes "probe TIME attach NAME spec=..." for ids (attached together):
+ * TIME when attaching began, so that none of their spans starts before
+ * it (formats/lp-stream.md).  0, or -1 when the output failed. */
+int lp_tracer__write_attached(struct lp_tracer *t, struct lp_writer *w, const int *ids, size_t n);
+
+/* Starts detaching probes ids (lp_tracer__find's) while tracing goes on:
+ * their links are destroyed by a thread (grace periods: ~0.1 to 0.7 s
+ * each), a later poll (or finish) writes what the ring holds of them and
+ * then "probe TIME detach NAME spec=... open=N": N calls still open,
+ * whose spans are not written (cut short, their durations would be
+ * wrong).  Their records after that are dropped. */
+int lp_tracer__remove(struct lp_tracer *t, const int *ids, size_t n);
+
+/* One line on stderr per probe: its name, as given, records written,
+ * since when attached. */
+void lp_tracer__status(const struct lp_tracer *t);
+
 /* Totals for the summary on stderr. */
 uint64_t lp_tracer__count(const struct lp_tracer *t);
 uint64_t lp_tracer__lost(const struct lp_tracer *t);
