@@ -2,7 +2,8 @@
  * calls, written as an lp stream (formats/lp-stream.md).
  *
  *   lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]
- *            [--calibrate DUR] [-v] PROBE... (-p PID[,PID...] | -- CMD [ARG...])
+ *            [--calibrate DUR] [--control FIFO] [-v] PROBE...
+ *            (-p PID[,PID...] | -- CMD [ARG...])
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -35,6 +36,7 @@ struct options {
 	int64_t calibrate_ns;	/* the calibration's budget; 0: none */
 	enum lp_returns returns;
 	const char *list;	/* --list usdt */
+	const char *control;	/* --control FIFO */
 };
 
 static void usage(FILE *f, int status)
@@ -42,7 +44,7 @@ static void usage(FILE *f, int status)
 	fprintf(f,
 		"usage: lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]\n"
 		"                [--max-pids N] [--calibrate DUR] [--no-demangle]\n"
-		"                [--returns auto|uretprobe|insn] [-v]\n"
+		"                [--returns auto|uretprobe|insn] [--control FIFO] [-v]\n"
 		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
 		"       lp-trace --list usdt (-p PID | FILE...)\n"
 		"\n"
@@ -88,6 +90,9 @@ static void usage(FILE *f, int status)
 		"                           about this long at start (default 200ms): cost\n"
 		"                           records, and lp_ns= on spans; 0: neither\n"
 		"      --list usdt          list the USDT probes of -p PID or of FILE... and exit\n"
+		"      --control FIFO       take commands from FIFO (made unless it exists) while\n"
+		"                           tracing: add PROBE, remove PROBE, status; replies\n"
+		"                           on stderr\n"
 		"  -v, --verbose            say where probes go; libbpf's warnings (-vv: its\n"
 		"                           debug output too)\n"
 		"  -h, --help               this help\n"
@@ -263,7 +268,7 @@ static int adopt_descendants(struct lp_tracer *tracer, struct family *f)
 }
 
 enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
-       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST };
+       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST, OPT_CONTROL };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, 0, 'p' },
@@ -278,6 +283,7 @@ static const struct option longopts[] = {
 	{ "calibrate", required_argument, 0, OPT_CALIBRATE },
 	{ "returns", required_argument, 0, OPT_RETURNS },
 	{ "list", required_argument, 0, OPT_LIST },
+	{ "control", required_argument, 0, OPT_CONTROL },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
 	{ "version", no_argument, 0, OPT_VERSION },
@@ -320,6 +326,7 @@ static void set_option(struct options *opt, int c, const char *arg)
 			lp_option_fail("list", arg, "not usdt");
 		opt->list = arg;
 		break;
+	case OPT_CONTROL: opt->control = arg; break;
 	case 'h':
 		usage(stdout, 0);
 		break;
@@ -371,6 +378,8 @@ struct trace {
 	struct lp_tracer *tracer;
 	struct lp_writer *w;
 };
+
+static int control_command(void *arg, char *line);
 
 /* The options and the probes, parsed before anything is attached; exits
  * 2 on bad usage. */
@@ -547,7 +556,21 @@ static int attach(struct trace *t)
 static int begin(void *arg)
 {
 	struct trace *t = arg;
-	return write_header(t->w) < 0 || lp_tracer__write_costs(t->tracer, t->w) < 0 ? -1 : 0;
+	if (write_header(t->w) < 0 || lp_tracer__write_costs(t->tracer, t->w) < 0)
+		return -1;
+	if (!t->opt.control)
+		return 0;
+	/* Probes may go: when each came is said, the first ones too. */
+	int *ids = NULL;
+	size_t n = 0;
+	for (size_t p = 0; p < t->family.npids; p++)
+		for (size_t i = 0; i < t->npoints[p]; i++) {
+			ids = lp_reallocarray(ids, n + 1, sizeof(*ids));
+			ids[n++] = t->family.ids[p][i];
+		}
+	int r = lp_tracer__write_attached(t->tracer, t->w, ids, n);
+	free(ids);
+	return r;
 }
 
 static int poll_events(void *arg, int timeout_ms)
@@ -574,7 +597,167 @@ static int counts(void *arg, char *buf, size_t size)
 
 static const struct lp_producer_ops tracer_ops = {
 	.begin = begin, .poll = poll_events, .finish = finish, .counts = counts,
+	.command = control_command,
 };
+
+/* --- --control: probes that come and go --------------------------------- */
+
+/* Whether a point of the new ones is at an instruction an attached probe
+ * of target p holds (their returns would pair with each other's entries). */
+static bool taken(const struct trace *t, size_t p, const struct lp_probe_point *pts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < t->npoints[p]; j++) {
+			const struct lp_probe_point *a = &t->points[p][j], *b = &pts[i];
+			if (t->family.ids[p][j] < 0 || a->cfg.kind >= LP_PROBE_SYSCALL ||
+			    b->cfg.kind >= LP_PROBE_SYSCALL || a->offset != b->offset ||
+			    strcmp(a->path, b->path))
+				continue;
+			lp_error("control: add '%s': probe '%s' is at that address", b->spec->text,
+				 a->spec->text);
+			return true;
+		}
+	return false;
+}
+
+static void free_points(struct lp_probe_point *pts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		lp_probe_point__fini(&pts[i]);
+	free(pts);
+}
+
+/* add PROBE: resolved in each target's executable, attached to it (and
+ * to the children followed so far), "probe TIME attach" written.
+ * Anything wrong: said, nothing attached.  As poll. */
+static int control_add(struct trace *t, const char *text)
+{
+	struct family *f = &t->family;
+	int *ids = NULL, r = 0;
+	size_t nids = 0, p;
+	int first = -1;
+	int *dup;
+	int ndup = lp_tracer__find(t->tracer, text, &dup);
+	free(dup);
+	if (ndup > 0) {
+		lp_error("control: add '%s': attached already", text);
+		return 0;
+	}
+	struct lp_probe_spec *spec = lp_probe_spec__parse(text, t->opt.all_args);
+	if (!spec) {
+		lp_error("control: add '%s': nothing added", text);
+		return 0;
+	}
+	spec->no_demangle = t->opt.no_demangle;
+	spec->returns = t->opt.returns;
+	for (int i = 0; i < t->nspecs && spec->type == LP_PROBE_PYTHON; i++) {
+		int *ids2;
+		int n2 = lp_tracer__find(t->tracer, t->specs[i]->text, &ids2);
+		free(ids2);
+		if (t->specs[i]->type == LP_PROBE_PYTHON && n2 > 0) {
+			lp_error("control: add '%s': one python: probe at a time ('%s' is attached)",
+				 text, t->specs[i]->text);
+			lp_probe_spec__free(spec);
+			return 0;
+		}
+	}
+	/* Resolved everywhere before anything is attached. */
+	struct lp_probe_point **pts = lp_calloc(f->npids, sizeof(*pts));
+	size_t *npts = lp_calloc(f->npids, sizeof(*npts));
+	for (p = 0; p < f->npids; p++) {
+		char *exe = pid_exe(f->pids[p]);
+		int bad = !exe || resolve_points(&spec, 1, exe, f->pids[p], p == 0, t->opt.verbose,
+						 &pts[p], &npts[p]) < 0 || taken(t, p, pts[p], npts[p]);
+		free(exe);
+		if (bad)
+			goto refused;
+	}
+	for (p = 0; p < f->npids; p++)
+		for (size_t i = 0; i < npts[p]; i++) {
+			int id = lp_tracer__attach(t->tracer, &pts[p][i], f->pids[p]);
+			if (id < 0)
+				goto detach;
+			if (first < 0)
+				first = id;
+			ids = lp_reallocarray(ids, nids + 1, sizeof(*ids));
+			ids[nids++] = id;
+			if (!t->opt.no_follow)
+				lp_tracer__attach_kids(t->tracer, id, &pts[p][i], f->pids[p]);
+		}
+	/* Kept with the others: followed children get them at fork. */
+	for (p = 0, nids = 0; p < f->npids; p++) {
+		size_t n0 = t->npoints[p];
+		t->points[p] = lp_reallocarray(t->points[p], n0 + npts[p], sizeof(**t->points));
+		memcpy(t->points[p] + n0, pts[p], npts[p] * sizeof(**t->points));
+		f->ids[p] = lp_reallocarray(f->ids[p], n0 + npts[p] + 1, sizeof(**f->ids));
+		for (size_t i = 0; i < npts[p]; i++)
+			f->ids[p][n0 + i] = ids[nids++];
+		t->npoints[p] = n0 + npts[p];
+		free(pts[p]);
+	}
+	t->specs = lp_reallocarray(t->specs, (size_t)t->nspecs + 1, sizeof(*t->specs));
+	t->specs[t->nspecs++] = spec;
+	if (nids)
+		r = lp_tracer__write_attached(t->tracer, t->w, ids, nids) < 0 ||
+		    lp_tracer__write_costs_from(t->tracer, t->w, first) < 0 ? -1 : 0;
+	lp_error("control: added '%s' (%zu %s)", text, nids, nids == 1 ? "probe" : "probes");
+	free(ids);
+	free(pts);
+	free(npts);
+	return r;
+detach:
+	/* What was attached goes again, unseen: no record was written. */
+	if (nids)
+		lp_tracer__remove(t->tracer, ids, nids);
+refused:
+	lp_error("control: add '%s': nothing added", text);
+	for (p = 0; p < f->npids; p++)
+		free_points(pts[p], npts[p]);
+	free(pts);
+	free(npts);
+	free(ids);
+	lp_probe_spec__free(spec);
+	return 0;
+}
+
+/* remove PROBE (as added or given, or by name): detached while tracing
+ * goes on; the detach record follows once it is (lp_tracer__remove). */
+static int control_remove(struct trace *t, const char *text)
+{
+	int *ids;
+	int n = lp_tracer__find(t->tracer, text, &ids);
+	if (n <= 0) {
+		lp_error("control: remove '%s': no such probe attached", text);
+		free(ids);
+		return 0;
+	}
+	/* Children forked from now on do not get it. */
+	for (size_t p = 0; p < t->family.npids; p++)
+		for (size_t i = 0; i < t->npoints[p]; i++)
+			for (int k = 0; k < n; k++)
+				if (t->family.ids[p][i] == ids[k])
+					t->family.ids[p][i] = -1;
+	lp_tracer__remove(t->tracer, ids, (size_t)n);
+	free(ids);
+	return 0;
+}
+
+static int control_command(void *arg, char *line)
+{
+	struct trace *t = arg;
+	size_t w = strcspn(line, " \t");
+	char *rest = line + w + strspn(line + w, " \t");
+	if (w == 6 && !strncmp(line, "status", 6) && !*rest) {
+		lp_tracer__status(t->tracer);
+		return 0;
+	}
+	if (w == 3 && !strncmp(line, "add", 3) && *rest)
+		return control_add(t, rest);
+	if (w == 6 && !strncmp(line, "remove", 6) && *rest)
+		return control_remove(t, rest);
+	lp_error("control: unknown command '%s' (add PROBE, remove PROBE, status)", line);
+	return 0;
+}
 
 static void trace_free(struct trace *t)
 {
@@ -621,7 +804,8 @@ int main(int argc, char **argv)
 	parse(&t, argc, argv);
 	struct lp_producer_opts po = { .output = t.opt.output, .duration_ns = t.opt.duration_ns,
 				       .poll_ms = 100, .pids = t.opt.pids, .cmd = t.cmd,
-				       .max_pids = t.opt.max_pids, .verbose = t.opt.verbose };
+				       .max_pids = t.opt.max_pids, .verbose = t.opt.verbose,
+				       .control = t.opt.control };
 	int status = lp_producer__open(&t.p, &po);
 	if (!status)
 		status = set_up(&t);

@@ -96,8 +96,8 @@ struct tev {
 struct removal_job {
 	struct bpf_link **links;
 	size_t nlinks;
-	int *fds;		/* uprobe-multi links and inherited perf events */
-	size_t nfds;
+	int *fds;		/* uprobe-multi links, then inherited perf events */
+	size_t nfds, nmfds;
 	struct tev *tevs;	/* removed from uprobe_events once those are closed */
 	size_t ntevs;
 	char group[32];
@@ -1628,9 +1628,14 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
  * point probe's hit, once per name and class. */
 int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 {
+	return lp_tracer__write_costs_from(t, w, 0);
+}
+
+int lp_tracer__write_costs_from(struct lp_tracer *t, struct lp_writer *w, int first)
+{
 	if (!t->calibrated)
 		return 0;
-	for (size_t i = 0; i < t->nprobes; i++) {
+	for (size_t i = (size_t)first; i < t->nprobes; i++) {
 		const struct pinfo *pi = &t->probes[i];
 		if (pi->cal || (pi->kind == LP_PROBE_TP ? !t->tp_done : pi->insn == LP_INSN_NONE) ||
 		    (pi->kind != LP_PROBE_ENTRY && pi->kind != LP_PROBE_POINT && pi->kind != LP_PROBE_TP &&
@@ -2406,7 +2411,15 @@ int lp_tracer__write_attached(struct lp_tracer *t, struct lp_writer *w, const in
 static void *removal_main(void *arg)
 {
 	struct removal_job *r = arg;
-	destroy_links(r->links, r->nlinks, r->fds, r->nfds);
+	/* In the reverse of the order attach_uprobes made them, one after
+	 * the other: the entry goes before the return, so that a call
+	 * entered while the probe was there returns through it. */
+	for (size_t i = r->nmfds; i-- > 0;)
+		close(r->fds[i]);
+	for (size_t i = r->nlinks; i-- > 0;)
+		bpf_link__destroy(r->links[i]);
+	for (size_t i = r->nmfds; i < r->nfds; i++)
+		close(r->fds[i]);
 	for (size_t i = 0; i < r->ntevs; i++) {
 		char cmd[128];
 		int patience = 1000;
@@ -2438,6 +2451,10 @@ int lp_tracer__remove(struct lp_tracer *t, const int *ids, size_t n)
 			t->py_set = false;	/* another python: probe may come */
 		TAKE_OWNED(t->links, t->link_owner, t->nlinks, r->links, r->nlinks, id);
 		TAKE_OWNED(t->mfds, t->mfd_owner, t->nmfds, r->fds, r->nfds, id);
+	}
+	r->nmfds = r->nfds;
+	for (size_t k = 0; k < n; k++) {
+		int id = ids[k];
 		TAKE_OWNED(t->tfds, t->tfd_owner, t->ntfds, r->fds, r->nfds, id);
 		size_t keep = 0;
 		for (size_t i = 0; i < t->ntevs; i++) {

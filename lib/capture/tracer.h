@@ -42,6 +42,8 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 /* Writes the cost records of the probes attached so far (none when not
  * calibrated).  Returns 0, or -1 when the output failed. */
 int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w);
+/* The same, for the probes from id first on (added while tracing). */
+int lp_tracer__write_costs_from(struct lp_tracer *t, struct lp_writer *w, int first);
 
 /* Processes syscall: and tp: probes follow (they are system-wide events
  * filtered in the kernel by process id).  A process leaves the filter when
