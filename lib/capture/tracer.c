@@ -37,6 +37,8 @@ struct pinfo {
 	int64_t attached_ns;	/* when its attaching began */
 	bool removing;		/* remove asked: its links going (struct removal) */
 	bool removed;		/* detached: its records no longer written */
+	struct removal_job *job;	/* while removing */
+	uint64_t late;		/* calls that ended after its entry had gone */
 	int kind;
 	bool cal;		/* a calibration probe: its records are not written */
 	enum lp_insn insn;
@@ -94,6 +96,9 @@ struct tev {
  * links destroyed by a thread of their own, each destruction waiting for
  * grace periods (~0.1 to 0.7 s), while the ring is drained. */
 struct removal_job {
+	/* When its links began to go (the detach record's time): a call
+	 * ending later ends without its probe. */
+	int64_t gone_ns;	/* __atomic; 0: not yet */
 	struct bpf_link **links;
 	size_t nlinks;
 	int *fds;		/* uprobe-multi links, then inherited perf events */
@@ -802,6 +807,11 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 	int slot = pt->cfg.kind == LP_PROBE_ENTRY ? MULTI_ENTRY
 		   : pt->cfg.kind == LP_PROBE_CATCH ? MULTI_CATCH
 		   : pt->cfg.kind == LP_PROBE_PY    ? MULTI_PY : MULTI_POINT;
+	/* The attach record's time: calls are seen from the entry's link on
+	 * (its program copy loaded first: the verifier takes a while). */
+	if (pid <= 0)
+		multi_prog(t, prog, slot);
+	t->probes[id].attached_ns = lp_monotonic_ns();
 	if ((r = attach_at(t, prog, slot, pt->offset, id, id, pt, pid)) < 0)
 		goto fail;
 	return 0;
@@ -889,12 +899,9 @@ static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pi
 
 int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
 {
-	int64_t now = lp_monotonic_ns();
 	t->cur = (int)t->nprobes;
 	int id = attach_probe(t, pt, pid);
 	t->cur = -1;
-	if (id >= 0)
-		t->probes[id].attached_ns = now;
 	return id;
 }
 
@@ -912,6 +919,7 @@ static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pi
 	if (pt->cfg.kind == LP_PROBE_SYSCALL) {
 		pi->nargs = lp_syscall__args(pt->spec->name, pi->argnames, pi->argptr, pi->argint);
 		pi->sysnr = pt->sysnr;
+		pi->attached_ns = lp_monotonic_ns();
 		uint32_t nr = (uint32_t)pt->sysnr, v = id + 1;
 		if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.sysnrs), &nr, &v, BPF_ANY) < 0) {
 			lp_error_errno("probe '%s': cannot enable", pt->name);
@@ -953,6 +961,10 @@ static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pi
 		lp_error_errno("probe '%s': cannot store its settings", pt->name);
 		return -1;
 	}
+	/* Its attach record's time: just before its first link (not
+	 * before file_shared's walk of /proc, which takes a while on a
+	 * busy machine), so no call of it is seen earlier. */
+	pi->attached_ns = lp_monotonic_ns();
 	if (pt->cfg.kind == LP_PROBE_USDT) {
 		/* A pair's halves are consecutive ids (LP_PROBE_F_CLOSE). */
 		if ((pt->cfg.flags & LP_PROBE_F_CLOSE) && (id == 0 || t->probes[id - 1].kind != LP_PROBE_USDT)) {
@@ -1941,6 +1953,13 @@ static int handle_event(void *ctx, void *data, size_t size)
 	 * behind by an outer probe's return. */
 	if (pi->removed)
 		return 0;
+	if (pi->job) {
+		int64_t gone = __atomic_load_n(&pi->job->gone_ns, __ATOMIC_ACQUIRE);
+		if (gone && (int64_t)ev->end > gone) {
+			pi->late++;
+			return 0;
+		}
+	}
 	pi->hits++;
 	lp_attrs_buf__reset(&t->attrs);
 	char buf[64];
@@ -2414,6 +2433,11 @@ static void *removal_main(void *arg)
 	/* In the reverse of the order attach_uprobes made them, one after
 	 * the other: the entry goes before the return, so that a call
 	 * entered while the probe was there returns through it. */
+	/* Stamped as the entry begins to go (the kernel may stop calling it
+	 * any time before the close returns, which waits for grace periods):
+	 * a call seen ending later is dropped (pinfo.late), none is missed
+	 * before the stamp. */
+	__atomic_store_n(&r->gone_ns, lp_monotonic_ns(), __ATOMIC_RELEASE);
 	for (size_t i = r->nmfds; i-- > 0;)
 		close(r->fds[i]);
 	for (size_t i = r->nlinks; i-- > 0;)
@@ -2441,6 +2465,7 @@ int lp_tracer__remove(struct lp_tracer *t, const int *ids, size_t n)
 		int id = ids[k];
 		struct pinfo *pi = &t->probes[id];
 		pi->removing = true;
+		pi->job = r;
 		if (pi->kind == LP_PROBE_SYSCALL) {
 			/* The raw tracepoints stay (other syscall: probes share
 			 * them): the number leaves the table they look up. */
@@ -2530,13 +2555,20 @@ static void count_open(struct lp_tracer *t, int fd, const int *ids, size_t n, ui
  * cut short), the detach records written.  -1 when the output failed. */
 static int end_removal(struct lp_tracer *t, struct lp_writer *w, struct removal *r)
 {
-	free_removal_job(r);
+	if (r->threaded)
+		pthread_join(r->thread, NULL);
+	r->threaded = false;
 	t->w = w;
 	ring_buffer__consume(t->rb);
-	int64_t now = lp_monotonic_ns();
+	int64_t now = r->job->gone_ns;
 	uint64_t *open = lp_calloc(r->nids, sizeof(*open));
-	for (size_t i = 0; i < r->nids; i++)
-		t->probes[r->ids[i]].removed = true;
+	for (size_t i = 0; i < r->nids; i++) {
+		struct pinfo *pi = &t->probes[r->ids[i]];
+		pi->removed = true;
+		pi->job = NULL;
+		open[i] = pi->late;
+	}
+	free_removal_job(r);
 	count_open(t, bpf_map__fd(t->skel->maps.stacks), r->ids, r->nids, open);
 	count_open(t, bpf_map__fd(t->skel->maps.pystacks), r->ids, r->nids, open);
 	uint64_t sum = 0;

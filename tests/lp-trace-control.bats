@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# lp-trace --control and lp-record --control: probes added and removed
+# while tracing, on tests/workloads/ticks.c, whose every call's index and
+# times are logged, so the spans are checked against the calls made while
+# the probe was there.
+
+load helpers/common
+load helpers/producers
+load helpers/bpf
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
+}
+
+# Waits up to 10 s for a line matching $1 in file $2.
+wait_line() {
+	for _ in $(seq 200); do
+		if grep -q -- "$1" "$2" 2>/dev/null; then return 0; fi
+		sleep 0.05
+	done
+	echo "no '$1' in $2 after 10 s:"; cat "$2"
+	return 1
+}
+
+@test "lp-trace --control: add, status, a bad command, remove; spans only while attached, as many as the calls" {
+	require_root
+	"$WORKLOADS/ticks" 6000 "$T/calls" &
+	local wl=$!
+	KILL_AFTER=$wl
+	wait_file "$T/calls"
+	lp-trace --control "$T/ctl" -p "$wl" -o "$T/s.lp" 'syscall:getppid' 2>"$T/err" &
+	local tr=$!
+	KILL_AFTER="$wl $tr"
+	wait_line '^probe	[0-9]*	attach	syscall:getppid' "$T/s.lp"
+	[ -p "$T/ctl" ] || fail "no FIFO made"
+	echo 'add tick(i)' >"$T/ctl"
+	wait_line "control: added 'tick(i)'" "$T/err"
+	sleep 1.5
+	echo 'status' >"$T/ctl"
+	echo 'frobnicate now' >"$T/ctl"
+	echo 'add no_such_function' >"$T/ctl"
+	echo 'remove no_such_probe' >"$T/ctl"
+	wait_line "remove 'no_such_probe'" "$T/err"
+	echo 'remove tick(i)' >"$T/ctl"
+	wait_line "control: removed 'tick(i)'" "$T/err"
+	sleep 1
+	kill -INT "$tr"
+	wait "$tr" || fail "lp-trace exited $?"
+	kill "$wl"
+
+	# Replies and complaints on stderr; lp-trace went on after them.
+	grep -q "status: probe 'tick' (tick(i)): [1-9][0-9]* records, attached" "$T/err" || fail "no status of tick: $(cat "$T/err")"
+	grep -q "status: probe 'syscall:getppid' (syscall:getppid): 0 records" "$T/err" || fail "no status of getppid"
+	grep -qF "lp-trace: control: unknown command 'frobnicate now' (add PROBE, remove PROBE, status)" "$T/err" || fail "no message for the bad command"
+	grep -qF "lp-trace: control: add 'no_such_function': nothing added" "$T/err" || fail "no message for the bad probe"
+	grep -qF "lp-trace: control: remove 'no_such_probe': no such probe attached" "$T/err" || fail "no message for the bad remove"
+	[ ! -e "$T/ctl" ] || fail "the FIFO lp-trace made is still there"
+
+	local a d
+	a=$(awk -F'\t' '$1 == "probe" && $3 == "attach" && $4 == "tick" { print $2 }' "$T/s.lp")
+	d=$(awk -F'\t' '$1 == "probe" && $3 == "detach" && $4 == "tick" { print $2 }' "$T/s.lp")
+	[ -n "$a" ] || fail "no attach record"
+	[ -n "$d" ] || fail "no detach record"
+	[ "$(grep -c '^probe' "$T/s.lp")" -eq 3 ] || fail "not 3 probe records: $(grep '^probe' "$T/s.lp")"
+	# Every span of tick is a call the workload made, inside [attach, detach].
+	awk -F'\t' -v a="$a" -v d="$d" '
+		FNR == NR { s[$1] = $2; e[$1] = $3; next }
+		$1 == "span" && $6 == "tick" {
+			n++; i = ""
+			for (k = 8; k <= NF; k++) if ($k ~ /^i=/) i = substr($k, 3)
+			if (!(i in s)) { print "span of no call: " $0; bad = 1 }
+			if ($2 < a || $3 > d) { print "span outside [" a ", " d "]: " $0; bad = 1 }
+			# Its probes fire inside the call as the workload timed it.
+			if ($2 < s[i] || $3 > e[i]) { print "span not within call " i ": " $0; bad = 1 }
+			seen[i] = 1
+		}
+		END {
+			# The calls made wholly between attach and detach, less
+			# those in the first 30 ms (from the time on the record,
+			# taken just before the entry link is made, to the
+			# link in place): each one a span.
+			for (i in s) if (s[i] > a + 30000000 && e[i] < d) { want++; if (!(i in seen)) { miss++; print "missed " i " at " (s[i] - a) / 1e6 " ms after attach, " (d - e[i]) / 1e6 " ms before detach" } }
+			printf "spans %d, calls inside %d, missed %d\n", n, want, miss
+			if (n < 300 || miss > 0) bad = 1
+			exit bad
+		}' FS=' ' "$T/calls" FS='\t' "$T/s.lp" || fail "spans do not match the calls"
+}
+
+@test "lp-trace --control: a removed probe in libc leaves uprobe_events; SIGINT after adds leaves nothing attached" {
+	require_root
+	local tfs=/sys/kernel/tracing
+	"$WORKLOADS/ticks" 6000 /dev/null &
+	local wl=$!
+	KILL_AFTER=$wl
+	sleep 0.2
+	lp-trace --control "$T/ctl" -p "$wl" -o "$T/s.lp" 'syscall:getppid' 2>"$T/err" &
+	local tr=$!
+	KILL_AFTER="$wl $tr"
+	wait_line '^probe	' "$T/s.lp"
+	# libc's probes are tracefs events (other processes map libc).
+	echo 'add libc:getpid' >"$T/ctl"
+	wait_line "control: added 'libc:getpid'" "$T/err"
+	grep -q "^[pr]:lp_$tr/" "$tfs/uprobe_events" || fail "no tracefs event for libc:getpid"
+	echo 'remove libc:getpid' >"$T/ctl"
+	wait_line "control: removed 'libc:getpid'" "$T/err"
+	run -1 grep "^[pr]:lp_$tr/" "$tfs/uprobe_events"
+	echo 'add tick(i)' >"$T/ctl"
+	echo 'add libc:getpid' >"$T/ctl"
+	wait_line "control: added 'libc:getpid'" "$T/err"
+	wait_line "^span	.*	tick	" "$T/s.lp"
+	local progs links
+	progs=$(held_ids "$tr" prog_id)
+	links=$(held_ids "$tr" link_id)
+	[ -n "$links" ] || fail "no links held"
+	kill -INT "$tr"
+	wait "$tr" || fail "lp-trace exited $?"
+	kill "$wl"
+	all_gone "$progs" "$links"
+	# The tracefs events go in a process of their own, after lp-trace.
+	for _ in $(seq 100); do
+		if ! grep -q "^[pr]:lp_$tr/" "$tfs/uprobe_events"; then break; fi
+		sleep 0.1
+	done
+	run -1 grep "^[pr]:lp_$tr/" "$tfs/uprobe_events"
+	# Two attach records of libc:getpid, one detach; tick's attach.
+	run -0 awk -F'\t' '$1 == "probe" { print $3, $4 }' "$T/s.lp"
+	assert_output "attach syscall:getppid
+attach libc:getpid
+detach libc:getpid
+attach tick
+attach libc:getpid"
+}
+
+@test "lp-trace --control: a path that is not a FIFO is refused" {
+	require_root
+	: >"$T/plain"
+	run -1 lp-trace --control "$T/plain" -d 1 tick -- "$WORKLOADS/ticks" 10
+	assert_output --partial "lp-trace: --control: $T/plain is not a FIFO"
+}
