@@ -142,3 +142,41 @@ attach libc:getpid"
 	run -1 lp-trace --control "$T/plain" -d 1 tick -- "$WORKLOADS/ticks" 10
 	assert_output --partial "lp-trace: --control: $T/plain is not a FIFO"
 }
+
+# Samples counted as the stream grows (lp-record flushes every 25 ms).
+nsamples() { awk '/^sample/ { n++ } END { print n + 0 }' "$1"; }
+
+@test "lp-record --control: status, pause (no sample while paused), resume; a bad command changes nothing" {
+	require_root
+	"$WORKLOADS/cpusplit" 30 &
+	local wl=$!
+	KILL_AFTER=$wl
+	lp-record -F 499 --calibrate 0 --control "$T/ctl" -p "$wl" -o "$T/r.lp" 2>"$T/err" &
+	local rec=$!
+	KILL_AFTER="$wl $rec"
+	wait_line '^sample' "$T/r.lp"
+	echo status >"$T/ctl"
+	wait_line "lp-record: status: [0-9]* samples" "$T/err"
+	echo 'inside main' >"$T/ctl"
+	wait_line "lp-record: control: unknown command 'inside main' (status, pause, resume)" "$T/err"
+	echo pause >"$T/ctl"
+	wait_line "lp-record: control: paused" "$T/err"
+	sleep 0.3
+	local n1 n2 n3
+	n1=$(nsamples "$T/r.lp")
+	sleep 1
+	n2=$(nsamples "$T/r.lp")
+	echo resume >"$T/ctl"
+	wait_line "lp-record: control: resumed" "$T/err"
+	sleep 1
+	n3=$(nsamples "$T/r.lp")
+	kill -INT "$rec"
+	wait "$rec" || fail "lp-record exited $?"
+	kill "$wl"
+	echo "samples: $n1 at the pause, $n2 a second later, $n3 a second after the resume"
+	# A spinning thread at 499 Hz: up to 500 samples a second (186 with
+	# the machine shared), none while paused.
+	[ "$n2" -eq "$n1" ] || fail "samples taken while paused: $n1 -> $n2"
+	[ "$n3" -ge $((n2 + 50)) ] || fail "too few samples after the resume: $n2 -> $n3"
+	[ ! -e "$T/ctl" ] || fail "the FIFO is still there"
+}
