@@ -136,6 +136,44 @@ attach tick
 attach libc:getpid"
 }
 
+# Calls of 20 ms, one after the other: a removal almost always finds one
+# in progress.  Such a call ends after the detach record: its span is not
+# written (its end would be the return of a probe no longer there), and
+# open= counts it, as the workload's log says.
+@test "lp-trace --control: remove during a call: its span dropped and counted in open=, none after the detach" {
+	require_root
+	local round a d
+	for round in 1 2 3; do
+		"$WORKLOADS/ticks" 400 "$T/calls" 20000 &
+		local wl=$!
+		KILL_AFTER=$wl
+		wait_file "$T/calls"
+		lp-trace --calibrate 0 --control "$T/ctl" -p "$wl" -o "$T/s.lp" 'syscall:getppid' 2>"$T/err" &
+		local tr=$!
+		KILL_AFTER="$wl $tr"
+		wait_line '^probe	' "$T/s.lp"
+		echo 'add tick' >"$T/ctl"
+		wait_line "control: added 'tick'" "$T/err"
+		sleep 0.5
+		echo 'remove tick' >"$T/ctl"
+		wait_line "control: removed 'tick'" "$T/err"
+		sleep 0.2
+		kill -INT "$tr"
+		wait "$tr" || fail "lp-trace exited $?"
+		kill "$wl"
+		a=$(awk -F'\t' '$1 == "probe" && $3 == "attach" && $4 == "tick" { print $2 }' "$T/s.lp")
+		d=$(awk -F'\t' '$1 == "probe" && $3 == "detach" && $4 == "tick" { print $2 }' "$T/s.lp")
+		run -0 awk -F'\t' -v d="$d" '$1 == "span" && $6 == "tick" && $3 > d' "$T/s.lp"
+		assert_output ""
+		# open= is the number of calls in progress at the detach (the
+		# log's), entered after the attach.
+		run -0 awk -v a="$a" -v d="$d" '$2 >= a && $2 < d && $3 > d { n++ } END { print "open=" n + 0 }' "$T/calls"
+		echo "round $round: $output"
+		grep -q "	detach	tick	spec=tick	$output\$" "$T/s.lp" || fail "detach record: $(grep detach "$T/s.lp"), the calls: $output"
+		rm -f "$T/calls"
+	done
+}
+
 @test "lp-trace --control: a path that is not a FIFO is refused" {
 	require_root
 	: >"$T/plain"

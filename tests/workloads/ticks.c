@@ -2,7 +2,9 @@
  * runs (tests/lp-trace-control.bats): COUNT calls (argv[1]) of tick(i),
  * one every 2 ms, each call's index and CLOCK_MONOTONIC time at its
  * entry and return written to argv[2] ("I START END", ns), flushed at
- * once, so a test sees which calls fell inside a probe's attachment. */
+ * once, so a test sees which calls fell inside a probe's attachment.
+ * With argv[3], each call also sleeps that many microseconds (calls in
+ * progress most of the time). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -17,10 +19,14 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static struct timespec inside;
+
 __attribute__((noinline)) long tick(long i)
 {
 	for (long k = 0; k < 2000; k++)
 		sink += k ^ i;
+	if (inside.tv_nsec)
+		nanosleep(&inside, NULL);
 	return i;
 }
 
@@ -32,6 +38,8 @@ int main(int argc, char **argv)
 
 	if (!log)
 		return 1;
+	if (argc > 3)
+		inside.tv_nsec = atol(argv[3]) % 1000000 * 1000;
 	for (long i = 0; i < count; i++) {
 		long long s = now_ns();
 		tick(i);
