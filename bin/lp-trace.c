@@ -477,6 +477,27 @@ static int resolve(struct trace *t)
 	return 0;
 }
 
+/* The instruction classes of points' hits (lp_tracer__calibrate's
+ * masks), added to *entry and *point; *tp when one is a tracepoint. */
+static void classes_of(const struct lp_probe_point *pts, size_t n, unsigned *entry,
+		       unsigned *point, bool *tp)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_probe_point *pt = &pts[i];
+		if (pt->cfg.kind == LP_PROBE_ENTRY)
+			*entry |= 1u << pt->insn;
+		/* A return probed at an instruction costs a point probe's hit. */
+		if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
+		    pt->ret_insn != LP_INSN_NONE)
+			*point |= 1u << pt->ret_insn;
+		else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
+			 pt->cfg.kind == LP_PROBE_PY)
+			*point |= 1u << pt->insn;
+		else if (pt->cfg.kind == LP_PROBE_TP)
+			*tp = true;
+	}
+}
+
 /* The BPF programs loaded, and what each class of probe costs measured
  * before any is attached.  0, or 1 after saying why. */
 static int open_tracer(struct trace *t)
@@ -492,20 +513,7 @@ static int open_tracer(struct trace *t)
 	unsigned entry_classes = 0, point_classes = 0;
 	bool tracepoints = false;
 	for (size_t p = 0; p < t->nresolved; p++)
-		for (size_t i = 0; i < t->npoints[p]; i++) {
-			const struct lp_probe_point *pt = &t->points[p][i];
-			if (pt->cfg.kind == LP_PROBE_ENTRY)
-				entry_classes |= 1u << pt->insn;
-			/* A return probed at an instruction costs a point probe's hit. */
-			if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
-			    pt->ret_insn != LP_INSN_NONE)
-				point_classes |= 1u << pt->ret_insn;
-			else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
-				 pt->cfg.kind == LP_PROBE_PY)
-				point_classes |= 1u << pt->insn;
-			else if (pt->cfg.kind == LP_PROBE_TP)
-				tracepoints = true;
-		}
+		classes_of(t->points[p], t->npoints[p], &entry_classes, &point_classes, &tracepoints);
 	if (t->opt.calibrate_ns > 0)
 		lp_tracer__calibrate(t->tracer, entry_classes, point_classes, tracepoints,
 				     t->opt.calibrate_ns);
@@ -672,6 +680,15 @@ static int control_add(struct trace *t, const char *text)
 		if (bad)
 			goto refused;
 	}
+	/* Its classes' costs measured as at the start, when no probe
+	 * attached so far had them (the ring drained meanwhile). */
+	unsigned entry = 0, point = 0;
+	bool tp = false;
+	for (p = 0; p < f->npids; p++)
+		classes_of(pts[p], npts[p], &entry, &point, &tp);
+	lp_tracer__uncalibrated(t->tracer, &entry, &point, &tp);
+	if (t->opt.calibrate_ns > 0 && (entry || point || tp))
+		lp_tracer__calibrate(t->tracer, entry, point, tp, t->opt.calibrate_ns);
 	for (p = 0; p < f->npids; p++)
 		for (size_t i = 0; i < npts[p]; i++) {
 			int id = lp_tracer__attach(t->tracer, &pts[p][i], f->pids[p]);

@@ -67,6 +67,13 @@ wait_line() {
 	[ -n "$a" ] || fail "no attach record"
 	[ -n "$d" ] || fail "no detach record"
 	[ "$(grep -c '^probe' "$T/s.lp")" -eq 3 ] || fail "not 3 probe records: $(grep '^probe' "$T/s.lp")"
+	# tick's instruction class was not calibrated at the start (a system
+	# call probe alone): it was when added, its cost records written, its
+	# spans given lp_ns=.
+	grep -q "^cost	[0-9]*	entry	[0-9.]*	probe=tick	" "$T/s.lp" || fail "no entry cost of tick"
+	grep -q "^cost	[0-9]*	return	[0-9.]*	probe=tick	" "$T/s.lp" || fail "no return cost of tick"
+	run -0 awk -F'\t' '$1 == "span" && $6 == "tick" { n++; if ($0 !~ /\tlp_ns=[0-9]+/) bad++ } END { print (n > 0), bad + 0 }' "$T/s.lp"
+	assert_output "1 0"
 	# Every span of tick is a call the workload made, inside [attach, detach].
 	awk -F'\t' -v a="$a" -v d="$d" '
 		FNR == NR { s[$1] = $2; e[$1] = $3; next }

@@ -1577,9 +1577,31 @@ static void cal_class_costs(struct cls_cost *c, struct cal_run *run, int64_t emp
 		c->ret_in = c->ret;
 }
 
+void lp_tracer__uncalibrated(const struct lp_tracer *t, unsigned *entry_classes,
+			      unsigned *point_classes, bool *tracepoints)
+{
+	for (int k = 0; k < LP_INSN_N; k++) {
+		if (t->costs[k].entry_done)
+			*entry_classes &= ~(1u << k);
+		if (t->costs[k].point_done)
+			*point_classes &= ~(1u << k);
+	}
+	if (t->tp_done)
+		*tracepoints = false;
+}
+
 int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
 			 bool tracepoints, int64_t budget_ns)
 {
+	/* Again while tracing (a probe of a class not measured yet): the
+	 * last calibration's links gone first. */
+	if (t->cal_threaded) {
+		pthread_join(t->cal_thread, NULL);
+		t->cal_threaded = false;
+	}
+	free(t->cal_links);
+	t->cal_links = NULL;
+	t->ncal_links = 0;
 	int64_t t0 = lp_monotonic_ns();
 	int nruns = 0;
 	for (int c = LP_INSN_NOP; c < LP_INSN_N; c++)
@@ -1625,7 +1647,10 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	 * lost counts restart here. */
 	uint64_t tid = (uint32_t)syscall(SYS_gettid);
 	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.stacks), &tid);
-	lost_baseline(t);
+	/* While tracing, the counts go on (the runs are sized to fit the
+	 * ring: the target's losses are the only ones). */
+	if (!t->w)
+		lost_baseline(t);
 	for (int k = 0; k < LP_INSN_N; k++)
 		for (int r = 0; r < NRUNS; r++) {
 			free(runs[k][r].dur);

@@ -34,10 +34,16 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts);
  * (lib/capture/tracecal.c), or to the tracepoint of its own getppid(2) calls, and
  * the calls timed with and without them, within about budget_ns.  Call before
  * lp_tracer__attach, which gives each probe its class's figures, counted in
- * the kernel into spans' lp_ns=.  -1 after reporting why (the tracer then
+ * the kernel into spans' lp_ns=.  While tracing (a probe added), the
+ * ring is drained meanwhile.  -1 after reporting why (the tracer then
  * writes no cost records and no lp_ns=). */
 int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
 			 bool tracepoints, int64_t budget_ns);
+
+/* Clears from the masks (as lp_tracer__calibrate's) the classes measured
+ * already: what a probe added while tracing still needs. */
+void lp_tracer__uncalibrated(const struct lp_tracer *t, unsigned *entry_classes,
+			      unsigned *point_classes, bool *tracepoints);
 
 /* Writes the cost records of the probes attached so far (none when not
  * calibrated).  Returns 0, or -1 when the output failed. */
