@@ -181,6 +181,36 @@ attach libc:getpid"
 	done
 }
 
+# A closed output ends it as a signal does: the probes added live go too.
+@test "lp-trace --control: a closed output after an add leaves nothing attached" {
+	require_root
+	"$WORKLOADS/ticks" 6000 /dev/null &
+	local wl=$!
+	KILL_AFTER=$wl
+	mkfifo "$T/pipe"
+	lp-trace --control "$T/ctl" -p "$wl" -o "$T/pipe" 'syscall:getppid' 2>"$T/err" &
+	local tr=$!
+	KILL_AFTER="$wl $tr"
+	exec 8<"$T/pipe"
+	wait_file "$T/ctl"
+	echo 'add tick(i)' >"$T/ctl"
+	echo 'add libc:getpid' >"$T/ctl"
+	wait_line "control: added 'libc:getpid'" "$T/err"
+	local progs links
+	progs=$(held_ids "$tr" prog_id)
+	links=$(held_ids "$tr" link_id)
+	[ -n "$links" ] || fail "no links held"
+	exec 8<&-
+	wait "$tr" || fail "lp-trace exited $?"
+	kill "$wl"
+	all_gone "$progs" "$links"
+	for _ in $(seq 100); do
+		if ! grep -q "^[pr]:lp_$tr/" /sys/kernel/tracing/uprobe_events; then break; fi
+		sleep 0.1
+	done
+	run -1 grep "^[pr]:lp_$tr/" /sys/kernel/tracing/uprobe_events
+}
+
 @test "lp-trace --control: a path that is not a FIFO is refused" {
 	require_root
 	: >"$T/plain"
