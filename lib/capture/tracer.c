@@ -37,6 +37,7 @@ struct pinfo {
 	int64_t attached_ns;	/* when its attaching began */
 	bool removing;		/* remove asked: its links going (struct removal) */
 	bool removed;		/* detached: its records no longer written */
+	bool marked;		/* its attach record written: its detach is too */
 	struct removal_job *job;	/* while removing */
 	uint64_t late;		/* calls that ended after its entry had gone */
 	int kind;
@@ -2396,20 +2397,26 @@ int lp_tracer__find(const struct lp_tracer *t, const char *text, int **ids)
 }
 
 /* Writes a probe record for each name among ids (a probe resolved in
- * several targets has one id in each, one name). */
+ * several targets has one id in each, one name): an attach once, a detach
+ * only of a probe whose attach was written (not of one taken back when
+ * its add failed).  open: the calls in progress, per id (a detach). */
 static int write_marks(struct lp_tracer *t, struct lp_writer *w, const int *ids, size_t n,
 		       const char *action, int64_t time_ns, const uint64_t *open)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct pinfo *pi = &t->probes[ids[i]];
-		bool seen = false;
+	bool *say = lp_calloc(n ? n : 1, sizeof(*say));
+	int ret = 0;
+	for (size_t i = 0; i < n; i++)
+		say[i] = open ? t->probes[ids[i]].marked : !t->probes[ids[i]].marked;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		struct pinfo *pi = &t->probes[ids[i]];
+		bool seen = !say[i];
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(t->probes[ids[j]].name, pi->name);
+			seen = say[j] && !strcmp(t->probes[ids[j]].name, pi->name);
 		if (seen)
 			continue;
 		uint64_t sum = 0;
 		for (size_t j = i; open && j < n; j++)
-			if (!strcmp(t->probes[ids[j]].name, pi->name))
+			if (say[j] && !strcmp(t->probes[ids[j]].name, pi->name))
 				sum += open[j];
 		char buf[24];
 		lp_attrs_buf__reset(&t->attrs);
@@ -2420,10 +2427,12 @@ static int write_marks(struct lp_tracer *t, struct lp_writer *w, const int *ids,
 		}
 		struct lp_probe_mark m = { .time_ns = time_ns, .action = action, .probe = pi->name,
 					   .attrs = lp_attrs_buf__attrs(&t->attrs) };
-		if (lp_writer__probe(w, &m) < 0)
-			return -1;
+		ret = lp_writer__probe(w, &m);
 	}
-	return 0;
+	for (size_t i = 0; i < n && !open; i++)
+		t->probes[ids[i]].marked = true;
+	free(say);
+	return ret < 0 ? -1 : 0;
 }
 
 int lp_tracer__write_attached(struct lp_tracer *t, struct lp_writer *w, const int *ids, size_t n)
@@ -2600,10 +2609,12 @@ static int end_removal(struct lp_tracer *t, struct lp_writer *w, struct removal 
 	for (size_t i = 0; i < r->nids; i++)
 		sum += open[i];
 	int ret = t->werr ? -1 : write_marks(t, w, r->ids, r->nids, "detach", now, open);
-	if (sum)
+	/* Not said of a probe taken back when its add failed. */
+	bool said = t->probes[r->ids[0]].marked;
+	if (said && sum)
 		lp_error("control: removed '%s' (%" PRIu64 " calls in progress dropped)",
 			 t->probes[r->ids[0]].spec, sum);
-	else
+	else if (said)
 		lp_error("control: removed '%s'", t->probes[r->ids[0]].spec);
 	free(open);
 	free(r->ids);
