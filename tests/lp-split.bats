@@ -274,6 +274,13 @@ durations() {
 	# A live split reads them as they come.
 	run --separate-stderr -0 lp-split --live -t 1ms --probe req --label "$TMP/j.lp"
 	[ "$(grep -c 'group=unprobed' <<<"$output")" -eq 3 ]
+	# A python: probe's records name its glob, its spans the function.
+	sed '/^span/s/\treq\t/\tpython:Shop.checkout\t/; s/^\(probe\t[0-9]*\t[a-z]*\t\)req/\1python:Shop.*/' "$TMP/spn.lp" >"$TMP/py.lp"
+	grep -q "attach	python:Shop\.\*	" "$TMP/py.lp"
+	lp-join "$TMP/smp.lp" "$TMP/py.lp" >"$TMP/jp.lp"
+	run --separate-stderr -0 lp-split -t 1ms --probe python:Shop.checkout --label "$TMP/jp.lp"
+	[ "$(grep -c 'group=unprobed' <<<"$output")" -eq 3 ]
+	[ "$(grep -c 'group=outside' <<<"$output")" -eq 3 ]
 	# A malformed one is an error naming the line.
 	printf 'probe\tx\tattach\treq\n' >>"$TMP/spn.lp"
 	run -1 lp-join "$TMP/smp.lp" "$TMP/spn.lp"

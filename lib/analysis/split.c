@@ -19,6 +19,7 @@
 #include "analysis/split.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -314,7 +315,11 @@ static bool is_probe(const struct split *s, const char *probe)
  * passes read them: a window already known is not added twice. */
 static void note_mark(struct split *s, const struct lp_probe_mark *m)
 {
-	if (!is_probe(s, m->probe))
+	/* A python: probe is a glob its spans' names match
+	 * (python:Shop.* for python:Shop.checkout). */
+	bool glob = !strncmp(m->probe, "python:", 7) && s->o->probe &&
+		    fnmatch(m->probe, s->o->probe, 0) == 0;
+	if (!glob && !is_probe(s, m->probe))
 		return;
 	bool attach = !strcmp(m->action, "attach");
 	if (!attach && strcmp(m->action, "detach"))
