@@ -166,8 +166,8 @@ $(O)/liblp-filter.a: $(FILTER_OBJS)
 
 # Capstone (lib/debuginfo/x86insn.c, under lib/debuginfo/disasm.c: the instructions that leave
 # a traced function, and lib/debuginfo/insnflow.c: where a line probe goes) for
-# lp-trace alone.
-$(O)/bin/lp-trace: LP_LDLIBS += $(shell $(PKG_CONFIG) --libs capstone 2>/dev/null || echo -lcapstone)
+# lp-trace, and lp-record, whose --inside probes a function as lp-trace does.
+$(O)/bin/lp-trace $(O)/bin/lp-record: LP_LDLIBS += $(shell $(PKG_CONFIG) --libs capstone 2>/dev/null || echo -lcapstone)
 
 $(O)/bin/%: bin/%.c $(O)/liblp.a $(O)/flags
 	$(call msg,LINK,$@)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/gate.h"
 #include "capture/producer.h"
 #include "capture/record.h"
 #include "capture/snapshot.h"
@@ -38,6 +39,9 @@ struct options {
 	enum lp_record_mode mode;	/* cpu, off, wall */
 	int64_t min_block_ns;
 	int64_t calibrate_ns;	/* 0: no calibration */
+	struct lp_probe_spec **inside;	/* --inside FUNC..., parsed */
+	size_t ninside;
+	char *inside_names;	/* as given, comma-separated: the header's inside= */
 	const char *control;	/* --control FIFO */
 };
 
@@ -47,7 +51,7 @@ static void usage(FILE *f)
 		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph auto|fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
 		"                 [--no-demangle] [--no-python] [--ring-size BYTES] [--max-pids N] [--stack-depth N]\n"
-		"                 [--calibrate DURATION] [--control FIFO] [-v]\n"
+		"                 [--calibrate DURATION] [--inside FUNC]... [--control FIFO] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
@@ -79,6 +83,9 @@ static void usage(FILE *f)
 		"                         interval (off, wall) cost the thread, this long in all\n"
 		"                         (default 300ms) before recording, into cost records;\n"
 		"                         0: not at all\n"
+		"      --inside FUNC      sample a thread only while it is inside FUNC (or\n"
+		"                         LIB:FUNC; nested and recursive calls counted), decided\n"
+		"                         in the kernel; repeatable: inside any of them\n"
 		"      --control FIFO     take commands from FIFO (made unless it exists) while\n"
 		"                         recording: status; pause, resume (--mode cpu);\n"
 		"                         replies on stderr\n"
@@ -130,7 +137,7 @@ static int parse_call_graph(const char *arg, enum lp_call_graph *g, uint32_t *by
 
 /* Long options without a letter: out of getopt's character range. */
 enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_CALIBRATE, OPT_NO_DEMANGLE,
-       OPT_NO_PYTHON, OPT_CONTROL };
+       OPT_NO_PYTHON, OPT_INSIDE, OPT_CONTROL };
 
 static const struct option longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -151,6 +158,7 @@ static const struct option longopts[] = {
 	{ "max-pids", required_argument, NULL, OPT_MAX_PIDS },
 	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 	{ "calibrate", required_argument, NULL, OPT_CALIBRATE },
+	{ "inside", required_argument, NULL, OPT_INSIDE },
 	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ "mode", required_argument, NULL, 'M' },
 	{ "min-block", required_argument, NULL, 'm' },
@@ -172,6 +180,20 @@ static void set_mode(struct options *o, const char *arg)
 	o->snapshot = !strcmp(arg, "snapshot");
 	o->mode = !strcmp(arg, "off") ? LP_RECORD_OFF :
 		  !strcmp(arg, "wall") ? LP_RECORD_WALL : LP_RECORD_CPU;
+}
+
+/* --inside FUNC; exits 2 on what is no function. */
+static void add_inside(struct options *o, const char *arg)
+{
+	struct lp_probe_spec *spec = lp_gate__parse(arg);
+	size_t len = o->inside_names ? strlen(o->inside_names) : 0;
+
+	if (!spec)
+		exit(2);
+	o->inside = lp_reallocarray(o->inside, o->ninside + 1, sizeof(*o->inside));
+	o->inside[o->ninside++] = spec;
+	o->inside_names = lp_reallocarray(o->inside_names, len + strlen(arg) + 2, 1);
+	snprintf(o->inside_names + len, strlen(arg) + 2, "%s%s", len ? "," : "", arg);
 }
 
 /* One option (getopt's c, its argument); exits 2 on bad usage. */
@@ -214,6 +236,7 @@ static void set_option(struct options *o, int c, const char *arg)
 							 LP_RECORD_MAX_STACK_DEPTH);
 		break;
 	case OPT_CALIBRATE: o->calibrate_ns = lp_option_duration("calibrate", arg, false); break;
+	case OPT_INSIDE: add_inside(o, arg); break;
 	case OPT_CONTROL: o->control = arg; break;
 	case 'h':
 		usage(stdout);
@@ -247,6 +270,11 @@ static struct options parse_options(int argc, char **argv, char ***cmd)
 		lp_error("--mode snapshot needs -p PID or -- CMD (not -a)");
 		exit(2);
 	}
+	if (o.ninside && (o.all || o.snapshot)) {
+		lp_error("--inside needs BPF sampling of -p PID or -- CMD (not %s)",
+			 o.all ? "-a" : "--mode snapshot");
+		exit(2);
+	}
 	if (o.min_block_ns && o.mode == LP_RECORD_CPU) {
 		lp_error("--min-block needs --mode off or wall");
 		exit(2);
@@ -274,47 +302,64 @@ static struct lp_record_opts record_opts(const struct options *o, struct lp_targ
 		.max_pids = o->max_pids,
 		.stack_depth = o->stack_depth,
 		.calibrate_ns = o->calibrate_ns,
+		.inside = o->ninside ? o->inside_names : NULL,
 	};
 	if (t)
 		ro.pids = lp_target__pids(t, &ro.npids);
 	return ro;
 }
 
-/* The engines as the producer shell's (lib/capture/producer.h). */
-static int poll_samples(void *r, int timeout_ms)
+/* The BPF sampler and its --inside gate (NULL: none), as the producer
+ * shell's engine (lib/capture/producer.h). */
+struct sampler {
+	struct lp_recorder *r;
+	struct lp_gate *gate;
+	struct lp_writer *w;
+};
+
+static int poll_samples(void *arg, int timeout_ms)
 {
-	return lp_recorder__poll(r, timeout_ms);
+	struct sampler *s = arg;
+	int rc = lp_recorder__poll(s->r, timeout_ms);
+
+	/* Forks: the gate's probes go into the children. */
+	return rc == 0 && s->gate ? lp_gate__poll(s->gate, s->w) : rc;
 }
 
-static int finish_samples(void *r)
+static int finish_samples(void *arg)
 {
-	return lp_recorder__finish(r);
+	struct sampler *s = arg;
+	int rc = lp_recorder__finish(s->r);
+
+	return rc == 0 && s->gate ? lp_gate__finish(s->gate, s->w) : rc;
 }
 
-static int count_samples(void *r, char *buf, size_t size)
+static int count_samples(void *arg, char *buf, size_t size)
 {
-	lp_recorder__counts(r, buf, size);
+	lp_recorder__counts(((struct sampler *)arg)->r, buf, size);
 	return 1;	/* always said: what was sampled, what was lost */
 }
 
-static void note_samples(void *r)
+static void note_samples(void *arg)
 {
-	lp_recorder__notes(r);
+	lp_recorder__notes(((struct sampler *)arg)->r);
 }
 
 /* --control's commands.  A command a mode does not take is refused as
- * unknown, with the list of those it takes.  (`inside FUNC`, `inside off`
- * belong here once lp-record has --inside: the gate's function set or
- * cleared in the kernel while sampling.) */
-static int command_samples(void *r, char *line)
+ * unknown, with the list of those it takes.  (`inside FUNC` and `inside
+ * off` belong here: the --inside gate's functions changed while sampling,
+ * which needs the gate to add and remove its probes as lp-trace --control
+ * does, and the sampler to be gated from the start.) */
+static int command_samples(void *arg, char *line)
 {
+	struct sampler *s = arg;
 	char buf[1024];
 
 	if (!strcmp(line, "status")) {
-		lp_recorder__counts(r, buf, sizeof(buf));
+		lp_recorder__counts(s->r, buf, sizeof(buf));
 		lp_error("status: %s", buf);
 	} else if (!strcmp(line, "pause") || !strcmp(line, "resume")) {
-		if (lp_recorder__pause(r, line[0] == 'p') == 0)
+		if (lp_recorder__pause(s->r, line[0] == 'p') == 0)
 			lp_error("control: %s", line[0] == 'p' ? "paused" : "resumed");
 	} else {
 		lp_error("control: unknown command '%s' (status, pause, resume)", line);
@@ -397,24 +442,46 @@ static int record_snapshots(struct options *o, struct lp_producer *p)
 	return status;
 }
 
-/* The BPF sampler (lib/capture/record.h). */
+/* --inside: FUNC's probes, attached to the targets (a command held before
+ * its exec) before the sampler loads, which shares their map.  NULL
+ * after saying why. */
+static struct lp_gate *open_gate(const struct options *o, struct lp_producer *p)
+{
+	struct lp_gate_opts go = { .specs = o->inside, .nspecs = o->ninside,
+				   .cmd_exe = lp_producer__command_exe(p), .follow = o->follow,
+				   .max_pids = o->max_pids, .calibrate_ns = o->calibrate_ns,
+				   .verbose = o->verbose };
+
+	go.pids = lp_target__pids(lp_producer__target(p), &go.npids);
+	return lp_gate__open(&go);
+}
+
+/* The BPF sampler (lib/capture/record.h), gated by --inside. */
 static int record_samples(const struct options *o, struct lp_producer *p)
 {
-	struct lp_writer *w = lp_writer__new(lp_producer__output(p));
+	struct sampler s = { .w = lp_writer__new(lp_producer__output(p)) };
 	struct lp_record_opts ro = record_opts(o, lp_producer__target(p));
-	struct lp_recorder *r = lp_recorder__open(&ro, w);	/* the header */
-	int status;
+	int status = 1;
 
-	if (!r || (status = lp_producer__release(p))) {
-		status = lp_producer__abort(p, r ? status : 1);
-		lp_recorder__free(r);
-		lp_writer__free(w);
-		return status;
-	}
-	status = lp_producer__run(p, &recorder_ops, r);
-	lp_recorder__free(r);
-	lp_writer__free(w);
+	if (o->ninside && !(s.gate = open_gate(o, p)))
+		goto abort;
+	if (s.gate)
+		ro.gate_fd = lp_gate__stacks_fd(s.gate);
+	s.r = lp_recorder__open(&ro, s.w);	/* the header */
+	if (!s.r || (s.gate && lp_gate__write_costs(s.gate, s.w) < 0) ||
+	    (status = lp_producer__release(p)))
+		goto abort;
+	status = lp_producer__run(p, &recorder_ops, &s);
+	lp_recorder__free(s.r);
+	lp_gate__free(s.gate);
+	lp_writer__free(s.w);
 	lp_producer__free(p);
+	return status;
+abort:
+	status = lp_producer__abort(p, status);
+	lp_recorder__free(s.r);
+	lp_gate__free(s.gate);
+	lp_writer__free(s.w);
 	return status;
 }
 
@@ -434,7 +501,15 @@ int main(int argc, char **argv)
 				       .poll_ms = 25, .pids = o.pids, .cmd = cmd,
 				       .max_pids = o.max_pids, .verbose = o.verbose,
 				       .control = o.control };
-	if ((status = lp_producer__open(&p, &po)) || (status = lp_producer__spawn(p)))
+	if ((status = lp_producer__open(&p, &po)))
+		return lp_producer__abort(p, status);
+	/* FUNC is looked up in the command's program before it runs. */
+	if (o.ninside && cmd && lp_target__is_script(lp_producer__command_exe(p))) {
+		lp_error("--inside: '%s' is a #! script: give the program that holds the function",
+			 cmd[0]);
+		return lp_producer__abort(p, 2);
+	}
+	if ((status = lp_producer__spawn(p)))
 		return lp_producer__abort(p, status);
 	return o.snapshot ? record_snapshots(&o, p) : record_samples(&o, p);
 }

@@ -4,18 +4,20 @@
  *   lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]
  *            [--calibrate DUR] [--control FIFO] [-v] PROBE...
  *            (-p PID[,PID...] | -- CMD [ARG...])
+ *   lp-trace --list [PATTERN] | --lines FUNC | --vars FILE:LINE
+ *            (-p PID | BINARY | -- CMD)
  */
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/discover.h"
+#include "capture/family.h"
 #include "capture/probe.h"
 #include "capture/producer.h"
-#include "debuginfo/procns.h"
 #include "stream/stream.h"
 #include "capture/target.h"
 #include "capture/tracer.h"
@@ -35,7 +37,9 @@ struct options {
 	bool no_follow;
 	int64_t calibrate_ns;	/* the calibration's budget; 0: none */
 	enum lp_returns returns;
-	const char *list;	/* --list usdt */
+	bool list;		/* --list [PATTERN] */
+	const char *lines;	/* --lines FUNC */
+	const char *vars;	/* --vars FILE:LINE */
 	const char *control;	/* --control FIFO */
 };
 
@@ -46,7 +50,9 @@ static void usage(FILE *f, int status)
 		"                [--max-pids N] [--calibrate DUR] [--no-demangle]\n"
 		"                [--returns auto|uretprobe|insn] [--control FIFO] [-v]\n"
 		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
-		"       lp-trace --list usdt (-p PID | FILE...)\n"
+		"       lp-trace --list [PATTERN] (-p PID | BINARY... | -- CMD)\n"
+		"       lp-trace --lines FUNC (-p PID | BINARY | -- CMD)\n"
+		"       lp-trace --vars FILE:LINE (-p PID | BINARY | -- CMD)\n"
 		"\n"
 		"Traces calls and events of a running process (-p) or of a command it starts,\n"
 		"attached before the command runs, and writes them as an lp stream.\n"
@@ -89,7 +95,17 @@ static void usage(FILE *f, int status)
 		"      --calibrate DUR      measure what the probes cost the traced threads for\n"
 		"                           about this long at start (default 200ms): cost\n"
 		"                           records, and lp_ns= on spans; 0: neither\n"
-		"      --list usdt          list the USDT probes of -p PID or of FILE... and exit\n"
+		"      --list [PATTERN]     list the functions and USDT probes (those whose name\n"
+		"                           matches the glob PATTERN; 'usdt': the USDT probes)\n"
+		"                           of the process's files or of BINARY..., a line\n"
+		"                           each: kind, probe, file, source, argument count,\n"
+		"                           arguments, how returns are seen\n"
+		"      --lines FUNC         FUNC's source lines, each with the line probe that\n"
+		"                           goes there: line, probe, instruction class, sites,\n"
+		"                           source\n"
+		"      --vars FILE:LINE     the variables in scope where FILE:LINE probes: its\n"
+		"                           address, function, kind, name, type, where it\n"
+		"                           lives, whether FILE:LINE(NAME) captures it\n"
 		"      --control FIFO       take commands from FIFO (made unless it exists) while\n"
 		"                           tracing: add PROBE, remove PROBE, status; replies\n"
 		"                           on stderr\n"
@@ -105,23 +121,6 @@ static void usage(FILE *f, int status)
 	exit(status);
 }
 
-static char *pid_exe(pid_t pid)
-{
-	char link[64], buf[PATH_MAX];
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
-	if (n < 0) {
-		lp_error_errno("cannot read the executable of pid %d", (int)pid);
-		return NULL;
-	}
-	buf[n] = '\0';
-	/* A replaced executable shows as "PATH (deleted)": use /proc's link. */
-	if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
-		return lp_strdup(link);
-	/* The path in the process's own file tree (a container's). */
-	return lp_procns__path(pid, buf);
-}
-
 static int write_header(struct lp_writer *w)
 {
 	struct lp_attrs_buf a = { 0 };
@@ -131,34 +130,6 @@ static int write_header(struct lp_writer *w)
 	int r = lp_writer__header(w, &h);
 	lp_attrs_buf__free(&a);
 	return r;
-}
-
-/* Resolves every probe in executable exe (of pid; 0: a command's, not yet
- * running) into *points; -1 after reporting why.  first: the system-wide
- * probes (syscall:, tp:) too, which are resolved for one process only. */
-static int resolve_points(struct lp_probe_spec **specs, int nspecs, const char *exe, pid_t pid,
-			  bool first, int verbose, struct lp_probe_point **points, size_t *npoints)
-{
-	for (int i = 0; i < nspecs; i++) {
-		if (!first && (specs[i]->type == LP_PROBE_SYSCALLS ||
-			       specs[i]->type == LP_PROBE_TRACEPOINT))
-			continue;	/* system-wide: once */
-		if (lp_probe__resolve(specs[i], exe, pid, verbose, points, npoints) < 0)
-			return -1;
-	}
-	/* Two probes at one instruction would pair their returns with each
-	 * other's entries. */
-	for (size_t i = 0; i < *npoints; i++)
-		for (size_t j = 0; j < i; j++) {
-			struct lp_probe_point *a = &(*points)[j], *b = &(*points)[i];
-			if (a->cfg.kind >= LP_PROBE_SYSCALL || b->cfg.kind >= LP_PROBE_SYSCALL ||
-			    a->offset != b->offset || strcmp(a->path, b->path))
-				continue;
-			lp_error("probes '%s' and '%s' are at the same address: give one",
-				 a->spec->text, b->spec->text);
-			return -1;
-		}
-	return 0;
 }
 
 /* A #! command followed from exec to exec (lp_target__run_to_exec): the
@@ -178,7 +149,7 @@ static int at_exec(void *arg, pid_t pid)
 {
 	struct at_exec *ax = arg;
 	free(ax->last_exe);
-	if (!(ax->last_exe = pid_exe(pid)))
+	if (!(ax->last_exe = lp_family__exe(pid)))
 		return -1;
 	/* A program without the probes is the normal case here (the shell
 	 * of a shim): try quietly, and say why only if no program has them. */
@@ -186,7 +157,7 @@ static int at_exec(void *arg, pid_t pid)
 	int saved = dup(2), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (saved >= 0 && null >= 0)
 		dup2(null, 2);
-	int r = resolve_points(ax->specs, ax->nspecs, ax->last_exe, 0, true, 0, &ax->points,
+	int r = lp_probe__resolve_specs(ax->specs, ax->nspecs, ax->last_exe, 0, true, 0, &ax->points,
 			       &ax->npoints);
 	if (saved >= 0 && null >= 0)
 		dup2(saved, 2);
@@ -201,7 +172,7 @@ static int at_exec(void *arg, pid_t pid)
 		free(ax->points);
 		ax->points = NULL;
 		ax->npoints = 0;
-		r = resolve_points(ax->specs, ax->nspecs, ax->last_exe, 0, true, ax->verbose,
+		r = lp_probe__resolve_specs(ax->specs, ax->nspecs, ax->last_exe, 0, true, ax->verbose,
 				   &ax->points, &ax->npoints);
 	}
 	if (ax->verbose)
@@ -217,58 +188,9 @@ static int at_exec(void *arg, pid_t pid)
 	return 0;
 }
 
-/* The processes the targets fork, traced as the target they descend from:
- * each is given its target's points, under the same probe ids. */
-struct family {
-	struct lp_tracer *tracer;
-	const pid_t *pids;		/* the targets */
-	size_t npids;
-	struct lp_probe_point **points;
-	size_t *npoints;
-	int **ids;			/* the probe id of points[p][i] */
-	struct adopted { pid_t pid, target; } *adopted;	/* descendants running at start */
-	size_t nadopted;
-};
-
-static void on_fork(void *arg, pid_t child, pid_t target)
-{
-	struct family *f = arg;
-	for (size_t p = 0; p < f->npids; p++)
-		if (f->pids[p] == target)
-			for (size_t i = 0; i < f->npoints[p]; i++)
-				lp_tracer__attach_child(f->tracer, f->ids[p][i], &f->points[p][i],
-							child);
-}
-
-/* The targets' descendants running now (a server's pre-forked workers) are
- * traced as the target they descend from.  Listed twice: one that forked
- * while the first list was made, before it was in the filter, had a child
- * the kernel did not follow. */
-static int adopt_descendants(struct lp_tracer *tracer, struct family *f)
-{
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t p = 0; p < f->npids; p++) {
-			size_t n;
-			pid_t *d = lp_target__descendants(f->pids[p], &n);
-			for (size_t i = 0; i < n; i++) {
-				int r = lp_tracer__adopt(tracer, d[i], f->pids[p]);
-				if (r < 0) {
-					free(d);
-					return -1;
-				}
-				if (r > 0) {
-					f->adopted = lp_reallocarray(f->adopted, f->nadopted + 1,
-								     sizeof(*f->adopted));
-					f->adopted[f->nadopted++] = (struct adopted){ d[i], f->pids[p] };
-				}
-			}
-			free(d);
-		}
-	return 0;
-}
-
 enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
-       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST, OPT_CONTROL };
+       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST, OPT_LINES, OPT_VARS,
+       OPT_CONTROL };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, 0, 'p' },
@@ -282,7 +204,9 @@ static const struct option longopts[] = {
 	{ "max-pids", required_argument, 0, OPT_MAX_PIDS },
 	{ "calibrate", required_argument, 0, OPT_CALIBRATE },
 	{ "returns", required_argument, 0, OPT_RETURNS },
-	{ "list", required_argument, 0, OPT_LIST },
+	{ "list", no_argument, 0, OPT_LIST },
+	{ "lines", required_argument, 0, OPT_LINES },
+	{ "vars", required_argument, 0, OPT_VARS },
 	{ "control", required_argument, 0, OPT_CONTROL },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
@@ -321,11 +245,9 @@ static void set_option(struct options *opt, int c, const char *arg)
 		else
 			lp_option_fail("returns", arg, "not auto, uretprobe or insn");
 		break;
-	case OPT_LIST:
-		if (strcmp(arg, "usdt"))
-			lp_option_fail("list", arg, "not usdt");
-		opt->list = arg;
-		break;
+	case OPT_LIST: opt->list = true; break;
+	case OPT_LINES: opt->lines = arg; break;
+	case OPT_VARS: opt->vars = arg; break;
 	case OPT_CONTROL: opt->control = arg; break;
 	case 'h':
 		usage(stdout, 0);
@@ -337,30 +259,100 @@ static void set_option(struct options *opt, int c, const char *arg)
 	}
 }
 
-/* --list usdt: the probes of a process (its executable and the files it
- * maps) or of the files given; the exit status. */
-static int list_usdt(const char *pid_arg, int nfiles, char **files)
+/* The executable of --list, --lines or --vars: -p's (one process), -- CMD's
+ * as execvp finds it, or BINARY; *pid the process (0: none).  NULL after
+ * saying why; exits 2 on bad usage. */
+static char *discover_exe(const char *pid_arg, char **cmd, const char *binary, pid_t *pid)
 {
-	if (!!pid_arg == (nfiles > 0)) {
-		lp_error(pid_arg ? "--list usdt: -p and files exclude each other"
-				 : "--list usdt: give -p PID or a FILE");
+	*pid = 0;
+	if (!!pid_arg + !!cmd + !!binary != 1) {
+		lp_error(pid_arg || cmd || binary ? "-p, -- CMD and a BINARY exclude each other"
+						  : "give -p PID, a BINARY or -- CMD");
 		usage(stderr, 2);
 	}
-	if (!pid_arg)
-		return lp_usdt__list(files, (size_t)nfiles, stdout) < 0 ? 1 : 0;
-	int64_t pid;
+	if (binary)
+		return lp_strdup(binary);
+	if (cmd) {
+		struct lp_producer *p;
+		struct lp_producer_opts po = { .cmd = cmd, .max_pids = 1 };
+		if (lp_producer__open(&p, &po))
+			return NULL;
+		char *exe = lp_strdup(lp_producer__command_exe(p));
+		lp_producer__free(p);
+		/* A shim: the program it runs is known only when it runs. */
+		if (lp_target__is_script(exe)) {
+			lp_error("'%s' is a #! script: give the program it runs, or -p PID of it", exe);
+			free(exe);
+			return NULL;
+		}
+		return exe;
+	}
+	int64_t v;
 	const char *why;
-	if (lp_parse_i64(pid_arg, 1, INT32_MAX, &pid, &why) < 0)
+	if (lp_parse_i64(pid_arg, 1, INT32_MAX, &v, &why) < 0)
 		lp_option_fail("pid", pid_arg, why);
-	char *exe = pid_exe((pid_t)pid);
+	*pid = (pid_t)v;
+	return lp_family__exe(*pid);
+}
+
+/* --list, --lines, --vars: the exit status. */
+static int discover(const struct options *opt, char **cmd, int nargs, char **args)
+{
+	if (opt->list + !!opt->lines + !!opt->vars > 1) {
+		lp_error("--list, --lines and --vars exclude each other");
+		usage(stderr, 2);
+	}
+	if (cmd && !cmd[0]) {
+		lp_error("no command after --");
+		usage(stderr, 2);
+	}
+	bool target = opt->pids || cmd;
+	/* --list: [PATTERN] with a target; BINARY, or PATTERN BINARY...
+	 * without. */
+	const char *pattern = opt->list && (target ? nargs > 0 : nargs > 1) ? args[0] : NULL;
+	int nbin = nargs - !!pattern;
+	if (target ? nbin > 0 : !opt->list && nbin > 1) {
+		lp_error("unexpected argument '%s'", args[nargs - 1]);
+		usage(stderr, 2);
+	}
+	pid_t pid;
+	char *exe = discover_exe(opt->pids, cmd, nbin ? args[nargs - nbin] : NULL, &pid);
 	if (!exe)
 		return 1;
-	size_t n;
-	char **in = lp_usdt__files(exe, (pid_t)pid, &n);
-	int r = lp_usdt__list(in, n, stdout);
-	lp_usdt__free_files(in, n);
+	int status = 1;
+	if (opt->list) {
+		size_t n = (size_t)nbin;
+		char **files = args + nargs - nbin;
+		if (!nbin)
+			files = lp_usdt__files(exe, pid, &n);
+		long r = lp_discover__list(pattern, files, n, exe, pid > 0, stdout);
+		if (r == 0)
+			lp_error("--list: nothing%s%s%s in %s%s", pattern ? " matches '" : "",
+				 pattern ? pattern : "", pattern ? "'" : "", exe,
+				 pid > 0 ? " or the files it maps" : n > 1 ? " or the other files" : "");
+		status = r > 0 ? 0 : 1;
+		if (!nbin)
+			lp_usdt__free_files(files, n);
+	} else {
+		const char *text = opt->lines ? opt->lines : opt->vars;
+		struct lp_probe_spec *spec = lp_probe_spec__parse(text, false);
+		enum lp_probe_type want = opt->lines ? LP_PROBE_FUNC : LP_PROBE_LINE;
+		if (spec && spec->type != want) {
+			lp_error(opt->lines ? "--lines '%s': not a function (FUNC or LIB:FUNC)"
+					    : "--vars '%s': not a source line (FILE:LINE)", text);
+			lp_probe_spec__free(spec);
+			free(exe);
+			exit(2);
+		}
+		if (!spec)
+			exit(2);
+		int r = opt->lines ? lp_discover__lines(spec, exe, pid, stdout)
+				   : lp_discover__vars(spec, exe, pid, stdout);
+		status = r < 0 ? 1 : 0;
+		lp_probe_spec__free(spec);
+	}
 	free(exe);
-	return r < 0 ? 1 : 0;
+	return status;
 }
 
 /* Everything lp-trace holds, freed by trace_free. */
@@ -374,7 +366,7 @@ struct trace {
 	struct lp_probe_point **points;
 	size_t *npoints;
 	size_t nresolved;
-	struct family family;
+	struct lp_family *family;
 	struct lp_tracer *tracer;
 	struct lp_writer *w;
 };
@@ -397,8 +389,10 @@ static void parse(struct trace *t, int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1)
 		set_option(&t->opt, c, optarg);
-	if (t->opt.list)
-		exit(list_usdt(t->opt.pids, argc - optind, argv + optind));
+	if (t->opt.list || t->opt.lines || t->opt.vars) {
+		int status = discover(&t->opt, t->cmd, argc - optind, argv + optind);
+		exit(lp_close_output(stdout, "stdout") ? 1 : status);
+	}
 	if ((t->nspecs = argc - optind) <= 0) {
 		lp_error("no probe given");
 		usage(stderr, 2);
@@ -438,7 +432,7 @@ static int resolve_script(struct trace *t)
 	int r = lp_producer__run_to_exec(t->p, at_exec, &ax);
 	if (r == -1 && ax.last_exe && !lp_target__alive(target)) {
 		/* Say why in the last program it ran. */
-		resolve_points(t->specs, t->nspecs, ax.last_exe, 0, true, t->opt.verbose,
+		lp_probe__resolve_specs(t->specs, t->nspecs, ax.last_exe, 0, true, t->opt.verbose,
 			       &ax.points, &ax.npoints);
 		lp_error("'%s' exited (status %d) without running a program that holds the probes; the last it ran: %s",
 			 cmd, lp_target__finish(target, false), ax.last_exe);
@@ -465,37 +459,16 @@ static int resolve(struct trace *t)
 	if (!target && lp_target__is_script(cmd_exe))
 		return resolve_script(t);
 	for (size_t p = 0; p < npids; p++) {
-		char *exe = pids ? pid_exe(pids[p]) : lp_strdup(cmd_exe);
+		char *exe = pids ? lp_family__exe(pids[p]) : lp_strdup(cmd_exe);
 		if (!exe)
 			return 1;
-		int r = resolve_points(t->specs, t->nspecs, exe, pids ? pids[p] : 0, p == 0,
+		int r = lp_probe__resolve_specs(t->specs, t->nspecs, exe, pids ? pids[p] : 0, p == 0,
 				       t->opt.verbose, &t->points[p], &t->npoints[p]);
 		free(exe);
 		if (r < 0)
 			return 1;
 	}
 	return 0;
-}
-
-/* The instruction classes of points' hits (lp_tracer__calibrate's
- * masks), added to *entry and *point; *tp when one is a tracepoint. */
-static void classes_of(const struct lp_probe_point *pts, size_t n, unsigned *entry,
-		       unsigned *point, bool *tp)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct lp_probe_point *pt = &pts[i];
-		if (pt->cfg.kind == LP_PROBE_ENTRY)
-			*entry |= 1u << pt->insn;
-		/* A return probed at an instruction costs a point probe's hit. */
-		if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
-		    pt->ret_insn != LP_INSN_NONE)
-			*point |= 1u << pt->ret_insn;
-		else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
-			 pt->cfg.kind == LP_PROBE_PY)
-			*point |= 1u << pt->insn;
-		else if (pt->cfg.kind == LP_PROBE_TP)
-			*tp = true;
-	}
 }
 
 /* The BPF programs loaded, and what each class of probe costs measured
@@ -513,7 +486,8 @@ static int open_tracer(struct trace *t)
 	unsigned entry_classes = 0, point_classes = 0;
 	bool tracepoints = false;
 	for (size_t p = 0; p < t->nresolved; p++)
-		classes_of(t->points[p], t->npoints[p], &entry_classes, &point_classes, &tracepoints);
+		lp_tracer__classes(t->points[p], t->npoints[p], &entry_classes, &point_classes,
+				   &tracepoints);
 	if (t->opt.calibrate_ns > 0)
 		lp_tracer__calibrate(t->tracer, entry_classes, point_classes, tracepoints,
 				     t->opt.calibrate_ns);
@@ -525,36 +499,14 @@ static int open_tracer(struct trace *t)
  * why. */
 static int attach(struct trace *t)
 {
-	struct family *f = &t->family;
 	size_t npids;
 
 	if (lp_producer__spawn(t->p))
 		return 1;
-	f->tracer = t->tracer;
-	f->pids = lp_target__pids(lp_producer__target(t->p), &npids);
-	f->npids = npids;
-	f->points = t->points;
-	f->npoints = t->npoints;
-	f->ids = lp_calloc(npids, sizeof(*f->ids));
-	for (size_t p = 0; p < npids; p++)
-		if (lp_tracer__add_pid(t->tracer, f->pids[p]) < 0)
-			return 1;
-	/* Followed before probes are attached: the targets' running
-	 * descendants are in the filter, no bystanders (lp_tracer__attach). */
-	if (!t->opt.no_follow && (lp_tracer__follow(t->tracer, on_fork, f) < 0 ||
-				  adopt_descendants(t->tracer, f) < 0))
+	const pid_t *pids = lp_target__pids(lp_producer__target(t->p), &npids);
+	if (lp_family__attach(&t->family, t->tracer, pids, npids, t->points, t->npoints,
+			      !t->opt.no_follow) < 0)
 		return 1;
-	for (size_t p = 0; p < npids; p++) {
-		f->ids[p] = lp_calloc(t->npoints[p] + 1, sizeof(**f->ids));
-		for (size_t i = 0; i < t->npoints[p]; i++)
-			if ((f->ids[p][i] = lp_tracer__attach(t->tracer, &t->points[p][i],
-							      f->pids[p])) < 0)
-				return 1;
-	}
-	/* The adopted descendants' own uprobes (probes in files others map:
-	 * their forks inherit them, not they). */
-	for (size_t k = 0; k < f->nadopted; k++)
-		on_fork(f, f->adopted[k].pid, f->adopted[k].target);
 	if (lp_target__spawned(lp_producer__target(t->p)))
 		lp_tracer__set_start(t->tracer);
 	return 0;
@@ -571,10 +523,12 @@ static int begin(void *arg)
 	/* Probes may go: when each came is said, the first ones too. */
 	int *ids = NULL;
 	size_t n = 0;
-	for (size_t p = 0; p < t->family.npids; p++)
+	size_t npids;
+	lp_family__pids(t->family, &npids);
+	for (size_t p = 0; p < npids; p++)
 		for (size_t i = 0; i < t->npoints[p]; i++) {
 			ids = lp_reallocarray(ids, n + 1, sizeof(*ids));
-			ids[n++] = t->family.ids[p][i];
+			ids[n++] = lp_family__id(t->family, p, i);
 		}
 	int r = lp_tracer__write_attached(t->tracer, t->w, ids, n);
 	free(ids);
@@ -617,7 +571,7 @@ static bool taken(const struct trace *t, size_t p, const struct lp_probe_point *
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < t->npoints[p]; j++) {
 			const struct lp_probe_point *a = &t->points[p][j], *b = &pts[i];
-			if (t->family.ids[p][j] < 0 || a->cfg.kind >= LP_PROBE_SYSCALL ||
+			if (lp_family__id(t->family, p, j) < 0 || a->cfg.kind >= LP_PROBE_SYSCALL ||
 			    b->cfg.kind >= LP_PROBE_SYSCALL || a->offset != b->offset ||
 			    strcmp(a->path, b->path))
 				continue;
@@ -628,11 +582,20 @@ static bool taken(const struct trace *t, size_t p, const struct lp_probe_point *
 	return false;
 }
 
-static void free_points(struct lp_probe_point *pts, size_t n)
+/* Whether a python: probe is attached (one at a time: its probes sit in
+ * the eval loop, matching one glob). */
+static const char *python_attached(const struct trace *t)
 {
-	for (size_t i = 0; i < n; i++)
-		lp_probe_point__fini(&pts[i]);
-	free(pts);
+	for (int i = 0; i < t->nspecs; i++) {
+		if (t->specs[i]->type != LP_PROBE_PYTHON)
+			continue;
+		int *ids;
+		int n = lp_tracer__find(t->tracer, t->specs[i]->text, &ids);
+		free(ids);
+		if (n > 0)
+			return t->specs[i]->text;
+	}
+	return NULL;
 }
 
 /* add PROBE: resolved in each target's executable, attached to it (and
@@ -640,10 +603,9 @@ static void free_points(struct lp_probe_point *pts, size_t n)
  * Anything wrong: said, nothing attached.  As poll. */
 static int control_add(struct trace *t, const char *text)
 {
-	struct family *f = &t->family;
 	int *ids = NULL, r = 0;
-	size_t nids = 0, p;
-	int first = -1;
+	size_t nids = 0, p, npids;
+	const pid_t *pids = lp_family__pids(t->family, &npids);
 	int *dup;
 	int ndup = lp_tracer__find(t->tracer, text, &dup);
 	free(dup);
@@ -658,83 +620,69 @@ static int control_add(struct trace *t, const char *text)
 	}
 	spec->no_demangle = t->opt.no_demangle;
 	spec->returns = t->opt.returns;
-	for (int i = 0; i < t->nspecs && spec->type == LP_PROBE_PYTHON; i++) {
-		int *ids2;
-		int n2 = lp_tracer__find(t->tracer, t->specs[i]->text, &ids2);
-		free(ids2);
-		if (t->specs[i]->type == LP_PROBE_PYTHON && n2 > 0) {
-			lp_error("control: add '%s': one python: probe at a time ('%s' is attached)",
-				 text, t->specs[i]->text);
+	const char *py = spec->type == LP_PROBE_PYTHON ? python_attached(t) : NULL;
+	if (py) {
+		lp_error("control: add '%s': one python: probe at a time ('%s' is attached)", text, py);
+		lp_probe_spec__free(spec);
+		return 0;
+	}
+	/* Resolved everywhere before anything is attached. */
+	struct lp_probe_point **pts = lp_calloc(npids, sizeof(*pts));
+	size_t *npts = lp_calloc(npids, sizeof(*npts));
+	for (p = 0; p < npids; p++) {
+		char *exe = lp_family__exe(pids[p]);
+		int bad = !exe || lp_probe__resolve_specs(&spec, 1, exe, pids[p], p == 0,
+							  t->opt.verbose, &pts[p], &npts[p]) < 0 ||
+			  taken(t, p, pts[p], npts[p]);
+		free(exe);
+		if (bad) {
+			lp_error("control: add '%s': nothing added", text);
+			lp_probe__free_resolved(pts, npts, npids);
 			lp_probe_spec__free(spec);
 			return 0;
 		}
-	}
-	/* Resolved everywhere before anything is attached. */
-	struct lp_probe_point **pts = lp_calloc(f->npids, sizeof(*pts));
-	size_t *npts = lp_calloc(f->npids, sizeof(*npts));
-	for (p = 0; p < f->npids; p++) {
-		char *exe = pid_exe(f->pids[p]);
-		int bad = !exe || resolve_points(&spec, 1, exe, f->pids[p], p == 0, t->opt.verbose,
-						 &pts[p], &npts[p]) < 0 || taken(t, p, pts[p], npts[p]);
-		free(exe);
-		if (bad)
-			goto refused;
 	}
 	/* Its classes' costs measured as at the start, when no probe
 	 * attached so far had them (the ring drained meanwhile). */
 	unsigned entry = 0, point = 0;
 	bool tp = false;
-	for (p = 0; p < f->npids; p++)
-		classes_of(pts[p], npts[p], &entry, &point, &tp);
+	for (p = 0; p < npids; p++)
+		lp_tracer__classes(pts[p], npts[p], &entry, &point, &tp);
 	lp_tracer__uncalibrated(t->tracer, &entry, &point, &tp);
 	if (t->opt.calibrate_ns > 0 && (entry || point || tp))
 		lp_tracer__calibrate(t->tracer, entry, point, tp, t->opt.calibrate_ns);
-	for (p = 0; p < f->npids; p++)
-		for (size_t i = 0; i < npts[p]; i++) {
-			int id = lp_tracer__attach(t->tracer, &pts[p][i], f->pids[p]);
-			if (id < 0)
-				goto detach;
-			if (first < 0)
-				first = id;
-			ids = lp_reallocarray(ids, nids + 1, sizeof(*ids));
-			ids[nids++] = id;
-			if (!t->opt.no_follow)
-				lp_tracer__attach_kids(t->tracer, id, &pts[p][i], f->pids[p]);
-		}
-	/* Kept with the others: followed children get them at fork. */
-	for (p = 0, nids = 0; p < f->npids; p++) {
-		size_t n0 = t->npoints[p];
-		t->points[p] = lp_reallocarray(t->points[p], n0 + npts[p], sizeof(**t->points));
-		memcpy(t->points[p] + n0, pts[p], npts[p] * sizeof(**t->points));
-		f->ids[p] = lp_reallocarray(f->ids[p], n0 + npts[p] + 1, sizeof(**f->ids));
-		for (size_t i = 0; i < npts[p]; i++)
-			f->ids[p][n0 + i] = ids[nids++];
-		t->npoints[p] = n0 + npts[p];
+	/* Kept with the others (freed with them), then attached: followed
+	 * children get them at fork. */
+	size_t *from = lp_calloc(npids, sizeof(*from));
+	for (p = 0; p < npids; p++) {
+		from[p] = t->npoints[p];
+		t->points[p] = lp_reallocarray(t->points[p], from[p] + npts[p], sizeof(**t->points));
+		memcpy(t->points[p] + from[p], pts[p], npts[p] * sizeof(**t->points));
+		t->npoints[p] = from[p] + npts[p];
 		free(pts[p]);
 	}
+	free(pts);
+	free(npts);
 	t->specs = lp_reallocarray(t->specs, (size_t)t->nspecs + 1, sizeof(*t->specs));
 	t->specs[t->nspecs++] = spec;
-	if (nids)
+	int failed = 0;
+	for (p = 0; p < npids && !failed; p++)
+		failed = lp_family__attach_more(t->family, p, from[p], !t->opt.no_follow, &ids,
+						&nids) < 0;
+	free(from);
+	if (failed) {
+		/* What was attached goes again, unseen: no record was written. */
+		if (nids)
+			lp_tracer__remove(t->tracer, ids, nids);
+		lp_family__forget(t->family, ids, nids);
+		lp_error("control: add '%s': nothing added", text);
+	} else if (nids) {
 		r = lp_tracer__write_attached(t->tracer, t->w, ids, nids) < 0 ||
-		    lp_tracer__write_costs_from(t->tracer, t->w, first) < 0 ? -1 : 0;
-	lp_error("control: added '%s' (%zu %s)", text, nids, nids == 1 ? "probe" : "probes");
+		    lp_tracer__write_costs_from(t->tracer, t->w, ids[0]) < 0 ? -1 : 0;
+		lp_error("control: added '%s' (%zu %s)", text, nids, nids == 1 ? "probe" : "probes");
+	}
 	free(ids);
-	free(pts);
-	free(npts);
 	return r;
-detach:
-	/* What was attached goes again, unseen: no record was written. */
-	if (nids)
-		lp_tracer__remove(t->tracer, ids, nids);
-refused:
-	lp_error("control: add '%s': nothing added", text);
-	for (p = 0; p < f->npids; p++)
-		free_points(pts[p], npts[p]);
-	free(pts);
-	free(npts);
-	free(ids);
-	lp_probe_spec__free(spec);
-	return 0;
 }
 
 /* remove PROBE (as added or given, or by name): detached while tracing
@@ -749,11 +697,7 @@ static int control_remove(struct trace *t, const char *text)
 		return 0;
 	}
 	/* Children forked from now on do not get it. */
-	for (size_t p = 0; p < t->family.npids; p++)
-		for (size_t i = 0; i < t->npoints[p]; i++)
-			for (int k = 0; k < n; k++)
-				if (t->family.ids[p][i] == ids[k])
-					t->family.ids[p][i] = -1;
+	lp_family__forget(t->family, ids, (size_t)n);
 	lp_tracer__remove(t->tracer, ids, (size_t)n);
 	free(ids);
 	return 0;
@@ -780,18 +724,9 @@ static void trace_free(struct trace *t)
 {
 	lp_writer__free(t->w);
 	lp_tracer__free(t->tracer);
+	lp_family__free(t->family);
 	lp_producer__free(t->p);
-	for (size_t p = 0; t->family.ids && p < t->family.npids; p++)
-		free(t->family.ids[p]);
-	free(t->family.ids);
-	free(t->family.adopted);
-	for (size_t p = 0; p < t->nresolved; p++) {
-		for (size_t i = 0; i < t->npoints[p]; i++)
-			lp_probe_point__fini(&t->points[p][i]);
-		free(t->points[p]);
-	}
-	free(t->points);
-	free(t->npoints);
+	lp_probe__free_resolved(t->points, t->npoints, t->nresolved);
 	for (int i = 0; i < t->nspecs; i++)
 		lp_probe_spec__free(t->specs[i]);
 	free(t->specs);

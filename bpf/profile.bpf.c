@@ -9,7 +9,9 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
+#include "trace.h"
 #include "pidset.bpf.h"
+#include "stacks.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -40,6 +42,16 @@ const volatile __u32 seed_slot = 0;
 /* --stack-depth: frames taken of each stack, kernel and user (at most
  * LP_MAX_STACK_DEPTH, the size of the sample's arrays). */
 const volatile __u32 stack_depth = LP_MAX_STACK_DEPTH;
+
+/* --inside (lib/capture/gate.c): set by user space once it has calibrated
+ * (its own samples are not gated); from then on a thread is sampled only
+ * while it is inside a gate function. */
+volatile __u32 gate_on = 0;
+
+/* --inside: each thread's open calls of the gate functions, kept by
+ * lp-trace's programs (bpf/trace.bpf.c: this map is its "stacks", shared
+ * by user space before load; stacks.bpf.h). */
+LP_OPEN_CALLS_MAP(lp_gate);
 
 /* The target processes and their followed children (pidset.bpf.h);
  * max_entries is --max-pids, set by user space. */
@@ -149,6 +161,47 @@ static __always_inline void count(__u32 which)
 
 	if (c)
 		*c += 1;
+}
+
+/* --inside: whether thread tid of process tgid (task: the current task, or
+ * with other another one, from a sleepable program) is outside every gate
+ * function; counted then.  Inside means an open call of one (nesting and
+ * recursion are frames of their own) whose frame is still the thread's:
+ * its stack pointer at or below the one the entry saw, and the return
+ * address slot there holding the return address the entry saw (or the
+ * uretprobe trampoline the kernel put there).  A call left without its
+ * return seen (an exception, longjmp) fails one or the other as soon as
+ * the thread is above it or has called anything from there: out, before
+ * the next probe hit pops the call (trace.bpf.c's stack-pointer checks,
+ * its catch probe).  The outermost call that holds decides: a stale frame
+ * below a live one (longjmp out, then a new call deeper) does not. */
+static __always_inline bool gated_out(__u32 tgid, __u32 tid, struct task_struct *task, bool other)
+{
+	if (!gate_on)
+		return false;
+	__u64 key = tid;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&lp_gate, &key);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (st && regs && st->tgid == tgid && st->depth > 0) {
+		__u64 sp = BPF_CORE_READ(regs, sp);
+		__u64 tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+
+		for (int i = 0; i < LP_TRACE_MAX_DEPTH; i++) {
+			if (i >= st->depth)
+				break;
+			struct lp_trace_frame *f = &st->frames[i];
+			__u64 slot = 0;
+			long err = sp > f->sp ? -1 :
+				   other ? bpf_copy_from_user_task(&slot, sizeof(slot), (void *)f->sp, task, 0)
+					 : bpf_probe_read_user(&slot, sizeof(slot), (void *)f->sp);
+
+			if (!err && (slot == f->ret || (tramp && slot == tramp)))
+				return false;
+		}
+	}
+	count(LP_CNT_OUTSIDE);
+	return true;
 }
 
 /* Bytes of frames bpf_get_stack may write: stack_depth of them, bounded
@@ -500,6 +553,8 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 
 	if (filter_pids && !bpf_map_lookup_elem(&lp_pids, &tgid))
 		return 0;
+	if (gated_out(tgid, tid, bpf_get_current_task_btf(), false))
+		return 0;
 	s = bpf_map_lookup_elem(&lp_scratch, &cpu);
 	if (!s)
 		return 0;
@@ -751,6 +806,9 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 		return 0;
 	if (prev->flags & 0x00200000 /* PF_KTHREAD */ && filter_pids)
 		return 0;
+	/* prev is still the current task. */
+	if (gated_out(ptgid, ptid, bpf_get_current_task_btf(), false))
+		return 0;
 
 	/* Its previous interval still kept: it came back onto a CPU without a
 	 * switch event naming it.  Seen on 6.18 about once in 500 blocks,
@@ -860,6 +918,8 @@ int lp_rec_seed(struct bpf_iter__task *ctx)
 		return 0;
 	if (filter_pids && (!bpf_map_lookup_elem(&lp_pids, &tgid) ||
 			    task->flags & 0x00200000 /* PF_KTHREAD */))
+		return 0;
+	if (gated_out(tgid, tid, task, true))
 		return 0;
 	/* Its own slot past the CPUs': this program may sleep, and the
 	 * switch handler of its CPU then runs with that CPU's slot. */

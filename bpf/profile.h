@@ -180,6 +180,7 @@ enum lp_counter {
 	LP_CNT_OFF_FULL,	/* off-CPU intervals lost: the per-thread map full */
 	LP_CNT_OFF_UNSEEN,	/* off-CPU intervals whose end no tracepoint reported */
 	LP_CNT_CHILDREN,	/* forked children not followed: the pid set full */
+	LP_CNT_OUTSIDE,		/* --inside: samples and intervals outside, not sent */
 	LP_CNT_NR,
 };
 

@@ -12,6 +12,7 @@
 #include <bpf/usdt.bpf.h>
 #include "trace.h"
 #include "pidset.bpf.h"
+#include "stacks.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -46,28 +47,15 @@ struct {
 	__type(value, struct lp_trace_probe);
 } probes SEC(".maps");
 
-/* Open calls per thread.  Not preallocated: a stack is ~6 KiB and most
- * targets have few threads.  Entries stay when a thread's depth returns to
- * zero, so a steady state does no allocation. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);	/* a thread id, or a goroutine | LP_KEY_G */
-	__type(value, struct lp_trace_stack);
-} stacks SEC(".maps");
+/* Open calls per thread (stacks.bpf.h).  Entries stay when a thread's
+ * depth returns to zero, so a steady state does no allocation. */
+LP_OPEN_CALLS_MAP(stacks);
 
 /* Open USDT pairs per thread (LP_PROBE_F_OPEN): kept apart from "stacks",
  * whose frames are matched by stack pointer, which a pair's halves (in
  * one interpreter loop, say) need not differ by.  Only ts, lp0, probe,
- * vals and strs of a frame are used. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);	/* a thread id */
-	__type(value, struct lp_trace_stack);
-} ustacks SEC(".maps");
+ * vals and strs of a frame are used.  Key: a thread id. */
+LP_OPEN_CALLS_MAP(ustacks);
 
 /* A USDT hit's values, read before the event they go in is known (too
  * large for the BPF stack). */
@@ -263,7 +251,8 @@ static __noinline int emit_span(struct lp_trace_frame *f, __u32 how, __u64 end, 
 	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
 	if (!p)
 		return 0;
-	if (end - f->ts < min_duration_ns && !(p->flags & LP_PROBE_F_CAL))
+	if ((end - f->ts < min_duration_ns && !(p->flags & LP_PROBE_F_CAL)) ||
+	    (p->flags & LP_PROBE_F_GATE))
 		return 0;
 	__u64 lp_ns = acc - f->lp0 + p->hit_inside_ns;
 	struct lp_trace_event *ev;

@@ -106,6 +106,10 @@ struct lp_trace_probe {
  * RETURN_VALUE's (a frame returns). */
 #define LP_PROBE_F_PYSTART 32
 #define LP_PROBE_F_PYRET 64
+/* lp-record --inside (lib/capture/gate.c): the probe's open calls are kept
+ * as any function probe's, for the sampler to read (a thread is inside
+ * while it has one), and its spans are not sent. */
+#define LP_PROBE_F_GATE 128
 
 /* python:NAME (lib/capture/pyprobe.c): where CPython 3.11 keeps what the
  * probes read (offsets from lib/capture/python.c's table), and the glob

@@ -312,6 +312,19 @@ nsamples() {
 	[ "$SECONDS" -lt 10 ]
 }
 
+@test "a process that maps a relocatable object (as a linker maps its inputs) is recorded, not crashed on" {
+	require_root
+	printf 'int f(void) { return 1; }\n' > "$TMP/f.c"
+	cc -c -o "$TMP/f.o" "$TMP/f.c"
+	run -0 readelf -h "$TMP/f.o"
+	assert_output --regexp 'Type: +REL'
+	# Before the fix: killed by SIGSEGV in libdwfl (exit 139).
+	run -0 --separate-stderr lp-record -F 499 -o "$TMP/o.lp" -- "$WORKLOADS/mapobj" "$TMP/f.o" 1
+	run -0 lp-collapse "$TMP/o.lp"
+	run -0 awk '/;main( |;)/ { n += $NF } END { print n + 0 }' <<<"$output"
+	[ "$output" -ge 50 ] || fail "only $output samples in main"
+}
+
 @test "children of a started command are followed" {
 	require_root
 	run -0 lp-record -F 499 -o "$TMP/kids.lp" -- sh -c "'$WORKLOADS/cpusplit' 30 0.3 & '$WORKLOADS/cpusplit' 30 0.3; wait"

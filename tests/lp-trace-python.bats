@@ -163,7 +163,7 @@ per_call() {
 	run -1 grep -c '^span' "$T/x.lp"
 	assert_output 0
 	run -1 --separate-stderr lp-trace -o "$T/t.lp" python:main -- "$WORKLOADS/fib"
-	assert_equal "$stderr" "lp-trace: probe 'python:main': $WORKLOADS/fib is no CPython interpreter (no _PyRuntime and Py_Version in its dynamic symbols; a libpython build is not supported)"
+	assert_equal "$stderr" "lp-trace: probe 'python:main': $WORKLOADS/fib is no CPython interpreter (no _PyRuntime and Py_Version in its dynamic symbols, nor in a library it maps or needs)"
 	run -2 --separate-stderr lp-trace python:a python:b -- "$PYTHON" "$PYSPAN" 1 spin
 	[[ $stderr == "lp-trace: probes 'python:a' and 'python:b': one python: probe at a time"* ]] || fail "$stderr"
 }

@@ -169,15 +169,17 @@ setup() {
 @test "lp-trace --list usdt: a file's probes, their arguments and semaphores, sorted" {
 	run -0 --separate-stderr lp-trace --list usdt "$WORKLOADS/usdtsem" "$WORKLOADS/usdtreq"
 	assert_equal "${#lines[@]}" 6
-	assert_regex "${lines[0]}" "^lp:never $WORKLOADS/usdtreq args= semaphore=no\$"
-	assert_regex "${lines[1]}" "^lp:req $WORKLOADS/usdtreq args=-4@[^ ,]+,-4@[^ ,]+ semaphore=no\$"
-	assert_regex "${lines[2]}" "^lp:sem $WORKLOADS/usdtsem args=-4@[^ ,]+ semaphore=yes\$"
-	assert_regex "${lines[3]}" "^lp:wide $WORKLOADS/usdtreq args=-8@[^ ,]+,1@[^ ,]+ semaphore=no\$"
-	assert_regex "${lines[4]}" "^lp:work__done $WORKLOADS/usdtreq args=-4@[^ ,]+ semaphore=no\$"
-	assert_regex "${lines[5]}" "^lp:work__start $WORKLOADS/usdtreq args=-4@[^ ,]+,-4@[^ ,]+ semaphore=no\$"
-	# a file without probes: nothing; one that is not ELF: said, exit 1
-	run -0 --separate-stderr lp-trace --list usdt /bin/true
+	local q=$'\t' r="$WORKLOADS/usdtreq"
+	assert_regex "${lines[0]}" "^usdt${q}usdt:$WORKLOADS/usdtsem:lp:sem$q$WORKLOADS/usdtsem$q-${q}1$q-4@[^ ,]+${q}semaphore=yes\$"
+	assert_regex "${lines[1]}" "^usdt${q}usdt:$r:lp:never$q$r$q-${q}0$q-${q}semaphore=no\$"
+	assert_regex "${lines[2]}" "^usdt${q}usdt:$r:lp:req$q$r$q-${q}2$q-4@[^ ,]+,-4@[^ ,]+${q}semaphore=no\$"
+	assert_regex "${lines[3]}" "^usdt${q}usdt:$r:lp:wide$q$r$q-${q}2$q-8@[^ ,]+,1@[^ ,]+${q}semaphore=no\$"
+	assert_regex "${lines[4]}" "^usdt${q}usdt:$r:lp:work__done$q$r$q-${q}1$q-4@[^ ,]+${q}semaphore=no\$"
+	assert_regex "${lines[5]}" "^usdt${q}usdt:$r:lp:work__start$q$r$q-${q}2$q-4@[^ ,]+,-4@[^ ,]+${q}semaphore=no\$"
+	# a file without probes: nothing, said; one that is not ELF: said, exit 1
+	run -1 --separate-stderr lp-trace --list usdt /bin/true
 	assert_output ""
+	assert_equal "$stderr" "lp-trace: --list: nothing matches 'usdt' in /bin/true"
 	printf 'not ELF\n' >"$T/text"
 	run -1 --separate-stderr lp-trace --list usdt "$T/text"
 	assert_equal "$stderr" "lp-trace: $T/text: not an ELF file"
@@ -202,9 +204,12 @@ setup() {
 	sleep 0.3
 	run -0 --separate-stderr lp-trace --list usdt -p "$pid"
 	kill "$pid"
-	run -0 grep -c '^libstdcxx:throw /[^ ]*/libstdc++\.so\.6[.0-9]* args=8@[^ ,]*,8@[^ ,]* semaphore=no$' <<<"$output"
+	list=$output
+	run -0 grep -c -P '^usdt\tusdt:/[^\t]*/libstdc\+\+\.so\.6[.0-9]*:libstdcxx:throw\t/[^\t]*/libstdc\+\+\.so\.6[.0-9]*\t-\t2\t8@[^ ,]*,8@[^ ,]*\tsemaphore=no$' <<<"$output"
 	assert_output 1
-	run -0 bash -c "LC_ALL=C sort -c <<<'$output'"
+	# only USDT probes, each file's together
+	run -0 awk -F'\t' '$1 != "usdt" || $3 != f && seen[$3]++ { bad++ } { f = $3 } END { print bad + 0 }' <<<"$list"
+	assert_output 0
 }
 
 teardown() {

@@ -503,12 +503,7 @@ tail depth=1 51"
 
 @test "lp-trace: a stripped binary with a separate debug file (.gnu_debuglink)" {
 	require_root
-	require_cmd objcopy
-	mkdir "$T/dbg" "$T/dbg/.debug"
-	cp "$WORKLOADS/lines" "$T/dbg/lines"
-	objcopy --only-keep-debug "$T/dbg/lines" "$T/dbg/.debug/lines.debug"
-	strip "$T/dbg/lines"
-	objcopy --add-gnu-debuglink="$T/dbg/.debug/lines.debug" "$T/dbg/lines"
+	stripped_with_debuglink "$T/dbg"
 	line=$(grep -n 'HIT \*/' "$LP_TOP/tests/workloads/lines.c" | cut -d: -f1)
 	run -0 lp-trace -v -o "$T/g.lp" 'accumulate(n)' "lines.c:$line(i)" -- "$T/dbg/lines"
 	assert_line "lp-trace: note: $T/dbg/lines is stripped: using its debug file $T/dbg/.debug/lines.debug"

@@ -492,6 +492,11 @@ struct elfobj {
 	Elf *dbg_elf;
 	char *dbg_path;
 	struct lp_dwarf *dw;	/* from the debug file when there is one */
+	/* Its GCC-split cold parts (NAME.cold), by address: read at first
+	 * use (find_leaves). */
+	const struct sym **cold;
+	size_t ncold;
+	bool cold_read;
 };
 
 static void elfobj_close(struct elfobj *o)
@@ -506,6 +511,7 @@ static void elfobj_close(struct elfobj *o)
 	if (o->fd >= 0)
 		close(o->fd);
 	free(o->syms);
+	free(o->cold);
 	free(o->dbg_path);
 }
 
@@ -1133,9 +1139,10 @@ static int func_values(struct lp_probe_point *pt, struct lp_dwarf *dw, uint64_t 
 	return 0;
 }
 
-/* Variable name of a line probe, in scope sc at pc; quiet: said nothing of. */
+/* Variable name of a line probe, in scope sc at pc: 0; -1 with the
+ * message in err (lp-trace's, --vars' reason). */
 static int line_value(struct lp_probe_point *pt, struct lp_dwscope *sc, const char *name,
-		      uint64_t pc, bool quiet, int *nstrs)
+		      uint64_t pc, int *nstrs, char *err, size_t errsize)
 {
 	const struct lp_probe_spec *spec = pt->spec;
 	struct lp_dwtype t;
@@ -1144,25 +1151,23 @@ static int line_value(struct lp_probe_point *pt, struct lp_dwscope *sc, const ch
 	char why[256];
 
 	if (!lp_dwscope__var(sc, name, &t)) {
-		if (!quiet)
-			lp_error("probe '%s': no variable '%s' in scope at 0x%llx", spec->text, name,
-				 (unsigned long long)pc);
+		snprintf(err, errsize, "probe '%s': no variable '%s' in scope at 0x%llx", spec->text,
+			 name, (unsigned long long)pc);
 		return -1;
 	}
 	int r = probe_value(&t, &val, why, sizeof(why));
 	if (r != 0) {
-		if (!quiet)
-			lp_error("probe '%s': cannot capture '%s': %s", spec->text, name,
-				 r > 0 ? "it has no type" : why);
+		snprintf(err, errsize, "probe '%s': cannot capture '%s': %s", spec->text, name,
+			 r > 0 ? "it has no type" : why);
 		return -1;
 	}
 	r = lp_dwscope__location(sc, &loc, why, sizeof(why));
-	if (r > 0 && !quiet)
-		lp_error("probe '%s': cannot capture '%s': it has no location (optimized out)",
+	if (r > 0)
+		snprintf(err, errsize, "probe '%s': cannot capture '%s': it has no location (optimized out)",
 			 spec->text, name);
-	if (r < 0 && !quiet)
-		lp_error("probe '%s': cannot capture '%s' at 0x%llx: %s", spec->text, name,
-			 (unsigned long long)pc, why);
+	if (r < 0)
+		snprintf(err, errsize, "probe '%s': cannot capture '%s' at 0x%llx: %s", spec->text,
+			 name, (unsigned long long)pc, why);
 	if (r)
 		return -1;
 	struct lp_trace_cap cap = { .kind = loc.mem ? LP_CAP_MEM : LP_CAP_REG, .off = loc.off };
@@ -1185,8 +1190,11 @@ static int line_values(struct lp_probe_point *pt, struct lp_dwarf *dw, uint64_t 
 		return 0;
 	struct lp_dwscope *sc = lp_dwarf__scope(dw, cu, pc);
 	int nstrs = 0, r = 0;
+	char err[512];
 	for (size_t v = 0; v < spec->nvars && r == 0; v++)
-		r = line_value(pt, sc, spec->vars[v], pc, quiet, &nstrs);
+		r = line_value(pt, sc, spec->vars[v], pc, &nstrs, err, sizeof(err));
+	if (r < 0 && !quiet)
+		lp_error("%s", err);
 	lp_dwscope__free(sc);
 	return r;
 }
@@ -1202,6 +1210,7 @@ static bool file_matches(const char *path, const char *want)
 }
 
 struct line_hit {
+	int line;
 	uint64_t addr;
 	uint64_t scope;		/* the function or inlined copy (lp_dwarf__func_at) */
 	uint64_t cu;
@@ -1209,11 +1218,13 @@ struct line_hit {
 	size_t nstmts;
 };
 
-/* The walk of the line tables for FILE:LINE. */
+/* The walk of the line tables for FILE:LINE, or the lines lo..hi of FILE
+ * (lp-trace --lines). */
 struct line_walk {
-	const struct lp_probe_spec *spec;
+	const char *file;
+	int lo, hi;
 	struct lp_dwarf *dw;
-	int below, above;	/* the nearest lines with code */
+	int below, above;	/* the nearest lines with code (lo == hi) */
 	bool file_seen;
 	struct line_hit *hits;
 	size_t nhits;
@@ -1222,28 +1233,27 @@ struct line_walk {
 static void line_row(const struct lp_dwline *l, void *arg)
 {
 	struct line_walk *w = arg;
-	int want = w->spec->line;
 
-	if (!file_matches(l->file, w->spec->file))
+	if (!file_matches(l->file, w->file))
 		return;
 	w->file_seen = true;
 	if (!l->valid || !l->stmt || l->end)
 		return;
-	if (l->line < want && l->line > w->below)
+	if (l->line < w->lo && l->line > w->below)
 		w->below = l->line;
-	if (l->line > want && l->line < w->above)
+	if (l->line > w->hi && l->line < w->above)
 		w->above = l->line;
-	if (l->line != want)
+	if (l->line < w->lo || l->line > w->hi)
 		return;
-	/* One address per function or inlined copy: its lowest. */
+	/* One address per line and function or inlined copy: its lowest. */
 	uint64_t scope = lp_dwarf__func_at(w->dw, l->cu, l->addr);
 	size_t k;
 	for (k = 0; k < w->nhits; k++)
-		if (w->hits[k].scope == scope)
+		if (w->hits[k].scope == scope && w->hits[k].line == l->line)
 			break;
 	if (k == w->nhits) {
 		w->hits = lp_reallocarray(w->hits, w->nhits + 1, sizeof(*w->hits));
-		w->hits[w->nhits++] = (struct line_hit){ l->addr, scope, l->cu, NULL, 0 };
+		w->hits[w->nhits++] = (struct line_hit){ l->line, l->addr, scope, l->cu, NULL, 0 };
 	} else if (l->addr < w->hits[k].addr) {
 		w->hits[k].addr = l->addr;
 	}
@@ -1259,7 +1269,8 @@ static int resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, cons
 		lp_error("probe '%s': %s has no DWARF line information (build with -g)", spec->text, path);
 		return -1;
 	}
-	struct line_walk w = { .spec = spec, .dw = o->dw, .above = INT_MAX };
+	struct line_walk w = { .file = spec->file, .lo = spec->line, .hi = spec->line, .dw = o->dw,
+			       .above = INT_MAX };
 	lp_dwarf__each_line(o->dw, line_row, &w);
 	*hits = w.hits;
 	*nhits = w.nhits;
@@ -1280,6 +1291,19 @@ static int resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, cons
 
 /* --- resolution ----------------------------------------------------- */
 
+/* n bytes of the file at offset off, or NULL past its end.  From the
+ * file's image: libelf 0.188 keeps each elf_getdata_rawchunk in a list it
+ * searches linearly, which made --list of a 10,000-function binary
+ * (a read per function) quadratic: 3.6 s of 4.7 for PostgreSQL's. */
+static const unsigned char *file_bytes(Elf *elf, uint64_t off, size_t n)
+{
+	size_t size;
+	const char *image = elf_rawfile(elf, &size);
+	if (!image || off > size || n > size - off)
+		return NULL;
+	return (const unsigned char *)image + off;
+}
+
 /* The cost of a uprobe depends on the probed instruction (PERF-NOTES.md):
  * endbr64 is single-stepped out of line (~13 us), push %rbp is emulated
  * (~0.6 us), a 5-byte nop optimised.  When a function opens with endbr64
@@ -1287,11 +1311,8 @@ static int resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, cons
  * arguments are the same there. */
 static uint64_t skip_endbr(Elf *elf, uint64_t off)
 {
-	Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)off, 9, ELF_T_BYTE);
-	if (!d || !d->d_buf || d->d_size < 9)
-		return 0;
-	const unsigned char *b = d->d_buf;
-	if (b[0] != 0xf3 || b[1] != 0x0f || b[2] != 0x1e || b[3] != 0xfa)
+	const unsigned char *b = file_bytes(elf, off, 9);
+	if (!b || b[0] != 0xf3 || b[1] != 0x0f || b[2] != 0x1e || b[3] != 0xfa)
 		return 0;
 	enum lp_insn next = lp_insn__classify(b + 4, 5);
 	return next == LP_INSN_NOP || next == LP_INSN_EMULATED ? 4 : 0;
@@ -1302,9 +1323,9 @@ static uint64_t skip_endbr(Elf *elf, uint64_t off)
 static enum lp_insn insn_at(Elf *elf, uint64_t off)
 {
 	for (size_t n = 16; n > 0; n /= 2) {
-		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)off, n, ELF_T_BYTE);
-		if (d && d->d_buf)
-			return lp_insn__classify(d->d_buf, d->d_size);
+		const unsigned char *b = file_bytes(elf, off, n);
+		if (b)
+			return lp_insn__classify(b, n);
 	}
 	return LP_INSN_STEPPED;
 }
@@ -1335,8 +1356,8 @@ static int function_flow(struct elfobj *o, uint64_t cu, uint64_t pc, struct lp_i
 		uint64_t foff;
 		if (lp_dwarf__file_offset(elf, r[i].lo, &foff, NULL) < 0)
 			goto fail;
-		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)foff, r[i].hi - r[i].lo, ELF_T_BYTE);
-		if (!d || !d->d_buf || lp_insnflow__decode(d->d_buf, d->d_size, r[i].lo, f) < 0)
+		const unsigned char *b = file_bytes(elf, foff, r[i].hi - r[i].lo);
+		if (!b || lp_insnflow__decode(b, r[i].hi - r[i].lo, r[i].lo, f) < 0)
 			goto fail;
 	}
 	return 0;
@@ -1601,6 +1622,44 @@ static bool frame_gone(struct elfobj *o, uint64_t pc)
 	return reg == 7 && off == 8;
 }
 
+static int cold_cmp(const void *a, const void *b)
+{
+	uint64_t x = (*(const struct sym *const *)a)->value, y = (*(const struct sym *const *)b)->value;
+	return (x > y) - (x < y);
+}
+
+/* The cold parts that may hold address a (from the one returned on,
+ * while their start is at most a), or NULL: a binary search, since every
+ * call a function makes is looked up (--list asks of every function). */
+static const struct sym *const *cold_parts(struct elfobj *o, uint64_t a)
+{
+	if (!o->cold_read) {
+		o->cold_read = true;
+		for (size_t k = 0; k < o->nsyms; k++)
+			if (strstr(o->syms[k].name, ".cold")) {
+				o->cold = lp_reallocarray(o->cold, o->ncold + 1, sizeof(*o->cold));
+				o->cold[o->ncold++] = &o->syms[k];
+			}
+		if (o->ncold)
+			qsort(o->cold, o->ncold, sizeof(*o->cold), cold_cmp);
+	}
+	/* Parts do not overlap: the last that starts at or before a, and
+	 * the aliases that start with it. */
+	size_t lo = 0, hi = o->ncold;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (o->cold[mid]->value <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	while (lo > 1 && o->cold[lo - 2]->value == o->cold[lo - 1]->value)
+		lo--;
+	return &o->cold[lo - 1];
+}
+
 /* The instructions that leave the function at vaddr (its symbol s, or NULL)
  * into pt->rets; the function's GCC-split cold part (NAME.cold) with it.
  * *leaf: it calls nothing and leaves only by ret (no exception can start
@@ -1622,18 +1681,18 @@ static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const
 	for (size_t scanned = 0; scanned < nr; scanned++) {
 		uint64_t off;
 		size_t n = (size_t)(r[scanned].hi - r[scanned].lo);
-		Elf_Data *code = lp_dwarf__file_offset(o->elf, r[scanned].lo, &off, NULL) == 0
-			? elf_getdata_rawchunk(o->elf, (int64_t)off, n, ELF_T_BYTE) : NULL;
+		const unsigned char *code = lp_dwarf__file_offset(o->elf, r[scanned].lo, &off, NULL) == 0
+			? file_bytes(o->elf, off, n) : NULL;
 		size_t before = d.noutside;
-		if (!code || !code->d_buf || code->d_size < n ||
-		    lp_disasm__scan(code->d_buf, n, r[scanned].lo, r, nr, &d) < 0) {
+		if (!code || lp_disasm__scan(code, n, r[scanned].lo, r, nr, &d) < 0) {
 			lp_disasm__fini(&d);
 			return -1;
 		}
 		for (size_t i = before; s && i < d.noutside && nr < 8; i++)
-			for (size_t k = 0; k < o->nsyms; k++) {
-				const struct sym *c = &o->syms[k];
-				if (d.outside[i] < c->value || d.outside[i] >= c->value + c->size ||
+			for (const struct sym *const *cp = cold_parts(o, d.outside[i]);
+			     cp && cp < o->cold + o->ncold && (*cp)->value <= d.outside[i]; cp++) {
+				const struct sym *c = *cp;
+				if (d.outside[i] >= c->value + c->size ||
 				    strncmp(c->name, s->name, namelen) || strncmp(c->name + namelen, ".cold", 5))
 					continue;
 				bool have = false;
@@ -1709,10 +1768,11 @@ static void hazards(const struct elfobj *o, const char *path, const char *exe, s
 
 /* How function probe pt (symbol s, or NULL, at vaddr) sees its returns:
  * with a uretprobe unless that is unsafe (struct hazard), or --returns
- * says.  -1 after reporting why it cannot be traced. */
+ * says.  -1 with why it cannot be traced in err (lp-trace's message, and
+ * --list's reason). */
 static int choose_returns(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
 			  const struct hazard *hz, const struct sym *s, uint64_t vaddr, bool verbose,
-			  struct lp_probe_point *pt)
+			  struct lp_probe_point *pt, char *err, size_t errsize)
 {
 	pt->returns = LP_RETURNS_URETPROBE;
 	if (spec->returns == LP_RETURNS_URETPROBE) {
@@ -1726,7 +1786,7 @@ static int choose_returns(const struct lp_probe_spec *spec, struct elfobj *o, co
 	const char *name = s ? s->name : "";
 	bool go_code = hz->go && strchr(name, '.');
 	if (go_code && !hz->regabi) {
-		lp_error("probe '%s': %s was built by %s, before Go 1.17's register ABI: a return cannot be matched to its goroutine, and a uretprobe would kill the program at its first stack growth; not traced",
+		snprintf(err, errsize, "probe '%s': %s was built by %s, before Go 1.17's register ABI: a return cannot be matched to its goroutine, and a uretprobe would kill the program at its first stack growth; not traced",
 			 spec->text, path, hz->go_version[0] ? hz->go_version : "a Go older than 1.17");
 		return -1;
 	}
@@ -1735,7 +1795,7 @@ static int choose_returns(const struct lp_probe_spec *spec, struct elfobj *o, co
 	if (find_leaves(spec, o, path, s, vaddr, verbose, pt, &leaf, &reads_ret) < 0) {
 		if (spec->returns == LP_RETURNS_AUTO && !hz->why[0])
 			return 0;	/* nothing known against a uretprobe */
-		lp_error("probe '%s': cannot read the code of %s in %s (no symbol size, no unwind information): its returns cannot be probed, and a uretprobe would break the program (%s); not traced",
+		snprintf(err, errsize, "probe '%s': cannot read the code of %s in %s (no symbol size, no unwind information): its returns cannot be probed, and a uretprobe would break the program (%s); not traced",
 			 spec->text, s ? s->name : spec->text, path, hz->why[0] ? hz->why : "--returns insn");
 		return -1;
 	}
@@ -2233,8 +2293,11 @@ static int func_entry(const struct lp_probe_spec *spec, struct elfobj *o, const 
 	pt->cfg.vaddr = vaddr + skip;
 	struct hazard hz;
 	hazards(o, path, exe, &hz);
-	if (choose_returns(spec, o, path, &hz, fsym, vaddr, verbose, pt) < 0)
+	char err[1024];
+	if (choose_returns(spec, o, path, &hz, fsym, vaddr, verbose, pt, err, sizeof(err)) < 0) {
+		lp_error("%s", err);
 		return -1;
+	}
 	*catch = hz.cxx && pt->returns == LP_RETURNS_INSN;
 	return 0;
 }
@@ -2314,10 +2377,21 @@ static int python_points(const struct lp_probe_spec *spec, const char *exe, pid_
 	return 0;
 }
 
+char *lp_probe__path(const struct lp_probe_spec *spec, const char *exe, pid_t pid)
+{
+	if (!spec->lib)
+		return lp_strdup(exe);
+	char *path = find_lib(spec->lib, pid);
+	if (!path)
+		lp_error("probe '%s': no library '%s' %s", spec->text, spec->lib,
+			 pid > 0 ? "mapped by the process or in the library directories"
+				 : "in the library directories");
+	return path;
+}
+
 int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 		      bool verbose, struct lp_probe_point **points, size_t *n)
 {
-	char *path = NULL;
 	if (spec->type == LP_PROBE_SYSCALLS || spec->type == LP_PROBE_TRACEPOINT) {
 		kernel_point(spec, points, n);
 		return 0;
@@ -2326,17 +2400,9 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 		return usdt_points(spec, exe, pid, points, n);
 	if (spec->type == LP_PROBE_PYTHON)
 		return python_points(spec, exe, pid, verbose, points, n);
-	if (spec->lib) {
-		path = find_lib(spec->lib, pid);
-		if (!path) {
-			lp_error("probe '%s': no library '%s' %s", spec->text, spec->lib,
-				 pid > 0 ? "mapped by the process or in the library directories"
-					 : "in the library directories");
-			return -1;
-		}
-	} else {
-		path = lp_strdup(exe);
-	}
+	char *path = lp_probe__path(spec, exe, pid);
+	if (!path)
+		return -1;
 	struct elfobj o;
 	int ret = -1;
 	if (elfobj_open(&o, path) == 0)
@@ -2346,4 +2412,146 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	elfobj_close(&o);
 	free(path);
 	return ret;
+}
+
+/* --- discovery: the same questions, of a file opened once ------------ */
+
+struct lp_probe_file {
+	struct elfobj o;
+	char *path, *exe;
+	struct hazard hz;
+	bool hz_read;
+};
+
+struct lp_probe_file *lp_probe_file__open(const char *path, const char *exe)
+{
+	struct lp_probe_file *f = lp_calloc(1, sizeof(*f));
+	if (elfobj_open(&f->o, path) < 0) {
+		elfobj_close(&f->o);
+		free(f);
+		return NULL;
+	}
+	f->path = lp_strdup(path);
+	f->exe = exe ? lp_strdup(exe) : NULL;
+	return f;
+}
+
+void lp_probe_file__free(struct lp_probe_file *f)
+{
+	if (!f)
+		return;
+	elfobj_close(&f->o);
+	free(f->path);
+	free(f->exe);
+	free(f);
+}
+
+struct lp_dwarf *lp_probe_file__dwarf(struct lp_probe_file *f)
+{
+	return f->o.dw;
+}
+
+const char *lp_probe_file__debug_path(const struct lp_probe_file *f)
+{
+	return f->o.dbg_path;
+}
+
+bool lp_probe_file__stripped(const struct lp_probe_file *f)
+{
+	return f->o.stripped;
+}
+
+bool lp_probe_file__func(const struct lp_probe_file *f, size_t i, struct lp_probe_func *out)
+{
+	if (i >= f->o.nsyms)
+		return false;
+	const struct sym *s = &f->o.syms[i];
+	*out = (struct lp_probe_func){ s->name, s->value, s->size, s->ifunc };
+	return true;
+}
+
+int lp_probe_file__returns(struct lp_probe_file *f, size_t i, char *why, size_t whysize)
+{
+	const struct sym *s = &f->o.syms[i];
+	uint64_t off;
+	why[0] = '\0';
+	if (s->ifunc) {
+		snprintf(why, whysize, "an IFUNC resolver, run once by ld.so");
+		return -1;
+	}
+	if (lp_dwarf__file_offset(f->o.elf, s->value, &off, NULL) < 0) {
+		snprintf(why, whysize, "not in a loaded segment");
+		return -1;
+	}
+	if (!f->hz_read) {
+		hazards(&f->o, f->path, f->exe, &f->hz);
+		f->hz_read = true;
+	}
+	/* As func_entry decides it, with --returns auto and nothing said. */
+	struct lp_probe_spec spec = { .type = LP_PROBE_FUNC, .text = (char *)s->name,
+				      .func = (char *)s->name, .returns = LP_RETURNS_AUTO };
+	struct lp_probe_point pt = { .spec = &spec, .offset = off + skip_endbr(f->o.elf, off) };
+	int r = choose_returns(&spec, &f->o, f->path, &f->hz, s, s->value, false, &pt, why, whysize);
+	if (r == 0 && pt.returns == LP_RETURNS_INSN)
+		snprintf(why, whysize, "%s", pt.returns_why);
+	r = r < 0 ? -1 : (int)pt.returns;
+	lp_probe_point__fini(&pt);
+	return r;
+}
+
+int lp_probe_file__find(struct lp_probe_file *f, struct lp_probe_spec *spec, uint64_t *vaddr,
+			uint64_t *size)
+{
+	const struct sym *s;
+	char *shown = NULL;
+	int r = func_address(spec, &f->o, f->path, false, vaddr, &s, &shown);
+	free(shown);
+	*size = s ? s->size : 0;
+	return r;
+}
+
+int lp_probe_file__sites(struct lp_probe_file *f, const struct lp_probe_spec *spec, int hi,
+			 struct lp_probe_site **sites, size_t *n)
+{
+	struct line_hit *hits = NULL;
+	size_t nhits = 0;
+	*sites = NULL;
+	*n = 0;
+	if (hi == spec->line) {
+		if (resolve_line(spec, &f->o, f->path, &hits, &nhits) < 0)
+			return -1;
+	} else if (lp_dwarf__has_dwarf(f->o.dw)) {
+		struct line_walk w = { .file = spec->file, .lo = spec->line, .hi = hi, .dw = f->o.dw };
+		lp_dwarf__each_line(f->o.dw, line_row, &w);
+		hits = w.hits;
+		nhits = w.nhits;
+	}
+	*sites = lp_calloc(nhits ? nhits : 1, sizeof(**sites));
+	for (size_t i = 0; i < nhits; i++) {
+		/* Where line_points puts it, for the same reasons. */
+		struct lp_probe_point pt = { .spec = spec };
+		struct lp_probe_site *st = &(*sites)[(*n)++];
+		uint64_t off;
+		st->line = hits[i].line;
+		st->cu = hits[i].cu;
+		st->addr = choose_line_addr(&pt, &f->o, &hits[i], &st->insn, &st->why);
+		if (st->addr != hits[i].addr && lp_dwarf__file_offset(f->o.elf, st->addr, &off, NULL) < 0)
+			st->addr = hits[i].addr, st->insn = LP_INSN_STEPPED;
+		lp_probe_point__fini(&pt);
+	}
+	free_hits(hits, nhits);
+	return 0;
+}
+
+int lp_probe_file__capture(struct lp_probe_file *f, const struct lp_probe_spec *spec,
+			   const struct lp_probe_site *site, const char *name, char *why,
+			   size_t whysize)
+{
+	struct lp_probe_point pt = { .spec = spec };
+	struct lp_dwscope *sc = lp_dwarf__scope(f->o.dw, site->cu, site->addr);
+	int nstrs = 0;
+	int r = line_value(&pt, sc, name, site->addr, &nstrs, why, whysize);
+	lp_dwscope__free(sc);
+	lp_probe_point__fini(&pt);
+	return r;
 }

@@ -133,4 +133,62 @@ const char *lp_tracefs(void);
 
 void lp_probe_point__fini(struct lp_probe_point *p);
 
+/* The file a FUNC, LIB:FUNC or FILE:LINE spec resolves in: exe, or the
+ * library LIB (mapped by pid, else in the library directories).
+ * malloc'd; NULL after reporting why. */
+char *lp_probe__path(const struct lp_probe_spec *spec, const char *exe, pid_t pid);
+
+/* --- discovery (lp-trace --list, --lines, --vars) ----------------------
+ * The questions lp_probe__resolve answers for one probe, asked of a file
+ * opened once, answered by the same code. */
+
+struct lp_probe_file;
+
+/* path's symbols and DWARF (its debug file's when it is stripped); exe:
+ * the executable that runs it (its hazards count for returns), or NULL.
+ * NULL after reporting why. */
+struct lp_probe_file *lp_probe_file__open(const char *path, const char *exe);
+void lp_probe_file__free(struct lp_probe_file *f);
+struct lp_dwarf *lp_probe_file__dwarf(struct lp_probe_file *f);
+/* Its separate debug file, NULL when none was used. */
+const char *lp_probe_file__debug_path(const struct lp_probe_file *f);
+/* Only its dynamic symbols are known (no .symtab, no debug file). */
+bool lp_probe_file__stripped(const struct lp_probe_file *f);
+
+/* Function symbol i (what FUNC names); false past the last. */
+struct lp_probe_func {
+	const char *name;
+	uint64_t addr, size;	/* link-time address; size 0: unknown */
+	bool ifunc;		/* an IFUNC resolver */
+};
+bool lp_probe_file__func(const struct lp_probe_file *f, size_t i, struct lp_probe_func *out);
+/* How lp-trace FUNC (--returns auto) sees function i's returns:
+ * LP_RETURNS_URETPROBE, LP_RETURNS_INSN with why not a uretprobe, or -1:
+ * it would refuse to trace it, why. */
+int lp_probe_file__returns(struct lp_probe_file *f, size_t i, char *why, size_t whysize);
+/* FUNC of spec (LP_PROBE_FUNC): its address and symbol size (0:
+ * unknown).  -1 after lp-trace's message. */
+int lp_probe_file__find(struct lp_probe_file *f, struct lp_probe_spec *spec, uint64_t *vaddr,
+			uint64_t *size);
+
+/* One place lp-trace FILE:LINE probes: a function or inlined copy with
+ * code at the line. */
+struct lp_probe_site {
+	int line;
+	uint64_t addr;		/* the address chosen in the line (file address) */
+	uint64_t cu;		/* its unit (lp_dwarf__scope) */
+	enum lp_insn insn;	/* its class: what a hit costs */
+	const char *why;	/* LP_INSN_STEPPED: why no cheaper place; static */
+};
+/* The sites of lines spec->line..hi of spec->file (LP_PROBE_LINE), *n of
+ * them, in line order.  One line (hi == spec->line) with none: -1 after
+ * lp-trace's message; a range with none: 0 and *n 0. */
+int lp_probe_file__sites(struct lp_probe_file *f, const struct lp_probe_spec *spec, int hi,
+			 struct lp_probe_site **sites, size_t *n);
+/* Whether lp-trace FILE:LINE(name) captures name at site: 0; -1 with
+ * lp-trace's message in why. */
+int lp_probe_file__capture(struct lp_probe_file *f, const struct lp_probe_spec *spec,
+			   const struct lp_probe_site *site, const char *name, char *why,
+			   size_t whysize);
+
 #endif

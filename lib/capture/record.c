@@ -75,6 +75,7 @@ struct lp_recorder {
 	uint64_t off_lost, off_lost_written;
 	uint64_t off_unseen, off_unseen_written;
 	uint64_t children, children_written;	/* forks the pid set had no room for */
+	uint64_t outside;			/* --inside: samples and intervals not sent */
 	uint64_t running, blocked, runnable;	/* samples written, by state */
 	/* Stacks made, those reaching their thread's outermost frame, and the
 	 * others by the module they end in (lp_ending), for the summary. */
@@ -242,6 +243,8 @@ static int write_header(struct lp_recorder *r)
 		lp_attrs_buf__add(&a, "min_block_ns", buf);
 	}
 	lp_attrs_buf__add(&a, "unwind", call_graph_name(r->opts.call_graph));
+	if (r->opts.inside)
+		lp_attrs_buf__add(&a, "inside", r->opts.inside);
 	if (r->opts.raw)
 		lp_attrs_buf__add(&a, "raw", "1");
 	lp_attrs_buf__add(&a, "producer", "lp-record");
@@ -1124,6 +1127,11 @@ static int load_bpf(struct lp_recorder *r)
 	if (opts->npids == 0 && !r->py)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_exit, false);
 
+	/* --inside: the gate's open calls, in lp-trace's map. */
+	if (opts->inside && bpf_map__reuse_fd(r->skel->maps.lp_gate, opts->gate_fd) < 0) {
+		lp_error_errno("cannot share the map of the --inside probes");
+		return -1;
+	}
 	int err = profile_bpf__load(r->skel);
 	if (err) {
 		errno = -err;
@@ -1183,6 +1191,9 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 	 * taken and dropped. */
 	if (opts->calibrate_ns > 0 && calibrate(r) < 0)
 		goto fail;
+	/* Gated only now: the calibration's samples are lp-record's own. */
+	if (opts->inside)
+		r->skel->bss->gate_on = 1;
 	for (size_t i = 0; i < opts->npids; i++)
 		if (lp_recorder__add_pid(r, opts->pids[i]) < 0)
 			goto fail;
@@ -1257,6 +1268,7 @@ static int flush_lost(struct lp_recorder *r)
 	    flush_counter(r, c[LP_CNT_CHILDREN], "children", &r->children,
 			  &r->children_written) < 0)
 		return -1;
+	r->outside = c[LP_CNT_OUTSIDE];
 	return 0;
 }
 
@@ -1388,19 +1400,23 @@ int lp_recorder__finish(struct lp_recorder *r)
 void lp_recorder__counts(const struct lp_recorder *r, char *buf, size_t size)
 {
 	struct lp_symbolizer_stats st;
-	char children[64] = "";
+	char children[64] = "", outside[320] = "";
 
 	lp_symbolizer__stats(r->sym, &st);
 	if (r->children)
 		snprintf(children, sizeof(children), ", %" PRIu64 " children not followed (pid set full)",
 			 r->children);
+	/* --inside: what the gate kept out, after the counts of what is in. */
+	if (r->opts.inside)
+		snprintf(outside, sizeof(outside), ", %" PRIu64 " outside %.200s (not written)",
+			 r->outside, r->opts.inside);
 	if (r->opts.mode == LP_RECORD_OFF) {
 		snprintf(buf, size, "%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (ring full), %" PRIu64
 			 " lost (map full), %" PRIu64 " lost (end unreported), %" PRIu64
-			 " unwinds failed, %" PRIu64 " truncated%s; %" PRIu64 " processes, %" PRIu64
+			 " unwinds failed, %" PRIu64 " truncated%s%s; %" PRIu64 " processes, %" PRIu64
 			 " modules symbolized",
 			 r->blocked + r->runnable, r->ring_lost, r->off_lost, r->off_unseen,
-			 r->unwind_failed + r->ustack_failed, r->truncated, children, st.procs,
+			 r->unwind_failed + r->ustack_failed, r->truncated, children, outside, st.procs,
 			 st.modules);
 		return;
 	}
@@ -1410,19 +1426,19 @@ void lp_recorder__counts(const struct lp_recorder *r, char *buf, size_t size)
 			 " blocked, %" PRIu64 " runnable; %s), %" PRIu64
 			 " lost (ring full), %" PRIu64 " lost (map full), %" PRIu64
 			 " lost (end unreported), %" PRIu64 " unwinds failed, %" PRIu64
-			 " truncated%s; %" PRIu64 " processes, %" PRIu64 " modules symbolized",
+			 " truncated%s%s; %" PRIu64 " processes, %" PRIu64 " modules symbolized",
 			 r->running + r->blocked + r->runnable, r->running, r->opts.freq, r->blocked,
 			 r->runnable, call_graph_name(r->opts.call_graph), r->ring_lost, r->off_lost, r->off_unseen,
-			 r->unwind_failed + r->ustack_failed, r->truncated, children, st.procs,
+			 r->unwind_failed + r->ustack_failed, r->truncated, children, outside, st.procs,
 			 st.modules);
 		return;
 	}
 	snprintf(buf, size, "%" PRIu64 " samples (%s at %u Hz, %s), %" PRIu64 " lost (ring full), %" PRIu64
-		 " unwinds failed, %" PRIu64 " truncated%s; %" PRIu64 " processes, %" PRIu64
+		 " unwinds failed, %" PRIu64 " truncated%s%s; %" PRIu64 " processes, %" PRIu64
 		 " modules symbolized",
 		 r->running, r->event ? r->event : "-", r->opts.freq,
 		 call_graph_name(r->opts.call_graph), r->ring_lost,
-		 r->unwind_failed + r->ustack_failed, r->truncated, children, st.procs, st.modules);
+		 r->unwind_failed + r->ustack_failed, r->truncated, children, outside, st.procs, st.modules);
 }
 
 /* What lp-record cost the threads it sampled, after the summary line. */

@@ -62,6 +62,11 @@ struct lp_record_opts {
 	/* How long to measure what a sample and a blocked interval cost
 	 * (lib/capture/cost.h), before recording; 0: not measured, no cost record. */
 	int64_t calibrate_ns;
+	/* --inside (lib/capture/gate.h): a thread is sampled only while it is
+	 * inside one of these functions (their names, as given, in the
+	 * header's inside=), its open calls of them in map gate_fd. */
+	const char *inside;	/* NULL: not gated */
+	int gate_fd;
 };
 
 /* --stack-depth's bound (and default): the kernel's default

@@ -17,6 +17,7 @@
 #ifndef LP_TARGET_H
 #define LP_TARGET_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

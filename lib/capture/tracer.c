@@ -44,6 +44,7 @@ struct pinfo {
 	bool cal;		/* a calibration probe: its records are not written */
 	enum lp_insn insn;
 	bool ret_insn_probed;	/* LP_PROBE_ENTRY: returns probed at instructions */
+	bool gate;		/* LP_PROBE_F_GATE: its open calls are no spans */
 	enum lp_insn ret_insn;	/* their class */
 	bool shared;		/* attached once for every process (LP_PROBE_F_FILTER) */
 	struct lp_probe_value vals[LP_TRACE_MAX_CAPS];
@@ -182,6 +183,7 @@ struct lp_tracer {
 	struct lp_attrs_buf attrs;
 	struct lp_hashmap nspids;	/* pid -> 1 + its own namespace's pid (add_nspid) */
 	bool verbose, detached;
+	bool gate;			/* lp_tracer_opts.gate */
 	bool calibrated;	/* costs[] hold figures: cost records and lp_ns= */
 	struct cls_cost costs[LP_INSN_N];
 	int64_t cal_time;	/* when calibration ended */
@@ -254,6 +256,7 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 	lp_hashmap__init(&t->nspids);
 	lp_hashmap__init(&t->pycodes);
 	t->verbose = opts->verbose;
+	t->gate = opts->gate;
 	t->ncpus = libbpf_num_possible_cpus();
 	t->skel = trace_bpf__open();
 	if (!t->skel) {
@@ -900,9 +903,13 @@ static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pi
 
 int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
 {
-	t->cur = (int)t->nprobes;
+	int cur = t->cur = (int)t->nprobes;
 	int id = attach_probe(t, pt, pid);
 	t->cur = -1;
+	/* A probe that failed half-way: what it attached goes (quietly: no
+	 * record said it came), and it is no probe lp_tracer__find finds. */
+	if (id < 0 && (size_t)cur < t->nprobes)
+		lp_tracer__remove(t, &cur, 1);
 	return id;
 }
 
@@ -951,6 +958,10 @@ static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pi
 			return -1;
 		}
 		t->py_set = true;
+	}
+	if (t->gate && pt->cfg.kind == LP_PROBE_ENTRY) {
+		pi->gate = true;
+		cfg.flags |= LP_PROBE_F_GATE;
 	}
 	if ((pt->cfg.kind == LP_PROBE_ENTRY || pt->cfg.kind == LP_PROBE_POINT ||
 	     pt->cfg.kind == LP_PROBE_PY) && pid > 0 && file_shared(t, pt->path)) {
@@ -1662,6 +1673,25 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	return ret;
 }
 
+void lp_tracer__classes(const struct lp_probe_point *points, size_t n, unsigned *entry_classes,
+			unsigned *point_classes, bool *tracepoints)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_probe_point *pt = &points[i];
+		if (pt->cfg.kind == LP_PROBE_ENTRY)
+			*entry_classes |= 1u << pt->insn;
+		/* A return probed at an instruction costs a point probe's hit. */
+		if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
+		    pt->ret_insn != LP_INSN_NONE)
+			*point_classes |= 1u << pt->ret_insn;
+		else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
+			 pt->cfg.kind == LP_PROBE_PY)
+			*point_classes |= 1u << pt->insn;
+		else if (pt->cfg.kind == LP_PROBE_TP)
+			*tracepoints = true;
+	}
+}
+
 /* Records of the probes' costs: a function probe's entry and return, a
  * point probe's hit, once per name and class. */
 int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
@@ -2341,7 +2371,8 @@ static int write_open(struct lp_tracer *t, struct lp_writer *w, int fd)
 			continue;
 		for (uint32_t d = 0; d < st->depth && d < LP_TRACE_MAX_DEPTH; d++) {
 			const struct lp_trace_frame *f = &st->frames[d];
-			if (f->probe >= t->nprobes || f->ts > t->stop_ns || t->probes[f->probe].removed)
+			if (f->probe >= t->nprobes || f->ts > t->stop_ns || t->probes[f->probe].gate ||
+			    t->probes[f->probe].removed)
 				continue;
 			const struct pinfo *pi = &t->probes[f->probe];
 			const struct pycode *c = pi->kind == LP_PROBE_PY
@@ -2702,6 +2733,11 @@ int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
 void lp_tracer__set_start(struct lp_tracer *t)
 {
 	t->start_ns = (uint64_t)lp_monotonic_ns();
+}
+
+int lp_tracer__stacks_fd(const struct lp_tracer *t)
+{
+	return bpf_map__fd(t->skel->maps.stacks);
 }
 
 uint64_t lp_tracer__count(const struct lp_tracer *t)

@@ -18,6 +18,10 @@ struct lp_tracer_opts {
 	size_t ring_bytes;		/* ring buffer size, a power of two */
 	uint32_t max_pids;		/* the kernel's pid set; 0: LP_TARGET_MAX_PIDS */
 	int verbose;			/* -v: attach details, libbpf's warnings; -vv: its debug output */
+	/* lp-record --inside: the function probes attached are a gate
+	 * (LP_PROBE_F_GATE): their open calls are kept per thread in the map
+	 * lp_tracer__stacks_fd gives, for the sampler; no span is written. */
+	bool gate;
 };
 
 struct lp_tracer;
@@ -44,6 +48,13 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
  * already: what a probe added while tracing still needs. */
 void lp_tracer__uncalibrated(const struct lp_tracer *t, unsigned *entry_classes,
 			      unsigned *point_classes, bool *tracepoints);
+
+/* The instruction classes of points[0..n) that lp_tracer__calibrate
+ * measures, or'ed into *entry_classes, *point_classes and *tracepoints:
+ * a function probe's entry class, and a point probe's (a return probed at
+ * an instruction costs a point probe's hit of that instruction's class). */
+void lp_tracer__classes(const struct lp_probe_point *points, size_t n, unsigned *entry_classes,
+			unsigned *point_classes, bool *tracepoints);
 
 /* Writes the cost records of the probes attached so far (none when not
  * calibrated).  Returns 0, or -1 when the output failed. */
@@ -122,21 +133,27 @@ void lp_tracer__attach_kids(struct lp_tracer *t, int id, const struct lp_probe_p
 			    pid_t target);
 
 /* Writes "probe TIME attach NAME spec=..." for ids (attached together):
- * TIME when attaching began, so that none of their spans starts before
- * it (formats/lp-stream.md).  0, or -1 when the output failed. */
+ * TIME taken just before their entries were attached, so that none of
+ * their spans starts before it (formats/lp-stream.md).  0, or -1 when
+ * the output failed. */
 int lp_tracer__write_attached(struct lp_tracer *t, struct lp_writer *w, const int *ids, size_t n);
 
 /* Starts detaching probes ids (lp_tracer__find's) while tracing goes on:
  * their links are destroyed by a thread (grace periods: ~0.1 to 0.7 s
- * each), a later poll (or finish) writes what the ring holds of them and
- * then "probe TIME detach NAME spec=... open=N": N calls still open,
- * whose spans are not written (cut short, their durations would be
- * wrong).  Their records after that are dropped. */
+ * each), entries first; a later poll (or finish) writes what the ring
+ * holds of them and then "probe TIME detach NAME spec=... open=N", TIME
+ * when the links began to go, N the calls in progress then, whose spans
+ * are not written (they would end after TIME, or never).  Their records
+ * after that are dropped. */
 int lp_tracer__remove(struct lp_tracer *t, const int *ids, size_t n);
 
 /* One line on stderr per probe: its name, as given, records written,
  * since when attached. */
 void lp_tracer__status(const struct lp_tracer *t);
+
+/* The map of open calls (bpf/trace.h: key a thread id, value struct
+ * lp_trace_stack), for another BPF object to share (lp-record --inside). */
+int lp_tracer__stacks_fd(const struct lp_tracer *t);
 
 /* Totals for the summary on stderr. */
 uint64_t lp_tracer__count(const struct lp_tracer *t);

@@ -6,7 +6,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -26,11 +25,6 @@ void lp_usdt__free(struct lp_usdt_probe *probes, size_t n);
  * freed with lp_usdt__free_files. */
 char **lp_usdt__files(const char *exe, pid_t pid, size_t *n);
 void lp_usdt__free_files(char **files, size_t n);
-
-/* lp-trace --list usdt: each probe of the files, a line
- * "PROVIDER:NAME FILE args=SPEC semaphore=yes|no" (the spec's words joined
- * by commas), sorted.  -1 after reporting a file that cannot be read. */
-int lp_usdt__list(char *const *files, size_t n, FILE *out);
 
 /* One argument of a spec ("-4@%eax"): its size in bytes and whether it is
  * signed.  The number of arguments: up to max filled, -1 when a word is not

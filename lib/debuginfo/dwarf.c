@@ -44,8 +44,8 @@ static _Thread_local pid_t foreign_pid;
  * opened through /proc/PID/root (so its debuglink is looked for beside it
  * there too), and never the host's /mnt/w.  The vDSO and deleted files
  * (images in memory) go to libdwfl's callback. */
-static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
-			 Dwarf_Addr base, char **file_name, Elf **elfp)
+static int open_elf(Dwfl_Module *mod, void **userdata, const char *name,
+		    Dwarf_Addr base, char **file_name, Elf **elfp)
 {
 	size_t n = strlen(name);
 
@@ -64,6 +64,40 @@ static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
 	if (fd >= 0)
 		close(fd);
 	free(path);
+	return -1;
+}
+
+/* open_elf's file, unless it is a relocatable object: a linker maps its
+ * input .o files as data, and libdwfl relocates such a module through a
+ * section_address callback a process's Dwfl has none of (a call through
+ * NULL in dwfl_module_getsym_info, seen recording a build with --all).
+ * Code a process runs is never ET_REL. */
+static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+			 Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	int fd = open_elf(mod, userdata, name, base, file_name, elfp);
+	GElf_Ehdr eh;
+	bool rel;
+
+	if (*elfp)
+		rel = gelf_getehdr(*elfp, &eh) && eh.e_type == ET_REL;
+	else if (fd >= 0) {
+		Elf64_Half type = 0;
+
+		/* e_type: at 16 in both classes' headers. */
+		rel = pread(fd, &type, sizeof(type), 16) == sizeof(type) && type == ET_REL;
+	} else
+		return fd;
+	if (!rel)
+		return fd;
+	if (*elfp) {
+		elf_end(*elfp);
+		*elfp = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(*file_name);
+	*file_name = NULL;
 	return -1;
 }
 
@@ -674,6 +708,93 @@ static struct lp_dwtype value_type(Dwarf_Die *die)
 	return other;
 }
 
+/* a, b and c joined into buf, cut to fit. */
+static void join3(char *buf, size_t size, const char *a, const char *b, const char *c)
+{
+	size_t len = 0;
+	for (const char *const *p = (const char *const[]){ a, b, c, NULL }; *p; p++)
+		for (const char *q = *p; *q && len + 1 < size; q++)
+			buf[len++] = *q;
+	buf[len] = '\0';
+}
+
+/* die's DW_AT_type as C writes it, "const char *", "struct req *",
+ * "int[]" (a function pointer is "(function) *"): into buf, "void" for
+ * none.  depth bounds a malformed chain. */
+static void type_name(Dwarf_Die *die, char *buf, size_t size, int depth)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+	char inner[128];
+
+	if (size == 0)
+		return;
+	if (depth > 16 || !dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, &t)) {
+		snprintf(buf, size, depth > 16 ? "?" : "void");
+		return;
+	}
+	const char *nm = dwarf_diename(&t), *kw = "";
+	switch (dwarf_tag(&t)) {
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type: {
+		const char *op = dwarf_tag(&t) == DW_TAG_pointer_type ? "*"
+				 : dwarf_tag(&t) == DW_TAG_reference_type ? "&" : "&&";
+		type_name(&t, inner, sizeof(inner), depth + 1);
+		size_t l = strlen(inner);
+		bool tight = l && (inner[l - 1] == '*' || inner[l - 1] == '&');
+		join3(buf, size, inner, tight ? "" : " ", op);
+		return;
+	}
+	case DW_TAG_const_type:
+	case DW_TAG_volatile_type: {
+		const char *q = dwarf_tag(&t) == DW_TAG_const_type ? "const" : "volatile";
+		type_name(&t, inner, sizeof(inner), depth + 1);
+		size_t l = strlen(inner);
+		/* A qualified pointer is "char *const"; a qualified value "const char". */
+		if (l && (inner[l - 1] == '*' || inner[l - 1] == '&'))
+			join3(buf, size, inner, q, "");
+		else
+			join3(buf, size, q, " ", inner);
+		return;
+	}
+	case DW_TAG_restrict_type:
+	case DW_TAG_atomic_type:
+		type_name(&t, buf, size, depth + 1);
+		return;
+	case DW_TAG_array_type:
+		type_name(&t, inner, sizeof(inner), depth + 1);
+		join3(buf, size, inner, "[]", "");
+		return;
+	case DW_TAG_subroutine_type:
+		snprintf(buf, size, "(function)");
+		return;
+	case DW_TAG_structure_type: kw = "struct "; break;
+	case DW_TAG_union_type: kw = "union "; break;
+	case DW_TAG_enumeration_type: kw = "enum "; break;
+	case DW_TAG_class_type: kw = "class "; break;
+	}
+	join3(buf, size, nm ? kw : "", nm ? nm : "?", "");
+}
+
+/* A function's formal parameters (up to max, *n of them). */
+static void func_params(Dwarf_Die *fn, struct lp_dwparam *params, size_t max, size_t *n)
+{
+	Dwarf_Die child;
+
+	*n = 0;
+	if (dwarf_child(fn, &child) != 0)
+		return;
+	do {
+		if (dwarf_tag(&child) != DW_TAG_formal_parameter || *n >= max)
+			continue;
+		params[*n].name = dwarf_diename(&child);
+		params[*n].type = value_type(&child);
+		type_name(&child, params[*n].type_name, sizeof(params[*n].type_name), 0);
+		++*n;
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
 struct func_find {
 	uint64_t addr;
 	Dwarf_Die die;
@@ -695,7 +816,7 @@ static int func_cb(Dwarf_Die *die, void *arg)
 bool lp_dwarf__function(struct lp_dwarf *d, uint64_t addr, struct lp_dwtype *ret,
 			struct lp_dwparam *params, size_t max, size_t *n)
 {
-	Dwarf_Die cu, child;
+	Dwarf_Die cu;
 	struct func_find ff = { .addr = addr };
 
 	*n = 0;
@@ -705,15 +826,7 @@ bool lp_dwarf__function(struct lp_dwarf *d, uint64_t addr, struct lp_dwtype *ret
 	if (!ff.found)
 		return false;
 	*ret = value_type(&ff.die);
-	if (dwarf_child(&ff.die, &child) != 0)
-		return true;
-	do {
-		if (dwarf_tag(&child) != DW_TAG_formal_parameter || *n >= max)
-			continue;
-		params[*n].name = dwarf_diename(&child);
-		params[*n].type = value_type(&child);
-		++*n;
-	} while (dwarf_siblingof(&child, &child) == 0);
+	func_params(&ff.die, params, max, n);
 	return true;
 }
 
@@ -723,6 +836,11 @@ struct lp_dwscope {
 	Dwarf_Die *scopes;
 	int n;
 	Dwarf_Die var;		/* lp_dwscope__var's */
+	/* lp_dwscope__nvars': each variable and the scope it is in */
+	Dwarf_Die *vars;
+	int *var_scope;
+	size_t nvars;
+	bool vars_read;
 };
 
 struct lp_dwscope *lp_dwarf__scope(struct lp_dwarf *d, uint64_t cu, uint64_t pc)
@@ -732,8 +850,31 @@ struct lp_dwscope *lp_dwarf__scope(struct lp_dwarf *d, uint64_t cu, uint64_t pc)
 
 	sc->d = d;
 	sc->pc = pc;
-	if (d->dw && dwarf_offdie(d->dw, cu, &cudie))
-		sc->n = dwarf_getscopes(&cudie, pc, &sc->scopes);
+	if (!d->dw || !dwarf_offdie(d->dw, cu, &cudie) ||
+	    (sc->n = dwarf_getscopes(&cudie, pc, &sc->scopes)) < 0) {
+		sc->n = 0;
+		return sc;
+	}
+	/* dwarf_getscopes goes from an inlined copy to its abstract tree's
+	 * scopes, not to the functions it is inlined into: those are the
+	 * copy's own parents (as lp_dwmod__funcs reads the chain).  The
+	 * blocks inside the copy, then the copy and what holds it. */
+	int first = -1;
+	for (int i = 0; i < sc->n && first < 0; i++)
+		if (is_function(&sc->scopes[i]))
+			first = i;
+	Dwarf_Die *chain = NULL;
+	int nc = first >= 0 && dwarf_tag(&sc->scopes[first]) == DW_TAG_inlined_subroutine
+		 ? dwarf_getscopes_die(&sc->scopes[first], &chain) : 0;
+	if (nc > 0) {
+		Dwarf_Die *all = lp_reallocarray(NULL, (size_t)(first + nc), sizeof(*all));
+		memcpy(all, sc->scopes, (size_t)first * sizeof(*all));
+		memcpy(all + first, chain, (size_t)nc * sizeof(*all));
+		free(sc->scopes);
+		sc->scopes = all;
+		sc->n = first + nc;
+	}
+	free(chain);
 	return sc;
 }
 
@@ -742,7 +883,64 @@ void lp_dwscope__free(struct lp_dwscope *sc)
 	if (!sc)
 		return;
 	free(sc->scopes);
+	free(sc->vars);
+	free(sc->var_scope);
 	free(sc);
+}
+
+size_t lp_dwscope__nvars(struct lp_dwscope *sc)
+{
+	if (sc->vars_read)
+		return sc->nvars;
+	sc->vars_read = true;
+	for (int i = 0; i < sc->n; i++) {
+		int tag = dwarf_tag(&sc->scopes[i]);
+		if (tag != DW_TAG_lexical_block && !is_function(&sc->scopes[i]))
+			break;	/* the unit, a namespace: globals */
+		Dwarf_Die child;
+		if (dwarf_child(&sc->scopes[i], &child) != 0)
+			continue;
+		do {
+			tag = dwarf_tag(&child);
+			if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
+				continue;
+			sc->vars = lp_reallocarray(sc->vars, sc->nvars + 1, sizeof(*sc->vars));
+			sc->var_scope = lp_reallocarray(sc->var_scope, sc->nvars + 1, sizeof(*sc->var_scope));
+			sc->vars[sc->nvars] = child;
+			sc->var_scope[sc->nvars++] = i;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	return sc->nvars;
+}
+
+void lp_dwscope__var_at(struct lp_dwscope *sc, size_t i, struct lp_dwvar *v)
+{
+	Dwarf_Die *die = &sc->vars[i];
+	Dwarf_Attribute a;
+
+	memset(v, 0, sizeof(*v));
+	sc->var = *die;
+	v->name = dwarf_diename(die);
+	v->param = dwarf_tag(die) == DW_TAG_formal_parameter;
+	v->type = value_type(die);
+	type_name(die, v->type_name, sizeof(v->type_name), 0);
+	for (int k = sc->var_scope[i]; k < sc->n; k++)
+		if (is_function(&sc->scopes[k])) {
+			v->func = dwarf_diename(&sc->scopes[k]);
+			v->inlined = dwarf_tag(&sc->scopes[k]) == DW_TAG_inlined_subroutine;
+			break;
+		}
+	if (!dwarf_attr(die, DW_AT_location, &a) && dwarf_attr_integrate(die, DW_AT_const_value, &a)) {
+		Dwarf_Sword sv;
+		Dwarf_Word uv;
+		if (dwarf_formsdata(&a, &sv) == 0) {
+			v->has_const = true;
+			v->const_value = (long long)sv;
+		} else if (dwarf_formudata(&a, &uv) == 0) {
+			v->has_const = true;
+			v->const_value = (long long)uv;
+		}
+	}
 }
 
 bool lp_dwscope__var(struct lp_dwscope *sc, const char *name, struct lp_dwtype *t)
@@ -881,20 +1079,34 @@ int lp_dwscope__location(struct lp_dwscope *sc, struct lp_dwloc *loc, char *why,
 	return 0;
 }
 
+/* The unit after the one at *off (0: the first): its DIE; false past the
+ * last. */
+static bool next_unit(struct lp_dwarf *d, Dwarf_Off *off, Dwarf_Die *cu)
+{
+	Dwarf_Off next;
+	size_t hsize;
+
+	while (d->dw && dwarf_nextcu(d->dw, *off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Off cuoff = *off + hsize;
+		*off = next;
+		if (dwarf_offdie(d->dw, cuoff, cu))
+			return true;
+	}
+	return false;
+}
+
 void lp_dwarf__each_line(struct lp_dwarf *d, void (*fn)(const struct lp_dwline *, void *),
 			 void *arg)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize;
+	Dwarf_Off off = 0;
+	Dwarf_Die cu;
 
-	while (d->dw && dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
+	while (next_unit(d, &off, &cu)) {
 		Dwarf_Lines *lines;
 		size_t nlines;
-		uint64_t cuoff = off + hsize;
+		uint64_t cuoff = dwarf_dieoffset(&cu);
 
-		off = next;
-		if (!dwarf_offdie(d->dw, cuoff, &cu) || dwarf_getsrclines(&cu, &lines, &nlines) != 0)
+		if (dwarf_getsrclines(&cu, &lines, &nlines) != 0)
 			continue;
 		for (size_t i = 0; i < nlines; i++) {
 			Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -947,6 +1159,133 @@ int lp_dwarf__func_ranges(struct lp_dwarf *d, uint64_t cu, uint64_t pc, uint64_t
 		}
 	lp_dwscope__free(sc);
 	return !nr || off > 0 ? -1 : (int)nr;	/* none, or more ranges than max */
+}
+
+struct each_func {
+	void (*fn)(const struct lp_dwfuncinfo *, void *);
+	void *arg;
+	bool lines;
+};
+
+static int each_func_cb(Dwarf_Die *die, void *arg)
+{
+	struct each_func *ef = arg;
+	struct lp_dwparam params[LP_DW_MAX_PARAMS];
+	struct lp_dwfuncinfo fi = { .lines = ef->lines, .params = params };
+	Dwarf_Addr lo;
+
+	/* Out of line: an entry (an abstract instance or a declaration has none). */
+	if (dwarf_entrypc(die, &lo) != 0 && dwarf_lowpc(die, &lo) != 0)
+		return DWARF_CB_OK;
+	fi.addr = lo;
+	fi.name = dwarf_diename(die);
+	fi.decl_file = dwarf_decl_file(die);
+	if (dwarf_decl_line(die, &fi.decl_line) != 0)
+		fi.decl_line = 0;
+	func_params(die, params, LP_DW_MAX_PARAMS, &fi.nparams);
+	ef->fn(&fi, ef->arg);
+	return DWARF_CB_OK;
+}
+
+void lp_dwarf__each_function(struct lp_dwarf *d, void (*fn)(const struct lp_dwfuncinfo *, void *),
+			     void *arg)
+{
+	Dwarf_Off off = 0;
+	Dwarf_Die cu;
+	struct each_func ef = { fn, arg, false };
+
+	while (next_unit(d, &off, &cu)) {
+		Dwarf_Lines *lines;
+		size_t nlines;
+
+		ef.lines = dwarf_getsrclines(&cu, &lines, &nlines) == 0 && nlines > 0;
+		dwarf_getfuncs(&cu, each_func_cb, &ef, 0);
+	}
+}
+
+/* Address ranges, for lp_dwarf__func_lines. */
+struct ranges {
+	uint64_t (*r)[2];
+	size_t n;
+};
+
+static void add_ranges(Dwarf_Die *die, struct ranges *rs)
+{
+	Dwarf_Addr base, l, h;
+	ptrdiff_t off = 0;
+	while ((off = dwarf_ranges(die, off, &base, &l, &h)) > 0)
+		if (h > l) {
+			rs->r = lp_reallocarray(rs->r, rs->n + 1, sizeof(*rs->r));
+			rs->r[rs->n][0] = l;
+			rs->r[rs->n++][1] = h;
+		}
+}
+
+static bool in_ranges(const struct ranges *rs, uint64_t a)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (a >= rs->r[i][0] && a < rs->r[i][1])
+			return true;
+	return false;
+}
+
+/* The copies inlined anywhere inside die: their ranges, and the highest
+ * call line of those called from file (*hi). */
+static void inlined_within(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, const char *file,
+			   struct ranges *rs, int *hi, int depth)
+{
+	Dwarf_Die child;
+	if (depth > 64 || dwarf_child(die, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Attribute a;
+			Dwarf_Word cf, cl;
+			add_ranges(&child, rs);
+			if (dwarf_formudata(dwarf_attr(&child, DW_AT_call_file, &a), &cf) == 0 &&
+			    dwarf_formudata(dwarf_attr(&child, DW_AT_call_line, &a), &cl) == 0 &&
+			    files && cf < nfiles && !strcmp(dwarf_filesrc(files, cf, NULL, NULL) ?: "", file) &&
+			    (int)cl > *hi)
+				*hi = (int)cl;
+		} else if (tag == DW_TAG_lexical_block) {
+			inlined_within(&child, files, nfiles, file, rs, hi, depth + 1);
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+bool lp_dwarf__func_lines(struct lp_dwarf *d, uint64_t addr, const char **file, int *lo, int *hi)
+{
+	Dwarf_Die cu;
+	struct func_find ff = { .addr = addr };
+	Dwarf_Lines *lines;
+	Dwarf_Files *files;
+	size_t nlines, nfiles;
+
+	if (!d->dw || !dwarf_addrdie(d->dw, addr, &cu))
+		return false;
+	dwarf_getfuncs(&cu, func_cb, &ff, 0);
+	if (!ff.found || !(*file = dwarf_decl_file(&ff.die)) || dwarf_decl_line(&ff.die, lo) != 0 ||
+	    dwarf_getsrclines(&cu, &lines, &nlines) != 0 || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
+		return false;
+	struct ranges own = { 0 }, inl = { 0 };
+	*hi = *lo;
+	add_ranges(&ff.die, &own);
+	inlined_within(&ff.die, files, nfiles, *file, &inl, hi, 0);
+	for (size_t i = 0; i < nlines; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		int line;
+		const char *f = dwarf_linesrc(l, NULL, NULL);
+		if (!f || dwarf_lineaddr(l, &a) != 0 || dwarf_lineno(l, &line) != 0 ||
+		    !in_ranges(&own, a) || in_ranges(&inl, a) || strcmp(f, *file))
+			continue;
+		if (line > *hi)
+			*hi = line;
+	}
+	free(own.r);
+	free(inl.r);
+	return true;
 }
 
 int lp_dwarf__file_offset(Elf *elf, uint64_t vaddr, uint64_t *off, uint64_t *avail)

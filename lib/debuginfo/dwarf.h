@@ -145,12 +145,34 @@ struct lp_dwtype {
 struct lp_dwparam {
 	const char *name;	/* NULL: unnamed */
 	struct lp_dwtype type;
+	char type_name[96];	/* as C writes it: "const char *" */
 };
 
 /* The function starting at file address addr: its return type and its
  * first max formal parameters (*n of them).  false: no DWARF for it. */
 bool lp_dwarf__function(struct lp_dwarf *d, uint64_t addr, struct lp_dwtype *ret,
 			struct lp_dwparam *params, size_t max, size_t *n);
+
+/* One out-of-line function of the DWARF (lp-trace --list). */
+struct lp_dwfuncinfo {
+	uint64_t addr;		/* its entry, a file address */
+	const char *name;
+	const char *decl_file;	/* NULL: unknown */
+	int decl_line;		/* 0: unknown */
+	bool lines;		/* its unit has a line table */
+	const struct lp_dwparam *params;
+	size_t nparams;		/* those in params: at most LP_DW_MAX_PARAMS */
+};
+#define LP_DW_MAX_PARAMS 32
+/* Calls fn on every function with code of every unit, in no order. */
+void lp_dwarf__each_function(struct lp_dwarf *d, void (*fn)(const struct lp_dwfuncinfo *, void *),
+			     void *arg);
+/* The source lines of the function starting at file address addr: its
+ * file (as its unit's line table names it) and the lines from its
+ * declaration to the last of its own code (the lines of what is inlined
+ * into it from elsewhere not counted; their call lines are).  false: no
+ * DWARF function starts there, or it has no line table. */
+bool lp_dwarf__func_lines(struct lp_dwarf *d, uint64_t addr, const char **file, int *lo, int *hi);
 
 /* Where a variable lives at an address. */
 #define LP_DWLOC_ADDR 0x100u	/* reg: none; off is a fixed address */
@@ -167,12 +189,31 @@ struct lp_dwloc {
 struct lp_dwscope;
 
 /* The scopes at file address pc of compilation unit cu (lp_dwline.cu):
- * the variables a line probe can name.  NULL: none. */
+ * the variables a line probe can name, those of the functions an inlined
+ * copy is inlined into too.  Never NULL. */
 struct lp_dwscope *lp_dwarf__scope(struct lp_dwarf *d, uint64_t cu, uint64_t pc);
 void lp_dwscope__free(struct lp_dwscope *sc);
 /* The innermost variable or parameter called name in scope: its type in
  * *t; it is the one lp_dwscope__location reads.  false: none. */
 bool lp_dwscope__var(struct lp_dwscope *sc, const char *name, struct lp_dwtype *t);
+/* One parameter or local variable in scope (lp-trace --vars). */
+struct lp_dwvar {
+	const char *name;	/* NULL: unnamed */
+	bool param;
+	const char *func;	/* the function it belongs to (an inlined copy's name) */
+	bool inlined;		/* func is a copy inlined there */
+	struct lp_dwtype type;
+	char type_name[96];
+	bool has_const;		/* no location but a constant value (DW_AT_const_value) */
+	long long const_value;
+};
+/* The parameters and local variables in scope at the scope's pc, the
+ * innermost block's first, out through the functions it is inlined into
+ * (the unit's globals, which lp_dwscope__var also finds, not among them):
+ * their count. */
+size_t lp_dwscope__nvars(struct lp_dwscope *sc);
+/* The i-th of them into *v, made the one lp_dwscope__location reads. */
+void lp_dwscope__var_at(struct lp_dwscope *sc, size_t i, struct lp_dwvar *v);
 /* Where that variable is at pc: 0; 1: it has no location at all; -1 with
  * why (optimized out there, an expression not a register, an offset or an
  * address). */

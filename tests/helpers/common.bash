@@ -85,3 +85,15 @@ ab_stream() {
 				1000000000 + i * STEP, COMM, b ? "000000000000000b" : "000000000000000a"
 		} }'
 }
+
+# stripped_with_debuglink DIR: tests/workloads/lines copied to DIR/lines,
+# stripped, its DWARF in DIR/.debug/lines.debug named by .gnu_debuglink
+# (where gdb and lp look for it).
+stripped_with_debuglink() {
+	require_cmd objcopy
+	mkdir "$1" "$1/.debug"
+	cp "$WORKLOADS/lines" "$1/lines"
+	objcopy --only-keep-debug "$1/lines" "$1/.debug/lines.debug"
+	strip "$1/lines"
+	objcopy --add-gnu-debuglink="$1/.debug/lines.debug" "$1/lines"
+}

@@ -1,0 +1,393 @@
+/* discover.c - lp-trace --list, --lines and --vars (see discover.h): the
+ * probe resolver's answers (capture/probe.c) for many probes at once,
+ * printed as tab-separated lines. */
+#include "capture/discover.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "capture/usdt.h"
+#include "debuginfo/demangle.h"
+#include "debuginfo/dwarf.h"
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* --- --list ------------------------------------------------------------ */
+
+/* The DWARF functions of a file, by entry address. */
+struct funcinfo {
+	uint64_t addr;
+	char *source;		/* "demo.c:42", NULL: no line table */
+	long nparams;		/* -1: unknown */
+	char *params;		/* "int n, const char *s", "void" */
+};
+
+struct funcinfos {
+	struct funcinfo *v;
+	size_t n;
+};
+
+static void add_funcinfo(const struct lp_dwfuncinfo *fi, void *arg)
+{
+	struct funcinfos *fs = arg;
+	char *params = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&params, &len);
+	if (!m)
+		lp_die(1, "out of memory");
+	for (size_t i = 0; i < fi->nparams; i++) {
+		const char *t = fi->params[i].type_name, *nm = fi->params[i].name;
+		size_t tl = strlen(t);
+		/* "char **argv", "int n" */
+		fprintf(m, "%s%s%s%s", i ? ", " : "", t, nm && tl && t[tl - 1] != '*' ? " " : "",
+			nm ? nm : "");
+	}
+	if (!fi->nparams)
+		fprintf(m, "void");
+	if (fclose(m) != 0)
+		lp_die(1, "out of memory");
+	char *source = NULL;
+	if (fi->lines && fi->decl_file && fi->decl_line > 0) {
+		const char *b = base_name(fi->decl_file);
+		source = lp_malloc(strlen(b) + 16);
+		sprintf(source, "%s:%d", b, fi->decl_line);
+	}
+	fs->v = lp_reallocarray(fs->v, fs->n + 1, sizeof(*fs->v));
+	fs->v[fs->n++] = (struct funcinfo){ fi->addr, source, (long)fi->nparams, params };
+}
+
+static int funcinfo_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct funcinfo *)a)->addr, y = ((const struct funcinfo *)b)->addr;
+	return (x > y) - (x < y);
+}
+
+static const struct funcinfo *funcinfo_at(const struct funcinfos *fs, uint64_t addr)
+{
+	struct funcinfo key = { .addr = addr };
+	return bsearch(&key, fs->v, fs->n, sizeof(*fs->v), funcinfo_cmp);
+}
+
+/* A function's name matches the glob: as its symbol, or demangled. */
+static bool name_matches(const char *pattern, const char *name)
+{
+	if (!pattern || fnmatch(pattern, name, 0) == 0)
+		return true;
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return false;
+	char *d = lp_symbol__demangle(name, true);
+	bool m = d && fnmatch(pattern, d, 0) == 0;
+	free(d);
+	return m;
+}
+
+struct listed {
+	const char *spec_prefix;	/* "" for the executable, "FILE:" else */
+	const char *path;
+	FILE *out;
+	long count;
+};
+
+/* A function to list, and its symbol's index for lp_probe_file__returns. */
+struct listed_func {
+	struct lp_probe_func fn;
+	size_t i;
+};
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct lp_probe_func *x = &((const struct listed_func *)a)->fn,
+				   *y = &((const struct listed_func *)b)->fn;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* The functions of f that match: a line each, by name. */
+static void list_funcs(struct lp_probe_file *f, const char *pattern, struct listed *l)
+{
+	struct funcinfos fs = { 0 };
+	struct listed_func *sorted = NULL;
+	size_t n = 0;
+	struct lp_probe_func fn;
+
+	for (size_t i = 0; lp_probe_file__func(f, i, &fn); i++) {
+		/* GCC's split-off cold parts are not where calls go. */
+		if (strstr(fn.name, ".cold") || !name_matches(pattern, fn.name))
+			continue;
+		sorted = lp_reallocarray(sorted, n + 1, sizeof(*sorted));
+		sorted[n++] = (struct listed_func){ fn, i };
+	}
+	if (!n)
+		goto out;
+	lp_dwarf__each_function(lp_probe_file__dwarf(f), add_funcinfo, &fs);
+	qsort(fs.v, fs.n, sizeof(*fs.v), funcinfo_cmp);
+	qsort(sorted, n, sizeof(*sorted), func_cmp);
+	for (size_t k = 0; k < n; k++) {
+		const struct funcinfo *fi = funcinfo_at(&fs, sorted[k].fn.addr);
+		char why[1024];
+		int r = lp_probe_file__returns(f, sorted[k].i, why, sizeof(why));
+		const char *how = r == LP_RETURNS_URETPROBE ? "uretprobe" : r == LP_RETURNS_INSN ? "insn" : "no";
+		fprintf(l->out, "func\t%s%s\t%s\t%s\t", l->spec_prefix, sorted[k].fn.name, l->path,
+			fi && fi->source ? fi->source : "-");
+		if (fi)
+			fprintf(l->out, "%ld\t%s\t", fi->nparams, fi->params);
+		else
+			fprintf(l->out, "-\t-\t");
+		/* The reason as lp-trace gives it, less its "probe 'X': " */
+		const char *reason = !strncmp(why, "probe '", 7) && strstr(why, "': ") ? strstr(why, "': ") + 3 : why;
+		fprintf(l->out, "%s%s%s\n", how, why[0] && r != LP_RETURNS_URETPROBE ? ": " : "",
+			r != LP_RETURNS_URETPROBE ? reason : "");
+		l->count++;
+	}
+out:
+	for (size_t i = 0; i < fs.n; i++) {
+		free(fs.v[i].source);
+		free(fs.v[i].params);
+	}
+	free(fs.v);
+	free(sorted);
+}
+
+/* The USDT probes of path that match: usdt:PROVIDER:NAME, PROVIDER:NAME
+ * and NAME are matched, and "usdt" matches them all. */
+static int list_usdt(const char *pattern, struct listed *l)
+{
+	struct lp_usdt_probe *u;
+	size_t nu;
+	if (lp_usdt__read(l->path, &u, &nu) < 0)
+		return -1;
+	for (size_t i = 0; i < nu; i++) {
+		char spec[1024], pn[512];
+		snprintf(pn, sizeof(pn), "%s:%s", u[i].provider, u[i].name);
+		snprintf(spec, sizeof(spec), "usdt:%s:%s", l->path, pn);
+		if (pattern && strcmp(pattern, "usdt") && fnmatch(pattern, spec, 0) &&
+		    fnmatch(pattern, pn, 0) && fnmatch(pattern, u[i].name, 0))
+			continue;
+		int size[64];
+		bool sign[64];
+		int nargs = lp_usdt__arg_types(u[i].args, size, sign, 64);
+		fprintf(l->out, "usdt\t%s\t%s\t-\t", spec, l->path);
+		if (nargs < 0)
+			fprintf(l->out, "-\t");
+		else
+			fprintf(l->out, "%d\t", nargs);
+		for (const char *c = u[i].args; *c; c++)
+			fputc(*c == ' ' ? ',' : *c, l->out);
+		fprintf(l->out, "%s\tsemaphore=%s\n", u[i].args[0] ? "" : "-", u[i].semaphore ? "yes" : "no");
+		l->count++;
+	}
+	lp_usdt__free(u, nu);
+	return 0;
+}
+
+long lp_discover__list(const char *pattern, char *const *files, size_t n, const char *exe,
+		       bool skip_bad, FILE *out)
+{
+	long count = 0;
+	bool usdt_only = pattern && (!strcmp(pattern, "usdt") || !strncmp(pattern, "usdt:", 5));
+	for (size_t i = 0; i < n; i++) {
+		char *prefix = lp_malloc(strlen(files[i]) + 2);
+		sprintf(prefix, "%s:", files[i]);
+		struct listed l = { exe && !strcmp(files[i], exe) ? "" : prefix, files[i], out, 0 };
+		if (!usdt_only) {
+			/* A mapped file that cannot be read (said) holds
+			 * nothing to list; one given, the answer is wrong. */
+			struct lp_probe_file *f = lp_probe_file__open(files[i], exe);
+			if (!f) {
+				free(prefix);
+				if (skip_bad)
+					continue;
+				return -1;
+			}
+			list_funcs(f, pattern, &l);
+			lp_probe_file__free(f);
+		}
+		int r = list_usdt(pattern, &l);
+		free(prefix);
+		if (r < 0 && !skip_bad)
+			return -1;
+		count += l.count;
+	}
+	return count;
+}
+
+/* --- --lines ----------------------------------------------------------- */
+
+static int site_cmp(const void *a, const void *b)
+{
+	const struct lp_probe_site *x = a, *y = b;
+	if (x->line != y->line)
+		return (x->line > y->line) - (x->line < y->line);
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+int lp_discover__lines(struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out)
+{
+	/* FILE:LINE is looked for in the executable (probe.h): a library's
+	 * lines have no probe to give. */
+	if (spec->lib) {
+		lp_error("--lines '%s': line probes go in the executable only (FILE:LINE has no LIB:)",
+			 spec->text);
+		return -1;
+	}
+	char *path = lp_probe__path(spec, exe, pid);
+	struct lp_probe_file *f = path ? lp_probe_file__open(path, exe) : NULL;
+	struct lp_probe_site *sites = NULL;
+	size_t nsites = 0;
+	FILE *src = NULL;
+	int ret = -1;
+	uint64_t vaddr, size;
+	const char *file;
+	int lo, hi;
+
+	if (!f || lp_probe_file__find(f, spec, &vaddr, &size) < 0)
+		goto out;
+	if (!lp_dwarf__func_lines(lp_probe_file__dwarf(f), vaddr, &file, &lo, &hi)) {
+		lp_error("%s: %s has no DWARF line information for %s (build with -g)", spec->text,
+			 path, spec->func);
+		goto out;
+	}
+	/* The spec lp-trace is given: the file's name, as users write it;
+	 * resolved as lp-trace resolves it (every file of that name). */
+	struct lp_probe_spec line = { .type = LP_PROBE_LINE, .text = spec->text,
+				      .file = (char *)base_name(file), .line = lo };
+	if (lp_probe_file__sites(f, &line, hi, &sites, &nsites) < 0)
+		goto out;
+	qsort(sites, nsites, sizeof(*sites), site_cmp);
+	if (!(src = fopen(file, "r")))
+		lp_error("note: cannot read %s (%s): line numbers only", file, strerror(errno));
+	char *text = NULL;
+	size_t cap = 0, k = 0;
+	for (int ln = 1; ln <= hi; ln++) {
+		ssize_t len = src ? getline(&text, &cap, src) : -1;
+		if (len > 0 && text[len - 1] == '\n')
+			text[--len] = '\0';
+		if (ln < lo)
+			continue;
+		/* This line's sites: how many, and the costliest hit. */
+		size_t nl = 0;
+		enum lp_insn worst = LP_INSN_NONE;
+		for (; k < nsites && sites[k].line < ln; k++)
+			;
+		for (; k < nsites && sites[k].line == ln; k++, nl++)
+			if (nl == 0 || sites[k].insn > worst)
+				worst = sites[k].insn;
+		if (nl)
+			fprintf(out, "%d\t%s:%d\t%s\t%zu\t%s\n", ln, line.file, ln, lp_insn__name(worst), nl,
+				len >= 0 ? text : "");
+		else
+			fprintf(out, "%d\t-\t-\t0\t%s\n", ln, len >= 0 ? text : "");
+	}
+	free(text);
+	ret = 0;
+out:
+	if (src)
+		fclose(src);
+	free(sites);
+	lp_probe_file__free(f);
+	free(path);
+	return ret;
+}
+
+/* --- --vars ------------------------------------------------------------ */
+
+/* DWARF's x86-64 register numbers, as the assembler names them. */
+static const char *reg_name(unsigned reg)
+{
+	static const char *const names[] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
+	return reg < sizeof(names) / sizeof(names[0]) ? names[reg] : "?";
+}
+
+/* Where the selected variable lives: "reg:rdi", "stack:CFA-20",
+ * "stack:rbp-8", "mem:rbx+8", "addr:0x4010", "const:5", "optimized-out",
+ * "computed" (DW_OP_stack_value: a value computed from others, stored
+ * nowhere), "expr" (another DWARF expression lp-trace cannot read: why in
+ * the capture column). */
+static void location(struct lp_dwscope *sc, const struct lp_dwvar *v, char *buf, size_t size)
+{
+	struct lp_dwloc loc;
+	char why[256];
+	int r = lp_dwscope__location(sc, &loc, why, sizeof(why));
+	if (r > 0 && v->has_const)
+		snprintf(buf, size, "const:%lld", v->const_value);
+	else if (r > 0 || (r < 0 && strstr(why, "optimized out")))
+		snprintf(buf, size, "optimized-out");
+	else if (r < 0 && strstr(why, "stack_value"))
+		snprintf(buf, size, "computed");
+	else if (r < 0)
+		snprintf(buf, size, "expr");
+	else if (!loc.mem)
+		snprintf(buf, size, "reg:%s", reg_name(loc.reg));
+	else if (loc.reg == LP_DWLOC_ADDR)
+		snprintf(buf, size, "addr:0x%llx", (unsigned long long)loc.off);
+	else if (loc.reg == LP_DWLOC_CFA)
+		snprintf(buf, size, "stack:CFA%+lld", loc.off);
+	else
+		snprintf(buf, size, "%s:%s%+lld", loc.reg == 6 || loc.reg == 7 ? "stack" : "mem",
+			 reg_name(loc.reg), loc.off);
+}
+
+int lp_discover__vars(const struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out)
+{
+	char *path = lp_probe__path(spec, exe, pid);
+	struct lp_probe_file *f = path ? lp_probe_file__open(path, exe) : NULL;
+	struct lp_probe_site *sites = NULL;
+	size_t nsites = 0, listed = 0;
+	int ret = -1;
+
+	if (!f || lp_probe_file__sites(f, spec, spec->line, &sites, &nsites) < 0)
+		goto out;
+	qsort(sites, nsites, sizeof(*sites), site_cmp);
+	for (size_t s = 0; s < nsites; s++) {
+		struct lp_dwscope *sc = lp_dwarf__scope(lp_probe_file__dwarf(f), sites[s].cu, sites[s].addr);
+		size_t nv = lp_dwscope__nvars(sc);
+		for (size_t i = 0; i < nv; i++) {
+			struct lp_dwvar v, w;
+			char where[128], why[512] = "";
+			lp_dwscope__var_at(sc, i, &v);
+			if (!v.name)
+				continue;
+			location(sc, &v, where, sizeof(where));
+			/* A name lp_dwscope__var finds nearer in: not this one. */
+			const char *shadow = NULL;
+			for (size_t j = 0; j < i && !shadow; j++) {
+				lp_dwscope__var_at(sc, j, &w);
+				if (w.name && !strcmp(w.name, v.name))
+					shadow = w.func ? w.func : "?";
+			}
+			lp_dwscope__var_at(sc, i, &v);
+			int r = shadow ? -1 : lp_probe_file__capture(f, spec, &sites[s], v.name, why,
+								     sizeof(why));
+			/* lp-trace's message, less its "probe 'X': " */
+			const char *reason = !strncmp(why, "probe '", 7) && strstr(why, "': ")
+					     ? strstr(why, "': ") + 3 : why;
+			fprintf(out, "0x%llx\t%s%s\t%s\t%s\t%s\t%s\t", (unsigned long long)sites[s].addr,
+				v.inlined ? "inlined:" : "", v.func ? v.func : "?", v.param ? "param" : "local",
+				v.name, v.type_name, where);
+			if (shadow)
+				fprintf(out, "no: shadowed by a nearer '%s' (of %s)\n", v.name, shadow);
+			else if (r < 0)
+				fprintf(out, "no: %s\n", reason);
+			else
+				fprintf(out, "yes\n");
+			listed++;
+		}
+		lp_dwscope__free(sc);
+	}
+	if (!listed)
+		lp_error("%s: no variables in scope at %s in %s", spec->text, spec->text, path);
+	ret = listed ? 0 : -1;
+out:
+	free(sites);
+	lp_probe_file__free(f);
+	free(path);
+	return ret;
+}
