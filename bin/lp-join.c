@@ -3,7 +3,8 @@
  *   lp-join [-o FILE] [--all-spans] [--probe NAME] [--max-delay DUR] SAMPLES SPANS
  *
  * SAMPLES is an lp stream (lp-record) or `perf script` output of a
- * `perf record -k CLOCK_MONOTONIC` recording; SPANS an lp stream (lp-trace).
+ * `perf record -k CLOCK_MONOTONIC` recording; SPANS an lp stream (lp-trace),
+ * whose spans gain what happened inside them (analysis/contents.h).
  * Either may be "-" (not both); both are read at once, so live pipes work.
  */
 #include <getopt.h>
@@ -20,12 +21,17 @@ static void usage(FILE *f)
 		"usage: lp-join [options] SAMPLES SPANS\n"
 		"Each sample gains the span that encloses it on the same host, pid and tid\n"
 		"(start <= time < end) as attributes span=, span_start=, span_end=,\n"
-		"span_depth= and span.KEY= for the span's captured values.\n"
+		"span_depth= and span.KEY= for the span's captured values.  Each span\n"
+		"gains what happened inside it on its thread: at.PROBE=N (point events),\n"
+		"calls.PROBE=N and calls_ns.PROBE=NS (nested calls), first.PROBE.KEY=\n"
+		"(the first one's captured values), unless --no-contents.\n"
 		"\n"
 		"  -o, --output FILE        write to FILE instead of stdout\n"
 		"      --all-spans          every enclosing span, innermost first (span=,\n"
 		"                           then span1=, span2=, ... outwards)\n"
 		"  -e, --probe NAME[,NAME]  join only spans of these probes (repeatable)\n"
+		"      --no-contents        spans as they are: no at.PROBE=, calls.PROBE=,\n"
+		"                           ... (less work and output with many probes)\n"
 		"  -D, --max-delay DUR      out-of-order bound (default 1s): a sample is\n"
 		"                           held until a span ending DUR after it is read\n"
 		"      --max-held N         samples (and spans) held before waiting for the\n"
@@ -42,10 +48,11 @@ static void usage(FILE *f)
 /* getopt's loop into o; *verbose for -v.  Returns 0, or the exit status. */
 static int parse_options(int argc, char **argv, struct lp_join_opts *o, bool *verbose)
 {
-	enum { OPT_MAX_HELD = 256, OPT_SAMPLES_FORMAT, OPT_VERSION };
+	enum { OPT_MAX_HELD = 256, OPT_SAMPLES_FORMAT, OPT_VERSION, OPT_NO_CONTENTS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "all-spans", no_argument, NULL, 'a' },
+		{ "no-contents", no_argument, NULL, OPT_NO_CONTENTS },
 		{ "probe", required_argument, NULL, 'e' },
 		{ "max-delay", required_argument, NULL, 'D' },
 		{ "max-held", required_argument, NULL, OPT_MAX_HELD },
@@ -67,6 +74,9 @@ static int parse_options(int argc, char **argv, struct lp_join_opts *o, bool *ve
 			break;
 		case 'a':
 			o->all_spans = true;
+			break;
+		case OPT_NO_CONTENTS:
+			o->no_contents = true;
 			break;
 		case 'e': {
 			char *list = lp_strdup(optarg), *save = NULL;

@@ -29,6 +29,11 @@ static void usage(FILE *f)
 		"  -t, --threshold LIST    cut at these durations (e.g. 10ms or 1ms,10ms)\n"
 		"      --auto              cut at the valley below the slowest mode of the\n"
 		"                          durations (groups below and above); not --live\n"
+		"      --took PROBE        two groups, took and not-took: the spans that\n"
+		"                          reached the point probe PROBE (FILE:LINE, a USDT\n"
+		"                          point) or called the function PROBE inside them\n"
+		"      --child PROBE       cut on each span's time in its calls of PROBE\n"
+		"                          (with -P, -t or --auto), not on its duration\n"
 		"  -e, --probe NAME        the probe whose spans decide (default: the\n"
 		"                          innermost span of any probe)\n"
 		"  -T, --time FROM-TO      only samples in [FROM, TO): durations from the\n"
@@ -66,7 +71,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE, OPT_LP_FRAMES,
-       OPT_AUTO };
+       OPT_AUTO, OPT_TOOK, OPT_CHILD };
 
 static int bad(const char *opt, const char *arg, const char *why)
 {
@@ -169,6 +174,8 @@ static const struct option longopts[] = {
 	{ "percentile", required_argument, NULL, 'P' },
 	{ "threshold", required_argument, NULL, 't' },
 	{ "auto", no_argument, NULL, OPT_AUTO },
+	{ "took", required_argument, NULL, OPT_TOOK },
+	{ "child", required_argument, NULL, OPT_CHILD },
 	{ "probe", required_argument, NULL, 'e' },
 	{ "time", required_argument, NULL, 'T' },
 	{ "where", required_argument, NULL, 'w' },
@@ -206,6 +213,13 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 			break;
 		case OPT_AUTO:
 			o->auto_cut = true;
+			break;
+		case OPT_TOOK:
+		case OPT_CHILD:
+			if (!*optarg)
+				return bad(c == OPT_TOOK ? "--took" : "--child", optarg,
+					   "expected a probe's name");
+			*(c == OPT_TOOK ? &o->took : &o->child) = optarg;
 			break;
 		case 'e':
 			o->probe = optarg;
@@ -292,6 +306,16 @@ static int check_cuts(struct lp_split_opts *o, struct lists *l)
 {
 	if (l->npcts && l->nths) {
 		lp_error("--percentile and --threshold cannot be combined");
+		return 2;
+	}
+	/* --took groups by a yes or no, not by a duration */
+	if (o->took && (l->npcts || l->nths || o->auto_cut || o->child)) {
+		lp_error("--took decides the groups: it cannot be combined with --%s",
+			 l->npcts ? "percentile" : l->nths ? "threshold" : o->auto_cut ? "auto" : "child");
+		return 2;
+	}
+	if (o->child && !l->npcts && !l->nths && !o->auto_cut) {
+		lp_error("--child says what is cut: give the cut with --percentile, --threshold or --auto");
 		return 2;
 	}
 	if (o->auto_cut && (l->npcts || l->nths)) {

@@ -833,9 +833,9 @@ int BPF_PROG(lp_exit, struct task_struct *p)
 	return 0;
 }
 
-/* --- python:NAME: CPython 3.11's calls, in its eval loop --------------- */
+/* --- python:[MODULE:]NAME: CPython 3.11's calls, in its eval loop ------- */
 
-/* Where the interpreter keeps things, and the glob (lib/capture/pyprobe.c). */
+/* Where the interpreter keeps things, and the globs (lib/capture/pyprobe.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -882,22 +882,29 @@ struct {
 #define PY_U32(buf, size, off) (*(const __u32 *)((buf) + ((off) & ((size) - 4))))
 
 /* glob_step's state: the iterative matcher of * and ? (a star's position
- * and where its match began, to backtrack to).  Kept in map memory, not on
- * the stack: the verifier then follows no value from step to step, and
- * one pass over the callback does. */
+ * and where its match began, to backtrack to), over characters: glob at
+ * of pyconf's against the name or the file read into pyscratch.  Kept in
+ * map memory, not on the stack: the verifier then follows no value from
+ * step to step, and one pass over the callback does. */
 struct glob {
-	__u32 plen, nlen, p, n;
+	__u32 at, plen;		/* the glob: pattern[at, at + plen) */
+	__u32 nlen;		/* characters of the text, the lead included */
+	__u32 kind;		/* the text's bytes a character */
+	__u32 start;		/* its first byte in the record's chars */
+	__u32 lead;		/* a '/' before the text */
+	__u32 open;		/* the text goes on unread: running out of it matches */
+	__u32 p, n;
 	__s32 star;
 	__u32 mark;
 	int result;		/* -1 while running */
 };
 
-/* A code object's head, a name being matched and the matcher (too large
- * for the BPF stack). */
+/* A code object's head, the matcher, and its names as they are sent (too
+ * large for the BPF stack). */
 struct py_scratch {
 	__u8 code[256];
-	char name[LP_PY_NAME_MAX];
 	struct glob g;
+	struct lp_trace_event_py e;
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -905,6 +912,27 @@ struct {
 	__type(key, __u32);
 	__type(value, struct py_scratch);
 } pyscratch SEC(".maps");
+
+/* The most bytes of a name or a file in a record: the masks below keep
+ * offsets under four times that and sizes at most that, for the
+ * verifier.  The name is read at 0, the file after it, a long name's last
+ * characters at PY_TAIL. */
+#define PY_TEXT_BYTES (LP_PY_NAME_MAX * 4)
+#define PY_TAIL (2 * PY_TEXT_BYTES)
+_Static_assert(LP_PY_FILE_MAX * 4 == PY_TEXT_BYTES, "one mask for both texts");
+_Static_assert(LP_PY_CHARS_MAX >= 5 * PY_TEXT_BYTES, "room for the masks");
+
+/* Character i of the text at byte start of b, kind bytes each. */
+static __always_inline __u32 py_char(const __u8 *b, __u32 start, __u32 kind, __u32 i)
+{
+	__u32 at = start + i * kind;
+
+	if (kind == 1)
+		return b[at & (4 * PY_TEXT_BYTES - 1)];
+	if (kind == 2)
+		return *(const __u16 *)(b + (at & (4 * PY_TEXT_BYTES - 2)));
+	return *(const __u32 *)(b + (at & (4 * PY_TEXT_BYTES - 4)));
+}
 
 static long glob_step(__u32 i, void *arg)
 {
@@ -915,18 +943,20 @@ static long glob_step(__u32 i, void *arg)
 		return 1;
 	struct glob *g = &s->g;
 	__u32 p = g->p, n = g->n, plen = g->plen;
-	char pc = p < plen ? c->pattern[p & (LP_PY_NAME_MAX - 1)] : 0;
+	__u32 pc = p < plen ? c->pattern[(g->at + p) & (LP_PY_PAT_MAX - 1)] : 0;
 
 	if (n >= g->nlen) {
-		/* The name is used up: only stars may be left. */
-		if (p < plen && pc == '*') {
+		/* The text is used up: only stars may be left, unless it
+		 * goes on unread (a long name: its first characters could
+		 * begin a match). */
+		if (p < plen && pc == '*' && !g->open) {
 			g->p = p + 1;
 			return 0;
 		}
-		g->result = p >= plen;
+		g->result = g->open || p >= plen;
 		return 1;
 	}
-	char nc = s->name[n & (LP_PY_NAME_MAX - 1)];
+	__u32 nc = g->lead && n == 0 ? '/' : py_char(s->e.chars, g->start, g->kind, n - g->lead);
 
 	if (p < plen && pc == '*') {
 		g->star = (__s32)p;
@@ -946,26 +976,71 @@ static long glob_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* A str object's text (a compact ASCII one's: the only kind read) into
- * buf of size bytes; its length, or -1. */
-static __always_inline long py_str(const struct lp_trace_py *c, __u64 str, char *buf, __u32 size)
+/* The bytes of the name read into s->e.chars, where the file's start. */
+static __always_inline __u32 py_name_bytes(const struct py_scratch *s)
+{
+	__u32 n = s->e.name_len < LP_PY_NAME_MAX ? s->e.name_len : LP_PY_NAME_MAX;
+
+	return n * s->e.name_kind;
+}
+
+/* Whether glob i matches the text at byte start of s->e.chars: n
+ * characters of kind bytes each, after a '/' (lead), going on unread
+ * (open). */
+static __always_inline int py_glob(const struct lp_trace_py *c, struct py_scratch *s, __u32 i,
+				   __u32 start, __u32 kind, __u32 n, __u32 lead, __u32 open)
+{
+	s->g = (struct glob){
+		.at = c->at[i & (LP_PY_GLOBS - 1)], .plen = c->len[i & (LP_PY_GLOBS - 1)],
+		.nlen = n + lead, .kind = kind, .start = start, .lead = lead, .open = open,
+		.star = -1, .result = -1,
+	};
+	/* Each step moves on in the glob or the text, or backtracks to a
+	 * star, moving its mark on: no more steps than the two lengths'
+	 * product, twice (a glob has at most LP_PY_NAME_MAX characters). */
+	bpf_loop(2 * (LP_PY_NAME_MAX + 1) * (LP_PY_NAME_MAX + 2), glob_step, NULL, 0);
+	return s->g.result == 1;
+}
+
+/* A compact str object's characters into s->e.chars from byte start, its
+ * kind (bytes a character: 1, 2, 4) into *kind and its length in
+ * characters into *len: the first max of them, or with tail the last.
+ * 0, or -1 with *kind 0 (not a compact str; unreadable). */
+static __always_inline int py_str(const struct lp_trace_py *c, __u64 str, struct py_scratch *s,
+				  __u32 start, __u32 max, int tail, __u32 *kind, __u32 *len)
 {
 	__u32 state = 0;
-	__u64 len = 0;
+	__u64 n = 0;
 
+	*kind = 0;
+	*len = 0;
 	if (!str || bpf_probe_read_user(&state, sizeof(state), (void *)(str + c->str_state)) ||
-	    bpf_probe_read_user(&len, sizeof(len), (void *)(str + c->str_length)))
+	    bpf_probe_read_user(&n, sizeof(n), (void *)(str + c->str_length)))
 		return -1;
-	/* state: interned:2, kind:3, compact:1, ascii:1 */
-	if (!(state >> 5 & 1) || !(state >> 6 & 1) || len >= size)
+	/* state: interned:2, kind:3, compact:1, ascii:1; an ASCII str's
+	 * characters follow a shorter head than the others'. */
+	__u32 k = state >> 2 & 7;
+	if (!(state >> 5 & 1) || (k != 1 && k != 2 && k != 4) || n > 1u << 30)
 		return -1;
-	long r = bpf_probe_read_user_str(buf, size, (void *)(str + c->str_ascii_data));
-	return r > 0 ? r - 1 : -1;
+	__u64 data = str + (state >> 6 & 1 ? c->str_ascii_data : c->str_compact_data);
+	__u32 chars = n < max ? (__u32)n : max;
+	if (tail)
+		data += (n - chars) * k;
+	/* Bytes in [1, PY_TEXT_BYTES] by the mask, for the verifier. */
+	__u32 bytes = ((chars * k - 1) & (PY_TEXT_BYTES - 1)) + 1;
+	if (chars && bpf_probe_read_user(s->e.chars + (start & (4 * PY_TEXT_BYTES - 1)), bytes,
+					 (void *)data))
+		return -1;
+	*kind = k;
+	*len = (__u32)n;
+	return 0;
 }
 
 /* Whether the code object at code (its head in s->code) of process pt
- * runs a function whose qualified name matches, decided once per code
- * object; the first time it matches, its names go to user space. */
+ * runs a function whose qualified name matches, and with a module part,
+ * whose file is the module's; decided once per code object.  The first
+ * time it matches, its names go to user space; so do those of one whose
+ * name matched alone. */
 static __noinline int py_matches(const struct lp_trace_py *c, struct py_scratch *s, __u64 code,
 				 __u64 pt)
 {
@@ -981,31 +1056,49 @@ static __noinline int py_matches(const struct lp_trace_py *c, struct py_scratch 
 	 * CO_ASYNC_GENERATOR) are not traced: they leave at each yield and
 	 * come back later, maybe on another thread. */
 	__u32 flags = PY_U32(s->code, 256, c->code_flags);
-	long len = py_str(c, qualname, s->name, LP_PY_NAME_MAX);
+	int named = 0;
 
-	if (!(flags & 0x2a0) && len >= 0) {
-		s->g = (struct glob){ .plen = c->plen, .nlen = (__u32)len, .star = -1, .result = -1 };
-		bpf_loop(2 * LP_PY_NAME_MAX * LP_PY_NAME_MAX, glob_step, NULL, 0);
-		nv.matched = s->g.result == 1;
+	if (!(flags & 0x2a0) &&
+	    py_str(c, qualname, s, 0, LP_PY_NAME_MAX, 0, &s->e.name_kind, &s->e.name_len) == 0) {
+		__u32 len = s->e.name_len, open = len > LP_PY_NAME_MAX;
+
+		named = py_glob(c, s, 0, 0, s->e.name_kind, open ? LP_PY_NAME_MAX : len, 0, open);
+		/* A long name: its last characters as glob 1. */
+		__u32 tk = 0, tl = 0;
+		if (named && open)
+			named = c->tail &&
+				py_str(c, qualname, s, PY_TAIL, LP_PY_NAME_MAX, 1, &tk, &tl) == 0 &&
+				py_glob(c, s, 1, PY_TAIL, tk, LP_PY_NAME_MAX, 0, 0);
 	}
-	if (nv.matched) {
-		/* Its names, before any span of it. */
-		struct lp_trace_event_py *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (!e) {
+	if (named) {
+		__u64 file = PY_U64(s->code, 256, c->code_filename);
+		int ok = py_str(c, file, s, py_name_bytes(s), LP_PY_FILE_MAX, 1, &s->e.file_kind,
+				&s->e.file_len) == 0;
+		__u32 len = s->e.file_len;
+
+		nv.matched = c->nglobs < 3;
+		/* A file cut at its start has no lead: its tail is matched. */
+		for (__u32 i = 2; i < LP_PY_GLOBS && ok && !nv.matched; i++)
+			if (i < c->nglobs)
+				nv.matched = py_glob(c, s, i, py_name_bytes(s), s->e.file_kind,
+						     len < LP_PY_FILE_MAX ? len : LP_PY_FILE_MAX,
+						     len <= LP_PY_FILE_MAX && c->lead[i & (LP_PY_GLOBS - 1)], 0);
+	}
+	if (named) {
+		/* Its names, before any span of it: a record as long as
+		 * they are. */
+		__u32 fchars = s->e.file_len < LP_PY_FILE_MAX ? s->e.file_len : LP_PY_FILE_MAX;
+		__u32 bytes = (py_name_bytes(s) + fchars * s->e.file_kind) & (4 * PY_TEXT_BYTES - 1);
+
+		s->e.ev = (struct lp_trace_event){
+			.type = LP_EV_PYCODE, .pid = pt >> 32, .tid = (__u32)pt,
+			.vals = { code, (__u64)(__s64)first, nv.matched },
+		};
+		if (bpf_ringbuf_output(&events, &s->e, offsetof(struct lp_trace_event_py, chars) + bytes,
+				       BPF_RB_FORCE_WAKEUP)) {
 			count(LP_LOST_RING);
 			return 0;	/* decided again at its next call */
 		}
-		__builtin_memset(&e->ev, 0, sizeof(e->ev));
-		e->ev.type = LP_EV_PYCODE;
-		e->ev.pid = pt >> 32;
-		e->ev.tid = (__u32)pt;
-		e->ev.vals[0] = code;
-		e->ev.vals[1] = (__u64)(__s64)first;
-		__builtin_memcpy(e->name, s->name, sizeof(e->name));
-		__u64 file = PY_U64(s->code, 256, c->code_filename);
-		if (py_str(c, file, e->file, LP_PY_FILE_MAX) < 0)
-			e->file[0] = 0;
-		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	}
 	bpf_map_update_elem(&pycodes, &k, &nv, BPF_ANY);
 	return nv.matched;

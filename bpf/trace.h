@@ -111,23 +111,41 @@ struct lp_trace_probe {
  * while it has one), and its spans are not sent. */
 #define LP_PROBE_F_GATE 128
 
-/* python:NAME (lib/capture/pyprobe.c): where CPython 3.11 keeps what the
- * probes read (offsets from lib/capture/python.c's table), and the glob
- * the qualified names are matched with, in the kernel (map "pyconf"). */
-#define LP_PY_NAME_MAX 128	/* bytes of a qualified name matched, NUL included */
-#define LP_PY_FILE_MAX 256	/* bytes of a file name sent */
+/* python:[MODULE:]NAME (lib/capture/pyprobe.c): where CPython 3.11 keeps
+ * what the probes read (offsets from lib/capture/python.c's table), and
+ * the globs the names are matched with, in the kernel (map "pyconf").
+ * Names are matched as characters (code points), whatever the kind of the
+ * str object (1, 2 or 4 bytes a character): the globs are code points. */
+#define LP_PY_NAME_MAX 512	/* characters of a qualified name matched (a longer one: its first) */
+#define LP_PY_FILE_MAX 512	/* characters of a file name matched and sent (a longer one: its last) */
+#define LP_PY_MODULE_MAX 255	/* characters of a MODULE */
+#define LP_PY_GLOBS 8		/* the name's, its tail's, then up to 3 of the module's file */
+#define LP_PY_PAT_MAX 2048	/* code points of the globs, all together */
 struct lp_trace_py {
 	unsigned long long runtime;	/* link-time address of _PyRuntime */
 	unsigned short gil_tstate;	/* _PyRuntime.gilstate.tstate_current */
 	unsigned short tstate_cframe, cframe_frame;
 	unsigned short frame_code, frame_previous, frame_instr;
 	unsigned short code_flags, code_first, code_filename, code_qualname;
-	unsigned short str_state, str_length, str_ascii_data;
+	unsigned short str_state, str_length;
+	unsigned short str_ascii_data;	/* a compact ASCII str's characters */
+	unsigned short str_compact_data;	/* another compact str's (after utf8_length, utf8) */
 	unsigned short code_read;	/* bytes of a code object read at once (<= 256) */
 	unsigned short frame_read;	/* bytes of a frame read at once (<= 128) */
-	unsigned short pad[3];
-	unsigned int plen;		/* the pattern's length */
-	char pattern[LP_PY_NAME_MAX];	/* a glob: * and ? */
+	unsigned short pad[2];
+	/* Glob 0 is the qualified name's.  Glob 1, when tail is 1, is a star
+	 * and what follows glob 0's last star: a name longer than
+	 * LP_PY_NAME_MAX matches when its first characters could begin a
+	 * match of glob 0 and its last match glob 1 (when glob 0 has no
+	 * star, tail is 0 and none does).  With a module part, globs 2 to
+	 * nglobs - 1 are those of the module's file (co_filename), any of
+	 * which matches.  Glob i is pattern[at[i], at[i] + len[i]) (* and ?
+	 * are any characters and one); lead[i]: matched against the file
+	 * name with a '/' before it when the whole name was read, so that one
+	 * glob (a star, then "/m.py") takes m.py as well as /lib/m.py. */
+	unsigned int nglobs, tail;
+	unsigned int at[LP_PY_GLOBS], len[LP_PY_GLOBS], lead[LP_PY_GLOBS];
+	unsigned int pattern[LP_PY_PAT_MAX];
 };
 
 struct lp_trace_frame {
@@ -201,12 +219,21 @@ struct lp_trace_event_strs {
 
 /* LP_EV_PYCODE: sent once a code object of process pid matched, before
  * its first span: vals[0] its address, vals[1] its first line (spans of
- * LP_PROBE_PY carry the same two).  Strings NUL-terminated ("" when not
- * a plain ASCII str). */
+ * LP_PROBE_PY carry the same two), vals[2] 1; or, with vals[2] 0, once a
+ * code object's name matched and its module did not (lp-trace says where
+ * the name ran when nothing matched).  Its names as CPython holds them:
+ * kind bytes a character (1 latin-1, 2 UCS-2, 4 UCS-4; 0 when it could
+ * not be read) and len characters.  chars holds the first LP_PY_NAME_MAX
+ * characters of the qualified name, then the last LP_PY_FILE_MAX of the
+ * file: the record ends there (the array's size is room for the bounds
+ * the verifier is shown, and the last characters of a long name, matched
+ * and not sent). */
+#define LP_PY_CHARS_MAX (5 * LP_PY_NAME_MAX * 4)
 struct lp_trace_event_py {
 	struct lp_trace_event ev;
-	char name[LP_PY_NAME_MAX];
-	char file[LP_PY_FILE_MAX];
+	unsigned int name_kind, name_len;
+	unsigned int file_kind, file_len;
+	unsigned char chars[LP_PY_CHARS_MAX];
 };
 
 struct lp_trace_event_tp {

@@ -32,7 +32,7 @@ samples_of() {
 	printf '%s\n' "$output" > "$TMP/out.lp"
 	samples_of "$TMP/out.lp" > "$TMP/got"
 	grep '^3500 ' "$TMP/got" > "$TMP/l"
-	[ "$(cat "$TMP/l")" = "3500 100 100 span=C span_start=3500 span_end=4000 span_depth=1 span1=B span1_start=3000 span1_end=5000 span1_depth=0 span1.arg0=a b" ]
+	[ "$(cat "$TMP/l")" = "3500 100 100 span=C span_start=3500 span_end=4000 span_depth=1 span1=B span1_start=3000 span1_end=5000 span1_depth=0 span1.arg0=a b span1.calls.C=1 span1.calls_ns.C=500" ]
 	[ "$(grep -c span1= "$TMP/got")" -eq 2 ]
 	# Apart from the second span, the same joins as without it.
 	sed 's/ span1=.*//' "$TMP/got" > "$TMP/inner"

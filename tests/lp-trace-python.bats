@@ -4,8 +4,10 @@
 # per call of the function named (a qualified name, a glob), in call order,
 # named by the function with its file and first line; the slow requests by
 # their durations; a function an exception leaves, unwound; a name that
-# never ran, said; a program that is no CPython, refused.  Then the
-# pipeline of issue 14: lp-record + lp-trace + lp-join + lp-split at p90.
+# never ran, said; a program that is no CPython, refused.  On
+# tests/workloads/pynames.py: a module part, names of each kind of str
+# (latin-1, UCS-2, UCS-4), long qualified names.  Then the pipeline of
+# issue 14: lp-record + lp-trace + lp-join + lp-split at p90.
 
 load helpers/common
 load helpers/pyenv
@@ -16,6 +18,7 @@ setup() {
 	load_bats_libs
 	T=$BATS_TEST_TMPDIR
 	PYSPAN=$LP_TOP/tests/workloads/pyspan.py
+	PYNAMES=$LP_TOP/tests/workloads/pynames.py
 	[ -x "$PYTHON" ] || fail "no $PYTHON (make deps)"
 }
 
@@ -168,12 +171,150 @@ per_call() {
 	[[ $stderr == "lp-trace: probes 'python:a' and 'python:b': one python: probe at a time"* ]] || fail "$stderr"
 }
 
+# The spans of stream $1 by name, file= and line=, with their count.
+by_file() {
+	awk -F'\t' '$1 == "span" { n[$6 " " $8 " " $9]++ } END { for (k in n) print n[k], k }' "$1" | sort -k2
+}
+
+# lp-trace python:$1 on pynames.py 100 (its output to $T/out), into
+# $T/n.lp: its spans as by_file gives them.
+names_of() {
+	lp-trace -o "$T/n.lp" "python:$1" -- "$PYTHON" -B "$PYNAMES" 100 > "$T/out" || return
+	by_file "$T/n.lp"
+}
+
+@test "lp-trace: python:MODULE:NAME is the functions of that module's file alone" {
+	require_root
+	W=${PYNAMES%/*}
+	# work is defined in five files; pynames.py calls each a known
+	# number of times.
+	own="100 python:work file=$PYNAMES line=$(grep -n -m1 '^def work' "$PYNAMES" | cut -d: -f1)"
+	other="50 python:work file=$W/pynames_other.py line=2"
+	pkg="20 python:work file=$W/pynames_pkg/__init__.py line=2"
+	sub="10 python:work file=$W/pynames_pkg/sub.py line=2"
+	rel="5 python:work file=pynames_rel.py line=1"
+	run -0 --separate-stderr names_of work
+	assert_equal "$stderr" ""
+	assert_output "$own"$'\n'"$other"$'\n'"$pkg"$'\n'"$sub"$'\n'"$rel"
+	run -0 cat "$T/out"
+	assert_output "calls=100 qualnames=150,604"
+	# Each module by its name: a file, a package's __init__.py, a
+	# package's module, a relative file name.
+	run -0 --separate-stderr names_of pynames_other:work
+	assert_equal "$stderr" ""
+	assert_output "$other"
+	run -0 names_of pynames:work
+	assert_output "$own"
+	run -0 names_of pynames_pkg:work
+	assert_output "$pkg"
+	run -0 names_of pynames_pkg.sub:work
+	assert_output "$sub"
+	run -0 names_of pynames_rel:work
+	assert_output "$rel"
+	# A glob: its star spans dots (pynames_pkg.sub too), not pynames.py.
+	run -0 names_of 'pynames_*:work'
+	assert_output "$other"$'\n'"$pkg"$'\n'"$sub"$'\n'"$rel"
+	# A module 3.11 keeps frozen in the interpreter.
+	run -0 --separate-stderr names_of posixpath:relpath
+	assert_equal "$stderr" ""
+	assert_output --regexp "^25 python:relpath file=<frozen posixpath> line=[0-9]+\$"
+	# A module no function of that name ran in is said, with where one
+	# did; a name that ran nowhere, as without a module.
+	run -0 --separate-stderr names_of nosuch.mod:work
+	assert_output ""
+	assert_equal "$stderr" "lp-trace: probe 'python:nosuch.mod:work': no Python function of that name ran in module nosuch.mod (its code in nosuch/mod.py or nosuch/mod/__init__.py, or <frozen nosuch.mod>); one ran in $PYNAMES"
+	run -0 --separate-stderr names_of pynames:no_such
+	assert_output ""
+	assert_equal "$stderr" "lp-trace: probe 'python:pynames:no_such': no Python function of that name ran in module pynames (its code in pynames.py or pynames/__init__.py, or <frozen pynames>; a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
+}
+
+@test "lp-trace: python: names of every kind of str (latin-1, UCS-2, UCS-4) match, in UTF-8, ? one character" {
+	require_root
+	line() { grep -n -m1 "^def $1(" "$PYNAMES" | cut -d: -f1; }
+	# café is a 1-byte str that is not ASCII, ελέγχω a 2-byte one, 𠮷
+	# (U+20BB7) a 4-byte one: 100, 50 and 25 calls.
+	run -0 --separate-stderr names_of 'café'
+	assert_equal "$stderr" ""
+	assert_output "100 python:café file=$PYNAMES line=$(line café)"
+	# The names in the stream are UTF-8: these bytes.
+	run -0 grep -c -F "$(printf '\tpython:caf\xc3\xa9\t')" "$T/n.lp"
+	assert_output 100
+	run -0 names_of 'ελέγχω'
+	assert_output "50 python:ελέγχω file=$PYNAMES line=$(line ελέγχω)"
+	run -0 names_of '𠮷'
+	assert_output "25 python:𠮷 file=$PYNAMES line=$(line 𠮷)"
+	run -0 grep -c -F "$(printf '\tpython:\xf0\xa0\xae\xb7\t')" "$T/n.lp"
+	assert_output 25
+	# A glob's ? is one character, whatever its bytes.
+	run -0 names_of 'caf?'
+	assert_output "100 python:café file=$PYNAMES line=$(line café)"
+	run -0 names_of 'ελ?γχ*'
+	assert_output "50 python:ελέγχω file=$PYNAMES line=$(line ελέγχω)"
+}
+
+@test "lp-trace: python: a qualified name of 150 characters matches; one longer than 512 by its first and last 512; a longer NAME is refused" {
+	require_root
+	x145=$(printf 'x%.0s' $(seq 145))
+	x511=$(printf 'x%.0s' $(seq 511))
+	# L150.run: 150 characters, 20 calls, by its whole name.
+	run -0 --separate-stderr names_of "L$x145.run"
+	assert_equal "$stderr" ""
+	assert_output "20 python:L$x145.run file=$PYNAMES line=2"
+	# '*.run': L150.run and L604.run (604 characters, 10 calls), named
+	# by its first 512 and "..."; not the body of class L604 (600), whose
+	# first 512 could begin a match but whose last do not end one.
+	run -0 names_of '*.run'
+	assert_output "20 python:L$x145.run file=$PYNAMES line=2
+10 python:L$x511... file=$PYNAMES line=2"
+	# 'Lx*x': the bodies of classes L150 and L604 (run once each), not
+	# their methods.
+	run -0 names_of 'Lx*x'
+	assert_output "1 python:L$x145 file=$PYNAMES line=1
+1 python:L$x511... file=$PYNAMES line=1"
+	# A NAME without a star is a name of its length: L604's first 512
+	# characters name nothing.
+	run -0 --separate-stderr names_of "L$x511"
+	assert_output ""
+	# A first character that differs: none.
+	run -0 --separate-stderr names_of 'M*.run'
+	assert_output ""
+	assert_equal "$stderr" "lp-trace: probe 'python:M*.run': no Python function of that name ran (a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
+	# A NAME python: cannot match whole is refused at the start.
+	run -2 --separate-stderr lp-trace -o "$T/r.lp" "python:L${x511}x.run" -- "$PYTHON" -c pass
+	assert_equal "$stderr" "lp-trace: probe 'python:L${x511}x.run': NAME is longer than 512 characters"
+}
+
+@test "lp-trace: python:[MODULE:]NAME that is not one is refused, saying why" {
+	for bad in 'python:' 'python::work' 'python:a:b:c'; do
+		run -2 --separate-stderr lp-trace "$bad" -- "$PYTHON" -c pass
+		assert_equal "$stderr" "lp-trace: probe '$bad': expected python:[MODULE:]NAME, NAME a qualified name or a glob of them, MODULE a module's dotted name or a glob of them"
+	done
+	run -2 --separate-stderr lp-trace 'python:json/decoder:scan' -- "$PYTHON" -c pass
+	assert_equal "$stderr" "lp-trace: probe 'python:json/decoder:scan': MODULE is a module's dotted name (json.decoder), not a file"
+	run -2 --separate-stderr lp-trace 'python:a b' -- "$PYTHON" -c pass
+	assert_equal "$stderr" "lp-trace: probe 'python:a b': NAME has a space or a control character"
+	latin1=$(printf 'python:caf\xe9')
+	run -2 --separate-stderr lp-trace "$latin1" -- "$PYTHON" -c pass
+	assert_equal "$stderr" "lp-trace: probe '$latin1': NAME is not UTF-8"
+	m256=$(printf 'm%.0s' $(seq 256))
+	run -2 --separate-stderr lp-trace "python:$m256:f" -- "$PYTHON" -c pass
+	assert_equal "$stderr" "lp-trace: probe 'python:$m256:f': MODULE is longer than 255 characters"
+}
+
 # split MODE SLEEP|SPIN: pyspan.py (one request in 12 slow) under lp-record
 # --mode MODE and lp-trace python:handle_request for 6 s, joined and split
 # at p90 into $T/slow.lp and $T/fast.lp.
 split() {
 	"$PYTHON" "$PYSPAN" 1000000 "$2" 12 > /dev/null 3>&- &
 	PYPID=$!
+	# -p reads the process's executable: the background shell's until
+	# it has exec'd python (a loaded machine's run traced bash).
+	local i
+	for i in $(seq 200); do
+		if [ "$(readlink "/proc/$PYPID/exe")" = "$(readlink -f "$PYTHON")" ]; then break; fi
+		sleep 0.05
+	done
+	[ "$(readlink "/proc/$PYPID/exe")" = "$(readlink -f "$PYTHON")" ] || fail "$PYPID never ran $PYTHON"
 	lp-record --mode "$1" -F 999 -d 6 -p "$PYPID" -o "$T/rec.lp" 2> "$T/rec.err" 3>&- &
 	rec=$!
 	run -0 --separate-stderr lp-trace -d 6 -p "$PYPID" -o "$T/spans.lp" python:handle_request

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "analysis/contents.h"
 #include "base/hashmap.h"
 #include "base/util.h"
 
@@ -47,6 +48,7 @@ struct item {
 	 * formatted for the first sample and copied for the others */
 	char *joined;
 	size_t joined_len;
+	char *attrs;		/* spans: their attributes with what happened inside */
 	/* samples: the enclosing spans found so far */
 	struct item *best;	/* innermost */
 	struct item **all;	/* --all-spans */
@@ -312,6 +314,7 @@ static void item_free(struct item *it)
 {
 	struct input *in = it->src;
 	free(it->joined);
+	free(it->attrs);
 	size_t t = atomic_load_explicit(&in->spent_tail, memory_order_relaxed);
 	if (t - atomic_load_explicit(&in->spent_head, memory_order_acquire) < RING_CAP) {
 		in->spent[t & (RING_CAP - 1)] = it;
@@ -466,6 +469,9 @@ struct state {
 	/* Flags, not INT64_MAX marks: a span may end at INT64_MAX itself. */
 	bool samples_done, spans_done;
 	struct lp_attrs_buf ab;
+	/* what happened inside each span (contents.h), from the spans' input */
+	struct lp_contents *contents;
+	const struct input *spans_in;
 	char *headers[16];
 	size_t nheaders;
 };
@@ -693,6 +699,9 @@ static void sweep_all(struct state *s, int64_t rel, int64_t prune)
 			s->sweep[n++] = s->threads.values[i];
 	for (size_t i = 0; i < n; i++)
 		thr_sweep(s, s->sweep[i], rel, prune);
+	/* Events and spans no span still to come can hold (contents.h): the
+	 * same rule as for the samples, less the longest span so far. */
+	lp_contents__prune(s->contents, release_mark(s));
 }
 
 static void on_sample(struct state *s, struct item *it)
@@ -732,8 +741,15 @@ static void on_sample(struct state *s, struct item *it)
 
 static void on_span(struct state *s, struct item *it)
 {
-	const struct lp_span *sp = &it->rec.span;
+	struct lp_span *sp = &it->rec.span;
 	s->st->spans++;
+	/* Everything it holds came before it on its thread: what happened
+	 * inside it is known now, and becomes part of it for the samples. */
+	if (it->src == s->spans_in && !s->o->no_contents) {
+		lp_contents__span(s->contents, it->host, sp, &s->ab);
+		it->attrs = lp_strndup(s->ab.text ? s->ab.text : "", s->ab.len);
+		sp->attrs = (struct lp_attrs){ it->attrs, s->ab.len };
+	}
 	if (lp_writer__span(s->w, sp) < 0)
 		out_failed(s);
 	if (sp->end_ns == LP_TIME_NONE || sp->start_ns == LP_TIME_NONE) {
@@ -811,6 +827,14 @@ static void on_item(struct state *s, struct item *it)
 		r = lp_writer__stack(s->w, it->rec.stack);
 		break;
 	case LP_REC_EVENT:
+		if (it->src == s->spans_in && !s->o->no_contents)
+			lp_contents__event(s->contents, it->host, &it->rec.event);
+		if (it->src == s->spans_in) {
+			/* the tracer writes in time order: spans ending before
+			 * it less D have come, as after a span's end */
+			if (it->rec.event.time_ns > s->span_mark && !s->spans_done)
+				s->span_mark = it->rec.event.time_ns;
+		}
 		r = lp_writer__event(s->w, &it->rec.event);
 		break;
 	case LP_REC_LOST:
@@ -1085,6 +1109,7 @@ static void join_close(struct join *j, struct state *s, bool failed)
 	}
 	lp_writer__free(s->w);
 	lp_attrs_buf__free(&s->ab);
+	lp_contents__free(s->contents);
 	lp_hashmap__fini(&s->threads);
 	free(s->sweep);
 	for (size_t i = 0; i < s->nheaders; i++)
@@ -1117,6 +1142,8 @@ int lp_join__run(const char *samples_path, const char *spans_path,
 	};
 	s.w = lp_writer__new(out);
 	lp_hashmap__init(&s.threads);
+	s.contents = lp_contents__new();
+	s.spans_in = &j->in[1];
 	struct loop l = { .j = j, .smp = &j->in[0], .spn = &j->in[1], .last_rel = INT64_MIN };
 	l.files = !l.smp->live && !l.spn->live;
 	bool failed = false;	/* an input could not be read to its end */

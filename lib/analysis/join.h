@@ -18,6 +18,7 @@ struct lp_join_opts {
 	 * samples of its first part on live input. */
 	int64_t max_delay_ns;
 	bool all_spans;			/* every enclosing span, not the innermost */
+	bool no_contents;			/* spans pass as they are (contents.h not run) */
 	const char *const *probes;	/* join only spans of these probes; NULL: all */
 	size_t nprobes;
 	/* Held samples before lp-join stops reading samples and waits for

@@ -30,7 +30,9 @@
 #include "stream/frame.h"
 #include "base/hashmap.h"
 #include "model/lpframe.h"
+#include "analysis/contents.h"
 #include "analysis/modes.h"
+#include "analysis/separate.h"
 #include "base/quantile.h"
 #include "analysis/selfcost.h"
 #include "base/util.h"
@@ -128,7 +130,8 @@ struct pspan {
 	double lp_ns;		/* lp-trace's probes inside it */
 	double cost, var;	/* its samples' cost: mean and variance */
 	int64_t first;		/* its first sample's time */
-	int64_t corrected;	/* end - start - lp_ns - cost */
+	int64_t corrected;	/* end - start - lp_ns - cost; --child: its calls' time */
+	int64_t child;		/* --child: calls_ns.PROBE= */
 	uint32_t nsamples;
 	int32_t group;		/* decided: a band, or the uncertain group */
 };
@@ -193,6 +196,10 @@ struct split {
 	 * attached throughout (a stream without probe records). */
 	struct window { char *probe; int64_t from, to; } *wins;
 	size_t nwins;
+	struct lp_separate *sep;	/* what separates the top band from the others */
+	/* --took's keys (at.PROBE, calls.PROBE), --child's (calls_ns.PROBE) */
+	char *took_at, *took_calls, *child_key;
+	size_t took_at_cap, took_calls_cap, child_key_cap;
 };
 
 static char *fmt_duration(int64_t ns)
@@ -212,6 +219,8 @@ static char *fmt_duration(int64_t ns)
 static char *band_name(const struct lp_split_opts *o, size_t i, size_t nbands)
 {
 	char b[128];
+	if (o->took)
+		return lp_strdup(i == 0 ? "not-took" : "took");
 	if (nbands == 1)
 		return lp_strdup("selected");
 	if (nbands == 2)
@@ -235,7 +244,7 @@ static char *band_name(const struct lp_split_opts *o, size_t i, size_t nbands)
 
 static size_t nbands_of(const struct lp_split_opts *o)
 {
-	if (o->auto_cut)
+	if (o->auto_cut || o->took)
 		return 2;
 	return 1 + (o->npercentiles ? o->npercentiles : o->nthresholds);
 }
@@ -529,6 +538,8 @@ static void emit_sample(struct split *s, const struct lp_sample *smp, struct gro
 static void emit_span(struct split *s, const struct lp_span *sp, struct group *g, bool counted,
 		      int64_t d)
 {
+	if (counted && (size_t)(g - s->g) < s->nbands)
+		lp_separate__span(s->sep, (size_t)(g - s->g), &sp->attrs);
 	if (counted) {
 		g->spans++;
 		g->span_ns += (double)(sp->end_ns - sp->start_ns);
@@ -669,6 +680,33 @@ static bool live_cuts(struct split *s)
 	return true;
 }
 
+/* --took: whether a span (prefix "" for its own attributes, "span." or
+ * "spanN." on a sample) reached or called the probe. */
+static bool took(struct split *s, const struct lp_attrs *a, const char *prefix)
+{
+	const char *keys[2] = { s->took_at, s->took_calls };
+	for (int i = 0; i < 2; i++) {
+		size_t n = strlen(prefix) + strlen(keys[i]), vlen;
+		lp_grow(&s->kbuf, &s->kbufcap, n + 1);
+		snprintf(s->kbuf, s->kbufcap, "%s%s", prefix, keys[i]);
+		if (lp_attrs__raw(a, s->kbuf, n, &vlen))
+			return true;
+	}
+	return false;
+}
+
+/* --child: a span's time in its calls of the probe into *ns (0 when it
+ * made none); false when the value is not a duration. */
+static bool child_ns(struct split *s, const struct lp_attrs *a, const char *prefix, int64_t *ns)
+{
+	size_t n = strlen(prefix) + strlen(s->child_key), vlen;
+	lp_grow(&s->kbuf, &s->kbufcap, n + 1);
+	snprintf(s->kbuf, s->kbufcap, "%s%s", prefix, s->child_key);
+	const char *v = lp_attrs__raw(a, s->kbuf, n, &vlen);
+	*ns = 0;
+	return !v || (raw_i64(v, vlen, ns) && *ns >= 0);
+}
+
 /* One pass (--live, thresholds on a pipe): the band of a sample's span,
  * judged on its duration less its lp_ns= (which lp-join copied onto the
  * sample as PREFIX.lp_ns=) and less this sample's cost: the span held one
@@ -684,6 +722,10 @@ static size_t one_pass_band(struct split *s, int64_t start, int64_t end,
 	size_t n;
 	int64_t v;
 	double mean, var, sd = 0, take = 0;
+	if (s->o->took)
+		return took(s, &smp->attrs, dot);
+	if (s->o->child)	/* its own lp_ns is out already; samples are not */
+		return child_ns(s, &smp->attrs, dot, &v) ? band_of(s, v) : s->nbands + G_UNCERTAIN;
 	if (!s->o->raw) {
 		snprintf(key, sizeof(key), "%slp_ns", dot);
 		const char *raw = lp_attrs__raw(&smp->attrs, key, strlen(key), &n);
@@ -701,7 +743,8 @@ static size_t one_pass_band(struct split *s, int64_t start, int64_t end,
 	return band_of(s, d);
 }
 
-static void route(struct split *s, const struct lp_record *rec)
+/* One record to its group, or to every output; -1 after a message. */
+static int route(struct split *s, struct lp_reader *r, const struct lp_record *rec)
 {
 	char prefix[32];
 	switch (rec->kind) {
@@ -733,7 +776,7 @@ static void route(struct split *s, const struct lp_record *rec)
 				g = &s->g[one_pass_band(s, start, end, smp, dot)];
 		}
 		emit_sample(s, smp, g);
-		return;
+		return 0;
 	}
 	case LP_REC_SPAN: {
 		const struct lp_span *sp = &rec->span;
@@ -744,16 +787,24 @@ static void route(struct split *s, const struct lp_record *rec)
 		bool in_time = !s->o->has_time || (sp->end_ns > s->from && sp->start_ns < s->to);
 		if (!in_time || !preds_ok(s, &sp->attrs, "")) {
 			emit_span(s, sp, &s->g[s->nbands + G_EXCLUDED], false, 0);
-			return;
+			return 0;
 		}
 		double lp_ns = 0;
 		if (!s->o->raw)
 			lp_span__lp_ns(sp, &lp_ns);
 		int64_t d = lp_less_cost(sp->end_ns - sp->start_ns, lp_ns);
+		if (s->o->child && !child_ns(s, &sp->attrs, "", &d)) {
+			lp_reader__error(r, "span: bad %s", s->child_key);
+			return -1;
+		}
 		const struct pspan *ps = decided(s, sp->tid, sp->start_ns, sp->end_ns);
 		if (ps) {
 			emit_span(s, sp, &s->g[ps->group], true, ps->corrected);
-			return;
+			return 0;
+		}
+		if (s->o->took) {
+			emit_span(s, sp, &s->g[took(s, &sp->attrs, "")], true, d);
+			return 0;
 		}
 		if (s->o->live && s->o->npercentiles) {
 			lp_quantile__add(s->sketch, (double)d, sp->end_ns);
@@ -762,12 +813,12 @@ static void route(struct split *s, const struct lp_record *rec)
 			live_cuts(s);
 		}
 		emit_span(s, sp, &s->g[band_of(s, d)], true, d);
-		return;
+		return 0;
 	}
 	case LP_REC_FRAME:
 	case LP_REC_STACK:
 		/* Written where a sample needs them. */
-		return;
+		return 0;
 	case LP_REC_COST:
 		/* One pass: the costs come first, before the samples (a
 		 * second pass reads again what the first took in). */
@@ -780,6 +831,7 @@ static void route(struct split *s, const struct lp_record *rec)
 		break;
 	}
 	to_all(s, rec);
+	return 0;
 }
 
 /* --- the first pass: every duration, for exact percentiles ------------- */
@@ -872,7 +924,7 @@ static double sampling_period(const struct split *s)
 static void use_seen_cost(struct split *s)
 {
 	double period = sampling_period(s);
-	if (s->o->raw || !period)
+	if (s->o->raw || s->o->child || !period)
 		return;
 	double *one = lp_calloc(s->nspans + 1, sizeof(*one)), *zero = lp_calloc(s->nspans + 1,
 									       sizeof(*zero));
@@ -911,7 +963,7 @@ static int32_t decide(struct split *s, const struct lp_prior *prior, const struc
 		      double *prob)
 {
 	int32_t band = (int32_t)band_of(s, sp->corrected);
-	if (s->o->raw || !sp->nsamples || !(sp->var > 0) || s->nbands == 1)
+	if (s->o->raw || s->o->child || !sp->nsamples || !(sp->var > 0) || s->nbands == 1)
 		return band;
 	double m = (double)(sp->end - sp->start) - sp->lp_ns;
 	/* The cost's distribution as the spans show it, else the
@@ -977,9 +1029,14 @@ static int take_span(struct split *s, struct lp_reader *r, const struct lp_span 
 		s->spans_cap = s->spans_cap ? s->spans_cap * 2 : 1024;
 		s->spans = lp_reallocarray(s->spans, s->spans_cap, sizeof(*s->spans));
 	}
+	int64_t child = 0;
+	if (s->o->child && !child_ns(s, &sp->attrs, "", &child)) {
+		lp_reader__error(r, "span: bad %s", s->child_key);
+		return -1;
+	}
 	s->spans[s->nspans++] = (struct pspan){
 		.start = sp->start_ns, .end = sp->end_ns, .pid = sp->pid, .tid = sp->tid,
-		.lp_ns = s->o->raw ? 0 : lp_ns, .group = -1,
+		.lp_ns = s->o->raw ? 0 : lp_ns, .group = -1, .child = child,
 	};
 	return 0;
 }
@@ -1026,7 +1083,10 @@ static void settle_durations(struct split *s)
 	s->durs = lp_reallocarray(NULL, s->nspans ? s->nspans : 1, sizeof(*s->durs));
 	for (size_t i = 0; i < s->nspans; i++) {
 		struct pspan *sp = &s->spans[i];
-		sp->corrected = lp_less_cost(sp->end - sp->start, sp->lp_ns + sp->cost);
+		/* --child: its calls' time, their lp_ns out (lp-join); the
+		 * samples in them are not known apart from the span's */
+		sp->corrected = s->o->child ? sp->child
+					    : lp_less_cost(sp->end - sp->start, sp->lp_ns + sp->cost);
 		if (!s->o->has_time || (sp->end > s->from && sp->start < s->to)) {
 			s->durs[s->ndurs++] = sp->corrected;
 			s->sampled_spans += sp->nsamples > 0;
@@ -1387,6 +1447,10 @@ static void report_cuts(const struct split *s, FILE *f)
 	for (size_t i = 0; i < s->nbands; i++)
 		nspans += s->g[i].spans;
 	fprintf(f, "# probe %s: %" PRIu64 " spans", o->probe ? o->probe : "(any)", nspans);
+	if (o->took)
+		fprintf(f, ", by whether they reached or called %s", o->took);
+	if (o->child)
+		fprintf(f, ", cut on their time in calls of %s", o->child);
 	/* --live with no span yet has no estimate: its cuts are not 0 ns */
 	bool no_cuts = o->live && !s->live_spans;
 	for (size_t i = 0; o->npercentiles && i + 1 < s->nbands; i++) {
@@ -1520,6 +1584,13 @@ static int report(struct split *s)
 	FILE *f = o->report ? s->report_f : stderr;
 	report_cuts(s, f);
 	report_groups(s, f);
+	if (s->nbands >= 2) {
+		const char **names = lp_calloc(s->nbands, sizeof(*names));
+		for (size_t i = 0; i < s->nbands; i++)
+			names[i] = s->g[i].name;
+		lp_separate__report(s->sep, f, s->nbands - 1, names, 10);
+		free(names);
+	}
 	if (s->spans && !o->raw)
 		report_costs(s, f);
 	report_distribution(s, f);
@@ -1630,6 +1701,10 @@ static void free_split(struct split *s)
 	lp_attrs_buf__free(&s->ab);
 	lp_quantile__free(s->sketch);
 	lp_modes__free(s->modes);
+	lp_separate__free(s->sep);
+	free(s->took_at);
+	free(s->took_calls);
+	free(s->child_key);
 }
 
 int lp_split__run(const char *input, const struct lp_split_opts *o)
@@ -1645,6 +1720,13 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 					   : lp_strdup(extra_names[i - s.nbands]);
 	s.cuts = lp_calloc(s.nbands, sizeof(*s.cuts));
 	s.costs = lp_costs__new();
+	s.sep = lp_separate__new(s.nbands);
+	if (o->took) {
+		lp_contents__key(LP_CONTENTS_AT, o->took, &s.took_at, &s.took_at_cap);
+		lp_contents__key(LP_CONTENTS_CALLS, o->took, &s.took_calls, &s.took_calls_cap);
+	}
+	if (o->child)
+		lp_contents__key(LP_CONTENTS_CALLS_NS, o->child, &s.child_key, &s.child_key_cap);
 	lp_hashmap__init(&s.span_index);
 	for (size_t i = 0; i < o->nthresholds; i++)
 		s.cuts[i] = (double)o->thresholds[i];
@@ -1702,7 +1784,10 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 				set_time_bounds(&s);
 			}
 		}
-		route(&s, &rec);
+		if (route(&s, r, &rec) < 0) {
+			rc = -1;
+			break;
+		}
 	}
 	lp_reader__free(r);
 	free(spool);

@@ -34,6 +34,14 @@ struct lp_split_opts {
 	const int64_t *thresholds;	/* ascending, ns */
 	size_t nthresholds;
 	bool auto_cut;			/* --auto: one cut, at the valley below the slowest mode */
+	/* --took PROBE: two groups, spans that reached the point probe or
+	 * called the function PROBE inside them (lp-join's at.PROBE= or
+	 * calls.PROBE=), and the others; no cut */
+	const char *took;
+	/* --child PROBE: the cuts are on the span's time in its calls of
+	 * PROBE (lp-join's calls_ns.PROBE=, less their lp_ns), not on its
+	 * own duration */
+	const char *child;
 	bool has_time;			/* --time FROM-TO */
 	int64_t time_from, time_to;	/* INT64_MIN/MAX when open */
 	bool time_absolute_from, time_absolute_to;	/* else from the first time read */

@@ -255,26 +255,26 @@ static int parse_usdt_spec(struct lp_probe_spec *spec, char *s)
 	return 1;
 }
 
-/* python:NAME: 1 when s is one, 0 when it is not, -1 after a message.
- * NAME is a qualified name (co_qualname: Shop.checkout,
- * main.<locals>.inner) or a glob of them (* and ?), matched whole. */
+/* python:[MODULE:]NAME: 1 when s is one, 0 when it is not, -1 after a
+ * message.  NAME is a qualified name (co_qualname: Shop.checkout,
+ * main.<locals>.inner) or a glob of them (* and ?), matched whole; MODULE
+ * a module's dotted name or a glob (lib/capture/pyprobe.c). */
 static int parse_python_spec(struct lp_probe_spec *spec, const char *s)
 {
 	if (strncmp(s, "python:", 7))
 		return 0;
 	spec->type = LP_PROBE_PYTHON;
 	s += 7;
-	size_t n = strlen(s);
-	bool ok = n > 0 && n < LP_PY_NAME_MAX;
-	for (size_t i = 0; i < n; i++)
-		ok &= (unsigned char)s[i] > ' ' && (unsigned char)s[i] < 0x7f;
-	if (!ok) {
-		lp_error("probe '%s': expected python:NAME, NAME a qualified name or a glob of them "
-			 "(printable ASCII, at most %d bytes)", spec->text, LP_PY_NAME_MAX - 1);
-		return -1;
+	const char *colon = strchr(s, ':');
+	if (colon) {
+		spec->module = lp_strndup(s, (size_t)(colon - s));
+		s = colon + 1;
 	}
 	spec->name = lp_strdup(s);
-	return 1;
+	struct lp_trace_py *conf = lp_malloc(sizeof(*conf));
+	int r = lp_pyprobe__globs(spec->text, spec->module, spec->name, conf);
+	free(conf);
+	return r < 0 ? -1 : 1;
 }
 
 /* FILE:LINE, the part after the last colon a number: 1 when s is one, 0
@@ -390,6 +390,7 @@ void lp_probe_spec__free(struct lp_probe_spec *spec)
 	free(spec->file);
 	free(spec->name);
 	free(spec->provider);
+	free(spec->module);
 	for (size_t i = 0; i < spec->nvars; i++)
 		free(spec->vars[i]);
 	free(spec->vars);
@@ -2344,9 +2345,9 @@ out:
 	return ret;
 }
 
-/* python:NAME in the interpreter: exe, or the libpython it maps or needs
+/* python:[MODULE:]NAME in the interpreter: exe, or the libpython it maps or needs
  * (pyenv's builds); a point at each site (lib/capture/pyprobe.c), the
- * glob in its settings. */
+ * globs in its settings. */
 static int python_points(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 			 bool verbose, struct lp_probe_point **points, size_t *n)
 {
@@ -2359,9 +2360,10 @@ static int python_points(const struct lp_probe_spec *spec, const char *exe, pid_
 		return -1;
 	}
 	const char *path = files[pp.file];
-	size_t len = strlen(spec->name);
-	memcpy(pp.conf.pattern, spec->name, len + 1);
-	pp.conf.plen = (unsigned)len;
+	if (lp_pyprobe__globs(spec->text, spec->module, spec->name, &pp.conf) < 0) {
+		lp_usdt__free_files(files, nfiles);
+		return -1;
+	}
 	for (size_t i = 0; i < pp.nsites; i++) {
 		struct lp_probe_point *pt = new_point(spec, path, points, n);
 		pt->name = lp_strdup(spec->text);

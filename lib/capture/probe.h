@@ -3,7 +3,7 @@
  * call number, a tracepoint) with the values to capture there.
  *
  *   FUNC  FUNC(ARG,...)  LIB:FUNC  FUNC+OFF  0xADDR  FILE.c:LINE[(VAR,...)]
- *   syscall:NAME  tp:SUBSYS:EVENT  usdt:[FILE:]PROVIDER:NAME  python:NAME
+ *   syscall:NAME  tp:SUBSYS:EVENT  usdt:[FILE:]PROVIDER:NAME  python:[MODULE:]NAME
  */
 #ifndef LP_PROBE_H
 #define LP_PROBE_H
@@ -23,7 +23,7 @@ enum lp_probe_type {
 	LP_PROBE_SYSCALLS,	/* syscall:NAME: a span */
 	LP_PROBE_TRACEPOINT,	/* tp:SUBSYS:EVENT: a point event */
 	LP_PROBE_USDTS,		/* usdt:[FILE:]PROVIDER:NAME: a point event */
-	LP_PROBE_PYTHON,	/* python:NAME: a span per call of the Python functions named */
+	LP_PROBE_PYTHON,	/* python:[MODULE:]NAME: a span per call of the Python functions named */
 };
 
 /* How a function's returns are seen (lp-trace --returns). */
@@ -44,6 +44,7 @@ struct lp_probe_spec {
 	char *name;		/* syscall NAME, tracepoint SUBSYS:EVENT, USDT NAME,
 				 * python: NAME (a glob of qualified names) */
 	char *provider;		/* USDT PROVIDER (its FILE in lib, or NULL) */
+	char *module;		/* python: MODULE, or NULL */
 	char **vars;		/* (ARG,...) or (VAR,...) */
 	size_t nvars;
 	/* A C++ function's parameter list, "(int, char**)", as written:

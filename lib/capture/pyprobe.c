@@ -1,5 +1,5 @@
-/* pyprobe.c - the sites of python:NAME probes in a CPython 3.11 binary
- * (pyprobe.h).
+/* pyprobe.c - the sites of python:[MODULE:]NAME probes in a CPython 3.11
+ * binary, and their globs (pyprobe.h).
  *
  * In 3.11 no Python-to-Python call goes through an exported function: the
  * eval loop pushes the callee's frame and jumps on, so the only places
@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "base/util.h"
 #include "capture/python.h"
 #include "debuginfo/dwarf.h"
@@ -515,7 +516,12 @@ static bool open_interpreter(struct bin *b, const char *path, int *fd)
 	if (*fd < 0)
 		return false;
 	elf_version(EV_CURRENT);
-	b->elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mapped: a uprobe attached for every process that maps
+	 * the file (another lp-trace's python: probes, with -p) is put into
+	 * our own mapping too (uprobe_mmap: a read-only private map of it may
+	 * execute), and its int3 at a handler's branch read as code made
+	 * that handler "leave before any branch". */
+	b->elf = elf_begin(*fd, ELF_C_READ, NULL);
 	if (b->elf && elf_kind(b->elf) == ELF_K_ELF) {
 		read_bin(b);
 		if (b->runtime && b->version)
@@ -560,4 +566,151 @@ int lp_pyprobe__find(const char *const *files, size_t nfiles, const char *probe,
 out:
 	close_bin(&b, fd);
 	return r;
+}
+
+/* The code points of UTF-8 text s into out (room for max; NULL: counted
+ * only).  How many, or -1 when s is not UTF-8, -2 when it has a space or
+ * a control character (and should not: strict), -3 when out has no room. */
+static long decode(const char *s, unsigned *out, size_t max, bool strict)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), len = 0;
+
+	if (!lp_utf8_valid(s, n))
+		return -1;
+	for (size_t k = 0; k < n; len++) {
+		/* Well-formed: the lead byte says how many follow. */
+		unsigned c = p[k], more = c < 0x80 ? 0 : c < 0xe0 ? 1 : c < 0xf0 ? 2 : 3;
+
+		c &= more ? 0x3f >> more : 0x7f;
+		for (unsigned m = 1; m <= more; m++)
+			c = c << 6 | (p[k + m] & 0x3f);
+		k += 1 + more;
+		if (strict && (c <= ' ' || c == 0x7f))
+			return -2;
+		if (out && len >= max)
+			return -3;
+		if (out)
+			out[len] = c;
+	}
+	return (long)len;
+}
+
+/* s appended to conf's globs (lead: see struct lp_trace_py; strict: as
+ * decode's); its length in characters, or decode's -1, -2, -3. */
+static long add_glob(struct lp_trace_py *conf, const char *s, bool lead, bool strict)
+{
+	unsigned i = conf->nglobs, at = i ? conf->at[i - 1] + conf->len[i - 1] : 0;
+	long len = i < LP_PY_GLOBS ? decode(s, conf->pattern + at, LP_PY_PAT_MAX - at, strict) : -3;
+
+	if (len >= 0) {
+		conf->at[i] = at;
+		conf->len[i] = (unsigned)len;
+		conf->lead[i] = lead;
+		conf->nglobs = i + 1;
+	}
+	return len;
+}
+
+/* module's dotted name as a path: json.decoder is json/decoder. */
+static char *module_path(const char *module)
+{
+	char *path = lp_strdup(module);
+
+	for (char *d = path; (d = strchr(d, '.')); d++)
+		*d = '/';
+	return path;
+}
+
+/* Whether NAME or MODULE (what), len its decode(), is one python: takes;
+ * else says why. */
+static bool part_ok(const char *probe, const char *what, long len, long max)
+{
+	if (len >= 0 && len <= max)
+		return true;
+	if (len == -1)
+		lp_error("probe '%s': %s is not UTF-8", probe, what);
+	else if (len == -2)
+		lp_error("probe '%s': %s has a space or a control character", probe, what);
+	else
+		lp_error("probe '%s': %s is longer than %ld characters", probe, what, max);
+	return false;
+}
+
+int lp_pyprobe__globs(const char *probe, const char *module, const char *name,
+		      struct lp_trace_py *conf)
+{
+	conf->nglobs = 0;
+	if (!*name || (module && !*module) || strchr(name, ':')) {
+		lp_error("probe '%s': expected python:[MODULE:]NAME, NAME a qualified name or a "
+			 "glob of them, MODULE a module's dotted name or a glob of them", probe);
+		return -1;
+	}
+	if (!part_ok(probe, "NAME", add_glob(conf, name, false, true), LP_PY_NAME_MAX))
+		return -1;
+	/* Glob 1: what a long name's end must match, what follows the last
+	 * star, after a star (empty, and not used, when there is none). */
+	const char *star = strrchr(name, '*');
+	conf->tail = star != NULL;
+	if (add_glob(conf, star ? star : "", false, true) < 0)	/* NAME was checked */
+		lp_die(1, "probe '%s': internal error: the end of NAME", probe);
+	if (!module)
+		return 0;
+	if (!part_ok(probe, "MODULE", decode(module, NULL, 0, true), LP_PY_MODULE_MAX))
+		return -1;
+	if (strchr(module, '/')) {
+		lp_error("probe '%s': MODULE is a module's dotted name (json.decoder), not a file",
+			 probe);
+		return -1;
+	}
+	/* Its code's co_filename: the module's file (m.py, or anywhere as
+	 * DIR/m.py), its package's __init__.py, or one of the modules 3.11
+	 * has frozen in the interpreter (os, posixpath, ...).  Room for them
+	 * all: 2 * LP_PY_NAME_MAX + 3 * (LP_PY_MODULE_MAX + 14) < LP_PY_PAT_MAX. */
+	char *path = module_path(module), *g[3];
+	size_t n = strlen(path), m = strlen(module);
+
+	g[0] = lp_malloc(n + 6);
+	g[1] = lp_malloc(n + 15);
+	g[2] = lp_malloc(m + 10);
+	sprintf(g[0], "*/%s.py", path);
+	sprintf(g[1], "*/%s/__init__.py", path);
+	sprintf(g[2], "<frozen %s>", module);
+	for (int i = 0; i < 3; i++) {
+		long r = add_glob(conf, g[i], i < 2, false);
+
+		if (r < 0)	/* MODULE was checked above, and there is room */
+			lp_die(1, "probe '%s': internal error: glob '%s': %ld", probe, g[i], r);
+		free(g[i]);
+	}
+	free(path);
+	return 0;
+}
+
+char *lp_pyprobe__module_where(const char *module)
+{
+	char *path = module_path(module), *s = lp_malloc(2 * strlen(path) + strlen(module) + 48);
+
+	sprintf(s, "%s.py or %s/__init__.py, or <frozen %s>", path, path, module);
+	free(path);
+	return s;
+}
+
+char *lp_pyprobe__str(unsigned kind, unsigned len, const unsigned char *chars, unsigned max,
+		      bool tail)
+{
+	if (kind != 1 && kind != 2 && kind != 4)
+		return NULL;
+	unsigned n = len < max ? len : max;
+	bool cut = len > max;
+	char *s = lp_malloc(4 * (size_t)n + 4), *o = s;
+
+	if (cut && tail) {
+		memcpy(s, "...", 3);
+		o += 3;
+	}
+	o += lp_python__utf8(chars, n, kind, o);
+	if (cut && !tail)
+		memcpy(o, "...", 4);
+	return s;
 }

@@ -1,10 +1,11 @@
-/* pyprobe.h - where lp-trace's python:NAME probes go in a CPython 3.11
+/* pyprobe.h - where lp-trace's python:[MODULE:]NAME probes go in a CPython 3.11
  * interpreter, found in the binary alone (Debian's python3.11 has no
  * .symtab: its opcode handlers have no names): the first branch of the
  * handlers of RESUME and RESUME_QUICK (a function starts) and of
  * RETURN_VALUE (a frame returns), each an instruction the kernel emulates
  * after its breakpoint, reached on every pass through the handler and on
- * no other path. */
+ * no other path.  And what they match: the names' globs, as the kernel
+ * reads them (code points), and the names it sends back, as UTF-8. */
 #ifndef LP_PYPROBE_H
 #define LP_PYPROBE_H
 
@@ -27,7 +28,7 @@ struct lp_pyprobe_site {
 
 struct lp_pyprobe {
 	unsigned major, minor;
-	struct lp_trace_py conf;	/* offsets and _PyRuntime; no pattern */
+	struct lp_trace_py conf;	/* offsets and _PyRuntime; no globs */
 	struct lp_pyprobe_site sites[LP_PYPROBE_MAX_SITES];
 	size_t nsites;
 	size_t file;		/* which of the files holds the interpreter */
@@ -40,5 +41,22 @@ struct lp_pyprobe {
  * -1 after saying why. */
 int lp_pyprobe__find(const char *const *files, size_t nfiles, const char *probe, bool verbose,
 		     struct lp_pyprobe *out);
+
+/* The globs of python:[MODULE:]NAME (probe, as written, for messages;
+ * module NULL when it has none), UTF-8, into conf's as code points: NAME
+ * a qualified name or a glob of them, MODULE a module's dotted name or a
+ * glob of them, which the code's file must match (struct lp_trace_py).
+ * 0, or -1 after saying why. */
+int lp_pyprobe__globs(const char *probe, const char *module, const char *name,
+		      struct lp_trace_py *conf);
+/* For messages: the files of module's code ("a/b.py or a/b/__init__.py,
+ * or <frozen a.b>"), malloc'd. */
+char *lp_pyprobe__module_where(const char *module);
+/* A name a python: probe's event carries (struct lp_trace_event_py): len
+ * characters of kind bytes each, of which chars holds the first max (with
+ * tail, the last), as UTF-8 with "..." where it was cut; malloc'd, or NULL
+ * when kind is none (the str could not be read). */
+char *lp_pyprobe__str(unsigned kind, unsigned len, const unsigned char *chars, unsigned max,
+		      bool tail);
 
 #endif

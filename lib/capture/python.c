@@ -352,6 +352,7 @@ int lp_python__trace_layout(unsigned major, unsigned minor, struct lp_trace_py *
 		out->str_state = l->str_state;
 		out->str_length = l->str_length;
 		out->str_ascii_data = l->str_ascii_data;
+		out->str_compact_data = l->str_compact_data;
 		return 0;
 	}
 	return -1;
@@ -433,6 +434,44 @@ const pid_t *lp_python__pids(const struct lp_python *py, size_t *n)
 	return py->pids;
 }
 
+size_t lp_python__utf8(const void *src, size_t len, unsigned kind, char *out)
+{
+	const unsigned char *s = src;
+	unsigned char *o = (unsigned char *)out;
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		uint32_t c;
+
+		if (kind == 1) {
+			c = s[i];
+		} else if (kind == 2) {
+			uint16_t u;
+			memcpy(&u, s + 2 * i, 2);
+			c = u;
+		} else {
+			memcpy(&c, s + 4 * i, 4);
+		}
+		if (c < 0x80) {
+			o[n++] = c;
+		} else if (c < 0x800) {
+			o[n++] = 0xc0 | c >> 6;
+			o[n++] = 0x80 | (c & 0x3f);
+		} else if (c < 0x10000) {
+			o[n++] = 0xe0 | c >> 12;
+			o[n++] = 0x80 | (c >> 6 & 0x3f);
+			o[n++] = 0x80 | (c & 0x3f);
+		} else {
+			o[n++] = 0xf0 | (c >> 18 & 7);
+			o[n++] = 0x80 | (c >> 12 & 0x3f);
+			o[n++] = 0x80 | (c >> 6 & 0x3f);
+			o[n++] = 0x80 | (c & 0x3f);
+		}
+	}
+	o[n] = '\0';
+	return n;
+}
+
 /* A str object's text, as UTF-8, interned; NULL when it is not a compact
  * string (the only kind code objects' names and files are) or cannot be
  * read. */
@@ -460,34 +499,9 @@ static const char *read_str(struct lp_python *py, const struct py_proc *p, uint6
 		free(src);
 		return NULL;
 	}
-	/* UCS-1, -2 or -4 to UTF-8: at most 4 bytes a character. */
 	lp_grow(&py->buf, &py->cap, 4 * len + 1);
-	size_t n = 0;
+	size_t n = lp_python__utf8(src, len, kind, py->buf);
 
-	for (size_t i = 0; i < len; i++) {
-		uint32_t c = kind == 1 ? src[i] : kind == 2 ? ((uint16_t *)src)[i] : ((uint32_t *)src)[i];
-		unsigned char *o = (unsigned char *)py->buf + n;
-
-		if (c < 0x80) {
-			o[0] = c;
-			n += 1;
-		} else if (c < 0x800) {
-			o[0] = 0xc0 | c >> 6;
-			o[1] = 0x80 | (c & 0x3f);
-			n += 2;
-		} else if (c < 0x10000) {
-			o[0] = 0xe0 | c >> 12;
-			o[1] = 0x80 | (c >> 6 & 0x3f);
-			o[2] = 0x80 | (c & 0x3f);
-			n += 3;
-		} else {
-			o[0] = 0xf0 | (c >> 18 & 7);
-			o[1] = 0x80 | (c >> 12 & 0x3f);
-			o[2] = 0x80 | (c >> 6 & 0x3f);
-			o[3] = 0x80 | (c & 0x3f);
-			n += 4;
-		}
-	}
 	free(src);
 	return lp_dict__string(py->dict, py->buf, n);
 }

@@ -70,6 +70,12 @@ int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_eve
  * the frame in tstate->cframe). */
 int lp_python__trace_layout(unsigned major, unsigned minor, struct lp_trace_py *out);
 
+/* A str object's len characters at src, kind bytes each (1 latin-1, 2
+ * UCS-2, 4 UCS-4, as CPython keeps them), as UTF-8 into out (room for
+ * 4 * len + 1 bytes), NUL-terminated; returns the bytes written, the NUL
+ * left out. */
+size_t lp_python__utf8(const void *src, size_t len, unsigned kind, char *out);
+
 /* The line of instruction lasti (code units; -1: the first line) in a
  * CPython 3.11 to 3.13 co_linetable of len bytes whose code starts at line first;
  * first when the table says nothing there.  For tests of the decoder. */

@@ -24,6 +24,7 @@
 
 #include "capture/target.h"
 #include "capture/bpflog.h"
+#include "capture/pyprobe.h"
 #include "base/hashmap.h"
 #include "debuginfo/procns.h"
 #include "capture/tracecal.h"
@@ -40,6 +41,7 @@ struct pinfo {
 	bool marked;		/* its attach record written: its detach is too */
 	struct removal_job *job;	/* while removing */
 	uint64_t late;		/* calls that ended after its entry had gone */
+	char *module;		/* python:MODULE:NAME's MODULE */
 	int kind;
 	bool cal;		/* a calibration probe: its records are not written */
 	enum lp_insn insn;
@@ -202,6 +204,7 @@ struct lp_tracer {
 	struct lp_hashmap pycodes;	/* (pid, code) -> struct pycode */
 	bool py_set;			/* pyconf written */
 	uint64_t py_matched;		/* code objects python: probes matched */
+	char *py_elsewhere;		/* the file of one whose name matched, not its module */
 };
 
 static int handle_event(void *ctx, void *data, size_t size);
@@ -855,6 +858,8 @@ static struct pinfo *new_pinfo(struct lp_tracer *t, const struct lp_probe_point 
 	pi->name = lp_strdup(pt->name);
 	pi->spec = lp_strdup(pt->spec ? pt->spec->text : pt->name);
 	pi->kind = (int)pt->cfg.kind;
+	if (pt->spec && pt->spec->module)
+		pi->module = lp_strdup(pt->spec->module);
 	pi->nvals = pt->nvals;
 	for (size_t i = 0; i < pt->nvals; i++) {
 		pi->vals[i] = pt->vals[i];
@@ -1899,10 +1904,25 @@ static struct pycode *find_pycode(const struct lp_tracer *t, pid_t pid, uint64_t
 }
 
 /* A code object a python: probe matched: its names, for its spans (a
- * code object freed and another made at its address matched again). */
-static void on_pycode(struct lp_tracer *t, const struct lp_trace_event_py *e)
+ * code object freed and another made at its address matched again); or
+ * one whose name matched and module did not: where, for the summary. */
+static void on_pycode(struct lp_tracer *t, const struct lp_trace_event_py *e, size_t size)
 {
 	pid_t pid = (pid_t)e->ev.pid;
+	/* The record is as long as the characters it carries. */
+	size_t nb = (size_t)(e->name_len < LP_PY_NAME_MAX ? e->name_len : LP_PY_NAME_MAX) * e->name_kind;
+	size_t fb = (size_t)(e->file_len < LP_PY_FILE_MAX ? e->file_len : LP_PY_FILE_MAX) * e->file_kind;
+	if (size < offsetof(struct lp_trace_event_py, chars) + nb + fb)
+		return;
+	char *name = lp_pyprobe__str(e->name_kind, e->name_len, e->chars, LP_PY_NAME_MAX, false);
+	char *file = lp_pyprobe__str(e->file_kind, e->file_len, e->chars + nb, LP_PY_FILE_MAX, true);
+	if (!e->ev.vals[2] || !name) {
+		if (!t->py_elsewhere && file)
+			t->py_elsewhere = lp_strdup(file);
+		free(name);
+		free(file);
+		return;
+	}
 	struct pycode *c = find_pycode(t, pid, e->ev.vals[0]);
 	if (!c) {
 		c = lp_calloc(1, sizeof(*c));
@@ -1912,15 +1932,13 @@ static void on_pycode(struct lp_tracer *t, const struct lp_trace_event_py *e)
 	}
 	free(c->probe);
 	free(c->file);
-	char name[LP_PY_NAME_MAX], file[LP_PY_FILE_MAX];
-	memcpy(name, e->name, sizeof(name));
-	name[sizeof(name) - 1] = '\0';
-	memcpy(file, e->file, sizeof(file));
-	file[sizeof(file) - 1] = '\0';
 	c->probe = lp_malloc(strlen(name) + 8);
 	strcpy(c->probe, "python:");
 	strcat(c->probe, name);
-	c->file = lp_strdup(file[0] ? file : "-");
+	c->file = file && *file ? file : lp_strdup("-");
+	if (c->file != file)
+		free(file);
+	free(name);
 	fmt_i64(c->line, (int64_t)e->ev.vals[1]);
 	t->py_matched++;
 }
@@ -1994,8 +2012,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (ev->type == LP_EV_PYCODE) {
-		if (size >= sizeof(struct lp_trace_event_py))
-			on_pycode(t, data);
+		if (size >= offsetof(struct lp_trace_event_py, chars))
+			on_pycode(t, data, size);
 		return 0;
 	}
 	if (ev->probe >= t->nprobes || t->werr)
@@ -2720,13 +2738,29 @@ int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
 	}
 	if (write_unfinished(t, w) < 0)
 		return -1;
-	for (size_t i = 0; i < t->nprobes && !t->py_matched; i++)
-		if (t->probes[i].kind == LP_PROBE_PY && !t->probes[i].cal) {
+	for (size_t i = 0; i < t->nprobes && !t->py_matched; i++) {
+		const struct pinfo *pi = &t->probes[i];
+		if (pi->kind != LP_PROBE_PY || pi->cal)
+			continue;
+		if (!pi->module) {
 			lp_error("probe '%s': no Python function of that name ran (a qualified name, "
 				 "as co_qualname: Shop.checkout, main.<locals>.inner; generators and "
-				 "coroutines are not traced)", t->probes[i].name);
+				 "coroutines are not traced)", pi->name);
 			break;
 		}
+		char *where = lp_pyprobe__module_where(pi->module);
+		if (t->py_elsewhere)
+			lp_error("probe '%s': no Python function of that name ran in module %s "
+				 "(its code in %s); one ran in %s", pi->name, pi->module, where,
+				 t->py_elsewhere);
+		else
+			lp_error("probe '%s': no Python function of that name ran in module %s "
+				 "(its code in %s; a qualified name, as co_qualname: Shop.checkout, "
+				 "main.<locals>.inner; generators and coroutines are not traced)",
+				 pi->name, pi->module, where);
+		free(where);
+		break;
+	}
 	return write_lost(t, w);
 }
 
@@ -2785,6 +2819,7 @@ void lp_tracer__free(struct lp_tracer *t)
 	for (size_t i = 0; i < t->nprobes; i++) {
 		free(t->probes[i].name);
 		free(t->probes[i].spec);
+		free(t->probes[i].module);
 		for (size_t k = 0; k < t->probes[i].nvals; k++)
 			free(t->probes[i].vals[k].name);
 	}
@@ -2803,5 +2838,6 @@ void lp_tracer__free(struct lp_tracer *t)
 		}
 	}
 	lp_hashmap__fini(&t->pycodes);
+	free(t->py_elsewhere);
 	free(t);
 }

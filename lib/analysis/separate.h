@@ -1,0 +1,34 @@
+/* separate.h - what separates one group of spans from the others: the
+ * branches they reached and the calls they made (lp-join's at.PROBE= and
+ * calls.PROBE=, contents.h) and their captured values (KEY=VALUE, their own
+ * and the first.PROBE.KEY= of what happened inside them), each counted in
+ * every group and ranked by Fisher's exact test (two-sided) between the
+ * group asked about and all the others together. */
+#ifndef LP_SEPARATE_H
+#define LP_SEPARATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stream/attrs.h"
+
+struct lp_separate;
+
+struct lp_separate *lp_separate__new(size_t ngroups);
+void lp_separate__free(struct lp_separate *s);
+
+/* A span of group g (< ngroups) and its attributes. */
+void lp_separate__span(struct lp_separate *s, size_t g, const struct lp_attrs *attrs);
+
+/* The table of the features that tell group hi from the others (at most
+ * rows of them, the most significant first) and a sentence naming the
+ * first when it is significant (p < 0.001).  names: each group's. */
+void lp_separate__report(struct lp_separate *s, FILE *f, size_t hi, const char *const *names,
+			 size_t rows);
+
+/* Fisher's exact test of the 2x2 table (a b / c d), two-sided: log10 of
+ * its p-value (exact far below the smallest double). */
+double lp_fisher_log10p(uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+
+#endif

@@ -1,0 +1,3 @@
+# pynames_pkg - a package's own work (its __init__.py), for pynames.py.
+def work(i):
+    return i * 3
