@@ -27,15 +27,29 @@ wait_line() {
 	return 1
 }
 
+# ticks COUNT LOG [US]: tests/workloads/ticks in the background, $WL.
+ticks() {
+	"$WORKLOADS/ticks" "$@" &
+	WL=$!
+	KILL_AFTER=$WL
+}
+
+# control_trace OUTPUT [OPTION...]: lp-trace --control $T/ctl on $WL with
+# syscall:getppid (never called: a probe that is no function's) to
+# OUTPUT, its stderr to $T/err, in the background: $TR.
+control_trace() {
+	local out=$1
+	shift
+	lp-trace --control "$T/ctl" -p "$WL" -o "$out" "$@" 'syscall:getppid' 2>"$T/err" &
+	TR=$!
+	KILL_AFTER="$WL $TR"
+}
+
 @test "lp-trace --control: add, status, a bad command, remove; spans only while attached, as many as the calls" {
 	require_root
-	"$WORKLOADS/ticks" 6000 "$T/calls" &
-	local wl=$!
-	KILL_AFTER=$wl
+	ticks 6000 "$T/calls"
 	wait_file "$T/calls"
-	lp-trace --control "$T/ctl" -p "$wl" -o "$T/s.lp" 'syscall:getppid' 2>"$T/err" &
-	local tr=$!
-	KILL_AFTER="$wl $tr"
+	control_trace "$T/s.lp"
 	wait_line '^probe	[0-9]*	attach	syscall:getppid' "$T/s.lp"
 	[ -p "$T/ctl" ] || fail "no FIFO made"
 	echo 'add tick(i)' >"$T/ctl"
@@ -49,9 +63,9 @@ wait_line() {
 	echo 'remove tick(i)' >"$T/ctl"
 	wait_line "control: removed 'tick(i)'" "$T/err"
 	sleep 1
-	kill -INT "$tr"
-	wait "$tr" || fail "lp-trace exited $?"
-	kill "$wl"
+	kill -INT "$TR"
+	wait "$TR" || fail "lp-trace exited $?"
+	kill "$WL"
 
 	# Replies and complaints on stderr; lp-trace went on after them.
 	grep -q "status: probe 'tick' (tick(i)): [1-9][0-9]* records, attached" "$T/err" || fail "no status of tick: $(cat "$T/err")"
@@ -101,39 +115,35 @@ wait_line() {
 @test "lp-trace --control: a removed probe in libc leaves uprobe_events; SIGINT after adds leaves nothing attached" {
 	require_root
 	local tfs=/sys/kernel/tracing
-	"$WORKLOADS/ticks" 6000 /dev/null &
-	local wl=$!
-	KILL_AFTER=$wl
+	ticks 6000 /dev/null
 	sleep 0.2
-	lp-trace --control "$T/ctl" -p "$wl" -o "$T/s.lp" 'syscall:getppid' 2>"$T/err" &
-	local tr=$!
-	KILL_AFTER="$wl $tr"
+	control_trace "$T/s.lp"
 	wait_line '^probe	' "$T/s.lp"
 	# libc's probes are tracefs events (other processes map libc).
 	echo 'add libc:getpid' >"$T/ctl"
 	wait_line "control: added 'libc:getpid'" "$T/err"
-	grep -q "^[pr]:lp_$tr/" "$tfs/uprobe_events" || fail "no tracefs event for libc:getpid"
+	grep -q "^[pr]:lp_$TR/" "$tfs/uprobe_events" || fail "no tracefs event for libc:getpid"
 	echo 'remove libc:getpid' >"$T/ctl"
 	wait_line "control: removed 'libc:getpid'" "$T/err"
-	run -1 grep "^[pr]:lp_$tr/" "$tfs/uprobe_events"
+	run -1 grep "^[pr]:lp_$TR/" "$tfs/uprobe_events"
 	echo 'add tick(i)' >"$T/ctl"
 	echo 'add libc:getpid' >"$T/ctl"
 	wait_line "control: added 'libc:getpid'" "$T/err"
 	wait_line "^span	.*	tick	" "$T/s.lp"
 	local progs links
-	progs=$(held_ids "$tr" prog_id)
-	links=$(held_ids "$tr" link_id)
+	progs=$(held_ids "$TR" prog_id)
+	links=$(held_ids "$TR" link_id)
 	[ -n "$links" ] || fail "no links held"
-	kill -INT "$tr"
-	wait "$tr" || fail "lp-trace exited $?"
-	kill "$wl"
+	kill -INT "$TR"
+	wait "$TR" || fail "lp-trace exited $?"
+	kill "$WL"
 	all_gone "$progs" "$links"
 	# The tracefs events go in a process of their own, after lp-trace.
 	for _ in $(seq 100); do
-		if ! grep -q "^[pr]:lp_$tr/" "$tfs/uprobe_events"; then break; fi
+		if ! grep -q "^[pr]:lp_$TR/" "$tfs/uprobe_events"; then break; fi
 		sleep 0.1
 	done
-	run -1 grep "^[pr]:lp_$tr/" "$tfs/uprobe_events"
+	run -1 grep "^[pr]:lp_$TR/" "$tfs/uprobe_events"
 	# Two attach records of libc:getpid, one detach; tick's attach.
 	run -0 awk -F'\t' '$1 == "probe" { print $3, $4 }' "$T/s.lp"
 	assert_output "attach syscall:getppid
@@ -151,13 +161,9 @@ attach libc:getpid"
 	require_root
 	local round a d
 	for round in 1 2 3; do
-		"$WORKLOADS/ticks" 400 "$T/calls" 20000 &
-		local wl=$!
-		KILL_AFTER=$wl
+		ticks 400 "$T/calls" 20000
 		wait_file "$T/calls"
-		lp-trace --calibrate 0 --control "$T/ctl" -p "$wl" -o "$T/s.lp" 'syscall:getppid' 2>"$T/err" &
-		local tr=$!
-		KILL_AFTER="$wl $tr"
+		control_trace "$T/s.lp" --calibrate 0
 		wait_line '^probe	' "$T/s.lp"
 		echo 'add tick' >"$T/ctl"
 		wait_line "control: added 'tick'" "$T/err"
@@ -165,9 +171,9 @@ attach libc:getpid"
 		echo 'remove tick' >"$T/ctl"
 		wait_line "control: removed 'tick'" "$T/err"
 		sleep 0.2
-		kill -INT "$tr"
-		wait "$tr" || fail "lp-trace exited $?"
-		kill "$wl"
+		kill -INT "$TR"
+		wait "$TR" || fail "lp-trace exited $?"
+		kill "$WL"
 		a=$(awk -F'\t' '$1 == "probe" && $3 == "attach" && $4 == "tick" { print $2 }' "$T/s.lp")
 		d=$(awk -F'\t' '$1 == "probe" && $3 == "detach" && $4 == "tick" { print $2 }' "$T/s.lp")
 		run -0 awk -F'\t' -v d="$d" '$1 == "span" && $6 == "tick" && $3 > d' "$T/s.lp"
@@ -184,31 +190,27 @@ attach libc:getpid"
 # A closed output ends it as a signal does: the probes added live go too.
 @test "lp-trace --control: a closed output after an add leaves nothing attached" {
 	require_root
-	"$WORKLOADS/ticks" 6000 /dev/null &
-	local wl=$!
-	KILL_AFTER=$wl
+	ticks 6000 /dev/null
 	mkfifo "$T/pipe"
-	lp-trace --control "$T/ctl" -p "$wl" -o "$T/pipe" 'syscall:getppid' 2>"$T/err" &
-	local tr=$!
-	KILL_AFTER="$wl $tr"
+	control_trace "$T/pipe"
 	exec 8<"$T/pipe"
 	wait_file "$T/ctl"
 	echo 'add tick(i)' >"$T/ctl"
 	echo 'add libc:getpid' >"$T/ctl"
 	wait_line "control: added 'libc:getpid'" "$T/err"
 	local progs links
-	progs=$(held_ids "$tr" prog_id)
-	links=$(held_ids "$tr" link_id)
+	progs=$(held_ids "$TR" prog_id)
+	links=$(held_ids "$TR" link_id)
 	[ -n "$links" ] || fail "no links held"
 	exec 8<&-
-	wait "$tr" || fail "lp-trace exited $?"
-	kill "$wl"
+	wait "$TR" || fail "lp-trace exited $?"
+	kill "$WL"
 	all_gone "$progs" "$links"
 	for _ in $(seq 100); do
-		if ! grep -q "^[pr]:lp_$tr/" /sys/kernel/tracing/uprobe_events; then break; fi
+		if ! grep -q "^[pr]:lp_$TR/" /sys/kernel/tracing/uprobe_events; then break; fi
 		sleep 0.1
 	done
-	run -1 grep "^[pr]:lp_$tr/" /sys/kernel/tracing/uprobe_events
+	run -1 grep "^[pr]:lp_$TR/" /sys/kernel/tracing/uprobe_events
 }
 
 @test "lp-trace --control: a path that is not a FIFO is refused" {
