@@ -42,6 +42,7 @@ struct options {
 	struct lp_probe_spec **inside;	/* --inside FUNC..., parsed */
 	size_t ninside;
 	char *inside_names;	/* as given, comma-separated: the header's inside= */
+	const char *control;	/* --control FIFO */
 };
 
 static void usage(FILE *f)
@@ -50,7 +51,7 @@ static void usage(FILE *f)
 		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph auto|fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
 		"                 [--no-demangle] [--no-python] [--ring-size BYTES] [--max-pids N] [--stack-depth N]\n"
-		"                 [--calibrate DURATION] [--inside FUNC]... [-v]\n"
+		"                 [--calibrate DURATION] [--inside FUNC]... [--control FIFO] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
@@ -85,6 +86,9 @@ static void usage(FILE *f)
 		"      --inside FUNC      sample a thread only while it is inside FUNC (or\n"
 		"                         LIB:FUNC; nested and recursive calls counted), decided\n"
 		"                         in the kernel; repeatable: inside any of them\n"
+		"      --control FIFO     take commands from FIFO (made unless it exists) while\n"
+		"                         recording: status; pause, resume (--mode cpu);\n"
+		"                         replies on stderr\n"
 		"  -v, --verbose          libbpf's warnings and the verifier log; -vv: its\n"
 		"                         debug output too\n"
 		"      --mode MODE        cpu (BPF on-CPU sampling, default); off: blocked\n"
@@ -133,7 +137,7 @@ static int parse_call_graph(const char *arg, enum lp_call_graph *g, uint32_t *by
 
 /* Long options without a letter: out of getopt's character range. */
 enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_CALIBRATE, OPT_NO_DEMANGLE,
-       OPT_NO_PYTHON, OPT_INSIDE };
+       OPT_NO_PYTHON, OPT_INSIDE, OPT_CONTROL };
 
 static const struct option longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -155,6 +159,7 @@ static const struct option longopts[] = {
 	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 	{ "calibrate", required_argument, NULL, OPT_CALIBRATE },
 	{ "inside", required_argument, NULL, OPT_INSIDE },
+	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ "mode", required_argument, NULL, 'M' },
 	{ "min-block", required_argument, NULL, 'm' },
 	{ "count", required_argument, NULL, 'n' },
@@ -232,6 +237,7 @@ static void set_option(struct options *o, int c, const char *arg)
 		break;
 	case OPT_CALIBRATE: o->calibrate_ns = lp_option_duration("calibrate", arg, false); break;
 	case OPT_INSIDE: add_inside(o, arg); break;
+	case OPT_CONTROL: o->control = arg; break;
 	case 'h':
 		usage(stdout);
 		lp_exit_stdout();
@@ -339,9 +345,31 @@ static void note_samples(void *arg)
 	lp_recorder__notes(((struct sampler *)arg)->r);
 }
 
+/* --control's commands.  A command a mode does not take is refused as
+ * unknown, with the list of those it takes.  (`inside FUNC` and `inside
+ * off` belong here: the --inside gate's functions changed while sampling,
+ * which needs the gate to add and remove its probes as lp-trace --control
+ * does, and the sampler to be gated from the start.) */
+static int command_samples(void *arg, char *line)
+{
+	struct sampler *s = arg;
+	char buf[1024];
+
+	if (!strcmp(line, "status")) {
+		lp_recorder__counts(s->r, buf, sizeof(buf));
+		lp_error("status: %s", buf);
+	} else if (!strcmp(line, "pause") || !strcmp(line, "resume")) {
+		if (lp_recorder__pause(s->r, line[0] == 'p') == 0)
+			lp_error("control: %s", line[0] == 'p' ? "paused" : "resumed");
+	} else {
+		lp_error("control: unknown command '%s' (status, pause, resume)", line);
+	}
+	return 0;
+}
+
 static const struct lp_producer_ops recorder_ops = {
 	.poll = poll_samples, .finish = finish_samples, .counts = count_samples,
-	.notes = note_samples,
+	.notes = note_samples, .command = command_samples,
 };
 
 static int poll_snapshots(void *s, int timeout_ms)
@@ -365,9 +393,23 @@ static void note_snapshots(void *s)
 	lp_snapshotter__notes(s);
 }
 
+static int command_snapshots(void *s, char *line)
+{
+	char buf[1024];
+
+	if (!strcmp(line, "status")) {
+		lp_snapshotter__counts(s, buf, sizeof(buf));
+		lp_error("status: %s", buf);
+	} else {
+		lp_error("control: unknown command '%s' (status: --mode snapshot takes no other)",
+			 line);
+	}
+	return 0;
+}
+
 static const struct lp_producer_ops snapshotter_ops = {
 	.poll = poll_snapshots, .finish = finish_snapshots, .counts = count_snapshots,
-	.notes = note_snapshots,
+	.notes = note_snapshots, .command = command_snapshots,
 };
 
 /* --mode snapshot: ptrace, not BPF.  The command runs before the first
@@ -457,7 +499,8 @@ int main(int argc, char **argv)
 	 * usually still there to have its maps read. */
 	struct lp_producer_opts po = { .output = o.output, .duration_ns = o.duration_ns,
 				       .poll_ms = 25, .pids = o.pids, .cmd = cmd,
-				       .max_pids = o.max_pids, .verbose = o.verbose };
+				       .max_pids = o.max_pids, .verbose = o.verbose,
+				       .control = o.control };
 	if ((status = lp_producer__open(&p, &po)))
 		return lp_producer__abort(p, status);
 	/* FUNC is looked up in the command's program before it runs. */

@@ -2,7 +2,8 @@
  * calls, written as an lp stream (formats/lp-stream.md).
  *
  *   lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]
- *            [--calibrate DUR] [-v] PROBE... (-p PID[,PID...] | -- CMD [ARG...])
+ *            [--calibrate DUR] [--control FIFO] [-v] PROBE...
+ *            (-p PID[,PID...] | -- CMD [ARG...])
  *   lp-trace --list [PATTERN] | --lines FUNC | --vars FILE:LINE
  *            (-p PID | BINARY | -- CMD)
  */
@@ -39,6 +40,7 @@ struct options {
 	bool list;		/* --list [PATTERN] */
 	const char *lines;	/* --lines FUNC */
 	const char *vars;	/* --vars FILE:LINE */
+	const char *control;	/* --control FIFO */
 };
 
 static void usage(FILE *f, int status)
@@ -46,7 +48,7 @@ static void usage(FILE *f, int status)
 	fprintf(f,
 		"usage: lp-trace [-d DURATION] [-o FILE] [--min-duration DUR] [--args]\n"
 		"                [--max-pids N] [--calibrate DUR] [--no-demangle]\n"
-		"                [--returns auto|uretprobe|insn] [-v]\n"
+		"                [--returns auto|uretprobe|insn] [--control FIFO] [-v]\n"
 		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
 		"       lp-trace --list [PATTERN] (-p PID | BINARY... | -- CMD)\n"
 		"       lp-trace --lines FUNC (-p PID | BINARY | -- CMD)\n"
@@ -105,6 +107,9 @@ static void usage(FILE *f, int status)
 		"      --vars FILE:LINE     the variables in scope where FILE:LINE probes: its\n"
 		"                           address, function, kind, name, type, where it\n"
 		"                           lives, whether FILE:LINE(NAME) captures it\n"
+		"      --control FIFO       take commands from FIFO (made unless it exists) while\n"
+		"                           tracing: add PROBE, remove PROBE, status; replies\n"
+		"                           on stderr\n"
 		"  -v, --verbose            say where probes go; libbpf's warnings (-vv: its\n"
 		"                           debug output too)\n"
 		"  -h, --help               this help\n"
@@ -185,7 +190,8 @@ static int at_exec(void *arg, pid_t pid)
 }
 
 enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
-       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST, OPT_LINES, OPT_VARS };
+       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST, OPT_LINES, OPT_VARS,
+       OPT_CONTROL };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, 0, 'p' },
@@ -202,6 +208,7 @@ static const struct option longopts[] = {
 	{ "list", no_argument, 0, OPT_LIST },
 	{ "lines", required_argument, 0, OPT_LINES },
 	{ "vars", required_argument, 0, OPT_VARS },
+	{ "control", required_argument, 0, OPT_CONTROL },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
 	{ "version", no_argument, 0, OPT_VERSION },
@@ -242,6 +249,7 @@ static void set_option(struct options *opt, int c, const char *arg)
 	case OPT_LIST: opt->list = true; break;
 	case OPT_LINES: opt->lines = arg; break;
 	case OPT_VARS: opt->vars = arg; break;
+	case OPT_CONTROL: opt->control = arg; break;
 	case 'h':
 		usage(stdout, 0);
 		break;
@@ -363,6 +371,8 @@ struct trace {
 	struct lp_tracer *tracer;
 	struct lp_writer *w;
 };
+
+static int control_command(void *arg, char *line);
 
 /* The options and the probes, parsed before anything is attached; exits
  * 2 on bad usage. */
@@ -507,7 +517,23 @@ static int attach(struct trace *t)
 static int begin(void *arg)
 {
 	struct trace *t = arg;
-	return write_header(t->w) < 0 || lp_tracer__write_costs(t->tracer, t->w) < 0 ? -1 : 0;
+	if (write_header(t->w) < 0 || lp_tracer__write_costs(t->tracer, t->w) < 0)
+		return -1;
+	if (!t->opt.control)
+		return 0;
+	/* Probes may go: when each came is said, the first ones too. */
+	int *ids = NULL;
+	size_t n = 0;
+	size_t npids;
+	lp_family__pids(t->family, &npids);
+	for (size_t p = 0; p < npids; p++)
+		for (size_t i = 0; i < t->npoints[p]; i++) {
+			ids = lp_reallocarray(ids, n + 1, sizeof(*ids));
+			ids[n++] = lp_family__id(t->family, p, i);
+		}
+	int r = lp_tracer__write_attached(t->tracer, t->w, ids, n);
+	free(ids);
+	return r;
 }
 
 static int poll_events(void *arg, int timeout_ms)
@@ -534,7 +560,166 @@ static int counts(void *arg, char *buf, size_t size)
 
 static const struct lp_producer_ops tracer_ops = {
 	.begin = begin, .poll = poll_events, .finish = finish, .counts = counts,
+	.command = control_command,
 };
+
+/* --- --control: probes that come and go --------------------------------- */
+
+/* Whether a point of the new ones is at an instruction an attached probe
+ * of target p holds (their returns would pair with each other's entries). */
+static bool taken(const struct trace *t, size_t p, const struct lp_probe_point *pts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < t->npoints[p]; j++) {
+			const struct lp_probe_point *a = &t->points[p][j], *b = &pts[i];
+			if (lp_family__id(t->family, p, j) < 0 || a->cfg.kind >= LP_PROBE_SYSCALL ||
+			    b->cfg.kind >= LP_PROBE_SYSCALL || a->offset != b->offset ||
+			    strcmp(a->path, b->path))
+				continue;
+			lp_error("control: add '%s': probe '%s' is at that address", b->spec->text,
+				 a->spec->text);
+			return true;
+		}
+	return false;
+}
+
+/* Whether a python: probe is attached (one at a time: its probes sit in
+ * the eval loop, matching one glob). */
+static const char *python_attached(const struct trace *t)
+{
+	for (int i = 0; i < t->nspecs; i++) {
+		if (t->specs[i]->type != LP_PROBE_PYTHON)
+			continue;
+		int *ids;
+		int n = lp_tracer__find(t->tracer, t->specs[i]->text, &ids);
+		free(ids);
+		if (n > 0)
+			return t->specs[i]->text;
+	}
+	return NULL;
+}
+
+/* add PROBE: resolved in each target's executable, attached to it (and
+ * to the children followed so far), "probe TIME attach" written.
+ * Anything wrong: said, nothing attached.  As poll. */
+static int control_add(struct trace *t, const char *text)
+{
+	int *ids = NULL, r = 0;
+	size_t nids = 0, p, npids;
+	const pid_t *pids = lp_family__pids(t->family, &npids);
+	int *dup;
+	int ndup = lp_tracer__find(t->tracer, text, &dup);
+	free(dup);
+	if (ndup > 0) {
+		lp_error("control: add '%s': attached already", text);
+		return 0;
+	}
+	struct lp_probe_spec *spec = lp_probe_spec__parse(text, t->opt.all_args);
+	if (!spec) {
+		lp_error("control: add '%s': nothing added", text);
+		return 0;
+	}
+	spec->no_demangle = t->opt.no_demangle;
+	spec->returns = t->opt.returns;
+	const char *py = spec->type == LP_PROBE_PYTHON ? python_attached(t) : NULL;
+	if (py) {
+		lp_error("control: add '%s': one python: probe at a time ('%s' is attached)", text, py);
+		lp_probe_spec__free(spec);
+		return 0;
+	}
+	/* Resolved everywhere before anything is attached. */
+	struct lp_probe_point **pts = lp_calloc(npids, sizeof(*pts));
+	size_t *npts = lp_calloc(npids, sizeof(*npts));
+	for (p = 0; p < npids; p++) {
+		char *exe = lp_family__exe(pids[p]);
+		int bad = !exe || lp_probe__resolve_specs(&spec, 1, exe, pids[p], p == 0,
+							  t->opt.verbose, &pts[p], &npts[p]) < 0 ||
+			  taken(t, p, pts[p], npts[p]);
+		free(exe);
+		if (bad) {
+			lp_error("control: add '%s': nothing added", text);
+			lp_probe__free_resolved(pts, npts, npids);
+			lp_probe_spec__free(spec);
+			return 0;
+		}
+	}
+	/* Its classes' costs measured as at the start, when no probe
+	 * attached so far had them (the ring drained meanwhile). */
+	unsigned entry = 0, point = 0;
+	bool tp = false;
+	for (p = 0; p < npids; p++)
+		lp_tracer__classes(pts[p], npts[p], &entry, &point, &tp);
+	lp_tracer__uncalibrated(t->tracer, &entry, &point, &tp);
+	if (t->opt.calibrate_ns > 0 && (entry || point || tp))
+		lp_tracer__calibrate(t->tracer, entry, point, tp, t->opt.calibrate_ns);
+	/* Kept with the others (freed with them), then attached: followed
+	 * children get them at fork. */
+	size_t *from = lp_calloc(npids, sizeof(*from));
+	for (p = 0; p < npids; p++) {
+		from[p] = t->npoints[p];
+		t->points[p] = lp_reallocarray(t->points[p], from[p] + npts[p], sizeof(**t->points));
+		memcpy(t->points[p] + from[p], pts[p], npts[p] * sizeof(**t->points));
+		t->npoints[p] = from[p] + npts[p];
+		free(pts[p]);
+	}
+	free(pts);
+	free(npts);
+	t->specs = lp_reallocarray(t->specs, (size_t)t->nspecs + 1, sizeof(*t->specs));
+	t->specs[t->nspecs++] = spec;
+	int failed = 0;
+	for (p = 0; p < npids && !failed; p++)
+		failed = lp_family__attach_more(t->family, p, from[p], !t->opt.no_follow, &ids,
+						&nids) < 0;
+	free(from);
+	if (failed) {
+		/* What was attached goes again, unseen: no record was written. */
+		if (nids)
+			lp_tracer__remove(t->tracer, ids, nids);
+		lp_family__forget(t->family, ids, nids);
+		lp_error("control: add '%s': nothing added", text);
+	} else if (nids) {
+		r = lp_tracer__write_attached(t->tracer, t->w, ids, nids) < 0 ||
+		    lp_tracer__write_costs_from(t->tracer, t->w, ids[0]) < 0 ? -1 : 0;
+		lp_error("control: added '%s' (%zu %s)", text, nids, nids == 1 ? "probe" : "probes");
+	}
+	free(ids);
+	return r;
+}
+
+/* remove PROBE (as added or given, or by name): detached while tracing
+ * goes on; the detach record follows once it is (lp_tracer__remove). */
+static int control_remove(struct trace *t, const char *text)
+{
+	int *ids;
+	int n = lp_tracer__find(t->tracer, text, &ids);
+	if (n <= 0) {
+		lp_error("control: remove '%s': no such probe attached", text);
+		free(ids);
+		return 0;
+	}
+	/* Children forked from now on do not get it. */
+	lp_family__forget(t->family, ids, (size_t)n);
+	lp_tracer__remove(t->tracer, ids, (size_t)n);
+	free(ids);
+	return 0;
+}
+
+static int control_command(void *arg, char *line)
+{
+	struct trace *t = arg;
+	size_t w = strcspn(line, " \t");
+	char *rest = line + w + strspn(line + w, " \t");
+	if (w == 6 && !strncmp(line, "status", 6) && !*rest) {
+		lp_tracer__status(t->tracer);
+		return 0;
+	}
+	if (w == 3 && !strncmp(line, "add", 3) && *rest)
+		return control_add(t, rest);
+	if (w == 6 && !strncmp(line, "remove", 6) && *rest)
+		return control_remove(t, rest);
+	lp_error("control: unknown command '%s' (add PROBE, remove PROBE, status)", line);
+	return 0;
+}
 
 static void trace_free(struct trace *t)
 {
@@ -572,7 +757,8 @@ int main(int argc, char **argv)
 	parse(&t, argc, argv);
 	struct lp_producer_opts po = { .output = t.opt.output, .duration_ns = t.opt.duration_ns,
 				       .poll_ms = 100, .pids = t.opt.pids, .cmd = t.cmd,
-				       .max_pids = t.opt.max_pids, .verbose = t.opt.verbose };
+				       .max_pids = t.opt.max_pids, .verbose = t.opt.verbose,
+				       .control = t.opt.control };
 	int status = lp_producer__open(&t.p, &po);
 	if (!status)
 		status = set_up(&t);

@@ -153,7 +153,7 @@ durations() {
 	run --separate-stderr -2 lp-split --percentile 100 --above /dev/null
 	[ "$stderr" = "lp-split: --percentile '100': must be between 0 and 100" ]
 	run --separate-stderr -2 lp-split -P 90 --group fast=/dev/null x.lp
-	[[ "$stderr" == "lp-split: no group 'fast' with these options (groups: below, above, outside, excluded, unranked, uncertain, lp)" ]]
+	[[ "$stderr" == "lp-split: no group 'fast' with these options (groups: below, above, outside, excluded, unranked, uncertain, lp, unprobed)" ]]
 	run --separate-stderr -2 lp-split -P 90 --label --above a.lp x.lp
 	[[ "$stderr" == "lp-split: --label writes one stream"* ]]
 	run --separate-stderr -2 lp-split -P 90 -t 1ms --above a.lp x.lp
@@ -226,4 +226,63 @@ durations() {
 	gen 1000 perm
 	run --separate-stderr -0 lp-split -P 90 --probe req --above /dev/null -q "$TMP/j.lp"
 	[ -z "$stderr" ]
+}
+
+# Probe records (lp-trace --control): req attached from 1000 to 5000 ns.
+# Samples at 1500, 3500 and 4500 fall in no span of req while it was
+# attached: outside; 500, 5500 and 6500 while it was not: unprobed, not
+# outside; 2500 in its span [2000, 3000).  Without the records, all six
+# are outside.
+@test "lp-split: samples taken while the probe was not attached are unprobed, not outside" {
+	load_bats_libs
+	{
+		printf 'lp-stream\t1\tproducer=lp-record\n'
+		printf 'frame\tf1\tu\t-\t/bin/svc\tmain\t-\nstack\ts1\tf1\n'
+		for t in 500 1500 2500 3500 4500 5500 6500; do
+			printf 'sample\t%s\t100\t100\t0\tsvc\tcpu-clock\t1000\ts1\n' "$t"
+		done
+	} >"$TMP/smp.lp"
+	{
+		printf 'lp-stream\t1\tproducer=lp-trace\n'
+		printf 'probe\t1000\tattach\treq\tspec=req(x)\n'
+		printf 'span\t2000\t3000\t100\t100\treq\t0\n'
+		printf 'span\t4000\t4400\t100\t100\treq\t0\n'
+		printf 'probe\t5000\tdetach\treq\tspec=req(x)\topen=0\n'
+	} >"$TMP/spn.lp"
+	lp-join "$TMP/smp.lp" "$TMP/spn.lp" >"$TMP/j.lp"
+	# lp-join passes the records on.
+	[ "$(grep -c '^probe' "$TMP/j.lp")" -eq 2 ]
+	run --separate-stderr -0 lp-split -t 1ms --probe req --label "$TMP/j.lp"
+	run -0 awk -F'\t' '$1 == "sample" { for (i = 10; i <= NF; i++) if ($i ~ /^group=/) print $2, substr($i, 7) }' <<<"$output"
+	[ "$output" = "500 unprobed
+1500 outside
+2500 below
+3500 outside
+4500 outside
+5500 unprobed
+6500 unprobed" ] || fail "groups: $output"
+	# A file of its own when asked for; none made otherwise.
+	run --separate-stderr -0 lp-split -t 1ms --probe req -O "$TMP/g-%s.lp" -g "unprobed=$TMP/u.lp" "$TMP/j.lp"
+	grep -qx "unprobed	-	3	-	-	-	-	-	3000	-" <<<"$stderr" || fail "report: $stderr"
+	[ "$(grep -c '^sample' "$TMP/u.lp")" -eq 3 ]
+	[ "$(grep -c '^sample' "$TMP/g-outside.lp")" -eq 3 ]
+	[ ! -e "$TMP/g-unprobed.lp" ]
+	# Without probe records: attached throughout.
+	grep -v '^probe' "$TMP/j.lp" >"$TMP/j0.lp"
+	run --separate-stderr -0 lp-split -t 1ms --probe req --label "$TMP/j0.lp"
+	[ "$(grep -c 'group=outside' <<<"$output")" -eq 6 ]
+	# A live split reads them as they come.
+	run --separate-stderr -0 lp-split --live -t 1ms --probe req --label "$TMP/j.lp"
+	[ "$(grep -c 'group=unprobed' <<<"$output")" -eq 3 ]
+	# A python: probe's records name its glob, its spans the function.
+	sed '/^span/s/\treq\t/\tpython:Shop.checkout\t/; s/^\(probe\t[0-9]*\t[a-z]*\t\)req/\1python:Shop.*/' "$TMP/spn.lp" >"$TMP/py.lp"
+	grep -q "attach	python:Shop\.\*	" "$TMP/py.lp"
+	lp-join "$TMP/smp.lp" "$TMP/py.lp" >"$TMP/jp.lp"
+	run --separate-stderr -0 lp-split -t 1ms --probe python:Shop.checkout --label "$TMP/jp.lp"
+	[ "$(grep -c 'group=unprobed' <<<"$output")" -eq 3 ]
+	[ "$(grep -c 'group=outside' <<<"$output")" -eq 3 ]
+	# A malformed one is an error naming the line.
+	printf 'probe\tx\tattach\treq\n' >>"$TMP/spn.lp"
+	run -1 lp-join "$TMP/smp.lp" "$TMP/spn.lp"
+	[[ "$output" == *"spn.lp:6: probe: bad time 'x'"* ]] || fail "$output"
 }

@@ -100,6 +100,9 @@ static struct item *item_copy(struct input *in, const struct lp_record *rec, uin
 	case LP_REC_COST:
 		need = slen(rec->cost.what) + rec->cost.attrs.len + 1;
 		break;
+	case LP_REC_PROBE:
+		need = slen(rec->mark.action) + slen(rec->mark.probe) + rec->mark.attrs.len + 1;
+		break;
 	case LP_REC_HEADER:
 		need = rec->header.attrs.len + 1;
 		break;
@@ -133,6 +136,11 @@ static struct item *item_copy(struct input *in, const struct lp_record *rec, uin
 	case LP_REC_COST:
 		it->rec.cost.what = put_str(&p, rec->cost.what ? rec->cost.what : "");
 		put_attrs(&p, &it->rec.cost.attrs);
+		break;
+	case LP_REC_PROBE:
+		it->rec.mark.action = put_str(&p, rec->mark.action ? rec->mark.action : "");
+		it->rec.mark.probe = put_str(&p, rec->mark.probe ? rec->mark.probe : "");
+		put_attrs(&p, &it->rec.mark.attrs);
 		break;
 	case LP_REC_HEADER:
 		put_attrs(&p, &it->rec.header.attrs);

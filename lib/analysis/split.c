@@ -19,6 +19,7 @@
 #include "analysis/split.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -98,9 +99,12 @@ static bool raw_i64(const char *v, size_t n, int64_t *out)
 
 /* --- groups ------------------------------------------------------------ */
 
-enum { G_OUTSIDE, G_EXCLUDED, G_UNRANKED, G_UNCERTAIN, G_LP, G_EXTRA };
+/* G_UNPROBED: samples outside every span of the probe taken while it was
+ * not attached (probe records, lp-trace --control): nothing watched for
+ * its calls then, so they are not "outside" its spans. */
+enum { G_OUTSIDE, G_EXCLUDED, G_UNRANKED, G_UNCERTAIN, G_LP, G_UNPROBED, G_EXTRA };
 static const char *const extra_names[G_EXTRA] = { "outside", "excluded", "unranked",
-						  "uncertain", "lp" };
+						  "uncertain", "lp", "unprobed" };
 
 struct group {
 	char *name;
@@ -187,6 +191,11 @@ struct split {
 	size_t value_cap;
 	char *name;		/* a frame's name (lp_frame__name) */
 	size_t name_cap;
+	/* When the split's probe (any, without --probe) was attached, from
+	 * its probe records: [from, to), to INT64_MAX while attached.  None:
+	 * attached throughout (a stream without probe records). */
+	struct window { char *probe; int64_t from, to; } *wins;
+	size_t nwins;
 	struct lp_separate *sep;	/* what separates the top band from the others */
 	/* --took's keys (at.PROBE, calls.PROBE), --child's (calls_ns.PROBE) */
 	char *took_at, *took_calls, *child_key;
@@ -309,6 +318,52 @@ static bool preds_ok(struct split *s, const struct lp_attrs *a, const char *pref
 static bool is_probe(const struct split *s, const char *probe)
 {
 	return !s->o->probe || !strcmp(probe, s->o->probe);
+}
+
+/* A probe record of the split's probe: a window opens or closes.  Both
+ * passes read them: a window already known is not added twice. */
+static void note_mark(struct split *s, const struct lp_probe_mark *m)
+{
+	/* A python: probe is a glob its spans' names match
+	 * (python:Shop.* for python:Shop.checkout). */
+	bool glob = !strncmp(m->probe, "python:", 7) && s->o->probe &&
+		    fnmatch(m->probe, s->o->probe, 0) == 0;
+	if (!glob && !is_probe(s, m->probe))
+		return;
+	bool attach = !strcmp(m->action, "attach");
+	if (!attach && strcmp(m->action, "detach"))
+		return;
+	for (size_t i = 0; i < s->nwins; i++)
+		if (!strcmp(s->wins[i].probe, m->probe) &&
+		    (attach ? s->wins[i].from : s->wins[i].to) == m->time_ns)
+			return;
+	if (attach) {
+		s->wins = lp_reallocarray(s->wins, s->nwins + 1, sizeof(*s->wins));
+		s->wins[s->nwins++] = (struct window){ lp_strdup(m->probe), m->time_ns, INT64_MAX };
+		return;
+	}
+	/* The latest window of the probe still open; a detach without an
+	 * attach before it: attached from the start. */
+	for (size_t i = s->nwins; i-- > 0;)
+		if (!strcmp(s->wins[i].probe, m->probe) && s->wins[i].to == INT64_MAX &&
+		    s->wins[i].from <= m->time_ns) {
+			s->wins[i].to = m->time_ns;
+			return;
+		}
+	s->wins = lp_reallocarray(s->wins, s->nwins + 1, sizeof(*s->wins));
+	s->wins[s->nwins++] = (struct window){ lp_strdup(m->probe), INT64_MIN, m->time_ns };
+}
+
+/* Whether the split's probe was attached at time t (always, when the
+ * stream never said when it was). */
+static bool probed_at(const struct split *s, int64_t t)
+{
+	if (!s->nwins || t == LP_TIME_NONE)
+		return true;
+	for (size_t i = 0; i < s->nwins; i++)
+		if (s->wins[i].from <= t && t < s->wins[i].to)
+			return true;
+	return false;
 }
 
 /* The span of the probe that lp-join attached to a sample: its prefix
@@ -516,6 +571,15 @@ static void set_buffer(struct output *out)
 	setvbuf(out->f, out->buf ? out->buf : stdout_buf, _IOFBF, OUTBUF);
 }
 
+/* Whether group was given a file of its own (--group NAME=FILE). */
+static bool made_by_name(const struct lp_split_opts *o, const char *group)
+{
+	for (size_t k = 0; k < o->nfiles; k++)
+		if (!strcmp(o->files[k].group, group))
+			return true;
+	return false;
+}
+
 static int open_outputs(struct split *s)
 {
 	const struct lp_split_opts *o = s->o;
@@ -555,6 +619,9 @@ static int open_outputs(struct split *s)
 		if (i == s->nbands + G_UNRANKED && !(o->live && o->npercentiles))
 			path = NULL;
 		if (i == s->nbands + G_UNCERTAIN && (o->raw || s->nbands == 1))
+			path = NULL;
+		/* Known only once the input is read: a file when named. */
+		if (i == s->nbands + G_UNPROBED && !made_by_name(o, s->g[i].name))
 			path = NULL;
 		if (path) {
 			struct output *out = &s->outs[s->nouts];
@@ -693,7 +760,7 @@ static int route(struct split *s, struct lp_reader *r, const struct lp_record *r
 			 * neither group's flame graph. */
 			g = &s->g[s->nbands + G_LP];
 		} else if (!sample_span(s, smp, prefix, &start, &end)) {
-			g = &s->g[s->nbands + G_OUTSIDE];
+			g = &s->g[s->nbands + (probed_at(s, smp->time_ns) ? G_OUTSIDE : G_UNPROBED)];
 		} else {
 			char dot[40];	/* prefix ("span", "spanN") and a dot; no printf per sample */
 			size_t pl = strlen(prefix);
@@ -756,6 +823,9 @@ static int route(struct split *s, struct lp_reader *r, const struct lp_record *r
 		/* One pass: the costs come first, before the samples (a
 		 * second pass reads again what the first took in). */
 		lp_costs__add(s->costs, &rec->cost);
+		break;
+	case LP_REC_PROBE:
+		note_mark(s, &rec->mark);
 		break;
 	default:
 		break;
@@ -978,6 +1048,8 @@ static int take_first(struct split *s, struct lp_reader *r, const struct lp_reco
 {
 	if (rec->kind == LP_REC_COST) {
 		lp_costs__add(s->costs, &rec->cost);
+	} else if (rec->kind == LP_REC_PROBE) {
+		note_mark(s, &rec->mark);
 	} else if (rec->kind == LP_REC_HEADER && !s->period_ns) {
 		const char *why;
 		double v;
@@ -1612,6 +1684,9 @@ static void free_split(struct split *s)
 		free_blockers(&s->g[i]);
 	}
 	free(s->g);
+	for (size_t i = 0; i < s->nwins; i++)
+		free(s->wins[i].probe);
+	free(s->wins);
 	free(s->cuts);
 	free(s->outs);
 	free(s->durs);

@@ -147,6 +147,46 @@ int lp_family__attach(struct lp_family **fp, struct lp_tracer *t, const pid_t *p
 	return 0;
 }
 
+const pid_t *lp_family__pids(const struct lp_family *f, size_t *n)
+{
+	*n = f->npids;
+	return f->pids;
+}
+
+int lp_family__id(const struct lp_family *f, size_t p, size_t i)
+{
+	return f->ids[p] ? f->ids[p][i] : -1;
+}
+
+int lp_family__attach_more(struct lp_family *f, size_t p, size_t from, bool follow, int **ids,
+			   size_t *nids)
+{
+	size_t n = f->npoints[p];
+	f->ids[p] = lp_reallocarray(f->ids[p], n + 1, sizeof(**f->ids));
+	for (size_t i = from; i < n; i++)
+		f->ids[p][i] = -1;
+	for (size_t i = from; i < n; i++) {
+		int id = lp_tracer__attach(f->tracer, &f->points[p][i], f->pids[p]);
+		if (id < 0)
+			return -1;
+		f->ids[p][i] = id;
+		*ids = lp_reallocarray(*ids, *nids + 1, sizeof(**ids));
+		(*ids)[(*nids)++] = id;
+		if (follow)
+			lp_tracer__attach_kids(f->tracer, id, &f->points[p][i], f->pids[p]);
+	}
+	return 0;
+}
+
+void lp_family__forget(struct lp_family *f, const int *ids, size_t n)
+{
+	for (size_t p = 0; p < f->npids; p++)
+		for (size_t i = 0; f->ids[p] && i < f->npoints[p]; i++)
+			for (size_t k = 0; k < n; k++)
+				if (f->ids[p][i] == ids[k])
+					f->ids[p][i] = -1;
+}
+
 void lp_family__free(struct lp_family *f)
 {
 	if (!f)

@@ -48,6 +48,25 @@ int lp_family__attach(struct lp_family **fp, struct lp_tracer *t, const pid_t *p
 		      size_t npids, struct lp_probe_point **points, const size_t *npoints,
 		      bool follow);
 
+/* --- probes that come and go (lp-trace --control) --- */
+
+/* The targets. */
+const pid_t *lp_family__pids(const struct lp_family *f, size_t *n);
+
+/* The probe id of points[p][i] (-1: forgotten, or never attached). */
+int lp_family__id(const struct lp_family *f, size_t p, size_t i);
+
+/* Attaches points[p][from..npoints[p]) (the caller appended them) to
+ * target p and, when follow, to the processes followed as its children so
+ * far (forked before they were there); later forks get them too.  Their
+ * ids are appended to *ids (*nids of them).  0, or -1 after reporting why
+ * (the ids attached so far are in *ids; the others are -1). */
+int lp_family__attach_more(struct lp_family *f, size_t p, size_t from, bool follow, int **ids,
+			   size_t *nids);
+
+/* Probes ids are no longer given to the processes forked from now on. */
+void lp_family__forget(struct lp_family *f, const int *ids, size_t n);
+
 /* After the tracer is freed; accepts NULL. */
 void lp_family__free(struct lp_family *f);
 

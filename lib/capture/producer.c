@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/control.h"
 #include "base/stop.h"
 #include "base/util.h"
 
@@ -19,6 +20,7 @@ struct lp_producer {
 	struct lp_target *target;
 	char *cmd_exe;			/* -- CMD's program */
 	FILE *out;
+	struct lp_control *control;	/* --control */
 	/* How the loop ended. */
 	const char *why;		/* for the summary: "duration reached"... */
 	bool closed;			/* nobody reads the output any more */
@@ -74,6 +76,10 @@ int lp_producer__open(struct lp_producer **pp, const struct lp_producer_opts *o)
 		lp_error_errno("cannot run '%s'", o->cmd[0]);
 		free(p);
 		return 127;
+	}
+	if (o->control && !(p->control = lp_control__open(o->control))) {
+		lp_producer__free(p);
+		return 1;
 	}
 	*pp = p;
 	return 0;
@@ -202,6 +208,11 @@ static void loop(struct lp_producer *p, const struct lp_producer_ops *ops, void 
 		}
 		if (ended(p, ops->poll(arg, timeout)))
 			return;
+		/* Commands between two polls: the ring waits no longer than
+		 * a command's work. */
+		if (p->control && ops->command &&
+		    ended(p, lp_control__read(p->control, ops->command, arg)))
+			return;
 		if (p->target && !lp_target__alive(p->target)) {
 			p->why = "target exited";
 			return;
@@ -281,6 +292,7 @@ void lp_producer__free(struct lp_producer *p)
 	if (!p)
 		return;
 	lp_target__free(p->target);
+	lp_control__free(p->control);
 	if (p->out && p->out != stdout)
 		fclose(p->out);
 	free(p->cmd_exe);

@@ -49,6 +49,7 @@ struct lp_producer_opts {
 	char *const *cmd;	/* -- CMD ARG..., or NULL */
 	uint32_t max_pids;	/* --max-pids: -p may name no more */
 	int verbose;		/* -v: the command's exit status is said */
+	const char *control;	/* --control FIFO (capture/control.h), or NULL */
 };
 
 /* The engine's side of the loop, each called with arg. */
@@ -70,6 +71,11 @@ struct lp_producer_ops {
 	int (*counts)(void *arg, char *buf, size_t size);
 	/* Optional: lines after the summary. */
 	void (*notes)(void *arg);
+	/* With --control: one command line (trimmed, not empty), between
+	 * two polls.  Replies and complaints go to stderr; a bad command
+	 * changes nothing and is no failure.  As poll (-1: the output
+	 * failed, -2: a failure reported, which ends the run). */
+	int (*command)(void *arg, char *line);
 };
 
 #define LP_PRODUCER_DONE (-3)
@@ -79,8 +85,9 @@ struct lp_producer;
 /* Installs the signal handling (SIGPIPE ignored: a closed output is an
  * EPIPE, handled as a stop; SIGINT/SIGTERM: base/stop.h) and checks the
  * targets: -p's processes exist and fit --max-pids, -- CMD's program is
- * found in PATH.  0 with *pp set, or the exit status after reporting
- * why: 1 (-p), 2 (--max-pids), 127 (CMD). */
+ * found in PATH; opens --control's FIFO.  0 with *pp set, or the exit
+ * status after reporting why: 1 (-p, --control), 2 (--max-pids), 127
+ * (CMD). */
 int lp_producer__open(struct lp_producer **pp, const struct lp_producer_opts *o);
 
 /* -- CMD's executable as execvp will find it (a real path); NULL for -p. */

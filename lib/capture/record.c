@@ -1317,6 +1317,17 @@ void lp_recorder__stop(struct lp_recorder *r)
 	}
 }
 
+int lp_recorder__pause(struct lp_recorder *r, bool paused)
+{
+	if (r->opts.mode != LP_RECORD_CPU) {
+		lp_error("control: %s: only in --mode cpu (an off-CPU interval would span the pause)",
+			 paused ? "pause" : "resume");
+		return -1;
+	}
+	set_events(r, !paused);
+	return 0;
+}
+
 /* Threads still off the CPU when recording stopped: their intervals end at
  * the stop, so a thread asleep all along still has its wall time. */
 /* One interval closed at the stop, with its Python frames (pe, or NULL:

@@ -89,6 +89,10 @@ int lp_recorder__add_pid(struct lp_recorder *r, pid_t pid);
 int lp_recorder__poll(struct lp_recorder *r, int timeout_ms);
 /* Disables the perf events: no sample is taken after this. */
 void lp_recorder__stop(struct lp_recorder *r);
+/* --mode cpu (lp-record --control's pause and resume): the perf events
+ * disabled, no sample taken, or enabled again.  0, or -1 after saying why
+ * (other modes: their intervals span a pause). */
+int lp_recorder__pause(struct lp_recorder *r, bool paused);
 /* Writes every sample still in the ring, then the lost records; flushes.
  * 0, or -1 when the output failed. */
 int lp_recorder__finish(struct lp_recorder *r);

@@ -33,6 +33,14 @@
 
 struct pinfo {
 	char *name;
+	char *spec;		/* the probe as given (lp-trace's PROBE) */
+	uint64_t hits;		/* records written */
+	int64_t attached_ns;	/* when its attaching began */
+	bool removing;		/* remove asked: its links going (struct removal) */
+	bool removed;		/* detached: its records no longer written */
+	bool marked;		/* its attach record written: its detach is too */
+	struct removal_job *job;	/* while removing */
+	uint64_t late;		/* calls that ended after its entry had gone */
 	char *module;		/* python:MODULE:NAME's MODULE */
 	int kind;
 	bool cal;		/* a calibration probe: its records are not written */
@@ -47,6 +55,7 @@ struct pinfo {
 	bool has_ret;
 	struct lp_probe_value ret;
 	/* syscall: */
+	int sysnr;
 	char argnames[6][32];
 	bool argptr[6], argint[6];
 	int nargs;
@@ -87,11 +96,40 @@ struct tev {
 	char name[32];
 };
 
+/* A probe being detached while tracing goes on (lp_tracer__remove): its
+ * links destroyed by a thread of their own, each destruction waiting for
+ * grace periods (~0.1 to 0.7 s), while the ring is drained. */
+struct removal_job {
+	/* When its links began to go (the detach record's time): a call
+	 * ending later ends without its probe. */
+	int64_t gone_ns;	/* __atomic; 0: not yet */
+	struct bpf_link **links;
+	size_t nlinks;
+	int *fds;		/* uprobe-multi links, then inherited perf events */
+	size_t nfds, nmfds;
+	struct tev *tevs;	/* removed from uprobe_events once those are closed */
+	size_t ntevs;
+	char group[32];
+	int done;		/* __atomic: the thread has finished */
+};
+
+struct removal {
+	int *ids;
+	size_t nids;
+	struct removal_job *job;
+	pthread_t thread;
+	bool threaded;
+};
+
 struct lp_tracer {
 	struct trace_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
+	int *link_owner;		/* the probe each link serves, -1: none */
 	size_t nlinks;
+	int cur;			/* the probe being attached, or -1 */
+	struct removal *removals;	/* in progress */
+	size_t nremovals;
 	void (*on_fork)(void *arg, pid_t child, pid_t target);
 	void *fork_arg;
 	pid_t *targets;			/* lp_tracer__add_pid's */
@@ -121,6 +159,7 @@ struct lp_tracer {
 	 * kernel refused), and the links made with them. */
 	int mprog[MULTI_N];
 	int *mfds;
+	int *mfd_owner;
 	size_t nmfds;
 	/* Tracefs uprobe events (struct tev), created in group tfs_group, and
 	 * their inherited perf events, which carry no program (it is on a
@@ -129,6 +168,7 @@ struct lp_tracer {
 	size_t ntevs;
 	char tfs_group[32];
 	int *tfds;
+	int *tfd_owner;
 	size_t ntfds;
 	uint64_t stop_ns;	/* when detaching began: later entries are not ours */
 	uint64_t start_ns;	/* system calls starting earlier are not the target's */
@@ -168,6 +208,7 @@ struct lp_tracer {
 };
 
 static int handle_event(void *ctx, void *data, size_t size);
+static int end_removals(struct lp_tracer *t, struct lp_writer *w, bool wait);
 
 static uint64_t pid_key(pid_t pid)
 {
@@ -214,6 +255,7 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 {
 	lp_bpflog__init(opts->verbose);
 	struct lp_tracer *t = lp_calloc(1, sizeof(*t));
+	t->cur = -1;
 	lp_hashmap__init(&t->nspids);
 	lp_hashmap__init(&t->pycodes);
 	t->verbose = opts->verbose;
@@ -284,6 +326,8 @@ int lp_tracer__add_pid(struct lp_tracer *t, pid_t pid)
 static void add_link(struct lp_tracer *t, struct bpf_link *l)
 {
 	t->links = lp_reallocarray(t->links, t->nlinks + 1, sizeof(*t->links));
+	t->link_owner = lp_reallocarray(t->link_owner, t->nlinks + 1, sizeof(*t->link_owner));
+	t->link_owner[t->nlinks] = t->cur;
 	t->links[t->nlinks++] = l;
 }
 
@@ -500,6 +544,8 @@ static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, u
 		if (fd < 0)
 			return -1;
 		t->mfds = lp_reallocarray(t->mfds, t->nmfds + 1, sizeof(*t->mfds));
+		t->mfd_owner = lp_reallocarray(t->mfd_owner, t->nmfds + 1, sizeof(*t->mfd_owner));
+		t->mfd_owner[t->nmfds] = t->cur;
 		t->mfds[t->nmfds++] = fd;
 		return 0;
 	}
@@ -686,6 +732,8 @@ static int tfs_open_threads(struct lp_tracer *t, const struct tev *ev, pid_t pid
 			continue;
 		}
 		t->tfds = lp_reallocarray(t->tfds, t->ntfds + 1, sizeof(*t->tfds));
+		t->tfd_owner = lp_reallocarray(t->tfd_owner, t->ntfds + 1, sizeof(*t->tfd_owner));
+		t->tfd_owner[t->ntfds] = (int)ev->probe;
 		t->tfds[t->ntfds++] = fd;
 	}
 	int e = errno;
@@ -766,6 +814,11 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 	int slot = pt->cfg.kind == LP_PROBE_ENTRY ? MULTI_ENTRY
 		   : pt->cfg.kind == LP_PROBE_CATCH ? MULTI_CATCH
 		   : pt->cfg.kind == LP_PROBE_PY    ? MULTI_PY : MULTI_POINT;
+	/* The attach record's time: calls are seen from the entry's link on
+	 * (its program copy loaded first: the verifier takes a while). */
+	if (pid <= 0)
+		multi_prog(t, prog, slot);
+	t->probes[id].attached_ns = lp_monotonic_ns();
 	if ((r = attach_at(t, prog, slot, pt->offset, id, id, pt, pid)) < 0)
 		goto fail;
 	return 0;
@@ -803,6 +856,7 @@ static struct pinfo *new_pinfo(struct lp_tracer *t, const struct lp_probe_point 
 	struct pinfo *pi = &t->probes[t->nprobes];
 	memset(pi, 0, sizeof(*pi));
 	pi->name = lp_strdup(pt->name);
+	pi->spec = lp_strdup(pt->spec ? pt->spec->text : pt->name);
 	pi->kind = (int)pt->cfg.kind;
 	if (pt->spec && pt->spec->module)
 		pi->module = lp_strdup(pt->spec->module);
@@ -850,7 +904,21 @@ static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 		cfg->hit_ns = (unsigned int)t->tp_cost;
 }
 
+static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid);
+
 int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
+{
+	int cur = t->cur = (int)t->nprobes;
+	int id = attach_probe(t, pt, pid);
+	t->cur = -1;
+	/* A probe that failed half-way: what it attached goes (quietly: no
+	 * record said it came), and it is no probe lp_tracer__find finds. */
+	if (id < 0 && (size_t)cur < t->nprobes)
+		lp_tracer__remove(t, &cur, 1);
+	return id;
+}
+
+static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
 {
 	if (t->nprobes >= LP_TRACE_MAX_PROBES) {
 		lp_error("too many probes (at most %d)", LP_TRACE_MAX_PROBES);
@@ -863,6 +931,8 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 
 	if (pt->cfg.kind == LP_PROBE_SYSCALL) {
 		pi->nargs = lp_syscall__args(pt->spec->name, pi->argnames, pi->argptr, pi->argint);
+		pi->sysnr = pt->sysnr;
+		pi->attached_ns = lp_monotonic_ns();
 		uint32_t nr = (uint32_t)pt->sysnr, v = id + 1;
 		if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.sysnrs), &nr, &v, BPF_ANY) < 0) {
 			lp_error_errno("probe '%s': cannot enable", pt->name);
@@ -908,6 +978,10 @@ int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_
 		lp_error_errno("probe '%s': cannot store its settings", pt->name);
 		return -1;
 	}
+	/* Its attach record's time: just before its first link (not
+	 * before file_shared's walk of /proc, which takes a while on a
+	 * busy machine), so no call of it is seen earlier. */
+	pi->attached_ns = lp_monotonic_ns();
 	if (pt->cfg.kind == LP_PROBE_USDT) {
 		/* A pair's halves are consecutive ids (LP_PROBE_F_CLOSE). */
 		if ((pt->cfg.flags & LP_PROBE_F_CLOSE) && (id == 0 || t->probes[id - 1].kind != LP_PROBE_USDT)) {
@@ -985,8 +1059,42 @@ static int usdt_child(struct lp_tracer *t, int id, const struct lp_probe_point *
 	return child_refused(t, k, pt);
 }
 
+static int attach_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			pid_t child, bool live);
+static int attach_child_probe(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			      pid_t child, bool live);
+
 int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
 			    pid_t child)
+{
+	return attach_child(t, id, pt, child, false);
+}
+
+/* A probe added while tracing: each process followed as target's child
+ * now (forked before the probe was there: its perf events are not
+ * theirs) is given it. */
+void lp_tracer__attach_kids(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			    pid_t target)
+{
+	for (size_t i = 0; i < t->nkids; i++)
+		if (t->kids[i].target == target)
+			attach_child(t, id, pt, t->kids[i].pid, true);
+}
+
+/* live: the probe was added after the child was forked. */
+static int attach_child(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			pid_t child, bool live)
+{
+	if (id >= 0 && (size_t)id < t->nprobes && (t->probes[id].removing || t->probes[id].removed))
+		return 0;
+	t->cur = id;
+	int r = attach_child_probe(t, id, pt, child, live);
+	t->cur = -1;
+	return r;
+}
+
+static int attach_child_probe(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			      pid_t child, bool live)
 {
 	if (pt->cfg.kind == LP_PROBE_USDT)
 		return usdt_child(t, id, pt, child);
@@ -998,7 +1106,7 @@ int lp_tracer__attach_child(struct lp_tracer *t, int id, const struct lp_probe_p
 	struct kid *k = find_kid(t, child);
 	/* Gone already, or forked when its parent had the perf events
 	 * already: the kernel gave it copies (tfs_open). */
-	if (!k || (!k->adopted && !k->uncovered) || k->refused)
+	if (!k || (!k->adopted && !k->uncovered && !live) || k->refused)
 		return 0;
 	int r = 0;
 	for (size_t i = 0; i < t->ntevs && r == 0; i++)
@@ -1486,9 +1594,31 @@ static void cal_class_costs(struct cls_cost *c, struct cal_run *run, int64_t emp
 		c->ret_in = c->ret;
 }
 
+void lp_tracer__uncalibrated(const struct lp_tracer *t, unsigned *entry_classes,
+			      unsigned *point_classes, bool *tracepoints)
+{
+	for (int k = 0; k < LP_INSN_N; k++) {
+		if (t->costs[k].entry_done)
+			*entry_classes &= ~(1u << k);
+		if (t->costs[k].point_done)
+			*point_classes &= ~(1u << k);
+	}
+	if (t->tp_done)
+		*tracepoints = false;
+}
+
 int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
 			 bool tracepoints, int64_t budget_ns)
 {
+	/* Again while tracing (a probe of a class not measured yet): the
+	 * last calibration's links gone first. */
+	if (t->cal_threaded) {
+		pthread_join(t->cal_thread, NULL);
+		t->cal_threaded = false;
+	}
+	free(t->cal_links);
+	t->cal_links = NULL;
+	t->ncal_links = 0;
 	int64_t t0 = lp_monotonic_ns();
 	int nruns = 0;
 	for (int c = LP_INSN_NOP; c < LP_INSN_N; c++)
@@ -1534,7 +1664,10 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	 * lost counts restart here. */
 	uint64_t tid = (uint32_t)syscall(SYS_gettid);
 	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.stacks), &tid);
-	lost_baseline(t);
+	/* While tracing, the counts go on (the runs are sized to fit the
+	 * ring: the target's losses are the only ones). */
+	if (!t->w)
+		lost_baseline(t);
 	for (int k = 0; k < LP_INSN_N; k++)
 		for (int r = 0; r < NRUNS; r++) {
 			free(runs[k][r].dur);
@@ -1568,9 +1701,14 @@ void lp_tracer__classes(const struct lp_probe_point *points, size_t n, unsigned 
  * point probe's hit, once per name and class. */
 int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 {
+	return lp_tracer__write_costs_from(t, w, 0);
+}
+
+int lp_tracer__write_costs_from(struct lp_tracer *t, struct lp_writer *w, int first)
+{
 	if (!t->calibrated)
 		return 0;
-	for (size_t i = 0; i < t->nprobes; i++) {
+	for (size_t i = (size_t)first; i < t->nprobes; i++) {
 		const struct pinfo *pi = &t->probes[i];
 		if (pi->cal || (pi->kind == LP_PROBE_TP ? !t->tp_done : pi->insn == LP_INSN_NONE) ||
 		    (pi->kind != LP_PROBE_ENTRY && pi->kind != LP_PROBE_POINT && pi->kind != LP_PROBE_TP &&
@@ -1880,11 +2018,23 @@ static int handle_event(void *ctx, void *data, size_t size)
 	}
 	if (ev->probe >= t->nprobes || t->werr)
 		return 0;
-	const struct pinfo *pi = &t->probes[ev->probe];
+	struct pinfo *pi = &t->probes[ev->probe];
 	if (pi->cal) {
 		keep_cal_span(t, ev);
 		return 0;
 	}
+	/* A call open when its probe went (counted then, in open=), left
+	 * behind by an outer probe's return. */
+	if (pi->removed)
+		return 0;
+	if (pi->job) {
+		int64_t gone = __atomic_load_n(&pi->job->gone_ns, __ATOMIC_ACQUIRE);
+		if (gone && (int64_t)ev->end > gone) {
+			pi->late++;
+			return 0;
+		}
+	}
+	pi->hits++;
 	lp_attrs_buf__reset(&t->attrs);
 	char buf[64];
 	switch (ev->type) {
@@ -2017,7 +2167,7 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 		lp_error_errno("reading the BPF ring buffer");
 		return -2;
 	}
-	if (write_lost(t, w) < 0)
+	if (write_lost(t, w) < 0 || end_removals(t, w, false) < 0)
 		return -1;
 	return (int)(t->count - before);
 }
@@ -2176,7 +2326,7 @@ static int write_unfinished_syscalls(struct lp_tracer *t, struct lp_writer *w)
 		prev = &key;
 		struct lp_trace_sysin in;
 		if (bpf_map_lookup_elem(fd, &key, &in) != 0 || in.probe >= t->nprobes ||
-		    in.ts > t->stop_ns || in.ts < t->start_ns)
+		    in.ts > t->stop_ns || in.ts < t->start_ns || t->probes[in.probe].removed)
 			continue;
 		open = lp_reallocarray(open, n + 1, sizeof(*open));
 		open[n].tid = key;
@@ -2239,7 +2389,8 @@ static int write_open(struct lp_tracer *t, struct lp_writer *w, int fd)
 			continue;
 		for (uint32_t d = 0; d < st->depth && d < LP_TRACE_MAX_DEPTH; d++) {
 			const struct lp_trace_frame *f = &st->frames[d];
-			if (f->probe >= t->nprobes || f->ts > t->stop_ns || t->probes[f->probe].gate)
+			if (f->probe >= t->nprobes || f->ts > t->stop_ns || t->probes[f->probe].gate ||
+			    t->probes[f->probe].removed)
 				continue;
 			const struct pinfo *pi = &t->probes[f->probe];
 			const struct pycode *c = pi->kind == LP_PROBE_PY
@@ -2277,6 +2428,290 @@ static int write_open(struct lp_tracer *t, struct lp_writer *w, int fd)
 	return ret;
 }
 
+/* --- probes that come and go (lp-trace --control) ----------------------- */
+
+int lp_tracer__find(const struct lp_tracer *t, const char *text, int **ids)
+{
+	int n = 0;
+	*ids = NULL;
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct pinfo *pi = &t->probes[i];
+		if (pi->cal || pi->removing || pi->removed ||
+		    (strcmp(pi->spec, text) && strcmp(pi->name, text)))
+			continue;
+		*ids = lp_reallocarray(*ids, (size_t)n + 1, sizeof(**ids));
+		(*ids)[n++] = (int)i;
+	}
+	return n;
+}
+
+/* Writes a probe record for each name among ids (a probe resolved in
+ * several targets has one id in each, one name): an attach once, a detach
+ * only of a probe whose attach was written (not of one taken back when
+ * its add failed).  open: the calls in progress, per id (a detach). */
+static int write_marks(struct lp_tracer *t, struct lp_writer *w, const int *ids, size_t n,
+		       const char *action, int64_t time_ns, const uint64_t *open)
+{
+	bool *say = lp_calloc(n ? n : 1, sizeof(*say));
+	int ret = 0;
+	for (size_t i = 0; i < n; i++)
+		say[i] = open ? t->probes[ids[i]].marked : !t->probes[ids[i]].marked;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		struct pinfo *pi = &t->probes[ids[i]];
+		bool seen = !say[i];
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = say[j] && !strcmp(t->probes[ids[j]].name, pi->name);
+		if (seen)
+			continue;
+		uint64_t sum = 0;
+		for (size_t j = i; open && j < n; j++)
+			if (say[j] && !strcmp(t->probes[ids[j]].name, pi->name))
+				sum += open[j];
+		char buf[24];
+		lp_attrs_buf__reset(&t->attrs);
+		lp_attrs_buf__add(&t->attrs, "spec", pi->spec);
+		if (open) {
+			fmt_u64(buf, sum);
+			lp_attrs_buf__add(&t->attrs, "open", buf);
+		}
+		struct lp_probe_mark m = { .time_ns = time_ns, .action = action, .probe = pi->name,
+					   .attrs = lp_attrs_buf__attrs(&t->attrs) };
+		ret = lp_writer__probe(w, &m);
+	}
+	for (size_t i = 0; i < n && !open; i++)
+		t->probes[ids[i]].marked = true;
+	free(say);
+	return ret < 0 ? -1 : 0;
+}
+
+int lp_tracer__write_attached(struct lp_tracer *t, struct lp_writer *w, const int *ids, size_t n)
+{
+	int64_t first = INT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (t->probes[ids[i]].attached_ns < first)
+			first = t->probes[ids[i]].attached_ns;
+	return n ? write_marks(t, w, ids, n, "attach", first, NULL) : 0;
+}
+
+/* Moves what serves probe id out of the arrays a[0..*n) (owner[i] its
+ * probe) into out; the order of the rest kept. */
+#define TAKE_OWNED(a, owner, n, out, nout, id)						\
+	do {										\
+		size_t k_ = 0;								\
+		for (size_t i_ = 0; i_ < (n); i_++) {					\
+			if ((owner)[i_] == (id)) {					\
+				(out) = lp_reallocarray((out), (nout) + 1, sizeof(*(out)));	\
+				(out)[(nout)++] = (a)[i_];				\
+				continue;						\
+			}								\
+			(a)[k_] = (a)[i_];						\
+			(owner)[k_++] = (owner)[i_];					\
+		}									\
+		(n) = k_;								\
+	} while (0)
+
+static void *removal_main(void *arg)
+{
+	struct removal_job *r = arg;
+	/* In the reverse of the order attach_uprobes made them, one after
+	 * the other: the entry goes before the return, so that a call
+	 * entered while the probe was there returns through it. */
+	/* Stamped as the entry begins to go (the kernel may stop calling it
+	 * any time before the close returns, which waits for grace periods):
+	 * a call seen ending later is dropped (pinfo.late), none is missed
+	 * before the stamp. */
+	__atomic_store_n(&r->gone_ns, lp_monotonic_ns(), __ATOMIC_RELEASE);
+	for (size_t i = r->nmfds; i-- > 0;)
+		close(r->fds[i]);
+	for (size_t i = r->nlinks; i-- > 0;)
+		bpf_link__destroy(r->links[i]);
+	for (size_t i = r->nmfds; i < r->nfds; i++)
+		close(r->fds[i]);
+	for (size_t i = 0; i < r->ntevs; i++) {
+		char cmd[128];
+		int patience = 1000;
+		snprintf(cmd, sizeof(cmd), "-:%s/%s\n", r->group, r->tevs[i].name);
+		while (tfs_write(cmd) < 0 && errno == EBUSY && patience > 0) {
+			usleep(20000);
+			patience -= 20;
+		}
+	}
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int lp_tracer__remove(struct lp_tracer *t, const int *ids, size_t n)
+{
+	struct removal_job *r = lp_calloc(1, sizeof(*r));
+	snprintf(r->group, sizeof(r->group), "%s", t->tfs_group);
+	for (size_t k = 0; k < n; k++) {
+		int id = ids[k];
+		struct pinfo *pi = &t->probes[id];
+		pi->removing = true;
+		pi->job = r;
+		if (pi->kind == LP_PROBE_SYSCALL) {
+			/* The raw tracepoints stay (other syscall: probes share
+			 * them): the number leaves the table they look up. */
+			uint32_t nr = (uint32_t)pi->sysnr;
+			bpf_map_delete_elem(bpf_map__fd(t->skel->maps.sysnrs), &nr);
+		}
+		if (pi->kind == LP_PROBE_PY)
+			t->py_set = false;	/* another python: probe may come */
+		TAKE_OWNED(t->links, t->link_owner, t->nlinks, r->links, r->nlinks, id);
+		TAKE_OWNED(t->mfds, t->mfd_owner, t->nmfds, r->fds, r->nfds, id);
+	}
+	r->nmfds = r->nfds;
+	for (size_t k = 0; k < n; k++) {
+		int id = ids[k];
+		TAKE_OWNED(t->tfds, t->tfd_owner, t->ntfds, r->fds, r->nfds, id);
+		size_t keep = 0;
+		for (size_t i = 0; i < t->ntevs; i++) {
+			if (t->tevs[i].probe == (uint32_t)id) {
+				r->tevs = lp_reallocarray(r->tevs, r->ntevs + 1, sizeof(*r->tevs));
+				r->tevs[r->ntevs++] = t->tevs[i];
+			} else {
+				t->tevs[keep++] = t->tevs[i];
+			}
+		}
+		t->ntevs = keep;
+	}
+	t->removals = lp_reallocarray(t->removals, t->nremovals + 1, sizeof(*t->removals));
+	struct removal *rp = &t->removals[t->nremovals++];
+	*rp = (struct removal){ .ids = lp_calloc(n, sizeof(*ids)), .nids = n, .job = r };
+	memcpy(rp->ids, ids, n * sizeof(*ids));
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
+	if (pthread_create(&rp->thread, NULL, removal_main, r) == 0)
+		rp->threaded = true;
+	else
+		removal_main(r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}
+
+/* Waits for a removal's thread, and frees what it worked on. */
+static void free_removal_job(struct removal *r)
+{
+	if (r->threaded)
+		pthread_join(r->thread, NULL);
+	free(r->job->links);
+	free(r->job->fds);
+	free(r->job->tevs);
+	free(r->job);
+	r->job = NULL;
+}
+
+/* The calls of probe ids still open in the stacks of map fd (function
+ * probes', python: probes'), counted into open[]. */
+static void count_open(struct lp_tracer *t, int fd, const int *ids, size_t n, uint64_t *open)
+{
+	struct lp_trace_stack *st = lp_malloc(sizeof(*st));
+	uint64_t key, next, *prev = NULL;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, st) != 0)
+			continue;
+		for (uint32_t d = 0; d < st->depth && d < LP_TRACE_MAX_DEPTH; d++)
+			for (size_t i = 0; i < n; i++)
+				open[i] += st->frames[d].probe == (uint32_t)ids[i];
+	}
+	free(st);
+	/* A system call in progress. */
+	int sfd = bpf_map__fd(t->skel->maps.sysin);
+	uint32_t skey, snext, *sprev = NULL;
+	while (fd == bpf_map__fd(t->skel->maps.stacks) &&
+	       bpf_map_get_next_key(sfd, sprev, &snext) == 0) {
+		skey = snext;
+		sprev = &skey;
+		struct lp_trace_sysin in;
+		if (bpf_map_lookup_elem(sfd, &skey, &in) != 0)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			open[i] += in.probe == (uint32_t)ids[i];
+	}
+}
+
+/* A removal whose links are gone: what the ring holds written, the calls
+ * still open counted (and from now on dropped: their durations would be
+ * cut short), the detach records written.  -1 when the output failed. */
+static int end_removal(struct lp_tracer *t, struct lp_writer *w, struct removal *r)
+{
+	if (r->threaded)
+		pthread_join(r->thread, NULL);
+	r->threaded = false;
+	t->w = w;
+	ring_buffer__consume(t->rb);
+	int64_t now = r->job->gone_ns;
+	uint64_t *open = lp_calloc(r->nids, sizeof(*open));
+	for (size_t i = 0; i < r->nids; i++) {
+		struct pinfo *pi = &t->probes[r->ids[i]];
+		pi->removed = true;
+		pi->job = NULL;
+		open[i] = pi->late;
+	}
+	free_removal_job(r);
+	count_open(t, bpf_map__fd(t->skel->maps.stacks), r->ids, r->nids, open);
+	count_open(t, bpf_map__fd(t->skel->maps.pystacks), r->ids, r->nids, open);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < r->nids; i++)
+		sum += open[i];
+	int ret = t->werr ? -1 : write_marks(t, w, r->ids, r->nids, "detach", now, open);
+	/* Not said of a probe taken back when its add failed. */
+	bool said = t->probes[r->ids[0]].marked;
+	if (said && sum)
+		lp_error("control: removed '%s' (%" PRIu64 " calls in progress dropped)",
+			 t->probes[r->ids[0]].spec, sum);
+	else if (said)
+		lp_error("control: removed '%s'", t->probes[r->ids[0]].spec);
+	free(open);
+	free(r->ids);
+	if (t->werr)
+		errno = t->werr;
+	return ret;
+}
+
+/* The removals whose links are gone (all of them when wait), ended. */
+static int end_removals(struct lp_tracer *t, struct lp_writer *w, bool wait)
+{
+	int ret = 0;
+	for (size_t i = 0; i < t->nremovals;) {
+		struct removal *r = &t->removals[i];
+		if (!wait && !__atomic_load_n(&r->job->done, __ATOMIC_ACQUIRE)) {
+			i++;
+			continue;
+		}
+		if (end_removal(t, w, r) < 0)
+			ret = -1;
+		memmove(r, r + 1, (t->nremovals - i - 1) * sizeof(*r));
+		t->nremovals--;
+	}
+	return ret;
+}
+
+int lp_tracer__pending(const struct lp_tracer *t)
+{
+	return (int)t->nremovals;
+}
+
+void lp_tracer__status(const struct lp_tracer *t)
+{
+	int64_t now = lp_monotonic_ns();
+	size_t shown = 0;
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct pinfo *pi = &t->probes[i];
+		if (pi->cal || pi->removed)
+			continue;
+		lp_error("status: probe '%s' (%s): %" PRIu64 " records, attached %.1f s ago%s",
+			 pi->name, pi->spec, pi->hits, (double)(now - pi->attached_ns) / 1e9,
+			 pi->removing ? ", being removed" : "");
+		shown++;
+	}
+	if (!shown)
+		lp_error("status: no probe attached");
+}
+
 static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 {
 	if (write_open(t, w, bpf_map__fd(t->skel->maps.stacks)) < 0 ||
@@ -2287,6 +2722,10 @@ static int write_unfinished(struct lp_tracer *t, struct lp_writer *w)
 
 int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w)
 {
+	/* Removals under way end first: their detach records are before
+	 * what the end writes. */
+	if (end_removals(t, w, true) < 0)
+		return -1;
 	t->stop_ns = (uint64_t)lp_monotonic_ns();
 	t->skel->bss->stopped = 1;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -2355,8 +2794,16 @@ void lp_tracer__free(struct lp_tracer *t)
 		for (size_t i = 0; i < t->ncal_links; i++)
 			bpf_link__destroy(t->cal_links[i]);
 	free(t->cal_links);
+	for (size_t i = 0; i < t->nremovals; i++) {
+		free_removal_job(&t->removals[i]);
+		free(t->removals[i].ids);
+	}
+	free(t->removals);
 	detach(t);
 	free(t->links);
+	free(t->link_owner);
+	free(t->mfd_owner);
+	free(t->tfd_owner);
 	free(t->mfds);
 	free(t->tfds);
 	free(t->tevs);
@@ -2371,6 +2818,7 @@ void lp_tracer__free(struct lp_tracer *t)
 	trace_bpf__destroy(t->skel);
 	for (size_t i = 0; i < t->nprobes; i++) {
 		free(t->probes[i].name);
+		free(t->probes[i].spec);
 		free(t->probes[i].module);
 		for (size_t k = 0; k < t->probes[i].nvals; k++)
 			free(t->probes[i].vals[k].name);

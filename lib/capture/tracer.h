@@ -38,10 +38,16 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts);
  * (lib/capture/tracecal.c), or to the tracepoint of its own getppid(2) calls, and
  * the calls timed with and without them, within about budget_ns.  Call before
  * lp_tracer__attach, which gives each probe its class's figures, counted in
- * the kernel into spans' lp_ns=.  -1 after reporting why (the tracer then
+ * the kernel into spans' lp_ns=.  While tracing (a probe added), the
+ * ring is drained meanwhile.  -1 after reporting why (the tracer then
  * writes no cost records and no lp_ns=). */
 int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
 			 bool tracepoints, int64_t budget_ns);
+
+/* Clears from the masks (as lp_tracer__calibrate's) the classes measured
+ * already: what a probe added while tracing still needs. */
+void lp_tracer__uncalibrated(const struct lp_tracer *t, unsigned *entry_classes,
+			      unsigned *point_classes, bool *tracepoints);
 
 /* The instruction classes of points[0..n) that lp_tracer__calibrate
  * measures, or'ed into *entry_classes, *point_classes and *tracepoints:
@@ -53,6 +59,8 @@ void lp_tracer__classes(const struct lp_probe_point *points, size_t n, unsigned 
 /* Writes the cost records of the probes attached so far (none when not
  * calibrated).  Returns 0, or -1 when the output failed. */
 int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w);
+/* The same, for the probes from id first on (added while tracing). */
+int lp_tracer__write_costs_from(struct lp_tracer *t, struct lp_writer *w, int first);
 
 /* Processes syscall: and tp: probes follow (they are system-wide events
  * filtered in the kernel by process id).  A process leaves the filter when
@@ -112,6 +120,36 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms);
  * still open as unfinished spans and the lost counts.  Returns 0, or -1
  * when the output failed. */
 int lp_tracer__finish(struct lp_tracer *t, struct lp_writer *w);
+
+/* --- probes that come and go (lp-trace --control) --- */
+
+/* The probes attached under text (as given, or their name) and not being
+ * removed: their count, their ids in *ids (malloc'd). */
+int lp_tracer__find(const struct lp_tracer *t, const char *text, int **ids);
+
+/* A child followed now (forked before probe id was attached, so without
+ * its inherited perf events) of target is given it. */
+void lp_tracer__attach_kids(struct lp_tracer *t, int id, const struct lp_probe_point *pt,
+			    pid_t target);
+
+/* Writes "probe TIME attach NAME spec=..." for ids (attached together):
+ * TIME taken just before their entries were attached, so that none of
+ * their spans starts before it (formats/lp-stream.md).  0, or -1 when
+ * the output failed. */
+int lp_tracer__write_attached(struct lp_tracer *t, struct lp_writer *w, const int *ids, size_t n);
+
+/* Starts detaching probes ids (lp_tracer__find's) while tracing goes on:
+ * their links are destroyed by a thread (grace periods: ~0.1 to 0.7 s
+ * each), entries first; a later poll (or finish) writes what the ring
+ * holds of them and then "probe TIME detach NAME spec=... open=N", TIME
+ * when the links began to go, N the calls in progress then, whose spans
+ * are not written (they would end after TIME, or never).  Their records
+ * after that are dropped. */
+int lp_tracer__remove(struct lp_tracer *t, const int *ids, size_t n);
+
+/* One line on stderr per probe: its name, as given, records written,
+ * since when attached. */
+void lp_tracer__status(const struct lp_tracer *t);
 
 /* The map of open calls (bpf/trace.h: key a thread id, value struct
  * lp_trace_stack), for another BPF object to share (lp-record --inside). */

@@ -96,6 +96,17 @@ struct lp_cost {
 	struct lp_attrs attrs;	/* sd_ns=, n=, unwind=, probe=, inside_ns=, ... */
 };
 
+/* When a probe began or stopped being attached (lp-trace --control): a
+ * span or event of it can only have been seen between the two, and a
+ * sample outside every such window was taken while nothing watched for
+ * the probe's calls (formats/lp-stream.md, "Probes that come and go"). */
+struct lp_probe_mark {
+	int64_t time_ns;
+	const char *action;	/* "attach" or "detach"; readers ignore others */
+	const char *probe;	/* the PROBE its spans and events carry */
+	struct lp_attrs attrs;	/* spec=, open= */
+};
+
 enum lp_record_kind {
 	LP_REC_HEADER,
 	LP_REC_FRAME,
@@ -105,6 +116,7 @@ enum lp_record_kind {
 	LP_REC_EVENT,
 	LP_REC_LOST,
 	LP_REC_COST,
+	LP_REC_PROBE,
 	LP_REC_OTHER,		/* a comment or a kind this version does not know */
 };
 
@@ -123,6 +135,7 @@ struct lp_record {
 		struct lp_event event;
 		struct lp_lost lost;
 		struct lp_cost cost;
+		struct lp_probe_mark mark;
 	};
 };
 

@@ -19,7 +19,7 @@
 static const char *const record_kinds[] = {
 	[LP_REC_FRAME] = "frame", [LP_REC_STACK] = "stack", [LP_REC_SAMPLE] = "sample",
 	[LP_REC_SPAN] = "span", [LP_REC_EVENT] = "event", [LP_REC_LOST] = "lost",
-	[LP_REC_COST] = "cost",
+	[LP_REC_COST] = "cost", [LP_REC_PROBE] = "probe",
 };
 
 /* A line that only an lp stream has: the header, or a record of a known
@@ -34,7 +34,7 @@ static int lp_text__sniff(const char *line, size_t len)
 	if (len >= strlen(LP_STREAM_MAGIC) && !memcmp(line, LP_STREAM_MAGIC, strlen(LP_STREAM_MAGIC)) &&
 	    (line[strlen(LP_STREAM_MAGIC)] == '\t' || len == strlen(LP_STREAM_MAGIC)))
 		return 1;
-	for (size_t k = LP_REC_FRAME; k <= LP_REC_COST; k++) {
+	for (size_t k = LP_REC_FRAME; k <= LP_REC_PROBE; k++) {
 		size_t n = strlen(record_kinds[k]);
 		if (len > n && !memcmp(line, record_kinds[k], n) && line[n] == '\t')
 			return 1;
@@ -489,6 +489,24 @@ static int next_cost(struct lp_dec *r, char *line, size_t len, struct lp_record 
 	return 1;
 }
 
+/* probe TIME ACTION PROBE [attrs] */
+static int next_probe(struct lp_dec *r, char *line, size_t len, struct lp_record *rec,
+		      const char **whyp)
+{
+	char *f[4], *rest;
+	size_t rest_len;
+	if (take_fields(r, line, len, f, 4, &rest, &rest_len, whyp) < 0)
+		return -1;
+	if (parse_time(f[1], strlen(f[1]), &rec->mark.time_ns) < 0 ||
+	    rec->mark.time_ns == LP_TIME_NONE)
+		BAD("probe: bad time '%s'%s", f[1], time_why(f[1]));
+	rec->mark.action = unescape_field(f[2]);
+	rec->mark.probe = unescape_field(f[3]);
+	set_attrs(&rec->mark.attrs, rest, rest_len);
+	rec->kind = LP_REC_PROBE;
+	return 1;
+}
+
 static int lp_next(void *dec, char *line, size_t len, bool terminated, struct lp_record *rec,
 		   const char **whyp)
 {
@@ -525,6 +543,8 @@ static int lp_next(void *dec, char *line, size_t len, bool terminated, struct lp
 		return next_lost(r, line, len, rec, whyp);
 	case 'c':
 		return next_cost(r, line, len, rec, whyp);
+	case 'p':
+		return next_probe(r, line, len, rec, whyp);
 	}
 	rec->kind = LP_REC_OTHER;
 	return 1;
@@ -876,6 +896,16 @@ int lp_writer__cost(struct lp_writer *w, const struct lp_cost *c)
 	return flush_line(w);
 }
 
+int lp_writer__probe(struct lp_writer *w, const struct lp_probe_mark *m)
+{
+	put_raw(w, "probe", 5);
+	put_int(w, m->time_ns, LP_TIME_NONE);
+	put_field(w, m->action);
+	put_field(w, m->probe);
+	put_attrs(w, &m->attrs);
+	return flush_line(w);
+}
+
 int lp_writer__record(struct lp_writer *w, const struct lp_record *rec)
 {
 	switch (rec->kind) {
@@ -887,6 +917,7 @@ int lp_writer__record(struct lp_writer *w, const struct lp_record *rec)
 	case LP_REC_EVENT: return lp_writer__event(w, &rec->event);
 	case LP_REC_LOST: return lp_writer__lost(w, &rec->lost);
 	case LP_REC_COST: return lp_writer__cost(w, &rec->cost);
+	case LP_REC_PROBE: return lp_writer__probe(w, &rec->mark);
 	case LP_REC_OTHER:
 		put_raw(w, rec->line, rec->len);
 		return flush_line(w);

@@ -25,6 +25,7 @@ int lp_writer__span(struct lp_writer *w, const struct lp_span *span);
 int lp_writer__event(struct lp_writer *w, const struct lp_event *event);
 int lp_writer__lost(struct lp_writer *w, const struct lp_lost *lost);
 int lp_writer__cost(struct lp_writer *w, const struct lp_cost *cost);
+int lp_writer__probe(struct lp_writer *w, const struct lp_probe_mark *mark);
 /* Any record as read: known kinds are rewritten, others copied verbatim. */
 int lp_writer__record(struct lp_writer *w, const struct lp_record *rec);
 
