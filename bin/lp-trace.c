@@ -394,8 +394,9 @@ static void parse(struct trace *t, int argc, char **argv)
 		int status = discover(&t->opt, t->cmd, argc - optind, argv + optind);
 		exit(lp_close_output(stdout, "stdout") ? 1 : status);
 	}
-	if ((t->nspecs = argc - optind) <= 0) {
-		lp_error("no probe given");
+	/* With --control, probes may all come later (add PROBE). */
+	if ((t->nspecs = argc - optind) <= 0 && !t->opt.control) {
+		lp_error("no probe given (or --control FIFO, to add them while tracing)");
 		usage(stderr, 2);
 	}
 	if (!!t->opt.pids == !!(t->cmd && t->cmd[0])) {

@@ -127,6 +127,38 @@ inside_stream() {
 	assert_line "# the above spans are the ones that reached demo.c:57 (100.0% of above, 0.0% of below, p = 5.8e-14)"
 }
 
+@test "lp-split: a branch probe added while tracing (lp-trace --control) rates only the spans it watched; --took puts the others in unprobed" {
+	# 40 spans of f, attached throughout; the branch probe demo.c:57
+	# attached at 200: of the 20 spans before, 10 slow ones that could
+	# not be seen to reach it; after it, the 4 slow spans reach it, the
+	# 16 fast ones do not.
+	{
+		printf 'lp-stream\t1\tclock=monotonic\n'
+		printf 'probe\t1\tattach\tf\tspec=f\n'
+		for i in $(seq 0 19); do
+			d=$((i % 2 ? 90 : 2))
+			printf 'span\t%d\t%d\t1\t1\tf\t0\n' $((i * 10 + 1)) $((i * 10 + 1 + d / 10))
+		done
+		printf 'probe\t200\tattach\tdemo.c:57\tspec=demo.c:57\n'
+		for i in $(seq 20 39); do
+			if [ $((i % 5)) -eq 0 ]; then
+				printf 'span\t%d\t%d\t1\t1\tf\t0\tat.demo.c:57=1\n' $((i * 10 + 1)) $((i * 10 + 10))
+			else
+				printf 'span\t%d\t%d\t1\t1\tf\t0\n' $((i * 10 + 1)) $((i * 10 + 2))
+			fi
+		done
+	} >"$TMP/win.lp"
+	lp-split --threshold 5ns --probe f --label -o /dev/null -r "$TMP/rep.txt" "$TMP/win.lp"
+	run -0 cat "$TMP/rep.txt"
+	# above: 10 before (unwatched) + 4 after (all reached); below: 10
+	# before + 16 after (none reached): 4 of 4 against 0 of 16.
+	assert_line --regexp $'^reached demo.c:57\t4\t0\t100.0%\t0.0%\t'
+	lp-split --took demo.c:57 --probe f --label -o /dev/null -r "$TMP/took.txt" "$TMP/win.lp"
+	cat "$TMP/took.txt"
+	run -0 awk -F'\t' '$1 == "not-took" || $1 == "took" { print $1, $2 }' "$TMP/took.txt"
+	assert_output $'not-took 16\ntook 4'
+}
+
 @test "lp-join: a malformed event in SPANS is an error naming the line, not a span that missed it" {
 	printf 'lp-stream\t1\tclock=monotonic\n' >"$TMP/none.lp"
 	printf '%s\n' $'lp-stream\t1\tclock=monotonic' $'event\tx\t1\t1\tdemo.c:57' \

@@ -32,15 +32,25 @@ struct feat {
 	char *name;		/* the probe, or KEY=VALUE, as written */
 	size_t len;
 	struct key *key;	/* F_VALUE: its key */
+	struct watch *watch;	/* F_REACHED, F_CALLED: its probe's, if windowed */
 	uint64_t *n;		/* spans with it, by group */
 	double log10p;		/* the report's */
 	uint64_t hi_n, lo_n;	/* the report's: spans with it in the group, in the others */
 	double hi_rate, lo_rate;
 };
 
+/* A windowed probe: the spans it watched, by group. */
+struct watch {
+	char *probe;
+	size_t len;
+	uint64_t *n;
+};
+
 struct lp_separate {
 	size_t ng;
 	uint64_t *total;		/* spans by group */
+	struct watch **watches;		/* __windowed's (never moved: features point at them) */
+	size_t nwatches;
 	struct lp_hashmap feats;	/* hash(kind, name) -> struct feat (__add) */
 	struct lp_hashmap keys;		/* hash(key) -> struct key (__add) */
 	struct feat **all;
@@ -72,6 +82,12 @@ void lp_separate__free(struct lp_separate *s)
 			free(k->name);
 			free(k);
 		}
+	for (size_t i = 0; i < s->nwatches; i++) {
+		free(s->watches[i]->probe);
+		free(s->watches[i]->n);
+		free(s->watches[i]);
+	}
+	free(s->watches);
 	lp_hashmap__fini(&s->feats);
 	lp_hashmap__fini(&s->keys);
 	free(s->all);
@@ -130,12 +146,41 @@ static bool starts(const struct lp_attr *a, const char *prefix)
 	return a->key_len > n && !memcmp(a->key, prefix, n);
 }
 
-void lp_separate__span(struct lp_separate *s, size_t g, const struct lp_attrs *attrs)
+static struct watch *watch_of(struct lp_separate *s, const char *probe, size_t len)
+{
+	for (size_t i = 0; i < s->nwatches; i++)
+		if (s->watches[i]->len == len && !memcmp(s->watches[i]->probe, probe, len))
+			return s->watches[i];
+	return NULL;
+}
+
+void lp_separate__windowed(struct lp_separate *s, const char *probe)
+{
+	size_t len = strlen(probe);
+	if (watch_of(s, probe, len))
+		return;
+	struct watch *w = lp_calloc(1, sizeof(*w));
+	*w = (struct watch){ lp_strdup(probe), len, lp_calloc(s->ng, sizeof(uint64_t)) };
+	s->watches = lp_reallocarray(s->watches, s->nwatches + 1, sizeof(*s->watches));
+	s->watches[s->nwatches++] = w;
+	/* Features of it met already: rates over its spans from now on. */
+	for (size_t i = 0; i < s->nall; i++)
+		if (s->all[i]->kind != F_VALUE && s->all[i]->len == len &&
+		    !memcmp(s->all[i]->name, probe, len))
+			s->all[i]->watch = w;
+}
+
+void lp_separate__span(struct lp_separate *s, size_t g, const struct lp_attrs *attrs,
+		       lp_separate_watched *watched, void *arg)
 {
 	struct lp_attrs_iter it = LP_ATTRS_ITER(attrs);
 	struct lp_attr a;
 	struct feat *f;
 	s->total[g]++;
+	/* Each windowed probe's spans. */
+	for (size_t i = 0; watched && i < s->nwatches; i++)
+		if (watched(arg, s->watches[i]->probe, s->watches[i]->len))
+			s->watches[i]->n[g]++;
 	while (lp_attrs__next(&it, &a)) {
 		if (!a.value || !a.key_len)
 			continue;
@@ -149,8 +194,15 @@ void lp_separate__span(struct lp_separate *s, size_t g, const struct lp_attrs *a
 			continue;	/* times, lp's bookkeeping, lp-split's label */
 		else
 			f = feat_get(s, F_VALUE, a.field, a.field_len, key_get(s, a.key, a.key_len));
-		if (f)
-			f->n[g]++;
+		if (!f)
+			continue;
+		if (f->kind != F_VALUE && !f->watch)
+			f->watch = watch_of(s, f->name, f->len);
+		/* Reached while the probe watched part of the span only: not
+		 * among the spans it is rated over. */
+		if (f->watch && watched && !watched(arg, f->name, f->len))
+			continue;
+		f->n[g]++;
 	}
 }
 
@@ -240,6 +292,7 @@ void lp_separate__report(struct lp_separate *s, FILE *f, size_t hi, const char *
 		nlo += g == hi ? 0 : s->total[g];
 	if (!nhi || !nlo)
 		return;
+	uint64_t all_hi = nhi, all_lo = nlo;
 	struct feat **v = lp_calloc(s->nall ? s->nall : 1, sizeof(*v));
 	size_t n = 0;
 	for (size_t i = 0; i < s->nall; i++) {
@@ -249,6 +302,17 @@ void lp_separate__report(struct lp_separate *s, FILE *f, size_t hi, const char *
 		uint64_t a = x->n[hi], c = 0;
 		for (size_t g = 0; g < s->ng; g++)
 			c += g == hi ? 0 : x->n[g];
+		/* A windowed probe's feature: over the spans it watched. */
+		nhi = all_hi;
+		nlo = all_lo;
+		if (x->watch) {
+			nhi = x->watch->n[hi];
+			nlo = 0;
+			for (size_t g = 0; g < s->ng; g++)
+				nlo += g == hi ? 0 : x->watch->n[g];
+			if (!nhi || !nlo)
+				continue;
+		}
 		x->hi_n = a;
 		x->lo_n = c;
 		x->hi_rate = (double)a / (double)nhi;
@@ -269,7 +333,7 @@ void lp_separate__report(struct lp_separate *s, FILE *f, size_t hi, const char *
 		snprintf(lo_name, sizeof(lo_name), "not-%s", names[hi]);
 	fprintf(f, "# what separates the %s spans (%llu) from the %s (%llu): spans with each, "
 		   "Fisher's exact test (two-sided)\n",
-		names[hi], (unsigned long long)nhi, lo_name, (unsigned long long)nlo);
+		names[hi], (unsigned long long)all_hi, lo_name, (unsigned long long)all_lo);
 	fprintf(f, "feature\t%s\t%s\t%s_rate\t%s_rate\tp\n", names[hi], lo_name, names[hi], lo_name);
 	char p[32];
 	for (size_t i = 0; i < n && i < rows; i++) {

@@ -7,6 +7,7 @@
 #ifndef LP_SEPARATE_H
 #define LP_SEPARATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,8 +19,22 @@ struct lp_separate;
 struct lp_separate *lp_separate__new(size_t ngroups);
 void lp_separate__free(struct lp_separate *s);
 
-/* A span of group g (< ngroups) and its attributes. */
-void lp_separate__span(struct lp_separate *s, size_t g, const struct lp_attrs *attrs);
+/* Whether probe (len bytes) was attached for the whole of the span being
+ * counted: a point probe or a call probe added later (lp-trace --control)
+ * says nothing of the spans it did not watch. */
+typedef bool lp_separate_watched(void *arg, const char *probe, size_t len);
+
+/* A span of group g (< ngroups) and its attributes.  watched (NULL:
+ * every probe watched every span) decides which of the branches and calls
+ * it counts for, reached or not: a feature's rates are over the spans its
+ * probe watched. */
+void lp_separate__span(struct lp_separate *s, size_t g, const struct lp_attrs *attrs,
+		       lp_separate_watched *watched, void *arg);
+
+/* A probe that was not attached throughout (the probe records of
+ * lp-trace --control): its branch and call features count only the spans
+ * it watched.  Said before the spans are counted. */
+void lp_separate__windowed(struct lp_separate *s, const char *probe);
 
 /* The table of the features that tell group hi from the others (at most
  * rows of them, the most significant first) and a sentence naming the

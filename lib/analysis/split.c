@@ -320,16 +320,21 @@ static bool is_probe(const struct split *s, const char *probe)
 	return !s->o->probe || !strcmp(probe, s->o->probe);
 }
 
-/* A probe record of the split's probe: a window opens or closes.  Both
+/* Whether a window's probe is the split's: a python: probe is a glob its
+ * spans' names match (python:Shop.* for python:Shop.checkout). */
+static bool split_window(const struct split *s, const char *probe)
+{
+	bool glob = !strncmp(probe, "python:", 7) && s->o->probe &&
+		    fnmatch(probe, s->o->probe, 0) == 0;
+	return glob || is_probe(s, probe);
+}
+
+/* A probe record: a window of its probe opens or closes.  Every probe's
+ * are kept: the split's decide outside from unprobed; the others', which
+ * spans a branch or a call probe watched (--took, the report).  Both
  * passes read them: a window already known is not added twice. */
 static void note_mark(struct split *s, const struct lp_probe_mark *m)
 {
-	/* A python: probe is a glob its spans' names match
-	 * (python:Shop.* for python:Shop.checkout). */
-	bool glob = !strncmp(m->probe, "python:", 7) && s->o->probe &&
-		    fnmatch(m->probe, s->o->probe, 0) == 0;
-	if (!glob && !is_probe(s, m->probe))
-		return;
 	bool attach = !strcmp(m->action, "attach");
 	if (!attach && strcmp(m->action, "detach"))
 		return;
@@ -337,6 +342,8 @@ static void note_mark(struct split *s, const struct lp_probe_mark *m)
 		if (!strcmp(s->wins[i].probe, m->probe) &&
 		    (attach ? s->wins[i].from : s->wins[i].to) == m->time_ns)
 			return;
+	if (!split_window(s, m->probe))
+		lp_separate__windowed(s->sep, m->probe);
 	if (attach) {
 		s->wins = lp_reallocarray(s->wins, s->nwins + 1, sizeof(*s->wins));
 		s->wins[s->nwins++] = (struct window){ lp_strdup(m->probe), m->time_ns, INT64_MAX };
@@ -358,12 +365,48 @@ static void note_mark(struct split *s, const struct lp_probe_mark *m)
  * stream never said when it was). */
 static bool probed_at(const struct split *s, int64_t t)
 {
-	if (!s->nwins || t == LP_TIME_NONE)
+	bool any = false;
+	if (t == LP_TIME_NONE)
 		return true;
-	for (size_t i = 0; i < s->nwins; i++)
+	for (size_t i = 0; i < s->nwins; i++) {
+		if (!split_window(s, s->wins[i].probe))
+			continue;
+		any = true;
 		if (s->wins[i].from <= t && t < s->wins[i].to)
 			return true;
-	return false;
+	}
+	return !any;
+}
+
+/* Whether probe (len bytes: a branch's or a call's, as lp-join names
+ * them) was attached from start to end.  A stream with probe records
+ * (lp-trace --control writes one for every probe, the command line's
+ * too) says when each was: one with none so far was not attached yet.  A
+ * stream without says nothing: attached throughout. */
+static bool watched(const struct split *s, const char *probe, size_t len, int64_t start,
+		    int64_t end)
+{
+	bool any = false;
+	for (size_t i = 0; i < s->nwins; i++) {
+		if (strlen(s->wins[i].probe) != len || memcmp(s->wins[i].probe, probe, len))
+			continue;
+		any = true;
+		if (s->wins[i].from <= start && end <= s->wins[i].to)
+			return true;
+	}
+	return !any && !s->nwins;
+}
+
+/* lp_separate__span's question about one span. */
+struct span_watch {
+	const struct split *s;
+	int64_t start, end;
+};
+
+static bool span_watched(void *arg, const char *probe, size_t len)
+{
+	const struct span_watch *w = arg;
+	return watched(w->s, probe, len, w->start, w->end);
 }
 
 /* The span of the probe that lp-join attached to a sample: its prefix
@@ -539,7 +582,8 @@ static void emit_span(struct split *s, const struct lp_span *sp, struct group *g
 		      int64_t d)
 {
 	if (counted && (size_t)(g - s->g) < s->nbands)
-		lp_separate__span(s->sep, (size_t)(g - s->g), &sp->attrs);
+		lp_separate__span(s->sep, (size_t)(g - s->g), &sp->attrs, span_watched,
+				  &(struct span_watch){ s, sp->start_ns, sp->end_ns });
 	if (counted) {
 		g->spans++;
 		g->span_ns += (double)(sp->end_ns - sp->start_ns);
@@ -695,6 +739,17 @@ static bool took(struct split *s, const struct lp_attrs *a, const char *prefix)
 	return false;
 }
 
+/* --took's group of a span from start to end: unprobed when the probe
+ * did not watch all of it (added later by lp-trace --control, or removed
+ * before it ended): that it never reached the probe is not known. */
+static size_t took_group(struct split *s, const struct lp_attrs *a, const char *prefix,
+			 int64_t start, int64_t end)
+{
+	if (!watched(s, s->o->took, strlen(s->o->took), start, end))
+		return s->nbands + G_UNPROBED;
+	return took(s, a, prefix);
+}
+
 /* --child: a span's time in its calls of the probe into *ns (0 when it
  * made none); false when the value is not a duration. */
 static bool child_ns(struct split *s, const struct lp_attrs *a, const char *prefix, int64_t *ns)
@@ -723,7 +778,7 @@ static size_t one_pass_band(struct split *s, int64_t start, int64_t end,
 	int64_t v;
 	double mean, var, sd = 0, take = 0;
 	if (s->o->took)
-		return took(s, &smp->attrs, dot);
+		return took_group(s, &smp->attrs, dot, start, end);
 	if (s->o->child)	/* its own lp_ns is out already; samples are not */
 		return child_ns(s, &smp->attrs, dot, &v) ? band_of(s, v) : s->nbands + G_UNCERTAIN;
 	if (!s->o->raw) {
@@ -803,7 +858,8 @@ static int route(struct split *s, struct lp_reader *r, const struct lp_record *r
 			return 0;
 		}
 		if (s->o->took) {
-			emit_span(s, sp, &s->g[took(s, &sp->attrs, "")], true, d);
+			size_t g = took_group(s, &sp->attrs, "", sp->start_ns, sp->end_ns);
+			emit_span(s, sp, &s->g[g], g < s->nbands, d);
 			return 0;
 		}
 		if (s->o->live && s->o->npercentiles) {
