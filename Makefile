@@ -50,7 +50,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all deps bench-deps check-deps test demo bench fuzz sanitize install clean FORCE
+.PHONY: all deps bench-deps check-deps test demo dig bench fuzz sanitize install clean FORCE
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wvla
 ifeq ($(WERROR),1)
@@ -255,6 +255,12 @@ bench:
 demo: check-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)O=$(O) examples/demo.sh
+
+# Digging in live on the demo (examples/dig.sh): one lp-record and one
+# lp-trace steered through their --control FIFOs, never restarted.
+dig: check-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)O=$(O) examples/dig.sh
 
 # New inputs a run finds go to $(FUZZ_O)/corpus/TARGET; one that fails is
 # left as crash-* in the current directory, to be copied into

@@ -16,7 +16,7 @@
 #   6 s  add demo.c:LINE2(id), a line with its local: its value per hit.
 #   8 s  the end.  Then, from the joined stream: which slow requests took
 #        the branch (lp-split's report, report.txt), the split by the branch
-#        (took.txt).
+#        (took.txt, took-took.lp, took-not-took.lp).
 # Environment: O (build dir, default build), LP_DIG_FREQ (default 499 Hz).
 set -u
 set -o pipefail
@@ -40,7 +40,7 @@ done
 [ -x "$O/examples/demo" ] || die "$O/examples/demo is missing: run 'make dig', which builds first"
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{samples,spans,joined}.lp "$out"/{top,lines,report,took}.txt \
+rm -f "$out"/{samples,spans,joined}.lp "$out"/took-*.lp "$out"/{top,lines,report,took}.txt \
 	"$out"/{record,trace,join,control}.log "$out"/{rec,trace}.ctl
 src=$top/examples/demo.c
 branch=$(grep -n 'rebuild_index(id);' "$src" | cut -d: -f1)
@@ -94,7 +94,7 @@ sleep 0.6	# lp-top's last report
 "$bin/lp-split" -P 95 --probe handle_request -r "$out/report.txt" "$out/joined.lp" ||
 	die "lp-split failed"
 "$bin/lp-split" --took "demo.c:$branch" --probe handle_request -r "$out/took.txt" \
-	"$out/joined.lp" || die "lp-split --took failed"
+	-O "$out/took-%s.lp" "$out/joined.lp" || die "lp-split --took failed"
 say "what separates the slow requests (report.txt):"
 grep -m1 'are the ones' "$out/report.txt" >&2
 say "the slow group's functions, live (the last of top.txt):"

@@ -1,0 +1,122 @@
+#!/usr/bin/env bats
+# The walkthrough of issue 15 (examples/dig.sh, make dig): the demo dug
+# into live with one lp-record and one lp-trace that run throughout and are
+# steered through their --control FIFOs.  The demo's truth by construction
+# (examples/demo.c): one request in 12 calls rebuild_index (20 ms of CPU,
+# the line demo.c:BRANCH), the others take about 0.5 ms; ids count up by
+# one.  Each step is checked in the streams the script keeps.
+
+load helpers/common
+
+setup() {
+	load_bats_libs
+	D=$BATS_TEST_TMPDIR/dig
+	SRC=$LP_TOP/examples/demo.c
+	BRANCH=$(grep -n 'rebuild_index(id);' "$SRC" | cut -d: -f1)
+	LOCAL=$(grep -n 'sink += id;' "$SRC" | tail -1 | cut -d: -f1)
+}
+
+# attach_time FILE PROBE: the time of PROBE's attach record in FILE.
+attach_time() {
+	awk -F'\t' -v p="$2" '$1 == "probe" && $3 == "attach" && $4 == p { print $2; exit }' "$1"
+}
+
+@test "dig: sample everything, trace a function, its slow group live, the branch, the sampler gated, a line with its local: one lp-record and one lp-trace, never restarted" {
+	require_root
+	run -0 --separate-stderr env O="$LP_BUILD" "$LP_TOP/examples/dig.sh" "$D"
+	echo "$stderr"
+	[ -n "$BRANCH" ] && [ -n "$LOCAL" ] || fail "no BRANCH or LOCAL line in $SRC"
+	# One producer each, their one stream each: one header.
+	run -0 grep -c '^lp-stream' "$D/samples.lp"
+	assert_output 1
+	run -0 grep -c '^lp-stream' "$D/spans.lp"
+	assert_output 1
+	# --lines found the branch as a line probe.
+	run -0 awk -F'\t' -v l="$BRANCH" '$1 == l { print $2 }' "$D/lines.txt"
+	assert_output "demo.c:$BRANCH"
+
+	# 1. Everything sampled before any probe: the three functions.
+	t1=$(attach_time "$D/spans.lp" handle_request)
+	[ -n "$t1" ] || fail "no attach record of handle_request"
+	lp-collapse "$D/samples.lp" > /dev/null
+	run -0 awk -F'\t' -v t="$t1" '$1 == "frame" { name[$2] = $6 }
+		$1 == "stack" { s[$2] = $3 }
+		$1 == "sample" && $2 < t { n++; k = split(s[$9], ids, ",")
+			for (i = 1; i <= k; i++) seen[name[ids[i]]] = 1 }
+		END { print n + 0, ("rebuild_index" in seen) + ("parse_request" in seen) + ("build_response" in seen) }' "$D/samples.lp"
+	echo "samples before any probe, of the three functions seen: $output"
+	read -r n3 three <<<"$output"
+	[ "$n3" -ge 50 ] || fail "only $n3 samples before handle_request was added"
+	[ "$three" -eq 3 ] || fail "only $three of the three functions sampled before any probe"
+
+	# 2. handle_request's spans from its attach on, never before.
+	run -0 awk -F'\t' -v t="$t1" '$1 == "span" && $6 == "handle_request" { n++; if ($2 < t) early++ }
+		END { print n + 0, early + 0 }' "$D/spans.lp"
+	read -r nspans early <<<"$output"
+	[ "$nspans" -ge 800 ] || fail "only $nspans spans of handle_request"
+	[ "$early" -eq 0 ] || fail "$early spans began before handle_request was attached"
+	# ... and lp-top showed the slow group live: rebuild_index on top.
+	run -0 awk '/^lp-top/ { n++ } END { print n + 0 }' "$D/top.txt"
+	[ "$output" -ge 8 ] || fail "only $output live reports of the slow group"
+	run -0 awk '/^lp-top/ { top = "" } /^ +[0-9.]+ +[0-9.]+ +[a-z_]+ / && top == "" { top = $3; self = $1 }
+		END { print top, self }' "$D/top.txt"
+	echo "the slow group's top function, live: $output"
+	read -r topf topself <<<"$output"
+	[ "$topf" = rebuild_index ] || fail "the slow group's top function live: $topf"
+	awk -v s="$topself" 'BEGIN { exit !(s >= 80) }' || fail "rebuild_index holds $topself% of the slow group"
+
+	# 3. The branch: added later, rated over the spans it watched; the
+	# slow requests are those that reached it.
+	t3=$(attach_time "$D/spans.lp" "demo.c:$BRANCH")
+	[ -n "$t3" ] || fail "no attach record of demo.c:$BRANCH"
+	[ "$t3" -gt "$t1" ] || fail "demo.c:$BRANCH attached before handle_request"
+	run -0 awk -F'\t' -v f="reached demo.c:$BRANCH" '$1 == f { print $4, $5, $6 }' "$D/report.txt"
+	echo "reached demo.c:$BRANCH: above, below, p: $output"
+	read -r above below p <<<"$output"
+	[ "$above" = 100.0% ] || fail "$above of the slow spans watched reached demo.c:$BRANCH"
+	awk -v b="${below%\%}" 'BEGIN { exit !(b <= 5) }' || fail "$below of the fast spans reached demo.c:$BRANCH"
+	awk -v p="$p" 'BEGIN { exit !(p + 0 < 1e-10) }' || fail "p = $p"
+	run -0 grep -F "# the took spans are the ones that reached demo.c:$BRANCH (100.0% of took, 0.0% of not-took" "$D/took.txt"
+	# By construction a request returns 1 when it took the branch: took
+	# holds those (and maybe one unfinished at the end, with no ret=),
+	# not-took none of them.
+	run -0 awk -F'\t' '$1 == "span" && $6 == "handle_request" { n++; if ($0 ~ /\tret=0/) r0++ }
+		END { print n + 0, r0 + 0 }' "$D/took-took.lp"
+	echo "took spans, with ret=0: $output"
+	read -r ntook r0 <<<"$output"
+	[ "$ntook" -ge 30 ] || fail "only $ntook spans took the branch"
+	[ "$r0" -eq 0 ] || fail "$r0 spans that took the branch returned 0"
+	run -0 awk -F'\t' '$1 == "span" && $6 == "handle_request" { n++; if ($0 ~ /\tret=1/) r1++ }
+		END { print n + 0, r1 + 0 }' "$D/took-not-took.lp"
+	echo "not-took spans, with ret=1: $output"
+	read -r nnot r1 <<<"$output"
+	[ "$nnot" -ge 300 ] || fail "only $nnot spans did not take the branch"
+	[ "$r1" -eq 0 ] || fail "$r1 spans that did not take the branch returned 1"
+
+	# 4. The sampler gated inside rebuild_index from its attach record on.
+	t4=$(attach_time "$D/samples.lp" inside:rebuild_index)
+	[ -n "$t4" ] || fail "no attach record of the gate in samples.lp"
+	run -0 awk -F'\t' -v t="$t4" '$1 == "frame" { name[$2] = $6 }
+		$1 == "stack" { s[$2] = $3 }
+		$1 == "sample" && $2 > t { n++; k = split(s[$9], ids, ",")
+			for (i = 1; i <= k; i++) if (name[ids[i]] == "rebuild_index") { in_++; break } }
+		END { print n + 0, in_ + 0 }' "$D/samples.lp"
+	echo "samples after the gate, inside rebuild_index: $output"
+	read -r ng nin <<<"$output"
+	[ "$ng" -ge 100 ] || fail "only $ng samples after the gate"
+	[ "$nin" -ge $((ng * 97 / 100)) ] || fail "$nin of $ng gated samples inside rebuild_index"
+
+	# 5. A line with its local: one event per request after its attach,
+	# the ids counting up by one.
+	t5=$(attach_time "$D/spans.lp" "demo.c:$LOCAL")
+	[ -n "$t5" ] || fail "no attach record of demo.c:$LOCAL"
+	run -0 awk -F'\t' -v p="demo.c:$LOCAL" '$1 == "event" && $5 == p {
+			id = ""; for (i = 6; i <= NF; i++) if ($i ~ /^id=/) id = substr($i, 4)
+			if (id == "") bad++; else { if (n && id == last + 1) step++; last = id; n++ } }
+		END { print n + 0, step + 0, bad + 0 }' "$D/spans.lp"
+	echo "events of demo.c:$LOCAL, steps of one, without id: $output"
+	read -r nev step bad <<<"$output"
+	[ "$nev" -ge 200 ] || fail "only $nev events of demo.c:$LOCAL"
+	[ "$bad" -eq 0 ] || fail "$bad events without id="
+	[ "$step" -ge $(((nev - 1) * 95 / 100)) ] || fail "ids counted up by one $step times in $nev events"
+}
