@@ -32,6 +32,16 @@ outside() {
 	sed -nE 's/.*, ([0-9]+) outside .* \(not written\).*/\1/p' "$1"
 }
 
+# Waits up to 10 s for lp-record $1's tracefs group (its uprobes in a
+# library others map) to go.
+group_gone() {
+	for _ in $(seq 100); do
+		if [ ! -d "/sys/kernel/tracing/events/lp_$1" ]; then return 0; fi
+		sleep 0.1
+	done
+	fail "tracefs group lp_$1 left behind"
+}
+
 # Percent (one decimal) of the weight of folded file $1 whose stack holds
 # a frame named $2 (the whole name: "leave(long)").
 share_of() {
@@ -243,11 +253,7 @@ left_calls_close_the_gate() {
 	within "$(share_of "$TMP/int.folded" __clock_gettime)" 97 100 "share of samples inside clock_gettime"
 	[ "$(outside "$TMP/err")" -gt "$n" ]
 	all_gone "$progs" "$links"
-	for _ in $(seq 100); do
-		if [ ! -d "/sys/kernel/tracing/events/lp_$rec" ]; then break; fi
-		sleep 0.1
-	done
-	[ ! -d "/sys/kernel/tracing/events/lp_$rec" ] || fail "tracefs group lp_$rec left behind"
+	group_gone "$rec"
 	# The target runs on, unharmed.
 	kill -0 "$BG"
 }
@@ -283,6 +289,17 @@ control_record() {
 	wait_line '^sample' "$TMP/l.lp"
 }
 
+# SIGINT to $REC: it exits 0, its stream valid.
+stop_record() {
+	kill -INT "$REC"
+	local st=0
+	wait "$REC" || st=$?
+	REC=
+	cat "$TMP/err"
+	[ "$st" -eq 0 ] || fail "lp-record exited $st"
+	run -0 lp-cat --check "$TMP/l.lp"
+}
+
 # Sends command $1 to $REC, waits for its reply $2.
 send() {
 	echo "$1" >"$TMP/ctl"
@@ -310,15 +327,9 @@ send() {
 	[ "$(held_ids "$REC" prog_id)" = "$progs" ] || fail "lp-record's programs after inside off: $(held_ids "$REC" prog_id), not $progs"
 	send 'inside off' "inside off: not gated"
 	sleep 1.5
-	kill -INT "$REC"
-	st=0
-	wait "$REC" || st=$?
-	REC=
-	cat "$TMP/err"
-	[ "$st" -eq 0 ]
+	stop_record
 	grep -qF "lp-record: probe 'no_such_function': no function 'no_such_function'" "$TMP/err" || fail "the bad function not named"
 	grep -qF "lp-record: --inside 'a(x)': a function, FUNC or LIB:FUNC, without values to capture" "$TMP/err" || fail "the bad spec not said"
-	run -0 lp-cat --check "$TMP/l.lp"
 	[ "$(grep -c $'^probe\t' "$TMP/l.lp")" -eq 2 ] || fail "not one attach and one detach: $(grep $'^probe\t' "$TMP/l.lp")"
 	grep -qE $'^probe\t[0-9]+\tattach\tinside:a\tspec=a$' "$TMP/l.lp" || fail "no attach record of inside:a"
 	grep -qE $'^probe\t[0-9]+\tdetach\tinside:a\tspec=a$' "$TMP/l.lp" || fail "no detach record of inside:a"
@@ -362,19 +373,9 @@ send() {
 	links=$(held_ids "$REC" link_id)
 	[ -n "$progs" ]
 	rec=$REC
-	kill -INT "$REC"
-	st=0
-	wait "$REC" || st=$?
-	REC=
-	cat "$TMP/err"
-	[ "$st" -eq 0 ]
-	run -0 lp-cat --check "$TMP/l.lp"
+	stop_record
 	all_gone "$progs" "$links"
-	for _ in $(seq 100); do
-		if [ ! -d "/sys/kernel/tracing/events/lp_$rec" ]; then break; fi
-		sleep 0.1
-	done
-	[ ! -d "/sys/kernel/tracing/events/lp_$rec" ] || fail "tracefs group lp_$rec left behind"
+	group_gone "$rec"
 	grep -qE $'^lp-stream\t1\t.*\tinside=a(\t|$)' "$TMP/l.lp" || fail "no inside=a in the header"
 	grep -qE "[0-9]+ outside a,libc:__clock_gettime \(not written\)" "$TMP/err" || fail "the summary does not name both gates"
 	at=$(mark "$TMP/l.lp" attach inside:a)

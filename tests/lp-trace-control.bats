@@ -173,7 +173,9 @@ attach libc:getpid"
 		run -0 awk -v a="$a" -v d="$d" '$2 >= a && $2 < d && $3 > d { n++ } END { print "open=" n + 0 }' "$T/calls"
 		echo "round $round: $output"
 		grep -q "	detach	tick	spec=tick	$output\$" "$T/s.lp" || fail "detach record: $(grep detach "$T/s.lp"), the calls: $output"
-		rm -f "$T/calls"
+		# The next round waits for its own probe record and FIFO: an
+		# echo before lp-trace made the FIFO would make a plain file.
+		rm -f "$T/calls" "$T/s.lp"
 	done
 }
 
