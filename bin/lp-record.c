@@ -386,10 +386,7 @@ static int inside(struct sampler *s, const char *func)
 		lp_error("control: inside '%s': gated already (inside off first)", func);
 		return 0;
 	}
-	size_t npids = 0;
-
-	lp_target__pids(lp_producer__target(s->p), &npids);
-	if (!npids) {
+	if (!lp_producer__target(s->p)) {	/* -a */
 		lp_error("control: inside '%s': needs -p PID or -- CMD (not -a)", func);
 		return 0;
 	}

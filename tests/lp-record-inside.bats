@@ -398,3 +398,18 @@ send() {
 	within "$(share_of "$TMP/c.folded" __clock_gettime)" 97 100 "share of samples inside __clock_gettime"
 	kill -0 "$BG"
 }
+
+@test "--control inside with -a: refused with a message, lp-record goes on to its end" {
+	require_root
+	lp-record -a -d 2 -F 49 --calibrate 0 --control "$TMP/ctl" -o "$TMP/all.lp" 2>"$TMP/err" &
+	REC=$!
+	wait_line '^sample' "$TMP/all.lp"
+	send 'inside main' "inside 'main': needs -p PID or -- CMD (not -a)"
+	send 'inside off' "inside off: not gated"
+	st=0
+	wait "$REC" || st=$?
+	REC=
+	cat "$TMP/err"
+	[ "$st" -eq 0 ] || fail "lp-record -a exited $st"
+	grep -q 'lp-record: [0-9]* samples .*(duration reached)' "$TMP/err" || fail "no summary at the end"
+}
