@@ -88,7 +88,8 @@ static void usage(FILE *f)
 		"                         in the kernel; repeatable: inside any of them\n"
 		"      --control FIFO     take commands from FIFO (made unless it exists) while\n"
 		"                         recording: status; pause, resume (--mode cpu);\n"
-		"                         replies on stderr\n"
+		"                         inside FUNC, inside off (the gate, live); replies\n"
+		"                         on stderr\n"
 		"  -v, --verbose          libbpf's warnings and the verifier log; -vv: its\n"
 		"                         debug output too\n"
 		"      --mode MODE        cpu (BPF on-CPU sampling, default); off: blocked\n"
@@ -309,13 +310,18 @@ static struct lp_record_opts record_opts(const struct options *o, struct lp_targ
 	return ro;
 }
 
-/* The BPF sampler and its --inside gate (NULL: none), as the producer
- * shell's engine (lib/capture/producer.h). */
+/* The BPF sampler and its gate (NULL: none; --inside's, or inside FUNC's
+ * on --control), as the producer shell's engine (lib/capture/producer.h). */
 struct sampler {
 	struct lp_recorder *r;
 	struct lp_gate *gate;
 	struct lp_writer *w;
+	const struct options *o;
+	struct lp_producer *p;
 };
+
+static struct lp_gate *open_gate(const struct options *o, struct lp_producer *p,
+				 struct lp_probe_spec **specs, size_t nspecs, int share_fd);
 
 static int poll_samples(void *arg, int timeout_ms)
 {
@@ -345,16 +351,74 @@ static void note_samples(void *arg)
 	lp_recorder__notes(((struct sampler *)arg)->r);
 }
 
+/* inside off: the sampler ungated, then the probes detached (a detach
+ * record dated before: every sample after it was taken ungated), and
+ * the calls they left open forgotten.  As poll. */
+static int inside_off(struct sampler *s)
+{
+	int64_t t = lp_monotonic_ns();
+	int r = lp_gate__write_marks(s->gate, s->w, "detach", t);
+
+	lp_recorder__gate(s->r, NULL);
+	if (lp_gate__finish(s->gate, s->w) < 0)
+		r = -1;
+	lp_gate__free(s->gate);
+	s->gate = NULL;
+	lp_recorder__gate_clear(s->r);
+	lp_error("control: inside off: sampling everywhere");
+	return r;
+}
+
+/* inside FUNC: FUNC's probes resolved and attached as --inside's are
+ * (into the sampler's map of open calls), then the sampler gated, then
+ * the attach record (dated after: every sample after it was gated).  A
+ * thread already in FUNC counts from its next call.  Anything wrong:
+ * said, nothing changed.  As poll. */
+static int inside(struct sampler *s, const char *func)
+{
+	if (!strcmp(func, "off")) {
+		if (s->gate)
+			return inside_off(s);
+		lp_error("control: inside off: not gated");
+		return 0;
+	}
+	if (s->gate) {
+		lp_error("control: inside '%s': gated already (inside off first)", func);
+		return 0;
+	}
+	if (!lp_producer__target(s->p)) {	/* -a */
+		lp_error("control: inside '%s': needs -p PID or -- CMD (not -a)", func);
+		return 0;
+	}
+	struct lp_probe_spec *spec = lp_gate__parse(func);
+
+	if (spec)
+		s->gate = open_gate(s->o, s->p, &spec, 1, lp_recorder__gate_fd(s->r));
+	lp_probe_spec__free(spec);
+	if (!s->gate) {
+		/* Probes attached to some targets before one failed left calls. */
+		lp_recorder__gate_clear(s->r);
+		lp_error("control: inside '%s': not gated", func);
+		return 0;
+	}
+	lp_recorder__gate(s->r, func);
+	int r = lp_gate__write_marks(s->gate, s->w, "attach", lp_monotonic_ns()) < 0 ||
+		lp_gate__write_costs(s->gate, s->w) < 0 ? -1 : 0;
+	lp_error("control: inside '%s': sampling only there", func);
+	return r;
+}
+
 /* --control's commands.  A command a mode does not take is refused as
- * unknown, with the list of those it takes.  (`inside FUNC` and `inside
- * off` belong here: the --inside gate's functions changed while sampling,
- * which needs the gate to add and remove its probes as lp-trace --control
- * does, and the sampler to be gated from the start.) */
+ * unknown, with the list of those it takes. */
 static int command_samples(void *arg, char *line)
 {
 	struct sampler *s = arg;
 	char buf[1024];
+	size_t w = strcspn(line, " \t");
+	const char *rest = line + w + strspn(line + w, " \t");
 
+	if (w == 6 && !strncmp(line, "inside", 6) && *rest)
+		return inside(s, rest);
 	if (!strcmp(line, "status")) {
 		lp_recorder__counts(s->r, buf, sizeof(buf));
 		lp_error("status: %s", buf);
@@ -362,7 +426,8 @@ static int command_samples(void *arg, char *line)
 		if (lp_recorder__pause(s->r, line[0] == 'p') == 0)
 			lp_error("control: %s", line[0] == 'p' ? "paused" : "resumed");
 	} else {
-		lp_error("control: unknown command '%s' (status, pause, resume)", line);
+		lp_error("control: unknown command '%s' (status, pause, resume, inside FUNC, "
+			 "inside off)", line);
 	}
 	return 0;
 }
@@ -442,16 +507,21 @@ static int record_snapshots(struct options *o, struct lp_producer *p)
 	return status;
 }
 
-/* --inside: FUNC's probes, attached to the targets (a command held before
- * its exec) before the sampler loads, which shares their map.  NULL
- * after saying why. */
-static struct lp_gate *open_gate(const struct options *o, struct lp_producer *p)
+/* The gate's probes of specs, attached to the targets: --inside's (a
+ * command held before its exec) before the sampler loads, which shares
+ * their map (share_fd -1), or inside FUNC's while sampling, into the
+ * sampler's map share_fd.  NULL after saying why. */
+static struct lp_gate *open_gate(const struct options *o, struct lp_producer *p,
+				 struct lp_probe_spec **specs, size_t nspecs, int share_fd)
 {
-	struct lp_gate_opts go = { .specs = o->inside, .nspecs = o->ninside,
-				   .cmd_exe = lp_producer__command_exe(p), .follow = o->follow,
+	struct lp_gate_opts go = { .specs = specs, .nspecs = nspecs, .follow = o->follow,
 				   .max_pids = o->max_pids, .calibrate_ns = o->calibrate_ns,
-				   .verbose = o->verbose };
+				   .verbose = o->verbose, .share_stacks = share_fd >= 0,
+				   .stacks_fd = share_fd };
 
+	/* A command running already is looked up in its process. */
+	if (share_fd < 0)
+		go.cmd_exe = lp_producer__command_exe(p);
 	go.pids = lp_target__pids(lp_producer__target(p), &go.npids);
 	return lp_gate__open(&go);
 }
@@ -459,16 +529,19 @@ static struct lp_gate *open_gate(const struct options *o, struct lp_producer *p)
 /* The BPF sampler (lib/capture/record.h), gated by --inside. */
 static int record_samples(const struct options *o, struct lp_producer *p)
 {
-	struct sampler s = { .w = lp_writer__new(lp_producer__output(p)) };
+	struct sampler s = { .w = lp_writer__new(lp_producer__output(p)), .o = o, .p = p };
 	struct lp_record_opts ro = record_opts(o, lp_producer__target(p));
 	int status = 1;
 
-	if (o->ninside && !(s.gate = open_gate(o, p)))
+	if (o->ninside && !(s.gate = open_gate(o, p, o->inside, o->ninside, -1)))
 		goto abort;
 	if (s.gate)
 		ro.gate_fd = lp_gate__stacks_fd(s.gate);
 	s.r = lp_recorder__open(&ro, s.w);	/* the header */
+	/* With --control the gate may go: when it came is said. */
 	if (!s.r || (s.gate && lp_gate__write_costs(s.gate, s.w) < 0) ||
+	    (s.gate && o->control &&
+	     lp_gate__write_marks(s.gate, s.w, "attach", lp_monotonic_ns()) < 0) ||
 	    (status = lp_producer__release(p)))
 		goto abort;
 	status = lp_producer__run(p, &recorder_ops, &s);

@@ -44,13 +44,15 @@ const volatile __u32 seed_slot = 0;
 const volatile __u32 stack_depth = LP_MAX_STACK_DEPTH;
 
 /* --inside (lib/capture/gate.c): set by user space once it has calibrated
- * (its own samples are not gated); from then on a thread is sampled only
- * while it is inside a gate function. */
+ * (its own samples are not gated), or when --control's inside FUNC has
+ * attached a gate, and cleared by inside off; while set, a thread is
+ * sampled only while it is inside a gate function. */
 volatile __u32 gate_on = 0;
 
 /* --inside: each thread's open calls of the gate functions, kept by
  * lp-trace's programs (bpf/trace.bpf.c: this map is its "stacks", shared
- * by user space before load; stacks.bpf.h). */
+ * by user space before load, one way for --inside, the other for a gate
+ * attached live; stacks.bpf.h). */
 LP_OPEN_CALLS_MAP(lp_gate);
 
 /* The target processes and their followed children (pidset.bpf.h);

@@ -10,6 +10,7 @@
 bats_require_minimum_version 1.5.0
 load helpers/common
 load helpers/bpf
+load helpers/producers
 
 setup() {
 	load_bats_libs
@@ -17,6 +18,7 @@ setup() {
 }
 
 teardown() {
+	if [ -n "${REC:-}" ]; then kill -KILL "$REC" 2>/dev/null || true; wait "$REC" 2>/dev/null || true; fi
 	if [ -n "${BG:-}" ]; then kill "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
 	rm -rf "$TMP"
 }
@@ -28,6 +30,16 @@ written() {
 }
 outside() {
 	sed -nE 's/.*, ([0-9]+) outside .* \(not written\).*/\1/p' "$1"
+}
+
+# Waits up to 10 s for lp-record $1's tracefs group (its uprobes in a
+# library others map) to go.
+group_gone() {
+	for _ in $(seq 100); do
+		if [ ! -d "/sys/kernel/tracing/events/lp_$1" ]; then return 0; fi
+		sleep 0.1
+	done
+	fail "tracefs group lp_$1 left behind"
 }
 
 # Percent (one decimal) of the weight of folded file $1 whose stack holds
@@ -241,11 +253,163 @@ left_calls_close_the_gate() {
 	within "$(share_of "$TMP/int.folded" __clock_gettime)" 97 100 "share of samples inside clock_gettime"
 	[ "$(outside "$TMP/err")" -gt "$n" ]
 	all_gone "$progs" "$links"
-	for _ in $(seq 100); do
-		if [ ! -d "/sys/kernel/tracing/events/lp_$rec" ]; then break; fi
-		sleep 0.1
-	done
-	[ ! -d "/sys/kernel/tracing/events/lp_$rec" ] || fail "tracefs group lp_$rec left behind"
+	group_gone "$rec"
 	# The target runs on, unharmed.
 	kill -0 "$BG"
+}
+
+# --- the gate changed while sampling (--control's inside FUNC, inside off) ---
+
+# The time of the probe record of action $2 for PROBE $3 in stream $1 (one).
+mark() {
+	awk -F'\t' -v a="$2" -v p="$3" '$1 == "probe" && $3 == a && $4 == p { print $2 }' "$1"
+}
+
+# The samples of stream $1 taken after $2 and up to $3 (ns): "N A B", N of
+# them, A and B the percent (one decimal) with a() and with b() on the stack.
+window() {
+	awk -F'\t' -v from="$2" -v to="$3" '
+		$1 == "frame" { name[$2] = $6 }
+		$1 == "stack" { st[$2] = $3 }
+		$1 == "sample" && $2 + 0 > from + 0 && $2 + 0 <= to + 0 {
+			n++; k = split(st[$9], f, ","); ia = ib = 0
+			for (i = 1; i <= k; i++) { if (name[f[i]] == "a") ia = 1; if (name[f[i]] == "b") ib = 1 }
+			na += ia; nb += ib }
+		END { if (!n) { print "0 none none"; exit } printf "%d %.1f %.1f\n", n, 100 * na / n, 100 * nb / n }' "$1"
+}
+
+# lp-record -F 999 --control $TMP/ctl -p on cpusplit ($BG, 60 s), with
+# options $@, to $TMP/l.lp, stderr to $TMP/err, in the background ($REC);
+# returns once samples are written.
+control_record() {
+	"$WORKLOADS/cpusplit" 60 &
+	BG=$!
+	lp-record -F 999 --control "$TMP/ctl" -p "$BG" -o "$TMP/l.lp" "$@" 2>"$TMP/err" &
+	REC=$!
+	wait_line '^sample' "$TMP/l.lp"
+}
+
+# SIGINT to $REC: it exits 0, its stream valid.
+stop_record() {
+	kill -INT "$REC"
+	local st=0
+	wait "$REC" || st=$?
+	REC=
+	cat "$TMP/err"
+	[ "$st" -eq 0 ] || fail "lp-record exited $st"
+	run -0 lp-cat --check "$TMP/l.lp"
+}
+
+# Sends command $1 to $REC, waits for its reply $2.
+send() {
+	echo "$1" >"$TMP/ctl"
+	wait_line "lp-record: control: $2" "$TMP/err"
+}
+
+@test "--control inside a, inside off on cpusplit: a() alone between the attach and detach records, at its 25% share; both before and after" {
+	require_root
+	control_record
+	sleep 1.5
+	progs=$(held_ids "$REC" prog_id)
+	links=$(held_ids "$REC" link_id)
+	send 'inside no_such_function' "inside 'no_such_function': not gated"
+	send 'inside a(x)' "inside 'a(x)': not gated"
+	send 'inside a' "inside 'a': sampling only there"
+	gate_progs=$(comm -13 <(echo "$progs") <(held_ids "$REC" prog_id))
+	gate_links=$(comm -13 <(echo "$links") <(held_ids "$REC" link_id))
+	[ -n "$gate_progs" ] || fail "no program attached for the gate"
+	[ -n "$gate_links" ] || fail "no link attached for the gate"
+	sleep 2
+	send 'inside b' "inside 'b': gated already (inside off first)"
+	send 'inside off' "inside off: sampling everywhere"
+	# The gate's programs went; the sampler's stay.
+	all_gone "$gate_progs" "$gate_links"
+	[ "$(held_ids "$REC" prog_id)" = "$progs" ] || fail "lp-record's programs after inside off: $(held_ids "$REC" prog_id), not $progs"
+	send 'inside off' "inside off: not gated"
+	sleep 1.5
+	stop_record
+	grep -qF "lp-record: probe 'no_such_function': no function 'no_such_function'" "$TMP/err" || fail "the bad function not named"
+	grep -qF "lp-record: --inside 'a(x)': a function, FUNC or LIB:FUNC, without values to capture" "$TMP/err" || fail "the bad spec not said"
+	[ "$(grep -c $'^probe\t' "$TMP/l.lp")" -eq 2 ] || fail "not one attach and one detach: $(grep $'^probe\t' "$TMP/l.lp")"
+	grep -qE $'^probe\t[0-9]+\tattach\tinside:a\tspec=a$' "$TMP/l.lp" || fail "no attach record of inside:a"
+	grep -qE $'^probe\t[0-9]+\tdetach\tinside:a\tspec=a$' "$TMP/l.lp" || fail "no detach record of inside:a"
+	at=$(mark "$TMP/l.lp" attach inside:a)
+	dt=$(mark "$TMP/l.lp" detach inside:a)
+	[ "$dt" -gt "$at" ]
+	read -r n0 a0 b0 <<<"$(window "$TMP/l.lp" 0 "$at")"
+	read -r n1 a1 b1 <<<"$(window "$TMP/l.lp" "$at" "$dt")"
+	read -r n2 a2 b2 <<<"$(window "$TMP/l.lp" "$dt" 9e18)"
+	echo "before: $n0 samples, a $a0%, b $b0%; gated: $n1, a $a1%, b $b1%; after: $n2, a $a2%, b $b2%"
+	# Ungated, cpusplit's 25/75 (a sample in neither: its main loop).
+	within "$n0" 200 100000 "samples before the attach"
+	within "$a0" 18 32 "share of a() before the attach"
+	within "$b0" 68 82 "share of b() before the attach"
+	within "$a1" 97 100 "share of a() between the attach and the detach"
+	within "$n2" 200 100000 "samples after the detach"
+	within "$a2" 18 32 "share of a() after the detach"
+	within "$b2" 68 82 "share of b() after the detach"
+	# What the gate kept out is b's share of the ticks while it was there.
+	out=$(outside "$TMP/err")
+	share=$(awk -v n="$n1" -v o="$out" 'BEGIN { printf "%.1f\n", 100 * n / (n + o) }')
+	echo "gated: $n1 written, $out kept out: $share%"
+	within "$((n1 + out))" 400 100000 "ticks while gated"
+	within "$share" 22 28 "a()'s share of the ticks while gated"
+	[ ! -e "$TMP/ctl" ] || fail "the FIFO is still there"
+}
+
+@test "--inside a --control: attach said at the start; inside off, inside libc:__clock_gettime; SIGINT then leaves nothing attached" {
+	require_root
+	control_record --inside a
+	grep -qE $'^probe\t[0-9]+\tattach\tinside:a\tspec=a$' "$TMP/l.lp" || fail "no attach record of --inside a"
+	sleep 1
+	send 'inside off' "inside off: sampling everywhere"
+	sleep 1
+	# A function of libc, which other processes map: its probes are
+	# tracefs events of lp-record's own group, on the target alone.
+	send 'inside libc:__clock_gettime' "inside 'libc:__clock_gettime': sampling only there"
+	[ -d "/sys/kernel/tracing/events/lp_$REC" ] || fail "no tracefs group lp_$REC while gated"
+	sleep 1
+	progs=$(held_ids "$REC" prog_id)
+	links=$(held_ids "$REC" link_id)
+	[ -n "$progs" ]
+	rec=$REC
+	stop_record
+	all_gone "$progs" "$links"
+	group_gone "$rec"
+	grep -qE $'^lp-stream\t1\t.*\tinside=a(\t|$)' "$TMP/l.lp" || fail "no inside=a in the header"
+	grep -qE "[0-9]+ outside a,libc:__clock_gettime \(not written\)" "$TMP/err" || fail "the summary does not name both gates"
+	at=$(mark "$TMP/l.lp" attach inside:a)
+	dt=$(mark "$TMP/l.lp" detach inside:a)
+	ct=$(mark "$TMP/l.lp" attach inside:libc:__clock_gettime)
+	[ "$at" -lt "$dt" ]
+	[ "$dt" -lt "$ct" ]
+	read -r n0 a0 b0 <<<"$(window "$TMP/l.lp" 0 "$dt")"
+	read -r n1 a1 b1 <<<"$(window "$TMP/l.lp" "$dt" "$ct")"
+	echo "inside a: $n0 samples, a $a0%; ungated: $n1, a $a1%, b $b1%"
+	within "$n0" 50 100000 "samples inside a"
+	within "$a0" 97 100 "share of a() while gated on a"
+	within "$n1" 100 100000 "samples ungated"
+	within "$a1" 15 35 "share of a() ungated"
+	within "$b1" 65 85 "share of b() ungated"
+	awk -F'\t' -v t="$ct" '$1 != "sample" || $2 + 0 > t + 0' "$TMP/l.lp" | lp-collapse > "$TMP/c.folded"
+	n2=$(awk '!/^#/ { t += $NF } END { print t + 0 }' "$TMP/c.folded")
+	echo "inside __clock_gettime: $n2 samples"
+	within "$n2" 10 100000 "samples inside __clock_gettime"
+	within "$(share_of "$TMP/c.folded" __clock_gettime)" 97 100 "share of samples inside __clock_gettime"
+	kill -0 "$BG"
+}
+
+@test "--control inside with -a: refused with a message, lp-record goes on to its end" {
+	require_root
+	lp-record -a -d 2 -F 49 --calibrate 0 --control "$TMP/ctl" -o "$TMP/all.lp" 2>"$TMP/err" &
+	REC=$!
+	wait_line '^sample' "$TMP/all.lp"
+	send 'inside main' "inside 'main': needs -p PID or -- CMD (not -a)"
+	send 'inside off' "inside off: not gated"
+	st=0
+	wait "$REC" || st=$?
+	REC=
+	cat "$TMP/err"
+	[ "$st" -eq 0 ] || fail "lp-record -a exited $st"
+	grep -q 'lp-record: [0-9]* samples .*(duration reached)' "$TMP/err" || fail "no summary at the end"
 }

@@ -17,16 +17,6 @@ teardown() {
 	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
 }
 
-# Waits up to 10 s for a line matching $1 in file $2.
-wait_line() {
-	for _ in $(seq 200); do
-		if grep -q -- "$1" "$2" 2>/dev/null; then return 0; fi
-		sleep 0.05
-	done
-	echo "no '$1' in $2 after 10 s:"; cat "$2"
-	return 1
-}
-
 # ticks COUNT LOG [US]: tests/workloads/ticks in the background, $WL.
 ticks() {
 	"$WORKLOADS/ticks" "$@" &
@@ -183,7 +173,9 @@ attach libc:getpid"
 		run -0 awk -v a="$a" -v d="$d" '$2 >= a && $2 < d && $3 > d { n++ } END { print "open=" n + 0 }' "$T/calls"
 		echo "round $round: $output"
 		grep -q "	detach	tick	spec=tick	$output\$" "$T/s.lp" || fail "detach record: $(grep detach "$T/s.lp"), the calls: $output"
-		rm -f "$T/calls"
+		# The next round waits for its own probe record and FIFO: an
+		# echo before lp-trace made the FIFO would make a plain file.
+		rm -f "$T/calls" "$T/s.lp"
 	done
 }
 
@@ -234,8 +226,8 @@ nsamples() { awk '/^sample/ { n++ } END { print n + 0 }' "$1"; }
 	wait_line '^sample' "$T/r.lp"
 	echo status >"$T/ctl"
 	wait_line "lp-record: status: [0-9]* samples" "$T/err"
-	echo 'inside main' >"$T/ctl"
-	wait_line "lp-record: control: unknown command 'inside main' (status, pause, resume)" "$T/err"
+	echo 'frobnicate now' >"$T/ctl"
+	wait_line "lp-record: control: unknown command 'frobnicate now' (status, pause, resume, inside FUNC, inside off)" "$T/err"
 	echo pause >"$T/ctl"
 	wait_line "lp-record: control: paused" "$T/err"
 	sleep 0.3

@@ -8,6 +8,8 @@
 
 #include "capture/family.h"
 #include "capture/tracer.h"
+#include "stream/attrs.h"
+#include "stream/lptext.h"
 #include "base/util.h"
 
 struct lp_gate {
@@ -17,6 +19,10 @@ struct lp_gate {
 	struct lp_probe_point **points;
 	size_t *npoints;
 	size_t npids;
+	struct lp_attrs_buf attrs;	/* lp_gate__write_marks' */
+	/* The functions, as given (the specs, which the caller owns). */
+	char **names;
+	size_t nnames;
 };
 
 struct lp_probe_spec *lp_gate__parse(const char *text)
@@ -69,7 +75,12 @@ struct lp_gate *lp_gate__open(const struct lp_gate_opts *o)
 {
 	struct lp_gate *g = lp_calloc(1, sizeof(*g));
 	struct lp_tracer_opts to = { .max_pids = o->max_pids, .verbose = o->verbose,
-				     .gate = true, .ring_bytes = 1u << 20 };
+				     .gate = true, .ring_bytes = 1u << 20,
+				     .share_stacks = o->share_stacks, .stacks_fd = o->stacks_fd };
+
+	g->names = lp_calloc(o->nspecs ? o->nspecs : 1, sizeof(*g->names));
+	for (; g->nnames < o->nspecs; g->nnames++)
+		g->names[g->nnames] = lp_strdup(o->specs[g->nnames]->text);
 
 	if (resolve(g, o) < 0 || !(g->tracer = lp_tracer__new(&to)))
 		goto fail;
@@ -102,6 +113,27 @@ int lp_gate__write_costs(struct lp_gate *g, struct lp_writer *w)
 	return lp_tracer__write_costs(g->tracer, w);
 }
 
+int lp_gate__write_marks(struct lp_gate *g, struct lp_writer *w, const char *action,
+			 int64_t time_ns)
+{
+	for (size_t i = 0; i < g->nnames; i++) {
+		size_t len = strlen(g->names[i]) + sizeof("inside:");
+		char *probe = lp_calloc(len, 1);
+
+		snprintf(probe, len, "inside:%s", g->names[i]);
+		lp_attrs_buf__reset(&g->attrs);
+		lp_attrs_buf__add(&g->attrs, "spec", g->names[i]);
+		struct lp_probe_mark mark = { .time_ns = time_ns, .action = action, .probe = probe,
+					      .attrs = lp_attrs_buf__attrs(&g->attrs) };
+		int r = lp_writer__probe(w, &mark);
+
+		free(probe);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int lp_gate__poll(struct lp_gate *g, struct lp_writer *w)
 {
 	int r = lp_tracer__poll(g->tracer, w, 0);
@@ -121,5 +153,9 @@ void lp_gate__free(struct lp_gate *g)
 	lp_tracer__free(g->tracer);
 	lp_family__free(g->family);
 	lp_probe__free_resolved(g->points, g->npoints, g->npids);
+	for (size_t i = 0; i < g->nnames; i++)
+		free(g->names[i]);
+	free(g->names);
+	lp_attrs_buf__free(&g->attrs);
 	free(g);
 }

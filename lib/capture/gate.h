@@ -11,6 +11,7 @@
  *	g = lp_gate__open(&opts);			(resolves, loads, calibrates, attaches)
  *	... lp_recorder__open with lp_gate__stacks_fd(g) ...
  *	lp_gate__write_costs(g, w);			(what a hit of its probes costs)
+ *	lp_gate__write_marks(g, w, "attach", t);	(a gate attached while sampling)
  *	while (...) lp_gate__poll(g, w);		(forks: children get the probes)
  *	lp_gate__finish(g, w);				(detaches, lost records)
  *	lp_gate__free(g);
@@ -38,6 +39,11 @@ struct lp_gate_opts {
 	uint32_t max_pids;	/* the tracer's pid set (--max-pids) */
 	int64_t calibrate_ns;	/* measure what a hit costs, this long; 0: not */
 	int verbose;
+	/* lp-record --control's inside FUNC: the open calls kept in the
+	 * sampler's map (lp_recorder__gate_fd), loaded already, not in a new
+	 * map of the tracer's for the sampler to share. */
+	bool share_stacks;
+	int stacks_fd;
 };
 
 struct lp_gate;
@@ -58,6 +64,13 @@ int lp_gate__stacks_fd(const struct lp_gate *g);
  * of FUNC costs its thread that much, sampled or not.  0, or -1 when the
  * output failed. */
 int lp_gate__write_costs(struct lp_gate *g, struct lp_writer *w);
+
+/* For a gate that comes and goes (lp-record --control): writes "probe
+ * TIME ACTION inside:FUNC spec=FUNC" for each function (formats/
+ * lp-stream.md, "Probes that come and go"), action "attach" or
+ * "detach".  0, or -1 when the output failed. */
+int lp_gate__write_marks(struct lp_gate *g, struct lp_writer *w, const char *action,
+			 int64_t time_ns);
 
 /* Takes what the probes' programs report (forks: a child gets FUNC's
  * probes), without waiting.  0, -1 when the output failed, -2 when reading

@@ -76,6 +76,7 @@ struct lp_recorder {
 	uint64_t off_unseen, off_unseen_written;
 	uint64_t children, children_written;	/* forks the pid set had no room for */
 	uint64_t outside;			/* --inside: samples and intervals not sent */
+	char *gated;	/* the functions gated on so far (--inside, inside FUNC), for the summary */
 	uint64_t running, blocked, runnable;	/* samples written, by state */
 	/* Stacks made, those reaching their thread's outermost frame, and the
 	 * others by the module they end in (lp_ending), for the summary. */
@@ -1193,7 +1194,7 @@ struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct 
 		goto fail;
 	/* Gated only now: the calibration's samples are lp-record's own. */
 	if (opts->inside)
-		r->skel->bss->gate_on = 1;
+		lp_recorder__gate(r, opts->inside);
 	for (size_t i = 0; i < opts->npids; i++)
 		if (lp_recorder__add_pid(r, opts->pids[i]) < 0)
 			goto fail;
@@ -1328,6 +1329,34 @@ int lp_recorder__pause(struct lp_recorder *r, bool paused)
 	return 0;
 }
 
+int lp_recorder__gate_fd(const struct lp_recorder *r)
+{
+	return bpf_map__fd(r->skel->maps.lp_gate);
+}
+
+void lp_recorder__gate(struct lp_recorder *r, const char *names)
+{
+	r->skel->bss->gate_on = names != NULL;
+	if (!names)
+		return;
+	/* The summary names every function gated on in the run, once. */
+	size_t len = r->gated ? strlen(r->gated) : 0, n = strlen(names);
+	for (const char *g = r->gated; g; g = strchr(g, ',') ? strchr(g, ',') + 1 : NULL)
+		if (!strncmp(g, names, n) && (g[n] == ',' || !g[n]))
+			return;
+	r->gated = lp_reallocarray(r->gated, len + n + 2, 1);
+	snprintf(r->gated + len, n + 2, "%s%s", len ? "," : "", names);
+}
+
+void lp_recorder__gate_clear(struct lp_recorder *r)
+{
+	int fd = lp_recorder__gate_fd(r);
+	uint64_t key;
+
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
+		bpf_map_delete_elem(fd, &key);
+}
+
 /* Threads still off the CPU when recording stopped: their intervals end at
  * the stop, so a thread asleep all along still has its wall time. */
 /* One interval closed at the stop, with its Python frames (pe, or NULL:
@@ -1407,9 +1436,9 @@ void lp_recorder__counts(const struct lp_recorder *r, char *buf, size_t size)
 		snprintf(children, sizeof(children), ", %" PRIu64 " children not followed (pid set full)",
 			 r->children);
 	/* --inside: what the gate kept out, after the counts of what is in. */
-	if (r->opts.inside)
+	if (r->gated)
 		snprintf(outside, sizeof(outside), ", %" PRIu64 " outside %.200s (not written)",
-			 r->outside, r->opts.inside);
+			 r->outside, r->gated);
 	if (r->opts.mode == LP_RECORD_OFF) {
 		snprintf(buf, size, "%" PRIu64 " off-CPU intervals, %" PRIu64 " lost (ring full), %" PRIu64
 			 " lost (map full), %" PRIu64 " lost (end unreported), %" PRIu64
@@ -1557,5 +1586,6 @@ void lp_recorder__free(struct lp_recorder *r)
 	free(r->pcs);
 	free(r->ret);
 	free(r->cal_times);
+	free(r->gated);
 	free(r);
 }

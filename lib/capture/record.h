@@ -93,6 +93,17 @@ void lp_recorder__stop(struct lp_recorder *r);
  * disabled, no sample taken, or enabled again.  0, or -1 after saying why
  * (other modes: their intervals span a pause). */
 int lp_recorder__pause(struct lp_recorder *r, bool paused);
+/* The map of the gate's open calls (bpf/profile.bpf.c's lp_gate: opts'
+ * gate_fd, or the sampler's own), for a gate's tracer attached while
+ * sampling (lp-record --control's inside FUNC) to share. */
+int lp_recorder__gate_fd(const struct lp_recorder *r);
+/* Gates the sampler on the open calls in that map (names: the functions,
+ * named in the summary's count of what was kept out), or, names NULL,
+ * samples every thread again. */
+void lp_recorder__gate(struct lp_recorder *r, const char *names);
+/* Empties that map once the gate's probes are gone: the calls open then
+ * would never be closed, and a later gate would count them. */
+void lp_recorder__gate_clear(struct lp_recorder *r);
 /* Writes every sample still in the ring, then the lost records; flushes.
  * 0, or -1 when the output failed. */
 int lp_recorder__finish(struct lp_recorder *r);

@@ -279,6 +279,10 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 	t->ring_bytes = ring;
 	t->max_pids = opts->max_pids ? opts->max_pids : LP_TARGET_MAX_PIDS;
 	bpf_map__set_max_entries(t->skel->maps.tgids, t->max_pids);
+	if (opts->share_stacks && bpf_map__reuse_fd(t->skel->maps.stacks, opts->stacks_fd) < 0) {
+		lp_error_errno("cannot share the sampler's map of open calls");
+		goto fail;
+	}
 	int err = trace_bpf__load(t->skel);
 	if (err) {
 		errno = -err;

@@ -22,6 +22,10 @@ struct lp_tracer_opts {
 	 * (LP_PROBE_F_GATE): their open calls are kept per thread in the map
 	 * lp_tracer__stacks_fd gives, for the sampler; no span is written. */
 	bool gate;
+	/* lp-record --control's inside FUNC: the gate's open calls kept in
+	 * the sampler's map stacks_fd (loaded already), not a new one. */
+	bool share_stacks;
+	int stacks_fd;
 };
 
 struct lp_tracer;

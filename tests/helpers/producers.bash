@@ -21,6 +21,16 @@ except OSError:
 ' "$@" &
 }
 
+# Waits up to 10 s for a line matching $1 in file $2.
+wait_line() {
+	for _ in $(seq 200); do
+		if grep -q -- "$1" "$2" 2>/dev/null; then return 0; fi
+		sleep 0.05
+	done
+	echo "no '$1' in $2 after 10 s:"; cat "$2"
+	return 1
+}
+
 # Waits (up to $2 s, 10 by default) for file $1 to exist.
 wait_file() {
 	local i
