@@ -11,28 +11,12 @@
 # fast.svg, diff.svg (lp-collapse, lp-diff) and report.txt (lp-diff --report).
 # Environment: O (build dir, default build), LP_DEMO_SECONDS (default 5),
 # LP_DEMO_FREQ (sampling rate, default 499 Hz).
-set -u
-set -o pipefail
-
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
-O=${O:-build}
-case $O in /*) ;; *) O=$top/$O ;; esac
-bin=$O/bin
+NAME=demo
+. "$(dirname "$0")/common.sh"
 out=${1:-./demo-out}
 seconds=${LP_DEMO_SECONDS:-5}
 freq=${LP_DEMO_FREQ:-499}
-
-say() { printf 'lp demo: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
-
-if [ "$(id -u)" -ne 0 ]; then
-	die "needs root: lp-record and lp-trace load BPF programs and uprobes (run: sudo make demo)"
-fi
-for p in lp-record lp-trace lp-join lp-split lp-collapse lp-diff; do
-	[ -x "$bin/$p" ] || die "$bin/$p is missing: run 'make demo', which builds first"
-done
-[ -x "$O/examples/demo" ] || die "$O/examples/demo is missing: run 'make demo', which builds first"
+need lp-record lp-trace lp-join lp-split lp-collapse lp-diff
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
 rm -f "$out"/{samples,spans,joined,slow,fast,idle}.lp "$out"/{slow,fast,diff}.svg \

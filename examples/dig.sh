@@ -18,26 +18,12 @@
 #        the branch (lp-split's report, report.txt), the split by the branch
 #        (took.txt, took-took.lp, took-not-took.lp).
 # Environment: O (build dir, default build), LP_DIG_FREQ (default 499 Hz).
-set -u
-set -o pipefail
-
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
-O=${O:-build}
-case $O in /*) ;; *) O=$top/$O ;; esac
-bin=$O/bin
+NAME=dig
+. "$(dirname "$0")/common.sh"
 out=${1:-./dig-out}
 freq=${LP_DIG_FREQ:-499}
 seconds=8
-
-say() { printf 'lp dig: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
-
-[ "$(id -u)" -eq 0 ] || die "needs root: lp-record and lp-trace load BPF programs and uprobes"
-for p in lp-record lp-trace lp-join lp-split lp-top; do
-	[ -x "$bin/$p" ] || die "$bin/$p is missing: run 'make dig', which builds first"
-done
-[ -x "$O/examples/demo" ] || die "$O/examples/demo is missing: run 'make dig', which builds first"
+need lp-record lp-trace lp-join lp-split lp-top
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
 rm -f "$out"/{samples,spans,joined}.lp "$out"/took-*.lp "$out"/{top,lines,report,took}.txt \
