@@ -194,7 +194,7 @@ struct split {
 	/* When the split's probe (any, without --probe) was attached, from
 	 * its probe records: [from, to), to INT64_MAX while attached.  None:
 	 * attached throughout (a stream without probe records). */
-	struct window { char *probe; int64_t from, to; } *wins;
+	struct window { char *probe; int64_t from, ready, to; } *wins;
 	size_t nwins;
 	struct lp_separate *sep;	/* what separates the top band from the others */
 	/* --took's keys (at.PROBE, calls.PROBE), --child's (calls_ns.PROBE) */
@@ -345,8 +345,16 @@ static void note_mark(struct split *s, const struct lp_probe_mark *m)
 	if (!split_window(s, m->probe))
 		lp_separate__windowed(s->sep, m->probe);
 	if (attach) {
+		/* ready=: when every link was in place (lp-trace's attach);
+		 * before, a hit could go unseen. */
+		size_t vlen;
+		const char *v = lp_attrs__raw(&m->attrs, "ready", 5, &vlen);
+		int64_t ready = m->time_ns;
+		if (v && (!raw_i64(v, vlen, &ready) || ready < m->time_ns))
+			ready = m->time_ns;
 		s->wins = lp_reallocarray(s->wins, s->nwins + 1, sizeof(*s->wins));
-		s->wins[s->nwins++] = (struct window){ lp_strdup(m->probe), m->time_ns, INT64_MAX };
+		s->wins[s->nwins++] = (struct window){ lp_strdup(m->probe), m->time_ns, ready,
+						       INT64_MAX };
 		return;
 	}
 	/* The latest window of the probe still open; a detach without an
@@ -358,7 +366,7 @@ static void note_mark(struct split *s, const struct lp_probe_mark *m)
 			return;
 		}
 	s->wins = lp_reallocarray(s->wins, s->nwins + 1, sizeof(*s->wins));
-	s->wins[s->nwins++] = (struct window){ lp_strdup(m->probe), INT64_MIN, m->time_ns };
+	s->wins[s->nwins++] = (struct window){ lp_strdup(m->probe), INT64_MIN, INT64_MIN, m->time_ns };
 }
 
 /* Whether the split's probe was attached at time t (always, when the
@@ -391,7 +399,7 @@ static bool watched(const struct split *s, const char *probe, size_t len, int64_
 		if (strlen(s->wins[i].probe) != len || memcmp(s->wins[i].probe, probe, len))
 			continue;
 		any = true;
-		if (s->wins[i].from <= start && end <= s->wins[i].to)
+		if (s->wins[i].ready <= start && end <= s->wins[i].to)
 			return true;
 	}
 	return !any && !s->nwins;

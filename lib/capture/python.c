@@ -89,7 +89,7 @@ struct py_proc {
 	pid_t pid;
 	bool python;
 	bool settled;		/* CPython found, or known not to be walkable */
-	size_t nmodules;	/* its modules when last looked at */
+	uint32_t reports;	/* the symbolizer's reads of its modules when last looked at */
 	const struct lp_py_layout *layout;	/* the table's, or debug's */
 	struct lp_py_layout debug;	/* 3.13: from its _Py_DebugOffsets */
 	uint64_t runtime;	/* run-time address of _PyRuntime */
@@ -199,12 +199,6 @@ static void find_syms(struct lp_dwmod *m, void *arg)
 	}
 	if (found.runtime && found.version && found.code_type)
 		*s = found;
-}
-
-static void count_module(struct lp_dwmod *m, void *arg)
-{
-	(void)m;
-	++*(size_t *)arg;
 }
 
 /* The checks of a layout against the live interpreter, once it is up:
@@ -371,7 +365,12 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 	uint64_t key = pid_key(pid);
 	struct py_proc *p = lp_hashmap__get(&py->procs, key);
 
-	if (p && p->settled)
+	/* A process sampled before ld.so mapped its libpython (a started
+	 * command's first ticks, pyenv's builds, a program that embeds
+	 * CPython late) is looked at again once the symbolizer has read its
+	 * modules again (an address in none of them), and only then: no
+	 * per-sample work for the processes that run no Python (-a). */
+	if (p && (p->settled || lp_symbolizer__reports(py->sym, pid) == p->reports))
 		return 0;
 	if (!p) {
 		p = lp_calloc(1, sizeof(*p));
@@ -383,18 +382,10 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 	struct lp_dwproc *dwp = lp_symbolizer__modules(py->sym, pid, 0);
 	struct py_syms s = { 0 };
 	uint64_t version = 0;
-	size_t n = 0;
 
+	p->reports = lp_symbolizer__reports(py->sym, pid);
 	if (!dwp)
 		return 0;
-	/* A process sampled before ld.so mapped its libpython (a started
-	 * command's first ticks, pyenv's builds) is looked at again once
-	 * its modules change, and only then: the symbols' scan is not for
-	 * every sample of a process that runs no Python. */
-	lp_dwproc__each_module(dwp, count_module, &n);
-	if (n == p->nmodules)
-		return 0;
-	p->nmodules = n;
 	lp_dwproc__each_module(dwp, find_syms, &s);
 	if (!s.runtime)
 		return 0;

@@ -2456,6 +2456,10 @@ int lp_tracer__find(const struct lp_tracer *t, const char *text, int **ids)
 static int write_marks(struct lp_tracer *t, struct lp_writer *w, const int *ids, size_t n,
 		       const char *action, int64_t time_ns, const uint64_t *open)
 {
+	/* An attach is written once its links are all in place: from then
+	 * on every hit is seen (TIME is before the first went in, so no
+	 * span of the probe starts before it). */
+	int64_t ready = open ? 0 : lp_monotonic_ns();
 	bool *say = lp_calloc(n ? n : 1, sizeof(*say));
 	int ret = 0;
 	for (size_t i = 0; i < n; i++)
@@ -2477,6 +2481,9 @@ static int write_marks(struct lp_tracer *t, struct lp_writer *w, const int *ids,
 		if (open) {
 			fmt_u64(buf, sum);
 			lp_attrs_buf__add(&t->attrs, "open", buf);
+		} else {
+			fmt_u64(buf, (uint64_t)ready);
+			lp_attrs_buf__add(&t->attrs, "ready", buf);
 		}
 		struct lp_probe_mark m = { .time_ns = time_ns, .action = action, .probe = pi->name,
 					   .attrs = lp_attrs_buf__attrs(&t->attrs) };

@@ -481,6 +481,13 @@ struct lp_dwproc *lp_symbolizer__modules(struct lp_symbolizer *s, pid_t pid, uin
 	return p->dwp;
 }
 
+uint32_t lp_symbolizer__reports(struct lp_symbolizer *s, pid_t pid)
+{
+	struct lp_proc *p = lp_hashmap__get(&s->procs, proc_key(pid));
+
+	return p ? p->nreports : 0;
+}
+
 /* Drops p's link to its parent (a fork's, or an exec, or p freed). */
 static void proc_unlink(struct lp_proc *p)
 {

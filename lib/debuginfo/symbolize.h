@@ -102,6 +102,10 @@ void lp_symbolizer__reap(struct lp_symbolizer *s);
  * NULL when the process cannot be read.  Refreshes them when addr (nonzero)
  * is in none of them. */
 struct lp_dwproc *lp_symbolizer__modules(struct lp_symbolizer *s, pid_t pid, uint64_t addr);
+/* How often pid's modules were read (0: never, or not known): what changes
+ * when a process maps what it did not have, for the callers that look
+ * again only then. */
+uint32_t lp_symbolizer__reports(struct lp_symbolizer *s, pid_t pid);
 
 /* addr is code pid has mapped: in one of its modules (the vDSO too), a
  * symbol of its JIT map, or the uprobes page.  A frame-pointer chain that
