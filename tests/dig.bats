@@ -74,7 +74,9 @@ attach_time() {
 	echo "reached demo.c:$BRANCH: above, below, p: $output"
 	read -r above below p <<<"$output"
 	[ "$above" = 100.0% ] || fail "$above of the slow spans watched reached demo.c:$BRANCH"
-	awk -v b="${below%\%}" 'BEGIN { exit !(b <= 5) }' || fail "$below of the fast spans reached demo.c:$BRANCH"
+	# Below p95 are the slow requests that p95 leaves there (8.3% - 5%
+	# of all, 3.5% of the rest), and never a fast one.
+	awk -v b="${below%\%}" 'BEGIN { exit !(b <= 6) }' || fail "$below of the spans below p95 reached demo.c:$BRANCH"
 	awk -v p="$p" 'BEGIN { exit !(p + 0 < 1e-10) }' || fail "p = $p"
 	run -0 grep -F "# the took spans are the ones that reached demo.c:$BRANCH (100.0% of took, 0.0% of not-took" "$D/took.txt"
 	# By construction a request returns 1 when it took the branch: took
