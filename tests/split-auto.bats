@@ -298,7 +298,7 @@ check_histogram() {
 	run --separate-stderr -2 lp-split --auto --threshold 1ms --above /dev/null "$TMP/j.lp"
 	[ "$stderr" = "lp-split: --auto decides the cut: it cannot be combined with --threshold" ]
 	run --separate-stderr -2 lp-split --auto --group fast=/dev/null "$TMP/j.lp"
-	[ "$stderr" = "lp-split: no group 'fast' with these options (groups: below, above, outside, excluded, unranked, uncertain, lp)" ]
+	[ "$stderr" = "lp-split: no group 'fast' with these options (groups: below, above, outside, excluded, unranked, uncertain, lp, unprobed)" ]
 	run --separate-stderr -1 lp-split --auto --probe nosuch --above "$TMP/a.lp" "$TMP/j.lp"
 	[ "$stderr" = "lp-split: --auto: no span of probe 'nosuch' in the input" ]
 	[ ! -e "$TMP/a.lp" ]
