@@ -100,6 +100,11 @@ struct py_proc {
 struct lp_python {
 	struct lp_dict *dict;
 	struct lp_symbolizer *sym;
+	/* Modules (by build-id, else path) known to hold no interpreter:
+	 * every new process of lp-record -a has its modules looked at, and
+	 * a scan of libc's thousands of symbols for each of them kept
+	 * lp-record from draining (most processes map the same few). */
+	struct lp_hashmap nopy;
 	struct lp_hashmap procs;	/* pid -> struct py_proc */
 	pid_t *pids;			/* lp_python__pids */
 	size_t npids;
@@ -118,6 +123,7 @@ struct lp_python *lp_python__new(struct lp_dict *dict, struct lp_symbolizer *sym
 	py->dict = dict;
 	py->sym = sym;
 	lp_hashmap__init(&py->procs);
+	lp_hashmap__init(&py->nopy);
 	return py;
 }
 
@@ -142,6 +148,7 @@ void lp_python__free(struct lp_python *py)
 		if (py->procs.keys[i])
 			free_proc(py->procs.values[i]);
 	lp_hashmap__fini(&py->procs);
+	lp_hashmap__fini(&py->nopy);
 	free(py->pids);
 	free(py->buf);
 	free(py);
@@ -173,12 +180,28 @@ static uint64_t word(const unsigned char *buf, size_t off)
  * program itself (Debian's python3.11) or a libpython it links. */
 struct py_syms {
 	uint64_t runtime, version, code_type;
+	struct lp_hashmap *nopy;	/* lp_python's */
 };
+
+/* A module's key in nopy: its build-id's hash, else its path's. */
+static uint64_t module_key(struct lp_dwmod *m)
+{
+	const unsigned char *bits;
+	int n = lp_dwmod__build_id(m, &bits);
+	uint64_t start, end;
+	const char *name;
+
+	if (n > 0)
+		return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, bits, (size_t)n));
+	name = lp_dwmod__info(m, &start, &end);
+	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT ^ 1, name ? name : "", name ? strlen(name) : 0));
+}
 
 static void find_syms(struct lp_dwmod *m, void *arg)
 {
 	struct py_syms *s = arg, found = { 0 };
-	int n = s->runtime ? 0 : lp_dwmod__nsyms(m);
+	uint64_t key = s->runtime ? 0 : module_key(m);
+	int n = s->runtime || lp_hashmap__get(s->nopy, key) ? 0 : lp_dwmod__nsyms(m);
 
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
@@ -197,8 +220,12 @@ static void find_syms(struct lp_dwmod *m, void *arg)
 		else if (!strcmp(sn, "PyCode_Type"))
 			found.code_type = addr;
 	}
-	if (found.runtime && found.version && found.code_type)
+	if (found.runtime && found.version && found.code_type) {
+		found.nopy = s->nopy;
 		*s = found;
+	} else if (n > 0) {
+		lp_hashmap__put(s->nopy, key, (void *)1);
+	}
 }
 
 /* The checks of a layout against the live interpreter, once it is up:
@@ -380,7 +407,7 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 	}
 
 	struct lp_dwproc *dwp = lp_symbolizer__modules(py->sym, pid, 0);
-	struct py_syms s = { 0 };
+	struct py_syms s = { .nopy = &py->nopy };
 	uint64_t version = 0;
 
 	p->reports = lp_symbolizer__reports(py->sym, pid);
