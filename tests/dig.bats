@@ -16,6 +16,14 @@ setup() {
 	LOCAL=$(grep -n 'sink += id;' "$SRC" | tail -1 | cut -d: -f1)
 }
 
+# ret_spans FILE VALUE: handle_request's spans in FILE, and how many of
+# them returned VALUE.
+ret_spans() {
+	awk -F'\t' -v r="ret=$2" '$1 == "span" && $6 == "handle_request" { n++
+			for (i = 8; i <= NF; i++) if ($i == r) k++ }
+		END { print n + 0, k + 0 }' "$1"
+}
+
 # attach_time FILE PROBE: the time of PROBE's attach record in FILE.
 attach_time() {
 	awk -F'\t' -v p="$2" '$1 == "probe" && $3 == "attach" && $4 == p { print $2; exit }' "$1"
@@ -82,14 +90,12 @@ attach_time() {
 	# By construction a request returns 1 when it took the branch: took
 	# holds those (and maybe one unfinished at the end, with no ret=),
 	# not-took none of them.
-	run -0 awk -F'\t' '$1 == "span" && $6 == "handle_request" { n++; if ($0 ~ /\tret=0/) r0++ }
-		END { print n + 0, r0 + 0 }' "$D/took-took.lp"
+	run -0 ret_spans "$D/took-took.lp" 0
 	echo "took spans, with ret=0: $output"
 	read -r ntook r0 <<<"$output"
 	[ "$ntook" -ge 30 ] || fail "only $ntook spans took the branch"
 	[ "$r0" -eq 0 ] || fail "$r0 spans that took the branch returned 0"
-	run -0 awk -F'\t' '$1 == "span" && $6 == "handle_request" { n++; if ($0 ~ /\tret=1/) r1++ }
-		END { print n + 0, r1 + 0 }' "$D/took-not-took.lp"
+	run -0 ret_spans "$D/took-not-took.lp" 1
 	echo "not-took spans, with ret=1: $output"
 	read -r nnot r1 <<<"$output"
 	[ "$nnot" -ge 300 ] || fail "only $nnot spans did not take the branch"
