@@ -22,9 +22,18 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 PKG_CONFIG ?= pkg-config
 
+# libperf (lp-record's perf-event backend, lib/capture/perfrec.c) is built
+# from Debian's newest packaged kernel source, pinned here: tools/lib/perf
+# with tools/lib/api, taken out of the package's tarball into $(O)/libperf.
+LINUX_SOURCE := linux-source-6.12
+LINUX_TARBALL := /usr/src/$(LINUX_SOURCE).tar.xz
+LIBPERF := $(O)/libperf
+LIBPERF_LIBS := $(LIBPERF)/lib/libperf.a $(LIBPERF)/lib/libapi.a
+
 # Debian packages: to build, to run the BPF programs' tooling, to test.
 DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
-	libtraceevent-dev zlib1g-dev bpftool libiberty-dev libcapstone-dev
+	libtraceevent-dev zlib1g-dev bpftool libiberty-dev libcapstone-dev \
+	$(LINUX_SOURCE) xz-utils
 # libpython3.11: Debian's shared interpreter, which tests/workloads/pyembed
 # loads late (tests/lp-record-python.bats).
 # nodejs: the machine's own build ships npm (Debian's npm package conflicts with it).
@@ -63,7 +72,7 @@ LP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I. -I$(O)/bpf -MMD -MP \
 # libiberty (no pkg-config file): its demangler, C++ and Rust names as
 # binutils and perf show them; a static library, linked into the programs
 # that symbolize.
-LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -liberty -lz -lm -lpthread
+LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) $(LIBPERF_LIBS) -liberty -lz -lm -lpthread
 
 PROGS := $(patsubst bin/%.c,$(O)/bin/%,$(wildcard bin/lp-*.c))
 LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*/*.c))
@@ -158,7 +167,38 @@ $(O)/lib/%.o: lib/%.c $(O)/flags
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -c $< -o $@
 
-$(O)/liblp.a: $(LIB_OBJS)
+# libperf: checked first (dpkg --verify: the tarball is the package's, as
+# shipped), then built by its own Makefile, alone (none of this make's
+# variables: O= means something else to the kernel's tools), with the
+# compiler Debian's gcc; its headers and static libraries under $(LIBPERF).
+LIBPERF_PARTS := tools/lib/perf tools/lib/api tools/include tools/build tools/scripts \
+	tools/arch/x86/include tools/lib/ctype.c tools/lib/str_error_r.c \
+	tools/lib/string.c tools/lib/vsprintf.c tools/lib/zalloc.c tools/lib/list_sort.c \
+	Makefile
+$(LIBPERF)/stamp:
+	$(call msg,LIBPERF,$(LINUX_SOURCE))
+	@test -r $(LINUX_TARBALL) || { echo "lp: $(LINUX_TARBALL) not found: install $(LINUX_SOURCE) (make deps)" >&2; exit 1; }
+	$(Q)out=$$(dpkg --verify $(LINUX_SOURCE) 2>&1); [ -z "$$out" ] || \
+	  { echo "lp: $(LINUX_SOURCE) fails dpkg --verify: $$out" >&2; exit 1; }
+	$(Q)rm -rf $(LIBPERF) && mkdir -p $(LIBPERF)/src
+	$(Q)tar -xJf $(LINUX_TARBALL) -C $(LIBPERF)/src --strip-components=1 --wildcards \
+		$(patsubst %,'$(LINUX_SOURCE)/%*',$(LIBPERF_PARTS))
+	$(Q)env -i PATH="$$PATH" make -s -C $(LIBPERF)/src/tools/lib/perf CC=gcc \
+		DESTDIR=$(abspath $(LIBPERF)) prefix= libdir_relative=lib \
+		install_headers install_lib >$(LIBPERF)/build.log 2>&1 || \
+	  { tail -20 $(LIBPERF)/build.log >&2; exit 1; }
+	$(Q)cp $(LIBPERF)/src/tools/lib/api/libapi.a $(LIBPERF)/lib/
+	$(Q)rm -f $(LIBPERF)/lib/libperf.so*
+	$(Q)sed -n 's/^\(VERSION\|PATCHLEVEL\|SUBLEVEL\) = //p' $(LIBPERF)/src/Makefile | \
+		paste -sd. > $(LIBPERF)/VERSION
+	$(Q)grep -qx '6\.12\.[0-9]*' $(LIBPERF)/VERSION || \
+	  { echo "lp: $(LINUX_SOURCE) holds kernel $$(cat $(LIBPERF)/VERSION), not 6.12" >&2; exit 1; }
+	@touch $@
+
+$(O)/lib/capture/perfrec.o: LP_CFLAGS += -I$(LIBPERF)/include
+$(O)/lib/capture/perfrec.o: | $(LIBPERF)/stamp
+
+$(O)/liblp.a: $(LIB_OBJS) | $(LIBPERF)/stamp
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 

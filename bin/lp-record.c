@@ -43,6 +43,8 @@ struct options {
 	size_t ninside;
 	char *inside_names;	/* as given, comma-separated: the header's inside= */
 	const char *control;	/* --control FIFO */
+	enum lp_record_backend backend;
+	bool backend_given;	/* --backend bpf or perf, not auto */
 };
 
 static void usage(FILE *f)
@@ -51,7 +53,8 @@ static void usage(FILE *f)
 		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph auto|fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
 		"                 [--no-demangle] [--no-python] [--ring-size BYTES] [--max-pids N] [--stack-depth N]\n"
-		"                 [--calibrate DURATION] [--inside FUNC]... [--control FIFO] [-v]\n"
+		"                 [--calibrate DURATION] [--inside FUNC]... [--control FIFO]\n"
+		"                 [--backend auto|bpf|perf] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
 		"  -F, --freq HZ          samples per second per CPU (default 99)\n"
@@ -90,6 +93,10 @@ static void usage(FILE *f)
 		"                         recording: status; pause, resume (--mode cpu);\n"
 		"                         inside FUNC, inside off (the gate, live); replies\n"
 		"                         on stderr\n"
+		"      --backend WHAT     bpf: the BPF sampler (root, or CAP_BPF and\n"
+		"                         CAP_PERFMON); perf: perf events alone, as an\n"
+		"                         ordinary user may (--mode cpu of one's own processes,\n"
+		"                         no Python frames); auto (default): bpf when permitted\n"
 		"  -v, --verbose          libbpf's warnings and the verifier log; -vv: its\n"
 		"                         debug output too\n"
 		"      --mode MODE        cpu (BPF on-CPU sampling, default); off: blocked\n"
@@ -138,7 +145,7 @@ static int parse_call_graph(const char *arg, enum lp_call_graph *g, uint32_t *by
 
 /* Long options without a letter: out of getopt's character range. */
 enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_CALIBRATE, OPT_NO_DEMANGLE,
-       OPT_NO_PYTHON, OPT_INSIDE, OPT_CONTROL };
+       OPT_NO_PYTHON, OPT_INSIDE, OPT_CONTROL, OPT_BACKEND };
 
 static const struct option longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -161,6 +168,7 @@ static const struct option longopts[] = {
 	{ "calibrate", required_argument, NULL, OPT_CALIBRATE },
 	{ "inside", required_argument, NULL, OPT_INSIDE },
 	{ "control", required_argument, NULL, OPT_CONTROL },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "mode", required_argument, NULL, 'M' },
 	{ "min-block", required_argument, NULL, 'm' },
 	{ "count", required_argument, NULL, 'n' },
@@ -239,6 +247,14 @@ static void set_option(struct options *o, int c, const char *arg)
 	case OPT_CALIBRATE: o->calibrate_ns = lp_option_duration("calibrate", arg, false); break;
 	case OPT_INSIDE: add_inside(o, arg); break;
 	case OPT_CONTROL: o->control = arg; break;
+	case OPT_BACKEND:
+		if (strcmp(arg, "auto") && strcmp(arg, "bpf") && strcmp(arg, "perf")) {
+			lp_error("invalid backend '%s': auto, bpf or perf", arg);
+			exit(2);
+		}
+		o->backend_given = strcmp(arg, "auto") != 0;
+		o->backend = !strcmp(arg, "perf") ? LP_BACKEND_PERF : LP_BACKEND_BPF;
+		break;
 	case 'h':
 		usage(stdout);
 		lp_exit_stdout();
@@ -276,6 +292,15 @@ static struct options parse_options(int argc, char **argv, char ***cmd)
 			 o.all ? "-a" : "--mode snapshot");
 		exit(2);
 	}
+	if (o.backend_given && o.backend == LP_BACKEND_PERF && (o.snapshot || o.ninside ||
+								 o.mode != LP_RECORD_CPU)) {
+		lp_error("--backend perf samples on the CPU only (not --mode %s%s)",
+			 o.snapshot ? "snapshot" : o.mode == LP_RECORD_OFF ? "off" : "wall",
+			 o.ninside ? ", not --inside" : "");
+		if (o.ninside && o.mode == LP_RECORD_CPU && !o.snapshot)
+			lp_error("--backend perf: --inside needs the BPF backend");
+		exit(2);
+	}
 	if (o.min_block_ns && o.mode == LP_RECORD_CPU) {
 		lp_error("--min-block needs --mode off or wall");
 		exit(2);
@@ -304,6 +329,7 @@ static struct lp_record_opts record_opts(const struct options *o, struct lp_targ
 		.stack_depth = o->stack_depth,
 		.calibrate_ns = o->calibrate_ns,
 		.inside = o->ninside ? o->inside_names : NULL,
+		.backend = o->backend,
 	};
 	if (t)
 		ro.pids = lp_target__pids(t, &ro.npids);
@@ -384,6 +410,11 @@ static int inside(struct sampler *s, const char *func)
 	}
 	if (s->gate) {
 		lp_error("control: inside '%s': gated already (inside off first)", func);
+		return 0;
+	}
+	if (s->o->backend == LP_BACKEND_PERF) {
+		lp_error("control: inside '%s': needs the BPF backend (--backend perf has no gate)",
+			 func);
 		return 0;
 	}
 	if (!lp_producer__target(s->p)) {	/* -a */
@@ -558,6 +589,29 @@ abort:
 	return status;
 }
 
+/* --backend auto: BPF when this process may load it; else perf events,
+ * which sample on the CPU only: other modes and --inside are refused,
+ * saying what they need.  Exits 1 when the backend asked for cannot be. */
+static void choose_backend(struct options *o)
+{
+	const char *missing = lp_producer__bpf_missing();
+
+	if (!missing)
+		return;
+	if (o->backend_given && o->backend == LP_BACKEND_PERF)
+		return;
+	if (o->backend_given)
+		lp_die(1, "--backend bpf needs %s (--backend perf samples one's own processes "
+		       "without)", missing);
+	if (o->mode != LP_RECORD_CPU || o->ninside)
+		lp_die(1, "%s needs %s; without, lp-record samples on the CPU through perf "
+		       "events (--mode cpu, no --inside)",
+		       o->ninside ? "--inside" : o->mode == LP_RECORD_OFF ? "--mode off" : "--mode wall",
+		       missing);
+	lp_error("BPF needs %s: sampling with perf events instead (--backend perf)", missing);
+	o->backend = LP_BACKEND_PERF;
+}
+
 int main(int argc, char **argv)
 {
 	struct lp_producer *p;
@@ -567,7 +621,7 @@ int main(int argc, char **argv)
 	lp_init(argc, argv);
 	struct options o = parse_options(argc, argv, &cmd);
 	if (!o.snapshot)
-		lp_record__check_privileges();
+		choose_backend(&o);
 	/* Samples are read 40 times a second: a short-lived process is then
 	 * usually still there to have its maps read. */
 	struct lp_producer_opts po = { .output = o.output, .duration_ns = o.duration_ns,

@@ -756,6 +756,16 @@ int main(int argc, char **argv)
 
 	lp_init(argc, argv);
 	parse(&t, argc, argv);
+	/* Said plainly, before anything is started: the kernel lets no
+	 * ordinary user place a uprobe, whatever perf_event_paranoid says. */
+	const char *missing = lp_producer__bpf_missing();
+	if (missing) {
+		lp_error("tracing needs %s: the kernel lets no ordinary user place uprobes or "
+			 "attach BPF programs to them", missing);
+		lp_die(1, "without them: lp-record -- CMD (or -p PID) samples your own "
+		       "processes through perf events; lp-trace --list, --lines and --vars "
+		       "need no privileges");
+	}
 	struct lp_producer_opts po = { .output = t.opt.output, .duration_ns = t.opt.duration_ns,
 				       .poll_ms = 100, .pids = t.opt.pids, .cmd = t.cmd,
 				       .max_pids = t.opt.max_pids, .verbose = t.opt.verbose,

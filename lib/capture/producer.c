@@ -298,3 +298,38 @@ void lp_producer__free(struct lp_producer *p)
 	free(p->cmd_exe);
 	free(p);
 }
+
+static int cap_bit(const char *capeff, int bit)
+{
+	unsigned long long v = strtoull(capeff, NULL, 16);
+
+	return (v >> bit) & 1;
+}
+
+const char *lp_producer__bpf_missing(void)
+{
+	static char why[128];
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	int bpf = 0, perfmon = 0, sysadmin = 0;
+
+	if (geteuid() == 0)
+		return NULL;
+	f = fopen("/proc/self/status", "r");
+	while (f && getline(&line, &cap, f) > 0) {
+		if (strncmp(line, "CapEff:", 7))
+			continue;
+		sysadmin = cap_bit(line + 7, 21);
+		perfmon = cap_bit(line + 7, 38);
+		bpf = cap_bit(line + 7, 39);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	if (sysadmin || (bpf && perfmon))
+		return NULL;
+	snprintf(why, sizeof(why), "root, or CAP_BPF and CAP_PERFMON (missing:%s%s)",
+		 bpf ? "" : " CAP_BPF", perfmon ? "" : " CAP_PERFMON");
+	return why;
+}

@@ -132,4 +132,9 @@ int lp_producer__abort(struct lp_producer *p, int status);
  * (lp_producer__abort). */
 void lp_producer__free(struct lp_producer *p);
 
+/* NULL when this process may load BPF programs and open perf events on
+ * every CPU (root, or CAP_BPF and CAP_PERFMON); else what it lacks, as
+ * "root, or CAP_BPF and CAP_PERFMON (missing: ...)". */
+const char *lp_producer__bpf_missing(void);
+
 #endif

@@ -32,6 +32,7 @@
 #include "capture/bpflog.h"
 #include "base/hashmap.h"
 #include "capture/cost.h"
+#include "capture/perfrec.h"
 #include "profile.skel.h"
 #include "capture/python.h"
 #include "capture/record.h"
@@ -54,8 +55,9 @@ struct lp_ending {
 
 struct lp_recorder {
 	struct lp_record_opts opts;
-	struct profile_bpf *skel;
+	struct profile_bpf *skel;	/* NULL with --backend perf */
 	struct ring_buffer *ring;
+	struct lp_perfrec *perf;	/* --backend perf: the events, instead */
 	int *perf_fds;
 	struct bpf_link **links;
 	int ncpus;
@@ -111,39 +113,6 @@ struct lp_recorder {
 	struct lp_hashmap py_ev;
 	const struct lp_frame **py_frames;	/* the stack being rebuilt */
 };
-
-static int cap_bit(const char *capeff, int bit)
-{
-	unsigned long long v = strtoull(capeff, NULL, 16);
-
-	return (v >> bit) & 1;
-}
-
-void lp_record__check_privileges(void)
-{
-	FILE *f;
-	char *line = NULL;
-	size_t cap = 0;
-	int bpf = 0, perfmon = 0, sysadmin = 0;
-
-	if (geteuid() == 0)
-		return;
-	f = fopen("/proc/self/status", "r");
-	while (f && getline(&line, &cap, f) > 0) {
-		if (strncmp(line, "CapEff:", 7))
-			continue;
-		sysadmin = cap_bit(line + 7, 21);
-		perfmon = cap_bit(line + 7, 38);
-		bpf = cap_bit(line + 7, 39);
-	}
-	free(line);
-	if (f)
-		fclose(f);
-	if (sysadmin || (bpf && perfmon))
-		return;
-	lp_die(1, "needs root, or CAP_BPF and CAP_PERFMON (missing:%s%s)",
-	       bpf ? "" : " CAP_BPF", perfmon ? "" : " CAP_PERFMON");
-}
 
 static int perf_open(struct perf_event_attr *attr, int cpu)
 {
@@ -244,6 +213,12 @@ static int write_header(struct lp_recorder *r)
 		lp_attrs_buf__add(&a, "min_block_ns", buf);
 	}
 	lp_attrs_buf__add(&a, "unwind", call_graph_name(r->opts.call_graph));
+	if (r->perf) {
+		lp_attrs_buf__add(&a, "backend", "perf");
+		/* No sample is taken while a thread runs in the kernel. */
+		if (lp_perfrec__user_only(r->perf))
+			lp_attrs_buf__add(&a, "user_only", "1");
+	}
 	if (r->opts.inside)
 		lp_attrs_buf__add(&a, "inside", r->opts.inside);
 	if (r->opts.raw)
@@ -446,7 +421,8 @@ static void tune_copy(struct lp_recorder *r, const struct lp_sample_event *ev,
 	struct lp_copy_val v = { .bytes = ev->stack_want, .chain = !!(ev->flags & LP_EV_CHAIN) };
 	struct lp_copy_val now;
 
-	if (r->opts.call_graph != LP_CALL_GRAPH_AUTO || ev->state != LP_STATE_RUNNING ||
+	/* perf events copy as much of every thread's stack. */
+	if (!r->skel || r->opts.call_graph != LP_CALL_GRAPH_AUTO || ev->state != LP_STATE_RUNNING ||
 	    !ev->stack_want || end == LP_UNWIND_COMPLETE)
 		return;
 	if (end == LP_UNWIND_TRUNCATED && v.bytes < LP_MAX_STACK_COPY)
@@ -815,6 +791,10 @@ static void seed_python(struct lp_recorder *r)
 
 static void set_events(struct lp_recorder *r, bool on)
 {
+	if (r->perf) {
+		lp_perfrec__enable(r->perf, on);
+		return;
+	}
 	for (int i = 0; r->perf_fds && i < r->ncpus; i++)
 		if (r->perf_fds[i] >= 0)
 			ioctl(r->perf_fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
@@ -845,8 +825,26 @@ static void detach_sched(struct lp_recorder *r)
  * come (handle_sample), so the ring never fills for them. */
 static void drain(struct lp_recorder *r, int timeout_ms)
 {
+	if (r->perf) {
+		lp_perfrec__poll(r->perf, timeout_ms);
+		return;
+	}
 	ring_buffer__poll(r->ring, timeout_ms);
 	ring_buffer__consume(r->ring);
+}
+
+/* --backend perf: events on the targets (tid 0), or on one thread of
+ * lp-record's own (the calibration's).  NULL after a message. */
+static struct lp_perfrec *open_perf(struct lp_recorder *r, pid_t tid)
+{
+	struct lp_perfrec_opts po = {
+		.pids = tid ? NULL : r->opts.pids, .npids = tid ? 0 : r->opts.npids, .tid = tid,
+		.follow = r->opts.follow, .freq = r->opts.freq, .kernel = r->opts.kernel,
+		.stack_bytes = r->opts.dwarf_bytes, .stack_depth = r->opts.stack_depth,
+		.ring_bytes = r->opts.ring_bytes, .verbose = r->opts.verbose,
+	};
+
+	return lp_perfrec__open(&po, handle_sample, r);
 }
 
 /* The cost of a sample: the spinning thread of lib/capture/cost.c sampled by the
@@ -862,12 +860,25 @@ static int calibrate_samples(struct lp_recorder *r, int64_t ns)
 	}
 	r->cal_tid = lp_spin__tid(s);
 	r->ncal = 0;
+	/* perf events: the spinning thread's own, while it spins (the
+	 * targets' stay disabled). */
+	struct lp_perfrec *targets = r->perf;
+	if (targets && !(r->perf = open_perf(r, r->cal_tid))) {
+		r->perf = targets;
+		lp_spin__join(s);
+		lp_spin__free(s);
+		return -1;
+	}
 	set_events(r, true);
 	while (!lp_spin__done(s))
 		drain(r, 10);
 	set_events(r, false);
 	lp_spin__join(s);
-	ring_buffer__consume(r->ring);
+	drain(r, 0);
+	if (targets) {
+		lp_perfrec__free(r->perf);
+		r->perf = targets;
+	}
 	r->have_sample_cost = lp_spin__cost(s, r->cal_times, r->ncal, &r->sample_cost) == 0;
 	if (!r->have_sample_cost)
 		lp_error("no sample of the calibration thread in %.0f ms: the cost of a sample "
@@ -1030,8 +1041,11 @@ static int recorder_init(struct lp_recorder *r, const struct lp_record_opts *opt
 		r->opts.max_pids = LP_TARGET_MAX_PIDS;
 	if (!r->opts.stack_depth || r->opts.stack_depth > LP_MAX_STACK_DEPTH)
 		r->opts.stack_depth = LP_MAX_STACK_DEPTH;
+	/* perf events cannot grow one thread's copy as the BPF sampler does:
+	 * one size for all, twice the BPF sampler's first. */
 	if (opts->call_graph == LP_CALL_GRAPH_AUTO && !opts->dwarf_bytes)
-		r->opts.dwarf_bytes = LP_AUTO_STACK_COPY;
+		r->opts.dwarf_bytes = opts->backend == LP_BACKEND_PERF ? 2 * LP_AUTO_STACK_COPY
+								  : LP_AUTO_STACK_COPY;
 	if (opts->call_graph == LP_CALL_GRAPH_FP)
 		r->opts.dwarf_bytes = 0;
 	opts = &r->opts;
@@ -1070,8 +1084,9 @@ static int recorder_init(struct lp_recorder *r, const struct lp_record_opts *opt
 		lp_symbolizer__load_kernel(r->sym);
 	r->unw = lp_unwinder__new(r->sym);
 	/* Python frames need the symbols (CPython's interpreter frames are
-	 * found by name) and live processes: not with --raw. */
-	if (!opts->no_python && !opts->raw) {
+	 * found by name) and live processes: not with --raw; and the BPF
+	 * sampler, which walks them at the sample. */
+	if (!opts->no_python && !opts->raw && opts->backend == LP_BACKEND_BPF) {
 		r->py = lp_python__new(r->dict, r->sym);
 		lp_hashmap__init(&r->py_ev);
 		r->py_frames = lp_calloc((LP_DWARF_MAX_FRAMES + LP_MAX_FRAMES) * (1 + LP_SYM_MAX_INLINE) +
@@ -1179,11 +1194,48 @@ static int attach_tasks(struct lp_recorder *r)
 	return 0;
 }
 
+/* --backend perf: the targets' events opened (disabled), the cost of a
+ * sample measured on events of its own, the header, then sampling.  -1
+ * after a message. */
+static int open_perf_backend(struct lp_recorder *r)
+{
+	if (r->opts.mode != LP_RECORD_CPU || r->opts.inside) {
+		lp_error("--backend perf: %s needs the BPF backend (root, or CAP_BPF and "
+			 "CAP_PERFMON)", r->opts.inside ? "--inside" : "--mode off and wall");
+		return -1;
+	}
+	if (!(r->perf = open_perf(r, 0)))
+		return -1;
+	r->event = lp_perfrec__event(r->perf);
+	if (r->opts.calibrate_ns > 0) {
+		r->calibrating = true;
+		int rc = calibrate_samples(r, r->opts.calibrate_ns);
+		r->calibrating = false;
+		r->cal_time_ns = lp_monotonic_ns();
+		if (rc < 0)
+			return -1;
+	}
+	if (write_header(r) < 0 || write_costs(r) < 0) {
+		if (errno != EPIPE)
+			lp_error_errno("cannot write the output");
+		return -1;
+	}
+	set_events(r, true);
+	return 0;
+}
+
 struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts, struct lp_writer *w)
 {
 	struct lp_recorder *r = lp_calloc(1, sizeof(*r));
 	r->w = w;
-	if (recorder_init(r, opts) < 0 || load_bpf(r) < 0)
+	if (recorder_init(r, opts) < 0)
+		goto fail;
+	if (r->opts.backend == LP_BACKEND_PERF) {
+		if (open_perf_backend(r) < 0)
+			goto fail;
+		return r;
+	}
+	if (load_bpf(r) < 0)
 		goto fail;
 	opts = &r->opts;
 	if (opts->mode != LP_RECORD_OFF && open_events(r) < 0)
@@ -1258,9 +1310,12 @@ static int flush_counter(struct lp_recorder *r, uint64_t lost, const char *kind,
 
 static int flush_lost(struct lp_recorder *r)
 {
-	uint64_t c[LP_CNT_NR];
+	uint64_t c[LP_CNT_NR] = { 0 };
 
-	counters(r, c);
+	if (r->perf)
+		c[LP_CNT_RING_FULL] = lp_perfrec__lost(r->perf);
+	else
+		counters(r, c);
 	if (flush_counter(r, c[LP_CNT_RING_FULL], "ring", &r->ring_lost, &r->ring_lost_written) < 0 ||
 	    flush_counter(r, c[LP_CNT_OFF_FULL], "offcpu-map", &r->off_lost,
 			  &r->off_lost_written) < 0 ||
@@ -1288,8 +1343,7 @@ int lp_recorder__poll(struct lp_recorder *r, int timeout_ms)
 		if (ms < timeout_ms)
 			timeout_ms = ms;
 	}
-	ring_buffer__poll(r->ring, timeout_ms);
-	ring_buffer__consume(r->ring);
+	drain(r, timeout_ms);
 	run_pending(r, lp_monotonic_ns());
 	if (r->failed)
 		return write_failed(r);
@@ -1331,11 +1385,13 @@ int lp_recorder__pause(struct lp_recorder *r, bool paused)
 
 int lp_recorder__gate_fd(const struct lp_recorder *r)
 {
-	return bpf_map__fd(r->skel->maps.lp_gate);
+	return r->skel ? bpf_map__fd(r->skel->maps.lp_gate) : -1;
 }
 
 void lp_recorder__gate(struct lp_recorder *r, const char *names)
 {
+	if (!r->skel)
+		return;
 	r->skel->bss->gate_on = names != NULL;
 	if (!names)
 		return;
@@ -1413,7 +1469,7 @@ int lp_recorder__finish(struct lp_recorder *r)
 {
 	lp_recorder__stop(r);
 	if (!r->failed)
-		ring_buffer__consume(r->ring);
+		drain(r, 0);
 	if (!r->failed && r->opts.mode != LP_RECORD_CPU)
 		close_intervals(r);
 	if (r->failed)
@@ -1544,8 +1600,22 @@ static void stacks_summary(const struct lp_recorder *r)
 	free(v);
 }
 
+/* --backend perf: what its events could not see. */
+static void perf_notes(const struct lp_recorder *r)
+{
+	if (!r->perf)
+		return;
+	if (lp_perfrec__user_only(r->perf))
+		lp_error("perf events as an ordinary user: no sample while a thread ran in the "
+			 "kernel (system calls, page faults); root or CAP_PERFMON sees those too");
+	if (lp_perfrec__throttled(r->perf))
+		lp_error("the kernel throttled sampling %" PRIu64 " times "
+			 "(kernel.perf_event_max_sample_rate): a lower -F", lp_perfrec__throttled(r->perf));
+}
+
 void lp_recorder__notes(const struct lp_recorder *r)
 {
+	perf_notes(r);
 	stacks_summary(r);
 	lp_python__notes(r->py);
 	cost_summary(r);
@@ -1571,6 +1641,7 @@ void lp_recorder__free(struct lp_recorder *r)
 	}
 	ring_buffer__free(r->ring);
 	profile_bpf__destroy(r->skel);
+	lp_perfrec__free(r->perf);
 	lp_unwinder__free(r->unw);
 	if (r->py)
 		free_values(&r->py_ev);

@@ -40,8 +40,17 @@ enum lp_call_graph {
 	LP_CALL_GRAPH_DWARF,	/* the copy only, of a fixed size */
 };
 
+/* What takes the samples (--backend). */
+enum lp_record_backend {
+	LP_BACKEND_BPF,		/* bpf/profile.bpf.c: every mode, Python frames, --inside */
+	/* perf events alone (lib/capture/perfrec.h), as an ordinary user
+	 * may: --mode cpu of one's own processes, no Python frames. */
+	LP_BACKEND_PERF,
+};
+
 struct lp_record_opts {
 	enum lp_record_mode mode;
+	enum lp_record_backend backend;
 	uint64_t min_block_ns;	/* off, wall: blocked intervals shorter are dropped */
 	unsigned freq;		/* samples per second per CPU */
 	const pid_t *pids;	/* the target processes; none: the whole system */
@@ -75,9 +84,6 @@ struct lp_record_opts {
 
 struct lp_recorder;
 
-/* Exits 1 with one line naming what is missing when this process may not
- * load BPF programs or open perf events. */
-void lp_record__check_privileges(void);
 
 /* NULL after reporting on stderr. */
 struct lp_recorder *lp_recorder__open(const struct lp_record_opts *opts,
