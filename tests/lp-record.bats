@@ -10,6 +10,7 @@ bats_require_minimum_version 1.5.0
 load helpers/common
 load helpers/bpf
 load helpers/producers
+load helpers/cpusplit
 
 setup() {
 	load_bats_libs		# fail, for the checks that say why
@@ -23,19 +24,6 @@ teardown() {
 	rm -rf "$TMP"
 }
 
-# Share (percent, one decimal) of a() among the samples in a() or b(), from
-# lp-collapse's folded output (a cpu recording's counts are its samples).
-share_a() {
-	awk '{ w = $NF; s = " " $0 " ";
-	       if (s ~ /;a;|;a /) a += w; else if (s ~ /;b;|;b /) b += w }
-	     END { if (a + b == 0) { print "none"; exit } printf "%.1f\n", 100 * a / (a + b) }' "$1"
-}
-
-# Within +-3 points of 25.
-near_25() {
-	awk -v s="$1" 'BEGIN { exit !(s != "none" && s >= 22 && s <= 28) }'
-}
-
 # Waits (up to 10 s) until lp-record, writing to file $1, samples: once its
 # calibration is over (300 ms), when its cost record is written (and
 # flushed within 25 ms).
@@ -47,11 +35,6 @@ wait_recording() {
 	done
 	echo "no cost record in $1 after 10 s"
 	return 1
-}
-
-# The sampled samples' count in a stream.
-nsamples() {
-	grep -c '^sample' "$1" || [ $? -eq 1 ]
 }
 
 @test "--help lists every option, and the man page documents each" {
@@ -92,14 +75,17 @@ nsamples() {
 	[ -z "$output" ]
 }
 
-@test "without privileges: one line naming what is missing, exit 1" {
+@test "without privileges: a line naming what BPF lacks; -a then refused by the kernel, saying why, exit 1" {
 	require_root
 	require_cmd setpriv
 	cp "$LP_BUILD/bin/lp-record" "$TMP/"
 	chmod 755 "$TMP" "$TMP/lp-record"
 	run -1 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
 		--inh-caps=-all "$TMP/lp-record" -a -d 1
-	[ "$stderr" = "lp-record: needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_PERFMON)" ]
+	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+	[ "${stderr_lines[0]}" = "lp-record: BPF needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_PERFMON): sampling with perf events instead (--backend perf)" ]
+	[ "${stderr_lines[1]}" = "lp-record: cannot sample the whole system: the kernel allows it to root, CAP_PERFMON, or everyone only with kernel.perf_event_paranoid <= 0 (it is $paranoid)" ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
 	[ -z "$output" ]
 }
 

@@ -97,3 +97,36 @@ stripped_with_debuglink() {
 	strip "$1/lines"
 	objcopy --add-gnu-debuglink="$1/.debug/lines.debug" "$1/lines"
 }
+
+# Tests as an ordinary user (lp-record's perf-event backend): the user
+# .ci/run creates (useradd), named by LP_TEST_USER.  Switching to it needs
+# root; under CI=true a missing user fails, elsewhere the test skips.
+LP_TEST_USER=${LP_TEST_USER:-lp-test}
+require_user() {
+	require_root
+	if ! id -u "$LP_TEST_USER" >/dev/null 2>&1; then
+		if [ "${CI:-}" = true ]; then
+			echo "no user '$LP_TEST_USER' under CI=true (.ci/run creates it: useradd --system $LP_TEST_USER)" >&2
+			return 1
+		fi
+		skip "no ordinary user '$LP_TEST_USER' (useradd --system $LP_TEST_USER)"
+	fi
+}
+
+# as_user CMD [ARG...]: CMD as LP_TEST_USER, no capability, no group of
+# root's.  What it runs must be readable by that user (user_copy).
+as_user() {
+	setpriv --reuid="$LP_TEST_USER" --regid="$(id -g "$LP_TEST_USER")" --clear-groups \
+		--inh-caps=-all --bounding-set=-all "$@"
+}
+
+# user_copy DIR FILE...: FILEs (programs of the build) copied into DIR,
+# which the ordinary user may read and run, and write in.
+user_copy() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	cp "$@" "$dir/"
+	chmod 755 "$(dirname "$dir")"
+	chmod 777 "$dir"
+}

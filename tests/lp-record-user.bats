@@ -1,0 +1,167 @@
+#!/usr/bin/env bats
+# lp-record as an ordinary user: no BPF, so perf events alone (--backend
+# perf, lib/capture/perfrec.c), chosen by itself with one line saying so.
+# Ground truth by construction (cpusplit: a() 25%, b() 75% of its CPU; the
+# same with no frame pointers for DWARF unwinding), children followed, and
+# each refusal saying why.  The user is LP_TEST_USER (.ci/run creates it);
+# root only switches to it.
+
+bats_require_minimum_version 1.5.0
+load helpers/common
+load helpers/cpusplit
+
+NOTE="lp-record: BPF needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_PERFMON): sampling with perf events instead (--backend perf)"
+
+setup() {
+	load_bats_libs
+	TMP=$(mktemp -d)
+	U=$TMP/u
+}
+
+teardown() {
+	if [ -n "${PARANOID:-}" ]; then echo "$PARANOID" > /proc/sys/kernel/perf_event_paranoid; fi
+	if [ -n "${BG:-}" ]; then kill -KILL "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
+	rm -rf "$TMP"
+}
+
+# The user's copies of lp-record and of the workloads named.
+user_setup() {
+	require_user
+	require_cmd setpriv
+	local w files=("$LP_BUILD/bin/lp-record")
+	for w in "$@"; do files+=("$WORKLOADS/$w"); done
+	user_copy "$U" "${files[@]}"
+}
+
+@test "an ordinary user: perf events, said in one line; a() 25% / b() 75% within 3 points, nothing lost" {
+	user_setup cpusplit
+	# 2 s of CPU: the same samples on a loaded machine.
+	run -0 --separate-stderr as_user "$U/lp-record" -F 999 -o "$U/fp.lp" -- "$U/cpusplit" 30 2
+	[ "${stderr_lines[0]}" = "$NOTE" ]
+	[[ ${stderr_lines[1]} == "lp-record: "*" samples (cpu-clock at 999 Hz, auto), 0 lost (ring full), "* ]] ||
+		fail "summary: ${stderr_lines[1]}"
+	run -0 lp-cat --check "$U/fp.lp"
+	head -1 "$U/fp.lp" > "$TMP/header"
+	for key in backend=perf user_only=1 mode=cpu event=cpu-clock period_ns=1001001 unwind=auto; do
+		grep -qE $'\t'"$key"$'(\t|$)' "$TMP/header" || fail "header lacks $key"
+	done
+	# The cost of a sample, measured on perf events too.
+	grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\t' "$U/fp.lp" || fail "no cost record"
+	n=$(nsamples "$U/fp.lp")
+	[ "$n" -ge 1600 ] || fail "only $n samples of ~2000"
+	lp-collapse "$U/fp.lp" > "$TMP/fp.folded"
+	s=$(share_a "$TMP/fp.folded")
+	echo "share of a: $s% of $n samples"
+	near_25 "$s" || fail "a() is $s%, not 25% +- 3"
+	grep -q '^cpusplit;.*main;a;spin' "$TMP/fp.folded" || fail "no whole stack through main"
+	# No kernel frame: the kernel takes no sample in it for this user.
+	run -1 grep -qE $'^frame\t[0-9a-f]+\tk\t' "$U/fp.lp"
+}
+
+@test "an ordinary user: DWARF unwinding of a build without frame pointers, 25/75 within 3 points, >= 99% reach main" {
+	user_setup cpusplit-nofp
+	run -0 as_user "$U/lp-record" -F 999 -o "$U/dw.lp" -- "$U/cpusplit-nofp" 30 2
+	n=$(nsamples "$U/dw.lp")
+	[ "$n" -ge 1600 ] || fail "only $n samples of ~2000"
+	lp-collapse "$U/dw.lp" > "$TMP/dw.folded"
+	s=$(share_a "$TMP/dw.folded")
+	main=$(awk '{ t += $NF; if ($0 ~ /;main;/) m += $NF } END { printf "%.2f\n", 100 * m / t }' "$TMP/dw.folded")
+	echo "share of a: $s%; reaching main: $main% of $n samples"
+	near_25 "$s" || fail "a() is $s%, not 25% +- 3"
+	awk -v m="$main" 'BEGIN { exit !(m >= 99) }' || fail "$main% reach main"
+	# The frame-pointer chain alone on the same build loses its callers:
+	# the copy is what unwinds it.
+	run -0 as_user "$U/lp-record" -F 999 --call-graph fp -o "$U/nofp.lp" -- "$U/cpusplit-nofp" 30 0.5
+	lp-collapse "$U/nofp.lp" > "$TMP/nofp.folded"
+	bad=$(awk '{ t += $NF; if ($0 ~ /;main;(a|b);/) m += $NF } END { printf "%.0f\n", 100 * m / t }' "$TMP/nofp.folded")
+	echo "frame pointers alone: $bad% with main;a or main;b"
+	[ "$bad" -lt 50 ] || fail "$bad% through main with the chain alone"
+}
+
+@test "an ordinary user: children followed (two at once; 30 short-lived ones symbolized), not with --no-follow" {
+	user_setup cpusplit
+	run -0 as_user "$U/lp-record" -F 499 -o "$U/kids.lp" -- sh -c "'$U/cpusplit' 30 0.3 & '$U/cpusplit' 30 0.3; wait"
+	pids=$(awk -F'\t' '$1 == "sample" && $6 == "cpusplit" { print $3 }' "$U/kids.lp" | sort -u | wc -l)
+	[ "$pids" -eq 2 ] || fail "$pids cpusplit processes sampled, not 2"
+	run -0 as_user "$U/lp-record" -F 999 -o "$U/short.lp" -- sh -c \
+		"for i in \$(seq 30); do '$U/cpusplit' 30 0.03; done"
+	lp-collapse "$U/short.lp" > "$TMP/short.folded"
+	pct=$(awk '/^cpusplit;/ { w = $NF; t += w; if ($0 ~ /;main;(a|b);spin/) m += w }
+		END { printf "%.0f\n", t ? 100 * m / t : 0 }' "$TMP/short.folded")
+	echo "cpusplit samples with main;a or main;b named: $pct%"
+	[ "$pct" -ge 85 ] || fail "$pct% named"
+	# Not followed: the shell's child is not sampled.
+	run -0 as_user "$U/lp-record" -F 499 --no-follow -o "$U/nokids.lp" -- sh -c "'$U/cpusplit' 30 0.3; true"
+	run -0 awk -F'\t' '$1 == "sample" && $6 == "cpusplit" { n++ } END { print n + 0 }' "$U/nokids.lp"
+	[ "$output" -eq 0 ] || fail "$output samples of a child not followed"
+}
+
+@test "an ordinary user: -p of their own running process samples every thread it has" {
+	user_setup threads
+	as_user "$U/threads" 30 4 &
+	BG=$!
+	sleep 0.5
+	pid=$(pgrep -u "$LP_TEST_USER" -x threads | head -1)
+	[ -n "$pid" ] || fail "threads not running"
+	run -0 --separate-stderr as_user "$U/lp-record" -F 199 -d 1.5 -o "$U/p.lp" -p "$pid"
+	[ "${stderr_lines[0]}" = "$NOTE" ]
+	tids=$(awk -F'\t' '$1 == "sample" { print $4 }' "$U/p.lp" | sort -u | wc -l)
+	echo "threads sampled: $tids"
+	[ "$tids" -ge 4 ] || fail "$tids threads sampled of 4 spinning"
+	lp-collapse "$U/p.lp" > "$TMP/p.folded"
+	grep -q 'worker_loop' "$TMP/p.folded" || fail "no worker_loop"
+}
+
+@test "an ordinary user: what perf events cannot do is refused, saying what it needs, exit 1" {
+	user_setup cpusplit
+	run -1 --separate-stderr as_user "$U/lp-record" --mode off -d 1 -- "$U/cpusplit" 1
+	[ "$stderr" = "lp-record: --mode off needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_PERFMON); without, lp-record samples on the CPU through perf events (--mode cpu, no --inside)" ]
+	run -1 --separate-stderr as_user "$U/lp-record" --backend bpf -d 1 -- "$U/cpusplit" 1
+	[ "$stderr" = "lp-record: --backend bpf needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_PERFMON) (--backend perf samples one's own processes without)" ]
+	# Another user's process: the kernel says no (ptrace's rule).
+	sleep 30 &
+	BG=$!
+	run -1 --separate-stderr as_user "$U/lp-record" -d 1 -p "$BG"
+	[ "${stderr_lines[1]}" = "lp-record: the kernel refused perf events on the targets (Permission denied; kernel.perf_event_paranoid = $(cat /proc/sys/kernel/perf_event_paranoid)): an ordinary user may sample only processes they could ptrace (their own, not setuid)" ]
+	[ -z "$output" ]
+	# As root, --backend perf is refused for what it cannot do, exit 2.
+	run -2 --separate-stderr lp-record --backend perf --mode wall -d 1 -- "$U/cpusplit" 1
+	[ "$stderr" = "lp-record: --backend perf samples on the CPU only (not --mode wall)" ]
+}
+
+@test "kernel.perf_event_paranoid 3 (Debian's kernels: no perf events for ordinary users): the message says so, exit 1" {
+	user_setup cpusplit noperf
+	# This kernel treats 3 as 2, as upstream does; Debian's patch makes
+	# perf_event_open fail EACCES for ordinary users at 3, which noperf
+	# reproduces with a seccomp filter.
+	PARANOID=$(cat /proc/sys/kernel/perf_event_paranoid)
+	echo 3 > /proc/sys/kernel/perf_event_paranoid
+	run -1 --separate-stderr as_user "$U/noperf" "$U/lp-record" -d 1 -- "$U/cpusplit" 1
+	[ "${stderr_lines[0]}" = "$NOTE" ]
+	[ "${stderr_lines[1]}" = "lp-record: the kernel forbids perf events to ordinary users (kernel.perf_event_paranoid = 3): as root, sysctl kernel.perf_event_paranoid=2, or run lp-record as root" ]
+	[ -z "$output" ]
+}
+
+@test "lp-trace as an ordinary user: what tracing needs and what works without, exit 1; --list works" {
+	user_setup cpusplit
+	cp "$LP_BUILD/bin/lp-trace" "$U/"
+	run -1 --separate-stderr as_user "$U/lp-trace" -d 1 a -- "$U/cpusplit" 1
+	[ "${stderr_lines[0]}" = "lp-trace: tracing needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_PERFMON): the kernel lets no ordinary user place uprobes or attach BPF programs to them" ]
+	[ "${stderr_lines[1]}" = "lp-trace: without them: lp-record -- CMD (or -p PID) samples your own processes through perf events; lp-trace --list, --lines and --vars need no privileges" ]
+	[ -z "$output" ]
+	run -0 as_user "$U/lp-trace" --list 'a' "$U/cpusplit"
+	[[ ${lines[0]} == $'func\ta\t'"$U/cpusplit"$'\t'* ]] || fail "--list: ${lines[0]}"
+}
+
+@test "--backend perf as root: kernel frames too, and the same 25/75 within 3 points" {
+	require_root
+	run -0 --separate-stderr lp-record --backend perf -F 999 -o "$TMP/root.lp" -- "$WORKLOADS/cpusplit" 30 2
+	head -1 "$TMP/root.lp" | grep -q $'\tbackend=perf' || fail "no backend=perf"
+	run -1 grep -q $'\tuser_only=1' "$TMP/root.lp"
+	lp-collapse "$TMP/root.lp" > "$TMP/root.folded"
+	s=$(share_a "$TMP/root.folded")
+	near_25 "$s" || fail "a() is $s%"
+	# The clock reads cpusplit makes enter the kernel: named from kallsyms.
+	grep -qE $'^frame\t[0-9a-f]{16}\tk\t-\t\\[kernel.kallsyms\\]\t[a-z_]' "$TMP/root.lp" ||
+		fail "no kernel frame"
+}
