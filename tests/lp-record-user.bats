@@ -33,6 +33,11 @@ user_setup() {
 	user_copy "$U" "${files[@]}"
 }
 
+# CLOCK_MONOTONIC in ns, the stream's clock.
+monotonic_ns() {
+	python3 -c 'import time; print(time.monotonic_ns())'
+}
+
 @test "an ordinary user: perf events, said in one line; a() 25% / b() 75% within 3 points, nothing lost" {
 	user_setup cpusplit
 	# 2 s of CPU: the same samples on a loaded machine.
@@ -164,4 +169,35 @@ user_setup() {
 	# The clock reads cpusplit makes enter the kernel: named from kallsyms.
 	grep -qE $'^frame\t[0-9a-f]{16}\tk\t-\t\\[kernel.kallsyms\\]\t[a-z_]' "$TMP/root.lp" ||
 		fail "no kernel frame"
+}
+
+@test "an ordinary user: SIGINT drains and ends the command; pause and resume on --control stop the sampling between" {
+	user_setup cpusplit
+	as_user "$U/lp-record" -F 999 --control "$U/ctl" -o "$U/c.lp" -- "$U/cpusplit" 30 2> "$TMP/err" &
+	BG=$!
+	for _ in $(seq 100); do
+		if [ -p "$U/ctl" ] && grep -q '^cost' "$U/c.lp" 2>/dev/null; then break; fi
+		sleep 0.05
+	done
+	sleep 0.5
+	echo pause > "$U/ctl"
+	sleep 0.3
+	paused=$(monotonic_ns)
+	sleep 1
+	resumed=$(monotonic_ns)
+	echo resume > "$U/ctl"
+	sleep 0.8
+	# BG is the shell that runs setpriv: the signal goes to lp-record.
+	pkill -INT -u "$LP_TEST_USER" -x lp-record
+	reap "$BG" 0 5 || fail "lp-record did not drain within 5 s of SIGINT: $(cat "$TMP/err")"
+	BG=
+	grep -q '(Interrupt)$' "$TMP/err" || fail "$(cat "$TMP/err")"
+	run -1 pgrep -u "$LP_TEST_USER" -x cpusplit
+	run -0 lp-cat --check "$U/c.lp"
+	run -0 awk -F'\t' -v a="$paused" -v b="$resumed" '$1 == "sample" && $2 > a && $2 < b { n++ } END { print n + 0 }' "$U/c.lp"
+	[ "$output" -eq 0 ] || fail "$output samples while paused"
+	run -0 awk -F'\t' -v a="$paused" '$1 == "sample" && $2 < a { n++ } END { print n + 0 }' "$U/c.lp"
+	[ "$output" -ge 100 ] || fail "$output samples before the pause"
+	run -0 awk -F'\t' -v b="$resumed" '$1 == "sample" && $2 > b { n++ } END { print n + 0 }' "$U/c.lp"
+	[ "$output" -ge 100 ] || fail "$output samples after the resume"
 }

@@ -61,6 +61,7 @@ struct lp_perfrec {
 
 static int verbose_level;
 
+__attribute__((format(printf, 2, 0)))
 static int libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
 {
 	if (level > LIBPERF_WARN && verbose_level < 2)
@@ -105,6 +106,19 @@ static struct perf_thread_map *process_threads(const pid_t *pids, size_t npids)
 	return m;
 }
 
+/* The event list gone, with its event: libperf 6.12's perf_evsel__delete
+ * frees the event but not its references to the maps the list gave it. */
+static void evlist_delete(struct perf_evlist *evlist)
+{
+	struct perf_evsel *evsel;
+
+	perf_evlist__for_each_evsel(evlist, evsel) {
+		perf_cpu_map__put(perf_evsel__cpus(evsel));
+		perf_thread_map__put(perf_evsel__threads(evsel));
+	}
+	perf_evlist__delete(evlist);
+}
+
 static int perf_open_events(struct lp_perfrec *p, struct perf_event_attr *attr)
 {
 	struct perf_evsel *evsel = perf_evsel__new(attr);
@@ -115,7 +129,7 @@ static int perf_open_events(struct lp_perfrec *p, struct perf_event_attr *attr)
 	perf_evlist__set_maps(p->evlist, p->cpus, p->threads);
 	err = perf_evlist__open(p->evlist);
 	if (err < 0) {
-		perf_evlist__delete(p->evlist);	/* and evsel */
+		evlist_delete(p->evlist);
 		p->evlist = NULL;
 		errno = -err;
 	}
@@ -271,7 +285,7 @@ struct lp_perfrec *lp_perfrec__open(const struct lp_perfrec_opts *o, lp_perfrec_
 		}
 		int e = errno;
 		perf_evlist__close(p->evlist);
-		perf_evlist__delete(p->evlist);
+		evlist_delete(p->evlist);
 		p->evlist = NULL;
 		if (e != EPERM || pages <= 2) {
 			errno = e;
@@ -510,7 +524,7 @@ void lp_perfrec__free(struct lp_perfrec *p)
 		perf_evlist__disable(p->evlist);
 		perf_evlist__munmap(p->evlist);
 		perf_evlist__close(p->evlist);
-		perf_evlist__delete(p->evlist);
+		evlist_delete(p->evlist);
 	}
 	perf_cpu_map__put(p->cpus);
 	perf_thread_map__put(p->threads);
