@@ -21,6 +21,11 @@ setup() {
 teardown() {
 	if [ -n "${PARANOID:-}" ]; then echo "$PARANOID" > /proc/sys/kernel/perf_event_paranoid; fi
 	if [ -n "${BG:-}" ]; then kill -KILL "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
+	# What ran as the test user (BG is the shell that started it): the
+	# user runs nothing else.
+	if id -u "$LP_TEST_USER" >/dev/null 2>&1; then
+		for p in $(pgrep -u "$LP_TEST_USER"); do kill -KILL "$p" 2>/dev/null || true; done
+	fi
 	rm -rf "$TMP"
 }
 
@@ -200,4 +205,53 @@ monotonic_ns() {
 	[ "$output" -ge 100 ] || fail "$output samples before the pause"
 	run -0 awk -F'\t' -v b="$resumed" '$1 == "sample" && $2 > b { n++ } END { print n + 0 }' "$U/c.lp"
 	[ "$output" -ge 100 ] || fail "$output samples after the resume"
+}
+
+# A free TCP port on loopback (the kernel picks it).
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+@test "Debian's redis-server run by an ordinary user, under load: the user's profile is root's, user space alike within 6 points" {
+	user_setup
+	require_cmd redis-server
+	require_cmd redis-benchmark
+	port=$(free_port)
+	as_user redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$U" --daemonize no >"$TMP/redis.log" 2>&1 3>&- &
+	BG=$!
+	for _ in $(seq 100); do
+		if redis-cli -p "$port" ping >/dev/null 2>&1; then break; fi
+		sleep 0.1
+	done
+	pid=$(pgrep -u "$LP_TEST_USER" -x redis-server)
+	[ -n "$pid" ] || fail "redis-server did not start: $(cat "$TMP/redis.log")"
+	redis-benchmark -p "$port" -q -c 8 -P 8 -n 1000000000 -t set,get >/dev/null 2>&1 3>&- &
+	load=$!
+	sleep 0.5
+	# The same seconds recorded by both: the user's (perf events) and
+	# root's (BPF, every sample, in the kernel too).
+	as_user "$U/lp-record" -F 999 -d 4 -p "$pid" -o "$U/user.lp" 2>"$TMP/user.err" 3>&- &
+	user=$!
+	lp-record -F 999 -d 4 -p "$pid" -o "$TMP/root.lp" 2>"$TMP/root.err" || fail "$(cat "$TMP/root.err")"
+	reap "$user" 0 10 || fail "$(cat "$TMP/user.err")"
+	kill "$load"
+	# Its status is the connection the shutdown closes: redis-server ending says.
+	run redis-cli -p "$port" shutdown nosave
+	reap "$BG" 0 10 || fail "redis-server did not end"
+	BG=
+	grep -q $'\tuser_only=1' "$U/user.lp" || fail "no user_only=1"
+	# Known truth: the event loop runs every command.
+	read -r main_u n_u < <(awk -v FUNC=aeMain -f "$LP_TOP/tests/helpers/user-share.awk" "$U/user.lp")
+	echo "user: aeMain in $main_u% of $n_u samples"
+	awk -v s="$main_u" 'BEGIN { exit !(s >= 90) }' || fail "aeMain in $main_u%"
+	for f in processCommand readQueryFromClient _writeToClient; do
+		read -r su n_u < <(awk -v FUNC="$f" -f "$LP_TOP/tests/helpers/user-share.awk" "$U/user.lp")
+		read -r sr n_r < <(awk -v FUNC="$f" -f "$LP_TOP/tests/helpers/user-share.awk" "$TMP/root.lp")
+		echo "$f: the user's $su% of $n_u, root's $sr% of $n_r user-space samples"
+		awk -v a="$su" -v b="$sr" 'BEGIN { d = a - b; exit !(d <= 6 && d >= -6) }' ||
+			fail "$f: $su% against root's $sr%"
+	done
+	# As many samples in user space: none lost but the kernel's.
+	awk -v a="$n_u" -v b="$n_r" 'BEGIN { exit !(a >= 0.8 * b) }' || fail "$n_u user-space samples against root's $n_r"
 }
