@@ -236,8 +236,7 @@ free_port() {
 	lp-record -F 999 -d 4 -p "$pid" -o "$TMP/root.lp" 2>"$TMP/root.err" || fail "$(cat "$TMP/root.err")"
 	reap "$user" 0 10 || fail "$(cat "$TMP/user.err")"
 	kill "$load"
-	# Its status is the connection the shutdown closes: redis-server ending says.
-	run redis-cli -p "$port" shutdown nosave
+	run -0 redis-cli -p "$port" shutdown nosave
 	reap "$BG" 0 10 || fail "redis-server did not end"
 	BG=
 	grep -q $'\tuser_only=1' "$U/user.lp" || fail "no user_only=1"
