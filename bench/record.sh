@@ -2,9 +2,12 @@
 # lp-record beside perf record, in one run on the same machine:
 #  1. the slowdown of a fixed-work program (tests/workloads/fixedwork) at 99,
 #     999 and 4999 Hz: lp-record with frame pointers vs `perf record -g`, and
-#     lp-record --call-graph dwarf vs `perf record --call-graph dwarf`
-#     (median of REPS runs; the program's own wall and CPU time);
-#  2. the recorder's own CPU time per sample (user + system, /usr/bin/time);
+#     lp-record --call-graph dwarf vs `perf record --call-graph dwarf`, each
+#     lp-record with its BPF backend and with --backend perf (what an
+#     ordinary user gets; best of REPS runs; the program's own wall and CPU
+#     time);
+#  2. the recorder's own CPU time per sample (user + system, /usr/bin/time),
+#     both backends;
 #  3. symbolization: cold and cached addresses per second (bench/symbench.c);
 #  4. the recorder's memory over a long whole-system run (RSS every 5 s).
 # Needs root, perf and a build (O=build-NAME).  ROUNDS, REPS and LONG_S
@@ -37,6 +40,8 @@ measure() {
 none() { "$@"; }
 lp_fp() { lp-record -F "$F" -o "$tmp/lp.lp" -- "$@"; }
 lp_dwarf() { lp-record -F "$F" --call-graph dwarf -o "$tmp/lp.lp" -- "$@"; }
+lp_perf_fp() { lp-record --backend perf -F "$F" -o "$tmp/lp.lp" -- "$@"; }
+lp_perf_dwarf() { lp-record --backend perf -F "$F" --call-graph dwarf -o "$tmp/lp.lp" -- "$@"; }
 perf_fp() { perf record -q -F "$F" -g -o "$tmp/perf.data" -- "$@"; }
 perf_dwarf() { perf record -q -F "$F" --call-graph dwarf -o "$tmp/perf.data" -- "$@"; }
 
@@ -46,7 +51,7 @@ read -r bw bc < <(measure none)
 printf '%-8s %-22s %s\n' Hz recorder "wall_s cpu_s slowdown"
 printf '%-8s %-22s %s %s\n' - none "$bw" "$bc"
 for F in ${FREQS:-99 999 4999}; do
-	for r in lp_fp perf_fp lp_dwarf perf_dwarf; do
+	for r in lp_fp lp_perf_fp perf_fp lp_dwarf lp_perf_dwarf perf_dwarf; do
 		read -r w c < <(measure "$r")
 		printf '%-8s %-22s %s %s %+.1f%%\n' "$F" "$r" "$w" "$c" \
 			"$(awk -v c="$c" -v b="$bc" 'BEGIN { print 100 * (c - b) / b }')"
@@ -71,26 +76,34 @@ for mode in fp dwarf; do
 done
 sysctl -qw kernel.bpf_stats_enabled="$old_stats"
 
-echo "# 2. recorder CPU per sample: lp-record -p on fixedwork at 999 Hz, and its start-up alone"
+# Long enough, and fast enough, that the start-up's own variation (about
+# 50 ms of CPU) is a few tenths of a microsecond a sample.
+F2=${F2:-4999}
+echo "# 2. recorder CPU per sample: lp-record -p on fixedwork ($((ROUNDS * 6)) rounds) at $F2 Hz, and its start-up alone"
 # -p, not "--": /usr/bin/time would count the reaped target's CPU too.
 cpu_of() { /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" 2>"$tmp/err" >/dev/null; awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$tmp/time"; }
 sleep 30 & idle=$!
 read -r start_cpu start_rss < <(cpu_of lp-record -F 999 -d 1 -o "$tmp/lp.lp" -p $idle)
-kill $idle
 echo "start-up (load, attach, 1 s idle, detach): ${start_cpu} s cpu, max rss ${start_rss} KiB"
-for mode in fp dwarf; do
-	"$W/fixedwork" $((ROUNDS * 2)) 2>/dev/null & pid=$!
-	read -r cpu rss < <(cpu_of lp-record -F 999 --call-graph "$mode" -o "$tmp/lp.lp" -p $pid)
-	n=$(grep -c '^sample' "$tmp/lp.lp" || true)
-	awk -v c="$cpu" -v s="$start_cpu" -v n="$n" -v m="$rss" -v mode="lp-$mode" 'BEGIN {
-		printf "%-10s %d samples, %.3f s cpu: %.1f us per sample after start-up, max rss %d KiB\n",
-			mode, n, c, n ? 1e6 * (c - s) / n : 0, m }'
+read -r pstart_cpu pstart_rss < <(cpu_of lp-record --backend perf -F 999 -d 1 -o "$tmp/lp.lp" -p $idle)
+echo "start-up, --backend perf: ${pstart_cpu} s cpu, max rss ${pstart_rss} KiB"
+kill $idle
+for backend in bpf perf; do
+	s=$start_cpu; [ $backend = perf ] && s=$pstart_cpu
+	for mode in fp dwarf; do
+		"$W/fixedwork" $((ROUNDS * 6)) 2>/dev/null & pid=$!
+		read -r cpu rss < <(cpu_of lp-record --backend $backend -F "$F2" --call-graph "$mode" -o "$tmp/lp.lp" -p $pid)
+		n=$(grep -c '^sample' "$tmp/lp.lp" || true)
+		awk -v c="$cpu" -v s="$s" -v n="$n" -v m="$rss" -v mode="lp-$backend-$mode" 'BEGIN {
+			printf "%-15s %d samples, %.3f s cpu: %.1f us per sample after start-up, max rss %d KiB\n",
+				mode, n, c, n ? 1e6 * (c - s) / n : 0, m }'
+	done
 done
 for mode in fp dwarf; do
 	opt=-g; [ $mode = dwarf ] && opt="--call-graph dwarf"
 	# perf's cost to the same point: record, then the script that symbolizes.
-	"$W/fixedwork" $((ROUNDS * 2)) 2>/dev/null & pid=$!
-	read -r c1 m1 < <(cpu_of perf record -q -F 999 $opt -o "$tmp/perf.data" -p $pid)
+	"$W/fixedwork" $((ROUNDS * 6)) 2>/dev/null & pid=$!
+	read -r c1 m1 < <(cpu_of perf record -q -F "$F2" $opt -o "$tmp/perf.data" -p $pid)
 	read -r c2 m2 < <(cpu_of perf script -i "$tmp/perf.data")
 	perf script -i "$tmp/perf.data" -F tid 2>/dev/null | wc -l > "$tmp/n"
 	awk -v c1="$c1" -v c2="$c2" -v n="$(cat "$tmp/n")" -v mode="perf-$mode" 'BEGIN {
