@@ -286,3 +286,42 @@ durations() {
 	run -1 lp-join "$TMP/smp.lp" "$TMP/spn.lp"
 	[[ "$output" == *"spn.lp:6: probe: bad time 'x'"* ]] || fail "$output"
 }
+
+@test "lp-split: --label ends with split records: the probe, cut, modes, groups, features, notes" {
+	gen 1000 perm
+	run -0 lp-split -P 90 --probe req --label -q -o "$TMP/l.lp" "$TMP/j.lp"
+	# After the last sample and span: lp-split's decisions, nothing else.
+	last_data=$(grep -n -v '^split' "$TMP/l.lp" | tail -1 | cut -d: -f1)
+	first_split=$(grep -n '^split' "$TMP/l.lp" | head -1 | cut -d: -f1)
+	[ "$first_split" -gt "$last_data" ]
+	grep -qx "split	probe	req	-	spans=1000	cuts=exact" "$TMP/l.lp"
+	grep -qx "split	cut	p90	900000" "$TMP/l.lp"
+	grep -qx "split	group	above	-	spans=100	samples=100	p50_ns=950000	p90_ns=990000	p99_ns=999000	max_ns=1000000	span_ns=95050000	sample_ns=10000	coverage=0.000105208" "$TMP/l.lp"
+	grep -qx "split	group	below	-	spans=900	samples=900	p50_ns=450000	p90_ns=810000	p99_ns=891000	max_ns=900000	span_ns=405450000	sample_ns=90000	coverage=0.000221976" "$TMP/l.lp"
+	grep -qx "split	group	outside	-	samples=1	sample_ns=100" "$TMP/l.lp"
+	# A uniform distribution: one mode.
+	[ "$(grep -c '^split	mode	' "$TMP/l.lp")" -eq 1 ]
+	grep -q '^split	note	cost	-	text=lp.s own cost taken out: .*no cost records' "$TMP/l.lp"
+	# Every routed span carries the duration the split decided on: here,
+	# without cost records, the measured one.
+	[ "$(awk -F'\t' '$1 == "span" && $6 == "req" && $0 ~ ("\tcorrected_ns=" ($3 - $2) "(\t|$)")' "$TMP/l.lp" | wc -l)" -eq 1000 ]
+	# arg0 = i % 3 is spread evenly: no feature tells above from below.
+	run -0 awk -F'\t' '$1 == "split" && $2 == "feature" && $4 + 0 < 0.001' "$TMP/l.lp"
+	[ -z "$output" ]
+}
+
+@test "lp-split: a warning is a note record too; a feature that separates is one, with its p" {
+	gen 1000 perm
+	# p99.5: 5 spans above, too few to compare.
+	run --separate-stderr -0 lp-split -P 99.5 --probe req --label -q -o "$TMP/l.lp" "$TMP/j.lp"
+	[[ "$stderr" == *"warning: group above has 5 spans and 5 samples: too few"* ]]
+	grep -q "^split	note	warning	-	text=group above has 5 spans and 5 samples: too few" "$TMP/l.lp"
+	# --took: the spans that reached a line are the group; the feature
+	# "reached" it separates them perfectly.
+	awk -F'\t' -v OFS='\t' '$1 == "span" && $6 == "req" { $0 = $0 "\tat.x.c:9=" ($3 - $2 > 900000 ? 1 : 0) } 1' \
+		"$TMP/j.lp" | sed 's/\tat\.x\.c:9=0//' > "$TMP/jt.lp"
+	run -0 lp-split --took x.c:9 --probe req --label -q -o "$TMP/t.lp" "$TMP/jt.lp"
+	grep -q "^split	group	took	-	spans=100	" "$TMP/t.lp"
+	run -0 awk -F'\t' '$1 == "split" && $2 == "feature" { print $3; exit }' "$TMP/t.lp"
+	[ "$output" = "reached x.c:9" ]
+}

@@ -284,14 +284,20 @@ static const char *const verbs[3][2] = {
 	{ "reached", "did not reach" }, { "called", "did not call" }, { "had", "did not have" },
 };
 
-void lp_separate__report(struct lp_separate *s, FILE *f, size_t hi, const char *const *names,
-			 size_t rows)
+/* The features measured against group hi, the most significant first
+ * (NULL when there is none); *all_hi and *all_lo: the spans in group hi
+ * and in the others. */
+static struct feat **ranked(struct lp_separate *s, size_t hi, size_t *count, uint64_t *all_hi_out,
+			    uint64_t *all_lo_out)
 {
 	uint64_t nhi = s->total[hi], nlo = 0;
+	*count = 0;
 	for (size_t g = 0; g < s->ng; g++)
 		nlo += g == hi ? 0 : s->total[g];
+	*all_hi_out = nhi;
+	*all_lo_out = nlo;
 	if (!nhi || !nlo)
-		return;
+		return NULL;
 	uint64_t all_hi = nhi, all_lo = nlo;
 	struct feat **v = lp_calloc(s->nall ? s->nall : 1, sizeof(*v));
 	size_t n = 0;
@@ -322,9 +328,39 @@ void lp_separate__report(struct lp_separate *s, FILE *f, size_t hi, const char *
 	}
 	if (!n) {
 		free(v);
-		return;
+		return NULL;
 	}
 	qsort(v, n, sizeof(*v), feat_cmp);
+	*count = n;
+	return v;
+}
+
+size_t lp_separate__rank(struct lp_separate *s, size_t hi, struct lp_separate_row *rows,
+			 size_t max)
+{
+	size_t n;
+	uint64_t all_hi, all_lo;
+	struct feat **v = ranked(s, hi, &n, &all_hi, &all_lo);
+
+	for (size_t i = 0; i < n && i < max; i++) {
+		const struct feat *x = v[i];
+		rows[i] = (struct lp_separate_row){
+			.verb = x->kind == F_VALUE ? NULL : verbs[x->kind][0], .name = x->name,
+			.len = x->len, .hi_n = x->hi_n, .lo_n = x->lo_n, .hi_rate = x->hi_rate,
+			.lo_rate = x->lo_rate, .log10p = x->log10p };
+	}
+	free(v);
+	return n < max ? n : max;
+}
+
+void lp_separate__report(struct lp_separate *s, FILE *f, size_t hi, const char *const *names,
+			 size_t rows)
+{
+	size_t n;
+	uint64_t all_hi, all_lo;
+	struct feat **v = ranked(s, hi, &n, &all_hi, &all_lo);
+	if (!v)
+		return;
 	/* the others' name: one group's, or "the rest" */
 	char lo_name[256];
 	if (s->ng == 2)

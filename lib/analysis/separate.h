@@ -42,6 +42,20 @@ void lp_separate__windowed(struct lp_separate *s, const char *probe);
 void lp_separate__report(struct lp_separate *s, FILE *f, size_t hi, const char *const *names,
 			 size_t rows);
 
+/* One feature of the ranking: verb ("reached", "called"; NULL for a
+ * captured KEY=VALUE) and name as the table says them. */
+struct lp_separate_row {
+	const char *verb, *name;	/* name: len bytes, valid while s is */
+	size_t len;
+	uint64_t hi_n, lo_n;		/* spans with it in group hi, in the others */
+	double hi_rate, lo_rate, log10p;
+};
+
+/* The table's rows as data: at most max of them into rows, the most
+ * significant first; their number. */
+size_t lp_separate__rank(struct lp_separate *s, size_t hi, struct lp_separate_row *rows,
+			 size_t max);
+
 /* Fisher's exact test of the 2x2 table (a b / c d), two-sided: log10 of
  * its p-value (exact far below the smallest double). */
 double lp_fisher_log10p(uint64_t a, uint64_t b, uint64_t c, uint64_t d);

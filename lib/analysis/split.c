@@ -22,6 +22,7 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -197,6 +198,9 @@ struct split {
 	struct window { char *probe; int64_t from, ready, to; } *wins;
 	size_t nwins;
 	struct lp_separate *sep;	/* what separates the top band from the others */
+	/* Warnings said on stderr, kept for the split records (--label). */
+	struct note { char *kind, *text; } *notes;
+	size_t nnotes;
 	/* --took's keys (at.PROBE, calls.PROBE), --child's (calls_ns.PROBE) */
 	char *took_at, *took_calls, *child_key;
 	size_t took_at_cap, took_calls_cap, child_key_cap;
@@ -605,7 +609,13 @@ static void emit_span(struct split *s, const struct lp_span *sp, struct group *g
 	struct output *out = &s->outs[g->out];
 	struct lp_span copy = *sp;
 	if (s->o->label) {
-		with_group(s, &sp->attrs, g->name);
+		/* The duration the split decided on, so that readers of the
+		 * labelled stream (lp-report) draw the same distribution;
+		 * group= last, as on samples. */
+		lp_attrs_buf__set(&s->ab, &sp->attrs);
+		if (counted)
+			lp_attrs_buf__add_i64(&s->ab, "corrected_ns", 12, d);
+		lp_attrs_buf__add(&s->ab, "group", g->name);
 		copy.attrs = lp_attrs_buf__attrs(&s->ab);
 	}
 	if (lp_writer__span(out->w, &copy) < 0)
@@ -1052,21 +1062,6 @@ static int32_t decide(struct split *s, const struct lp_prior *prior, const struc
 	return (int32_t)(s->nbands + G_UNCERTAIN);
 }
 
-/* A temporary file for a second pass over input that cannot be read
- * twice (a pipe); NULL after a message. */
-static FILE *open_spool(char **spool_path)
-{
-	const char *dir = getenv("TMPDIR");
-	size_t n = strlen(dir ? dir : "/tmp") + 32;
-	FILE *spool = NULL;
-	*spool_path = lp_malloc(n);
-	snprintf(*spool_path, n, "%s/lp-split.XXXXXX", dir ? dir : "/tmp");
-	int fd = mkstemp(*spool_path);
-	if (fd < 0 || !(spool = fdopen(fd, "w+")))
-		lp_error_errno("cannot create a temporary file in %s", dir ? dir : "/tmp");
-	return spool;
-}
-
 /* The samples that cost their spans time: each one's time, thread and
  * what it hit. */
 struct psamples {
@@ -1171,7 +1166,7 @@ static int first_pass(struct split *s, const char *input, char **spool_path)
 	FILE *spool = NULL;
 	struct lp_writer *sw = NULL;
 	if (!regular) {
-		if (!(spool = open_spool(spool_path)))
+		if (!(spool = lp_temp_file(spool_path)))
 			return -1;
 		sw = lp_writer__new(spool);
 	}
@@ -1265,24 +1260,48 @@ static int64_t sorted_rank(const int64_t *v, size_t n, double p)
  * value, or the sketch's estimate, which never is above the largest
  * duration seen (its bucket's midpoint may be; near INT64_MAX a double
  * would not even convert back). */
+/* The group's p-quantile of durations: false when it has none. */
+static bool percentile_of(const struct group *g, double p, int64_t *v)
+{
+	if (!g->spans)
+		return false;
+	if (g->lat) {
+		double e = lp_quantile__get(g->lat, p);
+		if (isnan(e))
+			return false;
+		*v = e >= (double)g->max_ns ? g->max_ns : (int64_t)llround(e);
+	} else {
+		*v = sorted_rank(g->durs, g->ndurs, p);
+	}
+	return true;
+}
+
 static void print_percentile(FILE *f, const struct group *g, double p)
 {
 	int64_t v;
-	if (!g->spans) {
+	if (percentile_of(g, p, &v))
+		fprintf(f, "%" PRId64 "\t", v);
+	else
 		fputs("-\t", f);
-		return;
-	}
-	if (g->lat) {
-		double e = lp_quantile__get(g->lat, p);
-		if (isnan(e)) {
-			fputs("-\t", f);
-			return;
-		}
-		v = e >= (double)g->max_ns ? g->max_ns : (int64_t)llround(e);
-	} else {
-		v = sorted_rank(g->durs, g->ndurs, p);
-	}
-	fprintf(f, "%" PRId64 "\t", v);
+}
+
+/* A warning: said on stderr now, and kept for the split records. */
+static void say(struct split *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void say(struct split *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+	lp_error("warning: %s", text);
+	s->notes = lp_reallocarray(s->notes, s->nnotes + 1, sizeof(*s->notes));
+	s->notes[s->nnotes++] = (struct note){ lp_strdup("warning"), text };
 }
 
 /* --- the distribution: modes, --auto, the histogram, cuts in a mode ------ */
@@ -1473,7 +1492,7 @@ static void suggest_percentile(const struct split *s, int v, char *b, size_t siz
  * two: the groups differ by degree, not by kind, and their profiles
  * differ mostly by noise.  Said only when there is a valley to suggest
  * instead (with one mode, every cut is inside it). */
-static void warn_cuts(const struct split *s)
+static void warn_cuts(struct split *s)
 {
 	const struct lp_modes *m = s->modes;
 	const struct lp_split_opts *o = s->o;
@@ -1496,7 +1515,7 @@ static void warn_cuts(const struct split *s)
 		} else {
 			fmt_option(try, sizeof(try), (double)m->valleys[v].at_ns);
 		}
-		lp_error("warning: %s falls inside a mode (%s, %.1f%% of spans); the valley is at %s: "
+		say(s, "%s falls inside a mode (%s, %.1f%% of spans); the valley is at %s: "
 			 "try %s--%s %s", what, range, 100 * m->modes[in].mass, valley,
 			 v == lp_modes__auto_cut(m) ? "--auto or " : "",
 			 o->npercentiles ? "percentile" : "threshold", try);
@@ -1682,7 +1701,7 @@ static void self_check(struct split *s)
 			continue;
 		double cov = g->sample_weight / g->span_ns;
 		if (cov > 1.1 + 3 / sqrt((double)g->samples) && !s->have_states)
-			lp_error("warning: group %s: its samples explain %.0f%% of its span time: more "
+			say(s, "group %s: its samples explain %.0f%% of its span time: more "
 				"samples landed in its spans than their length allows (are the "
 				"samples and spans from the same threads and clock?)",
 			     g->name, 100 * cov);
@@ -1691,7 +1710,7 @@ static void self_check(struct split *s)
 	for (size_t i = 0; i < s->nbands; i++) {
 		const struct group *g = &s->g[i];
 		if (g->spans < 10 || g->samples < 20)
-			lp_error("warning: group %s has %" PRIu64 " spans and %" PRIu64 " samples: too few "
+			say(s, "group %s has %" PRIu64 " spans and %" PRIu64 " samples: too few "
 				"to compare; record longer or move the cut", g->name, g->spans,
 			     g->samples);
 	}
@@ -1729,7 +1748,7 @@ static void self_check(struct split *s)
 	double want = ptw / pw, mean = obs / (double)n;
 	double sd = sqrt(fmax(obs2 / (double)n - mean * mean, 0));
 	if (mean > want * 1.25 && mean - want > 4 * sd / sqrt((double)n))
-		lp_error("warning: the %" PRIu64 " spans that hold samples average %.1f us, %.1f us more "
+		say(s, "the %" PRIu64 " spans that hold samples average %.1f us, %.1f us more "
 			"than their length explains (%.1f us): lp's own cost is in the durations%s",
 		     s->sampled_spans, mean / 1e3, (mean - want) / 1e3, want / 1e3,
 		     o->raw ? " (--raw)"
@@ -1739,8 +1758,199 @@ static void self_check(struct split *s)
 						   "lp-record and lp-trace of this version");
 }
 
+/* --- what the split decided, as records of the labelled stream ---------- */
+
+/* "split WHAT NAME VALUE" and the attributes in s->ab, one line
+ * (formats/lp-stream.md: what lp-split decided); NAME NULL: "-". */
+static void put_split(struct split *s, const char *what, const char *name, const char *value)
+{
+	struct output *out = &s->outs[0];
+	size_t nl = name ? strlen(name) : 0;
+	char *esc = lp_malloc(4 * nl + 5);
+	size_t el = lp_escape(esc, name ? name : "", nl);
+	struct lp_attrs a = lp_attrs_buf__attrs(&s->ab);
+	char *line = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&line, &size);
+
+	if (!name || !strcmp(name, "-") || !nl)
+		el = (size_t)sprintf(esc, "%s", name && nl ? "\\x2d" : "-");
+	fprintf(f, "split\t%s\t%.*s\t%s", what, (int)el, esc, value);
+	if (a.len)
+		fprintf(f, "\t%.*s", (int)a.len, a.text);
+	fclose(f);
+	struct lp_record rec = { .kind = LP_REC_OTHER, .line = line, .len = size };
+	if (lp_writer__record(out->w, &rec) < 0)
+		out_failed(out);
+	free(line);
+	free(esc);
+	lp_attrs_buf__reset(&s->ab);
+}
+
+static void add_num(struct split *s, const char *key, double v)
+{
+	char b[64];
+
+	snprintf(b, sizeof(b), "%.6g", v);
+	lp_attrs_buf__add(&s->ab, key, b);
+}
+
+/* A band's percentiles, as lp-split's report gives them. */
+static void add_percentiles(struct split *s, const struct group *g)
+{
+	static const double ps[] = { 0.5, 0.9, 0.99 };
+	static const char *const keys[] = { "p50_ns", "p90_ns", "p99_ns" };
+	int64_t v;
+
+	for (int k = 0; k < 3; k++)
+		if (percentile_of(g, ps[k], &v))
+			lp_attrs_buf__add_i64(&s->ab, keys[k], strlen(keys[k]), v);
+	if (g->spans)
+		lp_attrs_buf__add_i64(&s->ab, "max_ns", 6, g->max_ns);
+}
+
+static void put_groups(struct split *s)
+{
+	static const char *const state_keys[3] = { "running_ns", "runnable_ns", "blocked_ns" };
+
+	for (size_t i = 0; i < s->ng; i++) {
+		const struct group *g = &s->g[i];
+		bool band = i < s->nbands;
+
+		if (!band && !g->samples && !g->spans)
+			continue;
+		if (band || g->spans)
+			lp_attrs_buf__add_i64(&s->ab, "spans", 5, (int64_t)g->spans);
+		lp_attrs_buf__add_i64(&s->ab, "samples", 7, (int64_t)g->samples);
+		if (band)
+			add_percentiles(s, g);
+		if (band || g->spans)
+			lp_attrs_buf__add_i64(&s->ab, "span_ns", 7, llround(g->span_ns));
+		lp_attrs_buf__add_i64(&s->ab, "sample_ns", 9, llround(g->sample_weight));
+		if (band && g->span_ns > 0)
+			add_num(s, "coverage", g->sample_weight / g->span_ns);
+		for (int k = 0; s->have_states && k < 3; k++)
+			lp_attrs_buf__add_i64(&s->ab, state_keys[k], strlen(state_keys[k]),
+					      llround(g->state_weight[k]));
+		put_split(s, "group", g->name, "-");
+	}
+}
+
+static void put_distribution(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	const struct lp_modes *m = s->modes;
+	char v[64];
+
+	for (size_t i = 0; i + 1 < s->nbands; i++) {
+		char label[64];
+		if (isnan(s->cuts[i]) || isinf(s->cuts[i]) || (o->live && !s->live_spans))
+			continue;
+		if (o->auto_cut)
+			snprintf(label, sizeof(label), "auto");
+		else if (o->npercentiles)
+			snprintf(label, sizeof(label), "p%g", o->percentiles[i]);
+		else
+			snprintf(label, sizeof(label), "threshold");
+		snprintf(v, sizeof(v), "%.0f", s->cuts[i]);
+		put_split(s, "cut", label, v);
+	}
+	for (size_t i = 0; m && i < m->nmodes; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%zu", i);
+		snprintf(v, sizeof(v), "%" PRId64, m->modes[i].at_ns);
+		add_num(s, "share", m->modes[i].mass);
+		lp_attrs_buf__add_i64(&s->ab, "lo_ns", 5, m->modes[i].lo_ns);
+		lp_attrs_buf__add_i64(&s->ab, "hi_ns", 5, m->modes[i].hi_ns);
+		put_split(s, "mode", name, v);
+	}
+	for (size_t i = 0; m && i + 1 < m->nmodes; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%zu", i);
+		snprintf(v, sizeof(v), "%" PRId64, m->valleys[i].at_ns);
+		add_num(s, "depth", m->valleys[i].depth);
+		put_split(s, "valley", name, v);
+	}
+}
+
+/* What separates the slowest band: lp_separate's table as records. */
+static void put_features(struct split *s)
+{
+	enum { ROWS = 10 };
+	struct lp_separate_row rows[ROWS];
+	size_t hi = s->nbands - 1;
+
+	if (s->nbands < 2)
+		return;
+	size_t n = lp_separate__rank(s->sep, hi, rows, ROWS);
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_separate_row *r = &rows[i];
+		char *name = lp_malloc(r->len + 32), p[64];
+
+		snprintf(name, r->len + 32, "%s%s%.*s", r->verb ? r->verb : "", r->verb ? " " : "",
+			 (int)r->len, r->name);
+		snprintf(p, sizeof(p), "%.3g", pow(10, r->log10p));
+		lp_attrs_buf__add(&s->ab, "group", s->g[hi].name);
+		lp_attrs_buf__add_i64(&s->ab, "hi_n", 4, (int64_t)r->hi_n);
+		lp_attrs_buf__add_i64(&s->ab, "lo_n", 4, (int64_t)r->lo_n);
+		add_num(s, "hi_rate", r->hi_rate);
+		add_num(s, "lo_rate", r->lo_rate);
+		add_num(s, "log10p", r->log10p);
+		put_split(s, "feature", name, p);
+		free(name);
+	}
+}
+
+/* lp-split's decisions at the end of its labelled stream, for the
+ * programs that read it (lp-report): the probe, the cuts, the modes, each
+ * group's figures, what separates the slow spans, the correction for
+ * lp's own cost and the warnings. */
+static void put_decisions(struct split *s)
+{
+	const struct lp_split_opts *o = s->o;
+	uint64_t nspans = 0;
+
+	for (size_t i = 0; i < s->nbands; i++)
+		nspans += s->g[i].spans;
+	lp_attrs_buf__reset(&s->ab);
+	lp_attrs_buf__add_i64(&s->ab, "spans", 5, (int64_t)nspans);
+	if (o->took)
+		lp_attrs_buf__add(&s->ab, "took", o->took);
+	if (o->child)
+		lp_attrs_buf__add(&s->ab, "child", o->child);
+	lp_attrs_buf__add(&s->ab, "cuts", o->live ? "live" : "exact");
+	put_split(s, "probe", o->probe, "-");
+	put_distribution(s);
+	put_groups(s);
+	put_features(s);
+	if (s->spans && !o->raw) {
+		char *text = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&text, &size);
+
+		report_costs(s, f);
+		fclose(f);
+		/* "# lp's own cost taken out: ...\n" as a sentence */
+		size_t skip = strncmp(text, "# ", 2) ? 0 : 2;
+		if (size && text[size - 1] == '\n')
+			text[--size] = 0;
+		lp_attrs_buf__add(&s->ab, "text", text + skip);
+		put_split(s, "note", "cost", "-");
+		free(text);
+	}
+	for (size_t i = 0; i < s->nnotes; i++) {
+		lp_attrs_buf__add(&s->ab, "text", s->notes[i].text);
+		put_split(s, "note", s->notes[i].kind, "-");
+	}
+}
+
 static void free_split(struct split *s)
 {
+	for (size_t i = 0; i < s->nnotes; i++) {
+		free(s->notes[i].kind);
+		free(s->notes[i].text);
+	}
+	free(s->notes);
 	for (size_t i = 0; i < s->ng; i++) {
 		free(s->g[i].name);
 		lp_quantile__free(s->g[i].lat);
@@ -1855,15 +2065,18 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	}
 	lp_reader__free(r);
 	free(spool);
-	int out_rc = close_outputs(&s);
 	if (rc < 0) {
+		close_outputs(&s);
 		free_split(&s);
 		return -1;
 	}
-	if (report(&s) < 0)
-		out_rc = -1;
+	int out_rc = report(&s) < 0 ? -1 : 0;
 	self_check(&s);
 	warn_cuts(&s);
+	if (o->label)
+		put_decisions(&s);
+	if (close_outputs(&s) < 0)
+		out_rc = -1;
 	/* An input that cannot be split is worth a word. */
 	uint64_t nsamples = 0;
 	for (size_t i = 0; i < s.ng; i++)

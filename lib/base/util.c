@@ -501,6 +501,25 @@ int lp_format_number(char *buf, size_t size, double v)
 	return snprintf(buf, size, "%.15g", v);
 }
 
+FILE *lp_temp_file(char **path)
+{
+	const char *dir = getenv("TMPDIR");
+	size_t n = strlen(dir ? dir : "/tmp") + strlen(lp_progname) + 16;
+	FILE *f = NULL;
+
+	*path = lp_malloc(n);
+	snprintf(*path, n, "%s/%s.XXXXXX", dir ? dir : "/tmp", lp_progname);
+	int fd = mkstemp(*path);
+	if (fd < 0 || !(f = fdopen(fd, "w+"))) {
+		lp_error_errno("cannot create a temporary file in %s", dir ? dir : "/tmp");
+		if (fd >= 0) {
+			close(fd);
+			unlink(*path);
+		}
+	}
+	return f;
+}
+
 int64_t lp_monotonic_ns(void)
 {
 	struct timespec ts;

@@ -103,6 +103,12 @@ int lp_stop__fd(void);
  * takes an output off the list. */
 void lp_flush_outputs(void);
 
+/* A temporary file for a second pass over input that cannot be read twice
+ * (a pipe): "$TMPDIR/lp-NAME.XXXXXX" (else /tmp), open for reading and
+ * writing, its name in *path (for the caller to unlink and free); NULL
+ * after a message. */
+FILE *lp_temp_file(char **path);
+
 /* CLOCK_MONOTONIC in ns: the clock of lp streams, deadlines and timeouts. */
 int64_t lp_monotonic_ns(void);
 
