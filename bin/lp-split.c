@@ -116,41 +116,11 @@ static int parse_time(const char *arg, struct lp_split_opts *o)
 /* What the options gather into arrays, before they are handed to
  * lp_split_opts. */
 struct lists {
-	double *pcts;
-	int64_t *ths;
+	struct lp_split_cuts cuts;
 	struct lp_split_pred *preds;
 	struct lp_split_file *files;
-	size_t npcts, nths, npreds, nfiles;
+	size_t npreds, nfiles;
 };
-
-/* -P LIST or -t LIST: comma-separated cut points, appended. */
-static int parse_cuts(int c, const char *arg, struct lists *l)
-{
-	const char *opt = c == 'P' ? "--percentile" : "--threshold";
-	const char *why = NULL;
-	char *list = lp_strdup(arg), *save = NULL;
-	for (char *x = strtok_r(list, ",", &save); x && !why; x = strtok_r(NULL, ",", &save)) {
-		if (c == 'P') {
-			double v;
-			if (lp_parse_double(x, &v, &why) < 0)
-				break;
-			if (!(v > 0 && v < 100)) {
-				why = "must be between 0 and 100";
-				break;
-			}
-			l->pcts = lp_reallocarray(l->pcts, l->npcts + 1, sizeof(*l->pcts));
-			l->pcts[l->npcts++] = v;
-		} else {
-			int64_t v;
-			if (lp_parse_duration(x, &v, &why) < 0)
-				break;
-			l->ths = lp_reallocarray(l->ths, l->nths + 1, sizeof(*l->ths));
-			l->ths[l->nths++] = v;
-		}
-	}
-	free(list);
-	return why ? bad(opt, arg, why) : 0;
-}
 
 /* --above, --below, --outside FILE or --group NAME=FILE. */
 static int parse_group_file(int c, const char *arg, struct lists *l)
@@ -209,7 +179,7 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 		switch (c) {
 		case 'P':
 		case 't':
-			rc = parse_cuts(c, optarg, l);
+			rc = lp_split_cuts__parse(&l->cuts, c, optarg);
 			break;
 		case OPT_AUTO:
 			o->auto_cut = true;
@@ -301,52 +271,12 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 	return rc;
 }
 
-/* The cuts: one kind, sorted, none twice, into o. */
+/* The cuts and the predicates, into o. */
 static int check_cuts(struct lp_split_opts *o, struct lists *l)
 {
-	if (l->npcts && l->nths) {
-		lp_error("--percentile and --threshold cannot be combined");
-		return 2;
-	}
-	/* --took groups by a yes or no, not by a duration */
-	if (o->took && (l->npcts || l->nths || o->auto_cut || o->child)) {
-		lp_error("--took decides the groups: it cannot be combined with --%s",
-			 l->npcts ? "percentile" : l->nths ? "threshold" : o->auto_cut ? "auto" : "child");
-		return 2;
-	}
-	if (o->child && !l->npcts && !l->nths && !o->auto_cut) {
-		lp_error("--child says what is cut: give the cut with --percentile, --threshold or --auto");
-		return 2;
-	}
-	if (o->auto_cut && (l->npcts || l->nths)) {
-		lp_error("--auto decides the cut: it cannot be combined with --%s",
-			 l->npcts ? "percentile" : "threshold");
-		return 2;
-	}
-	/* The valley is a property of the whole distribution: global by
-	 * nature, like exact percentiles. */
-	if (o->auto_cut && o->live) {
-		lp_error("--auto needs every duration before the first sample is routed: "
-			 "it cannot be combined with --live (use --live --percentile)");
-		return 2;
-	}
-	if (l->npcts)
-		qsort(l->pcts, l->npcts, sizeof(*l->pcts), lp_cmp_double);
-	if (l->nths)
-		qsort(l->ths, l->nths, sizeof(*l->ths), lp_cmp_i64);
-	for (size_t i = 1; i < l->npcts; i++)
-		if (l->pcts[i] == l->pcts[i - 1])
-			return bad("--percentile", "", "a cut point is given twice");
-	for (size_t i = 1; i < l->nths; i++)
-		if (l->ths[i] == l->ths[i - 1])
-			return bad("--threshold", "", "a cut point is given twice");
-	o->percentiles = l->pcts;
-	o->npercentiles = l->npcts;
-	o->thresholds = l->ths;
-	o->nthresholds = l->nths;
 	o->preds = l->preds;
 	o->npreds = l->npreds;
-	return 0;
+	return lp_split_cuts__apply(&l->cuts, o);
 }
 
 /* The outputs: one stream or files per group, each file for a group these
@@ -394,12 +324,7 @@ static int check_outputs(struct lp_split_opts *o, struct lists *l)
 
 int main(int argc, char **argv)
 {
-	struct lp_split_opts o = {
-		.window_ns = 60000000000LL,
-		.accuracy = 0.01,
-		.format = LP_INPUT_AUTO,
-		.confidence = 0.9,
-	};
+	struct lp_split_opts o = LP_SPLIT_OPTS_DEFAULT;
 	/* Static: what the options hold lives as long as the program, and
 	 * stays reachable to its end, whichever return ends it. */
 	static struct lists l;

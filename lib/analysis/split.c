@@ -1981,6 +1981,88 @@ static void free_split(struct split *s)
 	free(s->child_key);
 }
 
+/* --- the cut options, as lp-split and lp-report take them ----------------- */
+
+static int bad_cut(const char *opt, const char *arg, const char *why)
+{
+	lp_error("%s '%s': %s", opt, arg, why);
+	return 2;
+}
+
+int lp_split_cuts__parse(struct lp_split_cuts *c, int opt, const char *arg)
+{
+	const char *name = opt == 'P' ? "--percentile" : "--threshold";
+	const char *why = NULL;
+	char *list = lp_strdup(arg), *save = NULL;
+	for (char *x = strtok_r(list, ",", &save); x && !why; x = strtok_r(NULL, ",", &save)) {
+		if (opt == 'P') {
+			double v;
+			if (lp_parse_double(x, &v, &why) < 0)
+				break;
+			if (!(v > 0 && v < 100)) {
+				why = "must be between 0 and 100";
+				break;
+			}
+			c->pcts = lp_reallocarray(c->pcts, c->npcts + 1, sizeof(*c->pcts));
+			c->pcts[c->npcts++] = v;
+		} else {
+			int64_t v;
+			if (lp_parse_duration(x, &v, &why) < 0)
+				break;
+			c->ths = lp_reallocarray(c->ths, c->nths + 1, sizeof(*c->ths));
+			c->ths[c->nths++] = v;
+		}
+	}
+	free(list);
+	return why ? bad_cut(name, arg, why) : 0;
+}
+
+int lp_split_cuts__apply(struct lp_split_cuts *c, struct lp_split_opts *o)
+{
+	if (c->npcts && c->nths) {
+		lp_error("--percentile and --threshold cannot be combined");
+		return 2;
+	}
+	/* --took groups by a yes or no, not by a duration */
+	if (o->took && (c->npcts || c->nths || o->auto_cut || o->child)) {
+		lp_error("--took decides the groups: it cannot be combined with --%s",
+			 c->npcts ? "percentile" : c->nths ? "threshold" : o->auto_cut ? "auto" : "child");
+		return 2;
+	}
+	if (o->child && !c->npcts && !c->nths && !o->auto_cut) {
+		lp_error("--child says what is cut: give the cut with --percentile, --threshold or --auto");
+		return 2;
+	}
+	if (o->auto_cut && (c->npcts || c->nths)) {
+		lp_error("--auto decides the cut: it cannot be combined with --%s",
+			 c->npcts ? "percentile" : "threshold");
+		return 2;
+	}
+	/* The valley is a property of the whole distribution: global by
+	 * nature, like exact percentiles. */
+	if (o->auto_cut && o->live) {
+		lp_error("--auto needs every duration before the first sample is routed: "
+			 "it cannot be combined with --live (use --live --percentile)");
+		return 2;
+	}
+	if (c->npcts)
+		qsort(c->pcts, c->npcts, sizeof(*c->pcts), lp_cmp_double);
+	if (c->nths)
+		qsort(c->ths, c->nths, sizeof(*c->ths), lp_cmp_i64);
+	for (size_t i = 1; i < c->npcts; i++)
+		if (c->pcts[i] == c->pcts[i - 1])
+			return bad_cut("--percentile", "", "a cut point is given twice");
+	for (size_t i = 1; i < c->nths; i++)
+		if (c->ths[i] == c->ths[i - 1])
+			return bad_cut("--threshold", "", "a cut point is given twice");
+	o->percentiles = c->pcts;
+	o->npercentiles = c->npcts;
+	o->thresholds = c->ths;
+	o->nthresholds = c->nths;
+	return 0;
+}
+
+
 int lp_split__run(const char *input, const struct lp_split_opts *o)
 {
 	struct split s = { .o = o, .t0 = INT64_MAX, .from = INT64_MIN, .to = INT64_MAX };
@@ -2070,6 +2152,11 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 		free_split(&s);
 		return -1;
 	}
+	/* The groups' records out before the report and warnings, which
+	 * may share their terminal or pipe; the split records follow. */
+	for (size_t i = 0; i < s.nouts; i++)
+		if (fflush(s.outs[i].f) != 0)
+			out_failed(&s.outs[i]);
 	int out_rc = report(&s) < 0 ? -1 : 0;
 	self_check(&s);
 	warn_cuts(&s);

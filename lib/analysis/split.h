@@ -63,6 +63,26 @@ struct lp_split_opts {
 	double confidence;		/* a sampled span goes to the band at least this likely */
 };
 
+/* The defaults: a 60 s window, 1% accuracy, 0.9 confidence. */
+#define LP_SPLIT_OPTS_DEFAULT \
+	{ .window_ns = 60000000000LL, .accuracy = 0.01, .format = LP_INPUT_AUTO, .confidence = 0.9 }
+
+/* Where to cut, as given: -P LIST and -t LIST, gathered before they are
+ * checked with --auto, --took, --child and --live (lp-split's and
+ * lp-report's options). */
+struct lp_split_cuts {
+	double *pcts;
+	int64_t *ths;
+	size_t npcts, nths;
+};
+
+/* -P LIST (opt 'P') or -t LIST (opt 't'), comma-separated, appended: 0,
+ * or 2 (bad usage) after a message. */
+int lp_split_cuts__parse(struct lp_split_cuts *c, int opt, const char *arg);
+/* Checks the cuts against the other options in o and puts them in o,
+ * sorted, none twice: 0, or 2 after a message. */
+int lp_split_cuts__apply(struct lp_split_cuts *c, struct lp_split_opts *o);
+
 /* The group names the options give, in order (for checking --group NAME). */
 size_t lp_split__group_names(const struct lp_split_opts *o, const char ***names);
 

@@ -405,6 +405,10 @@ size_t lp_folded__format(struct lp_folded_buf *out, struct lp_folded_buf *kinds,
 void lp_folded_units__header(struct lp_folded_units *u, const struct lp_header *h)
 {
 	static const char *const ns_modes[] = { "off", "wall" };
+	/* A tracer's stream holds no samples: its header, which lp-join
+	 * writes after lp-record's, does not change what theirs count. */
+	if (lp_attrs__is(&h->attrs, "mode", "trace") || lp_attrs__is(&h->attrs, "producer", "lp-trace"))
+		return;
 	u->cur = LP_FOLDED_WEIGHTS;
 	if (lp_attrs__is(&h->attrs, "mode", "cpu") || lp_attrs__is(&h->attrs, "mode", "snapshot"))
 		u->cur = LP_FOLDED_SAMPLES;
