@@ -81,7 +81,7 @@ LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*/*.c))
 # and none of libdw, libelf, libbpf, libtraceevent, Capstone or libiberty
 # (tests/layers.bats checks the binaries).  Producers and lp-symbolize
 # link everything.
-FILTERS := lp-cat lp-collapse lp-diff lp-join lp-split lp-top
+FILTERS := lp-cat lp-collapse lp-diff lp-join lp-report lp-split lp-top
 FILTER_PROGS := $(patsubst %,$(O)/bin/%,$(FILTERS))
 FILTER_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard $(patsubst %,lib/%/*.c,base model stream analysis output)))
 FILTER_LDLIBS := -lz -lm -lpthread
@@ -197,6 +197,18 @@ $(LIBPERF)/stamp:
 
 $(O)/lib/capture/perfrec.o: LP_CFLAGS += -I$(LIBPERF)/include
 $(O)/lib/capture/perfrec.o: | $(LIBPERF)/stamp
+
+# lp-report's page (lib/output/report.html) as one C string, checked to
+# hold its data marker exactly once; '?' escaped, so no trigraph forms.
+$(O)/lib/output/report-html.h: lib/output/report.html
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)test "$$(grep -o '/\*LP-REPORT-DATA\*/null' $< | wc -l)" -eq 1 || \
+	  { echo "lp: $<: not exactly one /*LP-REPORT-DATA*/null marker" >&2; exit 1; }
+	$(Q){ echo 'static const char lp_report_html[] ='; \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/?/\\?/g; s/^/"/; s/$$/\\n"/' $<; echo ';'; } > $@
+$(O)/lib/output/reportpage.o: $(O)/lib/output/report-html.h
+$(O)/lib/output/reportpage.o: LP_CFLAGS += -I$(O)/lib/output
 
 $(O)/liblp.a: $(LIB_OBJS) | $(LIBPERF)/stamp
 	$(call msg,AR,$@)

@@ -662,15 +662,18 @@ static void report_lp(const struct lp_diff *d, FILE *out)
 		d->opts.lp_frames ? "kept (--lp-frames)" : "left out (--lp-frames keeps them)");
 }
 
-int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_report_opts *o)
+/* The functions ranked (the report's order), in *rows, each with its
+ * counts, changes and adjusted p-value; *ntests the tests adjusted over.
+ * Returns the number of rows (0 for empty inputs: *rows NULL). */
+size_t lp_diff__rows(struct lp_diff *d, const struct lp_diff_report_opts *o,
+		     struct lp_diff_row **rows_out, size_t *ntests_out)
 {
 	double N[2] = { d->side[0].samples, d->side[1].samples };
-	if (lp_profile__count(d->weights) == 0) {
-		/* empty inputs: empty output, unless they were all lp's */
-		report_lp(d, out);
-		return ferror(out) ? -1 : 0;
-	}
 
+	*rows_out = NULL;
+	*ntests_out = 0;
+	if (lp_profile__count(d->weights) == 0)
+		return 0;
 	/* Folded sides' counts are their weights; the others' are in counts. */
 	struct fntab t = { 0 };
 	lp_hashmap__init(&t.map);
@@ -695,20 +698,55 @@ int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_rep
 		f->dtotal = share(f->total[1], N[1]) - share(f->total[0], N[0]);
 	}
 	lp_diff__adjust(p, 2 * t.n, o->adjust);
-	struct fn **rows = lp_calloc(t.n + 1, sizeof(*rows));
+	struct fn **ranked = lp_calloc(t.n + 1, sizeof(*ranked));
 	for (size_t i = 0; i < t.n; i++) {
 		struct fn *f = &t.v[i];
 		f->p = isnan(p[2 * i]) ? p[2 * i + 1]
 		       : isnan(p[2 * i + 1]) ? p[2 * i]
 		       : fmin(p[2 * i], p[2 * i + 1]);
-		rows[i] = f;
+		ranked[i] = f;
 	}
 	g_alpha = o->alpha;
-	qsort(rows, t.n, sizeof(*rows), cmp_fn);
+	qsort(ranked, t.n, sizeof(*ranked), cmp_fn);
+	struct lp_diff_row *rows = lp_calloc(t.n + 1, sizeof(*rows));
+	for (size_t i = 0; i < t.n; i++) {
+		const struct fn *f = ranked[i];
+		rows[i] = (struct lp_diff_row){
+			.name = f->name, .len = f->len,
+			.self = { f->self[0], f->self[1] }, .total = { f->total[0], f->total[1] },
+			.dself = f->dself, .dtotal = f->dtotal, .p = f->p,
+			.significant = significant(f),
+		};
+	}
+	size_t n = t.n;
+	free(ranked);
+	free(p);
+	free(t.v);
+	lp_hashmap__fini(&t.map);
+	*rows_out = rows;
+	*ntests_out = ntests;
+	return n;
+}
 
+double lp_diff__samples(const struct lp_diff *d, int side)
+{
+	return d->side[side].samples;
+}
+
+int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_report_opts *o)
+{
+	double N[2] = { d->side[0].samples, d->side[1].samples };
+	struct lp_diff_row *rows;
+	size_t ntests, n = lp_diff__rows(d, o, &rows, &ntests);
+
+	if (!n) {
+		/* empty inputs: empty output, unless they were all lp's */
+		report_lp(d, out);
+		return ferror(out) ? -1 : 0;
+	}
 	size_t nsig = 0;
-	for (size_t i = 0; i < t.n; i++)
-		nsig += significant(rows[i]);
+	for (size_t i = 0; i < n; i++)
+		nsig += rows[i].significant;
 
 	char na[64], nb[64], al[64];
 	lp_format_number(na, sizeof(na), N[0]);
@@ -725,9 +763,9 @@ int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_rep
 		adjust_name(o->adjust), ntests);
 	/* "Δ" is two bytes wide in UTF-8 but one column on screen. */
 	fprintf(out, " self_A  self_B   Δself total_A total_B  Δtotal  samples_A  samples_B  p-value  function\n");
-	size_t shown = o->top && o->top < t.n ? o->top : t.n;
+	size_t shown = o->top && o->top < n ? o->top : n;
 	for (size_t i = 0; i < shown; i++) {
-		const struct fn *f = rows[i];
+		const struct lp_diff_row *f = &rows[i];
 		char sa[64], sb[64], pv[32];
 		lp_format_number(sa, sizeof(sa), f->total[0]);
 		lp_format_number(sb, sizeof(sb), f->total[1]);
@@ -739,12 +777,9 @@ int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_rep
 		put_name(out, f->name, f->len);
 		fputc('\n', out);
 	}
-	fprintf(out, "# %zu of %zu functions not significant at alpha %s\n", t.n - nsig, t.n, al);
-	if (shown < t.n)
-		fprintf(out, "# %zu more functions not shown (--top 0 shows all)\n", t.n - shown);
+	fprintf(out, "# %zu of %zu functions not significant at alpha %s\n", n - nsig, n, al);
+	if (shown < n)
+		fprintf(out, "# %zu more functions not shown (--top 0 shows all)\n", n - shown);
 	free(rows);
-	free(p);
-	free(t.v);
-	lp_hashmap__fini(&t.map);
 	return ferror(out) ? -1 : 0;
 }

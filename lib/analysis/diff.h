@@ -70,6 +70,24 @@ int lp_diff__write_folded(struct lp_diff *d, FILE *out);
 /* The mode ("off", "wall") when the weights are nanoseconds, else NULL:
  * cpu recordings' weights are sample counts (lib/stream/folded.h). */
 const char *lp_diff__ns(const struct lp_diff *d);
+/* One function of the ranked report: its samples as leaf (self) and
+ * anywhere on the stack (total) on each side, the changes of their shares
+ * (B - A, percentage points), the adjusted p-value (the smaller of the
+ * two tests'), whether it is significant at the report's alpha.  name is
+ * not NUL-terminated and lives as long as the diff. */
+struct lp_diff_row {
+	const char *name;
+	size_t len;
+	double self[2], total[2];
+	double dself, dtotal, p;
+	bool significant;
+};
+/* The report's rows, ranked, in *rows (malloc'd; NULL when there are
+ * none); *ntests: the tests adjusted over.  Returns how many. */
+size_t lp_diff__rows(struct lp_diff *d, const struct lp_diff_report_opts *opts,
+		     struct lp_diff_row **rows, size_t *ntests);
+/* The samples read into a side (the denominators of the shares). */
+double lp_diff__samples(const struct lp_diff *d, int side);
 /* The ranked text report (see man/lp-diff.1 for its columns). */
 int lp_diff__write_report(struct lp_diff *d, FILE *out, const struct lp_diff_report_opts *opts);
 /* The merged profile with side 0 already normalised when asked (the input
