@@ -8,7 +8,8 @@
 # samples it with lp-record and traces handle_request with lp-trace at the
 # same time, joins the two live streams with lp-join, splits the samples at
 # the p90 latency of handle_request with lp-split, and writes slow.svg,
-# fast.svg, diff.svg (lp-collapse, lp-diff) and report.txt (lp-diff --report).
+# fast.svg, diff.svg (lp-collapse, lp-diff), report.txt (lp-diff --report)
+# and report.html, all of it in one page (lp-split --label | lp-report).
 # Environment: O (build dir, default build), LP_DEMO_SECONDS (default 5),
 # LP_DEMO_FREQ (sampling rate, default 499 Hz).
 NAME=demo
@@ -16,11 +17,11 @@ NAME=demo
 out=${1:-./demo-out}
 seconds=${LP_DEMO_SECONDS:-5}
 freq=${LP_DEMO_FREQ:-499}
-need lp-record lp-trace lp-join lp-split lp-collapse lp-diff
+need lp-record lp-trace lp-join lp-split lp-collapse lp-diff lp-report
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{samples,spans,joined,slow,fast,idle}.lp "$out"/{slow,fast,diff}.svg \
-	"$out"/{report,split}.txt
+rm -f "$out"/{samples,spans,joined,slow,fast,idle,labelled}.lp "$out"/{slow,fast,diff}.svg \
+	"$out"/{report,split}.txt "$out"/report.html
 
 # The service runs a little longer than the recording, so it is there
 # throughout; it is stopped at the end whatever happens.
@@ -57,10 +58,15 @@ say "$nsamples samples, $nspans spans of handle_request"
 	-o "$out/diff.svg" "$out/fast.lp" "$out/slow.lp" || die "lp-diff failed"
 "$bin/lp-diff" --report "$out/fast.lp" "$out/slow.lp" > "$out/report.txt" ||
 	die "lp-diff --report failed"
+# The same split as one labelled stream, and all of it in one page.
+"$bin/lp-split" --percentile 90 --probe handle_request --label --quiet \
+	-o "$out/labelled.lp" "$out/joined.lp" 2> "$out/label.log" ||
+	die "lp-split --label failed: $(tail -n 3 "$out/label.log")"
+"$bin/lp-report" -o "$out/report.html" "$out/labelled.lp" || die "lp-report failed"
 
 cut=$(sed -n 's/.*p90 = \([0-9]*\) ns.*/\1/p' "$out/split.txt" | head -n 1)
 cat "$out/split.txt" >&2
-say "wrote $out/{slow,fast,diff}.svg, $out/report.txt and the streams (*.lp)"
+say "wrote $out/report.html (open it in a browser), $out/{slow,fast,diff}.svg, $out/report.txt and the streams (*.lp)"
 # The report's first row is the function whose share changed most; name it
 # with its share of the samples in slow and in fast requests.
 awk -v cut="${cut:-0}" '

@@ -41,6 +41,11 @@ share() {
 	fast=$(share "$out/fast.lp" rebuild_index)
 	echo "rebuild_index: ${slow}% above p90, ${fast}% at or below" >&3
 	awk -v s="$slow" -v f="$fast" 'BEGIN { exit !(s >= 70 && f <= 2) }'
+	# The page: the same split, its ranked table led by rebuild_index.
+	"$LP_TOP/tests/helpers/report-data" "$out/report.html" > "$out/d.json"
+	run -0 python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(d["table"]["rows"][0]["function"], d["cuts"][0]["label"], [f["group"] for f in d["flames"]])' "$out/d.json"
+	[ "$output" = "rebuild_index p90 ['above', 'below']" ]
 	# The joined stream: every sample inside a handle_request span says so.
 	[ "$(grep '^sample' "$out/slow.lp" | grep -vc 'span=handle_request')" -eq 0 ]
 }
