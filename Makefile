@@ -342,7 +342,7 @@ TSAN_O := $(O)-tsan
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN := -fsanitize=thread
 SAN_TESTS := stream formats lp-collapse lp-diff lp-join lp-split split-auto split-selfcost lp-top heatmap pprof \
-	flamegraph fuzz corpus-collapse corpus-diff corpus-validate signals empty lp-split-branch
+	flamegraph fuzz corpus-collapse corpus-diff corpus-validate signals empty lp-split-branch lp-report
 TSAN_TESTS := lp-join lp-top signals
 SAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:log_path=$(1)/asan \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$(1)/ubsan \
