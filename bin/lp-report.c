@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		"      --version           the version\n");
 }
 
-enum { OPT_TITLE = 256, OPT_MIN_SHARE, OPT_TOP, OPT_VERSION, OPT_AUTO, OPT_TOOK, OPT_CHILD };
+enum { OPT_TITLE = 256, OPT_MIN_SHARE, OPT_TOP, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -57,12 +57,7 @@ static const struct option longopts[] = {
 	{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "input-format", required_argument, NULL, 'f' },
-	{ "probe", required_argument, NULL, 'e' },
-	{ "percentile", required_argument, NULL, 'P' },
-	{ "threshold", required_argument, NULL, 't' },
-	{ "auto", no_argument, NULL, OPT_AUTO },
-	{ "took", required_argument, NULL, OPT_TOOK },
-	{ "child", required_argument, NULL, OPT_CHILD },
+	LP_SPLIT_CUT_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -87,28 +82,6 @@ static void parse_options(int argc, char **argv, struct options *opts)
 
 	while ((c = getopt_long(argc, argv, "o:g:f:he:P:t:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'e':
-			opts->split.probe = optarg;
-			opts->splits = true;
-			break;
-		case 'P':
-		case 't':
-			if (lp_split_cuts__parse(&opts->cuts, c, optarg))
-				exit(2);
-			opts->splits = true;
-			break;
-		case OPT_AUTO:
-			opts->split.auto_cut = true;
-			opts->splits = true;
-			break;
-		case OPT_TOOK:
-		case OPT_CHILD:
-			if (!*optarg)
-				lp_option_fail(c == OPT_TOOK ? "took" : "child", optarg,
-					       "expected a probe's name");
-			*(c == OPT_TOOK ? &opts->split.took : &opts->split.child) = optarg;
-			opts->splits = true;
-			break;
 		case 'o':
 			*output = optarg;
 			break;
@@ -147,7 +120,13 @@ static void parse_options(int argc, char **argv, struct options *opts)
 		case OPT_VERSION:
 			lp_print_version();
 		default:
-			usage(stderr);
+			switch (lp_split_cuts__option(&opts->cuts, &opts->split, c, optarg)) {
+			case 1:
+				opts->splits = true;
+				continue;
+			case 0:
+				usage(stderr);
+			}
 			exit(2);
 		}
 	}

@@ -70,8 +70,7 @@ static void usage(FILE *f)
 		"a bare number is seconds.\n");
 }
 
-enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE, OPT_LP_FRAMES,
-       OPT_AUTO, OPT_TOOK, OPT_CHILD };
+enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE, OPT_LP_FRAMES };
 
 static int bad(const char *opt, const char *arg, const char *why)
 {
@@ -141,12 +140,7 @@ static int parse_group_file(int c, const char *arg, struct lists *l)
 }
 
 static const struct option longopts[] = {
-	{ "percentile", required_argument, NULL, 'P' },
-	{ "threshold", required_argument, NULL, 't' },
-	{ "auto", no_argument, NULL, OPT_AUTO },
-	{ "took", required_argument, NULL, OPT_TOOK },
-	{ "child", required_argument, NULL, OPT_CHILD },
-	{ "probe", required_argument, NULL, 'e' },
+	LP_SPLIT_CUT_LONGOPTS,
 	{ "time", required_argument, NULL, 'T' },
 	{ "where", required_argument, NULL, 'w' },
 	{ "above", required_argument, NULL, OPT_ABOVE },
@@ -177,23 +171,6 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 
 	while (!rc && (c = getopt_long(argc, argv, "P:t:e:T:w:g:O:lo:LW:r:qf:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'P':
-		case 't':
-			rc = lp_split_cuts__parse(&l->cuts, c, optarg);
-			break;
-		case OPT_AUTO:
-			o->auto_cut = true;
-			break;
-		case OPT_TOOK:
-		case OPT_CHILD:
-			if (!*optarg)
-				return bad(c == OPT_TOOK ? "--took" : "--child", optarg,
-					   "expected a probe's name");
-			*(c == OPT_TOOK ? &o->took : &o->child) = optarg;
-			break;
-		case 'e':
-			o->probe = optarg;
-			break;
 		case 'T':
 			rc = parse_time(optarg, o);
 			break;
@@ -264,7 +241,13 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 		case OPT_VERSION:
 			lp_print_version();
 		default:
-			usage(stderr);
+			rc = lp_split_cuts__option(&l->cuts, o, c, optarg);
+			if (rc == 1) {
+				rc = 0;
+				break;
+			}
+			if (!rc)
+				usage(stderr);
 			return 2;
 		}
 	}

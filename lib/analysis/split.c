@@ -1989,7 +1989,9 @@ static int bad_cut(const char *opt, const char *arg, const char *why)
 	return 2;
 }
 
-int lp_split_cuts__parse(struct lp_split_cuts *c, int opt, const char *arg)
+/* -P LIST (opt 'P') or -t LIST (opt 't'), comma-separated, appended: 0,
+ * or 2 after a message. */
+static int parse_cuts(struct lp_split_cuts *c, int opt, const char *arg)
 {
 	const char *name = opt == 'P' ? "--percentile" : "--threshold";
 	const char *why = NULL;
@@ -2015,6 +2017,30 @@ int lp_split_cuts__parse(struct lp_split_cuts *c, int opt, const char *arg)
 	}
 	free(list);
 	return why ? bad_cut(name, arg, why) : 0;
+}
+
+int lp_split_cuts__option(struct lp_split_cuts *c, struct lp_split_opts *o, int opt,
+			  const char *arg)
+{
+	switch (opt) {
+	case 'e':
+		o->probe = arg;
+		return 1;
+	case 'P':
+	case 't':
+		return parse_cuts(c, opt, arg) ? 2 : 1;
+	case LP_SPLIT_OPT_AUTO:
+		o->auto_cut = true;
+		return 1;
+	case LP_SPLIT_OPT_TOOK:
+	case LP_SPLIT_OPT_CHILD:
+		if (!*arg)
+			return bad_cut(opt == LP_SPLIT_OPT_TOOK ? "--took" : "--child", arg,
+				       "expected a probe's name");
+		*(opt == LP_SPLIT_OPT_TOOK ? &o->took : &o->child) = arg;
+		return 1;
+	}
+	return 0;
 }
 
 int lp_split_cuts__apply(struct lp_split_cuts *c, struct lp_split_opts *o)

@@ -76,9 +76,22 @@ struct lp_split_cuts {
 	size_t npcts, nths;
 };
 
-/* -P LIST (opt 'P') or -t LIST (opt 't'), comma-separated, appended: 0,
- * or 2 (bad usage) after a message. */
-int lp_split_cuts__parse(struct lp_split_cuts *c, int opt, const char *arg);
+/* The options that say what decides and where to cut, shared by the
+ * programs that split: LP_SPLIT_CUT_LONGOPTS goes into a getopt_long table
+ * (<getopt.h>, with "e:P:t:" among the short options), and every value
+ * getopt_long returns that is not the program's own goes to
+ * lp_split_cuts__option: 1 when it was one of them (now in c or o), 0 when
+ * not, 2 after a message (bad usage). */
+enum { LP_SPLIT_OPT_AUTO = 0x1100, LP_SPLIT_OPT_TOOK, LP_SPLIT_OPT_CHILD };
+#define LP_SPLIT_CUT_LONGOPTS						\
+	{ "probe", required_argument, NULL, 'e' },			\
+	{ "percentile", required_argument, NULL, 'P' },			\
+	{ "threshold", required_argument, NULL, 't' },			\
+	{ "auto", no_argument, NULL, LP_SPLIT_OPT_AUTO },		\
+	{ "took", required_argument, NULL, LP_SPLIT_OPT_TOOK },		\
+	{ "child", required_argument, NULL, LP_SPLIT_OPT_CHILD }
+int lp_split_cuts__option(struct lp_split_cuts *c, struct lp_split_opts *o, int opt,
+			  const char *arg);
 /* Checks the cuts against the other options in o and puts them in o,
  * sorted, none twice: 0, or 2 after a message. */
 int lp_split_cuts__apply(struct lp_split_cuts *c, struct lp_split_opts *o);
