@@ -21,6 +21,7 @@
 #include "stream/stream.h"
 #include "capture/target.h"
 #include "capture/tracer.h"
+#include "capture/keyed.h"
 #include "capture/usdt.h"
 #include "base/util.h"
 
@@ -41,6 +42,7 @@ struct options {
 	const char *lines;	/* --lines FUNC */
 	const char *vars;	/* --vars FILE:LINE */
 	const char *control;	/* --control FIFO */
+	uint64_t max_keys;	/* key: requests open at once */
 };
 
 static void usage(FILE *f, int status)
@@ -75,6 +77,12 @@ static void usage(FILE *f, int status)
 		"                        module, json.decoder, or a glob): a span per call,\n"
 		"                        named python:QUALNAME, with file= and line=;\n"
 		"                        one python: probe at a time\n"
+		"  key:NAME=START(KEY)..END(KEY)  a span NAME per request: from a call of\n"
+		"                        START to the call of END with the same KEY (ret,\n"
+		"                        an argument or argN: the request object), across\n"
+		"                        threads; key=KEY, end_tid= END's thread\n"
+		"  key:NAME@FUNC(KEY)    FUNC's spans carry key.NAME=KEY: while in them the\n"
+		"                        thread works for that request (lp-split -e NAME)\n"
 		"\n"
 		"options:\n"
 		"  -p, --pid PID[,PID...]   trace these processes\n"
@@ -85,6 +93,8 @@ static void usage(FILE *f, int status)
 		"      --no-demangle        C++ and Rust functions' spans named by their symbol\n"
 		"                           (_Z6tracedi), not as profiles show them (traced(int))\n"
 		"      --ring-size BYTES    BPF ring buffer size, a power of two (default 8 MiB)\n"
+		"      --max-keys N         key: requests open at once (default 65536); a\n"
+		"                           start beyond evicts the oldest (lost keyed-evicted)\n"
 		"      --no-follow          not the processes the targets fork\n"
 		"      --max-pids N         at most N processes traced at once, the targets and\n"
 		"                           their children (default 8192); more children are\n"
@@ -191,7 +201,7 @@ static int at_exec(void *arg, pid_t pid)
 
 enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
        OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST, OPT_LINES, OPT_VARS,
-       OPT_CONTROL };
+       OPT_CONTROL, OPT_MAX_KEYS };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, 0, 'p' },
@@ -203,6 +213,7 @@ static const struct option longopts[] = {
 	{ "ring-size", required_argument, 0, OPT_RING },
 	{ "no-follow", no_argument, 0, OPT_NO_FOLLOW },
 	{ "max-pids", required_argument, 0, OPT_MAX_PIDS },
+	{ "max-keys", required_argument, 0, OPT_MAX_KEYS },
 	{ "calibrate", required_argument, 0, OPT_CALIBRATE },
 	{ "returns", required_argument, 0, OPT_RETURNS },
 	{ "list", no_argument, 0, OPT_LIST },
@@ -235,6 +246,7 @@ static void set_option(struct options *opt, int c, const char *arg)
 	case OPT_MAX_PIDS:
 		opt->max_pids = (uint32_t)lp_option_u64("max-pids", arg, 1, LP_TARGET_MAX_PIDS_LIMIT);
 		break;
+	case OPT_MAX_KEYS: opt->max_keys = lp_option_u64("max-keys", arg, 1, 1u << 24); break;
 	case OPT_CALIBRATE: opt->calibrate_ns = lp_option_duration("calibrate", arg, false); break;
 	case OPT_RETURNS:
 		if (!strcmp(arg, "auto"))
@@ -370,6 +382,7 @@ struct trace {
 	struct lp_family *family;
 	struct lp_tracer *tracer;
 	struct lp_writer *w;
+	struct lp_keyed *keyed;		/* key: probes, or NULL */
 };
 
 static int control_command(void *arg, char *line);
@@ -403,10 +416,28 @@ static void parse(struct trace *t, int argc, char **argv)
 		lp_error(t->opt.pids ? "-p and a command exclude each other" : "no target: give -p PID or -- CMD");
 		usage(stderr, 2);
 	}
-	t->specs = lp_calloc((size_t)t->nspecs, sizeof(*t->specs));
+	/* A key: probe is two probes (its start and end) or one (a
+	 * callback), traced as any others. */
+	const char **texts = lp_calloc(2 * (size_t)t->nspecs + 1, sizeof(*texts));
+	int ntexts = 0;
+	for (int i = 0; i < t->nspecs; i++) {
+		const char *arg = argv[optind + i];
+		if (!lp_keyed__is_spec(arg)) {
+			texts[ntexts++] = arg;
+			continue;
+		}
+		if (!t->keyed)
+			t->keyed = lp_keyed__new(t->opt.max_keys ? t->opt.max_keys : 65536);
+		int n = lp_keyed__add(t->keyed, arg, texts + ntexts);
+		if (n < 0)
+			exit(2);
+		ntexts += n;
+	}
+	t->nspecs = ntexts;
+	t->specs = lp_calloc((size_t)t->nspecs + 1, sizeof(*t->specs));
 	const char *python = NULL;
 	for (int i = 0; i < t->nspecs; i++) {
-		if (!(t->specs[i] = lp_probe_spec__parse(argv[optind + i], t->opt.all_args)))
+		if (!(t->specs[i] = lp_probe_spec__parse(texts[i], t->opt.all_args)))
 			exit(2);
 		/* Its probes sit in the eval loop, matching one glob. */
 		if (t->specs[i]->type == LP_PROBE_PYTHON && python) {
@@ -419,6 +450,7 @@ static void parse(struct trace *t, int argc, char **argv)
 		t->specs[i]->no_demangle = t->opt.no_demangle;
 		t->specs[i]->returns = t->opt.returns;
 	}
+	free(texts);
 }
 
 /* A #! command: started now, and followed from exec to exec until a
@@ -482,6 +514,7 @@ static int open_tracer(struct trace *t)
 		.ring_bytes = t->opt.ring_bytes,
 		.max_pids = t->opt.max_pids,
 		.verbose = t->opt.verbose,
+		.keyed = t->keyed,
 	};
 	if (!(t->tracer = lp_tracer__new(&topts)))
 		return 1;
@@ -546,7 +579,10 @@ static int poll_events(void *arg, int timeout_ms)
 static int finish(void *arg)
 {
 	struct trace *t = arg;
-	return lp_tracer__finish(t->tracer, t->w);
+	if (lp_tracer__finish(t->tracer, t->w) < 0)
+		return -1;
+	/* After the last records: requests still open, and what was lost. */
+	return t->keyed ? lp_keyed__finish(t->keyed, t->w, lp_monotonic_ns()) : 0;
 }
 
 static int counts(void *arg, char *buf, size_t size)
@@ -555,8 +591,16 @@ static int counts(void *arg, char *buf, size_t size)
 	snprintf(buf, size, "%llu records, %llu events lost",
 		 (unsigned long long)lp_tracer__count(t->tracer),
 		 (unsigned long long)lp_tracer__lost(t->tracer));
+	uint64_t spans = 0, open = 0, evicted = 0, unmatched = 0;
+	if (t->keyed) {
+		lp_keyed__counts(t->keyed, &spans, &open, &evicted, &unmatched);
+		snprintf(buf + strlen(buf), size - strlen(buf),
+			 "; key: %llu requests, %llu open at the end, %llu evicted, %llu ends without a start",
+			 (unsigned long long)spans, (unsigned long long)open,
+			 (unsigned long long)evicted, (unsigned long long)unmatched);
+	}
 	/* The stream holds every record: said when something was lost. */
-	return t->opt.verbose || lp_tracer__lost(t->tracer);
+	return t->opt.verbose || lp_tracer__lost(t->tracer) || evicted || unmatched;
 }
 
 static const struct lp_producer_ops tracer_ops = {
@@ -609,6 +653,10 @@ static int control_add(struct trace *t, const char *text)
 	size_t nids = 0, p, npids;
 	const pid_t *pids = lp_family__pids(t->family, &npids);
 	int *dup;
+	if (lp_keyed__is_spec(text)) {
+		lp_error("control: add '%s': key: probes are given at start, not added", text);
+		return 0;
+	}
 	int ndup = lp_tracer__find(t->tracer, text, &dup);
 	free(dup);
 	if (ndup > 0) {
@@ -732,6 +780,7 @@ static void trace_free(struct trace *t)
 	for (int i = 0; i < t->nspecs; i++)
 		lp_probe_spec__free(t->specs[i]);
 	free(t->specs);
+	lp_keyed__free(t->keyed);
 }
 
 /* The probes resolved, the BPF programs loaded and calibrated, the output

@@ -743,6 +743,16 @@ static void on_span(struct state *s, struct item *it)
 {
 	struct lp_span *sp = &it->rec.span;
 	s->st->spans++;
+	/* A request of lp-trace's key: probes (key=) is no call of its
+	 * thread: the work it holds there is other requests' too.  Its
+	 * samples are its callbacks' (key.NAME=, lp-split -e NAME). */
+	size_t klen;
+	if (lp_attrs__raw(&sp->attrs, "key", 3, &klen)) {
+		if (lp_writer__span(s->w, sp) < 0)
+			out_failed(s);
+		item_free(it);
+		return;
+	}
 	/* Everything it holds came before it on its thread: what happened
 	 * inside it is known now, and becomes part of it for the samples. */
 	if (it->src == s->spans_in && !s->o->no_contents) {

@@ -190,8 +190,9 @@ void lp_separate__span(struct lp_separate *s, size_t g, const struct lp_attrs *a
 		else if (starts(&a, LP_CONTENTS_CALLS))
 			f = feat_get(s, F_CALLED, a.key + calls, a.key_len - calls, NULL);
 		else if (starts(&a, LP_CONTENTS_CALLS_NS) || is(&a, "lp_ns") || is(&a, "nspid") ||
-			 is(&a, "group"))
-			continue;	/* times, lp's bookkeeping, lp-split's label */
+			 is(&a, "group") || is(&a, "corrected_ns") || is(&a, "key") ||
+			 is(&a, "end_tid"))
+			continue;	/* times, lp's bookkeeping, lp-split's label, a request's identity */
 		else
 			f = feat_get(s, F_VALUE, a.field, a.field_len, key_get(s, a.key, a.key_len));
 		if (!f)

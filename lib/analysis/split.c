@@ -121,6 +121,7 @@ struct group {
 	struct lp_quantile *lat;	/* live: this group's span durations */
 	int64_t *durs;		/* file: its spans' corrected durations, sorted */
 	size_t ndurs;
+	double callback_ns;	/* keyed: its requests' time in their callbacks */
 };
 
 /* The first pass keeps each span of the probe, and each sample's time and
@@ -135,12 +136,18 @@ struct pspan {
 	int64_t child;		/* --child: calls_ns.PROBE= */
 	uint32_t nsamples;
 	int32_t group;		/* decided: a band, or the uncertain group */
+	/* Whose samples cost it: its thread's (the tid), or, a keyed span
+	 * (lp-trace's key: requests, key=), those of the callbacks that
+	 * worked for its key (span.key.PROBE=): keyed_who. */
+	uint64_t who;
+	double callback_ns;	/* keyed: its callbacks' time, second pass */
 };
 
 struct psample {
 	int64_t t;
 	int32_t pid, tid;
 	enum lp_hit hit;
+	uint64_t who;		/* as pspan's */
 };
 
 struct output {
@@ -201,6 +208,11 @@ struct split {
 	/* Warnings said on stderr, kept for the split records (--label). */
 	struct note { char *kind, *text; } *notes;
 	size_t nnotes;
+	/* Keyed spans (lp-trace's key: requests): the probe's spans carry
+	 * key=, and a sample works for the request whose key its callback
+	 * span carries (span.key.PROBE=, the attribute's name in key_attr). */
+	bool keyed;
+	char *key_attr;
 	/* --took's keys (at.PROBE, calls.PROBE), --child's (calls_ns.PROBE) */
 	char *took_at, *took_calls, *child_key;
 	size_t took_at_cap, took_calls_cap, child_key_cap;
@@ -717,6 +729,54 @@ static uint64_t span_key(int32_t tid, int64_t start, int64_t end)
 	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, k, sizeof(k)));
 }
 
+/* Whose a keyed span is (keyed.h: keys are numbers when they read as
+ * numbers, per process): apart from every thread id. */
+static uint64_t keyed_who(int32_t pid, const char *v, size_t n)
+{
+	char buf[32], *end;
+	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &pid, sizeof(pid));
+	unsigned long long x = 0;
+	bool num = n && n < sizeof(buf);
+	if (num) {
+		memcpy(buf, v, n);
+		buf[n] = 0;
+		errno = 0;
+		x = strtoull(buf, &end, 0);
+		num = !*end && !errno;
+	}
+	h = num ? lp_hash_bytes(h, &x, sizeof(x)) : lp_hash_bytes(h ^ 1, v, n);
+	return h | 1ULL << 63;
+}
+
+/* A sample's who: the request its callback worked for (span.key.PROBE=,
+ * as written: a key is printed without escapes), else its thread. */
+static uint64_t sample_who(const struct split *s, const struct lp_sample *x)
+{
+	const char *v;
+	size_t n;
+	if (s->key_attr && attr_raw(&x->attrs, s->key_attr, strlen(s->key_attr), &v, &n))
+		return keyed_who(x->pid, v, n);
+	return (uint32_t)x->tid;
+}
+
+/* The keyed span whose key is who at time t, once the first pass sorted
+ * them (by who, then start). */
+static struct pspan *keyed_at(const struct split *s, uint64_t who, int64_t t)
+{
+	size_t lo = 0, hi = s->nspans;
+	while (lo < hi) {	/* the first span after (who, t) */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct pspan *m = &s->spans[mid];
+		if (m->who < who || (m->who == who && m->start <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || s->spans[lo - 1].who != who || s->spans[lo - 1].end <= t)
+		return NULL;
+	return &s->spans[lo - 1];
+}
+
 /* The span a sample or span record is, when the first pass decided it. */
 static const struct pspan *decided(const struct split *s, int32_t tid, int64_t start, int64_t end)
 {
@@ -817,6 +877,23 @@ static size_t one_pass_band(struct split *s, int64_t start, int64_t end,
 }
 
 /* One record to its group, or to every output; -1 after a message. */
+/* A callback span (key.PROBE=): its time counts to the request it worked
+ * for, less lp's own cost in it. */
+static void add_callback(struct split *s, const struct lp_span *sp)
+{
+	const char *v;
+	size_t n;
+	if (!attr_raw(&sp->attrs, s->key_attr + 5, strlen(s->key_attr + 5), &v, &n))
+		return;
+	struct pspan *kp = keyed_at(s, keyed_who(sp->pid, v, n), sp->start_ns);
+	double lp_ns = 0;
+	if (!kp)
+		return;
+	if (!s->o->raw)
+		lp_span__lp_ns(sp, &lp_ns);
+	kp->callback_ns += (double)lp_less_cost(sp->end_ns - sp->start_ns, lp_ns);
+}
+
 static int route(struct split *s, struct lp_reader *r, const struct lp_record *rec)
 {
 	char prefix[32];
@@ -832,6 +909,13 @@ static int route(struct split *s, struct lp_reader *r, const struct lp_record *r
 			/* lp's own work (a probe's trap, a BPF program): in
 			 * neither group's flame graph. */
 			g = &s->g[s->nbands + G_LP];
+		} else if (s->keyed) {
+			/* A request's samples are those of the callbacks that
+			 * worked for it, on any thread. */
+			uint64_t who = sample_who(s, smp);
+			s->joined_samples += attr_raw(&smp->attrs, "span", 4, &(const char *){ 0 }, &(size_t){ 0 });
+			struct pspan *kp = who >> 63 ? keyed_at(s, who, smp->time_ns) : NULL;
+			g = &s->g[kp && kp->group >= 0 ? (size_t)kp->group : s->nbands + G_OUTSIDE];
 		} else if (!sample_span(s, smp, prefix, &start, &end)) {
 			g = &s->g[s->nbands + (probed_at(s, smp->time_ns) ? G_OUTSIDE : G_UNPROBED)];
 		} else {
@@ -853,9 +937,18 @@ static int route(struct split *s, struct lp_reader *r, const struct lp_record *r
 	}
 	case LP_REC_SPAN: {
 		const struct lp_span *sp = &rec->span;
+		if (s->keyed && sp->end_ns != LP_TIME_NONE)
+			add_callback(s, sp);
 		if (sp->end_ns == LP_TIME_NONE || sp->start_ns == LP_TIME_NONE ||
 		    !is_probe(s, sp->probe))
 			break;
+		/* A request's samples are known only once every span is. */
+		size_t klen;
+		if (!s->spans && lp_attrs__raw(&sp->attrs, "key", 3, &klen)) {
+			lp_reader__error(r, "span: %s is a keyed span (key=): it needs the whole "
+					    "input first, not --live or a threshold on a pipe", sp->probe);
+			return -1;
+		}
 		s->probe_spans++;
 		bool in_time = !s->o->has_time || (sp->end_ns > s->from && sp->start_ns < s->to);
 		if (!in_time || !preds_ok(s, &sp->attrs, "")) {
@@ -916,8 +1009,8 @@ static int route(struct split *s, struct lp_reader *r, const struct lp_record *r
 static int cmp_pspan(const void *a, const void *b)
 {
 	const struct pspan *x = a, *y = b;
-	if (x->tid != y->tid)
-		return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->who != y->who)
+		return (x->who > y->who) - (x->who < y->who);
 	if (x->start != y->start)
 		return (x->start > y->start) - (x->start < y->start);
 	return (x->end < y->end) - (x->end > y->end);
@@ -926,8 +1019,8 @@ static int cmp_pspan(const void *a, const void *b)
 static int cmp_psample(const void *a, const void *b)
 {
 	const struct psample *x = a, *y = b;
-	if (x->tid != y->tid)
-		return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->who != y->who)
+		return (x->who > y->who) - (x->who < y->who);
 	return (x->t > y->t) - (x->t < y->t);
 }
 
@@ -950,12 +1043,12 @@ static void charge_samples(struct split *s, struct psample *smp, size_t nsmp)
 	size_t i = 0;
 	for (size_t k = 0; k < nsmp; k++) {
 		const struct psample *x = &smp[k];
-		if (k == 0 || x->tid != smp[k - 1].tid) {
+		if (k == 0 || x->who != smp[k - 1].who) {
 			nopen = 0;
-			while (i < s->nspans && s->spans[i].tid < x->tid)
+			while (i < s->nspans && s->spans[i].who < x->who)
 				i++;
 		}
-		while (i < s->nspans && s->spans[i].tid == x->tid && s->spans[i].start <= x->t) {
+		while (i < s->nspans && s->spans[i].who == x->who && s->spans[i].start <= x->t) {
 			while (nopen && s->spans[open[nopen - 1]].end <= s->spans[i].start)
 				nopen--;
 			open[nopen++] = i++;
@@ -1093,9 +1186,22 @@ static int take_span(struct split *s, struct lp_reader *r, const struct lp_span 
 		lp_reader__error(r, "span: bad %s", s->child_key);
 		return -1;
 	}
+	const char *key;
+	size_t klen;
+	uint64_t who = (uint32_t)sp->tid;
+	if (attr_raw(&sp->attrs, "key", 3, &key, &klen)) {
+		/* Without -e every probe's spans decide: a callback's too. */
+		if (!s->key_attr) {
+			lp_reader__error(r, "span: %s is a keyed span (key=): name it with -e %s",
+					 sp->probe, sp->probe);
+			return -1;
+		}
+		who = keyed_who(sp->pid, key, klen);
+		s->keyed = true;
+	}
 	s->spans[s->nspans++] = (struct pspan){
 		.start = sp->start_ns, .end = sp->end_ns, .pid = sp->pid, .tid = sp->tid,
-		.lp_ns = s->o->raw ? 0 : lp_ns, .group = -1, .child = child,
+		.lp_ns = s->o->raw ? 0 : lp_ns, .group = -1, .child = child, .who = who,
 	};
 	return 0;
 }
@@ -1128,7 +1234,7 @@ static int take_first(struct split *s, struct lp_reader *r, const struct lp_reco
 			ps->cap = ps->cap ? ps->cap * 2 : 1024;
 			ps->v = lp_reallocarray(ps->v, ps->cap, sizeof(*ps->v));
 		}
-		ps->v[ps->n++] = (struct psample){ x->time_ns, x->pid, x->tid, hit };
+		ps->v[ps->n++] = (struct psample){ x->time_ns, x->pid, x->tid, hit, sample_who(s, x) };
 	} else if (rec->kind == LP_REC_SPAN) {
 		return take_span(s, r, &rec->span);
 	}
@@ -1624,6 +1730,32 @@ static void report_costs(const struct split *s, FILE *f)
 	fputc('\n', f);
 }
 
+/* Keyed spans (requests of callbacks): each band's request time, and the
+ * part of it in the request's own callbacks; the rest it waited, while
+ * the threads ran other requests' callbacks or nothing. */
+static void sum_callbacks(struct split *s)
+{
+	for (size_t i = 0; i < s->nspans; i++)
+		if (s->spans[i].group >= 0)
+			s->g[s->spans[i].group].callback_ns += s->spans[i].callback_ns;
+}
+
+static void report_keyed(const struct split *s, FILE *f)
+{
+	char num[64];
+	fprintf(f, "# where the requests' time went: in their callbacks (%s), or waiting while "
+		   "the threads ran others' or nothing\ngroup\trequests\ttime_ns\tin_callbacks\t"
+		   "waiting\n", s->key_attr + 5);
+	for (size_t i = 0; i < s->nbands; i++) {
+		const struct group *g = &s->g[i];
+		if (!(g->span_ns > 0))
+			continue;
+		lp_format_number(num, sizeof(num), g->span_ns);
+		fprintf(f, "%s\t%" PRIu64 "\t%s\t%.1f%%\t%.1f%%\n", g->name, g->spans, num,
+			100 * g->callback_ns / g->span_ns, 100 * (1 - g->callback_ns / g->span_ns));
+	}
+}
+
 /* A wall-clock profile: how each group's time divides between running,
  * waiting for a CPU and blocked, and the functions the blocked time was
  * spent in, as shares of the group's blocked time. */
@@ -1677,6 +1809,8 @@ static int report(struct split *s)
 	if (s->spans && !o->raw)
 		report_costs(s, f);
 	report_distribution(s, f);
+	if (s->keyed)
+		report_keyed(s, f);
 	if (s->have_states)
 		report_states(s, f);
 	if (o->report)
@@ -1714,6 +1848,10 @@ static void self_check(struct split *s)
 				"to compare; record longer or move the cut", g->name, g->spans,
 			     g->samples);
 	}
+	/* A keyed span holds a sample as its callbacks' time, not its
+	 * length, allows: the check below does not apply. */
+	if (s->keyed)
+		return;
 	/* A span holds a sample with the chance 1 - exp(-d c / T) (T the
 	 * period, c the share of time on a CPU): with lp's cost taken out,
 	 * the sampled spans must be no longer than that length bias makes
@@ -1829,6 +1967,8 @@ static void put_groups(struct split *s)
 		lp_attrs_buf__add_i64(&s->ab, "sample_ns", 9, llround(g->sample_weight));
 		if (band && g->span_ns > 0)
 			add_num(s, "coverage", g->sample_weight / g->span_ns);
+		if (band && s->keyed)
+			lp_attrs_buf__add_i64(&s->ab, "callback_ns", 11, llround(g->callback_ns));
 		for (int k = 0; s->have_states && k < 3; k++)
 			lp_attrs_buf__add_i64(&s->ab, state_keys[k], strlen(state_keys[k]),
 					      llround(g->state_weight[k]));
@@ -1976,6 +2116,7 @@ static void free_split(struct split *s)
 	lp_quantile__free(s->sketch);
 	lp_modes__free(s->modes);
 	lp_separate__free(s->sep);
+	free(s->key_attr);
 	free(s->took_at);
 	free(s->took_calls);
 	free(s->child_key);
@@ -2110,6 +2251,11 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 	if (o->child)
 		lp_contents__key(LP_CONTENTS_CALLS_NS, o->child, &s.child_key, &s.child_key_cap);
 	lp_hashmap__init(&s.span_index);
+	if (o->probe) {
+		size_t n = strlen(o->probe) + 10;
+		s.key_attr = lp_malloc(n);
+		snprintf(s.key_attr, n, "span.key.%s", o->probe);
+	}
 	for (size_t i = 0; i < o->nthresholds; i++)
 		s.cuts[i] = (double)o->thresholds[i];
 	char *spool = NULL;
@@ -2178,6 +2324,8 @@ int lp_split__run(const char *input, const struct lp_split_opts *o)
 		free_split(&s);
 		return -1;
 	}
+	if (s.keyed)
+		sum_callbacks(&s);
 	/* The groups' records out before the report and warnings, which
 	 * may share their terminal or pipe; the split records follow. */
 	for (size_t i = 0; i < s.nouts; i++)

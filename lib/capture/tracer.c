@@ -1,5 +1,6 @@
 /* tracer.c - loads bpf/trace.bpf.c, attaches probes, writes what they see. */
 #include "capture/tracer.h"
+#include "capture/keyed.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -186,6 +187,7 @@ struct lp_tracer {
 	struct lp_hashmap nspids;	/* pid -> 1 + its own namespace's pid (add_nspid) */
 	bool verbose, detached;
 	bool gate;			/* lp_tracer_opts.gate */
+	struct lp_keyed *keyed;		/* lp_tracer_opts.keyed */
 	bool calibrated;	/* costs[] hold figures: cost records and lp_ns= */
 	struct cls_cost costs[LP_INSN_N];
 	int64_t cal_time;	/* when calibration ended */
@@ -260,6 +262,7 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 	lp_hashmap__init(&t->pycodes);
 	t->verbose = opts->verbose;
 	t->gate = opts->gate;
+	t->keyed = opts->keyed;
 	t->ncpus = libbpf_num_possible_cpus();
 	t->skel = trace_bpf__open();
 	if (!t->skel) {
@@ -1954,6 +1957,14 @@ static int write_event(struct lp_tracer *t, const struct pinfo *pi,
 {
 	int r;
 	add_nspid(t, (pid_t)ev->pid);
+	if (t->keyed && lp_keyed__record(t->keyed, pi->spec, (int32_t)ev->pid,
+					      (int32_t)ev->tid, (int64_t)ev->start,
+					      ev->type == LP_EV_POINT ? (int64_t)ev->start
+								      : (int64_t)ev->end,
+					      &t->attrs, t->w) < 0) {
+		t->werr = errno ? errno : EIO;
+		return -1;
+	}
 	if (ev->type == LP_EV_SPAN || ev->type == LP_EV_SYSCALL) {
 		/* A python: span is named by its function. */
 		const struct pycode *c = pi->kind == LP_PROBE_PY

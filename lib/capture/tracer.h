@@ -26,6 +26,9 @@ struct lp_tracer_opts {
 	 * the sampler's map stacks_fd (loaded already), not a new one. */
 	bool share_stacks;
 	int stacks_fd;
+	/* key: probes (keyed.h): shown each record of their parts before
+	 * it is written; NULL: none. */
+	struct lp_keyed *keyed;
 };
 
 struct lp_tracer;
