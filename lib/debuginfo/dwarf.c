@@ -801,11 +801,26 @@ struct func_find {
 	bool found;
 };
 
+/* Whether a function's code starts at addr: its low_pc, or, split into
+ * ranges (GCC's -O2 moves a function's unlikely paths to a .cold part:
+ * DW_AT_ranges, no low_pc), the start of one of them. */
+static bool starts_at(Dwarf_Die *die, uint64_t addr)
+{
+	Dwarf_Addr lo, base, l, h;
+	ptrdiff_t off = 0;
+
+	if (dwarf_lowpc(die, &lo) == 0)
+		return lo == addr;
+	while ((off = dwarf_ranges(die, off, &base, &l, &h)) > 0)
+		if (l == addr)
+			return true;
+	return false;
+}
+
 static int func_cb(Dwarf_Die *die, void *arg)
 {
 	struct func_find *ff = arg;
-	Dwarf_Addr lo;
-	if (dwarf_lowpc(die, &lo) == 0 && lo == ff->addr) {
+	if (starts_at(die, ff->addr)) {
 		ff->die = *die;
 		ff->found = true;
 		return DWARF_CB_ABORT;
@@ -1174,8 +1189,12 @@ static int each_func_cb(Dwarf_Die *die, void *arg)
 	struct lp_dwfuncinfo fi = { .lines = ef->lines, .params = params };
 	Dwarf_Addr lo;
 
-	/* Out of line: an entry (an abstract instance or a declaration has none). */
-	if (dwarf_entrypc(die, &lo) != 0 && dwarf_lowpc(die, &lo) != 0)
+	/* Out of line: an entry (an abstract instance or a declaration has
+	 * none); split into ranges (a .cold part), the first, which GCC
+	 * gives to the function's start. */
+	Dwarf_Addr base, hi;
+	if (dwarf_entrypc(die, &lo) != 0 && dwarf_lowpc(die, &lo) != 0 &&
+	    dwarf_ranges(die, 0, &base, &lo, &hi) <= 0)
 		return DWARF_CB_OK;
 	fi.addr = lo;
 	fi.name = dwarf_diename(die);
