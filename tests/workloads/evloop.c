@@ -1,0 +1,249 @@
+/* cflags: -O2 -fno-optimize-sibling-calls -fno-shrink-wrap */
+/* evloop - an epoll event loop on one thread, whose requests are each
+ * handled in several short callbacks interleaved with the other requests in
+ * flight (lp issue 18: a request keyed by a pointer, not one call).
+ *
+ * new_request(id) mallocs a struct req and returns it (the key).  Each
+ * request owns an eventfd in one epoll set; its next phase is armed by a
+ * write to that fd, and the loop runs the phase's callback, the request its
+ * first argument (struct req *r), when epoll reports the fd ready: requests
+ * interleave in the order the kernel reports readiness.  After the last
+ * phase free_request(r) ends it and a new one starts: INFLIGHT in flight.
+ *
+ * The truth by construction, in units of work (a unit: a fixed number of
+ * iterations of one loop, ~1 us as calibrated, so that CPU shares are
+ * shares of units whatever preempts): a fast request (id % 25 != 0) runs
+ * on_read, on_process, on_write, each fast_work(r, 20); a slow one (id % 25
+ * == 0) the same with six on_slow between on_process and on_write, each
+ * slow_path(r, 250).  Only slow requests call slow_path: 1500 of the 3000
+ * units of 25 requests, 50%.  Each phase waits a round of the loop (a turn
+ * of all requests in flight): 9 rounds for a slow request, 3 for a fast one.
+ *
+ *   evloop [-v] [SECONDS] [INFLIGHT]   defaults 5 and 100
+ *
+ * After SECONDS no request starts and those in flight finish (all made are
+ * freed) at the same pace: after each batch the loop sleeps until a round of
+ * INFLIGHT would have ended, or the last slow requests, alone in short
+ * rounds, would be as quick as fast ones.  Then the truth, on stderr:
+ *   evloop: requests=N slow=M slow_path_units=A total_units=B iters_per_unit=I
+ * and with -v the latencies (new_request to free_request) of both kinds.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { SLOW_EVERY = 25, SLOW_PHASES = 6, FAST_UNITS = 20, SLOW_UNITS = 250 };
+
+struct req {
+	long id;
+	int fd;		/* its eventfd, in the epoll set */
+	int phase;	/* phases done */
+	int slow;
+	int64_t t0;	/* when new_request made it */
+	uint64_t acc;	/* the work's result, so that it is done */
+};
+
+static long iters_per_unit, slow_units, total_units;
+static int ep;
+static int64_t *lat[2];	/* latencies (ns) of fast [0] and slow [1] requests */
+static long nlat[2];
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A call after each loop, so that fast_work and slow_path are not leaves:
+ * GCC at -O2 gives a leaf no frame, and a frame-pointer unwind from it
+ * would skip the callback that called it (see reqloop.c). */
+__attribute__((noinline)) static void account(long units, int slow)
+{
+	total_units += units;
+	slow_units += slow ? units : 0;
+}
+
+/* r's work, in the calling function's own loop, so that a sample's leaf is
+ * fast_work or slow_path, under the callback that called it */
+#define WORK(r, units)                                                  \
+	do {                                                            \
+		uint64_t x_ = (r)->acc;                                 \
+		for (long k_ = (units) * iters_per_unit; k_ > 0; k_--)  \
+			x_ = x_ * 6364136223846793005ULL + (uint64_t)k_; \
+		(r)->acc = x_;                                          \
+	} while (0)
+
+__attribute__((noinline)) void fast_work(struct req *r, long units)
+{
+	WORK(r, units);
+	account(units, 0);
+}
+
+__attribute__((noinline)) void slow_path(struct req *r, long units)
+{
+	WORK(r, units);
+	account(units, 1);
+}
+
+__attribute__((noinline)) struct req *new_request(long id)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		abort();
+	r->id = id;
+	r->slow = id % SLOW_EVERY == 0;
+	r->t0 = now_ns();
+	return r;
+}
+
+__attribute__((noinline)) void on_read(struct req *r)
+{
+	fast_work(r, FAST_UNITS);
+}
+
+__attribute__((noinline)) void on_process(struct req *r)
+{
+	fast_work(r, FAST_UNITS);
+}
+
+__attribute__((noinline)) void on_slow(struct req *r)
+{
+	slow_path(r, SLOW_UNITS);
+}
+
+__attribute__((noinline)) void on_write(struct req *r)
+{
+	fast_work(r, FAST_UNITS);
+}
+
+__attribute__((noinline)) void free_request(struct req *r)
+{
+	long n = nlat[r->slow]++;
+
+	if (!(n & (n - 1)))	/* 0 or a power of two: grow */
+		if (!(lat[r->slow] = realloc(lat[r->slow], 2 * (n + 1) * sizeof(int64_t))))
+			abort();
+	lat[r->slow][n] = now_ns() - r->t0;
+	epoll_ctl(ep, EPOLL_CTL_DEL, r->fd, NULL);
+	close(r->fd);
+	free(r);
+}
+
+static void start(long id)
+{
+	struct req *r = new_request(id);
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
+
+	r->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->fd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, r->fd, &ev) < 0)
+		abort();
+	eventfd_write(r->fd, 1);	/* arms its first phase */
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	return (*(const int64_t *)a > *(const int64_t *)b) -
+	       (*(const int64_t *)a < *(const int64_t *)b);
+}
+
+static void print_latencies(void)
+{
+	long below = 0;
+
+	for (int s = 0; s < 2; s++) {
+		int64_t *l = lat[s], n = nlat[s];
+
+		qsort(l, n, sizeof(*l), cmp64);
+		fprintf(stderr, "evloop: %s latency ms: n=%ld min=%.2f p50=%.2f p90=%.2f "
+			"p99=%.2f max=%.2f\n", s ? "slow" : "fast", (long)n, n ? l[0] / 1e6 : 0,
+			n ? l[n / 2] / 1e6 : 0, n ? l[n * 9 / 10] / 1e6 : 0,
+			n ? l[n * 99 / 100] / 1e6 : 0, n ? l[n - 1] / 1e6 : 0);
+	}
+	for (long i = 0; nlat[0] && i < nlat[1]; i++)
+		below += lat[1][i] <= lat[0][nlat[0] * 99 / 100];
+	fprintf(stderr, "evloop: slow at or below fast p99: %ld\n", below);
+}
+
+int main(int argc, char **argv)
+{
+	int v = argc > 1 && !strcmp(argv[1], "-v");
+	double secs = argc > 1 + v ? atof(argv[1 + v]) : 5;
+	long inflight = argc > 2 + v ? atol(argv[2 + v]) : 100;
+	long id = 0, live = 0, callbacks = 0;
+	int64_t t0, end, best = INT64_MAX, per_cb = 0, pace = 0;
+	struct epoll_event evs[64];
+	struct req cal = { 0 };
+
+	if (secs <= 0 || inflight < 1)
+		return fprintf(stderr, "usage: evloop [-v] [SECONDS] [INFLIGHT]\n"), 2;
+	/* A unit: a microsecond's iterations, from the fastest of 50 timed
+	 * runs of 100000 (one that no interrupt or preemption hit). */
+	iters_per_unit = 100000;
+	for (int i = 0; i < 50; i++) {
+		t0 = now_ns();
+		fast_work(&cal, 1);
+		if (now_ns() - t0 < best)
+			best = now_ns() - t0;
+	}
+	iters_per_unit = (long)(100000 / (best / 1e3));
+	total_units = 0;	/* not the calibration's */
+
+	ep = epoll_create1(EPOLL_CLOEXEC);	/* if not, start aborts */
+	end = (t0 = now_ns()) + (int64_t)(secs * 1e9);
+	for (; live < inflight; live++)
+		start(++id);
+	while (live > 0) {
+		int n = epoll_wait(ep, evs, 64, -1);
+		long was = live;
+
+		for (int i = 0; i < n; i++) {
+			struct req *r = evs[i].data.ptr;
+			int last = r->slow ? 2 + SLOW_PHASES : 2;
+			eventfd_t one;
+
+			eventfd_read(r->fd, &one);	/* not ready until armed */
+			if (r->phase == 0)
+				on_read(r);
+			else if (r->phase == 1)
+				on_process(r);
+			else if (r->phase < last)
+				on_slow(r);
+			else
+				on_write(r);
+			callbacks++;
+			if (++r->phase <= last) {
+				eventfd_write(r->fd, 1);	/* arms the next */
+			} else if (free_request(r), now_ns() < end) {
+				start(++id);
+			} else {
+				if (!per_cb) {	/* a callback's wall time so far */
+					per_cb = (now_ns() - t0) / callbacks;
+					pace = now_ns();
+				}
+				live--;
+			}
+		}
+		/* Draining: these n callbacks were n / was of a round, which
+		 * would have taken INFLIGHT callbacks' time: wait until then. */
+		if (per_cb && live > 0) {
+			pace += n * inflight * per_cb / was;
+			struct timespec ts = { pace / 1000000000, pace % 1000000000 };
+
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		}
+	}
+	fprintf(stderr, "evloop: requests=%ld slow=%ld slow_path_units=%ld "
+		"total_units=%ld iters_per_unit=%ld\n", nlat[0] + nlat[1], nlat[1],
+		slow_units, total_units, iters_per_unit);
+	if (v)
+		print_latencies();
+	return 0;
+}
