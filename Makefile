@@ -42,7 +42,8 @@ DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
 # postgresql-15: the forking server tests/lp-trace-forks.bats traces under pgbench -C.
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg \
-	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev libpython3.11
+	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev libpython3.11 \
+	nginx-light wrk
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
 # Only for make bench (bench/selfcost.sh's servers, /usr/bin/time for
 # bench/record.sh and bench/unwind.sh), not for the suite or CI: make

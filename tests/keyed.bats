@@ -1,0 +1,259 @@
+#!/usr/bin/env bats
+# Requests that are not one call (lp-trace key: probes, lp-split -e on
+# them).  tests/workloads/evloop.c serves about 100 interleaved requests on
+# one epoll loop, each in several callbacks; tests/workloads/pool.c hands
+# each phase of a request to whichever worker of a pool takes it.  In both,
+# a request is made by new_request (its pointer, the key) and ended by
+# free_request(r); 1 in 25 is slow, with six on_slow callbacks that call
+# slow_path, which nothing else calls.  tests/helpers/keyed-truth checks
+# each request span against its callbacks, and each sample's request.
+
+load helpers/common
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+	TRUTH=$LP_TOP/tests/helpers/keyed-truth
+}
+
+KEYS=('key:request=new_request(ret)..free_request(r)' 'key:request@on_read(r)'
+	'key:request@on_process(r)' 'key:request@on_slow(r)' 'key:request@on_write(r)')
+
+# record WORKLOAD ARGS...: samples and request spans of a running workload
+# for 3 s ($T/s.lp, $T/t.lp), joined ($T/j.lp).
+record() {
+	"$WORKLOADS/$1" "${@:2}" 2>"$T/truth" >/dev/null &
+	local pid=$!
+	sleep 0.3
+	lp-record -F 499 -d 3 -p $pid -o "$T/s.lp" 2>"$T/rec.err" &
+	local rec=$!
+	lp-trace -d 3 -p $pid "${KEYS[@]}" -o "$T/t.lp" 2>"$T/trace.err" ||
+		fail "lp-trace: $(cat "$T/trace.err")"
+	reap $rec 0 10
+	reap $pid 0 30
+	lp-join "$T/s.lp" "$T/t.lp" >"$T/j.lp"
+}
+
+# truth STREAM: keyed-truth's figures as shell variables (requests=...).
+truth() {
+	run -0 "$TRUTH" "$1"
+	echo "# $output" >&3
+	local kv
+	for kv in $output; do
+		printf -v "${kv%%=*}" '%s' "${kv#*=}"
+	done
+}
+
+# share GROUP: slow_path's share (%) of the group's samples, and their count.
+share() {
+	lp-collapse --group "$1" "$T/l.lp" >"$T/$1.folded" || return 1
+	awk '{ t += $NF } /;slow_path( |;)/ { s += $NF } END { printf "%.1f %d\n", t ? 100 * s / t : -1, t }' "$T/$1.folded"
+}
+
+# split_check: lp-split -e request at p95: the slow group >= 70% in
+# slow_path, the fast group <= 2% (the issue's goal).
+split_check() {
+	run -0 lp-split -e request -P 95 --label -o "$T/l.lp" -r "$T/report.txt" "$T/j.lp"
+	local above nabove below nbelow
+	read -r above nabove < <(share above)
+	read -r below nbelow < <(share below)
+	echo "# slow_path: above p95 ${above}% of $nabove samples, below ${below}% of $nbelow" >&3
+	((nabove >= 100 && nbelow >= 100)) || fail "$nabove and $nbelow samples"
+	awk -v a="$above" -v b="$below" 'BEGIN { exit !(a >= 70 && b <= 2) }' || fail "above ${above}%, below ${below}%"
+}
+
+@test "keyed: lp-trace on an event loop: a span per request from new_request to free_request, holding exactly its own callbacks" {
+	require_root
+	record evloop 5 100
+	cat "$T/trace.err" >&3
+	truth "$T/t.lp"
+	((requests >= 2000)) || fail "$requests requests"
+	# Every request holds its own callbacks and no other's, though about
+	# 100 interleave on the thread.
+	assert_equal "$bad" 0
+	assert_equal "$complete" "$requests"
+	# 1 in 25 requests started is slow.
+	awk -v s="$slow" -v n="$requests" 'BEGIN { exit !(s / n > 0.03 && s / n < 0.05) }' || fail "$slow slow of $requests"
+	# The callbacks in no request are those of the requests in flight when
+	# lp-trace attached (their starts unseen): at most 100 requests' worth.
+	((orphans <= 9 * 100)) || fail "$orphans callbacks in no request"
+	run -0 awk -F'\t' '$1 == "lost" && $3 == "keyed-unmatched" { print $4 }' "$T/t.lp"
+	((output > 0 && output <= 100)) || fail "keyed-unmatched: $output"
+	run -1 grep -c $'^lost\t[0-9]*\tkeyed-evicted' "$T/t.lp"
+}
+
+@test "keyed: lp-split -e request on the event loop: slow group >= 70% slow_path, fast <= 2%; no sample of a fast request in it" {
+	require_root
+	record evloop 5 100
+	split_check
+	# The attribution itself, whatever the cut: no sample in a callback of
+	# a request without on_slow callbacks is in slow_path.
+	truth "$T/j.lp"
+	((samples >= 300)) || fail "$samples samples in callbacks"
+	assert_equal "$fast_slow_path" 0
+	run -0 grep -c $'^split\tgroup\tabove\t-\t.*callback_ns=' "$T/l.lp"
+	# Where their time went: the slow requests spent more of it in their
+	# own callbacks than the fast ones; both waited most of it.
+	run -0 awk -F'\t' '/^# where the requests/ { on = 1; next } on && $1 == "above" { a = $4 } on && $1 == "below" { b = $4 } END { print a + 0, b + 0 }' "$T/report.txt"
+	echo "# in their callbacks: above, below: $output" >&3
+	read -r cba cbb <<<"$output"
+	awk -v a="$cba" -v b="$cbb" 'BEGIN { exit !(a > b && a < 50) }' || fail "in callbacks: above $cba%, below $cbb%"
+}
+
+@test "keyed: a thread pool hands requests between threads: spans hold their callbacks on every thread; slow group >= 70% slow_path, fast <= 2%" {
+	require_root
+	record pool 5 4 100
+	truth "$T/j.lp"
+	((requests >= 1000)) || fail "$requests requests"
+	assert_equal "$bad" 0
+	assert_equal "$fast_slow_path" 0
+	# Most requests ran on more than one thread, and still hold their
+	# callbacks; most ended on another thread than they started on.
+	((moved * 2 > requests)) || fail "$moved of $requests moved between threads"
+	run -0 awk -F'\t' '$1 == "span" && $6 == "request" && $3 != "-" { n++; for (i = 8; i <= NF; i++) if ($i ~ /^end_tid=/ && substr($i, 9) != $5) o++ } END { print n, o + 0 }' "$T/t.lp"
+	read -r n other <<<"$output"
+	((other * 2 > n)) || fail "$other of $n requests ended on another thread"
+	split_check
+}
+
+@test "keyed: --max-keys bounds the open requests: the oldest evicted, counted as lost" {
+	require_root
+	"$WORKLOADS/evloop" 4 100 2>/dev/null >/dev/null &
+	local pid=$!
+	sleep 0.3
+	run -0 --separate-stderr lp-trace -d 1 --max-keys 10 -p $pid "${KEYS[@]}" -o "$T/t.lp"
+	reap $pid 0 30
+	echo "# $stderr" >&3
+	# 100 in flight, room for 10: most starts evict an older request.
+	run -0 awk -F'\t' '$1 == "lost" && $3 == "keyed-evicted" { print $4 }' "$T/t.lp"
+	((output > 100)) || fail "keyed-evicted: $output"
+	[[ "$stderr" == *" evicted"* ]] || fail "$stderr"
+	# What is written is still right: no request holds another's callbacks.
+	truth "$T/t.lp"
+	assert_equal "$bad" 0
+	# At most 10 were open at the end.
+	run -0 awk -F'\t' '$1 == "span" && $6 == "request" && $3 == "-" { n++ } END { print n + 0 }' "$T/t.lp"
+	((output <= 10)) || fail "$output open at the end"
+}
+
+@test "keyed: bad key: probes are refused with a reason, exit 2" {
+	run --separate-stderr -2 lp-trace 'key:request' -p 1
+	assert_equal "$stderr" "lp-trace: probe 'key:request': expected key:NAME=START(KEY)..END(KEY) or key:NAME@FUNC(KEY)"
+	run --separate-stderr -2 lp-trace 'key:request=new_request(ret)' -p 1
+	[[ "$stderr" == *"expected key:NAME=START(KEY)..END(KEY)"* ]] || fail "$stderr"
+	run --separate-stderr -2 lp-trace 'key:request=new_request(ret)..free_request(ret)' -p 1
+	[[ "$stderr" == *"only the start's key can be its return value (ret)"* ]] || fail "$stderr"
+	run --separate-stderr -2 lp-trace 'key:request=new_request..free_request(r)' -p 1
+	[[ "$stderr" == *"expected FUNC(KEY)"* ]] || fail "$stderr"
+	run --separate-stderr -2 lp-trace 'key:request=a(ret)..b(r)' 'key:request=c(ret)..d(r)' -p 1
+	[[ "$stderr" == *"key request has a start and an end already"* ]] || fail "$stderr"
+}
+
+@test "keyed: lp-split needs -e and the whole input for requests; lp-join joins no sample to a request by thread" {
+	printf '%s\n' $'lp-stream\t1\tclock=monotonic' $'frame\tf1\tu\t-\t/bin/a\tmain\t-' $'stack\ts1\tf1' \
+		$'sample\t150\t1\t1\t0\ta\tcpu-clock\t1\ts1' $'sample\t250\t1\t2\t0\ta\tcpu-clock\t1\ts1' >"$T/s.lp"
+	printf '%s\n' $'lp-stream\t1\tclock=monotonic' \
+		$'span\t140\t160\t1\t1\ton_read\t0\tr=0x10\tkey.request=0x10' \
+		$'span\t240\t260\t1\t2\ton_write\t0\tr=0x10\tkey.request=0x10' \
+		$'span\t100\t300\t1\t1\trequest\t0\tkey=0x10\tend_tid=2' >"$T/t.lp"
+	lp-join "$T/s.lp" "$T/t.lp" >"$T/j.lp"
+	# Each sample is its callback's, none the request's by thread.
+	run -0 grep -c $'^sample.*\tspan=on_' "$T/j.lp"
+	assert_output 2
+	run -1 grep -c $'^sample.*span=request' "$T/j.lp"
+	run --separate-stderr -1 lp-split -P 50 --above /dev/null "$T/j.lp"
+	[[ "$stderr" == *"request is a keyed span (key=): name it with -e request"* ]] || fail "$stderr"
+	run --separate-stderr -1 lp-split -e request --live -P 50 --label "$T/j.lp"
+	[[ "$stderr" == *"keyed span (key=): it needs the whole input first"* ]] || fail "$stderr"
+	# With -e: both samples, on two threads, are the request's.
+	run -0 lp-split -e request -t 100ns --label -q "$T/j.lp"
+	run -0 grep -c $'^sample.*group=above$' <<<"$output"
+	assert_output 2
+}
+
+@test "keyed: Debian's nginx under wrk: a request from ngx_http_create_request to ngx_http_free_request; the gzipped location's deflate in the slow group (>= 70%), not the fast (<= 2%)" {
+	require_root
+	require_cmd nginx
+	require_cmd wrk
+	# One nginx process (no master), one server: /fast.txt 272 bytes, sent
+	# as it is; /slow.txt 150 kB of text, gzipped at level 9 (libz's
+	# deflate, which nothing else calls).  wrk asks 1 in 25 for /slow.txt.
+	local port=$((20000 + $$ % 20000))
+	mkdir -p "$T/html" "$T/logs"
+	head -c 272 /dev/zero | tr '\0' f >"$T/html/fast.txt"
+	awk 'BEGIN { srand(1); for (i = 0; i < 25000; i++) printf "%s ", substr("abcdefghijklmnopqrstuvwxyz", int(rand() * 20) + 1, 5) }' >"$T/html/slow.txt"
+	cat >"$T/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+error_log $T/logs/error.log;
+pid $T/logs/nginx.pid;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $T/logs;
+	proxy_temp_path $T/logs;
+	fastcgi_temp_path $T/logs;
+	uwsgi_temp_path $T/logs;
+	scgi_temp_path $T/logs;
+	server {
+		listen 127.0.0.1:$port;
+		root $T/html;
+		gzip on;
+		gzip_comp_level 9;
+		gzip_min_length 1000;
+		gzip_types text/plain;
+	}
+}
+CONF
+	cat >"$T/mix.lua" <<'LUA'
+n = 0
+request = function()
+	n = n + 1
+	return wrk.format("GET", n % 25 == 0 and "/slow.txt" or "/fast.txt", { ["Accept-Encoding"] = "gzip" })
+end
+LUA
+	nginx -c "$T/nginx.conf" -p "$T" &
+	local ngx=$!
+	local i
+	for i in $(seq 50); do
+		if (: </dev/tcp/127.0.0.1/$port) 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+	wrk -t1 -c20 -d60s -s "$T/mix.lua" "http://127.0.0.1:$port/" >"$T/wrk.out" 2>&1 &
+	local wrk=$!
+	# The requests of an event loop: each in the callbacks nginx runs for
+	# it (without DWARF: the request is arg0, the one made the return).
+	lp-trace -d 5 -p $ngx -o "$T/t.lp" \
+		'key:request=ngx_http_create_request(ret)..ngx_http_free_request(arg0)' \
+		'key:request@ngx_http_core_run_phases(arg0)' 'key:request@ngx_http_output_filter(arg0)' \
+		'key:request@ngx_http_finalize_request(arg0)' 2>"$T/trace.err" &
+	local tr=$!
+	# Samples once the probes are in (after lp-trace's calibration).
+	for i in $(seq 100); do
+		if grep -q $'^span\t' "$T/t.lp" 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+	lp-record -F 999 -d 3 -p $ngx -o "$T/s.lp" 2>"$T/rec.err"
+	reap $tr 0 15
+	kill $wrk $ngx
+	reap $wrk 143 5
+	reap $ngx 0 5
+	cat "$T/trace.err" >&3
+	lp-join "$T/s.lp" "$T/t.lp" >"$T/j.lp"
+	run -0 awk -F'\t' '$1 == "span" && $6 == "request" && $3 != "-"' "$T/t.lp"
+	local n
+	n=$(wc -l <<<"$output")
+	((n >= 1000)) || fail "$n requests"
+	run -0 lp-split -e request -P 95 --label -o "$T/l.lp" "$T/j.lp"
+	local g share
+	for g in above below; do
+		lp-collapse --group "$g" "$T/l.lp" >"$T/$g.folded"
+		share=$(awk '{ t += $NF } /;deflate;/ || / deflate / || /;deflate / { s += $NF } END { printf "%.1f %d", t ? 100 * s / t : -1, t }' "$T/$g.folded")
+		echo "# $g p95: deflate in ${share% *}% of ${share#* } samples" >&3
+		eval "${g}_share=${share% *} ${g}_n=${share#* }"
+	done
+	((above_n >= 100 && below_n >= 20)) || fail "$above_n and $below_n samples"
+	awk -v a="$above_share" -v b="$below_share" 'BEGIN { exit !(a >= 70 && b <= 2) }' ||
+		fail "deflate: above ${above_share}%, below ${below_share}%"
+}
