@@ -4,7 +4,7 @@
 # one epoll loop, each in several callbacks; tests/workloads/pool.c hands
 # each phase of a request to whichever worker of a pool takes it.  In both,
 # a request is made by new_request (its pointer, the key) and ended by
-# free_request(r); 1 in 25 is slow, with six on_slow callbacks that call
+# free_request(r); 1 in 25 is slow, with twelve on_slow callbacks that call
 # slow_path, which nothing else calls.  tests/helpers/keyed-truth checks
 # each request span against its callbacks, and each sample's request.
 
@@ -69,14 +69,17 @@ split_check() {
 	truth "$T/t.lp"
 	((requests >= 2000)) || fail "$requests requests"
 	# Every request holds its own callbacks and no other's, though about
-	# 100 interleave on the thread.
-	assert_equal "$bad" 0
-	assert_equal "$complete" "$requests"
+	# 100 interleave on the thread (but those of which a record was lost,
+	# as a full ring buffer's lost records count).
+	local lost
+	lost=$(awk -F'\t' '$1 == "lost" && $3 != "keyed-unmatched" { n += $4 } END { print n + 0 }' "$T/t.lp")
+	((bad <= lost)) || fail "$bad requests with other callbacks than their own ($lost records lost)"
+	((complete + bad == requests)) || fail "$complete + $bad of $requests"
 	# 1 in 25 requests started is slow.
 	awk -v s="$slow" -v n="$requests" 'BEGIN { exit !(s / n > 0.03 && s / n < 0.05) }' || fail "$slow slow of $requests"
 	# The callbacks in no request are those of the requests in flight when
 	# lp-trace attached (their starts unseen): at most 100 requests' worth.
-	((orphans <= 9 * 100)) || fail "$orphans callbacks in no request"
+	((orphans <= 15 * 100)) || fail "$orphans callbacks in no request"
 	run -0 awk -F'\t' '$1 == "lost" && $3 == "keyed-unmatched" { print $4 }' "$T/t.lp"
 	((output > 0 && output <= 100)) || fail "keyed-unmatched: $output"
 	run -1 grep -c $'^lost\t[0-9]*\tkeyed-evicted' "$T/t.lp"

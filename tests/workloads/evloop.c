@@ -14,10 +14,11 @@
  * iterations of one loop, ~1 us as calibrated, so that CPU shares are
  * shares of units whatever preempts): a fast request (id % 25 != 0) runs
  * on_read, on_process, on_write, each fast_work(r, 20); a slow one (id % 25
- * == 0) the same with six on_slow between on_process and on_write, each
- * slow_path(r, 250).  Only slow requests call slow_path: 1500 of the 3000
+ * == 0) the same with twelve on_slow between on_process and on_write, each
+ * slow_path(r, 125).  Only slow requests call slow_path: 1500 of the 3000
  * units of 25 requests, 50%.  Each phase waits a round of the loop (a turn
- * of all requests in flight): 9 rounds for a slow request, 3 for a fast one.
+ * of all requests in flight): 15 rounds for a slow request, 3 for a fast one
+ * (five times as long: a fast request stalled by other load stays below).
  *
  *   evloop [-v] [SECONDS] [INFLIGHT]   defaults 5 and 100
  *
@@ -37,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { SLOW_EVERY = 25, SLOW_PHASES = 6, FAST_UNITS = 20, SLOW_UNITS = 250 };
+enum { SLOW_EVERY = 25, SLOW_PHASES = 12, FAST_UNITS = 20, SLOW_UNITS = 125 };
 
 struct req {
 	long id;
