@@ -419,20 +419,27 @@ static void parse(struct trace *t, int argc, char **argv)
 	/* A key: probe is two probes (its start and end) or one (a
 	 * callback), traced as any others. */
 	const char **texts = lp_calloc(2 * (size_t)t->nspecs + 1, sizeof(*texts));
-	int ntexts = 0;
+	const char **starts = lp_calloc((size_t)t->nspecs + 1, sizeof(*starts));
+	int ntexts = 0, nstarts = 0;
 	for (int i = 0; i < t->nspecs; i++) {
-		const char *arg = argv[optind + i];
+		const char *arg = argv[optind + i], *parts[2];
 		if (!lp_keyed__is_spec(arg)) {
 			texts[ntexts++] = arg;
 			continue;
 		}
 		if (!t->keyed)
 			t->keyed = lp_keyed__new(t->opt.max_keys ? t->opt.max_keys : 65536);
-		int n = lp_keyed__add(t->keyed, arg, texts + ntexts);
+		int n = lp_keyed__add(t->keyed, arg, parts);
 		if (n < 0)
 			exit(2);
-		ntexts += n;
+		texts[ntexts++] = parts[0];
+		if (n == 2)
+			starts[nstarts++] = parts[1];
 	}
+	/* Requests' starts attached last (lp_keyed__add). */
+	for (int i = 0; i < nstarts; i++)
+		texts[ntexts++] = starts[i];
+	free(starts);
 	t->nspecs = ntexts;
 	t->specs = lp_calloc((size_t)t->nspecs + 1, sizeof(*t->specs));
 	const char *python = NULL;

@@ -30,6 +30,7 @@ struct open {
 	size_t key;
 	int32_t pid, tid;
 	int64_t start_ns;
+	uint64_t lp_ns;		/* lp's probes in its own calls: start, callbacks, end */
 	char *value;		/* the key as the start wrote it */
 };
 
@@ -42,6 +43,7 @@ struct lp_keyed {
 	struct open *oldest, *newest;
 	size_t nopen, max_open;
 	uint64_t spans, evicted, unmatched;
+	bool lp_ns_known;	/* the parts' records carry lp_ns= (lp-trace calibrated) */
 	char *value;		/* lp_attrs__get's buffer */
 	size_t value_cap;
 	struct lp_attrs_buf out;
@@ -158,8 +160,10 @@ int lp_keyed__add(struct lp_keyed *k, const char *text, const char *probes[2])
 	if (part_of(k, text, rest, (size_t)(dots - rest), ROLE_START, key) < 0 ||
 	    part_of(k, text, dots + 2, (size_t)(end - dots - 2), ROLE_END, key) < 0)
 		return -1;
-	probes[0] = k->parts[k->nparts - 2].spec;
-	probes[1] = k->parts[k->nparts - 1].spec;
+	/* The end first: attached first, so that no request whose start is
+	 * seen can end unseen (lp-trace attaches probes one by one). */
+	probes[0] = k->parts[k->nparts - 1].spec;
+	probes[1] = k->parts[k->nparts - 2].spec;
 	return 2;
 }
 
@@ -188,7 +192,7 @@ static void unlink_open(struct lp_keyed *k, struct open *o)
 }
 
 static void start(struct lp_keyed *k, size_t key, int32_t pid, int32_t tid, int64_t t,
-		  const char *v)
+		  const char *v, uint64_t lp_ns)
 {
 	uint64_t h = value_hash(key, pid, v);
 	struct open *o = lp_hashmap__get(&k->open, h);
@@ -210,7 +214,7 @@ static void start(struct lp_keyed *k, size_t key, int32_t pid, int32_t tid, int6
 	}
 	free(o->value);
 	*o = (struct open){ .hash = h, .key = key, .pid = pid, .tid = tid, .start_ns = t,
-			    .value = lp_strdup(v), .prev = k->newest };
+			    .lp_ns = lp_ns, .value = lp_strdup(v), .prev = k->newest };
 	*(k->newest ? &k->newest->next : &k->oldest) = o;
 	k->newest = o;
 	lp_hashmap__put(&k->open, h, o);
@@ -224,6 +228,10 @@ static int write_request(struct lp_keyed *k, struct lp_writer *w, const struct o
 	lp_attrs_buf__add(&k->out, "key", o->value);
 	if (end_ns != LP_TIME_NONE)
 		lp_attrs_buf__add_i64(&k->out, "end_tid", 7, end_tid);
+	/* What lp-split takes out of its duration: the probes in its own
+	 * calls (the waits between them are the loop's, not lp's). */
+	if (k->lp_ns_known)
+		lp_attrs_buf__add_i64(&k->out, "lp_ns", 5, (int64_t)o->lp_ns);
 	struct lp_span s = {
 		.start_ns = o->start_ns, .end_ns = end_ns, .pid = o->pid, .tid = o->tid,
 		.probe = k->keys[o->key].name, .depth = 0, .attrs = lp_attrs_buf__attrs(&k->out),
@@ -231,32 +239,47 @@ static int write_request(struct lp_keyed *k, struct lp_writer *w, const struct o
 	return lp_writer__span(w, &s);
 }
 
+/* The record's lp_ns=, 0 when it has none. */
+static uint64_t record_lp_ns(struct lp_keyed *k, const struct lp_attrs *a)
+{
+	char *end;
+	if (lp_attrs__get(a, "lp_ns", &k->value, &k->value_cap) < 0)
+		return 0;
+	k->lp_ns_known = true;
+	return strtoull(k->value, &end, 10);
+}
+
 int lp_keyed__record(struct lp_keyed *k, const char *spec, int32_t pid, int32_t tid,
 		     int64_t start_ns, int64_t end_ns, struct lp_attrs_buf *attrs,
 		     struct lp_writer *w)
 {
-	struct lp_attrs a = lp_attrs_buf__attrs(attrs);
-
 	for (size_t i = 0; i < k->nparts; i++) {
 		const struct part *p = &k->parts[i];
 		if (strcmp(p->spec, spec))
 			continue;
-		a = lp_attrs_buf__attrs(attrs);
+		struct lp_attrs a = lp_attrs_buf__attrs(attrs);
+		uint64_t lp_ns = record_lp_ns(k, &a);
 		if (lp_attrs__get(&a, p->attr, &k->value, &k->value_cap) < 0)
 			continue;	/* not captured (no DWARF for the name): said at attach */
+		struct open *o = p->role == ROLE_START ? NULL
+			       : lp_hashmap__get(&k->open, value_hash(p->key, pid, k->value));
+		if (o && (o->key != p->key || o->pid != pid))
+			o = NULL;
 		switch (p->role) {
 		case ROLE_CALLBACK:
 			lp_attrs_buf__add(attrs, k->keys[p->key].attr, k->value);
+			if (o)
+				o->lp_ns += lp_ns;
 			break;
 		case ROLE_START:
-			start(k, p->key, pid, tid, start_ns, k->value);
+			start(k, p->key, pid, tid, start_ns, k->value, lp_ns);
 			break;
 		case ROLE_END: {
-			struct open *o = lp_hashmap__get(&k->open, value_hash(p->key, pid, k->value));
-			if (!o || o->key != p->key || o->pid != pid) {
+			if (!o) {
 				k->unmatched++;
 				break;
 			}
+			o->lp_ns += lp_ns;
 			unlink_open(k, o);
 			int r = write_request(k, w, o, end_ns, tid);
 			free(o->value);

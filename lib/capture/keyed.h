@@ -36,7 +36,9 @@ struct lp_keyed *lp_keyed__new(size_t max_open);
 void lp_keyed__free(struct lp_keyed *k);
 bool lp_keyed__is_spec(const char *text);
 /* Adds a key: spec; its probes' texts (one or two, owned by k) go in
- * probes[], their number returned; -1 after a message. */
+ * probes[], their number returned; -1 after a message.  Of two, the
+ * second is the start: to attach after every other probe (the end and
+ * the callbacks), so that a request seen to start has all of them live. */
 int lp_keyed__add(struct lp_keyed *k, const char *text, const char *probes[2]);
 
 /* A record lp-trace is about to write: a span (end_ns >= start_ns) or a
