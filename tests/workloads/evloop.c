@@ -155,24 +155,6 @@ static int cmp64(const void *a, const void *b)
 	       (*(const int64_t *)a < *(const int64_t *)b);
 }
 
-static void print_latencies(void)
-{
-	long below = 0;
-
-	for (int s = 0; s < 2; s++) {
-		int64_t *l = lat[s], n = nlat[s];
-
-		qsort(l, n, sizeof(*l), cmp64);
-		fprintf(stderr, "evloop: %s latency ms: n=%ld min=%.2f p50=%.2f p90=%.2f "
-			"p99=%.2f max=%.2f\n", s ? "slow" : "fast", (long)n, n ? l[0] / 1e6 : 0,
-			n ? l[n / 2] / 1e6 : 0, n ? l[n * 9 / 10] / 1e6 : 0,
-			n ? l[n * 99 / 100] / 1e6 : 0, n ? l[n - 1] / 1e6 : 0);
-	}
-	for (long i = 0; nlat[0] && i < nlat[1]; i++)
-		below += lat[1][i] <= lat[0][nlat[0] * 99 / 100];
-	fprintf(stderr, "evloop: slow at or below fast p99: %ld\n", below);
-}
-
 int main(int argc, char **argv)
 {
 	int v = argc > 1 && !strcmp(argv[1], "-v");
@@ -244,7 +226,18 @@ int main(int argc, char **argv)
 	fprintf(stderr, "evloop: requests=%ld slow=%ld slow_path_units=%ld "
 		"total_units=%ld iters_per_unit=%ld\n", nlat[0] + nlat[1], nlat[1],
 		slow_units, total_units, iters_per_unit);
-	if (v)
-		print_latencies();
+	for (int s = 0; v && s < 2; s++) {	/* the latencies, in ms */
+		int64_t *l = lat[s], n = nlat[s];
+		long below = 0;
+
+#define MS(p) (n ? l[(n - 1) * p / 100] / 1e6 : 0)
+		qsort(l, n, sizeof(*l), cmp64);
+		for (long i = 0; s && nlat[0] && i < n; i++)	/* fast's sorted */
+			below += l[i] <= lat[0][(nlat[0] - 1) * 99 / 100];
+		fprintf(stderr, "evloop: %s latency ms: n=%ld min=%.2f p50=%.2f "
+			"p90=%.2f p99=%.2f max=%.2f", s ? "slow" : "fast", (long)n,
+			MS(0), MS(50), MS(90), MS(99), MS(100));
+		fprintf(stderr, s ? " at_or_below_fast_p99=%ld\n" : "\n", below);
+	}
 	return 0;
 }
