@@ -12,9 +12,11 @@
  * The truth by construction is evloop.c's, in units of work (a fixed number
  * of iterations of one loop, ~1 us as calibrated): a fast request (id % 25
  * != 0) runs on_read, on_process, on_write, each fast_work(r, 20); a slow
- * one the same with six on_slow before on_write, each slow_path(r, 250):
+ * one the same with twelve on_slow before on_write, each slow_path(r, 125):
  * 1500 of the 3000 units of 25 requests, 50%, are slow_path's.  Each phase
- * waits its turn through the queue: 9 turns for a slow request, 3 for a fast.
+ * waits its turn through the queue: 15 turns for a slow request, 3 for a
+ * fast (five times as long: a fast request stalled by other load stays
+ * below).
  *
  *   pool [-v] [SECONDS] [THREADS] [INFLIGHT]   defaults 5, 4 and 100
  *
@@ -33,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { SLOW_EVERY = 25, SLOW_PHASES = 6, FAST_UNITS = 20, SLOW_UNITS = 250 };
+enum { SLOW_EVERY = 25, SLOW_PHASES = 12, FAST_UNITS = 20, SLOW_UNITS = 125 };
 
 struct req {
 	int phase, slow;	/* phases done; whether id % 25 == 0 */
