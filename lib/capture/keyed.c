@@ -23,13 +23,20 @@ struct key {
 	char *attr;		/* key.NAME, for callbacks */
 };
 
-/* A request open: started, not ended yet; in the order they started. */
+/* A request open: started, not ended yet; in the order they started.
+ * Requests open under one key, newest first: a thread may free an object
+ * and another make a new request of it before the free's record comes
+ * (it comes at free_request's return). */
 struct open {
 	struct open *prev, *next;
+	struct open *older;	/* the same key's, started before */
 	uint64_t hash;
 	size_t key;
 	int32_t pid, tid;
 	int64_t start_ns;
+	/* When its key came to be: the start's return for ret (a pointer
+	 * the start allocates is no key before), else the start's start. */
+	int64_t key_ns;
 	uint64_t lp_ns;		/* lp's probes in its own calls: start, callbacks, end */
 	char *value;		/* the key as the start wrote it */
 };
@@ -187,34 +194,47 @@ static void unlink_open(struct lp_keyed *k, struct open *o)
 {
 	*(o->prev ? &o->prev->next : &k->oldest) = o->next;
 	*(o->next ? &o->next->prev : &k->newest) = o->prev;
-	lp_hashmap__del(&k->open, o->hash);
+	struct open *head = lp_hashmap__get(&k->open, o->hash);
+	if (head == o) {
+		if (o->older)
+			lp_hashmap__put(&k->open, o->hash, o->older);
+		else
+			lp_hashmap__del(&k->open, o->hash);
+	} else {
+		while (head && head->older != o)
+			head = head->older;
+		if (head)
+			head->older = o->older;
+	}
 	k->nopen--;
 }
 
+/* The request open under key v that a call starting at t is part of: the
+ * newest whose key was there at t. */
+static struct open *find(struct lp_keyed *k, size_t key, int32_t pid, const char *v, int64_t t)
+{
+	struct open *o = lp_hashmap__get(&k->open, value_hash(key, pid, v));
+	while (o && (o->key_ns > t || o->key != key || o->pid != pid))
+		o = o->older;
+	return o;
+}
+
 static void start(struct lp_keyed *k, size_t key, int32_t pid, int32_t tid, int64_t t,
-		  const char *v, uint64_t lp_ns)
+		  int64_t key_ns, const char *v, uint64_t lp_ns)
 {
 	uint64_t h = value_hash(key, pid, v);
-	struct open *o = lp_hashmap__get(&k->open, h);
 
-	/* The same object again before its end came (its end was not seen,
-	 * or a collision): the newer request replaces it. */
-	if (o) {
-		unlink_open(k, o);
+	if (k->nopen >= k->max_open) {
+		struct open *old = k->oldest;
+		unlink_open(k, old);
+		free(old->value);
+		free(old);
 		k->evicted++;
-	} else {
-		if (k->nopen >= k->max_open) {
-			struct open *old = k->oldest;
-			unlink_open(k, old);
-			free(old->value);
-			free(old);
-			k->evicted++;
-		}
-		o = lp_calloc(1, sizeof(*o));
 	}
-	free(o->value);
+	struct open *o = lp_calloc(1, sizeof(*o));
 	*o = (struct open){ .hash = h, .key = key, .pid = pid, .tid = tid, .start_ns = t,
-			    .lp_ns = lp_ns, .value = lp_strdup(v), .prev = k->newest };
+			    .key_ns = key_ns, .lp_ns = lp_ns, .value = lp_strdup(v), .prev = k->newest,
+			    .older = lp_hashmap__get(&k->open, h) };
 	*(k->newest ? &k->newest->next : &k->oldest) = o;
 	k->newest = o;
 	lp_hashmap__put(&k->open, h, o);
@@ -262,9 +282,7 @@ int lp_keyed__record(struct lp_keyed *k, const char *spec, int32_t pid, int32_t 
 		if (lp_attrs__get(&a, p->attr, &k->value, &k->value_cap) < 0)
 			continue;	/* not captured (no DWARF for the name): said at attach */
 		struct open *o = p->role == ROLE_START ? NULL
-			       : lp_hashmap__get(&k->open, value_hash(p->key, pid, k->value));
-		if (o && (o->key != p->key || o->pid != pid))
-			o = NULL;
+			       : find(k, p->key, pid, k->value, start_ns);
 		switch (p->role) {
 		case ROLE_CALLBACK:
 			lp_attrs_buf__add(attrs, k->keys[p->key].attr, k->value);
@@ -272,7 +290,8 @@ int lp_keyed__record(struct lp_keyed *k, const char *spec, int32_t pid, int32_t 
 				o->lp_ns += lp_ns;
 			break;
 		case ROLE_START:
-			start(k, p->key, pid, tid, start_ns, k->value, lp_ns);
+			start(k, p->key, pid, tid, start_ns,
+			      strcmp(p->attr, "ret") ? start_ns : end_ns, k->value, lp_ns);
 			break;
 		case ROLE_END: {
 			if (!o) {

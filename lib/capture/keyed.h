@@ -13,9 +13,11 @@
  * written too); this module only sees their records as lp-trace writes
  * them and adds what the keys make.  Keys are compared as numbers when
  * they are numbers (a pointer DWARF types and one it does not: 0x1f and
- * 31 are the same), per process.  Memory is bounded: at most max_open
- * requests open; a start beyond that evicts the oldest (counted, written
- * as lost keyed-evicted). */
+ * 31 are the same), per process; an end or a callback is the newest
+ * request of its key begun before it (an object freed and made again by
+ * another thread before the free's record came: two open under one key).
+ * Memory is bounded: at most max_open requests open; a start beyond that
+ * evicts the oldest (counted, written as lost keyed-evicted). */
 #ifndef LP_KEYED_H
 #define LP_KEYED_H
 
