@@ -230,6 +230,13 @@ short_options() {
 		lp-record v verbose
 		lp-record i interval
 		lp-record h help
+		lp-report o output
+		lp-report g group
+		lp-report f input-format
+		lp-report h help
+		lp-report e probe
+		lp-report P percentile
+		lp-report t threshold
 		lp-split P percentile
 		lp-split t threshold
 		lp-split e probe
