@@ -276,7 +276,7 @@ wait_recording() {
 	wait_file "$TMP/pid"
 	rec=$(cat "$TMP/pid")
 	KILL_AFTER="$reader $rec"
-	sleep 0.5
+	wait_opened "$rec" "$TMP/fifo"
 	second_sigint_kills "$rec" "$reader" "$TMP/end" prog_id 4
 	kill -KILL "$reader"
 	kill -0 "$BG"

@@ -208,7 +208,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	local tracer
 	tracer=$(cat "$T/pid")
 	KILL_AFTER="$target $reader $tracer"
-	sleep 0.5
+	wait_opened "$tracer" "$T/fifo"
 	second_sigint_kills "$tracer" "$reader" "$T/end" link_id 4
 	kill -0 "$target"
 }

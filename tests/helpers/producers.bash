@@ -42,6 +42,20 @@ wait_file() {
 	return 1
 }
 
+# Waits (up to 20 s) until process $1 has file $2 open: a producer opens
+# its output once its probes are in (loading them: about a second here).
+wait_opened() {
+	local i f
+	for i in $(seq 400); do
+		for f in /proc/"$1"/fd/*; do
+			if [ "$(readlink "$f" 2>/dev/null)" = "$2" ]; then return 0; fi
+		done
+		sleep 0.05
+	done
+	echo "process $1 never opened $2"
+	return 1
+}
+
 # Waits (up to 20 s) until process $1 sleeps writing to a full pipe.
 wait_blocked_in_write() {
 	local i
