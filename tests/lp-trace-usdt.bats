@@ -69,11 +69,15 @@ setup() {
 	assert_output "50 0"
 	# parent and child 50 calls 10 ms apart, both with the semaphore set
 	# (the child's a copy of its parent's); the child's hits before it is
-	# attached are lost, not more than a few
+	# attached are lost, not more than a few.  Before its attach the
+	# kernel may also take the parent's count out of the child's copy when
+	# it removes the parent's breakpoints from it: a call or two of the
+	# child's then sees the semaphore clear (49 of 50 in a clean-clone run)
 	run -0 --separate-stderr lp-trace --output "$T/f.lp" usdt:lp:sem -- "$WORKLOADS/usdtsem" fork
 	assert_equal "${#lines[@]}" 2
 	for l in "${lines[@]}"; do
-		assert_equal "${l#* }" 50
+		[ "${l#* }" -ge 45 ] || fail "pid ${l% *}: the semaphore set in ${l#* } of 50 calls"
+		[ "${l#* }" -le 50 ] || fail "pid ${l% *}: ${l#* } calls"
 		n=$(awk -F'\t' -v pid="${l% *}" '$1 == "event" && $3 == pid' "$T/f.lp" | wc -l)
 		[ "$n" -ge 40 ] || fail "pid ${l% *}: $n events of 50 calls"
 		[ "$n" -le 50 ] || fail "pid ${l% *}: $n events of 50 calls"
