@@ -65,8 +65,6 @@ struct report {
 	bool have_states;		/* samples with state= */
 	struct lp_folded_units units;
 	struct lp_folded_buf fb, kb;
-	char *buf;
-	size_t cap;
 	FILE *j;			/* the JSON, into a memory buffer */
 };
 
@@ -90,17 +88,15 @@ static char *json_value(const char *v, size_t len)
 	char *end, *s = lp_strndup(v, len), *out = NULL;
 	size_t size = 0;
 
+	FILE *f = open_memstream(&out, &size);
+
 	errno = 0;
 	double d = strtod(s, &end);
-	if (len && !*end && !errno && isfinite(d)) {
-		FILE *f = open_memstream(&out, &size);
+	if (len && !*end && !errno && isfinite(d))
 		lp_json__number(f, d);
-		fclose(f);
-	} else {
-		FILE *f = open_memstream(&out, &size);
+	else
 		lp_json__string(f, s, len);
-		fclose(f);
-	}
+	fclose(f);
 	free(s);
 	return out;
 }
@@ -185,25 +181,6 @@ static void take_split(struct report *r, const char *line, size_t len)
 	}
 }
 
-static bool attr_i64(const struct lp_attrs *a, const char *key, int64_t *v)
-{
-	size_t len;
-	const char *s = lp_attrs__raw(a, key, strlen(key), &len);
-	char buf[32];
-
-	if (!s || len == 0 || len >= sizeof(buf))
-		return false;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	char *end;
-	errno = 0;
-	long long x = strtoll(buf, &end, 10);
-	if (*end || errno)
-		return false;
-	*v = x;
-	return true;
-}
-
 static void take_span(struct report *r, const struct lp_span *sp)
 {
 	size_t glen;
@@ -217,7 +194,9 @@ static void take_span(struct report *r, const struct lp_span *sp)
 	/* The duration lp-split decided on (less lp's own cost), when it
 	 * says; else the measured one less the probes' cost. */
 	int64_t d;
-	if (!attr_i64(&sp->attrs, "corrected_ns", &d)) {
+	size_t clen;
+	const char *c = lp_attrs__raw(&sp->attrs, "corrected_ns", 12, &clen);
+	if (!c || !lp_attrs__value_i64(c, clen, &d)) {
 		double lp_ns = 0;
 
 		lp_span__lp_ns(sp, &lp_ns);
@@ -787,7 +766,6 @@ static void free_report(struct report *r)
 	free(r->durs);
 	lp_folded_buf__free(&r->fb);
 	lp_folded_buf__free(&r->kb);
-	free(r->buf);
 }
 
 /* "below, above, outside": the groups' names, for a message. */

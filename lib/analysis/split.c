@@ -78,26 +78,6 @@ static bool attr_raw(const struct lp_attrs *a, const char *key, size_t klen,
 	return (*val = lp_attrs__raw(a, key, klen, vlen)) != NULL;
 }
 
-/* lp-join writes these as plain decimals: read them without strtoll.  Any
- * int64 (19 digits), refusing what overflows rather than wrapping. */
-static bool raw_i64(const char *v, size_t n, int64_t *out)
-{
-	bool neg = n && *v == '-';
-	size_t i = neg;
-	if (n <= i || n - i > 19)
-		return false;
-	uint64_t x = 0;
-	for (; i < n; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return false;
-		x = x * 10 + (uint64_t)(v[i] - '0');	/* 19 digits fit in 64 bits */
-	}
-	if (x > (uint64_t)INT64_MAX + neg)
-		return false;
-	*out = neg ? (int64_t)(0 - x) : (int64_t)x;
-	return true;
-}
-
 /* --- groups ------------------------------------------------------------ */
 
 /* G_UNPROBED: samples outside every span of the probe taken while it was
@@ -366,7 +346,7 @@ static void note_mark(struct split *s, const struct lp_probe_mark *m)
 		size_t vlen;
 		const char *v = lp_attrs__raw(&m->attrs, "ready", 5, &vlen);
 		int64_t ready = m->time_ns;
-		if (v && (!raw_i64(v, vlen, &ready) || ready < m->time_ns))
+		if (v && (!lp_attrs__value_i64(v, vlen, &ready) || ready < m->time_ns))
 			ready = m->time_ns;
 		s->wins = lp_reallocarray(s->wins, s->nwins + 1, sizeof(*s->wins));
 		s->wins[s->nwins++] = (struct window){ lp_strdup(m->probe), m->time_ns, ready,
@@ -460,10 +440,10 @@ static bool sample_span(struct split *s, const struct lp_sample *smp, char prefi
 		size_t plen = strlen(prefix);
 		memcpy(key, prefix, plen);
 		memcpy(key + plen, "_start", 7);
-		if (!attr_raw(&smp->attrs, key, plen + 6, &v, &n) || !raw_i64(v, n, start))
+		if (!attr_raw(&smp->attrs, key, plen + 6, &v, &n) || !lp_attrs__value_i64(v, n, start))
 			return false;
 		memcpy(key + plen, "_end", 5);
-		if (!attr_raw(&smp->attrs, key, plen + 4, &v, &n) || !raw_i64(v, n, end))
+		if (!attr_raw(&smp->attrs, key, plen + 4, &v, &n) || !lp_attrs__value_i64(v, n, end))
 			return false;
 		return true;
 	}
@@ -729,23 +709,13 @@ static uint64_t span_key(int32_t tid, int64_t start, int64_t end)
 	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, k, sizeof(k)));
 }
 
-/* Whose a keyed span is (keyed.h: keys are numbers when they read as
- * numbers, per process): apart from every thread id. */
+/* Whose a keyed span is: its key as lp-trace matched it (keyed.h: a
+ * number when it reads as one, per process), apart from every thread id. */
 static uint64_t keyed_who(int32_t pid, const char *v, size_t n)
 {
-	char buf[32], *end;
 	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &pid, sizeof(pid));
-	unsigned long long x = 0;
-	bool num = n && n < sizeof(buf);
-	if (num) {
-		memcpy(buf, v, n);
-		buf[n] = 0;
-		errno = 0;
-		x = strtoull(buf, &end, 0);
-		num = !*end && !errno;
-	}
-	h = num ? lp_hash_bytes(h, &x, sizeof(x)) : lp_hash_bytes(h ^ 1, v, n);
-	return h | 1ULL << 63;
+
+	return lp_hash_number_or_text(h, v, n) | 1ULL << 63;
 }
 
 /* A sample's who: the request its callback worked for (span.key.PROBE=,
@@ -837,7 +807,7 @@ static bool child_ns(struct split *s, const struct lp_attrs *a, const char *pref
 	snprintf(s->kbuf, s->kbufcap, "%s%s", prefix, s->child_key);
 	const char *v = lp_attrs__raw(a, s->kbuf, n, &vlen);
 	*ns = 0;
-	return !v || (raw_i64(v, vlen, ns) && *ns >= 0);
+	return !v || (lp_attrs__value_i64(v, vlen, ns) && *ns >= 0);
 }
 
 /* One pass (--live, thresholds on a pipe): the band of a sample's span,
@@ -862,7 +832,7 @@ static size_t one_pass_band(struct split *s, int64_t start, int64_t end,
 	if (!s->o->raw) {
 		snprintf(key, sizeof(key), "%slp_ns", dot);
 		const char *raw = lp_attrs__raw(&smp->attrs, key, strlen(key), &n);
-		if (raw && raw_i64(raw, n, &v) && v > 0)
+		if (raw && lp_attrs__value_i64(raw, n, &v) && v > 0)
 			take = (double)v;
 		if (lp_costs__of(s->costs, lp_hit__of_sample(smp), &mean, &var)) {
 			take += mean;

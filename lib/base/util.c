@@ -501,6 +501,21 @@ int lp_format_number(char *buf, size_t size, double v)
 	return snprintf(buf, size, "%.15g", v);
 }
 
+uint64_t lp_hash_number_or_text(uint64_t h, const char *v, size_t n)
+{
+	char buf[32];
+	const char *why;
+	uint64_t x;
+
+	if (n && n < sizeof(buf)) {
+		memcpy(buf, v, n);
+		buf[n] = '\0';
+		if (lp_parse_addr(buf, UINT64_MAX, &x, &why) == 0)
+			return lp_hash_bytes(h, &x, sizeof(x));
+	}
+	return lp_hash_bytes(h ^ 1, v, n);
+}
+
 FILE *lp_temp_file(char **path)
 {
 	const char *dir = getenv("TMPDIR");

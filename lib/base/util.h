@@ -169,6 +169,11 @@ static inline uint64_t lp_hash_bytes(uint64_t h, const void *p, size_t n)
 }
 #define LP_HASH_INIT 0xcbf29ce484222325ULL
 
+/* Extends hash h with the value v (n bytes): as the number it reads as
+ * when it is one (lp_parse_addr: 0x1f and 31 alike, as a pointer DWARF
+ * types and a raw register print it), else as its text. */
+uint64_t lp_hash_number_or_text(uint64_t h, const char *v, size_t n);
+
 /* A fast hash for in-memory caches, not the stream's ids (extra is mixed in
  * too): (h ^ w) * odd is a bijection of w, so no input bit is lost; two
  * lanes halve the dependency chain of the multiplications. */

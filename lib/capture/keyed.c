@@ -1,7 +1,6 @@
 /* keyed.c - requests that are not one call (keyed.h). */
 #include "capture/keyed.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,20 +173,13 @@ int lp_keyed__add(struct lp_keyed *k, const char *text, const char *probes[2])
 	return 2;
 }
 
-/* A key's value as a number when it is one (0x1f and 31 alike), else its
- * text, hashed with the key and the process. */
+/* A key's value, hashed with the key and the process. */
 static uint64_t value_hash(size_t key, int32_t pid, const char *v)
 {
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 0);
 	uint64_t h = lp_hash_bytes(LP_HASH_INIT, &key, sizeof(key));
+
 	h = lp_hash_bytes(h, &pid, sizeof(pid));
-	if (*v && !*end && !errno)
-		h = lp_hash_bytes(h, &n, sizeof(n));
-	else
-		h = lp_hash_bytes(h ^ 1, v, strlen(v));
-	return lp_hashmap__key(h);
+	return lp_hashmap__key(lp_hash_number_or_text(h, v, strlen(v)));
 }
 
 static void unlink_open(struct lp_keyed *k, struct open *o)

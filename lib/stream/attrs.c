@@ -151,6 +151,24 @@ ssize_t lp_attrs__get(const struct lp_attrs *attrs, const char *key, char **buf,
 	return (ssize_t)n;
 }
 
+bool lp_attrs__value_i64(const char *v, size_t n, int64_t *out)
+{
+	bool neg = n && *v == '-';
+	size_t i = neg;
+	if (n <= i || n - i > 19)
+		return false;
+	uint64_t x = 0;
+	for (; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+		x = x * 10 + (uint64_t)(v[i] - '0');	/* 19 digits fit in 64 bits */
+	}
+	if (x > (uint64_t)INT64_MAX + neg)
+		return false;
+	*out = neg ? (int64_t)(0 - x) : (int64_t)x;
+	return true;
+}
+
 bool lp_attrs__value_is(const char *v, size_t vlen, const char *value)
 {
 	size_t want = strlen(value);

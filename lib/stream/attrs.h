@@ -41,6 +41,10 @@ const char *lp_attrs__raw(const struct lp_attrs *attrs, const char *key, size_t 
 bool lp_attrs__is(const struct lp_attrs *attrs, const char *key, const char *value);
 /* Whether a value as written (lp_attrs__raw's) unescapes to exactly value. */
 bool lp_attrs__value_is(const char *v, size_t vlen, const char *value);
+/* A value as written (lp_attrs__raw's) that is a plain decimal int64, as
+ * lp's programs write times and counts, into *out: read without strtoll,
+ * any int64 (19 digits), refusing what overflows rather than wrapping. */
+bool lp_attrs__value_i64(const char *v, size_t n, int64_t *out);
 
 /* Every field in turn, as written:
  *
