@@ -39,7 +39,7 @@ start_sleepers() {
 }
 
 # Asks sleepers for the lateness since the last report; prints the line
-# "wakeups N mean_us X p50_us X p99_us X max_us X".
+# "wakeups N mean_us X p50_us X p99_us X max_us X over_1ms N".
 lateness() {
 	local before
 	before=$(wc -l < "$T/sleepers.out")
@@ -100,6 +100,7 @@ field() { # field NAME LINE
 # in an || list, where errexit does not apply.
 measure_snapshot_costs() {
 	local before during after p50 p99 max smax over base_p99 base_mean
+	local quiet_over quiet_wakeups allowed stop_p99
 	# SCHED_FIFO sleepers (5 ms period): their lateness measures timers
 	# and our stops, not the other jobs on a busy machine.
 	start_sleepers -t 16 -p 5000 -r -d 120 || return 1
@@ -126,23 +127,38 @@ measure_snapshot_costs() {
 	p99=$(awk '{ a[NR] = $1 } END { print a[int(NR * 0.99)] }' "$T/held")
 	max=$(tail -n 1 "$T/held")
 	echo "held ns: p50 $p50 p99 $p99 max $max"
+	# A hold begins with the wait for the thread to be woken into its stop:
+	# a wake-up, which the machine's own lateness bounds (its 99th
+	# percentile was 3.3 ms on a busy CI machine).  The hold's 99th
+	# percentile is judged against the worse quiet period's plus 1 ms, the
+	# median against an absolute bound.
+	base_p99=$(printf '%s\n%s\n' "$(field p99_us "$before")" "$(field p99_us "$after")" | sort -n | tail -1)
 	[ "$p50" -lt 200000 ] || { echo "median hold $p50 ns"; return 1; }
-	[ "$p99" -lt 1000000 ] || { echo "99th percentile hold $p99 ns"; return 1; }
+	[ "$p99" -lt $(( (base_p99 + 1000) * 1000 )) ] ||
+		{ echo "99th percentile hold $p99 ns, quiet lateness p99 $base_p99 us"; return 1; }
 	# Once stopped (held less the wait for the thread to reach its stop),
-	# the stops are well under 1 ms: at most 3 of 3200 reach it (a
-	# virtual CPU taken away by the hypervisor at that moment).
+	# the stops are well under 1 ms: at most 3 of 3200 reach it, plus
+	# twice what the machine's own noise gives (a virtual CPU taken away
+	# by the hypervisor: the share of the quiet periods' wake-ups 1 ms
+	# late or more); the 99th percentile under 200 us plus the quiet
+	# periods' 99th percentile lateness.
+	quiet_over=$(( $(field over_1ms "$before") + $(field over_1ms "$after") ))
+	quiet_wakeups=$(( $(field wakeups "$before") + $(field wakeups "$after") ))
+	[ "$quiet_wakeups" -gt 1000 ] || { echo "too few quiet wake-ups"; return 1; }
+	allowed=$(( 3 + 2 * 3200 * quiet_over / quiet_wakeups ))
 	grep '^sample' "$T/s.lp" | sed -n 's/.*held_ns=\([0-9]*\).*stop_wait_ns=\([0-9]*\).*/\1 \2/p' |
 		awk '{ print $1 - $2 }' | sort -n > "$T/stopped" || return 1
 	[ "$(wc -l < "$T/stopped")" -eq 3200 ] || { echo "not 3200 stop times"; return 1; }
 	smax=$(tail -n 1 "$T/stopped")
-	echo "stopped ns: p50 $(sed -n 1600p "$T/stopped") max $smax"
+	echo "stopped ns: p50 $(sed -n 1600p "$T/stopped") p99 $(sed -n 3168p "$T/stopped") max $smax; quiet wake-ups 1 ms late: $quiet_over of $quiet_wakeups, $allowed stops of 1 ms allowed"
 	over=$(awk '$1 >= 1000000' "$T/stopped" | wc -l)
-	[ "$over" -le 3 ] || { echo "$over stops of 1 ms or more (max $smax ns)"; return 1; }
-	[ "$(sed -n 3168p "$T/stopped")" -lt 200000 ] ||
-		{ echo "99th percentile stop $(sed -n 3168p "$T/stopped") ns"; return 1; }
+	[ "$over" -le "$allowed" ] ||
+		{ echo "$over stops of 1 ms or more (max $smax ns), $allowed allowed"; return 1; }
+	stop_p99=$(sed -n 3168p "$T/stopped")
+	[ "$stop_p99" -lt $(( 200000 + base_p99 * 1000 )) ] ||
+		{ echo "99th percentile stop $stop_p99 ns, quiet lateness p99 $base_p99 us"; return 1; }
 	# The target's view: its 99th percentile and mean lateness while
 	# snapshotted, against the worse of the quiet periods around.
-	base_p99=$(printf '%s\n%s\n' "$(field p99_us "$before")" "$(field p99_us "$after")" | sort -n | tail -1)
 	base_mean=$(printf '%s\n%s\n' "$(field mean_us "$before")" "$(field mean_us "$after")" | sort -g | tail -1)
 	[ "$(field wakeups "$during")" -gt 1000 ] || { echo "too few wake-ups"; return 1; }
 	[ "$(field p99_us "$during")" -lt $((base_p99 + 1000)) ] ||
@@ -151,7 +167,7 @@ measure_snapshot_costs() {
 		{ echo "mean lateness rose from $base_mean us to $(field mean_us "$during") us"; return 1; }
 }
 
-@test "snapshot: each thread held well under 1 ms; the target's own wake-up lateness rises by less than 1 ms" {
+@test "snapshot: each thread held under 1 ms beyond the machine's own lateness; the target's own wake-up lateness rises by less than 1 ms" {
 	require_root
 	# The hypervisor can take a virtual CPU away for milliseconds (the
 	# quiet baseline itself shows it some runs): a second, independent

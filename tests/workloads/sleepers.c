@@ -10,7 +10,7 @@
  * stops, not the other processes competing for the CPUs.  Prints "ready N"
  * once every thread runs; on SIGUSR1 prints the lateness of the wake-ups
  * since the previous SIGUSR1 (or the start):
- *	wakeups N mean_us X p50_us X p99_us X max_us X
+ *	wakeups N mean_us X p50_us X p99_us X max_us X over_1ms N
  * Stacks: main -> sleeper_loop -> sleeper_wait -> clock_nanosleep, and
  * start_thread -> sleeper_thread -> sleeper_loop -> sleeper_wait -> ... */
 #include <errno.h>
@@ -80,10 +80,12 @@ static void report(void)
 		n += delta[b];
 		sum += delta[b] * (uint64_t)b;
 	}
-	uint64_t p50 = 0, p99 = 0, seen = 0;
+	uint64_t p50 = 0, p99 = 0, seen = 0, over_1ms = 0;
 	for (int b = 0; b < NBUCKETS; b++) {
 		if (!delta[b])
 			continue;
+		if ((uint64_t)b * BUCKET_NS >= 1000000)
+			over_1ms += delta[b];
 		seen += delta[b];
 		if (!p50 && seen * 2 >= n)
 			p50 = b;
@@ -93,11 +95,11 @@ static void report(void)
 	int64_t max = atomic_exchange(&max_late, 0);
 	/* Bucket b holds lateness in [b, b+1) * 10 us: report upper bounds;
 	 * the maximum is exact. */
-	printf("wakeups %llu mean_us %.1f p50_us %llu p99_us %llu max_us %lld\n",
+	printf("wakeups %llu mean_us %.1f p50_us %llu p99_us %llu max_us %lld over_1ms %llu\n",
 	       (unsigned long long)n, n ? (sum + n / 2.0) * BUCKET_NS / 1000.0 / n : 0.0,
 	       (unsigned long long)(p50 + 1) * BUCKET_NS / 1000,
 	       (unsigned long long)(p99 + 1) * BUCKET_NS / 1000,
-	       (long long)(max + 999) / 1000);
+	       (long long)(max + 999) / 1000, (unsigned long long)over_1ms);
 	fflush(stdout);
 	free(delta);
 }
