@@ -183,6 +183,21 @@ static __always_inline void read_str(char (*strs)[LP_TRACE_STR_MAX], unsigned ch
 		dst[LP_TRACE_STR_MAX - 1] = 0;
 }
 
+/* size (1, 2, 4, else 8) bytes of user memory at a; 0 when unreadable. */
+static __always_inline __u64 read_value(__u64 a, unsigned int size)
+{
+	__u64 v = 0;
+	if (size == 1)
+		bpf_probe_read_user(&v, 1, (void *)a);
+	else if (size == 2)
+		bpf_probe_read_user(&v, 2, (void *)a);
+	else if (size == 4)
+		bpf_probe_read_user(&v, 4, (void *)a);
+	else
+		bpf_probe_read_user(&v, 8, (void *)a);
+	return v;
+}
+
 static __always_inline void capture(struct pt_regs *ctx, const struct lp_trace_probe *p,
 				    __u64 *vals, char (*strs)[LP_TRACE_STR_MAX])
 {
@@ -200,19 +215,17 @@ static __always_inline void capture(struct pt_regs *ctx, const struct lp_trace_p
 			base = reg_value(&regs, p->cfa_reg) + p->cfa_off;
 		else
 			base = reg_value(&regs, c->reg);
-		if (c->kind == LP_CAP_REG) {
+		unsigned int nderef = c->nderef;
+		if (c->kind == LP_CAP_REG)
 			v = base;
-		} else {
-			unsigned int sz = c->size;
-			void *a = (void *)(base + c->off);
-			if (sz == 1)
-				bpf_probe_read_user(&v, 1, a);
-			else if (sz == 2)
-				bpf_probe_read_user(&v, 2, a);
-			else if (sz == 4)
-				bpf_probe_read_user(&v, 4, a);
-			else
-				bpf_probe_read_user(&v, 8, a);
+		else
+			v = read_value(base + c->off, nderef ? 8 : c->size);
+		for (unsigned int k = 0; k < LP_CAP_MAX_DEREF; k++) {
+			if (k >= nderef)
+				break;
+			/* A null pointer on the way: the value is 0, not
+			 * what lies at a small address. */
+			v = v ? read_value(v + c->deref[k], k + 1 < nderef ? 8 : c->size) : 0;
 		}
 		vals[i] = v;
 		read_str(strs, c->str, v);

@@ -42,12 +42,16 @@ enum {
 	 (unsigned long long)(reg) << 20 | (unsigned long long)(off) << 32)
 
 /* A captured value: take a register (DWARF numbering) or the memory at
- * register + off, or at off + the load bias (reg = LP_REG_NONE). */
+ * register + off, or at off + the load bias (reg = LP_REG_NONE); then, for
+ * a member read through pointers (r->conn->fd), nderef times the memory
+ * at the value + deref[i].  Every read but the last is a pointer's 8
+ * bytes; the last is size bytes. */
 enum {
 	LP_CAP_REG = 1,
 	LP_CAP_MEM = 2,
 };
 #define LP_REG_NONE 255
+#define LP_CAP_MAX_DEREF 3
 #define LP_REG_CFA 254		/* the probe's canonical frame address */
 
 struct lp_trace_cap {
@@ -55,8 +59,11 @@ struct lp_trace_cap {
 	unsigned char reg;	/* DWARF x86-64 register number, LP_REG_* */
 	unsigned char size;	/* 1, 2, 4, 8 bytes */
 	unsigned char str;	/* 1 + string slot when the value points to a C string */
-	int pad;
+	unsigned char nderef;	/* 0..LP_CAP_MAX_DEREF */
+	unsigned char pad[3];
 	long long off;
+	int deref[LP_CAP_MAX_DEREF];
+	int pad2;
 };
 
 struct lp_trace_probe {

@@ -124,6 +124,38 @@ split_check() {
 	split_check
 }
 
+@test "keyed: the key a member read through DWARF (free_request(r->id)): the same requests, the slow ones exactly those whose id is a multiple of 25" {
+	require_root
+	# new_request(id) starts a request of key id; its end and callbacks
+	# read r->id, a member at offset 16 of what r points to.
+	KEYS=('key:request=new_request(id)..free_request(r->id)' 'key:request@on_read(r->id)'
+		'key:request@on_process(r->id)' 'key:request@on_slow(r->id)' 'key:request@on_write(r->id)')
+	record evloop 5 100
+	truth "$T/j.lp"
+	((requests >= 1000)) || fail "$requests requests"
+	local lost
+	lost=$(awk -F'\t' '$1 == "lost" && $3 != "keyed-unmatched" { n += $4 } END { print n + 0 }' "$T/t.lp")
+	((bad <= lost)) || fail "$bad requests with other callbacks than their own ($lost records lost)"
+	((complete + bad == requests)) || fail "$complete + $bad of $requests"
+	assert_equal "$fast_slow_path" 0
+	# The keys are the ids: one request each, and every on_slow callback's
+	# id a multiple of 25 (evloop's rule), every other's 1 in 25.
+	run -0 awk -F'\t' '$1 == "span" && $6 == "request" { for (i = 8; i <= NF; i++) if ($i ~ /^key=/) k[substr($i, 5)]++ }
+		END { for (v in k) { n++; if (k[v] > 1 || v !~ /^[0-9]+$/) d++ } print n + 0, d + 0 }' "$T/t.lp"
+	read -r nkeys dup <<<"$output"
+	((nkeys >= 1000)) || fail "$nkeys keys"
+	assert_equal "$dup" 0
+	run -0 awk -F'\t' '$1 == "span" && $6 ~ /^on_/ { for (i = 8; i <= NF; i++) if ($i ~ /^key.request=/) {
+			id = substr($i, 13); if ($6 == "on_slow") { s++; if (id % 25) bad++ } else { o++; if (id % 25 == 0) m++ } } }
+		END { print s + 0, bad + 0, o + 0, m + 0 }' "$T/t.lp"
+	read -r nslow badslow nother mult <<<"$output"
+	echo "# on_slow: $nslow, $badslow not a multiple of 25; others: $mult of $nother" >&3
+	((nslow >= 12 * 10)) || fail "$nslow on_slow callbacks"
+	assert_equal "$badslow" 0
+	awk -v m="$mult" -v n="$nother" 'BEGIN { exit !(m / n > 0.03 && m / n < 0.05) }' || fail "$mult of $nother"
+	split_check
+}
+
 @test "keyed: --max-keys bounds the open requests: the oldest evicted, counted as lost" {
 	require_root
 	"$WORKLOADS/evloop" 4 100 2>/dev/null >/dev/null &

@@ -115,7 +115,7 @@ static int part_of(struct lp_keyed *k, const char *text, const char *s, size_t l
 	if (!open || s[len - 1] != ')' || open == s || open + 2 >= s + len ||
 	    memchr(open + 1, '(', (size_t)(s + len - open - 1)) ||
 	    memchr(open + 1, ',', (size_t)(s + len - open - 1))) {
-		lp_error("probe '%s': '%.*s': expected FUNC(KEY), KEY ret, an argument or arg0..arg5",
+		lp_error("probe '%s': '%.*s': expected FUNC(KEY), KEY ret, an argument, a member (r->id) or arg0..arg5",
 			 text, (int)len, s);
 		return -1;
 	}

@@ -8,7 +8,9 @@
  *   key:NAME@FUNC(KEY)              FUNC's spans carry key.NAME=KEY: the
  *                                   thread works for that request inside
  *
- * KEY is ret (the start's return value), an argument's name or arg0..arg5.
+ * KEY is ret (the start's return value), an argument's name, a member
+ * read through one (r->conn, as lp-trace reads any argument's) or
+ * arg0..arg5.
  * The probes themselves are ordinary function probes (their own spans are
  * written too); this module only sees their records as lp-trace writes
  * them and adds what the keys make.  Keys are compared as numbers when

@@ -41,6 +41,44 @@ static bool is_ident(const char *s, size_t n)
 	return true;
 }
 
+/* A value a probe captures: a name, then members read through it as C
+ * writes them ("r->conn", "s.hdr.len", "r->conn->peer.port"). */
+static bool is_value_expr(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t w = 0;
+		while (i + w < n && (isalnum((unsigned char)s[i + w]) || s[i + w] == '_' ||
+				     (i == 0 && (s[w] == '$' || s[w] == '@'))))
+			w++;
+		if (!w)
+			return false;
+		i += w;
+		if (i == n)
+			return true;
+		if (s[i] == '.')
+			i++;
+		else if (i + 1 < n && s[i] == '-' && s[i + 1] == '>')
+			i += 2;
+		else
+			return false;
+		if (i == n)
+			return false;
+	}
+	return n > 0;
+}
+
+/* The length of the variable's name that starts expr (is_value_expr):
+ * what comes before its first member. */
+static size_t value_name_len(const char *expr)
+{
+	size_t n = 0;
+	while (expr[n] && expr[n] != '.' && !(expr[n] == '-' && expr[n + 1] == '>'))
+		n++;
+	return n;
+}
+
 /* A function's name as profiles show it: an identifier, or a demangled
  * C++ or Rust name ("store::Shop::checkout", "scale<int>",
  * "(anonymous namespace)::f", "S::operator()"), without its parameters. */
@@ -125,8 +163,14 @@ static int parse_vars(struct lp_probe_spec *spec, char *text)
 				m--;
 			while (m && *w == ' ')
 				w++, m--;
-			idents &= is_ident(w, m);
+			idents &= is_value_expr(w, m);
 			s += n + (s[n] == ',');
+		}
+		if (close > open + 1 && !idents && strstr(open, "->")) {
+			/* No C++ parameter list has it: a member misspelt. */
+			lp_error("probe '%s': bad value '%.*s': expected NAME, NAME->MEMBER or NAME.MEMBER",
+				 spec->text, (int)(close - open - 1), open + 1);
+			return -1;
 		}
 		if (close > open + 1 && !idents) {
 			spec->params = lp_strdup(open);
@@ -150,7 +194,7 @@ static int parse_vars(struct lp_probe_spec *spec, char *text)
 			n--;
 		while (*s == ' ')
 			s++, n--;
-		if (!is_ident(s, n)) {
+		if (!is_value_expr(s, n)) {
 			lp_error("probe '%s': bad variable name '%.*s'", spec->text, (int)n, s);
 			return -1;
 		}
@@ -1066,17 +1110,74 @@ static size_t func_args(const struct lp_dwparam *params, size_t n, struct func_a
 	return n;
 }
 
-/* The VARs a function probe names, among its parameters args. */
-static int named_args(struct lp_probe_point *pt, const struct func_arg *args, size_t nargs)
+_Static_assert(LP_DW_MAX_DEREF == LP_CAP_MAX_DEREF, "a member path is one capture");
+
+/* A member path read from a variable where cap reads it: the capture of
+ * the member, its value type in *v.  0; -1 with why. */
+static int path_capture(const struct lp_dwpath *dp, struct lp_trace_cap *cap,
+			struct lp_probe_value *v, char *why, size_t whysize)
+{
+	if (dp->off0 && cap->kind == LP_CAP_REG) {
+		snprintf(why, whysize, "it is in a register: it has no members there");
+		return -1;
+	}
+	cap->off += dp->off0;
+	cap->nderef = (unsigned char)dp->nderef;
+	for (int i = 0; i < dp->nderef; i++) {
+		if (dp->deref[i] > INT32_MAX) {
+			snprintf(why, whysize, "a member too far into its struct");
+			return -1;
+		}
+		cap->deref[i] = (int)dp->deref[i];
+	}
+	memset(v, 0, sizeof(*v));
+	int r = probe_value(&dp->type, v, why, whysize);
+	if (r > 0)
+		snprintf(why, whysize, "it has no type");
+	else if (r < 0)
+		snprintf(why, whysize, "its type '%s' is not an integer, a pointer or a C string",
+			 dp->type_name);
+	return r ? -1 : 0;
+}
+
+/* The VARs a function probe names, among its parameters args (of the
+ * function at addr in dw: the types of the members VARs read). */
+static int named_args(struct lp_probe_point *pt, const struct func_arg *args, size_t nargs,
+		      struct lp_dwarf *dw, uint64_t addr)
 {
 	const struct lp_probe_spec *spec = pt->spec;
 	int nstrs = 0;
 
 	for (size_t i = 0; i < spec->nvars; i++) {
-		size_t k;
+		const char *var = spec->vars[i];
+		size_t namelen = value_name_len(var), k;
 		for (k = 0; k < nargs; k++)
-			if (!strcmp(args[k].name, spec->vars[i]))
+			if (strlen(args[k].name) == namelen && !strncmp(args[k].name, var, namelen))
 				break;
+		if (var[namelen] && k < nargs) {
+			/* A member read through a parameter: r->conn. */
+			char why[256];
+			struct lp_dwpath dp;
+			struct lp_probe_value v;
+			struct lp_trace_cap cap = { .kind = LP_CAP_REG, .reg = (unsigned char)args[k].reg };
+			if (args[k].reg < 0) {
+				lp_error("probe '%s': cannot capture '%s': %s", spec->text, var, args[k].why);
+				return -1;
+			}
+			if (lp_dwarf__param_path(dw, addr, var, namelen, &dp, why, sizeof(why)) < 0 ||
+			    path_capture(&dp, &cap, &v, why, sizeof(why)) < 0) {
+				lp_error("probe '%s': cannot capture '%s': %s", spec->text, var, why);
+				return -1;
+			}
+			if (add_value(pt, var, &v, cap, &nstrs) < 0)
+				return -1;
+			continue;
+		}
+		if (var[namelen] && k == nargs && !strncmp(var, "arg", 3) && namelen == 4) {
+			lp_error("probe '%s': cannot capture '%s': %.4s is a raw register, without a type to read members by",
+				 spec->text, var, var);
+			return -1;
+		}
 		int r = k == nargs ? raw_arg(pt, spec->vars[i], &nstrs) : 1;
 		if (r < 0)
 			return -1;
@@ -1087,8 +1188,8 @@ static int named_args(struct lp_probe_point *pt, const struct func_arg *args, si
 			for (size_t j = 0; j < nargs; j++)
 				snprintf(list + strlen(list), sizeof(list) - strlen(list),
 					 "%s%.100s", j ? ", " : "", args[j].name);
-			lp_error("probe '%s': %s has no parameter '%s' (it has: %s)",
-				 spec->text, spec->func, spec->vars[i], nargs ? list : "none");
+			lp_error("probe '%s': %s has no parameter '%.*s' (it has: %s)",
+				 spec->text, spec->func, (int)namelen, var, nargs ? list : "none");
 			return -1;
 		}
 		if (args[k].reg < 0) {
@@ -1129,7 +1230,7 @@ static int func_values(struct lp_probe_point *pt, struct lp_dwarf *dw, uint64_t 
 	struct func_arg args[LP_MAX_PARAMS];
 	size_t nargs = func_args(params, np, args);
 	if (spec->nvars)
-		return named_args(pt, args, nargs);
+		return named_args(pt, args, nargs, dw, addr);
 	int nstrs = 0;
 	for (size_t k = 0; k < nargs && pt->nvals < LP_TRACE_MAX_CAPS; k++) {
 		if (args[k].reg < 0)
@@ -1149,14 +1250,21 @@ static int line_value(struct lp_probe_point *pt, struct lp_dwscope *sc, const ch
 	struct lp_dwtype t;
 	struct lp_probe_value val = { 0 };
 	struct lp_dwloc loc;
-	char why[256];
+	struct lp_dwpath dp;
+	char why[256], var[128];
+	size_t namelen = value_name_len(name);
 
-	if (!lp_dwscope__var(sc, name, &t)) {
+	snprintf(var, sizeof(var), "%.*s", (int)namelen, name);
+	if (!lp_dwscope__var(sc, var, &t)) {
 		snprintf(err, errsize, "probe '%s': no variable '%s' in scope at 0x%llx", spec->text,
-			 name, (unsigned long long)pc);
+			 var, (unsigned long long)pc);
 		return -1;
 	}
-	int r = probe_value(&t, &val, why, sizeof(why));
+	if (name[namelen] && lp_dwscope__path(sc, name, namelen, &dp, why, sizeof(why)) < 0) {
+		snprintf(err, errsize, "probe '%s': cannot capture '%s': %s", spec->text, name, why);
+		return -1;
+	}
+	int r = name[namelen] ? 0 : probe_value(&t, &val, why, sizeof(why));
 	if (r != 0) {
 		snprintf(err, errsize, "probe '%s': cannot capture '%s': %s", spec->text, name,
 			 r > 0 ? "it has no type" : why);
@@ -1174,6 +1282,10 @@ static int line_value(struct lp_probe_point *pt, struct lp_dwscope *sc, const ch
 	struct lp_trace_cap cap = { .kind = loc.mem ? LP_CAP_MEM : LP_CAP_REG, .off = loc.off };
 	cap.reg = loc.reg == LP_DWLOC_ADDR ? LP_REG_NONE
 		: loc.reg == LP_DWLOC_CFA ? LP_REG_CFA : (unsigned char)loc.reg;
+	if (name[namelen] && path_capture(&dp, &cap, &val, why, sizeof(why)) < 0) {
+		snprintf(err, errsize, "probe '%s': cannot capture '%s': %s", spec->text, name, why);
+		return -1;
+	}
 	if (loc.reg == LP_DWLOC_CFA) {
 		pt->cfg.cfa_reg = loc.cfa_reg;
 		pt->cfg.cfa_off = loc.cfa_off;

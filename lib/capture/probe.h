@@ -3,6 +3,7 @@
  * call number, a tracepoint) with the values to capture there.
  *
  *   FUNC  FUNC(ARG,...)  LIB:FUNC  FUNC+OFF  0xADDR  FILE.c:LINE[(VAR,...)]
+ *   (an ARG or VAR may read members: r->conn->fd, local.hdr.len)
  *   syscall:NAME  tp:SUBSYS:EVENT  usdt:[FILE:]PROVIDER:NAME  python:[MODULE:]NAME
  */
 #ifndef LP_PROBE_H

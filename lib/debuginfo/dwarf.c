@@ -10,6 +10,7 @@
 #include <elfutils/libdwfl.h>
 #include <elfutils/libdwelf.h>
 #include <dwarf.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -828,20 +829,29 @@ static int func_cb(Dwarf_Die *die, void *arg)
 	return DWARF_CB_OK;
 }
 
-bool lp_dwarf__function(struct lp_dwarf *d, uint64_t addr, struct lp_dwtype *ret,
-			struct lp_dwparam *params, size_t max, size_t *n)
+/* The DWARF function whose code starts at addr; false: none. */
+static bool function_die(struct lp_dwarf *d, uint64_t addr, Dwarf_Die *fn)
 {
 	Dwarf_Die cu;
 	struct func_find ff = { .addr = addr };
 
-	*n = 0;
 	if (!d->dw || !dwarf_addrdie(d->dw, addr, &cu))
 		return false;
 	dwarf_getfuncs(&cu, func_cb, &ff, 0);
-	if (!ff.found)
+	*fn = ff.die;
+	return ff.found;
+}
+
+bool lp_dwarf__function(struct lp_dwarf *d, uint64_t addr, struct lp_dwtype *ret,
+			struct lp_dwparam *params, size_t max, size_t *n)
+{
+	Dwarf_Die fn;
+
+	*n = 0;
+	if (!function_die(d, addr, &fn))
 		return false;
-	*ret = value_type(&ff.die);
-	func_params(&ff.die, params, max, n);
+	*ret = value_type(&fn);
+	func_params(&fn, params, max, n);
 	return true;
 }
 
@@ -1108,6 +1118,186 @@ static bool next_unit(struct lp_dwarf *d, Dwarf_Off *off, Dwarf_Die *cu)
 			return true;
 	}
 	return false;
+}
+
+/* --- members read through a variable: r->conn, s.hdr.len ------------- */
+
+static bool is_aggregate(Dwarf_Die *t)
+{
+	int tag = dwarf_tag(t);
+	return tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type;
+}
+
+/* The member name (len bytes) of aggregate s, looked for in its anonymous
+ * members and (C++) base classes too: its DIE and its offset in s. */
+static bool find_member(Dwarf_Die *s, const char *name, size_t len, Dwarf_Die *m, long long *off,
+			int depth)
+{
+	Dwarf_Die child, t;
+
+	if (depth > 8 || dwarf_child(s, &child) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag != DW_TAG_member && tag != DW_TAG_inheritance)
+			continue;
+		const char *nm = dwarf_diename(&child);
+		long long here = (long long)udata(&child, DW_AT_data_member_location);
+		if (tag == DW_TAG_member && nm && strlen(nm) == len && !memcmp(nm, name, len)) {
+			*m = child;
+			*off = here;
+			return true;
+		}
+		if ((tag == DW_TAG_inheritance || !nm) && strip_type(&child, &t) && is_aggregate(&t) &&
+		    find_member(&t, name, len, m, off, depth + 1)) {
+			*off += here;
+			return true;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* The names of aggregate s's members, ", "-separated, into buf. */
+static void member_names(Dwarf_Die *s, char *buf, size_t size)
+{
+	Dwarf_Die child;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (dwarf_child(s, &child) != 0)
+		return;
+	do {
+		const char *nm = dwarf_diename(&child);
+		if (dwarf_tag(&child) == DW_TAG_member && nm && len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", nm);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* path applied to variable var (named expr): see lp_dwpath. */
+static int resolve_path(Dwarf_Die *var, const char *expr, const char *path,
+			struct lp_dwpath *out, char *why, size_t whysize)
+{
+	Dwarf_Die cur = *var, t;
+	char tn[96], names[256];
+
+	memset(out, 0, sizeof(*out));
+	for (const char *p = path; *p;) {
+		int done = (int)(p - expr);	/* the expression read so far */
+		bool arrow = p[0] == '-' && p[1] == '>';
+		if (!arrow && *p != '.') {
+			snprintf(why, whysize, "expected -> or . after '%.*s'", done, expr);
+			return -1;
+		}
+		p += arrow ? 2 : 1;
+		size_t n = 0;
+		while (isalnum((unsigned char)p[n]) || p[n] == '_')
+			n++;
+		if (!n) {
+			snprintf(why, whysize, "expected a member's name after '%.*s'",
+				 (int)(p - expr), expr);
+			return -1;
+		}
+		type_name(&cur, tn, sizeof(tn), 0);
+		if (!strip_type(&cur, &t)) {
+			snprintf(why, whysize, "'%.*s' has no type", done, expr);
+			return -1;
+		}
+		int tag = dwarf_tag(&t);
+		bool ptr = tag == DW_TAG_pointer_type;
+		/* A C++ reference reads as the object: r.x follows it. */
+		bool ref = tag == DW_TAG_reference_type || tag == DW_TAG_rvalue_reference_type;
+		if (arrow && !ptr) {
+			snprintf(why, whysize, "'%.*s' is not a pointer (it is %s)", done, expr, tn);
+			return -1;
+		}
+		if (!arrow && ptr) {
+			snprintf(why, whysize, "'%.*s' is a pointer (%s): '%.*s->%.*s'", done, expr,
+				 tn, done, expr, (int)n, p);
+			return -1;
+		}
+		if (ptr || ref) {
+			if (out->nderef == LP_DW_MAX_DEREF) {
+				snprintf(why, whysize, "at most %d pointers followed in a value",
+					 LP_DW_MAX_DEREF);
+				return -1;
+			}
+			if (!strip_type(&t, &t)) {
+				snprintf(why, whysize, "'%.*s' is a void pointer", done, expr);
+				return -1;
+			}
+			out->nderef++;
+		}
+		if (!is_aggregate(&t)) {
+			snprintf(why, whysize, "'%.*s' is not a struct, union or class (it is %s)",
+				 done, expr, tn);
+			return -1;
+		}
+		if (dwarf_hasattr_integrate(&t, DW_AT_declaration)) {
+			/* Its definition may be in another unit; not looked for. */
+			snprintf(why, whysize, "the type of '%.*s' (%s) is incomplete where it is declared",
+				 done, expr, tn);
+			return -1;
+		}
+		Dwarf_Die m;
+		long long off;
+		if (!find_member(&t, p, n, &m, &off, 0)) {
+			if (ptr || ref)	/* "struct req *": the struct's name */
+				tn[strcspn(tn, "*&")] = '\0';
+			size_t l = strlen(tn);
+			while (l && tn[l - 1] == ' ')
+				tn[--l] = '\0';
+			member_names(&t, names, sizeof(names));
+			snprintf(why, whysize, "%s has no member '%.*s' (it has: %s)", tn, (int)n, p,
+				 names[0] ? names : "none");
+			return -1;
+		}
+		if (dwarf_hasattr_integrate(&m, DW_AT_bit_size)) {
+			snprintf(why, whysize, "'%.*s' is a bit-field", (int)n, p);
+			return -1;
+		}
+		if (out->nderef)
+			out->deref[out->nderef - 1] += off;
+		else
+			out->off0 += off;
+		cur = m;
+		p += n;
+	}
+	out->type = value_type(&cur);
+	type_name(&cur, out->type_name, sizeof(out->type_name), 0);
+	return 0;
+}
+
+/* The formal parameter called name of function fn. */
+static bool find_param(Dwarf_Die *fn, const char *name, Dwarf_Die *out)
+{
+	if (dwarf_child(fn, out) != 0)
+		return false;
+	do {
+		const char *nm = dwarf_diename(out);
+		if (dwarf_tag(out) == DW_TAG_formal_parameter && nm && !strcmp(nm, name))
+			return true;
+	} while (dwarf_siblingof(out, out) == 0);
+	return false;
+}
+
+int lp_dwarf__param_path(struct lp_dwarf *d, uint64_t addr, const char *expr, size_t namelen,
+			 struct lp_dwpath *out, char *why, size_t whysize)
+{
+	Dwarf_Die fn, param;
+	char name[128];
+
+	snprintf(name, sizeof(name), "%.*s", (int)namelen, expr);
+	if (!function_die(d, addr, &fn) || !find_param(&fn, name, &param)) {
+		snprintf(why, whysize, "no parameter '%s'", name);
+		return -1;
+	}
+	return resolve_path(&param, expr, expr + namelen, out, why, whysize);
+}
+
+int lp_dwscope__path(struct lp_dwscope *sc, const char *expr, size_t namelen,
+		     struct lp_dwpath *out, char *why, size_t whysize)
+{
+	return resolve_path(&sc->var, expr, expr + namelen, out, why, whysize);
 }
 
 void lp_dwarf__each_line(struct lp_dwarf *d, void (*fn)(const struct lp_dwline *, void *),

@@ -153,6 +153,27 @@ struct lp_dwparam {
 bool lp_dwarf__function(struct lp_dwarf *d, uint64_t addr, struct lp_dwtype *ret,
 			struct lp_dwparam *params, size_t max, size_t *n);
 
+/* A member read through a variable, as C writes it: "r->conn",
+ * "s.hdr.len", "r->conn->peer.port" (at most LP_DW_MAX_DEREF pointers
+ * followed; a C++ reference is followed by '.').  The value is at the
+ * variable's own storage + off0 (only a variable in memory has members
+ * there, s.len), then, for each pointer followed, at what was read there +
+ * deref[i]. */
+#define LP_DW_MAX_DEREF 3
+struct lp_dwpath {
+	long long off0;
+	int nderef;
+	long long deref[LP_DW_MAX_DEREF];
+	struct lp_dwtype type;	/* the member's */
+	char type_name[96];
+};
+/* expr ("r->conn"), whose first namelen bytes name a parameter of the
+ * function starting at file address addr, its members after: the path
+ * into *out, 0; -1 with why (no such parameter or member, not a pointer,
+ * a bit-field...). */
+int lp_dwarf__param_path(struct lp_dwarf *d, uint64_t addr, const char *expr, size_t namelen,
+			 struct lp_dwpath *out, char *why, size_t whysize);
+
 /* One out-of-line function of the DWARF (lp-trace --list). */
 struct lp_dwfuncinfo {
 	uint64_t addr;		/* its entry, a file address */
@@ -196,6 +217,10 @@ void lp_dwscope__free(struct lp_dwscope *sc);
 /* The innermost variable or parameter called name in scope: its type in
  * *t; it is the one lp_dwscope__location reads.  false: none. */
 bool lp_dwscope__var(struct lp_dwscope *sc, const char *name, struct lp_dwtype *t);
+/* The members in expr after its first namelen bytes, which name the
+ * variable lp_dwscope__var found last: as lp_dwarf__param_path. */
+int lp_dwscope__path(struct lp_dwscope *sc, const char *expr, size_t namelen,
+		     struct lp_dwpath *out, char *why, size_t whysize);
 /* One parameter or local variable in scope (lp-trace --vars). */
 struct lp_dwvar {
 	const char *name;	/* NULL: unnamed */

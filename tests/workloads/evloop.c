@@ -3,7 +3,8 @@
  * handled in several short callbacks interleaved with the other requests in
  * flight (lp issue 18: a request keyed by a pointer, not one call).
  *
- * new_request(id) mallocs a struct req and returns it (the key).  Each
+ * new_request(id) mallocs a struct req and returns it (the key; or id,
+ * which every callback's r->id is).  Each
  * request owns an eventfd in one epoll set; its next phase is armed by a
  * write to that fd, and the loop runs the phase's callback, the request its
  * first argument (struct req *r), when epoll reports the fd ready: requests
@@ -41,10 +42,10 @@
 enum { SLOW_EVERY = 25, SLOW_PHASES = 12, FAST_UNITS = 20, SLOW_UNITS = 125 };
 
 struct req {
-	long id;
 	int fd;		/* its eventfd, in the epoll set */
 	int phase;	/* phases done */
 	int slow;
+	long id;	/* not first: a key read as r->id is read at its offset */
 	int64_t t0;	/* when new_request made it */
 	uint64_t acc;	/* the work's result, so that it is done */
 };
