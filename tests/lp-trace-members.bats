@@ -4,7 +4,8 @@
 # the call's number i (len 3i, id 7i in an anonymous union, serial 1000 + i
 # and port i % 1000 behind a second pointer, host "odd" or "even"; every
 # tenth call's conn NULL), so each captured value is checked against the
-# others: a wrong offset reads another member's value.
+# others: a wrong offset reads another member's value.  tests/workloads/
+# members.cc does the same in C++: a base class's member, a reference.
 
 load helpers/common
 
@@ -82,4 +83,16 @@ check_calls() {
 	assert_equal "$stderr" "lp-trace: probe 'handle(r-->x)': bad value 'r-->x': expected NAME, NAME->MEMBER or NAME.MEMBER"
 	run --separate-stderr -2 lp-trace 'handle(r->)' -- "$WORKLOADS/fields" 1
 	assert_equal "$stderr" "lp-trace: probe 'handle(r->)': bad value 'r->': expected NAME, NAME->MEMBER or NAME.MEMBER"
+}
+
+@test "lp-trace: C++ members: of a base class, through a reference (q.n) and a pointer (p->base_id)" {
+	require_root
+	run -0 --separate-stderr lp-trace -o "$T/m.lp" 'serve(q.n, q.base_id, p->n, p->base_id)' \
+		-- "$WORKLOADS/members" 200
+	# tests/workloads/members.cc: call i has q.n 5i, q.base_id 1000 + i,
+	# p->n 11i, p->base_id 2000 + i.
+	run -0 awk -F'\t' '$1 == "span" && $6 ~ /^serve\(/ { n++
+		if ($8 != "q.n=" 5 * n || $9 != "q.base_id=" 1000 + n || $10 != "p->n=" 11 * n || $11 != "p->base_id=" 2000 + n) bad++ }
+		END { print n + 0, bad + 0 }' "$T/m.lp"
+	assert_output "200 0"
 }

@@ -700,6 +700,10 @@ static struct lp_dwtype value_type(Dwarf_Die *die)
 		return k == LP_DWT_OTHER ? other : (struct lp_dwtype){ k, (int)size, NULL };
 	case DW_TAG_enumeration_type:
 		return (struct lp_dwtype){ LP_DWT_INT, size ? (int)size : 4, NULL };
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type:
+		/* Passed and kept as the object's address. */
+		return (struct lp_dwtype){ LP_DWT_PTR, 8, NULL };
 	case DW_TAG_pointer_type:
 		if (strip_type(&t, &to) && dwarf_tag(&to) == DW_TAG_base_type &&
 		    udata(&to, DW_AT_byte_size) == 1 && base_kind(udata(&to, DW_AT_encoding)) == LP_DWT_CHAR)
