@@ -108,6 +108,27 @@ split_check() {
 	awk -v a="$cba" -v b="$cbb" 'BEGIN { exit !(a > b && a < 50) }' || fail "in callbacks: above $cba%, below $cbb%"
 }
 
+@test "keyed: where the requests' time went: own callbacks, others' callbacks, none, against the event loop's own timing (idling 1 ms a batch)" {
+	require_root
+	record evloop -i 1000 5 100
+	run -0 lp-split -e request -P 95 -r "$T/report.txt" --label -o /dev/null "$T/j.lp"
+	cat "$T/report.txt" >&3
+	grep '^evloop: waits' "$T/truth" >&3
+	# evloop times each callback around its call (lp's probes in it
+	# included, which lp takes out: a few points from others to none).
+	local group kind lp truth
+	for group in below above; do
+		kind=$([ $group = below ] && echo fast || echo slow)
+		lp=$(awk -F'\t' -v g=$group '/^# where the requests/ { on = 1; next } on && $1 == g { print $5 + 0, $6 + 0 }' "$T/report.txt")
+		truth=$(sed -n "s/^evloop: waits kind=$kind .* others=\([0-9.]*\)% none=\([0-9.]*\)%\$/\1 \2/p" "$T/truth")
+		[ -n "$lp" ] || fail "no $group row"
+		[ -n "$truth" ] || fail "no $kind truth"
+		awk -v l="$lp" -v t="$truth" 'BEGIN { split(l, a, " "); split(t, b, " ")
+			exit !(a[1] - b[1] < 10 && b[1] - a[1] < 10 && a[2] - b[2] < 10 && b[2] - a[2] < 10) }' ||
+			fail "$group: others, none $lp against evloop's $truth"
+	done
+}
+
 @test "keyed: a thread pool hands requests between threads: spans hold their callbacks on every thread; slow group >= 70% slow_path, fast <= 2%" {
 	require_root
 	record pool 5 4 100

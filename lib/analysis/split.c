@@ -34,6 +34,7 @@
 #include "analysis/contents.h"
 #include "analysis/modes.h"
 #include "analysis/separate.h"
+#include "analysis/waits.h"
 #include "base/quantile.h"
 #include "analysis/selfcost.h"
 #include "base/util.h"
@@ -102,6 +103,7 @@ struct group {
 	int64_t *durs;		/* file: its spans' corrected durations, sorted */
 	size_t ndurs;
 	double callback_ns;	/* keyed: its requests' time in their callbacks */
+	double others_ns;	/* keyed: their waits while others' callbacks ran */
 };
 
 /* The first pass keeps each span of the probe, and each sample's time and
@@ -193,6 +195,7 @@ struct split {
 	 * span carries (span.key.PROBE=, the attribute's name in key_attr). */
 	bool keyed;
 	char *key_attr;
+	struct lp_waits *waits;		/* keyed: the callbacks, for where requests waited */
 	/* --took's keys (at.PROBE, calls.PROBE), --child's (calls_ns.PROBE) */
 	char *took_at, *took_calls, *child_key;
 	size_t took_at_cap, took_calls_cap, child_key_cap;
@@ -861,7 +864,11 @@ static void add_callback(struct split *s, const struct lp_span *sp)
 		return;
 	if (!s->o->raw)
 		lp_span__lp_ns(sp, &lp_ns);
-	kp->callback_ns += (double)lp_less_cost(sp->end_ns - sp->start_ns, lp_ns);
+	double ns = (double)lp_less_cost(sp->end_ns - sp->start_ns, lp_ns);
+	kp->callback_ns += ns;
+	if (!s->waits)
+		s->waits = lp_waits__new();
+	lp_waits__add(s->waits, sp->pid, sp->tid, sp->start_ns, sp->end_ns, ns, (size_t)(kp - s->spans));
 }
 
 static int route(struct split *s, struct lp_reader *r, const struct lp_record *rec)
@@ -1700,29 +1707,41 @@ static void report_costs(const struct split *s, FILE *f)
 	fputc('\n', f);
 }
 
-/* Keyed spans (requests of callbacks): each band's request time, and the
- * part of it in the request's own callbacks; the rest it waited, while
- * the threads ran other requests' callbacks or nothing. */
+/* Keyed spans (requests of callbacks): each band's request time, the
+ * part of it in the request's own callbacks, and the part it waited while
+ * its threads ran other requests' callbacks (waits.h); the rest it waited
+ * while they ran none (the loop, idle, blocked). */
 static void sum_callbacks(struct split *s)
 {
-	for (size_t i = 0; i < s->nspans; i++)
-		if (s->spans[i].group >= 0)
-			s->g[s->spans[i].group].callback_ns += s->spans[i].callback_ns;
+	if (s->waits)
+		lp_waits__finish(s->waits);
+	for (size_t i = 0; i < s->nspans; i++) {
+		const struct pspan *sp = &s->spans[i];
+		if (sp->group < 0)
+			continue;
+		struct group *g = &s->g[sp->group];
+		g->callback_ns += sp->callback_ns;
+		double waited = (double)(sp->end - sp->start) - sp->callback_ns;
+		double others = s->waits ? lp_waits__others(s->waits, i, sp->start, sp->end) : 0;
+		g->others_ns += others < waited ? others : waited > 0 ? waited : 0;
+	}
 }
 
 static void report_keyed(const struct split *s, FILE *f)
 {
 	char num[64];
-	fprintf(f, "# where the requests' time went: in their callbacks (%s), or waiting while "
-		   "the threads ran others' or nothing\ngroup\trequests\ttime_ns\tin_callbacks\t"
-		   "waiting\n", s->key_attr + 5);
+	fprintf(f, "# where the requests' time went: in their callbacks (%s), waiting while "
+		   "their threads ran others' callbacks, or while they ran none\ngroup\trequests\t"
+		   "time_ns\tin_callbacks\tothers\tnone\n", s->key_attr + 5);
 	for (size_t i = 0; i < s->nbands; i++) {
 		const struct group *g = &s->g[i];
 		if (!(g->span_ns > 0))
 			continue;
 		lp_format_number(num, sizeof(num), g->span_ns);
-		fprintf(f, "%s\t%" PRIu64 "\t%s\t%.1f%%\t%.1f%%\n", g->name, g->spans, num,
-			100 * g->callback_ns / g->span_ns, 100 * (1 - g->callback_ns / g->span_ns));
+		double none = 1 - (g->callback_ns + g->others_ns) / g->span_ns;
+		fprintf(f, "%s\t%" PRIu64 "\t%s\t%.1f%%\t%.1f%%\t%.1f%%\n", g->name, g->spans, num,
+			100 * g->callback_ns / g->span_ns, 100 * g->others_ns / g->span_ns,
+			100 * (none > 0 ? none : 0));
 	}
 }
 
@@ -1937,8 +1956,10 @@ static void put_groups(struct split *s)
 		lp_attrs_buf__add_i64(&s->ab, "sample_ns", 9, llround(g->sample_weight));
 		if (band && g->span_ns > 0)
 			add_num(s, "coverage", g->sample_weight / g->span_ns);
-		if (band && s->keyed)
+		if (band && s->keyed) {
 			lp_attrs_buf__add_i64(&s->ab, "callback_ns", 11, llround(g->callback_ns));
+			lp_attrs_buf__add_i64(&s->ab, "others_ns", 9, llround(g->others_ns));
+		}
 		for (int k = 0; s->have_states && k < 3; k++)
 			lp_attrs_buf__add_i64(&s->ab, state_keys[k], strlen(state_keys[k]),
 					      llround(g->state_weight[k]));
@@ -2075,6 +2096,7 @@ static void free_split(struct split *s)
 	free(s->outs);
 	free(s->durs);
 	free(s->spans);
+	lp_waits__free(s->waits);
 	lp_hashmap__fini(&s->span_index);
 	lp_costs__free(s->costs);
 	lp_costdist__fini(&s->dist);

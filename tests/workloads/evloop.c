@@ -21,13 +21,21 @@
  * of all requests in flight): 15 rounds for a slow request, 3 for a fast one
  * (five times as long: a fast request stalled by other load stays below).
  *
- *   evloop [-v] [SECONDS] [INFLIGHT]   defaults 5 and 100
+ *   evloop [-v] [-i USEC] [SECONDS] [INFLIGHT]   defaults 5 and 100
+ *
+ * -i idles the loop USEC after each batch of ready callbacks (before the
+ * drain): the time requests wait while no callback runs.
  *
  * After SECONDS no request starts and those in flight finish (all made are
  * freed) at the same pace: after each batch the loop sleeps until a round of
  * INFLIGHT would have ended, or the last slow requests, alone in short
  * rounds, would be as quick as fast ones.  Then the truth, on stderr:
  *   evloop: requests=N slow=M slow_path_units=A total_units=B iters_per_unit=I
+ * then, of the requests begun and ended before the drain, where their time
+ * went, for each kind (fast, slow): in their own callbacks, in other
+ * requests' callbacks (their waits while the loop ran others), and the
+ * rest (the loop itself, idling), each callback timed around its call:
+ *   evloop: waits kind=K requests=N life_ns=L own=O% others=T% none=R%
  * and with -v the latencies (new_request to free_request) of both kinds.
  */
 #include <stdint.h>
@@ -48,12 +56,17 @@ struct req {
 	long id;	/* not first: a key read as r->id is read at its offset */
 	int64_t t0;	/* when new_request made it */
 	uint64_t acc;	/* the work's result, so that it is done */
+	int64_t cb0;	/* cb_ns when it was made */
+	int64_t own;	/* its callbacks' time */
 };
 
 static long iters_per_unit, slow_units, total_units;
 static int ep;
 static int64_t *lat[2];	/* latencies (ns) of fast [0] and slow [1] requests */
 static long nlat[2];
+static int64_t cb_ns;		/* every callback's time so far */
+static int64_t steady_end;	/* when requests stop starting */
+static double waits[2][4];	/* per kind: requests, life, own, others (ns) */
 
 static int64_t now_ns(void)
 {
@@ -103,6 +116,7 @@ __attribute__((noinline)) struct req *new_request(long id)
 	r->id = id;
 	r->slow = id % SLOW_EVERY == 0;
 	r->t0 = now_ns();
+	r->cb0 = cb_ns;
 	return r;
 }
 
@@ -134,6 +148,13 @@ __attribute__((noinline)) void free_request(struct req *r)
 		if (!(lat[r->slow] = realloc(lat[r->slow], 2 * (n + 1) * sizeof(int64_t))))
 			abort();
 	lat[r->slow][n] = now_ns() - r->t0;
+	if (now_ns() < steady_end) {
+		double *w = waits[r->slow];
+		w[0]++;
+		w[1] += (double)lat[r->slow][n];
+		w[2] += (double)r->own;
+		w[3] += (double)(cb_ns - r->cb0 - r->own);
+	}
 	epoll_ctl(ep, EPOLL_CTL_DEL, r->fd, NULL);
 	close(r->fd);
 	free(r);
@@ -158,16 +179,27 @@ static int cmp64(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int v = argc > 1 && !strcmp(argv[1], "-v");
-	double secs = argc > 1 + v ? atof(argv[1 + v]) : 5;
-	long inflight = argc > 2 + v ? atol(argv[2 + v]) : 100;
+	int v = 0, c;
+	long idle_us = 0;
+
+	while ((c = getopt(argc, argv, "vi:")) != -1) {
+		if (c == 'v')
+			v = 1;
+		else if (c == 'i')
+			idle_us = atol(optarg);
+		else
+			return fprintf(stderr, "usage: evloop [-v] [-i USEC] [SECONDS] [INFLIGHT]\n"), 2;
+	}
+	double secs = optind < argc ? atof(argv[optind]) : 5;
+	long inflight = optind + 1 < argc ? atol(argv[optind + 1]) : 100;
 	long id = 0, live = 0, callbacks = 0;
 	int64_t t0, end, best = INT64_MAX, per_cb = 0, pace = 0;
 	struct epoll_event evs[64];
 	struct req cal = { 0 };
+	struct timespec idle = { idle_us / 1000000, idle_us % 1000000 * 1000 };
 
-	if (secs <= 0 || inflight < 1)
-		return fprintf(stderr, "usage: evloop [-v] [SECONDS] [INFLIGHT]\n"), 2;
+	if (secs <= 0 || inflight < 1 || idle_us < 0)
+		return fprintf(stderr, "usage: evloop [-v] [-i USEC] [SECONDS] [INFLIGHT]\n"), 2;
 	/* A unit: a microsecond's iterations, from the fastest of 50 timed
 	 * runs of 100000 (one that no interrupt or preemption hit). */
 	iters_per_unit = 100000;
@@ -181,7 +213,7 @@ int main(int argc, char **argv)
 	total_units = 0;	/* not the calibration's */
 
 	ep = epoll_create1(EPOLL_CLOEXEC);	/* if not, start aborts */
-	end = (t0 = now_ns()) + (int64_t)(secs * 1e9);
+	end = steady_end = (t0 = now_ns()) + (int64_t)(secs * 1e9);
 	for (; live < inflight; live++)
 		start(++id);
 	while (live > 0) {
@@ -194,6 +226,7 @@ int main(int argc, char **argv)
 			eventfd_t one;
 
 			eventfd_read(r->fd, &one);	/* not ready until armed */
+			int64_t c0 = now_ns();
 			if (r->phase == 0)
 				on_read(r);
 			else if (r->phase == 1)
@@ -202,6 +235,9 @@ int main(int argc, char **argv)
 				on_slow(r);
 			else
 				on_write(r);
+			c0 = now_ns() - c0;
+			cb_ns += c0;
+			r->own += c0;
 			callbacks++;
 			if (++r->phase <= last) {
 				eventfd_write(r->fd, 1);	/* arms the next */
@@ -217,6 +253,8 @@ int main(int argc, char **argv)
 		}
 		/* Draining: these n callbacks were n / was of a round, which
 		 * would have taken INFLIGHT callbacks' time: wait until then. */
+		if (!per_cb && idle_us)
+			nanosleep(&idle, NULL);
 		if (per_cb && live > 0) {
 			pace += n * inflight * per_cb / was;
 			struct timespec ts = { pace / 1000000000, pace % 1000000000 };
@@ -227,6 +265,12 @@ int main(int argc, char **argv)
 	fprintf(stderr, "evloop: requests=%ld slow=%ld slow_path_units=%ld "
 		"total_units=%ld iters_per_unit=%ld\n", nlat[0] + nlat[1], nlat[1],
 		slow_units, total_units, iters_per_unit);
+	for (int s = 0; s < 2; s++) {
+		double *w = waits[s], life = w[1] > 0 ? w[1] : 1;
+		fprintf(stderr, "evloop: waits kind=%s requests=%.0f life_ns=%.0f own=%.1f%% "
+			"others=%.1f%% none=%.1f%%\n", s ? "slow" : "fast", w[0], w[1],
+			100 * w[2] / life, 100 * w[3] / life, 100 * (1 - (w[2] + w[3]) / life));
+	}
 	for (int s = 0; v && s < 2; s++) {	/* the latencies, in ms */
 		int64_t *l = lat[s], n = nlat[s];
 		long below = 0;
