@@ -44,6 +44,16 @@ truth() {
 	done
 }
 
+# requests_hold_own: every request span of $T/t.lp holds its own
+# callbacks and no other's (keyed-truth's figures, set by truth), but those
+# of which a record was lost, as a full ring buffer's lost records count.
+requests_hold_own() {
+	local lost
+	lost=$(awk -F'\t' '$1 == "lost" && $3 != "keyed-unmatched" { n += $4 } END { print n + 0 }' "$T/t.lp")
+	((bad <= lost)) || fail "$bad requests with other callbacks than their own ($lost records lost)"
+	((complete + bad == requests)) || fail "$complete + $bad of $requests"
+}
+
 # share GROUP: slow_path's share (%) of the group's samples, and their count.
 share() {
 	lp-collapse --group "$1" "$T/l.lp" >"$T/$1.folded" || return 1
@@ -69,12 +79,8 @@ split_check() {
 	truth "$T/t.lp"
 	((requests >= 2000)) || fail "$requests requests"
 	# Every request holds its own callbacks and no other's, though about
-	# 100 interleave on the thread (but those of which a record was lost,
-	# as a full ring buffer's lost records count).
-	local lost
-	lost=$(awk -F'\t' '$1 == "lost" && $3 != "keyed-unmatched" { n += $4 } END { print n + 0 }' "$T/t.lp")
-	((bad <= lost)) || fail "$bad requests with other callbacks than their own ($lost records lost)"
-	((complete + bad == requests)) || fail "$complete + $bad of $requests"
+	# 100 interleave on the thread.
+	requests_hold_own
 	# 1 in 25 requests started is slow.
 	awk -v s="$slow" -v n="$requests" 'BEGIN { exit !(s / n > 0.03 && s / n < 0.05) }' || fail "$slow slow of $requests"
 	# lp-trace attaches the ends and callbacks first, the starts last: the
@@ -154,10 +160,7 @@ split_check() {
 	record evloop 5 100
 	truth "$T/j.lp"
 	((requests >= 1000)) || fail "$requests requests"
-	local lost
-	lost=$(awk -F'\t' '$1 == "lost" && $3 != "keyed-unmatched" { n += $4 } END { print n + 0 }' "$T/t.lp")
-	((bad <= lost)) || fail "$bad requests with other callbacks than their own ($lost records lost)"
-	((complete + bad == requests)) || fail "$complete + $bad of $requests"
+	requests_hold_own
 	assert_equal "$fast_slow_path" 0
 	# The keys are the ids: one request each, and every on_slow callback's
 	# id a multiple of 25 (evloop's rule), every other's 1 in 25.

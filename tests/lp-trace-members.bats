@@ -62,27 +62,25 @@ check_calls() {
 	assert_output "300 30 0"
 }
 
+# refused STATUS PROBE MESSAGE: lp-trace PROBE on fields exits STATUS,
+# saying "lp-trace: probe 'PROBE': MESSAGE" and nothing else.
+refused() {
+	run --separate-stderr lp-trace "$2" -- "$WORKLOADS/fields" 1
+	assert_equal "$status" "$1"
+	assert_equal "$stderr" "lp-trace: probe '$2': $3"
+}
+
 @test "lp-trace: a member that cannot be read is refused with the reason, naming the members there are" {
-	run --separate-stderr -1 lp-trace 'handle(r->nosuch)' -- "$WORKLOADS/fields" 1
-	assert_equal "$stderr" "lp-trace: probe 'handle(r->nosuch)': cannot capture 'r->nosuch': struct req has no member 'nosuch' (it has: phase, conn, hdr, flags)"
-	run --separate-stderr -1 lp-trace 'handle(r->conn->nope)' -- "$WORKLOADS/fields" 1
-	assert_equal "$stderr" "lp-trace: probe 'handle(r->conn->nope)': cannot capture 'r->conn->nope': struct conn has no member 'nope' (it has: name, serial, peer, host)"
-	run --separate-stderr -1 lp-trace 'handle(r.conn)' -- "$WORKLOADS/fields" 1
-	assert_equal "$stderr" "lp-trace: probe 'handle(r.conn)': cannot capture 'r.conn': 'r' is a pointer (struct req *): 'r->conn'"
-	run --separate-stderr -1 lp-trace 'handle(r->hdr->len)' -- "$WORKLOADS/fields" 1
-	assert_equal "$stderr" "lp-trace: probe 'handle(r->hdr->len)': cannot capture 'r->hdr->len': 'r->hdr' is not a pointer (it is struct hdr)"
-	run --separate-stderr -1 lp-trace 'handle(r->flags)' -- "$WORKLOADS/fields" 1
-	assert_equal "$stderr" "lp-trace: probe 'handle(r->flags)': cannot capture 'r->flags': 'flags' is a bit-field"
-	run --separate-stderr -1 lp-trace 'handle(r->conn->name)' -- "$WORKLOADS/fields" 1
-	assert_equal "$stderr" "lp-trace: probe 'handle(r->conn->name)': cannot capture 'r->conn->name': its type 'char[]' is not an integer, a pointer or a C string"
-	run --separate-stderr -1 lp-trace 'handle(q->x)' -- "$WORKLOADS/fields" 1
-	assert_equal "$stderr" "lp-trace: probe 'handle(q->x)': handle has no parameter 'q' (it has: r)"
-	run --separate-stderr -1 lp-trace 'handle(arg0->x)' -- "$WORKLOADS/fields" 1
-	assert_equal "$stderr" "lp-trace: probe 'handle(arg0->x)': cannot capture 'arg0->x': arg0 is a raw register, without a type to read members by"
-	run --separate-stderr -2 lp-trace 'handle(r-->x)' -- "$WORKLOADS/fields" 1
-	assert_equal "$stderr" "lp-trace: probe 'handle(r-->x)': bad value 'r-->x': expected NAME, NAME->MEMBER or NAME.MEMBER"
-	run --separate-stderr -2 lp-trace 'handle(r->)' -- "$WORKLOADS/fields" 1
-	assert_equal "$stderr" "lp-trace: probe 'handle(r->)': bad value 'r->': expected NAME, NAME->MEMBER or NAME.MEMBER"
+	refused 1 'handle(r->nosuch)' "cannot capture 'r->nosuch': struct req has no member 'nosuch' (it has: phase, conn, hdr, flags)"
+	refused 1 'handle(r->conn->nope)' "cannot capture 'r->conn->nope': struct conn has no member 'nope' (it has: name, serial, peer, host)"
+	refused 1 'handle(r.conn)' "cannot capture 'r.conn': 'r' is a pointer (struct req *): 'r->conn'"
+	refused 1 'handle(r->hdr->len)' "cannot capture 'r->hdr->len': 'r->hdr' is not a pointer (it is struct hdr)"
+	refused 1 'handle(r->flags)' "cannot capture 'r->flags': 'flags' is a bit-field"
+	refused 1 'handle(r->conn->name)' "cannot capture 'r->conn->name': its type 'char[]' is not an integer, a pointer or a C string"
+	refused 1 'handle(q->x)' "handle has no parameter 'q' (it has: r)"
+	refused 1 'handle(arg0->x)' "cannot capture 'arg0->x': arg0 is a raw register, without a type to read members by"
+	refused 2 'handle(r-->x)' "bad value 'r-->x': expected NAME, NAME->MEMBER or NAME.MEMBER"
+	refused 2 'handle(r->)' "bad value 'r->': expected NAME, NAME->MEMBER or NAME.MEMBER"
 }
 
 @test "lp-trace: C++ members: of a base class, through a reference (q.n) and a pointer (p->base_id)" {

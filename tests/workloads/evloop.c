@@ -47,8 +47,6 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { SLOW_EVERY = 25, SLOW_PHASES = 12, FAST_UNITS = 20, SLOW_UNITS = 125 };
-
 struct req {
 	int fd;		/* its eventfd, in the epoll set */
 	int phase;	/* phases done */
@@ -60,52 +58,12 @@ struct req {
 	int64_t own;	/* its callbacks' time */
 };
 
-static long iters_per_unit, slow_units, total_units;
+#include "reqwork.h"
+
 static int ep;
-static int64_t *lat[2];	/* latencies (ns) of fast [0] and slow [1] requests */
-static long nlat[2];
 static int64_t cb_ns;		/* every callback's time so far */
 static int64_t steady_end;	/* when requests stop starting */
 static double waits[2][4];	/* per kind: requests, life, own, others (ns) */
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* A call after each loop, so that fast_work and slow_path are not leaves:
- * GCC at -O2 gives a leaf no frame, and a frame-pointer unwind from it
- * would skip the callback that called it (see reqloop.c). */
-__attribute__((noinline)) static void account(long units, int slow)
-{
-	total_units += units;
-	slow_units += slow ? units : 0;
-}
-
-/* r's work, in the calling function's own loop, so that a sample's leaf is
- * fast_work or slow_path, under the callback that called it */
-#define WORK(r, units)                                                  \
-	do {                                                            \
-		uint64_t x_ = (r)->acc;                                 \
-		for (long k_ = (units) * iters_per_unit; k_ > 0; k_--)  \
-			x_ = x_ * 6364136223846793005ULL + (uint64_t)k_; \
-		(r)->acc = x_;                                          \
-	} while (0)
-
-__attribute__((noinline)) void fast_work(struct req *r, long units)
-{
-	WORK(r, units);
-	account(units, 0);
-}
-
-__attribute__((noinline)) void slow_path(struct req *r, long units)
-{
-	WORK(r, units);
-	account(units, 1);
-}
 
 __attribute__((noinline)) struct req *new_request(long id)
 {
@@ -120,38 +78,15 @@ __attribute__((noinline)) struct req *new_request(long id)
 	return r;
 }
 
-__attribute__((noinline)) void on_read(struct req *r)
-{
-	fast_work(r, FAST_UNITS);
-}
-
-__attribute__((noinline)) void on_process(struct req *r)
-{
-	fast_work(r, FAST_UNITS);
-}
-
-__attribute__((noinline)) void on_slow(struct req *r)
-{
-	slow_path(r, SLOW_UNITS);
-}
-
-__attribute__((noinline)) void on_write(struct req *r)
-{
-	fast_work(r, FAST_UNITS);
-}
-
 __attribute__((noinline)) void free_request(struct req *r)
 {
-	long n = nlat[r->slow]++;
+	int64_t life = now_ns() - r->t0;
 
-	if (!(n & (n - 1)))	/* 0 or a power of two: grow */
-		if (!(lat[r->slow] = realloc(lat[r->slow], 2 * (n + 1) * sizeof(int64_t))))
-			abort();
-	lat[r->slow][n] = now_ns() - r->t0;
+	add_latency(r->slow, life);
 	if (now_ns() < steady_end) {
 		double *w = waits[r->slow];
 		w[0]++;
-		w[1] += (double)lat[r->slow][n];
+		w[1] += (double)life;
 		w[2] += (double)r->own;
 		w[3] += (double)(cb_ns - r->cb0 - r->own);
 	}
@@ -171,12 +106,6 @@ static void start(long id)
 	eventfd_write(r->fd, 1);	/* arms its first phase */
 }
 
-static int cmp64(const void *a, const void *b)
-{
-	return (*(const int64_t *)a > *(const int64_t *)b) -
-	       (*(const int64_t *)a < *(const int64_t *)b);
-}
-
 int main(int argc, char **argv)
 {
 	int v = 0, c;
@@ -193,24 +122,13 @@ int main(int argc, char **argv)
 	double secs = optind < argc ? atof(argv[optind]) : 5;
 	long inflight = optind + 1 < argc ? atol(argv[optind + 1]) : 100;
 	long id = 0, live = 0, callbacks = 0;
-	int64_t t0, end, best = INT64_MAX, per_cb = 0, pace = 0;
+	int64_t t0, end, per_cb = 0, pace = 0;
 	struct epoll_event evs[64];
-	struct req cal = { 0 };
 	struct timespec idle = { idle_us / 1000000, idle_us % 1000000 * 1000 };
 
 	if (secs <= 0 || inflight < 1 || idle_us < 0)
 		return fprintf(stderr, "usage: evloop [-v] [-i USEC] [SECONDS] [INFLIGHT]\n"), 2;
-	/* A unit: a microsecond's iterations, from the fastest of 50 timed
-	 * runs of 100000 (one that no interrupt or preemption hit). */
-	iters_per_unit = 100000;
-	for (int i = 0; i < 50; i++) {
-		t0 = now_ns();
-		fast_work(&cal, 1);
-		if (now_ns() - t0 < best)
-			best = now_ns() - t0;
-	}
-	iters_per_unit = (long)(100000 / (best / 1e3));
-	total_units = 0;	/* not the calibration's */
+	calibrate_unit();
 
 	ep = epoll_create1(EPOLL_CLOEXEC);	/* if not, start aborts */
 	end = steady_end = (t0 = now_ns()) + (int64_t)(secs * 1e9);
@@ -271,18 +189,7 @@ int main(int argc, char **argv)
 			"others=%.1f%% none=%.1f%%\n", s ? "slow" : "fast", w[0], w[1],
 			100 * w[2] / life, 100 * w[3] / life, 100 * (1 - (w[2] + w[3]) / life));
 	}
-	for (int s = 0; v && s < 2; s++) {	/* the latencies, in ms */
-		int64_t *l = lat[s], n = nlat[s];
-		long below = 0;
-
-#define MS(p) (n ? l[(n - 1) * p / 100] / 1e6 : 0)
-		qsort(l, n, sizeof(*l), cmp64);
-		for (long i = 0; s && nlat[0] && i < n; i++)	/* fast's sorted */
-			below += l[i] <= lat[0][(nlat[0] - 1) * 99 / 100];
-		fprintf(stderr, "evloop: %s latency ms: n=%ld min=%.2f p50=%.2f "
-			"p90=%.2f p99=%.2f max=%.2f", s ? "slow" : "fast", (long)n,
-			MS(0), MS(50), MS(90), MS(99), MS(100));
-		fprintf(stderr, s ? " at_or_below_fast_p99=%ld\n" : "\n", below);
-	}
+	if (v)
+		print_latencies("evloop");
 	return 0;
 }

@@ -35,8 +35,6 @@
 #include <string.h>
 #include <time.h>
 
-enum { SLOW_EVERY = 25, SLOW_PHASES = 12, FAST_UNITS = 20, SLOW_UNITS = 125 };
-
 struct req {
 	int phase, slow;	/* phases done; whether id % 25 == 0 */
 	int worker;	/* the worker of its phases so far, -1 if several */
@@ -46,51 +44,13 @@ struct req {
 	struct req *next;	/* in the queue */
 };
 
-static long iters_per_unit, slow_units, total_units, multi, last_id, live, inflight, threads, tasks;
-static int64_t *lat[2];	/* latencies (ns) of fast [0] and slow [1] requests */
-static long nlat[2];
+#include "reqwork.h"
+
+static long multi, last_id, live, inflight, threads, tasks;
 static int64_t t0, end, per_task;	/* per_task: the pool's, once draining */
 static struct req *head, *tail;	/* the queue: phases to run */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* A call after each loop, so that fast_work and slow_path are not leaves,
- * which GCC at -O2 gives no frame (see reqloop.c). */
-__attribute__((noinline)) static void account(long units, int slow)
-{
-	__atomic_add_fetch(&total_units, units, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&slow_units, slow ? units : 0, __ATOMIC_RELAXED);
-}
-
-/* r's work, in the calling function's own loop, so that a sample's leaf is
- * fast_work or slow_path, under the callback that called it */
-#define WORK(r, units)                                                  \
-	do {                                                            \
-		uint64_t x_ = (r)->acc;                                 \
-		for (long k_ = (units) * iters_per_unit; k_ > 0; k_--)  \
-			x_ = x_ * 6364136223846793005ULL + (uint64_t)k_; \
-		(r)->acc = x_;                                          \
-	} while (0)
-
-__attribute__((noinline)) void fast_work(struct req *r, long units)
-{
-	WORK(r, units);
-	account(units, 0);
-}
-
-__attribute__((noinline)) void slow_path(struct req *r, long units)
-{
-	WORK(r, units);
-	account(units, 1);
-}
 
 __attribute__((noinline)) struct req *new_request(long id)
 {
@@ -103,36 +63,12 @@ __attribute__((noinline)) struct req *new_request(long id)
 	return r;
 }
 
-__attribute__((noinline)) void on_read(struct req *r)
-{
-	fast_work(r, FAST_UNITS);
-}
-
-__attribute__((noinline)) void on_process(struct req *r)
-{
-	fast_work(r, FAST_UNITS);
-}
-
-__attribute__((noinline)) void on_slow(struct req *r)
-{
-	slow_path(r, SLOW_UNITS);
-}
-
-__attribute__((noinline)) void on_write(struct req *r)
-{
-	fast_work(r, FAST_UNITS);
-}
-
 __attribute__((noinline)) void free_request(struct req *r)
 {
-	int64_t ns = now_ns() - r->t0, n;
+	int64_t ns = now_ns() - r->t0;
 
 	pthread_mutex_lock(&mu);
-	n = nlat[r->slow]++;
-	if (!(n & (n - 1)))	/* 0 or a power of two: grow */
-		if (!(lat[r->slow] = realloc(lat[r->slow], 2 * (n + 1) * sizeof(int64_t))))
-			abort();
-	lat[r->slow][n] = ns;
+	add_latency(r->slow, ns);
 	multi += r->worker < 0;
 	pthread_mutex_unlock(&mu);
 	free(r);
@@ -194,34 +130,17 @@ static void *worker(void *arg)
 	}
 }
 
-static int cmp64(const void *a, const void *b)
-{
-	return (*(const int64_t *)a > *(const int64_t *)b) -
-	       (*(const int64_t *)a < *(const int64_t *)b);
-}
-
 int main(int argc, char **argv)
 {
 	int v = argc > 1 && !strcmp(argv[1], "-v");
 	double secs = argc > 1 + v ? atof(argv[1 + v]) : 5;
-	int64_t best = INT64_MAX;
 	pthread_t tid[64];
 
 	threads = argc > 2 + v ? atol(argv[2 + v]) : 4;
 	inflight = argc > 3 + v ? atol(argv[3 + v]) : 100;
 	if (secs <= 0 || threads < 1 || threads > 64 || inflight < 1)
 		return fprintf(stderr, "usage: pool [-v] [SECONDS] [THREADS (1-64)] [INFLIGHT]\n"), 2;
-	/* A unit: a microsecond's iterations, from the fastest of 50 timed
-	 * runs of 100000 (one that no interrupt or preemption hit). */
-	iters_per_unit = 100000;
-	for (int i = 0; i < 50; i++) {
-		t0 = now_ns();
-		fast_work(&(struct req){ 0 }, 1);
-		if (now_ns() - t0 < best)
-			best = now_ns() - t0;
-	}
-	iters_per_unit = (long)(100000 / (best / 1e3));
-	total_units = 0;	/* not the calibration's */
+	calibrate_unit();
 
 	end = (t0 = now_ns()) + (int64_t)(secs * 1e9);
 	for (; live < inflight; live++)
@@ -234,18 +153,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "pool: requests=%ld slow=%ld slow_path_units=%ld total_units=%ld "
 		"iters_per_unit=%ld threads=%ld multi_thread=%ld\n", nlat[0] + nlat[1],
 		nlat[1], slow_units, total_units, iters_per_unit, threads, multi);
-	for (int s = 0; v && s < 2; s++) {	/* the latencies, in ms */
-		int64_t *l = lat[s], n = nlat[s];
-		long below = 0;
-
-#define MS(p) (n ? l[(n - 1) * p / 100] / 1e6 : 0)
-		qsort(l, n, sizeof(*l), cmp64);
-		for (long i = 0; s && nlat[0] && i < n; i++)	/* fast's sorted */
-			below += l[i] <= lat[0][(nlat[0] - 1) * 99 / 100];
-		fprintf(stderr, "pool: %s latency ms: n=%ld min=%.2f p50=%.2f "
-			"p90=%.2f p99=%.2f max=%.2f", s ? "slow" : "fast", (long)n,
-			MS(0), MS(50), MS(90), MS(99), MS(100));
-		fprintf(stderr, s ? " at_or_below_fast_p99=%ld\n" : "\n", below);
-	}
+	if (v)
+		print_latencies("pool");
 	return 0;
 }
