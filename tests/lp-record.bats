@@ -563,3 +563,29 @@ wait_recording() {
 	echo "cpusplit samples with main;a or main;b named: $pct%"
 	[ "$pct" -ge 85 ]
 }
+
+@test "lp-record -a that falls behind its samples (new processes to symbolize faster than it can) stops at the first SIGINT, its stream whole" {
+	require_root
+	# Processes come and go (each new one is symbolized: its maps, its
+	# files) while two CPUs are sampled at 4999 Hz: more samples than
+	# lp-record reads.  libbpf's ring_buffer__consume reads as long as
+	# there are, and lp-record never saw its stop (still running 30 s
+	# after SIGINT here, at 100% of a CPU); now a read of the ring ends
+	# after 100 ms.
+	(for _ in $(seq 300); do python3 -c pass; perl -e 1; done) &
+	BG=$!
+	(for _ in $(seq 3000); do ls /usr >/dev/null; done) &
+	KILL_AFTER=$!
+	lp-record -a -F 4999 -o "$TMP/behind.lp" 2>"$TMP/err" &
+	local rec=$!
+	wait_recording "$TMP/behind.lp"
+	sleep 4
+	kill -INT "$rec"
+	reap "$rec" 0 5 || fail "lp-record went on after SIGINT: $(cat "$TMP/err")"
+	cat "$TMP/err"
+	run -0 lp-cat --check "$TMP/behind.lp"
+	grep -qE '^lp-record: [0-9]+ samples.* \(Interrupt\)$' "$TMP/err" || fail "no summary: $(cat "$TMP/err")"
+	# It was behind: the ring was full, what it could not hold counted.
+	run -0 awk -F'\t' '$1 == "lost" && $3 == "ring" { s += $4 } END { print s + 0 }' "$TMP/behind.lp"
+	((output > 0)) || fail "nothing lost: lp-record kept up"
+}

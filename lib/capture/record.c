@@ -55,6 +55,11 @@ struct lp_ending {
 
 struct lp_recorder {
 	struct lp_record_opts opts;
+	/* drain: when it stops reading (0: never), whether it did, samples
+	 * read */
+	int64_t drain_until;
+	bool drain_cut;
+	uint64_t drained;
 	struct profile_bpf *skel;	/* NULL with --backend perf */
 	struct ring_buffer *ring;
 	struct lp_perfrec *perf;	/* --backend perf: the events, instead */
@@ -632,9 +637,8 @@ static void run_pending(struct lp_recorder *r, int64_t now)
 	r->npending = k;
 }
 
-static int handle_sample(void *ctx, void *data, size_t size)
+static int read_sample(struct lp_recorder *r, void *data, size_t size)
 {
-	struct lp_recorder *r = ctx;
 	const struct lp_sample_event *ev = data;
 	char comm[LP_COMM_LEN + 1];
 
@@ -814,6 +818,25 @@ static int attach_sched(struct lp_recorder *r)
 	return 0;
 }
 
+/* How long one drain of the BPF ring may read: samples may come faster
+ * than they are read (lp-record -a on a busy machine), and
+ * ring_buffer__consume reads until the ring is empty, which it then never
+ * is: lp-record would never see its stop, at 100% of a CPU. */
+#define LP_DRAIN_NS 100000000LL
+
+static int handle_sample(void *ctx, void *data, size_t size)
+{
+	struct lp_recorder *r = ctx;
+	int rc = read_sample(r, data, size);
+
+	if (rc == 0 && r->drain_until && (++r->drained & 63) == 0 &&
+	    lp_monotonic_ns() >= r->drain_until) {
+		r->drain_cut = true;
+		return -EAGAIN;	/* this one is read: the rest at the next drain */
+	}
+	return rc;
+}
+
 static void detach_sched(struct lp_recorder *r)
 {
 	bpf_link__destroy(r->skel->links.lp_rec_switch);
@@ -821,16 +844,24 @@ static void detach_sched(struct lp_recorder *r)
 	r->skel->links.lp_rec_switch = r->skel->links.lp_rec_wakeup = NULL;
 }
 
-/* The calibration's samples and intervals are read and dropped as they
- * come (handle_sample), so the ring never fills for them. */
-static void drain(struct lp_recorder *r, int timeout_ms)
+/* Waits up to timeout_ms for samples, then reads what there is, for at
+ * most LP_DRAIN_NS: true when it stopped there, with more to read.  (The
+ * calibration's samples and intervals are read and dropped as they come,
+ * so the ring never fills for them.)  libperf's rings are read up to
+ * where they were when the read began: bounded already. */
+static bool drain(struct lp_recorder *r, int timeout_ms)
 {
 	if (r->perf) {
 		lp_perfrec__poll(r->perf, timeout_ms);
-		return;
+		return false;
 	}
+	r->drain_cut = false;
+	r->drain_until = lp_monotonic_ns() + (int64_t)timeout_ms * 1000000 + LP_DRAIN_NS;
 	ring_buffer__poll(r->ring, timeout_ms);
-	ring_buffer__consume(r->ring);
+	if (!r->drain_cut && !r->failed)
+		ring_buffer__consume(r->ring);
+	r->drain_until = 0;
+	return r->drain_cut;
 }
 
 /* --backend perf: events on the targets (tid 0), or on one thread of
@@ -1468,8 +1499,9 @@ static void close_intervals(struct lp_recorder *r)
 int lp_recorder__finish(struct lp_recorder *r)
 {
 	lp_recorder__stop(r);
-	if (!r->failed)
-		drain(r, 0);
+	/* Every sample taken before the stop: nothing comes after it. */
+	while (!r->failed && drain(r, 0))
+		;
 	if (!r->failed && r->opts.mode != LP_RECORD_CPU)
 		close_intervals(r);
 	if (r->failed)
