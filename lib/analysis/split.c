@@ -1723,7 +1723,7 @@ static void sum_callbacks(struct split *s)
 		g->callback_ns += sp->callback_ns;
 		double waited = (double)(sp->end - sp->start) - sp->callback_ns;
 		double others = s->waits ? lp_waits__others(s->waits, i, sp->start, sp->end) : 0;
-		g->others_ns += others < waited ? others : waited > 0 ? waited : 0;
+		g->others_ns += fmin(others, fmax(waited, 0));
 	}
 }
 

@@ -1083,6 +1083,7 @@ struct func_arg {
 	struct lp_probe_value v;
 	int reg;
 	char why[256];
+	uint64_t die;		/* its DWARF entry, for the members read through it */
 };
 
 /* The parameters in the SysV order, each in the next integer register
@@ -1094,6 +1095,7 @@ static size_t func_args(const struct lp_dwparam *params, size_t n, struct func_a
 	for (size_t k = 0; k < n; k++) {
 		struct func_arg *a = &args[k];
 		snprintf(a->name, sizeof(a->name), "%s", params[k].name ? params[k].name : "?");
+		a->die = params[k].die;
 		memset(&a->v, 0, sizeof(a->v));
 		a->why[0] = '\0';
 		int tr = probe_value(&params[k].type, &a->v, a->why, sizeof(a->why));
@@ -1130,20 +1132,20 @@ static int path_capture(const struct lp_dwpath *dp, struct lp_trace_cap *cap,
 		}
 		cap->deref[i] = (int)dp->deref[i];
 	}
+	/* Named as C writes it ("char[]"), not by its DWARF name. */
+	struct lp_dwtype t = dp->type;
+	t.name = dp->type_name;
 	memset(v, 0, sizeof(*v));
-	int r = probe_value(&dp->type, v, why, whysize);
+	int r = probe_value(&t, v, why, whysize);
 	if (r > 0)
 		snprintf(why, whysize, "it has no type");
-	else if (r < 0)
-		snprintf(why, whysize, "its type '%s' is not an integer, a pointer or a C string",
-			 dp->type_name);
 	return r ? -1 : 0;
 }
 
-/* The VARs a function probe names, among its parameters args (of the
- * function at addr in dw: the types of the members VARs read). */
+/* The VARs a function probe names, among its parameters args (dw: the
+ * types of the members VARs read). */
 static int named_args(struct lp_probe_point *pt, const struct func_arg *args, size_t nargs,
-		      struct lp_dwarf *dw, uint64_t addr)
+		      struct lp_dwarf *dw)
 {
 	const struct lp_probe_spec *spec = pt->spec;
 	int nstrs = 0;
@@ -1164,7 +1166,7 @@ static int named_args(struct lp_probe_point *pt, const struct func_arg *args, si
 				lp_error("probe '%s': cannot capture '%s': %s", spec->text, var, args[k].why);
 				return -1;
 			}
-			if (lp_dwarf__param_path(dw, addr, var, namelen, &dp, why, sizeof(why)) < 0 ||
+			if (lp_dwarf__param_path(dw, args[k].die, var, namelen, &dp, why, sizeof(why)) < 0 ||
 			    path_capture(&dp, &cap, &v, why, sizeof(why)) < 0) {
 				lp_error("probe '%s': cannot capture '%s': %s", spec->text, var, why);
 				return -1;
@@ -1230,7 +1232,7 @@ static int func_values(struct lp_probe_point *pt, struct lp_dwarf *dw, uint64_t 
 	struct func_arg args[LP_MAX_PARAMS];
 	size_t nargs = func_args(params, np, args);
 	if (spec->nvars)
-		return named_args(pt, args, nargs, dw, addr);
+		return named_args(pt, args, nargs, dw);
 	int nstrs = 0;
 	for (size_t k = 0; k < nargs && pt->nvals < LP_TRACE_MAX_CAPS; k++) {
 		if (args[k].reg < 0)

@@ -794,6 +794,7 @@ static void func_params(Dwarf_Die *fn, struct lp_dwparam *params, size_t max, si
 		if (dwarf_tag(&child) != DW_TAG_formal_parameter || *n >= max)
 			continue;
 		params[*n].name = dwarf_diename(&child);
+		params[*n].die = dwarf_dieoffset(&child);
 		params[*n].type = value_type(&child);
 		type_name(&child, params[*n].type_name, sizeof(params[*n].type_name), 0);
 		++*n;
@@ -833,29 +834,20 @@ static int func_cb(Dwarf_Die *die, void *arg)
 	return DWARF_CB_OK;
 }
 
-/* The DWARF function whose code starts at addr; false: none. */
-static bool function_die(struct lp_dwarf *d, uint64_t addr, Dwarf_Die *fn)
+bool lp_dwarf__function(struct lp_dwarf *d, uint64_t addr, struct lp_dwtype *ret,
+			struct lp_dwparam *params, size_t max, size_t *n)
 {
 	Dwarf_Die cu;
 	struct func_find ff = { .addr = addr };
 
+	*n = 0;
 	if (!d->dw || !dwarf_addrdie(d->dw, addr, &cu))
 		return false;
 	dwarf_getfuncs(&cu, func_cb, &ff, 0);
-	*fn = ff.die;
-	return ff.found;
-}
-
-bool lp_dwarf__function(struct lp_dwarf *d, uint64_t addr, struct lp_dwtype *ret,
-			struct lp_dwparam *params, size_t max, size_t *n)
-{
-	Dwarf_Die fn;
-
-	*n = 0;
-	if (!function_die(d, addr, &fn))
+	if (!ff.found)
 		return false;
-	*ret = value_type(&fn);
-	func_params(&fn, params, max, n);
+	*ret = value_type(&ff.die);
+	func_params(&ff.die, params, max, n);
 	return true;
 }
 
@@ -1271,31 +1263,16 @@ static int resolve_path(Dwarf_Die *var, const char *expr, const char *path,
 	return 0;
 }
 
-/* The formal parameter called name of function fn. */
-static bool find_param(Dwarf_Die *fn, const char *name, Dwarf_Die *out)
-{
-	if (dwarf_child(fn, out) != 0)
-		return false;
-	do {
-		const char *nm = dwarf_diename(out);
-		if (dwarf_tag(out) == DW_TAG_formal_parameter && nm && !strcmp(nm, name))
-			return true;
-	} while (dwarf_siblingof(out, out) == 0);
-	return false;
-}
-
-int lp_dwarf__param_path(struct lp_dwarf *d, uint64_t addr, const char *expr, size_t namelen,
+int lp_dwarf__param_path(struct lp_dwarf *d, uint64_t param, const char *expr, size_t namelen,
 			 struct lp_dwpath *out, char *why, size_t whysize)
 {
-	Dwarf_Die fn, param;
-	char name[128];
+	Dwarf_Die die;
 
-	snprintf(name, sizeof(name), "%.*s", (int)namelen, expr);
-	if (!function_die(d, addr, &fn) || !find_param(&fn, name, &param)) {
-		snprintf(why, whysize, "no parameter '%s'", name);
+	if (!d->dw || !dwarf_offdie(d->dw, param, &die)) {
+		snprintf(why, whysize, "no DWARF entry for '%.*s'", (int)namelen, expr);
 		return -1;
 	}
-	return resolve_path(&param, expr, expr + namelen, out, why, whysize);
+	return resolve_path(&die, expr, expr + namelen, out, why, whysize);
 }
 
 int lp_dwscope__path(struct lp_dwscope *sc, const char *expr, size_t namelen,

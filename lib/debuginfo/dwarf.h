@@ -146,6 +146,7 @@ struct lp_dwparam {
 	const char *name;	/* NULL: unnamed */
 	struct lp_dwtype type;
 	char type_name[96];	/* as C writes it: "const char *" */
+	uint64_t die;		/* its DIE (lp_dwarf__param_path) */
 };
 
 /* The function starting at file address addr: its return type and its
@@ -167,11 +168,10 @@ struct lp_dwpath {
 	struct lp_dwtype type;	/* the member's */
 	char type_name[96];
 };
-/* expr ("r->conn"), whose first namelen bytes name a parameter of the
- * function starting at file address addr, its members after: the path
- * into *out, 0; -1 with why (no such parameter or member, not a pointer,
- * a bit-field...). */
-int lp_dwarf__param_path(struct lp_dwarf *d, uint64_t addr, const char *expr, size_t namelen,
+/* expr ("r->conn"), whose first namelen bytes name the parameter whose
+ * DIE is param (lp_dwparam.die), its members after: the path into *out,
+ * 0; -1 with why (no such member, not a pointer, a bit-field...). */
+int lp_dwarf__param_path(struct lp_dwarf *d, uint64_t param, const char *expr, size_t namelen,
 			 struct lp_dwpath *out, char *why, size_t whysize);
 
 /* One out-of-line function of the DWARF (lp-trace --list). */
