@@ -9,7 +9,10 @@
 #  2. the recorder's own CPU time per sample (user + system, /usr/bin/time),
 #     both backends;
 #  3. symbolization: cold and cached addresses per second (bench/symbench.c);
-#  4. the recorder's memory over a long whole-system run (RSS every 5 s).
+#  4. the recorder's memory over a long whole-system run (RSS every 5 s);
+#  5. the same while processes come and go (some 200 a second, each one
+#     symbolized), and 10 s after they stopped: anonymous and file RSS,
+#     and the samples lost to a full ring.
 # Needs root, perf and a build (O=build-NAME).  ROUNDS, REPS and LONG_S
 # scale it.
 set -eu
@@ -128,3 +131,21 @@ kill -INT $rec
 wait $rec || true
 echo "rss_kib:$rss"
 cat "$tmp/err"
+
+echo "# 5. recorder memory, lp-record -a -F 999 while processes come and go for $LONG_S s, then 10 s after"
+lp-record -a -F 999 -o "$tmp/churn.lp" 2>"$tmp/err" &
+rec=$!
+sleep 2
+(end=$((SECONDS + LONG_S)); while ((SECONDS < end)); do python3 -c pass; perl -e 1; ls /usr >/dev/null; done) &
+churn=$!
+rss=""
+for i in $(seq $(((LONG_S + 10) / 5))); do
+	sleep 5
+	rss="$rss $(awk '$1 == "RssAnon:" { a = $2 } $1 == "RssFile:" { f = $2 } END { print a "/" f }' /proc/$rec/status)"
+done
+wait $churn
+kill -INT $rec
+wait $rec || true
+echo "rss_anon/file_kib:$rss"
+echo "lost_ring: $(awk -F'\t' '$1 == "lost" && $3 == "ring" { s += $4 } END { print s + 0 }' "$tmp/churn.lp")"
+grep ' samples (' "$tmp/err"

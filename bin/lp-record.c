@@ -34,6 +34,7 @@ struct options {
 	uint64_t ring_bytes;
 	uint32_t max_pids;
 	uint32_t stack_depth;
+	uint64_t stack_memory;
 	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/capture/snapshot.h) */
 	bool snapshot;
 	enum lp_record_mode mode;	/* cpu, off, wall */
@@ -53,7 +54,7 @@ static void usage(FILE *f)
 		"usage: lp-record [-F HZ] [-d DURATION] [-o FILE] [--call-graph auto|fp|dwarf[,BYTES]]\n"
 		"                 [--no-kernel] [--no-follow] [--inline] [--srcline] [--raw]\n"
 		"                 [--no-demangle] [--no-python] [--ring-size BYTES] [--max-pids N] [--stack-depth N]\n"
-		"                 [--calibrate DURATION] [--inside FUNC]... [--control FIFO]\n"
+		"                 [--stack-memory BYTES] [--calibrate DURATION] [--inside FUNC]... [--control FIFO]\n"
 		"                 [--backend auto|bpf|perf] [-v]\n"
 		"                 (-p PID[,PID...] | -a | -- CMD [ARG...])\n"
 		"Samples on-CPU stacks of processes and writes an lp stream.\n"
@@ -82,6 +83,9 @@ static void usage(FILE *f)
 		"                         counted as lost\n"
 		"      --stack-depth N    frames taken of each kernel and user stack, 1 to 127\n"
 		"                         (default 127); deeper stacks are truncated\n"
+		"      --stack-memory BYTES the distinct stacks kept to write each one's\n"
+		"                         definition once (default 64 MiB); past this they\n"
+		"                         are forgotten and defined again when next seen\n"
 		"      --calibrate DURATION measure what a sample (cpu, wall) and a blocked\n"
 		"                         interval (off, wall) cost the thread, this long in all\n"
 		"                         (default 300ms) before recording, into cost records;\n"
@@ -144,7 +148,7 @@ static int parse_call_graph(const char *arg, enum lp_call_graph *g, uint32_t *by
 }
 
 /* Long options without a letter: out of getopt's character range. */
-enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_CALIBRATE, OPT_NO_DEMANGLE,
+enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_STACK_MEMORY, OPT_CALIBRATE, OPT_NO_DEMANGLE,
        OPT_NO_PYTHON, OPT_INSIDE, OPT_CONTROL, OPT_BACKEND };
 
 static const struct option longopts[] = {
@@ -165,6 +169,7 @@ static const struct option longopts[] = {
 	{ "ring-size", required_argument, NULL, 'B' },
 	{ "max-pids", required_argument, NULL, OPT_MAX_PIDS },
 	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
+	{ "stack-memory", required_argument, NULL, OPT_STACK_MEMORY },
 	{ "calibrate", required_argument, NULL, OPT_CALIBRATE },
 	{ "inside", required_argument, NULL, OPT_INSIDE },
 	{ "control", required_argument, NULL, OPT_CONTROL },
@@ -243,6 +248,9 @@ static void set_option(struct options *o, int c, const char *arg)
 	case OPT_STACK_DEPTH:
 		o->stack_depth = (uint32_t)lp_option_u64("stack-depth", arg, 1,
 							 LP_RECORD_MAX_STACK_DEPTH);
+		break;
+	case OPT_STACK_MEMORY:
+		o->stack_memory = lp_option_u64("stack-memory", arg, 65536, UINT64_MAX / 2);
 		break;
 	case OPT_CALIBRATE: o->calibrate_ns = lp_option_duration("calibrate", arg, false); break;
 	case OPT_INSIDE: add_inside(o, arg); break;
@@ -327,6 +335,7 @@ static struct lp_record_opts record_opts(const struct options *o, struct lp_targ
 		.ring_bytes = o->ring_bytes,
 		.max_pids = o->max_pids,
 		.stack_depth = o->stack_depth,
+		.stack_memory = o->stack_memory,
 		.calibrate_ns = o->calibrate_ns,
 		.inside = o->ninside ? o->inside_names : NULL,
 		.backend = o->backend,
@@ -524,6 +533,7 @@ static int record_snapshots(struct options *o, struct lp_producer *p)
 	o->snap.no_demangle = o->no_demangle;
 	o->snap.no_python = o->no_python;
 	o->snap.verbose = o->verbose;
+	o->snap.stack_memory = o->stack_memory;
 	o->snap.pids = lp_target__pids(lp_producer__target(p), &o->snap.npids);
 	struct lp_writer *w = lp_writer__new(lp_producer__output(p));
 	struct lp_snapshotter *s = lp_snapshotter__open(&o->snap, w);	/* the header */

@@ -68,6 +68,10 @@ struct lp_record_opts {
 	uint64_t ring_bytes;	/* 0: 4 MiB, 32 MiB with DWARF; a power of two */
 	uint32_t max_pids;	/* the kernel's pid set; 0: LP_TARGET_MAX_PIDS */
 	uint32_t stack_depth;	/* frames per stack, 1..LP_RECORD_MAX_STACK_DEPTH; 0: the most */
+	/* Bytes of stacks kept to write each definition once; past them,
+	 * forgotten and written again (lp_writer__bound_stacks); 0:
+	 * LP_STACK_MEMORY. */
+	uint64_t stack_memory;
 	/* How long to measure what a sample and a blocked interval cost
 	 * (lib/capture/cost.h), before recording; 0: not measured, no cost record. */
 	int64_t calibrate_ns;

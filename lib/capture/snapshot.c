@@ -146,6 +146,8 @@ struct lp_snapshotter *lp_snapshotter__open(const struct lp_snapshot_opts *opts,
 	struct lp_snapshotter *s = lp_calloc(1, sizeof(*s));
 
 	s->o = *opts;
+	if (!s->o.stack_memory)
+		s->o.stack_memory = LP_STACK_MEMORY;
 	if (!s->o.stack_bytes)
 		s->o.stack_bytes = LP_SNAPSHOT_STACK_BYTES;
 	s->w = w;
@@ -597,7 +599,10 @@ static int emit(struct lp_snapshotter *s, pid_t pid, struct capture *c, bool *re
 	s->stacks++;
 	if (c->time > s->last_time)
 		s->last_time = c->time;
-	return lp_writer__sample(s->w, &smp) < 0 ? write_failed(s) : 0;
+	if (lp_writer__sample(s->w, &smp) < 0)
+		return write_failed(s);
+	lp_writer__bound_stacks(s->w, s->dict, s->o.stack_memory);
+	return 0;
 }
 
 /* A target that exec'd another program since the last snapshot: its old
@@ -772,6 +777,7 @@ void lp_snapshotter__counts(const struct lp_snapshotter *s, char *buf, size_t si
 void lp_snapshotter__notes(const struct lp_snapshotter *s)
 {
 	lp_python__notes(s->py);
+	lp_writer__stacks_note(s->w);
 	if (s->uret_fixed)
 		lp_error("%" PRIu64 " return addresses that uretprobes had taken put back in the"
 			 " stacks (read from the kernel with BPF)", s->uret_fixed);

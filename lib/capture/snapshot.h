@@ -37,6 +37,7 @@ struct lp_snapshot_opts {
 	bool no_demangle;	/* as lp-record --no-demangle */
 	bool no_python;		/* as lp-record --no-python */
 	int verbose;		/* as lp-record -v: libbpf's messages */
+	uint64_t stack_memory;	/* as lp-record --stack-memory; 0: LP_STACK_MEMORY */
 };
 
 struct lp_snapshotter;

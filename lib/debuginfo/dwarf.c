@@ -11,6 +11,7 @@
 #include <elfutils/libdwelf.h>
 #include <dwarf.h>
 #include <ctype.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hashmap.h"
 #include "base/util.h"
 #include "debuginfo/dwarf.h"
 #include "debuginfo/procns.h"
@@ -137,6 +139,93 @@ static int count_module(Dwfl_Module *mod, void **userdata, const char *name,
 	return DWARF_CB_OK;
 }
 
+/* A line of /proc/PID/maps: its range, whether it is executable, and the
+ * file's device and inode (0 for anonymous memory). */
+struct maps_line {
+	uint64_t start, end, dev, ino;
+	bool exec;
+};
+
+static bool parse_maps_line(const char *line, struct maps_line *m)
+{
+	unsigned int dmajor, dminor;
+	char perms[8];
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*x %x:%x %" SCNu64, &m->start, &m->end,
+		   perms, &dmajor, &dminor, &m->ino) != 6)
+		return false;
+	m->exec = perms[2] == 'x';
+	m->dev = (uint64_t)dmajor << 32 | dminor;
+	return true;
+}
+
+static uint64_t file_key(const struct maps_line *m)
+{
+	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, &m->dev, sizeof(m->dev)) ^ m->ino);
+}
+
+/* Reports pid's modules as dwfl_linux_proc_report does, but only the files
+ * it has code mapped from (every mapping of those: the first gives the
+ * load address), and its vDSO.  A process may map thousands of other files
+ * (databases, a linker's inputs; lp-record itself, the ELF files it reads
+ * for the processes it symbolizes), and libdwfl made each a module: each
+ * report grew its address table by insertion, and an address in no module
+ * (a frame-pointer chain gone astray) has the process reported again.
+ * lp-record -a spent all its time there on its own samples (2,000 files
+ * mapped), and fell behind for good. */
+static void report_code(Dwfl *dwfl, pid_t pid)
+{
+	char path[64], *line = NULL, *text = NULL, *kept = NULL;
+	size_t cap = 0, len = 0, klen = 0;
+	struct lp_hashmap code;
+	struct maps_line m;
+	FILE *f, *out;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;	/* a process that is gone: no module */
+	/* Which files have code: their read-only first mappings come before
+	 * it, so the lines are kept for a second pass. */
+	lp_hashmap__init(&code);
+	out = open_memstream(&text, &len);
+	while (getline(&line, &cap, f) > 0) {
+		fputs(line, out);
+		if (parse_maps_line(line, &m) && m.exec && m.ino)
+			lp_hashmap__put(&code, file_key(&m), (void *)1);
+	}
+	fclose(f);
+	free(line);
+	fclose(out);
+	out = open_memstream(&kept, &klen);
+	for (char *l = text, *nl; l < text + len; l = nl + 1) {
+		nl = memchr(l, '\n', (size_t)(text + len - l));
+		if (!nl)
+			nl = text + len;
+		*nl = '\0';
+		if (!parse_maps_line(l, &m))
+			continue;
+		if (m.ino && lp_hashmap__get(&code, file_key(&m)))
+			fprintf(out, "%s\n", l);
+		else if (strstr(l, " [vdso]")) {
+			/* As libdwfl names it: its image is read from memory. */
+			char name[32];
+
+			snprintf(name, sizeof(name), "[vdso: %d]", (int)pid);
+			dwfl_report_module(dwfl, name, m.start, m.end);
+		}
+	}
+	fclose(out);
+	f = klen ? fmemopen(kept, klen, "r") : NULL;
+	if (f) {
+		dwfl_linux_proc_maps_report(dwfl, f);
+		fclose(f);
+	}
+	free(kept);
+	free(text);
+	lp_hashmap__fini(&code);
+}
+
 size_t lp_dwproc__report(struct lp_dwproc *p, pid_t pid, bool foreign)
 {
 	Dwfl *dwfl = (Dwfl *)p;
@@ -144,7 +233,7 @@ size_t lp_dwproc__report(struct lp_dwproc *p, pid_t pid, bool foreign)
 
 	dwfl_report_begin_add(dwfl);
 	/* A process that is gone leaves the Dwfl empty but usable. */
-	dwfl_linux_proc_report(dwfl, pid);
+	report_code(dwfl, pid);
 	dwfl_report_end(dwfl, NULL, NULL);
 	foreign_pid = foreign ? pid : 0;
 	dwfl_getmodules(dwfl, count_module, &n, 0);

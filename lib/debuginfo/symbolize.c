@@ -511,8 +511,10 @@ static void proc_free(struct lp_proc *p)
  * cache starts over, so a long whole-system run stays bounded. */
 #define LP_CACHE_MAX (1u << 18)
 
-void lp_symbolizer__reap(struct lp_symbolizer *s)
+size_t lp_symbolizer__reap(struct lp_symbolizer *s)
 {
+	size_t freed = 0;
+
 	for (size_t i = 0; i < s->procs.cap; i++) {
 		struct lp_proc *p = s->procs.keys[i] ? s->procs.values[i] : NULL;
 
@@ -531,6 +533,7 @@ void lp_symbolizer__reap(struct lp_symbolizer *s)
 		proc_unlink(p);
 		proc_free(p);
 		s->procs.values[i] = NULL;
+		freed++;
 	}
 	if (s->cache.count > LP_CACHE_MAX) {
 		for (size_t i = 0; i < s->cache.cap; i++)
@@ -546,6 +549,7 @@ void lp_symbolizer__reap(struct lp_symbolizer *s)
 		lp_hashmap__fini(&s->idents);
 		lp_hashmap__init(&s->idents);
 	}
+	return freed;
 }
 
 static void preload_module(struct lp_dwmod *mod, void *s)

@@ -95,8 +95,9 @@ pid_t lp_symbolizer__nspid(struct lp_symbolizer *s, pid_t pid);
 void lp_symbolizer__prepare(struct lp_symbolizer *s, pid_t pid);
 
 /* Frees what is kept for processes that have exited, and starts the address
- * cache over when it has grown past its bound.  Call now and then. */
-void lp_symbolizer__reap(struct lp_symbolizer *s);
+ * cache over when it has grown past its bound.  Call now and then.  Returns
+ * how many processes it freed. */
+size_t lp_symbolizer__reap(struct lp_symbolizer *s);
 
 /* The process's modules (lib/debuginfo/dwarf.h), for the DWARF unwinder;
  * NULL when the process cannot be read.  Refreshes them when addr (nonzero)

@@ -10,34 +10,52 @@
 
 #define ARENA_CHUNK (1 << 20)
 
-struct lp_dict {
-	struct lp_hashmap frames;	/* content id -> struct lp_frame */
-	struct lp_hashmap stacks;	/* content id -> struct lp_stack */
-	struct lp_hashmap strings;	/* hash -> NUL-terminated copy */
+/* Bump allocation in chunks, all freed at once. */
+struct arena {
 	char **chunks;
 	size_t nchunks;
 	char *cur;
 	size_t left;
+	size_t used;		/* bytes handed out */
 };
 
-static void *arena_alloc(struct lp_dict *d, size_t size)
+struct lp_dict {
+	struct lp_hashmap frames;	/* content id -> struct lp_frame */
+	struct lp_hashmap stacks;	/* content id -> struct lp_stack */
+	struct lp_hashmap strings;	/* hash -> NUL-terminated copy */
+	struct arena arena;		/* frames and strings */
+	/* Stacks in an arena of their own: lp_dict__forget_stacks frees it
+	 * while the frames, which caches point to, stay. */
+	struct arena stack_arena;
+};
+
+static void *arena_alloc(struct arena *a, size_t size)
 {
 	size = (size + 7) & ~(size_t)7;
-	if (size > d->left) {
+	if (size > a->left) {
 		size_t cap = size > ARENA_CHUNK / 4 ? size : ARENA_CHUNK;
-		d->chunks = lp_reallocarray(d->chunks, d->nchunks + 1, sizeof(*d->chunks));
-		d->cur = d->chunks[d->nchunks++] = lp_malloc(cap);
-		d->left = cap;
+		a->chunks = lp_reallocarray(a->chunks, a->nchunks + 1, sizeof(*a->chunks));
+		a->cur = a->chunks[a->nchunks++] = lp_malloc(cap);
+		a->left = cap;
 	}
-	void *p = d->cur;
-	d->cur += size;
-	d->left -= size;
+	void *p = a->cur;
+	a->cur += size;
+	a->left -= size;
+	a->used += size;
 	return p;
 }
 
-static char *arena_strdup(struct lp_dict *d, const char *s, size_t len)
+static void arena_free(struct arena *a)
 {
-	char *p = arena_alloc(d, len + 1);
+	for (size_t i = 0; i < a->nchunks; i++)
+		free(a->chunks[i]);
+	free(a->chunks);
+	*a = (struct arena){ 0 };
+}
+
+static char *arena_strdup(struct arena *a, const char *s, size_t len)
+{
+	char *p = arena_alloc(a, len + 1);
 	memcpy(p, s, len);
 	p[len] = '\0';
 	return p;
@@ -59,9 +77,8 @@ void lp_dict__free(struct lp_dict *d)
 	lp_hashmap__fini(&d->frames);
 	lp_hashmap__fini(&d->stacks);
 	lp_hashmap__fini(&d->strings);
-	for (size_t i = 0; i < d->nchunks; i++)
-		free(d->chunks[i]);
-	free(d->chunks);
+	arena_free(&d->arena);
+	arena_free(&d->stack_arena);
 	free(d);
 }
 
@@ -71,7 +88,7 @@ const char *lp_dict__string(struct lp_dict *d, const char *s, size_t len)
 	const char *old = lp_hashmap__get(&d->strings, key);
 	if (old && strlen(old) == len && !memcmp(old, s, len))
 		return old;
-	char *copy = arena_strdup(d, s, len);
+	char *copy = arena_strdup(&d->arena, s, len);
 	if (!old)	/* on a (64-bit) collision the first string keeps the slot */
 		lp_hashmap__put(&d->strings, key, copy);
 	return copy;
@@ -116,12 +133,12 @@ static const struct lp_frame *intern_frame(struct lp_dict *d, char kind, uint64_
 			f->lp = true;
 		return f;
 	}
-	f = arena_alloc(d, sizeof(*f));
+	f = arena_alloc(&d->arena, sizeof(*f));
 	f->id = id;
 	f->kind = kind;
 	f->addr = addr;
 	f->module = lp_dict__string(d, module, strlen(module));
-	f->symbol = arena_strdup(d, symbol, strlen(symbol));
+	f->symbol = arena_strdup(&d->arena, symbol, strlen(symbol));
 	f->srcline = srcline[0] ? lp_dict__string(d, srcline, strlen(srcline)) : "";
 	f->build_id = build_id[0] ? lp_dict__string(d, build_id, strlen(build_id)) : "";
 	f->named = named && !symbol[0];
@@ -170,8 +187,8 @@ const struct lp_stack *lp_dict__stack(struct lp_dict *d,
 	struct lp_stack *s = lp_hashmap__get(&d->stacks, lp_hashmap__key(id));
 	if (s)
 		return s;
-	s = arena_alloc(d, sizeof(*s));
-	const struct lp_frame **copy = arena_alloc(d, n * sizeof(*copy));
+	s = arena_alloc(&d->stack_arena, sizeof(*s));
+	const struct lp_frame **copy = arena_alloc(&d->stack_arena, n * sizeof(*copy));
 	if (n)
 		memcpy(copy, frames, n * sizeof(*copy));
 	s->id = id;
@@ -191,3 +208,15 @@ const struct lp_stack *lp_dict__stack_by_id(const struct lp_dict *d, uint64_t id
 	return lp_hashmap__get(&d->stacks, lp_hashmap__key(id));
 }
 
+size_t lp_dict__stacks_bytes(const struct lp_dict *d)
+{
+	return d->stack_arena.used +
+	       d->stacks.cap * (sizeof(*d->stacks.keys) + sizeof(*d->stacks.values));
+}
+
+void lp_dict__forget_stacks(struct lp_dict *d)
+{
+	lp_hashmap__fini(&d->stacks);
+	lp_hashmap__init(&d->stacks);
+	arena_free(&d->stack_arena);
+}

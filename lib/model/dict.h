@@ -28,6 +28,12 @@ const struct lp_stack *lp_dict__stack(struct lp_dict *dict,
 				      const struct lp_frame *const *frames, size_t nframes);
 const struct lp_frame *lp_dict__frame_by_id(const struct lp_dict *dict, uint64_t id);
 const struct lp_stack *lp_dict__stack_by_id(const struct lp_dict *dict, uint64_t id);
+/* The stacks' memory (their frame lists and table), and its release: every
+ * stack made so far is freed, and pointers to them are invalid; frames and
+ * strings stay.  For a producer whose stacks never end (a recorder), which
+ * then writes their definitions again (lp_writer__forget_stacks). */
+size_t lp_dict__stacks_bytes(const struct lp_dict *dict);
+void lp_dict__forget_stacks(struct lp_dict *dict);
 /* A string that lives as long as the dictionary (comm, event, probe names). */
 const char *lp_dict__string(struct lp_dict *dict, const char *s, size_t len);
 

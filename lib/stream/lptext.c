@@ -4,10 +4,12 @@
 #include "stream/lptext.h"
 #include "stream/attrs.h"
 #include "stream/codec.h"
+#include "model/dict.h"
 #include "base/hashmap.h"
 #include "base/util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -560,7 +562,8 @@ const struct lp_codec lp_codec_lp = {
 
 struct lp_writer {
 	FILE *out;
-	struct lp_hashmap emitted;	/* ids of frames and stacks written */
+	struct lp_hashmap emitted;	/* ids of frames written */
+	struct lp_hashmap emitted_stacks;	/* ids of stacks written */
 	char *buf;
 	size_t len, cap;
 	/* The last fractional weight and its text: a recorder writes the same
@@ -569,6 +572,8 @@ struct lp_writer {
 	double weight;
 	char weight_text[64];
 	size_t weight_len;
+	uint64_t stack_resets;	/* lp_writer__bound_stacks forgot them */
+	uint64_t stack_bound;	/* its bound */
 };
 
 struct lp_writer *lp_writer__new(FILE *out)
@@ -576,6 +581,7 @@ struct lp_writer *lp_writer__new(FILE *out)
 	struct lp_writer *w = lp_calloc(1, sizeof(*w));
 	w->out = out;
 	lp_hashmap__init(&w->emitted);
+	lp_hashmap__init(&w->emitted_stacks);
 	w->cap = 4096;
 	w->buf = lp_malloc(w->cap);
 	return w;
@@ -586,6 +592,7 @@ void lp_writer__free(struct lp_writer *w)
 	if (!w)
 		return;
 	lp_hashmap__fini(&w->emitted);
+	lp_hashmap__fini(&w->emitted_stacks);
 	free(w->buf);
 	free(w);
 }
@@ -812,13 +819,13 @@ int lp_writer__frame(struct lp_writer *w, const struct lp_frame *f)
 
 int lp_writer__stack(struct lp_writer *w, const struct lp_stack *s)
 {
-	uint64_t key = lp_hashmap__key(s->id ^ 0xa5a5a5a5a5a5a5a5ULL);
-	if (lp_hashmap__get(&w->emitted, key))
+	uint64_t key = lp_hashmap__key(s->id);
+	if (lp_hashmap__get(&w->emitted_stacks, key))
 		return 0;
 	for (size_t i = 0; i < s->nframes; i++)
 		if (lp_writer__frame(w, s->frames[i]) < 0)
 			return -1;
-	lp_hashmap__put(&w->emitted, key, (void *)s);
+	lp_hashmap__put(&w->emitted_stacks, key, (void *)s);
 	put_raw(w, "stack\t", 6);
 	put_id(w, s->id);
 	put_raw(w, "\t", 1);
@@ -830,6 +837,31 @@ int lp_writer__stack(struct lp_writer *w, const struct lp_stack *s)
 		put_id(w, s->frames[i]->id);
 	}
 	return flush_line(w);
+}
+
+void lp_writer__forget_stacks(struct lp_writer *w)
+{
+	lp_hashmap__fini(&w->emitted_stacks);
+	lp_hashmap__init(&w->emitted_stacks);
+}
+
+bool lp_writer__bound_stacks(struct lp_writer *w, struct lp_dict *dict, uint64_t max_bytes)
+{
+	if (lp_dict__stacks_bytes(dict) <= max_bytes)
+		return false;
+	lp_dict__forget_stacks(dict);
+	lp_writer__forget_stacks(w);
+	w->stack_resets++;
+	w->stack_bound = max_bytes;
+	return true;
+}
+
+void lp_writer__stacks_note(const struct lp_writer *w)
+{
+	if (w->stack_resets)
+		lp_error("the stacks seen took more than --stack-memory %" PRIu64 " bytes %" PRIu64
+			 " times: forgotten each time, and their definitions written again when next used",
+			 w->stack_bound, w->stack_resets);
 }
 
 int lp_writer__sample(struct lp_writer *w, const struct lp_sample *s)
