@@ -667,10 +667,15 @@ rss_while() {
 	cat "$TMP/err"
 	echo "RssAnon before, 3 s after the processes: $before $after kB"
 	run -0 lp-cat --check "$TMP/churn.lp"
-	# It kept up: no sample lost for a full ring.
-	run -0 awk -F'\t' '$1 == "lost" && $3 == "ring" { s += $4 } END { print s + 0 }' "$TMP/churn.lp"
-	[ "$output" -eq 0 ] || fail "$output samples lost: lp-record fell behind"
+	# It kept up: (almost) no sample lost for a full ring; none here.  One
+	# that fell behind for good lost 6-45% in 40 s.
+	run -0 awk -F'\t' '$1 == "sample" { n++ } $1 == "lost" && $3 == "ring" { l += $4 }
+		END { print n + 0, l + 0 }' "$TMP/churn.lp"
+	read -r nsamples lost <<<"$output"
+	((lost * 50 <= nsamples)) || fail "$lost samples lost for $nsamples written: lp-record fell behind"
 	# The processes' memory is given back (glibc kept it: 200 to 230 MB
-	# more here, before malloc_trim).
-	((after - before <= 40960)) || fail "RssAnon $before kB before, $after kB after"
+	# more here, before malloc_trim).  What stays is the address cache
+	# (at most 2^18 addresses, some 30 MB), the frames and the stacks:
+	# 23 MB more here.
+	((after - before <= 81920)) || fail "RssAnon $before kB before, $after kB after"
 }

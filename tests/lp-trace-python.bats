@@ -44,28 +44,35 @@ def_line() {
 # handle_request's 100 spans on $PY (else $PYTHON): one per call, in
 # order, named, the slow ones the longest, lp_ns as many hits as calls.
 per_call() {
-	run -0 --separate-stderr trace h handle_request 100 sleep
+	PYSPAN_TIMES=$T/own run -0 --separate-stderr trace h handle_request 100 sleep
 	assert_output "requests=100 slow=10 fails=20"
 	assert_equal "$stderr" ""
 	line=$(def_line handle_request)
 	[ -n "$line" ] || fail "no def handle_request in $PYSPAN"
 	# Spans end in call order on the one thread: the k-th is request k,
-	# slow when k % 10 == 3 (20 ms asleep); every fast one is shorter
-	# than every slow one.
-	run -0 awk -F'\t' -v f="file=$PYSPAN" -v l="line=$line" '$1 == "span" {
+	# slow when k % 10 == 3 (20 ms asleep), and as long as the program
+	# timed it (within 2 ms: its clock reads are outside the span); so
+	# the slow ones are the longest unless the machine oversleeps a fast
+	# one's 10 ms nap (by 49 ms once in a clean-clone run), which the
+	# program's own time shows too.
+	run -0 awk -F'\t' -v f="file=$PYSPAN" -v l="line=$line" 'FNR == NR { own[FNR - 1] = $1; next }
+		$1 == "span" {
 		if ($6 != "python:handle_request" || $7 != 0 || $8 != f || $9 != l || $3 == "-") bad++
 		if ($10 !~ /^lp_ns=[0-9]+$/ || NF != 10) bad++
-		d = $3 - $2
-		if (n % 10 == 3) { slow++; if (minslow == "" || d < minslow) minslow = d }
-		else if (d > maxfast) maxfast = d
+		d = $3 - $2; k = n + 0
+		off = d - own[k]; if (off < 0) off = -off
+		if (off > 2000000) { unlike++; if (!first) first = "request " k ": " d " ns, timed " own[k] }
+		if (k % 10 == 3) { slow++; if (d < 20000000) short++ }
+		else if (own[k] < 20000000 && d > maxfast) maxfast = d
 		n++ }
-		END { print n + 0, slow + 0, bad + 0, (minslow > maxfast && minslow >= 20000000) ? "apart" : "mixed", minslow, maxfast }' "$T/h.lp"
-	echo "spans, slow, bad, slow and fast, shortest slow, longest fast: $output"
-	read -r n slow bad apart _ <<<"$output"
+		END { print n + 0, slow + 0, bad + 0, unlike + 0, short + 0, maxfast + 0, first }' "$T/own" "$T/h.lp"
+	echo "spans, slow, bad, unlike the program's time, slow under 20 ms, longest fast: $output"
+	read -r n slow bad unlike short _ <<<"$output"
 	[ "$n" -eq 100 ] || fail "$n spans of handle_request, not 100"
 	[ "$slow" -eq 10 ] || fail "$slow slow spans, not 10"
 	[ "$bad" -eq 0 ] || fail "$bad spans with another name, depth, file, line or attribute"
-	[ "$apart" = apart ] || fail "the slow requests' spans are not all longer than the fast ones'"
+	[ "$unlike" -eq 0 ] || fail "$unlike spans not as long as the program timed its request"
+	[ "$short" -eq 0 ] || fail "$short slow spans shorter than their 20 ms asleep"
 	# The probes' cost: calibrated, a python hit of the emulated class.
 	run -0 grep -c -P '^cost\t[0-9]+\tpython\t[0-9.]+\tprobe=python:handle_request\tinsn=emulated\t' "$T/h.lp"
 	assert_output 1

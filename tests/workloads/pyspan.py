@@ -7,9 +7,12 @@
 # and every fifth request calls fails, which calls nested (which returns)
 # and then raises: the exception is caught in handle_request.  A generator
 # runs too, then (sleep mode, after fails) a 10 ms sleep.  It prints what it did; the definitions' lines are the test's
-# to grep.
+# to grep.  With PYSPAN_TIMES=FILE it writes there how long each request
+# took by its own clock, in ns, one a line in order (a sleep the machine
+# made longer is longer there too).
 #
 # usage: python3.11 pyspan.py N sleep|spin [EVERY]
+import os
 import sys
 import time
 
@@ -84,8 +87,14 @@ def handle_request(i, shop, cart):
 def main():
     n = int(sys.argv[1])
     shop, cart = Shop(), Cart()
+    times = []
     for i in range(n):
+        t = time.monotonic_ns()
         handle_request(i, shop, cart)
+        times.append(time.monotonic_ns() - t)
+    if "PYSPAN_TIMES" in os.environ:
+        with open(os.environ["PYSPAN_TIMES"], "w") as f:
+            f.write("".join("%d\n" % t for t in times))
     print("requests=%d slow=%d fails=%d" % (n, sum(1 for i in range(n) if i % EVERY == 3),
                                             sum(1 for i in range(n) if i % 5 == 0)))
 
