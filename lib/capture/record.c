@@ -1387,13 +1387,15 @@ int lp_recorder__poll(struct lp_recorder *r, int timeout_ms)
 		return write_failed(r);
 	if (flush_lost(r) < 0)
 		return -1;
-	/* Twice a second: forget processes that have exited.  Only after a
-	 * drain that emptied the ring, so a process seen gone by one reap
-	 * and freed by the next has had every sample read.  Often: each
+	/* Twice a second: forget processes that have exited.  Often: each
 	 * process's modules take some 0.4 MB of libdw's, and with processes
-	 * coming and going (-a) that is what lp-record's memory is. */
+	 * coming and going (-a) that is what lp-record's memory is.  After a
+	 * drain that emptied the ring, so a process seen gone by one reap
+	 * and freed by the next has had every sample read; while lp-record
+	 * is behind, every 2 s all the same, or a recorder that never
+	 * catches up would keep every process it ever saw. */
 	now = lp_monotonic_ns();
-	if (!behind && now - r->reaped_ns > LP_REAP_NS) {
+	if (now - r->reaped_ns > (behind ? 4 * LP_REAP_NS : LP_REAP_NS)) {
 		/* glibc keeps what is freed in the heap, between blocks
 		 * still in use: given back now, or the resident memory stays
 		 * at its peak (here, after processes came and went for 20 s:
