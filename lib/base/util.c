@@ -562,14 +562,16 @@ bool lp_maps__next(struct lp_maps *m)
 	while ((n = getline(&m->line, &m->cap, m->f)) > 0) {
 		unsigned long long lo, hi, pgoff, ino = 0;
 		unsigned int major = 0, minor = 0;
+		char perms[8] = "";
 		int pos = 0;
 
 		if (m->line[n - 1] == '\n')
 			m->line[n - 1] = '\0';
 		/* "LO-HI PERMS PGOFF DEV INODE [NAME]" */
-		if (sscanf(m->line, "%llx-%llx %*s %llx %x:%x %llu %n", &lo, &hi, &pgoff, &major, &minor,
-			   &ino, &pos) < 3)
+		if (sscanf(m->line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perms, &pgoff, &major,
+			   &minor, &ino, &pos) < 4)
 			continue;
+		m->exec = perms[2] == 'x';
 		m->dev = makedev(major, minor);
 		m->ino = ino;
 		m->lo = lo;

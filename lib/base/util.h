@@ -129,6 +129,7 @@ struct lp_maps {
 	uint64_t lo, hi, pgoff;
 	uint64_t dev, ino;	/* the mapped file's device (st_dev's) and inode; 0 when anonymous */
 	const char *name;	/* its path or [name]; "" when anonymous */
+	bool exec;		/* mapped executable */
 };
 
 /* -1 when the process's maps cannot be read (it is gone). */

@@ -11,7 +11,6 @@
 #include <elfutils/libdwelf.h>
 #include <dwarf.h>
 #include <ctype.h>
-#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -139,31 +138,6 @@ static int count_module(Dwfl_Module *mod, void **userdata, const char *name,
 	return DWARF_CB_OK;
 }
 
-/* A line of /proc/PID/maps: its range, whether it is executable, and the
- * file's device and inode (0 for anonymous memory). */
-struct maps_line {
-	uint64_t start, end, dev, ino;
-	bool exec;
-};
-
-static bool parse_maps_line(const char *line, struct maps_line *m)
-{
-	unsigned int dmajor, dminor;
-	char perms[8];
-
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*x %x:%x %" SCNu64, &m->start, &m->end,
-		   perms, &dmajor, &dminor, &m->ino) != 6)
-		return false;
-	m->exec = perms[2] == 'x';
-	m->dev = (uint64_t)dmajor << 32 | dminor;
-	return true;
-}
-
-static uint64_t file_key(const struct maps_line *m)
-{
-	return lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, &m->dev, sizeof(m->dev)) ^ m->ino);
-}
-
 /* Reports pid's modules as dwfl_linux_proc_report does, but only the files
  * it has code mapped from (every mapping of those: the first gives the
  * load address), and its vDSO.  A process may map thousands of other files
@@ -171,50 +145,49 @@ static uint64_t file_key(const struct maps_line *m)
  * for the processes it symbolizes), and libdwfl made each a module: each
  * report grew its address table by insertion, and an address in no module
  * (a frame-pointer chain gone astray) has the process reported again.
- * lp-record -a spent all its time there on its own samples (2,000 files
- * mapped), and fell behind for good. */
+ * lp-record -a spent all its time there on its own samples (hundreds of
+ * files mapped), and fell behind for good. */
 static void report_code(Dwfl *dwfl, pid_t pid)
 {
-	char path[64], *line = NULL, *text = NULL, *kept = NULL;
-	size_t cap = 0, len = 0, klen = 0;
+	struct line { size_t at, len; uint64_t file; } *lines = NULL;
+	size_t n = 0, len = 0, klen = 0;
+	char *text = NULL, *kept = NULL;
 	struct lp_hashmap code;
-	struct maps_line m;
-	FILE *f, *out;
+	struct lp_maps m;
+	FILE *all, *out, *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (lp_maps__open(&m, pid) < 0)
 		return;	/* a process that is gone: no module */
-	/* Which files have code: their read-only first mappings come before
-	 * it, so the lines are kept for a second pass. */
+	/* One read; which files have code is known at its end, as their
+	 * read-only first mappings come before it. */
 	lp_hashmap__init(&code);
-	out = open_memstream(&text, &len);
-	while (getline(&line, &cap, f) > 0) {
-		fputs(line, out);
-		if (parse_maps_line(line, &m) && m.exec && m.ino)
-			lp_hashmap__put(&code, file_key(&m), (void *)1);
-	}
-	fclose(f);
-	free(line);
-	fclose(out);
-	out = open_memstream(&kept, &klen);
-	for (char *l = text, *nl; l < text + len; l = nl + 1) {
-		nl = memchr(l, '\n', (size_t)(text + len - l));
-		if (!nl)
-			nl = text + len;
-		*nl = '\0';
-		if (!parse_maps_line(l, &m))
-			continue;
-		if (m.ino && lp_hashmap__get(&code, file_key(&m)))
-			fprintf(out, "%s\n", l);
-		else if (strstr(l, " [vdso]")) {
+	all = open_memstream(&text, &len);
+	while (lp_maps__next(&m)) {
+		uint64_t file = m.ino ? lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, &m.dev,
+								      sizeof(m.dev)) ^ m.ino) : 0;
+
+		if (!strcmp(m.name, "[vdso]")) {
 			/* As libdwfl names it: its image is read from memory. */
 			char name[32];
 
 			snprintf(name, sizeof(name), "[vdso: %d]", (int)pid);
-			dwfl_report_module(dwfl, name, m.start, m.end);
+			dwfl_report_module(dwfl, name, m.lo, m.hi);
 		}
+		if (!file)
+			continue;
+		if (m.exec)
+			lp_hashmap__put(&code, file, (void *)1);
+		fflush(all);
+		lines = lp_reallocarray(lines, n + 1, sizeof(*lines));
+		lines[n++] = (struct line){ len, strlen(m.line), file };
+		fprintf(all, "%s\n", m.line);
 	}
+	lp_maps__close(&m);
+	fclose(all);
+	out = open_memstream(&kept, &klen);
+	for (size_t i = 0; i < n; i++)
+		if (lp_hashmap__get(&code, lines[i].file))
+			fwrite(text + lines[i].at, 1, lines[i].len + 1, out);
 	fclose(out);
 	f = klen ? fmemopen(kept, klen, "r") : NULL;
 	if (f) {
@@ -223,6 +196,7 @@ static void report_code(Dwfl *dwfl, pid_t pid)
 	}
 	free(kept);
 	free(text);
+	free(lines);
 	lp_hashmap__fini(&code);
 }
 
