@@ -3,7 +3,7 @@
 # perf, lib/capture/perfrec.c), chosen by itself with one line saying so.
 # Ground truth by construction (cpusplit: a() 25%, b() 75% of its CPU; the
 # same with no frame pointers for DWARF unwinding), children followed, and
-# each refusal saying why.  The user is LP_TEST_USER (.ci/run creates it);
+# each refusal saying why.  The user is LP_TEST_UID, a uid with no account;
 # root only switches to it.
 
 bats_require_minimum_version 1.5.0
@@ -23,16 +23,13 @@ teardown() {
 	if [ -n "${BG:-}" ]; then kill -KILL "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
 	# What ran as the test user (BG is the shell that started it): the
 	# user runs nothing else.
-	if id -u "$LP_TEST_USER" >/dev/null 2>&1; then
-		for p in $(pgrep -u "$LP_TEST_USER"); do kill -KILL "$p" 2>/dev/null || true; done
-	fi
+	for p in $(pgrep -u "$LP_TEST_UID"); do kill -KILL "$p" 2>/dev/null || true; done
 	rm -rf "$TMP"
 }
 
 # The user's copies of lp-record and of the workloads named.
 user_setup() {
 	require_user
-	require_cmd setpriv
 	local w files=("$LP_BUILD/bin/lp-record")
 	for w in "$@"; do files+=("$WORKLOADS/$w"); done
 	user_copy "$U" "${files[@]}"
@@ -111,7 +108,7 @@ monotonic_ns() {
 	as_user "$U/threads" 30 4 &
 	BG=$!
 	sleep 0.5
-	pid=$(pgrep -u "$LP_TEST_USER" -x threads | head -1)
+	pid=$(pgrep -u "$LP_TEST_UID" -x threads | head -1)
 	[ -n "$pid" ] || fail "threads not running"
 	run -0 --separate-stderr as_user "$U/lp-record" -F 199 -d 1.5 -o "$U/p.lp" -p "$pid"
 	[ "${stderr_lines[0]}" = "$NOTE" ]
@@ -193,11 +190,11 @@ monotonic_ns() {
 	echo resume > "$U/ctl"
 	sleep 0.8
 	# BG is the shell that runs setpriv: the signal goes to lp-record.
-	pkill -INT -u "$LP_TEST_USER" -x lp-record
+	pkill -INT -u "$LP_TEST_UID" -x lp-record
 	reap "$BG" 0 5 || fail "lp-record did not drain within 5 s of SIGINT: $(cat "$TMP/err")"
 	BG=
 	grep -q '(Interrupt)$' "$TMP/err" || fail "$(cat "$TMP/err")"
-	run -1 pgrep -u "$LP_TEST_USER" -x cpusplit
+	run -1 pgrep -u "$LP_TEST_UID" -x cpusplit
 	run -0 lp-cat --check "$U/c.lp"
 	run -0 awk -F'\t' -v a="$paused" -v b="$resumed" '$1 == "sample" && $2 > a && $2 < b { n++ } END { print n + 0 }' "$U/c.lp"
 	[ "$output" -eq 0 ] || fail "$output samples while paused"
@@ -224,7 +221,7 @@ free_port() {
 		if redis-cli -p "$port" ping >/dev/null 2>&1; then break; fi
 		sleep 0.1
 	done
-	pid=$(pgrep -u "$LP_TEST_USER" -x redis-server)
+	pid=$(pgrep -u "$LP_TEST_UID" -x redis-server)
 	[ -n "$pid" ] || fail "redis-server did not start: $(cat "$TMP/redis.log")"
 	redis-benchmark -p "$port" -q -c 8 -P 8 -n 1000000000 -t set,get >/dev/null 2>&1 3>&- &
 	load=$!
