@@ -566,29 +566,46 @@ wait_recording() {
 	[ "$pct" -ge 85 ]
 }
 
-@test "lp-record -a that falls behind its samples (new processes to symbolize faster than it can) stops at the first SIGINT, its stream whole" {
+@test "lp-record -a that falls behind its samples (its output read slower than they come) stops at the first SIGINT, its stream whole" {
 	require_root
-	# Processes come and go (each new one is symbolized: its maps, its
-	# files) while two CPUs are sampled at 4999 Hz: more samples than
-	# lp-record reads.  libbpf's ring_buffer__consume reads as long as
-	# there are, and lp-record never saw its stop (still running 30 s
-	# after SIGINT here, at 100% of a CPU); now a read of the ring ends
-	# after 100 ms.
-	(for _ in $(seq 300); do python3 -c pass; perl -e 1; done) &
+	# Behind by construction, whatever the machine's speed: lp-record
+	# writes each sample as it reads it from the ring, to a pipe read
+	# 4 KiB every 50 ms (82 KB/s at most), while a CPU spins, sampled at
+	# 4999 Hz (~100 bytes a sample: 500 KB/s at least).  Its writes block
+	# and the ring stays full.  libbpf's ring_buffer__consume reads until
+	# it finds the ring empty, and never does: the 1 MiB ring holds ~490
+	# samples (2.1 KB each with --call-graph fp), 12 times what one 4 KiB
+	# write of lp-record's takes, and fills again while lp-record waits
+	# on the pipe.  A read of the ring must end (after 100 ms) for the
+	# stop to be seen.  What the ring holds at the stop goes through the
+	# same pipe (~50 KB: 0.6 s).
+	"$WORKLOADS/cpusplit" 60 &
 	BG=$!
-	(for _ in $(seq 3000); do ls /usr >/dev/null; done) &
-	KILL_AFTER=$!
-	lp-record -a -F 4999 -o "$TMP/behind.lp" 2>"$TMP/err" &
+	mkfifo "$TMP/out"
+	python3 -c 'import os, sys, time
+dst = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+src = os.open(sys.argv[1], os.O_RDONLY)
+while b := os.read(src, 4096):
+	os.write(dst, b)
+	time.sleep(0.05)' "$TMP/out" "$TMP/behind.lp" &
+	local reader=$!
+	KILL_AFTER=$reader
+	lp-record -a -F 4999 --call-graph fp --ring-size 1048576 -o "$TMP/out" 2>"$TMP/err" &
 	local rec=$!
 	wait_recording "$TMP/behind.lp"
-	sleep 4
+	sleep 2
+	local t0=$EPOCHREALTIME
 	kill -INT "$rec"
 	reap "$rec" 0 5 || fail "lp-record went on after SIGINT: $(cat "$TMP/err")"
+	awk -v t0="$t0" -v t1="$EPOCHREALTIME" 'BEGIN { printf "lp-record ended %.2f s after SIGINT\n", t1 - t0 }'
+	# The pipe's last 64 KiB, 0.8 s to read.
+	reap "$reader" 0 5
 	cat "$TMP/err"
 	run -0 lp-cat --check "$TMP/behind.lp"
 	grep -qE '^lp-record: [0-9]+ samples.* \(Interrupt\)$' "$TMP/err" || fail "no summary: $(cat "$TMP/err")"
 	# It was behind: the ring was full, what it could not hold counted.
 	run -0 awk -F'\t' '$1 == "lost" && $3 == "ring" { s += $4 } END { print s + 0 }' "$TMP/behind.lp"
+	echo "lost (ring full): $output"
 	((output > 0)) || fail "nothing lost: lp-record kept up"
 }
 
