@@ -27,6 +27,39 @@ const volatile __u64 wakeup_bytes = 0;
  * popped nor pushed while the probes are being detached. */
 volatile __u32 stopped = 0;
 
+/* For lp's tests (LP_TRACE_DEAR_TRAP_NS, lib/capture/tracer.c): every hit
+ * that came through a breakpoint (an int3 at the probed instruction: not
+ * an optimised nop's or a uretprobe's system call) spins this long, half
+ * before the program's work and half after, as on a machine whose
+ * exceptions are that much dearer (a virtual machine whose host handles
+ * them): lp's own-cost measurement is tested against that case anywhere.
+ * 0: nothing, and the verifier drops the code. */
+const volatile __u64 dear_trap_ns = 0;
+
+static long dear_spin(__u64 i, void *end)
+{
+	return bpf_ktime_get_ns() >= *(__u64 *)end;
+}
+
+static __always_inline void dear_trap(struct pt_regs *ctx)
+{
+	unsigned char insn = 0;
+	if (!dear_trap_ns || bpf_probe_read_user(&insn, 1, (void *)ctx->ip) || insn != 0xcc)
+		return;
+	__u64 end = bpf_ktime_get_ns() + dear_trap_ns / 2;
+	bpf_loop(1 << 20, dear_spin, &end, 0);
+}
+
+/* A uprobe program: body between the two halves of dear_trap. */
+#define DEAR_TRAP_PROG(name, body)					\
+	int name(struct pt_regs *ctx)					\
+	{								\
+		dear_trap(ctx);						\
+		int r = body(ctx);					\
+		dear_trap(ctx);						\
+		return r;						\
+	}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);	/* set by user space */
@@ -352,8 +385,7 @@ static __always_inline struct lp_trace_stack *get_stack(void *map, __u64 *key)
 	return st;
 }
 
-SEC("uprobe")
-int lp_entry(struct pt_regs *ctx)
+static __always_inline int entry_hit(struct pt_regs *ctx)
 {
 	if (stopped)
 		return 0;
@@ -414,6 +446,9 @@ int lp_entry(struct pt_regs *ctx)
 	return 0;
 }
 
+SEC("uprobe")
+DEAR_TRAP_PROG(lp_entry, entry_hit)
+
 /* Whether a jcc of condition cc (the low nibble of its opcode) jumps,
  * given eflags. */
 static __always_inline int cc_taken(__u64 fl, unsigned int cc)
@@ -435,8 +470,7 @@ static __always_inline int cc_taken(__u64 fl, unsigned int cc)
 
 /* A return: a uretprobe, or a uprobe on an instruction that leaves the
  * function (the cookie says which, LP_RET_COOKIE). */
-SEC("uprobe")
-int lp_return(struct pt_regs *ctx)
+static __always_inline int return_hit(struct pt_regs *ctx)
 {
 	if (stopped)
 		return 0;
@@ -490,6 +524,9 @@ int lp_return(struct pt_regs *ctx)
 	return 0;
 }
 
+SEC("uprobe")
+DEAR_TRAP_PROG(lp_return, return_hit)
+
 /* C++ catches an exception (__cxa_begin_catch, called from the catching
  * frame's landing pad): the traced calls below the catcher were left by
  * it, and end here. */
@@ -524,8 +561,7 @@ static __always_inline void point_event(struct lp_trace_event *ev, __u32 id, __u
 	ev->flags = ev->pad = 0;
 }
 
-SEC("uprobe")
-int lp_point(struct pt_regs *ctx)
+static __always_inline int point_hit(struct pt_regs *ctx)
 {
 	if (stopped)
 		return 0;
@@ -555,6 +591,9 @@ int lp_point(struct pt_regs *ctx)
 	submit(es);
 	return 0;
 }
+
+SEC("uprobe")
+DEAR_TRAP_PROG(lp_point, point_hit)
 
 /* A USDT pair's first half: a frame on this thread's open pairs.  Their
  * stack's lp_ns counts the USDT hits alone (hit_ns each, this one's before
@@ -625,8 +664,7 @@ static __noinline int usdt_close(__u32 open, __u64 pt, __u64 now, __u64 hit_ns)
 /* A USDT probe (libbpf's usdt: it decodes the argument spec and sets the
  * semaphore).  lp's probe id is the USDT cookie (libbpf keeps the BPF
  * cookie for its own spec id).  Attached per process, never for every one. */
-SEC("usdt")
-int lp_usdt(struct pt_regs *ctx)
+static __always_inline int usdt_hit(struct pt_regs *ctx)
 {
 	if (stopped)
 		return 0;
@@ -676,6 +714,9 @@ int lp_usdt(struct pt_regs *ctx)
 	submit(es);
 	return 0;
 }
+
+SEC("usdt")
+DEAR_TRAP_PROG(lp_usdt, usdt_hit)
 
 SEC("raw_tp/sys_enter")
 int lp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
@@ -1249,8 +1290,7 @@ static __noinline int py_return(struct lp_trace_stack *st, struct py_ret *r)
  * holds the GIL) has its running frame in tstate->cframe->current_frame:
  * RESUME and RESUME_QUICK (oparg 0: a function starts) open a span when
  * its code's qualified name matches; RETURN_VALUE closes the frame's. */
-SEC("uprobe")
-int lp_py(struct pt_regs *ctx)
+static __always_inline int py_hit(struct pt_regs *ctx)
 {
 	if (stopped)
 		return 0;
@@ -1343,3 +1383,6 @@ int lp_py(struct pt_regs *ctx)
 	f->ts = bpf_ktime_get_ns();
 	return 0;
 }
+
+SEC("uprobe")
+DEAR_TRAP_PROG(lp_py, py_hit)

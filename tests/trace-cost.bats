@@ -65,6 +65,17 @@ exact_lp() {
 	[ "$bad" -eq 0 ] || fail "$bad of $n spans of $2 lack lp_ns=$3: $(spans "$1" "$2" lp | sort | uniq -c | head -3)"
 }
 
+# apart FILE WHAT1 PROBE1 WHAT2 PROBE2: the first cost exceeds the second
+# by more than three times the sum of their deviations.
+apart() {
+	local a b sa sb
+	a=$(cost "$1" "$2" "$3")
+	b=$(cost "$1" "$4" "$5")
+	sa=$(cost "$1" "$2" "$3" sd_ns)
+	sb=$(cost "$1" "$4" "$5" sd_ns)
+	[ $((a - b)) -gt $((3 * (sa + sb))) ] || fail "$2 $3: $a ns (sd $sa), $4 $5: $b ns (sd $sb)"
+}
+
 # pct A B: 100 * A / B, rounded
 pct() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%d\n", b ? 100 * a / b + (a * b >= 0 ? 0.5 : -0.5) : 0 }'
@@ -125,14 +136,15 @@ line probe=costnest.c:$STEP"
 		if ($3 == "line" && a["inside_ns"] != "") bad++
 	} END { print bad + 0 }' "$T/c.lp"
 	assert_output 0
-	# a single-stepped endbr64 costs several times an emulated push
+	# a single-stepped endbr64 costs a second trap (the step's) more than
+	# an emulated push, by far more than either's deviation
 	local stepped emulated nop
 	stepped=$(cost "$T/c.lp" entry leaf)
 	emulated=$(cost "$T/c.lp" entry parent)
 	nop=$(cost "$T/c.lp" entry nopchild)
 	echo "# entry: nop $nop ns, emulated $emulated ns, stepped $stepped ns; return $(cost "$T/c.lp" return parent) ns; line: emulated $(cost "$T/c.lp" line "costnest.c:$LOOP") ns, stepped $(cost "$T/c.lp" line "costnest.c:$STEP") ns" >&3
-	[ "$stepped" -ge $((3 * emulated)) ] || fail "stepped $stepped ns, emulated $emulated ns"
-	[ "$(cost "$T/c.lp" line "costnest.c:$STEP")" -ge $((3 * $(cost "$T/c.lp" line "costnest.c:$LOOP"))) ]
+	apart "$T/c.lp" entry leaf entry parent
+	apart "$T/c.lp" line "costnest.c:$STEP" line "costnest.c:$LOOP"
 	# every span says lp's part of it
 	[ "$(grep -c '^span' "$T/c.lp")" -eq 30 ]
 	[ "$(grep '^span' "$T/c.lp" | grep -c $'\tlp_ns=[0-9]*$')" -eq 30 ]
@@ -277,8 +289,8 @@ in_loop() {
 # Five runs: the median of corrected / raw is within [-1, 0.5]: the
 # correction takes off at least half the call and at most twice it (none
 # gives 1; the inside parts counted twice, about -1.5).
-@test "trace-cost: almost empty calls: corrected durations near 0 (nop, emulated, stepped)" {
-	require_root
+# empty_calls: the check above, on nopchild, child and leaf.
+empty_calls() {
 	local spec probe mode raw corr r ratio
 	for spec in "nopchild nop" "child nest" "leaf leaf"; do
 		read -r probe mode <<<"$spec"
@@ -295,4 +307,30 @@ in_loop() {
 		awk -v x="$ratio" 'BEGIN { exit !(x >= -1 && x <= 0.5) }' ||
 			fail "$probe: corrected / raw: $(sort -g "$T/e.ratio" | tr '\n' ' ')-> median $ratio"
 	done
+}
+
+@test "trace-cost: almost empty calls: corrected durations near 0 (nop, emulated, stepped)" {
+	require_root
+	empty_calls
+}
+
+# Where exceptions cost more than system calls (a virtual machine whose
+# host handles them: a machine of this kind traced a call in 9 us, and
+# single-stepped a ret in 20 us, where uretprobes, system calls, cost
+# 1.6 us), the breakpoint traps are dear and the trampolines are not.
+# LP_TRACE_DEAR_TRAP_NS makes lp's probes spin as long in every hit that
+# came through a breakpoint (bpf/trace.bpf.c, dear_trap), half before the
+# program and half after: the corrections are held to the same bars.
+@test "trace-cost: breakpoint traps 7 us dearer (LP_TRACE_DEAR_TRAP_NS): nested calls, a line in a loop and almost empty calls corrected as well" {
+	require_root
+	export LP_TRACE_DEAR_TRAP_NS=7000
+	# the emulation takes: breakpoints dearer, an optimised nop (a
+	# system call) not
+	run -0 lp-trace -o "$T/c.lp" parent nopchild -- "$W" nop 5 3 10
+	[ "$(cost "$T/c.lp" entry parent)" -ge 6000 ] || fail "emulated entry: $(cost "$T/c.lp" entry parent) ns"
+	apart "$T/c.lp" entry parent entry nopchild
+	nested parent child nest 50 5
+	check_nested "dear traps: parent of 50 emulated children" 40 40
+	in_loop "$LOOP" 100 3000 5 40 40
+	empty_calls
 }

@@ -278,6 +278,10 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 	t->skel->rodata->min_duration_ns = (uint64_t)opts->min_duration_ns;
 	size_t ring = opts->ring_bytes ? opts->ring_bytes : 8u << 20;
 	t->skel->rodata->wakeup_bytes = ring / 8;
+	/* Only for lp's tests (bpf/trace.bpf.c, dear_trap_ns). */
+	const char *dear = getenv("LP_TRACE_DEAR_TRAP_NS");
+	if (dear && *dear)
+		t->skel->rodata->dear_trap_ns = strtoull(dear, NULL, 10);
 	bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring);
 	t->ring_bytes = ring;
 	t->max_pids = opts->max_pids ? opts->max_pids : LP_TARGET_MAX_PIDS;
