@@ -525,14 +525,11 @@ static int open_tracer(struct trace *t)
 	};
 	if (!(t->tracer = lp_tracer__new(&topts)))
 		return 1;
-	unsigned entry_classes = 0, point_classes = 0;
-	bool tracepoints = false;
+	struct lp_cal_needs need = { 0 };
 	for (size_t p = 0; p < t->nresolved; p++)
-		lp_tracer__classes(t->points[p], t->npoints[p], &entry_classes, &point_classes,
-				   &tracepoints);
+		lp_tracer__classes(t->points[p], t->npoints[p], &need);
 	if (t->opt.calibrate_ns > 0)
-		lp_tracer__calibrate(t->tracer, entry_classes, point_classes, tracepoints,
-				     t->opt.calibrate_ns);
+		lp_tracer__calibrate(t->tracer, &need, t->opt.calibrate_ns);
 	return 0;
 }
 
@@ -701,13 +698,11 @@ static int control_add(struct trace *t, const char *text)
 	}
 	/* Its classes' costs measured as at the start, when no probe
 	 * attached so far had them (the ring drained meanwhile). */
-	unsigned entry = 0, point = 0;
-	bool tp = false;
+	struct lp_cal_needs need = { 0 };
 	for (p = 0; p < npids; p++)
-		lp_tracer__classes(pts[p], npts[p], &entry, &point, &tp);
-	lp_tracer__uncalibrated(t->tracer, &entry, &point, &tp);
-	if (t->opt.calibrate_ns > 0 && (entry || point || tp))
-		lp_tracer__calibrate(t->tracer, entry, point, tp, t->opt.calibrate_ns);
+		lp_tracer__classes(pts[p], npts[p], &need);
+	if (t->opt.calibrate_ns > 0 && lp_tracer__uncalibrated(t->tracer, &need))
+		lp_tracer__calibrate(t->tracer, &need, t->opt.calibrate_ns);
 	/* Kept with the others (freed with them), then attached: followed
 	 * children get them at fork. */
 	size_t *from = lp_calloc(npids, sizeof(*from));

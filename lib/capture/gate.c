@@ -85,14 +85,11 @@ struct lp_gate *lp_gate__open(const struct lp_gate_opts *o)
 	if (resolve(g, o) < 0 || !(g->tracer = lp_tracer__new(&to)))
 		goto fail;
 	if (o->calibrate_ns > 0) {
-		unsigned entry_classes = 0, point_classes = 0;
-		bool tracepoints = false;
+		struct lp_cal_needs need = { 0 };
 
 		for (size_t p = 0; p < g->npids; p++)
-			lp_tracer__classes(g->points[p], g->npoints[p], &entry_classes, &point_classes,
-					   &tracepoints);
-		lp_tracer__calibrate(g->tracer, entry_classes, point_classes, tracepoints,
-				     o->calibrate_ns);
+			lp_tracer__classes(g->points[p], g->npoints[p], &need);
+		lp_tracer__calibrate(g->tracer, &need, o->calibrate_ns);
 	}
 	if (lp_family__attach(&g->family, g->tracer, o->pids, o->npids, g->points, g->npoints,
 			      o->follow) < 0)

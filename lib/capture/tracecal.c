@@ -79,10 +79,14 @@ __attribute__((visibility("hidden"), used, noinline)) void lp_tracecal_stamp(voi
 	"	mov %rsp, %rbp\n"					\
 	"	call lp_tracecal_stamp\n"				\
 	"	pop %rbp\n"						\
+	".globl " CAL_FN(cls, k) "_ret\n"				\
+	".hidden " CAL_FN(cls, k) "_ret\n"				\
+	CAL_FN(cls, k) "_ret:\n"					\
 	"	ret\n"							\
 	".size " CAL_FN(cls, k) ", .-" CAL_FN(cls, k) "\n"
 #define CAL_CLASS(cls, first)						\
-	CAL_DEF(cls, first, 0) CAL_DEF(cls, first, 1) CAL_DEF(cls, first, 2)
+	CAL_DEF(cls, first, 0) CAL_DEF(cls, first, 1)			\
+	CAL_DEF(cls, first, 2) CAL_DEF(cls, first, 3)
 __asm__(".text\n"
 	CAL_CLASS(nop, "	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n")
 	CAL_CLASS(push, "")
@@ -90,7 +94,9 @@ __asm__(".text\n"
 
 #define CAL_DECL(cls)							\
 	void lp_tracecal_##cls##_0(void), lp_tracecal_##cls##_1(void),	\
-		lp_tracecal_##cls##_2(void);
+		lp_tracecal_##cls##_2(void), lp_tracecal_##cls##_3(void);	\
+	extern const char lp_tracecal_##cls##_0_ret[], lp_tracecal_##cls##_1_ret[], \
+		lp_tracecal_##cls##_2_ret[], lp_tracecal_##cls##_3_ret[];
 CAL_DECL(nop)
 CAL_DECL(push)
 CAL_DECL(step)
@@ -108,19 +114,37 @@ void lp_tracecal__getppid(void)
 lp_tracecal_fn lp_tracecal__fn(enum lp_insn c, int copy)
 {
 	static const lp_tracecal_fn fns[LP_INSN_N][LP_CAL_COPIES] = {
-		[LP_INSN_NOP] = { lp_tracecal_nop_0, lp_tracecal_nop_1, lp_tracecal_nop_2 },
-		[LP_INSN_EMULATED] = { lp_tracecal_push_0, lp_tracecal_push_1, lp_tracecal_push_2 },
-		[LP_INSN_STEPPED] = { lp_tracecal_step_0, lp_tracecal_step_1, lp_tracecal_step_2 },
+		[LP_INSN_NOP] = { lp_tracecal_nop_0, lp_tracecal_nop_1, lp_tracecal_nop_2,
+				  lp_tracecal_nop_3 },
+		[LP_INSN_EMULATED] = { lp_tracecal_push_0, lp_tracecal_push_1, lp_tracecal_push_2,
+				       lp_tracecal_push_3 },
+		[LP_INSN_STEPPED] = { lp_tracecal_step_0, lp_tracecal_step_1, lp_tracecal_step_2,
+				      lp_tracecal_step_3 },
 	};
 	if (c <= LP_INSN_NONE || c >= LP_INSN_N || copy < 0 || copy >= LP_CAL_COPIES)
 		return NULL;
 	return fns[c][copy];
 }
 
-int lp_tracecal__locate(lp_tracecal_fn fn, char *path, size_t size, uint64_t *off)
+const void *lp_tracecal__ret(enum lp_insn c, int copy)
+{
+	static const char *const rets[LP_INSN_N][LP_CAL_COPIES] = {
+		[LP_INSN_NOP] = { lp_tracecal_nop_0_ret, lp_tracecal_nop_1_ret,
+				  lp_tracecal_nop_2_ret, lp_tracecal_nop_3_ret },
+		[LP_INSN_EMULATED] = { lp_tracecal_push_0_ret, lp_tracecal_push_1_ret,
+				       lp_tracecal_push_2_ret, lp_tracecal_push_3_ret },
+		[LP_INSN_STEPPED] = { lp_tracecal_step_0_ret, lp_tracecal_step_1_ret,
+				      lp_tracecal_step_2_ret, lp_tracecal_step_3_ret },
+	};
+	if (c <= LP_INSN_NONE || c >= LP_INSN_N || copy < 0 || copy >= LP_CAL_COPIES)
+		return NULL;
+	return rets[c][copy];
+}
+
+int lp_tracecal__locate(const void *code, char *path, size_t size, uint64_t *off)
 {
 	struct lp_maps m;
-	uintptr_t a = (uintptr_t)fn;
+	uintptr_t a = (uintptr_t)code;
 	int ret = -1;
 
 	if (lp_maps__open(&m, 0) < 0)

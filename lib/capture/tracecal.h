@@ -30,17 +30,20 @@ const char *lp_insn__name(enum lp_insn c);
  * reads the clock once inside (lp_tracecal__time's stamp), so that a span
  * of a probe on it is split at a known moment.  Copies 0 to
  * LP_CAL_COPIES - 1 are alike, to be probed differently at once.
+ * lp_tracecal__ret: the address of the copy's one ret instruction.
  * lp_tracecal__empty returns at once. */
-#define LP_CAL_COPIES 3
+#define LP_CAL_COPIES 4
 typedef void (*lp_tracecal_fn)(void);
 lp_tracecal_fn lp_tracecal__fn(enum lp_insn c, int copy);
+const void *lp_tracecal__ret(enum lp_insn c, int copy);
 void lp_tracecal__empty(void);
 /* A getppid(2): the tracepoint syscalls:sys_enter_getppid fires in it. */
 void lp_tracecal__getppid(void);
 
-/* Where fn's code is: the file mapped there and the file offset (for a
- * uprobe on this process).  -1 when /proc/self/maps does not say. */
-int lp_tracecal__locate(lp_tracecal_fn fn, char *path, size_t size, uint64_t *off);
+/* Where code (a calibration function or its ret) is: the file mapped
+ * there and the file offset (for a uprobe on this process).  -1 when
+ * /proc/self/maps does not say. */
+int lp_tracecal__locate(const void *code, char *path, size_t size, uint64_t *off);
 
 /* Calls fn n times, each between two CLOCK_MONOTONIC reads: dur[i] is the
  * call's duration as its caller sees it; when not NULL, pre[i] the part of

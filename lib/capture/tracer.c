@@ -64,12 +64,25 @@ struct pinfo {
 	struct tep_event *tep_event;
 };
 
-/* One instruction class's calibrated costs, ns (lp_tracer__calibrate). */
+/* A function probe's calibrated costs, ns: its entry's and its return's
+ * as the caller sees them, and the part of each inside the span. */
+struct pair_cost {
+	bool done;
+	int64_t entry, entry_in, ret, ret_in;
+	int64_t entry_sd, ret_sd;
+	size_t n;
+};
+
+/* One instruction class's calibrated costs, ns (lp_tracer__calibrate):
+ * of a function probe whose entry is of this class, with a uretprobe or
+ * with its return probed at its ret (ret_in: the breakpoint's trap up to
+ * the program's clock read; the entry has no return address to replace);
+ * of a point probe's hit. */
 struct cls_cost {
-	bool entry_done, point_done;
-	int64_t entry, entry_in, ret, ret_in, point;
-	int64_t entry_sd, ret_sd, point_sd;
-	size_t entry_n, ret_n, point_n;
+	struct pair_cost uret, insn;
+	bool point_done;
+	int64_t point, point_sd;
+	size_t point_n;
 };
 
 /* The programs as loaded for uprobe-multi links, one each: a return
@@ -481,18 +494,18 @@ static int setup_tp(struct lp_tracer *t, struct pinfo *pi, const struct lp_probe
 
 /* What a return probed at an instruction of class cls costs: a uprobe hit
  * there, as a point probe's (calibrated for that class: a ret is
- * single-stepped out of line on 6.18, ~12 us here, against ~0.7 us for a
- * uretprobe).  Its part inside the span is the breakpoint's trap up to the
- * program's clock read, as a uretprobe's is (the entry class's calibrated
- * ret_in): the step out of line comes after it (measured on costnest's
- * empty calls: a span 0.1 us longer with a probed ret than with a
- * uretprobe, not half of 12 us). */
+ * single-stepped out of line on 6.18).  Its part inside the span is the
+ * breakpoint's trap up to the program's clock read, measured on a ret
+ * (lp_tracer__calibrate's RUN_RET_INSN): the step out of line comes after
+ * it.  It is not a uretprobe's, whose trampoline is a system call: where
+ * exceptions cost more than system calls (a virtual machine whose host
+ * handles them), the breakpoint's part is microseconds more. */
 static void ret_insn_cost(const struct lp_tracer *t, enum lp_insn entry_cls, enum lp_insn cls,
 			  int64_t *ns, int64_t *inside, int64_t *sd, int64_t *n)
 {
 	const struct cls_cost *c = &t->costs[cls];
 	*ns = c->point_done ? c->point : 0;
-	*inside = t->costs[entry_cls].entry_done ? t->costs[entry_cls].ret_in : 0;
+	*inside = t->costs[entry_cls].insn.done ? t->costs[entry_cls].insn.ret_in : 0;
 	if (*inside > *ns)
 		*inside = *ns;
 	if (sd)
@@ -860,6 +873,13 @@ static int attach_usdt(struct lp_tracer *t, uint32_t id, const struct lp_probe_p
 	return 0;
 }
 
+/* The calibrated costs of function probe pi's entry and return. */
+static const struct pair_cost *pair_of(const struct lp_tracer *t, const struct pinfo *pi)
+{
+	const struct cls_cost *c = &t->costs[pi->insn];
+	return pi->ret_insn_probed ? &c->insn : &c->uret;
+}
+
 /* The user-space record of a new probe, id t->nprobes. */
 static struct pinfo *new_pinfo(struct lp_tracer *t, const struct lp_probe_point *pt)
 {
@@ -894,10 +914,11 @@ static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 	if (t->calibrated && pt->insn != LP_INSN_NONE) {
 		const struct cls_cost *c = &t->costs[pt->insn];
 		if (pt->cfg.kind == LP_PROBE_ENTRY) {
-			cfg->hit_ns = (unsigned int)c->entry;
-			cfg->hit_inside_ns = (unsigned int)c->entry_in;
-			cfg->ret_ns = (unsigned int)c->ret;
-			cfg->ret_inside_ns = (unsigned int)c->ret_in;
+			const struct pair_cost *pc = pair_of(t, pi);
+			cfg->hit_ns = (unsigned int)pc->entry;
+			cfg->hit_inside_ns = (unsigned int)pc->entry_in;
+			cfg->ret_ns = (unsigned int)pc->ret;
+			cfg->ret_inside_ns = (unsigned int)pc->ret_in;
 			if (pi->ret_insn_probed) {
 				int64_t rc, rin;
 				ret_insn_cost(t, pi->insn, pi->ret_insn, &rc, &rin, NULL, NULL);
@@ -1321,31 +1342,33 @@ static uint32_t cal_probe(struct lp_tracer *t, unsigned int kind)
 }
 
 /* The kinds of timed run, one calibration function copy each: unprobed,
- * an entry and return pair, a point probe. */
-enum { RUN_BASE, RUN_PAIR, RUN_POINT, NRUNS };
+ * an entry and return (uretprobe) pair, a point probe, an entry and its
+ * return probed at the function's ret. */
+enum { RUN_BASE, RUN_PAIR, RUN_POINT, RUN_RET_INSN, NRUNS };
 
 struct cal_run {
 	lp_tracecal_fn fn;
 	size_t n, done;		/* calls to time, timed */
 	int64_t *dur, *pre;	/* a call, and its part before the clock read inside */
-	int64_t *stamp;		/* RUN_PAIR: that read */
-	/* RUN_PAIR: per call of a chunk whose spans all arrived, the span,
-	 * and its parts before and after the function's clock read. */
+	int64_t *stamp;		/* pairs: that read */
+	/* Pairs: per call of a chunk whose spans all arrived, the span, and
+	 * its parts before and after the function's clock read. */
 	int64_t *span, *ein, *rin;
 	size_t nin;
 };
 
-/* Attaches prog to run r's function (a return probe when ret). */
-static int cal_attach(struct lp_tracer *t, struct bpf_program *prog, const struct cal_run *r,
-		      uint32_t id, bool ret)
+/* Attaches prog at code, a calibration function or its ret, with cookie
+ * (a return probe when ret). */
+static int cal_attach(struct lp_tracer *t, struct bpf_program *prog, const void *code,
+		      uint64_t cookie, bool ret)
 {
 	char path[4096];
 	uint64_t off;
-	if (lp_tracecal__locate(r->fn, path, sizeof(path), &off) < 0) {
+	if (lp_tracecal__locate(code, path, sizeof(path), &off) < 0) {
 		lp_error("cannot calibrate: no file mapped at the calibration functions");
 		return -1;
 	}
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id, .retprobe = ret);
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = ret);
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, getpid(), path, off, &uo);
 	if (!l) {
 		lp_error_errno("cannot calibrate: cannot attach to %s at offset 0x%llx", path,
@@ -1369,7 +1392,7 @@ static void cal_block(struct lp_tracer *t, struct cal_run *r, int kind, size_t m
 			  r->stamp ? r->stamp + r->done : NULL);
 	if (kind != RUN_BASE)
 		ring_buffer__consume(t->rb);
-	if (kind == RUN_PAIR && t->ncal == m)
+	if (r->stamp && t->ncal == m)
 		for (size_t i = 0; i < m; i++) {
 			int64_t s = t->cal_spans[i][0], e = t->cal_spans[i][1];
 			int64_t in = r->stamp[r->done + i];
@@ -1466,25 +1489,35 @@ out:
 }
 
 /* The calibration's probes on the functions of the classes asked for: a
- * pair (the return first, as attach_uprobes does) and a point probe. */
+ * pair (the return first, as attach_uprobes does), a point probe, and a
+ * pair whose return is probed at the function's ret. */
 static int cal_attach_runs(struct lp_tracer *t, struct cal_run (*runs)[NRUNS],
-			   unsigned entry_classes, unsigned point_classes)
+			   const struct lp_cal_needs *need)
 {
 	uint32_t entry_id = cal_probe(t, LP_PROBE_ENTRY), point_id = cal_probe(t, LP_PROBE_POINT);
 	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++) {
-		bool entry = entry_classes & (1u << k), point = point_classes & (1u << k);
-		if (!entry && !point)
+		bool entry = need->entry & (1u << k), point = need->point & (1u << k);
+		bool ret_insn = need->ret_insn & (1u << k);
+		if (!entry && !point && !ret_insn)
 			continue;
 		for (int r = 0; r < NRUNS; r++)
 			runs[k][r].fn = lp_tracecal__fn((enum lp_insn)k, r);
 		runs[k][RUN_BASE].n = CAL_BASE_CALLS;
-		if (entry && (cal_attach(t, t->skel->progs.lp_return, &runs[k][RUN_PAIR], entry_id, true) < 0 ||
-			      cal_attach(t, t->skel->progs.lp_entry, &runs[k][RUN_PAIR], entry_id, false) < 0))
+		struct cal_run *pair = &runs[k][RUN_PAIR], *ri = &runs[k][RUN_RET_INSN];
+		if (entry && (cal_attach(t, t->skel->progs.lp_return, (const void *)pair->fn, entry_id, true) < 0 ||
+			      cal_attach(t, t->skel->progs.lp_entry, (const void *)pair->fn, entry_id, false) < 0))
 			return -1;
-		if (point && cal_attach(t, t->skel->progs.lp_point, &runs[k][RUN_POINT], point_id, false) < 0)
+		if (point && cal_attach(t, t->skel->progs.lp_point, (const void *)runs[k][RUN_POINT].fn,
+					point_id, false) < 0)
 			return -1;
-		runs[k][RUN_PAIR].n = entry;
+		const char *ret = lp_tracecal__ret((enum lp_insn)k, RUN_RET_INSN);
+		uint64_t cookie = LP_RET_COOKIE(entry_id, LP_RET_INSN, 0, ret - (const char *)(const void *)ri->fn);
+		if (ret_insn && (cal_attach(t, t->skel->progs.lp_return, ret, cookie, false) < 0 ||
+				 cal_attach(t, t->skel->progs.lp_entry, (const void *)ri->fn, entry_id, false) < 0))
+			return -1;
+		pair->n = entry;
 		runs[k][RUN_POINT].n = point;
+		ri->n = ret_insn;
 	}
 	return 0;
 }
@@ -1518,7 +1551,7 @@ static void cal_size_runs(struct lp_tracer *t, struct cal_run (*runs)[NRUNS], in
 			}
 			run->dur = lp_calloc(run->n, sizeof(*run->dur));
 			run->pre = lp_calloc(run->n, sizeof(*run->pre));
-			if (r == RUN_PAIR) {
+			if (r == RUN_PAIR || r == RUN_RET_INSN) {
 				run->stamp = lp_calloc(run->n, sizeof(*run->stamp));
 				run->span = lp_calloc(3 * run->n, sizeof(*run->span));
 				run->ein = run->span + run->n;
@@ -1544,7 +1577,7 @@ static void cal_rounds(struct lp_tracer *t, struct cal_run (*runs)[NRUNS], int64
 				struct cal_run *run = &runs[k][r];
 				size_t m = (run->n + CAL_ROUNDS - 1) / CAL_ROUNDS;
 				while (run->n && m > 0) {
-					size_t c = r == RUN_PAIR && chunk && m > chunk ? chunk : m;
+					size_t c = run->stamp && chunk && m > chunk ? chunk : m;
 					cal_block(t, run, r, c);
 					m -= c;
 				}
@@ -1552,33 +1585,14 @@ static void cal_rounds(struct lp_tracer *t, struct cal_run (*runs)[NRUNS], int64
 	}
 }
 
-/* One class's costs from its runs: a point hit, an entry and a return as
- * the caller sees them, and what the pair puts inside the span.  `empty`:
- * an empty function's call. */
-static void cal_class_costs(struct cls_cost *c, struct cal_run *run, int64_t empty)
+/* A pair run's figures: an entry and a return as the caller sees them,
+ * and the part of each inside the span.  base_pre, base_post: the
+ * unprobed call's parts before and after its clock read; body: what a
+ * span of it holds besides the probes. */
+static void cal_pair_costs(struct pair_cost *c, struct cal_run *p, int64_t base_pre,
+			   int64_t base_post, int64_t body)
 {
-	struct cal_run *b = &run[RUN_BASE], *p = &run[RUN_PAIR];
-	if (!b->n)
-		return;
 	int64_t sd;
-	/* The function's call, and its parts before and after its clock
-	 * read.  A median sorts its array: each call's parts are paired
-	 * before any is taken. */
-	int64_t *post = lp_calloc(b->done ? b->done : 1, sizeof(*post));
-	for (size_t i = 0; i < b->done; i++)
-		post[i] = b->dur[i] - b->pre[i];
-	int64_t base_post = lp_tracecal__median(post, b->done);
-	free(post);
-	int64_t base_pre = lp_tracecal__median(b->pre, b->done);
-	int64_t base = lp_tracecal__median(b->dur, b->done);
-	int64_t body = base > empty ? base - empty : 0;
-	if (run[RUN_POINT].n) {
-		c->point = cal_less(run[RUN_POINT].dur, run[RUN_POINT].done, base, &c->point_sd);
-		c->point_n = run[RUN_POINT].done;
-		c->point_done = true;
-	}
-	if (!p->n)
-		return;
 	/* The entry hit delays the function's clock read as its caller sees
 	 * it, the return hit the caller's read after the call. */
 	for (size_t i = 0; i < p->done; i++)
@@ -1586,8 +1600,8 @@ static void cal_class_costs(struct cls_cost *c, struct cal_run *run, int64_t emp
 	c->entry = cal_less(p->pre, p->done, base_pre, &c->entry_sd);
 	c->ret = cal_less(p->dur, p->done, base_post, &sd);
 	c->ret_sd = sd;
-	c->entry_n = c->ret_n = p->done;
-	c->entry_done = true;
+	c->n = p->done;
+	c->done = true;
 	if (!p->nin)
 		return;
 	/* An empty function's span is what the probes put inside it: the
@@ -1605,21 +1619,50 @@ static void cal_class_costs(struct cls_cost *c, struct cal_run *run, int64_t emp
 		c->ret_in = c->ret;
 }
 
-void lp_tracer__uncalibrated(const struct lp_tracer *t, unsigned *entry_classes,
-			      unsigned *point_classes, bool *tracepoints)
+/* One class's costs from its runs.  `empty`: an empty function's call. */
+static void cal_class_costs(struct cls_cost *c, struct cal_run *run, int64_t empty)
 {
-	for (int k = 0; k < LP_INSN_N; k++) {
-		if (t->costs[k].entry_done)
-			*entry_classes &= ~(1u << k);
-		if (t->costs[k].point_done)
-			*point_classes &= ~(1u << k);
+	struct cal_run *b = &run[RUN_BASE];
+	if (!b->n)
+		return;
+	/* The function's call, and its parts before and after its clock
+	 * read.  A median sorts its array: each call's parts are paired
+	 * before any is taken. */
+	int64_t *post = lp_calloc(b->done ? b->done : 1, sizeof(*post));
+	for (size_t i = 0; i < b->done; i++)
+		post[i] = b->dur[i] - b->pre[i];
+	int64_t base_post = lp_tracecal__median(post, b->done);
+	free(post);
+	int64_t base_pre = lp_tracecal__median(b->pre, b->done);
+	int64_t base = lp_tracecal__median(b->dur, b->done);
+	int64_t body = base > empty ? base - empty : 0;
+	if (run[RUN_POINT].n) {
+		c->point = cal_less(run[RUN_POINT].dur, run[RUN_POINT].done, base, &c->point_sd);
+		c->point_n = run[RUN_POINT].done;
+		c->point_done = true;
 	}
-	if (t->tp_done)
-		*tracepoints = false;
+	if (run[RUN_PAIR].n)
+		cal_pair_costs(&c->uret, &run[RUN_PAIR], base_pre, base_post, body);
+	if (run[RUN_RET_INSN].n)
+		cal_pair_costs(&c->insn, &run[RUN_RET_INSN], base_pre, base_post, body);
 }
 
-int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
-			 bool tracepoints, int64_t budget_ns)
+bool lp_tracer__uncalibrated(const struct lp_tracer *t, struct lp_cal_needs *need)
+{
+	for (int k = 0; k < LP_INSN_N; k++) {
+		if (t->costs[k].uret.done)
+			need->entry &= ~(1u << k);
+		if (t->costs[k].point_done)
+			need->point &= ~(1u << k);
+		if (t->costs[k].insn.done)
+			need->ret_insn &= ~(1u << k);
+	}
+	if (t->tp_done)
+		need->tracepoints = false;
+	return need->entry || need->point || need->ret_insn || need->tracepoints;
+}
+
+int lp_tracer__calibrate(struct lp_tracer *t, const struct lp_cal_needs *need, int64_t budget_ns)
 {
 	/* Again while tracing (a probe of a class not measured yet): the
 	 * last calibration's links gone first. */
@@ -1632,11 +1675,13 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	t->ncal_links = 0;
 	int64_t t0 = lp_monotonic_ns();
 	int nruns = 0;
-	for (int c = LP_INSN_NOP; c < LP_INSN_N; c++)
-		nruns += !!(entry_classes & (1u << c)) + !!(point_classes & (1u << c));
-	if ((!nruns && !tracepoints) || budget_ns <= 0)
+	for (int c = LP_INSN_NOP; c < LP_INSN_N; c++) {
+		nruns += !!(need->entry & (1u << c)) + !!(need->point & (1u << c)) +
+			 !!(need->ret_insn & (1u << c));
+	}
+	if ((!nruns && !need->tracepoints) || budget_ns <= 0)
 		return 0;
-	if (tracepoints) {
+	if (need->tracepoints) {
 		/* Its share of the budget, as one run of the others. */
 		int64_t share = budget_ns / (nruns + 1);
 		if (cal_tracepoint(t, share) < 0)
@@ -1652,7 +1697,7 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	struct cal_run runs[LP_INSN_N][NRUNS];
 	memset(runs, 0, sizeof(runs));
 	int ret = -1;
-	if (cal_attach_runs(t, runs, entry_classes, point_classes) == 0) {
+	if (cal_attach_runs(t, runs, need) == 0) {
 		cal_size_runs(t, runs, nruns, t0, budget_ns);
 		cal_rounds(t, runs, t0, budget_ns);
 		/* The function's body: what a span of it holds besides the
@@ -1689,22 +1734,23 @@ int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned p
 	return ret;
 }
 
-void lp_tracer__classes(const struct lp_probe_point *points, size_t n, unsigned *entry_classes,
-			unsigned *point_classes, bool *tracepoints)
+void lp_tracer__classes(const struct lp_probe_point *points, size_t n, struct lp_cal_needs *need)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct lp_probe_point *pt = &points[i];
-		if (pt->cfg.kind == LP_PROBE_ENTRY)
-			*entry_classes |= 1u << pt->insn;
-		/* A return probed at an instruction costs a point probe's hit. */
-		if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
-		    pt->ret_insn != LP_INSN_NONE)
-			*point_classes |= 1u << pt->ret_insn;
+		/* A return probed at an instruction costs a point probe's hit
+		 * of that instruction's class. */
+		if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN) {
+			need->ret_insn |= 1u << pt->insn;
+			if (pt->ret_insn != LP_INSN_NONE)
+				need->point |= 1u << pt->ret_insn;
+		} else if (pt->cfg.kind == LP_PROBE_ENTRY)
+			need->entry |= 1u << pt->insn;
 		else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
-			 pt->cfg.kind == LP_PROBE_PY)
-			*point_classes |= 1u << pt->insn;
+			   pt->cfg.kind == LP_PROBE_PY)
+			need->point |= 1u << pt->insn;
 		else if (pt->cfg.kind == LP_PROBE_TP)
-			*tracepoints = true;
+			need->tracepoints = true;
 	}
 }
 
@@ -1751,10 +1797,10 @@ int lp_tracer__write_costs_from(struct lp_tracer *t, struct lp_writer *w, int fi
 				n = (int64_t)c->point_n;
 			} else if (h == 0) {
 				rec.what = "entry";
-				rec.ns = (double)c->entry;
-				inside = c->entry_in;
-				sd = c->entry_sd;
-				n = (int64_t)c->entry_n;
+				rec.ns = (double)pair_of(t, pi)->entry;
+				inside = pair_of(t, pi)->entry_in;
+				sd = pair_of(t, pi)->entry_sd;
+				n = (int64_t)pair_of(t, pi)->n;
 			} else if (pi->ret_insn_probed) {
 				int64_t ns;
 				rec.what = "return";
@@ -1762,10 +1808,10 @@ int lp_tracer__write_costs_from(struct lp_tracer *t, struct lp_writer *w, int fi
 				rec.ns = (double)ns;
 			} else {
 				rec.what = "return";
-				rec.ns = (double)c->ret;
-				inside = c->ret_in;
-				sd = c->ret_sd;
-				n = (int64_t)c->ret_n;
+				rec.ns = (double)c->uret.ret;
+				inside = c->uret.ret_in;
+				sd = c->uret.ret_sd;
+				n = (int64_t)c->uret.n;
 			}
 			lp_attrs_buf__reset(&t->attrs);
 			lp_attrs_buf__add(&t->attrs, "probe", pi->name);
@@ -2424,7 +2470,7 @@ static int write_open(struct lp_tracer *t, struct lp_writer *w, int fd)
 			if (t->calibrated) {	/* what lp added until it stopped */
 				char buf[24];
 				uint64_t in = pi->insn && pi->kind != LP_PROBE_PY
-						      ? (uint64_t)t->costs[pi->insn].entry_in : 0;
+						      ? (uint64_t)pair_of(t, pi)->entry_in : 0;
 				fmt_u64(buf, st->lp_ns - f->lp0 + in);
 				lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
 			}

@@ -37,31 +37,34 @@ struct lp_tracer;
  * privileges: one line naming what is needed). */
 struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts);
 
+/* What lp_tracer__calibrate measures: masks of 1 << LP_INSN_*. */
+struct lp_cal_needs {
+	unsigned entry;		/* function probes' entries (and their uretprobes) */
+	unsigned point;		/* point probes' hits (and a probed return's instruction) */
+	unsigned ret_insn;	/* entries of functions whose returns are probed at instructions */
+	bool tracepoints;
+};
+
 /* Measures what one hit of lp-trace's probes costs the thread it lands in
- * (formats/lp-stream.md, "What lp costs"), for the instruction classes
- * given as masks of 1 << LP_INSN_*: those of function probes (entry and
- * return) and of point probes, and of a tracepoint probe when tracepoints.
- * The same programs are attached to calibration functions of this process
- * (lib/capture/tracecal.c), or to the tracepoint of its own getppid(2) calls, and
- * the calls timed with and without them, within about budget_ns.  Call before
- * lp_tracer__attach, which gives each probe its class's figures, counted in
- * the kernel into spans' lp_ns=.  While tracing (a probe added), the
- * ring is drained meanwhile.  -1 after reporting why (the tracer then
- * writes no cost records and no lp_ns=). */
-int lp_tracer__calibrate(struct lp_tracer *t, unsigned entry_classes, unsigned point_classes,
-			 bool tracepoints, int64_t budget_ns);
+ * (formats/lp-stream.md, "What lp costs"), for the classes of *need.  The
+ * same programs are attached to calibration functions of this process
+ * (lib/capture/tracecal.c), or to the tracepoint of its own getppid(2)
+ * calls, and the calls timed with and without them, within about
+ * budget_ns.  Call before lp_tracer__attach, which gives each probe its
+ * class's figures, counted in the kernel into spans' lp_ns=.  While
+ * tracing (a probe added), the ring is drained meanwhile.  -1 after
+ * reporting why (the tracer then writes no cost records and no lp_ns=). */
+int lp_tracer__calibrate(struct lp_tracer *t, const struct lp_cal_needs *need, int64_t budget_ns);
 
-/* Clears from the masks (as lp_tracer__calibrate's) the classes measured
- * already: what a probe added while tracing still needs. */
-void lp_tracer__uncalibrated(const struct lp_tracer *t, unsigned *entry_classes,
-			      unsigned *point_classes, bool *tracepoints);
+/* Clears from *need what is measured already: what a probe added while
+ * tracing still needs.  Whether anything is left. */
+bool lp_tracer__uncalibrated(const struct lp_tracer *t, struct lp_cal_needs *need);
 
-/* The instruction classes of points[0..n) that lp_tracer__calibrate
- * measures, or'ed into *entry_classes, *point_classes and *tracepoints:
- * a function probe's entry class, and a point probe's (a return probed at
- * an instruction costs a point probe's hit of that instruction's class). */
-void lp_tracer__classes(const struct lp_probe_point *points, size_t n, unsigned *entry_classes,
-			unsigned *point_classes, bool *tracepoints);
+/* What lp_tracer__calibrate measures for points[0..n), or'ed into *need:
+ * a function probe's entry class (and the class of its instructions that
+ * leave it, when its returns are probed there: a point probe's hit), a
+ * point probe's class. */
+void lp_tracer__classes(const struct lp_probe_point *points, size_t n, struct lp_cal_needs *need);
 
 /* Writes the cost records of the probes attached so far (none when not
  * calibrated).  Returns 0, or -1 when the output failed. */
