@@ -331,19 +331,22 @@ static __always_inline bool returning_through(struct return_instance *ri, __u64 
  * last instruction (the system call's end, the pops after it) it is the
  * first of the task's pool of free instances (kernels since 6.14 keep
  * one), its fields intact.  Any other instance is another call's: no
- * instance fits, and the stack is left to end in the trampoline. */
-static __always_inline void fix_uprobe_ip(struct task_struct *task, __u64 *ip, __u64 *sp)
+ * instance fits, and the stack is left to end in the trampoline.
+ *
+ * Returns whether the registers were moved: the sample is then the probe's
+ * time (lp's), though no frame of its stack is in the page any more. */
+static __always_inline bool fix_uprobe_ip(struct task_struct *task, __u64 *ip, __u64 *sp)
 {
 	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
 	__u64 page = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 	struct return_instance *ri;
 
 	if (!ut || !page || *ip < page || *ip >= page + 4096)
-		return;
+		return false;
 	/* Stepping, or the step done and its trap not yet handled. */
 	if (BPF_CORE_READ(ut, state) != UTASK_RUNNING) {
 		*ip = BPF_CORE_READ(ut, vaddr);
-		return;
+		return true;
 	}
 	ri = BPF_CORE_READ(ut, return_instances);
 	if (!ri || !returning_through(ri, *sp)) {
@@ -354,9 +357,10 @@ static __always_inline void fix_uprobe_ip(struct task_struct *task, __u64 *ip, _
 			ri = NULL;
 	}
 	if (!ri)
-		return;
+		return false;
 	*ip = BPF_CORE_READ(ri, orig_ret_vaddr);
 	*sp = BPF_CORE_READ(ri, stack) + 8;
+	return true;
 }
 
 /* py_frame's state: one Python frame per step of bpf_loop. */
@@ -571,6 +575,7 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 	s->ev.state = LP_STATE_RUNNING;
 	s->ev.stack_want = 0;
 	s->ev.uretprobes = 0;
+	s->ev.uprobes_ip = 0;
 	s->ev.weight_ns = 0;
 	s->ev.wake_ns = 0;
 	s->ev.regs[0] = s->ev.regs[1] = s->ev.regs[2] = 0;
@@ -609,10 +614,13 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 
 		if (!regs)
 			goto out;
-		__u64 ip = BPF_CORE_READ(regs, ip);
+		__u64 ip = BPF_CORE_READ(regs, ip), at = ip;
 
 		sp = BPF_CORE_READ(regs, sp);
-		fix_uprobe_ip(task, &ip, &sp);
+		if (fix_uprobe_ip(task, &ip, &sp)) {
+			s->ev.flags |= LP_EV_UPROBES;
+			s->ev.uprobes_ip = at;
+		}
 		s->ev.regs[0] = ip;
 		s->ev.regs[1] = sp;
 		s->ev.regs[2] = BPF_CORE_READ(regs, bp);
@@ -751,6 +759,7 @@ static __always_inline void off_start(struct lp_sample_event *ev, struct task_st
 	ev->stack_bytes = 0;
 	ev->stack_want = 0;
 	ev->uretprobes = 0;
+	ev->uprobes_ip = 0;
 	ev->regs[0] = ev->regs[1] = ev->regs[2] = 0;
 	bpf_probe_read_kernel_str(ev->comm, sizeof(ev->comm), t->comm);
 	ev->kstack_bytes = 0;
@@ -856,8 +865,15 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 		__u64 sp;
 
 		if (regs) {
-			s->ev.regs[0] = BPF_CORE_READ(regs, ip);
+			__u64 ip = BPF_CORE_READ(regs, ip), at = ip;
+
 			sp = BPF_CORE_READ(regs, sp);
+			/* Preempted in the uprobes page (wall mode). */
+			if (fix_uprobe_ip(cur, &ip, &sp)) {
+				s->ev.flags |= LP_EV_UPROBES;
+				s->ev.uprobes_ip = at;
+			}
+			s->ev.regs[0] = ip;
 			s->ev.regs[1] = sp;
 			s->ev.regs[2] = BPF_CORE_READ(regs, bp);
 			struct lp_copy_val tc = thread_copy(ptid, off_copy);

@@ -29,6 +29,10 @@
 #define LP_EV_FORK 4		/* not a sample: pid was forked (struct lp_fork_event) */
 #define LP_EV_CHAIN 8		/* the frame-pointer chain was taken (ustack) */
 #define LP_EV_PYTHON 16		/* not a sample: its Python frames (struct lp_py_event) */
+/* The thread ran in the uprobes page (a probed instruction stepped out of
+ * line, the uretprobe trampoline): regs[] are where it is in its own code,
+ * uprobes_ip where it was in the page. */
+#define LP_EV_UPROBES 32
 
 /* A thread's lp_copy value (--call-graph auto), set by user space for the
  * threads whose stacks the default copy did not hold: the bytes of stack to
@@ -72,6 +76,7 @@ struct lp_sample_event {
 	__u32 state;		/* LP_STATE_*: an on-CPU sample or an off-CPU interval */
 	__u32 stack_want;	/* bytes of stack the copy was to take */
 	__u32 uretprobes;	/* return addresses put back in the copy (fix_uretprobes) */
+	__u64 uprobes_ip;	/* LP_EV_UPROBES: the user ip, in the uprobes page */
 	__u64 weight_ns;	/* off-CPU: the interval's nanoseconds */
 	__u64 wake_ns;		/* off-CPU, in the kernel: when the blocked thread was woken */
 	__u64 kstack[LP_MAX_STACK_DEPTH];

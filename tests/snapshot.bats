@@ -222,15 +222,18 @@ start_tracer() {
 }
 
 # Folded stacks of $1 ($2 their count) of which: "WHOLE UNDER CUT", those
-# matching the awk regex $3 (whole ones), those with frame $4, those with a
-# [uprobes] or [unknown] frame.
+# matching the awk regex $3 (whole ones), those with frame $4, those cut: an
+# [unknown] frame, or a [uprobes] one below another (a thread stopped in
+# the page is placed in its own code, the page's frame its leaf).
 stack_figures() {
 	lp-collapse "$1" > "$T/f.folded" || return 1
-	awk -v whole="$2" -v under=";$3(;| )" '
+	# (the regexes through the environment: -v would take their
+	# backslashes as escapes)
+	WHOLE=$2 UNDER=";$3(;| )" awk '
 		{ t += $NF }
-		$0 ~ whole { w += $NF }
-		$0 ~ under { u += $NF }
-		/\[uprobes\]|\[unknown\]/ { c += $NF }
+		$0 ~ ENVIRON["WHOLE"] { w += $NF }
+		$0 ~ ENVIRON["UNDER"] { u += $NF }
+		/\[unknown\]|\[uprobes\]\];/ { c += $NF }
 		END { print w + 0, u + 0, c + 0 }' "$T/f.folded"
 }
 
@@ -246,11 +249,11 @@ stack_figures() {
 	# Every stack whole: in handle (the probed function) and work under
 	# it, or in serve and what else it calls (now: the clock), or
 	# returning from handle through the trampoline (the thread placed at
-	# its return address in serve).
+	# its return address in serve, under the page's frame: lp's time).
 	read -r whole under cut <<< "$(stack_figures "$T/s.lp" \
-		'^nofp;_start;__libc_start_main_impl;__libc_start_call_main;main;serve(;handle(;work)?|;now(;[^;]+)*)? [0-9]+$' handle)"
+		'^nofp;_start;__libc_start_main_impl;__libc_start_call_main;main;serve(;handle(;work)?|;now(;[^;]+)*)?(;\[\[uprobes\]\])? [0-9]+$' handle)"
 	cat "$T/f.folded"
-	echo "whole $whole, under handle $under, with [uprobes] or [unknown] $cut"
+	echo "whole $whole, under handle $under, cut $cut"
 	[ "$whole" -eq 100 ] || fail "$whole of 100 stacks whole"
 	# ~70 on this machine: most of the time is in handle.
 	[ "$under" -ge 30 ] || fail "$under stacks under handle"
@@ -270,10 +273,12 @@ stack_figures() {
 	start_tracer "$SPID" fib 20
 	run -0 --separate-stderr lp-record --mode snapshot --count 100 --interval 20ms --pid "$SPID" --output "$T/s.lp"
 	echo "$stderr"
-	# main, then fib called by fib, or the 1 ms pause between rounds.
+	# main, then fib called by fib (or returning from one, through the
+	# trampoline: placed at its return address, under the page's frame),
+	# or the 1 ms pause between rounds.
 	read -r whole under cut <<< "$(stack_figures "$T/s.lp" \
-		'^fib;_start;__libc_start_main_impl;__libc_start_call_main;main(;fib)*( |;nanosleep;)' fib)"
-	echo "whole $whole, in fib $under, with [uprobes] or [unknown] $cut"
+		'^fib;_start;__libc_start_main_impl;__libc_start_call_main;main(;fib)*(;\[\[uprobes\]\])?( |;nanosleep;)' fib)"
+	echo "whole $whole, in fib $under, cut $cut"
 	[ "$whole" -eq 100 ] || fail "$whole of 100 stacks whole: $(grep -v ';main;fib;fib' "$T/f.folded" | head -5)"
 	[ "$cut" -eq 0 ]
 	# fib(20) is 20 calls deep: most stacks hold 10 fib frames or more,
@@ -310,10 +315,10 @@ stack_figures() {
 	lp-collapse "$T/s.lp" > "$T/f.folded"
 	cat "$T/f.folded"
 	# Whole (in serve, or placed there on its way out of the trampoline,
-	# which needs no BPF), or cut at the trampoline: [uprobes] the
-	# outermost frame, nothing symbolized past it.
+	# which needs no BPF, under the page's frame), or cut at the
+	# trampoline: [uprobes] the outermost frame, nothing symbolized past it.
 	run -0 awk '
-		/^nofp;_start;__libc_start_main_impl;__libc_start_call_main;main;serve(;handle(;work)?|;now(;[^;]+)*)? [0-9]+$/ { w += $NF; next }
+		/^nofp;_start;__libc_start_main_impl;__libc_start_call_main;main;serve(;handle(;work)?|;now(;[^;]+)*)?(;\[\[uprobes\]\])? [0-9]+$/ { w += $NF; next }
 		/^nofp;\[\[uprobes\]\](;handle(;work)?)? [0-9]+$/ { c += $NF; next }
 		{ other += $NF }
 		END { print w + 0, c + 0, other + 0 }' "$T/f.folded"

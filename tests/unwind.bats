@@ -167,9 +167,13 @@ below() {
 	whole=$(share "$TMP/rec.folded" ';_start;[^;]*;__libc_start_call_main;main;serve;handle(;|$)' ';handle(;|$)')
 	echo "$whole% of $under samples under handle reach main; $stderr"
 	at_least "$whole" 97 "whole stacks under a function with a return probe"
-	# The trampoline appears in no stack as a frame of its own.
-	tramp=$(share "$TMP/rec.folded" '[[]uprobes[]]')
-	below "$tramp" 1 "samples with a [uprobes] frame"
+	# The trampoline appears in no stack as a return address: the page's
+	# frame is only ever a leaf, a tick in lp's code there (the thread
+	# unwound from where it is in its own).
+	tramp=$(share "$TMP/rec.folded" '[[]uprobes[]];')
+	leaf=$(share "$TMP/rec.folded" '[[]uprobes[]]$')
+	echo "$leaf% of the samples in the uprobes page, $tramp% with it below another frame"
+	below "$tramp" 1 "samples with a [uprobes] frame below another"
 }
 
 # A PLT stub's CFI computes the CFA from the pc (DW_OP_breg16, register 16:

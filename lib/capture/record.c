@@ -577,6 +577,13 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 			python_frames(r, ev, pe, &n);
 			gil = pe->pyflags & LP_PY_GIL ? "1" : "0";
 		}
+		/* A thread in the uprobes page, unwound from where it is in its
+		 * own code (profile.bpf.c fix_uprobe_ip): the page's frame on
+		 * top of the frame it stands for, so the sample is lp's, as its
+		 * time is (the step, the trap after it, the trampoline).  Not
+		 * twice: the frame-pointer chain alone starts at the page. */
+		if ((ev->flags & LP_EV_UPROBES) && !(nu && r->pcs[0] == ev->uprobes_ip))
+			r->frames[n++] = lp_symbolizer__uprobes_frame(r->sym, ev->uprobes_ip);
 		if (!whole)
 			tune_copy(r, ev, dwarf);
 	}

@@ -472,8 +472,8 @@ static const struct {
  * instruction out of line, at that instruction; in the trampoline, at the
  * return address it is about to return to, with sp past it.  *skip: the
  * bytes of copy below the new sp.  Left as it is when it cannot be placed
- * (cut_at_trampoline ends its stack there). */
-static void place_in_code(struct lp_snapshotter *s, pid_t pid, const struct capture *c,
+ * (cut_at_trampoline ends its stack there).  Whether it was placed. */
+static bool place_in_code(struct lp_snapshotter *s, pid_t pid, const struct capture *c,
 			  struct lp_unwind_regs *regs, size_t *skip)
 {
 	const struct lp_uret_thread *t = &c->rets;
@@ -481,10 +481,10 @@ static void place_in_code(struct lp_snapshotter *s, pid_t pid, const struct capt
 
 	*skip = 0;
 	if (!in_uprobes_page(s, regs->ip))
-		return;
+		return false;
 	if (c->uret == 0 && t->step) {
 		regs->ip = t->step;
-		return;
+		return true;
 	}
 	for (size_t i = 0; i < sizeof(tramp_tail) / sizeof(tramp_tail[0]); i++) {
 		if (at != tramp_tail[i].at || tramp_tail[i].ra + 8 > c->len)
@@ -492,18 +492,20 @@ static void place_in_code(struct lp_snapshotter *s, pid_t pid, const struct capt
 		memcpy(&ra, c->stack + tramp_tail[i].ra, sizeof(ra));
 		/* Not code: not the trampoline this was written for. */
 		if (!lp_symbolizer__mapped(s->sym, pid, ra))
-			return;
+			return false;
 		*skip = tramp_tail[i].ra + 8;
 		regs->ip = ra;
 		regs->sp = sp + *skip;
-		return;
+		return true;
 	}
 	if (at < TRAMP_SYSCALL_END && c->uret == 0 && t->n && t->slot[0] + 8 >= sp &&
 	    t->slot[0] + 8 - sp <= c->len) {
 		*skip = t->slot[0] + 8 - sp;
 		regs->ip = t->orig[0];
 		regs->sp = t->slot[0] + 8;
+		return true;
 	}
+	return false;
 }
 
 /* A stack through the trampoline that put_back could not mend: unwinding
@@ -533,7 +535,7 @@ static int emit(struct lp_snapshotter *s, pid_t pid, struct capture *c, bool *re
 
 	if (c->uret == 0)
 		put_back(s, c);
-	place_in_code(s, pid, c, &regs, &skip);
+	bool placed = place_in_code(s, pid, c, &regs, &skip);
 	n = lp_unwinder__unwind(s->unw, pid, c->tid, &regs, c->stack + skip, c->len - skip,
 				s->pcs, s->ret, MAX_FRAMES, &end, &why);
 	if (end == LP_UNWIND_FAILED && !*retried) {
@@ -560,6 +562,10 @@ static int emit(struct lp_snapshotter *s, pid_t pid, struct capture *c, bool *re
 		stack = s->py_frames;
 		lp_attrs_buf__add(&s->attrs, "gil", c->py->pyflags & LP_PY_GIL ? "1" : "0");
 	}
+	/* Stopped in the uprobes page, unwound from its own code: the page's
+	 * frame on top (the probe's time, lp's, as lp-record's samples). */
+	if (placed && nf < sizeof(s->frames) / sizeof(s->frames[0]))
+		stack[nf++] = lp_symbolizer__uprobes_frame(s->sym, c->regs.ip);
 	snprintf(buf, sizeof(buf), "%" PRId64, c->held);
 	lp_attrs_buf__add(&s->attrs, "held_ns", buf);
 	snprintf(buf, sizeof(buf), "%" PRId64, c->wait);

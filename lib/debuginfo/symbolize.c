@@ -960,6 +960,11 @@ bool lp_symbolizer__in_uprobes(struct lp_symbolizer *s, pid_t pid, uint64_t addr
 	return in_uprobes_page(get_proc(s, pid), addr);
 }
 
+const struct lp_frame *lp_symbolizer__uprobes_frame(struct lp_symbolizer *s, uint64_t addr)
+{
+	return unresolved(s, addr, "[uprobes]");
+}
+
 static void kallsyms_load(struct lp_symbolizer *s)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");

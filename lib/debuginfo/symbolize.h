@@ -118,6 +118,11 @@ bool lp_symbolizer__mapped(struct lp_symbolizer *s, pid_t pid, uint64_t addr);
  * instruction single-stepped out of line. */
 bool lp_symbolizer__in_uprobes(struct lp_symbolizer *s, pid_t pid, uint64_t addr);
 
+/* The frame of addr, an address in a uprobes page (the sampler saw the
+ * thread there), named as resolving it would name it, whether or not the
+ * process's maps were read since the kernel mapped the page. */
+const struct lp_frame *lp_symbolizer__uprobes_frame(struct lp_symbolizer *s, uint64_t addr);
+
 struct lp_symbolizer_stats {
 	uint64_t lookups, cache_hits, procs, modules, symbols;
 };
