@@ -320,10 +320,22 @@ static size_t user_stack(struct lp_recorder *r, const struct lp_sample_event *ev
 		size_t have = size - sizeof(*ev);
 		size_t len = ev->stack_bytes < have ? ev->stack_bytes : have;
 		enum lp_unwind_end end;
+		uint32_t reports = lp_symbolizer__reports(r->sym, ev->pid);
 
 		n = lp_unwinder__unwind(r->unw, ev->pid, ev->tid, &regs,
 					(const unsigned char *)ev + sizeof(*ev), len, r->pcs,
 					r->ret, r->max_user_frames, &end, why);
+		/* Stopped at a pc in a library the process mapped after its maps
+		 * were read (at the exec, before ld.so mapped libc: the first
+		 * sample in main ended at __libc_start_call_main, end-of-copy),
+		 * and they have been read again since (a miss rereads them, the
+		 * unwinder's own included): unwind once more. */
+		if (end != LP_UNWIND_COMPLETE && n &&
+		    lp_symbolizer__mapped(r->sym, ev->pid, r->pcs[n - 1] - r->ret[n - 1]) &&
+		    lp_symbolizer__reports(r->sym, ev->pid) != reports)
+			n = lp_unwinder__unwind(r->unw, ev->pid, ev->tid, &regs,
+						(const unsigned char *)ev + sizeof(*ev), len,
+						r->pcs, r->ret, r->max_user_frames, &end, why);
 		/* What tune_copy goes by: a copy too short, or no CFI. */
 		*dwarf = end == LP_UNWIND_TRUNCATED && strcmp(*why, "end-of-copy")
 			 ? LP_UNWIND_COMPLETE : end;

@@ -254,12 +254,48 @@ void lp_dwproc__each_module(struct lp_dwproc *p, void (*fn)(struct lp_dwmod *, v
 
 /* x86-64's return address column (rip). */
 #define DW_X86_64_RA 16
+/* How far past its module's entry point an address with no CFI is looked
+ * at as entry code: ld.so's _start is 70 bytes. */
+#define LP_ENTRY_CODE_MAX 4096
+
+/* Whether an FDE of cfi (whose addresses are bias below the run-time
+ * ones) covers run-time address pc. */
+static bool cfi_covers(Dwarf_CFI *cfi, Dwarf_Addr bias, uint64_t pc)
+{
+	Dwarf_Frame *frame = NULL;
+	bool covered = cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0;
+
+	free(frame);
+	return covered;
+}
+
+/* pc, which no CFI covers, is in the code at its module's ELF entry point,
+ * up to the first FDE past it: ld.so's _start, which calls _dl_start and
+ * then jumps to the program's entry, has no CFI at all (glibc's RTLD_START;
+ * a program's _start has CFI saying its return address is undefined).  A
+ * thread there is in its first frame: the process's, before main.  eh and
+ * dw: the module's CFI, at biases ehbias and dwbias. */
+static bool in_entry_code(Dwfl_Module *mod, Dwarf_CFI *eh, Dwarf_Addr ehbias, Dwarf_CFI *dw,
+			  Dwarf_Addr dwbias, uint64_t pc)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Ehdr eh_mem, *ehdr = elf ? gelf_getehdr(elf, &eh_mem) : NULL;
+
+	if (!ehdr || !ehdr->e_entry || pc < ehdr->e_entry + bias ||
+	    pc - (ehdr->e_entry + bias) >= LP_ENTRY_CODE_MAX)
+		return false;
+	for (uint64_t a = ehdr->e_entry + bias; a <= pc; a++)
+		if (cfi_covers(eh, ehbias, a) || cfi_covers(dw, dwbias, a))
+			return false;
+	return true;
+}
 
 bool lp_dwproc__outermost(struct lp_dwproc *p, uint64_t pc)
 {
 	Dwfl_Module *mod = dwfl_addrmodule((Dwfl *)p, pc);
-	Dwarf_Addr bias;
-	Dwarf_CFI *cfi;
+	Dwarf_Addr ehbias = 0, dwbias = 0;
+	Dwarf_CFI *cfi, *eh, *dw;
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Op ops_mem[3], *ops;
 	size_t nops;
@@ -267,14 +303,14 @@ bool lp_dwproc__outermost(struct lp_dwproc *p, uint64_t pc)
 
 	if (!mod)
 		return false;
-	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+	cfi = eh = dwfl_module_eh_cfi(mod, &ehbias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - ehbias, &frame) != 0) {
 		free(frame);
 		frame = NULL;
-		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+		cfi = dw = dwfl_module_dwarf_cfi(mod, &dwbias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - dwbias, &frame) != 0) {
 			free(frame);
-			return false;
+			return in_entry_code(mod, eh, ehbias, dw, dwbias, pc);
 		}
 	}
 	/* libdw.h: no operations at ops_mem means "undefined". */

@@ -42,7 +42,9 @@ void lp_dwproc__each_module(struct lp_dwproc *p, void (*fn)(struct lp_dwmod *, v
 /* For the unwinder's dwfl_attach_state and dwfl_getthread_frames. */
 struct Dwfl *lp_dwproc__dwfl(struct lp_dwproc *p);
 /* The CFI of pc's module says the return address at pc is undefined: the
- * outermost frame of a thread.  .eh_frame first, else .debug_frame. */
+ * outermost frame of a thread.  .eh_frame first, else .debug_frame.  Or no
+ * CFI covers pc and it is in the code at its module's entry point (ld.so's
+ * _start, which has none). */
 bool lp_dwproc__outermost(struct lp_dwproc *p, uint64_t pc);
 
 /* Never NULL; lp_dwfile__module is NULL when the file cannot be read. */

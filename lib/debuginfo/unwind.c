@@ -197,8 +197,9 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 	 * end "normally" where the copy ended: the copy decides, unless the
 	 * last frame is the thread's outermost (the read that failed was of
 	 * a register its caller saved near the top of the stack, which the
-	 * unwinding did not need). */
-	bool outermost = u->out_of_stack && !u->zero_ra && rc == 0 && u->n &&
+	 * unwinding did not need).  An error at the outermost frame (ld.so's
+	 * entry code, which has no CFI) ends a whole stack too. */
+	bool outermost = (u->out_of_stack || rc != 0) && !u->zero_ra && u->n &&
 			 lp_unwinder__outermost(u, pid, u->pcs[u->n - 1], u->ret[u->n - 1]);
 	if (u->out_of_stack && !u->zero_ra && !outermost) {
 		*end = LP_UNWIND_TRUNCATED;

@@ -9,9 +9,15 @@
  *   sleep  main;nap;usleep...: blocked in libc's nanosleep, 1 ms at a time
  *   plt    main;through_plt, calling libc's pthread_getspecific (a few
  *          instructions) through its PLT stub over and over: a good part of the samples are in the stub,
- *          whose CFI computes the CFA from the pc (DW_OP_breg16) */
+ *          whose CFI computes the CFA from the pc (DW_OP_breg16)
+ * argv[3], optional: a file main writes "START END" to as it returns, the
+ * CLOCK_MONOTONIC nanoseconds (the clock of lp's samples) from just before
+ * it does the work to just after: what ran before main (ld.so, libc's
+ * start) and after it (exit) has no stack through main. */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,20 +88,42 @@ __attribute__((noinline)) void through_plt(double end)
 			sink += (uintptr_t)pthread_getspecific(key);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
 int main(int argc, char **argv)
 {
-	double end = now() + (argc > 1 ? atof(argv[1]) : 5);
+	double secs = argc > 1 ? atof(argv[1]) : 5;
 	const char *what = argc > 2 ? argv[2] : "deep";
+	/* Chosen before the work's start: the libc calls that choose (their
+	 * first calls go through ld.so to be bound) are no part of it. */
+	int mode = !strcmp(what, "deep") ? 0 : !strcmp(what, "calls") ? 1 :
+		   !strcmp(what, "sleep") ? 2 : !strcmp(what, "plt") ? 3 : -1;
+	uint64_t start = now_ns();
+	double end = now() + secs;
 
-	if (!strcmp(what, "deep"))
-		sink += dive(DEPTH, end);
-	else if (!strcmp(what, "calls"))
-		serve(end);
-	else if (!strcmp(what, "sleep"))
-		nap(end);
-	else if (!strcmp(what, "plt"))
-		through_plt(end);
-	else
+	if (mode < 0)
 		return 2;
+	if (mode == 0)
+		sink += dive(DEPTH, end);
+	else if (mode == 1)
+		serve(end);
+	else if (mode == 2)
+		nap(end);
+	else
+		through_plt(end);
+	uint64_t stop = now_ns();
+
+	if (argc > 3) {
+		FILE *f = fopen(argv[3], "w");
+
+		if (!f || fprintf(f, "%" PRIu64 " %" PRIu64 "\n", start, stop) < 0 || fclose(f))
+			return 1;
+	}
 	return 0;
 }
