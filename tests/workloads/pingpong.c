@@ -1,29 +1,54 @@
 /* pingpong - a context-switch-heavy program: two threads pass a byte back
- * and forth over two pipes ROUNDS times (default 100000), so each round trip
- * is two blocks and two wakeups; after DELAY_MS (default 0) of sleep, time
- * for a tracer to attach by pid.  Prints "ns_per_round=N" on stderr: the
- * cost a switch tracer adds shows there; then "trimmed_ns=N", the mean
- * round trip less the fastest and slowest 2% (a round trip that waited
- * milliseconds for the CPU on a busy machine), as lp-record's calibration
- * of a blocked interval's cost takes its own. */
+ * and forth over two pipes ROUNDS times (default 100000): each round trip
+ * is two switches, one or two of them blocks (a thread blocks in its read;
+ * or the other's wakeup preempts it and it finds its byte waiting); after
+ * DELAY_MS (default 0) of sleep, time for a tracer to attach by pid.
+ * Prints on stderr "ns_per_round=N": the cost a switch tracer adds shows
+ * there; "trimmed_ns=N", the mean round trip less the fastest and slowest
+ * 2% (a round trip that waited milliseconds for the CPU on a busy
+ * machine), as lp-record's calibration of a blocked interval's cost takes
+ * its own; and "blocks=N preempted=N", the two threads' voluntary and
+ * involuntary context switches while they passed the byte: the blocked
+ * intervals a switch tracer sees, and how the round trips went. */
+#define _GNU_SOURCE	/* RUSAGE_THREAD */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 static int ab[2], ba[2];
 static long rounds;
 
+struct switches {
+	long blocks, preempted;
+};
+
+static struct switches echo_sw;
+
+/* The calling thread's switches so far. */
+static struct switches thread_switches(void)
+{
+	struct rusage u;
+
+	getrusage(RUSAGE_THREAD, &u);
+	return (struct switches){ u.ru_nvcsw, u.ru_nivcsw };
+}
+
 __attribute__((noinline)) static void *echo_thread(void *arg)
 {
+	struct switches s0 = thread_switches(), s1;
 	char c;
 
 	(void)arg;
 	for (long i = 0; i < rounds; i++)
 		if (read(ab[0], &c, 1) != 1 || write(ba[1], &c, 1) != 1)
 			exit(1);
+	s1 = thread_switches();
+	/* Read after the join. */
+	echo_sw = (struct switches){ s1.blocks - s0.blocks, s1.preempted - s0.preempted };
 	return NULL;
 }
 
@@ -63,6 +88,7 @@ int main(int argc, char **argv)
 	int64_t *rt = calloc(rounds > 0 ? rounds : 1, sizeof(*rt)), prev;
 	if (!rt)
 		return 1;
+	struct switches s0 = thread_switches(), s1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	prev = now_ns();
 	for (long i = 0; i < rounds; i++) {
@@ -73,6 +99,7 @@ int main(int argc, char **argv)
 		prev = t;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s1 = thread_switches();
 	pthread_join(t, NULL);
 	fprintf(stderr, "ns_per_round=%.0f\n",
 		((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / rounds);
@@ -83,5 +110,7 @@ int main(int argc, char **argv)
 		sum += rt[i];
 	if (k)
 		fprintf(stderr, "trimmed_ns=%.0f\n", sum / k);
+	fprintf(stderr, "blocks=%ld preempted=%ld\n", s1.blocks - s0.blocks + echo_sw.blocks,
+		s1.preempted - s0.preempted + echo_sw.preempted);
 	return 0;
 }
