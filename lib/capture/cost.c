@@ -274,11 +274,12 @@ void lp_spin__free(struct lp_spin *s)
 struct lp_pingpong {
 	pthread_t a, b;
 	_Atomic pid_t tid_a, tid_b;
-	int ab[2], ba[2], cmd[2];
+	int ab[2], ba[2], cmd[2], fin[2];
 	size_t rounds;
 	int64_t *out;
 	_Atomic bool done;
 	bool started_a, started_b;
+	int cpu;		/* the CPU they share, -1 if not pinned */
 	long blocks0;		/* both threads' blocks when the run started */
 };
 
@@ -318,6 +319,10 @@ static void *ping_thread(void *arg)
 			p->out[i] = lp_monotonic_ns() - t0;
 		}
 		atomic_store(&p->done, true);
+		/* Non-blocking: a byte already there wakes the waiter as
+		 * well. */
+		ssize_t w = write(p->fin[1], &c, 1);
+		(void)w;
 	}
 	close(p->ab[1]);
 	return NULL;
@@ -337,8 +342,9 @@ static void pin_together(struct lp_pingpong *p)
 			continue;
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
-		pthread_setaffinity_np(p->a, sizeof(one), &one);
-		pthread_setaffinity_np(p->b, sizeof(one), &one);
+		if (pthread_setaffinity_np(p->a, sizeof(one), &one) == 0 &&
+		    pthread_setaffinity_np(p->b, sizeof(one), &one) == 0)
+			p->cpu = cpu;
 		return;
 	}
 }
@@ -349,8 +355,11 @@ struct lp_pingpong *lp_pingpong__new(void)
 	int err;
 
 	p->ab[0] = p->ab[1] = p->ba[0] = p->ba[1] = p->cmd[0] = p->cmd[1] = -1;
+	p->fin[0] = p->fin[1] = -1;
+	p->cpu = -1;
 	if (pipe2(p->ab, O_CLOEXEC) < 0 || pipe2(p->ba, O_CLOEXEC) < 0 ||
-	    pipe2(p->cmd, O_CLOEXEC) < 0)
+	    pipe2(p->cmd, O_CLOEXEC) < 0 || pipe2(p->fin, O_CLOEXEC) < 0 ||
+	    fcntl(p->fin[1], F_SETFL, O_NONBLOCK) < 0)
 		goto fail;
 	err = start_thread(&p->b, pong_thread, p);
 	if (err)
@@ -415,6 +424,20 @@ bool lp_pingpong__done(const struct lp_pingpong *p)
 	return atomic_load(&p->done);
 }
 
+int lp_pingpong__cpu(const struct lp_pingpong *p)
+{
+	return p->cpu;
+}
+
+void lp_pingpong__wait(struct lp_pingpong *p)
+{
+	char c;
+
+	while (!atomic_load(&p->done))
+		if (read(p->fin[0], &c, 1) != 1 && errno != EINTR)
+			return;
+}
+
 size_t lp_pingpong__blocks(const struct lp_pingpong *p)
 {
 	long n = both_blocks(p) - p->blocks0;
@@ -435,7 +458,7 @@ void lp_pingpong__free(struct lp_pingpong *p)
 		close(p->ab[1]);
 	if (p->started_b)
 		pthread_join(p->b, NULL);
-	int fds[] = { p->ab[0], p->ba[0], p->ba[1], p->cmd[0] };
+	int fds[] = { p->ab[0], p->ba[0], p->ba[1], p->cmd[0], p->fin[0], p->fin[1] };
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

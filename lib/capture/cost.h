@@ -59,11 +59,15 @@ struct lp_pingpong;
 
 /* Two threads on one CPU, idle until lp_pingpong__run; NULL with errno. */
 struct lp_pingpong *lp_pingpong__new(void);
+/* The CPU they are pinned to, -1 when they could not be pinned. */
+int lp_pingpong__cpu(const struct lp_pingpong *p);
 /* Starts `rounds` round trips (at most LP_PINGPONG_MAX_ROUNDS), each timed
- * into out[]; returns at once: lp_pingpong__done says when they are over. */
+ * into out[]; returns at once: lp_pingpong__done says when they are over,
+ * lp_pingpong__wait blocks until then. */
 #define LP_PINGPONG_MAX_ROUNDS 4096
 void lp_pingpong__run(struct lp_pingpong *p, size_t rounds, int64_t *out);
 bool lp_pingpong__done(const struct lp_pingpong *p);
+void lp_pingpong__wait(struct lp_pingpong *p);
 /* Once done: how many times the two threads blocked in the run (their
  * voluntary context switches, within one or two). */
 size_t lp_pingpong__blocks(const struct lp_pingpong *p);

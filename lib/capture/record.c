@@ -16,6 +16,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -871,8 +872,9 @@ static void detach_sched(struct lp_recorder *r)
 /* Waits up to timeout_ms for samples, then reads what there is, for at
  * most LP_DRAIN_NS: true when it stopped there, with more to read.  (The
  * calibration's samples and intervals are read and dropped as they come,
- * so the ring never fills for them.)  libperf's rings are read up to
- * where they were when the read began: bounded already. */
+ * or after each of its phases, so the ring never fills for them.)
+ * libperf's rings are read up to where they were when the read began:
+ * bounded already. */
 static bool drain(struct lp_recorder *r, int timeout_ms)
 {
 	if (r->perf) {
@@ -946,14 +948,60 @@ static int calibrate_samples(struct lp_recorder *r, int64_t ns)
  * within the calibration, so a change of the machine's load falls on both
  * sides alike. */
 #define LP_CAL_ROUNDS 200
+#define LP_CAL_MIN_ROUNDS 50
 
-/* Returns how many times the threads blocked. */
-static size_t run_phase(struct lp_recorder *r, struct lp_pingpong *p, int64_t *out)
+/* Round trips in a phase: as many as keep a phase's intervals below
+ * wakeup_bytes in the ring, for when no one reads it during the phase.
+ * Past there every interval sent forces a wakeup of the reader, an
+ * interrupt on the sending CPU, which a target whose recorder keeps up
+ * never pays.  A round trip sends at most two intervals (each thread
+ * blocks once), in wall mode four (each switch-in a blocked and a runnable
+ * part), each at most the event, the stack copy and the ring's header. */
+static size_t phase_rounds(const struct lp_recorder *r)
 {
-	lp_pingpong__run(p, LP_CAL_ROUNDS, out);
-	while (!lp_pingpong__done(p))
-		drain(r, 1);
-	return lp_pingpong__blocks(p);
+	const struct profile_bpf__rodata *ro = r->skel->rodata;
+	size_t per_round = ro->runnable_intervals ? 4 : 2;
+	size_t n = ro->wakeup_bytes /
+		   (per_round * (sizeof(struct lp_sample_event) + ro->off_copy + BPF_RINGBUF_HDR_SZ));
+
+	return n < LP_CAL_MIN_ROUNDS ? LP_CAL_MIN_ROUNDS : n > LP_CAL_ROUNDS ? LP_CAL_ROUNDS : n;
+}
+
+/* Times one phase of `rounds` round trips into out; returns how many times
+ * the threads blocked.  lp-record's reader stays off the ping-pong's CPU
+ * while they run: on another CPU it drains as it does while recording
+ * (`away`), else it sleeps until the phase is over and drains after.  On
+ * their CPU its timer wakeups, its reading and its own traced switches
+ * would land inside the round trips, more of them in the longer, traced
+ * phase: a cost no target on another CPU pays. */
+static size_t run_phase(struct lp_recorder *r, struct lp_pingpong *p, size_t rounds, int64_t *out,
+			bool away)
+{
+	size_t blocks;
+
+	lp_pingpong__run(p, rounds, out);
+	if (away) {
+		while (!lp_pingpong__done(p))
+			drain(r, 1);
+	} else {
+		lp_pingpong__wait(p);
+	}
+	blocks = lp_pingpong__blocks(p);
+	drain(r, 0);
+	return blocks;
+}
+
+/* Moves the calling thread (the reader) off `cpu`, if it may run on
+ * another: true when it did, with its affinity in *saved to restore. */
+static bool move_off(int cpu, cpu_set_t *saved)
+{
+	cpu_set_t away;
+
+	if (cpu < 0 || sched_getaffinity(0, sizeof(*saved), saved) < 0)
+		return false;
+	away = *saved;
+	CPU_CLR(cpu, &away);
+	return CPU_COUNT(&away) > 0 && sched_setaffinity(0, sizeof(away), &away) == 0;
 }
 
 /* The cost of a blocked interval: the ping-pong's round trips with the
@@ -962,15 +1010,18 @@ static int calibrate_blocks(struct lp_recorder *r, int64_t ns)
 {
 	struct lp_pingpong *p = lp_pingpong__new();
 	int64_t **off = NULL, **on = NULL;
-	size_t *blocks = NULL;
+	size_t *blocks = NULL, rounds = phase_rounds(r);
 	int64_t end = lp_monotonic_ns() + ns;
 	size_t pairs = 0, cap = 0;
+	cpu_set_t saved;
+	bool away;
 	int rc = 0;
 
 	if (!p) {
 		lp_error_errno("cannot start the calibration threads");
 		return -1;
 	}
+	away = move_off(lp_pingpong__cpu(p), &saved);
 	while (pairs < 2 || lp_monotonic_ns() < end) {
 		if (pairs == cap) {
 			cap = cap ? 2 * cap : 32;
@@ -978,21 +1029,23 @@ static int calibrate_blocks(struct lp_recorder *r, int64_t ns)
 			on = lp_reallocarray(on, cap, sizeof(*on));
 			blocks = lp_reallocarray(blocks, cap, sizeof(*blocks));
 		}
-		off[pairs] = lp_calloc(LP_CAL_ROUNDS, sizeof(**off));
-		on[pairs] = lp_calloc(LP_CAL_ROUNDS, sizeof(**on));
+		off[pairs] = lp_calloc(rounds, sizeof(**off));
+		on[pairs] = lp_calloc(rounds, sizeof(**on));
 		pairs++;
-		run_phase(r, p, off[pairs - 1]);
+		run_phase(r, p, rounds, off[pairs - 1], away);
 		if (attach_sched(r) < 0) {
 			rc = -1;
 			break;
 		}
-		blocks[pairs - 1] = run_phase(r, p, on[pairs - 1]);
+		blocks[pairs - 1] = run_phase(r, p, rounds, on[pairs - 1], away);
 		detach_sched(r);
 	}
 	lp_pingpong__free(p);
+	if (away)
+		sched_setaffinity(0, sizeof(saved), &saved);
 	if (rc == 0)
-		r->have_block_cost = lp_cost__from_round_trips(off, on, blocks, pairs,
-							       LP_CAL_ROUNDS, &r->block_cost) == 0;
+		r->have_block_cost = lp_cost__from_round_trips(off, on, blocks, pairs, rounds,
+							       &r->block_cost) == 0;
 	for (size_t i = 0; i < pairs; i++) {
 		free(off[i]);
 		free(on[i]);
