@@ -385,10 +385,34 @@ static __always_inline struct lp_trace_stack *get_stack(void *map, __u64 *key)
 	return st;
 }
 
+/* What this hit's program ran (from t0 to now) beyond the calibration's
+ * median run of it (prog_ns; less when it ran shorter, never below the
+ * hit's calibrated full cost `full`): added to its thread's total, so
+ * that the spans around it count the program as it ran in this target.
+ * A calibration probe counts its run time instead. */
+static __always_inline __s64 prog_extra(struct lp_trace_probe *p, int half, __u64 t0, __u64 now,
+					__u32 full)
+{
+	__u64 ran = now - t0;
+	if (p->flags & LP_PROBE_F_CAL) {
+		__u64 step = ran / LP_PROG_STEP_NS;
+		if (step >= LP_PROG_STEPS)
+			step = LP_PROG_STEPS - 1;
+		__sync_fetch_and_add(&p->prog_hist[half & 1][step], 1);
+		return 0;
+	}
+	__u32 cal = p->prog_ns[half & 1];
+	if (!cal)
+		return 0;
+	__s64 extra = (__s64)ran - (__s64)cal;
+	return extra < -(__s64)full ? -(__s64)full : extra;
+}
+
 static __always_inline int entry_hit(struct pt_regs *ctx)
 {
 	if (stopped)
 		return 0;
+	__u64 t0 = bpf_ktime_get_ns();
 	__u32 id = bpf_get_attach_cookie(ctx);
 	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
 	if (!p)
@@ -441,8 +465,13 @@ static __always_inline int entry_hit(struct pt_regs *ctx)
 	if (p->ncaps)
 		capture(ctx, p, f->vals, f->strs);
 	st->depth = d + 1;
-	/* Last, so the capture's cost is not in the span. */
-	f->ts = bpf_ktime_get_ns();
+	/* Last, so the capture's cost is not in the span; the program's
+	 * run is the enclosing spans', not this one's. */
+	__u64 now = bpf_ktime_get_ns();
+	__s64 extra = prog_extra(p, 0, t0, now, p->hit_ns);
+	st->lp_ns += extra;
+	f->lp0 += extra;
+	f->ts = now;
 	return 0;
 }
 
@@ -521,6 +550,8 @@ static __always_inline int return_hit(struct pt_regs *ctx)
 	st->depth = d - 1;
 	__u32 flags = kind >= LP_RET_TAIL ? LP_SPAN_F_TAIL : 0;
 	emit_span(f, (d - 1) | flags << 16, now, acc + p->ret_inside_ns, ctx->ax);
+	/* After the span's end: the enclosing spans' */
+	st->lp_ns += prog_extra(p, 1, now, bpf_ktime_get_ns(), p->ret_ns);
 	return 0;
 }
 
@@ -589,6 +620,9 @@ static __always_inline int point_hit(struct pt_regs *ctx)
 	__builtin_memset(es->strs, 0, sizeof(es->strs));
 	capture(ctx, p, ev->vals, es->strs);
 	submit(es);
+	__s64 extra = prog_extra(p, 0, now, bpf_ktime_get_ns(), p->hit_ns);
+	if (st)
+		st->lp_ns += extra;
 	return 0;
 }
 
@@ -832,6 +866,9 @@ int lp_tp(void *ctx)
 	if (bpf_probe_read_kernel(e->data, size, ctx) < 0)
 		e->ev.size = 0;
 	submit(e);
+	__s64 extra = prog_extra(p, 0, now, bpf_ktime_get_ns(), p->hit_ns);
+	if (st)
+		st->lp_ns += extra;
 	return 0;
 }
 

@@ -66,6 +66,9 @@ struct lp_trace_cap {
 	int pad2;
 };
 
+#define LP_PROG_STEP_NS 16
+#define LP_PROG_STEPS 128
+
 struct lp_trace_probe {
 	unsigned int kind;	/* LP_PROBE_* */
 	unsigned int ncaps;
@@ -86,6 +89,15 @@ struct lp_trace_probe {
 	unsigned int pad2;
 	/* LP_PROBE_ENTRY: the function's link-time range (LP_RET_TAIL_REG). */
 	unsigned long long func_lo, func_hi;
+	/* Of those full costs, the part lp's program ran in the calibration
+	 * (its median; [0] an entry's or a point hit's, [1] a return's): each
+	 * hit of a function, line or tracepoint probe replaces it with its own
+	 * run time, measured as it runs (the program costs more in a target
+	 * than in the calibration's tight loop).  0: not calibrated. */
+	unsigned int prog_ns[2];
+	/* LP_PROBE_F_CAL: the calibration's hits count their run times, in
+	 * steps of LP_PROG_STEP_NS (the last: that many steps or more). */
+	unsigned int prog_hist[2][LP_PROG_STEPS];
 };
 
 /* struct lp_trace_probe.flags */
@@ -172,8 +184,9 @@ struct lp_trace_stack {
 	unsigned int depth;
 	unsigned int overflow;	/* entries not pushed because too deep */
 	unsigned int tid;	/* the thread that last pushed (a goroutine's moves) */
-	/* ns lp's probes have cost this thread so far (the calibrated full
-	 * cost of every hit): a span's lp_ns is its growth while it ran. */
+	/* ns lp's probes have cost this thread so far (every hit's full cost,
+	 * calibrated, its program's part as measured): a span's lp_ns is its
+	 * growth while it ran. */
 	unsigned long long lp_ns;
 	struct lp_trace_frame frames[LP_TRACE_MAX_DEPTH];
 };

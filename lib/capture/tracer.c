@@ -205,6 +205,9 @@ struct lp_tracer {
 	struct cls_cost costs[LP_INSN_N];
 	int64_t cal_time;	/* when calibration ended */
 	int64_t tp_cost, tp_sd;	/* a tracepoint probe's hit */
+	/* The calibration's mean run of lp's programs, ns (0: unknown): an
+	 * entry's, a return's, a point hit's, a tracepoint hit's. */
+	int64_t prog_entry, prog_ret, prog_point, prog_tp;
 	size_t tp_n;
 	bool tp_done;
 	int64_t (*cal_spans)[2];	/* calibration spans read from the ring */
@@ -915,6 +918,8 @@ static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 		const struct cls_cost *c = &t->costs[pt->insn];
 		if (pt->cfg.kind == LP_PROBE_ENTRY) {
 			const struct pair_cost *pc = pair_of(t, pi);
+			cfg->prog_ns[0] = (unsigned int)t->prog_entry;
+			cfg->prog_ns[1] = (unsigned int)t->prog_ret;
 			cfg->hit_ns = (unsigned int)pc->entry;
 			cfg->hit_inside_ns = (unsigned int)pc->entry_in;
 			cfg->ret_ns = (unsigned int)pc->ret;
@@ -932,8 +937,12 @@ static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 			cfg->hit_ns = (unsigned int)c->point;
 		}
 	}
-	if (t->calibrated && pt->cfg.kind == LP_PROBE_TP)
+	if (t->calibrated && pt->cfg.kind == LP_PROBE_POINT)
+		cfg->prog_ns[0] = (unsigned int)t->prog_point;
+	if (t->calibrated && pt->cfg.kind == LP_PROBE_TP) {
 		cfg->hit_ns = (unsigned int)t->tp_cost;
+		cfg->prog_ns[0] = (unsigned int)t->prog_tp;
+	}
 }
 
 static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid);
@@ -1341,6 +1350,27 @@ static uint32_t cal_probe(struct lp_tracer *t, unsigned int kind)
 	return id;
 }
 
+/* The median run of calibration probe id's programs ([0] entries and
+ * point hits, [1] returns), or old when they ran none. */
+static int64_t cal_prog_median(const struct lp_tracer *t, uint32_t id, int half, int64_t old)
+{
+	struct lp_trace_probe cfg;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg) < 0)
+		return old;
+	uint64_t n = 0, seen = 0;
+	for (int i = 0; i < LP_PROG_STEPS; i++)
+		n += cfg.prog_hist[half][i];
+	if (!n)
+		return old;
+	for (int i = 0; i < LP_PROG_STEPS; i++) {
+		uint64_t c = cfg.prog_hist[half][i];
+		if (2 * (seen + c) >= n)	/* within step i, in proportion */
+			return (int64_t)(LP_PROG_STEP_NS * (i + (double)(n / 2.0 - seen) / (double)c) + 0.5);
+		seen += c;
+	}
+	return old;
+}
+
 /* The kinds of timed run, one calibration function copy each: unprobed,
  * an entry and return (uretprobe) pair, a point probe, an entry and its
  * return probed at the function's ret. */
@@ -1475,6 +1505,7 @@ static int cal_tracepoint(struct lp_tracer *t, int64_t budget_ns)
 	}
 	bpf_link__destroy(l);
 	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &self);
+	t->prog_tp = cal_prog_median(t, id, 0, t->prog_tp);
 	lp_tracecal__time(lp_tracecal__getppid, n, base + n, NULL, NULL);
 	int64_t sd;
 	t->tp_cost = cal_less(dur, done, lp_tracecal__median(base, 2 * n), &sd);
@@ -1492,9 +1523,8 @@ out:
  * pair (the return first, as attach_uprobes does), a point probe, and a
  * pair whose return is probed at the function's ret. */
 static int cal_attach_runs(struct lp_tracer *t, struct cal_run (*runs)[NRUNS],
-			   const struct lp_cal_needs *need)
+			   const struct lp_cal_needs *need, uint32_t entry_id, uint32_t point_id)
 {
-	uint32_t entry_id = cal_probe(t, LP_PROBE_ENTRY), point_id = cal_probe(t, LP_PROBE_POINT);
 	for (int k = LP_INSN_NOP; k < LP_INSN_N; k++) {
 		bool entry = need->entry & (1u << k), point = need->point & (1u << k);
 		bool ret_insn = need->ret_insn & (1u << k);
@@ -1697,9 +1727,13 @@ int lp_tracer__calibrate(struct lp_tracer *t, const struct lp_cal_needs *need, i
 	struct cal_run runs[LP_INSN_N][NRUNS];
 	memset(runs, 0, sizeof(runs));
 	int ret = -1;
-	if (cal_attach_runs(t, runs, need) == 0) {
+	uint32_t entry_id = cal_probe(t, LP_PROBE_ENTRY), point_id = cal_probe(t, LP_PROBE_POINT);
+	if (cal_attach_runs(t, runs, need, entry_id, point_id) == 0) {
 		cal_size_runs(t, runs, nruns, t0, budget_ns);
 		cal_rounds(t, runs, t0, budget_ns);
+		t->prog_entry = cal_prog_median(t, entry_id, 0, t->prog_entry);
+		t->prog_ret = cal_prog_median(t, entry_id, 1, t->prog_ret);
+		t->prog_point = cal_prog_median(t, point_id, 0, t->prog_point);
 		/* The function's body: what a span of it holds besides the
 		 * probes. */
 		int64_t *tmp = lp_calloc(CAL_BASE_CALLS, sizeof(*tmp));
@@ -1826,6 +1860,13 @@ int lp_tracer__write_costs_from(struct lp_tracer *t, struct lp_writer *w, int fi
 				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->ret_insn));
 			else if (pi->insn != LP_INSN_NONE)
 				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->insn));
+			int64_t prog = pi->kind == LP_PROBE_ENTRY ? (h ? t->prog_ret : t->prog_entry)
+				       : pi->kind == LP_PROBE_POINT ? t->prog_point
+				       : pi->kind == LP_PROBE_TP    ? t->prog_tp : 0;
+			if (prog > 0) {
+				fmt_i64(buf, prog);
+				lp_attrs_buf__add(&t->attrs, "prog_ns", buf);
+			}
 			fmt_i64(buf, sd);
 			lp_attrs_buf__add(&t->attrs, "sd_ns", buf);
 			fmt_i64(buf, n);
