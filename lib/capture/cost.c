@@ -60,7 +60,7 @@ static void summarize(double *v, size_t n, double trim, struct lp_cost_stats *ou
  * target's (tests look for the name in recordings of the whole system). */
 static void name_thread(void)
 {
-	pthread_setname_np(pthread_self(), "lp-calibrate");
+	pthread_setname_np(pthread_self(), LP_CAL_THREAD_NAME);
 }
 
 /* Threads of ours never take the producer's signals: its main thread's

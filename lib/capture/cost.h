@@ -35,6 +35,9 @@ struct lp_cost_stats {
 	size_t n;
 };
 
+/* The name of the calibration's threads (lp-record's own). */
+#define LP_CAL_THREAD_NAME "lp-calibrate"
+
 /* Frames between the spinning loop and its thread's start: a sample's
  * frame-pointer walk goes through this many, about an application's. */
 #define LP_SPIN_DEPTH 16

@@ -114,6 +114,7 @@ struct lp_recorder {
 	struct lp_cost_stats sample_cost, block_cost;
 	bool have_sample_cost, have_block_cost;
 	int64_t cal_time_ns;		/* when it ended */
+	pid_t self;			/* lp-record's pid: its calibration threads' */
 	/* CPython processes (lib/capture/python.h): each thread's last Python
 	 * record (struct lp_py_event), for its sample, which follows it. */
 	struct lp_python *py;
@@ -717,6 +718,13 @@ static int read_sample(struct lp_recorder *r, void *data, size_t size)
 	}
 	memcpy(comm, ev->comm, LP_COMM_LEN);
 	comm[LP_COMM_LEN] = 0;
+	/* The calibration's too, read late: taken before it ended but sent
+	 * by another CPU after its last drain, or one of its threads
+	 * sampled on its way out after calibrate() joined it (with -a every
+	 * thread is sampled; cost.bats saw lp-calibrate in a recording). */
+	if ((int64_t)ev->time_ns < r->cal_time_ns ||
+	    (ev->pid == (__u32)r->self && !strcmp(comm, LP_CAL_THREAD_NAME)))
+		return 0;
 	if (!(ev->flags & LP_EV_KERNEL_THREAD))
 		check_python(r, ev->pid);
 
@@ -1097,6 +1105,7 @@ static int calibrate(struct lp_recorder *r)
 				     n * sizeof(*zero), BPF_ANY);
 	free(zero);
 	r->cal_time_ns = lp_monotonic_ns();
+	r->self = (pid_t)self;
 	return rc;
 }
 
