@@ -205,8 +205,8 @@ struct lp_tracer {
 	struct cls_cost costs[LP_INSN_N];
 	int64_t cal_time;	/* when calibration ended */
 	int64_t tp_cost, tp_sd;	/* a tracepoint probe's hit */
-	/* The calibration's mean run of lp's programs, ns (0: unknown): an
-	 * entry's, a return's, a point hit's, a tracepoint hit's. */
+	/* The calibration's median run of lp's programs, ns (0: unknown): an
+	 * entry's, a return's, a point hit's, a tracepoint hit's (prog_of). */
 	int64_t prog_entry, prog_ret, prog_point, prog_tp;
 	size_t tp_n;
 	bool tp_done;
@@ -876,6 +876,20 @@ static int attach_usdt(struct lp_tracer *t, uint32_t id, const struct lp_probe_p
 	return 0;
 }
 
+/* The calibration's median run of the program of a probe of this kind
+ * (half 0: an entry or a point hit, 1: a return), which each hit replaces
+ * with its own (bpf/trace.bpf.c, prog_extra); 0 for the kinds whose hits
+ * count the calibrated figure alone (USDT, python:). */
+static int64_t prog_of(const struct lp_tracer *t, int kind, int half)
+{
+	switch (kind) {
+	case LP_PROBE_ENTRY: return half ? t->prog_ret : t->prog_entry;
+	case LP_PROBE_POINT: return half ? 0 : t->prog_point;
+	case LP_PROBE_TP: return half ? 0 : t->prog_tp;
+	default: return 0;
+	}
+}
+
 /* The calibrated costs of function probe pi's entry and return. */
 static const struct pair_cost *pair_of(const struct lp_tracer *t, const struct pinfo *pi)
 {
@@ -918,8 +932,6 @@ static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 		const struct cls_cost *c = &t->costs[pt->insn];
 		if (pt->cfg.kind == LP_PROBE_ENTRY) {
 			const struct pair_cost *pc = pair_of(t, pi);
-			cfg->prog_ns[0] = (unsigned int)t->prog_entry;
-			cfg->prog_ns[1] = (unsigned int)t->prog_ret;
 			cfg->hit_ns = (unsigned int)pc->entry;
 			cfg->hit_inside_ns = (unsigned int)pc->entry_in;
 			cfg->ret_ns = (unsigned int)pc->ret;
@@ -937,12 +949,11 @@ static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 			cfg->hit_ns = (unsigned int)c->point;
 		}
 	}
-	if (t->calibrated && pt->cfg.kind == LP_PROBE_POINT)
-		cfg->prog_ns[0] = (unsigned int)t->prog_point;
-	if (t->calibrated && pt->cfg.kind == LP_PROBE_TP) {
+	if (t->calibrated && pt->cfg.kind == LP_PROBE_TP)
 		cfg->hit_ns = (unsigned int)t->tp_cost;
-		cfg->prog_ns[0] = (unsigned int)t->prog_tp;
-	}
+	if (t->calibrated && (pt->insn != LP_INSN_NONE || pt->cfg.kind == LP_PROBE_TP))
+		for (int half = 0; half < 2; half++)
+			cfg->prog_ns[half] = (unsigned int)prog_of(t, (int)pt->cfg.kind, half);
 }
 
 static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid);
@@ -1860,9 +1871,7 @@ int lp_tracer__write_costs_from(struct lp_tracer *t, struct lp_writer *w, int fi
 				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->ret_insn));
 			else if (pi->insn != LP_INSN_NONE)
 				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->insn));
-			int64_t prog = pi->kind == LP_PROBE_ENTRY ? (h ? t->prog_ret : t->prog_entry)
-				       : pi->kind == LP_PROBE_POINT ? t->prog_point
-				       : pi->kind == LP_PROBE_TP    ? t->prog_tp : 0;
+			int64_t prog = prog_of(t, pi->kind, h);
 			if (prog > 0) {
 				fmt_i64(buf, prog);
 				lp_attrs_buf__add(&t->attrs, "prog_ns", buf);
