@@ -94,16 +94,20 @@ traced depth=0 unwound=1 10"
 	# (the step after the probe's clock read, outside the span; the
 	# breakpoint's trap before it inside, measured at a ret: it is not a
 	# uretprobe's system call).  Also where breakpoints are 7 us dearer
-	# than system calls (LP_TRACE_DEAR_TRAP_NS, tests/trace-cost.bats).
-	local dear raw corr
+	# than system calls (LP_TRACE_DEAR_TRAP_NS, tests/trace-cost.bats):
+	# there, within a quarter of the raw median (a uretprobe's figures
+	# left 48% of it); here within half, the calibration's own spread
+	# between runs (-170 to +175 ns of 620-850 here).
+	local dear part raw corr
 	for dear in 0 7000; do
+		part=$((dear ? 4 : 2))
 		LP_TRACE_DEAR_TRAP_NS=$dear run -0 lp-trace --returns insn -o "$T/e.lp" child -- "$WORKLOADS/costnest" nest 50 100 0
 		run -0 awk -F'\t' '$1 == "cost" && $3 == "return" && $5 == "probe=child" { for (i = 6; i <= NF; i++) if ($i ~ /^(returns|insn)=/) printf "%s ", $i; print "" }' "$T/e.lp"
 		assert_output "returns=insn insn=stepped "
 		raw=$(awk -F'\t' '$1 == "span" && $6 == "child" { print $3 - $2 }' "$T/e.lp" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 		corr=$(awk -F'\t' '$1 == "span" && $6 == "child" { for (i = 8; i <= NF; i++) if ($i ~ /^lp_ns=/) print $3 - $2 - substr($i, 7) }' "$T/e.lp" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 		echo "# child with a probed ret, breakpoints $dear ns dearer: raw $raw ns, corrected $corr ns" >&3
-		[ "$((4 * ${corr#-}))" -le "$raw" ] || fail "breakpoints $dear ns dearer: corrected median $corr ns, raw $raw ns"
+		[ "$((part * ${corr#-}))" -le "$raw" ] || fail "breakpoints $dear ns dearer: corrected median $corr ns, raw $raw ns"
 	done
 }
 
