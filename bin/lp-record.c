@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "capture/gate.h"
+#include "capture/kfeatures.h"
 #include "capture/producer.h"
 #include "capture/record.h"
 #include "capture/snapshot.h"
@@ -113,6 +114,8 @@ static void usage(FILE *f)
 		"  -i, --interval DURATION snapshot mode: from one snapshot to the next (100ms)\n"
 		"  -h, --help             this help\n"
 		"      --version          the version\n"
+		"      --features         what lp uses of this kernel, and what it does where\n"
+		"                         a feature is missing\n"
 		"\n"
 		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
 		"a bare number is seconds.\n");
@@ -149,7 +152,7 @@ static int parse_call_graph(const char *arg, enum lp_call_graph *g, uint32_t *by
 
 /* Long options without a letter: out of getopt's character range. */
 enum { OPT_MAX_PIDS = 256, OPT_STACK_DEPTH, OPT_STACK_MEMORY, OPT_CALIBRATE, OPT_NO_DEMANGLE,
-       OPT_NO_PYTHON, OPT_INSIDE, OPT_CONTROL, OPT_BACKEND };
+       OPT_NO_PYTHON, OPT_INSIDE, OPT_CONTROL, OPT_BACKEND, OPT_FEATURES };
 
 static const struct option longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -180,6 +183,7 @@ static const struct option longopts[] = {
 	{ "interval", required_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "features", no_argument, NULL, OPT_FEATURES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -268,6 +272,8 @@ static void set_option(struct options *o, int c, const char *arg)
 		lp_exit_stdout();
 	case 'V':
 		lp_print_version();
+	case OPT_FEATURES:
+		exit(lp_kfeatures__print(stdout) < 0 ? 1 : 0);
 	default:
 		usage(stderr);
 		exit(2);

@@ -22,6 +22,7 @@
 #include "capture/target.h"
 #include "capture/tracer.h"
 #include "capture/keyed.h"
+#include "capture/kfeatures.h"
 #include "capture/usdt.h"
 #include "base/util.h"
 
@@ -124,6 +125,8 @@ static void usage(FILE *f, int status)
 		"                           debug output too)\n"
 		"  -h, --help               this help\n"
 		"      --version            the version\n"
+		"      --features           what lp uses of this kernel, and what it does\n"
+		"                           where a feature is missing\n"
 		"\n"
 		"Durations: a number and a unit, ns, us, ms, s, m or h (250us, 1.5s, 2m);\n"
 		"a bare number is seconds.\n");
@@ -201,7 +204,7 @@ static int at_exec(void *arg, pid_t pid)
 
 enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
        OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST, OPT_LINES, OPT_VARS,
-       OPT_CONTROL, OPT_MAX_KEYS };
+       OPT_CONTROL, OPT_MAX_KEYS, OPT_FEATURES };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, 0, 'p' },
@@ -223,6 +226,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
 	{ "version", no_argument, 0, OPT_VERSION },
+	{ "features", no_argument, 0, OPT_FEATURES },
 	{ 0, 0, 0, 0 },
 };
 
@@ -267,6 +271,8 @@ static void set_option(struct options *opt, int c, const char *arg)
 		break;
 	case OPT_VERSION:
 		lp_print_version();
+	case OPT_FEATURES:
+		exit(lp_kfeatures__print(stdout) < 0 ? 1 : 0);
 	default:
 		usage(stderr, 2);
 	}

@@ -29,6 +29,9 @@ const volatile __u32 off_copy = LP_OFF_FP_COPY;
  * threads whose lp_copy value says LP_COPY_CHAIN: --call-graph auto joins
  * it to the DWARF frames where the copy ends.  Off the CPU, always. */
 const volatile bool fp_chain = true;
+/* The task's pool of free return instances may be read (kernels since
+ * 6.14 keep one; user space clears this to test the fallback). */
+const volatile bool ri_pool = true;
 /* Samples go in without waking the reader, who polls on a timer, unless the
  * ring holds more than this: thousands of wakeups a second cost more than
  * the samples. */
@@ -307,6 +310,34 @@ static __always_inline __u32 fix_uretprobes(struct task_struct *task, __u8 *dst,
 	return fixed;
 }
 
+/* A frame-pointer chain read while uretprobes are pending holds the
+ * trampoline where each probed call's return address was; kernels before
+ * 6.12 leave it there (later ones put the originals back themselves, and
+ * then this finds nothing to do).  The task's return instances hold the
+ * originals innermost first, in the chain's order; a chained one (pushed
+ * by a call made in tail position of a probed one) shares its slot, and
+ * its original, with the next. */
+static __always_inline void fix_chain_uretprobes(struct task_struct *task, __u64 *ips, long bytes)
+{
+	__u64 tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	struct return_instance *ri;
+
+	if (!tramp || bytes <= 8)
+		return;
+	ri = BPF_CORE_READ(task, utask, return_instances);
+	for (int i = 1; i < LP_MAX_STACK_DEPTH && ri; i++) {
+		if (i >= bytes / 8)
+			break;
+		if (ips[i] != tramp)
+			continue;
+		ips[i] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		for (int k = 0; k < LP_MAX_URETPROBES && ri && BPF_CORE_READ(ri, chained); k++)
+			ri = BPF_CORE_READ(ri, next);
+		if (ri)
+			ri = BPF_CORE_READ(ri, next);
+	}
+}
+
 /* Whether the return instance ri is the one whose return the thread is in
  * the middle of, at stack pointer sp in the trampoline: its slot (where
  * the return address was; sp was just past it when the function returned)
@@ -351,7 +382,7 @@ static __always_inline bool fix_uprobe_ip(struct task_struct *task, __u64 *ip, _
 	ri = BPF_CORE_READ(ut, return_instances);
 	if (!ri || !returning_through(ri, *sp)) {
 		ri = NULL;
-		if (bpf_core_field_exists(ut->ri_pool))
+		if (ri_pool && bpf_core_field_exists(ut->ri_pool))
 			ri = BPF_CORE_READ(ut, ri_pool);
 		if (ri && !returning_through(ri, *sp))
 			ri = NULL;
@@ -601,6 +632,7 @@ int lp_rec_sample(struct bpf_perf_event_data *ctx)
 		n = bpf_get_stack(ctx, s->ev.ustack, frames_size(), BPF_F_USER_STACK);
 		s->ev.ustack_bytes = n;
 		s->ev.flags |= LP_EV_CHAIN;
+		fix_chain_uretprobes(task, s->ev.ustack, n);
 	}
 	if (!stack_copy)
 		goto out;
@@ -858,6 +890,7 @@ int BPF_PROG(lp_rec_switch, bool preempt, struct task_struct *prev, struct task_
 		n = bpf_get_stack(ctx, s->ev.ustack, frames_size(), BPF_F_USER_STACK);
 		s->ev.ustack_bytes = n;
 		s->ev.flags |= LP_EV_CHAIN;
+		fix_chain_uretprobes(prev, s->ev.ustack, n);
 		/* The registers at the system call and the top of the stack,
 		 * for the frames the frame-pointer walk skips (profile.h). */
 		struct task_struct *cur = bpf_get_current_task_btf();

@@ -8,4 +8,10 @@
 
 void lp_bpflog__init(int verbosity);
 
+/* The program the kernel refused at the last failed load ("" if none, or
+ * since lp_bpflog__forget): the loaders load again without an optional
+ * one. */
+const char *lp_bpflog__refused(void);
+void lp_bpflog__forget(void);
+
 #endif

@@ -34,6 +34,7 @@
 #include "capture/bpflog.h"
 #include "base/hashmap.h"
 #include "capture/cost.h"
+#include "capture/kfeatures.h"
 #include "capture/perfrec.h"
 #include "profile.skel.h"
 #include "capture/python.h"
@@ -1220,6 +1221,21 @@ static int recorder_init(struct lp_recorder *r, const struct lp_record_opts *opt
 static int load_bpf(struct lp_recorder *r)
 {
 	const struct lp_record_opts *opts = &r->opts;
+	static const enum lp_kfeature needed[] = { LP_KF_BTF, LP_KF_RINGBUF, LP_KF_TP_BTF,
+						   LP_KF_TASK_REGS, LP_KF_LOOP, LP_KF_COPY_TASK };
+	if (lp_kfeatures__check_hidden() < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (!lp_kfeature__has(needed[i])) {
+			lp_error("cannot sample on this kernel: lp-record needs %s (lp-record --features)",
+				 lp_kfeature__what(needed[i]));
+			return -1;
+		}
+	if (opts->mode != LP_RECORD_CPU && !lp_kfeature__has(LP_KF_TASK_ITER)) {
+		lp_error("cannot record blocked threads on this kernel: off and wall need %s (lp-record --features)",
+			 lp_kfeature__what(LP_KF_TASK_ITER));
+		return -1;
+	}
 	r->skel = profile_bpf__open();
 	if (!r->skel) {
 		lp_error_errno("cannot open the BPF program");
@@ -1240,6 +1256,7 @@ static int load_bpf(struct lp_recorder *r)
 	ro->min_block_ns = opts->min_block_ns;
 	ro->runnable_intervals = opts->mode == LP_RECORD_WALL;
 	ro->stack_depth = opts->stack_depth;
+	ro->ri_pool = lp_kfeature__has(LP_KF_RI_POOL);
 	bpf_map__set_max_entries(r->skel->maps.lp_pids, opts->max_pids);
 	if (opts->mode == LP_RECORD_OFF)
 		bpf_program__set_autoload(r->skel->progs.lp_rec_sample, false);

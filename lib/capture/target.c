@@ -140,8 +140,40 @@ fail:
 
 /* The child: restore what exec does not (the signal mask, ignored signals),
  * wait for the go byte, exec.  Only async-signal-safe calls after fork. */
+/* The descriptors the child got from lp that close at its exec (its BPF
+ * links among them), closed now: until the exec, a link held here would
+ * keep its program attached after lp destroyed it, and kernels before
+ * 6.10 refuse to attach that program there again (EEXIST).  The user's
+ * own descriptors, without close-on-exec, stay.  Only system calls: the
+ * parent may have threads. */
+static void close_cloexec(int keep1, int keep2)
+{
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	char buf[4096];
+	long n;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
+		for (long at = 0; at < n;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type;
+				 char name[]; } *d = (void *)(buf + at);
+			at += d->reclen;
+			int fd = 0;
+			const char *c = d->name;
+			while (*c >= '0' && *c <= '9')
+				fd = fd * 10 + (*c++ - '0');
+			if (*c || c == d->name || fd <= 2 || fd == dir || fd == keep1 || fd == keep2)
+				continue;
+			int flags = fcntl(fd, F_GETFD);
+			if (flags >= 0 && (flags & FD_CLOEXEC))
+				close(fd);
+		}
+	close(dir);
+}
+
 static void __attribute__((noreturn)) child(char *const argv[], int hold, int err)
 {
+	close_cloexec(hold, err);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

@@ -25,6 +25,7 @@
 
 #include "capture/target.h"
 #include "capture/bpflog.h"
+#include "capture/kfeatures.h"
 #include "capture/pyprobe.h"
 #include "base/hashmap.h"
 #include "debuginfo/procns.h"
@@ -225,6 +226,9 @@ struct lp_tracer {
 	char *py_elsewhere;		/* the file of one whose name matched, not its module */
 };
 
+/* At most this many of its programs lp-trace loads without. */
+#define LP_TRACE_OPTIONAL_PROGS 6
+
 static int handle_event(void *ctx, void *data, size_t size);
 static int end_removals(struct lp_tracer *t, struct lp_writer *w, bool wait);
 
@@ -269,9 +273,89 @@ static int attach_exit(struct lp_tracer *t)
 	return 0;
 }
 
+/* The programs lp-trace cannot do without (the others each serve one
+ * kind of probe, refused alone when the kernel cannot load its program). */
+static const enum lp_kfeature needed[] = { LP_KF_BTF, LP_KF_RINGBUF, LP_KF_TP_BTF, LP_KF_COOKIE };
+
+static bool optional_prog(const struct bpf_program *prog)
+{
+	static const char *const names[] = { "lp_py", "lp_usdt", "lp_catch", "lp_tp",
+					     "lp_sys_enter", "lp_sys_exit" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(bpf_program__name(prog), names[i]))
+			return true;
+	return false;
+}
+
+/* The skeleton opened, set for opts and loaded, without the programs in
+ * off (their names), which the kernel refused before.  0; 1 when the
+ * kernel refused another optional program (its name added to off, to try
+ * again); -1 after saying why not. */
+static int load(struct lp_tracer *t, const struct lp_tracer_opts *opts, char off[][32], size_t noff)
+{
+	trace_bpf__destroy(t->skel);
+	t->skel = trace_bpf__open();
+	if (!t->skel) {
+		lp_error_errno("cannot open the BPF programs");
+		return -1;
+	}
+	t->skel->rodata->min_duration_ns = (uint64_t)opts->min_duration_ns;
+	t->skel->rodata->wakeup_bytes = t->ring_bytes / 8;
+	/* Only for lp's tests (bpf/trace.bpf.c, dear_trap_ns). */
+	const char *dear = getenv("LP_TRACE_DEAR_TRAP_NS");
+	if (dear && *dear)
+		t->skel->rodata->dear_trap_ns = strtoull(dear, NULL, 10);
+	bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)t->ring_bytes);
+	bpf_map__set_max_entries(t->skel->maps.tgids, t->max_pids);
+	if (opts->share_stacks && bpf_map__reuse_fd(t->skel->maps.stacks, opts->stacks_fd) < 0) {
+		lp_error_errno("cannot share the sampler's map of open calls");
+		return -1;
+	}
+	if (!lp_kfeature__has(LP_KF_LOOP))
+		bpf_program__set_autoload(t->skel->progs.lp_py, false);
+	struct bpf_program *prog;
+	bpf_object__for_each_program(prog, t->skel->obj)
+		for (size_t i = 0; i < noff; i++)
+			if (!strcmp(bpf_program__name(prog), off[i]))
+				bpf_program__set_autoload(prog, false);
+	lp_bpflog__forget();
+	int err = trace_bpf__load(t->skel);
+	if (!err)
+		return 0;
+	errno = -err;
+	/* EACCES is also the verifier refusing a program. */
+	if (errno == EPERM || (errno == EACCES && geteuid() != 0)) {
+		lp_error("loading BPF programs needs root (or CAP_BPF and CAP_PERFMON): %s",
+			 strerror(errno));
+		return -1;
+	}
+	const char *refused = lp_bpflog__refused();
+	prog = *refused ? bpf_object__find_program_by_name(t->skel->obj, refused) : NULL;
+	if (prog && optional_prog(prog) && noff < LP_TRACE_OPTIONAL_PROGS) {
+		if (t->verbose)
+			lp_error("note: the kernel refused %s: its probes cannot be traced here", refused);
+		snprintf(off[noff], sizeof(off[noff]), "%s", refused);
+		return 1;
+	}
+	if (*refused)
+		lp_error_errno("cannot load the BPF programs: the kernel refused %s (-v shows the verifier's log)",
+			       refused);
+	else
+		lp_error_errno("cannot load the BPF programs (-v shows the verifier's log)");
+	return -1;
+}
+
 struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 {
 	lp_bpflog__init(opts->verbose);
+	if (lp_kfeatures__check_hidden() < 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (!lp_kfeature__has(needed[i])) {
+			lp_error("cannot trace on this kernel: lp-trace needs %s (lp-trace --features)",
+				 lp_kfeature__what(needed[i]));
+			return NULL;
+		}
 	struct lp_tracer *t = lp_calloc(1, sizeof(*t));
 	t->cur = -1;
 	lp_hashmap__init(&t->nspids);
@@ -280,43 +364,21 @@ struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 	t->gate = opts->gate;
 	t->keyed = opts->keyed;
 	t->ncpus = libbpf_num_possible_cpus();
-	t->skel = trace_bpf__open();
-	if (!t->skel) {
-		lp_error_errno("cannot open the BPF programs");
-		goto fail;
-	}
 	/* Two descriptors per function probe and process, children included. */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	t->skel->rodata->min_duration_ns = (uint64_t)opts->min_duration_ns;
-	size_t ring = opts->ring_bytes ? opts->ring_bytes : 8u << 20;
-	t->skel->rodata->wakeup_bytes = ring / 8;
-	/* Only for lp's tests (bpf/trace.bpf.c, dear_trap_ns). */
-	const char *dear = getenv("LP_TRACE_DEAR_TRAP_NS");
-	if (dear && *dear)
-		t->skel->rodata->dear_trap_ns = strtoull(dear, NULL, 10);
-	bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring);
-	t->ring_bytes = ring;
+	t->ring_bytes = opts->ring_bytes ? opts->ring_bytes : 8u << 20;
 	t->max_pids = opts->max_pids ? opts->max_pids : LP_TARGET_MAX_PIDS;
-	bpf_map__set_max_entries(t->skel->maps.tgids, t->max_pids);
-	if (opts->share_stacks && bpf_map__reuse_fd(t->skel->maps.stacks, opts->stacks_fd) < 0) {
-		lp_error_errno("cannot share the sampler's map of open calls");
+	char off[LP_TRACE_OPTIONAL_PROGS][32];
+	size_t noff = 0;
+	int r;
+	while ((r = load(t, opts, off, noff)) == 1)
+		noff++;
+	if (r < 0)
 		goto fail;
-	}
-	int err = trace_bpf__load(t->skel);
-	if (err) {
-		errno = -err;
-		/* EACCES is also the verifier refusing a program. */
-		if (errno == EPERM || (errno == EACCES && geteuid() != 0))
-			lp_error("loading BPF programs needs root (or CAP_BPF and CAP_PERFMON): %s",
-				 strerror(errno));
-		else
-			lp_error_errno("cannot load the BPF programs (-v shows the verifier's log)");
-		goto fail;
-	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), handle_event, t, NULL);
 	if (!t->rb) {
 		lp_error_errno("cannot open the BPF ring buffer");
@@ -541,6 +603,13 @@ static int multi_prog(struct lp_tracer *t, struct bpf_program *prog, int slot)
 {
 	if (t->mprog[slot])
 		return t->mprog[slot];
+	if (!lp_kfeature__has(LP_KF_UPROBE_MULTI)) {
+		if (t->verbose)
+			lp_error("note: no uprobe-multi links on this kernel (perf-event uprobes instead)");
+		for (int i = 0; i < MULTI_N; i++)
+			t->mprog[i] = -1;
+		return -1;
+	}
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = (enum bpf_attach_type)LP_BPF_TRACE_UPROBE_MULTI);
 	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, bpf_program__name(prog), "GPL",
@@ -549,6 +618,24 @@ static int multi_prog(struct lp_tracer *t, struct bpf_program *prog, int slot)
 		lp_error_errno("note: no uprobe-multi links (perf-event uprobes instead)");
 	t->mprog[slot] = fd < 0 ? -1 : fd;
 	return t->mprog[slot];
+}
+
+/* A kernel that loads the programs' copies but makes no uprobe-multi link
+ * (one that knows neither, or refuses the link's fields): perf-event
+ * uprobes from now on, if no link was made yet (then the refusal is
+ * something else).  Whether to fall back. */
+static bool no_multi_links(struct lp_tracer *t)
+{
+	if (t->nmfds)
+		return false;
+	if (t->verbose)
+		lp_error_errno("note: no uprobe-multi links (perf-event uprobes instead)");
+	for (int i = 0; i < MULTI_N; i++) {
+		if (t->mprog[i] > 0)
+			close(t->mprog[i]);
+		t->mprog[i] = -1;
+	}
+	return true;
 }
 
 /* One program at offset off of pt's file for every process, with cookie.
@@ -568,6 +655,8 @@ static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, u
 		at.a.cnt = 1;
 		at.a.flags2 = slot == MULTI_RETURN ? LP_BPF_F_UPROBE_MULTI_RETURN : 0;
 		int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &at, sizeof(at));
+		if (fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP) && no_multi_links(t))
+			goto perf_event;
 		if (fd < 0)
 			return -1;
 		t->mfds = lp_reallocarray(t->mfds, t->nmfds + 1, sizeof(*t->mfds));
@@ -576,6 +665,7 @@ static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, u
 		t->mfds[t->nmfds++] = fd;
 		return 0;
 	}
+perf_event:;
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = slot == MULTI_RETURN);
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, pt->path, off, &uo);
 	if (!l)
@@ -956,6 +1046,29 @@ static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 			cfg->prog_ns[half] = (unsigned int)prog_of(t, (int)pt->cfg.kind, half);
 }
 
+/* Whether the program pt's kind of probe needs was loaded (lp_tracer__new
+ * goes on without one the kernel refuses); false after saying why not. */
+static bool kind_loaded(struct lp_tracer *t, const struct lp_probe_point *pt)
+{
+	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_SYSCALL ? t->skel->progs.lp_sys_exit
+				   : pt->cfg.kind == LP_PROBE_TP    ? t->skel->progs.lp_tp
+				   : pt->cfg.kind == LP_PROBE_USDT  ? t->skel->progs.lp_usdt
+				   : pt->cfg.kind == LP_PROBE_PY    ? t->skel->progs.lp_py
+				   : pt->cfg.kind == LP_PROBE_CATCH ? t->skel->progs.lp_catch
+								     : NULL;
+	if (pt->cfg.kind == LP_PROBE_SYSCALL && bpf_program__fd(t->skel->progs.lp_sys_enter) < 0)
+		prog = t->skel->progs.lp_sys_enter;
+	if (!prog || bpf_program__fd(prog) >= 0)
+		return true;
+	if (pt->cfg.kind == LP_PROBE_PY && !lp_kfeature__has(LP_KF_LOOP))
+		lp_error("cannot trace '%s' on this kernel: python: probes need %s", pt->name,
+			 lp_kfeature__what(LP_KF_LOOP));
+	else
+		lp_error("cannot trace '%s' on this kernel: its verifier refused lp's program %s (-v shows why)",
+			 pt->name, bpf_program__name(prog));
+	return false;
+}
+
 static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid);
 
 int lp_tracer__attach(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
@@ -976,6 +1089,8 @@ static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pi
 		lp_error("too many probes (at most %d)", LP_TRACE_MAX_PROBES);
 		return -1;
 	}
+	if (!kind_loaded(t, pt))
+		return -1;
 	uint32_t id = (uint32_t)t->nprobes;
 	struct pinfo *pi = new_pinfo(t, pt);
 	struct lp_trace_probe cfg = pt->cfg;
