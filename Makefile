@@ -1,10 +1,12 @@
 # lp - the live profiler toolkit.  One non-recursive Makefile; every output
 # goes under $(O), never into the source tree.
 #
-#   make            build the programs into $(O)/bin
-#   make deps       install the Debian packages lp needs (as root)
-#   make test       the whole suite (installs and builds what is missing)
-#   make demo       the main job on the bundled demo service
+#   make            build the programs into $(O)/bin, and the demo service
+#   make deps       install the Debian packages the build needs (as root)
+#   make demo       the main job on the bundled demo service (installs
+#                   what make deps does and builds, when missing)
+#   make test       the whole suite: installs its packages too (make
+#                   test-deps), builds its workloads (make test-build)
 #   make bench      side-by-side benchmarks (bench/); make bench-deps installs
 #                   their servers (redis, PostgreSQL) with the rest
 #   make sanitize   the filters' tests against an ASan+UBSan build, and lp-join's
@@ -30,10 +32,15 @@ LINUX_TARBALL := /usr/src/$(LINUX_SOURCE).tar.xz
 LIBPERF := $(O)/libperf
 LIBPERF_LIBS := $(LIBPERF)/lib/libperf.a $(LIBPERF)/lib/libapi.a
 
-# Debian packages: to build, to run the BPF programs' tooling, to test.
-DEB_BUILD := gcc make pkg-config clang llvm libbpf-dev libdw-dev libelf-dev \
+# Debian packages, in lists by what needs them.  To build (make, make
+# install, make demo and make dig need nothing more):
+DEB_BUILD := gcc make pkg-config clang libbpf-dev libdw-dev libelf-dev \
 	libtraceevent-dev zlib1g-dev bpftool libiberty-dev libcapstone-dev \
 	$(LINUX_SOURCE) xz-utils
+# To test (make test-deps, with the build's): the suite's tools, the
+# browser it renders SVGs in, the servers and toolchains it profiles, and
+# what builds the test workloads: g++ (C++), golang-go (Go), systemtap-sdt-dev
+# (sys/sdt.h, the USDT ones).
 # libpython3.11: Debian's shared interpreter, which tests/workloads/pyembed
 # loads late (tests/lp-record-python.bats).
 # nodejs: the machine's own build ships npm (Debian's npm package conflicts with it).
@@ -44,7 +51,10 @@ DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg \
 	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev libpython3.11 \
 	nginx-light wrk
-DEB_PACKAGES := $(DEB_BUILD) $(DEB_TEST)
+# make sanitize's and make fuzz's clang runtimes, which clang only
+# recommends (libclang-rt-14-dev: ASan, UBSan, TSan, libFuzzer), and
+# llvm-symbolizer (llvm), which names the frames of their reports.
+DEB_SAN := libclang-rt-14-dev llvm
 # Only for make bench (bench/selfcost.sh's servers, /usr/bin/time for
 # bench/record.sh and bench/unwind.sh), not for the suite or CI: make
 # bench-deps installs them with the rest.
@@ -60,7 +70,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all deps bench-deps check-deps test demo dig bench fuzz sanitize install clean FORCE
+.PHONY: all test-build deps test-deps bench-deps test demo dig bench fuzz sanitize install clean FORCE
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wvla
 ifeq ($(WERROR),1)
@@ -92,16 +102,22 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard te
 	$(patsubst tests/workloads/%.cc,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.cc)) \
 	$(patsubst tests/workloads/%.go,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.go))
 EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
-# Fuzz targets (tests/fuzz/, but the driver): in `all`, each linked with the
-# plain driver for the suite's run over its corpus; `make fuzz` builds them
-# with libFuzzer and sanitizers and fuzzes for FUZZ_SECONDS each.
+# Fuzz targets (tests/fuzz/, but the driver): in test-build, each linked
+# with the plain driver for the suite's run over its corpus; `make fuzz`
+# builds them with libFuzzer and sanitizers and fuzzes for FUZZ_SECONDS each.
 FUZZ_TARGETS := $(filter-out driver,$(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/*.c)))
 FUZZ_DRIVEN := $(patsubst %,$(O)/tests/fuzz/%,$(FUZZ_TARGETS))
 FUZZ_O := $(O)-fuzz
 FUZZ_SECONDS ?= 60
 # The fuzzers take make sanitize's checks, all of them (SAN below).
 
-all: check-pkgs $(O)/layers.ok $(PROGS) $(WORKLOADS) $(EXAMPLES) $(FUZZ_DRIVEN)
+# The programs and the demo service: what make install and make demo need.
+all: check-pkgs $(O)/layers.ok $(PROGS) $(EXAMPLES)
+
+# And what the suite runs besides (tests/*.bats, bench/): the workloads, the
+# fuzz targets.  make test, make sanitize and make bench build it; CI with
+# WERROR=1.
+test-build: all check-test-pkgs $(WORKLOADS) $(FUZZ_DRIVEN)
 
 # lib/'s folders are layers: lib/layers refuses an include across a
 # forbidden boundary and any cycle among modules, naming the line.
@@ -123,7 +139,13 @@ check-pkgs:
 	@command -v $(BPFTOOL) >/dev/null || { echo "lp: bpftool not found: install bpftool (make deps)" >&2; exit 1; }
 	@test -r /usr/include/libiberty/demangle.h || { echo "lp: libiberty/demangle.h not found: install libiberty-dev (make deps)" >&2; exit 1; }
 	@test -r /usr/include/capstone/capstone.h || { echo "lp: capstone/capstone.h not found: install libcapstone-dev (make deps)" >&2; exit 1; }
-	@echo '#include <sys/sdt.h>' | $(CC) -E -x c - >/dev/null 2>&1 || { echo "lp: sys/sdt.h not found (the USDT test workloads): install systemtap-sdt-dev (make deps)" >&2; exit 1; }
+
+# The test workloads' compilers and headers, from make test-deps.
+.PHONY: check-test-pkgs
+check-test-pkgs:
+	@command -v $(WORKLOAD_CXX) >/dev/null || { echo "lp: $(WORKLOAD_CXX) not found (the C++ test workloads): install g++ (make test-deps)" >&2; exit 1; }
+	@command -v go >/dev/null || { echo "lp: go not found (the Go test workloads): install golang-go (make test-deps)" >&2; exit 1; }
+	@echo '#include <sys/sdt.h>' | $(WORKLOAD_CC) -E -x c - >/dev/null 2>&1 || { echo "lp: sys/sdt.h not found (the USDT test workloads): install systemtap-sdt-dev (make test-deps)" >&2; exit 1; }
 
 # A flags stamp: changing CFLAGS or WERROR rebuilds everything.
 $(O)/flags: FORCE
@@ -277,43 +299,43 @@ $(O)/examples/%: examples/%.c $(O)/flags
 	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline $< -o $@ -lpthread -lm
 
-# Installs the Debian packages (idempotent: nothing is fetched when all are
-# there).  Needs root.
-deps:
-	@missing=$$(for p in $(DEB_PACKAGES) $(DEPS_EXTRA); do \
+# $(call apt-install,PACKAGES,TARGET): installs those of the Debian PACKAGES
+# that are missing (nothing is fetched when all are there), as root;
+# TARGET is the make target to run again with sudo otherwise.
+apt-install = missing=$$(for p in $(1); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
-	if [ -z "$$missing" ]; then echo "lp: all Debian packages present"; exit 0; fi; \
+	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" != 0 ]; then \
 	  echo "lp: missing packages:" $$missing; \
-	  echo "lp: make deps must run as root (sudo make deps)" >&2; exit 1; fi; \
+	  echo "lp: make $(2) must run as root (sudo make $(2))" >&2; exit 1; fi; \
 	echo "lp: installing" $$missing; \
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null
 
-check-deps:
-	@for p in $(DEB_PACKAGES) $(DEPS_EXTRA); do \
-	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || \
-	  { $(MAKE) --no-print-directory deps; break; }; done
+deps:
+	@$(call apt-install,$(DEB_BUILD),deps)
 
-test: check-deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)O=$(O) tests/run
+test-deps:
+	@$(call apt-install,$(DEB_BUILD) $(DEB_TEST) $(DEB_SAN),test-deps)
 
 bench-deps:
-	$(Q)$(MAKE) --no-print-directory deps DEPS_EXTRA='$(DEB_BENCH)'
+	@$(call apt-install,$(DEB_BUILD) $(DEB_TEST) $(DEB_SAN) $(DEB_BENCH),bench-deps)
 
-bench:
-	$(Q)$(MAKE) --no-print-directory check-deps DEPS_EXTRA='$(DEB_BENCH)'
-	$(Q)$(MAKE) --no-print-directory all
+test: test-deps
+	$(Q)$(MAKE) --no-print-directory test-build
+	$(Q)O=$(O) tests/run
+
+bench: bench-deps
+	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)O=$(O) bench/run
 
-demo: check-deps
+demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)O=$(O) examples/demo.sh
 
 # Digging in live on the demo (examples/dig.sh): one lp-record and one
 # lp-trace steered through their --control FIFOs, never restarted.
-dig: check-deps
+dig: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)O=$(O) examples/dig.sh
 
@@ -321,7 +343,8 @@ dig: check-deps
 # left as crash-* in the current directory, to be copied into
 # tests/fuzz/corpus/TARGET/ with its fix.  A target may give libFuzzer flags
 # in a first-line comment "/* fuzz-flags: ... */".
-fuzz: check-deps
+fuzz:
+	@$(call apt-install,$(DEB_BUILD) $(DEB_SAN),fuzz)
 	$(Q)$(MAKE) --no-print-directory O=$(FUZZ_O) CC=$(CLANG) \
 		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(SAN)' $(FUZZ_O)/liblp.a
 	$(Q)for t in $(FUZZ_TARGETS); do \
@@ -352,11 +375,11 @@ SAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:log_path=$(1)/asan \
 	TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:log_path=$(1)/tsan \
 	LP_SAN_LOGS=$(1) LP_SANITIZER=$(2)
 # clang: GCC 12's UBSan writes to stderr whatever log_path says.
-sanitize: check-deps
+sanitize: test-deps
 	$(Q)$(MAKE) --no-print-directory O=$(SAN_O) CC=$(CLANG) CFLAGS='-O1 -g $(SAN)' \
-		LDFLAGS='$(SAN)' all
+		LDFLAGS='$(SAN)' test-build
 	$(Q)$(MAKE) --no-print-directory O=$(TSAN_O) CC=$(CLANG) CFLAGS='-O1 -g $(TSAN)' \
-		LDFLAGS='$(TSAN)' all
+		LDFLAGS='$(TSAN)' test-build
 	$(Q)rm -rf $(SAN_O)/logs $(TSAN_O)/logs && mkdir -p $(SAN_O)/logs $(TSAN_O)/logs
 	$(Q)$(call SAN_ENV,$(abspath $(SAN_O)/logs),asan) O=$(SAN_O) \
 		tests/run $(patsubst %,tests/%.bats,$(SAN_TESTS)); s=$$?; \

@@ -23,7 +23,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 if [ "$(id -u)" -ne 0 ]; then echo "bench/offcpu.sh: needs root" >&2; exit 1; fi
-[ -x "$W/pingpong" ] || { echo "bench/offcpu.sh: build first (make O=...)" >&2; exit 1; }
+[ -x "$W/pingpong" ] || { echo "bench/offcpu.sh: build first (make test-build O=...)" >&2; exit 1; }
 command -v /usr/bin/time >/dev/null || { echo "bench/offcpu.sh: /usr/bin/time is missing" >&2; exit 1; }
 
 # run TRACER...: one run of pingpong with TRACER attached by pid (the word

@@ -27,7 +27,7 @@ if [ "$(id -u)" -ne 0 ]; then echo "bench/record.sh: needs root" >&2; exit 1; fi
 for c in perf /usr/bin/time; do
 	command -v "$c" >/dev/null || { echo "bench/record.sh: $c is missing" >&2; exit 1; }
 done
-[ -x "$W/fixedwork" ] || { echo "bench/record.sh: build first (make O=...)" >&2; exit 1; }
+[ -x "$W/fixedwork" ] || { echo "bench/record.sh: build first (make test-build O=...)" >&2; exit 1; }
 
 # Runs "$@" (a recorder around fixedwork, or nothing) REPS times; prints the
 # fastest wall and CPU seconds fixedwork reports (the least disturbed run:

@@ -37,9 +37,9 @@
 # corrected=yes when the stream carried `cost` records (lp-record and
 # lp-trace measuring themselves, formats/lp-stream.md "What lp costs").
 # Exit status: 0 when every scenario ran (whether or not it met its goal),
-# 1 when one could not run.  Needs root, a build (O=...), perf for the
-# reference; redis and postgres need `make deps` (redis-server, redis-tools,
-# postgresql-15, in DEB_BENCH).
+# 1 when one could not run.  Needs root, a build (make test-build O=...),
+# perf for the reference; redis and postgres need `make bench-deps`
+# (redis-server, redis-tools, postgresql-15).
 #
 #   bench/selfcost.sh [loop|redis|postgres]...      (default: all three)
 #   SECS=15 LOOP_UNWIND="fp dwarf" LOOP_ALSO=90 PERF=1 RT=1 bench/selfcost.sh loop
@@ -273,7 +273,7 @@ loop_split() {
 
 loop_one() {
 	local unwind=$1 d=$tmp/loop-$1 pid p
-	[ -x "$W/reqloop" ] || { echo "bench/selfcost.sh: $W/reqloop missing: make O=$O" >&2; return 1; }
+	[ -x "$W/reqloop" ] || { echo "bench/selfcost.sh: $W/reqloop missing: make test-build O=$O" >&2; return 1; }
 	"$W/reqloop" 0 2>"$tmp/reqloop.err" & pid=$!
 	bg+=("$pid")
 	calm "$pid"
@@ -334,7 +334,7 @@ REDIS_EVERY=${REDIS_EVERY:-125}
 scenario_redis() {
 	local d=$tmp/redis sock=$tmp/redis.sock pid load goal=pass n
 	for c in redis-server redis-cli; do
-		command -v $c >/dev/null || { echo "bench/selfcost.sh: $c missing: make deps" >&2; return 1; }
+		command -v $c >/dev/null || { echo "bench/selfcost.sh: $c missing: make bench-deps" >&2; return 1; }
 	done
 	mkdir -p "$d"
 	redis-server --port 0 --unixsocket "$sock" --save '' --appendonly no --dir "$tmp" \
@@ -378,7 +378,7 @@ PG_SORT_ROWS=${PG_SORT_ROWS:-20000}	# the sorted one: ~30 ms a sort here
 scenario_postgres() {
 	local d=$tmp/pg pid pgb how goal=pass args
 	for c in "$PGBIN/initdb" "$PGBIN/postgres" "$PGBIN/pgbench" "$PGBIN/psql"; do
-		[ -x "$c" ] || { echo "bench/selfcost.sh: $c missing: make deps (postgresql-15)" >&2; return 1; }
+		[ -x "$c" ] || { echo "bench/selfcost.sh: $c missing: make bench-deps (postgresql-15)" >&2; return 1; }
 	done
 	mkdir -p "$d/data" "$d/sock"
 	chown postgres: "$d/data" "$d/sock"

@@ -21,9 +21,9 @@ trap '[ -n "$spid" ] && kill "$spid" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 if [ "$(id -u)" -ne 0 ]; then echo "bench/snapshot.sh: needs root" >&2; exit 1; fi
 for c in gdb eu-stack; do
-	command -v "$c" >/dev/null || { echo "bench/snapshot.sh: $c is missing (make deps)" >&2; exit 1; }
+	command -v "$c" >/dev/null || { echo "bench/snapshot.sh: $c is missing (make bench-deps)" >&2; exit 1; }
 done
-[ -x "$W/sleepers" ] || { echo "bench/snapshot.sh: build first (make O=...)" >&2; exit 1; }
+[ -x "$W/sleepers" ] || { echo "bench/snapshot.sh: build first (make test-build O=...)" >&2; exit 1; }
 
 "$W/sleepers" -t "$THREADS" -p 5000 -r > "$tmp/lat" &
 spid=$!

@@ -16,7 +16,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 for f in "$O/bin/lp-trace" "$W/cetloop" "$W/plainloop" "$W/fib"; do
-	[ -x "$f" ] || { echo "bench/trace.sh: $f missing: make O=$O" >&2; exit 1; }
+	[ -x "$f" ] || { echo "bench/trace.sh: $f missing: make test-build O=$O" >&2; exit 1; }
 done
 have_bpftrace=0
 command -v bpftrace >/dev/null && have_bpftrace=1

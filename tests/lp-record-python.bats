@@ -17,7 +17,7 @@ setup() {
 }
 
 require_python() {
-	[ -x "$PYTHON" ] || fail "no $PYTHON (make deps)"
+	[ -x "$PYTHON" ] || fail "no $PYTHON (make test-deps)"
 }
 
 # One line a sample of lp stream $1: its attributes after the stack, then
@@ -354,7 +354,7 @@ EOF2
 @test "lp-record: a program that loads libpython late (embedding CPython) has its Python frames once it runs Python" {
 	require_root
 	lib=/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0
-	[ -r "$lib" ] || fail "no $lib (make deps installs libpython3.11)"
+	[ -r "$lib" ] || fail "no $lib (make test-deps installs libpython3.11)"
 	# Its first samples, in c_spin, are of a process with no libpython:
 	# it is looked at again when it maps one (before: never).
 	run -0 --separate-stderr lp-record -F 499 -o "$T/embed.lp" -- "$WORKLOADS/pyembed" "$lib" 0.3 "$PYREQ" 1

@@ -183,7 +183,7 @@ def_line() {
 
 @test "lp-trace --list: PostgreSQL's 10,000 functions and its USDT probes in under a second" {
 	PG=/usr/lib/postgresql/15/bin/postgres
-	require_cmd "$PG"	# postgresql-15, from make deps
+	require_cmd "$PG"	# postgresql-15, from make test-deps
 	lp-trace --list "$PG" >/dev/null	# its pages read once
 	# Its CPU time (user + system): the wall time on this shared machine
 	# is that and the waits for a CPU.

@@ -259,7 +259,7 @@ tfs_group_gone() {
 	require_root
 	local sys=/usr/lib/postgresql/15/bin c
 	for c in initdb postgres pgbench pg_isready; do
-		[ -x "$sys/$c" ] || fail "$sys/$c missing: make deps (postgresql-15)"
+		[ -x "$sys/$c" ] || fail "$sys/$c missing: make test-deps (postgresql-15)"
 	done
 	PGDIR=$(mktemp -d /tmp/lp-pg.XXXXXX)
 	chmod 755 "$PGDIR"

@@ -19,7 +19,7 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 	PYSPAN=$LP_TOP/tests/workloads/pyspan.py
 	PYNAMES=$LP_TOP/tests/workloads/pynames.py
-	[ -x "$PYTHON" ] || fail "no $PYTHON (make deps)"
+	[ -x "$PYTHON" ] || fail "no $PYTHON (make test-deps)"
 }
 
 teardown() {

@@ -86,7 +86,7 @@ setup() {
 
 @test "lp-trace: python3.11's function__entry: each call of a Python function, its line number" {
 	require_root
-	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (make deps)"
+	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (make test-deps)"
 	printf 'import sys\n\n\n\n\n\ndef f(x):\n    return x + 1\n\n\nfor i in range(1000):\n    f(i)\n' >"$T/loop.py"
 	# CPython 3.11 reaches function__entry on every call only while its
 	# line probe is enabled too (man/lp-trace.1)
@@ -123,7 +123,7 @@ setup() {
 
 @test "lp-trace -- python3: a python3 on PATH that is a shim exec'ing the interpreter is followed to it" {
 	require_root
-	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (make deps)"
+	[ -x /usr/bin/python3.11 ] || fail "no /usr/bin/python3.11 (make test-deps)"
 	mkdir "$T/bin"
 	printf '#!/bin/sh\nexec /usr/bin/python3.11 "$@"\n' >"$T/bin/python3"
 	chmod +x "$T/bin/python3"
