@@ -50,7 +50,7 @@ DEB_BUILD := gcc make pkg-config clang libbpf-dev libdw-dev libelf-dev \
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg \
 	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev libpython3.11 \
-	nginx-light wrk
+	nginx-light wrk strace
 # make sanitize's and make fuzz's clang runtimes, which clang only
 # recommends (libclang-rt-14-dev: ASan, UBSan, TSan, libFuzzer), and
 # llvm-symbolizer (llvm), which names the frames of their reports.
