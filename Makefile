@@ -153,12 +153,11 @@ $(O)/flags: FORCE
 	@echo '$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) $(LP_LDLIBS)' > $@.new
 	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
 
-# vmlinux.h comes from the running kernel's BTF: the BPF programs are CO-RE,
-# so they still load on other kernels with BTF; nothing is checked in.
-$(O)/bpf/vmlinux.h:
-	$(call msg,GEN,$@)
-	@mkdir -p $(@D)
-	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+# vmlinux.h is pinned, checked in (bpf/x86/vmlinux.h: which kernel, which
+# command, and why at its top): a build does not depend on the kernel of the
+# machine it runs on; the programs are CO-RE, relocated at load to the
+# running kernel's BTF.
+VMLINUX_H := bpf/x86/vmlinux.h
 
 # -idirafter the multiarch headers: libbpf's usdt.bpf.h includes
 # <linux/errno.h>, which wants <asm/errno.h> (defines only, no types that
@@ -166,9 +165,10 @@ $(O)/bpf/vmlinux.h:
 # (x86_64-linux-gnu), which gcc and clang both print for -print-multiarch;
 # -dumpmachine is clang's triple (x86_64-pc-linux-gnu), no directory.
 BPF_MULTIARCH := $(shell $(CLANG) -print-multiarch 2>/dev/null)
-$(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/bpf/vmlinux.h $(O)/flags
+$(O)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(O)/flags
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(O)/bpf -Ibpf \
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(dir $(VMLINUX_H)) -Ibpf \
 		-idirafter /usr/include/$(BPF_MULTIARCH) -MMD -MP -c $< -o $@
 
 $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
