@@ -106,7 +106,10 @@ struct lp_dwarf;
 
 /* A stripped file's separate debug file, where gdb looks for it: by
  * build-id under /usr/lib/debug, or by its .gnu_debuglink name beside it,
- * in .debug/ beside it, or under /usr/lib/debug.  malloc'd; NULL: none. */
+ * in .debug/ beside it, or under /usr/lib/debug.  A path through a
+ * process's root (/proc/PID/root/..., lp_procns__path) has its debug file
+ * looked for by build-id in that process's tree, then in ours, and under
+ * /usr/lib/debug of that tree.  malloc'd; NULL: none. */
 char *lp_dwarf__debug_file(Elf *elf, const char *path);
 
 /* Link-time address vaddr of elf -> its file offset *off, through the

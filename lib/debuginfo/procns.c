@@ -42,6 +42,17 @@ char *lp_procns__path(pid_t pid, const char *path)
 	return out;
 }
 
+size_t lp_procns__root_len(const char *path)
+{
+	const char *p = path + 6;
+
+	if (strncmp(path, "/proc/", 6) || *p < '1' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return strncmp(p, "/root/", 6) ? 0 : (size_t)(p + 5 - path);
+}
+
 pid_t lp_procns__nspid(pid_t pid)
 {
 	char path[64], *line = NULL;

@@ -8,6 +8,7 @@
 #define LP_PROCNS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* True when pid sees another file tree than we do: another mount namespace
@@ -18,6 +19,11 @@ bool lp_procns__foreign_root(pid_t pid);
  * "/proc/PID/root/PATH" when pid's file tree is not ours, else path
  * itself.  Allocated. */
 char *lp_procns__path(pid_t pid, const char *path);
+
+/* The length of the "/proc/PID/root" that starts a path lp_procns__path
+ * made for a process whose file tree is not ours (what follows it is the
+ * path in that tree), 0 for a path of our own tree. */
+size_t lp_procns__root_len(const char *path);
 
 /* pid's pid in its innermost pid namespace (the last NSpid field): pid
  * itself for a process of ours, 0 when it cannot be read (gone). */
