@@ -24,19 +24,6 @@ teardown() {
 	rm -rf "$TMP"
 }
 
-# Waits (up to 10 s) until lp-record, writing to file $1, samples: once its
-# calibration is over (300 ms), when its cost record is written (and
-# flushed within 25 ms).
-wait_recording() {
-	local i
-	for i in $(seq 200); do
-		if grep -q '^cost' "$1"; then return 0; fi
-		sleep 0.05
-	done
-	echo "no cost record in $1 after 10 s"
-	return 1
-}
-
 @test "--help lists every option, and the man page documents each" {
 	run -0 lp-record --help
 	[[ $output == usage:* ]]

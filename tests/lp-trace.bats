@@ -16,15 +16,6 @@ teardown() {
 	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
 }
 
-# A process started with & runs bash until it has exec'd: wait for that.
-wait_exec() {
-	for _ in $(seq 100); do
-		if [ "$(readlink "/proc/$1/exe")" = "$2" ]; then return 0; fi
-		sleep 0.05
-	done
-	return 1
-}
-
 # span fields: 1 span 2 start 3 end 4 pid 5 tid 6 probe 7 depth 8.. key=value
 attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	awk -F'\t' -v k="$1=" '{ for (i = 8; i <= NF; i++) if (index($i, k) == 1) print substr($i, length(k) + 1) }'

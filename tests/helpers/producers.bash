@@ -182,3 +182,26 @@ print("signal %d" % -r if r < 0 else "exit %d" % r, "%.1f" % (time.monotonic() -
 sys.stdout.write(p.stderr.read().decode())
 ' "$@"
 }
+
+# Waits (up to 10 s) until the producer writing file $1 has written its
+# cost records (flushed within 25 ms): lp-record once its calibration is
+# over (300 ms) and it samples, lp-trace once its probes are attached.
+wait_recording() {
+	local i
+	for i in $(seq 200); do
+		if grep -q '^cost' "$1"; then return 0; fi
+		sleep 0.05
+	done
+	echo "no cost record in $1 after 10 s"
+	return 1
+}
+
+# A process started with & runs bash until it has exec'd: wait (up to 5 s)
+# until pid $1 runs program $2.
+wait_exec() {
+	for _ in $(seq 100); do
+		if [ "$(readlink "/proc/$1/exe")" = "$2" ]; then return 0; fi
+		sleep 0.05
+	done
+	return 1
+}
