@@ -12,6 +12,9 @@
 #   make sanitize   the filters' tests against an ASan+UBSan build, and lp-join's
 #                   and lp-top's against a ThreadSanitizer one (clang)
 #   make install    DESTDIR= prefix=/usr/local
+#   make static     the programs linked statically, glibc too, into
+#                   $(O)/static/bin: one file each to copy (make
+#                   static-deps installs the static archives' packages)
 #   WERROR=1 turns warnings into errors (CI); V=1 shows the commands.
 
 O ?= build
@@ -322,7 +325,7 @@ bench-deps:
 	@$(call apt-install,$(DEB_BUILD) $(DEB_TEST) $(DEB_SAN) $(DEB_BENCH),bench-deps)
 
 test: test-deps
-	$(Q)$(MAKE) --no-print-directory test-build
+	$(Q)$(MAKE) --no-print-directory test-build static
 	$(Q)O=$(O) tests/run
 
 bench: bench-deps
@@ -385,6 +388,57 @@ sanitize: test-deps
 		tests/run $(patsubst %,tests/%.bats,$(SAN_TESTS)); s=$$?; \
 	$(call SAN_ENV,$(abspath $(TSAN_O)/logs),tsan) O=$(TSAN_O) \
 		tests/run $(patsubst %,tests/%.bats,$(TSAN_TESTS)) || s=1; exit $$s
+
+# make static: every program linked statically, glibc too, into
+# $(O)/static/bin: one file to copy to a machine without lp's libraries
+# (README.md, "One binary to copy"; tests/static.bats runs them in an empty
+# chroot).  The objects are $(O)/bin's; the libraries Debian's static
+# archives.  glibc's dlopen in a static program needs the very libc it was
+# linked with at run time, so there is none: libdw's one call (for
+# libdebuginfod.so.1) goes to lib/debuginfo/nodlopen.c, which fails it.
+STATIC_O := $(O)/static
+STATIC_PROGS := $(patsubst bin/%.c,$(STATIC_O)/bin/%,$(wildcard bin/lp-*.c))
+STATIC_FILTER_PROGS := $(patsubst %,$(STATIC_O)/bin/%,$(FILTERS))
+# The archives' packages beyond DEB_BUILD's (make static-deps): make test
+# builds the static programs for tests/static.bats, so they are the
+# suite's too (make test-deps).
+DEB_STATIC := libc6-dev liblzma-dev libbz2-dev
+DEB_TEST += $(DEB_STATIC)
+# archive:package, checked before linking; libdw wants liblzma and libbz2.
+STATIC_ARCHIVES := libc.a:libc6-dev libz.a:zlib1g-dev liblzma.a:liblzma-dev \
+	libbz2.a:libbz2-dev libelf.a:libelf-dev libdw.a:libdw-dev libbpf.a:libbpf-dev \
+	libtraceevent.a:libtraceevent-dev libcapstone.a:libcapstone-dev libiberty.a:libiberty-dev
+STATIC_LDFLAGS := -static -Wl,--wrap=dlopen
+STATIC_LDLIBS := $(shell $(PKG_CONFIG) --static --libs $(PKGS) capstone 2>/dev/null) \
+	$(LIBPERF_LIBS) -liberty -lz -lm -lpthread
+.PHONY: static static-deps check-static
+
+static: check-pkgs $(STATIC_PROGS)
+
+check-static:
+	@for a in $(STATIC_ARCHIVES); do \
+	  f=$$($(CC) -print-file-name=$${a%%:*}); [ "$$f" != "$${a%%:*}" ] && continue; \
+	  echo "lp: $${a%%:*} not found: install $${a#*:} (make static-deps)" >&2; exit 1; \
+	done
+
+static-deps:
+	@$(call apt-install,$(DEB_BUILD) $(DEB_STATIC),static-deps)
+
+$(STATIC_PROGS): | check-static
+
+$(STATIC_O)/bin/%: bin/%.c $(O)/liblp.a $(O)/lib/debuginfo/nodlopen.o $(O)/flags
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) $(STATIC_LDFLAGS) $< \
+		$(O)/lib/debuginfo/nodlopen.o $(O)/liblp.a $(STATIC_LDLIBS) -o $@
+
+$(STATIC_FILTER_PROGS): $(STATIC_O)/bin/%: bin/%.c $(O)/liblp-filter.a $(O)/flags
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) -static $< $(O)/liblp-filter.a \
+		$(FILTER_LDLIBS) -o $@
+
+-include $(wildcard $(STATIC_O)/bin/*.d)
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 $(DESTDIR)$(mandir)/man7
