@@ -271,8 +271,10 @@ $(O)/tests/workloads/%: tests/workloads/%.c $(O)/flags
 	@mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline $$(sed -n '1s|^/\* cflags: \(.*\) \*/$$|\1|p' $<) $< -o $@ -lpthread -lm
-# The request workloads share what a request does.
+# The request workloads share what a request does; cpusplit-nofp is
+# cpusplit built otherwise.
 $(O)/tests/workloads/evloop $(O)/tests/workloads/pool: tests/workloads/reqwork.h
+$(O)/tests/workloads/cpusplit-nofp: tests/workloads/cpusplit.c
 
 # C++ workloads: as the C ones, by the system's g++ (its mangling is the
 # truth the demangling tests compare with).
