@@ -7,6 +7,8 @@
 #                   what make deps does and builds, when missing)
 #   make test       the whole suite: installs its packages too (make
 #                   test-deps), builds its workloads (make test-build)
+#   make test-kernels  its stage under Debian 12's own kernels alone
+#                   (tests/kernels.bats: 6.1 and 6.12 under qemu)
 #   make bench      side-by-side benchmarks (bench/); make bench-deps installs
 #                   their servers (redis, PostgreSQL) with the rest
 #   make sanitize   the filters' tests against an ASan+UBSan build, and lp-join's
@@ -75,7 +77,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all test-build deps test-deps bench-deps test demo dig bench fuzz sanitize install clean FORCE
+.PHONY: all test-build deps test-deps bench-deps test test-kernels demo dig bench fuzz sanitize install clean FORCE
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wvla
 ifeq ($(WERROR),1)
@@ -331,6 +333,10 @@ bench-deps:
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory test-build static
 	$(Q)O=$(O) tests/run
+
+test-kernels: test-deps
+	$(Q)$(MAKE) --no-print-directory test-build
+	$(Q)O=$(O) tests/run tests/kernels.bats
 
 bench: bench-deps
 	$(Q)$(MAKE) --no-print-directory test-build

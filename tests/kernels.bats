@@ -1,0 +1,43 @@
+#!/usr/bin/env bats
+# lp's core checks (tests/kernel-core.bats) under Debian 12's own kernels,
+# not only the host's: each test boots one, the newest build apt offers,
+# under qemu's TCG (tests/vm/boot: no KVM needed, the host's root shared
+# read-only, this build run from it) and runs the checks inside, their TAP
+# output shown.  The kernel package is downloaded once into $LP_BUILD/vm
+# (network, apt's lists).  Under CI=true they run, never skip.
+
+load helpers/common
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+}
+
+# in_kernel REGEX: tests/kernel-core.bats inside the newest kernel package
+# whose name matches REGEX; its TAP output (and tests/vm/boot's line of
+# timings) on fd 3, the failed checks named in the failure.
+in_kernel() {
+	require_cmd qemu-system-x86_64
+	if [ ! -x /bin/busybox ]; then
+		[ "${CI:-}" != true ] || fail "/bin/busybox missing under CI=true: install busybox-static (make test-deps)"
+		skip "busybox-static is not installed"
+	fi
+	cd "$LP_TOP"
+	local rc=0
+	# 540 s: a guest that hangs ends there, killed, and the other runs
+	# (a whole run took 216-337 s here, with other jobs on the machine).
+	# Debian's PATH: bats puts its libexec first in this one, where a
+	# bats started anew would find its inner programs, not itself.
+	"$LP_TOP/tests/vm/boot" -O "$LP_BUILD" -t 540 -e PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		"$1" -- bats --timing "$LP_TOP/tests/kernel-core.bats" >"$T/out" 2>&1 || rc=$?
+	sed 's/^/# /' "$T/out" >&3
+	[ "$rc" -eq 0 ] || fail "exit $rc: $(grep -E '^not ok|^lp-vm: ' "$T/out")"
+}
+
+@test "kernels: Debian 12's 6.1 (linux-image-6.1.0-N-amd64-unsigned, the newest N): the core checks inside" {
+	in_kernel '^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$'
+}
+
+@test "kernels: Debian 12's 6.12 (linux-image-6.12.N+deb12-amd64-unsigned, bookworm-security): the core checks inside" {
+	in_kernel '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$'
+}
