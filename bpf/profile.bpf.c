@@ -312,30 +312,92 @@ static __always_inline __u32 fix_uretprobes(struct task_struct *task, __u8 *dst,
 
 /* A frame-pointer chain read while uretprobes are pending holds the
  * trampoline where each probed call's return address was; kernels before
- * 6.12 leave it there (later ones put the originals back themselves, and
- * then this finds nothing to do).  The task's return instances hold the
- * originals innermost first, in the chain's order; a chained one (pushed
- * by a call made in tail position of a probed one) shares its slot, and
- * its original, with the next. */
+ * 6.12 leave it there, later ones put the task's return instances'
+ * originals back, innermost first, one per trampoline.  Both miss when
+ * the innermost instance's slot is not in the chain (a function sampled
+ * before it saved bp: at its entry, while the probe's trap is handled):
+ * the chain's first return address is read at bp + 8.  Here each
+ * trampoline gets the original of the instance its slot holds, and where
+ * the kernel gave every replaced one the original of the instance inside
+ * it, each gets its own (a chained instance, pushed by a call in tail
+ * position of a probed one, shares the next one's slot and original). */
+struct chain_fix {
+	__u64 *ips;
+	struct return_instance *ri;	/* the next trampoline's */
+	struct return_instance *head;	/* shifted: the one the kernel gave it */
+	__u64 tramp;
+	__u32 n;
+	bool shifted, found;
+};
+
+/* fix_chain_uretprobes's step: frame i + 1 (bpf_loop keeps the verifier
+ * to one step). */
+static long chain_fix_step(__u32 i, void *arg)
+{
+	struct chain_fix *c = arg;
+	struct return_instance *ri = c->ri, *head = c->head;
+	/* Masked for the verifier: n <= LP_MAX_STACK_DEPTH (frames_size). */
+	__u32 at = (i + 1) & 127;
+
+	if (at == 0 || at >= c->n || !ri)
+		return 1;
+	__u64 v = c->ips[at];
+
+	if (c->shifted) {
+		if (!head || v != BPF_CORE_READ(head, orig_ret_vaddr))
+			return 0;
+		c->ips[at] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		c->head = BPF_CORE_READ(head, next);
+		c->ri = BPF_CORE_READ(ri, next);
+		return 0;
+	}
+	if (v != c->tramp)
+		return 0;
+	c->found = true;
+	c->ips[at] = BPF_CORE_READ(ri, orig_ret_vaddr);
+	for (int k = 0; k < LP_MAX_URETPROBES && ri && BPF_CORE_READ(ri, chained); k++)
+		ri = BPF_CORE_READ(ri, next);
+	c->ri = ri ? BPF_CORE_READ(ri, next) : NULL;
+	return 0;
+}
+
 static __always_inline void fix_chain_uretprobes(struct task_struct *task, __u64 *ips, long bytes)
 {
-	__u64 tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	struct chain_fix c = {
+		.ips = ips,
+		.tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr),
+		.n = (__u64)bytes >> 3,
+	};
 	struct return_instance *ri;
+	__u32 skipped = 0;
 
-	if (!tramp || bytes <= 8)
+	if (!c.tramp || c.n < 2)
 		return;
 	ri = BPF_CORE_READ(task, utask, return_instances);
-	for (int i = 1; i < LP_MAX_STACK_DEPTH && ri; i++) {
-		if (i >= bytes / 8)
+	if (!ri)
+		return;
+	c.head = ri;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 sp = regs ? BPF_CORE_READ(regs, sp) : 0, bp = regs ? BPF_CORE_READ(regs, bp) : 0;
+
+	for (int k = 0; k < LP_MAX_URETPROBES && ri && bp >= sp && bp - sp < (1 << 20); k++) {
+		if (BPF_CORE_READ(ri, stack) >= bp + 8)
 			break;
-		if (ips[i] != tramp)
-			continue;
-		ips[i] = BPF_CORE_READ(ri, orig_ret_vaddr);
-		for (int k = 0; k < LP_MAX_URETPROBES && ri && BPF_CORE_READ(ri, chained); k++)
-			ri = BPF_CORE_READ(ri, next);
-		if (ri)
-			ri = BPF_CORE_READ(ri, next);
+		ri = BPF_CORE_READ(ri, next);
+		skipped++;
 	}
+	struct return_instance *first = ri;
+
+	c.ri = ri;
+
+	bpf_loop(LP_MAX_STACK_DEPTH, chain_fix_step, &c, 0);
+	if (c.found || !skipped)
+		return;
+	/* No trampoline left: the kernel's repair (6.12+) took head's for
+	 * the first, and so on. */
+	c.ri = first;
+	c.shifted = true;
+	bpf_loop(LP_MAX_STACK_DEPTH, chain_fix_step, &c, 0);
 }
 
 /* Whether the return instance ri is the one whose return the thread is in
