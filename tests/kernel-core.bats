@@ -292,6 +292,35 @@ count() {
 	within "${output% *}" "$((${output#* } * 9 / 10))" "$((${output#* } * 11 / 10))" "the weights' sum (ns)"
 }
 
+@test "lp-record fp under lp-trace's uretprobes: fib's stacks reach main, no [uprobes] frame but a leaf" {
+	# Each pending uretprobe put the trampoline in place of a return
+	# address: 6.1 leaves it in the frame-pointer chain, 6.12+ put the
+	# originals back one frame off when the innermost call is sampled
+	# before it saved bp; lp-record puts each frame's own back.
+	"$LP_BUILD/tests/workloads/fib" 22 1000000 >/dev/null &
+	BG=$!
+	lp-trace --calibrate 0 -o "$T/spans.lp" fib -p "$BG" 2>"$T/trace.err" &
+	REC=$!
+	local i
+	for i in $(seq 300); do
+		if grep -q '^span' "$T/spans.lp" 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+	ok lp-record --call-graph fp --no-kernel -F 199 -d 4 -p "$BG" -o "$T/rec.lp"
+	kill -INT "$REC"
+	wait "$REC" || fail "lp-trace: $(cat "$T/trace.err")"
+	REC=
+	lp-collapse "$T/rec.lp" >"$T/folded"
+	local all with_main inner
+	all=$(awk '/;fib;fib/ { n += $NF } END { print n + 0 }' "$T/folded")
+	with_main=$(awk '/;main;fib;fib/ { n += $NF } END { print n + 0 }' "$T/folded")
+	inner=$(awk '/uprobes\]\];/ { n += $NF } END { print n + 0 }' "$T/folded")
+	echo "samples in fib: $all, reaching main: $with_main, [uprobes] inside: $inner"
+	((all >= 100)) || fail "only $all samples in fib"
+	((with_main * 100 >= all * 95)) || fail "$with_main of $all reach main: $(grep -v ';main;' "$T/folded" | head -3)"
+	((inner == 0)) || fail "$(grep 'uprobes\]\];' "$T/folded" | head -3)"
+}
+
 @test "lp-record and lp-trace on the demo service, lp-join | lp-split: the demo's answer, rebuild_index >= 70% of the slow requests' samples, <= 2% of the fast ones'" {
 	# examples/demo.sh's pipeline, its producers started one after the
 	# other (under TCG lp-trace takes 10 s to attach, the demo's 3 s of

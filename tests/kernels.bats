@@ -41,3 +41,12 @@ in_kernel() {
 @test "kernels: Debian 12's 6.12 (linux-image-6.12.N+deb12-amd64-unsigned, bookworm-security): the core checks inside" {
 	in_kernel '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$'
 }
+
+@test "kernels: the host's with 6.1's missing features hidden (LP_HIDE_FEATURES): the core checks" {
+	# Every fallback 6.1 takes, forced on this kernel: perf-event uprobes,
+	# no return-instance pool.
+	local rc=0
+	LP_HIDE_FEATURES=uprobe_multi,uret_syscall,ri_pool bats --timing "$LP_TOP/tests/kernel-core.bats" >"$T/out" 2>&1 || rc=$?
+	sed 's/^/# /' "$T/out" >&3
+	[ "$rc" -eq 0 ] || fail "exit $rc: $(grep -E '^not ok' "$T/out")"
+}
