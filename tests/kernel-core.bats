@@ -13,6 +13,7 @@
 
 bats_require_minimum_version 1.5.0
 load helpers/common
+load helpers/samples
 load helpers/cpusplit
 
 setup() {
@@ -61,24 +62,6 @@ near() {
 within() {
 	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v != "none" && v >= lo && v <= hi) }' ||
 		fail "$4: $1, not within [$2, $3]"
-}
-
-# weight FILE FUNC: the summed weight of the samples with FUNC on their
-# stack (all of them when FUNC is empty), from lp-collapse's folded output.
-weight() {
-	local -
-	set -o pipefail
-	lp-collapse "$1" | awk -v f="$2" '{ s = ";" $0; sub(/ [^ ]*$/, ";", s)
-		if (f == "" || index(s, ";" f ";")) w += $NF } END { printf "%.0f\n", w }'
-}
-
-# count FILE FUNC: the samples with FUNC on their stack.
-count() {
-	awk -F'\t' -v f="$2" '
-		$1 == "frame" && $6 == f { fr[$2] = 1 }
-		$1 == "stack" { n = split($3, a, ","); for (i = 1; i <= n; i++) if (a[i] in fr) st[$2] = 1 }
-		$1 == "sample" && ($9 in st) { c++ }
-		END { print c + 0 }' "$1"
 }
 
 @test "lp-record fp: cpusplit's split of 3 s of CPU between a() and b() (25/75 natively), within 3 points of its rounds" {

@@ -7,6 +7,7 @@
 
 bats_require_minimum_version 1.5.0
 load helpers/common
+load helpers/samples
 load helpers/bpf
 load_bats_libs
 
@@ -17,24 +18,6 @@ setup() {
 teardown() {
 	for p in ${BG:-} ${BG2:-}; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 	rm -rf "$TMP"
-}
-
-# weight FILE FUNC: the summed weight (ns) of the samples with FUNC on their
-# stack, from lp-collapse's folded output; FUNC empty: of all samples.
-weight() {
-	local -
-	set -o pipefail		# lp-collapse's status, not only awk's
-	lp-collapse "$1" | awk -v f="$2" '{ s = ";" $0; sub(/ [^ ]*$/, ";", s)
-		if (f == "" || index(s, ";" f ";")) w += $NF } END { printf "%.0f\n", w }'
-}
-
-# count FILE FUNC: how many samples have FUNC on their stack.
-count() {
-	awk -F'\t' -v f="$2" '
-		$1 == "frame" && $6 == f { fr[$2] = 1 }
-		$1 == "stack" { n = split($3, a, ","); for (i = 1; i <= n; i++) if (a[i] in fr) st[$2] = 1 }
-		$1 == "sample" && ($9 in st) { c++ }
-		END { print c + 0 }' "$1"
 }
 
 # started PID NAME: waits (up to 5 s) until PID runs the program NAME (the

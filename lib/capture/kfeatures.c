@@ -59,29 +59,17 @@ static const struct kf {
 
 static bool probed, has[LP_KF_N], hidden[LP_KF_N];
 
-static bool in_enum(const struct btf *btf, const char *enum_name, const char *name)
+/* Whether the type tname of kind (an enum, a struct) has an enumerator
+ * or a member called name. */
+static bool has_name(const struct btf *btf, const char *tname, int kind, const char *name)
 {
-	int id = btf__find_by_name_kind(btf, enum_name, BTF_KIND_ENUM);
+	int id = btf__find_by_name_kind(btf, tname, kind);
 	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (__u32)id) : NULL;
-	if (!t)
-		return false;
-	const struct btf_enum *e = btf_enum(t);
-	for (int i = 0; i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name))
+	for (int i = 0; t && i < btf_vlen(t); i++) {
+		__u32 off = kind == BTF_KIND_ENUM ? btf_enum(t)[i].name_off : btf_members(t)[i].name_off;
+		if (!strcmp(btf__name_by_offset(btf, off), name))
 			return true;
-	return false;
-}
-
-static bool has_member(const struct btf *btf, const char *sname, const char *name)
-{
-	int id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
-	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (__u32)id) : NULL;
-	if (!t)
-		return false;
-	const struct btf_member *m = btf_members(t);
-	for (int i = 0; i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), name))
-			return true;
+	}
 	return false;
 }
 
@@ -113,13 +101,13 @@ static void probe(void)
 		const struct kf *k = &kfs[f];
 		switch (k->how) {
 		case ENUMERATOR:
-			has[f] = in_enum(btf, k->in, k->what);
+			has[f] = has_name(btf, k->in, BTF_KIND_ENUM, k->what);
 			break;
 		case TYPE:
 			has[f] = btf__find_by_name_kind(btf, k->what, BTF_KIND_STRUCT) > 0;
 			break;
 		case MEMBER:
-			has[f] = has_member(btf, k->in, k->what);
+			has[f] = has_name(btf, k->in, BTF_KIND_STRUCT, k->what);
 			break;
 		case FUNC:
 			has[f] = btf__find_by_name_kind(btf, k->what, BTF_KIND_FUNC) > 0;
