@@ -28,9 +28,24 @@ in_kernel() {
 	# (a whole run took 216-337 s here, with other jobs on the machine).
 	# Debian's PATH: bats puts its libexec first in this one, where a
 	# bats started anew would find its inner programs, not itself.
-	"$LP_TOP/tests/vm/boot" -O "$LP_BUILD" -t 540 -e PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		"$1" -- bats --timing "$LP_TOP/tests/kernel-core.bats" >"$T/out" 2>&1 || rc=$?
-	sed 's/^/# /' "$T/out" >&3
+	local try
+	for try in 1 2; do
+		rc=0
+		"$LP_TOP/tests/vm/boot" -O "$LP_BUILD" -t 540 -e PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			"$1" -- bats --timing "$LP_TOP/tests/kernel-core.bats" >"$T/out" 2>&1 || rc=$?
+		sed 's/^/# /' "$T/out" >&3
+		# A guest whose kernel oopsed on an int3 of its own code patching
+		# (seen once in 6.12 under TCG, whose vCPUs may run code another
+		# has just rewritten) gave no answer: booted once more, said.
+		local run
+		run=$(sed -n 's|.*kept \(/[^ )]*\).*|\1|p' "$T/out" | tail -1)
+		if [ "$rc" -eq 125 ] && [ "$try" -eq 1 ] && [ -n "$run" ] &&
+			grep -qs 'Oops: int3' "$run/console.log"; then
+			echo "# the guest's kernel oopsed on int3 (TCG and text patching): once more" >&3
+			continue
+		fi
+		break
+	done
 	[ "$rc" -eq 0 ] || fail "exit $rc: $(grep -E '^not ok|^lp-vm: ' "$T/out")"
 }
 
