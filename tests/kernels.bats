@@ -13,8 +13,8 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 }
 
-# in_kernel REGEX: tests/kernel-core.bats inside the newest kernel package
-# whose name matches REGEX; its TAP output (and tests/vm/boot's line of
+# in_kernel REGEX [CPUS]: tests/kernel-core.bats inside the newest kernel
+# package whose name matches REGEX, with CPUS virtual CPUs (2); its TAP output (and tests/vm/boot's line of
 # timings) on fd 3, the failed checks named in the failure.
 in_kernel() {
 	require_cmd qemu-system-x86_64
@@ -31,7 +31,7 @@ in_kernel() {
 	local try
 	for try in 1 2; do
 		rc=0
-		"$LP_TOP/tests/vm/boot" -O "$LP_BUILD" -t 540 -e PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		"$LP_TOP/tests/vm/boot" -O "$LP_BUILD" -t 540 -c "${2:-2}" -e PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 			"$1" -- bats --timing "$LP_TOP/tests/kernel-core.bats" >"$T/out" 2>&1 || rc=$?
 		sed 's/^/# /' "$T/out" >&3
 		# A guest whose kernel oopsed on an int3 of its own code patching
@@ -54,7 +54,9 @@ in_kernel() {
 }
 
 @test "kernels: Debian 12's 6.12 (linux-image-6.12.N+deb12-amd64-unsigned, bookworm-security): the core checks inside" {
-	in_kernel '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$'
+	# One CPU: with two, TCG let a vCPU run code the other had just
+	# patched, and the guest oopsed on int3 in 2 runs of 5.
+	in_kernel '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' 1
 }
 
 @test "kernels: the host's with 6.1's missing features hidden (LP_HIDE_FEATURES): the core checks" {
