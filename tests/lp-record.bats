@@ -189,9 +189,15 @@ teardown() {
 	BG=$!
 	lp-record -F 999 -p "$BG" -o "$TMP/int.lp" 2>"$TMP/err" &
 	rec=$!
-	sleep 1.5
-	# Attached while running: the sampler, exec, fork and exit programs,
-	# their links.
+	# Attached while running (after its calibration, up to 10 s on a
+	# busy machine): the sampler, exec, fork and exit programs, their
+	# links.
+	for _ in $(seq 100); do
+		links=$(held_ids "$rec" link_id)
+		if [ "$(wc -w <<<"$links")" -ge 4 ]; then break; fi
+		sleep 0.1
+	done
+	sleep 0.5	# recording a while
 	progs=$(held_ids "$rec" prog_id)
 	links=$(held_ids "$rec" link_id)
 	[ "$(wc -w <<<"$progs")" -eq 4 ]
