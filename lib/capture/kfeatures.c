@@ -73,18 +73,27 @@ static bool has_name(const struct btf *btf, const char *tname, int kind, const c
 	return false;
 }
 
-/* Names hidden by LP_HIDE_FEATURES; an unknown one is hidden nowhere
- * (lp_kfeatures__check_hidden says so). */
+/* Names hidden by LP_HIDE_FEATURES, read once; the first that names no
+ * feature is kept for lp_kfeatures__check_hidden to report. */
+static bool hidden_read;
+static char unknown[64];
+
 static void read_hidden(void)
 {
 	const char *env = getenv("LP_HIDE_FEATURES");
-	if (!env)
+	if (hidden_read || !env)
 		return;
+	hidden_read = true;
 	char *copy = lp_strdup(env), *save = NULL;
-	for (char *w = strtok_r(copy, ", ", &save); w; w = strtok_r(NULL, ", ", &save))
-		for (int f = 0; f < LP_KF_N; f++)
-			if (!strcmp(w, kfs[f].name))
-				hidden[f] = true;
+	for (char *w = strtok_r(copy, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
+		int f = 0;
+		while (f < LP_KF_N && strcmp(w, kfs[f].name))
+			f++;
+		if (f < LP_KF_N)
+			hidden[f] = true;
+		else if (!unknown[0])
+			snprintf(unknown, sizeof(unknown), "%s", w);
+	}
 	free(copy);
 }
 
@@ -143,23 +152,25 @@ const char *lp_kfeature__what(enum lp_kfeature f)
 
 int lp_kfeatures__check_hidden(void)
 {
-	const char *env = getenv("LP_HIDE_FEATURES");
-	if (!env)
+	read_hidden();
+	if (!unknown[0])
 		return 0;
-	char *copy = lp_strdup(env), *save = NULL;
-	int ret = 0;
-	for (char *w = strtok_r(copy, ", ", &save); w && !ret; w = strtok_r(NULL, ", ", &save)) {
-		int f = 0;
-		while (f < LP_KF_N && strcmp(w, kfs[f].name))
-			f++;
-		if (f == LP_KF_N) {
-			lp_error("LP_HIDE_FEATURES: no kernel feature '%s' (lp-trace --features lists them)",
-				 w);
-			ret = -1;
+	lp_error("LP_HIDE_FEATURES: no kernel feature '%s' (lp-trace --features lists them)", unknown);
+	return -1;
+}
+
+int lp_kfeatures__require(const enum lp_kfeature *need, size_t n, const char *doing,
+			  const char *prog)
+{
+	if (lp_kfeatures__check_hidden() < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!lp_kfeature__has(need[i])) {
+			lp_error("cannot %s on this kernel: %s needs %s (%s --features)", doing, prog,
+				 lp_kfeature__what(need[i]), prog);
+			return -1;
 		}
-	}
-	free(copy);
-	return ret;
+	return 0;
 }
 
 int lp_kfeatures__print(FILE *out)

@@ -11,6 +11,7 @@
 #define LP_KFEATURES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 enum lp_kfeature {
@@ -38,6 +39,12 @@ const char *lp_kfeature__since(enum lp_kfeature f);
 
 /* 0, or -1 after saying which name of LP_HIDE_FEATURES is no feature. */
 int lp_kfeatures__check_hidden(void);
+
+/* lp_kfeatures__check_hidden, then each of the n features a program
+ * cannot do without: 0, or -1 after saying "cannot DOING on this kernel:
+ * PROG needs the kernel's X (Linux V) (PROG --features)". */
+int lp_kfeatures__require(const enum lp_kfeature *need, size_t n, const char *doing,
+			  const char *prog);
 
 /* "the kernel's bpf_loop (Linux 5.17)", and whether it is hidden: for a
  * refusal's message. */

@@ -1223,14 +1223,8 @@ static int load_bpf(struct lp_recorder *r)
 	const struct lp_record_opts *opts = &r->opts;
 	static const enum lp_kfeature needed[] = { LP_KF_BTF, LP_KF_RINGBUF, LP_KF_TP_BTF,
 						   LP_KF_TASK_REGS, LP_KF_LOOP, LP_KF_COPY_TASK };
-	if (lp_kfeatures__check_hidden() < 0)
+	if (lp_kfeatures__require(needed, sizeof(needed) / sizeof(needed[0]), "sample", "lp-record") < 0)
 		return -1;
-	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
-		if (!lp_kfeature__has(needed[i])) {
-			lp_error("cannot sample on this kernel: lp-record needs %s (lp-record --features)",
-				 lp_kfeature__what(needed[i]));
-			return -1;
-		}
 	if (opts->mode != LP_RECORD_CPU && !lp_kfeature__has(LP_KF_TASK_ITER)) {
 		lp_error("cannot record blocked threads on this kernel: off and wall need %s (lp-record --features)",
 			 lp_kfeature__what(LP_KF_TASK_ITER));

@@ -348,14 +348,8 @@ static int load(struct lp_tracer *t, const struct lp_tracer_opts *opts, char off
 struct lp_tracer *lp_tracer__new(const struct lp_tracer_opts *opts)
 {
 	lp_bpflog__init(opts->verbose);
-	if (lp_kfeatures__check_hidden() < 0)
+	if (lp_kfeatures__require(needed, sizeof(needed) / sizeof(needed[0]), "trace", "lp-trace") < 0)
 		return NULL;
-	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
-		if (!lp_kfeature__has(needed[i])) {
-			lp_error("cannot trace on this kernel: lp-trace needs %s (lp-trace --features)",
-				 lp_kfeature__what(needed[i]));
-			return NULL;
-		}
 	struct lp_tracer *t = lp_calloc(1, sizeof(*t));
 	t->cur = -1;
 	lp_hashmap__init(&t->nspids);
