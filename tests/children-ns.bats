@@ -43,35 +43,47 @@ children_figures() {
 	}' "$TMP/pid.folded"
 }
 
-# Checks the figures of children_figures: the 200 children of 5 ms mostly
-# sampled, >= 90% of their samples in child_spin, <= 5% [unknown].
+# Checks the figures of children_figures ($1) against forkspin's own
+# measure of its children ($2, FORKSPIN_TRUTH's file): the 200 children of
+# 5 ms mostly sampled, <= 5% [unknown], and child_spin's share of their
+# samples no less than 5 points under its share of their CPU time.  What
+# is not child_spin is real: fork's return to the child and its
+# copy-on-write faults, the first calls' symbol resolving, _exit (about
+# 1 ms a child here, 15-20% of their CPU).  Samples can only be more in
+# child_spin than its CPU time: the kernel's return to the child runs
+# partly with interrupts off, where a timer's tick waits.
 check_children() {
-	local n t spin unk
+	local n t spin unk truth
 	read -r n t spin unk <<< "$1"
+	truth=$(sed -n 's/.*spin_pct=\([0-9.]*\).*/\1/p' "$2")
 	echo "children sampled: $n, samples: $t, in child_spin: $spin%, [unknown]: $unk%"
+	echo "forkspin's own measure: $(cat "$2")"
+	[ -n "$truth" ]
 	[ "$n" -ge 150 ]
 	[ "$t" -ge 500 ]
-	awk -v s="$spin" 'BEGIN { exit !(s >= 90) }'
+	awk -v s="$spin" -v t="$truth" 'BEGIN { exit !(s >= t - 5 && t >= 50) }'
 	awk -v u="$unk" 'BEGIN { exit !(u <= 5) }'
 }
 
 @test "200 children forked without exec, gone before their maps are read, are symbolized (frame pointers)" {
 	require_root
-	run -0 --separate-stderr lp-record --freq 999 --output "$TMP/fp.lp" -- "$WORKLOADS/forkspin" 200 5
+	FORKSPIN_TRUTH=$TMP/truth run -0 --separate-stderr lp-record --freq 999 --output "$TMP/fp.lp" \
+		-- "$WORKLOADS/forkspin" 200 5
 	echo "$stderr"
 	parent=${lines[0]}
 	run -0 lp-cat --check "$TMP/fp.lp"
-	check_children "$(children_figures "$TMP/fp.lp" "$parent")"
+	check_children "$(children_figures "$TMP/fp.lp" "$parent")" "$TMP/truth"
 }
 
 @test "200 children forked without exec are symbolized and unwound with DWARF" {
 	require_root
-	run -0 --separate-stderr lp-record --freq 999 --call-graph dwarf --output "$TMP/dw.lp" \
+	FORKSPIN_TRUTH=$TMP/truth run -0 --separate-stderr lp-record --freq 999 --call-graph dwarf \
+		--output "$TMP/dw.lp" \
 		-- "$WORKLOADS/forkspin" 200 5
 	echo "$stderr"
 	parent=${lines[0]}
 	run -0 lp-cat --check "$TMP/dw.lp"
-	check_children "$(children_figures "$TMP/dw.lp" "$parent")"
+	check_children "$(children_figures "$TMP/dw.lp" "$parent")" "$TMP/truth"
 	# Unwound through child_spin to main (DWARF needs the modules too).
 	whole=$(awk -v parent="forkspin-$parent" '$1 !~ "^" parent ";" && /;child_spin/ {
 		t += $NF; if ($0 ~ /;main;child_spin/) m += $NF } END { printf "%.0f\n", 100 * m / t }' \
@@ -86,12 +98,12 @@ check_children() {
 	rec=$!
 	KILL_AFTER=$rec
 	sleep 1
-	"$WORKLOADS/forkspin" 200 5 > "$TMP/parent"
+	FORKSPIN_TRUTH=$TMP/truth "$WORKLOADS/forkspin" 200 5 > "$TMP/parent"
 	kill -INT "$rec"
 	reap "$rec" 0 10
 	cat "$TMP/err"
 	run -0 lp-cat --check "$TMP/all.lp"
-	check_children "$(children_figures "$TMP/all.lp" "$(head -1 "$TMP/parent")")"
+	check_children "$(children_figures "$TMP/all.lp" "$(head -1 "$TMP/parent")")" "$TMP/truth"
 }
 
 @test "a forked child's pid, once another process's child has it, is symbolized with the new parent's modules" {
