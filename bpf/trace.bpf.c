@@ -386,19 +386,17 @@ static __always_inline struct lp_trace_stack *get_stack(void *map, __u64 *key)
 }
 
 /* What this hit's program ran (from t0 to now) beyond the calibration's
- * median run of it (prog_ns; less when it ran shorter, never below the
+ * mean run of it (prog_ns; less when it ran shorter, never below the
  * hit's calibrated full cost `full`): added to its thread's total, so
  * that the spans around it count the program as it ran in this target.
- * A calibration probe counts its run time instead. */
+ * A calibration probe sums its run times instead. */
 static __always_inline __s64 prog_extra(struct lp_trace_probe *p, int half, __u64 t0, __u64 now,
 					__u32 full)
 {
 	__u64 ran = now - t0;
 	if (p->flags & LP_PROBE_F_CAL) {
-		__u64 step = ran / LP_PROG_STEP_NS;
-		if (step >= LP_PROG_STEPS)
-			step = LP_PROG_STEPS - 1;
-		__sync_fetch_and_add(&p->prog_hist[half & 1][step], 1);
+		__sync_fetch_and_add(&p->prog_sum[half & 1], ran < LP_PROG_CAP_NS ? ran : LP_PROG_CAP_NS);
+		__sync_fetch_and_add(&p->prog_runs[half & 1], 1);
 		return 0;
 	}
 	__u32 cal = p->prog_ns[half & 1];

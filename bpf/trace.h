@@ -66,8 +66,9 @@ struct lp_trace_cap {
 	int pad2;
 };
 
-#define LP_PROG_STEP_NS 16
-#define LP_PROG_STEPS 128
+/* A calibration run of lp's program counts at most this long: one longer
+ * was interrupted for that long, not slower. */
+#define LP_PROG_CAP_NS 50000
 
 struct lp_trace_probe {
 	unsigned int kind;	/* LP_PROBE_* */
@@ -90,14 +91,15 @@ struct lp_trace_probe {
 	/* LP_PROBE_ENTRY: the function's link-time range (LP_RET_TAIL_REG). */
 	unsigned long long func_lo, func_hi;
 	/* Of those full costs, the part lp's program ran in the calibration
-	 * (its median; [0] an entry's or a point hit's, [1] a return's): each
+	 * (its mean; [0] an entry's or a point hit's, [1] a return's): each
 	 * hit of a function, line or tracepoint probe replaces it with its own
 	 * run time, measured as it runs (the program costs more in a target
 	 * than in the calibration's tight loop).  0: not calibrated. */
 	unsigned int prog_ns[2];
-	/* LP_PROBE_F_CAL: the calibration's hits count their run times, in
-	 * steps of LP_PROG_STEP_NS (the last: that many steps or more). */
-	unsigned int prog_hist[2][LP_PROG_STEPS];
+	unsigned int pad3;
+	/* LP_PROBE_F_CAL: the calibration's hits sum their run times (each
+	 * at most LP_PROG_CAP_NS) and count them. */
+	unsigned long long prog_sum[2], prog_runs[2];
 };
 
 /* struct lp_trace_probe.flags */

@@ -192,6 +192,18 @@ int64_t lp_tracecal__median(int64_t *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Hits cost more than their median on average where some are much
+ * dearer: here 5% of point hits took 9-13 us more than the others, and a
+ * loop of 100 of them cost 400-500 ns a hit more than the median said. */
+int64_t lp_tracecal__mean(int64_t *v, size_t n)
+{
+	int64_t cap = lp_tracecal__median(v, n) + LP_CAL_CAP_NS;
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += (double)(v[i] < cap ? v[i] : cap);
+	return n ? (int64_t)(sum / (double)n + (sum >= 0 ? 0.5 : -0.5)) : 0;
+}
+
 int64_t lp_tracecal__sd(int64_t *v, size_t n)
 {
 	lp_tracecal__median(v, n);	/* sorts */

@@ -53,6 +53,12 @@ void lp_tracecal__time(lp_tracecal_fn fn, size_t n, int64_t *dur, int64_t *pre, 
 
 /* The median of v[0..n) (sorts v); 0 when n is 0. */
 int64_t lp_tracecal__median(int64_t *v, size_t n);
+/* What a probe hit costs on average, for spans that sum their hits: the
+ * mean of v[0..n), each value counted at most LP_CAL_CAP_NS above the
+ * median (a call that much longer was preempted, not probed).  Sorts v;
+ * 0 when n is 0. */
+#define LP_CAL_CAP_NS 50000
+int64_t lp_tracecal__mean(int64_t *v, size_t n);
 /* A standard deviation robust to preemption: that of the middle 90% of
  * v (sorts v). */
 int64_t lp_tracecal__sd(int64_t *v, size_t n);

@@ -1470,25 +1470,23 @@ static uint32_t cal_probe(struct lp_tracer *t, unsigned int kind)
 	return id;
 }
 
-/* The median run of calibration probe id's programs ([0] entries and
- * point hits, [1] returns), or old when they ran none. */
-static int64_t cal_prog_median(const struct lp_tracer *t, uint32_t id, int half, int64_t old)
+/* The mean run of calibration probe id's programs ([0] entries and point
+ * hits, [1] returns), or old when they ran none.  A mean, as the hit's
+ * costs: a span sums its hits.  With reset, the runs so far are
+ * forgotten (the warming up's). */
+static int64_t cal_prog_mean(const struct lp_tracer *t, uint32_t id, int half, int64_t old,
+			     bool reset)
 {
 	struct lp_trace_probe cfg;
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg) < 0)
+	int fd = bpf_map__fd(t->skel->maps.probes);
+	if (bpf_map_lookup_elem(fd, &id, &cfg) < 0)
 		return old;
-	uint64_t n = 0, seen = 0;
-	for (int i = 0; i < LP_PROG_STEPS; i++)
-		n += cfg.prog_hist[half][i];
-	if (!n)
-		return old;
-	for (int i = 0; i < LP_PROG_STEPS; i++) {
-		uint64_t c = cfg.prog_hist[half][i];
-		if (2 * (seen + c) >= n)	/* within step i, in proportion */
-			return (int64_t)(LP_PROG_STEP_NS * (i + (double)(n / 2.0 - seen) / (double)c) + 0.5);
-		seen += c;
+	uint64_t n = cfg.prog_runs[half], sum = cfg.prog_sum[half];
+	if (reset) {
+		cfg.prog_runs[half] = cfg.prog_sum[half] = 0;
+		bpf_map_update_elem(fd, &id, &cfg, BPF_ANY);
 	}
-	return old;
+	return n ? (int64_t)((double)sum / (double)n + 0.5) : old;
 }
 
 /* The kinds of timed run, one calibration function copy each: unprobed,
@@ -1553,12 +1551,12 @@ static void cal_block(struct lp_tracer *t, struct cal_run *r, int kind, size_t m
 	r->done += m;
 }
 
-/* The median of v[0..n) less base, at least 0, and v's deviation. */
+/* The mean of v[0..n) less base, at least 0, and v's deviation. */
 static int64_t cal_less(int64_t *v, size_t n, int64_t base, int64_t *sd)
 {
-	int64_t med = lp_tracecal__median(v, n);
+	int64_t mean = lp_tracecal__mean(v, n);
 	*sd = lp_tracecal__sd(v, n);
-	return med > base ? med - base : 0;
+	return mean > base ? mean - base : 0;
 }
 
 /* Destroying a uprobe link waits for grace periods, one link after the
@@ -1625,10 +1623,10 @@ static int cal_tracepoint(struct lp_tracer *t, int64_t budget_ns)
 	}
 	bpf_link__destroy(l);
 	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &self);
-	t->prog_tp = cal_prog_median(t, id, 0, t->prog_tp);
+	t->prog_tp = cal_prog_mean(t, id, 0, t->prog_tp, false);
 	lp_tracecal__time(lp_tracecal__getppid, n, base + n, NULL, NULL);
 	int64_t sd;
-	t->tp_cost = cal_less(dur, done, lp_tracecal__median(base, 2 * n), &sd);
+	t->tp_cost = cal_less(dur, done, lp_tracecal__mean(base, 2 * n), &sd);
 	t->tp_sd = sd;
 	t->tp_n = done;
 	t->tp_done = true;
@@ -1776,16 +1774,18 @@ static void cal_class_costs(struct cls_cost *c, struct cal_run *run, int64_t emp
 	if (!b->n)
 		return;
 	/* The function's call, and its parts before and after its clock
-	 * read.  A median sorts its array: each call's parts are paired
-	 * before any is taken. */
+	 * read, on average as the costs are; its body as a span's median
+	 * holds it.  A mean or median sorts its array: each call's parts are
+	 * paired before any is taken. */
 	int64_t *post = lp_calloc(b->done ? b->done : 1, sizeof(*post));
 	for (size_t i = 0; i < b->done; i++)
 		post[i] = b->dur[i] - b->pre[i];
-	int64_t base_post = lp_tracecal__median(post, b->done);
+	int64_t base_post = lp_tracecal__mean(post, b->done);
 	free(post);
-	int64_t base_pre = lp_tracecal__median(b->pre, b->done);
-	int64_t base = lp_tracecal__median(b->dur, b->done);
-	int64_t body = base > empty ? base - empty : 0;
+	int64_t base_pre = lp_tracecal__mean(b->pre, b->done);
+	int64_t base = lp_tracecal__mean(b->dur, b->done);
+	int64_t base_median = lp_tracecal__median(b->dur, b->done);
+	int64_t body = base_median > empty ? base_median - empty : 0;
 	if (run[RUN_POINT].n) {
 		c->point = cal_less(run[RUN_POINT].dur, run[RUN_POINT].done, base, &c->point_sd);
 		c->point_n = run[RUN_POINT].done;
@@ -1850,10 +1850,14 @@ int lp_tracer__calibrate(struct lp_tracer *t, const struct lp_cal_needs *need, i
 	uint32_t entry_id = cal_probe(t, LP_PROBE_ENTRY), point_id = cal_probe(t, LP_PROBE_POINT);
 	if (cal_attach_runs(t, runs, need, entry_id, point_id) == 0) {
 		cal_size_runs(t, runs, nruns, t0, budget_ns);
+		for (int half = 0; half < 2; half++) {
+			cal_prog_mean(t, entry_id, half, 0, true);
+			cal_prog_mean(t, point_id, half, 0, true);
+		}
 		cal_rounds(t, runs, t0, budget_ns);
-		t->prog_entry = cal_prog_median(t, entry_id, 0, t->prog_entry);
-		t->prog_ret = cal_prog_median(t, entry_id, 1, t->prog_ret);
-		t->prog_point = cal_prog_median(t, point_id, 0, t->prog_point);
+		t->prog_entry = cal_prog_mean(t, entry_id, 0, t->prog_entry, false);
+		t->prog_ret = cal_prog_mean(t, entry_id, 1, t->prog_ret, false);
+		t->prog_point = cal_prog_mean(t, point_id, 0, t->prog_point, false);
 		/* The function's body: what a span of it holds besides the
 		 * probes. */
 		int64_t *tmp = lp_calloc(CAL_BASE_CALLS, sizeof(*tmp));
