@@ -96,7 +96,6 @@ struct lp_trace_probe {
 	 * run time, measured as it runs (the program costs more in a target
 	 * than in the calibration's tight loop).  0: not calibrated. */
 	unsigned int prog_ns[2];
-	unsigned int pad3;
 	/* LP_PROBE_F_CAL: the calibration's hits sum their run times (each
 	 * at most LP_PROG_CAP_NS) and count them. */
 	unsigned long long prog_sum[2], prog_runs[2];

@@ -1472,21 +1472,27 @@ static uint32_t cal_probe(struct lp_tracer *t, unsigned int kind)
 
 /* The mean run of calibration probe id's programs ([0] entries and point
  * hits, [1] returns), or old when they ran none.  A mean, as the hit's
- * costs: a span sums its hits.  With reset, the runs so far are
- * forgotten (the warming up's). */
-static int64_t cal_prog_mean(const struct lp_tracer *t, uint32_t id, int half, int64_t old,
-			     bool reset)
+ * costs: a span sums its hits. */
+static int64_t cal_prog_mean(const struct lp_tracer *t, uint32_t id, int half, int64_t old)
+{
+	struct lp_trace_probe cfg;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg) < 0)
+		return old;
+	uint64_t n = cfg.prog_runs[half], sum = cfg.prog_sum[half];
+	return n ? (int64_t)((double)sum / (double)n + 0.5) : old;
+}
+
+/* Calibration probe id's program runs so far forgotten (the warming
+ * up's).  No hit runs meanwhile: the calibration's thread is here. */
+static void cal_prog_forget(const struct lp_tracer *t, uint32_t id)
 {
 	struct lp_trace_probe cfg;
 	int fd = bpf_map__fd(t->skel->maps.probes);
 	if (bpf_map_lookup_elem(fd, &id, &cfg) < 0)
-		return old;
-	uint64_t n = cfg.prog_runs[half], sum = cfg.prog_sum[half];
-	if (reset) {
-		cfg.prog_runs[half] = cfg.prog_sum[half] = 0;
-		bpf_map_update_elem(fd, &id, &cfg, BPF_ANY);
-	}
-	return n ? (int64_t)((double)sum / (double)n + 0.5) : old;
+		return;
+	memset(cfg.prog_sum, 0, sizeof(cfg.prog_sum));
+	memset(cfg.prog_runs, 0, sizeof(cfg.prog_runs));
+	bpf_map_update_elem(fd, &id, &cfg, BPF_ANY);
 }
 
 /* The kinds of timed run, one calibration function copy each: unprobed,
@@ -1623,7 +1629,7 @@ static int cal_tracepoint(struct lp_tracer *t, int64_t budget_ns)
 	}
 	bpf_link__destroy(l);
 	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tgids), &self);
-	t->prog_tp = cal_prog_mean(t, id, 0, t->prog_tp, false);
+	t->prog_tp = cal_prog_mean(t, id, 0, t->prog_tp);
 	lp_tracecal__time(lp_tracecal__getppid, n, base + n, NULL, NULL);
 	int64_t sd;
 	t->tp_cost = cal_less(dur, done, lp_tracecal__mean(base, 2 * n), &sd);
@@ -1850,14 +1856,12 @@ int lp_tracer__calibrate(struct lp_tracer *t, const struct lp_cal_needs *need, i
 	uint32_t entry_id = cal_probe(t, LP_PROBE_ENTRY), point_id = cal_probe(t, LP_PROBE_POINT);
 	if (cal_attach_runs(t, runs, need, entry_id, point_id) == 0) {
 		cal_size_runs(t, runs, nruns, t0, budget_ns);
-		for (int half = 0; half < 2; half++) {
-			cal_prog_mean(t, entry_id, half, 0, true);
-			cal_prog_mean(t, point_id, half, 0, true);
-		}
+		cal_prog_forget(t, entry_id);
+		cal_prog_forget(t, point_id);
 		cal_rounds(t, runs, t0, budget_ns);
-		t->prog_entry = cal_prog_mean(t, entry_id, 0, t->prog_entry, false);
-		t->prog_ret = cal_prog_mean(t, entry_id, 1, t->prog_ret, false);
-		t->prog_point = cal_prog_mean(t, point_id, 0, t->prog_point, false);
+		t->prog_entry = cal_prog_mean(t, entry_id, 0, t->prog_entry);
+		t->prog_ret = cal_prog_mean(t, entry_id, 1, t->prog_ret);
+		t->prog_point = cal_prog_mean(t, point_id, 0, t->prog_point);
 		/* The function's body: what a span of it holds besides the
 		 * probes. */
 		int64_t *tmp = lp_calloc(CAL_BASE_CALLS, sizeof(*tmp));
