@@ -15,6 +15,7 @@ bats_require_minimum_version 1.5.0
 load helpers/common
 load helpers/samples
 load helpers/cpusplit
+load helpers/usdtreq
 
 setup() {
 	load_bats_libs
@@ -64,13 +65,23 @@ within() {
 		fail "$4: $1, not within [$2, $3]"
 }
 
-@test "lp-record fp: cpusplit's split of 3 s of CPU between a() and b() (25/75 natively), within 3 points of its rounds" {
-	ok lp-record -F 999 --call-graph fp -o "$T/fp.lp" -- "$WORKLOADS/cpusplit" 300 3 "$T/truth"
-	run -0 lp-cat --check "$T/fp.lp"
-	n=$(nsamples "$T/fp.lp")
-	lp-collapse "$T/fp.lp" >"$T/fp.folded"
-	s=$(share_a "$T/fp.folded")
+# record_split NAME WORKLOAD ARG...: lp-record -F 999 ARG... of WORKLOAD
+# 300 3 into $T/NAME.lp, a valid stream, its stacks in $T/NAME.folded;
+# sets n (its samples), s (a()'s share of them, %) and truth (cpusplit's
+# own measure of a()'s share, %).
+record_split() {
+	local name=$1 workload=$2
+	shift 2
+	ok lp-record -F 999 "$@" -o "$T/$name.lp" -- "$WORKLOADS/$workload" 300 3 "$T/truth"
+	run -0 lp-cat --check "$T/$name.lp"
+	n=$(nsamples "$T/$name.lp")
+	lp-collapse "$T/$name.lp" >"$T/$name.folded"
+	s=$(share_a "$T/$name.folded")
 	truth=$(truth_a "$T/truth")
+}
+
+@test "lp-record fp: cpusplit's split of 3 s of CPU between a() and b() (25/75 natively), within 3 points of its rounds" {
+	record_split fp cpusplit --call-graph fp
 	echo "a(): $s% of $n samples; cpusplit measured $truth%"
 	# 999 Hz of 3 s of the thread's CPU: up to 3000, fewer where a
 	# sample costs more than its period (TCG: 0.1 to 2 ms); >= 1200 for
@@ -82,12 +93,7 @@ within() {
 }
 
 @test "lp-record dwarf: a build without frame pointers, its split within 3 points; every stack while in main reaches main" {
-	ok lp-record -F 999 --call-graph dwarf -o "$T/dw.lp" -- "$WORKLOADS/cpusplit-nofp" 300 3 "$T/truth"
-	run -0 lp-cat --check "$T/dw.lp"
-	n=$(nsamples "$T/dw.lp")
-	lp-collapse "$T/dw.lp" >"$T/dw.folded"
-	s=$(share_a "$T/dw.folded")
-	truth=$(truth_a "$T/truth")
+	record_split dw cpusplit-nofp --call-graph dwarf
 	# The thread is in main from its first sample there to its last:
 	# every sample between them must reach main (the loader's and exit's
 	# samples, before and after, cannot; under TCG they are many).
@@ -153,12 +159,7 @@ within() {
 @test "lp-trace usdt: lp:req and lp:wide, 50 events each, every argument typed by size and sign" {
 	ok lp-trace -o "$T/u.lp" usdt:lp:req usdt:lp:wide -- "$WORKLOADS/usdtreq"
 	assert_output 1225
-	# req(i, 3i); wide(-3000000000 i as long long, 200 + i as unsigned char)
-	run -0 awk -F'\t' '$1 == "event" && $5 == "usdt:lp:req" {
-		if (NF != 7 || $6 != "arg0=" r + 0 || $7 != "arg1=" 3 * r) bad++; r++ }
-		$1 == "event" && $5 == "usdt:lp:wide" {
-		if (NF != 7 || $6 != "arg0=" sprintf("%.0f", -3000000000 * w + 0) || $7 != "arg1=" 200 + w) bad++; w++ }
-		END { print r + 0, w + 0, bad + 0 }' "$T/u.lp"
+	run -0 usdtreq_args "$T/u.lp"
 	assert_output "50 50 0"
 }
 

@@ -7,6 +7,7 @@
 load helpers/common
 load helpers/producers
 load helpers/bpf
+load helpers/usdtreq
 
 setup() {
 	load_bats_libs
@@ -18,13 +19,7 @@ setup() {
 	run -0 --separate-stderr lp-trace --output "$T/r.lp" usdt:lp:req usdt:lp:wide -- "$WORKLOADS/usdtreq"
 	assert_output 1225
 	assert_equal "$stderr" ""
-	# lp:req(int i, int 3i); lp:wide(long long -3000000000 i, unsigned
-	# char 200 + i): i = 0..49 in order, no other argument
-	run -0 awk -F'\t' '$1 == "event" && $5 == "usdt:lp:req" {
-		if (NF != 7 || $6 != "arg0=" r + 0 || $7 != "arg1=" 3 * r) bad++; r++ }
-		$1 == "event" && $5 == "usdt:lp:wide" {
-		if (NF != 7 || $6 != "arg0=" sprintf("%.0f", -3000000000 * w + 0) || $7 != "arg1=" 200 + w) bad++; w++ }
-		END { print r + 0, w + 0, bad + 0 }' "$T/r.lp"
+	run -0 usdtreq_args "$T/r.lp"
 	assert_output "50 50 0"
 	# the biggest: 8 bytes signed, 1 byte unsigned
 	run -0 grep -c -P '\targ0=-147000000000\targ1=249$' "$T/r.lp"
