@@ -42,17 +42,6 @@ ok() {
 	[ "$status" -eq 0 ] || fail "$1 exited $status"
 }
 
-# truth_a FILE: a()'s share (%) of the rounds of its loop cpusplit ran in
-# a() and b() (its third argument's file): 25% by construction, more where
-# each call overshoots its target by a slow round (TCG).  Rounds, not its
-# CPU time: a host that takes the virtual CPU away inside a() swells a()'s
-# CPU time (the guest's clock runs on), not its rounds, nor its samples
-# (a late timer's missed periods are dropped).
-truth_a() {
-	sed -n 's/^cpusplit: a_ns=[0-9]* b_ns=[0-9]* a_rounds=\([0-9]*\) b_rounds=\([0-9]*\)$/\1 \2/p' "$1" |
-		awk 'NF == 2 && $1 + $2 > 0 { printf "%.1f\n", 100 * $1 / ($1 + $2) }'
-}
-
 # near TRUTH SHARE WHAT: SHARE within 3 points of TRUTH.
 near() {
 	[ -n "$1" ] || fail "$3: no truth"

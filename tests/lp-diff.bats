@@ -5,6 +5,7 @@
 
 bats_require_minimum_version 1.5.0
 load helpers/common
+load helpers/cpusplit
 
 setup() {
 	TMP=$(mktemp -d)
@@ -465,11 +466,17 @@ rect_centre() {
 
 @test "two real recordings of one workload: its known split on both sides, no significant change [root]" {
 	require_root
-	# cpusplit: a() 25% and b() 75% of its CPU time by construction.
-	# 499 Hz for 3 s: ~1500 samples a side when idle, still hundreds on a
-	# loaded machine; +-10 points is then more than 4 standard deviations.
-	lp-record -F 499 -o "$TMP/1.lp" -- "$WORKLOADS/cpusplit" 3 2>/dev/null
-	lp-record -F 499 -o "$TMP/2.lp" -- "$WORKLOADS/cpusplit" 3 2>/dev/null
+	# cpusplit by rounds: a() 25% and b() 75% of its loop's rounds by
+	# construction, in both runs alike (split by CPU time, a run in which
+	# the host took time from the virtual CPU inside a() sampled a() at 20%
+	# and the next at 30%: a true change lp-diff rightly called
+	# significant).  499 Hz for 3 s: ~1500 samples a side when idle, still
+	# hundreds on a loaded machine; +-10 points is then more than 4
+	# standard deviations.
+	CPUSPLIT_BY_ROUNDS=1 lp-record -F 499 -o "$TMP/1.lp" -- "$WORKLOADS/cpusplit" 3 0 "$TMP/t1" 2>/dev/null
+	CPUSPLIT_BY_ROUNDS=1 lp-record -F 499 -o "$TMP/2.lp" -- "$WORKLOADS/cpusplit" 3 0 "$TMP/t2" 2>/dev/null
+	[ "$(truth_a "$TMP/t1")" = 25.0 ] || fail "run 1 split its rounds $(cat "$TMP/t1")"
+	[ "$(truth_a "$TMP/t2")" = 25.0 ] || fail "run 2 split its rounds $(cat "$TMP/t2")"
 	run -0 lp-diff --report --top 0 --alpha 0.001 "$TMP/1.lp" "$TMP/2.lp"
 	echo "$output"
 	for f in a b; do

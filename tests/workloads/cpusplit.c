@@ -13,7 +13,10 @@
  * the rounds a measure of the time the CPU ran each that no stolen time
  * swells: a virtual CPU's thread that the host deschedules for 10 ms
  * inside a() counts 10 ms of a()'s CPU time, but neither rounds nor, but
- * for one, samples. */
+ * for one, samples.  With CPUSPLIT_BY_ROUNDS=1 in the environment the split
+ * is of rounds instead, 1:3 exactly: a() runs as many rounds as its first
+ * call took in 5 ms of CPU time, b() three times as many, so that two runs
+ * split alike however much time the host takes from either. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 static volatile uint64_t sink;
 static int64_t a_ns, b_ns;	/* the CPU time a() and b() took */
 static int64_t a_rounds, b_rounds;	/* and their rounds of spin's loop */
+static int64_t a_quota;		/* by rounds: a() call's rounds (0: by CPU time) */
 
 static int64_t cpu_ns(void)
 {
@@ -41,26 +45,34 @@ static int64_t wall_ns(void)
 
 /* The clock is read every few microseconds of work, so almost every sample
  * lands in the loop body of the function itself. */
-__attribute__((noinline)) static int64_t spin(int64_t ns, int64_t *rounds)
+__attribute__((noinline)) static int64_t spin(int64_t ns, int64_t quota, int64_t *rounds)
 {
-	int64_t start = cpu_ns(), now;
+	int64_t start = cpu_ns(), now, n = 0;
 
 	do {
 		for (int i = 0; i < 20000; i++)
 			sink += i * 7;
-		++*rounds;
-	} while ((now = cpu_ns()) < start + ns);
+		++n;
+	} while ((now = cpu_ns(), quota ? n < quota : now < start + ns));
+	*rounds += n;
 	return now - start;
 }
 
 __attribute__((noinline)) void a(void)
 {
-	a_ns += spin(5000000, &a_rounds);
+	if (a_quota < 0) {	/* by rounds, the first call: the quota */
+		int64_t before = a_rounds;
+
+		a_ns += spin(5000000, 0, &a_rounds);
+		a_quota = a_rounds - before;
+		return;
+	}
+	a_ns += spin(5000000, a_quota, &a_rounds);
 }
 
 __attribute__((noinline)) void b(void)
 {
-	b_ns += spin(15000000, &b_rounds);
+	b_ns += spin(15000000, 3 * a_quota, &b_rounds);
 }
 
 int main(int argc, char **argv)
@@ -74,6 +86,8 @@ int main(int argc, char **argv)
 	volatile char pad[2048];
 
 	pad[0] = pad[sizeof(pad) - 1] = 0;
+	if (getenv("CPUSPLIT_BY_ROUNDS") && atoi(getenv("CPUSPLIT_BY_ROUNDS")))
+		a_quota = -1;
 
 	while (wall_ns() < end && cpu_ns() < cpu_end) {
 		a();
