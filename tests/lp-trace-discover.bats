@@ -83,7 +83,7 @@ def_line() {
 	assert_equal "$output" "$want"
 	call=$(grep -n 'rebuild_index(id);' "$DEMO_C" | cut -d: -f1)
 	run -0 lp-trace --lines handle_request "$DEMO"
-	assert_line --regexp "^$call${TAB}demo\\.c:$call${TAB}(nop|emulated|stepped)${TAB}1${TAB}		rebuild_index\\(id\\);\$"
+	assert_line --regexp "^$call${TAB}demo\\.c:$call${TAB}(nop|emulated|call|stepped)${TAB}1${TAB}		rebuild_index\\(id\\);\$"
 }
 
 @test "lp-trace --lines: a source file that cannot be read gives the line numbers alone, said" {

@@ -17,15 +17,15 @@ setup() {
 	STEPPED=$(grep -n 'STEPPED \*/' "$SRC" | cut -d: -f1)
 }
 
-@test "lp-trace: a line probe goes on the line's emulated statement, its values read there" {
+@test "lp-trace: a line probe goes on the line's emulated statement (a call), its values read there" {
 	require_root
 	run -0 --separate-stderr lp-trace --verbose --output "$T/c.lp" "cheapline.c:$CHEAP(k,total)" -- "$WORKLOADS/cheapline"
 	assert_output 7350
-	run -0 grep -c "^lp-trace: cheapline.c:$CHEAP(k,total): $WORKLOADS/cheapline at 0x[0-9a-f]* (file offset 0x[0-9a-f]*, emulated instruction, a later statement of the line)\$" <<<"$stderr"
+	run -0 grep -c "^lp-trace: cheapline.c:$CHEAP(k,total): $WORKLOADS/cheapline at 0x[0-9a-f]* (file offset 0x[0-9a-f]*, call instruction, a later statement of the line)\$" <<<"$stderr"
 	assert_output 1
 	run -1 grep -c 'single-stepped' <<<"$stderr"
 	assert_output 0
-	run -0 grep -c -P "^cost\t\d+\tline\t\d+\tprobe=cheapline.c:$CHEAP\tinsn=emulated\t" "$T/c.lp"
+	run -0 grep -c -P "^cost\t\d+\tline\t\d+\tprobe=cheapline.c:$CHEAP\tinsn=call\t" "$T/c.lp"
 	assert_output 1
 	# 50 hits, k = 3i in order; total read after the line's first
 	# statement added k: 3i(i-1) + 3i = 3i^2 (at the line's first

@@ -386,7 +386,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
  *[0-9a-f]+:	endbr64 *
  *[0-9a-f]+:	push +%rbp'
 	run -0 lp-trace -v -o "$T/c.lp" tick -- "$WORKLOADS/cetloop" 1000
-	assert_line "lp-trace: tick: starts with endbr64: probing the push or jump at +4 (emulated, not single-stepped)"
+	assert_line "lp-trace: tick: starts with endbr64: probing the push, call or jump at +4 (emulated, not single-stepped)"
 	[ "$(grep -c '^span' "$T/c.lp")" -eq 1000 ]
 	run -0 awk -F'\t' '$1 == "span" { split($8, r, "="); if (r[2] != (n++ % 8)) bad++ } END { print n, bad + 0 }' "$T/c.lp"
 	assert_output "1000 0"

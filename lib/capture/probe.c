@@ -1422,7 +1422,7 @@ static const unsigned char *file_bytes(Elf *elf, uint64_t off, size_t n)
 /* The cost of a uprobe depends on the probed instruction (PERF-NOTES.md):
  * endbr64 is single-stepped out of line (~13 us), push %rbp is emulated
  * (~0.6 us), a 5-byte nop optimised.  When a function opens with endbr64
- * followed by a push or a nop, probe that: the stack pointer and the
+ * followed by a push, a call or a nop, probe that: the stack pointer and the
  * arguments are the same there. */
 static uint64_t skip_endbr(Elf *elf, uint64_t off)
 {
@@ -1430,7 +1430,7 @@ static uint64_t skip_endbr(Elf *elf, uint64_t off)
 	if (!b || b[0] != 0xf3 || b[1] != 0x0f || b[2] != 0x1e || b[3] != 0xfa)
 		return 0;
 	enum lp_insn next = lp_insn__classify(b + 4, 5);
-	return next == LP_INSN_NOP || next == LP_INSN_EMULATED ? 4 : 0;
+	return next == LP_INSN_NOP || next == LP_INSN_EMULATED || next == LP_INSN_CALL ? 4 : 0;
 }
 
 /* The class of the instruction at file offset off, which decides what a
@@ -2399,7 +2399,7 @@ static int func_entry(const struct lp_probe_spec *spec, struct elfobj *o, const 
 	if (skip && verbose) {
 		enum lp_insn next = insn_at(o->elf, off + skip);
 		lp_error("%s: starts with endbr64: probing the %s at +%llu (%s, not single-stepped)",
-			 spec->text, next == LP_INSN_NOP ? "nop" : "push or jump",
+			 spec->text, next == LP_INSN_NOP ? "nop" : "push, call or jump",
 			 (unsigned long long)skip, next == LP_INSN_NOP ? "optimised" : "emulated");
 	}
 	if (func_values(pt, o->dw, vaddr, path) < 0)

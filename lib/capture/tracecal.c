@@ -34,7 +34,9 @@ enum lp_insn lp_insn__classify(const unsigned char *b, size_t n)
 		return LP_INSN_EMULATED;
 	if (n >= 2 && b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57)
 		return LP_INSN_EMULATED;
-	if (b[0] == 0xeb || b[0] == 0xe9 || b[0] == 0xe8 || (b[0] >= 0x70 && b[0] <= 0x7f))
+	if (b[0] == 0xe8)
+		return LP_INSN_CALL;
+	if (b[0] == 0xeb || b[0] == 0xe9 || (b[0] >= 0x70 && b[0] <= 0x7f))
 		return LP_INSN_EMULATED;
 	if (n >= 2 && b[0] == 0x0f && b[1] >= 0x80 && b[1] <= 0x8f)
 		return LP_INSN_EMULATED;
@@ -46,6 +48,7 @@ const char *lp_insn__name(enum lp_insn c)
 	switch (c) {
 	case LP_INSN_NOP: return "nop";
 	case LP_INSN_EMULATED: return "emulated";
+	case LP_INSN_CALL: return "call";
 	case LP_INSN_STEPPED: return "stepped";
 	default: return "";
 	}
@@ -54,6 +57,12 @@ const char *lp_insn__name(enum lp_insn c)
 /* The clock a calibration function read last; written by the function
  * the calibration functions call (not static: the assembly names it). */
 volatile int64_t lp_tracecal_stamp_ns;
+
+/* What the call class's functions call first: nothing. */
+__attribute__((visibility("hidden"), used, noinline)) void lp_tracecal_nothing(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
 
 __attribute__((visibility("hidden"), used, noinline)) void lp_tracecal_stamp(void)
 {
@@ -90,6 +99,7 @@ __attribute__((visibility("hidden"), used, noinline)) void lp_tracecal_stamp(voi
 __asm__(".text\n"
 	CAL_CLASS(nop, "	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n")
 	CAL_CLASS(push, "")
+	CAL_CLASS(call, "	call lp_tracecal_nothing\n")
 	CAL_CLASS(step, "	endbr64\n"));
 
 #define CAL_DECL(cls)							\
@@ -99,6 +109,7 @@ __asm__(".text\n"
 		lp_tracecal_##cls##_2_ret[], lp_tracecal_##cls##_3_ret[];
 CAL_DECL(nop)
 CAL_DECL(push)
+CAL_DECL(call)
 CAL_DECL(step)
 
 __attribute__((noinline)) void lp_tracecal__empty(void)
@@ -118,6 +129,8 @@ lp_tracecal_fn lp_tracecal__fn(enum lp_insn c, int copy)
 				  lp_tracecal_nop_3 },
 		[LP_INSN_EMULATED] = { lp_tracecal_push_0, lp_tracecal_push_1, lp_tracecal_push_2,
 				       lp_tracecal_push_3 },
+		[LP_INSN_CALL] = { lp_tracecal_call_0, lp_tracecal_call_1, lp_tracecal_call_2,
+				   lp_tracecal_call_3 },
 		[LP_INSN_STEPPED] = { lp_tracecal_step_0, lp_tracecal_step_1, lp_tracecal_step_2,
 				      lp_tracecal_step_3 },
 	};
@@ -133,6 +146,8 @@ const void *lp_tracecal__ret(enum lp_insn c, int copy)
 				  lp_tracecal_nop_2_ret, lp_tracecal_nop_3_ret },
 		[LP_INSN_EMULATED] = { lp_tracecal_push_0_ret, lp_tracecal_push_1_ret,
 				       lp_tracecal_push_2_ret, lp_tracecal_push_3_ret },
+		[LP_INSN_CALL] = { lp_tracecal_call_0_ret, lp_tracecal_call_1_ret,
+				   lp_tracecal_call_2_ret, lp_tracecal_call_3_ret },
 		[LP_INSN_STEPPED] = { lp_tracecal_step_0_ret, lp_tracecal_step_1_ret,
 				      lp_tracecal_step_2_ret, lp_tracecal_step_3_ret },
 	};
