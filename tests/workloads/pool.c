@@ -1,13 +1,18 @@
 /* cflags: -O2 -fno-optimize-sibling-calls -fno-shrink-wrap */
 /* pool - a thread pool that hands each request between threads (lp issue
  * 18: a request keyed by a pointer, not one call; evloop.c is the kind on
- * one thread).  A request's phases are tasks on one shared queue (a mutex
- * and a condition variable), each run by whichever worker takes it.
+ * one thread).  A request's phases are tasks on the workers' queues (a
+ * mutex, and a condition variable each), and each phase is queued for the
+ * next worker in a ring: every phase runs on another thread than the one
+ * before, whatever the scheduler does.  (On one shared queue, a machine
+ * whose other CPU was busy let one worker run a request's every phase in
+ * its time slice: 42% ended where they started.)
  *
  * new_request(id) mallocs a struct req and returns it (the key).  Each
  * callback takes it as its first argument (struct req *r); after each, the
- * worker queues the request's next phase at the tail, after the last it
- * calls free_request(r) and queues a new request's first: INFLIGHT in flight.
+ * worker queues the request's next phase at the tail of the next worker's
+ * queue; after the last it calls free_request(r) and queues a new
+ * request's first: INFLIGHT in flight.
  *
  * The truth by construction is evloop.c's, in units of work (a fixed number
  * of iterations of one loop, ~1 us as calibrated): a fast request (id % 25
@@ -48,9 +53,12 @@ struct req {
 
 static long multi, last_id, live, inflight, threads, tasks;
 static int64_t t0, end, per_task;	/* per_task: the pool's, once draining */
-static struct req *head, *tail;	/* the queue: phases to run */
+#define MAX_THREADS 64
+static struct queue {
+	struct req *head, *tail;	/* phases to run */
+	pthread_cond_t cv;
+} q[MAX_THREADS];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 
 __attribute__((noinline)) struct req *new_request(long id)
 {
@@ -74,13 +82,15 @@ __attribute__((noinline)) void free_request(struct req *r)
 	free(r);
 }
 
-/* Queues r's next phase; under mu. */
-static void push(struct req *r)
+/* Queues r's next phase for worker k; under mu. */
+static void push(struct req *r, long k)
 {
+	struct queue *w = &q[k % threads];
+
 	r->next = NULL;
-	*(tail ? &tail->next : &head) = r;
-	tail = r;
-	pthread_cond_signal(&cv);
+	*(w->tail ? &w->tail->next : &w->head) = r;
+	w->tail = r;
+	pthread_cond_signal(&w->cv);
 }
 
 static void *worker(void *arg)
@@ -88,12 +98,14 @@ static void *worker(void *arg)
 	int me = (int)(intptr_t)arg;
 
 	for (;;) {
+		struct queue *w = &q[me];
+
 		pthread_mutex_lock(&mu);
-		while (!head && live > 0)
-			pthread_cond_wait(&cv, &mu);
-		struct req *r = head;
-		if (r && !(head = r->next))
-			tail = NULL;
+		while (!w->head && live > 0)
+			pthread_cond_wait(&w->cv, &mu);
+		struct req *r = w->head;
+		if (r && !(w->head = r->next))
+			w->tail = NULL;
 		tasks += !!r;
 		pthread_mutex_unlock(&mu);
 		if (!r)
@@ -122,9 +134,10 @@ static void *worker(void *arg)
 		if (r) {
 			/* draining: the turn a full queue would give it */
 			r->due = per_task ? now_ns() + inflight * per_task : 0;
-			push(r);
+			push(r, me + 1);
 		} else if (--live == 0) {
-			pthread_cond_broadcast(&cv);
+			for (long k = 0; k < threads; k++)
+				pthread_cond_broadcast(&q[k].cv);
 		}
 		pthread_mutex_unlock(&mu);
 	}
@@ -134,17 +147,19 @@ int main(int argc, char **argv)
 {
 	int v = argc > 1 && !strcmp(argv[1], "-v");
 	double secs = argc > 1 + v ? atof(argv[1 + v]) : 5;
-	pthread_t tid[64];
+	pthread_t tid[MAX_THREADS];
 
 	threads = argc > 2 + v ? atol(argv[2 + v]) : 4;
 	inflight = argc > 3 + v ? atol(argv[3 + v]) : 100;
-	if (secs <= 0 || threads < 1 || threads > 64 || inflight < 1)
+	if (secs <= 0 || threads < 1 || threads > MAX_THREADS || inflight < 1)
 		return fprintf(stderr, "usage: pool [-v] [SECONDS] [THREADS (1-64)] [INFLIGHT]\n"), 2;
 	calibrate_unit();
 
 	end = (t0 = now_ns()) + (int64_t)(secs * 1e9);
+	for (long k = 0; k < threads; k++)
+		pthread_cond_init(&q[k].cv, NULL);
 	for (; live < inflight; live++)
-		push(new_request(++last_id));
+		push(new_request(++last_id), live);
 	for (long i = 0; i < threads; i++)
 		if (pthread_create(&tid[i], NULL, worker, (void *)(intptr_t)i))
 			abort();
