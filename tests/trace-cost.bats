@@ -244,8 +244,10 @@ nested_missed() {
 # with nothing inside it lp could count; rounds taken then judge the host.
 # So a check whose rounds miss its bars takes its rounds once more, and
 # the second set is judged (both are shown).
-# nested_twice PARENT CHILD MODE K ROUNDS LP_PCT [UNTRACED_PCT]
+# nested_twice PARENT CHILD MODE K ROUNDS LP_PCT [UNTRACED_PCT]: nested
+# into a fresh $T/rounds, once more when they miss the bars.
 nested_twice() {
+	rm -f "$T/rounds"
 	nested "$1" "$2" "$3" "$4" "$5"
 	local m
 	m=$(nested_missed "$6" "${7:-}")
@@ -257,25 +259,27 @@ nested_twice() {
 	nested "$1" "$2" "$3" "$4" "$5"
 }
 
-# check_nested NAME LP_PCT [UNTRACED_PCT]: the residual errors, at most
+# check_nested NAME PARENT CHILD MODE K ROUNDS LP_PCT [UNTRACED_PCT]:
+# nested_twice, then the residual errors, at most
 # LP_PCT % of lp_ns and UNTRACED_PCT % of the untraced duration.  Without
 # the nested costs the residual would be all of lp_ns.  Against separate
 # untraced runs (before the twins), under the load of this shared machine
 # (4 other builds on 2 CPUs), single rounds were -40% to +45% of lp_ns off,
 # medians of 5 rounds -2% to +33%.
 check_nested() {
-	local resid presid lp u
+	local name=$1 resid presid lp u
+	shift
+	nested_twice "$@"
 	read -r resid presid lp u <<<"$(residuals "$T/rounds")"
-	echo "# $1: untraced $u ns, traced raw $(awk '{ print $6 }' "$T/rounds" | median) ns, lp_ns $lp; corrected - untraced: $resid ns ($(pct "$resid" "$u")% of untraced, $(pct "$resid" "$lp")% of lp_ns); parent alone: $presid ns ($(pct "$presid" "$u")%)" >&3
+	echo "# $name: untraced $u ns, traced raw $(awk '{ print $6 }' "$T/rounds" | median) ns, lp_ns $lp; corrected - untraced: $resid ns ($(pct "$resid" "$u")% of untraced, $(pct "$resid" "$lp")% of lp_ns); parent alone: $presid ns ($(pct "$presid" "$u")%)" >&3
 	local m
-	m=$(nested_missed "$2" "${3:-}")
+	m=$(nested_missed "$6" "${7:-}")
 	[ -z "$m" ] || fail "$m"
 }
 
 @test "trace-cost: a parent of 50 probed calls: lp_ns is 50 pairs and its own inside; corrected, its untraced duration" {
 	require_root
-	nested_twice parent child nest 50 5 40 40
-	check_nested "parent of 50 emulated children" 40 40
+	check_nested "parent of 50 emulated children" parent child nest 50 5 40 40
 }
 
 @test "trace-cost: a parent of 10 single-stepped probed calls and of 50 optimised ones" {
@@ -285,15 +289,12 @@ check_nested() {
 	# other processes' time slices (a stepped hit then "cost" 40-125 us,
 	# against 12-16 us calibrated and seen in short calls), which is no cost
 	# of lp's.  More rounds: stepped hits vary more from run to run.
-	nested_twice parent_leaf leaf leaf 10 5 40
-	check_nested "parent of 10 stepped children" 40
-	rm "$T/rounds"
+	check_nested "parent of 10 stepped children" parent_leaf leaf leaf 10 5 40
 	# A nop's hit is the cheapest and its calibration the least stable
 	# (the per-hit cost moves with the machine's phases, as cost.bats 6
 	# says): a clean-clone run's median residual was 53% of lp_ns.
 	# Without the nested costs it would be 100%.
-	nested_twice parent_nop nopchild nop 50 5 65 40
-	check_nested "parent of 50 nop children" 65 40
+	check_nested "parent of 50 nop children" parent_nop nopchild nop 50 5 65 40
 }
 
 # loop_rounds LINE K N ROUNDS: rounds of looper (K iterations of N
@@ -312,11 +313,11 @@ loop_rounds() {
 	done
 }
 
-# loop_figures LINE: the medians over its rounds of the untraced duration,
-# the residual error and lp_ns.
-loop_figures() {
-	echo "$(awk '{ print $1 }' "$T/loop$1" | median) $(awk '{ print $2 - $1 }' "$T/loop$1" | median)" \
-		"$(awk '{ print $3 }' "$T/loop$1" | median)"
+# figures FILE: the medians over its rounds (untraced, corrected, lp_ns,
+# raw) of the untraced duration, the residual error and lp_ns.
+figures() {
+	echo "$(awk '{ print $1 }' "$1" | median) $(awk '{ print $2 - $1 }' "$1" | median)" \
+		"$(awk '{ print $3 }' "$1" | median)"
 }
 
 # in_loop LINE K N ROUNDS LP_PCT [UNTRACED_PCT]: loop_rounds (twice when
@@ -325,13 +326,13 @@ loop_figures() {
 in_loop() {
 	local line=$1 k=$2 lp_pct=$5 u_pct=${6:-} u resid lp m
 	loop_rounds "$1" "$2" "$3" "$4"
-	read -r u resid lp <<<"$(loop_figures "$line")"
+	read -r u resid lp <<<"$(figures "$T/loop$line")"
 	m=$(missed "$resid" "$lp" "$u" "$lp_pct" "$u_pct")
 	if [ -n "$m" ]; then
 		echo "# line in a loop of $k: $m; once more" >&3
 		rm "$T/loop$line"
 		loop_rounds "$1" "$2" "$3" "$4"
-		read -r u resid lp <<<"$(loop_figures "$line")"
+		read -r u resid lp <<<"$(figures "$T/loop$line")"
 	fi
 	echo "# line $(cost "$T/l1.lp" line "costnest.c:$line" insn) in a loop of $k: untraced $u ns, traced raw $(awk '{ print $4 }' "$T/loop$line" | median) ns, lp_ns $lp; corrected - untraced: $resid ns ($(pct "$resid" "$u")% of untraced, $(pct "$resid" "$lp")% of lp_ns)" >&3
 	m=$(missed "$resid" "$lp" "$u" "$lp_pct" "$u_pct")
@@ -357,9 +358,7 @@ in_loop() {
 		exact_lp "$T/t$r.lp" parent_sys "$want" $((50 * $(cost "$T/t$r.lp" tracepoint tp:syscalls:sys_enter_getppid prog_ns)))
 		echo "$u $(spans "$T/t$r.lp" parent_sys corrected | median) $(spans "$T/t$r.lp" parent_sys lp | median) $(spans "$T/t$r.lp" parent_sys raw | median)" >>"$T/tp"
 	done
-	u=$(awk '{ print $1 }' "$T/tp" | median)
-	resid=$(awk '{ print $2 - $1 }' "$T/tp" | median)
-	lp=$(awk '{ print $3 }' "$T/tp" | median)
+	read -r u resid lp <<<"$(figures "$T/tp")"
 	echo "# tracepoint ($(cost "$T/t1.lp" tracepoint tp:syscalls:sys_enter_getppid) ns a hit) 50 times in a call: untraced $u ns, traced raw $(awk '{ print $4 }' "$T/tp" | median) ns, lp_ns $lp; corrected - untraced: $resid ns ($(pct "$resid" "$u")% of untraced, $(pct "$resid" "$lp")% of lp_ns)" >&3
 	m=$(missed "$resid" "$lp" "$u" 40)
 	[ -z "$m" ] || fail "$m"
@@ -415,8 +414,7 @@ empty_calls() {
 	run -0 lp-trace -o "$T/c.lp" parent nopchild -- "$W" nop 5 3 10
 	[ "$(cost "$T/c.lp" entry parent)" -ge 6000 ] || fail "emulated entry: $(cost "$T/c.lp" entry parent) ns"
 	apart "$T/c.lp" entry parent entry nopchild
-	nested_twice parent child nest 50 5 40 40
-	check_nested "dear traps: parent of 50 emulated children" 40 40
+	check_nested "dear traps: parent of 50 emulated children" parent child nest 50 5 40 40
 	in_loop "$LOOP" 100 3000 5 40 40
 	empty_calls
 }
