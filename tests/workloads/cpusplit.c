@@ -86,7 +86,9 @@ int main(int argc, char **argv)
 	volatile char pad[2048];
 
 	pad[0] = pad[sizeof(pad) - 1] = 0;
-	if (getenv("CPUSPLIT_BY_ROUNDS") && atoi(getenv("CPUSPLIT_BY_ROUNDS")))
+	const char *by_rounds = getenv("CPUSPLIT_BY_ROUNDS");
+
+	if (by_rounds && atoi(by_rounds))
 		a_quota = -1;
 
 	while (wall_ns() < end && cpu_ns() < cpu_end) {
