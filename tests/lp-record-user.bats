@@ -209,7 +209,7 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-@test "Debian's redis-server run by an ordinary user, under load: the user's profile is root's, user space alike within 6 points" {
+@test "Debian's redis-server run by an ordinary user, under load: the user's profile is root's, user space alike within 12 points" {
 	user_setup
 	require_cmd redis-server
 	require_cmd redis-benchmark
@@ -228,9 +228,9 @@ free_port() {
 	sleep 0.5
 	# The same seconds recorded by both: the user's (perf events) and
 	# root's (BPF, every sample, in the kernel too).
-	as_user "$U/lp-record" -F 999 -d 4 -p "$pid" -o "$U/user.lp" 2>"$TMP/user.err" 3>&- &
+	as_user "$U/lp-record" -F 999 -d 6 -p "$pid" -o "$U/user.lp" 2>"$TMP/user.err" 3>&- &
 	user=$!
-	lp-record -F 999 -d 4 -p "$pid" -o "$TMP/root.lp" 2>"$TMP/root.err" || fail "$(cat "$TMP/root.err")"
+	lp-record -F 999 -d 6 -p "$pid" -o "$TMP/root.lp" 2>"$TMP/root.err" || fail "$(cat "$TMP/root.err")"
 	reap "$user" 0 10 || fail "$(cat "$TMP/user.err")"
 	kill "$load"
 	run -0 redis-cli -p "$port" shutdown nosave
@@ -238,16 +238,39 @@ free_port() {
 	BG=
 	grep -q $'\tuser_only=1' "$U/user.lp" || fail "no user_only=1"
 	# Known truth: the event loop runs every command.
-	read -r main_u n_u < <(awk -v FUNC=aeMain -f "$LP_TOP/tests/helpers/user-share.awk" "$U/user.lp")
+	read -r main_u n_u _ < <(awk -v FUNC=aeMain -f "$LP_TOP/tests/helpers/user-share.awk" "$U/user.lp")
 	echo "user: aeMain in $main_u% of $n_u samples"
 	awk -v s="$main_u" 'BEGIN { exit !(s >= 90) }' || fail "aeMain in $main_u%"
+	# Root's recording starts later (it loads its programs): the seconds
+	# both recorded.
+	local from to
+	from=$(for f in "$U/user.lp" "$TMP/root.lp"; do awk -F'\t' '$1 == "sample" { print $2; exit }' "$f"; done | sort -n | tail -1)
+	to=$(for f in "$U/user.lp" "$TMP/root.lp"; do awk -F'\t' '$1 == "sample" { t = $2 } END { print t }' "$f"; done | sort -n | head -1)
+	# The two backends' clocks differ (lp-record(1), --backend): per CPU
+	# and per thread.  Quiet, with ~1,300 user-space samples each, they
+	# agree within 3 points (each share's standard error, measured by
+	# batches, 1-2 points).  Beside a CPU-bound job, where redis is
+	# preempted often, processCommand or readQueryFromClient took 5.4-10.6
+	# points more of root's samples than of the user's in each of 7 runs
+	# (recorded one at a time instead: 1.6-6.6): the clocks' doing, about
+	# half of it in the samples the kernel held back to a system call's
+	# return.
+	# A backend that lost a frame would miss by 30 points or more (each
+	# function here holds 15-70% of the samples).  So: within 12 points,
+	# or 3 standard errors of the difference where the spread is wider.
+	local f su n_u eu sr n_r er
 	for f in processCommand readQueryFromClient _writeToClient; do
-		read -r su n_u < <(awk -v FUNC="$f" -f "$LP_TOP/tests/helpers/user-share.awk" "$U/user.lp")
-		read -r sr n_r < <(awk -v FUNC="$f" -f "$LP_TOP/tests/helpers/user-share.awk" "$TMP/root.lp")
-		echo "$f: the user's $su% of $n_u, root's $sr% of $n_r user-space samples"
-		awk -v a="$su" -v b="$sr" 'BEGIN { d = a - b; exit !(d <= 6 && d >= -6) }' ||
-			fail "$f: $su% against root's $sr%"
+		read -r su n_u eu < <(awk -v FUNC="$f" -v FROM="$from" -v TO="$to" -f "$LP_TOP/tests/helpers/user-share.awk" "$U/user.lp")
+		read -r sr n_r er < <(awk -v FUNC="$f" -v FROM="$from" -v TO="$to" -f "$LP_TOP/tests/helpers/user-share.awk" "$TMP/root.lp")
+		echo "$f: the user's $su% (+-$eu) of $n_u, root's $sr% (+-$er) of $n_r user-space samples"
+		[ "$n_u" -ge 200 ] || fail "$n_u user-space samples of the user's: too few to compare"
+		awk -v a="$su" -v b="$sr" -v ea="$eu" -v eb="$er" 'BEGIN {
+			d = a - b; bar = 3 * sqrt(ea * ea + eb * eb); if (bar < 12) bar = 12
+			exit !(d <= bar && d >= -bar) }' || fail "$f: $su% (+-$eu) against root's $sr% (+-$er)"
 	done
-	# As many samples in user space: none lost but the kernel's.
-	awk -v a="$n_u" -v b="$n_r" 'BEGIN { exit !(a >= 0.8 * b) }' || fail "$n_u user-space samples against root's $n_r"
+	# As many samples in user space, none lost but the kernel's, as far as
+	# the clocks agree: the user's were 0.9-1.2 of root's quiet, 0.71-0.77
+	# beside a CPU-bound job.
+	awk -v a="$n_u" -v b="$n_r" 'BEGIN { exit !(a >= 0.6 * b) }' || fail "$n_u user-space samples against root's $n_r"
+	run -1 grep -c '^lost' "$U/user.lp"
 }
