@@ -21,6 +21,7 @@
 struct lp_target {
 	pid_t *pids;
 	int *pidfds;		/* -p: a pidfd per pid, or -1 (see alive_pidfd) */
+	unsigned long long *starts;	/* -p: each one's start time (clock ticks after boot) */
 	size_t npids;
 	bool spawned;
 	/* A started command only: */
@@ -33,17 +34,20 @@ struct lp_target {
 	bool signalled;		/* lp sent it SIGTERM or SIGKILL */
 };
 
-/* The state letter and the parent of /proc/PID/stat ("pid (comm) S ppid
- * ...": comm may itself contain ") "): 0 with *state '?' and *ppid -1 where
- * the line does not parse; 1 when the file reads empty; -1 when it cannot
- * be opened (errno set). */
-static int proc_stat(pid_t pid, char *state, pid_t *ppid)
+/* The state letter, the parent and the start time (clock ticks after boot,
+ * field 22; when start is not NULL) of /proc/PID/stat ("pid (comm) S ppid
+ * ...": comm may itself contain ") "): 0 with *state '?', *ppid -1 and
+ * *start 0 where the line does not parse; 1 when the file reads empty; -1
+ * when it cannot be opened (errno set). */
+static int proc_stat_start(pid_t pid, char *state, pid_t *ppid, unsigned long long *start)
 {
-	char path[64], buf[512];
+	char path[64], buf[1024];
 	int pp;
 
 	*state = '?';
 	*ppid = -1;
+	if (start)
+		*start = 0;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -59,34 +63,59 @@ static int proc_stat(pid_t pid, char *state, pid_t *ppid)
 	*state = p[2];
 	if (sscanf(p + 2, "%*c %d", &pp) == 1)
 		*ppid = (pid_t)pp;
+	if (start) {
+		/* Field 3 (the state) starts at p + 2: 19 more to the 22nd. */
+		const char *q = p + 2;
+		for (int field = 3; field < 22 && q; field++)
+			q = strchr(q, ' ') ? strchr(q, ' ') + 1 : NULL;
+		*start = q ? strtoull(q, NULL, 10) : 0;
+	}
 	return 0;
 }
 
+static int proc_stat(pid_t pid, char *state, pid_t *ppid)
+{
+	return proc_stat_start(pid, state, ppid, NULL);
+}
+
 /* A -p process is gone once it has no /proc entry or is a zombie, whose
- * parent has not reaped it yet: it will never run again either way. */
-static bool pid_alive(pid_t pid)
+ * parent has not reaped it yet: it will never run again either way; or
+ * once its pid is another process's (another start time than start, when
+ * start is known). */
+static bool pid_alive(pid_t pid, unsigned long long start)
 {
 	char state;
 	pid_t ppid;
-	int r = proc_stat(pid, &state, &ppid);
+	unsigned long long now;
+	int r = proc_stat_start(pid, &state, &ppid, &now);
 
 	if (r < 0)
 		return errno != ENOENT && errno != ESRCH;
-	return r == 0 && state != 'Z' && state != 'X' && state != 'x';
+	return r == 0 && state != 'Z' && state != 'X' && state != 'x' && (!start || now == start);
 }
 
-/* pid by its pidfd (fd >= 0): readable once the process has exited, zombie
+/* -p process i by its pidfd: readable once the process has exited, zombie
  * or reaped.  lp-record asks 40 times a second: reading /proc/PID/stat
  * instead cost ~6% of its CPU under load (the kernel's do_task_stat walks
  * every thread of a big server).  Without one (pidfd_open refused, a tid
- * that is no process's leader), the /proc read. */
-static bool alive_pidfd(pid_t pid, int fd)
+ * that is no process's leader), the /proc read.  A pidfd that says gone is
+ * believed only when /proc agrees: once, here, one said so for minutes of
+ * live processes, and lp ended its recording at once with nothing in it;
+ * then /proc alone is asked. */
+static bool alive_pidfd(struct lp_target *t, size_t i)
 {
+	int fd = t->pidfds ? t->pidfds[i] : -1;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	if (fd < 0)
-		return pid_alive(pid);
-	return poll(&p, 1, 0) == 0;
+		return pid_alive(t->pids[i], t->starts ? t->starts[i] : 0);
+	if (poll(&p, 1, 0) == 0)
+		return true;
+	if (!pid_alive(t->pids[i], t->starts[i]))
+		return false;
+	close(fd);
+	t->pidfds[i] = -1;
+	return true;
 }
 
 /* The state letter of /proc/PID/stat ('R' running, 'S' sleeping...). */
@@ -114,7 +143,7 @@ struct lp_target *lp_target__from_pids(const char *list)
 			goto fail;
 		}
 		free(item);
-		if (!pid_alive((pid_t)v)) {
+		if (!pid_alive((pid_t)v, 0)) {
 			lp_error("no process with pid %lld", (long long)v);
 			goto fail;
 		}
@@ -124,7 +153,14 @@ struct lp_target *lp_target__from_pids(const char *list)
 		if (!dup) {
 			t->pids = lp_reallocarray(t->pids, t->npids + 1, sizeof(*t->pids));
 			t->pidfds = lp_reallocarray(t->pidfds, t->npids + 1, sizeof(*t->pidfds));
+			t->starts = lp_reallocarray(t->starts, t->npids + 1, sizeof(*t->starts));
 			t->pidfds[t->npids] = (int)syscall(SYS_pidfd_open, (pid_t)v, 0);
+			/* After the pidfd: a pid taken over in between has another
+			 * start time, and the pidfd says the first one gone. */
+			char state;
+			pid_t ppid;
+			if (proc_stat_start((pid_t)v, &state, &ppid, &t->starts[t->npids]) != 0)
+				t->starts[t->npids] = 0;
 			t->pids[t->npids++] = (pid_t)v;
 		}
 		if (!s[len])
@@ -445,7 +481,7 @@ size_t lp_target__alive(struct lp_target *t)
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < t->npids; i++)
-		n += alive_pidfd(t->pids[i], t->pidfds ? t->pidfds[i] : -1);
+		n += alive_pidfd(t, i);
 	return n;
 }
 
@@ -557,6 +593,7 @@ void lp_target__free(struct lp_target *t)
 		if (t->pidfds[i] >= 0)
 			close(t->pidfds[i]);
 	free(t->pidfds);
+	free(t->starts);
 	free(t->cmd);
 	free(t->pids);
 	free(t);
