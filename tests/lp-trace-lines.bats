@@ -93,3 +93,27 @@ setup() {
 	assert_equal "${#notes[@]}" 1
 	assert_regex "${notes[0]}" "^lp-trace: note: probe 'jumpline.c:$line\(k\)': each hit at 0x[0-9a-f]+ is single-stepped out of line \(insn=stepped in its cost record: about ten times a function probe's cost\): a jump of its function lands inside it, past its first instruction\$"
 }
+
+@test "lp-trace: a line probe without values goes on a cheaper instruction inside a statement: every pass a hit" {
+	require_root
+	# "if (k & 1) odd();": gcc states the test and the call; its
+	# conditional jump, between them, is no statement but is the line's
+	# and every pass reaches it.  Without values the probe goes there
+	# (with k, a test above keeps it on the single-stepped test): 50 hits.
+	line=$(grep -n 'BRANCHY \*/' "$SRC" | cut -d: -f1)
+	run -0 --separate-stderr lp-trace -v --output "$T/b.lp" "cheapline.c:$line" -- "$WORKLOADS/cheapline"
+	run -0 grep -o "^lp-trace: cheapline.c:$line: $WORKLOADS/cheapline at 0x[0-9a-f]* (file offset 0x[0-9a-f]*, emulated instruction, later in the line)\$" <<<"$stderr"
+	local addr
+	addr=$(sed -n 's/.* at 0x\([0-9a-f]*\) (file offset.*/\1/p' <<<"$output")
+	# what is there, in the code gcc made: a conditional jump of the line
+	run -0 objdump -d -l --no-show-raw-insn --disassemble=run "$WORKLOADS/cheapline"
+	run -0 awk -v line="$line" -v addr="$addr" '
+		/^\// { sub(/ \(discriminator [0-9]+\)$/, ""); n = split($0, p, ":"); cur = p[n]; next }
+		/^ +[0-9a-f]+:\t/ { a = $1; sub(/:$/, "", a); if (a == addr) print cur, $2 }' <<<"$output"
+	assert_output --regexp "^$line j[a-z]+\$"
+	refute_output --regexp " jmp\$"
+	run -0 grep -c '^event' "$T/b.lp"
+	assert_output 50
+	run -0 grep -c -P "^cost\t\d+\tline\t\d+\tprobe=cheapline.c:$line\tinsn=emulated\t" "$T/b.lp"
+	assert_output 1
+}

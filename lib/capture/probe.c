@@ -1481,15 +1481,27 @@ fail:
 	return -1;
 }
 
+/* A call, direct or through a register or memory (ff /2). */
+static bool is_call(const unsigned char *b, size_t n)
+{
+	size_t k = n > 1 && b[0] >= 0x40 && b[0] <= 0x4f ? 1 : 0;	/* REX */
+	if (n > k && b[k] == 0xe8)
+		return true;
+	return n > k + 1 && b[k] == 0xff && ((b[k + 1] >> 3) & 7) == 2;
+}
+
 /* Where in a line its probe costs least (PERF-NOTES.md: an instruction the
  * kernel single-steps out of line costs ~10x one it emulates).  The line's
  * first instruction is the natural place; a later one is taken only when
- * it starts a statement of the line (an is_stmt row: where a debugger
- * would stop too), is cheaper, every pass through the first instruction
- * reaches it and nothing else does (straight-line code between them, no
- * jump of the function into it, no switch whose targets are unknown), and
- * the VARs can be read where they live there.  Returns the address; *cls
- * its class; *why, when it stays single-stepped, why. */
+ * it is cheaper, every pass through the first instruction reaches it and
+ * nothing else does (straight-line code between them, no jump of the
+ * function into it, no switch whose targets are unknown), and it is the
+ * line's own: with VARs, it starts a statement of the line (an is_stmt
+ * row: where a debugger would stop too) where they can be read; without,
+ * any of the line's instructions will do (its count is the same, and at
+ * -O2 gcc states few: a loop's jcc, a call are often mid-statement).
+ * Returns the address; *cls its class; *why, when it stays single-stepped,
+ * why. */
 static uint64_t choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 				 const struct line_hit *h, enum lp_insn *cls, const char **why)
 {
@@ -1499,11 +1511,12 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 	*why = NULL;
 	if (*cls != LP_INSN_STEPPED)
 		return h->addr;
+	bool counts = pt->spec->nvars == 0;
 	uint64_t last = h->addr;
 	for (size_t i = 0; i < h->nstmts; i++)
 		if (h->stmts[i] > last)
 			last = h->stmts[i];
-	if (last == h->addr) {
+	if (last == h->addr && !counts) {
 		*why = "it has no other statement";
 		return h->addr;
 	}
@@ -1520,7 +1533,8 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 	}
 	if (i < 0 && !*why)
 		*why = "no instruction starts at its address";
-	for (long j = i; j >= 0 && (size_t)j < f.n && f.insns[j].vaddr <= last; j++) {
+	bool past_call = false;	/* a callee may not come back (exit, longjmp) */
+	for (long j = i; j >= 0 && (size_t)j < f.n && (counts || f.insns[j].vaddr <= last); j++) {
 		const struct lp_insnflow_insn *in = &f.insns[j];
 		if (j > i) {
 			if (in->vaddr != f.insns[j - 1].vaddr + f.insns[j - 1].size)
@@ -1533,11 +1547,16 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 					*why = "a jump of its function lands inside it, past its first instruction";
 				break;
 			}
-			bool stmt = false;
+			bool own = false;
 			for (size_t k = 0; k < h->nstmts; k++)
-				stmt |= h->stmts[k] == in->vaddr;
+				own |= h->stmts[k] == in->vaddr;
+			const char *file;
+			int line;
+			if (!own && counts && !past_call)
+				own = lp_dwarf__line_at(o->dw, h->cu, in->vaddr, &file, &line) &&
+				      line == h->line && file_matches(file, pt->spec->file);
 			enum lp_insn c = lp_insn__classify(in->bytes, in->size);
-			if (stmt && c < *cls) {
+			if (own && c < *cls) {
 				struct lp_probe_point trial = { .spec = pt->spec };
 				int ok = line_values(&trial, o->dw, h->cu, in->vaddr, true) == 0;
 				lp_probe_point__fini(&trial);
@@ -1553,9 +1572,11 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 		}
 		if (in->branches || !in->falls_through)
 			break;	/* past it, not every pass */
+		past_call |= is_call(in->bytes, in->size);
 	}
 	if (*cls == LP_INSN_STEPPED && !*why)
-		*why = "none of its statements reached on every pass starts with a push, a jump, a call or a nop";
+		*why = counts ? "none of its instructions reached on every pass is a push, a jump, a call or a nop"
+			      : "none of its statements reached on every pass starts with a push, a jump, a call or a nop";
 	lp_insnflow__fini(&f);
 	return best;
 }
@@ -2305,7 +2326,8 @@ static int line_points(const struct lp_probe_spec *spec, struct elfobj *o, const
 			lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction%s)", spec->text,
 				 path, (unsigned long long)addr, (unsigned long long)off,
 				 lp_insn__name(pt->insn),
-				 addr != hits[i].addr ? ", a later statement of the line" : "");
+				 addr == hits[i].addr ? "" : spec->nvars ? ", a later statement of the line"
+				 : ", later in the line");
 	}
 	free_hits(hits, nhits);
 	return 0;

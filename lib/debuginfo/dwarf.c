@@ -1463,6 +1463,18 @@ void lp_dwarf__each_line(struct lp_dwarf *d, void (*fn)(const struct lp_dwline *
 	}
 }
 
+bool lp_dwarf__line_at(struct lp_dwarf *d, uint64_t cu, uint64_t addr, const char **file,
+		       int *line)
+{
+	Dwarf_Die cudie;
+	Dwarf_Line *l;
+
+	if (!d->dw || !dwarf_offdie(d->dw, cu, &cudie) || !(l = dwarf_getsrc_die(&cudie, addr)))
+		return false;
+	*file = dwarf_linesrc(l, NULL, NULL);
+	return *file && dwarf_lineno(l, line) == 0;
+}
+
 uint64_t lp_dwarf__func_at(struct lp_dwarf *d, uint64_t cu, uint64_t pc)
 {
 	struct lp_dwscope *sc = lp_dwarf__scope(d, cu, pc);

@@ -261,6 +261,11 @@ struct lp_dwline {
 /* Calls fn on every such row of every unit, in order. */
 void lp_dwarf__each_line(struct lp_dwarf *d, void (*fn)(const struct lp_dwline *, void *),
 			 void *arg);
+/* The line of the row of unit cu (a DIE offset, as lp_dwline's) whose
+ * code holds addr, stated or not (is_stmt), and its file: false when no
+ * row does. */
+bool lp_dwarf__line_at(struct lp_dwarf *d, uint64_t cu, uint64_t addr, const char **file,
+		       int *line);
 /* The innermost function or inlined copy holding pc: an identity (its DIE's
  * offset); 0: none. */
 uint64_t lp_dwarf__func_at(struct lp_dwarf *d, uint64_t cu, uint64_t pc);
