@@ -85,15 +85,22 @@ exact_lp() {
 	[ "$bad" -eq 0 ] || fail "$bad of $n spans of $2 below lp_ns=$3 - $4: $(spans "$1" "$2" lp | sort -n | head -3 | tr '\n' ' ')"
 }
 
-# apart FILE WHAT1 PROBE1 WHAT2 PROBE2: the first cost exceeds the second
-# by more than three times the sum of their deviations.
+# apart FILE WHAT1 PROBE1 WHAT2 PROBE2: the first cost, a mean of n hits,
+# exceeds the second by more than five times the sum of their standard
+# errors (sd / sqrt(n)).  Not of their deviations: a hit's spread grows on
+# a busy machine (beside a CPU-bound job, stepped 24,243 ns with sd 4,756
+# and call 7,517 with sd 2,501, over 5,000 hits each), a mean's much less.
 apart() {
-	local a b sa sb
+	local a b sa sb na nb
 	a=$(cost "$1" "$2" "$3")
 	b=$(cost "$1" "$4" "$5")
 	sa=$(cost "$1" "$2" "$3" sd_ns)
 	sb=$(cost "$1" "$4" "$5" sd_ns)
-	[ $((a - b)) -gt $((3 * (sa + sb))) ] || fail "$2 $3: $a ns (sd $sa), $4 $5: $b ns (sd $sb)"
+	na=$(cost "$1" "$2" "$3" n)
+	nb=$(cost "$1" "$4" "$5" n)
+	awk -v a="$a" -v b="$b" -v sa="$sa" -v sb="$sb" -v na="$na" -v nb="$nb" \
+		'BEGIN { exit !(na > 0 && nb > 0 && a - b > 5 * (sa / sqrt(na) + sb / sqrt(nb))) }' ||
+		fail "$2 $3: $a ns (sd $sa, n $na), $4 $5: $b ns (sd $sb, n $nb)"
 }
 
 # pct A B: 100 * A / B, rounded
