@@ -1481,15 +1481,6 @@ fail:
 	return -1;
 }
 
-/* A call, direct or through a register or memory (ff /2). */
-static bool is_call(const unsigned char *b, size_t n)
-{
-	size_t k = n > 1 && b[0] >= 0x40 && b[0] <= 0x4f ? 1 : 0;	/* REX */
-	if (n > k && b[k] == 0xe8)
-		return true;
-	return n > k + 1 && b[k] == 0xff && ((b[k + 1] >> 3) & 7) == 2;
-}
-
 /* Where in a line its probe costs least (PERF-NOTES.md: an instruction the
  * kernel single-steps out of line costs ~10x one it emulates).  The line's
  * first instruction is the natural place; a later one is taken only when
@@ -1572,7 +1563,7 @@ static uint64_t choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 		}
 		if (in->branches || !in->falls_through)
 			break;	/* past it, not every pass */
-		past_call |= is_call(in->bytes, in->size);
+		past_call |= in->calls;
 	}
 	if (*cls == LP_INSN_STEPPED && !*why)
 		*why = counts ? "none of its instructions reached on every pass is a push, a jump, a call or a nop"

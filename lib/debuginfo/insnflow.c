@@ -21,6 +21,7 @@ static void decode_insn(csh h, const cs_insn *in, void *arg)
 	const cs_x86 *x = &in->detail->x86;
 	bool imm = x->op_count == 1 && x->operands[0].type == X86_OP_IMM;
 	if (in->id == X86_INS_CALL) {
+		d->calls = true;
 		d->target = imm ? (uint64_t)x->operands[0].imm : 0;
 	} else if (in->id == X86_INS_RET || in->id == X86_INS_UD2 || in->id == X86_INS_HLT) {
 		d->falls_through = false;

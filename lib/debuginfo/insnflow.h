@@ -16,6 +16,7 @@ struct lp_insnflow_insn {
 	uint8_t size;
 	bool falls_through;	/* the next instruction may come next (not jmp, ret, ud2, hlt) */
 	bool branches;		/* may go elsewhere than the next (jmp, jcc, ret, indirect) */
+	bool calls;		/* a call, direct or not: its callee may not come back */
 	uint64_t target;	/* a direct jmp's, jcc's or call's target; 0 if none */
 };
 
