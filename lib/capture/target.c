@@ -39,7 +39,7 @@ struct lp_target {
  * ...": comm may itself contain ") "): 0 with *state '?', *ppid -1 and
  * *start 0 where the line does not parse; 1 when the file reads empty; -1
  * when it cannot be opened (errno set). */
-static int proc_stat_start(pid_t pid, char *state, pid_t *ppid, unsigned long long *start)
+static int proc_stat(pid_t pid, char *state, pid_t *ppid, unsigned long long *start)
 {
 	char path[64], buf[1024];
 	int pp;
@@ -67,15 +67,11 @@ static int proc_stat_start(pid_t pid, char *state, pid_t *ppid, unsigned long lo
 		/* Field 3 (the state) starts at p + 2: 19 more to the 22nd. */
 		const char *q = p + 2;
 		for (int field = 3; field < 22 && q; field++)
-			q = strchr(q, ' ') ? strchr(q, ' ') + 1 : NULL;
+			if ((q = strchr(q, ' ')))
+				q++;
 		*start = q ? strtoull(q, NULL, 10) : 0;
 	}
 	return 0;
-}
-
-static int proc_stat(pid_t pid, char *state, pid_t *ppid)
-{
-	return proc_stat_start(pid, state, ppid, NULL);
 }
 
 /* A -p process is gone once it has no /proc entry or is a zombie, whose
@@ -87,7 +83,7 @@ static bool pid_alive(pid_t pid, unsigned long long start)
 	char state;
 	pid_t ppid;
 	unsigned long long now;
-	int r = proc_stat_start(pid, &state, &ppid, &now);
+	int r = proc_stat(pid, &state, &ppid, &now);
 
 	if (r < 0)
 		return errno != ENOENT && errno != ESRCH;
@@ -124,7 +120,7 @@ static char child_state(pid_t pid)
 	char state;
 	pid_t ppid;
 
-	return proc_stat(pid, &state, &ppid) == 0 ? state : '?';
+	return proc_stat(pid, &state, &ppid, NULL) == 0 ? state : '?';
 }
 
 struct lp_target *lp_target__from_pids(const char *list)
@@ -159,7 +155,7 @@ struct lp_target *lp_target__from_pids(const char *list)
 			 * start time, and the pidfd says the first one gone. */
 			char state;
 			pid_t ppid;
-			if (proc_stat_start((pid_t)v, &state, &ppid, &t->starts[t->npids]) != 0)
+			if (proc_stat((pid_t)v, &state, &ppid, &t->starts[t->npids]) != 0)
 				t->starts[t->npids] = 0;
 			t->pids[t->npids++] = (pid_t)v;
 		}
@@ -545,7 +541,7 @@ pid_t *lp_target__descendants(pid_t pid, size_t *n)
 		char *end, state;
 		pid_t ppid;
 		long p = strtol(de->d_name, &end, 10);
-		if (*end || p <= 0 || proc_stat((pid_t)p, &state, &ppid) != 0 || ppid < 0)
+		if (*end || p <= 0 || proc_stat((pid_t)p, &state, &ppid, NULL) != 0 || ppid < 0)
 			continue;
 		all = lp_reallocarray(all, nall + 1, sizeof(*all));
 		all[nall++] = (struct pp){ (pid_t)p, ppid };
