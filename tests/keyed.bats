@@ -74,6 +74,11 @@ split_shares() {
 split_check() {
 	local above nabove below nbelow
 	split_shares
+	split_judge
+}
+
+# split_judge: split_check on split_shares' figures.
+split_judge() {
 	echo "# slow_path: above p95 ${above}% of $nabove samples, below ${below}% of $nbelow" >&3
 	((nabove >= 100 && nbelow >= 100)) || fail "$nabove and $nbelow samples"
 	awk -v a="$above" -v b="$below" 'BEGIN { exit !(a >= 70 && b <= 2) }' || fail "above ${above}%, below ${below}%"
@@ -165,7 +170,7 @@ split_check() {
 	run -0 awk -F'\t' '$1 == "span" && $6 == "request" && $3 != "-" { n++; for (i = 8; i <= NF; i++) if ($i ~ /^end_tid=/ && substr($i, 9) != $5) o++ } END { print n, o + 0 }' "$T/t.lp"
 	read -r n other <<<"$output"
 	((other * 2 > n)) || fail "$other of $n requests ended on another thread"
-	split_check
+	split_judge
 }
 
 @test "keyed: the key a member read through DWARF (free_request(r->id)): the same requests, the slow ones exactly those whose id is a multiple of 25" {
