@@ -9,20 +9,22 @@
 #   0 s  lp-record samples everything; lp-trace starts with no probe.
 #        Their streams are joined live, split live at the p95 of
 #        handle_request, and lp-top shows the slow group (OUTDIR/top.txt).
-#   1 s  find the probe points: lp-trace --lines handle_request (lines.txt);
+#   1 s  (once 100 samples are in) find the probe points: lp-trace --lines
+#        handle_request (lines.txt);
 #        add handle_request: a span per request from now on.
 #   3 s  add demo.c:LINE, the line that calls the slow path (the branch).
 #   5 s  lp-record: inside rebuild_index: samples only inside the slow path.
 #   6 s  add demo.c:LINE2(id), a line with its local: its value per hit.
-#   8 s  the end.  Then, from the joined stream: which slow requests took
-#        the branch (lp-split's report, report.txt), the split by the branch
-#        (took.txt, took-took.lp, took-not-took.lp).
+#  10 s  the end (the phases after the first are timed from its end).
+#        Then, from the joined stream: which slow requests took the branch
+#        (lp-split's report, report.txt), the split by the branch (took.txt,
+#        took-took.lp, took-not-took.lp).
 # Environment: O (build dir, default build), LP_DIG_FREQ (default 499 Hz).
 NAME=dig
 . "$(dirname "$0")/common.sh"
 out=${1:-./dig-out}
 freq=${LP_DIG_FREQ:-499}
-seconds=8
+seconds=10
 need lp-record lp-trace lp-join lp-split lp-top
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
@@ -63,7 +65,12 @@ ctl() {
 	echo "$2" > "$1"
 }
 
-sleep 1
+# Everything sampled first: 100 samples (a second, on a quiet machine;
+# lp-record's start takes longer on a busy one), at most 10 s.
+for ((i = 0; i < 100; i++)); do
+	[ "$(grep -c '^sample' "$out/samples.lp" 2>/dev/null)" -lt 100 ] || break
+	sleep 0.1
+done
 "$bin/lp-trace" --lines handle_request "$O/examples/demo" > "$out/lines.txt" ||
 	die "lp-trace --lines failed"
 ctl "$out/trace.ctl" "add handle_request"
