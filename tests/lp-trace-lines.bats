@@ -117,3 +117,50 @@ setup() {
 	run -0 grep -c -P "^cost\t\d+\tline\t\d+\tprobe=cheapline.c:$line\tinsn=emulated\t" "$T/b.lp"
 	assert_output 1
 }
+
+# build CC OPT DWARF HOW OUT: cheapline built by CC (gcc, clang) at OPT,
+# DWARF version DWARF, its source named as HOW says: abs (an absolute
+# path), rel (relative, from its directory: DW_AT_comp_dir joins them) or
+# map (-ffile-prefix-map: a path that does not exist here).
+build() {
+	local cc=$1 opt=$2 dw=$3 how=$4 out=$5 dir
+	dir=$(dirname "$SRC")
+	case $how in
+	abs) "$cc" "$opt" -g -gdwarf-"$dw" "$SRC" -o "$out" ;;
+	rel) (
+		cd "$dir"
+		"$cc" "$opt" -g -gdwarf-"$dw" cheapline.c -o "$out"
+	) ;;
+	map) "$cc" "$opt" -g -gdwarf-"$dw" -ffile-prefix-map="$LP_TOP=/lp" "$SRC" -o "$out" ;;
+	esac
+}
+
+@test "lp-trace: --lines, FILE:LINE(VAR), --vars and source lines of samples on gcc's and clang's builds, -O0 and -O2, DWARF 4 and 5, however the source is named" {
+	require_root
+	require_cmd clang
+	local cc opt dw how b
+	for b in gcc:-O0:4:abs gcc:-O2:4:abs gcc:-O0:5:abs gcc:-O2:5:abs gcc:-O2:5:rel gcc:-O2:5:map \
+		clang:-O0:4:abs clang:-O2:4:abs clang:-O0:5:abs clang:-O2:5:abs clang:-O2:5:rel clang:-O2:5:map; do
+		IFS=: read -r cc opt dw how <<<"$b"
+		echo "build $b"
+		build "$cc" "$opt" "$dw" "$how" "$T/w"
+		# --lines run: the function's lines, the STEPPED one probed
+		run -0 lp-trace --lines run "$T/w"
+		run -0 awk -F'\t' -v l="$STEPPED" '$1 == l { print $2 }' <<<"$output"
+		assert_output "cheapline.c:$STEPPED"
+		# FILE:LINE(k): a hit each pass, k = 3i
+		run -0 --separate-stderr lp-trace --calibrate 0 --output "$T/s.lp" "cheapline.c:$STEPPED(k)" -- "$T/w" 20
+		assert_output 1140
+		run -0 awk -F'\t' '$1 == "event" { split($6, a, "="); if (a[2] != 3 * i) bad++; i++ } END { print i + 0, bad + 0 }' "$T/s.lp"
+		assert_output "20 0"
+		# --vars: k, captured there
+		run -0 lp-trace --vars "cheapline.c:$STEPPED" "$T/w"
+		assert_line --regexp "^0x[0-9a-f]+	run	local	k	volatile long( int)?	.*	yes\$"
+		# and that address's line as lp-record --srcline and lp-collapse
+		# --inline name it (libdwfl's lookup, lp-symbolize --addr2line)
+		local addr=${lines[0]%%	*}
+		run -0 lp-symbolize --addr2line <<<"a	$T/w	$addr"
+		assert_output "1
+run	cheapline.c:$STEPPED"
+	done
+}

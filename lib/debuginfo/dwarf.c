@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,116 @@ static Dwfl_Module *dwmod(struct lp_dwmod *m)
 static struct lp_dwmod *lpmod(Dwfl_Module *m)
 {
 	return (struct lp_dwmod *)m;
+}
+
+/* --- compile units by address, without .debug_aranges -------------------
+ * dwarf_addrdie and libdwfl find a unit through .debug_aranges, which clang
+ * does not write unless asked (-gdwarf-aranges): the units' own ranges
+ * (DW_AT_low_pc/high_pc, DW_AT_ranges), read once per file. */
+
+struct unit_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off off;		/* its DIE */
+};
+
+struct units {
+	struct unit_range *v;	/* by lo */
+	size_t n;
+};
+
+static int unit_range_cmp(const void *a, const void *b)
+{
+	const struct unit_range *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static struct units *units_read(Dwarf *dw)
+{
+	struct units *u = lp_calloc(1, sizeof(*u));
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dw && dwarf_next_unit(dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) == 0) {
+		Dwarf_Die die;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t at = 0;
+		if (dwarf_offdie(dw, off + hsize, &die) && dwarf_tag(&die) == DW_TAG_compile_unit)
+			while ((at = dwarf_ranges(&die, at, &base, &lo, &hi)) > 0) {
+				u->v = lp_reallocarray(u->v, u->n + 1, sizeof(*u->v));
+				u->v[u->n++] = (struct unit_range){ lo, hi, off + hsize };
+			}
+		off = next;
+	}
+	if (u->n)
+		qsort(u->v, u->n, sizeof(*u->v), unit_range_cmp);
+	return u;
+}
+
+static void units_free(struct units *u)
+{
+	if (u)
+		free(u->v);
+	free(u);
+}
+
+/* The unit of dw whose range holds addr: the last range starting at or
+ * before it, or one before (a unit's span may hold another's). */
+static bool units_find(const struct units *u, Dwarf *dw, Dwarf_Addr addr, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi = u->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (u->v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;)
+		if (addr < u->v[i].hi)
+			return dwarf_offdie(dw, u->v[i].off, cu) != NULL;
+	return false;
+}
+
+/* The units of the modules libdwfl finds no unit in, by module: read once
+ * each, freed with their Dwfl (dwfl_free).  A module's userdata is not
+ * lp's to use (libdwfl's callbacks are given it).  Symbolizers may run in
+ * threads of their own: one lock. */
+static struct lp_hashmap module_units;
+static pthread_mutex_t module_units_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A module's unit (addr a module address: less its bias, a file one),
+ * when libdwfl finds none: dw, or NULL. */
+static Dwarf *module_unit(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *cu, Dwarf_Addr *bias)
+{
+	Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+	if (!dw)
+		return NULL;
+	uint64_t key = lp_hashmap__key((uint64_t)(uintptr_t)mod);
+	pthread_mutex_lock(&module_units_lock);
+	if (!module_units.cap)
+		lp_hashmap__init(&module_units);
+	struct units *u = lp_hashmap__get(&module_units, key);
+	if (!u)
+		lp_hashmap__put(&module_units, key, u = units_read(dw));
+	bool found = units_find(u, dw, addr - *bias, cu);
+	pthread_mutex_unlock(&module_units_lock);
+	return found ? dw : NULL;
+}
+
+static int free_module_units(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+			     void *arg)
+{
+	(void)userdata, (void)name, (void)start, (void)arg;
+	units_free(lp_hashmap__del(&module_units, lp_hashmap__key((uint64_t)(uintptr_t)mod)));
+	return DWARF_CB_OK;
+}
+
+static void dwfl_free(Dwfl *dwfl)
+{
+	pthread_mutex_lock(&module_units_lock);
+	if (module_units.count)
+		dwfl_getmodules(dwfl, free_module_units, NULL, 0);
+	pthread_mutex_unlock(&module_units_lock);
+	dwfl_end(dwfl);
 }
 
 /* --- a process's modules ------------------------------------------------ */
@@ -170,7 +281,7 @@ struct lp_dwproc *lp_dwproc__new(void)
 void lp_dwproc__free(struct lp_dwproc *p)
 {
 	if (p)
-		dwfl_end((Dwfl *)p);
+		dwfl_free((Dwfl *)p);
 }
 
 struct Dwfl *lp_dwproc__dwfl(struct lp_dwproc *p)
@@ -410,7 +521,7 @@ void lp_dwfile__free(struct lp_dwfile *f)
 	if (!f)
 		return;
 	if (f->dwfl)
-		dwfl_end(f->dwfl);
+		dwfl_free(f->dwfl);
 	free(f);
 }
 
@@ -479,9 +590,16 @@ const char *lp_dwmod__sym(struct lp_dwmod *m, int i, GElf_Sym *sym, uint64_t *ad
 const char *lp_dwmod__line(struct lp_dwmod *m, uint64_t addr, int *line)
 {
 	Dwfl_Line *l = dwfl_module_getsrc(dwmod(m), addr);
+	Dwarf_Die cu;
+	Dwarf_Addr bias;
 
 	*line = 0;
-	return l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
+	if (l)
+		return dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+	Dwarf_Line *dl = module_unit(dwmod(m), addr, &cu, &bias) ? dwarf_getsrc_die(&cu, addr - bias) : NULL;
+	if (!dl || dwarf_lineno(dl, line) != 0)
+		return NULL;
+	return dwarf_linesrc(dl, NULL, NULL);
 }
 
 /* The start (ELF virtual address) of the function holding vaddr, from
@@ -627,7 +745,9 @@ static void func_of(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, bool nm,
 size_t lp_dwmod__funcs(struct lp_dwmod *m, uint64_t addr, struct lp_dwfunc *out, size_t max)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(dwmod(m), addr, &bias);
+	Dwarf_Die cubuf, *cu = dwfl_module_addrdie(dwmod(m), addr, &bias);
+	if (!cu && module_unit(dwmod(m), addr, &cubuf, &bias))
+		cu = &cubuf;
 	Dwarf_Die *scopes = NULL;
 	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0, first = -1;
 	size_t k = 0;
@@ -703,11 +823,13 @@ char *lp_dwarf__debug_file(Elf *elf, const char *path)
 	return NULL;
 }
 
+
 struct lp_dwarf {
 	Elf *code;
 	Dwarf *dw;		/* NULL: no DWARF */
 	Dwarf_CFI *cfi[2];	/* .eh_frame, .debug_frame: read at first use */
 	bool cfi_read;
+	struct units *units;	/* read at first need (unit_of) */
 };
 
 struct lp_dwarf *lp_dwarf__open(Elf *code, Elf *debug)
@@ -732,7 +854,40 @@ void lp_dwarf__free(struct lp_dwarf *d)
 		dwarf_cfi_end(d->cfi[0]);	/* libdw frees the other with dw */
 	if (d->dw)
 		dwarf_end(d->dw);
+	units_free(d->units);
 	free(d);
+}
+
+/* The compile unit holding addr: .debug_aranges says, when the compiler
+ * wrote it (GCC does, clang does not unless asked), else the units' own
+ * ranges (struct units). */
+static bool unit_of(struct lp_dwarf *d, Dwarf_Addr addr, Dwarf_Die *cu)
+{
+	if (!d->dw)
+		return false;
+	if (dwarf_addrdie(d->dw, addr, cu))
+		return true;
+	if (!d->units)
+		d->units = units_read(d->dw);
+	return units_find(d->units, d->dw, addr, cu);
+}
+
+/* The file that declares die: DW_AT_decl_file through its unit's file
+ * table, where index 0 is the unit's primary file from DWARF 5 on (clang's
+ * usual answer, which elfutils 0.188's dwarf_decl_file does not take). */
+static const char *decl_file(Dwarf_Die *die)
+{
+	const char *f = dwarf_decl_file(die);
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	size_t nfiles;
+	if (f || dwarf_formudata(dwarf_attr_integrate(die, DW_AT_decl_file, &a), &idx) != 0 ||
+	    !dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 ||
+	    idx >= nfiles)
+		return f;
+	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
 static Dwarf_CFI *const *file_cfi(struct lp_dwarf *d)
@@ -994,7 +1149,9 @@ bool lp_dwarf__function(struct lp_dwarf *d, uint64_t addr, struct lp_dwtype *ret
 	struct func_find ff = { .addr = addr };
 
 	*n = 0;
-	if (!d->dw || !dwarf_addrdie(d->dw, addr, &cu))
+	/* Go's DWARF gives a function's results as parameters (and no
+	 * aranges): its functions are read by their ABI's registers. */
+	if (!unit_of(d, addr, &cu) || dwarf_srclang(&cu) == DW_LANG_Go)
 		return false;
 	dwarf_getfuncs(&cu, func_cb, &ff, 0);
 	if (!ff.found)
@@ -1186,6 +1343,13 @@ static int frame_base_loc(struct lp_dwscope *sc, long long off, struct lp_dwloc 
 			loc->mem = true;
 			loc->reg = fop - DW_OP_breg0;
 			loc->off = off + (long long)fexpr[0].number;
+			return 0;
+		}
+		/* A register's value (clang's rbp, or rsp at -O2). */
+		if (fop >= DW_OP_reg0 && fop <= DW_OP_reg16) {
+			loc->mem = true;
+			loc->reg = fop - DW_OP_reg0;
+			loc->off = off;
 			return 0;
 		}
 		snprintf(why, whysize, "its frame base is %s", op_name(fop));
@@ -1534,7 +1698,7 @@ static int each_func_cb(Dwarf_Die *die, void *arg)
 		return DWARF_CB_OK;
 	fi.addr = lo;
 	fi.name = dwarf_diename(die);
-	fi.decl_file = dwarf_decl_file(die);
+	fi.decl_file = decl_file(die);
 	if (dwarf_decl_line(die, &fi.decl_line) != 0)
 		fi.decl_line = 0;
 	func_params(die, params, LP_DW_MAX_PARAMS, &fi.nparams);
@@ -1617,10 +1781,10 @@ bool lp_dwarf__func_lines(struct lp_dwarf *d, uint64_t addr, const char **file, 
 	Dwarf_Files *files;
 	size_t nlines, nfiles;
 
-	if (!d->dw || !dwarf_addrdie(d->dw, addr, &cu))
+	if (!unit_of(d, addr, &cu))
 		return false;
 	dwarf_getfuncs(&cu, func_cb, &ff, 0);
-	if (!ff.found || !(*file = dwarf_decl_file(&ff.die)) || dwarf_decl_line(&ff.die, lo) != 0 ||
+	if (!ff.found || !(*file = decl_file(&ff.die)) || dwarf_decl_line(&ff.die, lo) != 0 ||
 	    dwarf_getsrclines(&cu, &lines, &nlines) != 0 || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
 		return false;
 	struct ranges own = { 0 }, inl = { 0 };
