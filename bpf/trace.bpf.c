@@ -406,7 +406,8 @@ static __always_inline __s64 prog_extra(struct lp_trace_probe *p, int half, __u6
 	return extra < -(__s64)full ? -(__s64)full : extra;
 }
 
-static __always_inline int entry_hit(struct pt_regs *ctx)
+/* An entry: 1 when it pushed a frame for its return to pop. */
+static __always_inline int entry_push(struct pt_regs *ctx)
 {
 	if (stopped)
 		return 0;
@@ -470,6 +471,15 @@ static __always_inline int entry_hit(struct pt_regs *ctx)
 	st->lp_ns += extra;
 	f->lp0 += extra;
 	f->ts = now;
+	return 1;
+}
+
+/* A uprobe program's return value is the kernel's to read (a uprobe-multi
+ * link's 1, before Linux 6.13, takes the breakpoint out of the process):
+ * 0 always. */
+static __always_inline int entry_hit(struct pt_regs *ctx)
+{
+	entry_push(ctx);
 	return 0;
 }
 
@@ -556,6 +566,45 @@ static __always_inline int return_hit(struct pt_regs *ctx)
 SEC("uprobe")
 DEAR_TRAP_PROG(lp_return, return_hit)
 
+/* Returns armed per call (a uprobe session, Linux 6.13): for a function
+ * whose program may load a library that throws through a uretprobe
+ * (dlopen; lib/capture/dlgate.c).  Until such a library is loaded, each
+ * call gets a uretprobe (the session's return, as cheap); once the program
+ * has loaded one, none does (an exception could cross it) and the
+ * tracer probes the function's return instructions instead (dl_insn).
+ * dl_gen counts the libraries the traced processes loaded or unloaded
+ * (lp_dl, synchronously: before the library's code can run); dl_ok is
+ * the count up to which the tracer has read them all and found none that
+ * can throw.  While they differ, calls are not traced (counted): the
+ * tracer reads a new library within milliseconds. */
+extern bool bpf_session_is_return(void) __ksym __weak;
+volatile __u64 dl_gen = 0, dl_ok = 0;
+volatile __u32 dl_insn = 0, dl_unseen = 0;
+
+/* The session program's entry returns 0 to have its return run, else 1. */
+static __always_inline int session_hit(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return()) {
+		return_hit(ctx);	/* its cookie's kind: LP_RET_URETPROBE */
+		return 0;
+	}
+	if (dl_gen == dl_ok)
+		return entry_push(ctx) ? 0 : 1;
+	if (dl_insn) {
+		entry_push(ctx);
+		return 1;
+	}
+	__u32 id = bpf_get_attach_cookie(ctx);
+	struct lp_trace_probe *p = bpf_map_lookup_elem(&probes, &id);
+	if (p && !stopped && !foreign(p, bpf_get_current_pid_tgid()))
+		count(LP_LOST_UNCHECKED);
+	return 1;
+}
+
+SEC("uprobe")
+DEAR_TRAP_PROG(lp_session, session_hit)
+
+
 /* C++ catches an exception (__cxa_begin_catch, called from the catching
  * frame's landing pad): the traced calls below the catcher were left by
  * it, and end here. */
@@ -588,6 +637,32 @@ static __always_inline void point_event(struct lp_trace_event *ev, __u32 id, __u
 	ev->ret = 0;
 	ev->lp_ns = 0;
 	ev->flags = ev->pad = 0;
+}
+
+/* ld.so's _dl_debug_state, called when a library is about to be mapped
+ * and again once it is (before its initialisers run), and as much when
+ * one is unloaded: the next sessions arm no uretprobe until the tracer
+ * has read it.  The record first, then the count: a count the tracer
+ * reads has its record in the ring already (or dl_unseen says it was
+ * lost). */
+SEC("uprobe")
+int lp_dl(struct pt_regs *ctx)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	if (stopped || !traced(pt))
+		return 0;
+	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (ev) {
+		point_event(ev, bpf_get_attach_cookie(ctx), pt, bpf_ktime_get_ns());
+		ev->type = LP_EV_DL;
+		__builtin_memset(ev->vals, 0, sizeof(ev->vals));
+		bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+	} else {
+		count(LP_LOST_RING);
+		dl_unseen = 1;
+	}
+	__sync_fetch_and_add(&dl_gen, 1);
+	return 0;
 }
 
 static __always_inline int point_hit(struct pt_regs *ctx)

@@ -22,6 +22,7 @@ enum {
 	LP_PROBE_CATCH = 5,	/* uprobe where C++ catches (__cxa_begin_catch): ends the calls unwound */
 	LP_PROBE_USDT = 6,	/* a USDT probe (libbpf's usdt): a point event with its arguments */
 	LP_PROBE_PY = 7,	/* a uprobe in CPython's eval loop (python:NAME): LP_PROBE_F_PY* */
+	LP_PROBE_DL = 8,	/* uprobe on ld.so's _dl_debug_state: a library was loaded or unloaded */
 };
 
 /* How lp_return was attached, in its BPF cookie beside the probe's index:
@@ -212,6 +213,7 @@ enum {
 	LP_EV_FORKED = 5,	/* a traced process forked: pid the child, tid the parent */
 	LP_EV_EXIT = 6,		/* a traced process's last thread exited: pid */
 	LP_EV_PYCODE = 7,	/* a code object python:NAME matched (struct lp_trace_event_py) */
+	LP_EV_DL = 8,		/* process pid loaded or unloaded a library (LP_PROBE_DL) */
 };
 
 struct lp_trace_event {
@@ -269,7 +271,10 @@ enum {
 	LP_LOST_STACKS = 2,	/* no room for a new thread in "stacks" */
 	LP_LOST_UNRETURNED = 3,	/* unused: calls left unreturned are spans marked unwound */
 	LP_LOST_CHILDREN = 4,	/* forked processes not followed: "tgids" full */
-	LP_NCOUNTERS = 5,
+	/* calls not traced while the tracer read what a library the program
+	 * had just loaded can do (lp_session, dl_gen != dl_ok) */
+	LP_LOST_UNCHECKED = 5,
+	LP_NCOUNTERS = 6,
 };
 
 #endif

@@ -61,9 +61,9 @@ in_kernel() {
 
 @test "kernels: the host's with 6.1's missing features hidden (LP_HIDE_FEATURES): the core checks" {
 	# Every fallback 6.1 takes, forced on this kernel: perf-event uprobes,
-	# no return-instance pool.
+	# no return-instance pool, no uprobe sessions.
 	local rc=0
-	LP_HIDE_FEATURES=uprobe_multi,uret_syscall,ri_pool bats --timing "$LP_TOP/tests/kernel-core.bats" >"$T/out" 2>&1 || rc=$?
+	LP_HIDE_FEATURES=uprobe_multi,uret_syscall,ri_pool,uprobe_session bats --timing "$LP_TOP/tests/kernel-core.bats" >"$T/out" 2>&1 || rc=$?
 	sed 's/^/# /' "$T/out" >&3
 	[ "$rc" -eq 0 ] || fail "exit $rc: $(grep -E '^not ok' "$T/out")"
 }

@@ -55,33 +55,97 @@ traced(long) depth=0 unwound=1 1000"
 	assert_output "3004000 1000 0"
 }
 
-@test "lp-trace-noharm: a C program whose C++ plugin (dlopen) throws through the traced call runs to the end, every return a span" {
-	require_root
-	# dlthrow has no C++ of its own; the library it loads later calls
-	# traced(i) back in a try block, and traced's call into it throws on
-	# i % 3 == 0: 20 returns (2i + 1, summing to 620), 10 calls left
-	run -0 lp-trace -v -o "$T/d.lp" traced -- "$WORKLOADS/dlthrow" "$WORKLOADS/libthrow" 30
-	assert_line "ok 620 caught 10"
-	assert_line --regexp "^lp-trace: traced: returns probed at [0-9]+ instructions? \(stepped, not a uretprobe: dlthrow calls dlopen \(a library it loads later may throw or unwind through the traced calls\)\)$"
-	run -0 span_kinds "$T/d.lp"
-	assert_output "traced depth=0 20
+# sessions: whether this kernel has uprobe sessions (lp-trace --features).
+sessions() {
+	local table
+	table=$(lp-trace --features)
+	awk '$1 == "uprobe_session" { ok = $3 == "yes" } END { exit !ok }' <<<"$table"
+}
+
+# dlthrow_truth FILE: dlthrow's spans in FILE as its truth has them: 30
+# calls before any library is loaded, 30 after a C library, then 30 after
+# its C++ plugin, 10 of those left by an exception (i % 3 == 0: every
+# third, from the first), each ended by the next call (no probe on a catch
+# that was not loaded yet), not after it began; the others return 2i + 1.
+dlthrow_truth() {
+	run -0 span_kinds "$1"
+	assert_output "traced depth=0 80
 traced depth=0 unwound=1 10"
-	# the returns carry their values; the calls left are the i % 3 == 0
-	# ones (every third, from the first), each ended by the next call
-	# (no probe on a catch that was not loaded yet), not after it began
 	run -0 awk -F'\t' '$1 != "span" { next }
-		{ for (i = 8; i <= NF; i++) if ($i ~ /^ret=/) s += substr($i, 5)
-		  if ((n % 3 == 0) != ($NF == "unwound=1")) bad++
+		{ for (i = 8; i <= NF; i++) if ($i ~ /^ret=/) s[n < 60] += substr($i, 5)
+		  if (n >= 60 && ((n - 60) % 3 == 0) != ($NF == "unwound=1")) bad++
 		  if (n && open && $2 < end) late++
 		  open = $NF == "unwound=1"; end = $3; n++ }
-		END { print s, bad + 0, late + 0 }' "$T/d.lp"
-	assert_output "620 0 0"
+		END { print s[1], s[0], bad + 0, late + 0 }' "$1"
+	assert_output "1800 620 0 0"
+}
+
+@test "lp-trace-noharm: a C program whose C++ plugin (dlopen) throws through the traced call runs to the end, every return a span" {
+	require_root
+	# dlthrow has no C++ of its own: traced(i) 30 times with no library
+	# loaded, 30 after loading a C library (libhot), then libthrow (C++),
+	# which calls traced(i) back in a try block, and traced's call into it
+	# throws on i % 3 == 0; 300 ms after each load.  With uprobe sessions,
+	# a uretprobe per call until libthrow (and the libstdc++ it brings) is
+	# loaded, then the ret instruction: every call a span, none lost.
+	sessions || skip "this kernel has no uprobe sessions (Linux 6.13): the next test forces the fallback"
+	run -0 lp-trace -v -o "$T/d.lp" traced -- "$WORKLOADS/dlthrow" "$WORKLOADS/libthrow" 30 300 "$WORKLOADS/libhot"
+	assert_line "plain 900 900"
+	assert_line "ok 620 caught 10"
+	assert_line "lp-trace: traced: a uretprobe armed per call until the program loads a library that can throw, then its 1 return instruction (dlthrow calls dlopen (a library it loads later may throw or unwind through the traced calls))"
+	assert_line --regexp "^lp-trace: note: pid [0-9]+ loaded a library that can throw \((libthrow|libstdc\+\+\.so\.6[.0-9]*) [^)]*\): the returns of traced are probed at their instructions from now on$"
+	dlthrow_truth "$T/d.lp"
+	# the return's cost: a uretprobe's, then the probed ret's from the switch
+	run -0 awk -F'\t' '$1 == "cost" && $3 == "return" { for (i = 5; i <= NF; i++) if ($i ~ /^returns=/) print $i }' "$T/d.lp"
+	assert_output "returns=uretprobe
+returns=insn"
 	# a uretprobe, as --returns can force: the unwinder finds no frame for
 	# the trampoline and the program dies
 	run -134 lp-trace --returns uretprobe -o "$T/u.lp" traced -- "$WORKLOADS/dlthrow" "$WORKLOADS/libthrow" 30
 	assert_line "lp-trace: warning: probe 'traced': uretprobe as --returns says, though dlthrow calls dlopen (a library it loads later may throw or unwind through the traced calls): the program may break"
 	assert_line "terminate called after throwing an instance of 'std::runtime_error'"
 	assert_line --regexp "^lp-trace: .*/dlthrow killed by signal 6 \(Aborted\)$"
+}
+
+@test "lp-trace-noharm: without uprobe sessions, a program that calls dlopen has its returns probed at their instructions from the start" {
+	require_root
+	LP_HIDE_FEATURES=uprobe_session run -0 lp-trace -v -o "$T/d.lp" traced -- "$WORKLOADS/dlthrow" "$WORKLOADS/libthrow" 30 300 "$WORKLOADS/libhot"
+	assert_line "plain 900 900"
+	assert_line "ok 620 caught 10"
+	assert_line --regexp "^lp-trace: traced: returns probed at [0-9]+ instructions? \(stepped, not a uretprobe: dlthrow calls dlopen \(a library it loads later may throw or unwind through the traced calls\)\)$"
+	refute_line --partial "loaded a library that can throw"
+	dlthrow_truth "$T/d.lp"
+	run -0 awk -F'\t' '$1 == "cost" && $3 == "return" { for (i = 5; i <= NF; i++) if ($i ~ /^returns=/) print $i }' "$T/d.lp"
+	assert_output "returns=insn"
+}
+
+@test "lp-trace-noharm: a process that had loaded its C++ plugin before lp-trace -p came gets no uretprobe: every call a span" {
+	require_root
+	sessions || skip "this kernel has no uprobe sessions (Linux 6.13): without, such returns are never uretprobes"
+	# dlthrow loads libthrow, then waits for SIGUSR1, sent once lp-trace
+	# is attached (its cost records written)
+	"$WORKLOADS/dlthrow" "$WORKLOADS/libthrow" 30 signal >"$T/out" 3>&- &
+	local pid=$! i
+	for ((i = 0; i < 200; i++)); do
+		if grep -q libthrow "/proc/$pid/maps"; then break; fi
+		sleep 0.05
+	done
+	lp-trace -v -p "$pid" -o "$T/p.lp" traced 2>"$T/err" 3>&- &
+	local tr=$!
+	for ((i = 0; i < 600; i++)); do
+		if grep -q '^cost' "$T/p.lp" 2>/dev/null; then break; fi
+		sleep 0.05
+	done
+	kill -USR1 "$pid"
+	reap "$pid" 0 30
+	reap "$tr" 0 30
+	cat "$T/err"
+	run -0 cat "$T/out"
+	assert_output "ok 620 caught 10"
+	run -0 grep -E "^lp-trace: note: pid $pid has loaded a library that can throw \((libthrow|libstdc\+\+\.so\.6[.0-9]*) [^)]*\): no uretprobe on the functions of a program that calls dlopen$" "$T/err"
+	run -0 span_kinds "$T/p.lp"
+	assert_output "traced depth=0 20
+traced depth=0 unwound=1 10"
 }
 
 @test "lp-trace-noharm: the return probed at a ret costs what a point probe there does: cost records say returns=insn; spans corrected by it" {
@@ -168,12 +232,22 @@ main.leaf depth=1 200"
 	assert_output "main.handle depth=0 20"
 }
 
-@test "lp-trace-noharm: backtrace(3) and _Unwind_Backtrace under traced calls find the frames they find untraced" {
+@test "lp-trace-noharm: backtrace(3) and _Unwind_Backtrace under traced calls: cut at the call by a uretprobe, said; whole under --returns insn" {
 	require_root
 	run -0 "$WORKLOADS/walkstack" 20
 	untraced=$output
 	assert_line "calls 20 lost-main 0"
-	run -0 lp-trace -o "$T/w.lp" outer middle walk -- "$WORKLOADS/walkstack" 20
+	# the default: a uretprobe (walkstack calls backtrace, nothing that
+	# throws), and each walk ends at the innermost traced call's return
+	run -0 lp-trace -o "$T/d.lp" outer middle walk -- "$WORKLOADS/walkstack" 20
+	assert_line --regexp "^lp-trace: note: walkstack calls (backtrace|_Unwind_Backtrace): a backtrace it takes during a call of outer ends at that call \(a uretprobe; --returns insn keeps it whole\)\$"
+	assert_line "calls 20 lost-main 40"
+	run -0 span_kinds "$T/d.lp"
+	assert_output "middle depth=1 20
+outer depth=0 20
+walk depth=2 20"
+	# the return instructions probed: the walks find what they find untraced
+	run -0 lp-trace --returns insn -o "$T/w.lp" outer middle walk -- "$WORKLOADS/walkstack" 20
 	assert_output "$untraced"
 	run -0 span_kinds "$T/w.lp"
 	assert_output "middle depth=1 20

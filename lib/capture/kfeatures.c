@@ -55,6 +55,10 @@ static const struct kf {
 	[LP_KF_RI_POOL] = { "ri_pool", "6.14", MEMBER, "uprobe_task", "ri_pool",
 		"a sample taken while a uretprobe returns gets its caller back",
 		"such samples end in [uprobes], the summary counts them" },
+	[LP_KF_UPROBE_SESSION] = { "uprobe_session", "6.13", ENUMERATOR, "bpf_attach_type",
+		"BPF_TRACE_UPROBE_SESSION",
+		"a uretprobe armed per call: returns of a program that calls dlopen cost a uretprobe until it loads a library that can throw",
+		"those returns are probed at their instructions (often single-stepped: ~10x a uretprobe)" },
 };
 
 static bool probed, has[LP_KF_N], hidden[LP_KF_N];

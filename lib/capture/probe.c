@@ -25,6 +25,8 @@
 #include "debuginfo/procns.h"
 #include "base/syscalls.h"
 #include "base/util.h"
+#include "capture/hazard.h"
+#include "capture/kfeatures.h"
 #include "capture/pyprobe.h"
 #include "capture/usdt.h"
 
@@ -453,6 +455,7 @@ void lp_probe_point__fini(struct lp_probe_point *p)
 		free(p->vals[i].name);
 	free(p->ret.name);
 	free(p->returns_why);
+	free(p->walks);
 	free(p->rets);
 	free(p->py);
 }
@@ -1586,146 +1589,6 @@ static struct lp_probe_point *new_point(const struct lp_probe_spec *spec, const 
 
 /* --- returns: a uretprobe, or the instructions that leave ------------ */
 
-/* A uretprobe puts the kernel's trampoline where the return address was
- * until the call returns: whatever reads return addresses meanwhile breaks
- * (C++ exceptions: the unwinder finds no frame for the trampoline and
- * terminates; backtrace(3) stops there; Go's runtime walks its stacks to
- * grow them and dies on an unknown pc).  What a file says of that. */
-struct hazard {
-	bool go;		/* a Go binary */
-	bool regabi;		/* Go >= 1.17: g in r14 */
-	char go_version[32];
-	bool cxx;		/* exceptions: C++'s catch can be probed */
-	char why[256];		/* the first reason found, "" when none */
-};
-
-static Elf_Scn *section(Elf *elf, const char *name)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
-/* Go's build information: "\xff Go buildinf:", pointer size, flags; with
- * flags & 2 (Go >= 1.18) the version string follows inline at 32, its
- * length a uvarint. */
-static void go_version(Elf *elf, struct hazard *hz)
-{
-	Elf_Scn *scn = section(elf, ".go.buildinfo");
-	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
-	if (!d || !d->d_buf || d->d_size < 34 || memcmp(d->d_buf, "\xff Go buildinf:", 14))
-		return;
-	const unsigned char *b = d->d_buf;
-	if (!(b[15] & 2))
-		return;
-	size_t len = b[32] & 0x7f, at = 33;
-	if (b[32] & 0x80)
-		len |= (size_t)(b[at++] & 0x7f) << 7;
-	if (at + len > d->d_size || len >= sizeof(hz->go_version))
-		return;
-	memcpy(hz->go_version, b + at, len);
-	hz->go_version[len] = '\0';
-}
-
-__attribute__((format(printf, 2, 3))) static void hazard_why(struct hazard *hz, const char *fmt, ...)
-{
-	va_list ap;
-	if (hz->why[0])
-		return;
-	va_start(ap, fmt);
-	vsnprintf(hz->why, sizeof(hz->why), fmt, ap);
-	va_end(ap);
-}
-
-/* What file `path` (its ELF elf, its symbols o when open) says. */
-static void file_hazards(Elf *elf, const struct elfobj *o, const char *path, struct hazard *hz)
-{
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	if (section(elf, ".go.buildinfo") || section(elf, ".note.go.buildid") ||
-	    (o && find_sym(o, "runtime.morestack"))) {
-		hz->go = true;
-		go_version(elf, hz);
-		int major = 0, minor = 0;
-		if (hz->go_version[0] && sscanf(hz->go_version, "go%d.%d", &major, &minor) == 2)
-			hz->regabi = major > 1 || minor >= 17;
-		/* Go 1.17 wrote no inline version: its ABI0 wrappers say. */
-		for (size_t i = 0; o && !hz->go_version[0] && i < o->nsyms && !hz->regabi; i++) {
-			size_t n = strlen(o->syms[i].name);
-			hz->regabi = n > 5 && !strcmp(o->syms[i].name + n - 5, ".abi0");
-		}
-		hazard_why(hz, "%s is a Go binary (its runtime reads return addresses when a goroutine's stack grows)",
-			   base);
-		return;
-	}
-	/* C's too (glibc's, for thread cancellation: its forced unwinding
-	 * stops at a trampoline and skips the cleanups above it); C++'s name
-	 * its personality routine, and may catch (cxx). */
-	if (section(elf, ".gcc_except_table"))
-		hazard_why(hz, "%s has exception tables (.gcc_except_table)", base);
-	/* The libraries it needs, and what it imports. */
-	const char *loads = NULL;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNAMIC && sh.sh_type != SHT_DYNSYM))
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; d && i < n; i++) {
-			const char *name = NULL;
-			if (sh.sh_type == SHT_DYNAMIC) {
-				GElf_Dyn dyn;
-				if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED)
-					name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-				if (name && (!strncmp(name, "libstdc++", 9) || !strncmp(name, "libgcc_s", 8))) {
-					hz->cxx |= !strncmp(name, "libstdc++", 9);
-					hazard_why(hz, "%s links %s (exceptions unwind through return addresses)",
-						   base, name);
-				}
-				continue;
-			}
-			GElf_Sym sym;
-			if (!gelf_getsym(d, (int)i, &sym))
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name && !strcmp(name, "__gxx_personality_v0"))
-				hz->cxx = true;
-			if (sym.st_shndx != SHN_UNDEF)
-				continue;
-			/* The first three throw or unwind exceptions. */
-			static const char *const readers[] = { "__cxa_throw", "_Unwind_RaiseException",
-				"_Unwind_Resume", "_Unwind_Backtrace", "_Unwind_ForcedUnwind", "backtrace" };
-			for (size_t k = 0; name && k < sizeof(readers) / sizeof(readers[0]); k++)
-				if (!strcmp(name, readers[k])) {
-					hz->cxx |= k < 3;
-					hazard_why(hz, "%s calls %s (it reads return addresses)", base, name);
-				}
-			if (name && (!strcmp(name, "dlopen") || !strcmp(name, "dlmopen")))
-				loads = name;
-		}
-	}
-	/* What it loads later is not known here, nor whether that throws
-	 * through the calls it makes back (a C program's callback into a C++
-	 * plugin), and a uretprobe placed now cannot be taken back from the
-	 * calls in flight when it is loaded.  The reason given last, being
-	 * only possible.  Not cxx: a probe on libstdc++'s catch would be
-	 * attached to each traced process that maps it (a forking server's
-	 * every child: PostgreSQL's postmaster maps libstdc++ through ICU),
-	 * and the calls left end at the next traced call or return anyway. */
-	if (loads)
-		hazard_why(hz, "%s calls %s (a library it loads later may throw or unwind through the traced calls)",
-			   base, loads);
-}
-
 /* A function's code: its symbol's size, else the range of its unwind
  * information (an FDE of .eh_frame or .debug_frame). */
 static int func_range(struct elfobj *o, uint64_t vaddr, uint64_t size, struct lp_range *r)
@@ -1870,22 +1733,38 @@ static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const
 	return 0;
 }
 
+/* What file path (o) says, and of Go's register ABI what its symbols say
+ * when its build information does not. */
+static void file_hazards(const struct elfobj *o, const char *path, struct lp_hazard *hz)
+{
+	lp_hazard__file(o->elf, path, find_sym(o, "runtime.morestack") != NULL, hz);
+	/* Go 1.17 wrote no inline version: its ABI0 wrappers say. */
+	for (size_t i = 0; hz->go && !hz->go_version[0] && i < o->nsyms && !hz->regabi; i++) {
+		size_t n = strlen(o->syms[i].name);
+		hz->regabi = n > 5 && !strcmp(o->syms[i].name + n - 5, ".abi0");
+	}
+}
+
 /* The hazards of the file probed and of the executable that runs it (a C++
  * program calling a C library's function with a callback that throws). */
-static void hazards(const struct elfobj *o, const char *path, const char *exe, struct hazard *hz)
+static void hazards(const struct elfobj *o, const char *path, const char *exe, struct lp_hazard *hz)
 {
 	memset(hz, 0, sizeof(*hz));
-	file_hazards(o->elf, o, path, hz);
+	file_hazards(o, path, hz);
 	if (!exe || !strcmp(exe, path))
 		return;
 	int fd = open(exe, O_RDONLY | O_CLOEXEC);
 	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	if (e && elf_kind(e) == ELF_K_ELF) {
-		struct hazard he = { 0 };
-		file_hazards(e, NULL, exe, &he);
+		struct lp_hazard he = { 0 };
+		lp_hazard__file(e, exe, false, &he);
 		hz->cxx |= he.cxx;
 		if (!hz->why[0])
 			memcpy(hz->why, he.why, sizeof(hz->why));
+		if (!hz->loads[0])
+			memcpy(hz->loads, he.loads, sizeof(hz->loads));
+		if (!hz->walks[0])
+			memcpy(hz->walks, he.walks, sizeof(hz->walks));
 	}
 	if (e)
 		elf_end(e);
@@ -1894,18 +1773,22 @@ static void hazards(const struct elfobj *o, const char *path, const char *exe, s
 }
 
 /* How function probe pt (symbol s, or NULL, at vaddr) sees its returns:
- * with a uretprobe unless that is unsafe (struct hazard), or --returns
+ * with a uretprobe unless that is unsafe (struct lp_hazard), or --returns
  * says.  -1 with why it cannot be traced in err (lp-trace's message, and
  * --list's reason). */
 static int choose_returns(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
-			  const struct hazard *hz, const struct sym *s, uint64_t vaddr, bool verbose,
+			  const struct lp_hazard *hz, const struct sym *s, uint64_t vaddr, bool verbose,
 			  struct lp_probe_point *pt, char *err, size_t errsize)
 {
+	/* What is said against a uretprobe: what the file does now, else
+	 * what a library it may load could do. */
+	const char *against = hz->why[0] ? hz->why : hz->loads;
 	pt->returns = LP_RETURNS_URETPROBE;
 	if (spec->returns == LP_RETURNS_URETPROBE) {
-		if (hz->why[0])
+		if (against[0])
 			lp_error("warning: probe '%s': uretprobe as --returns says, though %s: the program may break",
-				 spec->text, hz->why);
+				 spec->text, against);
+		pt->walks = hz->walks[0] ? lp_strdup(hz->walks) : NULL;
 		return 0;
 	}
 	/* Go code keeps g in r14 from 1.17 on (its register ABI); before,
@@ -1920,21 +1803,24 @@ static int choose_returns(const struct lp_probe_spec *spec, struct elfobj *o, co
 	bool leaf;
 	int64_t reads_ret;
 	if (find_leaves(spec, o, path, s, vaddr, verbose, pt, &leaf, &reads_ret) < 0) {
-		if (spec->returns == LP_RETURNS_AUTO && !hz->why[0])
+		if (spec->returns == LP_RETURNS_AUTO && !against[0]) {
+			pt->walks = hz->walks[0] ? lp_strdup(hz->walks) : NULL;
 			return 0;	/* nothing known against a uretprobe */
+		}
 		snprintf(err, errsize, "probe '%s': cannot read the code of %s in %s (no symbol size, no unwind information): its returns cannot be probed, and a uretprobe would break the program (%s); not traced",
-			 spec->text, s ? s->name : spec->text, path, hz->why[0] ? hz->why : "--returns insn");
+			 spec->text, s ? s->name : spec->text, path, against[0] ? against : "--returns insn");
 		return -1;
 	}
 	char why[sizeof(hz->why)];
-	snprintf(why, sizeof(why), "%s", hz->why[0] ? hz->why : "--returns insn");
-	if (reads_ret >= 0 && (spec->returns == LP_RETURNS_AUTO || !hz->why[0]))
+	snprintf(why, sizeof(why), "%s", against[0] ? against : "--returns insn");
+	if (reads_ret >= 0 && (spec->returns == LP_RETURNS_AUTO || !against[0]))
 		snprintf(why, sizeof(why), "%s reads its return address (at +%lld)", s ? s->name : spec->text,
 			 (long long)reads_ret);
-	if (spec->returns == LP_RETURNS_AUTO && !hz->why[0] && reads_ret < 0) {
+	if (spec->returns == LP_RETURNS_AUTO && !against[0] && reads_ret < 0) {
 		free(pt->rets);
 		pt->rets = NULL;
 		pt->nrets = 0;
+		pt->walks = hz->walks[0] ? lp_strdup(hz->walks) : NULL;
 		return 0;
 	}
 	/* A function that calls nothing and leaves by ret: nothing can read
@@ -1958,11 +1844,22 @@ static int choose_returns(const struct lp_probe_spec *spec, struct elfobj *o, co
 	pt->returns_why = lp_strdup(why);
 	if (go_code)
 		pt->cfg.flags |= LP_PROBE_F_GO;
-	if (verbose)
-		lp_error("%s: returns probed at %zu instruction%s (%s, not a uretprobe: %s)%s", spec->text,
-			 pt->nrets, pt->nrets == 1 ? "" : "s", lp_insn__name(pt->ret_insn), pt->returns_why,
-			 go_code ? "; calls kept per goroutine" : "");
+	/* Only a library loaded later could break a uretprobe: the tracer
+	 * may arm one per call until one that can is loaded (dl_gate), and
+	 * says how it took the returns. */
+	pt->dl_gate = spec->returns == LP_RETURNS_AUTO && !hz->why[0] && reads_ret < 0 && !go_code;
+	if (pt->dl_gate)
+		pt->walks = hz->walks[0] ? lp_strdup(hz->walks) : NULL;
+	else if (verbose)
+		lp_probe_point__say_returns(pt);
 	return 0;
+}
+
+void lp_probe_point__say_returns(const struct lp_probe_point *pt)
+{
+	lp_error("%s: returns probed at %zu instruction%s (%s, not a uretprobe: %s)%s", pt->spec->text,
+		 pt->nrets, pt->nrets == 1 ? "" : "s", lp_insn__name(pt->ret_insn), pt->returns_why,
+		 (pt->cfg.flags & LP_PROBE_F_GO) ? "; calls kept per goroutine" : "");
 }
 
 /* C++'s catch, __cxa_begin_catch, where calls left by an exception end:
@@ -2005,6 +1902,69 @@ static void add_catch(const struct lp_probe_spec *spec, const char *exe, pid_t p
 	}
 	free(paths[0]);
 	free(paths[1]);
+}
+
+/* The dynamic linker exe names (PT_INTERP), as pid sees it; NULL for a
+ * static executable. */
+static char *interp_of(const char *exe, pid_t pid)
+{
+	int fd = exe ? open(exe, O_RDONLY | O_CLOEXEC) : -1;
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	char *interp = NULL;
+	size_t nph = 0;
+	if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &nph) == 0)
+		for (size_t i = 0; i < nph && !interp; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_INTERP || !ph.p_filesz)
+				continue;
+			size_t len = 0;
+			const char *raw = elf_rawfile(e, &len);
+			if (raw && ph.p_offset + ph.p_filesz <= len && !raw[ph.p_offset + ph.p_filesz - 1])
+				interp = pid > 0 ? lp_procns__path(pid, raw + ph.p_offset)
+						 : lp_strdup(raw + ph.p_offset);
+		}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return interp;
+}
+
+/* ld.so's _dl_debug_state, called as each library is loaded: where the
+ * tracer sees what a program loads (struct lp_probe_point.dl_gate), in
+ * its dynamic linker, else in the executable (a static one).  Once per
+ * list of points.  False when there is none. */
+static bool add_dl(const struct lp_probe_spec *spec, const char *exe, pid_t pid, bool verbose,
+		   struct lp_probe_point **points, size_t *n)
+{
+	static const char sym[] = "_dl_debug_state";
+	char *path = interp_of(exe, pid);
+	if (!path && exe)
+		path = lp_strdup(exe);
+	struct elfobj lo;
+	bool found = false;
+	if (path && elfobj_open(&lo, path) == 0) {
+		const struct sym *c = find_sym(&lo, sym);
+		uint64_t off;
+		found = c && lp_dwarf__file_offset(lo.elf, c->value, &off, NULL) == 0;
+		bool have = false;
+		for (size_t k = 0; found && k < *n; k++)
+			have |= (*points)[k].cfg.kind == LP_PROBE_DL && !strcmp((*points)[k].path, path);
+		if (found && !have) {
+			struct lp_probe_point *pt = new_point(spec, path, points, n);
+			pt->name = lp_strdup(sym);
+			pt->offset = off;
+			pt->cfg.kind = LP_PROBE_DL;
+			pt->cfg.vaddr = c->value;
+			if (verbose)
+				lp_error("%s: the libraries the program loads are seen at %s in %s", spec->text,
+					 sym, path);
+		}
+	}
+	if (path)
+		elfobj_close(&lo);
+	free(path);
+	return found;
 }
 
 /* syscall:NAME and tp:SUBSYS:EVENT: no file to read. */
@@ -2419,7 +2379,7 @@ static int func_entry(const struct lp_probe_spec *spec, struct elfobj *o, const 
 		return -1;
 	pt->offset = off + skip;
 	pt->cfg.vaddr = vaddr + skip;
-	struct hazard hz;
+	struct lp_hazard hz;
 	hazards(o, path, exe, &hz);
 	char err[1024];
 	if (choose_returns(spec, o, path, &hz, fsym, vaddr, verbose, pt, err, sizeof(err)) < 0) {
@@ -2463,9 +2423,20 @@ static int func_point(const struct lp_probe_spec *spec, struct elfobj *o, const 
 		lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)", spec->text, path,
 			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset,
 			 lp_insn__name(pt->insn));
-	/* Last: it moves *points. */
+	/* Last: they move *points. */
+	size_t at = (size_t)(pt - *points);
+	bool gate = pt->dl_gate;
 	if (catch)
 		add_catch(spec, exe, pid, verbose, points, n);
+	if (gate && !add_dl(spec, exe, pid, verbose, points, n))
+		(*points)[at].dl_gate = false;
+	else if (gate && (*points)[*n - 1].cfg.kind == LP_PROBE_DL) {
+		/* Before the function: the tracer watches the loads before
+		 * it arms any uretprobe. */
+		struct lp_probe_point dl = (*points)[*n - 1];
+		memmove(&(*points)[at + 1], &(*points)[at], (*n - 1 - at) * sizeof(**points));
+		(*points)[at] = dl;
+	}
 	ret = 0;
 out:
 	free(shown);
@@ -2548,7 +2519,7 @@ int lp_probe__resolve(const struct lp_probe_spec *spec, const char *exe, pid_t p
 struct lp_probe_file {
 	struct elfobj o;
 	char *path, *exe;
-	struct hazard hz;
+	struct lp_hazard hz;
 	bool hz_read;
 };
 
@@ -2622,7 +2593,10 @@ int lp_probe_file__returns(struct lp_probe_file *f, size_t i, char *why, size_t 
 	struct lp_probe_point pt = { .spec = &spec, .offset = off + skip_endbr(f->o.elf, off) };
 	int r = choose_returns(&spec, &f->o, f->path, &f->hz, s, s->value, false, &pt, why, whysize);
 	if (r == 0 && pt.returns == LP_RETURNS_INSN)
-		snprintf(why, whysize, "%s", pt.returns_why);
+		snprintf(why, whysize, "%s%s", pt.returns_why,
+			 pt.dl_gate && lp_kfeature__has(LP_KF_UPROBE_SESSION) &&
+			 lp_kfeature__has(LP_KF_UPROBE_MULTI)
+			 ? "; traced in a process: a uretprobe per call until it loads a library that can throw" : "");
 	r = r < 0 ? -1 : (int)pt.returns;
 	lp_probe_point__fini(&pt);
 	return r;

@@ -94,9 +94,15 @@ struct lp_probe_point {
 	 * instructions that leave the function (INSN): at file offset
 	 * rets[i].offset, lp_return's cookie LP_RET_COOKIE(id, rets[i].kind,
 	 * rets[i].reg, rets[i].off); ret_insn the costliest class among them.
-	 * returns_why: why not a uretprobe. */
+	 * returns_why: why not a uretprobe.  dl_gate: INSN only because a
+	 * library the program may load later could throw through a uretprobe
+	 * (lib/capture/dlgate.c): the tracer may arm a uretprobe per call
+	 * until one that can is loaded, rets ready for then.  walks: "X calls
+	 * backtrace", when a uretprobe would cut such a backtrace short. */
 	enum lp_returns returns;
 	char *returns_why;
+	bool dl_gate;
+	char *walks;
 	struct lp_ret_point {
 		uint64_t offset;
 		unsigned kind, reg;	/* LP_RET_*, DWARF register */
@@ -134,6 +140,10 @@ int lp_syscall__args(const char *name, char names[6][32], bool ptr[6], bool isin
 const char *lp_tracefs(void);
 
 void lp_probe_point__fini(struct lp_probe_point *p);
+
+/* Says on stderr how function probe p's returns are probed at their
+ * instructions, and why (lp-trace -v). */
+void lp_probe_point__say_returns(const struct lp_probe_point *p);
 
 /* The file a FUNC, LIB:FUNC or FILE:LINE spec resolves in: exe, or the
  * library LIB (mapped by pid, else in the library directories).

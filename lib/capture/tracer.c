@@ -29,6 +29,7 @@
 #include "capture/pyprobe.h"
 #include "base/hashmap.h"
 #include "debuginfo/procns.h"
+#include "capture/dlgate.h"
 #include "capture/tracecal.h"
 #include "trace.skel.h"
 #include "base/util.h"
@@ -51,6 +52,13 @@ struct pinfo {
 	bool gate;		/* LP_PROBE_F_GATE: its open calls are no spans */
 	enum lp_insn ret_insn;	/* their class */
 	bool shared;		/* attached once for every process (LP_PROBE_F_FILTER) */
+	/* LP_PROBE_ENTRY under lp_session (lib/capture/dlgate.h): its return
+	 * instructions, probed once the program has loaded a library that
+	 * can throw. */
+	bool gated;
+	struct lp_ret_point *rets;
+	size_t nrets;
+	char *path;
 	struct lp_probe_value vals[LP_TRACE_MAX_CAPS];
 	unsigned char str[LP_TRACE_MAX_CAPS];	/* 1 + string slot, or 0 */
 	size_t nvals;
@@ -88,7 +96,8 @@ struct cls_cost {
 
 /* The programs as loaded for uprobe-multi links, one each: a return
  * probed at an instruction is lp_return as a plain uprobe. */
-enum { MULTI_ENTRY, MULTI_RETURN, MULTI_RET_INSN, MULTI_POINT, MULTI_CATCH, MULTI_PY, MULTI_N };
+enum { MULTI_ENTRY, MULTI_RETURN, MULTI_RET_INSN, MULTI_POINT, MULTI_CATCH, MULTI_PY, MULTI_DL,
+       MULTI_SESSION, MULTI_N };
 
 /* A code object a python: probe matched (LP_EV_PYCODE), which names its
  * spans: "python:" and its qualified name, its file and first line. */
@@ -224,10 +233,26 @@ struct lp_tracer {
 	bool py_set;			/* pyconf written */
 	uint64_t py_matched;		/* code objects python: probes matched */
 	char *py_elsewhere;		/* the file of one whose name matched, not its module */
+	/* Returns gated on the libraries loaded (lp_session): how many
+	 * probes are, the verdicts, and whether their return instructions
+	 * are probed now (a library that can throw was loaded). */
+	size_t ngated;
+	struct lp_dlgate *dlgate;
+	bool dl_watch;		/* lp_dl attached (LP_PROBE_DL) */
+	pid_t dl_first;		/* the target whose maps were read before gating */
+	bool dl_first_ok;	/* and nothing there could throw */
+	bool dl_insn;
+	bool walks_said;	/* the note on backtraces under uretprobes */
 };
 
+/* The attach types of uprobe-multi links (6.6) and uprobe sessions (6.13),
+ * from the kernel's uapi: neither Debian 12's headers nor its libbpf 1.1
+ * know them. */
+#define LP_BPF_TRACE_UPROBE_MULTI 48
+#define LP_BPF_TRACE_UPROBE_SESSION 57
+
 /* At most this many of its programs lp-trace loads without. */
-#define LP_TRACE_OPTIONAL_PROGS 6
+#define LP_TRACE_OPTIONAL_PROGS 8
 
 static int handle_event(void *ctx, void *data, size_t size);
 static int end_removals(struct lp_tracer *t, struct lp_writer *w, bool wait);
@@ -280,7 +305,7 @@ static const enum lp_kfeature needed[] = { LP_KF_BTF, LP_KF_RINGBUF, LP_KF_TP_BT
 static bool optional_prog(const struct bpf_program *prog)
 {
 	static const char *const names[] = { "lp_py", "lp_usdt", "lp_catch", "lp_tp",
-					     "lp_sys_enter", "lp_sys_exit" };
+					     "lp_sys_enter", "lp_sys_exit", "lp_session", "lp_dl" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(bpf_program__name(prog), names[i]))
 			return true;
@@ -313,6 +338,13 @@ static int load(struct lp_tracer *t, const struct lp_tracer_opts *opts, char off
 	}
 	if (!lp_kfeature__has(LP_KF_LOOP))
 		bpf_program__set_autoload(t->skel->progs.lp_py, false);
+	/* A session program's attach type is fixed at load; its kfuncs are
+	 * refused to any other. */
+	if (lp_kfeature__has(LP_KF_UPROBE_SESSION) && lp_kfeature__has(LP_KF_UPROBE_MULTI))
+		bpf_program__set_expected_attach_type(t->skel->progs.lp_session,
+						      (enum bpf_attach_type)LP_BPF_TRACE_UPROBE_SESSION);
+	else
+		bpf_program__set_autoload(t->skel->progs.lp_session, false);
 	struct bpf_program *prog;
 	bpf_object__for_each_program(prog, t->skel->obj)
 		for (size_t i = 0; i < noff; i++)
@@ -578,7 +610,6 @@ static void ret_insn_cost(const struct lp_tracer *t, enum lp_insn entry_cls, enu
  * mutex that makes perf-event uprobes close one after the other.  Neither
  * Debian 12's headers nor its libbpf 1.1 know them: the attach type and
  * BPF_LINK_CREATE's fields for it, from the kernel's uapi. */
-#define LP_BPF_TRACE_UPROBE_MULTI 48
 #define LP_BPF_F_UPROBE_MULTI_RETURN 1
 
 union lp_uprobe_multi_attr {
@@ -597,6 +628,9 @@ static int multi_prog(struct lp_tracer *t, struct bpf_program *prog, int slot)
 {
 	if (t->mprog[slot])
 		return t->mprog[slot];
+	/* Loaded as a session already (load): no copy. */
+	if (slot == MULTI_SESSION)
+		return t->mprog[slot] = bpf_program__fd(prog) >= 0 ? bpf_program__fd(prog) : -1;
 	if (!lp_kfeature__has(LP_KF_UPROBE_MULTI)) {
 		if (t->verbose)
 			lp_error("note: no uprobe-multi links on this kernel (perf-event uprobes instead)");
@@ -625,7 +659,7 @@ static bool no_multi_links(struct lp_tracer *t)
 	if (t->verbose)
 		lp_error_errno("note: no uprobe-multi links (perf-event uprobes instead)");
 	for (int i = 0; i < MULTI_N; i++) {
-		if (t->mprog[i] > 0)
+		if (t->mprog[i] > 0 && i != MULTI_SESSION)
 			close(t->mprog[i]);
 		t->mprog[i] = -1;
 	}
@@ -642,13 +676,16 @@ static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, u
 		union lp_uprobe_multi_attr at;
 		memset(&at, 0, sizeof(at));
 		at.a.prog_fd = (uint32_t)pfd;
-		at.a.attach_type = LP_BPF_TRACE_UPROBE_MULTI;
+		at.a.attach_type = slot == MULTI_SESSION ? LP_BPF_TRACE_UPROBE_SESSION
+							 : LP_BPF_TRACE_UPROBE_MULTI;
 		at.a.path = (uint64_t)(uintptr_t)pt->path;
 		at.a.offsets = (uint64_t)(uintptr_t)&off;
 		at.a.cookies = (uint64_t)(uintptr_t)&cookie;
 		at.a.cnt = 1;
 		at.a.flags2 = slot == MULTI_RETURN ? LP_BPF_F_UPROBE_MULTI_RETURN : 0;
 		int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &at, sizeof(at));
+		if (fd < 0 && slot == MULTI_SESSION)
+			return -1;	/* the caller probes the return instructions */
 		if (fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP) && no_multi_links(t))
 			goto perf_event;
 		if (fd < 0)
@@ -660,6 +697,10 @@ static int attach_one(struct lp_tracer *t, struct bpf_program *prog, int slot, u
 		return 0;
 	}
 perf_event:;
+	if (slot == MULTI_SESSION) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = slot == MULTI_RETURN);
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, pt->path, off, &uo);
 	if (!l)
@@ -897,22 +938,181 @@ static int attach_at(struct lp_tracer *t, struct bpf_program *prog, int slot, ui
 	return tfs_attach(t, prog, slot == MULTI_RETURN ? 'r' : 'p', off, cookie, id, pt, pid);
 }
 
+/* --- returns armed per call while no library loaded can throw --------
+ * (bpf/trace.bpf.c, lp_session; lib/capture/dlgate.h) */
+
+static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
+		      const struct lp_probe_point *pt, struct lp_trace_probe *cfg);
+static int write_probe_costs(struct lp_tracer *t, struct lp_writer *w, size_t i, int64_t time_ns);
+
+/* Whether what target pid has loaded already lets its calls have
+ * uretprobes (read once, lp_dl watching already): a process running
+ * since before lp-trace may have loaded a plugin that throws.  A command
+ * lp-trace has forked and not yet exec'd (its image is lp-trace's) has
+ * loaded nothing: its dynamic linker's two notices as it loads what the
+ * program links (before its first instruction) are let through. */
+static bool first_check(struct lp_tracer *t, pid_t pid)
+{
+	if (t->dl_first == pid)
+		return t->dl_first_ok;
+	t->dl_first = pid;
+	char self[PATH_MAX], exe[PATH_MAX], link[64];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t a = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ssize_t b = readlink(link, exe, sizeof(exe) - 1);
+	uint64_t gen = t->skel->bss->dl_gen;
+	if (a > 0 && a == b && !memcmp(self, exe, (size_t)a)) {
+		if (gen == t->skel->bss->dl_ok)
+			t->skel->bss->dl_ok = gen + 2;
+		return t->dl_first_ok = true;
+	}
+	if (!t->dlgate)
+		t->dlgate = lp_dlgate__new();
+	pid_t who = 0;
+	char why[320];
+	lp_dlgate__dirty(t->dlgate, pid);
+	int r = lp_dlgate__check(t->dlgate, &pid, 1, &who, why, sizeof(why));
+	if (r > 0 && t->verbose)
+		lp_error("note: pid %d has loaded a library that can throw (%s): no uretprobe on the functions of a program that calls dlopen",
+			 (int)pid, why);
+	if (r == 0 && t->skel->bss->dl_gen == gen)
+		t->skel->bss->dl_ok = gen;
+	return t->dl_first_ok = r == 0;
+}
+
+/* Whether function probe pt, whose returns would be probed at their
+ * instructions only because its program may load a library that throws
+ * (pt->dl_gate), can have a uretprobe armed per call instead: uprobe
+ * sessions loaded, the probe attached once for every process (a
+ * uprobe-multi link), a target whose loads lp_dl sees. */
+static bool can_gate(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid)
+{
+	/* Not once a library that can throw was loaded (dl_switch). */
+	return pt->cfg.kind == LP_PROBE_ENTRY && pt->dl_gate && pid > 0 && !t->dl_insn &&
+	       t->dl_watch && bpf_program__fd(t->skel->progs.lp_session) >= 0 &&
+	       lp_kfeature__has(LP_KF_UPROBE_MULTI) && file_shared(t, pt->path) && first_check(t, pid);
+}
+
+/* Probe id's costs in the kernel's settings as pi says its returns are
+ * probed now. */
+static void update_costs(struct lp_tracer *t, uint32_t id)
+{
+	struct pinfo *pi = &t->probes[id];
+	struct lp_trace_probe cfg;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg) < 0)
+		return;
+	struct lp_probe_point pt = { .insn = pi->insn, .cfg.kind = (unsigned)pi->kind };
+	set_costs(t, pi, &pt, &cfg);
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.probes), &id, &cfg, BPF_ANY);
+}
+
+/* Probe id is not gated after all (its session link refused): its
+ * returns at their instructions, as probe.c chose. */
+static void ungate(struct lp_tracer *t, uint32_t id)
+{
+	struct pinfo *pi = &t->probes[id];
+	pi->gated = false;
+	pi->ret_insn_probed = true;
+	t->ngated--;
+	update_costs(t, id);
+}
+
+/* A library that can throw was loaded (by pid: why): the gated probes'
+ * returns are probed at their instructions from now on, and their entries
+ * arm no uretprobe (dl_insn).  The returns first, as attach_uprobes. */
+static void dl_switch(struct lp_tracer *t, pid_t pid, const char *why)
+{
+	char names[256] = "";
+	size_t len = 0;
+	for (uint32_t id = 0; id < t->nprobes; id++) {
+		struct pinfo *pi = &t->probes[id];
+		if (!pi->gated || pi->ret_insn_probed || pi->removing || pi->removed)
+			continue;
+		struct lp_probe_point pt = { .name = pi->name, .path = pi->path };
+		t->cur = (int)id;
+		for (size_t i = 0; i < pi->nrets; i++) {
+			const struct lp_ret_point *rp = &pi->rets[i];
+			if (attach_one(t, t->skel->progs.lp_return, MULTI_RET_INSN, rp->offset,
+				       LP_RET_COOKIE(id, rp->kind, rp->reg, rp->off), &pt) < 0)
+				lp_error_errno("cannot attach to a return of '%s' in %s", pi->name, pi->path);
+		}
+		t->cur = -1;
+		pi->ret_insn_probed = true;
+		update_costs(t, id);
+		/* Its returns' cost from now on. */
+		if (t->w && t->calibrated && write_probe_costs(t, t->w, id, lp_monotonic_ns()) < 0 &&
+		    !t->werr)
+			t->werr = errno;
+		if (len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+						pi->name);
+	}
+	t->dl_insn = true;
+	t->skel->bss->dl_insn = 1;
+	lp_error("note: pid %d loaded a library that can throw (%s): the returns of %s are probed at their instructions from now on",
+		 (int)pid, why, names);
+}
+
+/* While the loads counted differ from those found harmless, calls are not
+ * traced: read the processes that loaded (their records are in the ring
+ * before their count: lp_dl), and either let the calls have uretprobes
+ * again or switch to the return instructions. */
+static void dl_check(struct lp_tracer *t)
+{
+	uint64_t gen = t->skel->bss->dl_gen;
+	if (!t->dlgate)
+		t->dlgate = lp_dlgate__new();
+	/* Loads let through (first_check) are read all the same. */
+	if (gen == t->skel->bss->dl_ok && !lp_dlgate__pending(t->dlgate))
+		return;
+	if (t->skel->bss->dl_unseen) {
+		t->skel->bss->dl_unseen = 0;
+		lp_dlgate__all_dirty(t->dlgate);
+	}
+	ring_buffer__consume(t->rb);
+	pid_t *pids = lp_calloc(t->ntargets + t->nkids + 1, sizeof(*pids));
+	size_t n = 0;
+	for (size_t i = 0; i < t->ntargets; i++)
+		pids[n++] = t->targets[i];
+	for (size_t i = 0; i < t->nkids; i++)
+		pids[n++] = t->kids[i].pid;
+	pid_t who = 0;
+	char why[320];
+	int r = lp_dlgate__check(t->dlgate, pids, n, &who, why, sizeof(why));
+	free(pids);
+	if (r > 0)
+		dl_switch(t, who, why);
+	else if (t->skel->bss->dl_gen == gen && gen != t->skel->bss->dl_ok)
+		t->skel->bss->dl_ok = gen;
+}
+
 /* A uprobe probe's programs for every process (pid <= 0), or for pid and
  * its descendants, the probe's settings under id. */
 static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_probe_point *pt,
 			  pid_t pid)
 {
 	int r;
+	struct pinfo *pi = &t->probes[id];
+	if (pi->gated) {
+		/* Entry and return in one session link. */
+		multi_prog(t, t->skel->progs.lp_session, MULTI_SESSION);
+		pi->attached_ns = lp_monotonic_ns();
+		if (attach_one(t, t->skel->progs.lp_session, MULTI_SESSION, pt->offset, id, pt) == 0)
+			return 0;
+		if (t->verbose)
+			lp_error_errno("note: %s: no uprobe session (its return instructions probed instead)",
+				       pt->name);
+		ungate(t, id);
+	}
 	/* The returns first: a call entered while only the entry probe was
 	 * attached would push a frame no return ever pops.  The other way
 	 * round, a return whose entry was not seen finds no frame of its own
 	 * and is ignored.  A uretprobe, or where one would break the program
 	 * (lib/capture/probe.c says why), uprobes on the instructions that leave. */
-	if (pt->cfg.kind == LP_PROBE_ENTRY && pt->returns != LP_RETURNS_INSN &&
+	if (pt->cfg.kind == LP_PROBE_ENTRY && !pi->ret_insn_probed &&
 	    (r = attach_at(t, t->skel->progs.lp_return, MULTI_RETURN, pt->offset, id, id, pt, pid)) < 0)
 		goto fail;
-	for (size_t i = 0; pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN &&
-			   i < pt->nrets; i++) {
+	for (size_t i = 0; pt->cfg.kind == LP_PROBE_ENTRY && pi->ret_insn_probed && i < pt->nrets; i++) {
 		const struct lp_ret_point *rp = &pt->rets[i];
 		if ((r = attach_at(t, t->skel->progs.lp_return, MULTI_RET_INSN, rp->offset,
 				   LP_RET_COOKIE(id, rp->kind, rp->reg, rp->off), id, pt, pid)) < 0)
@@ -921,10 +1121,12 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 	struct bpf_program *prog = pt->cfg.kind == LP_PROBE_ENTRY ? t->skel->progs.lp_entry
 				   : pt->cfg.kind == LP_PROBE_CATCH ? t->skel->progs.lp_catch
 				   : pt->cfg.kind == LP_PROBE_PY    ? t->skel->progs.lp_py
+				   : pt->cfg.kind == LP_PROBE_DL    ? t->skel->progs.lp_dl
 								     : t->skel->progs.lp_point;
 	int slot = pt->cfg.kind == LP_PROBE_ENTRY ? MULTI_ENTRY
 		   : pt->cfg.kind == LP_PROBE_CATCH ? MULTI_CATCH
-		   : pt->cfg.kind == LP_PROBE_PY    ? MULTI_PY : MULTI_POINT;
+		   : pt->cfg.kind == LP_PROBE_PY    ? MULTI_PY
+		   : pt->cfg.kind == LP_PROBE_DL    ? MULTI_DL : MULTI_POINT;
 	/* The attach record's time: calls are seen from the entry's link on
 	 * (its program copy loaded first: the verifier takes a while). */
 	if (pid <= 0)
@@ -1049,6 +1251,7 @@ static bool kind_loaded(struct lp_tracer *t, const struct lp_probe_point *pt)
 				   : pt->cfg.kind == LP_PROBE_USDT  ? t->skel->progs.lp_usdt
 				   : pt->cfg.kind == LP_PROBE_PY    ? t->skel->progs.lp_py
 				   : pt->cfg.kind == LP_PROBE_CATCH ? t->skel->progs.lp_catch
+				   : pt->cfg.kind == LP_PROBE_DL    ? t->skel->progs.lp_dl
 								     : NULL;
 	if (pt->cfg.kind == LP_PROBE_SYSCALL && bpf_program__fd(t->skel->progs.lp_sys_enter) < 0)
 		prog = t->skel->progs.lp_sys_enter;
@@ -1087,6 +1290,29 @@ static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pi
 		return -1;
 	uint32_t id = (uint32_t)t->nprobes;
 	struct pinfo *pi = new_pinfo(t, pt);
+	if (can_gate(t, pt, pid)) {
+		pi->gated = true;
+		pi->ret_insn_probed = false;
+		pi->rets = lp_calloc(pt->nrets ? pt->nrets : 1, sizeof(*pi->rets));
+		memcpy(pi->rets, pt->rets, pt->nrets * sizeof(*pi->rets));
+		pi->nrets = pt->nrets;
+		pi->path = lp_strdup(pt->path);
+		t->ngated++;
+		if (t->verbose)
+			lp_error("%s: a uretprobe armed per call until the program loads a library that can throw, then its %zu return instruction%s (%s)",
+				 pt->name, pt->nrets, pt->nrets == 1 ? "" : "s", pt->returns_why);
+	} else if (pt->cfg.kind == LP_PROBE_ENTRY && pt->dl_gate && t->verbose) {
+		lp_probe_point__say_returns(pt);
+	}
+	if (pt->cfg.kind == LP_PROBE_ENTRY && !pi->ret_insn_probed && pt->walks && !t->walks_said) {
+		t->walks_said = true;
+		lp_error("note: %s: a backtrace it takes during a call of %s ends at that call (a uretprobe; --returns insn keeps it whole)",
+			 pt->walks, pt->name);
+	}
+	/* ld.so's watch (before the functions it gates), where they can be. */
+	if (pt->cfg.kind == LP_PROBE_DL &&
+	    (pid <= 0 || t->dl_insn || bpf_program__fd(t->skel->progs.lp_session) < 0))
+		return (int)id;
 	struct lp_trace_probe cfg = pt->cfg;
 	set_costs(t, pi, pt, &cfg);
 
@@ -1166,7 +1392,14 @@ static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pi
 		add_link(t, l);
 		return attach_exit(t) < 0 ? -1 : (int)id;
 	}
-	return attach_uprobes(t, id, pt, pid) < 0 ? -1 : (int)id;
+	if (attach_uprobes(t, id, pt, pid) < 0) {
+		if (pt->cfg.kind != LP_PROBE_DL)
+			return -1;
+		lp_error("note: the functions of a program that calls dlopen get no uretprobe: lp-trace cannot watch what it loads");
+		return (int)id;
+	}
+	t->dl_watch |= pt->cfg.kind == LP_PROBE_DL;
+	return (int)id;
 }
 
 /* Followed children that have exited and whose exit was not reported
@@ -1260,7 +1493,7 @@ static int attach_child_probe(struct lp_tracer *t, int id, const struct lp_probe
 	if (pt->cfg.kind == LP_PROBE_USDT)
 		return usdt_child(t, id, pt, child);
 	if (pt->cfg.kind != LP_PROBE_ENTRY && pt->cfg.kind != LP_PROBE_POINT &&
-	    pt->cfg.kind != LP_PROBE_CATCH)
+	    pt->cfg.kind != LP_PROBE_CATCH && pt->cfg.kind != LP_PROBE_DL)
 		return 0;	/* system-wide events, filtered by process in the kernel */
 	if (id < 0 || (size_t)id >= t->nprobes || t->probes[id].shared)
 		return 0;	/* attached for every process: in the pid set from its fork */
@@ -1906,6 +2139,10 @@ void lp_tracer__classes(const struct lp_probe_point *points, size_t n, struct lp
 			need->ret_insn |= 1u << pt->insn;
 			if (pt->ret_insn != LP_INSN_NONE)
 				need->point |= 1u << pt->ret_insn;
+			/* A uretprobe per call until its program loads a
+			 * library that can throw (lib/capture/dlgate.h). */
+			if (pt->dl_gate)
+				need->entry |= 1u << pt->insn;
 		} else if (pt->cfg.kind == LP_PROBE_ENTRY)
 			need->entry |= 1u << pt->insn;
 		else if (pt->cfg.kind == LP_PROBE_POINT || pt->cfg.kind == LP_PROBE_USDT ||
@@ -1921,6 +2158,74 @@ void lp_tracer__classes(const struct lp_probe_point *points, size_t n, struct lp
 int lp_tracer__write_costs(struct lp_tracer *t, struct lp_writer *w)
 {
 	return lp_tracer__write_costs_from(t, w, 0);
+}
+
+/* Probe i's cost records (an entry and a return, or a hit), at time_ns. */
+static int write_probe_costs(struct lp_tracer *t, struct lp_writer *w, size_t i, int64_t time_ns)
+{
+	const struct pinfo *pi = &t->probes[i];
+	const struct cls_cost *c = &t->costs[pi->insn];
+	for (int h = 0; h < (pi->kind == LP_PROBE_ENTRY ? 2 : 1); h++) {
+		char buf[32];
+		struct lp_cost rec = { .time_ns = time_ns };
+		int64_t inside = 0, sd, n;
+		if (pi->kind == LP_PROBE_TP) {
+			rec.what = "tracepoint";
+			rec.ns = (double)t->tp_cost;
+			sd = t->tp_sd;
+			n = (int64_t)t->tp_n;
+		} else if (pi->kind == LP_PROBE_POINT || pi->kind == LP_PROBE_USDT ||
+			   pi->kind == LP_PROBE_PY) {
+			rec.what = pi->kind == LP_PROBE_USDT ? "usdt"
+				   : pi->kind == LP_PROBE_PY ? "python" : "line";
+			rec.ns = (double)c->point;
+			sd = c->point_sd;
+			n = (int64_t)c->point_n;
+		} else if (h == 0) {
+			rec.what = "entry";
+			rec.ns = (double)pair_of(t, pi)->entry;
+			inside = pair_of(t, pi)->entry_in;
+			sd = pair_of(t, pi)->entry_sd;
+			n = (int64_t)pair_of(t, pi)->n;
+		} else if (pi->ret_insn_probed) {
+			int64_t ns;
+			rec.what = "return";
+			ret_insn_cost(t, pi->insn, pi->ret_insn, &ns, &inside, &sd, &n);
+			rec.ns = (double)ns;
+		} else {
+			rec.what = "return";
+			rec.ns = (double)c->uret.ret;
+			inside = c->uret.ret_in;
+			sd = c->uret.ret_sd;
+			n = (int64_t)c->uret.n;
+		}
+		lp_attrs_buf__reset(&t->attrs);
+		lp_attrs_buf__add(&t->attrs, "probe", pi->name);
+		if (pi->kind == LP_PROBE_ENTRY) {
+			fmt_i64(buf, inside);
+			lp_attrs_buf__add(&t->attrs, "inside_ns", buf);
+		}
+		if (pi->kind == LP_PROBE_ENTRY && h == 1)
+			lp_attrs_buf__add(&t->attrs, "returns",
+					  pi->ret_insn_probed ? "insn" : "uretprobe");
+		if (pi->kind == LP_PROBE_ENTRY && h == 1 && pi->ret_insn_probed)
+			lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->ret_insn));
+		else if (pi->insn != LP_INSN_NONE)
+			lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->insn));
+		int64_t prog = prog_of(t, pi->kind, h);
+		if (prog > 0) {
+			fmt_i64(buf, prog);
+			lp_attrs_buf__add(&t->attrs, "prog_ns", buf);
+		}
+		fmt_i64(buf, sd);
+		lp_attrs_buf__add(&t->attrs, "sd_ns", buf);
+		fmt_i64(buf, n);
+		lp_attrs_buf__add(&t->attrs, "n", buf);
+		rec.attrs = lp_attrs_buf__attrs(&t->attrs);
+		if (lp_writer__cost(w, &rec) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int lp_tracer__write_costs_from(struct lp_tracer *t, struct lp_writer *w, int first)
@@ -1940,67 +2245,8 @@ int lp_tracer__write_costs_from(struct lp_tracer *t, struct lp_writer *w, int fi
 			       t->probes[j].ret_insn_probed == pi->ret_insn_probed;
 		if (seen)
 			continue;
-		const struct cls_cost *c = &t->costs[pi->insn];
-		for (int h = 0; h < (pi->kind == LP_PROBE_ENTRY ? 2 : 1); h++) {
-			char buf[32];
-			struct lp_cost rec = { .time_ns = t->cal_time };
-			int64_t inside = 0, sd, n;
-			if (pi->kind == LP_PROBE_TP) {
-				rec.what = "tracepoint";
-				rec.ns = (double)t->tp_cost;
-				sd = t->tp_sd;
-				n = (int64_t)t->tp_n;
-			} else if (pi->kind == LP_PROBE_POINT || pi->kind == LP_PROBE_USDT ||
-				   pi->kind == LP_PROBE_PY) {
-				rec.what = pi->kind == LP_PROBE_USDT ? "usdt"
-					   : pi->kind == LP_PROBE_PY ? "python" : "line";
-				rec.ns = (double)c->point;
-				sd = c->point_sd;
-				n = (int64_t)c->point_n;
-			} else if (h == 0) {
-				rec.what = "entry";
-				rec.ns = (double)pair_of(t, pi)->entry;
-				inside = pair_of(t, pi)->entry_in;
-				sd = pair_of(t, pi)->entry_sd;
-				n = (int64_t)pair_of(t, pi)->n;
-			} else if (pi->ret_insn_probed) {
-				int64_t ns;
-				rec.what = "return";
-				ret_insn_cost(t, pi->insn, pi->ret_insn, &ns, &inside, &sd, &n);
-				rec.ns = (double)ns;
-			} else {
-				rec.what = "return";
-				rec.ns = (double)c->uret.ret;
-				inside = c->uret.ret_in;
-				sd = c->uret.ret_sd;
-				n = (int64_t)c->uret.n;
-			}
-			lp_attrs_buf__reset(&t->attrs);
-			lp_attrs_buf__add(&t->attrs, "probe", pi->name);
-			if (pi->kind == LP_PROBE_ENTRY) {
-				fmt_i64(buf, inside);
-				lp_attrs_buf__add(&t->attrs, "inside_ns", buf);
-			}
-			if (pi->kind == LP_PROBE_ENTRY && h == 1)
-				lp_attrs_buf__add(&t->attrs, "returns",
-						  pi->ret_insn_probed ? "insn" : "uretprobe");
-			if (pi->kind == LP_PROBE_ENTRY && h == 1 && pi->ret_insn_probed)
-				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->ret_insn));
-			else if (pi->insn != LP_INSN_NONE)
-				lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->insn));
-			int64_t prog = prog_of(t, pi->kind, h);
-			if (prog > 0) {
-				fmt_i64(buf, prog);
-				lp_attrs_buf__add(&t->attrs, "prog_ns", buf);
-			}
-			fmt_i64(buf, sd);
-			lp_attrs_buf__add(&t->attrs, "sd_ns", buf);
-			fmt_i64(buf, n);
-			lp_attrs_buf__add(&t->attrs, "n", buf);
-			rec.attrs = lp_attrs_buf__attrs(&t->attrs);
-			if (lp_writer__cost(w, &rec) < 0)
-				return -1;
-		}
+		if (write_probe_costs(t, w, i, t->cal_time) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -2237,6 +2483,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 		on_fork_record(t, ev);
 		return 0;
 	}
+	if (ev->type == LP_EV_DL) {
+		if (!t->dlgate)
+			t->dlgate = lp_dlgate__new();
+		lp_dlgate__dirty(t->dlgate, (pid_t)ev->pid);
+		return 0;
+	}
 	if (ev->type == LP_EV_EXIT) {
 		struct kid *k = find_kid(t, (pid_t)ev->pid);
 		if (k)
@@ -2317,7 +2569,8 @@ static void lost_baseline(struct lp_tracer *t)
 /* Writes a lost record for each counter that grew since the last call. */
 static int write_lost(struct lp_tracer *t, struct lp_writer *w)
 {
-	static const char *const what[LP_NCOUNTERS] = { "ring", "depth", "threads", "unreturned", "children" };
+	static const char *const what[LP_NCOUNTERS] = { "ring", "depth", "threads", "unreturned", "children",
+								"unchecked" };
 	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
 	uint32_t k = 0;
 	int ret = 0;
@@ -2399,6 +2652,8 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 		lp_error_errno("reading the BPF ring buffer");
 		return -2;
 	}
+	if (t->ngated && !t->dl_insn)
+		dl_check(t);
 	if (write_lost(t, w) < 0 || end_removals(t, w, false) < 0)
 		return -1;
 	return (int)(t->count - before);
@@ -3048,7 +3303,7 @@ void lp_tracer__free(struct lp_tracer *t)
 	free(t->tevs);
 	free(t->targets_covered);
 	for (int i = 0; i < MULTI_N; i++)
-		if (t->mprog[i] > 0)
+		if (t->mprog[i] > 0 && i != MULTI_SESSION)
 			close(t->mprog[i]);
 	free(t->kids);
 	free(t->pfiles);
@@ -3059,6 +3314,8 @@ void lp_tracer__free(struct lp_tracer *t)
 		free(t->probes[i].name);
 		free(t->probes[i].spec);
 		free(t->probes[i].module);
+		free(t->probes[i].rets);
+		free(t->probes[i].path);
 		for (size_t k = 0; k < t->probes[i].nvals; k++)
 			free(t->probes[i].vals[k].name);
 	}
@@ -3078,5 +3335,6 @@ void lp_tracer__free(struct lp_tracer *t)
 	}
 	lp_hashmap__fini(&t->pycodes);
 	free(t->py_elsewhere);
+	lp_dlgate__free(t->dlgate);
 	free(t);
 }
