@@ -239,8 +239,8 @@ struct lp_tracer {
 	size_t ngated;
 	struct lp_dlgate *dlgate;
 	bool dl_watch;		/* lp_dl attached (LP_PROBE_DL) */
-	pid_t dl_first;		/* the target whose maps were read before gating */
-	bool dl_first_ok;	/* and nothing there could throw */
+	pid_t *dl_read;		/* the targets whose maps were read before gating */
+	size_t ndl_read;
 	bool dl_insn;
 	bool walks_said;	/* the note on backtraces under uretprobes */
 };
@@ -945,17 +945,22 @@ static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 		      const struct lp_probe_point *pt, struct lp_trace_probe *cfg);
 static int write_probe_costs(struct lp_tracer *t, struct lp_writer *w, size_t i, int64_t time_ns);
 
+static void dl_switch(struct lp_tracer *t, pid_t pid, const char *why);
+
 /* Whether what target pid has loaded already lets its calls have
  * uretprobes (read once, lp_dl watching already): a process running
- * since before lp-trace may have loaded a plugin that throws.  A command
+ * since before lp-trace may have loaded a plugin that throws, and then
+ * no call of any target gets one (the gate is one for all).  A command
  * lp-trace has forked and not yet exec'd (its image is lp-trace's) has
  * loaded nothing: its dynamic linker's two notices as it loads what the
  * program links (before its first instruction) are let through. */
 static bool first_check(struct lp_tracer *t, pid_t pid)
 {
-	if (t->dl_first == pid)
-		return t->dl_first_ok;
-	t->dl_first = pid;
+	for (size_t i = 0; i < t->ndl_read; i++)
+		if (t->dl_read[i] == pid)
+			return !t->dl_insn;
+	t->dl_read = lp_reallocarray(t->dl_read, t->ndl_read + 1, sizeof(*t->dl_read));
+	t->dl_read[t->ndl_read++] = pid;
 	char self[PATH_MAX], exe[PATH_MAX], link[64];
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 	ssize_t a = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -964,7 +969,7 @@ static bool first_check(struct lp_tracer *t, pid_t pid)
 	if (a > 0 && a == b && !memcmp(self, exe, (size_t)a)) {
 		if (gen == t->skel->bss->dl_ok)
 			t->skel->bss->dl_ok = gen + 2;
-		return t->dl_first_ok = true;
+		return true;
 	}
 	if (!t->dlgate)
 		t->dlgate = lp_dlgate__new();
@@ -972,12 +977,13 @@ static bool first_check(struct lp_tracer *t, pid_t pid)
 	char why[320];
 	lp_dlgate__dirty(t->dlgate, pid);
 	int r = lp_dlgate__check(t->dlgate, &pid, 1, &who, why, sizeof(why));
-	if (r > 0 && t->verbose)
-		lp_error("note: pid %d has loaded a library that can throw (%s): no uretprobe on the functions of a program that calls dlopen",
-			 (int)pid, why);
-	if (r == 0 && t->skel->bss->dl_gen == gen)
+	if (r > 0) {
+		dl_switch(t, pid, why);
+		return false;
+	}
+	if (t->skel->bss->dl_gen == gen && t->ngated == 0)
 		t->skel->bss->dl_ok = gen;
-	return t->dl_first_ok = r == 0;
+	return true;
 }
 
 /* Whether function probe pt, whose returns would be probed at their
@@ -1049,8 +1055,12 @@ static void dl_switch(struct lp_tracer *t, pid_t pid, const char *why)
 	}
 	t->dl_insn = true;
 	t->skel->bss->dl_insn = 1;
-	lp_error("note: pid %d loaded a library that can throw (%s): the returns of %s are probed at their instructions from now on",
-		 (int)pid, why, names);
+	if (len)
+		lp_error("note: pid %d loaded a library that can throw (%s): the returns of %s are probed at their instructions from now on",
+			 (int)pid, why, names);
+	else if (t->verbose)
+		lp_error("note: pid %d has loaded a library that can throw (%s): no uretprobe on the functions of a program that calls dlopen",
+			 (int)pid, why);
 }
 
 /* While the loads counted differ from those found harmless, calls are not
@@ -3336,5 +3346,6 @@ void lp_tracer__free(struct lp_tracer *t)
 	lp_hashmap__fini(&t->pycodes);
 	free(t->py_elsewhere);
 	lp_dlgate__free(t->dlgate);
+	free(t->dl_read);
 	free(t);
 }
