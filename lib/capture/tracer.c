@@ -1261,7 +1261,6 @@ static bool kind_loaded(struct lp_tracer *t, const struct lp_probe_point *pt)
 				   : pt->cfg.kind == LP_PROBE_USDT  ? t->skel->progs.lp_usdt
 				   : pt->cfg.kind == LP_PROBE_PY    ? t->skel->progs.lp_py
 				   : pt->cfg.kind == LP_PROBE_CATCH ? t->skel->progs.lp_catch
-				   : pt->cfg.kind == LP_PROBE_DL    ? t->skel->progs.lp_dl
 								     : NULL;
 	if (pt->cfg.kind == LP_PROBE_SYSCALL && bpf_program__fd(t->skel->progs.lp_sys_enter) < 0)
 		prog = t->skel->progs.lp_sys_enter;
@@ -1321,7 +1320,8 @@ static int attach_probe(struct lp_tracer *t, const struct lp_probe_point *pt, pi
 	}
 	/* ld.so's watch (before the functions it gates), where they can be. */
 	if (pt->cfg.kind == LP_PROBE_DL &&
-	    (pid <= 0 || t->dl_insn || bpf_program__fd(t->skel->progs.lp_session) < 0))
+	    (pid <= 0 || t->dl_insn || bpf_program__fd(t->skel->progs.lp_session) < 0 ||
+	     bpf_program__fd(t->skel->progs.lp_dl) < 0))
 		return (int)id;
 	struct lp_trace_probe cfg = pt->cfg;
 	set_costs(t, pi, pt, &cfg);
