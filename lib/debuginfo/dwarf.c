@@ -56,21 +56,36 @@ static int unit_range_cmp(const void *a, const void *b)
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
+/* The unit of dw after the one at *off (0: the first): its DIE; false past
+ * the last. */
+static bool next_unit(Dwarf *dw, Dwarf_Off *off, Dwarf_Die *cu)
+{
+	Dwarf_Off next;
+	size_t hsize;
+
+	while (dw && dwarf_nextcu(dw, *off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Off cuoff = *off + hsize;
+		*off = next;
+		if (dwarf_offdie(dw, cuoff, cu))
+			return true;
+	}
+	return false;
+}
+
 static struct units *units_read(Dwarf *dw)
 {
 	struct units *u = lp_calloc(1, sizeof(*u));
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	while (dw && dwarf_next_unit(dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) == 0) {
-		Dwarf_Die die;
+	Dwarf_Off off = 0;
+	Dwarf_Die die;
+	while (next_unit(dw, &off, &die)) {
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t at = 0;
-		if (dwarf_offdie(dw, off + hsize, &die) && dwarf_tag(&die) == DW_TAG_compile_unit)
-			while ((at = dwarf_ranges(&die, at, &base, &lo, &hi)) > 0) {
-				u->v = lp_reallocarray(u->v, u->n + 1, sizeof(*u->v));
-				u->v[u->n++] = (struct unit_range){ lo, hi, off + hsize };
-			}
-		off = next;
+		if (dwarf_tag(&die) != DW_TAG_compile_unit)
+			continue;
+		while ((at = dwarf_ranges(&die, at, &base, &lo, &hi)) > 0) {
+			u->v = lp_reallocarray(u->v, u->n + 1, sizeof(*u->v));
+			u->v[u->n++] = (struct unit_range){ lo, hi, dwarf_dieoffset(&die) };
+		}
 	}
 	if (u->n)
 		qsort(u->v, u->n, sizeof(*u->v), unit_range_cmp);
@@ -1417,22 +1432,6 @@ int lp_dwscope__location(struct lp_dwscope *sc, struct lp_dwloc *loc, char *why,
 	return 0;
 }
 
-/* The unit after the one at *off (0: the first): its DIE; false past the
- * last. */
-static bool next_unit(struct lp_dwarf *d, Dwarf_Off *off, Dwarf_Die *cu)
-{
-	Dwarf_Off next;
-	size_t hsize;
-
-	while (d->dw && dwarf_nextcu(d->dw, *off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Off cuoff = *off + hsize;
-		*off = next;
-		if (dwarf_offdie(d->dw, cuoff, cu))
-			return true;
-	}
-	return false;
-}
-
 /* --- members read through a variable: r->conn, s.hdr.len ------------- */
 
 static bool is_aggregate(Dwarf_Die *t)
@@ -1604,7 +1603,7 @@ void lp_dwarf__each_line(struct lp_dwarf *d, void (*fn)(const struct lp_dwline *
 	Dwarf_Off off = 0;
 	Dwarf_Die cu;
 
-	while (next_unit(d, &off, &cu)) {
+	while (next_unit(d->dw, &off, &cu)) {
 		Dwarf_Lines *lines;
 		size_t nlines;
 		uint64_t cuoff = dwarf_dieoffset(&cu);
@@ -1713,7 +1712,7 @@ void lp_dwarf__each_function(struct lp_dwarf *d, void (*fn)(const struct lp_dwfu
 	Dwarf_Die cu;
 	struct each_func ef = { fn, arg, false };
 
-	while (next_unit(d, &off, &cu)) {
+	while (next_unit(d->dw, &off, &cu)) {
 		Dwarf_Lines *lines;
 		size_t nlines;
 
