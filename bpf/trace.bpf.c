@@ -1428,6 +1428,7 @@ static __always_inline int py_hit(struct pt_regs *ctx)
 	__u64 pt = bpf_get_current_pid_tgid();
 	if (foreign(p, pt))
 		return 0;
+	count(LP_COUNT_PY_HITS);
 	__u64 tid = (__u32)pt;
 	/* Its cost, for the spans open on this thread. */
 	struct lp_trace_stack *fst = bpf_map_lookup_elem(&stacks, &tid);

@@ -274,7 +274,11 @@ enum {
 	/* calls not traced while the tracer read what a library the program
 	 * had just loaded can do (lp_session, dl_gen != dl_ok) */
 	LP_LOST_UNCHECKED = 5,
-	LP_NCOUNTERS = 6,
+	LP_NLOST = 6,		/* the counters above are losses: lost records */
+	/* python: probes' hits in the targets: every Python call twice, its
+	 * start and its return, whatever its name (lp-trace says the cost) */
+	LP_COUNT_PY_HITS = 6,
+	LP_NCOUNTERS = 7,
 };
 
 #endif

@@ -31,11 +31,6 @@ cost_attr() {
 		}' "$1"
 }
 
-# A number within [lo, hi]: between N LO HI.
-between() {
-	awk -v n="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(n != "" && n + 0 >= lo && n + 0 <= hi) }'
-}
-
 @test "cost: cpu mode writes a sample cost right after the header, before any sample, with its attributes" {
 	require_root
 	run -0 --separate-stderr lp-record -F 999 -o "$TMP/r.lp" -- "$WORKLOADS/timedcalls" 2000

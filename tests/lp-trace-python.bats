@@ -31,6 +31,15 @@ trace() {
 	lp-trace -o "$T/$1.lp" "python:$2" -- "${PY:-$PYTHON}" "$PYSPAN" "$3" "$4"
 }
 
+# Stderr $1 less what lp-trace says on every run of a python: probe, what
+# its traps cost the program (the test "... what its traps cost ..."
+# checks that).
+quiet() {
+	[ -n "$1" ] || return 0
+	grep -v -E '^lp-trace: (python: every Python call|[0-9]+ records, [0-9]+ events lost; python: [0-9]+ traps)' <<<"$1" ||
+		[ $? -eq 1 ]	# nothing else said
+}
+
 # The spans of stream $1 by name and line= (one line each, with their count).
 names() {
 	awk -F'\t' '$1 == "span" { n[$6 " " $9]++ } END { for (k in n) print k, n[k] }' "$1"
@@ -46,7 +55,7 @@ def_line() {
 per_call() {
 	PYSPAN_TIMES=$T/own run -0 --separate-stderr trace h handle_request 100 sleep
 	assert_output "requests=100 slow=10 fails=20"
-	assert_equal "$stderr" ""
+	assert_equal "$(quiet "$stderr")" ""
 	line=$(def_line handle_request)
 	[ -n "$line" ] || fail "no def handle_request in $PYSPAN"
 	# Spans end in call order on the one thread: the k-th is request k,
@@ -112,7 +121,7 @@ per_call() {
 @test "lp-trace: python:Class.method names a method; a glob names several, and nothing else" {
 	require_root
 	run -0 --separate-stderr trace m Shop.checkout 50 spin
-	assert_equal "$stderr" ""
+	assert_equal "$(quiet "$stderr")" ""
 	shop=$(grep -n -m1 -A1 '^class Shop' "$PYSPAN" | sed -n 's/^\([0-9]*\)-.*def checkout.*/\1/p')
 	cart=$(grep -n -m1 -A1 '^class Cart' "$PYSPAN" | sed -n 's/^\([0-9]*\)-.*def checkout.*/\1/p')
 	[ -n "$shop" ] || fail "no Shop.checkout in $PYSPAN"
@@ -121,7 +130,7 @@ per_call() {
 	assert_output "python:Shop.checkout line=$shop 50"
 	# '*.checkout': both methods, not the function checkout.
 	run -0 --separate-stderr trace g '*.checkout' 50 spin
-	assert_equal "$stderr" ""
+	assert_equal "$(quiet "$stderr")" ""
 	run -0 awk -F'\t' -v s="python:Shop.checkout line=$shop" -v c="python:Cart.checkout line=$cart" '
 		$1 == "span" { n[$6 " " $9]++; all++ } END { print n[s] + 0, n[c] + 0, all - n[s] - n[c] }' "$T/g.lp"
 	assert_output "50 50 0"
@@ -134,7 +143,7 @@ per_call() {
 @test "lp-trace: a Python function an exception leaves is a span marked unwound, ended before its next call" {
 	require_root
 	run -0 --separate-stderr trace f fails 100 sleep
-	assert_equal "$stderr" ""
+	assert_equal "$(quiet "$stderr")" ""
 	# fails(i) for i = 0, 5, ..., 95: it calls nested (which returns:
 	# the span goes on) and raises; handle_request catches it, and the
 	# generator numbers returns (not fails' callee: its span ends there),
@@ -152,7 +161,7 @@ per_call() {
 	# called it; that one, and every other of the program's, ends by its
 	# return (the interpreter's start-up imports raise and catch some).
 	run -0 --separate-stderr trace a '*' 100 spin
-	assert_equal "$stderr" ""
+	assert_equal "$(quiet "$stderr")" ""
 	run -0 awk -F'\t' -v file="file=$PYSPAN" '$1 != "span" || $8 != file { next }
 		$6 == "python:fails" { f++; fs = $2; fe = $3; if ($NF != "unwound=1") bad++; next }
 		$NF == "unwound=1" { bad++ }
@@ -169,7 +178,7 @@ per_call() {
 @test "lp-trace: python: a name no function has is said; a program that is no CPython is refused" {
 	require_root
 	run -0 --separate-stderr trace x no_such 10 spin
-	assert_equal "$stderr" "lp-trace: probe 'python:no_such': no Python function of that name ran (a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
+	assert_equal "$(quiet "$stderr")" "lp-trace: probe 'python:no_such': no Python function of that name ran (a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
 	run -1 grep -c '^span' "$T/x.lp"
 	assert_output 0
 	run -1 --separate-stderr lp-trace -o "$T/t.lp" python:main -- "$WORKLOADS/fib"
@@ -178,15 +187,42 @@ per_call() {
 	[[ $stderr == "lp-trace: probes 'python:a' and 'python:b': one python: probe at a time"* ]] || fail "$stderr"
 }
 
+@test "lp-trace: python: says what its traps cost: every Python call's start and return, counted, and lp's share of the program's time" {
+	require_root
+	calls=$LP_TOP/tests/workloads/pycalls.py
+	# The traps of the start-up alone, then with 50,000 calls more: 2 a
+	# call (a few of the start-up's vary from run to run).
+	run -0 --separate-stderr lp-trace -o "$T/0.lp" python:f -- "$PYTHON" -B "$calls" 0
+	traps0=$(sed -n 's/.*; python: \([0-9]*\) traps.*/\1/p' <<<"$stderr")
+	[ -n "$traps0" ] || fail "no count of the traps: $stderr"
+	untraced=$("$PYTHON" -B "$calls" 50000)
+	run -0 --separate-stderr lp-trace -o "$T/n.lp" python:f -- "$PYTHON" -B "$calls" 50000
+	traced=$output
+	echo "$stderr"
+	traps=$(sed -n 's/.*; python: \([0-9]*\) traps.*/\1/p' <<<"$stderr")
+	between "$((traps - traps0))" 99990 100010
+	[ "$(grep -c '^span' "$T/n.lp")" -eq 50000 ]
+	# Said half a second in: the rate, the cost of one, lp's share.
+	assert_regex "$stderr" "lp-trace: python: every Python call's start and return in the targets traps, traced or not \(CPython 3\.11 has no per-function hook\): [0-9]+ traps a second in the first 0\.[5-9] s, [0-9.]+ us each, ~[0-9]+% of the CPU time the targets used"
+	# And at the end lp's share of the program's CPU time, which the
+	# program's own CPU time, traced and not, tells: within 20 points.
+	share=$(sed -n 's/.*; python: [0-9]* traps, ~[0-9.]* s of the [0-9.]* s the targets ran on a CPU (\([0-9]*\)%).*/\1/p' <<<"$stderr")
+	truth=$(( 100 - 100 * untraced / traced ))
+	echo "lp's share $share%, by the program's CPU time $truth% ($untraced ns untraced, $traced traced)"
+	between "$share" "$((truth - 20))" "$((truth + 20))"
+}
+
 # The spans of stream $1 by name, file= and line=, with their count.
 by_file() {
 	awk -F'\t' '$1 == "span" { n[$6 " " $8 " " $9]++ } END { for (k in n) print n[k], k }' "$1" | sort -k2
 }
 
-# lp-trace python:$1 on pynames.py 100 (its output to $T/out), into
-# $T/n.lp: its spans as by_file gives them.
+# lp-trace python:$1 on pynames.py 100 (its output to $T/out, its stderr
+# as quiet leaves it), into $T/n.lp: its spans as by_file gives them.
 names_of() {
-	lp-trace -o "$T/n.lp" "python:$1" -- "$PYTHON" -B "$PYNAMES" 100 > "$T/out" || return
+	lp-trace -o "$T/n.lp" "python:$1" -- "$PYTHON" -B "$PYNAMES" 100 > "$T/out" 2>"$T/err" ||
+		{ cat "$T/err" >&2; return 1; }
+	quiet "$(cat "$T/err")" >&2
 	by_file "$T/n.lp"
 }
 
@@ -201,14 +237,14 @@ names_of() {
 	sub="10 python:work file=$W/pynames_pkg/sub.py line=2"
 	rel="5 python:work file=pynames_rel.py line=1"
 	run -0 --separate-stderr names_of work
-	assert_equal "$stderr" ""
+	assert_equal "$(quiet "$stderr")" ""
 	assert_output "$own"$'\n'"$other"$'\n'"$pkg"$'\n'"$sub"$'\n'"$rel"
 	run -0 cat "$T/out"
 	assert_output "calls=100 qualnames=150,604"
 	# Each module by its name: a file, a package's __init__.py, a
 	# package's module, a relative file name.
 	run -0 --separate-stderr names_of pynames_other:work
-	assert_equal "$stderr" ""
+	assert_equal "$(quiet "$stderr")" ""
 	assert_output "$other"
 	run -0 names_of pynames:work
 	assert_output "$own"
@@ -223,13 +259,13 @@ names_of() {
 	assert_output "$other"$'\n'"$pkg"$'\n'"$sub"$'\n'"$rel"
 	# A module 3.11 keeps frozen in the interpreter.
 	run -0 --separate-stderr names_of posixpath:relpath
-	assert_equal "$stderr" ""
+	assert_equal "$(quiet "$stderr")" ""
 	assert_output --regexp "^25 python:relpath file=<frozen posixpath> line=[0-9]+\$"
 	# A module no function of that name ran in is said, with where one
 	# did; a name that ran nowhere, as without a module.
 	run -0 --separate-stderr names_of nosuch.mod:work
 	assert_output ""
-	assert_equal "$stderr" "lp-trace: probe 'python:nosuch.mod:work': no Python function of that name ran in module nosuch.mod (its code in nosuch/mod.py or nosuch/mod/__init__.py, or <frozen nosuch.mod>); one ran in $PYNAMES"
+	assert_equal "$(quiet "$stderr")" "lp-trace: probe 'python:nosuch.mod:work': no Python function of that name ran in module nosuch.mod (its code in nosuch/mod.py or nosuch/mod/__init__.py, or <frozen nosuch.mod>); one ran in $PYNAMES"
 	run -0 --separate-stderr names_of pynames:no_such
 	assert_output ""
 	assert_equal "$stderr" "lp-trace: probe 'python:pynames:no_such': no Python function of that name ran in module pynames (its code in pynames.py or pynames/__init__.py, or <frozen pynames>; a qualified name, as co_qualname: Shop.checkout, main.<locals>.inner; generators and coroutines are not traced)"
@@ -241,7 +277,7 @@ names_of() {
 	# café is a 1-byte str that is not ASCII, ελέγχω a 2-byte one, 𠮷
 	# (U+20BB7) a 4-byte one: 100, 50 and 25 calls.
 	run -0 --separate-stderr names_of 'café'
-	assert_equal "$stderr" ""
+	assert_equal "$(quiet "$stderr")" ""
 	assert_output "100 python:café file=$PYNAMES line=$(line café)"
 	# The names in the stream are UTF-8: these bytes.
 	run -0 grep -c -F "$(printf '\tpython:caf\xc3\xa9\t')" "$T/n.lp"
@@ -265,7 +301,7 @@ names_of() {
 	x511=$(printf 'x%.0s' $(seq 511))
 	# L150.run: 150 characters, 20 calls, by its whole name.
 	run -0 --separate-stderr names_of "L$x145.run"
-	assert_equal "$stderr" ""
+	assert_equal "$(quiet "$stderr")" ""
 	assert_output "20 python:L$x145.run file=$PYNAMES line=2"
 	# '*.run': L150.run and L604.run (604 characters, 10 calls), named
 	# by its first 512 and "..."; not the body of class L604 (600), whose

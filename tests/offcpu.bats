@@ -32,12 +32,6 @@ started() {
 	return 1
 }
 
-# between V LO HI
-between() {
-	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
-		{ echo "$1 not in [$2, $3]"; return 1; }
-}
-
 @test "--mode off: 40 x 5 ms blocked in long_nap weigh what the naps took (about 200 ms)" {
 	require_root
 	run -0 --separate-stderr lp-record --mode off -o "$TMP/off.lp" -- "$WORKLOADS/offsleep" 40

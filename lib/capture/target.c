@@ -481,6 +481,15 @@ size_t lp_target__alive(struct lp_target *t)
 	return n;
 }
 
+int64_t lp_target__cpu_ns(pid_t pid)
+{
+	clockid_t clock;
+	struct timespec ts;
+	if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };

@@ -72,6 +72,10 @@ int lp_target__release(struct lp_target *t);
  * as gone).  Reaps a started command that has exited, without blocking. */
 size_t lp_target__alive(struct lp_target *t);
 
+/* The CPU time process pid has used so far, every thread's, in ns (its
+ * process CPU clock); -1 when it is gone. */
+int64_t lp_target__cpu_ns(pid_t pid);
+
 /* For a started command: waits for it to exit, first sending SIGTERM when
  * `stop` is set and it is still running (a command never released is killed
  * without running).  Returns its status the way a shell reports it: the exit

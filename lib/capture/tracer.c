@@ -204,7 +204,7 @@ struct lp_tracer {
 	int werr;		/* errno of a failed write */
 	uint64_t count;
 	uint64_t polls;
-	uint64_t lost_seen[LP_NCOUNTERS];	/* counters as last read */
+	uint64_t lost_seen[LP_NLOST];	/* loss counters as last read */
 	uint64_t lost_total;			/* as written in lost records */
 	struct lp_attrs_buf attrs;
 	struct lp_hashmap nspids;	/* pid -> 1 + its own namespace's pid (add_nspid) */
@@ -2561,34 +2561,54 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return write_event(t, pi, ev);
 }
 
+/* Counter c of map "counters" over every CPU, its per-CPU values in vals. */
+static uint64_t counter_sum(const uint64_t *vals, int ncpus, int c)
+{
+	uint64_t sum = 0;
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		sum += vals[cpu * LP_NCOUNTERS + c];
+	return sum;
+}
+
+uint64_t lp_tracer__python_hits(const struct lp_tracer *t, double *ns_each)
+{
+	*ns_each = 0;
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct pinfo *pi = &t->probes[i];
+		if (pi->kind == LP_PROBE_PY && !pi->cal && t->calibrated && pi->insn != LP_INSN_NONE)
+			*ns_each = t->costs[pi->insn].point;
+	}
+	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
+	uint32_t k = 0;
+	uint64_t sum = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0)
+		sum = counter_sum(vals, t->ncpus, LP_COUNT_PY_HITS);
+	free(vals);
+	return sum;
+}
+
 /* The kernel's loss counters now: what write_lost counts from. */
 static void lost_baseline(struct lp_tracer *t)
 {
 	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
 	uint32_t k = 0;
 	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0)
-		for (int c = 0; c < LP_NCOUNTERS; c++) {
-			uint64_t sum = 0;
-			for (int cpu = 0; cpu < t->ncpus; cpu++)
-				sum += vals[cpu * LP_NCOUNTERS + c];
-			t->lost_seen[c] = sum;
-		}
+		for (int c = 0; c < LP_NLOST; c++)
+			t->lost_seen[c] = counter_sum(vals, t->ncpus, c);
 	free(vals);
 }
 
 /* Writes a lost record for each counter that grew since the last call. */
 static int write_lost(struct lp_tracer *t, struct lp_writer *w)
 {
-	static const char *const what[LP_NCOUNTERS] = { "ring", "depth", "threads", "unreturned", "children",
+	static const char *const what[LP_NLOST] = { "ring", "depth", "threads", "unreturned", "children",
 								"unchecked" };
 	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
 	uint32_t k = 0;
 	int ret = 0;
 	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0) {
-		for (int c = 0; c < LP_NCOUNTERS; c++) {
-			uint64_t sum = 0;
-			for (int cpu = 0; cpu < t->ncpus; cpu++)
-				sum += vals[cpu * LP_NCOUNTERS + c];
+		for (int c = 0; c < LP_NLOST; c++) {
+			uint64_t sum = counter_sum(vals, t->ncpus, c);
 			if (c == LP_LOST_CHILDREN)
 				sum += t->children_unfollowed;
 			if (sum <= t->lost_seen[c])

@@ -165,6 +165,11 @@ void lp_tracer__status(const struct lp_tracer *t);
  * lp_trace_stack), for another BPF object to share (lp-record --inside). */
 int lp_tracer__stacks_fd(const struct lp_tracer *t);
 
+/* The hits of python: probes in the targets so far (every Python call
+ * hits twice, its start and its return, whatever its name), and *ns_each
+ * what one costs the thread it lands in (0 when not calibrated). */
+uint64_t lp_tracer__python_hits(const struct lp_tracer *t, double *ns_each);
+
 /* Totals for the summary on stderr. */
 uint64_t lp_tracer__count(const struct lp_tracer *t);
 uint64_t lp_tracer__lost(const struct lp_tracer *t);

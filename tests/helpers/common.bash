@@ -15,6 +15,12 @@ load_bats_libs() {
 	load /usr/lib/bats/bats-assert/load
 }
 
+# between V LO HI: V is a number within [LO, HI]; else says so and fails.
+between() {
+	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v + 0 >= lo && v + 0 <= hi) }' ||
+		{ echo "${1:-(none)} not in [$2, $3]"; return 1; }
+}
+
 # Privileged tests: under CI=true they must run (and fail if they cannot);
 # elsewhere they skip, saying why.
 require_root() {
