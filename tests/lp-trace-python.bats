@@ -222,7 +222,7 @@ by_file() {
 names_of() {
 	lp-trace -o "$T/n.lp" "python:$1" -- "$PYTHON" -B "$PYNAMES" 100 > "$T/out" 2>"$T/err" ||
 		{ cat "$T/err" >&2; return 1; }
-	quiet "$(cat "$T/err")" >&2
+	quiet "$(cat "$T/err")" >&2 || return 1
 	by_file "$T/n.lp"
 }
 
