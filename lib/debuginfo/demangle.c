@@ -11,8 +11,9 @@ size_t lp_symbol__unversioned_len(const char *name)
 {
 	const char *at = strchr(name, '@');
 
-	/* "@" at the start is a name of its own, not a version. */
-	return at && at > name ? (size_t)(at - name) : strlen(name);
+	/* "@" at the start is a name of its own, not a version; "@plt" names
+	 * a PLT stub (debuginfo/plt.h). */
+	return at && at > name && strcmp(at, "@plt") ? (size_t)(at - name) : strlen(name);
 }
 
 char *lp_symbol__demangle(const char *name, bool no_return_type)
@@ -20,6 +21,10 @@ char *lp_symbol__demangle(const char *name, bool no_return_type)
 	size_t len = lp_symbol__unversioned_len(name);
 	char buf[256], *copy = buf;
 	char *out;
+	/* A PLT stub's: its function's, demangled, then "@plt". */
+	bool plt = len > 4 && !strcmp(name + len - 4, "@plt");
+	if (plt)
+		len -= 4;
 
 	/* Mangled names start "_Z" (C++, and Rust's legacy scheme, which
 	 * libiberty tells apart by its hash) or "_R" (Rust v0): anything
@@ -38,6 +43,11 @@ char *lp_symbol__demangle(const char *name, bool no_return_type)
 				   (no_return_type ? DMGL_RET_DROP : 0));
 	if (copy != buf && copy != name)
 		free(copy);
+	if (out && plt) {
+		size_t n = strlen(out);
+		out = lp_realloc(out, n + 5);
+		memcpy(out + n, "@plt", 5);
+	}
 	return out;
 }
 

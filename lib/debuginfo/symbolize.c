@@ -23,6 +23,7 @@
 
 #include "debuginfo/demangle.h"
 #include "debuginfo/dwarf.h"
+#include "debuginfo/plt.h"
 #include "base/hashmap.h"
 #include "debuginfo/procns.h"
 #include "debuginfo/symbolize.h"
@@ -38,6 +39,7 @@ struct lp_sym {
 	 * made at the first address resolved to it; NULL until then. */
 	const char *shown;
 	bool unsized;		/* had no size: runs to the next symbol */
+	bool plt;		/* a PLT stub's (debuginfo/plt.h), no symbol of the file */
 };
 
 struct lp_symtab {
@@ -339,7 +341,19 @@ static struct lp_symtab *module_symtab(struct lp_symbolizer *s, struct lp_dwmod 
 		t->syms[t->n].name = sname;
 		t->n++;
 	}
+	/* The PLT's stubs, which have no symbols: FUNC@plt. */
+	uint64_t bias;
+	Elf *elf = lp_dwmod__elf(mod, &bias);
+	struct lp_plt_stub *stubs = NULL;
+	size_t nstubs = elf ? lp_plt__stubs(elf, &stubs) : 0;
+	t->syms = lp_reallocarray(t->syms, t->n + nstubs + 1, sizeof(*t->syms));
+	for (size_t i = 0; i < nstubs; i++)
+		if (stubs[i].start + bias >= start)
+			t->syms[t->n++] = (struct lp_sym){ .start = stubs[i].start + bias - start,
+							   .end = stubs[i].end + bias - start,
+							   .name = stubs[i].name, .plt = true };
 	syms_finish(t->syms, &t->n, &t->names, user_sym_cmp, true);
+	lp_plt__free(stubs, nstubs);
 	/* An empty table may only mean the file could not be read this time
 	 * (a vDSO read from a process that is gone): not shared by build-id,
 	 * but kept (under its own address) to be freed at the end. */
@@ -843,7 +857,9 @@ static const char *ident_name(struct lp_symbolizer *s, struct lp_dwmod *mod, str
 			else
 				hi = mid;
 		}
-		if (!lo || t->syms[lo - 1].end > rel)
+		/* A PLT stub ends no function: what follows the PLT is code
+		 * the file's symbols do not mark either. */
+		if (!lo || t->syms[lo - 1].end > rel || t->syms[lo - 1].plt)
 			return NULL;
 		start = t->syms[lo - 1].end + mstart - bias;
 	}
