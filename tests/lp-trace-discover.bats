@@ -27,10 +27,10 @@ def_line() {
 	assert_equal "$stderr" ""
 	# every function demo.c defines, at the line it is defined on
 	for f in now_ns parse_request rebuild_index build_response handle_request wait_for_request main; do
-		assert_line "func${TAB}$f${TAB}$DEMO${TAB}demo.c:$(def_line "$DEMO_C" $f)${TAB}$(grep -E "^[a-z_].*[ *]$f\(" "$DEMO_C" | sed 's/.*(\(.*\)).*/\1/' | awk -F, '{ print ($0 == "void" ? 0 : NF) }')${TAB}$(grep -E "^[a-z_].*[ *]$f\(" "$DEMO_C" | sed 's/.*(\(.*\)).*/\1/')${TAB}uretprobe"
+		assert_line "func${TAB}$f${TAB}$DEMO${TAB}demo.c:$(def_line "$DEMO_C" $f)${TAB}$(grep -E "^[a-z_].*[ *]$f\(" "$DEMO_C" | sed 's/.*(\(.*\)).*/\1/' | awk -F, '{ print ($0 == "void" ? 0 : NF) }')${TAB}$(grep -E "^[a-z_].*[ *]$f\(" "$DEMO_C" | sed 's/.*(\(.*\)).*/\1/')${TAB}uretprobe${TAB}-"
 	done
 	# the C runtime's, without DWARF
-	assert_line "func${TAB}_start${TAB}$DEMO${TAB}-${TAB}-${TAB}-${TAB}uretprobe"
+	assert_line "func${TAB}_start${TAB}$DEMO${TAB}-${TAB}-${TAB}-${TAB}uretprobe${TAB}-"
 	# as many lines as function symbols
 	run -0 bash -c "nm --defined-only '$DEMO' | grep -c ' [tT] '"
 	n=$output
@@ -43,7 +43,7 @@ def_line() {
 	assert_equal "${#lines[@]}" 3
 	assert_equal "$(cut -f2 <<<"$output" | tr '\n' ' ')" "handle_request parse_request wait_for_request "
 	run -0 --separate-stderr lp-trace --list 'traced*' "$WORKLOADS/throws"
-	assert_output "func${TAB}_Z6tracedl${TAB}$WORKLOADS/throws${TAB}throws.cc:$(def_line "$LP_TOP/tests/workloads/throws.cc" traced)${TAB}1${TAB}long int i${TAB}insn: throws has exception tables (.gcc_except_table)"
+	assert_output "func${TAB}_Z6tracedl${TAB}$WORKLOADS/throws${TAB}throws.cc:$(def_line "$LP_TOP/tests/workloads/throws.cc" traced)${TAB}1${TAB}long int i${TAB}insn: throws has exception tables (.gcc_except_table)${TAB}-"
 	run -1 --separate-stderr lp-trace --list 'nothing*' "$DEMO"
 	assert_output ""
 	assert_equal "$stderr" "lp-trace: --list: nothing matches 'nothing*' in $DEMO"
@@ -62,7 +62,7 @@ def_line() {
 @test "lp-trace --list: returns as lp-trace would see them: probed at their instructions in a Go binary" {
 	require_cmd go
 	run -0 --separate-stderr lp-trace --list 'main.handle' "$WORKLOADS/gogrow"
-	assert_regex "$output" "^func${TAB}main\\.handle${TAB}$WORKLOADS/gogrow${TAB}[^$TAB]+${TAB}2${TAB}int i, int ~r0${TAB}insn: gogrow is a Go binary \\(its runtime reads return addresses when a goroutine's stack grows\\)\$"
+	assert_regex "$output" "^func${TAB}main\\.handle${TAB}$WORKLOADS/gogrow${TAB}[^$TAB]+${TAB}2${TAB}int i, int ~r0${TAB}insn: gogrow is a Go binary \\(its runtime reads return addresses when a goroutine's stack grows\\)${TAB}-\$"
 }
 
 @test "lp-trace --lines FUNC: the function's source, each line with code marked with its probe" {
@@ -136,7 +136,7 @@ def_line() {
 @test "lp-trace --list, --lines, --vars: a stripped binary with a debug link reads as the original" {
 	stripped_with_debuglink "$T/dbg"
 	run -0 --separate-stderr lp-trace --list accumulate "$T/dbg/lines"
-	assert_output "func${TAB}accumulate${TAB}$T/dbg/lines${TAB}lines.c:$(def_line "$LINES_C" accumulate)${TAB}1${TAB}int n${TAB}uretprobe"
+	assert_output "func${TAB}accumulate${TAB}$T/dbg/lines${TAB}lines.c:$(def_line "$LINES_C" accumulate)${TAB}1${TAB}int n${TAB}uretprobe${TAB}-"
 	run -0 lp-trace --lines accumulate "$WORKLOADS/lines"
 	want=$output
 	run -0 lp-trace --lines accumulate "$T/dbg/lines"
@@ -157,7 +157,7 @@ def_line() {
 	list=$output
 	# the executable's as in the file's listing; libc's malloc typed
 	# from its debug file (libc6-dbg)
-	run -0 grep -c -P "^func\thandle_request\t$DEMO\tdemo\.c:$(def_line "$DEMO_C" handle_request)\t1\tint id\turetprobe$" <<<"$list"
+	run -0 grep -c -P "^func\thandle_request\t$DEMO\tdemo\.c:$(def_line "$DEMO_C" handle_request)\t1\tint id\turetprobe\t-$" <<<"$list"
 	assert_output 1
 	run -0 grep -c -P '^func\t(/[^\t]*/libc\.so\.6):malloc\t\1\tmalloc\.c:\d+\t1\tsize_t bytes\t' <<<"$list"
 	assert_output 1
@@ -195,8 +195,8 @@ def_line() {
 	echo "# lp-trace --list $PG: ${#lines[@]} lines, ${ms} ms of CPU, ${wall} s wall" >&3
 	[ "$ms" -lt 1000 ] || fail "took $ms ms of CPU"
 	# its functions, stripped: from .dynsym, no DWARF
-	assert_line --regexp "^func${TAB}PostgresMain${TAB}$PG${TAB}-${TAB}-${TAB}-${TAB}(uretprobe|insn: .*)\$"
-	assert_line --regexp "^func${TAB}PortalRun${TAB}$PG${TAB}-${TAB}-${TAB}-${TAB}(uretprobe|insn: .*)\$"
+	assert_line --regexp "^func${TAB}PostgresMain${TAB}$PG${TAB}-${TAB}-${TAB}-${TAB}(uretprobe|insn: [^$TAB]*)${TAB}-\$"
+	assert_line --regexp "^func${TAB}PortalRun${TAB}$PG${TAB}-${TAB}-${TAB}-${TAB}(uretprobe|insn: [^$TAB]*)${TAB}-\$"
 	assert_line --regexp "^usdt${TAB}usdt:$PG:postgresql:query__start${TAB}$PG${TAB}-${TAB}1${TAB}8@[^$TAB,]+${TAB}semaphore=yes\$"
 	run -0 bash -c "readelf --dyn-syms -W '$PG' | awk '\$4 == \"FUNC\" && \$7 != \"UND\"' | wc -l"
 	n=$output

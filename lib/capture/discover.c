@@ -95,18 +95,22 @@ struct listed {
 	long count;
 };
 
-/* A function to list, and its symbol's index for lp_probe_file__returns. */
+/* A function to list, and its symbol's index for lp_probe_file__returns:
+ * a compiled copy (a clone) listed as its function, with its suffix. */
 struct listed_func {
 	struct lp_probe_func fn;
 	size_t i;
+	char *name;		/* the symbol less a clone's suffix */
+	const char *copy;	/* the suffix, past its dot; NULL: none */
 };
 
 static int func_cmp(const void *a, const void *b)
 {
-	const struct lp_probe_func *x = &((const struct listed_func *)a)->fn,
-				   *y = &((const struct listed_func *)b)->fn;
+	const struct listed_func *x = a, *y = b;
 	int c = strcmp(x->name, y->name);
-	return c ? c : (x->addr > y->addr) - (x->addr < y->addr);
+	if (!c)
+		c = !x->copy ? -(y->copy != NULL) : !y->copy ? 1 : strcmp(x->copy, y->copy);
+	return c ? c : (x->fn.addr > y->fn.addr) - (x->fn.addr < y->fn.addr);
 }
 
 /* The functions of f that match: a line each, by name. */
@@ -119,10 +123,14 @@ static void list_funcs(struct lp_probe_file *f, const char *pattern, struct list
 
 	for (size_t i = 0; lp_probe_file__func(f, i, &fn); i++) {
 		/* GCC's split-off cold parts are not where calls go. */
-		if (strstr(fn.name, ".cold") || !name_matches(pattern, fn.name))
+		bool cold;
+		const char *suf = lp_probe__clone_suffix(fn.name, &cold);
+		if (cold || !name_matches(pattern, fn.name))
 			continue;
 		sorted = lp_reallocarray(sorted, n + 1, sizeof(*sorted));
-		sorted[n++] = (struct listed_func){ fn, i };
+		sorted[n++] = (struct listed_func){
+			fn, i, suf ? lp_strndup(fn.name, (size_t)(suf - fn.name)) : lp_strdup(fn.name),
+			suf ? suf + 1 : NULL };
 	}
 	if (!n)
 		goto out;
@@ -134,7 +142,7 @@ static void list_funcs(struct lp_probe_file *f, const char *pattern, struct list
 		char why[1024];
 		int r = lp_probe_file__returns(f, sorted[k].i, why, sizeof(why));
 		const char *how = r == LP_RETURNS_URETPROBE ? "uretprobe" : r == LP_RETURNS_INSN ? "insn" : "no";
-		fprintf(l->out, "func\t%s%s\t%s\t%s\t", l->spec_prefix, sorted[k].fn.name, l->path,
+		fprintf(l->out, "func\t%s%s\t%s\t%s\t", l->spec_prefix, sorted[k].name, l->path,
 			fi && fi->source ? fi->source : "-");
 		if (fi)
 			fprintf(l->out, "%ld\t%s\t", fi->nparams, fi->params);
@@ -142,10 +150,13 @@ static void list_funcs(struct lp_probe_file *f, const char *pattern, struct list
 			fprintf(l->out, "-\t-\t");
 		/* The reason as lp-trace gives it, less its "probe 'X': " */
 		const char *reason = !strncmp(why, "probe '", 7) && strstr(why, "': ") ? strstr(why, "': ") + 3 : why;
-		fprintf(l->out, "%s%s%s\n", how, why[0] && r != LP_RETURNS_URETPROBE ? ": " : "",
-			r != LP_RETURNS_URETPROBE ? reason : "");
+		fprintf(l->out, "%s%s%s\t%s\n", how, why[0] && r != LP_RETURNS_URETPROBE ? ": " : "",
+			r != LP_RETURNS_URETPROBE ? reason : "",
+			sorted[k].copy ? sorted[k].copy : "-");
 		l->count++;
 	}
+	for (size_t k = 0; k < n; k++)
+		free(sorted[k].name);
 out:
 	for (size_t i = 0; i < fs.n; i++) {
 		free(fs.v[i].source);

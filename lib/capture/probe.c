@@ -456,6 +456,7 @@ void lp_probe_point__fini(struct lp_probe_point *p)
 	free(p->ret.name);
 	free(p->returns_why);
 	free(p->walks);
+	free(p->copy);
 	free(p->rets);
 	free(p->py);
 }
@@ -663,9 +664,39 @@ static bool same_params(const char *a, const char *b)
 
 struct func_cand {
 	const struct sym *sym;
-	char *name;		/* demangled, no return type */
-	const char *params;	/* in name; NULL: none (Rust) */
+	char *name;		/* demangled, no return type; NULL: a C name */
+	const char *params;	/* in name; NULL: none (Rust, C) */
+	char *base;		/* the symbol less its clone suffix */
+	const char *copy;	/* the suffix in sym's name, past its dot; NULL: none */
 };
+
+const char *lp_probe__clone_suffix(const char *name, bool *cold)
+{
+	static const char *const words[] = { "isra", "constprop", "part", "lto_priv", "llvm",
+					     "specialized", "cold" };
+	*cold = false;
+	for (const char *p = name[0] ? strchr(name + 1, '.') : NULL; p; p = strchr(p + 1, '.')) {
+		/* From here on, every dot-separated token a word or a number. */
+		bool ok = true, word = false;
+		for (const char *q = p; ok && *q == '.';) {
+			const char *e = strchr(q + 1, '.');
+			size_t len = e ? (size_t)(e - q - 1) : strlen(q + 1);
+			bool num = len > 0 && strspn(q + 1, "0123456789") == len, known = false;
+			for (size_t w = 0; !num && w < sizeof(words) / sizeof(words[0]); w++)
+				if (strlen(words[w]) == len && !memcmp(q + 1, words[w], len)) {
+					known = true;
+					*cold |= w == sizeof(words) / sizeof(words[0]) - 1;
+				}
+			ok = num || known;
+			word |= known;
+			q += len + 1;
+		}
+		if (ok && word)
+			return p;
+		*cold = false;
+	}
+	return NULL;
+}
 
 /* The name spans of a C++ or Rust function take: as lp-record names its
  * frames (demangled; the symbol with --no-demangle); NULL for a C one. */
@@ -687,7 +718,9 @@ static void cand_list(const struct func_cand *c, size_t n, char *list, size_t si
 
 	list[0] = '\0';
 	for (size_t i = 0; i < n && len < size - 1; i++)
-		len += (size_t)snprintf(list + len, size - len, "%s%s", i ? ", " : "", c[i].name);
+		if (!i || strcmp(c[i].name, c[i - 1].name))	/* a function's copies once */
+			len += (size_t)snprintf(list + len, size - len, "%s%s", i ? ", " : "",
+						c[i].name);
 }
 
 static int cand_cmp(const void *a, const void *b)
@@ -772,59 +805,126 @@ static int filter_by_params(struct lp_probe_spec *spec, struct func_cand *c, siz
 	return 0;
 }
 
+/* One compiled copy of a function: the function itself (copy NULL) or a
+ * clone (copy its suffix, "isra.0"). */
+struct func_copy {
+	const struct sym *sym;
+	char *copy;
+};
+
+static void free_copies(struct func_copy *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(c[i].copy);
+	free(c);
+}
+
+/* Symbol i of o as a candidate for spec, into c[*n]: named by its own
+ * name (C, or a mangled name: exact) or by the demangled name a profile
+ * shows, a clone by its function's.  An alias (a constructor's C1 and C2)
+ * is left out. */
+static void add_cand(const struct elfobj *o, size_t i, const struct lp_probe_spec *spec,
+		     struct func_cand **c, size_t *n, size_t *nexact)
+{
+	const char *nm = o->syms[i].name;
+	bool cold;
+	/* A copy named by its own symbol is that copy alone. */
+	const char *suf = strcmp(nm, spec->func) ? lp_probe__clone_suffix(nm, &cold) : NULL;
+	if (suf && cold)
+		return;
+	char *base = suf ? lp_strndup(nm, (size_t)(suf - nm)) : lp_strdup(nm);
+	const char *pl = NULL;
+	bool exact = !strcmp(base, spec->func);
+	char *d = exact ? lp_strdup(base) : demangled_match(spec, base, &pl);
+	if (!d) {
+		free(base);
+		return;
+	}
+	for (size_t k = 0; k < *n; k++)
+		if ((*c)[k].sym->value == o->syms[i].value) {
+			free(d);
+			free(base);
+			return;
+		}
+	if (exact && pl == NULL && d[0] == '_') {
+		/* A mangled name typed whole: its demangled one lists it. */
+		char *dm = lp_symbol__demangle(base, true);
+		if (dm) {
+			free(d);
+			d = dm;
+			pl = lp_symbol__params(d);
+		}
+	}
+	*c = lp_reallocarray(*c, *n + 1, sizeof(**c));
+	(*c)[(*n)++] = (struct func_cand){ &o->syms[i], d, pl, base, suf ? suf + 1 : NULL };
+	*nexact += exact;
+}
+
 /* spec's function among o's symbols: by its symbol's own name (C, or a
  * mangled C++ or Rust name), else by the demangled name a profile shows,
  * "store::Shop::checkout" or the end of it after a "::" ("Shop::checkout"),
- * with its parameters when given ("traced(int)").  1 and *out: found,
- * with *shown the name its spans take (malloc'd); 0: none; -1: more than
- * one (overloads, said on stderr with each of them). */
+ * with its parameters when given ("traced(int)"); with every compiled
+ * copy of it (its clones: -O2 may leave only those).  1, *out and *nout:
+ * found, with *shown the name its spans take (malloc'd; NULL for a C
+ * function); 0: none; -1: more than one function (overloads, said on
+ * stderr with each of them). */
 static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const char *path,
-		     const struct sym **out, char **shown)
+		     struct func_copy **out, size_t *nout, char **shown)
 {
-	const struct sym *exact = find_sym(o, spec->func);
 	struct func_cand *c = NULL;
-	size_t n = 0;
+	size_t n = 0, nexact = 0;
 	char list[1024];
 	int ret = 0;
 
 	*out = NULL;
+	*nout = 0;
 	*shown = NULL;
-	if (exact) {
-		*out = exact;
-		*shown = span_name(spec, exact->name);
-		return 1;
-	}
-	for (size_t i = 0; i < o->nsyms; i++) {
-		const char *pl = NULL;
-		char *d = demangled_match(spec, o->syms[i].name, &pl);
-		if (!d)
-			continue;
-		bool dup = false;
-		for (size_t k = 0; k < n; k++)
-			dup |= c[k].sym->value == o->syms[i].value;
-		if (dup) {	/* an alias (a constructor's C1 and C2) */
-			free(d);
-			continue;
+	for (size_t i = 0; i < o->nsyms; i++)
+		add_cand(o, i, spec, &c, &n, &nexact);
+	if (nexact) {	/* the symbol's own name: that function alone */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!strcmp(c[i].base, spec->func)) {
+				c[k++] = c[i];
+			} else {
+				free(c[i].name);
+				free(c[i].base);
+			}
 		}
-		c = lp_reallocarray(c, n + 1, sizeof(*c));
-		c[n++] = (struct func_cand){ &o->syms[i], d, pl };
+		n = k;
 	}
 	if (n > 1)
 		qsort(c, n, sizeof(*c), cand_cmp);
-	if (spec->params && filter_by_params(spec, c, &n, path) < 0) {
+	if (!nexact && spec->params && filter_by_params(spec, c, &n, path) < 0) {
 		ret = -1;
-	} else if (n == 1) {
-		*out = c[0].sym;
-		*shown = span_name(spec, c[0].sym->name);
+	} else if (n && !strcmp(c[0].name, c[n - 1].name)) {
+		/* One function (sorted: its copies side by side).  A part
+		 * split off by partial inlining (.part) is called from a whole
+		 * copy when there is one: traced too, each call would be two
+		 * spans; so it is only when it is all there is. */
+		size_t whole = 0;
+		for (size_t i = 0; i < n; i++)
+			whole += !c[i].copy || !strstr(c[i].copy, "part");
+		*out = lp_calloc(n, sizeof(**out));
+		for (size_t i = 0; i < n; i++)
+			if (!whole || !c[i].copy || !strstr(c[i].copy, "part"))
+				(*out)[(*nout)++] = (struct func_copy){
+					c[i].sym, c[i].copy ? lp_strdup(c[i].copy) : NULL };
+		*shown = span_name(spec, c[0].base);
 		ret = 1;
-	} else if (n > 1) {
+	} else if (n) {
+		size_t distinct = 1;
+		for (size_t i = 1; i < n; i++)
+			distinct += strcmp(c[i].name, c[i - 1].name) != 0;
 		cand_list(c, n, list, sizeof(list));
 		lp_error("probe '%s': %zu functions '%s' in %s: %s; name one with its parameters",
-			 spec->text, n, spec->func, path, list);
+			 spec->text, distinct, spec->func, path, list);
 		ret = -1;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(c[i].name);
+		free(c[i].base);
+	}
 	free(c);
 	return ret;
 }
@@ -2305,46 +2405,69 @@ static void ifunc_error(const struct lp_probe_spec *spec, const struct elfobj *o
 		 spec->text, spec->func, path, impls);
 }
 
-/* The address FUNC, FUNC+OFF or 0xADDR names: *vaddr, *sym the function's
- * symbol (NULL for an address), *shown its spans' name (find_func). */
+/* Where spec's probe goes in o: its function's compiled copies (find_func;
+ * for FUNC+OFF the function itself, at OFF), each with its address in
+ * (*copies)[k].sym->value (+OFF), *shown its spans' name; an address's
+ * one copy has no symbol.  -1 after saying why. */
 static int func_address(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
-			bool verbose, uint64_t *vaddr, const struct sym **sym, char **shown)
+			bool verbose, struct func_copy **copies, size_t *ncopies, uint64_t *vaddr0,
+			char **shown)
 {
-	const struct sym *s;
-	*sym = NULL;
+	*copies = NULL;
+	*ncopies = 0;
+	*shown = NULL;
 	if (!spec->func) {
-		*vaddr = spec->off;
+		*copies = lp_calloc(1, sizeof(**copies));
+		*ncopies = 1;
+		*vaddr0 = spec->off;
 		return 0;
 	}
-	if (find_func(o, (struct lp_probe_spec *)spec, path, &s, shown) < 0)
+	if (find_func(o, (struct lp_probe_spec *)spec, path, copies, ncopies, shown) < 0)
 		return -1;
-	*sym = s;
-	if (o->stripped && (verbose || !s))
+	if (o->stripped && (verbose || !*ncopies))
 		lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
 	if (o->dbg_path && verbose)
 		lp_error("note: %s is stripped: using its debug file %s", path, o->dbg_path);
-	if (!s) {
+	if (!*ncopies) {
 		char hint[512];
 		suggest(o, spec->func, hint, sizeof(hint));
 		lp_error("probe '%s': no function '%s' in %s%s", spec->text, spec->func, path, hint);
 		return -1;
 	}
+	const struct sym *s = (*copies)[0].sym;
 	if (s->ifunc) {
 		/* ld.so calls it once to pick an implementation; the calls the
 		 * user means go to that implementation. */
 		ifunc_error(spec, o, path);
 		return -1;
 	}
-	*vaddr = s->value;
 	if (spec->type == LP_PROBE_OFFSET) {
+		/* An offset is into one body: the function's own. */
+		size_t k = 0;
+		while (k < *ncopies && (*copies)[k].copy)
+			k++;
+		if (k == *ncopies) {
+			lp_error("probe '%s': %s has no body of its own in %s, only copies (%s...): "
+				 "name one by its symbol", spec->text, spec->func, path, s->name);
+			return -1;
+		}
+		s = (*copies)[k].sym;
 		if (s->size && spec->off >= s->size) {
 			lp_error("probe '%s': offset %llu is past the end of %s (%llu bytes)",
 				 spec->text, (unsigned long long)spec->off, spec->func,
 				 (unsigned long long)s->size);
 			return -1;
 		}
-		*vaddr += spec->off;
+		struct func_copy own = (*copies)[k];
+		(*copies)[k].copy = NULL;
+		for (size_t i = 0; i < *ncopies; i++)
+			free((*copies)[i].copy);
+		(*copies)[0] = own;
+		*ncopies = 1;
+		*vaddr0 = s->value + spec->off;
+		return 0;
 	}
+	*vaddr0 = s->value;
 	return 0;
 }
 
@@ -2390,55 +2513,68 @@ static int func_entry(const struct lp_probe_spec *spec, struct elfobj *o, const 
 	return 0;
 }
 
-/* FUNC, FUNC+OFF, 0xADDR: one point. */
+/* FUNC, FUNC+OFF, 0xADDR: a point at each compiled copy of FUNC (one
+ * for the others), all named as FUNC; the catch and ld.so points it
+ * needs, once. */
 static int func_point(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
 		      const char *exe, pid_t pid, bool verbose, struct lp_probe_point **points,
 		      size_t *n)
 {
-	uint64_t vaddr, off;
-	const struct sym *fsym;
+	struct func_copy *copies;
+	size_t ncopies, first = *n;
+	uint64_t vaddr0;
 	char *shown = NULL;
-	bool catch = false;
+	bool catch = false, gate = false;
 	int ret = -1;
 
-	if (func_address(spec, o, path, verbose, &vaddr, &fsym, &shown) < 0)
+	if (func_address(spec, o, path, verbose, &copies, &ncopies, &vaddr0, &shown) < 0)
 		goto out;
-	if (lp_dwarf__file_offset(o->elf, vaddr, &off, NULL) < 0) {
-		lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s", spec->text,
-			 (unsigned long long)vaddr, path);
-		goto out;
-	}
-	struct lp_probe_point *pt = new_point(spec, path, points, n);
-	pt->cfg.vaddr = vaddr;
-	if (spec->type == LP_PROBE_FUNC) {
-		if (func_entry(spec, o, path, exe, fsym, shown, vaddr, off, verbose, pt, &catch) < 0)
+	for (size_t k = 0; k < ncopies; k++) {
+		const struct sym *fsym = copies[k].sym;
+		uint64_t vaddr = k ? fsym->value : vaddr0, off;
+		if (lp_dwarf__file_offset(o->elf, vaddr, &off, NULL) < 0) {
+			lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s",
+				 spec->text, (unsigned long long)vaddr, path);
 			goto out;
-	} else {
-		pt->name = lp_strdup(spec->text);
-		pt->cfg.kind = LP_PROBE_POINT;
-		pt->offset = off;
+		}
+		struct lp_probe_point *pt = new_point(spec, path, points, n);
+		pt->cfg.vaddr = vaddr;
+		if (copies[k].copy)
+			pt->copy = lp_strdup(copies[k].copy);
+		if (spec->type == LP_PROBE_FUNC) {
+			bool c = false;
+			if (func_entry(spec, o, path, exe, fsym, shown, vaddr, off, verbose, pt, &c) < 0)
+				goto out;
+			catch |= c;
+		} else {
+			pt->name = lp_strdup(spec->text);
+			pt->cfg.kind = LP_PROBE_POINT;
+			pt->offset = off;
+		}
+		pt->insn = insn_at(o->elf, pt->offset);
+		gate |= pt->dl_gate;
+		if (verbose)
+			lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)%s%s",
+				 spec->text, path, (unsigned long long)pt->cfg.vaddr,
+				 (unsigned long long)pt->offset, lp_insn__name(pt->insn),
+				 pt->copy ? ", its copy " : "", pt->copy ? fsym->name : "");
 	}
-	pt->insn = insn_at(o->elf, pt->offset);
-	if (verbose)
-		lp_error("%s: %s at 0x%llx (file offset 0x%llx, %s instruction)", spec->text, path,
-			 (unsigned long long)pt->cfg.vaddr, (unsigned long long)pt->offset,
-			 lp_insn__name(pt->insn));
 	/* Last: they move *points. */
-	size_t at = (size_t)(pt - *points);
-	bool gate = pt->dl_gate;
 	if (catch)
 		add_catch(spec, exe, pid, verbose, points, n);
-	if (gate && !add_dl(spec, exe, pid, verbose, points, n))
-		(*points)[at].dl_gate = false;
-	else if (gate && (*points)[*n - 1].cfg.kind == LP_PROBE_DL) {
+	if (gate && !add_dl(spec, exe, pid, verbose, points, n)) {
+		for (size_t k = first; k < first + ncopies; k++)
+			(*points)[k].dl_gate = false;
+	} else if (gate && (*points)[*n - 1].cfg.kind == LP_PROBE_DL) {
 		/* Before the function: the tracer watches the loads before
 		 * it arms any uretprobe. */
 		struct lp_probe_point dl = (*points)[*n - 1];
-		memmove(&(*points)[at + 1], &(*points)[at], (*n - 1 - at) * sizeof(**points));
-		(*points)[at] = dl;
+		memmove(&(*points)[first + 1], &(*points)[first], (*n - 1 - first) * sizeof(**points));
+		(*points)[first] = dl;
 	}
 	ret = 0;
 out:
+	free_copies(copies, ncopies);
 	free(shown);
 	return ret;
 }
@@ -2605,11 +2741,13 @@ int lp_probe_file__returns(struct lp_probe_file *f, size_t i, char *why, size_t 
 int lp_probe_file__find(struct lp_probe_file *f, struct lp_probe_spec *spec, uint64_t *vaddr,
 			uint64_t *size)
 {
-	const struct sym *s;
+	struct func_copy *copies;
+	size_t n;
 	char *shown = NULL;
-	int r = func_address(spec, &f->o, f->path, false, vaddr, &s, &shown);
+	int r = func_address(spec, &f->o, f->path, false, &copies, &n, vaddr, &shown);
 	free(shown);
-	*size = s ? s->size : 0;
+	*size = r == 0 && n && copies[0].sym ? copies[0].sym->size : 0;
+	free_copies(copies, n);
 	return r;
 }
 

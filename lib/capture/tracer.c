@@ -45,6 +45,7 @@ struct pinfo {
 	struct removal_job *job;	/* while removing */
 	uint64_t late;		/* calls that ended after its entry had gone */
 	char *module;		/* python:MODULE:NAME's MODULE */
+	char *copy;		/* a function's compiled copy (probe.h): its spans say which */
 	int kind;
 	bool cal;		/* a calibration probe: its records are not written */
 	enum lp_insn insn;
@@ -1201,6 +1202,7 @@ static struct pinfo *new_pinfo(struct lp_tracer *t, const struct lp_probe_point 
 	memset(pi, 0, sizeof(*pi));
 	pi->name = lp_strdup(pt->name);
 	pi->spec = lp_strdup(pt->spec ? pt->spec->text : pt->name);
+	pi->copy = pt->copy ? lp_strdup(pt->copy) : NULL;
 	pi->kind = (int)pt->cfg.kind;
 	if (pt->spec && pt->spec->module)
 		pi->module = lp_strdup(pt->spec->module);
@@ -2365,6 +2367,8 @@ static void probe_attrs(struct lp_tracer *t, const struct pinfo *pi,
 		lp_attrs_buf__add(&t->attrs, "tail", "1");
 	if (ev->flags & LP_SPAN_F_UNWOUND)
 		lp_attrs_buf__add(&t->attrs, "unwound", "1");
+	if (pi->copy)
+		lp_attrs_buf__add(&t->attrs, "copy", pi->copy);
 }
 
 static uint64_t pycode_key(pid_t pid, uint64_t code)
@@ -3344,6 +3348,7 @@ void lp_tracer__free(struct lp_tracer *t)
 		free(t->probes[i].name);
 		free(t->probes[i].spec);
 		free(t->probes[i].module);
+		free(t->probes[i].copy);
 		free(t->probes[i].rets);
 		free(t->probes[i].path);
 		for (size_t k = 0; k < t->probes[i].nvals; k++)
