@@ -9,6 +9,7 @@
  */
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,7 +113,7 @@ static void usage(FILE *f, int status)
 		"                           matches the glob PATTERN; 'usdt': the USDT probes)\n"
 		"                           of the process's files or of BINARY..., a line\n"
 		"                           each: kind, probe, file, source, argument count,\n"
-		"                           arguments, how returns are seen\n"
+		"                           arguments, how returns are seen, the copy (a clone)\n"
 		"      --lines FUNC         FUNC's source lines, each with the line probe that\n"
 		"                           goes there: line, probe, instruction class, sites,\n"
 		"                           source\n"
@@ -558,11 +559,15 @@ static void parse(struct trace *t, int argc, char **argv)
 	free(texts);
 }
 
-/* A #! command: started now, and followed from exec to exec until a
- * program holds the probes (at_exec).  0, or 1 after saying why. */
+/* A #! command (started now) or a -p shim (still its shell), followed
+ * from exec to exec until a program holds the probes (at_exec).  0, or 1
+ * after saying why. */
 static int resolve_script(struct trace *t)
 {
-	const char *cmd = t->cmd[0];
+	char what[64];
+	if (!t->cmd)
+		snprintf(what, sizeof(what), "pid %s", t->opt.pids);
+	const char *cmd = t->cmd ? t->cmd[0] : what;
 	struct at_exec ax = { t->specs, t->nspecs, t->opt.verbose, cmd, NULL, NULL, 0 };
 
 	if (lp_producer__spawn(t->p))
@@ -573,8 +578,13 @@ static int resolve_script(struct trace *t)
 		/* Say why in the last program it ran. */
 		lp_probe__resolve_specs(t->specs, t->nspecs, ax.last_exe, 0, true, t->opt.verbose,
 			       &ax.points, &ax.npoints);
-		lp_error("'%s' exited (status %d) without running a program that holds the probes; the last it ran: %s",
-			 cmd, lp_target__finish(target, false), ax.last_exe);
+		if (t->cmd)
+			lp_error("'%s' exited (status %d) without running a program that holds the "
+				 "probes; the last it ran: %s", cmd, lp_target__finish(target, false),
+				 ax.last_exe);
+		else
+			lp_error("%s exited without running a program that holds the probes; the last "
+				 "it ran: %s", cmd, ax.last_exe);
 	}
 	free(ax.last_exe);
 	t->points[0] = ax.points;
@@ -597,6 +607,12 @@ static int resolve(struct trace *t)
 	t->nresolved = npids;
 	if (!target && lp_target__is_script(cmd_exe))
 		return resolve_script(t);
+	char script[PATH_MAX];
+	if (target && npids == 1 && lp_target__shim(pids[0], script, sizeof(script))) {
+		lp_error("note: pid %d is still a shim (%s), not yet the program it runs: "
+			 "following its execs, as with -- CMD", (int)pids[0], script);
+		return resolve_script(t);
+	}
 	for (size_t p = 0; p < npids; p++) {
 		char *exe = pids ? lp_family__exe(pids[p]) : lp_strdup(cmd_exe);
 		if (!exe)

@@ -82,3 +82,35 @@ teardown() {
 	[ $(((t1 - t0) / 1000000)) -lt 2000 ] || fail "took $(((t1 - t0) / 1000000)) ms"
 	run -1 pgrep -f "^/bin/sh $T/slow\$"
 }
+
+@test "lp-trace -p on a shim still in its shell: follows its execs to the program, every call a span; a shell that is no shim is refused" {
+	require_root
+	# A shim as pyenv's and rbenv's are (a #! script in a shims
+	# directory), held in its shell until lp-trace has seized it.
+	mkdir "$T/shims"
+	mkfifo "$T/go"
+	printf '#!/bin/bash\nread -r _ <"%s"\nexec %s "$@"\n' "$T/go" "$WORKLOADS/fib" >"$T/shims/fib"
+	chmod +x "$T/shims/fib"
+	"$T/shims/fib" 15 >"$T/out" &
+	echo $! >"$T/sleep.pid"
+	lp-trace --output "$T/f.lp" 'fib(n)' -p "$(cat "$T/sleep.pid")" 2>"$T/err" &
+	local tracer=$! i
+	for i in $(seq 100); do
+		if grep -q 'following its execs' "$T/err"; then break; fi
+		sleep 0.05
+	done
+	run -0 cat "$T/err"
+	assert_output "lp-trace: note: pid $(cat "$T/sleep.pid") is still a shim ($T/shims/fib), not yet the program it runs: following its execs, as with -- CMD"
+	echo >"$T/go"
+	reap "$tracer" 0 20
+	run -0 cat "$T/out"
+	assert_output 610
+	run -0 grep -c '^span' "$T/f.lp"
+	assert_output 1973
+	# A shell running anything else is refused as today, untouched.
+	bash -c 'while :; do sleep 0.1; done' &
+	echo $! >"$T/sleep.pid"
+	run -1 --separate-stderr lp-trace --output "$T/b.lp" 'fib' -p "$(cat "$T/sleep.pid")"
+	assert_regex "$stderr" "lp-trace: probe 'fib': no function 'fib' in /usr/bin/bash"
+	refute_regex "$stderr" "shim"
+}

@@ -131,8 +131,9 @@ int lp_producer__run_to_exec(struct lp_producer *p, int (*holds)(void *arg, pid_
 	int r = lp_target__run_to_exec(p->target, holds, arg, p->stop, deadline(p));
 
 	if (r == -2) {
-		lp_error("stopped (%s) before '%s' ran a program that holds the probes: nothing traced",
-			 *p->stop ? strsignal(*p->stop) : "duration reached", p->o.cmd[0]);
+		lp_error("stopped (%s) before %s%s%s ran a program that holds the probes: nothing traced",
+			 *p->stop ? strsignal(*p->stop) : "duration reached", p->o.cmd ? "'" : "pid ",
+			 p->o.cmd ? p->o.cmd[0] : p->o.pids, p->o.cmd ? "'" : "");
 		lp_target__finish(p->target, true);
 	}
 	return r;

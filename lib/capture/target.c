@@ -163,6 +163,9 @@ struct lp_target *lp_target__from_pids(const char *list)
 			break;
 		s += len + 1;
 	}
+	char name[32];
+	snprintf(name, sizeof(name), "pid %d", (int)t->pids[0]);
+	t->cmd = lp_strdup(name);	/* for messages */
 	return t;
 fail:
 	lp_target__free(t);
@@ -327,8 +330,6 @@ static int go(struct lp_target *t)
 
 int lp_target__release(struct lp_target *t)
 {
-	if (!t->spawned)
-		return 0;
 	if (t->at_exec) {
 		/* Resumes it from the exec stop: from here on it is as any
 		 * released command (its later execs keep the probes: they
@@ -340,7 +341,55 @@ int lp_target__release(struct lp_target *t)
 		}
 		return 0;
 	}
-	return t->released ? 0 : go(t);
+	return !t->spawned || t->released ? 0 : go(t);
+}
+
+/* A version manager's script on its way to the program: a shim (pyenv's,
+ * rbenv's, nodenv's, asdf's .../shims/NAME), the dispatcher and its exec
+ * command it execs (pyenv's libexec/pyenv and libexec/pyenv-exec, rbenv's
+ * likewise), or asdf's own. */
+static bool shim_path(const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t len = strlen(base);
+	bool libexec = strstr(path, "/libexec/") != NULL;
+	return strstr(path, "/shims/") || strstr(path, "/.asdf/") ||
+	       (libexec && len > 3 && !strcmp(base + len - 3, "env")) ||
+	       (libexec && len > 8 && !strcmp(base + len - 8, "env-exec"));
+}
+
+bool lp_target__shim(pid_t pid, char *script, size_t size)
+{
+	char path[64], exe[PATH_MAX], args[4096];
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh" };
+	bool shell = false;
+	for (size_t i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
+		shell |= !strcmp(base, shells[i]);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	int fd = shell ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return false;
+	n = read(fd, args, sizeof(args) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	args[n] = '\0';
+	/* The shell's arguments: its options (a #! line's), then the script. */
+	for (const char *a = args + strlen(args) + 1; a < args + n; a += strlen(a) + 1) {
+		if (a[0] == '-')
+			continue;
+		if (!shim_path(a) || !lp_target__is_script(a))
+			return false;
+		snprintf(script, size, "%s", a);
+		return true;
+	}
+	return false;
 }
 
 bool lp_target__is_script(const char *path)
@@ -389,12 +438,13 @@ int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pi
 	/* Seized while it waits in its read: it runs on until an exec, which
 	 * stops it before the new image's first instruction (the kernel runs
 	 * a #! script's interpreter within the same exec).  EXITKILL: if we
-	 * die, so does a command left stopped. */
-	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) < 0) {
+	 * die, so does a command left stopped; never a -p process, which the
+	 * kernel lets go on if we die. */
+	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXEC | (t->spawned ? PTRACE_O_EXITKILL : 0)) < 0) {
 		lp_error_errno("cannot follow the execs of '%s'", t->cmd);
 		return -1;
 	}
-	if (go(t) < 0)
+	if (t->spawned && go(t) < 0)
 		return -1;
 	/* Its stops wake us with SIGCHLD (blocked, taken by sigtimedwait), so
 	 * a stop or the deadline is seen within 100 ms without a busy loop. */

@@ -51,6 +51,14 @@ struct lp_target *lp_target__spawn(char *const argv[]);
 int lp_target__run_to_exec(struct lp_target *t, int (*holds)(void *arg, pid_t pid), void *arg,
 			   const volatile sig_atomic_t *stop, int64_t deadline_ns);
 
+/* True when process pid is a version manager's shim that has not yet
+ * exec'd its program: a shell running a #! script from a shims directory
+ * (pyenv's, rbenv's, asdf's, nodenv's .../shims/NAME) or one the shim
+ * execs on its way (pyenv's libexec/pyenv and libexec/pyenv-exec, asdf's),
+ * the script's path then in script.  lp_target__run_to_exec follows a -p target's execs too
+ * (and lets it go on if lp dies). */
+bool lp_target__shim(pid_t pid, char *script, size_t size);
+
 /* True when the file at path is a #! script (the kernel runs its
  * interpreter instead). */
 bool lp_target__is_script(const char *path);
