@@ -216,7 +216,13 @@ started() {
 	for mode in wall off; do
 		lp-record --mode "$mode" -p "$BG" -o "$TMP/$mode.lp" 2>"$TMP/err" &
 		rec=$!
-		sleep 1.5
+		# Its programs are all loaded once it writes samples (beside a
+		# busy loop, 1.5 s after its start was once too early).
+		for _ in $(seq 200); do
+			if grep -q '^sample' "$TMP/$mode.lp" 2>/dev/null; then break; fi
+			sleep 0.05
+		done
+		sleep 0.5
 		progs=$(held_ids "$rec" prog_id)
 		links=$(held_ids "$rec" link_id)
 		# wall: sampler, exec, fork, exit, switch, wakeup, seed; off: no
