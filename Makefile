@@ -54,10 +54,12 @@ DEB_BUILD := gcc make pkg-config clang libbpf-dev libdw-dev libelf-dev \
 # postgresql-15: the forking server tests/lp-trace-forks.bats traces under pgbench -C.
 # qemu-system-x86, busybox-static: tests/kernels.bats boots Debian's own
 # kernels (tests/vm/boot: qemu's TCG, an initramfs of the static busybox).
+# rustc: a Rust program built as distributions build Rust, which
+# tests/names.bats builds itself.
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg \
 	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev libpython3.11 \
-	nginx-light wrk strace qemu-system-x86 busybox-static
+	nginx-light wrk strace qemu-system-x86 busybox-static rustc
 # make sanitize's and make fuzz's clang runtimes, which clang only
 # recommends (libclang-rt-14-dev: ASan, UBSan, TSan, libFuzzer), and
 # llvm-symbolizer (llvm), which names the frames of their reports.

@@ -366,6 +366,31 @@ clone_spans() {
 		n[$6 "|" c]++ } END { for (k in n) print k "|" n[k] }' "$1" | sort
 }
 
+@test "names: a Rust program as rustc -O builds it, legacy and v0 names: a span per call of Cart::checkout, stacks that reach shop::main" {
+	require_root
+	require_cmd rustc
+	local src=$LP_TOP/tests/workloads/rustshop.rs
+	rustc -O --crate-name shop -o "$T/shop" "$src"
+	rustc -O --crate-name shop -C symbol-mangling-version=v0 -o "$T/shop-v0" "$src"
+	# perf's names (v0 names an inherent method by its impl).
+	for b in shop:shop::Cart::checkout shop-v0:'<shop::Cart>::checkout'; do
+		run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/t.lp" 'Cart::checkout' -- "$T/${b%%:*}" 200
+		run -0 awk -F'\t' '$1 == "span" { n[$6]++ } END { for (k in n) print n[k], k }' "$T/t.lp"
+		assert_output "200 ${b#*:}"
+		run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/t.lp" 'shop::Cart::checkout' -- "$T/${b%%:*}" 20
+		run -0 grep -c '^span' "$T/t.lp"
+		assert_output 20
+	done
+	# No frame pointers: lp-record's default unwinds by CFI to main.
+	run -0 --separate-stderr lp-record -F 999 -o "$T/r.lp" -- "$T/shop" 200000
+	lp-collapse "$T/r.lp" >"$T/r.folded"
+	run -0 awk '{ n = $NF; t += n; if ($0 ~ /;main;.*;shop::main;shop::Cart::checkout [0-9]+$/) c += n } END { print c + 0, t + 0 }' "$T/r.folded"
+	read -r whole all <<<"$output"
+	echo "$whole of $all samples main;...;shop::main;shop::Cart::checkout"
+	[ "$all" -ge 500 ]
+	[ $((100 * whole / all)) -ge 95 ]
+}
+
 @test "names: lp-trace traces a function in every copy the compiler left, its clones named as it: gcc -O2 and -O3, clang -O2" {
 	require_root
 	require_cmd clang++

@@ -747,12 +747,31 @@ static char *demangled_match(const struct lp_probe_spec *spec, const char *nm, c
 	if (!d)
 		return NULL;
 	const char *pl = lp_symbol__params(d);
-	size_t bl = pl ? (size_t)(pl - d) : strlen(d);
+	/* Rust's v0 names an inherent method by its impl, <shop::Cart>::checkout:
+	 * matched as the path a user writes, shop::Cart::checkout. */
+	char *c = d;
+	size_t skip = 0;
+	if (d[0] == '<') {
+		int depth = 0;
+		size_t i = 0;
+		for (; d[i]; i++) {
+			depth += d[i] == '<' ? 1 : d[i] == '>' ? -1 : 0;
+			if (!depth)
+				break;
+		}
+		if (d[i] == '>' && !strncmp(d + i + 1, "::", 2) && !memmem(d, i, " as ", 4)) {
+			c = lp_malloc(strlen(d));
+			memcpy(c, d + 1, i - 1);
+			strcpy(c + i - 1, d + i + 1);
+			skip = 2;
+		}
+	}
+	size_t bl = pl ? (size_t)(pl - d) - skip : strlen(c);
 	size_t tl = bl;
-	if (bl && d[bl - 1] == '>' && (spec->func[fl - 1] != '>')) {
+	if (bl && c[bl - 1] == '>' && (spec->func[fl - 1] != '>')) {
 		int depth = 0;
 		while (tl-- > 0) {
-			depth += d[tl] == '>' ? 1 : d[tl] == '<' ? -1 : 0;
+			depth += c[tl] == '>' ? 1 : c[tl] == '<' ? -1 : 0;
 			if (!depth)
 				break;
 		}
@@ -760,10 +779,13 @@ static char *demangled_match(const struct lp_probe_spec *spec, const char *nm, c
 			tl = bl;
 	}
 	/* "[clone .cold]": a part of a function, not where calls go. */
-	if (strstr(d, "[clone ") ||
-	    !(tl == fl ? !memcmp(d, spec->func, fl)
-		       : tl > fl + 2 && !memcmp(d + tl - fl, spec->func, fl) &&
-			 !memcmp(d + tl - fl - 2, "::", 2))) {
+	bool match = !strstr(d, "[clone ") &&
+		     (tl == fl ? !memcmp(c, spec->func, fl)
+			       : tl > fl + 2 && !memcmp(c + tl - fl, spec->func, fl) &&
+				 !memcmp(c + tl - fl - 2, "::", 2));
+	if (c != d)
+		free(c);
+	if (!match) {
 		free(d);
 		return NULL;
 	}
