@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "capture/family.h"
 #include "capture/probe.h"
 #include "capture/producer.h"
+#include "capture/pycost.h"
 #include "stream/stream.h"
 #include "capture/target.h"
 #include "capture/tracer.h"
@@ -391,97 +391,19 @@ struct trace {
 	struct lp_tracer *tracer;
 	struct lp_writer *w;
 	struct lp_keyed *keyed;		/* key: probes, or NULL */
-	struct pycost *pycost;		/* python: probes, or NULL */
+	struct lp_pycost *pycost;	/* python: probes, or NULL */
 };
 
-/* python: probes trap every Python call of a target, traced or not
- * (CPython 3.11 has no per-function hook a uprobe can take): what that
- * costs the targets, said half a second in and in the summary, from the
- * kernel's count of the hits and the targets' CPU clocks. */
-struct pycost {
-	bool said;
-	int64_t t0;
-	uint64_t hits0, hits;
-	double ns_each;
-	size_t n;
-	pid_t *pids;
-	int64_t *cpu0, *cpu;	/* each target's CPU time at t0, as last read */
-};
-
-#define PYCOST_SAY_NS 500000000	/* the first look at the call rate */
-
-static struct pycost *pycost_new(struct trace *t)
+/* python: probes (lib/capture/pycost.h), or NULL. */
+static struct lp_pycost *pycost_new(struct trace *t)
 {
 	bool py = false;
 	for (size_t p = 0; p < t->nresolved; p++)
 		for (size_t i = 0; i < t->npoints[p]; i++)
 			py |= t->points[p][i].cfg.kind == LP_PROBE_PY;
-	if (!py)
-		return NULL;
-	struct pycost *c = lp_calloc(1, sizeof(*c));
-	const pid_t *pids = lp_family__pids(t->family, &c->n);
-	c->pids = lp_reallocarray(NULL, c->n ? c->n : 1, sizeof(*c->pids));
-	c->cpu0 = lp_calloc(c->n ? c->n : 1, sizeof(*c->cpu0));
-	c->cpu = lp_calloc(c->n ? c->n : 1, sizeof(*c->cpu));
-	for (size_t i = 0; i < c->n; i++) {
-		c->pids[i] = pids[i];
-		c->cpu0[i] = c->cpu[i] = lp_target__cpu_ns(pids[i]);
-	}
-	c->t0 = lp_monotonic_ns();
-	c->hits0 = c->hits = lp_tracer__python_hits(t->tracer, &c->ns_each);
-	return c;
-}
-
-/* The hits since t0 and the targets' CPU time since (a target gone keeps
- * its last reading). */
-static double pycost_read(struct trace *t, struct pycost *c)
-{
-	double used = 0;
-	c->hits = lp_tracer__python_hits(t->tracer, &c->ns_each);
-	for (size_t i = 0; i < c->n; i++) {
-		int64_t now = lp_target__cpu_ns(c->pids[i]);
-		if (now >= 0)
-			c->cpu[i] = now;
-		if (c->cpu0[i] >= 0)
-			used += (double)(c->cpu[i] - c->cpu0[i]);
-	}
-	return used;
-}
-
-/* lp's share of what the targets used, in percent (the calibrated cost
- * of a trap can be above what it costs them now: at most all of it). */
-static double pycost_share(const struct pycost *c, double used)
-{
-	return fmin(100, 100 * (double)(c->hits - c->hits0) * c->ns_each / used);
-}
-
-static void pycost_check(struct trace *t)
-{
-	struct pycost *c = t->pycost;
-	if (!c)
-		return;
-	int64_t dt = lp_monotonic_ns() - c->t0;
-	double used = pycost_read(t, c);	/* read on: a target's last reading counts */
-	if (c->said || dt < PYCOST_SAY_NS || c->hits == c->hits0)
-		return;	/* said, too soon, or no Python call yet */
-	c->said = true;
-	char cost[128] = "";
-	if (used > 0 && c->ns_each > 0)
-		snprintf(cost, sizeof(cost), ", %.1f us each, ~%.0f%% of the CPU time the targets used",
-			 c->ns_each / 1e3, pycost_share(c, used));
-	lp_error("python: every Python call's start and return in the targets traps, traced or "
-		 "not (CPython 3.11 has no per-function hook): %.0f traps a second in the first "
-		 "%.1f s%s", (double)(c->hits - c->hits0) * 1e9 / (double)dt, (double)dt / 1e9, cost);
-}
-
-static void pycost_free(struct pycost *c)
-{
-	if (!c)
-		return;
-	free(c->pids);
-	free(c->cpu0);
-	free(c->cpu);
-	free(c);
+	size_t n;
+	const pid_t *pids = lp_family__pids(t->family, &n);
+	return py ? lp_pycost__new(t->tracer, pids, n) : NULL;
 }
 
 static int control_command(void *arg, char *line);
@@ -692,7 +614,7 @@ static int begin(void *arg)
 static int poll_events(void *arg, int timeout_ms)
 {
 	struct trace *t = arg;
-	pycost_check(t);
+	lp_pycost__check(t->pycost);
 	return lp_tracer__poll(t->tracer, t->w, timeout_ms);
 }
 
@@ -720,19 +642,7 @@ static int counts(void *arg, char *buf, size_t size)
 			 (unsigned long long)evicted, (unsigned long long)unmatched);
 	}
 	/* What python: probes cost the targets: said whenever they trapped. */
-	bool trapped = false;
-	if (t->pycost) {
-		struct pycost *c = t->pycost;
-		double used = pycost_read(t, c);
-		uint64_t hits = c->hits - c->hits0;
-		trapped = hits > 0;
-		snprintf(buf + strlen(buf), size - strlen(buf), "; python: %llu traps",
-			 (unsigned long long)hits);
-		if (trapped && used > 0 && c->ns_each > 0)
-			snprintf(buf + strlen(buf), size - strlen(buf),
-				 ", ~%.3f s of the %.3f s the targets ran on a CPU (%.0f%%)",
-				 (double)hits * c->ns_each / 1e9, used / 1e9, pycost_share(c, used));
-	}
+	bool trapped = lp_pycost__summary(t->pycost, buf, size);
 	/* The stream holds every record: said when something was lost. */
 	return t->opt.verbose || lp_tracer__lost(t->tracer) || evicted || unmatched || trapped;
 }
@@ -905,7 +815,7 @@ static int control_command(void *arg, char *line)
 static void trace_free(struct trace *t)
 {
 	lp_writer__free(t->w);
-	pycost_free(t->pycost);
+	lp_pycost__free(t->pycost);
 	lp_tracer__free(t->tracer);
 	lp_family__free(t->family);
 	lp_producer__free(t->p);
