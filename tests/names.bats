@@ -380,6 +380,12 @@ clone_spans() {
 		run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/t.lp" 'shop::Cart::checkout' -- "$T/${b%%:*}" 20
 		run -0 grep -c '^span' "$T/t.lp"
 		assert_output 20
+		# A trait's method by the path a user writes, and by its name.
+		for spec in 'Cart::fmt' '<shop::Cart as core::fmt::Display>::fmt'; do
+			run -0 --separate-stderr lp-trace --calibrate 0 -o "$T/t.lp" "$spec" -- "$T/${b%%:*}" 200
+			run -0 awk -F'\t' '$1 == "span" { n[$6]++ } END { for (k in n) print n[k], k }' "$T/t.lp"
+			assert_output "20 <shop::Cart as core::fmt::Display>::fmt"
+		done
 	done
 	# No frame pointers: lp-record's default unwinds by CFI to main.
 	run -0 --separate-stderr lp-record -F 999 -o "$T/r.lp" -- "$T/shop" 200000

@@ -738,20 +738,42 @@ static int cand_cmp(const void *a, const void *b)
  * whole name, or its end after a "::"; a template's instances answer its
  * name without arguments: "scale" is "scale<int>" and "scale<long>"), with
  * *params where its parameter list starts; else NULL. */
+/* Whether x's first bl characters (a demangled name less its parameter
+ * list) name func: whole, or their end after a "::"; a template's
+ * instances answer its name without arguments. */
+static bool names_func(const char *x, size_t bl, const char *func)
+{
+	size_t fl = strlen(func), tl = bl;
+	if (bl && x[bl - 1] == '>' && func[fl - 1] != '>') {
+		int depth = 0;
+		while (tl-- > 0) {
+			depth += x[tl] == '>' ? 1 : x[tl] == '<' ? -1 : 0;
+			if (!depth)
+				break;
+		}
+		if (depth)
+			tl = bl;
+	}
+	return tl == fl ? !memcmp(x, func, fl)
+			: tl > fl + 2 && !memcmp(x + tl - fl, func, fl) && !memcmp(x + tl - fl - 2, "::", 2);
+}
+
 static char *demangled_match(const struct lp_probe_spec *spec, const char *nm, const char **params)
 {
-	size_t fl = strlen(spec->func);
 	if (nm[0] != '_' || (nm[1] != 'Z' && nm[1] != 'R'))
 		return NULL;
 	char *d = lp_symbol__demangle(nm, true);
 	if (!d)
 		return NULL;
 	const char *pl = lp_symbol__params(d);
-	/* Rust's v0 names an inherent method by its impl, <shop::Cart>::checkout:
-	 * matched as the path a user writes, shop::Cart::checkout. */
-	char *c = d;
-	size_t skip = 0;
-	if (d[0] == '<') {
+	size_t bl = pl ? (size_t)(pl - d) : strlen(d);
+	/* "[clone .cold]": a part of a function, not where calls go. */
+	bool match = !strstr(d, "[clone ") && names_func(d, bl, spec->func);
+	/* Rust names a method by its impl, <shop::Cart>::checkout (v0's
+	 * inherent methods) or <shop::Cart as core::fmt::Display>::fmt (a
+	 * trait's): matched as the path a user writes too, shop::Cart::checkout,
+	 * Cart::fmt (two traits' fmt are then two functions, listed). */
+	if (!match && d[0] == '<' && !pl) {
 		int depth = 0;
 		size_t i = 0;
 		for (; d[i]; i++) {
@@ -759,32 +781,16 @@ static char *demangled_match(const struct lp_probe_spec *spec, const char *nm, c
 			if (!depth)
 				break;
 		}
-		if (d[i] == '>' && !strncmp(d + i + 1, "::", 2) && !memmem(d, i, " as ", 4)) {
-			c = lp_malloc(strlen(d));
-			memcpy(c, d + 1, i - 1);
-			strcpy(c + i - 1, d + i + 1);
-			skip = 2;
+		if (d[i] == '>' && !strncmp(d + i + 1, "::", 2)) {
+			const char *as = memmem(d, i, " as ", 4);
+			size_t self = as ? (size_t)(as - d) : i;	/* "<" and the type */
+			char *c = lp_malloc(strlen(d));
+			memcpy(c, d + 1, self - 1);
+			strcpy(c + self - 1, d + i + 1);
+			match = names_func(c, strlen(c), spec->func);
+			free(c);
 		}
 	}
-	size_t bl = pl ? (size_t)(pl - d) - skip : strlen(c);
-	size_t tl = bl;
-	if (bl && c[bl - 1] == '>' && (spec->func[fl - 1] != '>')) {
-		int depth = 0;
-		while (tl-- > 0) {
-			depth += c[tl] == '>' ? 1 : c[tl] == '<' ? -1 : 0;
-			if (!depth)
-				break;
-		}
-		if (depth)
-			tl = bl;
-	}
-	/* "[clone .cold]": a part of a function, not where calls go. */
-	bool match = !strstr(d, "[clone ") &&
-		     (tl == fl ? !memcmp(c, spec->func, fl)
-			       : tl > fl + 2 && !memcmp(c + tl - fl, spec->func, fl) &&
-				 !memcmp(c + tl - fl - 2, "::", 2));
-	if (c != d)
-		free(c);
 	if (!match) {
 		free(d);
 		return NULL;
