@@ -9,9 +9,11 @@
 # support"), so it is given a copy of the binary with a symbol at the
 # line's address: the same instruction, probed by bpftrace's own program.
 # Needs root.  Figures vary with the machine's load: the runs alternate,
-# and the median of ROUNDS is printed.
+# and the median of ROUNDS is printed.  With CC, the workload is built by
+# that compiler at -O2 -g (-fno-inline: tick stays a function), as
+# distributions build: gcc's and clang's code for the same lines.
 #
-#   ITERS=100000 ROUNDS=5 bench/lines.sh
+#   ITERS=100000 ROUNDS=5 [CC=clang] bench/lines.sh
 set -u
 O=${O:-build}
 W=$O/tests/workloads
@@ -29,17 +31,24 @@ have_bpftrace=0
 command -v bpftrace >/dev/null && have_bpftrace=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+BIN=$W/cheapline
+if [ -n "${CC:-}" ]; then
+	BIN=$tmp/bin/cheapline
+	mkdir -p "$tmp/bin"
+	"$CC" -O2 -g -fno-inline "$SRC" -o "$BIN" || exit 1
+	echo "# cheapline built by $("$CC" --version | head -1)"
+fi
 CHEAP=$(grep -n 'CHEAP \*/' "$SRC" | cut -d: -f1)
 STEPPED=$(grep -n 'STEPPED \*/' "$SRC" | cut -d: -f1)
 
 # The line's first is_stmt address (where a probe on the line's address
 # goes), and the one lp-trace chose (its -v line).
 first_addr() {
-	objdump --dwarf=decodedline "$W/cheapline" |
-		awk -v l="$1" '$1 == "cheapline.c" && $2 == l && $NF == "x" { print $3; exit }'
+	objdump --dwarf=decodedline "$BIN" |
+		awk -v l="$1" '$1 ~ /(^|\/)cheapline\.c$/ && $2 == l && $NF == "x" { print $3; exit }'
 }
 chosen_addr() {
-	"$O/bin/lp-trace" -v --calibrate 0 -o /dev/null "cheapline.c:$1" -- "$W/cheapline" 1 2>&1 >/dev/null |
+	"$O/bin/lp-trace" -v --calibrate 0 -o /dev/null "cheapline.c:$1" -- "$BIN" 1 2>&1 >/dev/null |
 		sed -n 's/.* at \(0x[0-9a-f]*\) (file offset.*/\1/p' | head -1
 }
 cheap_first=$(first_addr "$CHEAP")
@@ -48,10 +57,10 @@ stepped_first=$(first_addr "$STEPPED")
 # bpftrace's copy: symbols at those addresses (.text-relative for objcopy),
 # one byte long (bpftrace refuses a symbol of size 0; objcopy cannot set a
 # size: patched in .symtab, 64-bit little-endian ELF).
-text=$(objdump -h "$W/cheapline" | awk '$2 == ".text" { print "0x" $4 }')
+text=$(objdump -h "$BIN" | awk '$2 == ".text" { print "0x" $4 }')
 sym() { printf '%s=.text:0x%x,function,global' "$1" $(($2 - text)); }
 objcopy --add-symbol "$(sym line_first "$cheap_first")" --add-symbol "$(sym line_chosen "$cheap_chosen")" \
-	--add-symbol "$(sym stepped_first "$stepped_first")" "$W/cheapline" "$tmp/cheapline"
+	--add-symbol "$(sym stepped_first "$stepped_first")" "$BIN" "$tmp/cheapline"
 python3 - "$tmp/cheapline" <<'PY'
 import struct, sys
 f = open(sys.argv[1], 'r+b')
@@ -76,8 +85,8 @@ PY
 
 nspi() { sed -n 's/.* iterations, \([0-9.]*\) ns per iteration/\1/p' "$1" | tail -1; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-run_plain() { "$W/cheapline" "$ITERS" t >/dev/null 2>"$tmp/e"; nspi "$tmp/e"; }
-run_lp() { "$O/bin/lp-trace" -o "$tmp/lp.out" "$1" -- "$W/cheapline" "$ITERS" t >/dev/null 2>"$tmp/e"; nspi "$tmp/e"; }
+run_plain() { "$BIN" "$ITERS" t >/dev/null 2>"$tmp/e"; nspi "$tmp/e"; }
+run_lp() { "$O/bin/lp-trace" -o "$tmp/lp.out" "$1" -- "$BIN" "$ITERS" t >/dev/null 2>"$tmp/e"; nspi "$tmp/e"; }
 run_bt() {
 	bpftrace -e "uprobe:$tmp/cheapline:$1 { @n = count(); }" -c "$tmp/cheapline $ITERS t" >/dev/null 2>"$tmp/e"
 	nspi "$tmp/e"
