@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "capture/funcname.h"
 #include "capture/usdt.h"
 #include "debuginfo/demangle.h"
 #include "debuginfo/dwarf.h"
@@ -124,7 +125,7 @@ static void list_funcs(struct lp_probe_file *f, const char *pattern, struct list
 	for (size_t i = 0; lp_probe_file__func(f, i, &fn); i++) {
 		/* GCC's split-off cold parts are not where calls go. */
 		bool cold;
-		const char *suf = lp_probe__clone_suffix(fn.name, &cold);
+		const char *suf = lp_fname__clone_suffix(fn.name, &cold);
 		if (cold || !name_matches(pattern, fn.name))
 			continue;
 		sorted = lp_reallocarray(sorted, n + 1, sizeof(*sorted));

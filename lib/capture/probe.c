@@ -25,6 +25,7 @@
 #include "debuginfo/procns.h"
 #include "base/syscalls.h"
 #include "base/util.h"
+#include "capture/funcname.h"
 #include "capture/hazard.h"
 #include "capture/kfeatures.h"
 #include "capture/pyprobe.h"
@@ -525,17 +526,10 @@ int lp_syscall__args(const char *name, char names[6][32], bool ptr[6], bool isin
 
 /* --- ELF symbols ------------------------------------------------------ */
 
-struct sym {
-	const char *name;
-	uint64_t value, size;
-	bool ifunc;		/* STT_GNU_IFUNC: the resolver, not the function */
-};
-
 struct elfobj {
 	int fd;
 	Elf *elf;
-	struct sym *syms;
-	size_t nsyms;
+	struct lp_fsyms fs;	/* its function symbols */
 	bool stripped;		/* symbols from .dynsym: no .symtab, no debug file */
 	int dbg_fd;		/* its separate debug file, if any */
 	Elf *dbg_elf;
@@ -543,7 +537,7 @@ struct elfobj {
 	struct lp_dwarf *dw;	/* from the debug file when there is one */
 	/* Its GCC-split cold parts (NAME.cold), by address: read at first
 	 * use (find_leaves). */
-	const struct sym **cold;
+	const struct lp_fsym **cold;
 	size_t ncold;
 	bool cold_read;
 };
@@ -559,7 +553,7 @@ static void elfobj_close(struct elfobj *o)
 		elf_end(o->elf);
 	if (o->fd >= 0)
 		close(o->fd);
-	free(o->syms);
+	free(o->fs.syms);
 	free(o->cold);
 	free(o->dbg_path);
 }
@@ -584,9 +578,9 @@ static bool load_syms(struct elfobj *o, Elf *e)
 	gelf_getshdr(scn, &sh);
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-	free(o->syms);
-	o->nsyms = 0;
-	o->syms = lp_calloc(n ? n : 1, sizeof(*o->syms));
+	free(o->fs.syms);
+	o->fs.nsyms = 0;
+	o->fs.syms = lp_calloc(n ? n : 1, sizeof(*o->fs.syms));
 	for (size_t i = 0; data && i < n; i++) {
 		GElf_Sym s;
 		if (!gelf_getsym(data, (int)i, &s))
@@ -597,7 +591,7 @@ static bool load_syms(struct elfobj *o, Elf *e)
 		const char *name = elf_strptr(e, sh.sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		o->syms[o->nsyms++] = (struct sym){ name, s.st_value, s.st_size, t == STT_GNU_IFUNC };
+		o->fs.syms[o->fs.nsyms++] = (struct lp_fsym){ name, s.st_value, s.st_size, t == STT_GNU_IFUNC };
 	}
 	return symtab != NULL;
 }
@@ -637,414 +631,6 @@ static int elfobj_open(struct elfobj *o, const char *path)
 	}
 	o->dw = lp_dwarf__open(o->elf, dwelf);
 	return 0;
-}
-
-static const struct sym *find_sym(const struct elfobj *o, const char *name)
-{
-	for (size_t i = 0; i < o->nsyms; i++)
-		if (!strcmp(o->syms[i].name, name))
-			return &o->syms[i];
-	return NULL;
-}
-
-/* Parameter lists equal but for spaces: "(int,char**)" is "(int, char**)". */
-static bool same_params(const char *a, const char *b)
-{
-	for (;; a++, b++) {
-		while (*a == ' ')
-			a++;
-		while (*b == ' ')
-			b++;
-		if (*a != *b)
-			return false;
-		if (!*a)
-			return true;
-	}
-}
-
-struct func_cand {
-	const struct sym *sym;
-	char *name;		/* demangled, no return type; NULL: a C name */
-	const char *params;	/* in name; NULL: none (Rust, C) */
-	char *base;		/* the symbol less its clone suffix */
-	const char *copy;	/* the suffix in sym's name, past its dot; NULL: none */
-};
-
-const char *lp_probe__clone_suffix(const char *name, bool *cold)
-{
-	static const char *const words[] = { "isra", "constprop", "part", "lto_priv", "llvm",
-					     "specialized", "cold" };
-	*cold = false;
-	for (const char *p = name[0] ? strchr(name + 1, '.') : NULL; p; p = strchr(p + 1, '.')) {
-		/* From here on, every dot-separated token a word or a number. */
-		bool ok = true, word = false;
-		for (const char *q = p; ok && *q == '.';) {
-			const char *e = strchr(q + 1, '.');
-			size_t len = e ? (size_t)(e - q - 1) : strlen(q + 1);
-			bool num = len > 0 && strspn(q + 1, "0123456789") == len, known = false;
-			for (size_t w = 0; !num && w < sizeof(words) / sizeof(words[0]); w++)
-				if (strlen(words[w]) == len && !memcmp(q + 1, words[w], len)) {
-					known = true;
-					*cold |= w == sizeof(words) / sizeof(words[0]) - 1;
-				}
-			ok = num || known;
-			word |= known;
-			q += len + 1;
-		}
-		if (ok && word)
-			return p;
-		*cold = false;
-	}
-	return NULL;
-}
-
-/* The name spans of a C++ or Rust function take: as lp-record names its
- * frames (demangled; the symbol with --no-demangle); NULL for a C one. */
-static char *span_name(const struct lp_probe_spec *spec, const char *sym)
-{
-	char *d = lp_symbol__demangle(sym, false);
-
-	if (d && spec->no_demangle) {
-		free(d);
-		return lp_strndup(sym, lp_symbol__unversioned_len(sym));
-	}
-	return d;
-}
-
-/* "a(int), a(double)": the candidates' names, as much as fits. */
-static void cand_list(const struct func_cand *c, size_t n, char *list, size_t size)
-{
-	size_t len = 0;
-
-	list[0] = '\0';
-	for (size_t i = 0; i < n && len < size - 1; i++)
-		if (!i || strcmp(c[i].name, c[i - 1].name))	/* a function's copies once */
-			len += (size_t)snprintf(list + len, size - len, "%s%s", i ? ", " : "",
-						c[i].name);
-}
-
-static int cand_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct func_cand *)a)->name, ((const struct func_cand *)b)->name);
-}
-
-/* spec's function among o's symbols: by its symbol's own name (C, or a
- * mangled C++ or Rust name), else by the demangled name a profile shows,
- * "store::Shop::checkout" or the end of it after a "::" ("Shop::checkout"),
- * with its parameters when given ("traced(int)").  1 and *out: found,
- * with *shown the name its spans take (malloc'd); 0: none; -1: more than
- * one (overloads, said on stderr with each of them). */
-/* A mangled symbol's demangled name when it names spec's function (its
- * whole name, or its end after a "::"; a template's instances answer its
- * name without arguments: "scale" is "scale<int>" and "scale<long>"), with
- * *params where its parameter list starts; else NULL. */
-/* Whether x's first bl characters (a demangled name less its parameter
- * list) name func: whole, or their end after a "::"; a template's
- * instances answer its name without arguments. */
-static bool names_func(const char *x, size_t bl, const char *func)
-{
-	size_t fl = strlen(func), tl = bl;
-	if (bl && x[bl - 1] == '>' && func[fl - 1] != '>') {
-		int depth = 0;
-		while (tl-- > 0) {
-			depth += x[tl] == '>' ? 1 : x[tl] == '<' ? -1 : 0;
-			if (!depth)
-				break;
-		}
-		if (depth)
-			tl = bl;
-	}
-	return tl == fl ? !memcmp(x, func, fl)
-			: tl > fl + 2 && !memcmp(x + tl - fl, func, fl) && !memcmp(x + tl - fl - 2, "::", 2);
-}
-
-static char *demangled_match(const struct lp_probe_spec *spec, const char *nm, const char **params)
-{
-	if (nm[0] != '_' || (nm[1] != 'Z' && nm[1] != 'R'))
-		return NULL;
-	char *d = lp_symbol__demangle(nm, true);
-	if (!d)
-		return NULL;
-	const char *pl = lp_symbol__params(d);
-	size_t bl = pl ? (size_t)(pl - d) : strlen(d);
-	/* "[clone .cold]": a part of a function, not where calls go. */
-	bool match = !strstr(d, "[clone ") && names_func(d, bl, spec->func);
-	/* Rust names a method by its impl, <shop::Cart>::checkout (v0's
-	 * inherent methods) or <shop::Cart as core::fmt::Display>::fmt (a
-	 * trait's): matched as the path a user writes too, shop::Cart::checkout,
-	 * Cart::fmt (two traits' fmt are then two functions, listed). */
-	if (!match && d[0] == '<' && !pl) {
-		int depth = 0;
-		size_t i = 0;
-		for (; d[i]; i++) {
-			depth += d[i] == '<' ? 1 : d[i] == '>' ? -1 : 0;
-			if (!depth)
-				break;
-		}
-		if (d[i] == '>' && !strncmp(d + i + 1, "::", 2)) {
-			const char *as = memmem(d, i, " as ", 4);
-			size_t self = as ? (size_t)(as - d) : i;	/* "<" and the type */
-			char *c = lp_malloc(strlen(d));
-			memcpy(c, d + 1, self - 1);
-			strcpy(c + self - 1, d + i + 1);
-			match = names_func(c, strlen(c), spec->func);
-			free(c);
-		}
-	}
-	if (!match) {
-		free(d);
-		return NULL;
-	}
-	*params = pl;
-	return d;
-}
-
-/* "f(PARAMS)": the candidates down to those with these parameters.  "f(x)"
- * is a parameter list when a function has it, else the values to capture.
- * -1 after a message when none has them. */
-static int filter_by_params(struct lp_probe_spec *spec, struct func_cand *c, size_t *n,
-			    const char *path)
-{
-	char list[1024];
-	size_t k = 0;
-	for (size_t i = 0; i < *n; i++)
-		k += c[i].params && same_params(c[i].params, spec->params);
-	if (k && spec->params_or_args) {
-		for (size_t v = 0; v < spec->nvars; v++)
-			free(spec->vars[v]);
-		spec->nvars = 0;
-	}
-	if (!k && !spec->params_or_args && *n) {
-		cand_list(c, *n, list, sizeof(list));
-		lp_error("probe '%s': no function '%s%s' in %s, only %s", spec->text,
-			 spec->func, spec->params, path, list);
-		return -1;
-	}
-	if (k || !spec->params_or_args) {
-		k = 0;
-		for (size_t i = 0; i < *n; i++) {
-			if (c[i].params && same_params(c[i].params, spec->params))
-				c[k++] = c[i];
-			else
-				free(c[i].name);
-		}
-		*n = k;
-	}
-	return 0;
-}
-
-/* One compiled copy of a function: the function itself (copy NULL) or a
- * clone (copy its suffix, "isra.0"). */
-struct func_copy {
-	const struct sym *sym;
-	char *copy;
-};
-
-static void free_copies(struct func_copy *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(c[i].copy);
-	free(c);
-}
-
-/* Symbol i of o as a candidate for spec, into c[*n]: named by its own
- * name (C, or a mangled name: exact) or by the demangled name a profile
- * shows, a clone by its function's.  An alias (a constructor's C1 and C2)
- * is left out. */
-static void add_cand(const struct elfobj *o, size_t i, const struct lp_probe_spec *spec,
-		     struct func_cand **c, size_t *n, size_t *nexact)
-{
-	const char *nm = o->syms[i].name;
-	bool cold;
-	/* A copy named by its own symbol is that copy alone. */
-	const char *suf = strcmp(nm, spec->func) ? lp_probe__clone_suffix(nm, &cold) : NULL;
-	if (suf && cold)
-		return;
-	char *base = suf ? lp_strndup(nm, (size_t)(suf - nm)) : lp_strdup(nm);
-	const char *pl = NULL;
-	bool exact = !strcmp(base, spec->func);
-	char *d = exact ? lp_strdup(base) : demangled_match(spec, base, &pl);
-	if (!d) {
-		free(base);
-		return;
-	}
-	for (size_t k = 0; k < *n; k++)
-		if ((*c)[k].sym->value == o->syms[i].value) {
-			free(d);
-			free(base);
-			return;
-		}
-	if (exact && pl == NULL && d[0] == '_') {
-		/* A mangled name typed whole: its demangled one lists it. */
-		char *dm = lp_symbol__demangle(base, true);
-		if (dm) {
-			free(d);
-			d = dm;
-			pl = lp_symbol__params(d);
-		}
-	}
-	*c = lp_reallocarray(*c, *n + 1, sizeof(**c));
-	(*c)[(*n)++] = (struct func_cand){ &o->syms[i], d, pl, base, suf ? suf + 1 : NULL };
-	*nexact += exact;
-}
-
-/* spec's function among o's symbols: by its symbol's own name (C, or a
- * mangled C++ or Rust name), else by the demangled name a profile shows,
- * "store::Shop::checkout" or the end of it after a "::" ("Shop::checkout"),
- * with its parameters when given ("traced(int)"); with every compiled
- * copy of it (its clones: -O2 may leave only those).  1, *out and *nout:
- * found, with *shown the name its spans take (malloc'd; NULL for a C
- * function); 0: none; -1: more than one function (overloads, said on
- * stderr with each of them). */
-static int find_func(const struct elfobj *o, struct lp_probe_spec *spec, const char *path,
-		     struct func_copy **out, size_t *nout, char **shown)
-{
-	struct func_cand *c = NULL;
-	size_t n = 0, nexact = 0;
-	char list[1024];
-	int ret = 0;
-
-	*out = NULL;
-	*nout = 0;
-	*shown = NULL;
-	for (size_t i = 0; i < o->nsyms; i++)
-		add_cand(o, i, spec, &c, &n, &nexact);
-	if (nexact) {	/* the symbol's own name: that function alone */
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (!strcmp(c[i].base, spec->func)) {
-				c[k++] = c[i];
-			} else {
-				free(c[i].name);
-				free(c[i].base);
-			}
-		}
-		n = k;
-	}
-	if (n > 1)
-		qsort(c, n, sizeof(*c), cand_cmp);
-	if (!nexact && spec->params && filter_by_params(spec, c, &n, path) < 0) {
-		ret = -1;
-	} else if (n && !strcmp(c[0].name, c[n - 1].name)) {
-		/* One function (sorted: its copies side by side).  A part
-		 * split off by partial inlining (.part) is called from a whole
-		 * copy when there is one: traced too, each call would be two
-		 * spans; so it is only when it is all there is. */
-		size_t whole = 0;
-		for (size_t i = 0; i < n; i++)
-			whole += !c[i].copy || !strstr(c[i].copy, "part");
-		*out = lp_calloc(n, sizeof(**out));
-		for (size_t i = 0; i < n; i++)
-			if (!whole || !c[i].copy || !strstr(c[i].copy, "part"))
-				(*out)[(*nout)++] = (struct func_copy){
-					c[i].sym, c[i].copy ? lp_strdup(c[i].copy) : NULL };
-		*shown = span_name(spec, c[0].base);
-		ret = 1;
-	} else if (n) {
-		size_t distinct = 1;
-		for (size_t i = 1; i < n; i++)
-			distinct += strcmp(c[i].name, c[i - 1].name) != 0;
-		cand_list(c, n, list, sizeof(list));
-		lp_error("probe '%s': %zu functions '%s' in %s: %s; name one with its parameters",
-			 spec->text, distinct, spec->func, path, list);
-		ret = -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		free(c[i].name);
-		free(c[i].base);
-	}
-	free(c);
-	return ret;
-}
-
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	size_t row[65];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t sub = prev + (a[i - 1] != b[j - 1]);
-			size_t del = row[j] + 1, ins = row[j - 1] + 1;
-			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
-/* "; did you mean: a, b, c" for the closest names, or "". */
-/* The end of a demangled name with as many "::"-separated parts as name
- * has: "Shop::checkout" of "store::Shop::checkout". */
-static const char *same_depth_tail(const char *dem, size_t demlen, const char *name)
-{
-	int parts = 1;
-	for (const char *p = name; (p = strstr(p, "::")); p += 2)
-		parts++;
-	for (size_t i = demlen; i-- > 1;) {
-		if (dem[i] == ':' && dem[i - 1] == ':' && --parts == 0)
-			return dem + i + 1;
-	}
-	return dem;
-}
-
-static void suggest(const struct elfobj *o, const char *name, char *buf, size_t size)
-{
-	char *best[3] = { 0 };
-	size_t bestd[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX };
-	size_t limit = strlen(name) / 3 + 1;
-	if (limit < 2)
-		limit = 2;
-	for (size_t i = 0; i < o->nsyms; i++) {
-		/* A C++ or Rust function is offered by the name a profile
-		 * shows, and compared without its parameters, by as many
-		 * parts as the name given has. */
-		const char *raw = o->syms[i].name;
-		char *dem = raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R') ?
-			lp_symbol__demangle(raw, true) : NULL;
-		const char *s = dem ? dem : raw;
-		const char *pl = dem ? lp_symbol__params(dem) : NULL;
-		size_t blen = pl ? (size_t)(pl - dem) : strlen(s);
-		char *base = lp_strndup(s, blen);
-		const char *tail = dem ? same_depth_tail(base, blen, name) : base;
-		size_t d = edit_distance(name, tail);
-		if (d > limit && !strstr(base, name)) {
-			free(base);
-			free(dem);
-			continue;
-		}
-		free(base);
-		if (d > limit)
-			d = limit + 1;	/* a substring match ranks after close ones */
-		bool dup = false;
-		for (int k = 0; k < 3; k++)
-			dup |= best[k] && !strcmp(best[k], s);
-		for (int k = 0; k < 3 && !dup; k++) {
-			if (d < bestd[k] || (d == bestd[k] && best[k] && strcmp(s, best[k]) < 0)) {
-				free(best[2]);
-				for (int m = 2; m > k; m--) {
-					best[m] = best[m - 1];
-					bestd[m] = bestd[m - 1];
-				}
-				best[k] = lp_strdup(s);
-				bestd[k] = d;
-				break;
-			}
-		}
-		free(dem);
-	}
-	buf[0] = '\0';
-	if (best[0])
-		snprintf(buf, size, "; did you mean: %s%s%s%s%s", best[0], best[1] ? ", " : "",
-			 best[1] ? best[1] : "", best[2] ? ", " : "", best[2] ? best[2] : "");
-	for (int k = 0; k < 3; k++)
-		free(best[k]);
 }
 
 /* --- libraries -------------------------------------------------------- */
@@ -1742,21 +1328,21 @@ static bool frame_gone(struct elfobj *o, uint64_t pc)
 
 static int cold_cmp(const void *a, const void *b)
 {
-	uint64_t x = (*(const struct sym *const *)a)->value, y = (*(const struct sym *const *)b)->value;
+	uint64_t x = (*(const struct lp_fsym *const *)a)->value, y = (*(const struct lp_fsym *const *)b)->value;
 	return (x > y) - (x < y);
 }
 
 /* The cold parts that may hold address a (from the one returned on,
  * while their start is at most a), or NULL: a binary search, since every
  * call a function makes is looked up (--list asks of every function). */
-static const struct sym *const *cold_parts(struct elfobj *o, uint64_t a)
+static const struct lp_fsym *const *cold_parts(struct elfobj *o, uint64_t a)
 {
 	if (!o->cold_read) {
 		o->cold_read = true;
-		for (size_t k = 0; k < o->nsyms; k++)
-			if (strstr(o->syms[k].name, ".cold")) {
+		for (size_t k = 0; k < o->fs.nsyms; k++)
+			if (strstr(o->fs.syms[k].name, ".cold")) {
 				o->cold = lp_reallocarray(o->cold, o->ncold + 1, sizeof(*o->cold));
-				o->cold[o->ncold++] = &o->syms[k];
+				o->cold[o->ncold++] = &o->fs.syms[k];
 			}
 		if (o->ncold)
 			qsort(o->cold, o->ncold, sizeof(*o->cold), cold_cmp);
@@ -1785,7 +1371,7 @@ static const struct sym *const *cold_parts(struct elfobj *o, uint64_t a)
  * where it reads its own return address, from its start, else -1.  -1
  * when its code cannot be found or read (or Capstone opened). */
 static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
-		       const struct sym *s, uint64_t vaddr, bool verbose, struct lp_probe_point *pt,
+		       const struct lp_fsym *s, uint64_t vaddr, bool verbose, struct lp_probe_point *pt,
 		       bool *leaf, int64_t *reads_ret)
 {
 	struct lp_range r[8];
@@ -1807,9 +1393,9 @@ static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const
 			return -1;
 		}
 		for (size_t i = before; s && i < d.noutside && nr < 8; i++)
-			for (const struct sym *const *cp = cold_parts(o, d.outside[i]);
+			for (const struct lp_fsym *const *cp = cold_parts(o, d.outside[i]);
 			     cp && cp < o->cold + o->ncold && (*cp)->value <= d.outside[i]; cp++) {
-				const struct sym *c = *cp;
+				const struct lp_fsym *c = *cp;
 				if (d.outside[i] >= c->value + c->size ||
 				    strncmp(c->name, s->name, namelen) || strncmp(c->name + namelen, ".cold", 5))
 					continue;
@@ -1865,11 +1451,11 @@ static int find_leaves(const struct lp_probe_spec *spec, struct elfobj *o, const
  * when its build information does not. */
 static void file_hazards(const struct elfobj *o, const char *path, struct lp_hazard *hz)
 {
-	lp_hazard__file(o->elf, path, find_sym(o, "runtime.morestack") != NULL, hz);
+	lp_hazard__file(o->elf, path, lp_fname__sym(&o->fs, "runtime.morestack") != NULL, hz);
 	/* Go 1.17 wrote no inline version: its ABI0 wrappers say. */
-	for (size_t i = 0; hz->go && !hz->go_version[0] && i < o->nsyms && !hz->regabi; i++) {
-		size_t n = strlen(o->syms[i].name);
-		hz->regabi = n > 5 && !strcmp(o->syms[i].name + n - 5, ".abi0");
+	for (size_t i = 0; hz->go && !hz->go_version[0] && i < o->fs.nsyms && !hz->regabi; i++) {
+		size_t n = strlen(o->fs.syms[i].name);
+		hz->regabi = n > 5 && !strcmp(o->fs.syms[i].name + n - 5, ".abi0");
 	}
 }
 
@@ -1905,7 +1491,7 @@ static void hazards(const struct elfobj *o, const char *path, const char *exe, s
  * says.  -1 with why it cannot be traced in err (lp-trace's message, and
  * --list's reason). */
 static int choose_returns(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
-			  const struct lp_hazard *hz, const struct sym *s, uint64_t vaddr, bool verbose,
+			  const struct lp_hazard *hz, const struct lp_fsym *s, uint64_t vaddr, bool verbose,
 			  struct lp_probe_point *pt, char *err, size_t errsize)
 {
 	/* What is said against a uretprobe: what the file does now, else
@@ -2007,7 +1593,7 @@ static void add_catch(const struct lp_probe_spec *spec, const char *exe, pid_t p
 			elfobj_close(&lo);
 			continue;
 		}
-		const struct sym *c = find_sym(&lo, sym);
+		const struct lp_fsym *c = lp_fname__sym(&lo.fs, sym);
 		uint64_t off;
 		bool found = c && lp_dwarf__file_offset(lo.elf, c->value, &off, NULL) == 0;
 		bool have = false;
@@ -2072,7 +1658,7 @@ static bool add_dl(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 	struct elfobj lo;
 	bool found = false;
 	if (path && elfobj_open(&lo, path) == 0) {
-		const struct sym *c = find_sym(&lo, sym);
+		const struct lp_fsym *c = lp_fname__sym(&lo.fs, sym);
 		uint64_t off;
 		found = c && lp_dwarf__file_offset(lo.elf, c->value, &off, NULL) == 0;
 		bool have = false;
@@ -2417,9 +2003,9 @@ static void ifunc_error(const struct lp_probe_spec *spec, const struct elfobj *o
 {
 	char impls[512] = "";
 	size_t nl = strlen(spec->func);
-	for (size_t i = 0; i < o->nsyms && strlen(impls) < 300; i++) {
-		const char *nm = o->syms[i].name;
-		if (o->syms[i].ifunc || strncmp(nm, "__", 2) || strncmp(nm + 2, spec->func, nl) ||
+	for (size_t i = 0; i < o->fs.nsyms && strlen(impls) < 300; i++) {
+		const char *nm = o->fs.syms[i].name;
+		if (o->fs.syms[i].ifunc || strncmp(nm, "__", 2) || strncmp(nm + 2, spec->func, nl) ||
 		    nm[2 + nl] != '_')
 			continue;
 		snprintf(impls + strlen(impls), sizeof(impls) - strlen(impls), "%s%s",
@@ -2438,7 +2024,7 @@ static void ifunc_error(const struct lp_probe_spec *spec, const struct elfobj *o
  * (*copies)[k].sym->value (+OFF), *shown its spans' name; an address's
  * one copy has no symbol.  -1 after saying why. */
 static int func_address(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
-			bool verbose, struct func_copy **copies, size_t *ncopies, uint64_t *vaddr0,
+			bool verbose, struct lp_fcopy **copies, size_t *ncopies, uint64_t *vaddr0,
 			char **shown)
 {
 	*copies = NULL;
@@ -2450,7 +2036,17 @@ static int func_address(const struct lp_probe_spec *spec, struct elfobj *o, cons
 		*vaddr0 = spec->off;
 		return 0;
 	}
-	if (find_func(o, (struct lp_probe_spec *)spec, path, copies, ncopies, shown) < 0)
+	struct lp_fname_query q = { spec->text, spec->func, spec->params, spec->params_or_args,
+				    spec->no_demangle, false };
+	int found = lp_fname__find(&o->fs, &q, path, copies, ncopies, shown);
+	if (q.params_used) {
+		/* "f(x)" named a parameter list: no values to capture. */
+		struct lp_probe_spec *sp = (struct lp_probe_spec *)spec;
+		for (size_t v = 0; v < sp->nvars; v++)
+			free(sp->vars[v]);
+		sp->nvars = 0;
+	}
+	if (found < 0)
 		return -1;
 	if (o->stripped && (verbose || !*ncopies))
 		lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
@@ -2458,11 +2054,11 @@ static int func_address(const struct lp_probe_spec *spec, struct elfobj *o, cons
 		lp_error("note: %s is stripped: using its debug file %s", path, o->dbg_path);
 	if (!*ncopies) {
 		char hint[512];
-		suggest(o, spec->func, hint, sizeof(hint));
+		lp_fname__suggest(&o->fs, spec->func, hint, sizeof(hint));
 		lp_error("probe '%s': no function '%s' in %s%s", spec->text, spec->func, path, hint);
 		return -1;
 	}
-	const struct sym *s = (*copies)[0].sym;
+	const struct lp_fsym *s = (*copies)[0].sym;
 	if (s->ifunc) {
 		/* ld.so calls it once to pick an implementation; the calls the
 		 * user means go to that implementation. */
@@ -2486,7 +2082,7 @@ static int func_address(const struct lp_probe_spec *spec, struct elfobj *o, cons
 				 (unsigned long long)s->size);
 			return -1;
 		}
-		struct func_copy own = (*copies)[k];
+		struct lp_fcopy own = (*copies)[k];
 		(*copies)[k].copy = NULL;
 		for (size_t i = 0; i < *ncopies; i++)
 			free((*copies)[i].copy);
@@ -2503,7 +2099,7 @@ static int func_address(const struct lp_probe_spec *spec, struct elfobj *o, cons
  * values and how its returns are seen; *catch: C++'s catch is to be
  * probed too. */
 static int func_entry(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
-		      const char *exe, const struct sym *fsym, const char *shown, uint64_t vaddr,
+		      const char *exe, const struct lp_fsym *fsym, const char *shown, uint64_t vaddr,
 		      uint64_t off, bool verbose, struct lp_probe_point *pt, bool *catch)
 {
 	if (shown) {
@@ -2548,7 +2144,7 @@ static int func_point(const struct lp_probe_spec *spec, struct elfobj *o, const 
 		      const char *exe, pid_t pid, bool verbose, struct lp_probe_point **points,
 		      size_t *n)
 {
-	struct func_copy *copies;
+	struct lp_fcopy *copies;
 	size_t ncopies, first = *n;
 	uint64_t vaddr0;
 	char *shown = NULL;
@@ -2558,7 +2154,7 @@ static int func_point(const struct lp_probe_spec *spec, struct elfobj *o, const 
 	if (func_address(spec, o, path, verbose, &copies, &ncopies, &vaddr0, &shown) < 0)
 		goto out;
 	for (size_t k = 0; k < ncopies; k++) {
-		const struct sym *fsym = copies[k].sym;
+		const struct lp_fsym *fsym = copies[k].sym;
 		uint64_t vaddr = k ? fsym->value : vaddr0, off;
 		if (lp_dwarf__file_offset(o->elf, vaddr, &off, NULL) < 0) {
 			lp_error("probe '%s': address 0x%llx is not in a loaded segment of %s",
@@ -2602,7 +2198,7 @@ static int func_point(const struct lp_probe_spec *spec, struct elfobj *o, const 
 	}
 	ret = 0;
 out:
-	free_copies(copies, ncopies);
+	lp_fname__free_copies(copies, ncopies);
 	free(shown);
 	return ret;
 }
@@ -2727,16 +2323,16 @@ bool lp_probe_file__stripped(const struct lp_probe_file *f)
 
 bool lp_probe_file__func(const struct lp_probe_file *f, size_t i, struct lp_probe_func *out)
 {
-	if (i >= f->o.nsyms)
+	if (i >= f->o.fs.nsyms)
 		return false;
-	const struct sym *s = &f->o.syms[i];
+	const struct lp_fsym *s = &f->o.fs.syms[i];
 	*out = (struct lp_probe_func){ s->name, s->value, s->size, s->ifunc };
 	return true;
 }
 
 int lp_probe_file__returns(struct lp_probe_file *f, size_t i, char *why, size_t whysize)
 {
-	const struct sym *s = &f->o.syms[i];
+	const struct lp_fsym *s = &f->o.fs.syms[i];
 	uint64_t off;
 	why[0] = '\0';
 	if (s->ifunc) {
@@ -2769,13 +2365,13 @@ int lp_probe_file__returns(struct lp_probe_file *f, size_t i, char *why, size_t 
 int lp_probe_file__find(struct lp_probe_file *f, struct lp_probe_spec *spec, uint64_t *vaddr,
 			uint64_t *size)
 {
-	struct func_copy *copies;
+	struct lp_fcopy *copies;
 	size_t n;
 	char *shown = NULL;
 	int r = func_address(spec, &f->o, f->path, false, &copies, &n, vaddr, &shown);
 	free(shown);
 	*size = r == 0 && n && copies[0].sym ? copies[0].sym->size : 0;
-	free_copies(copies, n);
+	lp_fname__free_copies(copies, n);
 	return r;
 }
 

@@ -116,13 +116,6 @@ struct lp_probe_point {
 	struct lp_trace_py *py;
 };
 
-/* Where the suffix of a compiler's copy of a function starts in symbol
- * name: gcc's clones (NAME.isra.0, NAME.constprop.0, NAME.part.0,
- * NAME.lto_priv.0, chained) and clang's (NAME.llvm.123,
- * NAME.specialized.1); else NULL.  *cold: a part split off cold
- * (NAME.cold), which no call enters. */
-const char *lp_probe__clone_suffix(const char *name, bool *cold);
-
 /* Parses one PROBE argument; NULL after reporting why on stderr. */
 struct lp_probe_spec *lp_probe_spec__parse(const char *text, bool all_args);
 void lp_probe_spec__free(struct lp_probe_spec *spec);
