@@ -255,15 +255,19 @@ $(O)/liblp-filter.a: $(FILTER_OBJS)
 # lp-trace, and lp-record, whose --inside probes a function as lp-trace does.
 $(O)/bin/lp-trace $(O)/bin/lp-record: LP_LDLIBS += $(shell $(PKG_CONFIG) --libs capstone 2>/dev/null || echo -lcapstone)
 
+# A program's dependency file goes to $(O)/dep/bin, not beside it: build/bin
+# holds the programs alone.
 $(O)/bin/%: bin/%.c $(O)/liblp.a $(O)/flags
 	$(call msg,LINK,$@)
-	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) $< $(O)/liblp.a $(LP_LDLIBS) -o $@
+	@mkdir -p $(@D) $(O)/dep/bin
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -MF $(O)/dep/bin/$*.d $(LDFLAGS) $< $(O)/liblp.a \
+		$(LP_LDLIBS) -o $@
 
 $(FILTER_PROGS): $(O)/bin/%: bin/%.c $(O)/liblp-filter.a $(O)/flags
 	$(call msg,LINK,$@)
-	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) $< $(O)/liblp-filter.a $(FILTER_LDLIBS) -o $@
+	@mkdir -p $(@D) $(O)/dep/bin
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -MF $(O)/dep/bin/$*.d $(LDFLAGS) $< $(O)/liblp-filter.a \
+		$(FILTER_LDLIBS) -o $@
 
 # Workloads with known truth.  Built with frame pointers (leaf ones too) and
 # no inlining surprises; a file may ask for other flags in a first-line
@@ -440,17 +444,17 @@ $(STATIC_PROGS): | check-static
 
 $(STATIC_O)/bin/%: bin/%.c $(O)/liblp.a $(O)/lib/debuginfo/nodlopen.o $(O)/flags
 	$(call msg,LINK,$@)
-	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) $(STATIC_LDFLAGS) $< \
+	@mkdir -p $(@D) $(STATIC_O)/dep/bin
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -MF $(STATIC_O)/dep/bin/$*.d $(LDFLAGS) $(STATIC_LDFLAGS) $< \
 		$(O)/lib/debuginfo/nodlopen.o $(O)/liblp.a $(STATIC_LDLIBS) -o $@
 
 $(STATIC_FILTER_PROGS): $(STATIC_O)/bin/%: bin/%.c $(O)/liblp-filter.a $(O)/flags
 	$(call msg,LINK,$@)
-	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) $(LDFLAGS) -static $< $(O)/liblp-filter.a \
-		$(FILTER_LDLIBS) -o $@
+	@mkdir -p $(@D) $(STATIC_O)/dep/bin
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -MF $(STATIC_O)/dep/bin/$*.d $(LDFLAGS) -static $< \
+		$(O)/liblp-filter.a $(FILTER_LDLIBS) -o $@
 
--include $(wildcard $(STATIC_O)/bin/*.d)
+-include $(wildcard $(STATIC_O)/dep/bin/*.d)
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 $(DESTDIR)$(mandir)/man7
@@ -462,4 +466,4 @@ install: all
 clean:
 	rm -rf $(O)
 
--include $(wildcard $(O)/lib/*/*.d $(O)/bin/*.d $(O)/bpf/*.d)
+-include $(wildcard $(O)/lib/*/*.d $(O)/dep/bin/*.d $(O)/bpf/*.d)
