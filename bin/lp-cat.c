@@ -3,6 +3,7 @@
  * recordings with lp-trace spans, and a checker for streams (--check). */
 #include "stream/inputs.h"
 #include "stream/stream.h"
+#include "base/stop.h"
 #include "base/util.h"
 
 #include <getopt.h>
@@ -73,7 +74,7 @@ int main(int argc, char **argv)
 {
 	struct options o = { .format = LP_INPUT_AUTO };
 	lp_init(argc, argv);
-	lp_read_through_first_sigint();
+	lp_stop__read_through_first_sigint();
 	parse_options(argc, argv, &o);
 
 	int npaths;

@@ -21,6 +21,7 @@
 #include "output/speedscope.h"
 #include "stream/stream.h"
 #include "output/tracejson.h"
+#include "base/stop.h"
 #include "base/util.h"
 #include "analysis/window.h"
 
@@ -517,7 +518,7 @@ int main(int argc, char **argv)
 {
 	struct options o = { .input = LP_INPUT_AUTO, .format = FMT_FOLDED, .rows = LP_HEATMAP_ROWS };
 	lp_init(argc, argv);
-	lp_read_through_first_sigint();
+	lp_stop__read_through_first_sigint();
 	parse_options(argc, argv, &o);
 
 	/* The parts of the script's options that change reading; inputs are

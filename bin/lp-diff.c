@@ -11,6 +11,7 @@
 #include "output/flamegraph.h"
 #include "stream/folded.h"
 #include "stream/stream.h"
+#include "base/stop.h"
 #include "base/util.h"
 
 enum format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_REPORT };
@@ -204,7 +205,7 @@ int main(int argc, char **argv)
 		.report = { .alpha = 0.01, .top = 20, .adjust = LP_DIFF_ADJUST_BH },
 	};
 	lp_init(argc, argv);
-	lp_read_through_first_sigint();
+	lp_stop__read_through_first_sigint();
 	parse_options(&o, argc, argv);
 	o.diff.folded = &o.folded;
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis/join.h"
+#include "base/stop.h"
 #include "base/util.h"
 
 static void usage(FILE *f)
@@ -162,7 +163,7 @@ int main(int argc, char **argv)
 	lp_init(argc, argv);
 	if ((rc = parse_options(argc, argv, &o, &verbose)))
 		return rc;
-	lp_read_through_first_sigint();
+	lp_stop__read_through_first_sigint();
 	if (lp_join__run(argv[optind], argv[optind + 1], &o, &st) < 0)
 		return 1;
 	report(&st, verbose);

@@ -14,6 +14,7 @@
 
 #include "analysis/report.h"
 #include "analysis/split.h"
+#include "base/stop.h"
 #include "base/util.h"
 
 static void usage(FILE *f)
@@ -217,7 +218,7 @@ int main(int argc, char **argv)
 	char *spool;
 
 	lp_init(argc, argv);
-	lp_read_through_first_sigint();
+	lp_stop__read_through_first_sigint();
 	parse_options(argc, argv, &opts);
 	output = opts.output;
 	const char *input = optind < argc ? argv[optind] : "-";

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analysis/split.h"
+#include "base/stop.h"
 #include "base/util.h"
 
 static void usage(FILE *f)
@@ -314,7 +315,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	lp_init(argc, argv);
-	lp_read_through_first_sigint();
+	lp_stop__read_through_first_sigint();
 	if ((rc = parse_options(argc, argv, &o, &l)))
 		return rc;
 	if (argc - optind > 1) {

@@ -11,6 +11,7 @@
 #include "stream/stream.h"
 #include "debuginfo/addr2line.h"
 #include "debuginfo/symbolize.h"
+#include "base/stop.h"
 #include "base/util.h"
 
 static void usage(FILE *f, int status)
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
 	int c, status = 0;
 
 	lp_init(argc, argv);
-	lp_read_through_first_sigint();
+	lp_stop__read_through_first_sigint();
 	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;

@@ -23,6 +23,7 @@
 #include "stream/stream.h"
 #include "analysis/top.h"
 #include "base/tty.h"
+#include "base/stop.h"
 #include "base/util.h"
 
 struct options {
@@ -187,7 +188,7 @@ static void on_signal(int sig)
 		/* A second one: the terminal as it was found, then the
 		 * report of what was read, then die of the signal. */
 		lp_tty__restore();
-		lp_stop_reading(sig);
+		lp_stop__reading(sig);
 		return;
 	}
 	got_signal = sig;
@@ -373,7 +374,7 @@ static void setup_signals(const struct view *v)
 		lp_die(1, "cannot create a pipe: %s", strerror(errno));
 	/* After lp_open_output: the view is flushed whole by draw(), never
 	 * half-drawn by an idle reader.  on_signal takes SIGINT over below. */
-	lp_read_through_first_sigint();
+	lp_stop__read_through_first_sigint();
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

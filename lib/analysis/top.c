@@ -24,6 +24,7 @@
 #include "stream/frame.h"
 #include "base/hashmap.h"
 #include "analysis/top.h"
+#include "base/stop.h"
 #include "base/util.h"
 
 struct entry {
@@ -569,7 +570,7 @@ struct lp_top_feed *lp_top_feed__start(struct lp_top *t, struct lp_reader **read
 	/* Signals go to the main thread alone (the readers inherit this mask):
 	 * its handler then never runs beside the main thread's own exit path,
 	 * both restoring the terminal (ThreadSanitizer saw that race).  The
-	 * readers still end on a second SIGINT: lp_stop_reading wakes them
+	 * readers still end on a second SIGINT: lp_stop__reading wakes them
 	 * through a pipe. */
 	sigset_t all, old;
 	sigfillset(&all);

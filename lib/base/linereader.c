@@ -7,6 +7,7 @@
  * at a stop (the second SIGINT, see util.h).  A regular file never blocks:
  * it is read without a poll, and only checked for a stop once a chunk. */
 #include "base/linereader.h"
+#include "base/stop.h"
 #include "base/util.h"
 
 #include <errno.h>

@@ -13,7 +13,7 @@ struct lp_linereader;
 struct lp_linereader *lp_linereader__new(int fd);
 /* 1: *line (without '\n'; a final '\r' is kept) valid until the next call,
  * writable, and NUL-terminated at (*line)[*len]; 0: end of input, or a stop
- * (lp_stop_reading: after the last complete line read, a partial one
+ * (lp_stop__reading: after the last complete line read, a partial one
  * dropped); -1: read error (errno).  *terminated says whether the line
  * ended with '\n' (the last line of a file may not).  Before a read that
  * would block, lp_flush_outputs(). */

@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -322,9 +321,15 @@ int64_t lp_option_duration(const char *name, const char *arg, bool positive)
 
 /* --- outputs flushed when an input goes idle -------------------------- */
 
-/* Only filters' outputs (lp_read_through_first_sigint was called): they
- * close them with lp_close_output, which takes them off the list. */
+/* Only filters' outputs (lp_flush_outputs_when_idle was called, by
+ * lp_stop__read_through_first_sigint): they close them with
+ * lp_close_output, which takes them off the list. */
 static bool flush_when_idle;
+
+void lp_flush_outputs_when_idle(void)
+{
+	flush_when_idle = true;
+}
 static pthread_mutex_t outputs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct open_output {
 	FILE *f;
@@ -410,86 +415,6 @@ int lp_close_output(FILE *f, const char *name)
 		lp_write_failed(name);
 	lp_error_errno("write error on %s", name);
 	return -1;
-}
-
-/* --- the second SIGINT --------------------------------------------------
- *
- * Only async-signal-safe work in the handler: two atomic stores, a write to
- * a pipe and sigaction.  The pipe wakes every reader thread blocked in
- * poll (whichever thread the signal went to); the readers then end their
- * inputs and the program finishes on its normal path, writing what it
- * has.  SA_RESTART stays: without it the first SIGINT would fail a write
- * blocked on a slow output (EINTR), losing what was in its buffer. */
-
-static _Atomic uint64_t tickets;	/* tickets given so far: 1, 2, ... */
-static _Atomic uint64_t stop_below;	/* 0, or tickets below it stop (and 0) */
-static _Atomic int sigints;		/* lock-free: two threads may take one each */
-static volatile sig_atomic_t stop_signal;
-static int stop_pipe[2] = { -1, -1 };
-
-uint64_t lp_stop__ticket(void)
-{
-	return atomic_fetch_add(&tickets, 1) + 1;
-}
-
-int lp_stop__stopped(uint64_t ticket)
-{
-	return ticket < atomic_load(&stop_below);
-}
-
-int lp_stop__fd(void)
-{
-	return stop_pipe[0];
-}
-
-void lp_stop_reading(int sig)
-{
-	int saved = errno;
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-
-	sigemptyset(&dfl.sa_mask);
-	sigaction(sig, &dfl, NULL);
-	stop_signal = sig;
-	atomic_store(&stop_below, atomic_load(&tickets) + 1);
-	if (stop_pipe[1] >= 0) {
-		/* Never read: it stays readable for every poller. */
-		ssize_t n = write(stop_pipe[1], "", 1);
-		(void)n;
-	}
-	errno = saved;
-}
-
-static void on_sigint(int sig)
-{
-	if (atomic_fetch_add(&sigints, 1))
-		lp_stop_reading(sig);
-}
-
-/* At exit, after the program wrote what it read: die of the signal that
- * stopped it, so that a shell running it knows it was interrupted. */
-static void die_of_stop_signal(void)
-{
-	int sig = stop_signal;
-
-	if (!sig)
-		return;
-	lp_error("stopped by a second %s: the output holds the complete records read before it",
-		 sig == SIGTERM ? "SIGTERM" : "SIGINT");
-	fflush(NULL);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-void lp_read_through_first_sigint(void)
-{
-	struct sigaction sa = { .sa_handler = on_sigint, .sa_flags = SA_RESTART };
-
-	flush_when_idle = true;
-	if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		stop_pipe[0] = stop_pipe[1] = -1;	/* EINTR still wakes the signalled thread */
-	atexit(die_of_stop_signal);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
 }
 
 /* Perl prints an integer-valued sum as an integer and anything else with

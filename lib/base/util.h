@@ -75,28 +75,12 @@ int lp_close_output(FILE *f, const char *name);
 /* After a failed write: EPIPE re-raises SIGPIPE, anything else exits 1. */
 void lp_write_failed(const char *name) __attribute__((noreturn));
 
-/* Filters: the first SIGINT is ignored, because a ^C reaches the producers
- * upstream too, which drain and close: reading on to their end loses
- * nothing.  A second SIGINT stops reading (lp_stop_reading): the filter
- * writes what it read, as at the end of its input, says so on stderr, and
- * then dies of SIGINT (status 130).  A third SIGINT kills it at once. */
-void lp_read_through_first_sigint(void);
-/* The second SIGINT's work, for a program with a signal handler of its own
- * (after lp_read_through_first_sigint): async-signal-safe.  Every input
- * open now ends at its last complete line already read (a read blocked on
- * a pipe returns); at exit the program dies of sig, its outputs written;
- * sig itself is given back its default action. */
-void lp_stop_reading(int sig);
-/* For the line reader.  A ticket for an input being opened; whether the
- * input holding it is to stop (a ticket taken after the stop is not); and
- * a descriptor that becomes readable at the stop, to poll beside an input
- * (-1 when nothing can stop the reading). */
-uint64_t lp_stop__ticket(void);
-int lp_stop__stopped(uint64_t ticket);
-int lp_stop__fd(void);
+/* Filters' outputs are flushed whenever an input goes idle (the line
+ * reader asks, lp_flush_outputs): set by lp_stop__read_through_first_sigint. */
+void lp_flush_outputs_when_idle(void);
 
 /* A filter's outputs (opened by lp_open_output after
- * lp_read_through_first_sigint) are flushed by lp_flush_outputs, which the
+ * lp_stop__read_through_first_sigint) are flushed by lp_flush_outputs, which the
  * line reader calls before a read that would block: records read are
  * written before the filter waits for more, so a live pipeline never waits
  * on a buffer.  A flush that fails is lp_write_failed.  lp_close_output

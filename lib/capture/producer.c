@@ -60,7 +60,7 @@ int lp_producer__open(struct lp_producer **pp, const struct lp_producer_opts *o)
 	p->output_name = o->output && strcmp(o->output, "-") ? o->output : "stdout";
 	/* A closed output is an EPIPE from a write, handled like a stop. */
 	signal(SIGPIPE, SIG_IGN);
-	p->stop = lp_stop_on_signals();
+	p->stop = lp_stop__on_signals();
 	if (o->pids) {
 		if (!(p->target = lp_target__from_pids(o->pids))) {
 			free(p);
