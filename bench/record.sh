@@ -41,7 +41,7 @@ measure() {
 }
 
 none() { "$@"; }
-lp_fp() { lp-record -F "$F" -o "$tmp/lp.lp" -- "$@"; }
+lp_fp() { lp-record -F "$F" -o "$tmp/lp.lp" -- "$@"; }	# the default: auto
 lp_dwarf() { lp-record -F "$F" --call-graph dwarf -o "$tmp/lp.lp" -- "$@"; }
 lp_perf_fp() { lp-record --backend perf -F "$F" -o "$tmp/lp.lp" -- "$@"; }
 lp_perf_dwarf() { lp-record --backend perf -F "$F" --call-graph dwarf -o "$tmp/lp.lp" -- "$@"; }
