@@ -2574,6 +2574,18 @@ static uint64_t counter_sum(const uint64_t *vals, int ncpus, int c)
 	return sum;
 }
 
+/* Map "counters" now, every CPU's values (LP_NCOUNTERS each); NULL when
+ * it cannot be read.  Free it. */
+static uint64_t *read_counters(const struct lp_tracer *t)
+{
+	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
+	uint32_t k = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0)
+		return vals;
+	free(vals);
+	return NULL;
+}
+
 uint64_t lp_tracer__python_hits(const struct lp_tracer *t, double *ns_each)
 {
 	*ns_each = 0;
@@ -2582,11 +2594,8 @@ uint64_t lp_tracer__python_hits(const struct lp_tracer *t, double *ns_each)
 		if (pi->kind == LP_PROBE_PY && !pi->cal && t->calibrated && pi->insn != LP_INSN_NONE)
 			*ns_each = t->costs[pi->insn].point;
 	}
-	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
-	uint32_t k = 0;
-	uint64_t sum = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0)
-		sum = counter_sum(vals, t->ncpus, LP_COUNT_PY_HITS);
+	uint64_t *vals = read_counters(t);
+	uint64_t sum = vals ? counter_sum(vals, t->ncpus, LP_COUNT_PY_HITS) : 0;
 	free(vals);
 	return sum;
 }
@@ -2594,9 +2603,8 @@ uint64_t lp_tracer__python_hits(const struct lp_tracer *t, double *ns_each)
 /* The kernel's loss counters now: what write_lost counts from. */
 static void lost_baseline(struct lp_tracer *t)
 {
-	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
-	uint32_t k = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0)
+	uint64_t *vals = read_counters(t);
+	if (vals)
 		for (int c = 0; c < LP_NLOST; c++)
 			t->lost_seen[c] = counter_sum(vals, t->ncpus, c);
 	free(vals);
@@ -2607,10 +2615,9 @@ static int write_lost(struct lp_tracer *t, struct lp_writer *w)
 {
 	static const char *const what[LP_NLOST] = { "ring", "depth", "threads", "unreturned", "children",
 								"unchecked" };
-	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
-	uint32_t k = 0;
+	uint64_t *vals = read_counters(t);
 	int ret = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0) {
+	if (vals) {
 		for (int c = 0; c < LP_NLOST; c++) {
 			uint64_t sum = counter_sum(vals, t->ncpus, c);
 			if (c == LP_LOST_CHILDREN)
