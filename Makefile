@@ -29,7 +29,7 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 PKG_CONFIG ?= pkg-config
 
-# libperf (lp-record's perf-event backend, lib/capture/perfrec.c) is built
+# libperf (lp-record's perf-event backend, lib/capture/record/perfrec.c) is built
 # from Debian's newest packaged kernel source, pinned here: tools/lib/perf
 # with tools/lib/api, taken out of the package's tarball into $(O)/libperf.
 LINUX_SOURCE := linux-source-6.12
@@ -95,7 +95,7 @@ LP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I. -I$(O)/bpf -MMD -MP \
 LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) $(LIBPERF_LIBS) -liberty -lz -lm -lpthread
 
 PROGS := $(patsubst bin/%.c,$(O)/bin/%,$(wildcard bin/lp-*.c))
-LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*/*.c))
+LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*/*.c lib/*/*/*.c))
 # The filters read and write streams: they link the layers below capture
 # and debuginfo only (lib/layers keeps those from including the others),
 # and none of libdw, libelf, libbpf, libtraceevent, Capstone or libiberty
@@ -130,7 +130,7 @@ test-build: all check-test-pkgs $(WORKLOADS) $(FUZZ_DRIVEN)
 
 # lib/'s folders are layers: lib/layers refuses an include across a
 # forbidden boundary and any cycle among modules, naming the line.
-$(O)/layers.ok: lib/layers $(wildcard lib/*/*.[ch] bin/*.c)
+$(O)/layers.ok: lib/layers $(wildcard lib/*/*.[ch] lib/*/*/*.[ch] bin/*.c)
 	$(call msg,LAYERS,lib)
 	@mkdir -p $(@D)
 	$(Q)lib/layers && touch $@
@@ -186,13 +186,13 @@ $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 
 # Only the BPF glue includes skeletons; the rest builds even when a BPF
 # program does not.
-SKEL_USERS := $(patsubst lib/%.c,$(O)/lib/%.o,$(shell grep -l '\.skel\.h' lib/*/*.c 2>/dev/null))
+SKEL_USERS := $(patsubst lib/%.c,$(O)/lib/%.o,$(shell grep -l '\.skel\.h' lib/*/*.c lib/*/*/*.c 2>/dev/null))
 $(SKEL_USERS): | $(BPF_SKELS)
 $(patsubst bin/%.c,$(O)/bin/%,$(shell grep -l '\.skel\.h' bin/*.c 2>/dev/null)): | $(BPF_SKELS)
 
 # The calibration's spinning thread keeps frame pointers: a sample of it
-# walks as many frames as one of a target (lib/capture/cost.c).
-$(O)/lib/capture/cost.o: LP_CFLAGS += -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+# walks as many frames as one of a target (lib/capture/record/cost.c).
+$(O)/lib/capture/record/cost.o: LP_CFLAGS += -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 
 $(O)/lib/%.o: lib/%.c $(O)/flags
 	$(call msg,CC,$@)
@@ -227,8 +227,8 @@ $(LIBPERF)/stamp:
 	  { echo "lp: $(LINUX_SOURCE) holds kernel $$(cat $(LIBPERF)/VERSION), not 6.12" >&2; exit 1; }
 	@touch $@
 
-$(O)/lib/capture/perfrec.o: LP_CFLAGS += -I$(LIBPERF)/include
-$(O)/lib/capture/perfrec.o: | $(LIBPERF)/stamp
+$(O)/lib/capture/record/perfrec.o: LP_CFLAGS += -I$(LIBPERF)/include
+$(O)/lib/capture/record/perfrec.o: | $(LIBPERF)/stamp
 
 # lp-report's page (lib/output/report.html) as one C string, checked to
 # hold its data marker exactly once; '?' escaped, so no trigraph forms.
@@ -466,4 +466,4 @@ install: all
 clean:
 	rm -rf $(O)
 
--include $(wildcard $(O)/lib/*/*.d $(O)/dep/bin/*.d $(O)/bpf/*.d)
+-include $(wildcard $(O)/lib/*/*.d $(O)/lib/*/*/*.d $(O)/dep/bin/*.d $(O)/bpf/*.d)

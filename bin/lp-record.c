@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/gate.h"
+#include "capture/trace/gate.h"
 #include "capture/kfeatures.h"
 #include "capture/producer.h"
-#include "capture/record.h"
-#include "capture/snapshot.h"
+#include "capture/record/record.h"
+#include "capture/record/snapshot.h"
 #include "stream/stream.h"
 #include "capture/target.h"
 #include "base/util.h"
@@ -36,7 +36,7 @@ struct options {
 	uint32_t max_pids;
 	uint32_t stack_depth;
 	uint64_t stack_memory;
-	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/capture/snapshot.h) */
+	struct lp_snapshot_opts snap;	/* --mode snapshot (lib/capture/record/snapshot.h) */
 	bool snapshot;
 	enum lp_record_mode mode;	/* cpu, off, wall */
 	int64_t min_block_ns;
@@ -573,7 +573,7 @@ static struct lp_gate *open_gate(const struct options *o, struct lp_producer *p,
 	return lp_gate__open(&go);
 }
 
-/* The BPF sampler (lib/capture/record.h), gated by --inside. */
+/* The BPF sampler (lib/capture/record/record.h), gated by --inside. */
 static int record_samples(const struct options *o, struct lp_producer *p)
 {
 	struct sampler s = { .w = lp_writer__new(lp_producer__output(p)), .o = o, .p = p };

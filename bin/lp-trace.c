@@ -15,17 +15,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/discover.h"
-#include "capture/family.h"
-#include "capture/probe.h"
+#include "capture/trace/discover.h"
+#include "capture/trace/family.h"
+#include "capture/trace/probe.h"
 #include "capture/producer.h"
-#include "capture/pycost.h"
+#include "capture/trace/pycost.h"
 #include "stream/stream.h"
 #include "capture/target.h"
-#include "capture/tracer.h"
-#include "capture/keyed.h"
+#include "capture/trace/tracer.h"
+#include "capture/trace/keyed.h"
 #include "capture/kfeatures.h"
-#include "capture/usdt.h"
+#include "capture/trace/usdt.h"
 #include "base/util.h"
 
 struct options {
@@ -394,7 +394,7 @@ struct trace {
 	struct lp_pycost *pycost;	/* python: probes, or NULL */
 };
 
-/* python: probes (lib/capture/pycost.h), or NULL. */
+/* python: probes (lib/capture/trace/pycost.h), or NULL. */
 static struct lp_pycost *pycost_new(struct trace *t)
 {
 	bool py = false;

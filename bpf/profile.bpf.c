@@ -15,7 +15,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Set by lib/capture/record.c before load; constant to the verifier afterwards. */
+/* Set by lib/capture/record/record.c before load; constant to the verifier afterwards. */
 const volatile bool filter_pids = false;	/* only tgids in lp_pids */
 const volatile bool follow_forks = true;	/* children of targets too */
 const volatile bool kernel_stacks = true;
@@ -46,7 +46,7 @@ const volatile __u32 seed_slot = 0;
  * LP_MAX_STACK_DEPTH, the size of the sample's arrays). */
 const volatile __u32 stack_depth = LP_MAX_STACK_DEPTH;
 
-/* --inside (lib/capture/gate.c): set by user space once it has calibrated
+/* --inside (lib/capture/trace/gate.c): set by user space once it has calibrated
  * (its own samples are not gated), or when --control's inside FUNC has
  * attached a gate, and cleared by inside off; while set, a thread is
  * sampled only while it is inside a gate function. */
@@ -68,7 +68,7 @@ struct {
 } lp_pids SEC(".maps");
 
 /* --call-graph auto: threads whose stacks were deeper than the default
- * copy, and the bytes to copy of theirs (set by user space, lib/capture/record.c).
+ * copy, and the bytes to copy of theirs (set by user space, lib/capture/record/record.c).
  * LRU: a thread that is gone leaves room for others. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -763,7 +763,7 @@ int BPF_PROG(lp_rec_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	 * old one's. */
 	bpf_map_delete_elem(&lp_py_tstate, &ev.tid);
 	/* Wake the reader at once: it reads the new program's mappings while
-	 * the process is surely there (see lib/capture/record.c). */
+	 * the process is surely there (see lib/capture/record/record.c). */
 	if (bpf_ringbuf_output(&lp_ring, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP))
 		count(LP_CNT_RING_FULL);
 	return 0;

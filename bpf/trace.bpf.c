@@ -27,7 +27,7 @@ const volatile __u64 wakeup_bytes = 0;
  * popped nor pushed while the probes are being detached. */
 volatile __u32 stopped = 0;
 
-/* For lp's tests (LP_TRACE_DEAR_TRAP_NS, lib/capture/tracer.c): every hit
+/* For lp's tests (LP_TRACE_DEAR_TRAP_NS, lib/capture/trace/tracer.c): every hit
  * that came through a breakpoint (an int3 at the probed instruction: not
  * an optimised nop's or a uretprobe's system call) spins this long, half
  * before the program's work and half after, as on a machine whose
@@ -568,7 +568,7 @@ DEAR_TRAP_PROG(lp_return, return_hit)
 
 /* Returns armed per call (a uprobe session, Linux 6.13): for a function
  * whose program may load a library that throws through a uretprobe
- * (dlopen; lib/capture/dlgate.c).  Until such a library is loaded, each
+ * (dlopen; lib/capture/trace/dlgate.c).  Until such a library is loaded, each
  * call gets a uretprobe (the session's return, as cheap); once the program
  * has loaded one, none does (an exception could cross it) and the
  * tracer probes the function's return instructions instead (dl_insn).
@@ -949,7 +949,7 @@ int lp_tp(void *ctx)
  * runs in the parent, inside fork), so the probes attached once for every
  * process (LP_PROBE_F_FILTER) see its first call, and so do the syscall and
  * tracepoint programs (those in files others map follow it in the kernel:
- * perf events inherited, lib/capture/tracer.c); user space is told, to
+ * perf events inherited, lib/capture/trace/tracer.c); user space is told, to
  * give those to a child forked before its parent had them. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
@@ -980,7 +980,7 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
  * kernel may give it to another process (pidset.bpf.h), and user space is
  * told, to forget it.  No record
  * when the ring is full: user space also looks for exited processes now
- * and then (lib/capture/tracer.c, forget_exited). */
+ * and then (lib/capture/trace/tracer.c, forget_exited). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lp_exit, struct task_struct *p)
 {
@@ -999,7 +999,7 @@ int BPF_PROG(lp_exit, struct task_struct *p)
 
 /* --- python:[MODULE:]NAME: CPython 3.11's calls, in its eval loop ------- */
 
-/* Where the interpreter keeps things, and the globs (lib/capture/pyprobe.c). */
+/* Where the interpreter keeps things, and the globs (lib/capture/trace/pyprobe.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

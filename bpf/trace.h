@@ -1,4 +1,4 @@
-/* trace.h - what bpf/trace.bpf.c and lib/capture/tracer.c share: fixed-width fields,
+/* trace.h - what bpf/trace.bpf.c and lib/capture/trace/tracer.c share: fixed-width fields,
  * no pointers. */
 #ifndef LP_TRACE_H
 #define LP_TRACE_H
@@ -27,7 +27,7 @@ enum {
 
 /* How lp_return was attached, in its BPF cookie beside the probe's index:
  * a uretprobe, or a uprobe on one of the function's own instructions that
- * leave it (lib/capture/probe.c finds them; a uretprobe rewrites the return
+ * leave it (lib/capture/trace/probe.c finds them; a uretprobe rewrites the return
  * address on the stack, which unwinders and Go's runtime read). */
 enum {
 	LP_RET_URETPROBE = 0,	/* sp is the entry's + 8 (ret popped it) */
@@ -81,7 +81,7 @@ struct lp_trace_probe {
 	long long cfa_off;
 	struct lp_trace_cap caps[LP_TRACE_MAX_CAPS];
 	/* What one hit of this probe costs the thread, calibrated by lp-trace
-	 * when it starts (lib/capture/tracecal.c): the entry's (or a point probe's)
+	 * when it starts (lib/capture/trace/tracecal.c): the entry's (or a point probe's)
 	 * and the return's full cost, what an enclosing span grows by, and the
 	 * part of each inside the probe's own span.  The kernel adds them up
 	 * per thread into a span's lp_ns. */
@@ -114,7 +114,7 @@ struct lp_trace_probe {
 #define LP_KEY_G (1ULL << 63)
 /* A Go position: sp - g.stack.hi + this (deeper calls are lower, as sp). */
 #define LP_GO_POS_BASE (1ULL << 62)
-/* Attached once for every process that maps the file (lib/capture/tracer.c,
+/* Attached once for every process that maps the file (lib/capture/trace/tracer.c,
  * shared attachment): the programs keep to the processes in "tgids". */
 #define LP_PROBE_F_FILTER 4
 /* A USDT pair as a span (usdt:PROVIDER:X for X__entry and X__return): the
@@ -127,12 +127,12 @@ struct lp_trace_probe {
  * RETURN_VALUE's (a frame returns). */
 #define LP_PROBE_F_PYSTART 32
 #define LP_PROBE_F_PYRET 64
-/* lp-record --inside (lib/capture/gate.c): the probe's open calls are kept
+/* lp-record --inside (lib/capture/trace/gate.c): the probe's open calls are kept
  * as any function probe's, for the sampler to read (a thread is inside
  * while it has one), and its spans are not sent. */
 #define LP_PROBE_F_GATE 128
 
-/* python:[MODULE:]NAME (lib/capture/pyprobe.c): where CPython 3.11 keeps
+/* python:[MODULE:]NAME (lib/capture/trace/pyprobe.c): where CPython 3.11 keeps
  * what the probes read (offsets from lib/capture/python.c's table), and
  * the globs the names are matched with, in the kernel (map "pyconf").
  * Names are matched as characters (code points), whatever the kind of the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* uretprobes.bpf.c - lp-record's snapshot mode (lib/capture/snapshot.c through
- * lib/capture/uretinst.c): the return addresses that pending uretprobes (lp-trace's
+/* uretprobes.bpf.c - lp-record's snapshot mode (lib/capture/record/snapshot.c through
+ * lib/capture/record/uretinst.c): the return addresses that pending uretprobes (lp-trace's
  * or anyone's) took from one thread.  The kernel keeps each original with
  * the stack slot it replaced with the trampoline (utask->return_instances);
  * no file in /proc and no ptrace request shows them, so a task iterator

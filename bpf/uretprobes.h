@@ -1,4 +1,4 @@
-/* uretprobes.h - what bpf/uretprobes.bpf.c and lib/capture/uretinst.c share: the
+/* uretprobes.h - what bpf/uretprobes.bpf.c and lib/capture/record/uretinst.c share: the
  * records the task iterator writes for one thread.  Fixed-width fields, no
  * pointers. */
 #ifndef LP_BPF_URETPROBES_H

@@ -97,7 +97,7 @@ lib/stream/folded.c:$((n + 1)): stream may not include debuginfo/addr2line.h (li
 	done <<-'EOF2'
 		lib/debuginfo/symbolize.c elfutils/libdwfl.h
 		lib/debuginfo/addr2line.c dwarf.h
-		lib/capture/probe.c elfutils/libdw.h
+		lib/capture/trace/probe.c elfutils/libdw.h
 		lib/debuginfo/unwind.c elfutils/libdw.h
 		lib/stream/perfscript.c elfutils/libdwelf.h
 		bin/lp-record.c elfutils/libdwfl.h

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # lp-record as an ordinary user: no BPF, so perf events alone (--backend
-# perf, lib/capture/perfrec.c), chosen by itself with one line saying so.
+# perf, lib/capture/record/perfrec.c), chosen by itself with one line saying so.
 # Ground truth by construction (cpusplit: a() 25%, b() 75% of its CPU; the
 # same with no frame pointers for DWARF unwinding), children followed, and
 # each refusal saying why.  The user is LP_TEST_UID, a uid with no account;

@@ -1,5 +1,5 @@
 /* pycost.c - what python: probes cost the processes they trace (pycost.h). */
-#include "capture/pycost.h"
+#include "capture/trace/pycost.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 
 #include "base/util.h"
 #include "capture/target.h"
-#include "capture/tracer.h"
+#include "capture/trace/tracer.h"
 
 #define SAY_NS 500000000	/* the first look at the call rate */
 

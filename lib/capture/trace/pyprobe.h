@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "bpf/trace.h"
-#include "capture/tracecal.h"
+#include "capture/trace/tracecal.h"
 
 #define LP_PYPROBE_MAX_SITES 3
 

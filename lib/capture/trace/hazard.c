@@ -1,5 +1,5 @@
 /* hazard.c - what an ELF file says against a uretprobe (hazard.h). */
-#include "capture/hazard.h"
+#include "capture/trace/hazard.h"
 
 #include <libelf.h>
 #include <stdarg.h>
@@ -136,7 +136,7 @@ void lp_hazard__file(Elf *elf, const char *path, bool go_syms, struct lp_hazard 
 	/* What it loads later is not known here, nor whether that throws
 	 * through the calls it makes back (a C program's callback into a C++
 	 * plugin): the tracer decides when it is loaded where the kernel lets
-	 * it (a uretprobe armed per call, lib/capture/dlgate.c), else these
+	 * it (a uretprobe armed per call, lib/capture/trace/dlgate.c), else these
 	 * calls' returns are probed at their instructions.  Not cxx: a probe
 	 * on libstdc++'s catch would be attached to each traced process that
 	 * maps it (a forking server's every child: PostgreSQL's postmaster

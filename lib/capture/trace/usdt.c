@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/usdt.h"
+#include "capture/trace/usdt.h"
 #include "base/util.h"
 #include "debuginfo/procns.h"
 

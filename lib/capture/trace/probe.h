@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "bpf/trace.h"
-#include "capture/tracecal.h"
+#include "capture/trace/tracecal.h"
 
 enum lp_probe_type {
 	LP_PROBE_FUNC,		/* entry + return: a span */
@@ -97,7 +97,7 @@ struct lp_probe_point {
 	 * rets[i].reg, rets[i].off); ret_insn the costliest class among them.
 	 * returns_why: why not a uretprobe.  dl_gate: INSN only because a
 	 * library the program may load later could throw through a uretprobe
-	 * (lib/capture/dlgate.c): the tracer may arm a uretprobe per call
+	 * (lib/capture/trace/dlgate.c): the tracer may arm a uretprobe per call
 	 * until one that can is loaded, rets ready for then.  walks: "X calls
 	 * backtrace", when a uretprobe would cut such a backtrace short. */
 	enum lp_returns returns;

@@ -16,7 +16,7 @@
 /* bpf/uretprobes.h by path, beside the skeleton. */
 #include "bpf/uretprobes.h"
 #include "capture/bpflog.h"
-#include "capture/uretinst.h"
+#include "capture/record/uretinst.h"
 #include "uretprobes.skel.h"
 #include "base/util.h"
 

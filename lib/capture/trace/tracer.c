@@ -1,6 +1,6 @@
 /* tracer.c - loads bpf/trace.bpf.c, attaches probes, writes what they see. */
-#include "capture/tracer.h"
-#include "capture/keyed.h"
+#include "capture/trace/tracer.h"
+#include "capture/trace/keyed.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -26,11 +26,11 @@
 #include "capture/target.h"
 #include "capture/bpflog.h"
 #include "capture/kfeatures.h"
-#include "capture/pyprobe.h"
+#include "capture/trace/pyprobe.h"
 #include "base/hashmap.h"
 #include "debuginfo/procns.h"
-#include "capture/dlgate.h"
-#include "capture/tracecal.h"
+#include "capture/trace/dlgate.h"
+#include "capture/trace/tracecal.h"
 #include "trace.skel.h"
 #include "base/util.h"
 
@@ -53,7 +53,7 @@ struct pinfo {
 	bool gate;		/* LP_PROBE_F_GATE: its open calls are no spans */
 	enum lp_insn ret_insn;	/* their class */
 	bool shared;		/* attached once for every process (LP_PROBE_F_FILTER) */
-	/* LP_PROBE_ENTRY under lp_session (lib/capture/dlgate.h): its return
+	/* LP_PROBE_ENTRY under lp_session (lib/capture/trace/dlgate.h): its return
 	 * instructions, probed once the program has loaded a library that
 	 * can throw. */
 	bool gated;
@@ -940,7 +940,7 @@ static int attach_at(struct lp_tracer *t, struct bpf_program *prog, int slot, ui
 }
 
 /* --- returns armed per call while no library loaded can throw --------
- * (bpf/trace.bpf.c, lp_session; lib/capture/dlgate.h) */
+ * (bpf/trace.bpf.c, lp_session; lib/capture/trace/dlgate.h) */
 
 static void set_costs(const struct lp_tracer *t, const struct pinfo *pi,
 		      const struct lp_probe_point *pt, struct lp_trace_probe *cfg);
@@ -1119,7 +1119,7 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 	 * attached would push a frame no return ever pops.  The other way
 	 * round, a return whose entry was not seen finds no frame of its own
 	 * and is ignored.  A uretprobe, or where one would break the program
-	 * (lib/capture/probe.c says why), uprobes on the instructions that leave. */
+	 * (lib/capture/trace/probe.c says why), uprobes on the instructions that leave. */
 	if (pt->cfg.kind == LP_PROBE_ENTRY && !pi->ret_insn_probed &&
 	    (r = attach_at(t, t->skel->progs.lp_return, MULTI_RETURN, pt->offset, id, id, pt, pid)) < 0)
 		goto fail;
@@ -2152,7 +2152,7 @@ void lp_tracer__classes(const struct lp_probe_point *points, size_t n, struct lp
 			if (pt->ret_insn != LP_INSN_NONE)
 				need->point |= 1u << pt->ret_insn;
 			/* A uretprobe per call until its program loads a
-			 * library that can throw (lib/capture/dlgate.h). */
+			 * library that can throw (lib/capture/trace/dlgate.h). */
 			if (pt->dl_gate)
 				need->entry |= 1u << pt->insn;
 		} else if (pt->cfg.kind == LP_PROBE_ENTRY)

@@ -1,6 +1,6 @@
 /* dlgate.c - whether loaded libraries can throw through traced calls
  * (dlgate.h). */
-#include "capture/dlgate.h"
+#include "capture/trace/dlgate.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,7 +13,7 @@
 
 #include "base/hashmap.h"
 #include "base/util.h"
-#include "capture/hazard.h"
+#include "capture/trace/hazard.h"
 
 /* A file judged: its identity (keys are hashes of it), its soname and the
  * sonames it needs (DT_NEEDED), whether it can throw and why. */
@@ -158,7 +158,7 @@ struct mapped {
  * the dynamic linker and what they need, transitively) was there before
  * any call began, as under a uretprobe placed at its start: lp-trace
  * judges the executable and the probed file when it resolves the probe
- * (lib/capture/probe.c), and the libraries loaded later here. */
+ * (lib/capture/trace/probe.c), and the libraries loaded later here. */
 static int check_pid(struct lp_dlgate *g, pid_t pid, char *why, size_t whysize)
 {
 	char exe[64];

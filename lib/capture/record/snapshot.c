@@ -17,7 +17,7 @@
  *
  * A function with a pending uretprobe (lp-trace's or anyone's) returns to
  * the kernel's trampoline, written over its return address on the stack;
- * the kernel keeps the originals, which only BPF can read (lib/capture/uretinst.h).
+ * the kernel keeps the originals, which only BPF can read (lib/capture/record/uretinst.h).
  * A thread whose copy shows the trampoline has them read while it is still
  * held (once released its list changes with every call and return), and
  * put back in the copy before it is unwound.  Without the privileges to
@@ -37,14 +37,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/snapshot.h"
+#include "capture/record/snapshot.h"
 #include "capture/producer.h"
 #include "capture/python.h"
 #include "debuginfo/symbolize.h"
 #include "base/syscalls.h"
 #include "capture/target.h"
 #include "debuginfo/unwind.h"
-#include "capture/uretinst.h"
+#include "capture/record/uretinst.h"
 #include "base/util.h"
 
 #define MAX_FRAMES 512
@@ -162,7 +162,7 @@ struct lp_snapshotter *lp_snapshotter__open(const struct lp_snapshot_opts *opts,
 	lp_symbolizer__set_raw(s->sym, s->o.raw);
 	lp_symbolizer__set_demangle(s->sym, !s->o.no_demangle);
 	s->unw = lp_unwinder__new(s->sym);
-	/* As in the other modes (lib/capture/record.c): by name, live. */
+	/* As in the other modes (lib/capture/record/record.c): by name, live. */
 	if (!s->o.no_python && !s->o.raw) {
 		s->py = lp_python__new(s->dict, s->sym);
 		s->py_frames = lp_calloc(MAX_FRAMES * (1 + LP_SYM_MAX_INLINE) + LP_PY_MAX_FRAMES,

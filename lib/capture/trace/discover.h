@@ -1,5 +1,5 @@
 /* discover.h - what can be probed: lp-trace --list, --lines and --vars.
- * Each answer comes from the code that resolves probes (capture/probe.h),
+ * Each answer comes from the code that resolves probes (capture/trace/probe.h),
  * so what is listed as probeable is what lp-trace accepts.  Output: one
  * tab-separated line per item (man/lp-trace.1, DISCOVERY). */
 #ifndef LP_DISCOVER_H
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "capture/probe.h"
+#include "capture/trace/probe.h"
 
 /* --list [PATTERN]: the functions and USDT probes of each file (files[0]
  * the executable, exe, whose functions are named without a file; the

@@ -1,5 +1,5 @@
 /* keyed.c - requests that are not one call (keyed.h). */
-#include "capture/keyed.h"
+#include "capture/trace/keyed.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -33,12 +33,12 @@
 #include "bpf/profile.h"
 #include "capture/bpflog.h"
 #include "base/hashmap.h"
-#include "capture/cost.h"
+#include "capture/record/cost.h"
 #include "capture/kfeatures.h"
-#include "capture/perfrec.h"
+#include "capture/record/perfrec.h"
 #include "profile.skel.h"
 #include "capture/python.h"
-#include "capture/record.h"
+#include "capture/record/record.h"
 #include "debuginfo/symbolize.h"
 #include "capture/target.h"
 #include "debuginfo/unwind.h"
@@ -105,7 +105,7 @@ struct lp_recorder {
 	const struct lp_frame **frames;
 	uint64_t *pcs;
 	unsigned char *ret;
-	/* What a sample and a blocked interval cost (lib/capture/cost.h), measured in
+	/* What a sample and a blocked interval cost (lib/capture/record/cost.h), measured in
 	 * lp_recorder__open: while calibrating, no sample is written, and the
 	 * spinning thread's sample times are kept in cal_times. */
 	bool calibrating;
@@ -913,7 +913,7 @@ static struct lp_perfrec *open_perf(struct lp_recorder *r, pid_t tid)
 	return lp_perfrec__open(&po, handle_sample, r);
 }
 
-/* The cost of a sample: the spinning thread of lib/capture/cost.c sampled by the
+/* The cost of a sample: the spinning thread of lib/capture/record/cost.c sampled by the
  * same program and perf events, at the same frequency, with the same
  * unwinding (its stack has dwarf_bytes to copy above the spinning frame). */
 static int calibrate_samples(struct lp_recorder *r, int64_t ns)

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "capture/probe.h"
+#include "capture/trace/probe.h"
 #include "stream/stream.h"
 
 struct lp_tracer_opts {
@@ -48,7 +48,7 @@ struct lp_cal_needs {
 /* Measures what one hit of lp-trace's probes costs the thread it lands in
  * (formats/lp-stream.md, "What lp costs"), for the classes of *need.  The
  * same programs are attached to calibration functions of this process
- * (lib/capture/tracecal.c), or to the tracepoint of its own getppid(2)
+ * (lib/capture/trace/tracecal.c), or to the tracepoint of its own getppid(2)
  * calls, and the calls timed with and without them, within about
  * budget_ns.  Call before lp_tracer__attach, which gives each probe its
  * class's figures, counted in the kernel into spans' lp_ns=.  While

@@ -1,5 +1,5 @@
 /* family.c - a tracer's probes on the targets and their descendants. */
-#include "capture/family.h"
+#include "capture/trace/family.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* discover.c - lp-trace --list, --lines and --vars (see discover.h): the
- * probe resolver's answers (capture/probe.c) for many probes at once,
+ * probe resolver's answers (capture/trace/probe.c) for many probes at once,
  * printed as tab-separated lines. */
-#include "capture/discover.h"
+#include "capture/trace/discover.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "capture/funcname.h"
-#include "capture/usdt.h"
+#include "capture/trace/funcname.h"
+#include "capture/trace/usdt.h"
 #include "debuginfo/demangle.h"
 #include "debuginfo/dwarf.h"
 

@@ -1,6 +1,6 @@
 /* funcname.c - a function named as a user writes it, among a file's
  * function symbols, with its compiled copies (funcname.h). */
-#include "capture/funcname.h"
+#include "capture/trace/funcname.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* probe.c - probe specifications resolved with libelf and, through
  * lib/debuginfo/dwarf.h, libdw. */
-#include "capture/probe.h"
+#include "capture/trace/probe.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -25,11 +25,11 @@
 #include "debuginfo/procns.h"
 #include "base/syscalls.h"
 #include "base/util.h"
-#include "capture/funcname.h"
-#include "capture/hazard.h"
+#include "capture/trace/funcname.h"
+#include "capture/trace/hazard.h"
 #include "capture/kfeatures.h"
-#include "capture/pyprobe.h"
-#include "capture/usdt.h"
+#include "capture/trace/pyprobe.h"
+#include "capture/trace/usdt.h"
 
 /* --- parsing ---------------------------------------------------------- */
 
@@ -305,7 +305,7 @@ static int parse_usdt_spec(struct lp_probe_spec *spec, char *s)
 /* python:[MODULE:]NAME: 1 when s is one, 0 when it is not, -1 after a
  * message.  NAME is a qualified name (co_qualname: Shop.checkout,
  * main.<locals>.inner) or a glob of them (* and ?), matched whole; MODULE
- * a module's dotted name or a glob (lib/capture/pyprobe.c). */
+ * a module's dotted name or a glob (lib/capture/trace/pyprobe.c). */
 static int parse_python_spec(struct lp_probe_spec *spec, const char *s)
 {
 	if (strncmp(s, "python:", 7))
@@ -1151,7 +1151,7 @@ static uint64_t skip_endbr(Elf *elf, uint64_t off)
 }
 
 /* The class of the instruction at file offset off, which decides what a
- * uprobe there costs (lib/capture/tracecal.c calibrates each class). */
+ * uprobe there costs (lib/capture/trace/tracecal.c calibrates each class). */
 static enum lp_insn insn_at(Elf *elf, uint64_t off)
 {
 	for (size_t n = 16; n > 0; n /= 2) {
@@ -2204,7 +2204,7 @@ out:
 }
 
 /* python:[MODULE:]NAME in the interpreter: exe, or the libpython it maps or needs
- * (pyenv's builds); a point at each site (lib/capture/pyprobe.c), the
+ * (pyenv's builds); a point at each site (lib/capture/trace/pyprobe.c), the
  * globs in its settings. */
 static int python_points(const struct lp_probe_spec *spec, const char *exe, pid_t pid,
 			 bool verbose, struct lp_probe_point **points, size_t *n)

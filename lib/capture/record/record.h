@@ -43,7 +43,7 @@ enum lp_call_graph {
 /* What takes the samples (--backend). */
 enum lp_record_backend {
 	LP_BACKEND_BPF,		/* bpf/profile.bpf.c: every mode, Python frames, --inside */
-	/* perf events alone (lib/capture/perfrec.h), as an ordinary user
+	/* perf events alone (lib/capture/record/perfrec.h), as an ordinary user
 	 * may: --mode cpu of one's own processes, no Python frames. */
 	LP_BACKEND_PERF,
 };
@@ -73,9 +73,9 @@ struct lp_record_opts {
 	 * LP_STACK_MEMORY. */
 	uint64_t stack_memory;
 	/* How long to measure what a sample and a blocked interval cost
-	 * (lib/capture/cost.h), before recording; 0: not measured, no cost record. */
+	 * (lib/capture/record/cost.h), before recording; 0: not measured, no cost record. */
 	int64_t calibrate_ns;
-	/* --inside (lib/capture/gate.h): a thread is sampled only while it is
+	/* --inside (lib/capture/trace/gate.h): a thread is sampled only while it is
 	 * inside one of these functions (their names, as given, in the
 	 * header's inside=), its open calls of them in map gate_fd. */
 	const char *inside;	/* NULL: not gated */

@@ -2,7 +2,7 @@
  * descendants: every probe resolved in each target's executable, attached
  * to that target, and given to the processes it forks (and to those it had
  * forked already: a server's workers) under the same probe ids.  What
- * lp-trace and lp-record --inside (lib/capture/gate.c) attach with.
+ * lp-trace and lp-record --inside (lib/capture/trace/gate.c) attach with.
  *
  *	lp_probe__resolve_specs(specs, n, exe, pid, ...);	(each target's points)
  *	lp_family__attach(&f, tracer, pids, npids, points, npoints, follow);
@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "capture/probe.h"
-#include "capture/tracer.h"
+#include "capture/trace/probe.h"
+#include "capture/trace/tracer.h"
 
 struct lp_family;
 

@@ -1,13 +1,13 @@
 /* gate.c - lp-record --inside: lp-trace's function probes as the
  * sampler's gate. */
-#include "capture/gate.h"
+#include "capture/trace/gate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/family.h"
-#include "capture/tracer.h"
+#include "capture/trace/family.h"
+#include "capture/trace/tracer.h"
 #include "stream/attrs.h"
 #include "stream/lptext.h"
 #include "base/util.h"

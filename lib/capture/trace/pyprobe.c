@@ -13,7 +13,7 @@
  * RESUME's eval-breaker check, RETURN_VALUE's use_tracing check) is
  * emulated, ~0.9 us, and as good a place when nothing jumps past the
  * handler's start into the code before it. */
-#include "capture/pyprobe.h"
+#include "capture/trace/pyprobe.h"
 
 #include <fcntl.h>
 #include <gelf.h>

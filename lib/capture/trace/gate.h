@@ -1,8 +1,8 @@
 /* gate.h - lp-record --inside FUNC: the sampler takes a thread's samples
  * only while the thread is inside FUNC, decided in the kernel.  FUNC's
- * entries and returns are lp-trace's own probes (lib/capture/tracer.c in
+ * entries and returns are lp-trace's own probes (lib/capture/trace/tracer.c in
  * gate mode, attached to the targets and their descendants as lp-trace
- * attaches them: lib/capture/family.c), whose programs keep each thread's
+ * attaches them: lib/capture/trace/family.c), whose programs keep each thread's
  * open calls (nesting and recursion each a frame, calls left by an
  * exception or longjmp popped by the stack-pointer checks of
  * bpf/trace.bpf.c) in a map the sampler (bpf/profile.bpf.c) shares.
@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "capture/probe.h"
+#include "capture/trace/probe.h"
 #include "stream/stream.h"
 
 struct lp_gate_opts {

@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "capture/cost.h"
+#include "capture/record/cost.h"
 #include "base/util.h"
 
 /* Of sorted v[0..n). */

@@ -33,7 +33,7 @@
 #include "bpf/profile.h"
 #include "base/hashmap.h"
 #include "base/util.h"
-#include "capture/perfrec.h"
+#include "capture/record/perfrec.h"
 
 /* The registers taken at a sample, in the order the kernel writes them (by
  * bit number): bp, sp, ip. */

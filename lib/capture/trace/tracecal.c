@@ -1,6 +1,6 @@
 /* tracecal.c - instruction classes and calibration functions for lp-trace's
- * measurement of its own cost (lib/capture/tracer.c does the measuring). */
-#include "capture/tracecal.h"
+ * measurement of its own cost (lib/capture/trace/tracer.c does the measuring). */
+#include "capture/trace/tracecal.h"
 
 #include <inttypes.h>
 #include <math.h>
