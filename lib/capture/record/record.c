@@ -1123,7 +1123,7 @@ static int write_costs(struct lp_recorder *r)
 		lp_attrs_buf__add(&a, "unwind", call_graph_name(r->opts.call_graph));
 		snprintf(buf, sizeof(buf), "%u", r->opts.freq);
 		lp_attrs_buf__add(&a, "freq_hz", buf);
-		snprintf(buf, sizeof(buf), "%.0f", r->sample_cost.sd_ns);
+		snprintf(buf, sizeof(buf), "%.0f", round(r->sample_cost.sd_ns));
 		lp_attrs_buf__add(&a, "sd_ns", buf);
 		snprintf(buf, sizeof(buf), "%zu", r->sample_cost.n);
 		lp_attrs_buf__add(&a, "n", buf);
@@ -1135,7 +1135,7 @@ static int write_costs(struct lp_recorder *r)
 				     .ns = round(r->block_cost.ns) };
 
 		lp_attrs_buf__reset(&a);
-		snprintf(buf, sizeof(buf), "%.0f", r->block_cost.sd_ns);
+		snprintf(buf, sizeof(buf), "%.0f", round(r->block_cost.sd_ns));
 		lp_attrs_buf__add(&a, "sd_ns", buf);
 		snprintf(buf, sizeof(buf), "%zu", r->block_cost.n);
 		lp_attrs_buf__add(&a, "n", buf);
@@ -1668,18 +1668,26 @@ void lp_recorder__counts(const struct lp_recorder *r, char *buf, size_t size)
 		 r->unwind_failed + r->ustack_failed, r->truncated, children, outside, st.procs, st.modules);
 }
 
+/* Microseconds of the whole nanoseconds the cost record holds, so that the
+ * summary says what the stream says (14,749.6 ns is 14.7 us, its record's
+ * 14750 ns 14.8). */
+static double record_us(double ns)
+{
+	return round(ns) / 1e3;
+}
+
 /* What lp-record cost the threads it sampled, after the summary line. */
 static void cost_summary(const struct lp_recorder *r)
 {
 	if (r->have_sample_cost)
 		lp_error("each sample cost the sampled thread ~%.1f us (sd %.1f us, %s, %u Hz, "
 			 "calibrated on %zu samples)",
-			 r->sample_cost.ns / 1e3, r->sample_cost.sd_ns / 1e3,
+			 record_us(r->sample_cost.ns), record_us(r->sample_cost.sd_ns),
 			 call_graph_name(r->opts.call_graph), r->opts.freq, r->sample_cost.n);
 	if (r->have_block_cost)
 		lp_error("each blocked interval cost its thread ~%.1f us (sd %.1f us, calibrated "
 			 "on %zu intervals)",
-			 r->block_cost.ns / 1e3, r->block_cost.sd_ns / 1e3, r->block_cost.n);
+			 record_us(r->block_cost.ns), record_us(r->block_cost.sd_ns), r->block_cost.n);
 }
 
 static int ending_cmp(const void *a, const void *b)
