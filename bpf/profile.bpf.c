@@ -123,6 +123,14 @@ struct {
 	__uint(max_entries, 4 << 20);	/* resized by user space */
 } lp_ring SEC(".maps");
 
+/* The targets' execs again, a pid each, for the thread of lp-record's that
+ * reads their maps at once (lib/capture/record/execmaps.c): the reader of
+ * lp_ring may be behind by more than a short-lived child's life. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} lp_execs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LP_CNT_NR);
@@ -766,6 +774,10 @@ int BPF_PROG(lp_rec_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	 * the process is surely there (see lib/capture/record/record.c). */
 	if (bpf_ringbuf_output(&lp_ring, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP))
 		count(LP_CNT_RING_FULL);
+	/* A full lp_execs costs nothing but the early read: the reader
+	 * still reads the maps at the exec record, if the process is there. */
+	if (filter_pids)
+		bpf_ringbuf_output(&lp_execs, &tgid, sizeof(tgid), BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

@@ -480,6 +480,26 @@ int lp_maps__open(struct lp_maps *m, pid_t pid)
 	return m->f ? 0 : -1;
 }
 
+int lp_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+int lp_maps__open_text(struct lp_maps *m, const char *text, size_t len)
+{
+	*m = (struct lp_maps){ .f = len ? fmemopen((void *)text, len, "r") : NULL };
+	if (!len)
+		errno = EINVAL;
+	return m->f ? 0 : -1;
+}
+
 bool lp_maps__next(struct lp_maps *m)
 {
 	ssize_t n;

@@ -4,6 +4,7 @@
 #ifndef LP_UTIL_H
 #define LP_UTIL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -93,6 +94,11 @@ void lp_flush_outputs(void);
  * after a message. */
 FILE *lp_temp_file(char **path);
 
+/* pthread_create for a helper thread of a producer, with every signal
+ * blocked in it: the main thread's handlers stop the producer.  0 or an
+ * errno value. */
+int lp_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+
 /* CLOCK_MONOTONIC in ns: the clock of lp streams, deadlines and timeouts. */
 int64_t lp_monotonic_ns(void);
 
@@ -118,6 +124,9 @@ struct lp_maps {
 
 /* -1 when the process's maps cannot be read (it is gone). */
 int lp_maps__open(struct lp_maps *m, pid_t pid);
+/* The same lines from text read earlier (len bytes, a process's maps kept
+ * after it is gone); -1 with errno when it cannot be opened. */
+int lp_maps__open_text(struct lp_maps *m, const char *text, size_t len);
 bool lp_maps__next(struct lp_maps *m);
 void lp_maps__close(struct lp_maps *m);
 

@@ -327,7 +327,7 @@ static int count_module(Dwfl_Module *mod, void **userdata, const char *name,
  * (a frame-pointer chain gone astray) has the process reported again.
  * lp-record -a spent all its time there on its own samples (hundreds of
  * files mapped), and fell behind for good. */
-static void report_code(Dwfl *dwfl, pid_t pid)
+static void report_code(Dwfl *dwfl, pid_t pid, const char *maps)
 {
 	struct line { size_t at, len; uint64_t file; } *lines = NULL;
 	size_t n = 0, len = 0, klen = 0;
@@ -336,7 +336,7 @@ static void report_code(Dwfl *dwfl, pid_t pid)
 	struct lp_maps m;
 	FILE *all, *out, *f;
 
-	if (lp_maps__open(&m, pid) < 0)
+	if ((maps ? lp_maps__open_text(&m, maps, strlen(maps)) : lp_maps__open(&m, pid)) < 0)
 		return;	/* a process that is gone: no module */
 	/* One read; which files have code is known at its end, as their
 	 * read-only first mappings come before it. */
@@ -380,14 +380,14 @@ static void report_code(Dwfl *dwfl, pid_t pid)
 	lp_hashmap__fini(&code);
 }
 
-size_t lp_dwproc__report(struct lp_dwproc *p, pid_t pid, bool foreign)
+size_t lp_dwproc__report(struct lp_dwproc *p, pid_t pid, bool foreign, const char *maps)
 {
 	Dwfl *dwfl = (Dwfl *)p;
 	size_t n = 0;
 
 	dwfl_report_begin_add(dwfl);
 	/* A process that is gone leaves the Dwfl empty but usable. */
-	report_code(dwfl, pid);
+	report_code(dwfl, pid, maps);
 	dwfl_report_end(dwfl, NULL, NULL);
 	foreign_pid = foreign ? pid : 0;
 	dwfl_getmodules(dwfl, count_module, &n, 0);

@@ -31,10 +31,11 @@ struct lp_dwmod;	/* one module of either */
 struct lp_dwproc *lp_dwproc__new(void);
 void lp_dwproc__free(struct lp_dwproc *p);
 /* Reads pid's maps, adding the modules mapped since the last report (a
- * process that is gone adds none).  foreign: its file tree is not ours (a
- * container's): its files are opened now, through /proc/PID/root.  Returns
- * how many modules it has. */
-size_t lp_dwproc__report(struct lp_dwproc *p, pid_t pid, bool foreign);
+ * process that is gone adds none), or, when maps is not NULL, takes them
+ * from that text (its /proc/PID/maps as read while it ran).  foreign: its
+ * file tree is not ours (a container's): its files are opened now, through
+ * /proc/PID/root.  Returns how many modules it has. */
+size_t lp_dwproc__report(struct lp_dwproc *p, pid_t pid, bool foreign, const char *maps);
 /* The module spanning addr, or NULL. */
 struct lp_dwmod *lp_dwproc__module_at(struct lp_dwproc *p, uint64_t addr);
 void lp_dwproc__each_module(struct lp_dwproc *p, void (*fn)(struct lp_dwmod *, void *),

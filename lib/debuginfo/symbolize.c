@@ -61,6 +61,7 @@ struct lp_jit {
 };
 
 struct lp_proc {
+	struct lp_symbolizer *s;
 	pid_t pid;
 	pid_t nspid;		/* in its own pid namespace; 0: not known yet */
 	struct lp_dwproc *dwp;	/* its modules */
@@ -108,6 +109,10 @@ struct lp_symbolizer {
 	struct lp_hashmap files;	/* path hash -> lp_file (lp_symbolizer__file) */
 	struct lp_hashmap restacked;	/* input frame id -> lp_restacked */
 	struct lp_symbolizer_stats st;
+	/* The maps of a process that is gone, as read while it ran
+	 * (lp_symbolizer__set_saved_maps). */
+	char *(*saved_maps)(void *arg, pid_t pid);
+	void *saved_arg;
 };
 
 /* A binary opened by path to symbolize a raw stream: its own Dwfl, the file
@@ -407,7 +412,16 @@ static void proc_report(struct lp_proc *p)
 		return;
 	/* A process whose file tree is not ours has its files opened now,
 	 * through its root. */
-	p->nmodules = lp_dwproc__report(p->dwp, p->pid, lp_procns__foreign_root(p->pid));
+	bool foreign = lp_procns__foreign_root(p->pid);
+
+	p->nmodules = lp_dwproc__report(p->dwp, p->pid, foreign, NULL);
+	if (!p->nmodules && p->s->saved_maps) {
+		char *maps = p->s->saved_maps(p->s->saved_arg, p->pid);
+
+		if (maps)
+			p->nmodules = lp_dwproc__report(p->dwp, p->pid, foreign, maps);
+		free(maps);
+	}
 	find_uprobes_page(p);
 	if (!p->nspid && (p->nspid = lp_procns__nspid(p->pid)))
 		jit_locate(p);
@@ -423,6 +437,7 @@ static struct lp_proc *proc_new(struct lp_symbolizer *s, pid_t pid, bool report)
 {
 	struct lp_proc *p = lp_calloc(1, sizeof(*p));
 
+	p->s = s;
 	p->pid = pid;
 	p->gen = ++s->next_gen;
 	jit_locate(p);
@@ -1149,6 +1164,13 @@ bool lp_symbolizer__in_scheduler(struct lp_symbolizer *s, uint64_t addr)
 	if (!s->kloaded)
 		kallsyms_load(s);
 	return addr >= s->sched_start && addr < s->sched_end;
+}
+
+void lp_symbolizer__set_saved_maps(struct lp_symbolizer *s, char *(*fn)(void *arg, pid_t pid),
+				   void *arg)
+{
+	s->saved_maps = fn;
+	s->saved_arg = arg;
 }
 
 void lp_symbolizer__set_raw(struct lp_symbolizer *s, bool raw)

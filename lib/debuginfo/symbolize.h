@@ -38,6 +38,14 @@ size_t lp_symbolizer__user_frames(struct lp_symbolizer *s, pid_t pid, uint64_t a
  * milliseconds per new address); srclines: "file:line" on user frames. */
 void lp_symbolizer__set_options(struct lp_symbolizer *s, bool inlines, bool srclines);
 
+/* Where the maps of a process that is gone come from: fn(arg, pid) returns
+ * its /proc/PID/maps text as read while it ran (malloc'd; the symbolizer
+ * frees it), or NULL.  Asked only when pid's own maps name no module: a
+ * short-lived child whose exec the caller saw but whose samples it reads
+ * after the child ended. */
+void lp_symbolizer__set_saved_maps(struct lp_symbolizer *s, char *(*fn)(void *arg, pid_t pid),
+				   void *arg);
+
 /* --raw: user frames in binaries keep their address in the file (ELF
  * virtual address; return addresses minus one), the path, and the
  * binary's build-id (lp_frame.build_id), unsymbolized. */

@@ -63,20 +63,6 @@ static void name_thread(void)
 	pthread_setname_np(pthread_self(), LP_CAL_THREAD_NAME);
 }
 
-/* Threads of ours never take the producer's signals: its main thread's
- * handlers stop it. */
-static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	int err;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(t, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err;
-}
-
 /* The thread's context switches so far: a gap in which it changed was not
  * all the sample's (the thread waited for the CPU). */
 static long switches(void)
@@ -189,7 +175,7 @@ struct lp_spin *lp_spin__start(int64_t duration_ns, uint32_t stack_bytes)
 	s->stack_bytes = stack_bytes;
 	s->cap = LP_SPIN_GAPS;
 	s->gaps = lp_calloc(s->cap, sizeof(*s->gaps));
-	err = start_thread(&s->thread, spin_thread, s);
+	err = lp_thread_start(&s->thread, spin_thread, s);
 	if (err) {
 		free(s->gaps);
 		free(s);
@@ -361,11 +347,11 @@ struct lp_pingpong *lp_pingpong__new(void)
 	    pipe2(p->cmd, O_CLOEXEC) < 0 || pipe2(p->fin, O_CLOEXEC) < 0 ||
 	    fcntl(p->fin[1], F_SETFL, O_NONBLOCK) < 0)
 		goto fail;
-	err = start_thread(&p->b, pong_thread, p);
+	err = lp_thread_start(&p->b, pong_thread, p);
 	if (err)
 		goto fail_err;
 	p->started_b = true;
-	err = start_thread(&p->a, ping_thread, p);
+	err = lp_thread_start(&p->a, ping_thread, p);
 	if (err)
 		goto fail_err;
 	p->started_a = true;

@@ -34,6 +34,7 @@
 #include "capture/bpflog.h"
 #include "base/hashmap.h"
 #include "capture/record/cost.h"
+#include "capture/record/execmaps.h"
 #include "capture/kfeatures.h"
 #include "capture/record/perfrec.h"
 #include "profile.skel.h"
@@ -102,6 +103,7 @@ struct lp_recorder {
 	 * milliseconds later, when ld.so has mapped their libraries. */
 	struct { pid_t pid; int64_t due_ns; } pending[64];
 	size_t npending;
+	struct lp_execmaps *execmaps;	/* their maps, read at once */
 	const struct lp_frame **frames;
 	uint64_t *pcs;
 	unsigned char *ret;
@@ -638,9 +640,6 @@ static size_t build_stack(struct lp_recorder *r, const struct lp_sample_event *e
 	}
 	return n;
 }
-
-/* How long after an exec its libraries are mapped, about (ld.so's work). */
-#define LP_EXEC_SETTLE_NS 3000000
 
 static void run_pending(struct lp_recorder *r, int64_t now)
 {
@@ -1218,6 +1217,11 @@ static int recorder_init(struct lp_recorder *r, const struct lp_record_opts *opt
 /* The BPF program opened, set for the options (constants, map sizes, the
  * programs the mode needs) and loaded, with its ring.  -1 after a
  * message. */
+static char *saved_maps(void *arg, pid_t pid)
+{
+	return lp_execmaps__get(arg, pid);
+}
+
 static int load_bpf(struct lp_recorder *r)
 {
 	const struct lp_record_opts *opts = &r->opts;
@@ -1289,6 +1293,16 @@ static int load_bpf(struct lp_recorder *r)
 	if (!r->ring) {
 		lp_error_errno("cannot open the ring buffer");
 		return -1;
+	}
+	/* Targets' children may exec, run and end while the reader is
+	 * behind: their maps are read by a thread of their own at the exec
+	 * (not with -a, where every exec would be read). */
+	if (opts->npids) {
+		if (!(r->execmaps = lp_execmaps__new(bpf_map__fd(r->skel->maps.lp_execs)))) {
+			lp_error_errno("cannot start the thread that reads new programs' maps");
+			return -1;
+		}
+		lp_symbolizer__set_saved_maps(r->sym, saved_maps, r->execmaps);
 	}
 	return 0;
 }
@@ -1791,6 +1805,7 @@ void lp_recorder__free(struct lp_recorder *r)
 			close(r->perf_fds[i]);
 	}
 	ring_buffer__free(r->ring);
+	lp_execmaps__free(r->execmaps);
 	profile_bpf__destroy(r->skel);
 	lp_perfrec__free(r->perf);
 	lp_unwinder__free(r->unw);
