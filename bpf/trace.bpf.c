@@ -949,7 +949,7 @@ int lp_tp(void *ctx)
  * runs in the parent, inside fork), so the probes attached once for every
  * process (LP_PROBE_F_FILTER) see its first call, and so do the syscall and
  * tracepoint programs (those in files others map follow it in the kernel:
- * perf events inherited, lib/capture/trace/tracer.c); user space is told, to
+ * perf events inherited, lib/capture/trace/tracer-tfs.c); user space is told, to
  * give those to a child forked before its parent had them. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
@@ -980,7 +980,7 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
  * kernel may give it to another process (pidset.bpf.h), and user space is
  * told, to forget it.  No record
  * when the ring is full: user space also looks for exited processes now
- * and then (lib/capture/trace/tracer.c, forget_exited). */
+ * and then (lib/capture/trace/tracer-attach.c, forget_exited). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lp_exit, struct task_struct *p)
 {

@@ -1,4 +1,4 @@
-/* trace.h - what bpf/trace.bpf.c and lib/capture/trace/tracer.c share: fixed-width fields,
+/* trace.h - what bpf/trace.bpf.c and lib/capture/trace/tracer*.c share: fixed-width fields,
  * no pointers. */
 #ifndef LP_TRACE_H
 #define LP_TRACE_H
@@ -114,7 +114,7 @@ struct lp_trace_probe {
 #define LP_KEY_G (1ULL << 63)
 /* A Go position: sp - g.stack.hi + this (deeper calls are lower, as sp). */
 #define LP_GO_POS_BASE (1ULL << 62)
-/* Attached once for every process that maps the file (lib/capture/trace/tracer.c,
+/* Attached once for every process that maps the file (lib/capture/trace/tracer-attach.c,
  * shared attachment): the programs keep to the processes in "tgids". */
 #define LP_PROBE_F_FILTER 4
 /* A USDT pair as a span (usdt:PROVIDER:X for X__entry and X__return): the

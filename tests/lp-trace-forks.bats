@@ -67,7 +67,7 @@ sigint_ends_within() {
 }
 
 # Fails unless lp-trace's tracefs group (lp_PID) is gone within 10 s of its
-# end (a process of its own removes it, lib/capture/trace/tracer.c close_tfs).
+# end (a process of its own removes it, lib/capture/trace/tracer-tfs.c close_tfs).
 tfs_group_gone() {
 	local i
 	for i in $(seq 100); do

@@ -1,6 +1,6 @@
 /* gate.h - lp-record --inside FUNC: the sampler takes a thread's samples
  * only while the thread is inside FUNC, decided in the kernel.  FUNC's
- * entries and returns are lp-trace's own probes (lib/capture/trace/tracer.c in
+ * entries and returns are lp-trace's own probes (lib/capture/trace/tracer*.c in
  * gate mode, attached to the targets and their descendants as lp-trace
  * attaches them: lib/capture/trace/family.c), whose programs keep each thread's
  * open calls (nesting and recursion each a frame, calls left by an

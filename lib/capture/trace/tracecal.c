@@ -1,5 +1,5 @@
 /* tracecal.c - instruction classes and calibration functions for lp-trace's
- * measurement of its own cost (lib/capture/trace/tracer.c does the measuring). */
+ * measurement of its own cost (lib/capture/trace/tracer-cal.c does the measuring). */
 #include "capture/trace/tracecal.h"
 
 #include <inttypes.h>

@@ -1,8 +1,8 @@
 /* tracecal.h - what lp-trace needs to calibrate its own probes' cost
  * (formats/lp-stream.md, "What lp costs"): the class of a probed
  * instruction, calibration functions that open with an instruction of each
- * class, and the timing of calls to them.  No libbpf here: lib/capture/trace/tracer.c
- * attaches the probes. */
+ * class, and the timing of calls to them.  No libbpf here: lib/capture/trace/tracer-cal.c
+ * attaches the probes and measures. */
 #ifndef LP_TRACECAL_H
 #define LP_TRACECAL_H
 

@@ -1,6 +1,7 @@
 /* tracer.h - lp-trace's BPF glue: loads bpf/trace.bpf.c, attaches resolved
  * probe points, and turns what the kernel reports into stream records
- * (spans, events, lost counts).  The only file of lp-trace that includes
+ * (spans, events, lost counts).  Its pieces, lib/capture/trace/tracer*.c
+ * (tracer-internal.h), are the only files of lp-trace that include
  * libbpf. */
 #ifndef LP_TRACER_H
 #define LP_TRACER_H
