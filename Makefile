@@ -17,6 +17,8 @@
 #   make static     the programs linked statically, glibc too, into
 #                   $(O)/static/bin: one file each to copy (make
 #                   static-deps installs the static archives' packages)
+#   make check-commits  every commit message since the rule began, by
+#                   dev/commit-msg (also a git hook: README, Contributing)
 #   WERROR=1 turns warnings into errors (CI); V=1 shows the commands.
 
 O ?= build
@@ -427,6 +429,17 @@ STATIC_ARCHIVES := libc.a:libc6-dev libz.a:zlib1g-dev liblzma.a:liblzma-dev \
 STATIC_LDFLAGS := -static -Wl,--wrap=dlopen
 STATIC_LDLIBS := $(shell $(PKG_CONFIG) --static --libs $(PKGS) capstone 2>/dev/null) \
 	$(LIBPERF_LIBS) -liberty -lz -lm -lpthread
+.PHONY: check-commits
+# The rule for commit messages (dev/commit-msg) holds from the commit after
+# this one on; earlier subjects were paragraphs.
+COMMITS_SINCE := 5faa0d43f37e7d4427687c363c5491bca2b3e65a
+check-commits:
+	$(Q)dir=$$(mktemp -d) && bad=0 && \
+	for c in $$(git rev-list $(COMMITS_SINCE)..HEAD); do \
+		git log -1 --format=%B "$$c" >"$$dir/$$(git rev-parse --short "$$c")"; \
+		(cd "$$dir" && $(CURDIR)/dev/commit-msg "$$(git -C $(CURDIR) rev-parse --short "$$c")") || bad=1; \
+	done; rm -rf "$$dir"; exit $$bad
+
 .PHONY: static static-deps check-static
 
 static: check-pkgs $(STATIC_PROGS)
