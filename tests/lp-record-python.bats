@@ -262,9 +262,9 @@ for t in threads:
     t.start()
 def main_spin(end):
     s = 0
-    while time.monotonic() < end:
+    while time.thread_time() < end:
         s += 1
-main_spin(time.monotonic() + float(sys.argv[1]))
+main_spin(time.thread_time() + float(sys.argv[1]))
 stop.set()
 for t in threads:
     t.join()
@@ -272,8 +272,10 @@ EOF2
 	# Before main_spin the main thread starts the 300 (a CI run saw 6.6%
 	# of its samples there, Python frames all the same), and before that
 	# the interpreter starts up (C alone): every sample from <module> on
-	# has it; main_spin has most.
-	run -0 --separate-stderr lp-record -F 499 -o "$T/many.lp" -- "$PYTHON" "$T/many.py" 2.5
+	# has it; main_spin has most.  It spins for 1.5 s of its CPU time:
+	# ~750 samples however busy the machine (by wall time, 2.5 s gave 458
+	# beside other jobs).
+	run -0 --separate-stderr lp-record -F 499 -o "$T/many.lp" -- "$PYTHON" "$T/many.py" 1.5
 	expand "$T/many.lp" > "$T/samples"
 	run -0 awk -F'\t' '$2 ~ /Py_BytesMain/ { n++; if ($2 ~ /\|<module>@/) mod++
 			if ($2 ~ /\|<module>@[^|]*\|main_spin@/) py++ }

@@ -1,6 +1,7 @@
 /* pyembed.c - a program that embeds CPython late, as plugin hosts (uWSGI,
  * a game, a database with a Python language) do: it spins in C for
- * SECONDS, then dlopen()s LIBPYTHON and runs Py_BytesMain with the rest of
+ * SECONDS of its CPU time (a sampler's count of them, whatever else runs),
+ * then dlopen()s LIBPYTHON and runs Py_BytesMain with the rest of
  * its arguments.  Its first samples show no libpython: lp-record must look
  * again when the library is mapped.
  *
@@ -16,7 +17,7 @@ static double now(void)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
