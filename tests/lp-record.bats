@@ -222,7 +222,9 @@ teardown() {
 	BG=$!
 	lp-record -F 999 -p "$BG" -o "$TMP/kill.lp" 2>/dev/null &
 	rec=$!
-	sleep 1
+	# Every program is attached by the cost record (a fixed second was
+	# too short for a busy machine: fewer than 4 held then).
+	wait_recording "$TMP/kill.lp"
 	progs=$(held_ids "$rec" prog_id)
 	links=$(held_ids "$rec" link_id)
 	[ "$(wc -w <<<"$progs")" -eq 4 ]
