@@ -556,10 +556,10 @@ teardown() {
 	# for their first 3 s: lp-record's reader, blocked on its output,
 	# gets to most children's samples after they ended (frame pointers:
 	# small samples, which the ring holds meanwhile).
+	set -o pipefail
 	lp-record -F 999 --call-graph fp -o - -- sh -c \
 		"for i in \$(seq 30); do '$WORKLOADS/cpusplit' 30 0.03; done" 2>"$TMP/err" |
-		{ sleep 3; cat; } >"$TMP/short.lp"
-	[ "${PIPESTATUS[0]}" -eq 0 ] || fail "$(cat "$TMP/err")"
+		{ sleep 3; cat; } >"$TMP/short.lp" || fail "$(cat "$TMP/err")"
 	grep -q ' 0 lost (ring full)' "$TMP/err" || fail "$(cat "$TMP/err")"
 	# Each cpusplit sample as "pid<TAB>frame;frame;...", names or bare
 	# addresses (a user frame whose module was never read).
