@@ -68,7 +68,7 @@ struct {
 } lp_pids SEC(".maps");
 
 /* --call-graph auto: threads whose stacks were deeper than the default
- * copy, and the bytes to copy of theirs (set by user space, lib/capture/record/record.c).
+ * copy, and the bytes to copy of theirs (set by user space, lib/capture/record/record-stack.c).
  * LRU: a thread that is gone leaves room for others. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -771,7 +771,8 @@ int BPF_PROG(lp_rec_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	 * old one's. */
 	bpf_map_delete_elem(&lp_py_tstate, &ev.tid);
 	/* Wake the reader at once: it reads the new program's mappings while
-	 * the process is surely there (see lib/capture/record/record.c). */
+	 * the process is surely there (lib/capture/record/record-stack.c), and
+	 * lp_execs wakes the thread that reads them at once (execmaps.c). */
 	if (bpf_ringbuf_output(&lp_ring, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP))
 		count(LP_CNT_RING_FULL);
 	/* A full lp_execs costs nothing but the early read: the reader

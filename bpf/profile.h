@@ -1,4 +1,4 @@
-/* profile.h - what bpf/profile.bpf.c and lib/capture/record/record.c share: the record one
+/* profile.h - what bpf/profile.bpf.c and lib/capture/record/record*.c share: the record one
  * sample puts into the ring buffer.  Fixed-width fields, no pointers. */
 #ifndef LP_BPF_PROFILE_H
 #define LP_BPF_PROFILE_H
@@ -166,7 +166,7 @@ struct lp_py_event {
 
 /* An off-CPU interval keeps the registers at the block and the top of the
  * stack (at most this many bytes, a multiple of LP_STACK_CHUNK) with its
- * frame-pointer chain, to be unwound like a sample's (lib/capture/record/record.c): a
+ * frame-pointer chain, to be unwound like a sample's (lib/capture/record/record-stack.c): a
  * thread blocks in a system call wrapper of libc, built without frame
  * pointers, and in programs built without them too.  With --call-graph fp
  * only LP_OFF_FP_COPY of it is copied, for the wrapper's frames. */

@@ -3,8 +3,8 @@
  * (kernel.perf_event_paranoid <= 2).  libperf (built from Debian's kernel
  * source) opens the events and reads their rings; each sample is handed on
  * in the BPF sampler's own form (bpf/profile.h's struct lp_sample_event,
- * the user stack copy after it), so lib/capture/record/record.c unwinds, symbolizes
- * and writes it as it does the BPF sampler's.
+ * the user stack copy after it), so lib/capture/record/record-stack.c unwinds,
+ * symbolizes and writes it as it does the BPF sampler's.
  *
  *	p = lp_perfrec__open(&opts, fn, ctx);	(opened disabled)
  *	lp_perfrec__enable(p, true);
