@@ -5,6 +5,7 @@
 #include "stream/attrs.h"
 #include "stream/codec.h"
 #include "model/dict.h"
+#include "base/digits.h"
 #include "base/hashmap.h"
 #include "base/util.h"
 
@@ -659,58 +660,6 @@ static void put_field(struct lp_writer *w, const char *s)
 		put_str(w, s);
 }
 
-/* Numbers are most of a stream's bytes: written by hand, not by printf,
- * which costs lp-join and lp-split about half their time otherwise. */
-static const char digit_pairs[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-static size_t format_u64(char *end, uint64_t v)
-{
-	char *p = end;
-	/* Eight digits at a time, those in 32-bit arithmetic (cheaper). */
-	while (v >= 100000000) {
-		uint32_t lo = (uint32_t)(v % 100000000);
-		v /= 100000000;
-		for (int i = 0; i < 4; i++) {
-			p -= 2;
-			memcpy(p, digit_pairs + 2 * (lo % 100), 2);
-			lo /= 100;
-		}
-	}
-	uint32_t x = (uint32_t)v;
-	while (x >= 100) {
-		uint32_t r = x % 100;
-		x /= 100;
-		p -= 2;
-		memcpy(p, digit_pairs + 2 * r, 2);
-	}
-	if (x >= 10) {
-		p -= 2;
-		memcpy(p, digit_pairs + 2 * x, 2);
-	} else {
-		*--p = (char)('0' + x);
-	}
-	return (size_t)(end - p);
-}
-
-/* Decimal digits in v: from its bit length, corrected by one comparison. */
-static inline size_t count_digits(uint64_t v)
-{
-	static const uint64_t pow10[20] = {
-		1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
-		100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL,
-		1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
-		1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
-		1000000000000000000ULL, 10000000000000000000ULL,
-	};
-	if (v < 10)
-		return 1;
-	int t = (64 - __builtin_clzll(v)) * 1233 >> 12;	/* log10(2) ~ 1233/4096 */
-	return (size_t)t + 1 - (v < pow10[t]);
-}
-
 static void put_int(struct lp_writer *w, int64_t v, int64_t none)
 {
 	if (v == none) {
@@ -720,31 +669,21 @@ static void put_int(struct lp_writer *w, int64_t v, int64_t none)
 	/* The digits go straight to their place: formatted elsewhere and
 	 * copied with wide loads, they stalled on store forwarding. */
 	uint64_t mag = v < 0 ? -(uint64_t)v : (uint64_t)v;
-	size_t n = count_digits(mag);
+	size_t n = lp_digits_count(mag);
 	reserve(w, n + 2);
 	char *d = w->buf + w->len;
 	*d++ = '\t';
 	if (v < 0)
 		*d++ = '-';
-	format_u64(d + n, mag);
+	lp_digits_before(d + n, mag);
 	w->len = (size_t)(d + n - w->buf);
 }
-
-static const char hex_pairs[513] =
-	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
 static void put_id(struct lp_writer *w, uint64_t id)
 {
 	reserve(w, 16);
 	for (int i = 14; i >= 0; i -= 2, id >>= 8)
-		memcpy(w->buf + w->len + i, hex_pairs + 2 * (id & 0xff), 2);
+		memcpy(w->buf + w->len + i, lp_hex_pairs + 2 * (id & 0xff), 2);
 	w->len += 16;
 }
 

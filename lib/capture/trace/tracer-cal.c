@@ -20,6 +20,7 @@
 
 #include "capture/trace/tracecal.h"
 #include "trace.skel.h"
+#include "base/digits.h"
 #include "base/util.h"
 
 /* --- what a probe costs, by the calibration's figures ------------------ */
@@ -636,7 +637,7 @@ int lp_tracer_write_probe_costs(struct lp_tracer *t, struct lp_writer *w, size_t
 		lp_attrs_buf__reset(&t->attrs);
 		lp_attrs_buf__add(&t->attrs, "probe", pi->name);
 		if (pi->kind == LP_PROBE_ENTRY) {
-			lp_tracer_fmt_i64(buf, inside);
+			lp_digits_i64(buf, inside);
 			lp_attrs_buf__add(&t->attrs, "inside_ns", buf);
 		}
 		if (pi->kind == LP_PROBE_ENTRY && h == 1)
@@ -648,12 +649,12 @@ int lp_tracer_write_probe_costs(struct lp_tracer *t, struct lp_writer *w, size_t
 			lp_attrs_buf__add(&t->attrs, "insn", lp_insn__name(pi->insn));
 		int64_t prog = prog_of(t, pi->kind, h);
 		if (prog > 0) {
-			lp_tracer_fmt_i64(buf, prog);
+			lp_digits_i64(buf, prog);
 			lp_attrs_buf__add(&t->attrs, "prog_ns", buf);
 		}
-		lp_tracer_fmt_i64(buf, sd);
+		lp_digits_i64(buf, sd);
 		lp_attrs_buf__add(&t->attrs, "sd_ns", buf);
-		lp_tracer_fmt_i64(buf, n);
+		lp_digits_i64(buf, n);
 		lp_attrs_buf__add(&t->attrs, "n", buf);
 		rec.attrs = lp_attrs_buf__attrs(&t->attrs);
 		if (lp_writer__cost(w, &rec) < 0)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "trace.skel.h"
+#include "base/digits.h"
 #include "base/util.h"
 
 int lp_tracer__find(const struct lp_tracer *t, const char *text, int **ids)
@@ -64,10 +65,10 @@ static int write_marks(struct lp_tracer *t, struct lp_writer *w, const int *ids,
 		lp_attrs_buf__reset(&t->attrs);
 		lp_attrs_buf__add(&t->attrs, "spec", pi->spec);
 		if (open) {
-			lp_tracer_fmt_u64(buf, sum);
+			lp_digits_u64(buf, sum);
 			lp_attrs_buf__add(&t->attrs, "open", buf);
 		} else {
-			lp_tracer_fmt_u64(buf, (uint64_t)ready);
+			lp_digits_u64(buf, (uint64_t)ready);
 			lp_attrs_buf__add(&t->attrs, "ready", buf);
 		}
 		struct lp_probe_mark m = { .time_ns = time_ns, .action = action, .probe = pi->name,

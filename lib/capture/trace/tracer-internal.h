@@ -278,8 +278,6 @@ void lp_tracer_dl_check(struct lp_tracer *t);
 
 /* tracer-records.c: records and their attributes. */
 uint64_t lp_tracer_pid_key(pid_t pid);
-void lp_tracer_fmt_u64(char *buf, uint64_t v);
-void lp_tracer_fmt_i64(char *buf, int64_t v);
 void lp_tracer_tp_attrs(struct lp_tracer *t, const struct pinfo *pi, const unsigned char *data,
 			unsigned int size);
 void lp_tracer_syscall_attrs(struct lp_tracer *t, const struct pinfo *pi,

@@ -18,6 +18,7 @@
 #include "debuginfo/procns.h"
 #include "stream/stream.h"
 #include "trace.skel.h"
+#include "base/digits.h"
 #include "base/util.h"
 
 uint64_t lp_tracer_pid_key(pid_t pid)
@@ -45,43 +46,6 @@ static void add_nspid(struct lp_tracer *t, pid_t pid)
 
 /* Numbers by hand: printf was most of the reader's time per record.
  * buf holds at least 24 bytes. */
-void lp_tracer_fmt_u64(char *buf, uint64_t v)
-{
-	char tmp[24];
-	size_t n = 0;
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	for (size_t i = 0; i < n; i++)
-		buf[i] = tmp[n - 1 - i];
-	buf[n] = '\0';
-}
-
-void lp_tracer_fmt_i64(char *buf, int64_t v)
-{
-	if (v < 0) {
-		*buf++ = '-';
-		lp_tracer_fmt_u64(buf, -(uint64_t)v);
-	} else {
-		lp_tracer_fmt_u64(buf, (uint64_t)v);
-	}
-}
-
-static void fmt_hex(char *buf, uint64_t v)
-{
-	static const char digits[] = "0123456789abcdef";
-	char tmp[16];
-	size_t n = 0;
-	do
-		tmp[n++] = digits[v & 15];
-	while ((v >>= 4));
-	*buf++ = '0';
-	*buf++ = 'x';
-	for (size_t i = 0; i < n; i++)
-		buf[i] = tmp[n - 1 - i];
-	buf[n] = '\0';
-}
-
 /* buf holds LP_TRACE_STR_MAX + 32 bytes. */
 static void format_value(char *buf, const struct lp_probe_value *v, uint64_t raw, const char *str)
 {
@@ -93,15 +57,15 @@ static void format_value(char *buf, const struct lp_probe_value *v, uint64_t raw
 		int64_t s = (int64_t)u;
 		if (v->size < 8 && (u >> (8 * v->size - 1)) & 1)
 			s = (int64_t)(u | ~mask);
-		lp_tracer_fmt_i64(buf, s);
+		lp_digits_i64(buf, s);
 		break;
 	}
 	case LP_VAL_UINT:
 	case LP_VAL_BOOL:
-		lp_tracer_fmt_u64(buf, u);
+		lp_digits_u64(buf, u);
 		break;
 	case LP_VAL_PTR:
-		fmt_hex(buf, u);
+		lp_digits_hex(buf, u);
 		break;
 	case LP_VAL_STR:
 		if (!raw)
@@ -179,11 +143,11 @@ void lp_tracer_syscall_attrs(struct lp_tracer *t, const struct pinfo *pi,
 		else
 			snprintf(key, sizeof(key), "arg%d", i);
 		if (!pi->nargs || pi->argptr[i])
-			fmt_hex(buf, vals[i]);
+			lp_digits_hex(buf, vals[i]);
 		else if (pi->argint[i])	/* an int: AT_FDCWD is -100 */
-			lp_tracer_fmt_i64(buf, (int)vals[i]);
+			lp_digits_i64(buf, (int)vals[i]);
 		else
-			lp_tracer_fmt_i64(buf, (int64_t)vals[i]);
+			lp_digits_i64(buf, (int64_t)vals[i]);
 		lp_attrs_buf__add(&t->attrs, key, buf);
 	}
 }
@@ -222,7 +186,7 @@ void lp_tracer_probe_attrs(struct lp_tracer *t, const struct pinfo *pi,
 		lp_attrs_buf__add(&t->attrs, "ret", buf);
 	}
 	if (t->calibrated && (pi->kind != LP_PROBE_USDT || usdt_lp_known(t))) {
-		lp_tracer_fmt_u64(buf, ev->lp_ns);
+		lp_digits_u64(buf, ev->lp_ns);
 		lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
 	}
 	if (ev->flags & LP_SPAN_F_TAIL)
@@ -285,7 +249,7 @@ void lp_tracer_on_pycode(struct lp_tracer *t, const struct lp_trace_event_py *e,
 	if (c->file != file)
 		free(file);
 	free(name);
-	lp_tracer_fmt_i64(c->line, (int64_t)e->ev.vals[1]);
+	lp_digits_i64(c->line, (int64_t)e->ev.vals[1]);
 	t->py_matched++;
 }
 
@@ -342,7 +306,7 @@ void lp_tracer_py_attrs(struct lp_tracer *t, const struct lp_trace_event *ev)
 		lp_attrs_buf__add(&t->attrs, "line", c->line);
 	}
 	if (t->calibrated) {
-		lp_tracer_fmt_u64(buf, ev->lp_ns);
+		lp_digits_u64(buf, ev->lp_ns);
 		lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
 	}
 	if (ev->flags & LP_SPAN_F_UNWOUND)
@@ -442,7 +406,7 @@ static int write_open(struct lp_tracer *t, struct lp_writer *w, int fd)
 				uint64_t in = pi->insn && pi->kind != LP_PROBE_PY
 						      ? (uint64_t)lp_tracer_pair_of(t, pi)->entry_in
 						      : 0;
-				lp_tracer_fmt_u64(buf, st->lp_ns - f->lp0 + in);
+				lp_digits_u64(buf, st->lp_ns - f->lp0 + in);
 				lp_attrs_buf__add(&t->attrs, "lp_ns", buf);
 			}
 			add_nspid(t, (pid_t)st->tgid);

@@ -23,6 +23,7 @@
 #include "capture/trace/pyprobe.h"
 #include "capture/trace/dlgate.h"
 #include "trace.skel.h"
+#include "base/digits.h"
 #include "base/util.h"
 
 /* At most this many of its programs lp-trace loads without. */
@@ -248,7 +249,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (ev->start < t->start_ns)
 			return 0;
 		lp_tracer_syscall_attrs(t, pi, ev->vals);
-		lp_tracer_fmt_i64(buf, (int64_t)ev->ret);
+		lp_digits_i64(buf, (int64_t)ev->ret);
 		lp_attrs_buf__add(&t->attrs, "ret", buf);
 		/* No uprobe fires inside a system call; the raw tracepoints'
 		 * programs run before its start and after its end. */
