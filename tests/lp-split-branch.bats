@@ -13,6 +13,11 @@ setup() {
 	TMP=$BATS_TEST_TMPDIR
 }
 
+teardown() {
+	# The live test's server, if a check failed before it was stopped.
+	if [ -n "${W:-}" ]; then kill -KILL "$W" 2>/dev/null || true; fi
+}
+
 # A tracer's stream on one thread: handle_request spans 90-300 (an event
 # at 100 and 150 of demo.c:57, a nested lookup 120-200 with lp_ns 10, an
 # event at 210 of demo.c:60, an event at its very end, 300, which is
@@ -190,15 +195,19 @@ inside_stream() {
 # request's handle_request outside it: lp-split --probe finds that).
 live_pipeline() {
 	L=$(grep -n 'BRANCH \*/' "$LP_TOP/tests/workloads/branchreq.c" | cut -d: -f1)
-	"$WORKLOADS/branchreq" 6 2>"$TMP/w.err" &
+	# branchreq serves until it is stopped, after both recordings: on a
+	# busy machine their start (BPF, calibration) takes seconds.
+	"$WORKLOADS/branchreq" 600 2>"$TMP/w.err" &
 	W=$!
 	sleep 0.2
 	lp-record --pid "$W" --freq 499 --duration 4 --output "$TMP/s.lp" 2>"$TMP/rec.err" &
 	R=$!
 	lp-trace --pid "$W" --duration 4 --output "$TMP/t.lp" 'handle_request(id)' lookup \
-		"branchreq.c:$L" 2>"$TMP/tr.err"
-	reap "$R" 0 10
-	reap "$W" 0 10
+		"branchreq.c:$L" 2>"$TMP/tr.err" || fail "lp-trace: $(cat "$TMP/tr.err")"
+	reap "$R" 0 10 || fail "lp-record: $(cat "$TMP/rec.err")"
+	kill -TERM "$W"
+	reap "$W" 143 10
+	W=
 	lp-join --all-spans "$TMP/s.lp" "$TMP/t.lp" >"$TMP/j.lp"
 	# lp-trace attaches and detaches its probes one after another: a
 	# request before the line's probe or lookup's was there reached them
