@@ -49,8 +49,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'f':
-			if ((fmt = lp_input_format_arg(optarg)) < 0)
-				usage(stderr, 2);
+			if ((fmt = lp_input_format__parse(optarg)) < 0)
+				lp_option_fail("input-format", optarg, "expected auto, lp, perf or folded");
 			o->format = fmt;
 			break;
 		case 'c': o->check = 1; break;

@@ -168,19 +168,17 @@ static void parse_options(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'f':
-			if ((v = lp_input_format_arg(optarg)) < 0)
-				usage(stderr, 2);
+			if ((v = lp_input_format__parse(optarg)) < 0)
+				lp_option_fail("input-format", optarg, "expected auto, lp, perf or folded");
 			o->input = v;
 			break;
 		case OPT_FORMAT:
 			for (v = 0; v < (int)(sizeof(format_names) / sizeof(*format_names)); v++)
 				if (!strcmp(optarg, format_names[v]))
 					break;
-			if (v == (int)(sizeof(format_names) / sizeof(*format_names))) {
-				lp_error("unknown format '%s' (folded, speedscope, svg, latency, "
-					 "trace-event, pprof, heatmap, heatmap-tsv)", optarg);
-				usage(stderr, 2);
-			}
+			if (v == (int)(sizeof(format_names) / sizeof(*format_names)))
+				lp_option_fail("format", optarg, "expected folded, speedscope, svg, latency, "
+					       "trace-event, pprof, heatmap or heatmap-tsv");
 			o->format = v;
 			break;
 		case 'g': o->group = optarg; break;
@@ -228,15 +226,15 @@ static void parse_options(int argc, char **argv, struct options *o)
 	if (windowed && o->format != FMT_FOLDED && o->format != FMT_SPEEDSCOPE &&
 	    o->format != FMT_SVG) {
 		lp_error("--last, --half-life and --every make folded, speedscope or svg output");
-		usage(stderr, 2);
+		exit(2);
 	}
 	if (o->last_ns && o->half_life_ns) {
 		lp_error("--last and --half-life cannot be combined");
-		usage(stderr, 2);
+		exit(2);
 	}
 	if (o->every_ns && (!o->output || !strcmp(o->output, "-"))) {
 		lp_error("--every rewrites a file: give it with -o");
-		usage(stderr, 2);
+		exit(2);
 	}
 }
 

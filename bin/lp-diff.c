@@ -3,7 +3,6 @@
  * "stack countA countB" lines, a differential flame graph, or a ranked
  * report of the functions whose share changed, with p-values. */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,11 +60,6 @@ static void usage(FILE *f)
 		"      --version            the version\n");
 }
 
-static void short_usage(void)
-{
-	fprintf(stderr, "usage: lp-diff [options] BEFORE AFTER (lp-diff --help for the options)\n");
-}
-
 enum {
 	OPT_FORMAT = 256, OPT_REPORT, OPT_ALPHA, OPT_TOP, OPT_ADJUST, OPT_TITLE, OPT_NEGATE,
 	OPT_EVENT, OPT_LP_FRAMES, OPT_VERSION,
@@ -93,19 +87,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void bad_usage(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	lp_error("%s", msg);
-	short_usage();
-	exit(2);
-}
-
 static void parse_options(struct options *o, int argc, char **argv)
 {
 	int c;
@@ -126,7 +107,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 			else if (!strcmp(optarg, "report"))
 				o->format = FORMAT_REPORT;
 			else
-				bad_usage("unknown format '%s': folded, svg or report", optarg);
+				lp_option_fail("format", optarg, "expected folded, svg or report");
 			break;
 		case OPT_REPORT:
 			o->format = FORMAT_REPORT;
@@ -135,7 +116,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 			if (lp_parse_double(optarg, &o->report.alpha, &why) < 0)
 				lp_option_fail("alpha", optarg, why);
 			if (!(o->report.alpha > 0 && o->report.alpha < 1))
-				lp_option_fail("alpha", optarg, "not between 0 and 1");
+				lp_option_fail("alpha", optarg, "must be above 0 and below 1");
 			break;
 		case OPT_TOP:
 			o->report.top = (size_t)lp_option_u64("top", optarg, 0, SIZE_MAX);
@@ -143,7 +124,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case OPT_ADJUST: {
 			int a = lp_diff_adjust__parse(optarg);
 			if (a < 0)
-				bad_usage("unknown --adjust '%s': bh, holm or none", optarg);
+				lp_option_fail("adjust", optarg, "expected bh, holm or none");
 			o->report.adjust = (enum lp_diff_adjust)a;
 			break;
 		}
@@ -156,8 +137,8 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case 'f': {
 			int f = lp_input_format__parse(optarg);
 			if (f < 0)
-				bad_usage("unknown input format '%s': auto, lp, perf or folded",
-					  optarg);
+				lp_option_fail("input-format", optarg,
+					       "expected auto, lp, perf or folded");
 			o->diff.input_format = (enum lp_input_format)f;
 			break;
 		}
@@ -168,7 +149,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case 'g': {
 			char *comma = strchr(optarg, ',');
 			if (!comma || strchr(comma + 1, ','))
-				bad_usage("--group '%s': expected BEFORE,AFTER", optarg);
+				lp_option_fail("group", optarg, "expected BEFORE,AFTER");
 			*comma = '\0';
 			o->diff.groups[0] = *optarg ? optarg : NULL;
 			o->diff.groups[1] = comma[1] ? comma + 1 : NULL;
@@ -188,13 +169,13 @@ static void parse_options(struct options *o, int argc, char **argv)
 		default:
 			if (lp_folded_opts__option(&o->folded, c))
 				break;
-			short_usage();
+			usage(stderr);
 			exit(2);
 		}
 	}
 	if (argc - optind != 2) {
 		lp_error("expected two inputs, BEFORE and AFTER");
-		short_usage();
+		usage(stderr);
 		exit(2);
 	}
 }

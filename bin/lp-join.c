@@ -96,10 +96,8 @@ static int parse_options(int argc, char **argv, struct lp_join_opts *o, bool *ve
 			break;
 		case OPT_SAMPLES_FORMAT: {
 			int f = lp_input_format__parse(optarg);
-			if (f < 0 || f == LP_INPUT_FOLDED) {
-				lp_error("--samples-format '%s': expected auto, lp or perf", optarg);
-				return 2;
-			}
+			if (f < 0 || f == LP_INPUT_FOLDED)
+				lp_option_fail("samples-format", optarg, "expected auto, lp or perf");
 			o->samples_format = f;
 			break;
 		}

@@ -145,7 +145,7 @@ static int parse_call_graph(const char *arg, enum lp_call_graph *g, uint32_t *by
 	if (lp_parse_u64(arg + 6, 65536, &v, &why) < 0)
 		lp_option_fail("call-graph", arg, why);
 	if (v < 512)
-		lp_option_fail("call-graph", arg, "at least 512 bytes of stack");
+		lp_option_fail("call-graph", arg, "must be at least 512 bytes of stack");
 	*bytes = (uint32_t)((v + 511) / 512 * 512);
 	return 0;
 }
@@ -191,10 +191,8 @@ static const struct option longopts[] = {
 static void set_mode(struct options *o, const char *arg)
 {
 	if (strcmp(arg, "cpu") && strcmp(arg, "snapshot") && strcmp(arg, "off") &&
-	    strcmp(arg, "wall")) {
-		lp_error("invalid mode '%s': cpu, off, wall or snapshot", arg);
-		exit(2);
-	}
+	    strcmp(arg, "wall"))
+		lp_option_fail("mode", arg, "expected cpu, off, wall or snapshot");
 	o->snapshot = !strcmp(arg, "snapshot");
 	o->mode = !strcmp(arg, "off") ? LP_RECORD_OFF :
 		  !strcmp(arg, "wall") ? LP_RECORD_WALL : LP_RECORD_CPU;
@@ -222,10 +220,8 @@ static void set_option(struct options *o, int c, const char *arg)
 	case 'd': o->duration_ns = lp_option_duration("duration", arg, true); break;
 	case 'o': o->output = arg; break;
 	case 'g':
-		if (parse_call_graph(arg, &o->call_graph, &o->dwarf_bytes) < 0) {
-			lp_error("invalid call graph '%s': auto, fp, dwarf or dwarf,BYTES", arg);
-			exit(2);
-		}
+		if (parse_call_graph(arg, &o->call_graph, &o->dwarf_bytes) < 0)
+			lp_option_fail("call-graph", arg, "expected auto, fp, dwarf or dwarf,BYTES");
 		break;
 	case 'p': o->pids = arg; break;
 	case 'a': o->all = true; break;
@@ -244,7 +240,7 @@ static void set_option(struct options *o, int c, const char *arg)
 	case 'B':
 		o->ring_bytes = lp_option_u64("ring-size", arg, 4096, 1u << 30);
 		if (o->ring_bytes & (o->ring_bytes - 1))
-			lp_option_fail("ring-size", arg, "not a power of two");
+			lp_option_fail("ring-size", arg, "must be a power of two");
 		break;
 	case OPT_MAX_PIDS:
 		o->max_pids = (uint32_t)lp_option_u64("max-pids", arg, 1, LP_TARGET_MAX_PIDS_LIMIT);
@@ -260,10 +256,8 @@ static void set_option(struct options *o, int c, const char *arg)
 	case OPT_INSIDE: add_inside(o, arg); break;
 	case OPT_CONTROL: o->control = arg; break;
 	case OPT_BACKEND:
-		if (strcmp(arg, "auto") && strcmp(arg, "bpf") && strcmp(arg, "perf")) {
-			lp_error("invalid backend '%s': auto, bpf or perf", arg);
-			exit(2);
-		}
+		if (strcmp(arg, "auto") && strcmp(arg, "bpf") && strcmp(arg, "perf"))
+			lp_option_fail("backend", arg, "expected auto, bpf or perf");
 		o->backend_given = strcmp(arg, "auto") != 0;
 		o->backend = !strcmp(arg, "perf") ? LP_BACKEND_PERF : LP_BACKEND_BPF;
 		break;
@@ -292,9 +286,11 @@ static struct options parse_options(int argc, char **argv, char ***cmd)
 	while ((c = getopt_long(argc, argv, "+F:d:o:p:avhi:", longopts, NULL)) != -1)
 		set_option(&o, c, optarg);
 	*cmd = optind < argc ? argv + optind : NULL;
-	if ((o.pids != NULL) + o.all + (*cmd != NULL) != 1) {
+	int ntargets = (o.pids != NULL) + o.all + (*cmd != NULL);
+	if (ntargets != 1) {
 		lp_error("name one target: -p PID, -a or -- CMD");
-		usage(stderr);
+		if (!ntargets)
+			usage(stderr);
 		exit(2);
 	}
 	if (o.snapshot && o.all) {

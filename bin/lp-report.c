@@ -102,7 +102,7 @@ static void parse_options(int argc, char **argv, struct options *opts)
 			if (lp_parse_double(optarg, &o->min_share, &why) < 0)
 				lp_option_fail("min-share", optarg, why);
 			if (!(o->min_share >= 0 && o->min_share < 1))
-				lp_option_fail("min-share", optarg, "not in [0, 1)");
+				lp_option_fail("min-share", optarg, "must be at least 0 and below 1");
 			break;
 		case OPT_TOP:
 			o->top = (size_t)lp_option_u64("top", optarg, 1, 100000);

@@ -73,19 +73,14 @@ static void usage(FILE *f)
 
 enum { OPT_ABOVE = 256, OPT_BELOW, OPT_OUTSIDE, OPT_VERSION, OPT_RAW, OPT_CONFIDENCE, OPT_LP_FRAMES };
 
-static int bad(const char *opt, const char *arg, const char *why)
-{
-	lp_error("%s '%s': %s", opt, arg, why);
-	return 2;
-}
-
-/* "FROM-TO", each a duration from the first time read or @NS. */
-static int parse_time(const char *arg, struct lp_split_opts *o)
+/* "FROM-TO", each a duration from the first time read or @NS; exits 2 on
+ * a bad one. */
+static void parse_time(const char *arg, struct lp_split_opts *o)
 {
 	const char *dash = strchr(arg, '-');
 	const char *why;
 	if (!dash)
-		return bad("--time", arg, "expected FROM-TO");
+		lp_option_fail("time", arg, "expected FROM-TO");
 	char *from = lp_strndup(arg, dash - arg);
 	const char *to = dash + 1;
 	int64_t *dst[2] = { &o->time_from, &o->time_to };
@@ -101,16 +96,15 @@ static int parse_time(const char *arg, struct lp_split_opts *o)
 			*abs[i] = true;
 			if (lp_parse_i64(v + 1, 0, INT64_MAX, dst[i], &why) < 0) {
 				free(from);
-				return bad("--time", arg, why);
+				lp_option_fail("time", arg, why);
 			}
 		} else if (lp_parse_duration(v, dst[i], &why) < 0) {
 			free(from);
-			return bad("--time", arg, why);
+			lp_option_fail("time", arg, why);
 		}
 	}
 	free(from);
 	o->has_time = true;
-	return 0;
 }
 
 /* What the options gather into arrays, before they are handed to
@@ -122,14 +116,15 @@ struct lists {
 	size_t npreds, nfiles;
 };
 
-/* --above, --below, --outside FILE or --group NAME=FILE. */
-static int parse_group_file(int c, const char *arg, struct lists *l)
+/* --above, --below, --outside FILE or --group NAME=FILE; exits 2 on a bad
+ * one. */
+static void parse_group_file(int c, const char *arg, struct lists *l)
 {
 	struct lp_split_file f = { .path = arg };
 	if (c == 'g') {
 		char *eq = strchr(arg, '=');
 		if (!eq || eq == arg || !eq[1])
-			return bad("--group", arg, "expected NAME=FILE");
+			lp_option_fail("group", arg, "expected NAME=FILE");
 		f.group = lp_strndup(arg, eq - arg);
 		f.path = eq + 1;
 	} else {
@@ -137,7 +132,6 @@ static int parse_group_file(int c, const char *arg, struct lists *l)
 	}
 	l->files = lp_reallocarray(l->files, l->nfiles + 1, sizeof(*l->files));
 	l->files[l->nfiles++] = f;
-	return 0;
 }
 
 static const struct option longopts[] = {
@@ -168,29 +162,29 @@ static const struct option longopts[] = {
 static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct lists *l)
 {
 	const char *why;
-	int c, rc = 0;
+	int c;
 
-	while (!rc && (c = getopt_long(argc, argv, "P:t:e:T:w:g:O:lo:LW:r:qf:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "P:t:e:T:w:g:O:lo:LW:r:qf:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'T':
-			rc = parse_time(optarg, o);
+			parse_time(optarg, o);
 			break;
 		case 'w':
 			l->preds = lp_reallocarray(l->preds, l->npreds + 1, sizeof(*l->preds));
 			if (lp_split_pred__parse(optarg, &l->preds[l->npreds], &why) < 0)
-				return bad("--where", optarg, why);
+				lp_option_fail("where", optarg, why);
 			l->npreds++;
 			break;
 		case OPT_ABOVE:
 		case OPT_BELOW:
 		case OPT_OUTSIDE:
 		case 'g':
-			rc = parse_group_file(c, optarg, l);
+			parse_group_file(c, optarg, l);
 			break;
 		case 'O': {
 			const char *pc = strstr(optarg, "%s");
 			if (!pc || strstr(pc + 2, "%s") || strchr(optarg, '%') != pc)
-				return bad("--output-pattern", optarg, "needs exactly one %s");
+				lp_option_fail("output-pattern", optarg, "expected exactly one %s");
 			o->pattern = optarg;
 			break;
 		}
@@ -206,7 +200,7 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 		case 'W':
 			o->window_ns = lp_option_duration("window", optarg, true);
 			if (o->window_ns < 8)
-				return bad("--window", optarg, "at least 8ns");
+				lp_option_fail("window", optarg, "must be at least 8ns");
 			break;
 		case 'r':
 			o->report = optarg;
@@ -217,7 +211,7 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 		case 'f': {
 			int f = lp_input_format__parse(optarg);
 			if (f < 0)
-				return bad("--input-format", optarg, "expected auto, lp, perf or folded");
+				lp_option_fail("input-format", optarg, "expected auto, lp, perf or folded");
 			o->format = f;
 			break;
 		}
@@ -230,9 +224,9 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 		case OPT_CONFIDENCE: {
 			double v;
 			if (lp_parse_double(optarg, &v, &why) < 0)
-				return bad("--confidence", optarg, why);
+				lp_option_fail("confidence", optarg, why);
 			if (!(v > 0.5 && v <= 1))
-				return bad("--confidence", optarg, "must be above 0.5 and at most 1");
+				lp_option_fail("confidence", optarg, "must be above 0.5 and at most 1");
 			o->confidence = v;
 			break;
 		}
@@ -242,17 +236,16 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 		case OPT_VERSION:
 			lp_print_version();
 		default:
-			rc = lp_split_cuts__option(&l->cuts, o, c, optarg);
-			if (rc == 1) {
-				rc = 0;
-				break;
-			}
-			if (!rc)
+			switch (lp_split_cuts__option(&l->cuts, o, c, optarg)) {
+			case 1:
+				continue;
+			case 0:
 				usage(stderr);
+			}
 			return 2;
 		}
 	}
-	return rc;
+	return 0;
 }
 
 /* The cuts and the predicates, into o. */

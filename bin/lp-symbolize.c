@@ -110,8 +110,10 @@ int main(int argc, char **argv)
 	}
 
 	if (a2l) {
-		if (optind < argc)
+		if (optind < argc) {
+			lp_error("unexpected argument '%s' (--addr2line reads stdin)", argv[optind]);
 			usage(stderr, 2);
+		}
 		return addr2line_server();
 	}
 

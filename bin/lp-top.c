@@ -124,13 +124,12 @@ static void parse_options(int argc, char **argv, struct options *o)
 			} else if (!strcmp(optarg, "total")) {
 				o->top.sort = LP_TOP_SORT_TOTAL;
 			} else {
-				lp_error("invalid sort '%s': self or total", optarg);
-				usage(stderr, 2);
+				lp_option_fail("sort", optarg, "expected self or total");
 			}
 			break;
 		case 'f':
-			if ((fmt = lp_input_format_arg(optarg)) < 0)
-				usage(stderr, 2);
+			if ((fmt = lp_input_format__parse(optarg)) < 0)
+				lp_option_fail("input-format", optarg, "expected auto, lp, perf or folded");
 			o->format = fmt;
 			break;
 		case 'o':
@@ -147,7 +146,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	}
 	if (modes > 1) {
 		lp_error("--window, --half-life and --all exclude each other");
-		usage(stderr, 2);
+		exit(2);
 	}
 	/* A window follows live input; one report of a whole file that left
 	 * out all but its last 10 s would look like a report of the file. */

@@ -245,7 +245,7 @@ static void set_option(struct options *opt, int c, const char *arg)
 	case OPT_RING:
 		opt->ring_bytes = lp_option_u64("ring-size", arg, 4096, 1u << 30);
 		if (opt->ring_bytes & (opt->ring_bytes - 1))
-			lp_option_fail("ring-size", arg, "not a power of two");
+			lp_option_fail("ring-size", arg, "must be a power of two");
 		break;
 	case 'v': opt->verbose++; break;
 	case OPT_NO_FOLLOW: opt->no_follow = true; break;
@@ -262,7 +262,7 @@ static void set_option(struct options *opt, int c, const char *arg)
 		else if (!strcmp(arg, "insn"))
 			opt->returns = LP_RETURNS_INSN;
 		else
-			lp_option_fail("returns", arg, "not auto, uretprobe or insn");
+			lp_option_fail("returns", arg, "expected auto, uretprobe or insn");
 		break;
 	case OPT_LIST: opt->list = true; break;
 	case OPT_LINES: opt->lines = arg; break;
@@ -286,10 +286,13 @@ static void set_option(struct options *opt, int c, const char *arg)
 static char *discover_exe(const char *pid_arg, char **cmd, const char *binary, pid_t *pid)
 {
 	*pid = 0;
-	if (!!pid_arg + !!cmd + !!binary != 1) {
-		lp_error(pid_arg || cmd || binary ? "-p, -- CMD and a BINARY exclude each other"
-						  : "give -p PID, a BINARY or -- CMD");
+	if (!pid_arg && !cmd && !binary) {
+		lp_error("give -p PID, a BINARY or -- CMD");
 		usage(stderr, 2);
+	}
+	if (!!pid_arg + !!cmd + !!binary > 1) {
+		lp_error("-p, -- CMD and a BINARY exclude each other");
+		exit(2);
 	}
 	if (binary)
 		return lp_strdup(binary);
@@ -321,7 +324,7 @@ static int discover(const struct options *opt, char **cmd, int nargs, char **arg
 {
 	if (opt->list + !!opt->lines + !!opt->vars > 1) {
 		lp_error("--list, --lines and --vars exclude each other");
-		usage(stderr, 2);
+		exit(2);
 	}
 	if (cmd && !cmd[0]) {
 		lp_error("no command after --");
@@ -359,11 +362,11 @@ static int discover(const struct options *opt, char **cmd, int nargs, char **arg
 		struct lp_probe_spec *spec = lp_probe_spec__parse(text, false);
 		enum lp_probe_type want = opt->lines ? LP_PROBE_FUNC : LP_PROBE_LINE;
 		if (spec && spec->type != want) {
-			lp_error(opt->lines ? "--lines '%s': not a function (FUNC or LIB:FUNC)"
-					    : "--vars '%s': not a source line (FILE:LINE)", text);
 			lp_probe_spec__free(spec);
 			free(exe);
-			exit(2);
+			lp_option_fail(opt->lines ? "lines" : "vars", text,
+				       opt->lines ? "expected a function, FUNC or LIB:FUNC"
+						  : "expected a source line, FILE:LINE");
 		}
 		if (!spec)
 			exit(2);
@@ -433,8 +436,12 @@ static void parse(struct trace *t, int argc, char **argv)
 		lp_error("no probe given (or --control FIFO, to add them while tracing)");
 		usage(stderr, 2);
 	}
-	if (!!t->opt.pids == !!(t->cmd && t->cmd[0])) {
-		lp_error(t->opt.pids ? "-p and a command exclude each other" : "no target: give -p PID or -- CMD");
+	if (t->opt.pids && t->cmd && t->cmd[0]) {
+		lp_error("-p and a command exclude each other");
+		exit(2);
+	}
+	if (!t->opt.pids && !(t->cmd && t->cmd[0])) {
+		lp_error("no target: give -p PID or -- CMD");
 		usage(stderr, 2);
 	}
 	/* A key: probe is two probes (its start and end) or one (a

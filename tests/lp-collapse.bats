@@ -45,11 +45,11 @@ two_samples() {
 	[ -z "$output" ]
 	run --separate-stderr lp-collapse --format pdf "$MISC"
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"lp-collapse: unknown format 'pdf'"* ]]
+	[ "$stderr" = "lp-collapse: --format 'pdf': expected folded, speedscope, svg, latency, trace-event, pprof, heatmap or heatmap-tsv" ]
 	[ -z "$output" ]
 	run --separate-stderr lp-collapse --input-format xml "$MISC"
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"lp-collapse: unknown input format 'xml'"* ]]
+	[ "$stderr" = "lp-collapse: --input-format 'xml': expected auto, lp, perf or folded" ]
 	run --separate-stderr lp-collapse --event-filter
 	[ "$status" -eq 2 ]
 }

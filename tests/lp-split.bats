@@ -158,7 +158,7 @@ durations() {
 	[[ "$stderr" == "lp-split: --label writes one stream"* ]]
 	run --separate-stderr -2 lp-split -P 90 -t 1ms --above a.lp x.lp
 	run --separate-stderr -2 lp-split -P 90 -O 'x.lp' x.lp
-	[[ "$stderr" == "lp-split: --output-pattern 'x.lp': needs exactly one %s" ]]
+	[ "$stderr" = "lp-split: --output-pattern 'x.lp': expected exactly one %s" ]
 	run --separate-stderr -2 lp-split -P 90 --time 1s x.lp
 	run --separate-stderr -1 lp-split -P 90 --above "$TMP/a.lp" "$TMP/missing.lp"
 	[[ "$stderr" == *"missing.lp"*"No such file or directory"* ]]

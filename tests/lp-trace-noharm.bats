@@ -27,7 +27,7 @@ span_kinds() {
 
 @test "lp-trace-noharm: --returns takes auto, uretprobe or insn" {
 	run -2 lp-trace --returns maybe traced -- true
-	assert_output "lp-trace: --returns 'maybe': not auto, uretprobe or insn"
+	assert_output "lp-trace: --returns 'maybe': expected auto, uretprobe or insn"
 }
 
 @test "lp-trace-noharm: C++ exceptions through traced calls: the program runs to the end, every return a span, the calls left end at the catch" {

@@ -30,7 +30,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	run -2 lp-trace --duration 0 fib -- true
 	assert_output "lp-trace: --duration '0': must be positive"
 	run -2 lp-trace --ring-size 5000 fib -- true
-	assert_output "lp-trace: --ring-size '5000': not a power of two"
+	assert_output "lp-trace: --ring-size '5000': must be a power of two"
 	run -2 lp-trace 'syscall:frobnicate' -- true
 	assert_output --partial "lp-trace: probe 'syscall:frobnicate': no system call 'frobnicate'"
 	run -2 lp-trace fib -p 1 -- true
@@ -334,7 +334,7 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	run -1 lp-trace nap -p "$gone"
 	assert_output "lp-trace: no process with pid $gone"
 	run -1 lp-trace nap -p 12x
-	assert_output "lp-trace: invalid pid '12x': not a number"
+	assert_output "lp-trace: --pid '12x': not a number"
 	cp "$WORKLOADS/fib" "$T/fib-stripped"
 	strip "$T/fib-stripped"
 	run -1 lp-trace fib -- "$T/fib-stripped"

@@ -46,7 +46,7 @@ many_functions() {
 	run -0 --separate-stderr lp-join --max-held 09 /dev/null /dev/null
 	[ -z "$stderr" ] || fail "$stderr"
 	# A power of two in octal is no longer one.
-	bad "lp-record: --ring-size '010000': not a power of two" \
+	bad "lp-record: --ring-size '010000': must be a power of two" \
 		lp-record --ring-size 010000 --call-graph frob --all
 
 	local v why
@@ -66,12 +66,12 @@ many_functions() {
 	bad "lp-record: --freq '0': must be at least 1" lp-record --freq 0 --all
 	bad "lp-record: --freq '100001': must be at most 100000" lp-record --freq 100001 --all
 	bad "lp-record: --freq '0x63': not a decimal number" lp-record --freq 0x63 --all
-	bad "lp-record: --call-graph 'dwarf,0511': at least 512 bytes of stack" \
+	bad "lp-record: --call-graph 'dwarf,0511': must be at least 512 bytes of stack" \
 		lp-record --call-graph dwarf,0511 --all
 	bad "lp-record: --call-graph 'dwarf,0x200': not a decimal number" \
 		lp-record --call-graph dwarf,0x200 --all
 	# dwarf,0600 is 600 bytes (octal 0600 was 384, refused)
-	bad "lp-record: --ring-size '5000': not a power of two" \
+	bad "lp-record: --ring-size '5000': must be a power of two" \
 		lp-record --call-graph dwarf,0600 --ring-size 5000 --all
 	bad "lp-collapse: --rows '1e2': not a number" lp-collapse --rows 1e2
 	bad "lp-top: --functions '-1': must be at least 0" lp-top --functions -1
@@ -286,12 +286,82 @@ short_options() {
 	EOF
 	# lp-diff's -f is the input format now, --groups the old name of --group.
 	printf 'main;a 1\n' >"$T/a.folded"
-	run -2 --separate-stderr lp-diff -f report "$T/a.folded" "$T/a.folded"
-	[[ $stderr == "lp-diff: unknown input format 'report': auto, lp, perf or folded"* ]]
+	bad "lp-diff: --input-format 'report': expected auto, lp, perf or folded" \
+		lp-diff -f report "$T/a.folded" "$T/a.folded"
 	run -0 lp-diff -f folded "$T/a.folded" "$T/a.folded"
 	assert_output "main;a 1 1"
 	run -0 lp-diff --groups , "$T/a.folded" "$T/a.folded"
 	assert_output "main;a 1 1"
+}
+
+@test "a bad value of an option with a fixed set: PROG: --NAME 'VALUE': expected ..., exit 2, in every program" {
+	local p opt v want help n=0
+	# -f, --input-format wherever a program reads profiles; the short
+	# letter is named by its long option too
+	for p in $(programs); do
+		help=$("$p" --help)
+		[[ $help == *"-f, --input-format"* ]] || continue
+		for opt in -f --input-format; do
+			bad "$p: --input-format 'xml': expected auto, lp, perf or folded" "$p" "$opt" xml
+		done
+		n=$((n + 1))
+	done
+	[ "$n" -eq 6 ] || fail "-f, --input-format in $n programs, not 6"
+	while IFS='|' read -r p opt v want; do
+		bad "$p: $opt '$v': expected $want" "$p" "$opt" "$v"
+	done <<-'EOF'
+		lp-collapse|--format|pdf|folded, speedscope, svg, latency, trace-event, pprof, heatmap or heatmap-tsv
+		lp-diff|--format|pdf|folded, svg or report
+		lp-diff|--adjust|bonf|bh, holm or none
+		lp-diff|--group|fast|BEFORE,AFTER
+		lp-join|--samples-format|folded|auto, lp or perf
+		lp-record|--mode|frob|cpu, off, wall or snapshot
+		lp-record|--call-graph|frob|auto, fp, dwarf or dwarf,BYTES
+		lp-record|--backend|frob|auto, bpf or perf
+		lp-report|--group|below|A,B
+		lp-split|--group|fast|NAME=FILE
+		lp-split|--time|5s|FROM-TO
+		lp-top|--sort|frob|self or total
+		lp-trace|--returns|frob|auto, uretprobe or insn
+	EOF
+	# a probe of the wrong kind, in BINARY (not read before)
+	bad "lp-trace: --lines 'demo.c:3': expected a function, FUNC or LIB:FUNC" \
+		lp-trace --lines demo.c:3 "$BASH"
+	bad "lp-trace: --vars 'main': expected a source line, FILE:LINE" lp-trace --vars main "$BASH"
+}
+
+# usage_error WANT_FIRST_LINE CMD...: exit 2, WANT_FIRST_LINE on stderr, then
+# the program's usage, nothing on stdout.
+usage_error() {
+	local want=$1
+	shift
+	run -2 --separate-stderr timeout 10 "$@"
+	[ "${stderr_lines[0]}" = "$want" ] || fail "$*: stderr '$stderr', want '$want' first"
+	[[ ${stderr_lines[1]} == "usage: $1 "* ]] || fail "$*: no usage after '$want': '$stderr'"
+	[ -z "$output" ] || fail "$*: wrote '$output' to stdout"
+}
+
+@test "bad usage: an unknown option or wrong operands, the message then the usage; options that conflict, one line" {
+	local p
+	for p in $(programs); do
+		usage_error "$p: unrecognized option '--no-such-option'" "$p" --no-such-option
+	done
+	usage_error "lp-diff: expected two inputs, BEFORE and AFTER" lp-diff /dev/null
+	usage_error "lp-join: expected two inputs, SAMPLES and SPANS" lp-join /dev/null
+	usage_error "lp-report: expected at most one INPUT" lp-report /dev/null /dev/null
+	usage_error "lp-split: expected at most one INPUT" lp-split /dev/null /dev/null
+	usage_error "lp-record: name one target: -p PID, -a or -- CMD" lp-record
+	usage_error "lp-trace: no probe given (or --control FIFO, to add them while tracing)" lp-trace
+	usage_error "lp-trace: no target: give -p PID or -- CMD" lp-trace fib
+	usage_error "lp-symbolize: unexpected argument 'x' (--addr2line reads stdin)" \
+		lp-symbolize --addr2line x
+	# the message says all there is to say
+	bad "lp-collapse: --last and --half-life cannot be combined" \
+		lp-collapse --last 1s --half-life 1s /dev/null
+	bad "lp-top: --window, --half-life and --all exclude each other" lp-top -a -W 1s /dev/null
+	bad "lp-record: name one target: -p PID, -a or -- CMD" lp-record -a -p 1
+	bad "lp-trace: -p and a command exclude each other" lp-trace fib -p 1 -- true
+	bad "lp-join: only one of SAMPLES and SPANS can be stdin" lp-join - -
 }
 
 @test "--help, -h and --version check their writes: to a full disk, exit 1 with a message" {

@@ -341,7 +341,7 @@ stack_figures() {
 	run -2 --separate-stderr lp-record --mode snapshot -a
 	[ "$stderr" = "lp-record: --mode snapshot needs -p PID or -- CMD (not -a)" ]
 	run -2 --separate-stderr lp-record --mode frob -p 1
-	[ "$stderr" = "lp-record: invalid mode 'frob': cpu, off, wall or snapshot" ]
+	[ "$stderr" = "lp-record: --mode 'frob': expected cpu, off, wall or snapshot" ]
 	run -2 --separate-stderr lp-record --mode snapshot --count 0 --pid 1
 	[ "$stderr" = "lp-record: --count '0': must be at least 1" ]
 	run -2 --separate-stderr lp-record --mode snapshot --interval 0 --pid 1

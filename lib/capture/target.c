@@ -134,7 +134,7 @@ struct lp_target *lp_target__from_pids(const char *list)
 		int64_t v;
 		const char *why;
 		if (lp_parse_i64(item, 1, INT_MAX, &v, &why) < 0) {
-			lp_error("invalid pid '%s': %s", item, why);
+			lp_error("--pid '%s': %s", item, why);
 			free(item);
 			goto fail;
 		}

@@ -27,7 +27,7 @@
 struct lp_target;
 
 /* "1234" or "1234,5678".  NULL after reporting on stderr (lp_error) a bad
- * number ("invalid pid 'x': not a number") or a process that does not exist
+ * number ("--pid 'x': not a number") or a process that does not exist
  * or has already exited ("no process with pid 1234"). */
 struct lp_target *lp_target__from_pids(const char *list);
 

@@ -38,12 +38,3 @@ void lp_free_inputs(struct lp_reader **readers, int n)
 		lp_reader__free(readers[i]);
 	free(readers);
 }
-
-int lp_input_format_arg(const char *arg)
-{
-	int fmt = lp_input_format__parse(arg);
-
-	if (fmt < 0)
-		lp_error("unknown input format '%s' (auto, lp, perf, folded)", arg);
-	return fmt;
-}

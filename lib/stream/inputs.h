@@ -16,8 +16,4 @@ struct lp_reader **lp_open_inputs(char **paths, int n, enum lp_input_format fmt,
 				  const struct lp_input_opts *opts);
 void lp_free_inputs(struct lp_reader **readers, int n);
 
-/* --input-format ARG for the filters that say it this way: the format, or
- * -1 after "unknown input format 'ARG' (auto, lp, perf, folded)". */
-int lp_input_format_arg(const char *arg);
-
 #endif
