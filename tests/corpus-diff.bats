@@ -8,11 +8,7 @@ bats_require_minimum_version 1.5.0
 load helpers/common
 
 setup() {
-	TMP=$(mktemp -d)
-}
-
-teardown() {
-	rm -rf "$TMP"
+	T=$BATS_TEST_TMPDIR
 }
 
 # Cases whose "before" input has a count-less line: expected to be refused.
@@ -27,14 +23,14 @@ rejected='diff/inferno-bad-before'
 		read -r before after <<<"$inputs"
 		if [ "$opts" = '(none)' ]; then opts=; fi
 		# shellcheck disable=SC2086
-		if ! lp-diff $opts "$CORPUS/$before" "$CORPUS/$after" >"$TMP/out" 2>"$TMP/err"; then
+		if ! lp-diff $opts "$CORPUS/$before" "$CORPUS/$after" >"$T/out" 2>"$T/err"; then
 			failed+=" $name(exit)"
 			continue
 		fi
 		# lp-diff sorts its output itself: it must already be in C order.
-		LC_ALL=C sort "$TMP/out" >"$TMP/sorted"
-		cmp -s "$TMP/out" "$TMP/sorted" || failed+=" $name(unsorted)"
-		cmp -s "$TMP/sorted" "$CORPUS/$expected" || failed+=" $name"
+		LC_ALL=C sort "$T/out" >"$T/sorted"
+		cmp -s "$T/out" "$T/sorted" || failed+=" $name(unsorted)"
+		cmp -s "$T/sorted" "$CORPUS/$expected" || failed+=" $name"
 		n=$((n + 1))
 	done <"$CORPUS/cases.tsv"
 	echo "compared $n cases; failed:${failed:- none}"
@@ -55,8 +51,8 @@ rejected='diff/inferno-bad-before'
 @test "corpus: the rest of bad_before.txt agrees with difffolded.pl" {
 	# Without its count-less line the input is good: then the output is
 	# difffolded.pl's, less the " 0 0" line that line produced.
-	grep -v '_\[k\]$' "$CORPUS/inferno/diff-folded/bad_before.txt" >"$TMP/before"
-	run -0 lp-diff "$TMP/before" "$CORPUS/inferno/diff-folded/after.txt"
-	grep -vx ' 0 0' "$CORPUS/inferno/diff-folded/results-pl/bad_before.txt" >"$TMP/expected"
-	[ "$output" = "$(cat "$TMP/expected")" ]
+	grep -v '_\[k\]$' "$CORPUS/inferno/diff-folded/bad_before.txt" >"$T/before"
+	run -0 lp-diff "$T/before" "$CORPUS/inferno/diff-folded/after.txt"
+	grep -vx ' 0 0' "$CORPUS/inferno/diff-folded/results-pl/bad_before.txt" >"$T/expected"
+	[ "$output" = "$(cat "$T/expected")" ]
 }

@@ -9,14 +9,8 @@
 bats_require_minimum_version 1.5.0
 load helpers/common
 
-setup() {
-	load_bats_libs
-	TMP=$(mktemp -d)
-}
-
 teardown() {
 	if [ -n "${BG:-}" ]; then kill "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
-	rm -rf "$TMP"
 }
 
 # The value of key K in the first cost record of WHAT in FILE ("" if none):
@@ -33,16 +27,16 @@ cost_attr() {
 
 @test "cost: cpu mode writes a sample cost right after the header, before any sample, with its attributes" {
 	require_root
-	run -0 --separate-stderr lp-record -F 999 -o "$TMP/r.lp" -- "$WORKLOADS/timedcalls" 2000
-	run -0 lp-cat --check "$TMP/r.lp"
-	[ "$(grep -c '^cost' "$TMP/r.lp")" -eq 1 ] || fail "not one cost record"
-	sed -n 2p "$TMP/r.lp" | grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\tunwind=auto\tfreq_hz=999\tsd_ns=[0-9]+\tn=[0-9]+$' ||
-		fail "line 2 is not the sample's cost: $(sed -n 2p "$TMP/r.lp")"
-	first=$(grep -n -m1 '^sample' "$TMP/r.lp" | cut -d: -f1)
+	run -0 --separate-stderr lp-record -F 999 -o "$T/r.lp" -- "$WORKLOADS/timedcalls" 2000
+	run -0 lp-cat --check "$T/r.lp"
+	[ "$(grep -c '^cost' "$T/r.lp")" -eq 1 ] || fail "not one cost record"
+	sed -n 2p "$T/r.lp" | grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\tunwind=auto\tfreq_hz=999\tsd_ns=[0-9]+\tn=[0-9]+$' ||
+		fail "line 2 is not the sample's cost: $(sed -n 2p "$T/r.lp")"
+	first=$(grep -n -m1 '^sample' "$T/r.lp" | cut -d: -f1)
 	[ "$first" -gt 2 ] || fail "no sample after the cost record"
-	ns=$(cost_attr "$TMP/r.lp" sample ns)
-	n=$(cost_attr "$TMP/r.lp" sample n)
-	sd=$(cost_attr "$TMP/r.lp" sample sd_ns)
+	ns=$(cost_attr "$T/r.lp" sample ns)
+	n=$(cost_attr "$T/r.lp" sample n)
+	sd=$(cost_attr "$T/r.lp" sample sd_ns)
 	echo "cost $ns ns, sd $sd, n $n"
 	# Here a sample costs ~20-40 us (a virtualised timer interrupt).
 	between "$ns" 1000 200000 || fail "implausible cost $ns ns"
@@ -51,8 +45,8 @@ cost_attr() {
 	# was switched out on a busy machine.
 	between "$n" 20 400 || fail "calibrated on $n samples"
 	# Measured when recording started: before the first sample.
-	t=$(cost_attr "$TMP/r.lp" sample time)
-	t0=$(awk -F'\t' '$1 == "sample" { print $2; exit }' "$TMP/r.lp")
+	t=$(cost_attr "$T/r.lp" sample time)
+	t0=$(awk -F'\t' '$1 == "sample" { print $2; exit }' "$T/r.lp")
 	[ "$t" -le "$t0" ] || fail "cost at $t, after the first sample at $t0"
 	# The summary says it too, last, after the counts and the whole
 	# stacks (and the modules where the others end, if any).
@@ -74,27 +68,27 @@ cost_attr() {
 	# here (a virtualised timer interrupt is most of a sample: ~21 us
 	# either way, medians of 5 at 4999 Hz), too close to order them on a
 	# busy machine; 64 KiB copied and put into the ring is not.
-	run -0 lp-record -F 999 --call-graph dwarf -d 0.01 -o "$TMP/d8.lp" -- sleep 1
-	sed -n 2p "$TMP/d8.lp" | grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\tunwind=dwarf\tfreq_hz=999\t' ||
-		fail "$(sed -n 2p "$TMP/d8.lp")"
+	run -0 lp-record -F 999 --call-graph dwarf -d 0.01 -o "$T/d8.lp" -- sleep 1
+	sed -n 2p "$T/d8.lp" | grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\tunwind=dwarf\tfreq_hz=999\t' ||
+		fail "$(sed -n 2p "$T/d8.lp")"
 	# Alternately, five of each: the median of each kind.
 	for r in 1 2 3 4 5; do
-		lp-record -F 999 --call-graph fp -d 0.01 -o "$TMP/fp$r.lp" -- sleep 1 2>/dev/null ||
+		lp-record -F 999 --call-graph fp -d 0.01 -o "$T/fp$r.lp" -- sleep 1 2>/dev/null ||
 			fail "fp run $r"
-		cost_attr "$TMP/fp$r.lp" sample ns >> "$TMP/fp"
-		lp-record -F 999 --call-graph dwarf,65536 -d 0.01 -o "$TMP/dw$r.lp" -- sleep 1 \
+		cost_attr "$T/fp$r.lp" sample ns >> "$T/fp"
+		lp-record -F 999 --call-graph dwarf,65536 -d 0.01 -o "$T/dw$r.lp" -- sleep 1 \
 			2>/dev/null || fail "dwarf run $r"
-		cost_attr "$TMP/dw$r.lp" sample ns >> "$TMP/dw"
-		[ "$(cost_attr "$TMP/dw$r.lp" sample unwind)" = dwarf ] || fail "dwarf run $r"
+		cost_attr "$T/dw$r.lp" sample ns >> "$T/dw"
+		[ "$(cost_attr "$T/dw$r.lp" sample unwind)" = dwarf ] || fail "dwarf run $r"
 	done
-	fp=$(sort -n "$TMP/fp" | sed -n 3p)
-	dw=$(sort -n "$TMP/dw" | sed -n 3p)
+	fp=$(sort -n "$T/fp" | sed -n 3p)
+	dw=$(sort -n "$T/dw" | sed -n 3p)
 	# Each run's dwarf against the fp run just before it, the median of
 	# the five: the machine's speed moves over seconds (fp runs of 25 to
 	# 47 us in one clean-clone run, the medians 36 and 42 us), and a pair
 	# taken together shares it.
-	ratio=$(paste "$TMP/fp" "$TMP/dw" | awk '$1 > 0 { print $2 / $1 }' | sort -g | sed -n 3p)
-	echo "fp: $(tr '\n' ' ' < "$TMP/fp")-> $fp; dwarf,65536: $(tr '\n' ' ' < "$TMP/dw")-> $dw; median ratio of the pairs $ratio"
+	ratio=$(paste "$T/fp" "$T/dw" | awk '$1 > 0 { print $2 / $1 }' | sort -g | sed -n 3p)
+	echo "fp: $(tr '\n' ' ' < "$T/fp")-> $fp; dwarf,65536: $(tr '\n' ' ' < "$T/dw")-> $dw; median ratio of the pairs $ratio"
 	# Plausible: a microsecond to a millisecond.  How dear a sample is
 	# depends on the day's host: fp 74 us and dwarf,65536 275 us here on
 	# a slow one (the ratio 3.7), fp 20-40 us on others.
@@ -116,11 +110,11 @@ cost_attr() {
 
 @test "cost: --calibrate 0 measures nothing and writes no cost record; a bad duration is bad usage" {
 	require_root
-	run -0 --separate-stderr lp-record --calibrate 0 -F 999 -o "$TMP/r.lp" -- "$WORKLOADS/timedcalls" 2000
-	run -1 grep -c '^cost' "$TMP/r.lp"
+	run -0 --separate-stderr lp-record --calibrate 0 -F 999 -o "$T/r.lp" -- "$WORKLOADS/timedcalls" 2000
+	run -1 grep -c '^cost' "$T/r.lp"
 	[[ $stderr != *"each sample cost"* ]] || fail "$stderr"
-	run -0 --separate-stderr lp-record --calibrate 0 --mode wall -d 0.1 -o "$TMP/w.lp" -- sleep 1
-	run -1 grep -c '^cost' "$TMP/w.lp"
+	run -0 --separate-stderr lp-record --calibrate 0 --mode wall -d 0.1 -o "$T/w.lp" -- sleep 1
+	run -1 grep -c '^cost' "$T/w.lp"
 	[[ $stderr != *"cost"* ]] || fail "$stderr"
 	run -2 --separate-stderr lp-record --calibrate 1x -a
 	[ "$stderr" = "lp-record: --calibrate '1x': unknown unit (ns, us, ms, s, m, h; a bare number is seconds)" ] || fail "$stderr"
@@ -128,12 +122,12 @@ cost_attr() {
 
 @test "cost: off and wall modes write a block cost (how=clock), wall a sample cost too, off none" {
 	require_root
-	run -0 --separate-stderr lp-record --mode off -d 0.1 -o "$TMP/off.lp" -- "$WORKLOADS/pingpong" 2000
-	sed -n 2p "$TMP/off.lp" | grep -qE $'^cost\t[0-9]+\tblock\t[0-9]+\tsd_ns=[0-9]+\tn=[0-9]+\thow=clock$' ||
-		fail "$(sed -n 2p "$TMP/off.lp")"
-	[ "$(grep -c '^cost' "$TMP/off.lp")" -eq 1 ] || fail "off: not one cost record"
-	b=$(cost_attr "$TMP/off.lp" block ns)
-	n=$(cost_attr "$TMP/off.lp" block n)
+	run -0 --separate-stderr lp-record --mode off -d 0.1 -o "$T/off.lp" -- "$WORKLOADS/pingpong" 2000
+	sed -n 2p "$T/off.lp" | grep -qE $'^cost\t[0-9]+\tblock\t[0-9]+\tsd_ns=[0-9]+\tn=[0-9]+\thow=clock$' ||
+		fail "$(sed -n 2p "$T/off.lp")"
+	[ "$(grep -c '^cost' "$T/off.lp")" -eq 1 ] || fail "off: not one cost record"
+	b=$(cost_attr "$T/off.lp" block ns)
+	n=$(cost_attr "$T/off.lp" block n)
 	echo "off: block $b ns, n $n"
 	# Here ~4 us: a switch out with two stacks taken, a wakeup, a switch
 	# in with a ring record.
@@ -141,34 +135,34 @@ cost_attr() {
 	between "$n" 800 1000000 || fail "n $n"
 	grep -qE "^lp-record: each blocked interval cost its thread ~[0-9.]+ us \(sd [0-9.]+ us, calibrated on $n intervals\)$" <<<"$stderr" ||
 		fail "$stderr"
-	run -0 --separate-stderr lp-record --mode wall -F 999 -d 0.1 -o "$TMP/wall.lp" -- "$WORKLOADS/pingpong" 2000
-	sed -n 2,3p "$TMP/wall.lp" | cut -f1,3 > "$TMP/kinds"
-	printf 'cost\tsample\ncost\tblock\n' | diff - "$TMP/kinds" || fail "wall's cost records"
-	[ "$(cost_attr "$TMP/wall.lp" sample unwind)" = auto ] || fail "wall: unwind"
-	between "$(cost_attr "$TMP/wall.lp" sample ns)" 1000 200000 || fail "wall: sample cost"
-	between "$(cost_attr "$TMP/wall.lp" block ns)" 100 200000 || fail "wall: block cost"
-	[ "$(cost_attr "$TMP/wall.lp" block how)" = clock ] || fail "wall: how"
+	run -0 --separate-stderr lp-record --mode wall -F 999 -d 0.1 -o "$T/wall.lp" -- "$WORKLOADS/pingpong" 2000
+	sed -n 2,3p "$T/wall.lp" | cut -f1,3 > "$T/kinds"
+	printf 'cost\tsample\ncost\tblock\n' | diff - "$T/kinds" || fail "wall's cost records"
+	[ "$(cost_attr "$T/wall.lp" sample unwind)" = auto ] || fail "wall: unwind"
+	between "$(cost_attr "$T/wall.lp" sample ns)" 1000 200000 || fail "wall: sample cost"
+	between "$(cost_attr "$T/wall.lp" block ns)" 100 200000 || fail "wall: block cost"
+	[ "$(cost_attr "$T/wall.lp" block how)" = clock ] || fail "wall: how"
 }
 
 @test "cost: the calibration's threads are never in the output (a command, and the whole system)" {
 	require_root
-	lp-record -F 999 -o "$TMP/r.lp" -- "$WORKLOADS/timedcalls" 2000 2>"$TMP/err" &
+	lp-record -F 999 -o "$T/r.lp" -- "$WORKLOADS/timedcalls" 2000 2>"$T/err" &
 	BG=$!
 	rec=$BG
 	wait "$BG"
 	BG=
-	grep -q '^cost' "$TMP/r.lp" || fail "no cost record"
+	grep -q '^cost' "$T/r.lp" || fail "no cost record"
 	# Not a sample of lp-record's process at all: it left the pid set.
-	awk -F'\t' -v p="$rec" '$1 == "sample" && $3 == p' "$TMP/r.lp" > "$TMP/own"
-	[ ! -s "$TMP/own" ] || fail "samples of lp-record: $(head -3 "$TMP/own")"
-	[ "$(grep -c '^sample' "$TMP/r.lp")" -gt 0 ] || fail "no sample"
+	awk -F'\t' -v p="$rec" '$1 == "sample" && $3 == p' "$T/r.lp" > "$T/own"
+	[ ! -s "$T/own" ] || fail "samples of lp-record: $(head -3 "$T/own")"
+	[ "$(grep -c '^sample' "$T/r.lp")" -gt 0 ] || fail "no sample"
 	# The whole system, wall: every thread's samples and intervals but the
 	# calibration's (which ran 300 ms on the CPU and blocked thousands of
 	# times).
-	run -0 lp-record -a --mode wall -F 999 -d 0.2 -o "$TMP/a.lp"
-	grep -q $'^cost\t[0-9]*\tblock' "$TMP/a.lp" || fail "no block cost"
-	[ "$(grep -c '^sample' "$TMP/a.lp")" -gt 0 ] || fail "no sample"
-	run -1 grep -c $'^sample\t[^\t]*\t[^\t]*\t[^\t]*\t[^\t]*\tlp-calibrate\t' "$TMP/a.lp"
+	run -0 lp-record -a --mode wall -F 999 -d 0.2 -o "$T/a.lp"
+	grep -q $'^cost\t[0-9]*\tblock' "$T/a.lp" || fail "no block cost"
+	[ "$(grep -c '^sample' "$T/a.lp")" -gt 0 ] || fail "no sample"
+	run -1 grep -c $'^sample\t[^\t]*\t[^\t]*\t[^\t]*\t[^\t]*\tlp-calibrate\t' "$T/a.lp"
 }
 
 # What sampling added to the calls of timedcalls ($1: START END SWITCHED per
@@ -259,22 +253,22 @@ slowdown() {
 	echo "cpu: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2)"
 	for cg in fp dwarf; do
 		for r in 1 2 3 4 5; do
-			lp-record -F 999 --call-graph "$cg" -o "$TMP/$cg$r.lp" -- \
-				"$WORKLOADS/timedcalls" 20000 "$TMP/calls" 2>"$TMP/err" &
+			lp-record -F 999 --call-graph "$cg" -o "$T/$cg$r.lp" -- \
+				"$WORKLOADS/timedcalls" 20000 "$T/calls" 2>"$T/err" &
 			BG=$!
-			wait "$BG" || fail "$cg run $r: $(cat "$TMP/err")"
+			wait "$BG" || fail "$cg run $r: $(cat "$T/err")"
 			BG=
-			pid=$(awk -F'\t' '$1 == "sample" && $6 == "timedcalls" { print $3; exit }' "$TMP/$cg$r.lp")
+			pid=$(awk -F'\t' '$1 == "sample" && $6 == "timedcalls" { print $3; exit }' "$T/$cg$r.lp")
 			[ -n "$pid" ] || fail "$cg run $r: no sample of timedcalls"
-			res=$(slowdown "$TMP/calls" "$TMP/$cg$r.lp" "$pid")
+			res=$(slowdown "$T/calls" "$T/$cg$r.lp" "$pid")
 			echo "$cg run $r: excess predicted one none cost: $res"
 			[ "$res" != none ] || fail "$cg run $r: no calls to compare"
-			echo "$res" >> "$TMP/$cg.res"
+			echo "$res" >> "$T/$cg.res"
 		done
-		total=$(awk '{ print $1 / $2 }' "$TMP/$cg.res" | sort -g | sed -n 3p)
-		one=$(awk '{ print ($3 - $4) / $5 }' "$TMP/$cg.res" | sort -g | sed -n 3p)
+		total=$(awk '{ print $1 / $2 }' "$T/$cg.res" | sort -g | sed -n 3p)
+		one=$(awk '{ print ($3 - $4) / $5 }' "$T/$cg.res" | sort -g | sed -n 3p)
 		echo "$cg: measured/predicted: all calls $total, a call holding one sample $one"
-		cut=$(awk '{ print $6 }' "$TMP/$cg.res" | sort -g | sed -n 3p)
+		cut=$(awk '{ print $6 }' "$T/$cg.res" | sort -g | sed -n 3p)
 		echo "$cg: sampled calls left out as delayed by something else: $cut"
 		between "$total" 0.5 2 || fail "$cg: the calls grew $total times what the cost predicts"
 		between "$cut" 0 0.25 || fail "$cg: $cut of the sampled calls are longer than the cost explains"
@@ -347,21 +341,21 @@ pp() {
 	truth=() cost=() decided=
 	for r in 1 2 3 4 5 6 7 8 9; do
 		if [ $((r % 2)) -eq 1 ]; then t=$last c=0; else t=0 c=$last; fi
-		taskset -c "$t" "$WORKLOADS/pingpong" "$rounds" 2>"$TMP/u0"
-		taskset -c "$c" lp-record --mode off --ring-size "$ring" -o "$TMP/off$r.lp" -- \
-			taskset -c "$t" "$WORKLOADS/pingpong" "$rounds" 2>"$TMP/w" ||
-			fail "run $r: $(cat "$TMP/w")"
-		taskset -c "$t" "$WORKLOADS/pingpong" "$rounds" 2>"$TMP/u1"
-		with=$(pp "$TMP/w" trimmed_ns)
-		blocks=$(pp "$TMP/w" blocks)
-		without=$((($(pp "$TMP/u0" trimmed_ns) + $(pp "$TMP/u1" trimmed_ns)) / 2))
-		bwo=$(pp "$TMP/u0" blocks)
-		intervals=$(grep -c '^sample' "$TMP/off$r.lp")
-		lost=$(awk -F'\t' '$1 == "lost" && $3 == "ring" { n += $4 } END { print n + 0 }' "$TMP/off$r.lp")
+		taskset -c "$t" "$WORKLOADS/pingpong" "$rounds" 2>"$T/u0"
+		taskset -c "$c" lp-record --mode off --ring-size "$ring" -o "$T/off$r.lp" -- \
+			taskset -c "$t" "$WORKLOADS/pingpong" "$rounds" 2>"$T/w" ||
+			fail "run $r: $(cat "$T/w")"
+		taskset -c "$t" "$WORKLOADS/pingpong" "$rounds" 2>"$T/u1"
+		with=$(pp "$T/w" trimmed_ns)
+		blocks=$(pp "$T/w" blocks)
+		without=$((($(pp "$T/u0" trimmed_ns) + $(pp "$T/u1" trimmed_ns)) / 2))
+		bwo=$(pp "$T/u0" blocks)
+		intervals=$(grep -c '^sample' "$T/off$r.lp")
+		lost=$(awk -F'\t' '$1 == "lost" && $3 == "ring" { n += $4 } END { print n + 0 }' "$T/off$r.lp")
 		# Intervals whose end the kernel did not report, or with no
 		# room in the map: counted, not sent.
-		unsent=$(awk -F'\t' '$1 == "lost" && $3 ~ /^offcpu-/ { n += $4 } END { print n + 0 }' "$TMP/off$r.lp")
-		cost[r]=$(cost_attr "$TMP/off$r.lp" block ns)
+		unsent=$(awk -F'\t' '$1 == "lost" && $3 ~ /^offcpu-/ { n += $4 } END { print n + 0 }' "$T/off$r.lp")
+		cost[r]=$(cost_attr "$T/off$r.lp" block ns)
 		per=$(awk -v b="$bwo" -v n="$rounds" 'BEGIN { printf "%.3f", b / n }')
 		per_with=$(awk -v b="$blocks" -v n="$rounds" 'BEGIN { printf "%.3f", b / n }')
 		echo "run $r: target on CPU $t: round trip $without ns without ($per blocks each)," \
@@ -384,16 +378,16 @@ pp() {
 		# Each run's truth against the block cost calibrated on its
 		# target's CPU: the run before's, the first run's the second's.
 		if [ "$r" -eq 2 ]; then
-			awk -v x="${truth[1]}" -v y="${cost[2]}" 'BEGIN { print x / y }' >> "$TMP/ratio"
+			awk -v x="${truth[1]}" -v y="${cost[2]}" 'BEGIN { print x / y }' >> "$T/ratio"
 		fi
 		if [ "$r" -ge 2 ]; then
-			awk -v x="${truth[r]}" -v y="${cost[r - 1]}" 'BEGIN { print x / y }' >> "$TMP/ratio"
+			awk -v x="${truth[r]}" -v y="${cost[r - 1]}" 'BEGIN { print x / y }' >> "$T/ratio"
 		fi
 		[ "$r" -ge 5 ] || continue
 		# The median and its standard error, 1.2533 sd / sqrt(runs),
 		# from the runs' standard deviation (not a robust one: an
 		# outlying run widens it, and asks for more runs).
-		read -r med se < <(sort -g "$TMP/ratio" | awk '
+		read -r med se < <(sort -g "$T/ratio" | awk '
 			{ v[NR] = $1; s += $1; ss += $1 * $1 }
 			END {
 				m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
@@ -408,7 +402,7 @@ pp() {
 			break
 		fi
 	done
-	echo "measured/predicted: $(tr '\n' ' ' < "$TMP/ratio")-> median $med, standard error $se"
+	echo "measured/predicted: $(tr '\n' ' ' < "$T/ratio")-> median $med, standard error $se"
 	# Undecided after nine: the median's side of the bound, if the
 	# runs are close enough for it to mean something.
 	[ -n "$decided" ] || awk -v s="$se" 'BEGIN { exit !(s <= 0.15) }' ||

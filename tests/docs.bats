@@ -4,10 +4,6 @@
 
 load helpers/common
 
-programs() {
-	for f in "$LP_TOP"/bin/lp-*.c; do basename "$f" .c; done
-}
-
 @test "every program has --help (stdout, exit 0), --version and a man page" {
 	for p in $(programs); do
 		run -0 "$p" --help

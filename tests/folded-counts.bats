@@ -10,7 +10,7 @@ load helpers/common
 setup() {
 	load_bats_libs
 	D=$FIXTURES/diff
-	TMP=$BATS_TEST_TMPDIR
+	T=$BATS_TEST_TMPDIR
 }
 
 @test "folded counts: a cpu-mode stream counts samples in lp-collapse and lp-diff, whatever the period" {
@@ -33,8 +33,8 @@ setup() {
 	[ "${lines[0]}" = "# lp-collapse: counts are nanoseconds (mode=off): flamegraph.pl --countname=ns" ] || fail "$output"
 	[ "$(sed 1d <<<"$output")" = "$(printf '%s\n' 'demo;main;do_syscall_64 2800000' 'demo;main;work 7500000')" ] || fail "$output"
 	# The comment is read back as one (lp-diff, lp-collapse take folded).
-	printf '%s\n' "$output" >"$TMP/off.folded"
-	run -0 lp-collapse "$TMP/off.folded"
+	printf '%s\n' "$output" >"$T/off.folded"
+	run -0 lp-collapse "$T/off.folded"
 	[ "$output" = "$(printf '%s\n' 'demo;main;do_syscall_64 2800000' 'demo;main;work 7500000')" ] || fail "$output"
 	run -0 lp-collapse --format svg "$D/off-10ms.lp"
 	grep -A1 -xF '<g><title>work' <<<"$output" | grep -qF '(7,500,000 ns, 72.82%)</title>' || fail "$output"
@@ -47,13 +47,13 @@ setup() {
 
 @test "folded counts: a recorded cpu stream's folded counts are its samples, and it has no frame that says nothing" {
 	require_root
-	run -0 --separate-stderr lp-record --freq 997 --output "$TMP/cpu.lp" -- "$WORKLOADS/cpusplit" 30 1
-	n=$(grep -c '^sample' "$TMP/cpu.lp")
+	run -0 --separate-stderr lp-record --freq 997 --output "$T/cpu.lp" -- "$WORKLOADS/cpusplit" 30 1
+	n=$(grep -c '^sample' "$T/cpu.lp")
 	[ "$n" -ge 400 ] || fail "$n samples"
-	run -0 lp-collapse "$TMP/cpu.lp"
+	run -0 lp-collapse "$T/cpu.lp"
 	[ "$(awk '$NF !~ /^[0-9]+$/' <<<"$output" | wc -l)" -eq 0 ] || fail "not integers: $output"
 	[ "$(awk '{ n += $NF } END { print n }' <<<"$output")" -eq "$n" ]
-	[ "$(grep -cE $'^frame\t[^\t]*\t[ukji]\t-\t-\t-\t' "$TMP/cpu.lp")" -eq 0 ] || fail "a frame of '-' only"
-	run -0 lp-collapse "$TMP/cpu.lp"
+	[ "$(grep -cE $'^frame\t[^\t]*\t[ukji]\t-\t-\t-\t' "$T/cpu.lp")" -eq 0 ] || fail "a frame of '-' only"
+	run -0 lp-collapse "$T/cpu.lp"
 	refute_output --regexp '(^|;);|;( |$)'
 }

@@ -48,12 +48,6 @@ near() {
 	within "$2" "$(awk -v t="$1" 'BEGIN { print t - 3 }')" "$(awk -v t="$1" 'BEGIN { print t + 3 }')" "$3"
 }
 
-# Fails unless number $1 lies within [$2, $3], saying what it is ($4).
-within() {
-	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v != "none" && v >= lo && v <= hi) }' ||
-		fail "$4: $1, not within [$2, $3]"
-}
-
 # record_split NAME WORKLOAD ARG...: lp-record -F 999 ARG... of WORKLOAD
 # 300 3 into $T/NAME.lp, a valid stream, its stacks in $T/NAME.folded;
 # sets n (its samples), s (a()'s share of them, %) and truth (cpusplit's

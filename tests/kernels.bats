@@ -8,11 +8,6 @@
 
 load helpers/common
 
-setup() {
-	load_bats_libs
-	T=$BATS_TEST_TMPDIR
-}
-
 # in_kernel REGEX [CPUS]: tests/kernel-core.bats inside the newest kernel
 # package whose name matches REGEX, with CPUS virtual CPUs (2); its TAP output (and tests/vm/boot's line of
 # timings) on fd 3, the failed checks named in the failure.

@@ -84,23 +84,27 @@ lib/stream/folded.c:$((n + 1)): stream may not include debuginfo/addr2line.h (li
 	grep -qx 'stream/stream' <<<"$stderr"
 }
 
-@test "lib/layers: libdw's headers outside lib/debuginfo/dwarf.c are refused, each on its line" {
+@test "lib/layers: libdw's headers outside lib/debuginfo/dwarf.c, dwarf-*.c and dwarf-internal.h are refused, each on its line" {
 	copy_tree
-	# file, header: each refused (unwind.c may have libdwfl.h alone)
+	# file, header: each refused (unwind.c may have libdwfl.h alone; the
+	# public dwarf.h none, though its module's files may)
 	while read -r file hdr; do
 		cp "$LP_TOP/$file" "$T/tree/$file"
 		sed -i "3i #include <$hdr>" "$T/tree/$file"
 		run -1 --separate-stderr "$LP_TOP/lib/layers" "$T/tree"
 		echo "$file <$hdr>: $output"
-		[ "$output" = "$file:3: only lib/debuginfo/dwarf.c includes <$hdr> (lib/layers)" ]
+		[ "$output" = "$file:3: only lib/debuginfo/dwarf.c, dwarf-*.c and dwarf-internal.h include <$hdr> (lib/layers)" ]
 		cp "$LP_TOP/$file" "$T/tree/$file"
 	done <<-'EOF2'
 		lib/debuginfo/symbolize.c elfutils/libdwfl.h
 		lib/debuginfo/addr2line.c dwarf.h
+		lib/debuginfo/dwarf.h elfutils/libdw.h
 		lib/capture/trace/probe.c elfutils/libdw.h
 		lib/debuginfo/unwind.c elfutils/libdw.h
 		lib/stream/perfscript.c elfutils/libdwelf.h
 		bin/lp-record.c elfutils/libdwfl.h
 	EOF2
+	# a new file of the dwarf module may include them
+	printf '#include <elfutils/libdwelf.h>\n#include <dwarf.h>\n' >"$T/tree/lib/debuginfo/dwarf-new.c"
 	run -0 "$LP_TOP/lib/layers" "$T/tree"
 }

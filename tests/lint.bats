@@ -42,9 +42,9 @@ LINT=$LP_TOP/tests/helpers/lint-bats
 	# three bad lines right after lp-split.bats' first @test line
 	at=$(grep -n -m1 '^@test' "$LP_TOP/tests/lp-split.bats" | cut -d: -f1)
 	awk -v at="$at" '{ print } NR == at {
-		print "\t! grep -q span= \"$TMP/a.lp\""
-		print "\t[ -s \"$TMP/a.lp\" ] && [ -s \"$TMP/b.lp\" ]"
-		print "\tlp-join \"$TMP/a.lp\" || true"
+		print "\t! grep -q span= \"$T/a.lp\""
+		print "\t[ -s \"$T/a.lp\" ] && [ -s \"$T/b.lp\" ]"
+		print "\tlp-join \"$T/a.lp\" || true"
 	}' "$LP_TOP/tests/lp-split.bats" > "$BATS_TEST_TMPDIR/copy.bats"
 	run -1 --separate-stderr "$LINT" "$BATS_TEST_TMPDIR/copy.bats"
 	echo "$output"

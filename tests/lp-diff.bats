@@ -8,12 +8,8 @@ load helpers/common
 load helpers/cpusplit
 
 setup() {
-	TMP=$(mktemp -d)
+	T=$BATS_TEST_TMPDIR
 	D=$FIXTURES/diff
-}
-
-teardown() {
-	rm -rf "$TMP"
 }
 
 # The report's data rows (no comment lines, no column header).
@@ -53,7 +49,7 @@ nfuncs() {
 }
 
 @test "a missing file: its name and strerror, exit 1, nothing on stdout" {
-	cd "$TMP"
+	cd "$T"
 	run --separate-stderr lp-diff nope.txt "$D/shift-after.folded"
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
@@ -65,43 +61,43 @@ nfuncs() {
 }
 
 @test "folded output: union of stacks, 0 where missing, lines sorted bytewise" {
-	printf 'a;b 3\nb;c 1.5\n' >"$TMP/A"
-	printf 'b;c 2\na;d 7\na;b 1\n' >"$TMP/B"
-	run -0 lp-diff "$TMP/A" "$TMP/B"
+	printf 'a;b 3\nb;c 1.5\n' >"$T/A"
+	printf 'b;c 2\na;d 7\na;b 1\n' >"$T/B"
+	run -0 lp-diff "$T/A" "$T/B"
 	[ "$output" = "$(printf 'a;b 3 1\na;d 0 7\nb;c 1.5 2')" ]
 	# whole lines in C order, not stacks: "b c  0 0" (stack "b c ") sorts
 	# before "b c 6 7" (stack "b c"), and a tab before a space
-	printf 'b c 6\nb c  0.\nx\ty 1\nx 2\n' >"$TMP/A"
-	printf 'b c 7\n' >"$TMP/B"
-	run -0 lp-diff "$TMP/A" "$TMP/B"
+	printf 'b c 6\nb c  0.\nx\ty 1\nx 2\n' >"$T/A"
+	printf 'b c 7\n' >"$T/B"
+	run -0 lp-diff "$T/A" "$T/B"
 	[ "$output" = "$(printf 'b c  0 0\nb c 6 7\nx\ty 1 0\nx 2 0')" ]
 	[ "$output" = "$(printf '%s\n' "$output" | LC_ALL=C sort)" ]
 }
 
 @test "-n scales BEFORE by totalB/totalA, truncated to an integer" {
-	printf 'a 10\nb 5\n' >"$TMP/A"	# total 15
-	printf 'a 10\nb 30\nc 1\n' >"$TMP/B"	# total 41
-	run -0 lp-diff -n "$TMP/A" "$TMP/B"
+	printf 'a 10\nb 5\n' >"$T/A"	# total 15
+	printf 'a 10\nb 30\nc 1\n' >"$T/B"	# total 41
+	run -0 lp-diff -n "$T/A" "$T/B"
 	# 10*41/15 = 27.33 -> 27; 5*41/15 = 13.67 -> 13
 	[ "$output" = "$(printf 'a 27 10\nb 13 30\nc 0 1')" ]
-	run -0 lp-diff --normalize "$TMP/A" "$TMP/B"
+	run -0 lp-diff --normalize "$T/A" "$T/B"
 	[ "$output" = "$(printf 'a 27 10\nb 13 30\nc 0 1')" ]
 	# an empty BEFORE cannot be scaled (difffolded.pl dies dividing by zero)
-	: >"$TMP/empty"
-	run --separate-stderr lp-diff -n "$TMP/empty" "$TMP/B"
+	: >"$T/empty"
+	run --separate-stderr lp-diff -n "$T/empty" "$T/B"
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
-	[ "$stderr" = "lp-diff: $TMP/empty has no samples: cannot normalize it to $TMP/B" ]
-	run -0 lp-diff -n "$TMP/B" "$TMP/empty"
+	[ "$stderr" = "lp-diff: $T/empty has no samples: cannot normalize it to $T/B" ]
+	run -0 lp-diff -n "$T/B" "$T/empty"
 	[ "$output" = "$(printf 'a 0 0\nb 0 0\nc 0 0')" ]
 }
 
 @test "-s merges stacks that differ only in hex addresses" {
-	printf 'main;0x7f3a10;f 2\nmain;0x0x1G;g 1\n' >"$TMP/A"
-	printf 'main;0xDEAD;f 5\n' >"$TMP/B"
-	run -0 lp-diff -s "$TMP/A" "$TMP/B"
+	printf 'main;0x7f3a10;f 2\nmain;0x0x1G;g 1\n' >"$T/A"
+	printf 'main;0xDEAD;f 5\n' >"$T/B"
+	run -0 lp-diff -s "$T/A" "$T/B"
 	[ "$output" = "$(printf 'main;0x...;f 2 5\nmain;0x...x1G;g 1 0')" ]
-	run -0 lp-diff "$TMP/A" "$TMP/B"
+	run -0 lp-diff "$T/A" "$T/B"
 	[ "$(printf '%s\n' "$output" | wc -l)" -eq 3 ]
 }
 
@@ -116,17 +112,17 @@ nfuncs() {
 }
 
 @test "empty inputs: empty output, exit 0 (svg: a graph saying so)" {
-	: >"$TMP/empty"
-	run -0 lp-diff --format svg "$TMP/empty" "$TMP/empty"
+	: >"$T/empty"
+	run -0 lp-diff --format svg "$T/empty" "$T/empty"
 	[[ $output == *"<svg"*">no samples<"*"</svg>"* ]]
-	run -0 lp-diff "$TMP/empty" "$TMP/empty"
+	run -0 lp-diff "$T/empty" "$T/empty"
 	[ -z "$output" ]
-	run -0 lp-diff -n -s "$TMP/empty" "$TMP/empty"
+	run -0 lp-diff -n -s "$T/empty" "$T/empty"
 	[ -z "$output" ]
-	run -0 lp-diff --report "$TMP/empty" "$TMP/empty"
+	run -0 lp-diff --report "$T/empty" "$T/empty"
 	[ -z "$output" ]
 	# One side empty: the other's stacks against zeros.
-	run -0 lp-diff "$TMP/empty" "$D/shift-before.folded"
+	run -0 lp-diff "$T/empty" "$D/shift-before.folded"
 	[ "$(printf '%s\n' "$output" | awk '$(NF-1) != 0' | wc -l)" -eq 0 ]
 	[ "$(printf '%s\n' "$output" | wc -l)" -eq 7 ]
 }
@@ -193,9 +189,9 @@ nfuncs() {
 	run -0 lp-diff --report --alpha 1e-30 "$D/shift-before.folded" "$D/shift-after.folded"
 	[[ $output == *"# 7 of 10 functions not significant at alpha 1e-30"* ]]
 	# f recurses: its total is 100% on both sides, its self 50% -> 25%.
-	printf 'main;f;f;f 10\nmain;g 10\n' >"$TMP/A"
-	printf 'main;f;f 10\nmain;g 30\n' >"$TMP/B"
-	run -0 lp-diff --report "$TMP/A" "$TMP/B"
+	printf 'main;f;f;f 10\nmain;g 10\n' >"$T/A"
+	printf 'main;f;f 10\nmain;g 30\n' >"$T/B"
+	run -0 lp-diff --report "$T/A" "$T/B"
 	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "f" {print $1, $2, $4, $5, $7, $8}')" = "50.00% 25.00% 50.00% 25.00% 10 10" ]
 	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "main" {print $4, $5, $7, $8}')" = "100.00% 100.00% 20 40" ]
 }
@@ -210,21 +206,21 @@ nfuncs() {
 }
 
 @test "bad input in AFTER: FILE:LINE, exit 1, nothing on stdout, no -o file" {
-	printf 'a 1\nb 2\nthis line has no count\nc 3\n' >"$TMP/bad"
-	run --separate-stderr lp-diff "$D/shift-before.folded" "$TMP/bad"
+	printf 'a 1\nb 2\nthis line has no count\nc 3\n' >"$T/bad"
+	run --separate-stderr lp-diff "$D/shift-before.folded" "$T/bad"
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
-	[[ $stderr == "lp-diff: $TMP/bad:3: "* ]]
-	run --separate-stderr lp-diff --report -o "$TMP/out" "$D/shift-before.folded" "$TMP/bad"
+	[[ $stderr == "lp-diff: $T/bad:3: "* ]]
+	run --separate-stderr lp-diff --report -o "$T/out" "$D/shift-before.folded" "$T/bad"
 	[ "$status" -eq 1 ]
-	[ ! -e "$TMP/out" ]
+	[ ! -e "$T/out" ]
 }
 
 @test "-o writes the file" {
-	run -0 lp-diff -o "$TMP/out" "$D/shift-before.folded" "$D/shift-after.folded"
+	run -0 lp-diff -o "$T/out" "$D/shift-before.folded" "$D/shift-after.folded"
 	[ -z "$output" ]
-	[ "$(wc -l <"$TMP/out")" -eq 7 ]
-	grep -qx 'main;compute;hot 1000 3000' "$TMP/out"
+	[ "$(wc -l <"$T/out")" -eq 7 ]
+	grep -qx 'main;compute;hot 1000 3000' "$T/out"
 }
 
 @test "stdin as one input" {
@@ -280,13 +276,13 @@ nfuncs() {
 		printf 'sample\t1\t1\t1\t0\tx\tcpu-clock\t1000\ts1\n'
 		printf 'sample\t2\t1\t1\t0\tx\tcpu-clock\t1000\ts2\n'
 		printf 'sample\t3\t1\t1\t0\tx\tcpu-clock\t1000\ts2\n'
-	} >"$TMP/j.lp"
-	run -0 lp-diff -s --jit "$TMP/j.lp" "$TMP/j.lp"
+	} >"$T/j.lp"
+	run -0 lp-diff -s --jit "$T/j.lp" "$T/j.lp"
 	[ "$output" = "x;main;stub_0x..._[j] 3000 3000" ]
-	run -0 lp-diff --jit "$TMP/j.lp" "$TMP/j.lp"
+	run -0 lp-diff --jit "$T/j.lp" "$T/j.lp"
 	[ "$output" = "$(printf 'x;main;stub_0x7f00aa_[j] 1000 1000\nx;main;stub_0x7f00bb_[j] 2000 2000')" ]
-	run -0 lp-diff -s --report "$TMP/j.lp" "$TMP/j.lp"
-	[[ $output == *"# A: $TMP/j.lp (3 samples)"* ]]
+	run -0 lp-diff -s --report "$T/j.lp" "$T/j.lp"
+	[[ $output == *"# A: $T/j.lp (3 samples)"* ]]
 	[ "$(printf '%s\n' "$output" | rows | awk '$NF == "stub_0x..." {print $1, $7}')" = "100.00% 3" ]
 }
 
@@ -310,21 +306,21 @@ labelled_stream() {
 }
 
 @test "--groups: two groups of one labelled stream, from a file or from stdin read once" {
-	labelled_stream >"$TMP/l.lp"
-	run -0 lp-diff --report --group fast,slow "$TMP/l.lp" "$TMP/l.lp"
+	labelled_stream >"$T/l.lp"
+	run -0 lp-diff --report --group fast,slow "$T/l.lp" "$T/l.lp"
 	first=$(printf '%s\n' "$output" | rows | head -1)
 	[ "$(awk '{print $NF, $1, $2, $7, $8}' <<<"$first")" = "lock_wait 0.00% 50.00% 0 100" ]
 	awk -v p="$(awk '{print $9}' <<<"$first")" 'BEGIN { exit !(p + 0 < 1e-10) }'
 	[[ $output == *"(200 samples)"* ]]
 	file=$output
-	run -0 bash -c 'lp-diff --report -g fast,slow - - <"$1"' _ "$TMP/l.lp"
-	[ "$output" = "${file//$TMP\/l.lp/-}" ]
-	run -0 lp-diff -g fast,slow "$TMP/l.lp" "$TMP/l.lp"
+	run -0 bash -c 'lp-diff --report -g fast,slow - - <"$1"' _ "$T/l.lp"
+	[ "$output" = "${file//$T\/l.lp/-}" ]
+	run -0 lp-diff -g fast,slow "$T/l.lp" "$T/l.lp"
 	[ "$output" = "$(printf 'srv;handle;lock_wait 0 100\nsrv;handle;parse 100 50\nsrv;handle;reply 100 50')" ]
 	# an empty name keeps every sample of its side (the unlabelled one too)
-	run -0 lp-diff -g ,slow "$TMP/l.lp" "$TMP/l.lp"
+	run -0 lp-diff -g ,slow "$T/l.lp" "$T/l.lp"
 	grep -qx 'srv;handle;reply 151 50' <<<"$output"
-	run -2 lp-diff -g fast "$TMP/l.lp" "$TMP/l.lp"
+	run -2 lp-diff -g fast "$T/l.lp" "$T/l.lp"
 }
 
 @test "perf script input: stacks exactly as stackcollapse-perf.pl's" {
@@ -337,10 +333,10 @@ labelled_stream() {
 		case $opts in '(none)') opts= ;; --pid|--tid|--kernel|--all|--addrs) ;; *) continue ;; esac
 		[ -s "$CORPUS/$expected" ] || continue
 		# shellcheck disable=SC2086
-		lp-diff --input-format perf $opts "$CORPUS/$input" "$CORPUS/$input" >"$TMP/out" 2>/dev/null ||
+		lp-diff --input-format perf $opts "$CORPUS/$input" "$CORPUS/$input" >"$T/out" 2>/dev/null ||
 			{ echo "lp-diff failed: $name"; false; }
-		awk '{ n = $NF; $NF = ""; sub(/ $/, ""); print }' "$TMP/out" >"$TMP/got"
-		diff -q "$TMP/got" "$CORPUS/$expected" >/dev/null || { echo "differs: $name"; false; }
+		awk '{ n = $NF; $NF = ""; sub(/ $/, ""); print }' "$T/out" >"$T/got"
+		diff -q "$T/got" "$CORPUS/$expected" >/dev/null || { echo "differs: $name"; false; }
 		n=$((n + 1))
 		[ "$n" -lt 40 ] || break
 	done <"$CORPUS/cases.tsv"
@@ -390,14 +386,14 @@ rect_centre() {
 
 @test "--format svg in chromium: the frame that grew is red, the ones that shrank blue" {
 	require_cmd chromium
-	lp-diff --format svg -o "$TMP/d.svg" "$D/shift-before.folded" "$D/shift-after.folded"
-	hot=$(rect_centre "$TMP/d.svg" hot)
-	cold=$(rect_centre "$TMP/d.svg" cold)
-	idle=$(rect_centre "$TMP/d.svg" idle)
+	lp-diff --format svg -o "$T/d.svg" "$D/shift-before.folded" "$D/shift-after.folded"
+	hot=$(rect_centre "$T/d.svg" hot)
+	cold=$(rect_centre "$T/d.svg" cold)
+	idle=$(rect_centre "$T/d.svg" idle)
 	[ -n "$hot" ]
 	[ -n "$cold" ]
 	[ -n "$idle" ]
-	run -0 "$BATS_TEST_DIRNAME/helpers/render-svg" png "$TMP/d.svg" "$TMP/d.png" "$hot" "$cold" "$idle"
+	run -0 "$BATS_TEST_DIRNAME/helpers/render-svg" png "$T/d.svg" "$T/d.png" "$hot" "$cold" "$idle"
 	echo "$output"
 	# hot: +20 points, saturated red; cold: -5 points, blue; idle: no change, white-ish grey
 	read -r _ _ _ r g b <<<"$(grep "^pixel ${hot/,/ } " <<<"$output")"
@@ -410,42 +406,42 @@ rect_centre() {
 	read -r _ _ _ r g b <<<"$(grep "^pixel ${idle/,/ } " <<<"$output")"
 	[ "$r" -eq "$b" ]
 	# --negate swaps the hues
-	lp-diff --format svg --negate -o "$TMP/n.svg" "$D/shift-before.folded" "$D/shift-after.folded"
-	run -0 "$BATS_TEST_DIRNAME/helpers/render-svg" png "$TMP/n.svg" "$TMP/n.png" "$hot"
+	lp-diff --format svg --negate -o "$T/n.svg" "$D/shift-before.folded" "$D/shift-after.folded"
+	run -0 "$BATS_TEST_DIRNAME/helpers/render-svg" png "$T/n.svg" "$T/n.png" "$hot"
 	read -r _ _ _ r g b <<<"$(grep "^pixel " <<<"$output")"
 	[ "$b" -ge 200 ]
 	[ "$r" -le 80 ]
 }
 
 @test "edge cases: no final newline, CRLF, invalid UTF-8, a 1 MiB line, - twice" {
-	printf 'a;b 1\nc 2' >"$TMP/nonl"
-	run -0 lp-diff "$TMP/nonl" "$TMP/nonl"
+	printf 'a;b 1\nc 2' >"$T/nonl"
+	run -0 lp-diff "$T/nonl" "$T/nonl"
 	[ "$output" = "$(printf 'a;b 1 1\nc 2 2')" ]
-	printf 'a;b 1\r\nc 2\r\n' >"$TMP/crlf"
-	run -0 lp-diff "$TMP/crlf" "$TMP/nonl"
+	printf 'a;b 1\r\nc 2\r\n' >"$T/crlf"
+	run -0 lp-diff "$T/crlf" "$T/nonl"
 	[ "$output" = "$(printf 'a;b 1 1\nc 2 2')" ]
-	printf 'a;\377\376x 3\n' >"$TMP/utf"
-	run -0 lp-diff "$TMP/utf" "$TMP/nonl"
+	printf 'a;\377\376x 3\n' >"$T/utf"
+	run -0 lp-diff "$T/utf" "$T/nonl"
 	[ "$output" = "$(printf 'a;b 0 1\na;\377\376x 3 0\nc 0 2')" ]
-	{ printf 'x;'; head -c 1048576 /dev/zero | tr '\0' y; printf ' 4\n'; } >"$TMP/big"
-	run -0 lp-diff "$TMP/big" "$TMP/nonl"
+	{ printf 'x;'; head -c 1048576 /dev/zero | tr '\0' y; printf ' 4\n'; } >"$T/big"
+	run -0 lp-diff "$T/big" "$T/nonl"
 	[ "${#output}" -gt 1048576 ]
 	[ "$(printf '%s\n' "$output" | sed -n 3p | cut -c1-4)" = "x;yy" ]
 	[[ "$(printf '%s\n' "$output" | sed -n 3p)" == *"y 4 0" ]]
-	run -0 bash -c 'lp-diff - - <"$1"' _ "$TMP/nonl"
+	run -0 bash -c 'lp-diff - - <"$1"' _ "$T/nonl"
 	[ "$output" = "$(printf 'a;b 1 1\nc 2 2')" ]
 	# control bytes in a name stay on one report row
-	printf 'a;b\tc 3\n' >"$TMP/tab"
-	run -0 lp-diff --report "$TMP/tab" "$TMP/tab"
+	printf 'a;b\tc 3\n' >"$T/tab"
+	run -0 lp-diff --report "$T/tab" "$T/tab"
 	[[ $output == *' b\x09c'* ]]
 }
 
 @test "NUL bytes: FILE:LINE, exit 1, nothing on stdout" {
-	printf 'a 1\nc\0d 2\n' >"$TMP/nul"
-	run --separate-stderr lp-diff "$D/shift-before.folded" "$TMP/nul"
+	printf 'a 1\nc\0d 2\n' >"$T/nul"
+	run --separate-stderr lp-diff "$D/shift-before.folded" "$T/nul"
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
-	[[ $stderr == "lp-diff: $TMP/nul:2: "* ]]
+	[[ $stderr == "lp-diff: $T/nul:2: "* ]]
 }
 
 @test "streams and perf script: the same stacks and counts as lp-collapse" {
@@ -473,11 +469,11 @@ rect_centre() {
 	# significant).  499 Hz for 3 s: ~1500 samples a side when idle, still
 	# hundreds on a loaded machine; +-10 points is then more than 4
 	# standard deviations.
-	CPUSPLIT_BY_ROUNDS=1 lp-record -F 499 -o "$TMP/1.lp" -- "$WORKLOADS/cpusplit" 3 0 "$TMP/t1" 2>/dev/null
-	CPUSPLIT_BY_ROUNDS=1 lp-record -F 499 -o "$TMP/2.lp" -- "$WORKLOADS/cpusplit" 3 0 "$TMP/t2" 2>/dev/null
-	[ "$(truth_a "$TMP/t1")" = 25.0 ] || fail "run 1 split its rounds $(cat "$TMP/t1")"
-	[ "$(truth_a "$TMP/t2")" = 25.0 ] || fail "run 2 split its rounds $(cat "$TMP/t2")"
-	run -0 lp-diff --report --top 0 --alpha 0.001 "$TMP/1.lp" "$TMP/2.lp"
+	CPUSPLIT_BY_ROUNDS=1 lp-record -F 499 -o "$T/1.lp" -- "$WORKLOADS/cpusplit" 3 0 "$T/t1" 2>/dev/null
+	CPUSPLIT_BY_ROUNDS=1 lp-record -F 499 -o "$T/2.lp" -- "$WORKLOADS/cpusplit" 3 0 "$T/t2" 2>/dev/null
+	[ "$(truth_a "$T/t1")" = 25.0 ] || fail "run 1 split its rounds $(cat "$T/t1")"
+	[ "$(truth_a "$T/t2")" = 25.0 ] || fail "run 2 split its rounds $(cat "$T/t2")"
+	run -0 lp-diff --report --top 0 --alpha 0.001 "$T/1.lp" "$T/2.lp"
 	echo "$output"
 	for f in a b; do
 		row=$(printf '%s\n' "$output" | rows | awk -v f="$f" '$NF == f')
@@ -488,19 +484,19 @@ rect_centre() {
 			'BEGIN { exit !(a > w - 10 && a < w + 10 && b > w - 10 && b < w + 10 && p >= 0.001 && na >= 20) }'
 	done
 	# recorded at another rate: refused, then accepted with -n
-	lp-record -F 199 -o "$TMP/3.lp" -- "$WORKLOADS/cpusplit" 1 2>/dev/null
-	run --separate-stderr lp-diff "$TMP/1.lp" "$TMP/3.lp"
+	lp-record -F 199 -o "$T/3.lp" -- "$WORKLOADS/cpusplit" 1 2>/dev/null
+	run --separate-stderr lp-diff "$T/1.lp" "$T/3.lp"
 	[ "$status" -eq 1 ]
-	[[ $stderr == "lp-diff: $TMP/1.lp and $TMP/3.lp were recorded at different periods ("*" ns vs "*" ns): use --normalize" ]]
-	run -0 lp-diff -n "$TMP/1.lp" "$TMP/3.lp"
+	[[ $stderr == "lp-diff: $T/1.lp and $T/3.lp were recorded at different periods ("*" ns vs "*" ns): use --normalize" ]]
+	run -0 lp-diff -n "$T/1.lp" "$T/3.lp"
 	grep -q '^cpusplit;.*;main;b;spin [0-9.]* [0-9.]*$' <<<"$output"
 }
 
 @test "every EXAMPLES line of the man page that needs only lp runs" {
-	cp "$D/shift-before.folded" "$TMP/before.folded"
-	cp "$D/shift-after.folded" "$TMP/after.folded"
-	labelled_stream >"$TMP/labelled.lp"
-	cd "$TMP"
+	cp "$D/shift-before.folded" "$T/before.folded"
+	cp "$D/shift-after.folded" "$T/after.folded"
+	labelled_stream >"$T/labelled.lp"
+	cd "$T"
 	examples=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$LP_TOP/man/lp-diff.1" | grep '^lp-diff ' | grep -v '\.perf\|before\.lp\|after\.lp')
 	[ "$(printf '%s\n' "$examples" | wc -l)" -ge 5 ]
 	while IFS= read -r line; do

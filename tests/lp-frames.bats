@@ -13,12 +13,8 @@ load helpers/common
 
 setup() {
 	load_bats_libs
-	TMP=$(mktemp -d)
+	T=$BATS_TEST_TMPDIR
 	D=$FIXTURES/lpframes
-}
-
-teardown() {
-	rm -rf "$TMP"
 }
 
 # The frames an lp stream marks lp=1, one "KIND MODULE SYMBOL" a line.
@@ -50,8 +46,8 @@ probed_stream() {
 
 @test "readers mark lp's frames by symbol, module or lp=1, and nothing else" {
 	run -0 lp-cat "$D/marks.lp"
-	printf '%s\n' "$output" > "$TMP/out.lp"
-	run -0 marked "$TMP/out.lp"
+	printf '%s\n' "$output" > "$T/out.lp"
+	run -0 marked "$T/out.lp"
 	assert_output "k [kernel.kallsyms] asm_exc_int3
 k [kernel.kallsyms] handler_chain.isra.0
 k [kernel.kallsyms] __x64_sys_uprobe
@@ -61,31 +57,31 @@ u [uprobes] -
 u bpf_prog_0123456789abcdef_lp_return bpf_prog_0123456789abcdef_lp_return
 k [kernel.kallsyms] lp_future_helper"
 	# what lp-cat wrote reads back the same: lp=1 kept, nothing added
-	run -0 lp-cat "$TMP/out.lp"
-	assert_output "$(cat "$TMP/out.lp")"
+	run -0 lp-cat "$T/out.lp"
+	assert_output "$(cat "$T/out.lp")"
 }
 
 @test "lp=1 is not part of a frame's id: the same frame with and without it" {
-	printf 'lp-stream\t1\nframe\tf\tk\t-\t[kernel.kallsyms]\tlp_future_helper\t-\n' > "$TMP/a.lp"
-	printf 'lp-stream\t1\nframe\tf\tk\t-\t[kernel.kallsyms]\tlp_future_helper\t-\tlp=1\n' > "$TMP/b.lp"
-	lp-cat -o "$TMP/a.out" "$TMP/a.lp"
-	lp-cat -o "$TMP/b.out" "$TMP/b.lp"
-	ida=$(awk -F'\t' '$1 == "frame" { print $2, NF }' "$TMP/a.out")
-	idb=$(awk -F'\t' '$1 == "frame" { print $2, NF }' "$TMP/b.out")
+	printf 'lp-stream\t1\nframe\tf\tk\t-\t[kernel.kallsyms]\tlp_future_helper\t-\n' > "$T/a.lp"
+	printf 'lp-stream\t1\nframe\tf\tk\t-\t[kernel.kallsyms]\tlp_future_helper\t-\tlp=1\n' > "$T/b.lp"
+	lp-cat -o "$T/a.out" "$T/a.lp"
+	lp-cat -o "$T/b.out" "$T/b.lp"
+	ida=$(awk -F'\t' '$1 == "frame" { print $2, NF }' "$T/a.out")
+	idb=$(awk -F'\t' '$1 == "frame" { print $2, NF }' "$T/b.out")
 	# one id; only the second says lp=1 (one field more)
 	[ "${ida% *}" = "${idb% *}" ] || fail "ids differ: $ida, $idb"
 	[ "${ida#* }" -eq 7 ] || fail "a: $ida"
 	[ "${idb#* }" -eq 8 ] || fail "b: $idb"
 	# a frame marked by one definition stays marked through a second that
 	# does not say lp=1 (the same frame, as far as ids go)
-	run -0 lp-cat "$TMP/b.lp" "$TMP/a.lp"
+	run -0 lp-cat "$T/b.lp" "$T/a.lp"
 	[ "$(printf '%s\n' "$output" | grep -c $'\tlp=1$')" -eq 1 ]
 }
 
 @test "perf script of a probed program: the trap, uprobe handling, [uprobes] and lp's BPF marked" {
 	run -0 lp-cat "$D/probed.perf"
-	printf '%s\n' "$output" > "$TMP/p.lp"
-	run -0 marked "$TMP/p.lp"
+	printf '%s\n' "$output" > "$T/p.lp"
+	run -0 marked "$T/p.lp"
 	# (perf names the stepped-out-of-line page [uprobes], a kernel frame by
 	# stackcollapse-perf.pl's rule, and lp's programs as user modules)
 	assert_output "k [uprobes] -
@@ -111,53 +107,53 @@ u bpf_prog_4319110d4bebfc97_lp_return bpf_prog_4319110d4bebfc97_lp_return"
 @test "lp-diff: samples with lp's frames are left out and counted; --lp-frames keeps them" {
 	# A: half its samples in lp's probe; B: a tenth.  The program itself
 	# did not change: work is 100% of its samples on both sides.
-	probed_stream 50 50 > "$TMP/a.lp"
-	probed_stream 90 10 > "$TMP/b.lp"
-	run -0 lp-diff --report "$TMP/a.lp" "$TMP/b.lp"
-	assert_line --index 0 "# A: $TMP/a.lp (50 samples)"
-	assert_line --index 1 "# B: $TMP/b.lp (90 samples)"
+	probed_stream 50 50 > "$T/a.lp"
+	probed_stream 90 10 > "$T/b.lp"
+	run -0 lp-diff --report "$T/a.lp" "$T/b.lp"
+	assert_line --index 0 "# A: $T/a.lp (50 samples)"
+	assert_line --index 1 "# B: $T/b.lp (90 samples)"
 	assert_line --index 2 "# lp's own frames (probe and sample handling) in A: 50 of 100 samples (50.00%), in B: 10 of 100 (10.00%): left out (--lp-frames keeps them)"
 	refute_output --partial asm_exc_int3
 	refute_output --partial tick
 	assert_line --regexp '^100\.00% +100\.00% +\+0\.00 +100\.00% +100\.00% +\+0\.00 +50 +90 +1  work$'
 	# the folded lines too: lp's stacks are not a difference between the two
-	run -0 lp-diff "$TMP/a.lp" "$TMP/b.lp"
+	run -0 lp-diff "$T/a.lp" "$T/b.lp"
 	assert_output "app;main;work 50 90"
 	# kept: lp's probe shrank by 40 points, and work seems to have grown
-	run -0 lp-diff --report --lp-frames "$TMP/a.lp" "$TMP/b.lp"
+	run -0 lp-diff --report --lp-frames "$T/a.lp" "$T/b.lp"
 	assert_line --index 2 "# lp's own frames (probe and sample handling) in A: 50 of 100 samples (50.00%), in B: 10 of 100 (10.00%): kept (--lp-frames)"
 	assert_line --regexp '^ +50\.00% +90\.00% +\+40\.00 .* work$'
 	assert_line --regexp '^ +50\.00% +10\.00% +-40\.00 .* uprobe_notify_resume$'
-	run -0 lp-diff --lp-frames "$TMP/a.lp" "$TMP/b.lp"
+	run -0 lp-diff --lp-frames "$T/a.lp" "$T/b.lp"
 	assert_output "app;main;tick;asm_exc_int3;irqentry_exit_to_user_mode;uprobe_notify_resume 50 10
 app;main;work 50 90"
 }
 
 @test "lp-diff: no line about lp's frames when there are none; all lp's: the line alone" {
-	probed_stream 10 0 3 > "$TMP/a.lp"
-	probed_stream 10 0 > "$TMP/b.lp"
-	run -0 lp-diff --report "$TMP/a.lp" "$TMP/b.lp"
+	probed_stream 10 0 3 > "$T/a.lp"
+	probed_stream 10 0 > "$T/b.lp"
+	run -0 lp-diff --report "$T/a.lp" "$T/b.lp"
 	refute_output --partial "lp's own frames"
-	probed_stream 0 5 > "$TMP/c.lp"
-	run -0 lp-diff --report "$TMP/c.lp" "$TMP/c.lp"
+	probed_stream 0 5 > "$T/c.lp"
+	run -0 lp-diff --report "$T/c.lp" "$T/c.lp"
 	assert_output "# lp's own frames (probe and sample handling) in A: 5 of 5 samples (100.00%), in B: 5 of 5 (100.00%): left out (--lp-frames keeps them)"
-	run -0 lp-diff "$TMP/c.lp" "$TMP/c.lp"
+	run -0 lp-diff "$T/c.lp" "$T/c.lp"
 	assert_output ""
 }
 
 @test "lp-collapse keeps lp's frames as they are; --no-lp-frames leaves their samples out" {
-	probed_stream 3 2 1 > "$TMP/a.lp"
-	run -0 lp-collapse "$TMP/a.lp"
+	probed_stream 3 2 1 > "$T/a.lp"
+	run -0 lp-collapse "$T/a.lp"
 	assert_output "app;main;other 1
 app;main;tick;asm_exc_int3;irqentry_exit_to_user_mode;uprobe_notify_resume 2
 app;main;work 3"
-	run -0 lp-collapse --no-lp-frames "$TMP/a.lp"
+	run -0 lp-collapse --no-lp-frames "$T/a.lp"
 	assert_output "app;main;other 1
 app;main;work 3"
 	# folded text has no frame kinds: nothing in it is lp's
-	lp-collapse "$TMP/a.lp" > "$TMP/a.folded"
-	run -0 lp-collapse --no-lp-frames "$TMP/a.folded"
-	assert_output "$(cat "$TMP/a.folded")"
+	lp-collapse "$T/a.lp" > "$T/a.folded"
+	run -0 lp-collapse --no-lp-frames "$T/a.folded"
+	assert_output "$(cat "$T/a.folded")"
 }
 
 # Where lp's code hands cetloop ($1) its thread back, and the instruction
@@ -180,14 +176,14 @@ resume_points() {
 	# touch opens with endbr64 then a mov: single-stepped on every call,
 	# ~15 us against a few ns of the loop's own work; tick's probe is
 	# emulated (its push) and has a return probe
-	lp-trace -o "$TMP/t.lp" touch tick -- "$WORKLOADS/cetloop" 100000000 2>"$TMP/trace.err" &
+	lp-trace -o "$T/t.lp" touch tick -- "$WORKLOADS/cetloop" 100000000 2>"$T/trace.err" &
 	tr=$!
 	for i in $(seq 50); do if cmd=$(pgrep -P "$tr" -x cetloop); then break; fi; sleep 0.1; done
 	[ -n "$cmd" ] || fail "cetloop did not start"
 	sleep 0.5
 	# --raw: user frames keep their address in the file, to tell where in
 	# cetloop each sample is
-	run -0 lp-record --raw -F 999 -d 2 -p "$cmd" -o "$TMP/r.lp"
+	run -0 lp-record --raw -F 999 -d 2 -p "$cmd" -o "$T/r.lp"
 	# the page the kernel maps for uprobes, where touch's first
 	# instruction is stepped out of line
 	page=$(awk '$NF == "[uprobes]" { print $1 }' "/proc/$cmd/maps")
@@ -217,7 +213,7 @@ resume_points() {
 			where[$2] = sys ? "syscall" : leaf == strtonum(touch) ? "probe" : leaf in back ? "back" : "else" }
 		$1 == "sample" { t++; if (marked[$9]) l++; else u[where[$9]]++
 			if (probed[$9] && !marked[$9]) miss++ }
-		END { printf "%d %d %d %d %d %d %d%s\n", t, l, miss, u["syscall"], u["probe"], u["back"], u["else"], bad }' "$TMP/r.lp"
+		END { printf "%d %d %d %d %d %d %d%s\n", t, l, miss, u["syscall"], u["probe"], u["back"], u["else"], bad }' "$T/r.lp"
 	read -r total lp missed syscall probe back elsewhere <<<"$output"
 	echo "samples: $total, lp's: $lp, probed but not marked: $missed; not marked: $syscall in a system call, $probe at touch's probed instruction, $back where lp hands the thread back, $elsewhere elsewhere"
 	# 999 Hz for 2 s, less what the kernel throttles on a busy machine
@@ -240,11 +236,11 @@ resume_points() {
 	run -0 awk -F'\t' -v lo=$((16#${page%-*})) -v hi=$((16#${page#*-})) '
 		$1 == "frame" && $4 != "-" { a = strtonum($4)
 			if (a >= lo && a < hi) { n++; if ($5 != "[uprobes]" || $NF != "lp=1") print "bad:", $0 } }
-		END { print n + 0, "frames in the page" }' "$TMP/r.lp"
+		END { print n + 0, "frames in the page" }' "$T/r.lp"
 	refute_output --partial bad:
 	refute_output "0 frames in the page"
 	# lp-diff says so and ranks what is left: the program's own code
-	run -0 lp-diff --report "$TMP/r.lp" "$TMP/r.lp"
+	run -0 lp-diff --report "$T/r.lp" "$T/r.lp"
 	assert_line --regexp "^# lp's own frames \(probe and sample handling\) in A: $lp of $total samples"
 	refute_output --partial uprobe
 	refute_output --partial asm_exc

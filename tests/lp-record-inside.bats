@@ -12,15 +12,9 @@ load helpers/common
 load helpers/bpf
 load helpers/producers
 
-setup() {
-	load_bats_libs
-	TMP=$(mktemp -d)
-}
-
 teardown() {
 	if [ -n "${REC:-}" ]; then kill -KILL "$REC" 2>/dev/null || true; wait "$REC" 2>/dev/null || true; fi
 	if [ -n "${BG:-}" ]; then kill "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true; fi
-	rm -rf "$TMP"
 }
 
 # From lp-record's summary on stderr (file $1): the samples written, and
@@ -59,12 +53,6 @@ share_deep() {
 	     END { if (t == 0) { print "none"; exit } printf "%.1f\n", 100 * k / t }' "$1"
 }
 
-# Fails unless number $1 lies within [$2, $3], saying what it is ($4).
-within() {
-	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v != "none" && v >= lo && v <= hi) }' ||
-		fail "$4: $1, not within [$2, $3]"
-}
-
 @test "--inside: bad specs and targets are refused with exit 2, an unknown function with exit 1" {
 	run -2 --separate-stderr lp-record --inside 'x.c:12' -- true
 	[ "$stderr" = "lp-record: --inside 'x.c:12': a function, FUNC or LIB:FUNC, without values to capture" ]
@@ -82,19 +70,19 @@ within() {
 
 @test "--inside a on cpusplit: only samples with a() on the stack, its 25% share of the CPU samples, at the rate" {
 	require_root
-	run -0 --separate-stderr lp-record -F 999 --inside a -o "$TMP/a.lp" -- "$WORKLOADS/cpusplit" 30 2
-	echo "$stderr" > "$TMP/err"
-	cat "$TMP/err"
-	run -0 lp-cat --check "$TMP/a.lp"
-	grep -qE $'^lp-stream\t1\t.*\tinside=a(\t|$)' "$TMP/a.lp" || fail "no inside=a in the header"
+	run -0 --separate-stderr lp-record -F 999 --inside a -o "$T/a.lp" -- "$WORKLOADS/cpusplit" 30 2
+	echo "$stderr" > "$T/err"
+	cat "$T/err"
+	run -0 lp-cat --check "$T/a.lp"
+	grep -qE $'^lp-stream\t1\t.*\tinside=a(\t|$)' "$T/a.lp" || fail "no inside=a in the header"
 	# What the gate's probes cost is said, as lp-trace says it.
-	grep -qE $'^cost\t[0-9]+\tentry\t[0-9]+\t.*probe=a' "$TMP/a.lp" || fail "no entry cost record of a"
-	grep -qE $'^cost\t[0-9]+\treturn\t[0-9]+\t.*probe=a' "$TMP/a.lp" || fail "no return cost record of a"
-	n=$(written "$TMP/err")
-	out=$(outside "$TMP/err")
-	[ "$(grep -c '^sample' "$TMP/a.lp")" -eq "$n" ]
-	lp-collapse "$TMP/a.lp" > "$TMP/a.folded"
-	in_a=$(share_of "$TMP/a.folded" a)
+	grep -qE $'^cost\t[0-9]+\tentry\t[0-9]+\t.*probe=a' "$T/a.lp" || fail "no entry cost record of a"
+	grep -qE $'^cost\t[0-9]+\treturn\t[0-9]+\t.*probe=a' "$T/a.lp" || fail "no return cost record of a"
+	n=$(written "$T/err")
+	out=$(outside "$T/err")
+	[ "$(grep -c '^sample' "$T/a.lp")" -eq "$n" ]
+	lp-collapse "$T/a.lp" > "$T/a.folded"
+	in_a=$(share_of "$T/a.folded" a)
 	echo "a() on the stack of $in_a% of $n samples; $out outside"
 	within "$in_a" 97 100 "share of written samples with a() on the stack"
 	# Of all the samples the timer took (written + kept out), a's share.
@@ -106,26 +94,26 @@ within() {
 
 @test "--inside b: the complement, 75% of the samples, all with b() on the stack" {
 	require_root
-	run -0 --separate-stderr lp-record -F 999 --inside b -o "$TMP/b.lp" -- "$WORKLOADS/cpusplit" 30 2
-	echo "$stderr" > "$TMP/err"
-	n=$(written "$TMP/err")
-	out=$(outside "$TMP/err")
-	lp-collapse "$TMP/b.lp" > "$TMP/b.folded"
-	within "$(share_of "$TMP/b.folded" b)" 97 100 "share of written samples with b() on the stack"
-	[ "$(share_of "$TMP/b.folded" a)" = "0.0" ] || fail "a sample in a() passed a gate on b()"
+	run -0 --separate-stderr lp-record -F 999 --inside b -o "$T/b.lp" -- "$WORKLOADS/cpusplit" 30 2
+	echo "$stderr" > "$T/err"
+	n=$(written "$T/err")
+	out=$(outside "$T/err")
+	lp-collapse "$T/b.lp" > "$T/b.folded"
+	within "$(share_of "$T/b.folded" b)" 97 100 "share of written samples with b() on the stack"
+	[ "$(share_of "$T/b.folded" a)" = "0.0" ] || fail "a sample in a() passed a gate on b()"
 	within "$(awk -v n="$n" -v o="$out" 'BEGIN { printf "%.1f\n", 100 * n / (n + o) }')" 72 78 "b()'s share of all samples"
 	within "$n" 1275 1725 "samples inside b() (0.75 x 2 s x 999 Hz = 1500)"
 }
 
 @test "--inside rec: recursion counted, a thread stays inside until its outermost call returns" {
 	require_root
-	run -0 --separate-stderr lp-record -F 999 --inside rec -o "$TMP/r.lp" -- "$WORKLOADS/gatecalls" 2 rec
-	echo "$stderr" > "$TMP/err"
-	cat "$TMP/err"
-	n=$(written "$TMP/err")
-	out=$(outside "$TMP/err")
-	lp-collapse "$TMP/r.lp" > "$TMP/r.folded"
-	within "$(share_of "$TMP/r.folded" "rec(int)")" 97 100 "share of written samples with rec on the stack"
+	run -0 --separate-stderr lp-record -F 999 --inside rec -o "$T/r.lp" -- "$WORKLOADS/gatecalls" 2 rec
+	echo "$stderr" > "$T/err"
+	cat "$T/err"
+	n=$(written "$T/err")
+	out=$(outside "$T/err")
+	lp-collapse "$T/r.lp" > "$T/r.folded"
+	within "$(share_of "$T/r.folded" "rec(int)")" 97 100 "share of written samples with rec on the stack"
 	# 50%; a gate that closed at the first nested return would give 30%.
 	share=$(awk -v n="$n" -v o="$out" 'BEGIN { printf "%.1f\n", 100 * n / (n + o) }')
 	echo "inside rec: $share% of $((n + out)) samples"
@@ -135,7 +123,7 @@ within() {
 	# rec once on the stack (its spins around the nested calls), and five
 	# times.
 	for d in 1 5; do
-		within "$(share_deep "$TMP/r.folded" "rec(int)" "$d")" 15 25 "share of samples $d calls of rec deep"
+		within "$(share_deep "$T/r.folded" "rec(int)" "$d")" 15 25 "share of samples $d calls of rec deep"
 	done
 }
 
@@ -143,17 +131,17 @@ within() {
 # returning, the program ran to its end (no return probe broke C++'s
 # unwinding), and the gate closed each time: leave's 50%, never after().
 left_calls_close_the_gate() {
-	run -0 --separate-stderr lp-record -F 999 --inside leave -o "$TMP/$1.lp" -- "$WORKLOADS/gatecalls" 2 "$1"
-	echo "$stderr" > "$TMP/err"
-	cat "$TMP/err"
+	run -0 --separate-stderr lp-record -F 999 --inside leave -o "$T/$1.lp" -- "$WORKLOADS/gatecalls" 2 "$1"
+	echo "$stderr" > "$T/err"
+	cat "$T/err"
 	[[ $output =~ ^ok\ ([0-9]+)\ left\ ([0-9]+)$ ]] || fail "workload said: $output"
 	[ "${BASH_REMATCH[1]}" -eq "${BASH_REMATCH[2]}" ]
 	[ "${BASH_REMATCH[1]}" -ge 400 ]
-	n=$(written "$TMP/err")
-	out=$(outside "$TMP/err")
-	lp-collapse "$TMP/$1.lp" > "$TMP/$1.folded"
-	within "$(share_of "$TMP/$1.folded" "leave(long)")" 97 100 "share of written samples with leave on the stack"
-	[ "$(share_of "$TMP/$1.folded" "after()")" = "0.0" ] || fail "after() sampled: the gate stayed open ($1)"
+	n=$(written "$T/err")
+	out=$(outside "$T/err")
+	lp-collapse "$T/$1.lp" > "$T/$1.folded"
+	within "$(share_of "$T/$1.folded" "leave(long)")" 97 100 "share of written samples with leave on the stack"
+	[ "$(share_of "$T/$1.folded" "after()")" = "0.0" ] || fail "after() sampled: the gate stayed open ($1)"
 	# 50%; a gate left open would take after() too (~100%).
 	within "$(awk -v n="$n" -v o="$out" 'BEGIN { printf "%.1f\n", 100 * n / (n + o) }')" 46 54 "leave's share of all samples"
 }
@@ -170,54 +158,54 @@ left_calls_close_the_gate() {
 
 @test "--inside inner: of four threads, only the two inside inner() are sampled, each of them" {
 	require_root
-	run -0 --separate-stderr lp-record -F 499 --inside inner -o "$TMP/th.lp" -- "$WORKLOADS/gatethreads" 2 4
-	echo "$stderr" > "$TMP/err"
-	cat "$TMP/err"
-	echo "$output" > "$TMP/tids"
-	[ "$(grep -c ' inner$' "$TMP/tids")" -eq 2 ]
-	[ "$(grep -c ' outer$' "$TMP/tids")" -eq 2 ]
-	awk -F'\t' '$1 == "sample" { print $4 }' "$TMP/th.lp" | sort | uniq -c > "$TMP/per-tid"
-	cat "$TMP/per-tid"
+	run -0 --separate-stderr lp-record -F 499 --inside inner -o "$T/th.lp" -- "$WORKLOADS/gatethreads" 2 4
+	echo "$stderr" > "$T/err"
+	cat "$T/err"
+	echo "$output" > "$T/tids"
+	[ "$(grep -c ' inner$' "$T/tids")" -eq 2 ]
+	[ "$(grep -c ' outer$' "$T/tids")" -eq 2 ]
+	awk -F'\t' '$1 == "sample" { print $4 }' "$T/th.lp" | sort | uniq -c > "$T/per-tid"
+	cat "$T/per-tid"
 	# Each inner thread: ~2 s x 499 Hz of CPU when it has a CPU of its
 	# own; 4 threads on 2 CPUs halve that, a loaded machine more.
-	for tid in $(awk '$2 == "inner" { print $1 }' "$TMP/tids"); do
-		c=$(awk -v t="$tid" '$2 == t { print $1 }' "$TMP/per-tid")
+	for tid in $(awk '$2 == "inner" { print $1 }' "$T/tids"); do
+		c=$(awk -v t="$tid" '$2 == t { print $1 }' "$T/per-tid")
 		within "${c:-0}" 100 1100 "samples of inner thread $tid"
 	done
-	for tid in $(awk '$2 == "outer" { print $1 }' "$TMP/tids"); do
-		if grep -qE " $tid\$" "$TMP/per-tid"; then fail "outer thread $tid was sampled"; fi
+	for tid in $(awk '$2 == "outer" { print $1 }' "$T/tids"); do
+		if grep -qE " $tid\$" "$T/per-tid"; then fail "outer thread $tid was sampled"; fi
 	done
-	[ "$(wc -l < "$TMP/per-tid")" -eq 2 ]
-	[ "$(outside "$TMP/err")" -ge 100 ]
+	[ "$(wc -l < "$T/per-tid")" -eq 2 ]
+	[ "$(outside "$T/err")" -ge 100 ]
 }
 
 @test "--inside child_spin: 100 children forked without exec, each gated from its first instruction" {
 	require_root
-	run -0 --separate-stderr lp-record -F 999 --inside child_spin -o "$TMP/fs.lp" -- "$WORKLOADS/forkspin" 100 5
-	echo "$stderr" > "$TMP/err"
-	cat "$TMP/err"
-	echo "$output" > "$TMP/pids"
-	parent=$(head -1 "$TMP/pids")
-	awk -F'\t' '$1 == "sample" { print $3 }' "$TMP/fs.lp" | sort | uniq -c > "$TMP/per-pid"
-	if grep -qE " $parent\$" "$TMP/per-pid"; then fail "the parent, never inside child_spin, was sampled"; fi
+	run -0 --separate-stderr lp-record -F 999 --inside child_spin -o "$T/fs.lp" -- "$WORKLOADS/forkspin" 100 5
+	echo "$stderr" > "$T/err"
+	cat "$T/err"
+	echo "$output" > "$T/pids"
+	parent=$(head -1 "$T/pids")
+	awk -F'\t' '$1 == "sample" { print $3 }' "$T/fs.lp" | sort | uniq -c > "$T/per-pid"
+	if grep -qE " $parent\$" "$T/per-pid"; then fail "the parent, never inside child_spin, was sampled"; fi
 	# Each child spins 5 ms of its CPU: some 5 ticks at 999 Hz.
-	within "$(wc -l < "$TMP/per-pid")" 95 100 "children sampled"
-	lp-collapse "$TMP/fs.lp" > "$TMP/fs.folded"
-	within "$(share_of "$TMP/fs.folded" child_spin)" 97 100 "share of samples with child_spin on the stack"
-	within "$(written "$TMP/err")" 425 575 "samples inside child_spin (100 x 5 ms x 999 Hz = 500)"
+	within "$(wc -l < "$T/per-pid")" 95 100 "children sampled"
+	lp-collapse "$T/fs.lp" > "$T/fs.folded"
+	within "$(share_of "$T/fs.folded" child_spin)" 97 100 "share of samples with child_spin on the stack"
+	within "$(written "$T/err")" 425 575 "samples inside child_spin (100 x 5 ms x 999 Hz = 500)"
 }
 
 @test "--mode off --inside long_nap: only the blocked intervals inside it, weighing its 40 x 5 ms" {
 	require_root
-	run -0 --separate-stderr lp-record --mode off --inside long_nap -o "$TMP/off.lp" -- "$WORKLOADS/offsleep" 40 40
-	echo "$stderr" > "$TMP/err"
-	cat "$TMP/err"
-	lp-collapse "$TMP/off.lp" > "$TMP/off.folded"
-	within "$(share_of "$TMP/off.folded" long_nap)" 100 100 "share of blocked ns inside long_nap"
-	ns=$(awk '!/^#/ { t += $NF } END { printf "%d\n", t }' "$TMP/off.folded")
+	run -0 --separate-stderr lp-record --mode off --inside long_nap -o "$T/off.lp" -- "$WORKLOADS/offsleep" 40 40
+	echo "$stderr" > "$T/err"
+	cat "$T/err"
+	lp-collapse "$T/off.lp" > "$T/off.folded"
+	within "$(share_of "$T/off.folded" long_nap)" 100 100 "share of blocked ns inside long_nap"
+	ns=$(awk '!/^#/ { t += $NF } END { printf "%d\n", t }' "$T/off.folded")
 	within "$ns" 195000000 240000000 "blocked ns inside long_nap (40 x 5 ms)"
 	# The 40 short naps were kept out.
-	within "$(outside "$TMP/err")" 40 45 "intervals outside long_nap"
+	within "$(outside "$T/err")" 40 45 "intervals outside long_nap"
 }
 
 @test "SIGINT of lp-record -p PID --inside libc:__clock_gettime: exit 0, a valid gated stream, nothing left attached" {
@@ -226,15 +214,15 @@ left_calls_close_the_gate() {
 	BG=$!
 	# A function of libc, which other processes map: its probes are
 	# tracefs events of lp-record's own group, on the target alone.
-	lp-record -F 999 -p "$BG" --inside libc:__clock_gettime -o "$TMP/int.lp" 2>"$TMP/err" &
+	lp-record -F 999 -p "$BG" --inside libc:__clock_gettime -o "$T/int.lp" 2>"$T/err" &
 	rec=$!
 	# Sampling begins once the cost records are written (both
 	# calibrations done, the probes attached).
 	for _ in $(seq 200); do
-		if grep -q '^cost' "$TMP/int.lp" 2>/dev/null; then break; fi
+		if grep -q '^cost' "$T/int.lp" 2>/dev/null; then break; fi
 		sleep 0.05
 	done
-	grep -q '^cost' "$TMP/int.lp" || fail "lp-record did not start: $(cat "$TMP/err")"
+	grep -q '^cost' "$T/int.lp" || fail "lp-record did not start: $(cat "$T/err")"
 	sleep 1
 	progs=$(held_ids "$rec" prog_id)
 	links=$(held_ids "$rec" link_id)
@@ -243,19 +231,19 @@ left_calls_close_the_gate() {
 	kill -INT "$rec"
 	st=0
 	wait "$rec" || st=$?
-	cat "$TMP/err"
+	cat "$T/err"
 	[ "$st" -eq 0 ]
-	run -0 lp-cat --check "$TMP/int.lp"
-	[ "$(tail -c 1 "$TMP/int.lp" | od -An -c | tr -d ' ')" = '\n' ]
-	n=$(written "$TMP/err")
+	run -0 lp-cat --check "$T/int.lp"
+	[ "$(tail -c 1 "$T/int.lp" | od -An -c | tr -d ' ')" = '\n' ]
+	n=$(written "$T/err")
 	[ "$n" -ge 1 ]
-	lp-collapse "$TMP/int.lp" > "$TMP/int.folded"
-	within "$(share_of "$TMP/int.folded" __clock_gettime)" 97 100 "share of samples inside clock_gettime"
+	lp-collapse "$T/int.lp" > "$T/int.folded"
+	within "$(share_of "$T/int.folded" __clock_gettime)" 97 100 "share of samples inside clock_gettime"
 	# The samples outside were counted, not written: cpusplit's own
 	# work (how much of the second depends on what the gate's traps on
 	# every clock read cost: 539 outside and 623 inside on a slow
 	# host's day).
-	[ "$(outside "$TMP/err")" -ge 100 ]
+	[ "$(outside "$T/err")" -ge 100 ]
 	all_gone "$progs" "$links"
 	group_gone "$rec"
 	# The target runs on, unharmed.
@@ -282,15 +270,15 @@ window() {
 		END { if (!n) { print "0 none none"; exit } printf "%d %.1f %.1f\n", n, 100 * na / n, 100 * nb / n }' "$1"
 }
 
-# lp-record -F 999 --control $TMP/ctl -p on cpusplit ($BG, 60 s), with
-# options $@, to $TMP/l.lp, stderr to $TMP/err, in the background ($REC);
+# lp-record -F 999 --control $T/ctl -p on cpusplit ($BG, 60 s), with
+# options $@, to $T/l.lp, stderr to $T/err, in the background ($REC);
 # returns once samples are written.
 control_record() {
 	"$WORKLOADS/cpusplit" 60 &
 	BG=$!
-	lp-record -F 999 --control "$TMP/ctl" -p "$BG" -o "$TMP/l.lp" "$@" 2>"$TMP/err" &
+	lp-record -F 999 --control "$T/ctl" -p "$BG" -o "$T/l.lp" "$@" 2>"$T/err" &
 	REC=$!
-	wait_line '^sample' "$TMP/l.lp"
+	wait_line '^sample' "$T/l.lp"
 }
 
 # SIGINT to $REC: it exits 0, its stream valid.
@@ -299,15 +287,15 @@ stop_record() {
 	local st=0
 	wait "$REC" || st=$?
 	REC=
-	cat "$TMP/err"
+	cat "$T/err"
 	[ "$st" -eq 0 ] || fail "lp-record exited $st"
-	run -0 lp-cat --check "$TMP/l.lp"
+	run -0 lp-cat --check "$T/l.lp"
 }
 
 # Sends command $1 to $REC, waits for its reply $2.
 send() {
-	echo "$1" >"$TMP/ctl"
-	wait_line "lp-record: control: $2" "$TMP/err"
+	echo "$1" >"$T/ctl"
+	wait_line "lp-record: control: $2" "$T/err"
 }
 
 @test "--control inside a, inside off on cpusplit: a() alone between the attach and detach records, at its 25% share; both before and after" {
@@ -332,17 +320,17 @@ send() {
 	send 'inside off' "inside off: not gated"
 	sleep 1.5
 	stop_record
-	grep -qF "lp-record: probe 'no_such_function': no function 'no_such_function'" "$TMP/err" || fail "the bad function not named"
-	grep -qF "lp-record: --inside 'a(x)': a function, FUNC or LIB:FUNC, without values to capture" "$TMP/err" || fail "the bad spec not said"
-	[ "$(grep -c $'^probe\t' "$TMP/l.lp")" -eq 2 ] || fail "not one attach and one detach: $(grep $'^probe\t' "$TMP/l.lp")"
-	grep -qE $'^probe\t[0-9]+\tattach\tinside:a\tspec=a$' "$TMP/l.lp" || fail "no attach record of inside:a"
-	grep -qE $'^probe\t[0-9]+\tdetach\tinside:a\tspec=a$' "$TMP/l.lp" || fail "no detach record of inside:a"
-	at=$(mark "$TMP/l.lp" attach inside:a)
-	dt=$(mark "$TMP/l.lp" detach inside:a)
+	grep -qF "lp-record: probe 'no_such_function': no function 'no_such_function'" "$T/err" || fail "the bad function not named"
+	grep -qF "lp-record: --inside 'a(x)': a function, FUNC or LIB:FUNC, without values to capture" "$T/err" || fail "the bad spec not said"
+	[ "$(grep -c $'^probe\t' "$T/l.lp")" -eq 2 ] || fail "not one attach and one detach: $(grep $'^probe\t' "$T/l.lp")"
+	grep -qE $'^probe\t[0-9]+\tattach\tinside:a\tspec=a$' "$T/l.lp" || fail "no attach record of inside:a"
+	grep -qE $'^probe\t[0-9]+\tdetach\tinside:a\tspec=a$' "$T/l.lp" || fail "no detach record of inside:a"
+	at=$(mark "$T/l.lp" attach inside:a)
+	dt=$(mark "$T/l.lp" detach inside:a)
 	[ "$dt" -gt "$at" ]
-	read -r n0 a0 b0 <<<"$(window "$TMP/l.lp" 0 "$at")"
-	read -r n1 a1 b1 <<<"$(window "$TMP/l.lp" "$at" "$dt")"
-	read -r n2 a2 b2 <<<"$(window "$TMP/l.lp" "$dt" 9e18)"
+	read -r n0 a0 b0 <<<"$(window "$T/l.lp" 0 "$at")"
+	read -r n1 a1 b1 <<<"$(window "$T/l.lp" "$at" "$dt")"
+	read -r n2 a2 b2 <<<"$(window "$T/l.lp" "$dt" 9e18)"
 	echo "before: $n0 samples, a $a0%, b $b0%; gated: $n1, a $a1%, b $b1%; after: $n2, a $a2%, b $b2%"
 	# Ungated, cpusplit's 25/75 (a sample in neither: its main loop).
 	within "$n0" 200 100000 "samples before the attach"
@@ -353,18 +341,18 @@ send() {
 	within "$a2" 18 32 "share of a() after the detach"
 	within "$b2" 68 82 "share of b() after the detach"
 	# What the gate kept out is b's share of the ticks while it was there.
-	out=$(outside "$TMP/err")
+	out=$(outside "$T/err")
 	share=$(awk -v n="$n1" -v o="$out" 'BEGIN { printf "%.1f\n", 100 * n / (n + o) }')
 	echo "gated: $n1 written, $out kept out: $share%"
 	within "$((n1 + out))" 400 100000 "ticks while gated"
 	within "$share" 22 28 "a()'s share of the ticks while gated"
-	[ ! -e "$TMP/ctl" ] || fail "the FIFO is still there"
+	[ ! -e "$T/ctl" ] || fail "the FIFO is still there"
 }
 
 @test "--inside a --control: attach said at the start; inside off, inside libc:__clock_gettime; SIGINT then leaves nothing attached" {
 	require_root
 	control_record --inside a
-	grep -qE $'^probe\t[0-9]+\tattach\tinside:a\tspec=a$' "$TMP/l.lp" || fail "no attach record of --inside a"
+	grep -qE $'^probe\t[0-9]+\tattach\tinside:a\tspec=a$' "$T/l.lp" || fail "no attach record of --inside a"
 	sleep 1
 	send 'inside off' "inside off: sampling everywhere"
 	sleep 1
@@ -380,40 +368,40 @@ send() {
 	stop_record
 	all_gone "$progs" "$links"
 	group_gone "$rec"
-	grep -qE $'^lp-stream\t1\t.*\tinside=a(\t|$)' "$TMP/l.lp" || fail "no inside=a in the header"
-	grep -qE "[0-9]+ outside a,libc:__clock_gettime \(not written\)" "$TMP/err" || fail "the summary does not name both gates"
-	at=$(mark "$TMP/l.lp" attach inside:a)
-	dt=$(mark "$TMP/l.lp" detach inside:a)
-	ct=$(mark "$TMP/l.lp" attach inside:libc:__clock_gettime)
+	grep -qE $'^lp-stream\t1\t.*\tinside=a(\t|$)' "$T/l.lp" || fail "no inside=a in the header"
+	grep -qE "[0-9]+ outside a,libc:__clock_gettime \(not written\)" "$T/err" || fail "the summary does not name both gates"
+	at=$(mark "$T/l.lp" attach inside:a)
+	dt=$(mark "$T/l.lp" detach inside:a)
+	ct=$(mark "$T/l.lp" attach inside:libc:__clock_gettime)
 	[ "$at" -lt "$dt" ]
 	[ "$dt" -lt "$ct" ]
-	read -r n0 a0 b0 <<<"$(window "$TMP/l.lp" 0 "$dt")"
-	read -r n1 a1 b1 <<<"$(window "$TMP/l.lp" "$dt" "$ct")"
+	read -r n0 a0 b0 <<<"$(window "$T/l.lp" 0 "$dt")"
+	read -r n1 a1 b1 <<<"$(window "$T/l.lp" "$dt" "$ct")"
 	echo "inside a: $n0 samples, a $a0%; ungated: $n1, a $a1%, b $b1%"
 	within "$n0" 50 100000 "samples inside a"
 	within "$a0" 97 100 "share of a() while gated on a"
 	within "$n1" 100 100000 "samples ungated"
 	within "$a1" 15 35 "share of a() ungated"
 	within "$b1" 65 85 "share of b() ungated"
-	awk -F'\t' -v t="$ct" '$1 != "sample" || $2 + 0 > t + 0' "$TMP/l.lp" | lp-collapse > "$TMP/c.folded"
-	n2=$(awk '!/^#/ { t += $NF } END { print t + 0 }' "$TMP/c.folded")
+	awk -F'\t' -v t="$ct" '$1 != "sample" || $2 + 0 > t + 0' "$T/l.lp" | lp-collapse > "$T/c.folded"
+	n2=$(awk '!/^#/ { t += $NF } END { print t + 0 }' "$T/c.folded")
 	echo "inside __clock_gettime: $n2 samples"
 	within "$n2" 10 100000 "samples inside __clock_gettime"
-	within "$(share_of "$TMP/c.folded" __clock_gettime)" 97 100 "share of samples inside __clock_gettime"
+	within "$(share_of "$T/c.folded" __clock_gettime)" 97 100 "share of samples inside __clock_gettime"
 	kill -0 "$BG"
 }
 
 @test "--control inside with -a: refused with a message, lp-record goes on to its end" {
 	require_root
-	lp-record -a -d 2 -F 49 --calibrate 0 --control "$TMP/ctl" -o "$TMP/all.lp" 2>"$TMP/err" &
+	lp-record -a -d 2 -F 49 --calibrate 0 --control "$T/ctl" -o "$T/all.lp" 2>"$T/err" &
 	REC=$!
-	wait_line '^sample' "$TMP/all.lp"
+	wait_line '^sample' "$T/all.lp"
 	send 'inside main' "inside 'main': needs -p PID or -- CMD (not -a)"
 	send 'inside off' "inside off: not gated"
 	st=0
 	wait "$REC" || st=$?
 	REC=
-	cat "$TMP/err"
+	cat "$T/err"
 	[ "$st" -eq 0 ] || fail "lp-record -a exited $st"
-	grep -q 'lp-record: [0-9]* samples .*(duration reached)' "$TMP/err" || fail "no summary at the end"
+	grep -q 'lp-record: [0-9]* samples .*(duration reached)' "$T/err" || fail "no summary at the end"
 }

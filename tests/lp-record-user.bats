@@ -14,8 +14,10 @@ NOTE="lp-record: BPF needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CA
 
 setup() {
 	load_bats_libs
-	TMP=$(mktemp -d)
-	U=$TMP/u
+	# Not bats' own folder: the test user works in $U, inside this one,
+	# and cannot enter bats' temporary folders.
+	T=$(mktemp -d)
+	U=$T/u
 }
 
 teardown() {
@@ -24,7 +26,7 @@ teardown() {
 	# What ran as the test user (BG is the shell that started it): the
 	# user runs nothing else.
 	for p in $(pgrep -u "$LP_TEST_UID"); do kill -KILL "$p" 2>/dev/null || true; done
-	rm -rf "$TMP"
+	rm -rf "$T"
 }
 
 # The user's copies of lp-record and of the workloads named.
@@ -48,19 +50,19 @@ monotonic_ns() {
 	[[ ${stderr_lines[1]} == "lp-record: "*" samples (cpu-clock at 999 Hz, auto), 0 lost (ring full), "* ]] ||
 		fail "summary: ${stderr_lines[1]}"
 	run -0 lp-cat --check "$U/fp.lp"
-	head -1 "$U/fp.lp" > "$TMP/header"
+	head -1 "$U/fp.lp" > "$T/header"
 	for key in backend=perf user_only=1 mode=cpu event=cpu-clock period_ns=1001001 unwind=auto; do
-		grep -qE $'\t'"$key"$'(\t|$)' "$TMP/header" || fail "header lacks $key"
+		grep -qE $'\t'"$key"$'(\t|$)' "$T/header" || fail "header lacks $key"
 	done
 	# The cost of a sample, measured on perf events too.
 	grep -qE $'^cost\t[0-9]+\tsample\t[0-9]+\t' "$U/fp.lp" || fail "no cost record"
 	n=$(nsamples "$U/fp.lp")
 	[ "$n" -ge 1600 ] || fail "only $n samples of ~2000"
-	lp-collapse "$U/fp.lp" > "$TMP/fp.folded"
-	s=$(share_a "$TMP/fp.folded")
+	lp-collapse "$U/fp.lp" > "$T/fp.folded"
+	s=$(share_a "$T/fp.folded")
 	echo "share of a: $s% of $n samples"
 	near_25 "$s" || fail "a() is $s%, not 25% +- 3"
-	grep -q '^cpusplit;.*main;a;spin' "$TMP/fp.folded" || fail "no whole stack through main"
+	grep -q '^cpusplit;.*main;a;spin' "$T/fp.folded" || fail "no whole stack through main"
 	# No kernel frame: the kernel takes no sample in it for this user.
 	run -1 grep -qE $'^frame\t[0-9a-f]+\tk\t' "$U/fp.lp"
 }
@@ -70,17 +72,17 @@ monotonic_ns() {
 	run -0 as_user "$U/lp-record" -F 999 -o "$U/dw.lp" -- "$U/cpusplit-nofp" 30 2
 	n=$(nsamples "$U/dw.lp")
 	[ "$n" -ge 1600 ] || fail "only $n samples of ~2000"
-	lp-collapse "$U/dw.lp" > "$TMP/dw.folded"
-	s=$(share_a "$TMP/dw.folded")
-	main=$(awk '{ t += $NF; if ($0 ~ /;main;/) m += $NF } END { printf "%.2f\n", 100 * m / t }' "$TMP/dw.folded")
+	lp-collapse "$U/dw.lp" > "$T/dw.folded"
+	s=$(share_a "$T/dw.folded")
+	main=$(awk '{ t += $NF; if ($0 ~ /;main;/) m += $NF } END { printf "%.2f\n", 100 * m / t }' "$T/dw.folded")
 	echo "share of a: $s%; reaching main: $main% of $n samples"
 	near_25 "$s" || fail "a() is $s%, not 25% +- 3"
 	awk -v m="$main" 'BEGIN { exit !(m >= 99) }' || fail "$main% reach main"
 	# The frame-pointer chain alone on the same build loses its callers:
 	# the copy is what unwinds it.
 	run -0 as_user "$U/lp-record" -F 999 --call-graph fp -o "$U/nofp.lp" -- "$U/cpusplit-nofp" 30 0.5
-	lp-collapse "$U/nofp.lp" > "$TMP/nofp.folded"
-	bad=$(awk '{ t += $NF; if ($0 ~ /;main;(a|b);/) m += $NF } END { printf "%.0f\n", 100 * m / t }' "$TMP/nofp.folded")
+	lp-collapse "$U/nofp.lp" > "$T/nofp.folded"
+	bad=$(awk '{ t += $NF; if ($0 ~ /;main;(a|b);/) m += $NF } END { printf "%.0f\n", 100 * m / t }' "$T/nofp.folded")
 	echo "frame pointers alone: $bad% with main;a or main;b"
 	[ "$bad" -lt 50 ] || fail "$bad% through main with the chain alone"
 }
@@ -92,9 +94,9 @@ monotonic_ns() {
 	[ "$pids" -eq 2 ] || fail "$pids cpusplit processes sampled, not 2"
 	run -0 as_user "$U/lp-record" -F 999 -o "$U/short.lp" -- sh -c \
 		"for i in \$(seq 30); do '$U/cpusplit' 30 0.03; done"
-	lp-collapse "$U/short.lp" > "$TMP/short.folded"
+	lp-collapse "$U/short.lp" > "$T/short.folded"
 	pct=$(awk '/^cpusplit;/ { w = $NF; t += w; if ($0 ~ /;main;(a|b);spin/) m += w }
-		END { printf "%.0f\n", t ? 100 * m / t : 0 }' "$TMP/short.folded")
+		END { printf "%.0f\n", t ? 100 * m / t : 0 }' "$T/short.folded")
 	echo "cpusplit samples with main;a or main;b named: $pct%"
 	[ "$pct" -ge 85 ] || fail "$pct% named"
 	# Not followed: the shell's child is not sampled.
@@ -115,8 +117,8 @@ monotonic_ns() {
 	tids=$(awk -F'\t' '$1 == "sample" { print $4 }' "$U/p.lp" | sort -u | wc -l)
 	echo "threads sampled: $tids"
 	[ "$tids" -ge 4 ] || fail "$tids threads sampled of 4 spinning"
-	lp-collapse "$U/p.lp" > "$TMP/p.folded"
-	grep -q 'worker_loop' "$TMP/p.folded" || fail "no worker_loop"
+	lp-collapse "$U/p.lp" > "$T/p.folded"
+	grep -q 'worker_loop' "$T/p.folded" || fail "no worker_loop"
 }
 
 @test "an ordinary user: what perf events cannot do is refused, saying what it needs, exit 1" {
@@ -162,20 +164,20 @@ monotonic_ns() {
 
 @test "--backend perf as root: kernel frames too, and the same 25/75 within 3 points" {
 	require_root
-	run -0 --separate-stderr lp-record --backend perf -F 999 -o "$TMP/root.lp" -- "$WORKLOADS/cpusplit" 30 2
-	head -1 "$TMP/root.lp" | grep -q $'\tbackend=perf' || fail "no backend=perf"
-	run -1 grep -q $'\tuser_only=1' "$TMP/root.lp"
-	lp-collapse "$TMP/root.lp" > "$TMP/root.folded"
-	s=$(share_a "$TMP/root.folded")
+	run -0 --separate-stderr lp-record --backend perf -F 999 -o "$T/root.lp" -- "$WORKLOADS/cpusplit" 30 2
+	head -1 "$T/root.lp" | grep -q $'\tbackend=perf' || fail "no backend=perf"
+	run -1 grep -q $'\tuser_only=1' "$T/root.lp"
+	lp-collapse "$T/root.lp" > "$T/root.folded"
+	s=$(share_a "$T/root.folded")
 	near_25 "$s" || fail "a() is $s%"
 	# The clock reads cpusplit makes enter the kernel: named from kallsyms.
-	grep -qE $'^frame\t[0-9a-f]{16}\tk\t-\t\\[kernel.kallsyms\\]\t[a-z_]' "$TMP/root.lp" ||
+	grep -qE $'^frame\t[0-9a-f]{16}\tk\t-\t\\[kernel.kallsyms\\]\t[a-z_]' "$T/root.lp" ||
 		fail "no kernel frame"
 }
 
 @test "an ordinary user: SIGINT drains and ends the command; pause and resume on --control stop the sampling between" {
 	user_setup cpusplit
-	as_user "$U/lp-record" -F 999 --control "$U/ctl" -o "$U/c.lp" -- "$U/cpusplit" 30 2> "$TMP/err" &
+	as_user "$U/lp-record" -F 999 --control "$U/ctl" -o "$U/c.lp" -- "$U/cpusplit" 30 2> "$T/err" &
 	BG=$!
 	for _ in $(seq 100); do
 		if [ -p "$U/ctl" ] && grep -q '^cost' "$U/c.lp" 2>/dev/null; then break; fi
@@ -191,9 +193,9 @@ monotonic_ns() {
 	sleep 0.8
 	# BG is the shell that runs setpriv: the signal goes to lp-record.
 	pkill -INT -u "$LP_TEST_UID" -x lp-record
-	reap "$BG" 0 5 || fail "lp-record did not drain within 5 s of SIGINT: $(cat "$TMP/err")"
+	reap "$BG" 0 5 || fail "lp-record did not drain within 5 s of SIGINT: $(cat "$T/err")"
 	BG=
-	grep -q '(Interrupt)$' "$TMP/err" || fail "$(cat "$TMP/err")"
+	grep -q '(Interrupt)$' "$T/err" || fail "$(cat "$T/err")"
 	run -1 pgrep -u "$LP_TEST_UID" -x cpusplit
 	run -0 lp-cat --check "$U/c.lp"
 	run -0 awk -F'\t' -v a="$paused" -v b="$resumed" '$1 == "sample" && $2 > a && $2 < b { n++ } END { print n + 0 }' "$U/c.lp"
@@ -202,11 +204,6 @@ monotonic_ns() {
 	[ "$output" -ge 100 ] || fail "$output samples before the pause"
 	run -0 awk -F'\t' -v b="$resumed" '$1 == "sample" && $2 > b { n++ } END { print n + 0 }' "$U/c.lp"
 	[ "$output" -ge 100 ] || fail "$output samples after the resume"
-}
-
-# A free TCP port on loopback (the kernel picks it).
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # cpu_ticks PID: the process's user and system CPU time so far, in clock
@@ -222,14 +219,14 @@ cpu_ticks() {
 	require_cmd redis-benchmark
 	port=$(free_port)
 	as_user redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-		--dir "$U" --daemonize no >"$TMP/redis.log" 2>&1 3>&- &
+		--dir "$U" --daemonize no >"$T/redis.log" 2>&1 3>&- &
 	BG=$!
 	for _ in $(seq 100); do
 		if redis-cli -p "$port" ping >/dev/null 2>&1; then break; fi
 		sleep 0.1
 	done
 	pid=$(pgrep -u "$LP_TEST_UID" -x redis-server)
-	[ -n "$pid" ] || fail "redis-server did not start: $(cat "$TMP/redis.log")"
+	[ -n "$pid" ] || fail "redis-server did not start: $(cat "$T/redis.log")"
 	redis-benchmark -p "$port" -q -c 8 -P 8 -n 1000000000 -t set,get >/dev/null 2>&1 3>&- &
 	load=$!
 	sleep 0.5
@@ -242,10 +239,10 @@ cpu_ticks() {
 	# other.
 	local c0 c1 c2
 	c0=$(cpu_ticks "$pid")
-	as_user "$U/lp-record" -F 999 -d 5 -p "$pid" -o "$U/user.lp" 2>"$TMP/user.err" 3>&- ||
-		fail "$(cat "$TMP/user.err")"
+	as_user "$U/lp-record" -F 999 -d 5 -p "$pid" -o "$U/user.lp" 2>"$T/user.err" 3>&- ||
+		fail "$(cat "$T/user.err")"
 	c1=$(cpu_ticks "$pid")
-	lp-record -F 999 -d 5 -p "$pid" -o "$TMP/root.lp" 2>"$TMP/root.err" || fail "$(cat "$TMP/root.err")"
+	lp-record -F 999 -d 5 -p "$pid" -o "$T/root.lp" 2>"$T/root.err" || fail "$(cat "$T/root.err")"
 	c2=$(cpu_ticks "$pid")
 	kill "$load"
 	run -0 redis-cli -p "$port" shutdown nosave
@@ -270,7 +267,7 @@ cpu_ticks() {
 	local f su eu sr n_r er
 	for f in processCommand readQueryFromClient _writeToClient; do
 		read -r su n_u eu < <(awk -v FUNC="$f" -f "$LP_TOP/tests/helpers/user-share.awk" "$U/user.lp")
-		read -r sr n_r er < <(awk -v FUNC="$f" -f "$LP_TOP/tests/helpers/user-share.awk" "$TMP/root.lp")
+		read -r sr n_r er < <(awk -v FUNC="$f" -f "$LP_TOP/tests/helpers/user-share.awk" "$T/root.lp")
 		echo "$f: the user's $su% (+-$eu) of $n_u, root's $sr% (+-$er) of $n_r user-space samples"
 		[ "$n_u" -ge 200 ] || fail "$n_u user-space samples of the user's: too few to compare"
 		awk -v a="$su" -v b="$sr" -v ea="$eu" -v eb="$er" 'BEGIN {

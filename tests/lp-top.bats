@@ -4,11 +4,6 @@
 # the live view on a real terminal (tmux).
 load helpers/common
 
-setup() {
-	load_bats_libs
-	T=$BATS_TEST_TMPDIR
-}
-
 teardown() {
 	if [ -n "${TMUX_SOCK:-}" ]; then
 		tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true

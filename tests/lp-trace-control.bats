@@ -8,15 +8,6 @@ load helpers/common
 load helpers/producers
 load helpers/bpf
 
-setup() {
-	load_bats_libs
-	T=$BATS_TEST_TMPDIR
-}
-
-teardown() {
-	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
-}
-
 # ticks COUNT LOG [US]: tests/workloads/ticks in the background, $WL.
 ticks() {
 	"$WORKLOADS/ticks" "$@" &

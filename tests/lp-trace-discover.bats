@@ -244,6 +244,3 @@ def_line() {
 	assert_equal "${stderr_lines[0]}" "lp-trace: unexpected argument '$T/x'"
 }
 
-teardown() {
-	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
-}

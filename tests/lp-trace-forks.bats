@@ -9,11 +9,6 @@ load helpers/common
 load helpers/producers
 load helpers/bpf
 
-setup() {
-	load_bats_libs
-	T=$BATS_TEST_TMPDIR
-}
-
 teardown() {
 	# PostgreSQL shut down fast (SIGINT), before its directory goes
 	if [ -n "${PGPM:-}" ]; then
@@ -21,7 +16,7 @@ teardown() {
 		wait "$PGPM" 2>/dev/null || true
 	fi
 	if [ -n "${PGDIR:-}" ]; then rm -rf "$PGDIR"; fi
-	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
+	kill_after
 }
 
 now_ms() {

@@ -11,11 +11,6 @@
 load helpers/common
 load helpers/producers
 
-setup() {
-	load_bats_libs
-	T=$BATS_TEST_TMPDIR
-}
-
 # Spans by probe, depth and marks (unwound=1, tail=1), and lost records.
 span_kinds() {
 	awk -F'\t' '$1 == "span" { k = $6 " depth=" $7

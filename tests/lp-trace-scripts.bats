@@ -8,11 +8,6 @@ load helpers/common
 load helpers/producers
 load helpers/bpf
 
-setup() {
-	load_bats_libs
-	T=$BATS_TEST_TMPDIR
-}
-
 teardown() {
 	if [ -s "$T/sleep.pid" ]; then kill "$(cat "$T/sleep.pid")" 2>/dev/null || true; fi
 }

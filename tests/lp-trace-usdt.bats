@@ -9,11 +9,6 @@ load helpers/producers
 load helpers/bpf
 load helpers/usdtreq
 
-setup() {
-	load_bats_libs
-	T=$BATS_TEST_TMPDIR
-}
-
 @test "lp-trace: usdt probes give one event a call with every argument, typed by size and sign" {
 	require_root
 	run -0 --separate-stderr lp-trace --output "$T/r.lp" usdt:lp:req usdt:lp:wide -- "$WORKLOADS/usdtreq"
@@ -211,6 +206,3 @@ setup() {
 	assert_output 0
 }
 
-teardown() {
-	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
-}

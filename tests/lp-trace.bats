@@ -6,16 +6,6 @@ load helpers/common
 load helpers/producers
 load helpers/bpf
 
-setup() {
-	load_bats_libs
-	T=$BATS_TEST_TMPDIR
-}
-
-teardown() {
-	# What a failed test may have left running (a reader it stopped...).
-	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
-}
-
 # span fields: 1 span 2 start 3 end 4 pid 5 tid 6 probe 7 depth 8.. key=value
 attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	awk -F'\t' -v k="$1=" '{ for (i = 8; i <= NF; i++) if (index($i, k) == 1) print substr($i, length(k) + 1) }'

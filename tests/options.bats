@@ -7,15 +7,6 @@
 load helpers/common
 load helpers/producers
 
-setup() {
-	load_bats_libs
-	T=$BATS_TEST_TMPDIR
-}
-
-programs() {
-	for f in "$LP_TOP"/bin/lp-*.c; do basename "$f" .c; done
-}
-
 # bad WANT_STDERR CMD...: exit 2, exactly this one line on stderr, nothing out
 # (within 10 s: a value wrongly taken starts a recording that would not end).
 bad() {

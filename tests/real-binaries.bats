@@ -29,11 +29,6 @@ FREQ=499
 SECS=4
 METRICS=$LP_TOP/tests/helpers/stack-metrics
 
-# A free TCP port on loopback (the kernel picks it).
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # Waits (up to 10 s) until something listens on loopback port $1.
 wait_port() {
 	for _ in $(seq 100); do

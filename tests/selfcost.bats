@@ -16,7 +16,7 @@ load helpers/common
 load_bats_libs
 
 setup() {
-	TMP=$BATS_TEST_TMPDIR
+	T=$BATS_TEST_TMPDIR
 }
 
 # val LINE KEY: a key=value of a summary line.

@@ -26,7 +26,7 @@ setup() {
 
 teardown() {
 	# What a failed test may have left running (a tracer, a workload).
-	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
+	kill_after
 	# in-chroot mounts in a namespace of its own, which goes with its
 	# processes: nothing of ROOT may be mounted here.  Were anything, it
 	# is unmounted (innermost first) and the test fails.

@@ -15,6 +15,40 @@ load_bats_libs() {
 	load /usr/lib/bats/bats-assert/load
 }
 
+# Every test file's setup and teardown unless it has its own: bats'
+# assertion libraries; $T, the test's temporary folder (bats removes it);
+# and what a test left running, its pids in $KILL_AFTER, killed.  A file's
+# own setup sets T the same way, or says why it cannot.
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	kill_after
+}
+
+kill_after() {
+	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
+}
+
+# within V LO HI WHAT: V is a number within [LO, HI]; else fails, saying
+# WHAT it was.
+within() {
+	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v != "none" && v >= lo && v <= hi) }' ||
+		fail "$4: $1, not within [$2, $3]"
+}
+
+# A TCP port free on 127.0.0.1 now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# The programs, by their sources.
+programs() {
+	for f in "$LP_TOP"/bin/lp-*.c; do basename "$f" .c; done
+}
+
 # between V LO HI: V is a number within [LO, HI]; else says so and fails.
 between() {
 	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v + 0 >= lo && v + 0 <= hi) }' ||
