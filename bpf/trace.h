@@ -27,7 +27,7 @@ enum {
 
 /* How lp_return was attached, in its BPF cookie beside the probe's index:
  * a uretprobe, or a uprobe on one of the function's own instructions that
- * leave it (lib/capture/trace/probe.c finds them; a uretprobe rewrites the return
+ * leave it (lib/capture/trace/probe-return.c finds them; a uretprobe rewrites the return
  * address on the stack, which unwinders and Go's runtime read). */
 enum {
 	LP_RET_URETPROBE = 0,	/* sp is the entry's + 8 (ret popped it) */

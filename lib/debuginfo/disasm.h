@@ -31,7 +31,7 @@ struct lp_disasm {
 	size_t noutside;
 	bool calls;		/* a call instruction */
 	/* Memory operands based on rsp or rbp alone: where the function may
-	 * read its own return address (lib/capture/trace/probe.c asks the CFI). */
+	 * read its own return address (lib/capture/trace/probe-return.c asks the CFI). */
 	struct lp_stack_ref {
 		uint64_t vaddr;
 		unsigned base;	/* DWARF register: 7 rsp, 6 rbp */

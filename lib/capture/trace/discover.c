@@ -1,5 +1,5 @@
 /* discover.c - lp-trace --list, --lines and --vars (see discover.h): the
- * probe resolver's answers (capture/trace/probe.c) for many probes at once,
+ * probe resolver's answers (capture/trace/probe-file.c) for many probes at once,
  * printed as tab-separated lines. */
 #include "capture/trace/discover.h"
 

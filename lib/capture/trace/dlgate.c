@@ -158,7 +158,7 @@ struct mapped {
  * the dynamic linker and what they need, transitively) was there before
  * any call began, as under a uretprobe placed at its start: lp-trace
  * judges the executable and the probed file when it resolves the probe
- * (lib/capture/trace/probe.c), and the libraries loaded later here. */
+ * (lib/capture/trace/probe-return.c), and the libraries loaded later here. */
 static int check_pid(struct lp_dlgate *g, pid_t pid, char *why, size_t whysize)
 {
 	char exe[64];

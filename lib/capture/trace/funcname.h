@@ -5,7 +5,7 @@
  * overload ("traced(int)"); with every compiled copy of it, the clones
  * gcc and clang make (NAME.isra.0, NAME.llvm.123).  When none is found,
  * the closest names ("did you mean").  Reads symbols lp-trace's probe
- * resolution (probe.c) has loaded; no ELF of its own. */
+ * resolution (probe-elf.c) has loaded; no ELF of its own. */
 #ifndef LP_FUNCNAME_H
 #define LP_FUNCNAME_H
 

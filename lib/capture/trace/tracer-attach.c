@@ -305,7 +305,7 @@ static int attach_uprobes(struct lp_tracer *t, uint32_t id, const struct lp_prob
 	 * attached would push a frame no return ever pops.  The other way
 	 * round, a return whose entry was not seen finds no frame of its own
 	 * and is ignored.  A uretprobe, or where one would break the program
-	 * (lib/capture/trace/probe.c says why), uprobes on the instructions that leave. */
+	 * (lib/capture/trace/probe-return.c says why), uprobes on the instructions that leave. */
 	if (pt->cfg.kind == LP_PROBE_ENTRY && !pi->ret_insn_probed &&
 	    (r = attach_at(t, t->skel->progs.lp_return, MULTI_RETURN, pt->offset, id, id, pt, pid)) < 0)
 		goto fail;

@@ -86,7 +86,7 @@ static void update_costs(struct lp_tracer *t, uint32_t id)
 }
 
 /* Probe id is not gated after all (its session link refused): its
- * returns at their instructions, as probe.c chose. */
+ * returns at their instructions, as probe-return.c chose. */
 void lp_tracer_ungate(struct lp_tracer *t, uint32_t id)
 {
 	struct pinfo *pi = &t->probes[id];
