@@ -151,6 +151,17 @@ static __always_inline void count(int what)
 		c->n[what]++;
 }
 
+/* A record of size bytes in the ring, or NULL with the loss counted (a
+ * lost record of user space's, "ring"). */
+static __always_inline void *reserve(__u64 size)
+{
+	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!rec)
+		count(LP_LOST_RING);
+	return rec;
+}
+
 static __always_inline int traced(__u64 pt)
 {
 	__u32 tgid = pt >> 32;
@@ -307,19 +318,15 @@ static __noinline int emit_span(struct lp_trace_frame *f, __u32 how, __u64 end, 
 		if (i < p->ncaps && p->caps[i].str)
 			strs = 1;
 	if (strs) {
-		struct lp_trace_event_strs *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
-		if (!es) {
-			count(LP_LOST_RING);
+		struct lp_trace_event_strs *es = reserve(sizeof(*es));
+		if (!es)
 			return 0;
-		}
 		__builtin_memcpy(es->strs, f->strs, sizeof(es->strs));
 		ev = &es->ev;
 	} else {
-		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-		if (!ev) {
-			count(LP_LOST_RING);
+		ev = reserve(sizeof(*ev));
+		if (!ev)
 			return 0;
-		}
 	}
 	__u64 pt = bpf_get_current_pid_tgid();
 	ev->type = LP_EV_SPAN;
@@ -651,14 +658,13 @@ int lp_dl(struct pt_regs *ctx)
 	__u64 pt = bpf_get_current_pid_tgid();
 	if (stopped || !traced(pt))
 		return 0;
-	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	struct lp_trace_event *ev = reserve(sizeof(*ev));
 	if (ev) {
 		point_event(ev, bpf_get_attach_cookie(ctx), pt, bpf_ktime_get_ns());
 		ev->type = LP_EV_DL;
 		__builtin_memset(ev->vals, 0, sizeof(ev->vals));
 		bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 	} else {
-		count(LP_LOST_RING);
 		dl_unseen = 1;
 	}
 	__sync_fetch_and_add(&dl_gen, 1);
@@ -682,11 +688,9 @@ static __always_inline int point_hit(struct pt_regs *ctx)
 	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
 	if (st)
 		st->lp_ns += p->hit_ns;
-	struct lp_trace_event_strs *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
-	if (!es) {
-		count(LP_LOST_RING);
+	struct lp_trace_event_strs *es = reserve(sizeof(*es));
+	if (!es)
 		return 0;
-	}
 	struct lp_trace_event *ev = &es->ev;
 	point_event(ev, id, pt, now);
 	__builtin_memset(ev->vals, 0, sizeof(ev->vals));
@@ -751,11 +755,9 @@ static __noinline int usdt_close(__u32 open, __u64 pt, __u64 now, __u64 hit_ns)
 	st->depth = d - 1;
 	if (now - f->ts < min_duration_ns)
 		return 0;
-	struct lp_trace_event_strs *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
-	if (!es) {
-		count(LP_LOST_RING);
+	struct lp_trace_event_strs *es = reserve(sizeof(*es));
+	if (!es)
 		return 0;
-	}
 	struct lp_trace_event *ev = &es->ev;
 	point_event(ev, open, pt, now);
 	ev->type = LP_EV_SPAN;
@@ -810,11 +812,9 @@ static __always_inline int usdt_hit(struct pt_regs *ctx)
 	struct lp_trace_stack *ust = bpf_map_lookup_elem(&ustacks, &tid);
 	if (ust && ust->tgid == pt >> 32)
 		ust->lp_ns += p->hit_ns;
-	struct lp_trace_event_strs *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
-	if (!es) {
-		count(LP_LOST_RING);
+	struct lp_trace_event_strs *es = reserve(sizeof(*es));
+	if (!es)
 		return 0;
-	}
 	point_event(&es->ev, id, pt, now);
 	__builtin_memcpy(es->ev.vals, uv->ev.vals, sizeof(es->ev.vals));
 	__builtin_memcpy(es->strs, uv->strs, sizeof(es->strs));
@@ -877,11 +877,9 @@ int lp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u32 *idx = bpf_map_lookup_elem(&sysnrs, &k);
 	if (!idx || !*idx)
 		return 0;
-	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		count(LP_LOST_RING);
+	struct lp_trace_event *ev = reserve(sizeof(*ev));
+	if (!ev)
 		return 0;
-	}
 	ev->type = LP_EV_SYSCALL;
 	ev->probe = *idx - 1;
 	ev->pid = pt >> 32;
@@ -917,11 +915,9 @@ int lp_tp(void *ctx)
 	struct lp_trace_stack *st = bpf_map_lookup_elem(&stacks, &tid);
 	if (st)
 		st->lp_ns += p->hit_ns;
-	struct lp_trace_event_tp *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count(LP_LOST_RING);
+	struct lp_trace_event_tp *e = reserve(sizeof(*e));
+	if (!e)
 		return 0;
-	}
 	e->ev.type = LP_EV_TP;
 	e->ev.probe = id;
 	e->ev.pid = pt >> 32;
@@ -962,11 +958,9 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 		count(LP_LOST_CHILDREN);
 	if (added <= 0)
 		return 0;
-	struct lp_trace_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		count(LP_LOST_RING);
+	struct lp_trace_event *ev = reserve(sizeof(*ev));
+	if (!ev)
 		return 0;
-	}
 	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->type = LP_EV_FORKED;
 	ev->pid = child->tgid;
