@@ -9,7 +9,7 @@
  *
  * libdwfl's thread and frame interface (dwfl_attach_state,
  * dwfl_getthread_frames and the Dwfl_Thread callbacks) is this file's own
- * business: lib/debuginfo/dwarf.c owns everything else of libdw, the
+ * business: lib/debuginfo/dwarf*.c own everything else of libdw, the
  * process's modules included (lp_dwproc). */
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
