@@ -15,9 +15,12 @@
 
 #include "base/util.h"
 
-/* The processes whose maps are kept: the most recent execs.  A reader
- * behind by more execs than this gets the oldest from /proc or not at all. */
+/* The processes whose maps are kept: the most recent execs, and at most
+ * this many bytes of maps in all (a program of tens of thousands of
+ * mappings has a megabyte).  A reader behind by more gets the oldest from
+ * /proc or not at all. */
 #define LP_EXECMAPS_KEEP 256
+#define LP_EXECMAPS_MAX_BYTES (32u << 20)
 /* Execs waiting for a read again: LP_EXEC_SETTLE_NS after the exec, then
  * four and sixteen times as long (ld.so may take that long to map the
  * libraries on a busy machine whose page faults are dear). */
@@ -33,6 +36,7 @@ struct kept {
 	pid_t pid;
 	uint64_t seq;		/* 0: free */
 	char *text;
+	size_t len;
 };
 
 struct lp_execmaps {
@@ -40,6 +44,7 @@ struct lp_execmaps {
 	pthread_t thread;
 	pthread_mutex_t lock;	/* guards kept[] */
 	struct kept kept[LP_EXECMAPS_KEEP];
+	size_t bytes;		/* of the texts kept */
 	uint64_t seq;
 	struct { pid_t pid; int rereads; int64_t due_ns, wait_ns; } pending[LP_EXECMAPS_PENDING];
 	size_t npending;
@@ -84,31 +89,50 @@ static char *read_maps(pid_t pid)
 	return text;
 }
 
+static struct kept *oldest(struct lp_execmaps *x)
+{
+	struct kept *o = NULL;
+
+	for (size_t i = 0; i < LP_EXECMAPS_KEEP; i++)
+		if (x->kept[i].seq && (!o || x->kept[i].seq < o->seq))
+			o = &x->kept[i];
+	return o;
+}
+
+static void drop(struct lp_execmaps *x, struct kept *k)
+{
+	x->bytes -= k->len;
+	free(k->text);
+	*k = (struct kept){ 0 };
+}
+
 static void keep(struct lp_execmaps *x, pid_t pid)
 {
 	char *text = read_maps(pid);
-	struct kept *slot = NULL;
+	struct kept *slot = NULL, *o;
 
 	if (!text)
 		return;
 	pthread_mutex_lock(&x->lock);
-	/* pid's own slot, else a free one, else the oldest. */
+	/* pid's own slot, else a free one, else the oldest's. */
 	for (size_t i = 0; i < LP_EXECMAPS_KEEP && !slot; i++)
 		if (x->kept[i].seq && x->kept[i].pid == pid)
 			slot = &x->kept[i];
 	for (size_t i = 0; i < LP_EXECMAPS_KEEP && !slot; i++)
 		if (!x->kept[i].seq)
 			slot = &x->kept[i];
-	if (!slot) {
-		slot = &x->kept[0];
-		for (size_t i = 1; i < LP_EXECMAPS_KEEP; i++)
-			if (x->kept[i].seq < slot->seq)
-				slot = &x->kept[i];
-	}
-	free(slot->text);
+	if (!slot)
+		slot = oldest(x);
+	if (slot->seq)
+		drop(x, slot);
 	slot->pid = pid;
 	slot->seq = ++x->seq;
 	slot->text = text;
+	slot->len = strlen(text);
+	x->bytes += slot->len;
+	/* Within the bytes: the oldest go (never the one just read). */
+	while (x->bytes > LP_EXECMAPS_MAX_BYTES && (o = oldest(x)) != slot)
+		drop(x, o);
 	pthread_mutex_unlock(&x->lock);
 }
 
