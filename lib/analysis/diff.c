@@ -350,12 +350,12 @@ struct line {
 	size_t off, len;
 };
 
-static const char *g_lines;	/* for the comparator: qsort has no context */
-
-static int cmp_line(const void *a, const void *b)
+/* arg: the text the lines are in. */
+static int cmp_line(const void *a, const void *b, void *arg)
 {
 	const struct line *x = a, *y = b;
-	int c = memcmp(g_lines + x->off, g_lines + y->off, x->len < y->len ? x->len : y->len);
+	const char *lines = arg;
+	int c = memcmp(lines + x->off, lines + y->off, x->len < y->len ? x->len : y->len);
 	if (c)
 		return c;
 	return (x->len > y->len) - (x->len < y->len);
@@ -392,8 +392,7 @@ int lp_diff__write_folded(struct lp_diff *d, FILE *out)
 		len += lb;
 		lines[i].len = len - lines[i].off;
 	}
-	g_lines = text;
-	qsort(lines, n, sizeof(*lines), cmp_line);
+	qsort_r(lines, n, sizeof(*lines), cmp_line, text);
 	int ret = 0;
 	for (size_t i = 0; i < n && !ret; i++)
 		if (fwrite(text + lines[i].off, 1, lines[i].len, out) != lines[i].len ||
@@ -529,20 +528,18 @@ static struct fn *fntab_get(struct fntab *t, const char *name, size_t len)
 	return f;
 }
 
-static double g_alpha;	/* for the comparator: qsort has no context */
-
-static int significant(const struct fn *f)
+static int significant(const struct fn *f, double alpha)
 {
-	return !isnan(f->p) && f->p < g_alpha;
+	return !isnan(f->p) && f->p < alpha;
 }
 
 /* Significant rows first; then the larger change (self or total, in share
  * points); then the larger self change (the function where the time is
  * spent ahead of its callers); then the smaller p; then the name. */
-static int cmp_fn(const void *a, const void *b)
+static int cmp_fn(const void *a, const void *b, void *alpha)
 {
 	const struct fn *x = *(const struct fn *const *)a, *y = *(const struct fn *const *)b;
-	int sx = significant(x), sy = significant(y);
+	int sx = significant(x, *(const double *)alpha), sy = significant(y, *(const double *)alpha);
 	if (sx != sy)
 		return sy - sx;
 	double mx = fmax(fabs(x->dself), fabs(x->dtotal));
@@ -706,8 +703,7 @@ size_t lp_diff__rows(struct lp_diff *d, const struct lp_diff_report_opts *o,
 		       : fmin(p[2 * i], p[2 * i + 1]);
 		ranked[i] = f;
 	}
-	g_alpha = o->alpha;
-	qsort(ranked, t.n, sizeof(*ranked), cmp_fn);
+	qsort_r(ranked, t.n, sizeof(*ranked), cmp_fn, (void *)&o->alpha);
 	struct lp_diff_row *rows = lp_calloc(t.n + 1, sizeof(*rows));
 	for (size_t i = 0; i < t.n; i++) {
 		const struct fn *f = ranked[i];
@@ -715,7 +711,7 @@ size_t lp_diff__rows(struct lp_diff *d, const struct lp_diff_report_opts *o,
 			.name = f->name, .len = f->len,
 			.self = { f->self[0], f->self[1] }, .total = { f->total[0], f->total[1] },
 			.dself = f->dself, .dtotal = f->dtotal, .p = f->p,
-			.significant = significant(f),
+			.significant = significant(f, o->alpha),
 		};
 	}
 	size_t n = t.n;

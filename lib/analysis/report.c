@@ -352,12 +352,12 @@ static void tree_free(struct tree *t)
 	lp_hashmap__fini(&t->map);
 }
 
-static const struct tree *sort_tree;
-
-static int child_cmp(const void *a, const void *b)
+/* arg: the tree the nodes are in. */
+static int child_cmp(const void *a, const void *b, void *arg)
 {
-	const struct tnode *x = &sort_tree->n[*(const uint32_t *)a];
-	const struct tnode *y = &sort_tree->n[*(const uint32_t *)b];
+	const struct tree *t = arg;
+	const struct tnode *x = &t->n[*(const uint32_t *)a];
+	const struct tnode *y = &t->n[*(const uint32_t *)b];
 	size_t l = x->len < y->len ? x->len : y->len;
 	int c = memcmp(x->name, y->name, l);
 
@@ -403,8 +403,7 @@ static void tree_json(FILE *j, const struct tree *t, uint32_t i, bool two, doubl
 			kids[nk++] = c;
 		}
 	if (nk) {
-		sort_tree = t;
-		qsort(kids, nk, sizeof(*kids), child_cmp);
+		qsort_r(kids, nk, sizeof(*kids), child_cmp, (void *)t);
 		fputs(",\"c\":[", j);
 		for (size_t k = 0; k < nk; k++) {
 			if (k)

@@ -310,11 +310,11 @@ static int cmp_entry(const void *a, const void *b)
 	return (x->stack->id > y->stack->id) - (x->stack->id < y->stack->id);
 }
 
-static enum lp_top_sort sort_key;
-
-static int cmp_func(const void *a, const void *b)
+/* arg: the enum lp_top_sort to order by. */
+static int cmp_func(const void *a, const void *b, void *arg)
 {
 	const struct func *x = *(struct func *const *)a, *y = *(struct func *const *)b;
+	enum lp_top_sort sort_key = *(const enum lp_top_sort *)arg;
 	double xp = sort_key == LP_TOP_SORT_SELF ? x->self : x->total;
 	double yp = sort_key == LP_TOP_SORT_SELF ? y->self : y->total;
 	double xs = sort_key == LP_TOP_SORT_SELF ? x->total : x->self;
@@ -389,9 +389,8 @@ static struct func **view_funcs(const struct view *v, enum lp_top_sort sort, siz
 		}
 	}
 	lp_hashmap__fini(&fidx);
-	sort_key = sort;
 	if (n)	/* no sample: no array */
-		qsort(funcs, n, sizeof(*funcs), cmp_func);
+		qsort_r(funcs, n, sizeof(*funcs), cmp_func, &sort);
 	*nfuncs = n;
 	return funcs;
 }
