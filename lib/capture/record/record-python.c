@@ -49,7 +49,7 @@ void lp_recorder_check_python(struct lp_recorder *r, pid_t pid)
 /* Every few seconds: Python processes that have exited leave the map. */
 void lp_recorder_reap_python(struct lp_recorder *r)
 {
-	size_t n;
+	size_t n = 0;
 	const pid_t *pids = r->py ? lp_python__pids(r->py, &n) : NULL;
 
 	for (size_t i = n; pids && i-- > 0;)
