@@ -32,11 +32,12 @@ kill_after() {
 	for p in ${KILL_AFTER:-}; do kill -KILL "$p" 2>/dev/null || true; done
 }
 
-# within V LO HI WHAT: V is a number within [LO, HI]; else fails, saying
-# WHAT it was.
+# within V LO HI WHAT: between, failing the test with what V was (WHAT);
+# "none", a figure that could not be taken, is never within.
 within() {
-	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v != "none" && v >= lo && v <= hi) }' ||
+	if [ "$1" = none ] || ! between "$1" "$2" "$3" >/dev/null; then
 		fail "$4: $1, not within [$2, $3]"
+	fi
 }
 
 # A TCP port free on 127.0.0.1 now.
