@@ -26,7 +26,7 @@ version_num() {
 	assert_line --index 0 --regexp "^kernel $(uname -r | sed 's/[.+]/\\&/g') "
 	local have
 	have=$(version_num "$(uname -r)")
-	[ "${#lines[@]}" -eq 14 ]	# kernel, heading, 12 features
+	[ "${#lines[@]}" -eq 15 ]	# kernel, heading, 13 features
 	local line name since here
 	for line in "${lines[@]:2}"; do
 		read -r name since here _ <<<"$line"
@@ -38,7 +38,7 @@ version_num() {
 	done
 	# The same table from lp-record; a hidden one says so.
 	run -0 lp-record --features
-	[ "${#lines[@]}" -eq 14 ]
+	[ "${#lines[@]}" -eq 15 ]
 	LP_HIDE_FEATURES=uprobe_multi,ri_pool run -0 lp-record --features
 	assert_line --regexp '^uprobe_multi +6\.6 +(hidden|no) '
 	assert_line --regexp '^ri_pool +6\.14 +(hidden|no) '

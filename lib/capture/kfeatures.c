@@ -5,13 +5,17 @@
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 /* How a feature is found in the kernel's BTF: an enumerator of an enum,
- * a type of a kind, or a member of a struct. */
-enum how { ENUMERATOR, TYPE, MEMBER, FUNC };
+ * a type of a kind, or a member of a struct; or by trying it (WORKS). */
+enum how { ENUMERATOR, TYPE, MEMBER, FUNC, WORKS };
 
 static const struct kf {
 	const char *name, *since;
@@ -59,7 +63,36 @@ static const struct kf {
 		"BPF_TRACE_UPROBE_SESSION",
 		"a uretprobe armed per call: returns of a program that calls dlopen cost a uretprobe until it loads a library that can throw",
 		"those returns are probed at their instructions (often single-stepped: ~10x a uretprobe)" },
+	/* Perf events of PERF_TYPE_BREAKPOINT are older than lp's oldest
+	 * kernel, but a hypervisor may not pass debug registers on: tried. */
+	[LP_KF_HW_WATCH] = { "hw_watch", "2.6.33", WORKS, NULL, NULL,
+		"python:NAME's returns watched (a hardware watchpoint): only NAME's calls trap",
+		"every Python call traps at the eval loop's breakpoints" },
 };
+
+static volatile unsigned short watched;
+
+/* A watchpoint on a variable of this thread's fires as it is read. */
+static bool watch_fires(void)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_BREAKPOINT, .size = sizeof(a),
+		.bp_type = HW_BREAKPOINT_RW, .bp_addr = (unsigned long)&watched,
+		.bp_len = HW_BREAKPOINT_LEN_2, .sample_period = 1,
+		.exclude_kernel = 1, .exclude_hv = 1,
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	unsigned s = 0;
+	for (int i = 0; i < 3; i++)
+		s += watched;
+	(void)s;
+	unsigned long long n = 0;
+	bool fired = read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n) && n == 3;
+	close(fd);
+	return fired;
+}
 
 static bool probed, has[LP_KF_N], hidden[LP_KF_N];
 
@@ -124,6 +157,9 @@ static void probe(void)
 			break;
 		case FUNC:
 			has[f] = btf__find_by_name_kind(btf, k->what, BTF_KIND_FUNC) > 0;
+			break;
+		case WORKS:
+			has[f] = f == LP_KF_HW_WATCH && watch_fires();
 			break;
 		}
 	}

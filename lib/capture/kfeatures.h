@@ -27,6 +27,7 @@ enum lp_kfeature {
 	LP_KF_URET_SYSCALL,	/* uretprobes return through a system call */
 	LP_KF_RI_POOL,		/* the task's pool of free return instances */
 	LP_KF_UPROBE_SESSION,	/* uprobe sessions: a uretprobe armed per call */
+	LP_KF_HW_WATCH,		/* hardware watchpoints that fire, with BPF */
 	LP_KF_N
 };
 
