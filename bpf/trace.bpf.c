@@ -1001,26 +1001,34 @@ struct {
 	__type(value, struct lp_trace_py);
 } pyconf SEC(".maps");
 
-/* Whether a code object's qualified name matched, decided once: keyed by
- * process and address, and checked on each call against the name object
- * and first line it had then (a code object freed, another made at its
- * address). */
-struct pycode_key {
-	__u32 tgid;
-	__u32 pad;
-	__u64 code;
-};
-struct pycode_val {
-	__u64 qualname;
-	__s32 first;
-	__u32 matched;
-};
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct pycode_key);
-	__type(value, struct pycode_val);
+	__type(key, struct lp_trace_pycode_key);
+	__type(value, struct lp_trace_pycode);
 } pycodes SEC(".maps");
+
+/* A traced interpreter's load bias, by process: where lp_pywatch, which
+ * runs at no probe of its own, finds _PyRuntime (set at its first span). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} pybias SEC(".maps");
+
+/* What a watched return's hardware watchpoint costs the thread, ns
+ * (lp-trace measures it: lib/capture/trace/pywatch.c). */
+volatile __u64 pywatch_ns = 0;
+/* Of which before the program's clock read: inside the span it ends. */
+volatile __u64 pywatch_in_ns = 0;
+/* The calibration's process, and when its last trap reached the program. */
+volatile __u32 pywatch_cal_tgid = 0;
+volatile __u64 pywatch_cal_ts = 0;
+/* Set once lp-trace has taken the eval loop's other breakpoints away, the
+ * returns only watched: a matched code object not watched (lp-trace could
+ * not) would open spans nothing closes, and its calls are counted lost. */
+volatile __u32 py_watch_only = 0;
 
 /* Open python: spans per thread, keyed by tid: a frame's sp is the
  * interpreter frame's address, ret its code object (Python frames are no
@@ -1216,12 +1224,12 @@ static __noinline int py_matches(const struct lp_trace_py *c, struct py_scratch 
 {
 	__u64 qualname = PY_U64(s->code, 256, c->code_qualname);
 	__s32 first = PY_S32(s->code, 256, c->code_first);
-	struct pycode_key k = { .tgid = pt >> 32, .code = code };
-	struct pycode_val *v = bpf_map_lookup_elem(&pycodes, &k);
+	struct lp_trace_pycode_key k = { .tgid = pt >> 32, .code = code };
+	struct lp_trace_pycode *v = bpf_map_lookup_elem(&pycodes, &k);
 
 	if (v && v->qualname == qualname && v->first == first)
 		return v->matched;
-	struct pycode_val nv = { .qualname = qualname, .first = first };
+	struct lp_trace_pycode nv = { .qualname = qualname, .first = first };
 	/* Generators and coroutines (CO_GENERATOR, CO_COROUTINE,
 	 * CO_ASYNC_GENERATOR) are not traced: they leave at each yield and
 	 * come back later, maybe on another thread. */
@@ -1404,6 +1412,44 @@ static __noinline int py_return(struct lp_trace_stack *st, struct py_ret *r)
 	return 0;
 }
 
+/* An exception has reached frame r->frame (PyTraceBack_Here): the open
+ * spans of frames above it, on its chain of callees, are gone: ended now,
+ * marked unwound; its own stays open (it may catch the exception). */
+static __noinline int py_unwound(struct lp_trace_stack *st, struct py_ret *r)
+{
+	__u32 zero = 0;
+	const struct lp_trace_py *c = bpf_map_lookup_elem(&pyconf, &zero);
+
+	if (!st || !c)
+		return 0;
+	struct py_pop pp = { .st = st, .r = r, .c = c, .cur = r->frame };
+	bpf_loop(LP_TRACE_MAX_DEPTH + 2, py_walk_step, &pp, 0);
+	if (!pp.normal)
+		return 0;
+	pp.normal = 0;
+	bpf_loop(LP_TRACE_MAX_DEPTH + 1, py_pop_step, &pp, 0);
+	return 0;
+}
+
+/* The frame the thread runs now (tstate->cframe->current_frame, the
+ * thread holding the GIL), its first frame_read bytes in fb: 0, or -1. */
+static __always_inline int py_running(const struct lp_trace_py *c, __u64 bias, __u64 *frame,
+				      __u8 fb[128])
+{
+	__u64 ts = 0, cframe = 0;
+
+	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)(bias + c->runtime + c->gil_tstate)) || !ts ||
+	    bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(ts + c->tstate_cframe)) || !cframe ||
+	    bpf_probe_read_user(frame, sizeof(*frame), (void *)(cframe + c->cframe_frame)) || !*frame)
+		return -1;
+	/* Sizes masked, not compared: the verifier takes a mask's bound
+	 * (user space keeps them below 128 and 256). */
+	__u32 fsize = c->frame_read & 127;
+	if (fsize < 8 || bpf_probe_read_user(fb, fsize, (void *)*frame))
+		return -1;
+	return 0;
+}
+
 /* The probes in CPython's eval loop (python:NAME): one program at the
  * first branch of each of three opcode handlers, where the thread (which
  * holds the GIL) has its running frame in tstate->cframe->current_frame:
@@ -1438,22 +1484,19 @@ static __always_inline int py_hit(struct pt_regs *ctx)
 		st->lp_ns = acc + p->hit_ns;
 	bool ret = p->flags & LP_PROBE_F_PYRET;
 	/* Nothing open, nothing to close. */
-	if (ret && (!st || !st->depth))
+	if ((ret || (p->flags & LP_PROBE_F_PYUNWIND)) && (!st || !st->depth))
 		return 0;
 
-	__u64 bias = ctx->ip - p->vaddr, ts = 0, cframe = 0, frame = 0;
-	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)(bias + c->runtime + c->gil_tstate)) || !ts ||
-	    bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(ts + c->tstate_cframe)) || !cframe ||
-	    bpf_probe_read_user(&frame, sizeof(frame), (void *)(cframe + c->cframe_frame)) || !frame)
-		return 0;
+	__u64 bias = ctx->ip - p->vaddr, frame = 0;
 	__u8 fb[128] = {};
-	/* Sizes masked, not compared: the verifier takes a mask's bound
-	 * (user space keeps them below 128 and 256). */
-	__u32 fsize = c->frame_read & (sizeof(fb) - 1);
-	if (fsize < 8 || bpf_probe_read_user(fb, fsize, (void *)frame))
+	if (py_running(c, bias, &frame, fb))
 		return 0;
 	__u64 code = PY_U64(fb, 128, c->frame_code);
 
+	if (p->flags & LP_PROBE_F_PYUNWIND) {
+		struct py_ret r = { .frame = frame, .now = now, .acc = acc };
+		return py_unwound(st, &r);
+	}
 	if (ret) {
 		struct py_ret r = { .frame = frame, .code = code,
 				    .previous = PY_U64(fb, 128, c->frame_previous), .now = now,
@@ -1477,6 +1520,18 @@ static __always_inline int py_hit(struct pt_regs *ctx)
 		return 0;
 	if (!py_matches(c, s, code, pt))
 		return 0;
+	__u32 tgid = pt >> 32;
+	if (py_watch_only) {
+		struct lp_trace_pycode_key k = { .tgid = tgid, .code = code };
+		struct lp_trace_pycode *v = bpf_map_lookup_elem(&pycodes, &k);
+		if (!v || !v->armed) {
+			count(LP_LOST_UNWATCHED);
+			return 0;
+		}
+	}
+	__u64 *known = bpf_map_lookup_elem(&pybias, &tgid);
+	if (!known || *known != bias)
+		bpf_map_update_elem(&pybias, &tgid, &bias, BPF_ANY);
 	if (!st) {
 		st = get_stack(&pystacks, &tid);
 		if (!st)
@@ -1506,3 +1561,88 @@ static __always_inline int py_hit(struct pt_regs *ctx)
 
 SEC("uprobe")
 DEAR_TRAP_PROG(lp_py, py_hit)
+
+/* A watched return (lib/capture/trace/pywatch.c): a hardware watchpoint on
+ * a RETURN_VALUE of a code object python:NAME matched, in each of the
+ * process's threads, traps once the eval loop has read the instruction
+ * and before it runs it: the frame running is the one returning.  Also
+ * where a watched function's RESUME, specialized again by the
+ * interpreter, is seen and asked back (LP_EV_PYQUICK); a return whose
+ * start no probe could see then is counted lost ("unwatched"). */
+static __always_inline void pywatch_hit(struct bpf_perf_event_data *ctx, __u64 now, __u64 pt)
+{
+	__u32 tgid = pt >> 32, zero = 0;
+	__u64 *bias = bpf_map_lookup_elem(&pybias, &tgid);
+	struct lp_trace_py *c = bpf_map_lookup_elem(&pyconf, &zero);
+	if (!bias || !c)
+		return;
+	count(LP_COUNT_PY_WATCH);
+	__u64 tid = (__u32)pt, hit = pywatch_ns;
+	struct lp_trace_stack *fst = bpf_map_lookup_elem(&stacks, &tid);
+	if (fst)
+		fst->lp_ns += hit;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&pystacks, &tid);
+	if (st && st->tgid != tgid) {
+		st->tgid = tgid;
+		st->depth = 0;
+	}
+	__u64 acc = st ? st->lp_ns : 0;
+	if (st)
+		st->lp_ns = acc + hit;
+	__u64 frame = 0;
+	__u8 fb[128] = {};
+	if (py_running(c, *bias, &frame, fb))
+		return;
+	__u64 code = PY_U64(fb, 128, c->frame_code);
+	struct lp_trace_pycode_key k = { .tgid = tgid, .code = code };
+	struct lp_trace_pycode *v = bpf_map_lookup_elem(&pycodes, &k);
+	if (!v || !v->armed)
+		return;
+	/* The eval loop reading the instruction after the one it has run
+	 * (ctx->addr is the watched address): not the interpreter reading
+	 * all of the code as it quickens it, from RESUME's handler. */
+	__u64 at = PY_U64(fb, 128, c->frame_instr);
+	if (at == v->entry || at >= ctx->addr)
+		return;
+	__u16 unit = 0;
+	bool quick = !bpf_probe_read_user(&unit, sizeof(unit), (void *)v->entry) &&
+		     unit != v->entry_unit;
+	if (quick && !v->asked) {
+		struct lp_trace_event ev = { .type = LP_EV_PYQUICK, .pid = tgid, .tid = (__u32)pt,
+					     .vals = { code } };
+		if (bpf_ringbuf_output(&events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP) == 0)
+			v->asked = 1;
+	}
+	if (quick && (!st || py_find(st, frame, code) < 0)) {
+		count(LP_LOST_UNWATCHED);
+		return;
+	}
+	struct py_ret r = { .frame = frame, .code = code,
+			    .previous = PY_U64(fb, 128, c->frame_previous), .now = now,
+			    .acc = acc, .ret_inside = pywatch_in_ns };
+	py_return(st, &r);
+}
+
+SEC("perf_event")
+int lp_pywatch(struct bpf_perf_event_data *ctx)
+{
+	__u64 now = bpf_ktime_get_ns(), pt = bpf_get_current_pid_tgid();
+	/* lp-trace timing a trap on a variable of its own: the time the
+	 * program starts (pywatch.c). */
+	if (pt >> 32 == pywatch_cal_tgid) {
+		pywatch_cal_ts = now;
+		return 0;
+	}
+	if (stopped)
+		return 0;
+	pywatch_hit(ctx, now, pt);
+	/* This run beyond the calibration's is the thread's time too. */
+	__u64 tid = (__u32)pt, ran = bpf_ktime_get_ns() - now;
+	struct lp_trace_stack *st = bpf_map_lookup_elem(&pystacks, &tid);
+	if (st && st->tgid == pt >> 32)
+		st->lp_ns += ran;
+	struct lp_trace_stack *fst = bpf_map_lookup_elem(&stacks, &tid);
+	if (fst)
+		fst->lp_ns += ran;
+	return 0;
+}

@@ -131,6 +131,11 @@ struct lp_trace_probe {
  * as any function probe's, for the sampler to read (a thread is inside
  * while it has one), and its spans are not sent. */
 #define LP_PROBE_F_GATE 128
+/* LP_PROBE_PY: at PyTraceBack_Here's entry, which the eval loop calls as an
+ * exception reaches a frame, the one running then: the frames above it are
+ * gone (a python: probe whose returns are watched sees no other sign of
+ * them: lib/capture/trace/pywatch.c). */
+#define LP_PROBE_F_PYUNWIND 256
 
 /* python:[MODULE:]NAME (lib/capture/trace/pyprobe.c): where CPython 3.11 keeps
  * what the probes read (offsets from lib/capture/python.c's table), and
@@ -153,7 +158,9 @@ struct lp_trace_py {
 	unsigned short str_compact_data;	/* another compact str's (after utf8_length, utf8) */
 	unsigned short code_read;	/* bytes of a code object read at once (<= 256) */
 	unsigned short frame_read;	/* bytes of a frame read at once (<= 128) */
-	unsigned short pad[2];
+	/* A code object's instructions (co_code_adaptive) and their number
+	 * (ob_size), for lp-trace (lib/capture/trace/pywatch.c). */
+	unsigned short code_adaptive, code_units;
 	/* Glob 0 is the qualified name's.  Glob 1, when tail is 1, is a star
 	 * and what follows glob 0's last star: a name longer than
 	 * LP_PY_NAME_MAX matches when its first characters could begin a
@@ -167,6 +174,29 @@ struct lp_trace_py {
 	unsigned int nglobs, tail;
 	unsigned int at[LP_PY_GLOBS], len[LP_PY_GLOBS], lead[LP_PY_GLOBS];
 	unsigned int pattern[LP_PY_PAT_MAX];
+};
+
+/* Whether a code object's qualified name matched python:NAME (map
+ * "pycodes"), decided once by the kernel, keyed by process and address,
+ * and checked on each call against the name object and first line it had
+ * then (a code object freed, another made at its address).  Once lp-trace
+ * watches its returns (lib/capture/trace/pywatch.c), armed is 1 and entry
+ * the address of its RESUME, whose value lp-trace keeps entry_unit (the
+ * un-specialized RESUME, whose handler runs only for it and for code not
+ * yet quickened); asked: an LP_EV_PYQUICK sent and not yet answered. */
+struct lp_trace_pycode_key {
+	unsigned int tgid;
+	unsigned int pad;
+	unsigned long long code;
+};
+struct lp_trace_pycode {
+	unsigned long long qualname;
+	int first;
+	unsigned int matched;
+	unsigned long long entry;
+	unsigned short entry_unit;
+	unsigned char armed, asked;
+	unsigned int pad;
 };
 
 struct lp_trace_frame {
@@ -214,6 +244,9 @@ enum {
 	LP_EV_EXIT = 6,		/* a traced process's last thread exited: pid */
 	LP_EV_PYCODE = 7,	/* a code object python:NAME matched (struct lp_trace_event_py) */
 	LP_EV_DL = 8,		/* process pid loaded or unloaded a library (LP_PROBE_DL) */
+	/* a watched code object of process pid (vals[0]) has its RESUME
+	 * specialized again: lp-trace writes it back */
+	LP_EV_PYQUICK = 9,
 };
 
 struct lp_trace_event {
@@ -274,11 +307,16 @@ enum {
 	/* calls not traced while the tracer read what a library the program
 	 * had just loaded can do (lp_session, dl_gen != dl_ok) */
 	LP_LOST_UNCHECKED = 5,
-	LP_NLOST = 6,		/* the counters above are losses: lost records */
-	/* python: probes' hits in the targets: every Python call twice, its
-	 * start and its return, whatever its name (lp-trace says the cost) */
-	LP_COUNT_PY_HITS = 6,
-	LP_NCOUNTERS = 7,
+	/* python: calls of a watched function whose start no probe saw (its
+	 * RESUME specialized again, until lp-trace wrote it back) */
+	LP_LOST_UNWATCHED = 6,
+	LP_NLOST = 7,		/* the counters above are losses: lost records */
+	/* python: probes' hits in the targets: breakpoints in the eval loop
+	 * (every Python call twice, its start and its return, until the code
+	 * named is watched) and hardware watchpoints (a watched return) */
+	LP_COUNT_PY_HITS = 7,
+	LP_COUNT_PY_WATCH = 8,
+	LP_NCOUNTERS = 9,
 };
 
 #endif

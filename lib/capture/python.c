@@ -378,6 +378,8 @@ int lp_python__trace_layout(unsigned major, unsigned minor, struct lp_trace_py *
 		out->code_filename = l->code_filename;
 		out->code_qualname = l->code_qualname;
 		out->code_read = l->code_size;
+		out->code_adaptive = l->walk.code_adaptive;
+		out->code_units = l->var_size;
 		out->str_state = l->str_state;
 		out->str_length = l->str_length;
 		out->str_ascii_data = l->str_ascii_data;

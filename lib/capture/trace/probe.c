@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "capture/kfeatures.h"
 #include "capture/trace/funcname.h"
 #include "capture/trace/hazard.h"
 #include "capture/trace/pyprobe.h"
@@ -175,6 +176,13 @@ static int python_points(const struct lp_probe_spec *spec, const char *exe, pid_
 		lp_usdt__free_files(files, nfiles);
 		return -1;
 	}
+	/* One function named, not a glob of them: its calls alone may be
+	 * made to trap, and where an exception reaches a frame is then
+	 * needed too. */
+	bool one = !strpbrk(spec->name, "*?") && (!spec->module || !strpbrk(spec->module, "*?"));
+	bool watch = one && pp.resume_own && pp.has_unwind && lp_kfeature__has(LP_KF_HW_WATCH);
+	if (watch)
+		pp.sites[pp.nsites++] = pp.unwind;
 	for (size_t i = 0; i < pp.nsites; i++) {
 		struct lp_probe_point *pt = lp_probe_new_point(spec, path, points, n);
 		pt->name = lp_strdup(spec->text);
@@ -185,6 +193,8 @@ static int python_points(const struct lp_probe_spec *spec, const char *exe, pid_
 		pt->cfg.flags = pp.sites[i].flags;
 		pt->py = lp_malloc(sizeof(*pt->py));
 		*pt->py = pp.conf;
+		pt->py_op = pp.sites[i].op;
+		pt->py_watch = watch;
 	}
 	lp_usdt__free_files(files, nfiles);
 	return 0;

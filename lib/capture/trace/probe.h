@@ -112,8 +112,14 @@ struct lp_probe_point {
 	size_t nrets;
 	enum lp_insn ret_insn;
 	/* LP_PROBE_PY: the interpreter's offsets and the glob (every point
-	 * of a python: probe has the same). */
+	 * of a python: probe has the same); the opcode whose handler the
+	 * point is at (or PyTraceBack_Here), and whether the code objects it
+	 * matches may have their returns watched (lib/capture/trace/pywatch.c:
+	 * a name without a glob, an interpreter whose RESUME has a site of
+	 * its own, hardware watchpoints that fire). */
 	struct lp_trace_py *py;
+	const char *py_op;
+	bool py_watch;
 };
 
 /* Parses one PROBE argument; NULL after reporting why on stderr. */

@@ -52,6 +52,7 @@ struct bin {
 	struct range *funcs;	/* .dynsym's functions */
 	size_t nfuncs;
 	uint64_t runtime, version;
+	uint64_t traceback;	/* PyTraceBack_Here */
 	struct range eval;	/* _PyEval_EvalFrameDefault */
 };
 
@@ -112,6 +113,8 @@ static void read_bin(struct bin *b)
 				b->version = s.st_value;
 			else if (!strcmp(name, "_PyEval_EvalFrameDefault"))
 				b->eval = (struct range){ s.st_value, s.st_value + s.st_size, false };
+			else if (!strcmp(name, "PyTraceBack_Here") && GELF_ST_TYPE(s.st_info) == STT_FUNC)
+				b->traceback = s.st_value;
 			if (GELF_ST_TYPE(s.st_info) == STT_FUNC && s.st_size) {
 				b->funcs = lp_reallocarray(b->funcs, b->nfuncs + 1, sizeof(*b->funcs));
 				b->funcs[b->nfuncs++] = (struct range){ s.st_value, s.st_value + s.st_size, false };
@@ -494,6 +497,18 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 			return -1;
 		}
 		out->sites[out->nsites++] = s;
+		out->resume_own = true;
+	}
+	/* Where an exception reaches a frame (a function whose returns are
+	 * watched leaves by one unseen otherwise): PyTraceBack_Here's entry. */
+	struct lp_pyprobe_site tb = { .vaddr = b->traceback, .flags = LP_PROBE_F_PYUNWIND,
+				      .op = "PyTraceBack_Here" };
+	size_t got;
+	const unsigned char *first = b->traceback ? bytes_at(b->elf, b->traceback, 16, &got) : NULL;
+	if (first && lp_dwarf__file_offset(b->elf, tb.vaddr, &tb.offset, NULL) == 0) {
+		tb.insn = lp_insn__classify(first, got);
+		out->unwind = tb;
+		out->has_unwind = true;
 	}
 	uint64_t where, to;
 

@@ -16,7 +16,7 @@
 #include "bpf/trace.h"
 #include "capture/trace/tracecal.h"
 
-#define LP_PYPROBE_MAX_SITES 3
+#define LP_PYPROBE_MAX_SITES 4	/* RESUME_QUICK, RETURN_VALUE, RESUME, PyTraceBack_Here */
 
 struct lp_pyprobe_site {
 	uint64_t vaddr;		/* link-time address of the branch */
@@ -32,6 +32,14 @@ struct lp_pyprobe {
 	struct lp_pyprobe_site sites[LP_PYPROBE_MAX_SITES];
 	size_t nsites;
 	size_t file;		/* which of the files holds the interpreter */
+	/* RESUME has a site of its own (its code does not join
+	 * RESUME_QUICK's): a function's calls can be seen there alone, its
+	 * RESUME kept un-specialized (lib/capture/trace/pywatch.c). */
+	bool resume_own;
+	/* PyTraceBack_Here's entry (LP_PROBE_F_PYUNWIND), when .dynsym has it:
+	 * where an exception reaches a frame. */
+	struct lp_pyprobe_site unwind;
+	bool has_unwind;
 };
 
 /* The sites in the interpreter: the first of files[0..nfiles) with

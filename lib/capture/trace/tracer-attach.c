@@ -204,7 +204,8 @@ static int multi_prog(struct lp_tracer *t, struct bpf_program *prog, int slot)
 	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, bpf_program__name(prog), "GPL",
 			       bpf_program__insns(prog), bpf_program__insn_cnt(prog), &o);
 	if (fd < 0 && t->verbose)
-		lp_error_errno("note: no uprobe-multi links (perf-event uprobes instead)");
+		lp_error_errno("note: %s: no uprobe-multi link (perf-event uprobes instead)",
+			       bpf_program__name(prog));
 	t->mprog[slot] = fd < 0 ? -1 : fd;
 	return t->mprog[slot];
 }
@@ -381,6 +382,8 @@ static struct pinfo *new_pinfo(struct lp_tracer *t, const struct lp_probe_point 
 	pi->ret = pt->ret;
 	pi->ret.name = NULL;
 	pi->insn = pt->insn;
+	pi->py_op = pt->py_op;
+	t->py_watch |= pt->py_watch;
 	pi->ret_insn_probed = pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN;
 	pi->ret_insn = pt->ret_insn;
 	t->nprobes++;

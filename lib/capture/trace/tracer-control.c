@@ -137,10 +137,49 @@ static void *removal_main(void *arg)
 	return NULL;
 }
 
+/* Probes ids' links, uprobe-multi links, inherited perf events and
+ * tracefs events, taken from the tracer into job r. */
+static void take_links(struct lp_tracer *t, struct removal_job *r, const int *ids, size_t n)
+{
+	snprintf(r->group, sizeof(r->group), "%s", t->tfs_group);
+	for (size_t k = 0; k < n; k++) {
+		TAKE_OWNED(t->links, t->link_owner, t->nlinks, r->links, r->nlinks, ids[k]);
+		TAKE_OWNED(t->mfds, t->mfd_owner, t->nmfds, r->fds, r->nfds, ids[k]);
+	}
+	r->nmfds = r->nfds;
+	for (size_t k = 0; k < n; k++) {
+		TAKE_OWNED(t->tfds, t->tfd_owner, t->ntfds, r->fds, r->nfds, ids[k]);
+		size_t keep = 0;
+		for (size_t i = 0; i < t->ntevs; i++) {
+			if (t->tevs[i].probe == (uint32_t)ids[k]) {
+				r->tevs = lp_reallocarray(r->tevs, r->ntevs + 1, sizeof(*r->tevs));
+				r->tevs[r->ntevs++] = t->tevs[i];
+			} else {
+				t->tevs[keep++] = t->tevs[i];
+			}
+		}
+		t->ntevs = keep;
+	}
+}
+
+/* Job r's links going in a thread of their own (signals are the main
+ * thread's), the removal kept until they are gone. */
+static void start_removal(struct lp_tracer *t, struct removal_job *r, const int *ids, size_t n,
+			  bool quiet)
+{
+	t->removals = lp_reallocarray(t->removals, t->nremovals + 1, sizeof(*t->removals));
+	struct removal *rp = &t->removals[t->nremovals++];
+	*rp = (struct removal){ .ids = lp_calloc(n ? n : 1, sizeof(*ids)), .nids = n, .job = r,
+				.quiet = quiet, .begun_ns = lp_monotonic_ns() };
+	memcpy(rp->ids, ids, n * sizeof(*ids));
+	rp->threaded = lp_thread_start(&rp->thread, removal_main, r) == 0;
+	if (!rp->threaded)
+		removal_main(r);
+}
+
 int lp_tracer__remove(struct lp_tracer *t, const int *ids, size_t n)
 {
 	struct removal_job *r = lp_calloc(1, sizeof(*r));
-	snprintf(r->group, sizeof(r->group), "%s", t->tfs_group);
 	for (size_t k = 0; k < n; k++) {
 		int id = ids[k];
 		struct pinfo *pi = &t->probes[id];
@@ -153,37 +192,23 @@ int lp_tracer__remove(struct lp_tracer *t, const int *ids, size_t n)
 			bpf_map_delete_elem(bpf_map__fd(t->skel->maps.sysnrs), &nr);
 		}
 		if (pi->kind == LP_PROBE_PY)
-			t->py_set = false;	/* another python: probe may come */
-		TAKE_OWNED(t->links, t->link_owner, t->nlinks, r->links, r->nlinks, id);
-		TAKE_OWNED(t->mfds, t->mfd_owner, t->nmfds, r->fds, r->nfds, id);
+			lp_tracer_py_forget(t);	/* another python: probe may come */
 	}
-	r->nmfds = r->nfds;
+	take_links(t, r, ids, n);
+	start_removal(t, r, ids, n, false);
+	return 0;
+}
+
+int lp_tracer_unlink(struct lp_tracer *t, const int *ids, size_t n)
+{
+	/* Each in a thread of its own: perf-event uprobes wait for grace
+	 * periods of their own, ~150 ms each here. */
 	for (size_t k = 0; k < n; k++) {
-		int id = ids[k];
-		TAKE_OWNED(t->tfds, t->tfd_owner, t->ntfds, r->fds, r->nfds, id);
-		size_t keep = 0;
-		for (size_t i = 0; i < t->ntevs; i++) {
-			if (t->tevs[i].probe == (uint32_t)id) {
-				r->tevs = lp_reallocarray(r->tevs, r->ntevs + 1, sizeof(*r->tevs));
-				r->tevs[r->ntevs++] = t->tevs[i];
-			} else {
-				t->tevs[keep++] = t->tevs[i];
-			}
-		}
-		t->ntevs = keep;
+		struct removal_job *r = lp_calloc(1, sizeof(*r));
+		take_links(t, r, ids + k, 1);
+		start_removal(t, r, ids + k, 1, true);
+		t->unlinking++;
 	}
-	t->removals = lp_reallocarray(t->removals, t->nremovals + 1, sizeof(*t->removals));
-	struct removal *rp = &t->removals[t->nremovals++];
-	*rp = (struct removal){ .ids = lp_calloc(n, sizeof(*ids)), .nids = n, .job = r };
-	memcpy(rp->ids, ids, n * sizeof(*ids));
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals are the main thread's */
-	if (pthread_create(&rp->thread, NULL, removal_main, r) == 0)
-		rp->threaded = true;
-	else
-		removal_main(r);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;
 }
 
@@ -235,6 +260,16 @@ static void count_open(struct lp_tracer *t, int fd, const int *ids, size_t n, ui
  * cut short), the detach records written.  -1 when the output failed. */
 static int end_removal(struct lp_tracer *t, struct lp_writer *w, struct removal *r)
 {
+	if (r->quiet) {
+		lp_tracer_free_removal_job(r);
+		free(r->ids);
+		/* Only python: probes' links go so (tracer-pywatch.c). */
+		t->py_unlinked = --t->unlinking == 0;
+		if (t->verbose)
+			lp_error("note: links taken away (a probe kept) in %.0f ms",
+				 (double)(lp_monotonic_ns() - r->begun_ns) / 1e6);
+		return 0;
+	}
 	if (r->threaded)
 		pthread_join(r->thread, NULL);
 	r->threaded = false;

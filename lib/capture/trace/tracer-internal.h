@@ -47,6 +47,7 @@ struct pinfo {
 	int kind;
 	bool cal;		/* a calibration probe: its records are not written */
 	enum lp_insn insn;
+	const char *py_op;	/* LP_PROBE_PY: the opcode whose handler it is at, or its function */
 	bool ret_insn_probed;	/* LP_PROBE_ENTRY: returns probed at instructions */
 	bool gate;		/* LP_PROBE_F_GATE: its open calls are no spans */
 	enum lp_insn ret_insn;	/* their class */
@@ -142,6 +143,10 @@ struct removal {
 	struct removal_job *job;
 	pthread_t thread;
 	bool threaded;
+	/* Links taken away while the probe stays (lp_tracer_unlink): no
+	 * record, its calls still written. */
+	bool quiet;
+	int64_t begun_ns;
 };
 
 struct lp_tracer {
@@ -232,6 +237,15 @@ struct lp_tracer {
 	bool py_set;			/* pyconf written */
 	uint64_t py_matched;		/* code objects python: probes matched */
 	char *py_elsewhere;		/* the file of one whose name matched, not its module */
+	/* The python: probe's code objects watched (tracer-pywatch.c): whether
+	 * they may be, what a watched return costs, and whether the eval
+	 * loop's other breakpoints are gone (or stay: one could not be). */
+	bool py_watch;
+	struct lp_pywatch *pywatch;
+	int64_t pywatch_ns, pywatch_in_ns;
+	bool py_watch_only, py_unwatchable;
+	bool py_unlinked;	/* and gone (lp_tracer_unlink's links destroyed) */
+	size_t unlinking;	/* lp_tracer_unlink's removals under way */
 	/* Returns gated on the libraries loaded (lp_session): how many
 	 * probes are, the verdicts, and whether their return instructions
 	 * are probed now (a library that can throw was loaded). */
@@ -252,6 +266,7 @@ struct lp_tracer {
 
 /* tracer.c: the lifecycle, the ring's events, the lost counts. */
 int lp_tracer_attach_exit(struct lp_tracer *t);
+uint64_t lp_tracer_counter(const struct lp_tracer *t, int which);
 void lp_tracer_lost_baseline(struct lp_tracer *t);
 
 /* tracer-attach.c: attaching probes, following children. */
@@ -289,6 +304,17 @@ void lp_tracer_on_pycode(struct lp_tracer *t, const struct lp_trace_event_py *e,
 int lp_tracer_write_event(struct lp_tracer *t, const struct pinfo *pi,
 			  const struct lp_trace_event *ev);
 int lp_tracer_write_unfinished(struct lp_tracer *t, struct lp_writer *w);
+
+/* tracer-control.c: probes added and removed while tracing. */
+int lp_tracer_unlink(struct lp_tracer *t, const int *ids, size_t n);
+
+/* tracer-pywatch.c: python: probes that cost only the calls of the code
+ * they name. */
+void lp_tracer_py_arm(struct lp_tracer *t, pid_t pid, uint64_t code, const char *name,
+		      const char *where);
+void lp_tracer_py_requicken(struct lp_tracer *t, const struct lp_trace_event *ev);
+void lp_tracer_py_forget(struct lp_tracer *t);
+void lp_tracer_py_tick(struct lp_tracer *t);
 
 /* tracer-cal.c: the calibration, and the costs it gives probes. */
 const struct pair_cost *lp_tracer_pair_of(const struct lp_tracer *t, const struct pinfo *pi);

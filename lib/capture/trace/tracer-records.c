@@ -251,6 +251,9 @@ void lp_tracer_on_pycode(struct lp_tracer *t, const struct lp_trace_event_py *e,
 	free(name);
 	lp_digits_i64(c->line, (int64_t)e->ev.vals[1]);
 	t->py_matched++;
+	char where[600];
+	snprintf(where, sizeof(where), "%s:%s", c->file, c->line);
+	lp_tracer_py_arm(t, pid, c->code, c->probe, where);
 }
 
 /* The record of a span (functions, system calls) or a point event, with

@@ -88,6 +88,8 @@ static int load(struct lp_tracer *t, const struct lp_tracer_opts *opts, char off
 	}
 	if (!lp_kfeature__has(LP_KF_LOOP))
 		bpf_program__set_autoload(t->skel->progs.lp_py, false);
+	if (!lp_kfeature__has(LP_KF_LOOP) || !lp_kfeature__has(LP_KF_HW_WATCH))
+		bpf_program__set_autoload(t->skel->progs.lp_pywatch, false);
 	/* A session program's attach type is fixed at load; its kfuncs are
 	 * refused to any other. */
 	if (lp_kfeature__has(LP_KF_UPROBE_SESSION) && lp_kfeature__has(LP_KF_UPROBE_MULTI))
@@ -210,6 +212,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 			lp_tracer_forget_kid(t, (size_t)(k - t->kids));
 		return 0;
 	}
+	if (ev->type == LP_EV_PYQUICK) {
+		lp_tracer_py_requicken(t, ev);
+		return 0;
+	}
 	if (ev->type == LP_EV_PYCODE) {
 		if (size >= offsetof(struct lp_trace_event_py, chars))
 			lp_tracer_on_pycode(t, data, size);
@@ -296,8 +302,13 @@ uint64_t lp_tracer__python_hits(const struct lp_tracer *t, double *ns_each)
 		if (pi->kind == LP_PROBE_PY && !pi->cal && t->calibrated && pi->insn != LP_INSN_NONE)
 			*ns_each = t->costs[pi->insn].point;
 	}
+	return lp_tracer_counter(t, LP_COUNT_PY_HITS);
+}
+
+uint64_t lp_tracer_counter(const struct lp_tracer *t, int which)
+{
 	uint64_t *vals = read_counters(t);
-	uint64_t sum = vals ? counter_sum(vals, t->ncpus, LP_COUNT_PY_HITS) : 0;
+	uint64_t sum = vals ? counter_sum(vals, t->ncpus, which) : 0;
 	free(vals);
 	return sum;
 }
@@ -316,7 +327,7 @@ void lp_tracer_lost_baseline(struct lp_tracer *t)
 static int write_lost(struct lp_tracer *t, struct lp_writer *w)
 {
 	static const char *const what[LP_NLOST] = { "ring", "depth", "threads", "unreturned", "children",
-								"unchecked" };
+								"unchecked", "unwatched" };
 	uint64_t *vals = read_counters(t);
 	int ret = 0;
 	if (vals) {
@@ -379,6 +390,10 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 	}
 	uint64_t before = t->count;
 	t->w = w;
+	/* A python: probe's code being watched: looked at again soon, so
+	 * that every call stops trapping as soon as it can. */
+	if (t->pywatch && !t->py_watch_only && !t->py_unwatchable && timeout_ms > 5)
+		timeout_ms = 5;
 	int r = ring_buffer__poll(t->rb, timeout_ms);
 	/* Records submitted without a wakeup are only seen by a consume. */
 	if (r >= 0 || r == -EINTR) {
@@ -397,6 +412,7 @@ int lp_tracer__poll(struct lp_tracer *t, struct lp_writer *w, int timeout_ms)
 	}
 	if (t->ngated && !t->dl_insn)
 		lp_tracer_dl_check(t);
+	lp_tracer_py_tick(t);
 	if (write_lost(t, w) < 0 || lp_tracer_end_removals(t, w, false) < 0)
 		return -1;
 	return (int)(t->count - before);
@@ -457,6 +473,8 @@ static void destroy_links(struct bpf_link **links, size_t nlinks, const int *fds
 
 static void detach(struct lp_tracer *t)
 {
+	/* Watched returns first: their watchpoints cost the target most. */
+	lp_tracer_py_forget(t);
 	/* The links first: closing the perf events that carry a program is
 	 * cheap while other perf events name their processes (the inherited
 	 * ones, lp_tracer_close_tfs). */

@@ -170,6 +170,14 @@ int lp_tracer__stacks_fd(const struct lp_tracer *t);
  * hits twice, its start and its return, whatever its name), and *ns_each
  * what one costs the thread it lands in (0 when not calibrated). */
 uint64_t lp_tracer__python_hits(const struct lp_tracer *t, double *ns_each);
+/* The returns of watched code objects so far (their hardware watchpoints'
+ * traps), *ns_each what one costs (0 when none is watched), and *state:
+ * LP_PYWATCH_NONE, every Python call traps (a glob, an interpreter or a
+ * machine where returns cannot be watched, or one that could not be);
+ * LP_PYWATCH_ARMING, the code named not yet watched; LP_PYWATCH_ONLY, the
+ * breakpoints every call passes are gone. */
+enum { LP_PYWATCH_NONE, LP_PYWATCH_ARMING, LP_PYWATCH_ONLY };
+uint64_t lp_tracer__python_watch_hits(const struct lp_tracer *t, double *ns_each, int *state);
 
 /* Totals for the summary on stderr. */
 uint64_t lp_tracer__count(const struct lp_tracer *t);
