@@ -9,8 +9,10 @@
 load helpers/common
 
 teardown() {
-	# The live test's server, if a check failed before it was stopped.
+	# The live test's server and recorder, if a check failed before they
+	# were stopped.
 	if [ -n "${W:-}" ]; then kill -KILL "$W" 2>/dev/null || true; fi
+	if [ -n "${R:-}" ]; then kill -KILL "$R" 2>/dev/null || true; fi
 }
 
 # A tracer's stream on one thread: handle_request spans 90-300 (an event
@@ -185,7 +187,7 @@ inside_stream() {
 }
 
 # The live pipeline: branchreq traced (handle_request with its id and
-# ret=, lookup, the BRANCH line) and sampled for 4 s, joined with every
+# ret=, lookup, the BRANCH line) for 4 s while sampled, joined with every
 # enclosing span (a sample in lookup has lookup innermost, and its
 # request's handle_request outside it: lp-split --probe finds that).
 live_pipeline() {
@@ -195,11 +197,22 @@ live_pipeline() {
 	"$WORKLOADS/branchreq" 600 2>"$T/w.err" &
 	W=$!
 	sleep 0.2
-	lp-record --pid "$W" --freq 499 --duration 4 --output "$T/s.lp" 2>"$T/rec.err" &
+	# The recording holds the tracing: lp-record sampling before lp-trace
+	# starts, stopped after it ends (both started at once for 4 s, under
+	# ASan beside a CPU-bound job lp-record's samples all came before
+	# lp-trace's first span).
+	lp-record --pid "$W" --freq 499 --output "$T/s.lp" 2>"$T/rec.err" &
 	R=$!
+	for _ in $(seq 1200); do
+		if grep -q '^sample' "$T/s.lp" 2>/dev/null; then break; fi
+		sleep 0.05
+	done
+	grep -q '^sample' "$T/s.lp" || fail "lp-record wrote no sample in 60 s: $(cat "$T/rec.err")"
 	lp-trace --pid "$W" --duration 4 --output "$T/t.lp" 'handle_request(id)' lookup \
 		"branchreq.c:$L" 2>"$T/tr.err" || fail "lp-trace: $(cat "$T/tr.err")"
-	reap "$R" 0 10 || fail "lp-record: $(cat "$T/rec.err")"
+	kill -INT "$R"
+	reap "$R" 0 60 || fail "lp-record: $(cat "$T/rec.err")"
+	R=
 	kill -TERM "$W"
 	reap "$W" 143 10
 	W=

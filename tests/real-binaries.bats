@@ -147,18 +147,28 @@ setup_file() {
 	# runs every command: its return address is the uretprobe trampoline's
 	# (lp-trace's default: redis-server calls dlopen, so each call's
 	# uretprobe is armed while it has loaded nothing that can throw).
-	lp-trace --pid "$(cat "$d/redis.pid")" --duration $((SECS + 2)) --calibrate 0 \
+	# Traced until the recordings are done; recorded until 60 of the
+	# program's own samples are under call (4 s gave 47 beside a
+	# CPU-bound job), for SECS, then twice and four times as long.
+	lp-trace --pid "$(cat "$d/redis.pid")" --calibrate 0 \
 		--output "$d/redis-uprobe.trace" call 2>"$d/redis-uprobe.trace.err" 3>&- &
 	echo $! >"$d/lp-trace.pid"
-	sleep 1
-	# A failure here fails that one test (its .m file says why), not all.
-	# shellcheck disable=SC2086
-	if ! lp-record --freq $FREQ --duration $SECS ${LP_RECORD_ARGS:-} --output "$d/redis-uprobe.lp" \
-		--pid "$(cat "$d/redis.pid")" 2>"$d/redis-uprobe.lp.err"; then
-		echo "lp-record failed: $(cat "$d/redis-uprobe.lp.err")" | tee "$d/redis-uprobe-lp.lp.m" >"$d/redis-uprobe.lp.m"
-	elif ! wait "$(cat "$d/lp-trace.pid")"; then
-		echo "lp-trace failed: $(cat "$d/redis-uprobe.trace.err")" | tee "$d/redis-uprobe-lp.lp.m" >"$d/redis-uprobe.lp.m"
-	else
+	for _ in $(seq 600); do
+		if grep -q '^span' "$d/redis-uprobe.trace" 2>/dev/null; then break; fi
+		sleep 0.05
+	done
+	local secs
+	for secs in $SECS $((2 * SECS)) $((4 * SECS)); do
+		# A failure here fails that one test (its .m file says why), not all.
+		# shellcheck disable=SC2086
+		if ! kill -0 "$(cat "$d/lp-trace.pid")" 2>/dev/null; then
+			echo "lp-trace failed: $(cat "$d/redis-uprobe.trace.err")" | tee "$d/redis-uprobe-lp.lp.m" >"$d/redis-uprobe.lp.m"
+			break
+		elif ! lp-record --freq $FREQ --duration "$secs" ${LP_RECORD_ARGS:-} --output "$d/redis-uprobe.lp" \
+			--pid "$(cat "$d/redis.pid")" 2>"$d/redis-uprobe.lp.err"; then
+			echo "lp-record failed: $(cat "$d/redis-uprobe.lp.err")" | tee "$d/redis-uprobe-lp.lp.m" >"$d/redis-uprobe.lp.m"
+			break
+		fi
 		# The program's own samples, and the ticks inside the probe's
 		# handling (the int3 trap, the uretprobe system call: lp's own
 		# time, marked lp=1; most of the samples under call at this
@@ -167,7 +177,8 @@ setup_file() {
 			"$d/redis-uprobe.lp" >"$d/redis-uprobe.lp.m"
 		"$METRICS" --pid "$(cat "$d/redis.pid")" --lp-frames only \
 			"$d/redis-uprobe.lp" >"$d/redis-uprobe-lp.lp.m"
-	fi
+		awk '$1 == "samples" { exit !($2 < 60) }' "$d/redis-uprobe.lp.m" || break
+	done
 	stop lp-trace
 	stop redis-load
 	stop redis

@@ -158,14 +158,16 @@ line probe=costnest.c:$STEP"
 	run -0 awk -F'\t' '$1 == "cost" {
 		delete a
 		for (i = 5; i <= NF; i++) { split($i, kv, "="); a[kv[1]] = kv[2] }
-		if ($4 <= 0 || $4 >= 1000000 || a["n"] < 200 || a["sd_ns"] == "" || a["sd_ns"] < 0) bad++
-		if (($3 == "entry" || $3 == "return") && (a["inside_ns"] == "" || a["inside_ns"] < 0 || a["inside_ns"] > $4)) bad++
-		if ($3 == "line" && a["inside_ns"] != "") bad++
+		b = 0
+		if ($4 <= 0 || $4 >= 1000000 || a["n"] < 200 || a["sd_ns"] == "" || a["sd_ns"] < 0) b++
+		if (($3 == "entry" || $3 == "return") && (a["inside_ns"] == "" || a["inside_ns"] < 0 || a["inside_ns"] > $4)) b++
+		if ($3 == "line" && a["inside_ns"] != "") b++
 		# the part of it the program ran, which each hit replaces with
 		# its own run as measured
-		if (a["prog_ns"] == "" || a["prog_ns"] <= 0 || a["prog_ns"] > $4) bad++
-	} END { print bad + 0 }' "$T/c.lp"
-	assert_output 0
+		if (a["prog_ns"] == "" || a["prog_ns"] <= 0 || a["prog_ns"] > $4) b++
+		if (b) print
+	}' "$T/c.lp"
+	assert_output ""
 	# a single-stepped endbr64 costs a second trap (the step's) more than
 	# an emulated push, by far more than either's deviation
 	local stepped emulated nop
