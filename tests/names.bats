@@ -49,8 +49,10 @@ sym_addr() {
 	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/cxx.lp" -- "$CXX" 1.5
 	module_frames "$T/cxx.lp" "$CXX" >"$T/names"
 	nm -C --defined-only "$CXX" | cut -d' ' -f3- | sort -u >"$T/truth"
-	# Every name lp gives the workload's frames is one nm -C gives a symbol.
-	run -0 comm -23 "$T/names" "$T/truth"
+	# Every name lp gives the workload's frames is one nm -C gives a symbol,
+	# or a PLT stub's (printf@plt, when a tick lands in one: objdump's
+	# name, which nm does not list).
+	run -0 bash -c "comm -23 '$T/names' '$T/truth' | grep -v '@plt\$' || [ \$? -eq 1 ]"
 	[ -z "$output" ] || fail "names nm -C does not have: $output"
 	grep -qxF 'store::Shop::checkout(long)' "$T/names" || fail "$(cat "$T/names")"
 	grep -qxF 'traced(int)' "$T/names" || fail "$(cat "$T/names")"
@@ -61,7 +63,7 @@ sym_addr() {
 	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf --no-demangle -o "$T/raw.lp" -- "$CXX" 1
 	module_frames "$T/raw.lp" "$CXX" >"$T/rawnames"
 	nm --defined-only "$CXX" | cut -d' ' -f3- | sort -u >"$T/rawtruth"
-	run -0 comm -23 "$T/rawnames" "$T/rawtruth"
+	run -0 bash -c "comm -23 '$T/rawnames' '$T/rawtruth' | grep -v '@plt\$' || [ \$? -eq 1 ]"
 	[ -z "$output" ] || fail "names nm does not have: $output"
 	grep -qxF '_ZN5store4Shop8checkoutEl' "$T/rawnames" || fail "$(cat "$T/rawnames")"
 }
