@@ -146,7 +146,8 @@ void lp_tracer_py_forget(struct lp_tracer *t)
 	lp_pywatch__free(t->pywatch);
 	t->pywatch = NULL;
 	t->py_watch = t->py_watch_only = t->py_unwatchable = t->py_unlinked = false;
-	t->skel->bss->py_watch_only = 0;
+	if (t->skel && t->skel->bss)
+		t->skel->bss->py_watch_only = 0;
 }
 
 uint64_t lp_tracer__python_watch_hits(const struct lp_tracer *t, double *ns_each, int *state)
