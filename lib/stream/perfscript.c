@@ -1,8 +1,9 @@
 /* perfscript.c - `perf script` text as samples, read line by line exactly the
  * way FlameGraph's stackcollapse-perf.pl (commit 41fee1f) reads it, so that
- * lp-collapse prints the same folded stacks byte for byte.  The script's
- * regular expressions are emulated by hand, backtracking included; each
- * emulation says which expression it stands for.
+ * lp-collapse prints the same folded stacks byte for byte: the reader's
+ * state, samples opened, extended and ended, their stacks interned and
+ * cached, the codec (perfscript.h).  The script's regular expressions are
+ * emulated by hand in perfscript-lines.c.
  *
  * What the script decides while reading lives here: which lines open, extend
  * or end a sample, the event filter (its merging of a filtered event into the
@@ -16,29 +17,11 @@
  * call sites, and leaving addresses in would multiply distinct stacks.
  */
 #include "stream/perfscript.h"
-#include "base/util.h"
+#include "stream/perfscript-internal.h"
 
-#include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
-/* Perl's \s, \d and \w on byte strings (no locale, no utf8). */
-static inline bool pl_space(unsigned char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-static inline bool pl_digit(unsigned char c)
-{
-	return c >= '0' && c <= '9';
-}
-static inline bool pl_word(unsigned char c)
-{
-	return pl_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-static inline bool pl_hexlc(unsigned char c)
-{
-	return pl_digit(c) || (c >= 'a' && c <= 'f');
-}
+#include "base/util.h"
 
 /* A piece of a frame line ("a->b->c" has three) waiting for its interning:
  * strings are offsets into ps->src.pbuf. */
@@ -71,9 +54,10 @@ struct stack_ent {
 };
 
 #define LINE_CACHE_MAX (1u << 16)	/* slots, 56 bytes each */
-#define NO_SLOT SIZE_MAX		/* a line the cache did not look up */
-#define STACK_CACHE_MAX (1u << 14)
 
+#define NO_SLOT SIZE_MAX		/* a line the cache did not look up */
+
+#define STACK_CACHE_MAX (1u << 14)
 
 /* The sample being read ("$pname" is defined), but for its event and
  * frames, which live in the dictionary. */
@@ -144,6 +128,7 @@ struct perf_carry {
 };
 
 static void carry_restore(struct lp_perfscript *ps, struct perf_carry *c);
+
 static void grow(void **p, size_t *cap, size_t need, size_t size);
 
 static void carry_free(void *state);
@@ -291,111 +276,6 @@ static void push_frames(struct lp_perfscript *ps, const struct lp_frame *const *
 		ps->rev[ps->nrev++] = f[i];
 }
 
-/* --- the event line ------------------------------------------------------ */
-
-/* /^(\S.+?)\s+(\d+)\/ *(\d+)*\s+/ (the script has no blank before the
- * first '*'; here it keeps this comment open): the comm is everything up to
- * the first run of blanks followed by digits, optional slashes and digits,
- * and a blank ("Thread 2 12345/12346 ..." is comm "Thread", TID 2).  Fills
- * the spans of comm and of the two numbers (d2 empty when absent). */
-struct evmatch {
-	size_t comm_len, d1, d1_len, d2, d2_len, end;
-};
-
-static bool match_event_line(const char *l, size_t len, struct evmatch *m)
-{
-	if (len < 2 || pl_space(l[0]))
-		return false;
-	for (size_t k = 2; k < len;) {
-		if (!pl_space(l[k])) {
-			k++;
-			continue;
-		}
-		size_t j = k;
-		while (j < len && pl_space(l[j]))
-			j++;
-		size_t d1 = j;
-		while (j < len && pl_digit(l[j]))
-			j++;
-		if (j > d1) {
-			size_t d1_len = j - d1;
-			while (j < len && l[j] == '/')
-				j++;
-			size_t d2 = j;
-			while (j < len && pl_digit(l[j]))
-				j++;
-			size_t d2_len = j - d2;
-			if (j < len && pl_space(l[j])) {
-				m->comm_len = k;
-				m->d1 = d1;
-				m->d1_len = d1_len;
-				m->d2 = d2;
-				m->d2_len = d2_len;
-				m->end = j;
-				return true;
-			}
-		}
-		/* A later start inside the same blank run ends it at the same
-		 * place and fails the same way. */
-		k++;
-		while (k < len && pl_space(l[k]))
-			k++;
-	}
-	return false;
-}
-
-/* /:\s*(\d+)*\s+(\S+):\s*$/: the event name is the last word, which ends
- * in ':'; the period the digits between it and the colon before it.  Only
- * the last colon before the event name can start a match (the gap admits
- * blanks and digits only). */
-static bool match_event_name(const char *l, size_t len, size_t *ev, size_t *ev_len,
-			     size_t *per, size_t *per_len)
-{
-	size_t end = len;
-	while (end > 0 && pl_space(l[end - 1]))
-		end--;
-	if (end < 2 || l[end - 1] != ':')
-		return false;
-	size_t c = end - 1, t = c;
-	while (t > 0 && !pl_space(l[t - 1]))
-		t--;
-	if (t == c || t == 0)
-		return false;
-	size_t colon = t;
-	while (colon > 0 && l[colon - 1] != ':')
-		colon--;
-	if (colon == 0)
-		return false;
-	/* the gap l[colon..t) must be \s*\d*\s+ */
-	size_t i = colon;
-	while (i < t && pl_space(l[i]))
-		i++;
-	size_t p = i;
-	while (i < t && pl_digit(l[i]))
-		i++;
-	size_t p_len = i - p;
-	while (i < t && pl_space(l[i]))
-		i++;
-	if (i != t)	/* with no digits, \s* gives a blank back to \s+ */
-		return false;
-	*ev = t;
-	*ev_len = c - t;
-	*per = p;
-	*per_len = p_len;
-	return true;
-}
-
-static int32_t parse_id(const char *s, size_t n)
-{
-	int64_t v = 0;
-	for (size_t i = 0; i < n; i++) {
-		v = v * 10 + (s[i] - '0');
-		if (v > INT32_MAX)
-			return INT32_MAX;
-	}
-	return (int32_t)v;
-}
-
 /* The CPU ("[003]") and time ("4794564.109216:") between the TID and the
  * event, when perf printed them; not needed by the script, kept for streams. */
 static void parse_cpu_time(struct lp_perfscript *ps, const char *l, size_t len, size_t i)
@@ -414,7 +294,7 @@ static void parse_cpu_time(struct lp_perfscript *ps, const char *l, size_t len, 
 			while (k < i - 1 && pl_digit(l[k]))
 				k++;
 			if (k == i - 1)
-				ps->s.cpu = parse_id(l + s + 1, n - 2);
+				ps->s.cpu = lp_perfscript_parse_id(l + s + 1, n - 2);
 			continue;
 		}
 		if (n >= 2 && l[i - 1] == ':') {
@@ -441,34 +321,14 @@ static void parse_cpu_time(struct lp_perfscript *ps, const char *l, size_t len, 
 	}
 }
 
-static double parse_period(const char *s, size_t n)
-{
-	/* `$period = 1 if not $period`: no digits, or exactly "0", is 1. */
-	if (n == 0 || (n == 1 && s[0] == '0'))
-		return 1;
-	if (n <= 15) {
-		double v = 0;
-		for (size_t i = 0; i < n; i++)
-			v = v * 10 + (s[i] - '0');
-		return v;
-	}
-	char buf[64], *copy = n < sizeof(buf) ? buf : lp_malloc(n + 1);	/* any length */
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	double v = strtod(copy, NULL);
-	if (copy != buf)
-		free(copy);
-	return v;
-}
-
 /* Returns 1 when the line is an event line (handled, or filtered out). */
 static int event_line(struct lp_perfscript *ps, const char *l, size_t len)
 {
 	struct evmatch m;
-	if (!match_event_line(l, len, &m))
+	if (!lp_perfscript_match_event_line(l, len, &m))
 		return 0;
 	size_t ev = 0, ev_len = 0, per = 0, per_len = 0;
-	bool has_event = match_event_name(l, len, &ev, &ev_len, &per, &per_len);
+	bool has_event = lp_perfscript_match_event_name(l, len, &ev, &ev_len, &per, &per_len);
 	if (has_event && !ps->filter_all) {
 		if (!ps->filter) {
 			/* By default only the first event type seen is kept. */
@@ -479,16 +339,16 @@ static int event_line(struct lp_perfscript *ps, const char *l, size_t len)
 			return 1;
 		}
 	}
-	ps->s.weight = parse_period(l + per, per_len);
+	ps->s.weight = lp_perfscript_parse_period(l + per, per_len);
 	ps->event = has_event ? lp_dict__string(ps->dict, l + ev, ev_len) : "";
 	/* `if (not $tid)`: no second number, or "0", means the one number
 	 * is the TID and the PID is unknown. */
 	if (m.d2_len == 0 || (m.d2_len == 1 && l[m.d2] == '0')) {
 		ps->s.pid = LP_ID_NONE;
-		ps->s.tid = parse_id(l + m.d1, m.d1_len);
+		ps->s.tid = lp_perfscript_parse_id(l + m.d1, m.d1_len);
 	} else {
-		ps->s.pid = parse_id(l + m.d1, m.d1_len);
-		ps->s.tid = parse_id(l + m.d2, m.d2_len);
+		ps->s.pid = lp_perfscript_parse_id(l + m.d1, m.d1_len);
+		ps->s.tid = lp_perfscript_parse_id(l + m.d2, m.d2_len);
 	}
 	grow((void **)&ps->s.comm, &ps->s.comm_cap, m.comm_len + 1, 1);
 	memcpy(ps->s.comm, l, m.comm_len);
@@ -1076,7 +936,7 @@ static int perf_next(void *dec, char *line, size_t len, bool terminated, struct 
 int lp_perfscript__sniff(const char *line, size_t len)
 {
 	struct evmatch m;
-	return match_event_line(line, len, &m);
+	return lp_perfscript_match_event_line(line, len, &m);
 }
 
 /* --- the codec ---------------------------------------------------------- */
