@@ -131,12 +131,8 @@ struct {
 	__uint(max_entries, 4096);
 } lp_execs SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LP_CNT_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} lp_counters SEC(".maps");
+#define LP_COUNTERS_N LP_CNT_NR
+#include "counters.bpf.h"
 
 /* Threads of targets now off the CPU: the sample their interval becomes,
  * stacks taken when they were switched out.  Not preallocated: only threads
@@ -168,13 +164,6 @@ struct {
 	__type(value, struct lp_scratch);
 } lp_scratch SEC(".maps");
 
-static __always_inline void count(__u32 which)
-{
-	__u64 *c = bpf_map_lookup_elem(&lp_counters, &which);
-
-	if (c)
-		*c += 1;
-}
 
 /* --inside: whether thread tid of process tgid (task: the current task, or
  * with other another one, from a sleepable program) is outside every gate

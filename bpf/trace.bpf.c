@@ -132,24 +132,8 @@ struct {
 	__type(value, __u32);
 } sysnrs SEC(".maps");
 
-struct counters {
-	__u64 n[LP_NCOUNTERS];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct counters);
-} counters SEC(".maps");
-
-static __always_inline void count(int what)
-{
-	__u32 k = 0;
-	struct counters *c = bpf_map_lookup_elem(&counters, &k);
-	if (c && what >= 0 && what < LP_NCOUNTERS)
-		c->n[what]++;
-}
+#define LP_COUNTERS_N LP_NCOUNTERS
+#include "counters.bpf.h"
 
 /* A record of size bytes in the ring, or NULL with the loss counted (a
  * lost record of user space's, "ring"). */

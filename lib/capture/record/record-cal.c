@@ -15,6 +15,7 @@
 #include <linux/types.h>
 /* bpf/profile.h by path: lib/model/profile.h is another header. */
 #include "bpf/profile.h"
+#include "capture/counters.h"
 #include "capture/record/cost.h"
 #include "capture/record/perfrec.h"
 #include "profile.skel.h"
@@ -206,12 +207,7 @@ int lp_recorder_calibrate(struct lp_recorder *r)
 	fd = bpf_map__fd(r->skel->maps.lp_off);
 	while (bpf_map_get_next_key(fd, NULL, &key) == 0 && bpf_map_delete_elem(fd, &key) == 0)
 		;
-	int n = libbpf_num_possible_cpus();
-	uint64_t *zero = lp_calloc(n > 0 ? n : 1, sizeof(*zero));
-	for (key = 0; n > 0 && key < LP_CNT_NR; key++)
-		bpf_map__update_elem(r->skel->maps.lp_counters, &key, sizeof(key), zero,
-				     n * sizeof(*zero), BPF_ANY);
-	free(zero);
+	lp_counters__zero(bpf_map__fd(r->skel->maps.lp_counters), LP_CNT_NR);
 	r->cal_time_ns = lp_monotonic_ns();
 	r->self = (pid_t)self;
 	return rc;

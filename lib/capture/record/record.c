@@ -27,6 +27,7 @@
 /* bpf/profile.h by path: lib/model/profile.h is another header. */
 #include "bpf/profile.h"
 #include "capture/bpflog.h"
+#include "capture/counters.h"
 #include "base/hashmap.h"
 #include "capture/record/execmaps.h"
 #include "capture/kfeatures.h"
@@ -172,31 +173,13 @@ static int write_lost(struct lp_recorder *r, const char *what, uint64_t count)
 	return lp_writer__lost(r->w, &l) < 0 ? lp_recorder_write_failed(r) : 0;
 }
 
-/* The kernel's per-CPU counters (lp_counter), each summed over the CPUs,
+/* The kernel's per-CPU counters (lp_counters), each summed over the CPUs,
  * into sums[LP_CNT_NR]: one system call for all (this runs at every poll,
  * and one lookup per counter was ~5% of lp-record's CPU under load).
  * Returns -1, sums zero, when they cannot be read. */
 static int counters(struct lp_recorder *r, uint64_t *sums)
 {
-	int n = libbpf_num_possible_cpus();
-	__u32 keys[LP_CNT_NR], count = LP_CNT_NR, batch;
-	uint64_t *vals;
-	int rc;
-
-	memset(sums, 0, LP_CNT_NR * sizeof(*sums));
-	if (n <= 0)
-		return -1;
-	vals = lp_calloc((size_t)n * LP_CNT_NR, sizeof(*vals));
-	rc = bpf_map_lookup_batch(bpf_map__fd(r->skel->maps.lp_counters), NULL, &batch, keys,
-				  vals, &count, NULL);
-	/* ENOENT: the end of the array reached, with count entries read. */
-	if (rc < 0 && errno != ENOENT)
-		count = 0;
-	for (__u32 i = 0; i < count; i++)
-		for (int c = 0; keys[i] < LP_CNT_NR && c < n; c++)
-			sums[keys[i]] += vals[(size_t)i * n + c];
-	free(vals);
-	return count ? 0 : -1;
+	return lp_counters__read(bpf_map__fd(r->skel->maps.lp_counters), LP_CNT_NR, sums);
 }
 
 void lp_recorder_set_events(struct lp_recorder *r, bool on)

@@ -19,6 +19,7 @@
 
 #include "capture/target.h"
 #include "capture/bpflog.h"
+#include "capture/counters.h"
 #include "capture/kfeatures.h"
 #include "capture/trace/pyprobe.h"
 #include "capture/trace/dlgate.h"
@@ -273,25 +274,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return lp_tracer_write_event(t, pi, ev);
 }
 
-/* Counter c of map "counters" over every CPU, its per-CPU values in vals. */
-static uint64_t counter_sum(const uint64_t *vals, int ncpus, int c)
+/* The kernel's counters now, each summed over the CPUs: 0, or -1 (all
+ * zero) when they cannot be read. */
+static int read_counters(const struct lp_tracer *t, uint64_t sums[LP_NCOUNTERS])
 {
-	uint64_t sum = 0;
-	for (int cpu = 0; cpu < ncpus; cpu++)
-		sum += vals[cpu * LP_NCOUNTERS + c];
-	return sum;
-}
-
-/* Map "counters" now, every CPU's values (LP_NCOUNTERS each); NULL when
- * it cannot be read.  Free it. */
-static uint64_t *read_counters(const struct lp_tracer *t)
-{
-	uint64_t *vals = lp_calloc((size_t)t->ncpus, LP_NCOUNTERS * sizeof(uint64_t));
-	uint32_t k = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &k, vals) == 0)
-		return vals;
-	free(vals);
-	return NULL;
+	return lp_counters__read(bpf_map__fd(t->skel->maps.lp_counters), LP_NCOUNTERS, sums);
 }
 
 uint64_t lp_tracer__python_hits(const struct lp_tracer *t, double *ns_each)
@@ -307,20 +294,18 @@ uint64_t lp_tracer__python_hits(const struct lp_tracer *t, double *ns_each)
 
 uint64_t lp_tracer_counter(const struct lp_tracer *t, int which)
 {
-	uint64_t *vals = read_counters(t);
-	uint64_t sum = vals ? counter_sum(vals, t->ncpus, which) : 0;
-	free(vals);
-	return sum;
+	uint64_t sums[LP_NCOUNTERS];
+	read_counters(t, sums);
+	return sums[which];
 }
 
 /* The kernel's loss counters now: what write_lost counts from. */
 void lp_tracer_lost_baseline(struct lp_tracer *t)
 {
-	uint64_t *vals = read_counters(t);
-	if (vals)
+	uint64_t sums[LP_NCOUNTERS];
+	if (read_counters(t, sums) == 0)
 		for (int c = 0; c < LP_NLOST; c++)
-			t->lost_seen[c] = counter_sum(vals, t->ncpus, c);
-	free(vals);
+			t->lost_seen[c] = sums[c];
 }
 
 /* Writes a lost record for each counter that grew since the last call. */
@@ -328,23 +313,22 @@ static int write_lost(struct lp_tracer *t, struct lp_writer *w)
 {
 	static const char *const what[LP_NLOST] = { "ring", "depth", "threads", "unreturned", "children",
 								"unchecked", "unwatched" };
-	uint64_t *vals = read_counters(t);
+	uint64_t sums[LP_NCOUNTERS];
 	int ret = 0;
-	if (vals) {
-		for (int c = 0; c < LP_NLOST; c++) {
-			uint64_t sum = counter_sum(vals, t->ncpus, c);
-			if (c == LP_LOST_CHILDREN)
-				sum += t->children_unfollowed;
-			if (sum <= t->lost_seen[c])
-				continue;
-			struct lp_lost l = { lp_monotonic_ns(), what[c], sum - t->lost_seen[c] };
-			t->lost_seen[c] = sum;
-			t->lost_total += l.count;
-			if (lp_writer__lost(w, &l) < 0)
-				ret = -1;
-		}
+	if (read_counters(t, sums) < 0)
+		return 0;
+	for (int c = 0; c < LP_NLOST; c++) {
+		uint64_t sum = sums[c];
+		if (c == LP_LOST_CHILDREN)
+			sum += t->children_unfollowed;
+		if (sum <= t->lost_seen[c])
+			continue;
+		struct lp_lost l = { lp_monotonic_ns(), what[c], sum - t->lost_seen[c] };
+		t->lost_seen[c] = sum;
+		t->lost_total += l.count;
+		if (lp_writer__lost(w, &l) < 0)
+			ret = -1;
 	}
-	free(vals);
 	return ret;
 }
 
