@@ -388,7 +388,7 @@ SAN_O := $(O)-asan
 TSAN_O := $(O)-tsan
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN := -fsanitize=thread
-SAN_TESTS := stream formats lp-collapse lp-diff lp-join lp-split split-auto split-selfcost lp-top heatmap pprof \
+SAN_TESTS := lp-cat formats lp-collapse lp-diff lp-join lp-split split-auto split-selfcost lp-top heatmap pprof \
 	flamegraph fuzz corpus-collapse corpus-diff corpus-validate signals empty lp-split-branch lp-report
 TSAN_TESTS := lp-join lp-top signals
 SAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:log_path=$(1)/asan \

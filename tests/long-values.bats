@@ -134,17 +134,3 @@ grouped() {
 	grep -qE $'^frame\t[0-9a-f]{16}\tu\t-\t'"$T/p"$'\tlp_long_id_fn\t-$' <<<"$output" || fail "$output"
 }
 
-@test "lp-symbolize: a frame in a mapped file that is no ELF object (ld.so.cache, a JIT's memfd) stays an address, unremarked; an unreadable file is said" {
-	printf 'not an ELF object\n' > "$T/data.cache"
-	{
-		printf 'lp-stream\t1\traw=1\n'
-		printf 'frame\tf1\tu\t0x1a0\t%s\t-\t-\t-\n' "$T/data.cache"
-		printf 'frame\tf2\tu\t0x2b0\t%s\t-\t-\t-\n' "$T/no-such-file"
-		printf 'stack\ts1\tf2,f1\nsample\t1\t1\t1\t0\tp\tcpu-clock\t1\ts1\n'
-	} >"$T/raw.lp"
-	run -0 --separate-stderr lp-symbolize "$T/raw.lp"
-	[ "$stderr" = "lp-symbolize: $T/no-such-file: cannot read it: its frames are left unsymbolized" ] ||
-		fail "stderr: $stderr"
-	grep -qE $'^frame\t[0-9a-f]{16}\tu\t0x1a0\t'"$T/data.cache"$'\t-\t-$' <<<"$output" || fail "$output"
-	grep -qE $'^frame\t[0-9a-f]{16}\tu\t0x2b0\t'"$T/no-such-file"$'\t-\t-$' <<<"$output" || fail "$output"
-}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The lp stream through its reader and writer (lp-cat): round trips,
+# lp-cat: the lp stream through its reader and writer: round trips,
 # content-derived ids, escaping, pass-through, and bad input named by line.
 
 load helpers/common
