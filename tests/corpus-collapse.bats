@@ -36,10 +36,14 @@ run_cases() {
 	[ "$bad" -eq 0 ]
 }
 
-corpus() { run_cases "$CORPUS" "$1"; }
+corpus() {
+	require_corpus
+	run_cases "$CORPUS" "$1"
+}
 own() { run_cases "$FIXTURES/collapse" "$1"; }
 
 @test "corpus: every collapse case has a test here" {
+	require_corpus
 	# The inputs named by the tests below, against those in cases.tsv.
 	grep -o '^	corpus "[^"]*"' "$BATS_TEST_FILENAME" | sed 's/.*"\(.*\)"/\1/' | sort -u >"$BATS_TEST_TMPDIR/tested"
 	awk -F'\t' '$2 == "collapse" { print $3 }' "$CORPUS/cases.tsv" | sort -u >"$BATS_TEST_TMPDIR/listed"
@@ -191,15 +195,19 @@ stream_cases() {
 }
 
 @test "lp stream input: same folded output as perf script (synthetic-misc-01, 8 cases)" {
+	require_corpus
 	stream_cases "$CORPUS" "synthetic/perf/synthetic-misc-01.txt"
 }
 @test "lp stream input: same folded output as perf script (perf-java-stacks-01, 8 cases)" {
+	require_corpus
 	stream_cases "$CORPUS" "flamegraph/test/perf-java-stacks-01.txt"
 }
 @test "lp stream input: same folded output as perf script (perf-cycles-instructions-01, 10 cases)" {
+	require_corpus
 	stream_cases "$CORPUS" "flamegraph/test/perf-cycles-instructions-01.txt"
 }
 @test "lp stream input: same folded output as perf script (perf-iperf-stacks-pidtid-01, 8 cases)" {
+	require_corpus
 	stream_cases "$CORPUS" "flamegraph/test/perf-iperf-stacks-pidtid-01.txt"
 }
 @test "lp stream input: same folded output as perf script (frames fixture, 6 cases)" {

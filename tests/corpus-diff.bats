@@ -8,7 +8,9 @@ bats_require_minimum_version 1.5.0
 load helpers/common
 
 setup() {
+	load_bats_libs
 	T=$BATS_TEST_TMPDIR
+	require_corpus
 }
 
 # Cases whose "before" input has a count-less line: expected to be refused.

@@ -9,9 +9,17 @@ load helpers/common
 VALIDATE=$SHARED_TOOLS/validate-speedscope
 
 setup_file() {
+	# Without the corpus every test skips (setup), saying why.
+	if [ ! -d "$SHARED_TOOLS" ] && [ "${CI:-}" != true ]; then return 0; fi
 	require_cmd node
 	# First use npm-installs speedscope + ajv into a cache under $HOME.
 	"$SHARED_TOOLS/validate-speedscope" --setup 2>/dev/null
+}
+
+setup() {
+	load_bats_libs
+	T=$BATS_TEST_TMPDIR
+	require_corpus
 }
 
 # The cases of one kind, as "case<TAB>input<TAB>options<TAB>expected".

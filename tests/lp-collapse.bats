@@ -8,8 +8,8 @@ load_bats_libs
 
 setup() {
 	T=$BATS_TEST_TMPDIR
-	MISC=$CORPUS/synthetic/perf/synthetic-misc-01.txt
-	MISC_OUT=$CORPUS/synthetic/perf/results-pl/synthetic-misc-01-collapsed.txt
+	MISC=$FIXTURES/collapse/synthetic-misc-01.txt
+	MISC_OUT=$FIXTURES/collapse/synthetic-misc-01-collapsed.txt
 }
 
 # A perf script of two samples, ending with a blank line.
@@ -224,6 +224,7 @@ two_samples() {
 }
 
 @test "the same file twice: every count doubles; an unfinished last sample goes on in the next file, as in the script" {
+	require_corpus
 	GO=$CORPUS/inferno/collapse-perf/derived/go-stacks-terminated.txt
 	GO_OUT=$CORPUS/inferno/collapse-perf/results-pl/go-stacks-terminated-collapsed.txt
 	run -0 lp-collapse "$GO" "$GO"

@@ -85,6 +85,19 @@ require_cmd() {
 	fi
 }
 
+# require_corpus: the peers' corpus and tools (FlameGraph's, inferno's and
+# speedscope's cases, in ../shared beside the checkout), or a skip saying
+# they are not there (a clone of lp alone); under CI=true, which has them,
+# their absence fails.
+require_corpus() {
+	if [ -e "$CORPUS/cases.tsv" ] && [ -d "$SHARED_TOOLS" ]; then return 0; fi
+	if [ "${CI:-}" = true ]; then
+		echo "no corpus at $CORPUS (or tools at $SHARED_TOOLS) under CI=true" >&2
+		return 1
+	fi
+	skip "the peers' corpus is not here ($CORPUS): a clone of lp alone has no ../shared"
+}
+
 # reap PID STATUS [SECONDS]: waits for a background child and checks how it
 # ended (143: a SIGTERM it does not catch, 137: SIGKILL, 130: SIGINT).
 # `wait PID || true` would pass a child that crashed or exited early.  With
