@@ -292,7 +292,8 @@ record_split() {
 		sleep 0.1
 	done
 	ok lp-record --call-graph fp --no-kernel -F 199 -d 4 -p "$BG" -o "$T/rec.lp"
-	kill -INT "$REC"
+	kill -0 "$BG" || fail "fib ended (it runs for minutes)"
+	kill -INT "$REC" || fail "lp-trace ended before it was stopped: $(cat "$T/trace.err")"
 	wait "$REC" || fail "lp-trace: $(cat "$T/trace.err")"
 	REC=
 	lp-collapse "$T/rec.lp" >"$T/folded"
