@@ -90,6 +90,10 @@ struct py_proc {
 	bool python;
 	bool settled;		/* CPython found, or known not to be walkable */
 	uint32_t reports;	/* the symbolizer's reads of its modules when last looked at */
+	/* Its interpreter found but not yet readable (its version, or its
+	 * thread list half made at start-up): looked at again every
+	 * PY_RETRY_NS for PY_START_NS from the first look, then given up. */
+	int64_t first_ns, tried_ns;
 	const struct lp_py_layout *layout;	/* the table's, or debug's */
 	struct lp_py_layout debug;	/* 3.13: from its _Py_DebugOffsets */
 	uint64_t runtime;	/* run-time address of _PyRuntime */
@@ -389,17 +393,22 @@ int lp_python__trace_layout(unsigned major, unsigned minor, struct lp_trace_py *
 	return -1;
 }
 
+#define PY_RETRY_NS 20000000LL
+#define PY_START_NS 2000000000LL
+
 int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 {
 	uint64_t key = pid_key(pid);
 	struct py_proc *p = lp_hashmap__get(&py->procs, key);
+	int64_t now = p && p->first_ns ? lp_monotonic_ns() : 0;
 
 	/* A process sampled before ld.so mapped its libpython (a started
 	 * command's first ticks, pyenv's builds, a program that embeds
 	 * CPython late) is looked at again once the symbolizer has read its
 	 * modules again (an address in none of them), and only then: no
 	 * per-sample work for the processes that run no Python (-a). */
-	if (p && (p->settled || lp_symbolizer__reports(py->sym, pid) == p->reports))
+	if (p && (p->settled || (lp_symbolizer__reports(py->sym, pid) == p->reports &&
+				  !(p->first_ns && now - p->tried_ns >= PY_RETRY_NS))))
 		return 0;
 	if (!p) {
 		p = lp_calloc(1, sizeof(*p));
@@ -418,9 +427,16 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 	lp_dwproc__each_module(dwp, find_syms, &s);
 	if (!s.runtime)
 		return 0;
-	p->settled = true;
-	if (peek(pid, s.version, &version, sizeof(version)) < 0)
+	/* Until its interpreter can be read: tried again shortly. */
+	p->tried_ns = now ? now : lp_monotonic_ns();
+	if (!p->first_ns)
+		p->first_ns = p->tried_ns;
+	bool young = p->tried_ns - p->first_ns < PY_START_NS;
+	if (peek(pid, s.version, &version, sizeof(version)) < 0) {
+		p->settled = !young;
 		return 0;
+	}
+	p->settled = true;
 	/* PY_VERSION_HEX: 0xMMmmPPRS. */
 	unsigned major = version >> 24 & 0xff, minor = version >> 16 & 0xff;
 
@@ -436,8 +452,12 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 			continue;
 		}
 		if (!layout_fits(pid, l, s.runtime)) {
-			lp_error("pid %d: CPython %u.%u's thread state does not point back at its "
-				 "interpreter: no Python frames", (int)pid, major, minor);
+			/* At start-up its first thread state may not point back
+			 * yet: not settled for a while. */
+			p->settled = !young;
+			if (p->settled)
+				lp_error("pid %d: CPython %u.%u's thread state does not point back at "
+					 "its interpreter: no Python frames", (int)pid, major, minor);
 			return 0;
 		}
 		p->python = true;
