@@ -311,10 +311,7 @@ shop() {
 	require_root
 	"$PYTHON" "$LP_TOP/tests/workloads/pyshop.py" 6 > "$T/out" 3>&- &
 	PYPID=$!
-	for i in $(seq 200); do
-		if [ "$(readlink "/proc/$PYPID/exe")" = "$(readlink -f "$PYTHON")" ]; then break; fi
-		sleep 0.05
-	done
+	wait_python
 	sleep 0.5
 	run -0 --separate-stderr lp-trace -d 1.5 -p "$PYPID" -o "$T/p.lp" python:Shop.checkout
 	echo "$stderr"
@@ -464,6 +461,16 @@ names_of() {
 	assert_equal "$stderr" "lp-trace: probe 'python:$m256:f': MODULE is longer than 255 characters"
 }
 
+# wait_python: until $PYPID, started in the background, has exec'd $PYTHON.
+wait_python() {
+	local i
+	for i in $(seq 200); do
+		if [ "$(readlink "/proc/$PYPID/exe")" = "$(readlink -f "$PYTHON")" ]; then break; fi
+		sleep 0.05
+	done
+	[ "$(readlink "/proc/$PYPID/exe")" = "$(readlink -f "$PYTHON")" ] || fail "$PYPID never ran $PYTHON"
+}
+
 # split MODE SLEEP|SPIN: pyspan.py (one request in 12 slow) under lp-record
 # --mode MODE and lp-trace python:handle_request for 6 s, joined and split
 # at p90 into $T/slow.lp and $T/fast.lp.
@@ -472,12 +479,7 @@ split() {
 	PYPID=$!
 	# -p reads the process's executable: the background shell's until
 	# it has exec'd python (a loaded machine's run traced bash).
-	local i
-	for i in $(seq 200); do
-		if [ "$(readlink "/proc/$PYPID/exe")" = "$(readlink -f "$PYTHON")" ]; then break; fi
-		sleep 0.05
-	done
-	[ "$(readlink "/proc/$PYPID/exe")" = "$(readlink -f "$PYTHON")" ] || fail "$PYPID never ran $PYTHON"
+	wait_python
 	lp-record --mode "$1" -F 999 -d 6 -p "$PYPID" -o "$T/rec.lp" 2> "$T/rec.err" 3>&- &
 	rec=$!
 	run -0 --separate-stderr lp-trace -d 6 -p "$PYPID" -o "$T/spans.lp" python:handle_request
@@ -550,11 +552,7 @@ check_groups() {
 	# keeps its share.
 	"$PYTHON" "$LP_TOP/tests/workloads/pyshop.py" 30 > /dev/null 3>&- &
 	PYPID=$!
-	local i
-	for i in $(seq 200); do
-		if [ "$(readlink "/proc/$PYPID/exe")" = "$(readlink -f "$PYTHON")" ]; then break; fi
-		sleep 0.05
-	done
+	wait_python
 	lp-record -F 999 -d 5 -p "$PYPID" -o "$T/rec.lp" 2> "$T/rec.err" 3>&- &
 	rec=$!
 	run -0 --separate-stderr lp-trace -d 5 -p "$PYPID" -o "$T/spans.lp" python:Shop.checkout
