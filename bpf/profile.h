@@ -3,6 +3,8 @@
 #ifndef LP_BPF_PROFILE_H
 #define LP_BPF_PROFILE_H
 
+#include "pygil.h"
+
 /* Frames per stack: the sample's arrays, the most --stack-depth may ask,
  * and the kernel's default kernel.perf_event_max_stack, past which
  * bpf_get_stack takes no more frames anyway. */
@@ -130,9 +132,6 @@ struct lp_py_proc {
 	__u16 frame_size;	/* bytes of a frame to read: past its last field above */
 };
 
-#define LP_PY_GIL_RUNTIME 0
-#define LP_PY_GIL_POINTER 1
-#define LP_PY_GIL_INTERP 2
 
 /* One Python frame, innermost first: its code object, the index of its
  * instruction (2-byte code units from co_code_adaptive; -1 before the

@@ -975,7 +975,7 @@ int BPF_PROG(lp_exit, struct task_struct *p)
 	return 0;
 }
 
-/* --- python:[MODULE:]NAME: CPython 3.11's calls, in its eval loop ------- */
+/* --- python:[MODULE:]NAME: CPython's calls, in its eval loop (3.11-3.13) - */
 
 /* Where the interpreter keeps things, and the globs (lib/capture/trace/pyprobe.c). */
 struct {
@@ -1273,6 +1273,7 @@ static __noinline int py_matches(const struct lp_trace_py *c, struct py_scratch 
 struct py_ret {
 	__u64 frame, code, previous, now, acc;
 	__u32 ret_inside;
+	__u32 unwound;		/* the frame is left by an exception */
 };
 
 /* py_pop_step's and py_walk_step's state (bpf_loop: the verifier walks a
@@ -1302,7 +1303,8 @@ static long py_pop_step(__u32 i, void *arg)
 	st->depth = d - 1;
 	struct lp_trace_frame *top = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
 	if (d - 1 == pp->at && pp->normal) {
-		emit_span(top, d - 1, r->now, r->acc + r->ret_inside, 0);
+		emit_span(top, (d - 1) | (r->unwound ? LP_SPAN_F_UNWOUND << 16 : 0), r->now,
+			  r->acc + r->ret_inside, 0);
 		return 1;
 	}
 	emit_span(top, (d - 1) | LP_SPAN_F_UNWOUND << 16, r->now, r->acc, 0);
@@ -1415,30 +1417,46 @@ static __noinline int py_unwound(struct lp_trace_stack *st, struct py_ret *r)
 	return 0;
 }
 
-/* The frame the thread runs now (tstate->cframe->current_frame, the
- * thread holding the GIL), its first frame_read bytes in fb: 0, or -1. */
-static __always_inline int py_running(const struct lp_trace_py *c, __u64 bias, __u64 *frame,
-				      __u8 fb[128])
+/* Frame's first frame_read bytes in fb: 0, or -1. */
+static __always_inline int py_frame(const struct lp_trace_py *c, __u64 frame, __u8 fb[128])
 {
-	__u64 ts = 0, cframe = 0;
-
-	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)(bias + c->runtime + c->gil_tstate)) || !ts ||
-	    bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(ts + c->tstate_cframe)) || !cframe ||
-	    bpf_probe_read_user(frame, sizeof(*frame), (void *)(cframe + c->cframe_frame)) || !*frame)
-		return -1;
 	/* Sizes masked, not compared: the verifier takes a mask's bound
 	 * (user space keeps them below 128 and 256). */
 	__u32 fsize = c->frame_read & 127;
-	if (fsize < 8 || bpf_probe_read_user(fb, fsize, (void *)*frame))
+
+	return fsize < 8 || !frame || bpf_probe_read_user(fb, fsize, (void *)frame) ? -1 : 0;
+}
+
+/* The frame the thread holding the GIL runs now (struct lp_trace_py), its
+ * first frame_read bytes in fb: 0, or -1. */
+static __always_inline int py_running(const struct lp_trace_py *c, __u64 bias, __u64 *frame,
+				      __u8 fb[128])
+{
+	__u64 base = bias + c->runtime, ts = 0, cframe = 0;
+
+	if (c->gil_base != LP_PY_GIL_RUNTIME &&
+	    (bpf_probe_read_user(&base, sizeof(base), (void *)(base + c->interp_head)) || !base))
 		return -1;
-	return 0;
+	if (c->gil_base == LP_PY_GIL_POINTER &&
+	    (bpf_probe_read_user(&base, sizeof(base), (void *)(base + c->gil_interp)) || !base))
+		return -1;
+	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)(base + c->gil_tstate)) || !ts ||
+	    bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(ts + c->tstate_cframe)) || !cframe)
+		return -1;
+	if (c->frame_direct)
+		*frame = cframe;
+	else if (bpf_probe_read_user(frame, sizeof(*frame), (void *)(cframe + c->cframe_frame)) ||
+		 !*frame)
+		return -1;
+	return py_frame(c, *frame, fb);
 }
 
 /* The probes in CPython's eval loop (python:NAME): one program at the
- * first branch of each of three opcode handlers, where the thread (which
- * holds the GIL) has its running frame in tstate->cframe->current_frame:
- * RESUME and RESUME_QUICK (oparg 0: a function starts) open a span when
- * its code's qualified name matches; RETURN_VALUE closes the frame's. */
+ * first branch of opcode handlers, where the thread (which holds the GIL)
+ * runs the frame its thread state says: RESUME and its specialized form
+ * (oparg 0: a function starts) open a span when its code's qualified name
+ * matches; 3.11's RETURN_VALUE closes the frame's, as from 3.12 on does
+ * the entry of the function that pops it (LP_PROBE_F_PYPOP). */
 static __always_inline int py_hit(struct pt_regs *ctx)
 {
 	if (stopped)
@@ -1471,10 +1489,18 @@ static __always_inline int py_hit(struct pt_regs *ctx)
 	if ((ret || (p->flags & LP_PROBE_F_PYUNWIND)) && (!st || !st->depth))
 		return 0;
 
-	__u64 bias = ctx->ip - p->vaddr, frame = 0;
+	__u64 bias = ctx->ip - p->vaddr, frame = 0, exc = 0;
 	__u8 fb[128] = {};
-	if (py_running(c, bias, &frame, fb))
+	if (p->flags & LP_PROBE_F_PYPOP) {
+		/* The frame popped: the second argument; the first, the
+		 * thread state, holds any exception leaving it. */
+		frame = PT_REGS_PARM2(ctx);
+		if (py_frame(c, frame, fb) ||
+		    bpf_probe_read_user(&exc, sizeof(exc), (void *)(PT_REGS_PARM1(ctx) + c->tstate_exc)))
+			return 0;
+	} else if (py_running(c, bias, &frame, fb)) {
 		return 0;
+	}
 	__u64 code = PY_U64(fb, 128, c->frame_code);
 
 	if (p->flags & LP_PROBE_F_PYUNWIND) {
@@ -1484,7 +1510,7 @@ static __always_inline int py_hit(struct pt_regs *ctx)
 	if (ret) {
 		struct py_ret r = { .frame = frame, .code = code,
 				    .previous = PY_U64(fb, 128, c->frame_previous), .now = now,
-				    .acc = acc, .ret_inside = p->ret_inside_ns };
+				    .acc = acc, .ret_inside = p->ret_inside_ns, .unwound = exc != 0 };
 		return py_return(st, &r);
 	}
 	/* The handler has just stored its instruction: oparg in its high
@@ -1494,6 +1520,11 @@ static __always_inline int py_hit(struct pt_regs *ctx)
 	if (bpf_probe_read_user(&insn, sizeof(insn), (void *)PY_U64(fb, 128, c->frame_instr)) ||
 	    insn >> 8)
 		return 0;
+	if (st && st->depth && c->pops) {
+		struct lp_trace_frame *top = &st->frames[(st->depth - 1) & (LP_TRACE_MAX_DEPTH - 1)];
+		if (top->sp == frame && top->ret == code)
+			return 0;
+	}
 	if (st && st->depth) {
 		struct py_ret r = { .frame = frame, .now = now, .acc = st->lp_ns };
 		py_reused(st, &r);

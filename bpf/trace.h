@@ -3,6 +3,8 @@
 #ifndef LP_TRACE_H
 #define LP_TRACE_H
 
+#include "pygil.h"
+
 /* Nesting of traced calls kept per thread.  Deeper calls are counted as lost
  * ("depth"); the kernel itself keeps at most 64 pending uretprobes a task. */
 #define LP_TRACE_MAX_DEPTH 32
@@ -122,11 +124,16 @@ struct lp_trace_probe {
  * first's + 1) closes the innermost open one of this thread. */
 #define LP_PROBE_F_OPEN 8
 #define LP_PROBE_F_CLOSE 16
-/* LP_PROBE_PY: at the first branch of the RESUME and RESUME_QUICK
- * handlers (a function starts, oparg 0, or a generator resumes), or of
- * RETURN_VALUE's (a frame returns). */
+/* LP_PROBE_PY: at the first branch of the handlers of RESUME and its
+ * specialized form (a function starts, oparg 0, or a generator resumes),
+ * or of RETURN_VALUE's (a frame returns). */
 #define LP_PROBE_F_PYSTART 32
 #define LP_PROBE_F_PYRET 64
+/* With LP_PROBE_F_PYRET, from 3.12 on: at the entry of the function the
+ * returns call to pop their frame, which the eval loop calls too as an
+ * exception leaves one (its arguments: the thread state, the frame; the
+ * thread's exception, at tstate_exc, says which way it goes). */
+#define LP_PROBE_F_PYPOP 512
 /* lp-record --inside (lib/capture/trace/gate.c): the probe's open calls are kept
  * as any function probe's, for the sampler to read (a thread is inside
  * while it has one), and its spans are not sent. */
@@ -137,7 +144,7 @@ struct lp_trace_probe {
  * them: lib/capture/trace/pywatch.c). */
 #define LP_PROBE_F_PYUNWIND 256
 
-/* python:[MODULE:]NAME (lib/capture/trace/pyprobe.c): where CPython 3.11 keeps
+/* python:[MODULE:]NAME (lib/capture/trace/pyprobe.c): where CPython (3.11-3.13) keeps
  * what the probes read (offsets from lib/capture/python.c's table), and
  * the globs the names are matched with, in the kernel (map "pyconf").
  * Names are matched as characters (code points), whatever the kind of the
@@ -149,8 +156,23 @@ struct lp_trace_probe {
 #define LP_PY_PAT_MAX 2048	/* code points of the globs, all together */
 struct lp_trace_py {
 	unsigned long long runtime;	/* link-time address of _PyRuntime */
-	unsigned short gil_tstate;	/* _PyRuntime.gilstate.tstate_current */
-	unsigned short tstate_cframe, cframe_frame;
+	/* The GIL's holder, the thread whose eval loop runs (bpf/profile.h,
+	 * struct lp_py_proc): 3.11 keeps it in _PyRuntime (gil_base
+	 * LP_PY_GIL_RUNTIME, at gil_tstate); 3.12 in the GIL its main
+	 * interpreter points to (LP_PY_GIL_POINTER: the interpreter at
+	 * interp_head, the pointer at gil_interp); 3.13 in the interpreter
+	 * itself (LP_PY_GIL_INTERP). */
+	unsigned short gil_tstate, gil_interp, interp_head, gil_base;
+	/* Its frame: tstate->cframe->current_frame, or with frame_direct
+	 * tstate->current_frame (3.13, at tstate_cframe). */
+	unsigned short tstate_cframe, cframe_frame, frame_direct;
+	unsigned short tstate_exc;	/* the exception being raised (LP_PROBE_F_PYPOP) */
+	/* Returns are seen at the pop (3.12 on): a frame's span never stays
+	 * open past its end, so a start at the frame of the innermost one is
+	 * the same start seen again (3.13's RESUME_CHECK gives way to
+	 * RESUME's code, before RESUME's probe, when the eval breaker is
+	 * set). */
+	unsigned short pops;
 	unsigned short frame_code, frame_previous, frame_instr;
 	unsigned short code_flags, code_first, code_filename, code_qualname;
 	unsigned short str_state, str_length;

@@ -290,16 +290,15 @@ static uint64_t max_of(const uint64_t *v, size_t n)
 	return m;
 }
 
-/* The layout of a CPython 3.13 at runtime, read from the interpreter itself:
- * 0, or -1 when it is another version, free-threaded, or says what lp
- * cannot use (an offset past what a walk reads). */
-static int debug_layout(pid_t pid, uint64_t runtime, unsigned major, unsigned minor,
-			struct lp_py_layout *l)
+/* The layout of a CPython 3.13 from its _Py_DebugOffsets d: 0, or -1 when
+ * it is another version, free-threaded, or says what lp cannot use (an
+ * offset past what a walk reads). */
+static int debug_offsets(const struct py_debug_offsets_313 *dp, unsigned major, unsigned minor,
+			 struct lp_py_layout *l)
 {
-	struct py_debug_offsets_313 d;
+	struct py_debug_offsets_313 d = *dp;
 
-	if (major != 3 || minor != 13 || peek(pid, runtime, &d, sizeof(d)) < 0 ||
-	    memcmp(d.cookie, "xdebugpy", 8) || d.free_threaded)
+	if (major != 3 || minor != 13 || memcmp(d.cookie, "xdebugpy", 8) || d.free_threaded)
 		return -1;
 	const uint64_t frame[] = { d.interpreter_frame.previous, d.interpreter_frame.executable,
 				   d.interpreter_frame.instr_ptr, d.interpreter_frame.owner };
@@ -344,6 +343,8 @@ static int debug_layout(pid_t pid, uint64_t runtime, unsigned major, unsigned mi
 		},
 		.tstate_interp = d.thread_state.interp,
 		.ob_type = d.pyobject.ob_type,
+		/* Not among the debug offsets: where 3.11 and 3.12 have it. */
+		.code_flags = 48,
 		.code_filename = d.code_object.filename,
 		.code_qualname = d.code_object.qualname,
 		.code_linetable = d.code_object.linetable,
@@ -359,38 +360,56 @@ static int debug_layout(pid_t pid, uint64_t runtime, unsigned major, unsigned mi
 	return 0;
 }
 
-int lp_python__trace_layout(unsigned major, unsigned minor, struct lp_trace_py *out)
+/* The layout of a CPython 3.13 at runtime, read from the interpreter itself
+ * (debug_offsets). */
+static int debug_layout(pid_t pid, uint64_t runtime, unsigned major, unsigned minor,
+			struct lp_py_layout *l)
 {
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
-		const struct lp_py_layout *l = &layouts[i];
+	struct py_debug_offsets_313 d;
 
-		/* The thread running Python code holds the GIL, whose holder
-		 * 3.11 keeps in _PyRuntime; its frame is tstate->cframe's. */
-		if (l->major != major || l->minor != minor || l->walk.gil_base != LP_PY_GIL_RUNTIME ||
-		    l->walk.frame_direct)
-			continue;
-		memset(out, 0, sizeof(*out));
-		out->gil_tstate = l->walk.gil_tstate;
-		out->tstate_cframe = l->walk.tstate_cframe;
-		out->cframe_frame = l->walk.cframe_frame;
-		out->frame_code = l->walk.frame_code;
-		out->frame_previous = l->walk.frame_previous;
-		out->frame_instr = l->walk.frame_instr;
-		out->frame_read = l->walk.frame_size;
-		out->code_flags = l->code_flags;
-		out->code_first = l->walk.code_first;
-		out->code_filename = l->code_filename;
-		out->code_qualname = l->code_qualname;
-		out->code_read = l->code_size;
-		out->code_adaptive = l->walk.code_adaptive;
-		out->code_units = l->var_size;
-		out->str_state = l->str_state;
-		out->str_length = l->str_length;
-		out->str_ascii_data = l->str_ascii_data;
-		out->str_compact_data = l->str_compact_data;
-		return 0;
-	}
-	return -1;
+	if (peek(pid, runtime, &d, sizeof(d)) < 0)
+		return -1;
+	return debug_offsets(&d, major, minor, l);
+}
+
+int lp_python__trace_layout(unsigned major, unsigned minor, const void *runtime, size_t len,
+			    struct lp_trace_py *out)
+{
+	const struct lp_py_layout *l = NULL;
+	struct lp_py_layout debug;
+
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].major == major && layouts[i].minor == minor)
+			l = &layouts[i];
+	if (!l && len >= sizeof(struct py_debug_offsets_313) &&
+	    debug_offsets(runtime, major, minor, &debug) == 0)
+		l = &debug;
+	if (!l)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->gil_base = l->walk.gil_base;
+	out->interp_head = l->walk.interp_head;
+	out->gil_interp = l->walk.gil_interp;
+	out->gil_tstate = l->walk.gil_tstate;
+	out->tstate_cframe = l->walk.tstate_cframe;
+	out->cframe_frame = l->walk.cframe_frame;
+	out->frame_direct = l->walk.frame_direct;
+	out->frame_code = l->walk.frame_code;
+	out->frame_previous = l->walk.frame_previous;
+	out->frame_instr = l->walk.frame_instr;
+	out->frame_read = l->walk.frame_size;
+	out->code_flags = l->code_flags;
+	out->code_first = l->walk.code_first;
+	out->code_filename = l->code_filename;
+	out->code_qualname = l->code_qualname;
+	out->code_read = l->code_size;
+	out->code_adaptive = l->walk.code_adaptive;
+	out->code_units = l->var_size;
+	out->str_state = l->str_state;
+	out->str_length = l->str_length;
+	out->str_ascii_data = l->str_ascii_data;
+	out->str_compact_data = l->str_compact_data;
+	return 0;
 }
 
 #define PY_RETRY_NS 20000000LL

@@ -64,11 +64,13 @@ void lp_python__notes(const struct lp_python *py);
 int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_event *e);
 
 /* lp-trace's python: probes (bpf/trace.bpf.c, lp_py): the offsets they
- * read in CPython major.minor, from the table lp-record's walk uses, into
- * *out (runtime and the pattern left 0).  0, or -1 when the version's
- * interpreter is not laid out as 3.11's (the GIL's holder in _PyRuntime,
- * the frame in tstate->cframe). */
-int lp_python__trace_layout(unsigned major, unsigned minor, struct lp_trace_py *out);
+ * read in CPython major.minor into *out (runtime and the pattern left 0):
+ * from the table lp-record's walk uses, or from the interpreter's own
+ * _Py_DebugOffsets (3.13), which open _PyRuntime: runtime, len bytes of
+ * its initial value (NULL, 0: none).  0, or -1 for a version lp does not
+ * know. */
+int lp_python__trace_layout(unsigned major, unsigned minor, const void *runtime, size_t len,
+			    struct lp_trace_py *out);
 
 /* A str object's len characters at src, kind bytes each (1 latin-1, 2
  * UCS-2, 4 UCS-4, as CPython keeps them), as UTF-8 into out (room for

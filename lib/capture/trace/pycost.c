@@ -123,8 +123,10 @@ void lp_pycost__check(struct lp_pycost *c)
 		snprintf(cost, sizeof(cost), ", %.1f us each, ~%.0f%% of the CPU time the targets used",
 			 c->ns_each / 1e3, share(spent(c), used));
 	lp_error("python: every Python call's start and return in the targets traps, traced or "
-		 "not (CPython 3.11 has no per-function hook%s): %.0f traps a second in the first "
-		 "%.1f s%s", c->state == LP_PYWATCH_ARMING ? "; the code named is not watched yet" : "",
+		 "not (the eval loop has no per-function hook; one function's code alone is "
+		 "watched for a name without a glob in CPython 3.11%s): %.0f traps a second in "
+		 "the first %.1f s%s",
+		 c->state == LP_PYWATCH_ARMING ? "; the code named is not watched yet" : "",
 		 (double)(c->hits - c->hits0) * 1e9 / (double)dt, (double)dt / 1e9, cost);
 }
 

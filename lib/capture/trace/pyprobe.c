@@ -1,7 +1,7 @@
-/* pyprobe.c - the sites of python:[MODULE:]NAME probes in a CPython 3.11
- * binary, and their globs (pyprobe.h).
+/* pyprobe.c - the sites of python:[MODULE:]NAME probes in a CPython 3.11,
+ * 3.12 or 3.13 binary, and their globs (pyprobe.h).
  *
- * In 3.11 no Python-to-Python call goes through an exported function: the
+ * From 3.11 on no Python-to-Python call goes through an exported function: the
  * eval loop pushes the callee's frame and jumps on, so the only places
  * every call passes are the opcode handlers.  They have no symbols in a
  * stripped interpreter, but the loop dispatches through a table of their
@@ -12,7 +12,9 @@
  * single-stepped, ~6 us a hit; the first branch after it (the jcc of
  * RESUME's eval-breaker check, RETURN_VALUE's use_tracing check) is
  * emulated, ~0.9 us, and as good a place when nothing jumps past the
- * handler's start into the code before it. */
+ * handler's start into the code before it.  3.12's and 3.13's returns
+ * have no branch before they pop their frame: their probe is at the entry
+ * of the function that pops it. */
 #include "capture/trace/pyprobe.h"
 
 #include <fcntl.h>
@@ -28,12 +30,29 @@
 #include "debuginfo/dwarf.h"
 #include "debuginfo/insnflow.h"
 
-/* The opcodes whose handlers are probed, per version (Lib/opcode.py). */
+/* The opcodes whose handlers are probed, per version (Lib/opcode.py, and
+ * dis's numbering of the specialized ones): a function starts at RESUME,
+ * or at the form the interpreter specializes it to (3.11's RESUME_QUICK,
+ * 3.13's RESUME_CHECK; 3.12 has none: 0); a frame returns at RETURN_VALUE,
+ * or from 3.12 on at RETURN_CONST. */
 static const struct py_ops {
 	unsigned major, minor;
-	unsigned resume, resume_quick, return_value;
+	unsigned resume, quick, return_value, return_const;
+	const char *quick_name;
+	/* Returns are seen where they pop their frame (LP_PROBE_F_PYPOP:
+	 * 3.12's RETURN_VALUE has no branch before, and the frame running is
+	 * the caller's by then), with the thread state's exception at
+	 * tstate_exc (Include/cpython/pystate.h, current_exception). */
+	bool pops;
+	unsigned tstate_exc;
+	/* A RESUME written back over its specialized form stays (3.11: the
+	 * code's warm-up is spent; 3.13's RESUME specializes itself again at
+	 * once): lib/capture/trace/pywatch.c. */
+	bool stays;
 } versions[] = {
-	{ 3, 11, 151, 150, 83 },
+	{ 3, 11, 151, 150, 83, 0, "RESUME_QUICK", false, 0, true },
+	{ 3, 12, 151, 0, 83, 121, NULL, true, 96, false },
+	{ 3, 13, 149, 207, 36, 103, "RESUME_CHECK", true, 112, false },
 };
 
 #define NTARGETS 256
@@ -53,6 +72,7 @@ struct bin {
 	size_t nfuncs;
 	uint64_t runtime, version;
 	uint64_t traceback;	/* PyTraceBack_Here */
+	uint64_t clear_pop;	/* _PyEval_FrameClearAndPop (3.13 exports it) */
 	struct range eval;	/* _PyEval_EvalFrameDefault */
 };
 
@@ -115,6 +135,9 @@ static void read_bin(struct bin *b)
 				b->eval = (struct range){ s.st_value, s.st_value + s.st_size, false };
 			else if (!strcmp(name, "PyTraceBack_Here") && GELF_ST_TYPE(s.st_info) == STT_FUNC)
 				b->traceback = s.st_value;
+			else if (!strcmp(name, "_PyEval_FrameClearAndPop") &&
+				 GELF_ST_TYPE(s.st_info) == STT_FUNC)
+				b->clear_pop = s.st_value;
 			if (GELF_ST_TYPE(s.st_info) == STT_FUNC && s.st_size) {
 				b->funcs = lp_reallocarray(b->funcs, b->nfuncs + 1, sizeof(*b->funcs));
 				b->funcs[b->nfuncs++] = (struct range){ s.st_value, s.st_value + s.st_size, false };
@@ -176,10 +199,10 @@ static bool is_table(const struct bin *b, const uint64_t *v, const struct py_ops
 	}
 	if (most < MIN_UNKNOWN)
 		return false;
-	const unsigned op[] = { ops->resume, ops->resume_quick, ops->return_value };
+	const unsigned op[] = { ops->resume, ops->quick, ops->return_value, ops->return_const };
 
-	for (size_t i = 0; i < 3; i++)
-		if (v[op[i]] == unknown || !handler_place(b, v[op[i]]))
+	for (size_t i = 0; i < 4; i++)
+		if (op[i] && (v[op[i]] == unknown || !handler_place(b, v[op[i]])))
 			return false;
 	return true;
 }
@@ -276,9 +299,101 @@ next:
 	return -1;
 }
 
+/* Whether a is in a PLT section (.plt, .plt.sec, .plt.got). */
+static bool in_plt(const struct bin *b, uint64_t a)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t strndx;
+
+	if (elf_getshdrstrndx(b->elf, &strndx) < 0)
+		return false;
+	while ((scn = elf_nextscn(b->elf, scn))) {
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(b->elf, strndx, sh.sh_name) : NULL;
+
+		if (name && !strncmp(name, ".plt", 4) && a >= sh.sh_addr && a < sh.sh_addr + sh.sh_size)
+			return true;
+	}
+	return false;
+}
+
 /* Instructions explored from a handler before it must have joined. */
 #define MAX_JOIN_INSNS 256
 #define MAX_JOIN_RANGES 16
+
+/* From handler h, every way on (both sides of each branch: an object's
+ * reference count bumped unless it is immortal) to its first call, a
+ * direct one, the same on every way: *callee its target, or when that is a
+ * PLT stub, plt_callee (the exported function it stands for; 0: none
+ * known).  The ranges passed go into path (MAX_JOIN_RANGES at most).  0,
+ * or -1 with *why. */
+static int first_call(const struct bin *b, uint64_t h, uint64_t plt_callee, uint64_t *callee,
+		      struct range *path, size_t *npath, const char **why)
+{
+	uint64_t todo[MAX_JOIN_RANGES], target = 0;
+	size_t ntodo = 0, insns = 0;
+
+	*npath = 0;
+	todo[ntodo++] = h;
+	while (ntodo) {
+		uint64_t at = todo[--ntodo];
+		size_t got;
+
+		if (in_ranges(path, *npath, at))
+			continue;
+		const unsigned char *code = *npath < MAX_JOIN_RANGES ? bytes_at(b->elf, at, 512, &got) : NULL;
+		struct lp_insnflow f = { 0 };
+
+		if (!code || lp_insnflow__decode(code, got, at, &f) < 0) {
+			*why = *npath < MAX_JOIN_RANGES ? "its code cannot be read or decoded"
+							 : "its code branches too often";
+			return -1;
+		}
+		struct range *r = &path[(*npath)++];
+		bool on = true;
+
+		*r = (struct range){ at, at, at == h };
+		for (size_t i = 0; i < f.n && on; i++) {
+			const struct lp_insnflow_insn *in = &f.insns[i];
+
+			if (i && in_ranges(path, *npath - 1, in->vaddr))
+				break;	/* joins a way already followed */
+			if (++insns > MAX_JOIN_INSNS ||
+			    (i && in->vaddr != f.insns[i - 1].vaddr + f.insns[i - 1].size)) {
+				lp_insnflow__fini(&f);
+				*why = "no call on each of its ways within 256 instructions";
+				return -1;
+			}
+			r->hi = in->vaddr + in->size;
+			if (in->calls) {
+				uint64_t t = in->target && in_plt(b, in->target) ? plt_callee : in->target;
+
+				if (!t || (target && t != target)) {
+					lp_insnflow__fini(&f);
+					*why = !t ? "its first call is not to a function it names"
+						  : "its ways call different functions first";
+					return -1;
+				}
+				target = t;
+				on = false;
+			} else if (in->branches) {
+				if (!in->target || ntodo == MAX_JOIN_RANGES) {
+					lp_insnflow__fini(&f);
+					*why = "it leaves by an indirect jump or a return before its "
+					       "first call";
+					return -1;
+				}
+				todo[ntodo++] = in->target;
+				on = in->falls_through;
+			}
+		}
+		lp_insnflow__fini(&f);
+	}
+	*callee = target;
+	if (!target)
+		*why = "it calls nothing";
+	return target ? 0 : -1;
+}
 
 /* The ways on from h (both sides of each branch; calls come back), each
  * followed until it reaches one of the ranges into[0..ninto) (joined) or
@@ -403,18 +518,65 @@ static int jumps_in(const struct bin *b, const struct range *paths, const unsign
 	return r;
 }
 
+/* 3.12 on: the returns' site, the entry of the function both RETURN_VALUE
+ * and RETURN_CONST call first, to pop their frame (v: opcode_targets). */
+static int pop_site(const struct bin *b, const struct py_ops *ops, const uint64_t *v,
+		    const char *path, const char *probe, bool verbose, struct lp_pyprobe *out)
+{
+	const unsigned op[] = { ops->return_value, ops->return_const };
+	const char *name[] = { "RETURN_VALUE", "RETURN_CONST" };
+	uint64_t callee[2] = { 0, 0 };
+	struct range passed[MAX_JOIN_RANGES];
+	size_t np, got;
+	const char *why;
+
+	for (size_t i = 0; i < 2; i++)
+		if (first_call(b, v[op[i]], b->clear_pop, &callee[i], passed, &np, &why) < 0) {
+			lp_error("probe '%s': %s: %s's handler at 0x%llx: %s", probe, path, name[i],
+				 (unsigned long long)v[op[i]], why);
+			return -1;
+		}
+	if (callee[0] != callee[1]) {
+		lp_error("probe '%s': %s: RETURN_VALUE's and RETURN_CONST's handlers call different "
+			 "functions first (0x%llx, 0x%llx)", probe, path,
+			 (unsigned long long)callee[0], (unsigned long long)callee[1]);
+		return -1;
+	}
+	struct lp_pyprobe_site s = { .vaddr = callee[0], .flags = LP_PROBE_F_PYRET | LP_PROBE_F_PYPOP,
+				     .op = "frame pop" };
+	const unsigned char *first = bytes_at(b->elf, s.vaddr, 16, &got);
+
+	if (!first || lp_dwarf__file_offset(b->elf, s.vaddr, &s.offset, NULL) < 0) {
+		lp_error("probe '%s': %s: 0x%llx is in no segment", probe, path,
+			 (unsigned long long)s.vaddr);
+		return -1;
+	}
+	s.insn = lp_insn__classify(first, got);
+	if (verbose)
+		lp_error("probe '%s': RETURN_VALUE's and RETURN_CONST's handlers pop their frame "
+			 "at 0x%llx", probe, (unsigned long long)s.vaddr);
+	out->conf.tstate_exc = (unsigned short)ops->tstate_exc;
+	out->conf.pops = 1;
+	out->sites[out->nsites++] = s;
+	return 0;
+}
+
 static int find_sites(struct bin *b, const char *path, const char *probe, bool verbose,
 		      struct lp_pyprobe *out)
 {
 	const struct py_ops *ops = NULL;
 	uint64_t v[NTARGETS];
+	size_t got = 0;
+	/* 3.13 opens _PyRuntime with the offsets of its own layout. */
+	const unsigned char *runtime = b->runtime ? bytes_at(b->elf, b->runtime, 4096, &got) : NULL;
 
 	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
 		if (versions[i].major == out->major && versions[i].minor == out->minor)
 			ops = &versions[i];
-	if (!ops || lp_python__trace_layout(out->major, out->minor, &out->conf) < 0) {
-		lp_error("probe '%s': %s is CPython %u.%u: python: probes know 3.11's eval loop only",
-			 probe, path, out->major, out->minor);
+	if (!ops || lp_python__trace_layout(out->major, out->minor, runtime, runtime ? got : 0,
+					    &out->conf) < 0) {
+		lp_error("probe '%s': %s is CPython %u.%u: python: probes know the eval loops of "
+			 "3.11 to 3.13 only", probe, path, out->major, out->minor);
 		return -1;
 	}
 	out->conf.runtime = b->runtime;
@@ -428,19 +590,22 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 			 probe, path);
 		return -1;
 	}
-	/* RESUME joins RESUME_QUICK's code (joins) and is counted at its
-	 * site; RESUME_QUICK's and RETURN_VALUE's first branches are the
-	 * sites. */
-	const struct { unsigned op, flags; const char *name; } want[] = {
-		{ ops->resume_quick, LP_PROBE_F_PYSTART, "RESUME_QUICK" },
-		{ ops->return_value, LP_PROBE_F_PYRET, "RETURN_VALUE" },
-	};
-	struct range paths[2 * (MAX_HOPS + 1) + MAX_JOIN_RANGES];
-	unsigned kinds[2 * (MAX_HOPS + 1) + MAX_JOIN_RANGES];
-	size_t npaths = 0, nquick = 0, np;
+	/* The first branches of the specialized RESUME's handler (when the
+	 * version has one: RESUME may join its code, and be counted there)
+	 * and of the returns' are sites. */
+	struct handler { unsigned op, flags; const char *name; } want[3];
+	size_t nwant = 0;
+
+	if (ops->quick)
+		want[nwant++] = (struct handler){ ops->quick, LP_PROBE_F_PYSTART, ops->quick_name };
+	if (!ops->pops)
+		want[nwant++] = (struct handler){ ops->return_value, LP_PROBE_F_PYRET, "RETURN_VALUE" };
+	struct range paths[4 * (MAX_HOPS + 1) + MAX_JOIN_RANGES];
+	unsigned kinds[4 * (MAX_HOPS + 1) + MAX_JOIN_RANGES];
+	size_t npaths = 0, nquick = 0, np = 0;
 	const char *why;
 
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < nwant; i++) {
 		struct lp_pyprobe_site s = { .flags = want[i].flags, .op = want[i].name };
 
 		if (first_branch(b, v[want[i].op], &s, paths + npaths, &np, &why) < 0) {
@@ -451,7 +616,7 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 		for (size_t k = 0; k < np; k++)
 			kinds[npaths + k] = want[i].flags;
 		npaths += np;
-		if (i == 0)
+		if (i == 0 && ops->quick)
 			nquick = np;
 		if (verbose)
 			lp_error("probe '%s': %s's handler at 0x%llx, its first branch at 0x%llx", probe,
@@ -463,15 +628,18 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 		}
 		out->sites[out->nsites++] = s;
 	}
+	if (ops->pops && pop_site(b, ops, v, path, probe, verbose, out) < 0)
+		return -1;
 	struct lp_pyprobe_site s = { .flags = LP_PROBE_F_PYSTART, .op = "RESUME" };
-	struct ways w;
+	struct ways w = { 0 };
+	int followed = 0;
 
 	/* Followed as far as can be: where some ways join and others may
 	 * not, a site of its own would count those that join twice. */
-	int followed = follow(b, v[ops->resume], paths, nquick, paths + npaths, &np, &w, &why);
-
+	if (ops->quick)
+		followed = follow(b, v[ops->resume], paths, nquick, paths + npaths, &np, &w, &why);
 	if (w.joined && (followed < 0 || w.ended))
-		why = "some of its ways join RESUME_QUICK's code, others may not";
+		why = "some of its ways join its specialized form's code, others may not";
 	else if (w.joined)
 		why = NULL;	/* one site counts both */
 	else if (first_branch(b, v[ops->resume], &s, paths + npaths, &np, &why) == 0)
@@ -485,8 +653,8 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 		kinds[npaths + k] = LP_PROBE_F_PYSTART;
 	npaths += np;
 	if (verbose && w.joined)
-		lp_error("probe '%s': RESUME's handler at 0x%llx joins RESUME_QUICK's code", probe,
-			 (unsigned long long)v[ops->resume]);
+		lp_error("probe '%s': RESUME's handler at 0x%llx joins %s's code", probe,
+			 (unsigned long long)v[ops->resume], ops->quick_name);
 	if (!w.joined) {
 		if (verbose)
 			lp_error("probe '%s': RESUME's handler at 0x%llx, its first branch at 0x%llx",
@@ -497,13 +665,12 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 			return -1;
 		}
 		out->sites[out->nsites++] = s;
-		out->resume_own = true;
+		out->resume_own = ops->quick && ops->stays;
 	}
 	/* Where an exception reaches a frame (a function whose returns are
 	 * watched leaves by one unseen otherwise): PyTraceBack_Here's entry. */
 	struct lp_pyprobe_site tb = { .vaddr = b->traceback, .flags = LP_PROBE_F_PYUNWIND,
 				      .op = "PyTraceBack_Here" };
-	size_t got;
 	const unsigned char *first = b->traceback ? bytes_at(b->elf, b->traceback, 16, &got) : NULL;
 	if (first && lp_dwarf__file_offset(b->elf, tb.vaddr, &tb.offset, NULL) == 0) {
 		tb.insn = lp_insn__classify(first, got);

@@ -1,11 +1,13 @@
-/* pyprobe.h - where lp-trace's python:[MODULE:]NAME probes go in a CPython 3.11
- * interpreter, found in the binary alone (Debian's python3.11 has no
- * .symtab: its opcode handlers have no names): the first branch of the
- * handlers of RESUME and RESUME_QUICK (a function starts) and of
- * RETURN_VALUE (a frame returns), each an instruction the kernel emulates
- * after its breakpoint, reached on every pass through the handler and on
- * no other path.  And what they match: the names' globs, as the kernel
- * reads them (code points), and the names it sends back, as UTF-8. */
+/* pyprobe.h - where lp-trace's python:[MODULE:]NAME probes go in a CPython
+ * 3.11 to 3.13 interpreter, found in the binary alone (Debian's python3.11
+ * has no .symtab: its opcode handlers have no names): the first branch of
+ * the handlers of RESUME and its specialized form (a function starts) and
+ * of 3.11's RETURN_VALUE (a frame returns), each an instruction the kernel
+ * emulates after its breakpoint, reached on every pass through the handler
+ * and on no other path; from 3.12 on, the entry of the function the
+ * returns pop their frame with.  And what they match: the names' globs, as
+ * the kernel reads them (code points), and the names it sends back, as
+ * UTF-8. */
 #ifndef LP_PYPROBE_H
 #define LP_PYPROBE_H
 
@@ -16,12 +18,12 @@
 #include "bpf/trace.h"
 #include "capture/trace/tracecal.h"
 
-#define LP_PYPROBE_MAX_SITES 4	/* RESUME_QUICK, RETURN_VALUE, RESUME, PyTraceBack_Here */
+#define LP_PYPROBE_MAX_SITES 4	/* RESUME's specialized form, RETURN_VALUE, RETURN_CONST, RESUME */
 
 struct lp_pyprobe_site {
 	uint64_t vaddr;		/* link-time address of the branch */
 	uint64_t offset;	/* its file offset */
-	unsigned flags;		/* LP_PROBE_F_PYSTART or LP_PROBE_F_PYRET */
+	unsigned flags;		/* LP_PROBE_F_PYSTART, LP_PROBE_F_PYRET (| LP_PROBE_F_PYPOP) */
 	enum lp_insn insn;	/* its class (a jcc: emulated) */
 	const char *op;		/* the opcode whose handler leads there */
 };
@@ -33,8 +35,8 @@ struct lp_pyprobe {
 	size_t nsites;
 	size_t file;		/* which of the files holds the interpreter */
 	/* RESUME has a site of its own (its code does not join
-	 * RESUME_QUICK's): a function's calls can be seen there alone, its
-	 * RESUME kept un-specialized (lib/capture/trace/pywatch.c). */
+	 * RESUME_QUICK's) in 3.11: a function's calls can be seen there
+	 * alone, its RESUME kept un-specialized (lib/capture/trace/pywatch.c). */
 	bool resume_own;
 	/* PyTraceBack_Here's entry (LP_PROBE_F_PYUNWIND), when .dynsym has it:
 	 * where an exception reaches a frame. */
