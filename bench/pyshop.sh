@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # What tracing one Python function costs a Python program: a shop loop of
 # many small calls (tests/workloads/pyshop.py: ~1,000 Python calls an
-# order, one order in twelve renders an invoice) on Debian's python3.11,
-# its orders a CPU second untraced, under lp-trace python:Shop.checkout
-# (the function's calls alone trap: its start at a breakpoint, its returns
-# at hardware watchpoints), and the same with every Python call trapping
+# order, one order in twelve renders an invoice) on Debian's python3.11
+# (PY=: another CPython, 3.12 and 3.13 pyenv's), its orders a CPU second
+# untraced, under lp-trace python:Shop.checkout (the function's calls
+# alone trap: its start at a breakpoint in 3.11, at a hardware watchpoint
+# from 3.12 on, its returns at hardware watchpoints), and the same with
+# every Python call trapping
 # (LP_HIDE_FEATURES=hw_watch: a machine without watchpoints); the runs in
 # turn within each round, medians of ROUNDS, and the ratios to untraced.
 # Needs root and a build (O=build-NAME).

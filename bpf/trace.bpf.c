@@ -1204,7 +1204,7 @@ static __always_inline int py_str(const struct lp_trace_py *c, __u64 str, struct
  * time it matches, its names go to user space; so do those of one whose
  * name matched alone. */
 static __noinline int py_matches(const struct lp_trace_py *c, struct py_scratch *s, __u64 code,
-				 __u64 pt)
+				 __u64 pt, __u32 probe)
 {
 	__u64 qualname = PY_U64(s->code, 256, c->code_qualname);
 	__s32 first = PY_S32(s->code, 256, c->code_first);
@@ -1213,7 +1213,7 @@ static __noinline int py_matches(const struct lp_trace_py *c, struct py_scratch 
 
 	if (v && v->qualname == qualname && v->first == first)
 		return v->matched;
-	struct lp_trace_pycode nv = { .qualname = qualname, .first = first };
+	struct lp_trace_pycode nv = { .qualname = qualname, .first = first, .probe = probe };
 	/* Generators and coroutines (CO_GENERATOR, CO_COROUTINE,
 	 * CO_ASYNC_GENERATOR) are not traced: they leave at each yield and
 	 * come back later, maybe on another thread. */
@@ -1451,6 +1451,63 @@ static __always_inline int py_running(const struct lp_trace_py *c, __u64 bias, _
 	return py_frame(c, *frame, fb);
 }
 
+/* Opens a span of frame, running code (its first line first), by probe,
+ * on the thread's python: stack st (made when NULL, with hit ns of lp's
+ * so far): its entry, or NULL. */
+static __always_inline struct lp_trace_frame *py_open(struct lp_trace_stack *st, __u64 pt,
+						      __u64 frame, __u64 code, __s32 first,
+						      __u32 probe, __u64 hit)
+{
+	__u64 tid = (__u32)pt;
+
+	if (!st) {
+		st = get_stack(&pystacks, &tid);
+		if (!st)
+			return NULL;
+		st->tgid = pt >> 32;
+		st->depth = 0;
+		st->lp_ns = hit;
+	}
+	st->tid = (__u32)pt;
+	__u32 d = st->depth;
+	if (d >= LP_TRACE_MAX_DEPTH) {
+		count(LP_LOST_DEPTH);
+		return NULL;
+	}
+	struct lp_trace_frame *f = &st->frames[d & (LP_TRACE_MAX_DEPTH - 1)];
+	f->sp = frame;
+	f->ret = code;
+	f->probe = probe;
+	f->lp0 = st->lp_ns;
+	__builtin_memset(f->vals, 0, sizeof(f->vals));
+	f->vals[0] = code;
+	f->vals[1] = (__u64)(__s64)first;
+	st->depth = d + 1;
+	f->ts = bpf_ktime_get_ns();
+	return f;
+}
+
+/* A start at r->frame (running r->code, at r->now) where one is open
+ * already: from 3.12 on, when it is the innermost one's, the same start
+ * seen again (struct lp_trace_py, pops): true, and nothing is to be done;
+ * else the spans open at the frame's address are of frames gone unseen,
+ * and end (r->acc set to the thread's lp_ns: r is the caller's scratch,
+ * one on the stack where the verifier counts every frame's). */
+static __always_inline bool py_started(const struct lp_trace_py *c, struct lp_trace_stack *st,
+				       struct py_ret *r)
+{
+	if (!st || !st->depth)
+		return false;
+	if (c->pops) {
+		struct lp_trace_frame *top = &st->frames[(st->depth - 1) & (LP_TRACE_MAX_DEPTH - 1)];
+		if (top->sp == r->frame && top->ret == r->code)
+			return true;
+	}
+	r->acc = st->lp_ns;
+	py_reused(st, r);
+	return false;
+}
+
 /* The probes in CPython's eval loop (python:NAME): one program at the
  * first branch of opcode handlers, where the thread (which holds the GIL)
  * runs the frame its thread state says: RESUME and its specialized form
@@ -1520,20 +1577,14 @@ static __always_inline int py_hit(struct pt_regs *ctx)
 	if (bpf_probe_read_user(&insn, sizeof(insn), (void *)PY_U64(fb, 128, c->frame_instr)) ||
 	    insn >> 8)
 		return 0;
-	if (st && st->depth && c->pops) {
-		struct lp_trace_frame *top = &st->frames[(st->depth - 1) & (LP_TRACE_MAX_DEPTH - 1)];
-		if (top->sp == frame && top->ret == code)
-			return 0;
-	}
-	if (st && st->depth) {
-		struct py_ret r = { .frame = frame, .now = now, .acc = st->lp_ns };
-		py_reused(st, &r);
-	}
+	struct py_ret r = { .frame = frame, .code = code, .now = now };
+	if (py_started(c, st, &r))
+		return 0;
 	struct py_scratch *s = bpf_map_lookup_elem(&pyscratch, &zero);
 	__u32 csize = c->code_read & (sizeof(s->code) - 1);
 	if (!s || csize < 8 || bpf_probe_read_user(s->code, csize, (void *)code))
 		return 0;
-	if (!py_matches(c, s, code, pt))
+	if (!py_matches(c, s, code, pt, id))
 		return 0;
 	__u32 tgid = pt >> 32;
 	if (py_watch_only) {
@@ -1547,35 +1598,24 @@ static __always_inline int py_hit(struct pt_regs *ctx)
 	__u64 *known = bpf_map_lookup_elem(&pybias, &tgid);
 	if (!known || *known != bias)
 		bpf_map_update_elem(&pybias, &tgid, &bias, BPF_ANY);
-	if (!st) {
-		st = get_stack(&pystacks, &tid);
-		if (!st)
-			return 0;
-		st->tgid = pt >> 32;
-		st->depth = 0;
-		st->lp_ns = p->hit_ns;
-	}
-	st->tid = (__u32)pt;
-	__u32 d = st->depth;
-	if (d >= LP_TRACE_MAX_DEPTH) {
-		count(LP_LOST_DEPTH);
-		return 0;
-	}
-	struct lp_trace_frame *f = &st->frames[d & (LP_TRACE_MAX_DEPTH - 1)];
-	f->sp = frame;
-	f->ret = code;
-	f->probe = id;
-	f->lp0 = st->lp_ns;
-	__builtin_memset(f->vals, 0, sizeof(f->vals));
-	f->vals[0] = code;
-	f->vals[1] = (__u64)(__s64)PY_S32(s->code, 256, c->code_first);
-	st->depth = d + 1;
-	f->ts = bpf_ktime_get_ns();
+	py_open(st, pt, frame, code, PY_S32(s->code, 256, c->code_first), id, p->hit_ns);
 	return 0;
 }
 
 SEC("uprobe")
 DEAR_TRAP_PROG(lp_py, py_hit)
+
+/* Asks lp-trace to write a watched function's RESUME back over the form
+ * the interpreter specialized it to again (3.11): whether it was sent.
+ * Out of line: its event is not on lp_pywatch's stack, which the verifier
+ * counts with those of the calls below it (512 bytes in all). */
+static __noinline int py_ask_quick(__u64 pt, __u64 code)
+{
+	struct lp_trace_event ev = { .type = LP_EV_PYQUICK, .pid = pt >> 32, .tid = (__u32)pt,
+				     .vals = { code } };
+
+	return bpf_ringbuf_output(&events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP) == 0;
+}
 
 /* A watched return (lib/capture/trace/pywatch.c): a hardware watchpoint on
  * a RETURN_VALUE of a code object python:NAME matched, in each of the
@@ -1584,13 +1624,14 @@ DEAR_TRAP_PROG(lp_py, py_hit)
  * where a watched function's RESUME, specialized again by the
  * interpreter, is seen and asked back (LP_EV_PYQUICK); a return whose
  * start no probe could see then is counted lost ("unwatched"). */
-static __always_inline void pywatch_hit(struct bpf_perf_event_data *ctx, __u64 now, __u64 pt)
+static __always_inline struct lp_trace_frame *pywatch_hit(struct bpf_perf_event_data *ctx,
+							   __u64 now, __u64 pt)
 {
 	__u32 tgid = pt >> 32, zero = 0;
 	__u64 *bias = bpf_map_lookup_elem(&pybias, &tgid);
 	struct lp_trace_py *c = bpf_map_lookup_elem(&pyconf, &zero);
 	if (!bias || !c)
-		return;
+		return NULL;
 	count(LP_COUNT_PY_WATCH);
 	__u64 tid = (__u32)pt, hit = pywatch_ns;
 	struct lp_trace_stack *fst = bpf_map_lookup_elem(&stacks, &tid);
@@ -1607,35 +1648,45 @@ static __always_inline void pywatch_hit(struct bpf_perf_event_data *ctx, __u64 n
 	__u64 frame = 0;
 	__u8 fb[128] = {};
 	if (py_running(c, *bias, &frame, fb))
-		return;
+		return NULL;
 	__u64 code = PY_U64(fb, 128, c->frame_code);
 	struct lp_trace_pycode_key k = { .tgid = tgid, .code = code };
 	struct lp_trace_pycode *v = bpf_map_lookup_elem(&pycodes, &k);
 	if (!v || !v->armed)
-		return;
-	/* The eval loop reading the instruction after the one it has run
-	 * (ctx->addr is the watched address): not the interpreter reading
-	 * all of the code as it quickens it, from RESUME's handler. */
+		return NULL;
 	__u64 at = PY_U64(fb, 128, c->frame_instr);
-	if (at == v->entry || at >= ctx->addr)
-		return;
-	__u16 unit = 0;
-	bool quick = !bpf_probe_read_user(&unit, sizeof(unit), (void *)v->entry) &&
-		     unit != v->entry_unit;
-	if (quick && !v->asked) {
-		struct lp_trace_event ev = { .type = LP_EV_PYQUICK, .pid = tgid, .tid = (__u32)pt,
-					     .vals = { code } };
-		if (bpf_ringbuf_output(&events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP) == 0)
-			v->asked = 1;
-	}
-	if (quick && (!st || py_find(st, frame, code) < 0)) {
-		count(LP_LOST_UNWATCHED);
-		return;
-	}
 	struct py_ret r = { .frame = frame, .code = code,
 			    .previous = PY_U64(fb, 128, c->frame_previous), .now = now,
 			    .acc = acc, .ret_inside = pywatch_in_ns };
+	/* From 3.12 on its RESUME is watched too: the eval loop reads it
+	 * as the frame starts (the instruction last begun, its previous
+	 * one's or none yet). */
+	if (c->pops && ctx->addr == v->entry) {
+		if (at > ctx->addr || py_started(c, st, &r))
+			return NULL;
+		/* The span has the trap's part after the read but before
+		 * the program ran (the calibration's inside_ns is the rest). */
+		struct lp_trace_frame *f = py_open(st, pt, frame, code, v->first, v->probe, hit);
+		if (f)
+			f->lp0 -= hit - pywatch_in_ns;
+		return f;
+	}
+	/* The eval loop reading the instruction after the one it has run
+	 * (ctx->addr is the watched address): not the interpreter reading
+	 * all of the code as it quickens it, from RESUME's handler (3.11). */
+	if ((!c->pops && at == v->entry) || at >= ctx->addr)
+		return NULL;
+	__u16 unit = 0;
+	bool quick = !c->pops && !bpf_probe_read_user(&unit, sizeof(unit), (void *)v->entry) &&
+		     unit != v->entry_unit;
+	if (quick && !v->asked && py_ask_quick(pt, code))
+		v->asked = 1;
+	if (quick && (!st || py_find(st, frame, code) < 0)) {
+		count(LP_LOST_UNWATCHED);
+		return NULL;
+	}
 	py_return(st, &r);
+	return NULL;
 }
 
 SEC("perf_event")
@@ -1650,12 +1701,15 @@ int lp_pywatch(struct bpf_perf_event_data *ctx)
 	}
 	if (stopped)
 		return 0;
-	pywatch_hit(ctx, now, pt);
-	/* This run beyond the calibration's is the thread's time too. */
+	struct lp_trace_frame *opened = pywatch_hit(ctx, now, pt);
+	/* This run beyond the calibration's is the thread's time too (not
+	 * of a span it opened: it ran before the span's start). */
 	__u64 tid = (__u32)pt, ran = bpf_ktime_get_ns() - now;
 	struct lp_trace_stack *st = bpf_map_lookup_elem(&pystacks, &tid);
 	if (st && st->tgid == pt >> 32)
 		st->lp_ns += ran;
+	if (opened)
+		opened->lp0 += ran;
 	struct lp_trace_stack *fst = bpf_map_lookup_elem(&stacks, &tid);
 	if (fst)
 		fst->lp_ns += ran;

@@ -173,6 +173,7 @@ struct lp_trace_py {
 	 * RESUME's code, before RESUME's probe, when the eval breaker is
 	 * set). */
 	unsigned short pops;
+	unsigned short minor;	/* CPython 3.minor (lp-trace's own: pywatch.c) */
 	unsigned short frame_code, frame_previous, frame_instr;
 	unsigned short code_flags, code_first, code_filename, code_qualname;
 	unsigned short str_state, str_length;
@@ -203,9 +204,10 @@ struct lp_trace_py {
  * and checked on each call against the name object and first line it had
  * then (a code object freed, another made at its address).  Once lp-trace
  * watches its returns (lib/capture/trace/pywatch.c), armed is 1 and entry
- * the address of its RESUME, whose value lp-trace keeps entry_unit (the
- * un-specialized RESUME, whose handler runs only for it and for code not
- * yet quickened); asked: an LP_EV_PYQUICK sent and not yet answered. */
+ * the address of its RESUME, whose value lp-trace keeps entry_unit (3.11:
+ * the un-specialized RESUME, whose handler runs only for it and for code
+ * not yet quickened; from 3.12 on, watched too: a read of it there starts
+ * a call); asked: an LP_EV_PYQUICK sent and not yet answered. */
 struct lp_trace_pycode_key {
 	unsigned int tgid;
 	unsigned int pad;
@@ -218,7 +220,7 @@ struct lp_trace_pycode {
 	unsigned long long entry;
 	unsigned short entry_unit;
 	unsigned char armed, asked;
-	unsigned int pad;
+	unsigned int probe;	/* the python: probe whose site matched it */
 };
 
 struct lp_trace_frame {

@@ -179,6 +179,19 @@ record_split() {
 	assert_output 7
 }
 
+@test "lp-trace python:NAME: Debian's python3.11 shop, Shop.checkout alone watched: a span per order, none lost" {
+	# pyshop.py for 2 s of its CPU: every order one Shop.checkout; once
+	# its code is found, its calls alone trap, its returns at hardware
+	# watchpoints (the kernel loaded lp_py and lp_pywatch, and the
+	# watchpoints fire, under TCG too).
+	ok lp-trace -o "$T/p.lp" python:Shop.checkout -- /usr/bin/python3.11 "$LP_TOP/tests/workloads/pyshop.py" 2
+	orders=$(sed -n 's/^orders=\([0-9]*\) .*/\1/p' <<<"$output")
+	[ -n "$orders" ] || fail "no orders: $output"
+	[ "$(grep -c '^span' "$T/p.lp")" -eq "$orders" ] || fail "$(grep -c '^span' "$T/p.lp") spans of $orders orders"
+	assert_regex "$stderr" "python: [0-9]+ traps \([1-9][0-9]* at hardware watchpoints\)"
+	run -1 grep '^lost' "$T/p.lp"
+}
+
 @test "lp-record --inside a: only samples in a(), a()'s share of all the timer took within 3 points" {
 	ok lp-record -F 999 --inside a -o "$T/a.lp" -- "$WORKLOADS/cpusplit" 300 3 "$T/truth"
 	run -0 lp-cat --check "$T/a.lp"

@@ -180,7 +180,7 @@ static int python_points(const struct lp_probe_spec *spec, const char *exe, pid_
 	 * made to trap, and where an exception reaches a frame is then
 	 * needed too. */
 	bool one = !strpbrk(spec->name, "*?") && (!spec->module || !strpbrk(spec->module, "*?"));
-	bool watch = one && pp.resume_own && pp.has_unwind && lp_kfeature__has(LP_KF_HW_WATCH);
+	bool watch = one && pp.watchable && pp.has_unwind && lp_kfeature__has(LP_KF_HW_WATCH);
 	if (watch)
 		pp.sites[pp.nsites++] = pp.unwind;
 	for (size_t i = 0; i < pp.nsites; i++) {
@@ -193,7 +193,7 @@ static int python_points(const struct lp_probe_spec *spec, const char *exe, pid_
 		pt->cfg.flags = pp.sites[i].flags;
 		pt->py = lp_malloc(sizeof(*pt->py));
 		*pt->py = pp.conf;
-		pt->py_op = pp.sites[i].op;
+		pt->py_every = pp.sites[i].every;
 		pt->py_watch = watch;
 	}
 	lp_usdt__free_files(files, nfiles);

@@ -118,7 +118,7 @@ struct lp_probe_point {
 	 * a name without a glob, an interpreter whose RESUME has a site of
 	 * its own, hardware watchpoints that fire). */
 	struct lp_trace_py *py;
-	const char *py_op;
+	bool py_every;		/* LP_PROBE_PY: a site every call passes (pyprobe.h) */
 	bool py_watch;
 };
 

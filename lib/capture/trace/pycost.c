@@ -23,7 +23,8 @@ struct lp_pycost {
 	double ns_each, ns_watch;
 	int state;		/* LP_PYWATCH_*, as last read */
 	int64_t only_t0;	/* when the code named alone began to trap: */
-	uint64_t only_hits0;	/* the traps then, */
+	uint64_t only_hits0;	/* the traps then (at breakpoints: only_bp0), */
+	uint64_t only_bp0;
 	double only_cost0, only_cpu0;	/* what they had cost, the CPU time used */
 	size_t n;
 	pid_t *pids;
@@ -90,9 +91,16 @@ static void say_watched(struct lp_pycost *c, int64_t now, double used)
 	if (used > c->only_cpu0 && c->ns_each > 0 && c->ns_watch > 0)
 		snprintf(tail, sizeof(tail), ", ~%.0f%% of the CPU time the targets used",
 			 share(cost, used - c->only_cpu0));
-	lp_error("python: only the calls of the code named trap now, at its start (a breakpoint, "
-		 "%.1f us) and its returns (hardware watchpoints, %.1f us each): %.0f traps a "
-		 "second%s", c->ns_each / 1e3, c->ns_watch / 1e3, (double)traps * 1e9 / dt, tail);
+	/* From 3.12 on its start is watched too: no breakpoint traps. */
+	if (c->hits == c->only_bp0)
+		lp_error("python: only the calls of the code named trap now, at its start and its "
+			 "returns (hardware watchpoints, %.1f us each): %.0f traps a second%s",
+			 c->ns_watch / 1e3, (double)traps * 1e9 / dt, tail);
+	else
+		lp_error("python: only the calls of the code named trap now, at its start (a "
+			 "breakpoint, %.1f us) and its returns (hardware watchpoints, %.1f us each): "
+			 "%.0f traps a second%s", c->ns_each / 1e3, c->ns_watch / 1e3,
+			 (double)traps * 1e9 / dt, tail);
 }
 
 void lp_pycost__check(struct lp_pycost *c)
@@ -107,6 +115,7 @@ void lp_pycost__check(struct lp_pycost *c)
 		if (!c->only_t0) {
 			c->only_t0 = now;
 			c->only_hits0 = c->hits + c->watched;
+			c->only_bp0 = c->hits;
 			c->only_cost0 = spent(c);
 			c->only_cpu0 = used;
 		} else if (now - c->only_t0 >= SAY_NS) {

@@ -299,6 +299,27 @@ next:
 	return -1;
 }
 
+/* Instructions explored from a handler before it must have joined. */
+#define MAX_JOIN_INSNS 256
+#define MAX_JOIN_RANGES 16
+
+/* Up to 512 bytes of code from at decoded into f, a way followed from a
+ * handler after npath others (at most MAX_JOIN_RANGES).  0, or -1 with
+ * *why. */
+static int decode_way(const struct bin *b, uint64_t at, size_t npath, struct lp_insnflow *f,
+		      const char **why)
+{
+	size_t got;
+	const unsigned char *code = npath < MAX_JOIN_RANGES ? bytes_at(b->elf, at, 512, &got) : NULL;
+
+	if (!code || lp_insnflow__decode(code, got, at, f) < 0) {
+		*why = npath < MAX_JOIN_RANGES ? "its code cannot be read or decoded"
+					       : "its code branches too often";
+		return -1;
+	}
+	return 0;
+}
+
 /* Whether a is in a PLT section (.plt, .plt.sec, .plt.got). */
 static bool in_plt(const struct bin *b, uint64_t a)
 {
@@ -317,10 +338,6 @@ static bool in_plt(const struct bin *b, uint64_t a)
 	return false;
 }
 
-/* Instructions explored from a handler before it must have joined. */
-#define MAX_JOIN_INSNS 256
-#define MAX_JOIN_RANGES 16
-
 /* From handler h, every way on (both sides of each branch: an object's
  * reference count bumped unless it is immortal) to its first call, a
  * direct one, the same on every way: *callee its target, or when that is a
@@ -337,18 +354,13 @@ static int first_call(const struct bin *b, uint64_t h, uint64_t plt_callee, uint
 	todo[ntodo++] = h;
 	while (ntodo) {
 		uint64_t at = todo[--ntodo];
-		size_t got;
 
 		if (in_ranges(path, *npath, at))
 			continue;
-		const unsigned char *code = *npath < MAX_JOIN_RANGES ? bytes_at(b->elf, at, 512, &got) : NULL;
 		struct lp_insnflow f = { 0 };
 
-		if (!code || lp_insnflow__decode(code, got, at, &f) < 0) {
-			*why = *npath < MAX_JOIN_RANGES ? "its code cannot be read or decoded"
-							 : "its code branches too often";
+		if (decode_way(b, at, *npath, &f, why) < 0)
 			return -1;
-		}
 		struct range *r = &path[(*npath)++];
 		bool on = true;
 
@@ -427,15 +439,10 @@ static int follow(const struct bin *b, uint64_t h, const struct range *into, siz
 		}
 		if (in_ranges(path, *npath, at))
 			continue;
-		size_t got;
-		const unsigned char *code = *npath < MAX_JOIN_RANGES ? bytes_at(b->elf, at, 512, &got) : NULL;
 		struct lp_insnflow f = { 0 };
 
-		if (!code || lp_insnflow__decode(code, got, at, &f) < 0) {
-			*why = *npath < MAX_JOIN_RANGES ? "its code cannot be read or decoded"
-							 : "its code branches too often";
+		if (decode_way(b, at, *npath, &f, why) < 0)
 			return -1;
-		}
 		struct range *r = &path[(*npath)++];
 		enum { ON, JOINED, ENDED, JUMPED } end = ON;
 
@@ -543,7 +550,7 @@ static int pop_site(const struct bin *b, const struct py_ops *ops, const uint64_
 		return -1;
 	}
 	struct lp_pyprobe_site s = { .vaddr = callee[0], .flags = LP_PROBE_F_PYRET | LP_PROBE_F_PYPOP,
-				     .op = "frame pop" };
+				     .every = true };
 	const unsigned char *first = bytes_at(b->elf, s.vaddr, 16, &got);
 
 	if (!first || lp_dwarf__file_offset(b->elf, s.vaddr, &s.offset, NULL) < 0) {
@@ -606,7 +613,7 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 	const char *why;
 
 	for (size_t i = 0; i < nwant; i++) {
-		struct lp_pyprobe_site s = { .flags = want[i].flags, .op = want[i].name };
+		struct lp_pyprobe_site s = { .flags = want[i].flags, .every = true };
 
 		if (first_branch(b, v[want[i].op], &s, paths + npaths, &np, &why) < 0) {
 			lp_error("probe '%s': %s: %s's handler at 0x%llx: %s", probe, path, want[i].name,
@@ -630,7 +637,8 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 	}
 	if (ops->pops && pop_site(b, ops, v, path, probe, verbose, out) < 0)
 		return -1;
-	struct lp_pyprobe_site s = { .flags = LP_PROBE_F_PYSTART, .op = "RESUME" };
+	/* 3.11's own RESUME site sees a watched function's starts. */
+	struct lp_pyprobe_site s = { .flags = LP_PROBE_F_PYSTART, .every = !ops->stays };
 	struct ways w = { 0 };
 	int followed = 0;
 
@@ -665,12 +673,12 @@ static int find_sites(struct bin *b, const char *path, const char *probe, bool v
 			return -1;
 		}
 		out->sites[out->nsites++] = s;
-		out->resume_own = ops->quick && ops->stays;
 	}
+	out->watchable = ops->pops || (ops->stays && !w.joined);
+	out->conf.minor = (unsigned short)out->minor;
 	/* Where an exception reaches a frame (a function whose returns are
 	 * watched leaves by one unseen otherwise): PyTraceBack_Here's entry. */
-	struct lp_pyprobe_site tb = { .vaddr = b->traceback, .flags = LP_PROBE_F_PYUNWIND,
-				      .op = "PyTraceBack_Here" };
+	struct lp_pyprobe_site tb = { .vaddr = b->traceback, .flags = LP_PROBE_F_PYUNWIND };
 	const unsigned char *first = b->traceback ? bytes_at(b->elf, b->traceback, 16, &got) : NULL;
 	if (first && lp_dwarf__file_offset(b->elf, tb.vaddr, &tb.offset, NULL) == 0) {
 		tb.insn = lp_insn__classify(first, got);

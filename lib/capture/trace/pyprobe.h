@@ -25,7 +25,9 @@ struct lp_pyprobe_site {
 	uint64_t offset;	/* its file offset */
 	unsigned flags;		/* LP_PROBE_F_PYSTART, LP_PROBE_F_PYRET (| LP_PROBE_F_PYPOP) */
 	enum lp_insn insn;	/* its class (a jcc: emulated) */
-	const char *op;		/* the opcode whose handler leads there */
+	/* Every Python call passes it: taken away once the code objects
+	 * matched are watched (lib/capture/trace/pywatch.c). */
+	bool every;
 };
 
 struct lp_pyprobe {
@@ -34,10 +36,11 @@ struct lp_pyprobe {
 	struct lp_pyprobe_site sites[LP_PYPROBE_MAX_SITES];
 	size_t nsites;
 	size_t file;		/* which of the files holds the interpreter */
-	/* RESUME has a site of its own (its code does not join
-	 * RESUME_QUICK's) in 3.11: a function's calls can be seen there
-	 * alone, its RESUME kept un-specialized (lib/capture/trace/pywatch.c). */
-	bool resume_own;
+	/* A function's calls can be seen alone (lib/capture/trace/pywatch.c):
+	 * in 3.11 where RESUME has a site of its own (its code does not join
+	 * RESUME_QUICK's), its RESUME kept un-specialized; from 3.12 on by a
+	 * hardware watchpoint on its RESUME too. */
+	bool watchable;
 	/* PyTraceBack_Here's entry (LP_PROBE_F_PYUNWIND), when .dynsym has it:
 	 * where an exception reaches a frame. */
 	struct lp_pyprobe_site unwind;

@@ -1,8 +1,8 @@
 /* pywatch.c - python:NAME at the cost of NAME's calls alone (pywatch.h).
  *
- * CPython 3.11's eval loop has no per-function hook: the breakpoints at
- * its RESUME_QUICK and RETURN_VALUE handlers (pyprobe.c) trap on every
- * Python call, which leaves a busy interpreter a few percent of its speed.
+ * CPython's eval loop has no per-function hook: the breakpoints at its
+ * RESUME handlers and returns (pyprobe.c) trap on every Python call, which
+ * leaves a busy interpreter a few percent of its speed.
  * Once the kernel has matched a code object there, two things of its own
  * carry its calls instead:
  *  - its start.  Its RESUME instruction is written back un-specialized:
@@ -15,13 +15,19 @@
  *    Where RESUME's code joins RESUME_QUICK's (one site for both:
  *    pyprobe.c) this cannot be, and nothing is watched.
  *  - its returns.  A hardware watchpoint (perf_event_open's
- *    PERF_TYPE_BREAKPOINT, reads and writes of 2 bytes) on each of its
+ *    PERF_TYPE_BREAKPOINT, reads and writes of the opcode's byte) on each of its
  *    RETURN_VALUE instructions, in every thread of the process and the
  *    threads they start, runs lp_pywatch (bpf/trace.bpf.c) as the eval
  *    loop reads the instruction it is about to run.  An x86 thread has
  *    four debug registers: a code object with more returns than are left
  *    is not watched.
- * Nothing else is written into the target: one byte, in a code object
+ * From 3.12 on a RESUME written back does not stay (3.12 has no form to
+ * write back over, 3.13 specializes it again at its next call), so the
+ * start is watched too: a watchpoint on the RESUME instruction, which the
+ * eval loop reads as the frame starts, takes a debug register, leaving
+ * three for returns (RETURN_VALUE and RETURN_CONST).
+ * Nothing else is written into the target (from 3.12 on, nothing at
+ * all): in 3.11 one byte, in a code object
  * checked just before against the name object and first line the kernel
  * matched; RESUME is what the code held before it was quickened, so it is
  * left there when lp-trace goes.  The interpreter may quicken the code
@@ -47,19 +53,13 @@
 
 #include "base/util.h"
 
-/* CPython 3.11's opcodes (Lib/opcode.py, and dis's numbering of the
- * specialized ones). */
-#define OP_RETURN_VALUE 83
-#define OP_MAKE_CELL 135
-#define OP_COPY_FREE_VARS 149
-#define OP_RESUME_QUICK 150
-#define OP_RESUME 151
 #define MAX_UNITS 32768		/* instructions of a code object read: 64 KiB */
 #define DEBUG_REGS 4		/* x86's DR0-DR3, each thread's */
 
-/* The inline cache entries after each 3.11 opcode, a specialized one's as
- * its base instruction's (opcode._inline_cache_entries through
- * dis.deoptmap): instructions are found by stepping over them. */
+/* The inline cache entries after each opcode, a specialized one's as its
+ * base instruction's (opcode._inline_cache_entries through the
+ * specializations' families, dis's numbering of the specialized ones):
+ * instructions are found by stepping over them.  3.11, 3.12, 3.13. */
 static const unsigned char caches311[256] = {
 	0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0,
 	1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 0, 0,
@@ -73,6 +73,59 @@ static const unsigned char caches311[256] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 0, 0, 0, 4, 4,
 	10, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1, 4, 0, 0, 0, 0,
 	0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+static const unsigned char caches312[256] = {
+	0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 1, 0,
+	1, 0, 1, 1, 1, 1, 1, 3, 3, 1, 0, 0, 3, 3, 0, 0,
+	0, 0, 3, 0, 0, 0, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+	3, 0, 0, 0, 0, 0, 0, 0, 3, 1, 1, 1, 1, 0, 1, 1,
+	1, 1, 1, 1, 0, 0, 9, 0, 9, 9, 0, 0, 9, 9, 9, 9,
+	9, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 4,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 1, 0, 0, 0, 4,
+	4, 4, 0, 0, 4, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0,
+	0, 0, 0, 0, 4, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 1,
+	1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 3, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+static const unsigned char caches313[256] = {
+	0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 1, 3, 0, 0, 0, 0, 1, 0, 0,
+	0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0,
+	0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 0, 0,
+	0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0,
+	0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+	3, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 9,
+	9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 4, 4, 1, 1, 0,
+	1, 4, 4, 4, 1, 1, 3, 3, 3, 3, 3, 3, 1, 1, 1, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* Each version's opcodes that pywatch looks for (Lib/opcode.py): a
+ * function starts at RESUME, or at its specialized form (3.11's
+ * RESUME_QUICK, 3.13's RESUME_CHECK), after any MAKE_CELL and
+ * COPY_FREE_VARS; it returns at RETURN_VALUE, or from 3.12 on
+ * RETURN_CONST.  0: none. */
+static const struct code_ops {
+	unsigned minor;
+	unsigned char resume, resume_spec, return_value, return_const, make_cell, copy_free_vars;
+	const unsigned char *caches;
+} code_ops[] = {
+	{ 11, 151, 150, 83, 0, 135, 149, caches311 },
+	{ 12, 151, 0, 83, 121, 135, 149, caches312 },
+	{ 13, 149, 207, 36, 103, 94, 62, caches313 },
 };
 
 /* A code object watched in a process. */
@@ -92,13 +145,21 @@ struct watch {
 struct lp_pywatch {
 	int prog_fd, pycodes_fd;
 	struct lp_trace_py conf;
+	const struct code_ops *ops;
 	struct watch *w;
 	size_t n;
 };
 
 struct lp_pywatch *lp_pywatch__new(int prog_fd, int pycodes_fd, const struct lp_trace_py *conf)
 {
+	const struct code_ops *ops = NULL;
+	for (size_t i = 0; i < sizeof(code_ops) / sizeof(code_ops[0]); i++)
+		if (code_ops[i].minor == conf->minor)
+			ops = &code_ops[i];
+	if (!ops)
+		return NULL;
 	struct lp_pywatch *w = lp_calloc(1, sizeof(*w));
+	w->ops = ops;
 	w->prog_fd = prog_fd;
 	w->pycodes_fd = pycodes_fd;
 	w->conf = *conf;
@@ -143,13 +204,15 @@ static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
-/* A watchpoint on the 2 bytes at addr in thread tid and the threads it
- * starts, running prog_fd: its descriptor, or -1 with errno. */
+/* A watchpoint on the byte at addr (an instruction's opcode: 3.12's eval
+ * loop reads the oparg after it apart, which on both bytes trapped twice)
+ * in thread tid and the threads it starts, running prog_fd: its
+ * descriptor, or -1 with errno. */
 static int open_watch(pid_t tid, uint64_t addr, int prog_fd)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_BREAKPOINT, .size = sizeof(a),
-		.bp_type = HW_BREAKPOINT_RW, .bp_addr = addr, .bp_len = HW_BREAKPOINT_LEN_2,
+		.bp_type = HW_BREAKPOINT_RW, .bp_addr = addr, .bp_len = HW_BREAKPOINT_LEN_1,
 		.sample_period = 1, .exclude_kernel = 1, .exclude_hv = 1,
 		.inherit = 1, .inherit_thread = 1, .disabled = 1,
 	};
@@ -173,22 +236,32 @@ static int entry_of(const struct lp_pywatch *w, pid_t pid, uint64_t code, struct
 }
 
 /* Whether code is still the code object the kernel matched (its name
- * object and first line), and its RESUME is RESUME_QUICK: then RESUME is
- * written there (*wrote).  0, or -1 when not the same. */
+ * object and first line); its RESUME's unit in *unit.  0, or -1. */
+static int same_code(const struct lp_pywatch *w, pid_t pid, uint64_t code, uint64_t entry,
+		     const struct lp_trace_pycode *v, uint16_t *unit)
+{
+	uint64_t qualname = 0;
+	int32_t first = 0;
+	*unit = 0;
+	return peek(pid, code + w->conf.code_qualname, &qualname, sizeof(qualname)) < 0 ||
+	       peek(pid, code + w->conf.code_first, &first, sizeof(first)) < 0 ||
+	       qualname != v->qualname || first != v->first || peek(pid, entry, unit, sizeof(*unit)) < 0
+		? -1 : 0;
+}
+
+/* Whether code is still the code object the kernel matched, and its
+ * RESUME is RESUME_QUICK: then RESUME is written there (*wrote).  0, or
+ * -1 when not the same. */
 static int unquicken(const struct lp_pywatch *w, pid_t pid, uint64_t code, uint64_t entry,
 		     const struct lp_trace_pycode *v, bool *wrote)
 {
 	*wrote = false;
-	uint64_t qualname = 0;
-	int32_t first = 0;
-	uint16_t unit = 0;
-	if (peek(pid, code + w->conf.code_qualname, &qualname, sizeof(qualname)) < 0 ||
-	    peek(pid, code + w->conf.code_first, &first, sizeof(first)) < 0 ||
-	    qualname != v->qualname || first != v->first || peek(pid, entry, &unit, sizeof(unit)) < 0)
+	uint16_t unit;
+	if (same_code(w, pid, code, entry, v, &unit) < 0)
 		return -1;
-	if (unit != OP_RESUME_QUICK)
+	if ((unit & 0xff) != w->ops->resume_spec)
 		return 0;
-	uint8_t op = OP_RESUME;
+	uint8_t op = w->ops->resume;
 	struct iovec l = { &op, 1 }, r = { (void *)(uintptr_t)entry, 1 };
 	*wrote = process_vm_writev(pid, &l, 1, &r, 1, 0) == 1;
 	return *wrote ? 0 : -1;
@@ -216,19 +289,23 @@ static int read_code(const struct lp_pywatch *w, pid_t pid, uint64_t code, uint6
 		*why = "its instructions cannot be read";
 		goto out;
 	}
+	const struct code_ops *o = w->ops;
 	int64_t i = 0;
-	while (i < n && ((units[i] & 0xff) == OP_MAKE_CELL || (units[i] & 0xff) == OP_COPY_FREE_VARS))
+	while (i < n && ((units[i] & 0xff) == o->make_cell || (units[i] & 0xff) == o->copy_free_vars))
 		i++;
-	if (i == n || ((units[i] & 0xff) != OP_RESUME && (units[i] & 0xff) != OP_RESUME_QUICK) ||
-	    units[i] >> 8) {
+	unsigned op = i < n ? units[i] & 0xff : 0;
+	if (i == n || (op != o->resume && (!o->resume_spec || op != o->resume_spec)) || units[i] >> 8) {
 		*why = "it does not start with RESUME";
 		goto out;
 	}
 	*entry = base + 2 * (uint64_t)i;
 	*nrets = 0;
-	for (; i < n; i += 1 + caches311[units[i] & 0xff])
-		if ((units[i] & 0xff) == OP_RETURN_VALUE && (*nrets)++ < DEBUG_REGS + 1)
+	for (; i < n; i += 1 + o->caches[units[i] & 0xff]) {
+		op = units[i] & 0xff;
+		if ((op == o->return_value || (o->return_const && op == o->return_const)) &&
+		    (*nrets)++ < DEBUG_REGS + 1)
 			rets[*nrets - 1] = base + 2 * (uint64_t)i;
+	}
 	r = 0;
 out:
 	free(units);
@@ -256,7 +333,7 @@ static bool has_fd_for(const pid_t *done, size_t ndone, pid_t tid)
 /* x's watchpoints in each of pid's threads (listed twice: a thread
  * started meanwhile by one not yet given them would have none).  0, or -1
  * with errno. */
-static int watch_threads(const struct lp_pywatch *w, struct watch *x, const uint64_t *rets)
+static int watch_threads(const struct lp_pywatch *w, struct watch *x, const uint64_t *sites)
 {
 	char dir[64];
 	pid_t *done = NULL;
@@ -273,7 +350,7 @@ static int watch_threads(const struct lp_pywatch *w, struct watch *x, const uint
 			if (tid <= 0 || has_fd_for(done, ndone, tid))
 				continue;
 			for (unsigned s = 0; s < x->nsites && r == 0; s++) {
-				int fd = open_watch(tid, rets[s], w->prog_fd);
+				int fd = open_watch(tid, sites[s], w->prog_fd);
 				if (fd < 0) {
 					/* A thread gone meanwhile has no registers to give. */
 					if (errno != ESRCH)
@@ -302,35 +379,44 @@ int lp_pywatch__arm(struct lp_pywatch *w, pid_t pid, uint64_t code, const char *
 	for (size_t i = 0; i < w->n; i++)
 		if (w->w[i].pid == pid && w->w[i].code == code)
 			return 0;
-	uint64_t rets[DEBUG_REGS + 1];
+	/* From 3.12 on its start is watched too, first. */
+	bool start = w->conf.pops;
+	uint64_t sites[DEBUG_REGS + 2];
+	unsigned nrets = 0;
 	struct watch x = { .pid = pid, .code = code };
-	int r = read_code(w, pid, code, &x.entry, rets, &x.nsites, why);
+	int r = read_code(w, pid, code, &x.entry, sites + 1, &nrets, why);
 	if (r)
 		return r;
+	sites[0] = x.entry;
+	x.nsites = nrets + start;
 	static char buf[128];
 	unsigned u = used(w, pid);
 	if (u + x.nsites > DEBUG_REGS) {
-		snprintf(buf, sizeof(buf), "its %u returns need as many of a thread's debug registers, %u are free",
-			 x.nsites, DEBUG_REGS - u);
+		snprintf(buf, sizeof(buf), "its %s%u returns need as many of a thread's debug registers, "
+			 "%u are free", start ? "start and " : "", nrets, DEBUG_REGS - u);
 		*why = buf;
 		return 1;
 	}
-	if (watch_threads(w, &x, rets) < 0) {
-		snprintf(buf, sizeof(buf), "a watchpoint on its returns: %s", strerror(errno));
+	if (watch_threads(w, &x, start ? sites : sites + 1) < 0) {
+		snprintf(buf, sizeof(buf), "a watchpoint on its %s: %s", start ? "start or returns" : "returns",
+			 strerror(errno));
 		*why = buf;
 		close_watch(&x);
 		return 1;
 	}
-	/* Armed before its RESUME is written: a call seen starting there
-	 * has its return watched. */
+	/* Armed before its RESUME is written (3.11): a call seen starting
+	 * there has its return watched. */
 	struct lp_trace_pycode_key k = { .tgid = (unsigned)pid, .code = code };
+	uint16_t unit = 0;
 	v.entry = x.entry;
-	v.entry_unit = OP_RESUME;
+	v.entry_unit = w->ops->resume;
 	v.armed = 1;
 	v.asked = 0;
 	x.armed_ns = lp_monotonic_ns();
+	x.settled = start;
 	if (bpf_map_update_elem(w->pycodes_fd, &k, &v, BPF_EXIST) < 0 ||
-	    unquicken(w, pid, code, x.entry, &v, &x.settled) < 0) {
+	    (start ? same_code(w, pid, code, x.entry, &v, &unit)
+		   : unquicken(w, pid, code, x.entry, &v, &x.settled)) < 0) {
 		*why = "it was freed meanwhile";
 		close_watch(&x);
 		v.armed = 0;

@@ -1,8 +1,10 @@
 /* pywatch.h - python:NAME at the cost of NAME's calls alone: a matched
  * code object's start seen at the breakpoint of RESUME's own handler, its
- * RESUME kept un-specialized, and its returns by hardware watchpoints on
- * its RETURN_VALUE instructions, in every thread of its process
- * (pywatch.c says why each is safe).  CPython 3.11, x86-64. */
+ * RESUME kept un-specialized (3.11), or by a hardware watchpoint on its
+ * RESUME (3.12, 3.13), and its returns by hardware watchpoints on its
+ * RETURN_VALUE (and RETURN_CONST) instructions, in every thread of its
+ * process (pywatch.c says why each is safe).  CPython 3.11 to 3.13,
+ * x86-64. */
 #ifndef LP_PYWATCH_H
 #define LP_PYWATCH_H
 
@@ -16,7 +18,7 @@ struct lp_pywatch;
 
 /* Watches made with program prog_fd (lp_pywatch, a perf_event program),
  * code objects read by conf's offsets, their state in map pycodes_fd
- * (struct lp_trace_pycode). */
+ * (struct lp_trace_pycode); NULL for a version it does not know. */
 struct lp_pywatch *lp_pywatch__new(int prog_fd, int pycodes_fd, const struct lp_trace_py *conf);
 void lp_pywatch__free(struct lp_pywatch *w);
 

@@ -382,7 +382,7 @@ static struct pinfo *new_pinfo(struct lp_tracer *t, const struct lp_probe_point 
 	pi->ret = pt->ret;
 	pi->ret.name = NULL;
 	pi->insn = pt->insn;
-	pi->py_op = pt->py_op;
+	pi->py_every = pt->py_every;
 	t->py_watch |= pt->py_watch;
 	pi->ret_insn_probed = pt->cfg.kind == LP_PROBE_ENTRY && pt->returns == LP_RETURNS_INSN;
 	pi->ret_insn = pt->ret_insn;

@@ -47,7 +47,7 @@ struct pinfo {
 	int kind;
 	bool cal;		/* a calibration probe: its records are not written */
 	enum lp_insn insn;
-	const char *py_op;	/* LP_PROBE_PY: the opcode whose handler it is at, or its function */
+	bool py_every;		/* LP_PROBE_PY: a site every call passes (pyprobe.h) */
 	bool ret_insn_probed;	/* LP_PROBE_ENTRY: returns probed at instructions */
 	bool gate;		/* LP_PROBE_F_GATE: its open calls are no spans */
 	enum lp_insn ret_insn;	/* their class */

@@ -21,8 +21,7 @@
 /* A site of the python: probe every Python call passes. */
 static bool every_call(const struct pinfo *pi)
 {
-	return pi->kind == LP_PROBE_PY && !pi->cal && !pi->removing && !pi->removed && pi->py_op &&
-	       (!strcmp(pi->py_op, "RESUME_QUICK") || !strcmp(pi->py_op, "RETURN_VALUE"));
+	return pi->kind == LP_PROBE_PY && !pi->cal && !pi->removing && !pi->removed && pi->py_every;
 }
 
 /* Whether each target has a code object watched. */
@@ -91,6 +90,8 @@ static bool start(struct lp_tracer *t, const char *probe)
 	t->skel->bss->pywatch_ns = (uint64_t)t->pywatch_ns;
 	t->skel->bss->pywatch_in_ns = (uint64_t)inside;
 	t->pywatch = lp_pywatch__new(prog, bpf_map__fd(t->skel->maps.pycodes), &conf);
+	if (!t->pywatch)
+		return false;	/* not a version pyprobe.c finds watchable */
 	write_cost(t, probe);
 	return true;
 }

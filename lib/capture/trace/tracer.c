@@ -55,7 +55,7 @@ static const enum lp_kfeature needed[] = { LP_KF_BTF, LP_KF_RINGBUF, LP_KF_TP_BT
 
 static bool optional_prog(const struct bpf_program *prog)
 {
-	static const char *const names[] = { "lp_py", "lp_usdt", "lp_catch", "lp_tp",
+	static const char *const names[] = { "lp_py", "lp_pywatch", "lp_usdt", "lp_catch", "lp_tp",
 					     "lp_sys_enter", "lp_sys_exit", "lp_session", "lp_dl" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(bpf_program__name(prog), names[i]))
