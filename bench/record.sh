@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # lp-record beside perf record, in one run on the same machine:
 #  1. the slowdown of a fixed-work program (tests/workloads/fixedwork) at 99,
-#     999 and 4999 Hz: lp-record with frame pointers vs `perf record -g`, and
-#     lp-record --call-graph dwarf vs `perf record --call-graph dwarf`, each
-#     lp-record with its BPF backend and with --backend perf (what an
-#     ordinary user gets; best of REPS runs; the program's own wall and CPU
-#     time);
+#     999 and 4999 Hz: lp-record with frame pointers (and its default,
+#     auto) vs `perf record -g`, and lp-record --call-graph dwarf vs `perf
+#     record --call-graph dwarf`, each lp-record with its BPF backend and
+#     with --backend perf (what an ordinary user gets); REPS rounds of all
+#     in turn, by the program's own CPU time;
 #  2. the recorder's own CPU time per sample (user + system, /usr/bin/time),
 #     both backends;
 #  3. symbolization: cold and cached addresses per second (bench/symbench.c);
@@ -18,7 +18,7 @@
 set -eu
 . "$(dirname "$0")/common.bash"
 ROUNDS=${ROUNDS:-150}
-REPS=${REPS:-3}
+REPS=${REPS:-7}
 LONG_S=${LONG_S:-30}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -29,36 +29,59 @@ for c in perf /usr/bin/time; do
 done
 [ -x "$W/fixedwork" ] || { echo "bench/record.sh: build first (make test-build O=...)" >&2; exit 1; }
 
-# Runs "$@" (a recorder around fixedwork, or nothing) REPS times; prints the
-# fastest wall and CPU seconds fixedwork reports (the least disturbed run:
-# other load only ever adds time).
-measure() {
-	local i
-	for i in $(seq "$REPS"); do
-		"$@" "$W/fixedwork" "$ROUNDS" 2>&1 >/dev/null | grep -o 'wall_s=[0-9.]* cpu_s=[0-9.]*'
-	done | sed 's/wall_s=//; s/cpu_s=//' | awk 'NR == 1 || $1 < w { w = $1 } NR == 1 || $2 < c { c = $2 }
-		END { print w, c }'
+# Runs "$@" (a recorder around fixedwork, or nothing) once; prints the CPU
+# seconds fixedwork reports for itself (the sampling interrupts are
+# charged to it; the recorder's own work is not).
+cpu_of() {
+	"$@" "$W/fixedwork" "$ROUNDS" 2>&1 >/dev/null | sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p'
 }
 
 none() { "$@"; }
-lp_fp() { lp-record -F "$F" -o "$tmp/lp.lp" -- "$@"; }	# the default: auto
+lp_auto() { lp-record -F "$F" -o "$tmp/lp.lp" -- "$@"; }	# the default
+lp_fp() { lp-record -F "$F" --call-graph fp -o "$tmp/lp.lp" -- "$@"; }
 lp_dwarf() { lp-record -F "$F" --call-graph dwarf -o "$tmp/lp.lp" -- "$@"; }
-lp_perf_fp() { lp-record --backend perf -F "$F" -o "$tmp/lp.lp" -- "$@"; }
+lp_perf_fp() { lp-record --backend perf -F "$F" --call-graph fp -o "$tmp/lp.lp" -- "$@"; }
 lp_perf_dwarf() { lp-record --backend perf -F "$F" --call-graph dwarf -o "$tmp/lp.lp" -- "$@"; }
 perf_fp() { perf record -q -F "$F" -g -o "$tmp/perf.data" -- "$@"; }
 perf_dwarf() { perf record -q -F "$F" --call-graph dwarf -o "$tmp/perf.data" -- "$@"; }
+RECORDERS="lp_auto lp_fp lp_perf_fp perf_fp lp_dwarf lp_perf_dwarf perf_dwarf"
 
-echo "# 1. target slowdown: fixedwork $ROUNDS rounds, best of $REPS (wall s / cpu s; slowdown in CPU time,"
-echo "#    which the sampling interrupts are charged to; wall time is shown but other load swamps it)"
-read -r bw bc < <(measure none)
-printf '%-8s %-22s %s\n' Hz recorder "wall_s cpu_s slowdown"
-printf '%-8s %-22s %s %s\n' - none "$bw" "$bc"
+# Each round runs fixedwork untraced and under every recorder, in an order
+# turned by one each round, so drift in the machine's speed (this 2-CPU
+# guest's per-sample cost moves by up to 2x from second to second) falls
+# on all alike; a recorder's slowdown in a round is against that round's
+# untraced run, and lp's cost against its peer's is their ratio in the
+# same round: medians over REPS rounds, with the range.
+echo "# 1. target slowdown: fixedwork $ROUNDS rounds, the CPU time it reports, $REPS rounds of every"
+echo "#    recorder in turn: median slowdown [min, max] against the same round's untraced run, and"
+echo "#    lp's CPU time over its peer's in the same round (perf record -g for fp and auto, perf"
+echo "#    record --call-graph dwarf for dwarf)"
 for F in ${FREQS:-99 999 4999}; do
-	for r in lp_fp lp_perf_fp perf_fp lp_dwarf lp_perf_dwarf perf_dwarf; do
-		read -r w c < <(measure "$r")
-		printf '%-8s %-22s %s %s %+.1f%%\n' "$F" "$r" "$w" "$c" \
-			"$(awk -v c="$c" -v b="$bc" 'BEGIN { print 100 * (c - b) / b }')"
-	done
+	set -- none $RECORDERS
+	for i in $(seq "$REPS"); do
+		for r in "$@"; do echo "$i $r $(cpu_of "$r")"; done
+		set -- "${@:2}" "$1"		# the next round starts one further
+	done >"$tmp/cpu.$F"
+	awk -v F="$F" '
+		function med(a, n,   t, i, j, x) { for (i = 1; i <= n; i++) t[i] = a[i]
+			for (i = 2; i <= n; i++) { x = t[i]; for (j = i - 1; j > 0 && t[j] > x; j--) t[j + 1] = t[j]; t[j + 1] = x }
+			lo = t[1]; hi = t[n]; return n % 2 ? t[(n + 1) / 2] : (t[n / 2] + t[n / 2 + 1]) / 2 }
+		{ cpu[$1, $2] = $3; rounds[$1] = 1; names[$2] = 1 }
+		END {
+			split("lp_auto lp_fp lp_perf_fp perf_fp lp_dwarf lp_perf_dwarf perf_dwarf", order, " ")
+			for (k = 1; k <= 7; k++) {
+				r = order[k]; n = 0; m = 0
+				peer = r ~ /dwarf/ ? "perf_dwarf" : "perf_fp"
+				for (i in rounds) {
+					s[++n] = 100 * (cpu[i, r] - cpu[i, "none"]) / cpu[i, "none"]
+					if (r !~ /^perf/) q[++m] = cpu[i, r] / cpu[i, peer]
+				}
+				sd = med(s, n); slo = lo; shi = hi
+				line = sprintf("%-6s %-15s %+6.1f%% [%+.1f, %+.1f]", F, r, sd, slo, shi)
+				if (m) { qd = med(q, m); line = line sprintf("   vs %s %.3f [%.3f, %.3f]", peer, qd, lo, hi) }
+				print line
+			}
+		}' "$tmp/cpu.$F"
 done
 
 echo "# 1b. the BPF program's own time per sample (kernel.bpf_stats_enabled)"
