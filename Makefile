@@ -378,8 +378,11 @@ fuzz:
 	done
 
 # The filters' test files (their few BPF tests run too, with a sanitized
-# lp-record) under AddressSanitizer and UndefinedBehaviorSanitizer, every
-# check on, none recoverable, leaks included, and the two threaded filters
+# lp-record), and the producers' with real BPF (kernel-core: unwinding,
+# symbolizing, probe parsing, --inside, snapshots, python:; the control
+# FIFO; unwinding real binaries), under AddressSanitizer and
+# UndefinedBehaviorSanitizer, every check on, none recoverable, leaks
+# included, and the two threaded filters
 # under ThreadSanitizer: each build in an $(O) of its own, run by tests/run,
 # which counts any sanitizer report left in LP_SAN_LOGS as a failure (a report
 # from a program whose status a test ignores still fails the pass).  One
@@ -389,7 +392,8 @@ TSAN_O := $(O)-tsan
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN := -fsanitize=thread
 SAN_TESTS := lp-cat formats lp-collapse lp-diff lp-join lp-split split-auto split-selfcost lp-top heatmap pprof \
-	flamegraph fuzz corpus-collapse corpus-diff corpus-validate signals empty lp-split-branch lp-report
+	flamegraph fuzz corpus-collapse corpus-diff corpus-validate signals empty lp-split-branch lp-report \
+	kernel-core lp-trace-control unwind lp-symbolize
 TSAN_TESTS := lp-join lp-top signals
 SAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:log_path=$(1)/asan \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$(1)/ubsan \

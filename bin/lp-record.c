@@ -650,5 +650,10 @@ int main(int argc, char **argv)
 	}
 	if ((status = lp_producer__spawn(p)))
 		return lp_producer__abort(p, status);
-	return o.snapshot ? record_snapshots(&o, p) : record_samples(&o, p);
+	status = o.snapshot ? record_snapshots(&o, p) : record_samples(&o, p);
+	for (size_t i = 0; i < o.ninside; i++)
+		lp_probe_spec__free(o.inside[i]);
+	free(o.inside);
+	free(o.inside_names);
+	return status;
 }
