@@ -9,6 +9,7 @@
 #include "debuginfo/addr2line.h"
 #include "debuginfo/demangle.h"
 #include "debuginfo/dwarf.h"
+#include "debuginfo/elftab.h"
 #include "base/util.h"
 
 #include <gelf.h>
@@ -269,25 +270,15 @@ int lp_addr2line__symbol(struct lp_addr2line *a, const char *module, const char 
 	if (!elf)
 		return -1;
 	/* nm reads the static symbol table only. */
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		size_t n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym sym;
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			const char *s = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (s && !strcmp(s, name)) {
-				*value = sym.st_value;
-				return 0;
-			}
+	struct lp_elfsyms it;
+	GElf_Sym sym;
+	const char *s;
+	if (!lp_elfsyms__open(&it, elf, SHT_SYMTAB))
+		return -1;
+	while ((s = lp_elfsyms__next(&it, &sym)))
+		if (sym.st_shndx != SHN_UNDEF && !strcmp(s, name)) {
+			*value = sym.st_value;
+			return 0;
 		}
-	}
 	return -1;
 }

@@ -14,6 +14,7 @@
 #include "base/hashmap.h"
 #include "base/util.h"
 #include "capture/trace/hazard.h"
+#include "debuginfo/elftab.h"
 
 /* A file judged: its identity (keys are hashes of it), its soname and the
  * sonames it needs (DT_NEEDED), whether it can throw and why. */
@@ -82,24 +83,15 @@ static void read_deps(Elf *elf, const char *name, struct judged *j)
 {
 	const char *base = strrchr(name, '/');
 	snprintf(j->soname, sizeof(j->soname), "%s", base ? base + 1 : name);
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; d && i < n; i++) {
-			GElf_Dyn dyn;
-			if (!gelf_getdyn(d, (int)i, &dyn) || (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_SONAME))
-				continue;
-			const char *s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-			if (!s)
-				continue;
-			if (dyn.d_tag == DT_SONAME) {
-				snprintf(j->soname, sizeof(j->soname), "%s", s);
-				continue;
-			}
+	struct lp_elfdyn dyn;
+	int64_t tag;
+	const char *s;
+	if (!lp_elfdyn__open(&dyn, elf))
+		return;
+	while ((s = lp_elfdyn__next(&dyn, &tag))) {
+		if (tag == DT_SONAME) {
+			snprintf(j->soname, sizeof(j->soname), "%s", s);
+		} else if (tag == DT_NEEDED) {
 			j->needed = lp_reallocarray(j->needed, j->nneeded + 1, sizeof(*j->needed));
 			j->needed[j->nneeded++] = lp_strdup(s);
 		}

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "debuginfo/elftab.h"
+
 static Elf_Scn *section(Elf *elf, const char *name)
 {
 	size_t shstrndx;
@@ -78,39 +80,12 @@ void lp_hazard__file(Elf *elf, const char *path, bool go_syms, struct lp_hazard 
 	 * its personality routine, and may catch (cxx). */
 	if (section(elf, ".gcc_except_table"))
 		say(&hz->why, "%s has exception tables (.gcc_except_table)", base);
-	/* The libraries it needs, and what it imports. */
-	const char *loads = NULL;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNAMIC && sh.sh_type != SHT_DYNSYM))
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; d && i < n; i++) {
-			const char *name = NULL;
-			if (sh.sh_type == SHT_DYNAMIC) {
-				GElf_Dyn dyn;
-				if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED)
-					name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-				/* libgcc_s alone is no hazard: what the file
-				 * takes of it (below) says. */
-				if (name && linked_unwinder(name)) {
-					hz->unwinds = true;
-					if (strncmp(name, "libgcc_s", 8)) {
-						hz->cxx = true;
-						say(&hz->why, "%s links %s (exceptions unwind through return addresses)",
-						    base, name);
-					}
-				}
-				continue;
-			}
-			GElf_Sym sym;
-			if (!gelf_getsym(d, (int)i, &sym))
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name)
-				continue;
+	/* What it imports, and the libraries it needs. */
+	const char *loads = NULL, *name;
+	struct lp_elfsyms it;
+	GElf_Sym sym;
+	if (lp_elfsyms__open(&it, elf, SHT_DYNSYM))
+		while ((name = lp_elfsyms__next(&it, &sym))) {
 			if (!strcmp(name, "__gxx_personality_v0"))
 				hz->cxx = hz->unwinds = true;
 			if (sym.st_shndx != SHN_UNDEF)
@@ -132,7 +107,21 @@ void lp_hazard__file(Elf *elf, const char *path, bool go_syms, struct lp_hazard 
 			if (!strcmp(name, "dlopen") || !strcmp(name, "dlmopen"))
 				loads = name;
 		}
-	}
+	struct lp_elfdyn dyn;
+	int64_t tag;
+	if (lp_elfdyn__open(&dyn, elf))
+		while ((name = lp_elfdyn__next(&dyn, &tag))) {
+			/* libgcc_s alone is no hazard: what the file takes of
+			 * it (above) says. */
+			if (tag != DT_NEEDED || !linked_unwinder(name))
+				continue;
+			hz->unwinds = true;
+			if (strncmp(name, "libgcc_s", 8)) {
+				hz->cxx = true;
+				say(&hz->why, "%s links %s (exceptions unwind through return addresses)",
+				    base, name);
+			}
+		}
 	/* What it loads later is not known here, nor whether that throws
 	 * through the calls it makes back (a C program's callback into a C++
 	 * plugin): the tracer decides when it is loaded where the kernel lets

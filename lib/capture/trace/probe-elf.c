@@ -20,6 +20,7 @@
 #include "capture/trace/funcname.h"
 #include "capture/trace/usdt.h"
 #include "debuginfo/dwarf.h"
+#include "debuginfo/elftab.h"
 #include "debuginfo/procns.h"
 
 /* --- the file: its symbols and DWARF ---------------------------------- */
@@ -44,38 +45,22 @@ void lp_probe_elfobj_close(struct elfobj *o)
  * whether a .symtab was there. */
 static bool load_syms(struct elfobj *o, Elf *e)
 {
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	GElf_Shdr sh;
-	while ((scn = elf_nextscn(e, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-		else if (sh.sh_type == SHT_DYNSYM)
-			dynsym = scn;
-	}
-	scn = symtab ? symtab : dynsym;
-	if (!scn)
+	struct lp_elfsyms it;
+	bool symtab = lp_elfsyms__open(&it, e, SHT_SYMTAB);
+	if (!symtab && !lp_elfsyms__open(&it, e, SHT_DYNSYM))
 		return false;
-	gelf_getshdr(scn, &sh);
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
 	free(o->fs.syms);
 	o->fs.nsyms = 0;
-	o->fs.syms = lp_calloc(n ? n : 1, sizeof(*o->fs.syms));
-	for (size_t i = 0; data && i < n; i++) {
-		GElf_Sym s;
-		if (!gelf_getsym(data, (int)i, &s))
-			continue;
+	o->fs.syms = lp_calloc(it.n ? it.n : 1, sizeof(*o->fs.syms));
+	GElf_Sym s;
+	const char *name;
+	while ((name = lp_elfsyms__next(&it, &s))) {
 		int t = GELF_ST_TYPE(s.st_info);
 		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value)
 			continue;
-		const char *name = elf_strptr(e, sh.sh_link, s.st_name);
-		if (!name || !*name)
-			continue;
 		o->fs.syms[o->fs.nsyms++] = (struct lp_fsym){ name, s.st_value, s.st_size, t == STT_GNU_IFUNC };
 	}
-	return symtab != NULL;
+	return symtab;
 }
 
 int lp_probe_elfobj_open(struct elfobj *o, const char *path)
@@ -196,18 +181,18 @@ char *lp_probe_find_lib(const char *lib, pid_t pid)
 /* The directories of exe's DT_RPATH or DT_RUNPATH (ld.so takes RUNPATH
  * when both are there), $ORIGIN made exe's own directory; NULL when it
  * has neither.  pyenv's python3.11 finds its libpython so. */
-static char **run_paths(Elf *e, Elf_Data *d, const GElf_Shdr *sh, const char *exe, size_t *n)
+static char **run_paths(Elf *e, const char *exe, size_t *n)
 {
-	const char *rpath = NULL, *runpath = NULL;
-	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
-		GElf_Dyn dyn;
-		if (!gelf_getdyn(d, (int)i, &dyn))
-			continue;
-		if (dyn.d_tag == DT_RPATH)
-			rpath = elf_strptr(e, sh->sh_link, dyn.d_un.d_val);
-		else if (dyn.d_tag == DT_RUNPATH)
-			runpath = elf_strptr(e, sh->sh_link, dyn.d_un.d_val);
-	}
+	const char *rpath = NULL, *runpath = NULL, *s;
+	struct lp_elfdyn dyn;
+	int64_t tag;
+	if (lp_elfdyn__open(&dyn, e))
+		while ((s = lp_elfdyn__next(&dyn, &tag))) {
+			if (tag == DT_RPATH)
+				rpath = s;
+			else if (tag == DT_RUNPATH)
+				runpath = s;
+		}
 	const char *list = runpath ? runpath : rpath;
 	*n = 0;
 	if (!list)
@@ -244,20 +229,15 @@ static void add_needed(const char *exe, char ***files, size_t *n)
 	elf_version(EV_CURRENT);
 	int fd = open(exe, O_RDONLY | O_CLOEXEC);
 	Elf *e = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	while (e && (scn = elf_nextscn(e, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
+	struct lp_elfdyn dyn;
+	if (e && lp_elfdyn__open(&dyn, e)) {
 		size_t ndirs = 0;
-		char **dirs = d ? run_paths(e, d, &sh, exe, &ndirs) : NULL;
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-			const char *name;
+		char **dirs = run_paths(e, exe, &ndirs);
+		const char *name;
+		int64_t tag;
+		while ((name = lp_elfdyn__next(&dyn, &tag))) {
 			char *path = NULL;
-			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
-			    !(name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)))
+			if (tag != DT_NEEDED)
 				continue;
 			for (size_t k = 0; k < ndirs && !path; k++) {
 				path = lp_malloc(strlen(dirs[k]) + strlen(name) + 2);

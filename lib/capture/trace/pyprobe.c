@@ -28,6 +28,7 @@
 #include "base/util.h"
 #include "capture/python.h"
 #include "debuginfo/dwarf.h"
+#include "debuginfo/elftab.h"
 #include "debuginfo/insnflow.h"
 
 /* The opcodes whose handlers are probed, per version (Lib/opcode.py, and
@@ -100,8 +101,6 @@ static const unsigned char *bytes_at(Elf *elf, uint64_t vaddr, size_t size, size
 static void read_bin(struct bin *b)
 {
 	size_t n;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
 
 	if (elf_getphdrnum(b->elf, &n) == 0)
 		for (size_t i = 0; i < n; i++) {
@@ -113,35 +112,28 @@ static void read_bin(struct bin *b)
 			b->text = lp_reallocarray(b->text, b->ntext + 1, sizeof(*b->text));
 			b->text[b->ntext++] = (struct range){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz, false };
 		}
-	while ((scn = elf_nextscn(b->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+	struct lp_elfsyms it;
+	GElf_Sym s;
+	const char *name;
+
+	if (!lp_elfsyms__open(&it, b->elf, SHT_DYNSYM))
+		return;
+	while ((name = lp_elfsyms__next(&it, &s))) {
+		if (s.st_shndx == SHN_UNDEF)
 			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-
-		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-
-			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
-				continue;
-			const char *name = elf_strptr(b->elf, sh.sh_link, s.st_name);
-
-			if (!name)
-				continue;
-			if (!strcmp(name, "_PyRuntime"))
-				b->runtime = s.st_value;
-			else if (!strcmp(name, "Py_Version"))
-				b->version = s.st_value;
-			else if (!strcmp(name, "_PyEval_EvalFrameDefault"))
-				b->eval = (struct range){ s.st_value, s.st_value + s.st_size, false };
-			else if (!strcmp(name, "PyTraceBack_Here") && GELF_ST_TYPE(s.st_info) == STT_FUNC)
-				b->traceback = s.st_value;
-			else if (!strcmp(name, "_PyEval_FrameClearAndPop") &&
-				 GELF_ST_TYPE(s.st_info) == STT_FUNC)
-				b->clear_pop = s.st_value;
-			if (GELF_ST_TYPE(s.st_info) == STT_FUNC && s.st_size) {
-				b->funcs = lp_reallocarray(b->funcs, b->nfuncs + 1, sizeof(*b->funcs));
-				b->funcs[b->nfuncs++] = (struct range){ s.st_value, s.st_value + s.st_size, false };
-			}
+		if (!strcmp(name, "_PyRuntime"))
+			b->runtime = s.st_value;
+		else if (!strcmp(name, "Py_Version"))
+			b->version = s.st_value;
+		else if (!strcmp(name, "_PyEval_EvalFrameDefault"))
+			b->eval = (struct range){ s.st_value, s.st_value + s.st_size, false };
+		else if (!strcmp(name, "PyTraceBack_Here") && GELF_ST_TYPE(s.st_info) == STT_FUNC)
+			b->traceback = s.st_value;
+		else if (!strcmp(name, "_PyEval_FrameClearAndPop") && GELF_ST_TYPE(s.st_info) == STT_FUNC)
+			b->clear_pop = s.st_value;
+		if (GELF_ST_TYPE(s.st_info) == STT_FUNC && s.st_size) {
+			b->funcs = lp_reallocarray(b->funcs, b->nfuncs + 1, sizeof(*b->funcs));
+			b->funcs[b->nfuncs++] = (struct range){ s.st_value, s.st_value + s.st_size, false };
 		}
 	}
 }

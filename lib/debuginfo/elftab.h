@@ -1,0 +1,43 @@
+/* elftab.h - an ELF file's symbol tables and dynamic section, read one
+ * way: the static symbol table (.symtab) or the dynamic one (.dynsym), each
+ * named symbol in turn, and the dynamic entries that name a string
+ * (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH).  What reads raw tables
+ * uses it (lp-trace's probes, the libraries they need, their python: sites
+ * and hazards, lp-symbolize's nm lookups); the symbolizer's modules read
+ * their symbols through libdwfl, which merges the tables (and a
+ * MiniDebugInfo's). */
+#ifndef LP_ELFTAB_H
+#define LP_ELFTAB_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct lp_elfsyms {
+	Elf *elf;
+	Elf_Data *data;
+	size_t strtab;		/* the names' section */
+	size_t n, i;
+};
+
+/* Opens e's table of sh_type (SHT_SYMTAB or SHT_DYNSYM) into *it: false
+ * when e has none. */
+bool lp_elfsyms__open(struct lp_elfsyms *it, Elf *e, unsigned sh_type);
+/* The next symbol with a name, into *sym: its name, or NULL at the end. */
+const char *lp_elfsyms__next(struct lp_elfsyms *it, GElf_Sym *sym);
+
+struct lp_elfdyn {
+	Elf *elf;
+	Elf_Data *data;
+	size_t strtab;
+	size_t n, i;
+};
+
+/* Opens e's dynamic section into *it: false when e has none. */
+bool lp_elfdyn__open(struct lp_elfdyn *it, Elf *e);
+/* The next entry that names a string (DT_NEEDED, DT_SONAME, DT_RPATH,
+ * DT_RUNPATH), its tag into *tag: the string, or NULL at the end. */
+const char *lp_elfdyn__next(struct lp_elfdyn *it, int64_t *tag);
+
+#endif
