@@ -369,9 +369,16 @@ shop_medians() {
 	assert_output 1
 	run -0 cat "$T/s.err"
 	assert_line --regexp "^lp-trace: python: only the calls of the code named trap now, at its start \(a breakpoint, [0-9.]+ us\) and its returns \(hardware watchpoints, [0-9.]+ us each\): [0-9]+ traps a second, ~[0-9]+% of the CPU time the targets used\$"
-	# A trap at each return, and one more as the interpreter quickens the
-	# code (it reads every instruction once, from RESUME's handler).
-	assert_line --regexp "^lp-trace: $orders records, 0 events lost; python: [0-9]+ traps \($((orders + 1)) at hardware watchpoints\), "
+	# A trap at each return once the code is armed, and one more as the
+	# interpreter quickens it (it reads every instruction once, from
+	# RESUME's handler, at its 9th call): orders + 1 when lp-trace arms
+	# it within the first call, as on a quiet machine; beside a busy one
+	# the first orders' returns may come first (12,797 for 12,800 orders
+	# in a clean-clone run), seen at RETURN_VALUE's breakpoint, which
+	# stays until then.
+	run -0 sed -n "s/^lp-trace: $orders records, 0 events lost; python: [0-9]* traps (\([0-9]*\) at hardware watchpoints), .*/\1/p" "$T/s.err"
+	[ -n "$output" ] || fail "no count of watched traps: $(cat "$T/s.err")"
+	between "$output" "$((orders - 20))" "$((orders + 1))"
 	# Three threads started once the code is watched: theirs are
 	# watched as they start (the perf events are inherited).
 	out=$(lp-trace -o "$T/th.lp" python:Shop.checkout -- "$PYTHON" "$LP_TOP/tests/workloads/pyshop.py" 0.6 3 2>"$T/th.err")
