@@ -11,7 +11,10 @@
 # took by its own clock, in ns, one a line in order (a sleep the machine
 # made longer is longer there too), and how many times the thread was
 # preempted meanwhile (ru_nivcsw: a preemption just outside the call is in
-# that time, not in the call's).
+# that time, not in the call's).  With PYSPAN_FAILS=FILE it writes there,
+# for each call of fails, the monotonic clock (lp's) just before the call
+# and once the exception was caught and the generator that follows has
+# returned, in ns, a pair a line.
 #
 # usage: python3.11 pyspan.py N sleep|spin [EVERY]
 import os
@@ -21,6 +24,7 @@ import time
 
 MODE = sys.argv[2]
 EVERY = int(sys.argv[3]) if len(sys.argv) > 3 else 10
+FAILS = []
 
 
 def spin(n):
@@ -77,11 +81,14 @@ def handle_request(i, shop, cart):
     cart.checkout(i)
     checkout(i)
     if i % 5 == 0:
+        t = time.monotonic_ns()
         try:
             fails(i)
         except ValueError:
             pass
     n = sum(numbers(3))
+    if i % 5 == 0:
+        FAILS.append((t, time.monotonic_ns()))
     if i % 5 == 0 and MODE == "sleep":
         time.sleep(0.01)  # after the generator's return: fails has ended
     return n
@@ -100,6 +107,9 @@ def main():
     if "PYSPAN_TIMES" in os.environ:
         with open(os.environ["PYSPAN_TIMES"], "w") as f:
             f.write("".join("%d %d\n" % t for t in times))
+    if "PYSPAN_FAILS" in os.environ:
+        with open(os.environ["PYSPAN_FAILS"], "w") as f:
+            f.write("".join("%d %d\n" % t for t in FAILS))
     print("requests=%d slow=%d fails=%d" % (n, sum(1 for i in range(n) if i % EVERY == 3),
                                             sum(1 for i in range(n) if i % 5 == 0)))
 
