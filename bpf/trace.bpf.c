@@ -1400,7 +1400,8 @@ static __noinline int py_return(struct lp_trace_stack *st, struct py_ret *r)
 
 /* An exception has reached frame r->frame (PyTraceBack_Here): the open
  * spans of frames above it, on its chain of callees, are gone: ended now,
- * marked unwound; its own stays open (it may catch the exception). */
+ * marked unwound; its own stays open (it may catch the exception), marked
+ * raised. */
 static __noinline int py_unwound(struct lp_trace_stack *st, struct py_ret *r)
 {
 	__u32 zero = 0;
@@ -1410,10 +1411,16 @@ static __noinline int py_unwound(struct lp_trace_stack *st, struct py_ret *r)
 		return 0;
 	struct py_pop pp = { .st = st, .r = r, .c = c, .cur = r->frame };
 	bpf_loop(LP_TRACE_MAX_DEPTH + 2, py_walk_step, &pp, 0);
-	if (!pp.normal)
-		return 0;
-	pp.normal = 0;
-	bpf_loop(LP_TRACE_MAX_DEPTH + 1, py_pop_step, &pp, 0);
+	if (pp.normal) {
+		pp.normal = 0;
+		bpf_loop(LP_TRACE_MAX_DEPTH + 1, py_pop_step, &pp, 0);
+	}
+	__u32 d = st->depth;
+	if (d && d <= LP_TRACE_MAX_DEPTH) {
+		struct lp_trace_frame *top = &st->frames[(d - 1) & (LP_TRACE_MAX_DEPTH - 1)];
+		if (top->sp == r->frame)
+			top->flags |= LP_FRAME_F_RAISED;
+	}
 	return 0;
 }
 
@@ -1478,6 +1485,7 @@ static __always_inline struct lp_trace_frame *py_open(struct lp_trace_stack *st,
 	f->sp = frame;
 	f->ret = code;
 	f->probe = probe;
+	f->flags = 0;
 	f->lp0 = st->lp_ns;
 	__builtin_memset(f->vals, 0, sizeof(f->vals));
 	f->vals[0] = code;
@@ -1488,9 +1496,10 @@ static __always_inline struct lp_trace_frame *py_open(struct lp_trace_stack *st,
 }
 
 /* A start at r->frame (running r->code, at r->now) where one is open
- * already: from 3.12 on, when it is the innermost one's, the same start
- * seen again (struct lp_trace_py, pops): true, and nothing is to be done;
- * else the spans open at the frame's address are of frames gone unseen,
+ * already: from 3.12 on, when it is the innermost one's and no exception
+ * was raised in it, the same start seen again (struct lp_trace_py, pops):
+ * true, and nothing is to be done; else the spans open at the frame's
+ * address are of frames gone unseen,
  * and end (r->acc set to the thread's lp_ns: r is the caller's scratch,
  * one on the stack where the verifier counts every frame's). */
 static __always_inline bool py_started(const struct lp_trace_py *c, struct lp_trace_stack *st,
@@ -1500,7 +1509,7 @@ static __always_inline bool py_started(const struct lp_trace_py *c, struct lp_tr
 		return false;
 	if (c->pops) {
 		struct lp_trace_frame *top = &st->frames[(st->depth - 1) & (LP_TRACE_MAX_DEPTH - 1)];
-		if (top->sp == r->frame && top->ret == r->code)
+		if (top->sp == r->frame && top->ret == r->code && !(top->flags & LP_FRAME_F_RAISED))
 			return true;
 	}
 	r->acc = st->lp_ns;

@@ -223,13 +223,18 @@ struct lp_trace_pycode {
 	unsigned int probe;	/* the python: probe whose site matched it */
 };
 
+/* An exception was raised in the python: span's frame (PyTraceBack_Here
+ * there): a start at its address is a new call, not its own seen again
+ * (an exception C code swallowed leaves the frame with no probe seeing). */
+#define LP_FRAME_F_RAISED 1u
+
 struct lp_trace_frame {
 	unsigned long long ts;
 	unsigned long long sp;	/* the stack pointer at entry: it says which return is ours */
 	unsigned long long ret;	/* the return address at entry, before the kernel hijacks it */
 	unsigned long long lp0;	/* the thread's lp_ns after this entry's own hit */
 	unsigned int probe;
-	unsigned int pad;
+	unsigned int flags;	/* LP_FRAME_F_* */
 	unsigned long long vals[LP_TRACE_MAX_CAPS];
 	char strs[LP_TRACE_MAX_STRS][LP_TRACE_STR_MAX];
 };

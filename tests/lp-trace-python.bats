@@ -209,6 +209,30 @@ watched_lp_ns() {
 	done
 }
 
+@test "lp-trace: python: an exception C code swallows (hasattr on a raising property): a span per call, ended unwound" {
+	require_root
+	local v py mode
+	for v in 3.11 3.12 3.13; do
+		if [ "$v" = 3.11 ]; then py=$PYTHON; else require_pyenv "$v"; py=$PYX; fi
+		for mode in watched every; do
+			[ "$mode" = watched ] && unset LP_HIDE_FEATURES || export LP_HIDE_FEATURES=hw_watch
+			# No probe sees the frame go; the next call's frame
+			# starts at its address: the old span ends there,
+			# unwound (the last one is open at the end), not taken
+			# for the same start seen twice.
+			run -0 --separate-stderr lp-trace -o "$T/s.lp" python:Thing.missing -- \
+				"$py" "$LP_TOP/tests/workloads/pyswallow.py" 50
+			assert_output "calls=50"
+			run -0 awk -F'\t' '$1 == "span" { n++
+				if ($6 != "python:Thing.missing" || $2 < prev) bad++
+				if ($3 != "-") { if ($NF != "unwound=1" || $3 < $2) bad++; prev = $3 } else open++ }
+				END { print n + 0, bad + 0, open + 0 }' "$T/s.lp"
+			[ "$output" = "50 0 1" ] || [ "$output" = "50 0 0" ] || fail "$v $mode: spans, bad, open: $output"
+		done
+		unset LP_HIDE_FEATURES
+	done
+}
+
 @test "lp-trace: python:Shop.checkout in pyenv's 3.12 and 3.13 traps at its start and returns alone: the shop at >= 60% of its speed untraced" {
 	require_root
 	local v plain traced
