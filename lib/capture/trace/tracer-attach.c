@@ -182,6 +182,42 @@ union lp_uprobe_multi_attr {
 	char size[128];
 };
 
+/* lp_py loaded for uprobe-multi links: a copy of its instructions alone
+ * is refused (its bpf_loop callbacks need the BTF of its functions, which
+ * libbpf gives only to what it loads itself), so the object is opened
+ * again, every map the loaded one's, and only lp_py loaded.  Its fd, or -1
+ * with errno set. */
+static int load_py_multi(struct lp_tracer *t)
+{
+	struct trace_bpf *s = trace_bpf__open();
+	struct bpf_map *m;
+	struct bpf_program *p;
+
+	if (!s)
+		return -1;
+	bpf_object__for_each_map(m, s->obj) {
+		struct bpf_map *own = bpf_object__find_map_by_name(t->skel->obj, bpf_map__name(m));
+		if (!own || bpf_map__reuse_fd(m, bpf_map__fd(own)) < 0)
+			goto fail;
+	}
+	bpf_object__for_each_program(p, s->obj)
+		bpf_program__set_autoload(p, p == s->progs.lp_py);
+	bpf_program__set_expected_attach_type(s->progs.lp_py,
+					      (enum bpf_attach_type)LP_BPF_TRACE_UPROBE_MULTI);
+	int err = trace_bpf__load(s);
+	if (err) {
+		errno = -err;
+		goto fail;
+	}
+	t->pyskel = s;
+	return bpf_program__fd(s->progs.lp_py);
+fail:;
+	int e = errno;
+	trace_bpf__destroy(s);
+	errno = e;
+	return -1;
+}
+
 /* The copy of prog loaded for uprobe-multi links (the same instructions,
  * maps already in them; the attach type is fixed at load), or -1 when the
  * kernel refuses it (then perf-event uprobes are used). */
@@ -201,8 +237,10 @@ static int multi_prog(struct lp_tracer *t, struct bpf_program *prog, int slot)
 	}
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = (enum bpf_attach_type)LP_BPF_TRACE_UPROBE_MULTI);
-	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, bpf_program__name(prog), "GPL",
-			       bpf_program__insns(prog), bpf_program__insn_cnt(prog), &o);
+	int fd = slot == MULTI_PY ? load_py_multi(t)
+				  : bpf_prog_load(BPF_PROG_TYPE_KPROBE, bpf_program__name(prog), "GPL",
+						  bpf_program__insns(prog),
+						  bpf_program__insn_cnt(prog), &o);
 	if (fd < 0 && t->verbose)
 		lp_error_errno("note: %s: no uprobe-multi link (perf-event uprobes instead)",
 			       bpf_program__name(prog));
@@ -221,7 +259,7 @@ static bool no_multi_links(struct lp_tracer *t)
 	if (t->verbose)
 		lp_error_errno("note: no uprobe-multi links (perf-event uprobes instead)");
 	for (int i = 0; i < MULTI_N; i++) {
-		if (t->mprog[i] > 0 && i != MULTI_SESSION)
+		if (t->mprog[i] > 0 && multi_copied(i))
 			close(t->mprog[i]);
 		t->mprog[i] = -1;
 	}

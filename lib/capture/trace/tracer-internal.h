@@ -99,6 +99,13 @@ struct cls_cost {
 enum { MULTI_ENTRY, MULTI_RETURN, MULTI_RET_INSN, MULTI_POINT, MULTI_CATCH, MULTI_PY, MULTI_DL,
        MULTI_SESSION, MULTI_N };
 
+/* Whether slot's program is a copy lp-trace loaded and closes, not one a
+ * skeleton owns (lp_session; lp_py, loaded again in pyskel). */
+static inline bool multi_copied(int slot)
+{
+	return slot != MULTI_SESSION && slot != MULTI_PY;
+}
+
 /* A code object a python: probe matched (LP_EV_PYCODE), which names its
  * spans: "python:" and its qualified name, its file and first line. */
 struct pycode {
@@ -151,6 +158,9 @@ struct removal {
 
 struct lp_tracer {
 	struct trace_bpf *skel;
+	/* The object again, every map shared, with only lp_py loaded, for
+	 * uprobe-multi links (tracer-attach.c, multi_prog); NULL until then. */
+	struct trace_bpf *pyskel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int *link_owner;		/* the probe each link serves, -1: none */

@@ -566,12 +566,13 @@ void lp_tracer__free(struct lp_tracer *t)
 	free(t->tevs);
 	free(t->targets_covered);
 	for (int i = 0; i < MULTI_N; i++)
-		if (t->mprog[i] > 0 && i != MULTI_SESSION)
+		if (t->mprog[i] > 0 && multi_copied(i))
 			close(t->mprog[i]);
 	free(t->kids);
 	free(t->pfiles);
 	free(t->targets);
 	ring_buffer__free(t->rb);
+	trace_bpf__destroy(t->pyskel);
 	trace_bpf__destroy(t->skel);
 	for (size_t i = 0; i < t->nprobes; i++) {
 		free(t->probes[i].name);
