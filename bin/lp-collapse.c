@@ -340,18 +340,8 @@ static void every(const struct options *o, struct lp_window *win, int64_t *next,
  * program, else the one on PATH. */
 static struct lp_inline_coproc *inline_resolver(void)
 {
-	char self[4096], *prog = NULL;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash && asprintf(&prog, "%.*s/lp-symbolize", (int)(slash - self), self) > 0 &&
-		    access(prog, X_OK) < 0) {
-			free(prog);
-			prog = NULL;
-		}
-	}
-	char *argv[] = { prog ? prog : "lp-symbolize", "--addr2line", NULL };
+	char *prog = lp_sibling_program("lp-symbolize");
+	char *argv[] = { prog, "--addr2line", NULL };
 	struct lp_inline_coproc *c = lp_inline_coproc__new(argv);
 	free(prog);
 	return c;

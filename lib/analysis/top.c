@@ -14,8 +14,6 @@
  * grows large the map is renormalised to a new ref and entries that became
  * negligible are dropped, which bounds it. */
 #include <math.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +21,7 @@
 
 #include "stream/frame.h"
 #include "base/hashmap.h"
+#include "analysis/feed.h"
 #include "analysis/top.h"
 #include "base/stop.h"
 #include "base/util.h"
@@ -497,61 +496,66 @@ int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts 
 	return lines;
 }
 
+void lp_top__view(struct lp_top *t, struct lp_top_view *out)
+{
+	struct view v;
+	char *buf = NULL;
+	size_t buf_cap = 0, nfuncs;
+
+	view_build(t, &v);
+	if (v.n)
+		qsort(v.entries, v.n, sizeof(*v.entries), cmp_entry);
+	struct func **funcs = view_funcs(&v, t->o.sort, &nfuncs, &buf, &buf_cap);
+	free(buf);
+	memset(out, 0, sizeof(*out));
+	out->total = v.total;
+	out->count = v.count;
+	out->nstacks = v.n;
+	out->stacks = lp_calloc(v.n ? v.n : 1, sizeof(*out->stacks));
+	for (size_t i = 0; i < v.n; i++)
+		out->stacks[i] = (struct lp_top_stack_row){ v.entries[i].stack, v.entries[i].weight };
+	out->nfuncs = nfuncs;
+	out->funcs = lp_calloc(nfuncs ? nfuncs : 1, sizeof(*out->funcs));
+	for (size_t i = 0; i < nfuncs; i++) {
+		out->funcs[i] = (struct lp_top_func_row){ funcs[i]->name, funcs[i]->module,
+							  funcs[i]->self, funcs[i]->total };
+		free(funcs[i]);
+	}
+	free(funcs);
+	free(v.entries);
+}
+
+void lp_top_view__free(struct lp_top_view *v)
+{
+	for (size_t i = 0; i < v->nfuncs; i++)
+		free(v->funcs[i].name);
+	free(v->funcs);
+	free(v->stacks);
+	memset(v, 0, sizeof(*v));
+}
+
 /* --- fed by reader threads ---------------------------------------------- */
 
 struct lp_top_feed {
-	pthread_mutex_t lock;
+	struct lp_feed *feed;
 	struct lp_top *top;
-	struct lp_top_feed_state st;
-	int wake_fd;
-	int n;
-	pthread_t *threads;
+	int64_t first_time, latest_arrival;
 };
 
-struct feed_input {
-	struct lp_top_feed *f;
-	struct lp_reader *reader;
-};
-
-static void *feed_read(void *arg)
+static void feed_sample(void *sink, const struct lp_record *rec, int64_t now)
 {
-	struct feed_input *in = arg;
-	struct lp_top_feed *f = in->f;
-	struct lp_reader *reader = in->reader;
-	struct lp_record rec;
-	int rc;
+	struct lp_top_feed *f = sink;
 
-	free(in);
-	while ((rc = lp_reader__next(reader, &rec)) > 0) {
-		if (rec.kind == LP_REC_LOST) {
-			pthread_mutex_lock(&f->lock);
-			f->st.lost += rec.lost.count;
-			pthread_mutex_unlock(&f->lock);
-			continue;
-		}
-		if (rec.kind != LP_REC_SAMPLE || !rec.sample.stack)
-			continue;
-		int64_t now = lp_monotonic_ns();
-		/* Folded input and some perf scripts carry no time: their
-		 * samples are placed by arrival. */
-		int64_t t = rec.sample.time_ns != LP_TIME_NONE ? rec.sample.time_ns : now;
-		pthread_mutex_lock(&f->lock);
-		if (f->st.first_time == LP_TIME_NONE || t < f->st.first_time)
-			f->st.first_time = t;
-		if (lp_top__latest(f->top) == LP_TIME_NONE || t > lp_top__latest(f->top))
-			f->st.latest_arrival = now;
-		lp_top__add(f->top, t, rec.sample.stack, rec.sample.weight);
-		pthread_mutex_unlock(&f->lock);
-	}
-	pthread_mutex_lock(&f->lock);
-	f->st.readers_left--;
-	if (rc < 0)
-		f->st.failed = true;
-	pthread_mutex_unlock(&f->lock);
-	char c = 'e';
-	ssize_t w = write(f->wake_fd, &c, 1);
-	(void)w;		/* a full pipe already holds a wake-up */
-	return NULL;
+	if (rec->kind != LP_REC_SAMPLE || !rec->sample.stack)
+		return;
+	/* Folded input and some perf scripts carry no time: their samples
+	 * are placed by arrival. */
+	int64_t t = rec->sample.time_ns != LP_TIME_NONE ? rec->sample.time_ns : now;
+	if (f->first_time == LP_TIME_NONE || t < f->first_time)
+		f->first_time = t;
+	if (lp_top__latest(f->top) == LP_TIME_NONE || t > lp_top__latest(f->top))
+		f->latest_arrival = now;
+	lp_top__add(f->top, t, rec->sample.stack, rec->sample.weight);
 }
 
 struct lp_top_feed *lp_top_feed__start(struct lp_top *t, struct lp_reader **readers, int n,
@@ -559,62 +563,44 @@ struct lp_top_feed *lp_top_feed__start(struct lp_top *t, struct lp_reader **read
 {
 	struct lp_top_feed *f = lp_calloc(1, sizeof(*f));
 
-	pthread_mutex_init(&f->lock, NULL);
 	f->top = t;
-	f->st.first_time = LP_TIME_NONE;
-	f->st.readers_left = n;
-	f->wake_fd = wake_fd;
-	f->n = n;
-	f->threads = lp_calloc(n, sizeof(*f->threads));
-	/* Signals go to the main thread alone (the readers inherit this mask):
-	 * its handler then never runs beside the main thread's own exit path,
-	 * both restoring the terminal (ThreadSanitizer saw that race).  The
-	 * readers still end on a second SIGINT: lp_stop__reading wakes them
-	 * through a pipe. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (int i = 0; i < n; i++) {
-		struct feed_input *in = lp_calloc(1, sizeof(*in));
-		in->f = f;
-		in->reader = readers[i];
-		int err = pthread_create(&f->threads[i], NULL, feed_read, in);
-		if (err)
-			lp_die(1, "cannot start a reader thread: %s", strerror(err));
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	f->first_time = LP_TIME_NONE;
+	f->feed = lp_feed__start(readers, n, wake_fd, feed_sample, f);
 	return f;
 }
 
 void lp_top_feed__lock(struct lp_top_feed *f, struct lp_top_feed_state *st)
 {
-	pthread_mutex_lock(&f->lock);
+	struct lp_feed_state fs;
+
+	lp_feed__lock(f->feed, &fs);
 	if (st)
-		*st = f->st;
+		*st = (struct lp_top_feed_state){ .first_time = f->first_time,
+						  .latest_arrival = f->latest_arrival,
+						  .lost = fs.lost,
+						  .readers_left = fs.readers_left,
+						  .failed = fs.failed };
 }
 
 void lp_top_feed__unlock(struct lp_top_feed *f)
 {
-	pthread_mutex_unlock(&f->lock);
+	lp_feed__unlock(f->feed);
 }
 
 void lp_top_feed__join(struct lp_top_feed *f)
 {
-	for (int i = 0; i < f->n; i++)
-		pthread_join(f->threads[i], NULL);
+	lp_feed__join(f->feed);
 }
 
 void lp_top_feed__abandon(struct lp_top_feed *f)
 {
-	for (int i = 0; i < f->n; i++)
-		pthread_detach(f->threads[i]);
+	lp_feed__abandon(f->feed);
 }
 
 void lp_top_feed__free(struct lp_top_feed *f)
 {
 	if (!f)
 		return;
-	pthread_mutex_destroy(&f->lock);
-	free(f->threads);
+	lp_feed__free(f->feed);
 	free(f);
 }

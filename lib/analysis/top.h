@@ -63,6 +63,29 @@ struct lp_top_report_opts {
  * view ending at the latest advance.  Returns the number of lines written. */
 int lp_top__report(struct lp_top *t, FILE *out, const struct lp_top_report_opts *ro);
 
+/* The view ending at the latest advance, for writers other than the text
+ * report (lp-serve's JSON): its stacks, most weight first, and its
+ * functions, ordered as the report orders them. */
+struct lp_top_stack_row {
+	const struct lp_stack *stack;
+	double weight;
+};
+struct lp_top_func_row {
+	char *name;
+	const char *module;	/* basename; "" when unknown */
+	double self, total;	/* total counts a function once per stack */
+};
+struct lp_top_view {
+	struct lp_top_stack_row *stacks;
+	size_t nstacks;
+	struct lp_top_func_row *funcs;
+	size_t nfuncs;
+	double total;
+	uint64_t count;		/* samples in the view */
+};
+void lp_top__view(struct lp_top *t, struct lp_top_view *v);
+void lp_top_view__free(struct lp_top_view *v);
+
 struct lp_top_stats {
 	uint64_t samples;	/* added */
 	uint64_t dropped;	/* older than the window when they came */

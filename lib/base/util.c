@@ -563,3 +563,19 @@ int lp_cmp_i64(const void *a, const void *b)
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
 }
+
+char *lp_sibling_program(const char *name)
+{
+	char self[4096], *prog = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash && asprintf(&prog, "%.*s/%s", (int)(slash - self), self, name) > 0 &&
+		    access(prog, X_OK) == 0)
+			return prog;
+		free(prog);
+	}
+	return lp_strdup(name);
+}

@@ -36,6 +36,9 @@ void *lp_calloc(size_t n, size_t size);
 void *lp_realloc(void *p, size_t size);
 void *lp_reallocarray(void *p, size_t n, size_t size);
 char *lp_strdup(const char *s);
+/* Another of lp's programs, NAME: the one installed beside this one (the
+ * build's or the install's bin/), else NAME alone, for PATH.  Malloc'd. */
+char *lp_sibling_program(const char *name);
 char *lp_strndup(const char *s, size_t n);
 /* Makes *buf (of *cap bytes, NULL and 0 at first) hold at least need bytes,
  * doubling: the growable buffers that keep strings of any length. */
