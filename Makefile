@@ -43,7 +43,7 @@ LIBPERF_LIBS := $(LIBPERF)/lib/libperf.a $(LIBPERF)/lib/libapi.a
 # install, make demo and make dig need nothing more):
 DEB_BUILD := gcc make pkg-config clang libbpf-dev libdw-dev libelf-dev \
 	libtraceevent-dev zlib1g-dev bpftool libiberty-dev libcapstone-dev \
-	$(LINUX_SOURCE) xz-utils
+	libmicrohttpd-dev $(LINUX_SOURCE) xz-utils
 # To test (make test-deps, with the build's): the suite's tools, the
 # browser it renders SVGs in, the servers and toolchains it profiles, and
 # what builds the test workloads: g++ (C++), golang-go (Go), systemtap-sdt-dev
@@ -150,6 +150,7 @@ check-pkgs:
 	@command -v $(BPFTOOL) >/dev/null || { echo "lp: bpftool not found: install bpftool (make deps)" >&2; exit 1; }
 	@test -r /usr/include/libiberty/demangle.h || { echo "lp: libiberty/demangle.h not found: install libiberty-dev (make deps)" >&2; exit 1; }
 	@test -r /usr/include/capstone/capstone.h || { echo "lp: capstone/capstone.h not found: install libcapstone-dev (make deps)" >&2; exit 1; }
+	@test -r /usr/include/microhttpd.h || { echo "lp: microhttpd.h not found: install libmicrohttpd-dev (make deps)" >&2; exit 1; }
 
 # The test workloads' compilers and headers, from make test-deps.
 .PHONY: check-test-pkgs
@@ -241,6 +242,15 @@ $(O)/lib/output/report-html.h: lib/output/report.html
 	  { echo "lp: $<: not exactly one /*LP-REPORT-DATA*/null marker" >&2; exit 1; }
 	$(Q){ echo 'static const char lp_report_html[] ='; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/?/\\?/g; s/^/"/; s/$$/\\n"/' $<; echo ';'; } > $@
+# lp-serve's page (lib/serve/serve.html), the same way.
+$(O)/lib/serve/serve-html.h: lib/serve/serve.html
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q){ echo 'static const char lp_serve_html[] ='; \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/?/\\?/g; s/^/"/; s/$$/\\n"/' $<; echo ';'; } > $@
+$(O)/lib/serve/page.o: $(O)/lib/serve/serve-html.h
+$(O)/lib/serve/page.o: LP_CFLAGS += -I$(O)/lib/serve
+
 $(O)/lib/output/reportpage.o: $(O)/lib/output/report-html.h
 $(O)/lib/output/reportpage.o: LP_CFLAGS += -I$(O)/lib/output
 
@@ -264,6 +274,15 @@ $(O)/bin/%: bin/%.c $(O)/liblp.a $(O)/flags
 	@mkdir -p $(@D) $(O)/dep/bin
 	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -MF $(O)/dep/bin/$*.d $(LDFLAGS) $< $(O)/liblp.a \
 		$(LP_LDLIBS) -o $@
+
+# lp-serve: a filter's layers, its own (lib/serve/: libmicrohttpd), no
+# more.
+SERVE_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/serve/*.c))
+$(O)/bin/lp-serve: bin/lp-serve.c $(SERVE_OBJS) $(O)/liblp-filter.a $(O)/flags
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D) $(O)/dep/bin
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -MF $(O)/dep/bin/lp-serve.d $(LDFLAGS) $< $(SERVE_OBJS) \
+		$(O)/liblp-filter.a $(FILTER_LDLIBS) -lmicrohttpd -o $@
 
 $(FILTER_PROGS): $(O)/bin/%: bin/%.c $(O)/liblp-filter.a $(O)/flags
 	$(call msg,LINK,$@)
@@ -419,7 +438,9 @@ sanitize: test-deps
 # linked with at run time, so there is none: libdw's one call (for
 # libdebuginfod.so.1) goes to lib/debuginfo/nodlopen.c, which fails it.
 STATIC_O := $(O)/static
-STATIC_PROGS := $(patsubst bin/%.c,$(STATIC_O)/bin/%,$(wildcard bin/lp-*.c))
+# Not lp-serve: libmicrohttpd brings GnuTLS, which Debian ships no static
+# library of; the page is served where a browser is, not on the host traced.
+STATIC_PROGS := $(patsubst bin/%.c,$(STATIC_O)/bin/%,$(filter-out bin/lp-serve.c,$(wildcard bin/lp-*.c)))
 STATIC_FILTER_PROGS := $(patsubst %,$(STATIC_O)/bin/%,$(FILTERS))
 # The archives' packages beyond DEB_BUILD's (make static-deps): make test
 # builds the static programs for tests/static.bats, so they are the

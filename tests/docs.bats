@@ -37,7 +37,7 @@ load helpers/common
 @test "README.md's runnable examples run" {
 	# Lines after a comment that says "(runs here)", up to the next comment
 	# or blank line, run from the source tree with the fresh build on PATH.
-	awk '/^```/ { inblock = !inblock; next }
+	awk '/^```/ { inblock = !inblock; run = 0; next }
 	     inblock && /^#/ { run = /\(runs here\)/; next }
 	     inblock && /^$/ { run = 0; next }
 	     inblock && run { print }' "$LP_TOP/README.md" > "$BATS_TEST_TMPDIR/examples"

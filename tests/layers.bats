@@ -5,7 +5,7 @@
 
 load helpers/common
 
-FILTERS="lp-cat lp-collapse lp-diff lp-join lp-split lp-top"
+FILTERS="lp-cat lp-collapse lp-diff lp-join lp-split lp-top lp-serve"
 # What only producers and lp-symbolize may need.
 HEAVY='libdw|libelf|libbpf|libtraceevent|libcapstone'
 

@@ -1,0 +1,640 @@
+/* live.c - lp-serve's views, each snapshot computed from what is kept
+ * (live.h): a ring of the newest samples (time, stack, weight, and the
+ * span lp-join joined each to), and per probe a ring of its newest spans'
+ * ends and durations.  A snapshot walks them once per view; at the ring's
+ * bounds (262,144 samples, 65,536 spans a probe) that is a few tens of
+ * milliseconds, once a second. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/live.h"
+#include "analysis/top.h"
+#include "base/hashmap.h"
+#include "base/json.h"
+#include "base/util.h"
+#include "stream/attrs.h"
+#include "stream/frame.h"
+
+#define SPANS_KEPT 65536
+#define HEAT_COLUMNS 60
+#define HEAT_ROWS 50
+/* A flame graph leaves out frames under this share of its total (their
+ * weight stays in their parent's), and stops at this many nodes. */
+#define FLAME_MIN_SHARE 0.0002
+#define FLAME_MAX_NODES 20000
+#define FUNC_ROWS 200
+#define STACK_ROWS 50
+/* Histogram buckets a factor of 2^(1/4) apart. */
+#define HIST_PER_OCTAVE 4
+
+struct kept {
+	int64_t t;
+	const struct lp_stack *stack;
+	double weight;
+	int probe;		/* the probe of the span it was joined to, or -1 */
+	int64_t span_ns;	/* that span's duration */
+};
+
+struct span_kept {
+	int64_t end, dur;
+};
+
+struct probe {
+	char *name;
+	struct span_kept *ring;	/* SPANS_KEPT, from head - n on */
+	size_t n, head;
+	uint64_t total;
+	bool by_threshold;
+	double percentile;
+	int64_t threshold;
+};
+
+struct lp_live {
+	struct lp_live_opts o;
+	struct kept *ring;
+	size_t cap, n, head;
+	uint64_t samples;
+	int64_t latest;		/* the newest time seen */
+	struct probe probes[LP_LIVE_MAX_PROBES];
+	size_t nprobes;
+	uint64_t spans, spans_unnamed;
+	/* The probes attached now, as their attach records' spec= says:
+	 * what a producer's remove takes. */
+	char *attached[LP_LIVE_MAX_PROBES];
+	size_t nattached;
+	char *buf;		/* lp_attrs__get's */
+	size_t buf_cap;
+};
+
+struct lp_live *lp_live__new(const struct lp_live_opts *o)
+{
+	struct lp_live *l = lp_calloc(1, sizeof(*l));
+
+	l->o = *o;
+	l->cap = o->keep_samples ? o->keep_samples : LP_LIVE_KEEP;
+	l->ring = lp_calloc(l->cap, sizeof(*l->ring));
+	l->latest = LP_TIME_NONE;
+	return l;
+}
+
+void lp_live__free(struct lp_live *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->nprobes; i++) {
+		free(l->probes[i].name);
+		free(l->probes[i].ring);
+	}
+	for (size_t i = 0; i < l->nattached; i++)
+		free(l->attached[i]);
+	free(l->ring);
+	free(l->buf);
+	free(l);
+}
+
+/* Probe name's index, made when new (-1 when there are too many). */
+static int probe_of(struct lp_live *l, const char *name, bool make)
+{
+	for (size_t i = 0; i < l->nprobes; i++)
+		if (!strcmp(l->probes[i].name, name))
+			return (int)i;
+	if (!make || l->nprobes == LP_LIVE_MAX_PROBES)
+		return -1;
+	struct probe *p = &l->probes[l->nprobes];
+	p->name = lp_strdup(name);
+	p->ring = lp_calloc(SPANS_KEPT, sizeof(*p->ring));
+	p->percentile = 90;
+	return (int)l->nprobes++;
+}
+
+static void seen(struct lp_live *l, int64_t t)
+{
+	if (l->latest == LP_TIME_NONE || t > l->latest)
+		l->latest = t;
+}
+
+static int64_t attr_i64(const struct lp_attrs *a, const char *key)
+{
+	size_t len;
+	int64_t v;
+	const char *raw = lp_attrs__raw(a, key, strlen(key), &len);
+
+	return raw && lp_attrs__value_i64(raw, len, &v) ? v : LP_TIME_NONE;
+}
+
+static void add_sample(struct lp_live *l, const struct lp_sample *s, int64_t arrival)
+{
+	struct kept k = { .t = s->time_ns != LP_TIME_NONE ? s->time_ns : arrival,
+			  .stack = s->stack, .weight = s->weight, .probe = -1 };
+
+	/* lp-join's: the innermost span enclosing the sample. */
+	if (lp_attrs__get(&s->attrs, "span", &l->buf, &l->buf_cap) >= 0) {
+		int64_t from = attr_i64(&s->attrs, "span_start"), to = attr_i64(&s->attrs, "span_end");
+		if (from != LP_TIME_NONE && to != LP_TIME_NONE && to >= from) {
+			k.probe = probe_of(l, l->buf, true);
+			k.span_ns = to - from;
+		}
+	}
+	l->ring[l->head] = k;
+	l->head = (l->head + 1) % l->cap;
+	if (l->n < l->cap)
+		l->n++;
+	l->samples++;
+	seen(l, k.t);
+}
+
+static void add_span(struct lp_live *l, const struct lp_span *s)
+{
+	if (s->end_ns == LP_TIME_NONE || s->end_ns < s->start_ns)
+		return;
+	int i = probe_of(l, s->probe, true);
+	if (i < 0) {
+		l->spans_unnamed++;
+		return;
+	}
+	struct probe *p = &l->probes[i];
+	p->ring[p->head] = (struct span_kept){ s->end_ns, s->end_ns - s->start_ns };
+	p->head = (p->head + 1) % SPANS_KEPT;
+	if (p->n < SPANS_KEPT)
+		p->n++;
+	p->total++;
+	l->spans++;
+	seen(l, s->end_ns);
+}
+
+static void mark(struct lp_live *l, const struct lp_probe_mark *m)
+{
+	if (lp_attrs__get(&m->attrs, "spec", &l->buf, &l->buf_cap) < 0)
+		return;
+	size_t i = 0;
+	while (i < l->nattached && strcmp(l->attached[i], l->buf))
+		i++;
+	if (!strcmp(m->action, "attach") && i == l->nattached && i < LP_LIVE_MAX_PROBES) {
+		l->attached[l->nattached++] = lp_strdup(l->buf);
+	} else if (!strcmp(m->action, "detach") && i < l->nattached) {
+		free(l->attached[i]);
+		l->attached[i] = l->attached[--l->nattached];
+	}
+}
+
+void lp_live__record(struct lp_live *l, const struct lp_record *rec, int64_t arrival_ns)
+{
+	if (rec->kind == LP_REC_SAMPLE && rec->sample.stack)
+		add_sample(l, &rec->sample, arrival_ns);
+	else if (rec->kind == LP_REC_SPAN)
+		add_span(l, &rec->span);
+	else if (rec->kind == LP_REC_PROBE)
+		mark(l, &rec->mark);
+}
+
+int lp_live__set(struct lp_live *l, const char *key, const char *value, const char *probe,
+		 const char **why)
+{
+	int64_t ns;
+	double p;
+
+	if (!strcmp(key, "mode")) {
+		if (!strcmp(value, "window"))
+			l->o.mode = LP_LIVE_WINDOW;
+		else if (!strcmp(value, "half-life"))
+			l->o.mode = LP_LIVE_HALF_LIFE;
+		else
+			return *why = "mode: window or half-life", -1;
+		return 0;
+	}
+	if (!strcmp(key, "window") || !strcmp(key, "half_life")) {
+		if (lp_parse_duration(value, &ns, why) < 0)
+			return -1;
+		if (ns <= 0)
+			return *why = "a duration must be positive", -1;
+		*(key[0] == 'w' ? &l->o.window_ns : &l->o.half_life_ns) = ns;
+		return 0;
+	}
+	if (strcmp(key, "percentile") && strcmp(key, "threshold"))
+		return *why = "unknown setting", -1;
+	int i = probe ? probe_of(l, probe, false) : -1;
+	if (i < 0)
+		return *why = "no spans of that probe", -1;
+	struct probe *pr = &l->probes[i];
+	if (key[0] == 'p') {
+		if (lp_parse_double(value, &p, why) < 0)
+			return -1;
+		if (!(p > 0 && p < 100))
+			return *why = "a percentile is above 0 and below 100", -1;
+		pr->percentile = p;
+		pr->by_threshold = false;
+		return 0;
+	}
+	if (lp_parse_duration(value, &ns, why) < 0)
+		return -1;
+	if (ns < 0)
+		return *why = "a threshold is not negative", -1;
+	pr->threshold = ns;
+	pr->by_threshold = true;
+	return 0;
+}
+
+/* --- what a view holds ----------------------------------------------------- */
+
+/* Sample k's weight in the view ending at end (0: outside it). */
+static double in_view(const struct lp_live *l, const struct kept *k, int64_t end)
+{
+	if (l->o.mode == LP_LIVE_WINDOW)
+		return k->t > end - l->o.window_ns && k->t <= end ? k->weight : 0;
+	return k->t <= end ? k->weight * exp2(-(double)(end - k->t) / (double)l->o.half_life_ns)
+			   : k->weight;
+}
+
+/* The i-th kept sample, oldest first. */
+static const struct kept *kept_at(const struct lp_live *l, size_t i)
+{
+	return &l->ring[(l->head + l->cap - l->n + i) % l->cap];
+}
+
+/* --- flame graphs: a trie of frames, written as nested [name, value, children] */
+
+struct fnode {
+	const struct lp_frame *frame;	/* NULL at the root */
+	double v;
+	uint32_t child, next;	/* first child, next sibling: 1-based, 0 none */
+};
+
+struct flame {
+	struct fnode *nodes;
+	size_t n, cap;
+	struct lp_hashmap idx;	/* (parent, frame id) -> node + 1 */
+	char *buf;
+	size_t buf_cap;
+	size_t emitted;
+};
+
+static void flame_init(struct flame *f)
+{
+	memset(f, 0, sizeof(*f));
+	lp_hashmap__init(&f->idx);
+	f->nodes = lp_calloc(f->cap = 64, sizeof(*f->nodes));
+	f->n = 1;
+}
+
+static void flame_fini(struct flame *f)
+{
+	lp_hashmap__fini(&f->idx);
+	free(f->nodes);
+	free(f->buf);
+}
+
+static void flame_add(struct flame *f, const struct lp_stack *s, double w)
+{
+	uint32_t at = 0;
+
+	f->nodes[0].v += w;
+	for (size_t k = 0; k < s->nframes; k++) {
+		uint64_t h = lp_hash_bytes(LP_HASH_INIT, &at, sizeof(at));
+		h = lp_hashmap__key(lp_hash_bytes(h, &s->frames[k]->id, sizeof(s->frames[k]->id)));
+		uintptr_t pos = (uintptr_t)lp_hashmap__get(&f->idx, h);
+		if (!pos) {
+			if (f->n == f->cap)
+				f->nodes = lp_reallocarray(f->nodes, f->cap *= 2, sizeof(*f->nodes));
+			f->nodes[f->n] = (struct fnode){ .frame = s->frames[k],
+							 .next = f->nodes[at].child };
+			f->nodes[at].child = (uint32_t)f->n + 1;
+			pos = ++f->n;
+			lp_hashmap__put(&f->idx, h, (void *)pos);
+		}
+		at = (uint32_t)pos - 1;
+		f->nodes[at].v += w;
+	}
+}
+
+struct child_ref {
+	uint32_t node;
+	const char *name;
+};
+
+static int cmp_child(const void *a, const void *b)
+{
+	const struct child_ref *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->node > y->node) - (x->node < y->node);
+}
+
+/* Node at, its children above min, by name (as flamegraph.pl orders them). */
+static void flame_put(struct flame *f, FILE *out, uint32_t at, double min)
+{
+	const struct fnode *n = &f->nodes[at];
+
+	f->emitted++;
+	fputc('[', out);
+	if (n->frame)
+		lp_json__cstring(out, lp_frame__name(n->frame, &f->buf, &f->buf_cap));
+	else
+		fputs("\"all\"", out);
+	fputc(',', out);
+	lp_json__number(out, n->v);
+	fputs(",[", out);
+	size_t nc = 0;
+	for (uint32_t c = n->child; c; c = f->nodes[c - 1].next)
+		nc += f->nodes[c - 1].v >= min;
+	struct child_ref *kids = lp_calloc(nc ? nc : 1, sizeof(*kids));
+	size_t i = 0;
+	for (uint32_t c = n->child; c; c = f->nodes[c - 1].next)
+		if (f->nodes[c - 1].v >= min)
+			kids[i++] = (struct child_ref){
+				c - 1, lp_strdup(lp_frame__name(f->nodes[c - 1].frame, &f->buf,
+								&f->buf_cap)) };
+	qsort(kids, nc, sizeof(*kids), cmp_child);
+	bool first = true;
+	for (i = 0; i < nc; i++) {
+		if (f->emitted < FLAME_MAX_NODES) {
+			if (!first)
+				fputc(',', out);
+			first = false;
+			flame_put(f, out, kids[i].node, min);
+		}
+		free((char *)kids[i].name);
+	}
+	free(kids);
+	fputs("]]", out);
+}
+
+static void flame_write(struct flame *f, FILE *out)
+{
+	flame_put(f, out, 0, f->nodes[0].v * FLAME_MIN_SHARE);
+}
+
+/* --- the snapshot ---------------------------------------------------------- */
+
+static void put_key(FILE *out, const char *key)
+{
+	fputc(',', out);
+	lp_json__cstring(out, key);
+	fputc(':', out);
+}
+
+static void put_time(FILE *out, int64_t t)
+{
+	if (t == LP_TIME_NONE)
+		fputs("null", out);
+	else
+		lp_json__int(out, t);
+}
+
+/* The view's samples into an lp_top (functions and stacks) and a flame. */
+static void put_samples(struct lp_live *l, FILE *out, int64_t end)
+{
+	struct lp_top_opts to = { .mode = LP_TOP_ALL, .sort = LP_TOP_SORT_SELF };
+	struct lp_top *top = lp_top__new(&to);
+	struct lp_top_view v;
+	struct flame f;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct kept *k = kept_at(l, i);
+		double w = end == LP_TIME_NONE ? 0 : in_view(l, k, end);
+		if (w > 0)
+			lp_top__add(top, k->t, k->stack, w);
+	}
+	lp_top__view(top, &v);
+	flame_init(&f);
+	for (size_t i = 0; i < v.nstacks; i++)
+		flame_add(&f, v.stacks[i].stack, v.stacks[i].weight);
+	put_key(out, "in_view");
+	lp_json__int(out, (int64_t)v.count);
+	put_key(out, "weight");
+	lp_json__number(out, v.total);
+	put_key(out, "stacks");
+	lp_json__int(out, (int64_t)v.nstacks);
+	fputs("},\"flame\":", out);
+	flame_write(&f, out);
+	put_key(out, "funcs");
+	fputc('[', out);
+	for (size_t i = 0; i < v.nfuncs && i < FUNC_ROWS; i++) {
+		fputs(i ? ",[" : "[", out);
+		lp_json__cstring(out, v.funcs[i].name);
+		fputc(',', out);
+		lp_json__cstring(out, v.funcs[i].module);
+		fputc(',', out);
+		lp_json__number(out, v.funcs[i].self);
+		fputc(',', out);
+		lp_json__number(out, v.funcs[i].total);
+		fputc(']', out);
+	}
+	fputs("]", out);
+	put_key(out, "stacks");
+	fputc('[', out);
+	for (size_t i = 0; i < v.nstacks && i < STACK_ROWS; i++) {
+		const struct lp_stack *s = v.stacks[i].stack;
+		char *folded = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&folded, &len);
+		if (!m)
+			lp_die(1, "out of memory");
+		for (size_t k = 0; k < s->nframes; k++)
+			fprintf(m, "%s%s", k ? ";" : "", lp_frame__name(s->frames[k], &f.buf, &f.buf_cap));
+		fclose(m);
+		fputs(i ? ",[" : "[", out);
+		lp_json__string(out, folded, len);
+		fputc(',', out);
+		lp_json__number(out, v.stacks[i].weight);
+		fputc(']', out);
+		free(folded);
+	}
+	fputs("]", out);
+	flame_fini(&f);
+	lp_top_view__free(&v);
+	lp_top__free(top);
+}
+
+/* The last HEAT_COLUMNS seconds up to end: samples by second and by their
+ * offset in it. */
+static void put_heat(struct lp_live *l, FILE *out, int64_t end)
+{
+	static const int64_t sec = 1000000000;
+	uint32_t (*cells)[HEAT_ROWS] = lp_calloc(HEAT_COLUMNS, sizeof(*cells));
+	int64_t last = end == LP_TIME_NONE ? 0 : end / sec, first = last - HEAT_COLUMNS + 1;
+	uint32_t max = 0;
+
+	for (size_t i = 0; end != LP_TIME_NONE && i < l->n; i++) {
+		const struct kept *k = kept_at(l, i);
+		if (k->t < 0 || k->t / sec < first || k->t / sec > last)
+			continue;
+		uint32_t *c = &cells[k->t / sec - first][(k->t % sec) * HEAT_ROWS / sec];
+		if (++*c > max)
+			max = *c;
+	}
+	put_key(out, "heat");
+	fprintf(out, "{\"rows\":%d,\"first_s\":%lld,\"max\":%u,\"columns\":[", HEAT_ROWS,
+		(long long)first, max);
+	for (int c = 0; end != LP_TIME_NONE && c < HEAT_COLUMNS; c++) {
+		fputs(c ? ",[" : "[", out);
+		for (int r = 0; r < HEAT_ROWS; r++)
+			fprintf(out, r ? ",%u" : "%u", cells[c][r]);
+		fputc(']', out);
+	}
+	fputs("]}", out);
+	free(cells);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The value below which a fraction q of the sorted d[n] lies (the
+ * nearest rank). */
+static int64_t rank(const int64_t *d, size_t n, double q)
+{
+	size_t i = (size_t)ceil(q * (double)n);
+
+	return d[i ? (i > n ? n : i) - 1 : 0];
+}
+
+static void put_hist(FILE *out, const int64_t *d, size_t n)
+{
+	fputs("[", out);
+	for (size_t i = 0; i < n;) {
+		/* The bucket of d[i]: [2^(k/4), 2^((k+1)/4)) ns. */
+		double k = floor(log2((double)(d[i] > 0 ? d[i] : 1)) * HIST_PER_OCTAVE);
+		double lo = d[i] > 0 ? exp2(k / HIST_PER_OCTAVE) : 0;
+		double hi = exp2((k + 1) / HIST_PER_OCTAVE);
+		size_t j = i;
+		while (j < n && (double)d[j] < hi)
+			j++;
+		if (j == i)	/* rounding at the edge: d[i] belongs here */
+			j++;
+		fprintf(out, "%s[%.0f,%.0f,%zu]", i ? "," : "", lo, hi, j - i);
+		i = j;
+	}
+	fputs("]", out);
+}
+
+static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
+{
+	struct probe *p = &l->probes[pi];
+	int64_t *d = lp_calloc(p->n ? p->n : 1, sizeof(*d));
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct span_kept *s = &p->ring[(p->head + SPANS_KEPT - p->n + i) % SPANS_KEPT];
+		if (l->o.mode == LP_LIVE_WINDOW && s->end <= end - l->o.window_ns)
+			continue;
+		d[n++] = s->dur;
+	}
+	qsort(d, n, sizeof(*d), cmp_i64);
+	fputs(pi ? ",{" : "{", out);
+	fputs("\"name\":", out);
+	lp_json__cstring(out, p->name);
+	put_key(out, "spans");
+	lp_json__int(out, (int64_t)n);
+	put_key(out, "total");
+	lp_json__int(out, (int64_t)p->total);
+	static const struct { const char *key; double q; } qs[] = {
+		{ "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 }, { "max", 1 } };
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		put_key(out, qs[i].key);
+		put_time(out, n ? rank(d, n, qs[i].q) : LP_TIME_NONE);
+	}
+	put_key(out, "hist");
+	put_hist(out, d, n);
+	int64_t at = p->by_threshold ? p->threshold : n ? rank(d, n, p->percentile / 100) : LP_TIME_NONE;
+	fputs(",\"cut\":{\"percentile\":", out);
+	if (p->by_threshold)
+		fputs("null", out);
+	else
+		lp_json__number(out, p->percentile);
+	fputs(",\"threshold_ns\":", out);
+	put_time(out, p->by_threshold ? p->threshold : LP_TIME_NONE);
+	fputs(",\"at_ns\":", out);
+	put_time(out, at);
+	fputs("}", out);
+	/* The samples joined to its spans, by the side of the cut their span
+	 * is on: slow strictly above it, as lp-split counts. */
+	struct flame side[2];
+	flame_init(&side[0]);
+	flame_init(&side[1]);
+	uint64_t count[2] = { 0, 0 };
+	for (size_t i = 0; at != LP_TIME_NONE && i < l->n; i++) {
+		const struct kept *k = kept_at(l, i);
+		double w = k->probe == (int)pi ? in_view(l, k, end) : 0;
+		if (w <= 0)
+			continue;
+		int slow = k->span_ns > at;
+		flame_add(&side[slow], k->stack, w);
+		count[slow]++;
+	}
+	for (int s = 1; s >= 0; s--) {
+		put_key(out, s ? "slow" : "fast");
+		if (count[0] + count[1])
+			flame_write(&side[s], out);
+		else
+			fputs("null", out);
+		put_key(out, s ? "slow_samples" : "fast_samples");
+		lp_json__int(out, (int64_t)count[s]);
+		flame_fini(&side[s]);
+	}
+	fputs("}", out);
+	free(d);
+}
+
+int lp_live__snapshot(struct lp_live *l, FILE *out, const struct lp_live_extra *x)
+{
+	int64_t end = l->latest;
+
+	fputs("{\"v\":1,\"title\":", out);
+	lp_json__cstring(out, l->o.title ? l->o.title : "lp-serve");
+	put_key(out, "mode");
+	lp_json__cstring(out, l->o.mode == LP_LIVE_WINDOW ? "window" : "half-life");
+	put_key(out, "window_ns");
+	lp_json__int(out, l->o.window_ns);
+	put_key(out, "half_life_ns");
+	lp_json__int(out, l->o.half_life_ns);
+	put_key(out, "end_ns");
+	put_time(out, end);
+	fputs(",\"stats\":{\"samples\":", out);
+	lp_json__int(out, (int64_t)l->samples);
+	put_key(out, "kept");
+	lp_json__int(out, (int64_t)l->n);
+	put_key(out, "spans");
+	lp_json__int(out, (int64_t)l->spans);
+	put_key(out, "lost");
+	lp_json__int(out, (int64_t)x->lost);
+	put_key(out, "inputs");
+	lp_json__int(out, x->inputs);
+	put_key(out, "inputs_left");
+	lp_json__int(out, x->inputs_left);
+	fprintf(out, ",\"failed\":%s", x->failed ? "true" : "false");
+	put_samples(l, out, end);	/* closes stats */
+	put_heat(l, out, end);
+	put_key(out, "probes");
+	fputc('[', out);
+	for (size_t i = 0; i < l->nprobes; i++)
+		put_probe(l, out, i, end);
+	fputc(']', out);
+	fprintf(out, ",\"control\":{\"available\":%s,\"traced\":[", x->control ? "true" : "false");
+	for (size_t i = 0; i < l->nattached; i++) {
+		if (i)
+			fputc(',', out);
+		lp_json__cstring(out, l->attached[i]);
+	}
+	fputs("]}}\n", out);
+	return ferror(out) ? -1 : 0;
+}
+
+int lp_live__range(struct lp_live *l, FILE *out, int64_t from, int64_t to)
+{
+	struct flame f;
+
+	flame_init(&f);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct kept *k = kept_at(l, i);
+		if (k->t >= from && k->t < to)
+			flame_add(&f, k->stack, k->weight);
+	}
+	flame_write(&f, out);
+	fputc('\n', out);
+	flame_fini(&f);
+	return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,196 @@
+/* steer.c - lp-serve's own producers (steer.h): lp-join reading two FIFOs
+ * in a directory of lp-serve's (mode 0700), lp-record and lp-trace writing
+ * them, each in a process group of its own, so a Ctrl-C on the terminal
+ * reaches lp-serve alone, which then stops them once, in order. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "serve/steer.h"
+
+#define COMMAND_MAX 1024
+
+enum { JOIN, RECORD, TRACE, NPROCS };
+
+static const char *const names[NPROCS] = { "lp-join", "lp-record", "lp-trace" };
+
+struct lp_steer {
+	char dir[64];
+	char path[4][96];	/* samples, spans, record.ctl, trace.ctl */
+	pid_t pids[NPROCS];
+};
+
+enum { SAMPLES, SPANS, RECORD_CTL, TRACE_CTL };
+
+/* Runs argv (argv[0] an lp program, found beside this one) in a process
+ * group of its own, its stdout out (unless -1).  Its pid, or -1 after
+ * saying why. */
+static pid_t run(char **argv, int out)
+{
+	char *prog = lp_sibling_program(argv[0]);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		setpgid(0, 0);
+		if (out >= 0 && dup2(out, STDOUT_FILENO) < 0)
+			_exit(127);
+		execvp(prog, argv);
+		fprintf(stderr, "lp-serve: cannot run %s: %s\n", prog, strerror(errno));
+		_exit(127);
+	}
+	free(prog);
+	if (pid < 0)
+		lp_error_errno("cannot start %s", argv[0]);
+	return pid;
+}
+
+struct lp_steer *lp_steer__start(const struct lp_steer_opts *o, int *fd)
+{
+	struct lp_steer *s = lp_calloc(1, sizeof(*s));
+	static const char *const files[] = { "samples", "spans", "record.ctl", "trace.ctl" };
+	char pid[24];
+	int p[2] = { -1, -1 };
+
+	snprintf(s->dir, sizeof(s->dir), "/tmp/lp-serve.XXXXXX");
+	if (!mkdtemp(s->dir)) {
+		lp_error_errno("cannot make a directory for the producers' FIFOs");
+		free(s);
+		return NULL;
+	}
+	for (int i = 0; i < 4; i++)
+		snprintf(s->path[i], sizeof(s->path[i]), "%s/%s", s->dir, files[i]);
+	if (mkfifo(s->path[SAMPLES], 0600) < 0 || mkfifo(s->path[SPANS], 0600) < 0 ||
+	    pipe2(p, O_CLOEXEC) < 0) {
+		lp_error_errno("cannot make the producers' FIFOs in %s", s->dir);
+		goto fail;
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)o->pid);
+	char *join[] = { "lp-join", s->path[SAMPLES], s->path[SPANS], NULL };
+	char *record[] = { "lp-record", "-p", pid, "--control", s->path[RECORD_CTL], "-o",
+			   s->path[SAMPLES], o->frequency ? "-F" : NULL, (char *)o->frequency, NULL };
+	char *trace[] = { "lp-trace", "-p", pid, "--control", s->path[TRACE_CTL], "-o",
+			  s->path[SPANS], o->verbose ? "-v" : NULL, NULL };
+	char **argvs[NPROCS] = { join, record, trace };
+	for (int i = 0; i < NPROCS; i++)
+		if ((s->pids[i] = run(argvs[i], i == JOIN ? p[1] : -1)) < 0)
+			goto fail;
+	close(p[1]);
+	*fd = p[0];
+	return s;
+fail:
+	if (p[1] >= 0)
+		close(p[1]);
+	if (p[0] >= 0)
+		close(p[0]);
+	lp_steer__stop(s);
+	return NULL;
+}
+
+/* Whether the command is one line of printable text. */
+static bool printable(const char *c)
+{
+	for (; *c; c++)
+		if (iscntrl((unsigned char)*c))
+			return false;
+	return true;
+}
+
+/* *reply: "PREFIX ARG" (malloc'd); the status. */
+static int say(char **reply, int status, const char *prefix, const char *arg)
+{
+	if (asprintf(reply, "%s%s", prefix, arg) < 0)
+		*reply = NULL;
+	return status;
+}
+
+int lp_steer__command(struct lp_steer *s, const char *command, char **reply)
+{
+	static const struct { const char *verb; int to; bool arg; } verbs[] = {
+		{ "add", TRACE, true },	    { "remove", TRACE, true },	{ "status", TRACE, false },
+		{ "inside", RECORD, true }, { "pause", RECORD, false }, { "resume", RECORD, false },
+	};
+	size_t len = strlen(command);
+
+	if (!len || len > COMMAND_MAX || !printable(command))
+		return say(reply, 400, "lp-serve: control: one line of text, at most 1024 bytes", "");
+	size_t vl = strcspn(command, " ");
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		if (strlen(verbs[i].verb) != vl || strncmp(command, verbs[i].verb, vl))
+			continue;
+		if (verbs[i].arg != (command[vl] == ' ' && command[vl + 1]))
+			return say(reply, 400, "lp-serve: control: ",
+				   verbs[i].arg ? "what to, after the verb" : "nothing after the verb");
+		const char *fifo = s->path[verbs[i].to == TRACE ? TRACE_CTL : RECORD_CTL];
+		/* Never waiting: a producer not reading its FIFO (not started
+		 * yet, or gone) is said, not waited for. */
+		int fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			return say(reply, 503, "lp-serve: control: not taken (not reading its FIFO): ",
+				   names[verbs[i].to]);
+		char *line = lp_malloc(len + 2);
+		memcpy(line, command, len);
+		line[len] = '\n';
+		ssize_t w = write(fd, line, len + 1);
+		free(line);
+		close(fd);
+		if (w != (ssize_t)len + 1)
+			return say(reply, 503, "lp-serve: control: the command was not taken whole: ",
+				   names[verbs[i].to]);
+		return say(reply, 200, "sent to ", names[verbs[i].to]);
+	}
+	return say(reply, 400, "lp-serve: control: ",
+		   "add PROBE, remove PROBE, status (lp-trace); inside FUNC, inside off, pause, "
+		   "resume (lp-record)");
+}
+
+/* Waits up to ms for pid; whether it ended (*status its status). */
+static bool reap(pid_t pid, int ms, int *status)
+{
+	for (int i = 0; i <= ms / 10; i++) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return true;
+		struct timespec ts = { 0, 10 * 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+int lp_steer__stop(struct lp_steer *s)
+{
+	int ok = 1;
+
+	if (!s)
+		return 1;
+	/* The producers first: they detach, drain and end their streams;
+	 * lp-join then reads both to their end. */
+	for (int i = NPROCS - 1; i >= 0; i--) {
+		int status = 0;
+		if (s->pids[i] <= 0)
+			continue;
+		if (i != JOIN)
+			kill(s->pids[i], SIGINT);
+		if (!reap(s->pids[i], 15000, &status)) {
+			lp_error("%s (pid %d) did not end in 15 s: killed", names[i], (int)s->pids[i]);
+			kill(s->pids[i], SIGKILL);
+			waitpid(s->pids[i], &status, 0);
+			ok = 0;
+		} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			ok = 0;
+		}
+	}
+	for (int i = 0; i < 4; i++)
+		unlink(s->path[i]);
+	rmdir(s->dir);
+	free(s);
+	return ok;
+}

@@ -1,0 +1,329 @@
+#!/usr/bin/env bats
+# lp-serve: its page's data (GET /snapshot, the same JSON /events streams)
+# from streams whose truth is known by construction: which samples are in
+# a window, their decayed weights in a half-life, a probe's percentiles and
+# the flame graphs of its slow and fast spans; a FIFO's records streamed as
+# they come; the requests it refuses; -p PID on a process whose slow
+# requests are those that take a branch, traced from the page; and the
+# page itself in a real browser, fed by the event stream.
+
+load helpers/common
+load helpers/producers
+
+# start_serve ARGS...: lp-serve in the background; BASE (http://HOST:PORT),
+# TOKEN, SERVE (its pid), its stderr in $T/serve.err.
+start_serve() {
+	lp-serve "$@" 2>"$T/serve.err" &
+	SERVE=$!
+	KILL_AFTER="${KILL_AFTER:-} $SERVE"
+	wait_line '^http://' "$T/serve.err"
+	local url
+	url=$(head -1 "$T/serve.err")
+	[[ $url =~ ^(http://127\.0\.0\.1:[0-9]+)/\?token=([0-9a-f]{32})$ ]] || fail "first line: $url"
+	BASE=${BASH_REMATCH[1]}
+	TOKEN=${BASH_REMATCH[2]}
+}
+
+# get PATH: the body, and the status in $T/status.
+get() {
+	if ! curl -s -o "$T/body" -w '%{http_code}' "$BASE$1" >"$T/status"; then
+		echo "curl failed (no server?)" >"$T/body"
+	fi
+	cat "$T/body"
+}
+
+# post PATH BODY [CURL-ARGS...]: the body; the status in $T/status.
+post() {
+	local path=$1 body=$2
+	shift 2
+	if ! curl -s -o "$T/body" -w '%{http_code}' -X POST --data-binary "$body" "$@" "$BASE$path" >"$T/status"; then
+		echo "curl failed (no server?)" >"$T/body"
+	fi
+	cat "$T/body"
+}
+
+# wait_quietly PATTERN FILE: as wait_line, saying only the file's last
+# snapshot's stats when it fails (events are long lines).
+wait_quietly() {
+	for _ in $(seq 200); do
+		if grep -q -- "$1" "$2" 2>/dev/null; then return 0; fi
+		sleep 0.05
+	done
+	fail "no '$1' in $2 after 10 s; last: $(sed -n 's/^data: //p' "$2" | tail -1 | jq -c .stats)"
+}
+
+snapshot() {
+	get "/snapshot?token=$TOKEN"
+}
+
+# Waits (10 s at most) for a snapshot of every input read to its end.
+wait_read() {
+	for _ in $(seq 200); do
+		if [ "$(snapshot | jq .stats.inputs_left)" = 0 ]; then return 0; fi
+		sleep 0.05
+	done
+	fail "inputs not read in 10 s: $(snapshot | jq -c .stats)"
+}
+
+# The samples of a stream: N in main;a at 0.1 s steps from 1 s, then N in
+# main;b (weights 1 and 3), into FILE.
+ab_file() {
+	awk -v N="$1" 'BEGIN { OFS = "\t"
+		print "lp-stream", 1, "clock=monotonic"
+		print "frame", 1, "u", "-", "/bin/x", "main", "-"
+		print "frame", 2, "u", "-", "/bin/x", "a", "-"
+		print "frame", 3, "u", "-", "/bin/x", "b", "-"
+		print "stack", 12, "1,2"
+		print "stack", 13, "1,3"
+		for (i = 0; i < 2 * N; i++)
+			print "sample", 1000000000 + i * 100000000, 7, 7, 0, "x", "cpu-clock",
+				(i < N ? 1 : 3), (i < N ? 12 : 13)
+	}' >"$2"
+}
+
+@test "lp-serve: the URL with its token first on stderr, listening on 127.0.0.1 alone; a file's window, widened, then its half-life, exact" {
+	# 100 samples of a at 1.0-10.9 s, 100 of b (weight 3) at 11.0-20.9 s.
+	ab_file 100 "$T/ab.lp"
+	start_serve "$T/ab.lp"
+	wait_read
+	port=${BASE##*:}
+	run -0 ss -Hltn "sport = :$port"
+	assert_equal "$(awk '{ print $4 }' <<<"$output")" "127.0.0.1:$port"
+	# The default window, 10 s up to the newest sample (20.9 s): b alone.
+	snapshot >"$T/s1.json"
+	assert_equal "$(cat "$T/status")" 200
+	run -0 jq -c '[.mode, .stats.samples, .stats.in_view, .stats.weight, .funcs, .flame]' "$T/s1.json"
+	assert_output '["window",200,100,300,[["b","x",300,300],["main","x",0,300]],["all",300,[["main",300,[["b",300,[]]]]]]]'
+	# 30 s: all of it.
+	run -0 post "/settings?token=$TOKEN" 'mode=window&window=30s'
+	assert_equal "$(cat "$T/status") $output" "200 set"
+	snapshot >"$T/s2.json"
+	run -0 jq -c '[.window_ns, .stats.in_view, .funcs, .flame[1]]' "$T/s2.json"
+	assert_output '[30000000000,200,[["b","x",300,300],["a","x",100,100],["main","x",0,400]],400]'
+	# Weights halved every 5 s of age before 20.9 s: each sample's w *
+	# 2^(-(20.9 - t) / 5), summed (awk's doubles, as lp-serve's).
+	run -0 post "/settings?token=$TOKEN" 'mode=half-life&half_life=5s'
+	snapshot >"$T/s3.json"
+	want=$(awk -F'\t' '$1 == "sample" { w[$9] += $8 * 2 ^ (-(20900000000 - $2) / 5e9) }
+		END { printf "%.6f %.6f\n", w[12], w[13] }' "$T/ab.lp")
+	run -0 jq -r '[.mode, (.funcs[] | select(.[0] == "a" or .[0] == "b") | .[2])] | @tsv' "$T/s3.json"
+	read -r mode wa wb <<<"$output"
+	assert_equal "$mode" half-life
+	assert_equal "$(awk -v a="$wa" -v b="$wb" 'BEGIN { printf "%.6f %.6f\n", b, a }')" "$want"
+	# A setting that is not one changes nothing.
+	run -0 post "/settings?token=$TOKEN" 'window=-3s'
+	assert_equal "$(cat "$T/status")" 400
+	assert_output --partial "lp-serve: settings:"
+	run -0 post "/settings?token=$TOKEN" 'mode=sideways'
+	assert_equal "$(cat "$T/status")" 400
+	run -0 jq -r .mode <(snapshot)
+	assert_output half-life
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 10
+}
+
+@test "lp-serve: every request needs the token and a Host naming the server; another page's POST, a big body, a bad form are refused" {
+	ab_file 10 "$T/ab.lp"
+	start_serve "$T/ab.lp"
+	get "/snapshot" >/dev/null
+	assert_equal "$(cat "$T/status")" 403
+	get "/?token=${TOKEN%?}0" >/dev/null
+	[ "${TOKEN: -1}" != 0 ] || get "/?token=${TOKEN%?}1" >/dev/null
+	assert_equal "$(cat "$T/status")" 403
+	get "/?token=${TOKEN}0" >/dev/null
+	assert_equal "$(cat "$T/status")" 403
+	get "/?token=$(tr a-f A-F <<<"$TOKEN")" >/dev/null
+	[[ $TOKEN != *[a-f]* ]] || assert_equal "$(cat "$T/status")" 403
+	# The page, with its token; not under another Host (DNS rebinding).
+	run -0 get "/?token=$TOKEN"
+	assert_equal "$(cat "$T/status")" 200
+	assert_output --partial "<html"
+	run -0 curl -s -D - -o /dev/null "$BASE/?token=$TOKEN"
+	assert_output --partial "Referrer-Policy: no-referrer"
+	assert_output --partial "Content-Security-Policy: default-src 'none'"
+	run -0 curl -s -o /dev/null -w '%{http_code}' -H "Host: attacker.example:${BASE##*:}" "$BASE/?token=$TOKEN"
+	assert_output 403
+	run -0 curl -s -o /dev/null -w '%{http_code}' -H "Host: localhost:${BASE##*:}" "$BASE/?token=$TOKEN"
+	assert_output 200
+	# A POST from another page; from this one; too long; not a form.
+	post "/settings?token=$TOKEN" 'window=20s' -H "Origin: http://attacker.example" >/dev/null
+	assert_equal "$(cat "$T/status")" 403
+	post "/settings?token=$TOKEN" 'window=20s' -H "Origin: $BASE" >/dev/null
+	assert_equal "$(cat "$T/status")" 200
+	post "/settings?token=$TOKEN" "window=$(head -c 9000 /dev/zero | tr '\0' 1)" >/dev/null
+	assert_equal "$(cat "$T/status")" 413
+	post "/settings?token=$TOKEN" 'window' >/dev/null
+	assert_equal "$(cat "$T/status")" 400
+	post "/settings?token=$TOKEN" 'window=1%00s' >/dev/null
+	assert_equal "$(cat "$T/status")" 400
+	# No producers of its own: nothing to steer.
+	run -0 post "/control?token=$TOKEN" 'command=add%20main'
+	assert_equal "$(cat "$T/status")" 409
+	get "/nothing?token=$TOKEN" >/dev/null
+	assert_equal "$(cat "$T/status")" 404
+	run -0 curl -s -o /dev/null -w '%{http_code}' -X DELETE "$BASE/?token=$TOKEN"
+	assert_output 405
+	get "/range?token=$TOKEN&from=x&to=1" >/dev/null
+	assert_equal "$(cat "$T/status")" 400
+	kill -TERM "$SERVE"
+	reap "$SERVE" 0 10
+}
+
+@test "lp-serve: a probe's percentiles, cut and histogram; its slow spans' samples in one flame graph, its fast spans' in the other" {
+	# 100 spans of req, 1 ms each but every tenth 10 ms; each with one
+	# sample joined (lp-join's span=), in main;slow_work for the long ones,
+	# main;fast_work for the others, and one sample in no span.
+	awk 'BEGIN { OFS = "\t"
+		print "lp-stream", 1, "clock=monotonic"
+		print "frame", 1, "u", "-", "/bin/x", "main", "-"
+		print "frame", 2, "u", "-", "/bin/x", "fast_work", "-"
+		print "frame", 3, "u", "-", "/bin/x", "slow_work", "-"
+		print "stack", 12, "1,2"
+		print "stack", 13, "1,3"
+		print "stack", 1, "1"
+		for (i = 0; i < 100; i++) {
+			s = 1000000000 + i * 20000000; d = i % 10 == 3 ? 10000000 : 1000000
+			print "sample", s + 500000, 7, 7, 0, "x", "cpu-clock", 1, (d > 1000000 ? 13 : 12),
+				"span=req", "span_start=" s, "span_end=" s + d
+			print "span", s, s + d, 7, 7, "req", 0
+		}
+		print "sample", 3000000000, 7, 7, 0, "x", "cpu-clock", 1, 1
+	}' >"$T/req.lp"
+	start_serve -W 1m "$T/req.lp"
+	wait_read
+	snapshot >"$T/s.json"
+	run -0 jq -c '.probes[] | [.name, .spans, .p50, .p90, .p99, .max, .cut, .slow_samples, .fast_samples, ([.hist[][2]] | add)]' "$T/s.json"
+	assert_output '["req",100,1000000,1000000,10000000,10000000,{"percentile":90,"threshold_ns":null,"at_ns":1000000},10,90,100]'
+	run -0 jq -c '.probes[0] | [.slow, .fast]' "$T/s.json"
+	assert_output '[["all",10,[["main",10,[["slow_work",10,[]]]]]],["all",90,[["main",90,[["fast_work",90,[]]]]]]]'
+	# A threshold above every span: all fast; at the median by
+	# percentile: the same cut as p90 here (ties).
+	run -0 post "/settings?token=$TOKEN" 'probe=req&threshold=20ms'
+	assert_equal "$(cat "$T/status")" 200
+	run -0 jq -c '.probes[0] | [.cut, .slow_samples, .fast_samples, .slow]' <(snapshot)
+	assert_output '[{"percentile":null,"threshold_ns":20000000,"at_ns":20000000},0,100,["all",0,[]]]'
+	run -0 post "/settings?token=$TOKEN" 'probe=req&percentile=95'
+	run -0 jq -c '.probes[0] | [.cut.at_ns, .slow_samples]' <(snapshot)
+	assert_output '[10000000,0]'
+	run -0 post "/settings?token=$TOKEN" 'probe=nosuch&percentile=95'
+	assert_equal "$(cat "$T/status")" 400
+	run -0 post "/settings?token=$TOKEN" 'probe=req&percentile=100'
+	assert_equal "$(cat "$T/status")" 400
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 10
+}
+
+@test "lp-serve: a FIFO's records are in the snapshots streamed on /events as they come, and /range has any second's flame graph" {
+	ab_file 20 "$T/ab.lp"
+	mkfifo "$T/in"
+	start_serve -i 200ms "$T/in"
+	exec 7>"$T/in"
+	curl -s -N "$BASE/events?token=$TOKEN" >"$T/events" 7>&- &
+	KILL_AFTER="$KILL_AFTER $!"
+	# The first half: a's 20 samples, then b's.
+	head -26 "$T/ab.lp" >&7
+	wait_quietly '"samples":20,' "$T/events"
+	tail -n +27 "$T/ab.lp" >&7
+	wait_quietly '"samples":40,' "$T/events"
+	exec 7>&-
+	wait_quietly '"inputs_left":0' "$T/events"
+	run -0 grep -c '^event: snapshot$' "$T/events"
+	[ "$output" -ge 3 ]
+	# Every event's data one JSON document.
+	run -0 sh -c "sed -n 's/^data: //p' '$T/events' | jq -c .stats.samples | sort -un | tr '\n' ' '"
+	[[ $output == *"20 "*"40 "* ]] || fail "samples seen: $output"
+	# Seconds 1 and 3 (a's) and 3 to 4 (b's, which starts at 3 s).
+	run -0 get "/range?token=$TOKEN&from=1000000000&to=3000000000"
+	assert_output '["all",20,[["main",20,[["a",20,[]]]]]]'
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 10
+}
+
+@test "lp-serve: bad input is said with its line, the snapshot says failed, and lp-serve exits 1" {
+	ab_file 5 "$T/ab.lp"
+	printf 'sample\tnot-a-time\n' >>"$T/ab.lp"
+	start_serve "$T/ab.lp"
+	wait_read
+	wait_line "ab.lp:" "$T/serve.err"
+	run -0 jq -c '[.stats.failed, .stats.samples]' <(snapshot)
+	assert_output '[true,10]'
+	kill -INT "$SERVE"
+	reap "$SERVE" 1 10
+}
+
+@test "lp-serve -p PID: lp-record and lp-trace on it, a function traced from the page's POST; its slow calls' flame graph is the branch's; SIGINT stops all" {
+	require_root
+	"$WORKLOADS/branchreq" 60 >/dev/null &
+	APP=$!
+	KILL_AFTER="$APP"
+	start_serve -p "$APP" -F 499
+	run -0 jq -c .control <(snapshot)
+	assert_output '{"available":true,"traced":[]}'
+	run -0 post "/control?token=$TOKEN" 'command=add%20handle_request'
+	assert_equal "$(cat "$T/status") $output" "200 sent to lp-trace"
+	run -0 post "/control?token=$TOKEN" 'command=rm%20-rf'
+	assert_equal "$(cat "$T/status")" 400
+	run -0 post "/control?token=$TOKEN" "command=add%20a%0Aremove%20b"
+	assert_equal "$(cat "$T/status")" 400
+	# Spans, and samples joined to them (lp-join holds a sample up to 2 s).
+	for _ in $(seq 150); do
+		snapshot >"$T/s.json"
+		if [ "$(jq '[.probes[] | select(.name == "handle_request") | .slow_samples] | add // 0' "$T/s.json")" -ge 40 ]; then break; fi
+		sleep 0.2
+	done
+	run -0 jq -c .control.traced "$T/s.json"
+	assert_output '["handle_request"]'
+	# Above 750 us the requests are the branch's (id % 10 == 3): 800 of
+	# their 1,030 units in repair; the others never call it.  (At p90
+	# they are not exactly: a window holds a few more or fewer than a
+	# tenth of them.)
+	run -0 post "/settings?token=$TOKEN" 'probe=handle_request&threshold=750us'
+	snapshot >"$T/s.json"
+	run -0 jq -r '.probes[] | select(.name == "handle_request") |
+		def share(n; name): if n[0] == name then n[1] else ([n[2][] | share(.; name)] | add // 0) end;
+		[(share(.slow; "repair") / .slow[1] * 100 | floor), (share(.fast; "repair") / .fast[1] * 100 | floor)] | @tsv' "$T/s.json"
+	read -r slow fast <<<"$output"
+	within "$slow" 60 95 "repair's share of the slow requests' samples"
+	within "$fast" 0 2 "repair's share of the fast requests' samples"
+	# Its directory, as its children's command lines name it.
+	dir=$(pgrep -aP "$SERVE" | sed -n 's|.* \(/tmp/lp-serve\.[^/ ]*\)/.*|\1|p' | head -1)
+	[ -p "$dir/spans" ]
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 30
+	# Its producers gone with it, their FIFOs too; the program untouched
+	# (lp-trace leaves a process of its own to remove its tracefs events,
+	# a second or two).
+	for _ in $(seq 100); do
+		pgrep -af "$dir" >"$T/left" || break
+		sleep 0.1
+	done
+	[ ! -s "$T/left" ] || fail "left running: $(cat "$T/left")"
+	[ ! -e "$dir" ]
+	kill -0 "$APP"
+	run -0 grep -c "lp-trace: control: added 'handle_request'" "$T/serve.err"
+}
+
+@test "lp-serve: the page in a real browser draws the snapshots /events streams, and its settings come back in the next" {
+	require_cmd chromium
+	ab_file 100 "$T/ab.lp"
+	mkfifo "$T/in"
+	start_serve -i 200ms "$T/in"
+	exec 7>"$T/in"
+	head -106 "$T/ab.lp" >&7	# a's samples alone
+	run -0 node --experimental-websocket "$LP_TOP/tests/helpers/live-page.cjs" "$BASE/?token=$TOKEN" \
+		'document.body.dataset.ready === "1" && lpServe.last.stats.samples === 100' \
+		'document.querySelector("#funcs tr:nth-child(1) button.fn").textContent' \
+		'lpServe.post("/settings", {mode: "window", window: "30s"}).then(r => r.status)' \
+		'new Promise(ok => { const t = setInterval(() => { if (lpServe.last.window_ns === 30e9) { clearInterval(t); ok(lpServe.last.window_ns); } }, 50); })'
+	assert_output $'"a"\n200\n30000000000'
+	# Then b's, three times heavier: on top once streamed.
+	tail -n +107 "$T/ab.lp" >&7
+	run -0 node --experimental-websocket "$LP_TOP/tests/helpers/live-page.cjs" "$BASE/?token=$TOKEN" \
+		'document.body.dataset.ready === "1" && lpServe.last.stats.samples === 200 && lpServe.renders >= 2' \
+		'Array.from(document.querySelectorAll("#funcs button.fn")).slice(0, 2).map(b => b.textContent)' \
+		'lpServe.graphs[0].nodes' 'lpServe.errors.length'
+	assert_output $'["b","a"]\n4\n0'
+	exec 7>&-
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 10
+}
