@@ -476,13 +476,6 @@ static void put_heat(struct lp_live *l, FILE *out, int64_t end)
 	free(cells);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The value below which a fraction q of the sorted d[n] lies (the
  * nearest rank). */
 static int64_t rank(const int64_t *d, size_t n, double q)
@@ -523,7 +516,7 @@ static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
 			continue;
 		d[n++] = s->dur;
 	}
-	qsort(d, n, sizeof(*d), cmp_i64);
+	qsort(d, n, sizeof(*d), lp_cmp_i64);
 	fputs(pi ? ",{" : "{", out);
 	fputs("\"name\":", out);
 	lp_json__cstring(out, p->name);

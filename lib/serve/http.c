@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/util.h"
 #include "serve/http.h"
@@ -358,17 +360,58 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+/* A socket listening on addr:port (v6: an IPv6 address), its port in
+ * *bound: listening before libmicrohttpd's threads start, so the Host
+ * names and the URL are set before any request can come.  -1 with errno. */
+static int listen_on(const char *addr, bool v6, unsigned port, unsigned *bound)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	int one = 1;
+
+	memset(&ss, 0, sizeof(ss));
+	if (v6) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, addr, &in6->sin6_addr) != 1)
+			return errno = EINVAL, -1;
+	} else {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, addr, &in4->sin_addr) != 1)
+			return errno = EINVAL, -1;
+	}
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (v6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 64) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	*bound = ntohs(v6 ? in6->sin6_port : in4->sin_port);
+	return fd;
+}
+
 struct lp_http *lp_http__start(const struct lp_http_opts *o, const struct lp_http_hooks *h)
 {
 	struct lp_http *s = lp_calloc(1, sizeof(*s));
 	const char *addr = o->address ? o->address : "127.0.0.1";
-	struct sockaddr_in in4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
-	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)o->port) };
 	bool v6 = strchr(addr, ':') != NULL;
 
-	if (v6 ? inet_pton(AF_INET6, addr, &in6.sin6_addr) != 1
-	       : inet_pton(AF_INET, addr, &in4.sin_addr) != 1) {
-		lp_error("--listen '%s': not a numeric IPv4 or IPv6 address", addr);
+	int fd = listen_on(addr, v6, o->port, &s->port);
+	if (fd < 0) {
+		if (errno == EINVAL)
+			lp_error("--listen '%s': not a numeric IPv4 or IPv6 address", addr);
+		else
+			lp_error_errno("cannot listen on %s port %u", addr, o->port);
 		free(s);
 		return NULL;
 	}
@@ -376,30 +419,26 @@ struct lp_http *lp_http__start(const struct lp_http_opts *o, const struct lp_htt
 	s->h = *h;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
-	errno = 0;
-	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-					(v6 ? MHD_USE_IPv6 : 0),
-				0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
-				v6 ? (struct sockaddr *)&in6 : (struct sockaddr *)&in4,
-				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(4 * KEEPALIVE_S),
-				MHD_OPTION_END);
-	if (!s->d) {
-		lp_error("cannot listen on %s port %u: %s", addr, o->port,
-			 errno ? strerror(errno) : "libmicrohttpd refused");
-		pthread_mutex_destroy(&s->lock);
-		pthread_cond_destroy(&s->cond);
-		free(s);
-		return NULL;
-	}
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = di ? di->port : o->port;
 	snprintf(s->hosts[0], sizeof(s->hosts[0]), "%s%s%s:%u", v6 ? "[" : "", addr, v6 ? "]" : "",
 		 s->port);
 	if (!strcmp(addr, "127.0.0.1") || !strcmp(addr, "::1"))
 		snprintf(s->hosts[1], sizeof(s->hosts[1]), "localhost:%u", s->port);
 	snprintf(s->url, sizeof(s->url), "http://%s/?token=%s", s->hosts[0], o->token);
+	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+					(v6 ? MHD_USE_IPv6 : 0),
+				0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(4 * KEEPALIVE_S),
+				MHD_OPTION_END);
+	if (!s->d) {
+		lp_error("cannot serve on %s port %u: libmicrohttpd refused", addr, s->port);
+		close(fd);
+		pthread_mutex_destroy(&s->lock);
+		pthread_cond_destroy(&s->cond);
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 

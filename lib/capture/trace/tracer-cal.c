@@ -245,6 +245,15 @@ static void *cal_destroy(void *arg)
 	return NULL;
 }
 
+void lp_tracer_cal_join(struct lp_tracer *t)
+{
+	if (!t->cal_threaded)
+		return;
+	pthread_join(t->cal_thread, NULL);
+	t->cal_threaded = false;
+	t->ncal_links = 0;	/* destroyed */
+}
+
 static void cal_release(struct lp_tracer *t)
 {
 	sigset_t all, old;
@@ -490,10 +499,7 @@ int lp_tracer__calibrate(struct lp_tracer *t, const struct lp_cal_needs *need, i
 {
 	/* Again while tracing (a probe of a class not measured yet): the
 	 * last calibration's links gone first. */
-	if (t->cal_threaded) {
-		pthread_join(t->cal_thread, NULL);
-		t->cal_threaded = false;
-	}
+	lp_tracer_cal_join(t);
 	free(t->cal_links);
 	t->cal_links = NULL;
 	t->ncal_links = 0;

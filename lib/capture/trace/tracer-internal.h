@@ -295,6 +295,9 @@ int lp_tracer_tfs_open_threads(struct lp_tracer *t, const struct tev *ev, pid_t 
 int lp_tracer_tfs_attach(struct lp_tracer *t, struct bpf_program *prog, char kind, uint64_t off,
 			 uint64_t cookie, uint32_t id, const struct lp_probe_point *pt, pid_t pid);
 void lp_tracer_close_tfs(struct lp_tracer *t);
+/* Waits for the thread destroying the last calibration's links, if any
+ * (tracer-cal.c). */
+void lp_tracer_cal_join(struct lp_tracer *t);
 
 /* tracer-gate.c: returns armed per call while no library loaded can throw. */
 bool lp_tracer_can_gate(struct lp_tracer *t, const struct lp_probe_point *pt, pid_t pid);

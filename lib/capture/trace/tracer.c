@@ -465,6 +465,8 @@ static void detach(struct lp_tracer *t)
 	destroy_links(t->links, t->nlinks, t->mfds, t->nmfds);
 	t->nlinks = 0;
 	t->nmfds = 0;
+	/* No thread left to a process lp_tracer_close_tfs forks. */
+	lp_tracer_cal_join(t);
 	lp_tracer_close_tfs(t);
 	bpf_link__destroy(t->skel->links.lp_fork);
 	t->skel->links.lp_fork = NULL;
@@ -545,11 +547,9 @@ void lp_tracer__free(struct lp_tracer *t)
 {
 	if (!t)
 		return;
-	if (t->cal_threaded)
-		pthread_join(t->cal_thread, NULL);
-	else
-		for (size_t i = 0; i < t->ncal_links; i++)
-			bpf_link__destroy(t->cal_links[i]);
+	lp_tracer_cal_join(t);
+	for (size_t i = 0; i < t->ncal_links; i++)
+		bpf_link__destroy(t->cal_links[i]);
 	free(t->cal_links);
 	for (size_t i = 0; i < t->nremovals; i++) {
 		lp_tracer_free_removal_job(&t->removals[i]);
