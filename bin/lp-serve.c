@@ -257,6 +257,16 @@ static char *on_range(void *arg, int64_t from, int64_t to)
 	return json;
 }
 
+static int on_discover(void *arg, const char *what, const char *operand, char **out, size_t *len)
+{
+	if (!steer) {
+		*out = lp_strdup("lp-serve: discover: no process of its own (-p PID)");
+		*len = strlen(*out);
+		return 409;
+	}
+	return lp_steer__discover(steer, what, operand, out, len);
+}
+
 /* The access token: 128 random bits in hex. */
 static void make_token(char out[33])
 {
@@ -332,7 +342,7 @@ int main(int argc, char **argv)
 	o.http.token = token;
 	o.http.page = lp_serve_page(&o.http.page_len);
 	struct lp_http_hooks hooks = { .settings = on_settings, .control = on_control,
-				       .range = on_range };
+				       .range = on_range, .discover = on_discover };
 	http = lp_http__start(&o.http, &hooks);
 	if (!http) {
 		lp_steer__stop(steer);

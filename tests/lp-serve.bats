@@ -156,8 +156,10 @@ ab_file() {
 	assert_equal "$(cat "$T/status")" 400
 	post "/settings?token=$TOKEN" 'window=1%00s' >/dev/null
 	assert_equal "$(cat "$T/status")" 400
-	# No producers of its own: nothing to steer.
+	# No producers of its own: nothing to steer, no process to look into.
 	run -0 post "/control?token=$TOKEN" 'command=add%20main'
+	assert_equal "$(cat "$T/status")" 409
+	get "/discover?token=$TOKEN&what=list&arg=main" >/dev/null
 	assert_equal "$(cat "$T/status")" 409
 	get "/nothing?token=$TOKEN" >/dev/null
 	assert_equal "$(cat "$T/status")" 404
@@ -263,6 +265,20 @@ ab_file() {
 	assert_equal "$(cat "$T/status") $output" "200 sent to lp-trace"
 	run -0 post "/control?token=$TOKEN" 'command=rm%20-rf'
 	assert_equal "$(cat "$T/status")" 400
+	# What can be probed, as lp-trace's discovery says it of the process.
+	run -0 get "/discover?token=$TOKEN&what=list&arg=handle_req%2A"
+	assert_equal "$(cat "$T/status")" 200
+	assert_line --regexp $'^func\thandle_request\t[^\t]*/branchreq\t'
+	run -0 get "/discover?token=$TOKEN&what=lines&arg=handle_request"
+	assert_line --regexp $'^77\tbranchreq\.c:77\tcall\t1\t.*repair\(id\); /\* BRANCH \*/$'
+	run -0 get "/discover?token=$TOKEN&what=vars&arg=branchreq.c:75"
+	assert_line --regexp $'\tlocal\ttook\tint\t'
+	# An option is no operand; a function it has not, lp-trace's word.
+	run -0 get "/discover?token=$TOKEN&what=lines&arg=--help"
+	assert_equal "$(cat "$T/status")" 400
+	run -0 get "/discover?token=$TOKEN&what=lines&arg=no_such_function"
+	assert_equal "$(cat "$T/status")" 422
+	assert_output --partial "lp-trace:"
 	run -0 post "/control?token=$TOKEN" "command=add%20a%0Aremove%20b"
 	assert_equal "$(cat "$T/status")" 400
 	# Spans, and samples joined to them (lp-join holds a sample up to 2 s).

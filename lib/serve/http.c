@@ -278,6 +278,22 @@ static enum MHD_Result range(struct lp_http *s, struct MHD_Connection *c)
 	return ret;
 }
 
+static enum MHD_Result discover(struct lp_http *s, struct MHD_Connection *c)
+{
+	const char *what = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "what");
+	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "arg");
+	char *out = NULL;
+	size_t len = 0;
+
+	if (!what || !arg)
+		return text(c, MHD_HTTP_BAD_REQUEST, "lp-serve: discover: what= and arg=");
+	int status = s->h.discover(s->h.arg, what, arg, &out, &len);
+	enum MHD_Result ret = reply(c, (unsigned)status, "text/plain; charset=utf-8",
+				    out ? out : "", out ? len : 0);
+	free(out);
+	return ret;
+}
+
 static enum MHD_Result post(struct lp_http *s, struct MHD_Connection *c, const char *url,
 			    struct request *rq)
 {
@@ -350,6 +366,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return events(s, c);
 	if (!strcmp(url, "/range"))
 		return range(s, c);
+	if (!strcmp(url, "/discover"))
+		return discover(s, c);
 	return text(c, MHD_HTTP_NOT_FOUND, "lp-serve: not found");
 }
 

@@ -21,6 +21,10 @@ struct lp_http_hooks {
 	int (*control)(void *arg, const char *command, char **reply);
 	/* GET /range?from=NS&to=NS: a flame graph's JSON (malloc'd), or NULL. */
 	char *(*range)(void *arg, int64_t from, int64_t to);
+	/* GET /discover?what=W&arg=A: text in *out (malloc'd, *len bytes);
+	 * the HTTP status. */
+	int (*discover)(void *arg, const char *what, const char *operand, char **out,
+			size_t *len);
 };
 
 struct lp_http_opts {

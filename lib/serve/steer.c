@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ enum { JOIN, RECORD, TRACE, NPROCS };
 static const char *const names[NPROCS] = { "lp-join", "lp-record", "lp-trace" };
 
 struct lp_steer {
+	pid_t target;
 	char dir[64];
 	char path[4][96];	/* samples, spans, record.ctl, trace.ctl */
 	pid_t pids[NPROCS];
@@ -73,6 +75,7 @@ struct lp_steer *lp_steer__start(const struct lp_steer_opts *o, int *fd)
 		lp_error_errno("cannot make the producers' FIFOs in %s", s->dir);
 		goto fail;
 	}
+	s->target = o->pid;
 	snprintf(pid, sizeof(pid), "%d", (int)o->pid);
 	char *join[] = { "lp-join", s->path[SAMPLES], s->path[SPANS], NULL };
 	char *record[] = { "lp-record", "-p", pid, "--control", s->path[RECORD_CTL], "-o",
@@ -150,6 +153,111 @@ int lp_steer__command(struct lp_steer *s, const char *command, char **reply)
 	return say(reply, 400, "lp-serve: control: ",
 		   "add PROBE, remove PROBE, status (lp-trace); inside FUNC, inside off, pause, "
 		   "resume (lp-record)");
+}
+
+#define DISCOVER_MAX (4 << 20)
+#define DISCOVER_S 30
+
+/* Reads fd to its end into *buf (at most DISCOVER_MAX bytes kept), until
+ * deadline_ns.  Whether it ended in time. */
+static bool slurp(int fd, char **buf, size_t *len, int64_t deadline_ns)
+{
+	char chunk[65536];
+
+	for (;;) {
+		int64_t left = deadline_ns - lp_monotonic_ns();
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (left <= 0 || poll(&p, 1, (int)(left / 1000000) + 1) == 0)
+			return false;
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return true;
+		if (*len + (size_t)n > DISCOVER_MAX) {
+			static const char cut[] = "\nlp-serve: the rest left out (4 MiB at most)\n";
+			if (*len + sizeof(cut) <= DISCOVER_MAX + sizeof(cut) &&
+			    (*len < sizeof(cut) || strcmp(*buf + *len - sizeof(cut) + 1, cut))) {
+				*buf = lp_realloc(*buf, *len + sizeof(cut));
+				memcpy(*buf + *len, cut, sizeof(cut));
+				*len += sizeof(cut) - 1;
+			}
+			continue;	/* drained, not kept */
+		}
+		*buf = lp_realloc(*buf, *len + (size_t)n + 1);
+		memcpy(*buf + *len, chunk, (size_t)n);
+		*len += (size_t)n;
+		(*buf)[*len] = 0;
+	}
+}
+
+int lp_steer__discover(struct lp_steer *s, const char *what, const char *arg, char **out,
+		       size_t *len)
+{
+	static const char *const whats[][2] = { { "list", "--list" }, { "lines", "--lines" },
+						{ "vars", "--vars" } };
+	const char *opt = NULL;
+	char pid[24];
+	int o[2], e[2];
+
+	*out = NULL;
+	*len = 0;
+	for (size_t i = 0; i < sizeof(whats) / sizeof(whats[0]); i++)
+		if (!strcmp(what, whats[i][0]))
+			opt = whats[i][1];
+	/* An operand, never an option of lp-trace's. */
+	if (!opt || !*arg || arg[0] == '-' || strlen(arg) > 512 || !printable(arg)) {
+		*out = lp_strdup("lp-serve: discover: what=list|lines|vars and arg=, one line, not an option");
+		*len = strlen(*out);
+		return 400;
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)s->target);
+	char *argv[] = { "lp-trace", (char *)opt, (char *)arg, "-p", pid, NULL };
+	if (pipe2(o, O_CLOEXEC) < 0)
+		return 500;
+	if (pipe2(e, O_CLOEXEC) < 0) {
+		close(o[0]);
+		close(o[1]);
+		return 500;
+	}
+	char *prog = lp_sibling_program("lp-trace");
+	pid_t child = fork();
+	if (child == 0) {
+		setpgid(0, 0);
+		dup2(o[1], STDOUT_FILENO);
+		dup2(e[1], STDERR_FILENO);
+		execvp(prog, argv);
+		_exit(127);
+	}
+	free(prog);
+	close(o[1]);
+	close(e[1]);
+	char *err = NULL;
+	size_t elen = 0;
+	int64_t deadline = lp_monotonic_ns() + DISCOVER_S * 1000000000LL;
+	/* Its complaints are a few lines: the pipe holds them meanwhile. */
+	bool ended = child > 0 && slurp(o[0], out, len, deadline) && slurp(e[0], &err, &elen, deadline);
+	close(o[0]);
+	close(e[0]);
+	int status = 0;
+	if (child > 0 && !ended)
+		kill(child, SIGKILL);
+	if (child > 0)
+		waitpid(child, &status, 0);
+	int code = child < 0 ? 500 : !ended ? 504
+		 : WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 200 : 422;
+	if (code != 200) {
+		/* Why not, as lp-trace said it. */
+		free(*out);
+		*out = err ? err : lp_strdup(code == 504 ? "lp-serve: discover: lp-trace took too long"
+							 : "lp-serve: discover: lp-trace failed");
+		*len = strlen(*out);
+	} else {
+		free(err);
+		if (!*out)
+			*out = lp_strdup("");
+	}
+	return code;
 }
 
 /* Waits up to ms for pid; whether it ended (*status its status). */

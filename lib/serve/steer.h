@@ -8,6 +8,7 @@
 #ifndef LP_STEER_H
 #define LP_STEER_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 struct lp_steer_opts {
@@ -25,6 +26,13 @@ struct lp_steer *lp_steer__start(const struct lp_steer_opts *o, int *fd);
  * lp-trace, "inside FUNC" or "outside" for lp-record.  The HTTP status;
  * *reply says what was done or why not (malloc'd). */
 int lp_steer__command(struct lp_steer *s, const char *command, char **reply);
+
+/* What lp-trace's discovery says of the process: what = "list" (a
+ * pattern), "lines" (a function) or "vars" (FILE:LINE), arg its operand
+ * (never an option).  The HTTP status; *out: lp-trace's output (200) or
+ * why not (malloc'd, *len bytes). */
+int lp_steer__discover(struct lp_steer *s, const char *what, const char *arg, char **out,
+		       size_t *len);
 
 /* Asks the producers to stop (SIGINT: they drain and end their streams)
  * and waits for them, lp-join last; removes the directory.  Whether all
