@@ -187,7 +187,8 @@ ab_file() {
 			s = 1000000000 + i * 20000000; d = i % 10 == 3 ? 10000000 : 1000000
 			print "sample", s + 500000, 7, 7, 0, "x", "cpu-clock", 1, (d > 1000000 ? 13 : 12),
 				"span=req", "span_start=" s, "span_end=" s + d
-			print "span", s, s + d, 7, 7, "req", 0
+			# The slow ones, and one fast in ten, reached x.c:9.
+			print "span", s, s + d, 7, 7, "req", 0, (d > 1000000 || i % 10 == 5 ? "at.x.c:9=1" : "ret=0")
 		}
 		print "sample", 3000000000, 7, 7, 0, "x", "cpu-clock", 1, 1
 	}' >"$T/req.lp"
@@ -198,6 +199,12 @@ ab_file() {
 	assert_output '["req",100,1000000,1000000,10000000,10000000,{"percentile":90,"threshold_ns":null,"at_ns":1000000},10,90,100]'
 	run -0 jq -c '.probes[0] | [.slow, .fast]' "$T/s.json"
 	assert_output '[["all",10,[["main",10,[["slow_work",10,[]]]]]],["all",90,[["main",90,[["fast_work",90,[]]]]]]]'
+	# What separates them, as lp-split ranks it: x.c:9 reached by all 10
+	# slow spans and 10 of the 90 fast (Fisher's p: 10/10 against 10/90).
+	run -0 jq -c '.probes[0].separates[0][0:6]' "$T/s.json"
+	assert_output '["reached","x.c:9",10,10,1,0.1111111111111111]'
+	run -0 jq -c '.probes[0].separates | map(.[1])' "$T/s.json"
+	assert_output '["x.c:9","ret=0"]'
 	# A threshold above every span: all fast; at the median by
 	# percentile: the same cut as p90 here (ties).
 	run -0 post "/settings?token=$TOKEN" 'probe=req&threshold=20ms'

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/live.h"
+#include "analysis/separate.h"
 #include "analysis/top.h"
 #include "base/hashmap.h"
 #include "base/json.h"
@@ -17,6 +18,10 @@
 #include "stream/frame.h"
 
 #define SPANS_KEPT 65536
+/* The newest spans' attributes (what lp-join says happened inside them),
+ * for the ranking of what separates slow from fast: fewer, they are text. */
+#define ATTRS_KEPT 4096
+#define SEPARATE_ROWS 10
 #define HEAT_COLUMNS 60
 #define HEAT_ROWS 50
 /* A flame graph leaves out frames under this share of its total (their
@@ -40,10 +45,18 @@ struct span_kept {
 	int64_t end, dur;
 };
 
+struct attrs_kept {
+	int64_t end, dur;
+	char *text;		/* the span's attributes as written */
+	size_t len;
+};
+
 struct probe {
 	char *name;
 	struct span_kept *ring;	/* SPANS_KEPT, from head - n on */
 	size_t n, head;
+	struct attrs_kept *attrs;	/* ATTRS_KEPT, from ahead - an on */
+	size_t an, ahead;
 	uint64_t total;
 	bool by_threshold;
 	double percentile;
@@ -85,6 +98,9 @@ void lp_live__free(struct lp_live *l)
 	for (size_t i = 0; i < l->nprobes; i++) {
 		free(l->probes[i].name);
 		free(l->probes[i].ring);
+		for (size_t k = 0; k < ATTRS_KEPT; k++)
+			free(l->probes[i].attrs[k].text);
+		free(l->probes[i].attrs);
 	}
 	for (size_t i = 0; i < l->nattached; i++)
 		free(l->attached[i]);
@@ -104,6 +120,7 @@ static int probe_of(struct lp_live *l, const char *name, bool make)
 	struct probe *p = &l->probes[l->nprobes];
 	p->name = lp_strdup(name);
 	p->ring = lp_calloc(SPANS_KEPT, sizeof(*p->ring));
+	p->attrs = lp_calloc(ATTRS_KEPT, sizeof(*p->attrs));
 	p->percentile = 90;
 	return (int)l->nprobes++;
 }
@@ -158,6 +175,18 @@ static void add_span(struct lp_live *l, const struct lp_span *s)
 	p->head = (p->head + 1) % SPANS_KEPT;
 	if (p->n < SPANS_KEPT)
 		p->n++;
+	if (s->attrs.len) {
+		struct attrs_kept *a = &p->attrs[p->ahead];
+		free(a->text);
+		a->text = lp_malloc(s->attrs.len);
+		memcpy(a->text, s->attrs.text, s->attrs.len);
+		a->len = s->attrs.len;
+		a->end = s->end_ns;
+		a->dur = s->end_ns - s->start_ns;
+		p->ahead = (p->ahead + 1) % ATTRS_KEPT;
+		if (p->an < ATTRS_KEPT)
+			p->an++;
+	}
 	p->total++;
 	l->spans++;
 	seen(l, s->end_ns);
@@ -504,6 +533,51 @@ static void put_hist(FILE *out, const int64_t *d, size_t n)
 	fputs("]", out);
 }
 
+/* What separates the probe's slow spans in view from its fast ones
+ * (lp-split's ranking, separate.h): the branches reached, calls made and
+ * values captured, most significant first, over the newest spans kept
+ * with attributes.  Every probe counts as watching every span. */
+static void put_separates(struct lp_live *l, FILE *out, const struct probe *p, int64_t end,
+			  int64_t at)
+{
+	struct lp_separate_row rows[SEPARATE_ROWS];
+	size_t n = 0;
+
+	put_key(out, "separates");
+	fputc('[', out);
+	if (at != LP_TIME_NONE && p->an) {
+		struct lp_separate *sep = lp_separate__new(2);
+		for (size_t i = 0; i < p->an; i++) {
+			const struct attrs_kept *a =
+				&p->attrs[(p->ahead + ATTRS_KEPT - p->an + i) % ATTRS_KEPT];
+			if (l->o.mode == LP_LIVE_WINDOW && a->end <= end - l->o.window_ns)
+				continue;
+			struct lp_attrs attrs = { a->text, a->len };
+			lp_separate__span(sep, a->dur > at, &attrs, NULL, NULL);
+		}
+		n = lp_separate__rank(sep, 1, rows, SEPARATE_ROWS);
+		for (size_t i = 0; i < n; i++) {
+			fputs(i ? ",[" : "[", out);
+			if (rows[i].verb)
+				lp_json__cstring(out, rows[i].verb);
+			else
+				fputs("null", out);
+			fputc(',', out);
+			lp_json__string(out, rows[i].name, rows[i].len);
+			fprintf(out, ",%llu,%llu,", (unsigned long long)rows[i].hi_n,
+				(unsigned long long)rows[i].lo_n);
+			lp_json__number(out, rows[i].hi_rate);
+			fputc(',', out);
+			lp_json__number(out, rows[i].lo_rate);
+			fputc(',', out);
+			lp_json__number(out, rows[i].log10p);
+			fputc(']', out);
+		}
+		lp_separate__free(sep);
+	}
+	fputc(']', out);
+}
+
 static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
 {
 	struct probe *p = &l->probes[pi];
@@ -543,6 +617,7 @@ static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
 	fputs(",\"at_ns\":", out);
 	put_time(out, at);
 	fputs("}", out);
+	put_separates(l, out, p, end, at);
 	/* The samples joined to its spans, by the side of the cut their span
 	 * is on: slow strictly above it, as lp-split counts. */
 	struct flame side[2];
