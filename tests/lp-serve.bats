@@ -200,13 +200,23 @@ ab_file() {
 	run -0 jq -c '.probes[0] | [.slow, .fast]' "$T/s.json"
 	assert_output '[["all",10,[["main",10,[["slow_work",10,[]]]]]],["all",90,[["main",90,[["fast_work",90,[]]]]]]]'
 	# What separates them, as lp-split ranks it: x.c:9 reached by all 10
-	# slow spans and 10 of the 90 fast (Fisher's p: 10/10 against 10/90).
+	# slow spans and 10 of the 90 fast.
 	run -0 jq -c '.probes[0].separates[0][0:6]' "$T/s.json"
 	assert_output '["reached","x.c:9",10,10,1,0.1111111111111111]'
 	run -0 jq -c '.probes[0].separates | map(.[1])' "$T/s.json"
 	assert_output '["x.c:9","ret=0"]'
-	# A threshold above every span: all fast; at the median by
-	# percentile: the same cut as p90 here (ties).
+	# The page shows them: the probe's stats, its first feature (Fisher's
+	# two-sided p of 10/10 against 10/90: 1.07e-8, by the hypergeometric
+	# sum).
+	require_cmd chromium
+	run -0 node --experimental-websocket "$LP_TOP/tests/helpers/live-page.cjs" "$BASE/?token=$TOKEN" \
+		'document.body.dataset.ready === "1" && document.querySelector(".probe[data-probe=req] .septable tbody tr")' \
+		'document.querySelector(".probe[data-probe=req] .septable tbody tr").textContent' \
+		'document.querySelector(".probe[data-probe=req] .pstats").textContent'
+	assert_line --index 0 '"reached x.c:9100.0% (10)11.1% (10)1.1e-8"'
+	assert_line --index 1 --partial '100 spans'
+	# A threshold above every span: all fast; at p95, the long spans'
+	# own 10 ms: none strictly above it.
 	run -0 post "/settings?token=$TOKEN" 'probe=req&threshold=20ms'
 	assert_equal "$(cat "$T/status")" 200
 	run -0 jq -c '.probes[0] | [.cut, .slow_samples, .fast_samples, .slow]' <(snapshot)
@@ -308,6 +318,13 @@ ab_file() {
 	read -r slow fast <<<"$output"
 	within "$slow" 60 95 "repair's share of the slow requests' samples"
 	within "$fast" 0 2 "repair's share of the fast requests' samples"
+	# The page digs too: a function's source, each line with what a
+	# probe there costs, from lp-trace's discovery.
+	require_cmd chromium
+	run -0 node --experimental-websocket "$LP_TOP/tests/helpers/live-page.cjs" "$BASE/?token=$TOKEN" \
+		'document.body.dataset.ready === "1" && !document.getElementById("dig").hidden' \
+		'(document.getElementById("trace-name").value = "handle_request", document.getElementById("dig-lines-btn").click(), new Promise(ok => { const t = setInterval(() => { const r = document.querySelector("#dig-source tr.dig-line[data-line=\"77\"]"); if (r) { clearInterval(t); ok([r.querySelector(".kind").textContent, !!r.querySelector("button.dig-probe")]); } }, 50); }))'
+	assert_output '["call",true]'
 	# Its directory, as its children's command lines name it.
 	dir=$(pgrep -aP "$SERVE" | sed -n 's|.* \(/tmp/lp-serve\.[^/ ]*\)/.*|\1|p' | head -1)
 	[ -p "$dir/spans" ]
@@ -344,8 +361,10 @@ ab_file() {
 	run -0 node --experimental-websocket "$LP_TOP/tests/helpers/live-page.cjs" "$BASE/?token=$TOKEN" \
 		'document.body.dataset.ready === "1" && lpServe.last.stats.samples === 200 && lpServe.renders >= 2' \
 		'Array.from(document.querySelectorAll("#funcs button.fn")).slice(0, 2).map(b => b.textContent)' \
-		'lpServe.graphs[0].nodes' 'lpServe.errors.length'
-	assert_output $'["b","a"]\n4\n0'
+		'lpServe.graphs[0].nodes' 'lpServe.errors.length' \
+		'lpServe.selectRange(1e9, 3e9).then(st => [st, lpServe.range.root[1], document.getElementById("range-title").textContent])' \
+		'Array.from(document.querySelectorAll("#range-diff button.fn")).map(b => b.textContent)'
+	assert_output $'["b","a"]\n4\n0\n[200,20,"samples from 1.000 s to 3.000 s: 20"]\n["a"]'
 	exec 7>&-
 	kill -INT "$SERVE"
 	reap "$SERVE" 0 10
