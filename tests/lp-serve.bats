@@ -188,7 +188,7 @@ ab_file() {
 			print "sample", s + 500000, 7, 7, 0, "x", "cpu-clock", 1, (d > 1000000 ? 13 : 12),
 				"span=req", "span_start=" s, "span_end=" s + d
 			# The slow ones, and one fast in ten, reached x.c:9.
-			print "span", s, s + d, 7, 7, "req", 0, (d > 1000000 || i % 10 == 5 ? "at.x.c:9=1" : "ret=0")
+			print "span", s, s + d, 7, 7, "req", 0, (d > 1000000 || i % 10 == 5 ? "at.x.c:9=1" : "ret=0"), "lp_ns=1000"
 		}
 		print "sample", 3000000000, 7, 7, 0, "x", "cpu-clock", 1, 1
 	}' >"$T/req.lp"
@@ -197,6 +197,9 @@ ab_file() {
 	snapshot >"$T/s.json"
 	run -0 jq -c '.probes[] | [.name, .spans, .p50, .p90, .p99, .max, .cut, .slow_samples, .fast_samples, ([.hist[][2]] | add)]' "$T/s.json"
 	assert_output '["req",100,1000000,1000000,10000000,10000000,{"percentile":90,"threshold_ns":null,"at_ns":1000000},10,90,100]'
+	# lp's own part: 100 spans' lp_ns=1000 of their 190 ms.
+	run -0 jq -c '.probes[0] | [.lp_ns, .lp_share * 1e9 | round]' "$T/s.json"
+	assert_output '[100000,526316]'
 	run -0 jq -c '.probes[0] | [.slow, .fast]' "$T/s.json"
 	assert_output '[["all",10,[["main",10,[["slow_work",10,[]]]]]],["all",90,[["main",90,[["fast_work",90,[]]]]]]]'
 	# What separates them, as lp-split ranks it: x.c:9 reached by all 10
@@ -214,7 +217,8 @@ ab_file() {
 		'document.querySelector(".probe[data-probe=req] .septable tbody tr").textContent' \
 		'document.querySelector(".probe[data-probe=req] .pstats").textContent'
 	assert_line --index 0 '"reached x.c:9100.0% (10)11.1% (10)1.1e-8"'
-	assert_line --index 1 --partial '100 spans'
+	assert_line --index 1 --partial "100 spans"
+	assert_line --index 1 --partial "lp's own 0.05% of their time"
 	# A threshold above every span: all fast; at p95, the long spans'
 	# own 10 ms: none strictly above it.
 	run -0 post "/settings?token=$TOKEN" 'probe=req&threshold=20ms'

@@ -43,6 +43,7 @@ struct kept {
 
 struct span_kept {
 	int64_t end, dur;
+	int64_t lp_ns;		/* lp's own time in it (lp-trace's lp_ns=), 0 unsaid */
 };
 
 struct attrs_kept {
@@ -171,7 +172,9 @@ static void add_span(struct lp_live *l, const struct lp_span *s)
 		return;
 	}
 	struct probe *p = &l->probes[i];
-	p->ring[p->head] = (struct span_kept){ s->end_ns, s->end_ns - s->start_ns };
+	int64_t lp = attr_i64(&s->attrs, "lp_ns");
+	p->ring[p->head] = (struct span_kept){ s->end_ns, s->end_ns - s->start_ns,
+					       lp != LP_TIME_NONE && lp > 0 ? lp : 0 };
 	p->head = (p->head + 1) % SPANS_KEPT;
 	if (p->n < SPANS_KEPT)
 		p->n++;
@@ -583,12 +586,15 @@ static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
 	struct probe *p = &l->probes[pi];
 	int64_t *d = lp_calloc(p->n ? p->n : 1, sizeof(*d));
 	size_t n = 0;
+	double lp_ns = 0, span_ns = 0;
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct span_kept *s = &p->ring[(p->head + SPANS_KEPT - p->n + i) % SPANS_KEPT];
 		if (l->o.mode == LP_LIVE_WINDOW && s->end <= end - l->o.window_ns)
 			continue;
 		d[n++] = s->dur;
+		lp_ns += (double)s->lp_ns;
+		span_ns += (double)s->dur;
 	}
 	qsort(d, n, sizeof(*d), lp_cmp_i64);
 	fputs(pi ? ",{" : "{", out);
@@ -604,6 +610,12 @@ static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
 		put_key(out, qs[i].key);
 		put_time(out, n ? rank(d, n, qs[i].q) : LP_TIME_NONE);
 	}
+	/* lp's own part of its spans' time (what lp-trace's probes added,
+	 * calibrated), so a user sees what tracing it costs. */
+	put_key(out, "lp_ns");
+	lp_json__number(out, lp_ns);
+	put_key(out, "lp_share");
+	lp_json__number(out, span_ns > 0 ? lp_ns / span_ns : 0);
 	put_key(out, "hist");
 	put_hist(out, d, n);
 	int64_t at = p->by_threshold ? p->threshold : n ? rank(d, n, p->percentile / 100) : LP_TIME_NONE;
