@@ -198,10 +198,10 @@ static void publish(void)
 	free(json);
 }
 
-static void on_record(void *sink, const struct lp_record *rec, int64_t arrival_ns)
+static void on_record(void *sink, int input, const struct lp_record *rec, int64_t arrival_ns)
 {
 	pthread_mutex_lock(&views);
-	lp_live__record(sink, rec, arrival_ns);
+	lp_live__record(sink, input, rec, arrival_ns);
 	pthread_mutex_unlock(&views);
 }
 

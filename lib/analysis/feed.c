@@ -21,6 +21,7 @@ struct lp_feed {
 struct feed_input {
 	struct lp_feed *f;
 	struct lp_reader *reader;
+	int index;
 };
 
 static void *feed_read(void *arg)
@@ -28,19 +29,18 @@ static void *feed_read(void *arg)
 	struct feed_input *in = arg;
 	struct lp_feed *f = in->f;
 	struct lp_reader *reader = in->reader;
+	int index = in->index;
 	struct lp_record rec;
 	int rc;
 
 	free(in);
 	while ((rc = lp_reader__next(reader, &rec)) > 0) {
-		if (rec.kind == LP_REC_HEADER)
-			continue;
 		int64_t now = lp_monotonic_ns();
 		pthread_mutex_lock(&f->lock);
 		if (rec.kind == LP_REC_LOST)
 			f->st.lost += rec.lost.count;
 		else
-			f->fn(f->sink, &rec, now);
+			f->fn(f->sink, index, &rec, now);
 		pthread_mutex_unlock(&f->lock);
 	}
 	pthread_mutex_lock(&f->lock);
@@ -78,6 +78,7 @@ struct lp_feed *lp_feed__start(struct lp_reader **readers, int n, int wake_fd, l
 		struct feed_input *in = lp_calloc(1, sizeof(*in));
 		in->f = f;
 		in->reader = readers[i];
+		in->index = i;
 		int err = pthread_create(&f->threads[i], NULL, feed_read, in);
 		if (err)
 			lp_die(1, "cannot start a reader thread: %s", strerror(err));

@@ -10,10 +10,10 @@
 
 #include "stream/stream.h"
 
-/* Called with the lock held, for every record of every input but lost
- * records (counted in the state) and headers; arrival_ns: lp_monotonic_ns()
- * when it was read. */
-typedef void lp_feed_fn(void *sink, const struct lp_record *rec, int64_t arrival_ns);
+/* Called with the lock held, for every record of input (its index among
+ * the readers) but lost records (counted in the state); arrival_ns:
+ * lp_monotonic_ns() when it was read. */
+typedef void lp_feed_fn(void *sink, int input, const struct lp_record *rec, int64_t arrival_ns);
 
 struct lp_feed_state {
 	uint64_t lost;		/* summed counts of the inputs' lost records */

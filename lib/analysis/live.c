@@ -34,6 +34,7 @@
 #define HIST_PER_OCTAVE 4
 
 struct kept {
+	int input;		/* the reader it came from */
 	int64_t t;
 	const struct lp_stack *stack;
 	double weight;
@@ -42,11 +43,13 @@ struct kept {
 };
 
 struct span_kept {
+	int input;
 	int64_t end, dur;
 	int64_t lp_ns;		/* lp's own time in it (lp-trace's lp_ns=), 0 unsaid */
 };
 
 struct attrs_kept {
+	int input;
 	int64_t end, dur;
 	char *text;		/* the span's attributes as written */
 	size_t len;
@@ -64,8 +67,17 @@ struct probe {
 	int64_t threshold;
 };
 
+/* One input: the host its header names, what it brought. */
+struct input {
+	char *host;		/* NULL: its header names none (or none yet) */
+	uint64_t samples, spans;
+};
+
 struct lp_live {
 	struct lp_live_opts o;
+	struct input *inputs;
+	size_t ninputs;
+	char *host;		/* the view's host; NULL: every input's */
 	struct kept *ring;
 	size_t cap, n, head;
 	uint64_t samples;
@@ -105,6 +117,10 @@ void lp_live__free(struct lp_live *l)
 	}
 	for (size_t i = 0; i < l->nattached; i++)
 		free(l->attached[i]);
+	for (size_t i = 0; i < l->ninputs; i++)
+		free(l->inputs[i].host);
+	free(l->inputs);
+	free(l->host);
 	free(l->ring);
 	free(l->buf);
 	free(l);
@@ -126,6 +142,25 @@ static int probe_of(struct lp_live *l, const char *name, bool make)
 	return (int)l->nprobes++;
 }
 
+static struct input *input_of(struct lp_live *l, int i)
+{
+	if ((size_t)i >= l->ninputs) {
+		l->inputs = lp_reallocarray(l->inputs, (size_t)i + 1, sizeof(*l->inputs));
+		memset(l->inputs + l->ninputs, 0, ((size_t)i + 1 - l->ninputs) * sizeof(*l->inputs));
+		l->ninputs = (size_t)i + 1;
+	}
+	return &l->inputs[i];
+}
+
+/* Whether input i is in the view (its host the one asked for, if any). */
+static bool input_shown(const struct lp_live *l, int i)
+{
+	if (!l->host)
+		return true;
+	const char *h = (size_t)i < l->ninputs ? l->inputs[i].host : NULL;
+	return h && !strcmp(h, l->host);
+}
+
 static void seen(struct lp_live *l, int64_t t)
 {
 	if (l->latest == LP_TIME_NONE || t > l->latest)
@@ -141,9 +176,9 @@ static int64_t attr_i64(const struct lp_attrs *a, const char *key)
 	return raw && lp_attrs__value_i64(raw, len, &v) ? v : LP_TIME_NONE;
 }
 
-static void add_sample(struct lp_live *l, const struct lp_sample *s, int64_t arrival)
+static void add_sample(struct lp_live *l, int input, const struct lp_sample *s, int64_t arrival)
 {
-	struct kept k = { .t = s->time_ns != LP_TIME_NONE ? s->time_ns : arrival,
+	struct kept k = { .input = input, .t = s->time_ns != LP_TIME_NONE ? s->time_ns : arrival,
 			  .stack = s->stack, .weight = s->weight, .probe = -1 };
 
 	/* lp-join's: the innermost span enclosing the sample. */
@@ -159,10 +194,11 @@ static void add_sample(struct lp_live *l, const struct lp_sample *s, int64_t arr
 	if (l->n < l->cap)
 		l->n++;
 	l->samples++;
+	input_of(l, input)->samples++;
 	seen(l, k.t);
 }
 
-static void add_span(struct lp_live *l, const struct lp_span *s)
+static void add_span(struct lp_live *l, int input, const struct lp_span *s)
 {
 	if (s->end_ns == LP_TIME_NONE || s->end_ns < s->start_ns)
 		return;
@@ -173,7 +209,7 @@ static void add_span(struct lp_live *l, const struct lp_span *s)
 	}
 	struct probe *p = &l->probes[i];
 	int64_t lp = attr_i64(&s->attrs, "lp_ns");
-	p->ring[p->head] = (struct span_kept){ s->end_ns, s->end_ns - s->start_ns,
+	p->ring[p->head] = (struct span_kept){ input, s->end_ns, s->end_ns - s->start_ns,
 					       lp != LP_TIME_NONE && lp > 0 ? lp : 0 };
 	p->head = (p->head + 1) % SPANS_KEPT;
 	if (p->n < SPANS_KEPT)
@@ -184,6 +220,7 @@ static void add_span(struct lp_live *l, const struct lp_span *s)
 		a->text = lp_malloc(s->attrs.len);
 		memcpy(a->text, s->attrs.text, s->attrs.len);
 		a->len = s->attrs.len;
+		a->input = input;
 		a->end = s->end_ns;
 		a->dur = s->end_ns - s->start_ns;
 		p->ahead = (p->ahead + 1) % ATTRS_KEPT;
@@ -192,6 +229,7 @@ static void add_span(struct lp_live *l, const struct lp_span *s)
 	}
 	p->total++;
 	l->spans++;
+	input_of(l, input)->spans++;
 	seen(l, s->end_ns);
 }
 
@@ -210,12 +248,19 @@ static void mark(struct lp_live *l, const struct lp_probe_mark *m)
 	}
 }
 
-void lp_live__record(struct lp_live *l, const struct lp_record *rec, int64_t arrival_ns)
+void lp_live__record(struct lp_live *l, int input, const struct lp_record *rec,
+		     int64_t arrival_ns)
 {
-	if (rec->kind == LP_REC_SAMPLE && rec->sample.stack)
-		add_sample(l, &rec->sample, arrival_ns);
-	else if (rec->kind == LP_REC_SPAN)
-		add_span(l, &rec->span);
+	if (rec->kind == LP_REC_SAMPLE && rec->sample.stack) {
+		add_sample(l, input, &rec->sample, arrival_ns);
+	} else if (rec->kind == LP_REC_SPAN) {
+		add_span(l, input, &rec->span);
+	} else if (rec->kind == LP_REC_HEADER &&
+		   lp_attrs__get(&rec->header.attrs, "host", &l->buf, &l->buf_cap) >= 0) {
+		struct input *in = input_of(l, input);
+		free(in->host);
+		in->host = lp_strdup(l->buf);
+	}
 	else if (rec->kind == LP_REC_PROBE)
 		mark(l, &rec->mark);
 }
@@ -233,6 +278,11 @@ int lp_live__set(struct lp_live *l, const char *key, const char *value, const ch
 			l->o.mode = LP_LIVE_HALF_LIFE;
 		else
 			return *why = "mode: window or half-life", -1;
+		return 0;
+	}
+	if (!strcmp(key, "host")) {
+		free(l->host);
+		l->host = *value ? lp_strdup(value) : NULL;
 		return 0;
 	}
 	if (!strcmp(key, "window") || !strcmp(key, "half_life")) {
@@ -272,6 +322,8 @@ int lp_live__set(struct lp_live *l, const char *key, const char *value, const ch
 /* Sample k's weight in the view ending at end (0: outside it). */
 static double in_view(const struct lp_live *l, const struct kept *k, int64_t end)
 {
+	if (!input_shown(l, k->input))
+		return 0;
 	if (l->o.mode == LP_LIVE_WINDOW)
 		return k->t > end - l->o.window_ns && k->t <= end ? k->weight : 0;
 	return k->t <= end ? k->weight * exp2(-(double)(end - k->t) / (double)l->o.half_life_ns)
@@ -489,7 +541,7 @@ static void put_heat(struct lp_live *l, FILE *out, int64_t end)
 
 	for (size_t i = 0; end != LP_TIME_NONE && i < l->n; i++) {
 		const struct kept *k = kept_at(l, i);
-		if (k->t < 0 || k->t / sec < first || k->t / sec > last)
+		if (k->t < 0 || k->t / sec < first || k->t / sec > last || !input_shown(l, k->input))
 			continue;
 		uint32_t *c = &cells[k->t / sec - first][(k->t % sec) * HEAT_ROWS / sec];
 		if (++*c > max)
@@ -553,7 +605,8 @@ static void put_separates(struct lp_live *l, FILE *out, const struct probe *p, i
 		for (size_t i = 0; i < p->an; i++) {
 			const struct attrs_kept *a =
 				&p->attrs[(p->ahead + ATTRS_KEPT - p->an + i) % ATTRS_KEPT];
-			if (l->o.mode == LP_LIVE_WINDOW && a->end <= end - l->o.window_ns)
+			if ((l->o.mode == LP_LIVE_WINDOW && a->end <= end - l->o.window_ns) ||
+			    !input_shown(l, a->input))
 				continue;
 			struct lp_attrs attrs = { a->text, a->len };
 			lp_separate__span(sep, a->dur > at, &attrs, NULL, NULL);
@@ -590,7 +643,8 @@ static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct span_kept *s = &p->ring[(p->head + SPANS_KEPT - p->n + i) % SPANS_KEPT];
-		if (l->o.mode == LP_LIVE_WINDOW && s->end <= end - l->o.window_ns)
+		if ((l->o.mode == LP_LIVE_WINDOW && s->end <= end - l->o.window_ns) ||
+		    !input_shown(l, s->input))
 			continue;
 		d[n++] = s->dur;
 		lp_ns += (double)s->lp_ns;
@@ -673,6 +727,23 @@ int lp_live__snapshot(struct lp_live *l, FILE *out, const struct lp_live_extra *
 	lp_json__int(out, l->o.half_life_ns);
 	put_key(out, "end_ns");
 	put_time(out, end);
+	put_key(out, "host");
+	if (l->host)
+		lp_json__cstring(out, l->host);
+	else
+		fputs("null", out);
+	put_key(out, "inputs");
+	fputc('[', out);
+	for (size_t i = 0; i < l->ninputs; i++) {
+		fputs(i ? ",{\"host\":" : "{\"host\":", out);
+		if (l->inputs[i].host)
+			lp_json__cstring(out, l->inputs[i].host);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"samples\":%llu,\"spans\":%llu}",
+			(unsigned long long)l->inputs[i].samples, (unsigned long long)l->inputs[i].spans);
+	}
+	fputc(']', out);
 	fputs(",\"stats\":{\"samples\":", out);
 	lp_json__int(out, (int64_t)l->samples);
 	put_key(out, "kept");
@@ -710,7 +781,7 @@ int lp_live__range(struct lp_live *l, FILE *out, int64_t from, int64_t to)
 	flame_init(&f);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct kept *k = kept_at(l, i);
-		if (k->t >= from && k->t < to)
+		if (k->t >= from && k->t < to && input_shown(l, k->input))
 			flame_add(&f, k->stack, k->weight);
 	}
 	flame_write(&f, out);

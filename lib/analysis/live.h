@@ -44,13 +44,16 @@ struct lp_live;
 struct lp_live *lp_live__new(const struct lp_live_opts *o);
 void lp_live__free(struct lp_live *l);
 
-/* One record of an input (lp_feed_fn's): samples (placed by arrival when
- * they have no time), spans, and probe records (which probes are attached
- * now, by their spec=); the rest is not shown. */
-void lp_live__record(struct lp_live *l, const struct lp_record *rec, int64_t arrival_ns);
+/* One record of input (lp_feed_fn's): samples (placed by arrival when
+ * they have no time), spans, probe records (which probes are attached now,
+ * by their spec=) and headers (the input's host=); the rest is not
+ * shown. */
+void lp_live__record(struct lp_live *l, int input, const struct lp_record *rec,
+		     int64_t arrival_ns);
 
 /* A setting from the page, KEY=VALUE: mode (window, half-life), window,
- * half_life (durations), probe with percentile (0 < P < 100) or threshold
+ * half_life (durations), host (the inputs whose header names it alone;
+ * empty: all, merged), probe with percentile (0 < P < 100) or threshold
  * (a duration): that probe's cut.  0, or -1 with *why set. */
 int lp_live__set(struct lp_live *l, const char *key, const char *value, const char *probe,
 		 const char **why);

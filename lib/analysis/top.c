@@ -542,7 +542,7 @@ struct lp_top_feed {
 	int64_t first_time, latest_arrival;
 };
 
-static void feed_sample(void *sink, const struct lp_record *rec, int64_t now)
+static void feed_sample(void *sink, int input, const struct lp_record *rec, int64_t now)
 {
 	struct lp_top_feed *f = sink;
 
