@@ -213,10 +213,11 @@ ab_file() {
 		print "stack", 1, "1"
 		for (i = 0; i < 100; i++) {
 			s = 1000000000 + i * 20000000; d = i % 10 == 3 ? 10000000 : 1000000
+			took = d > 1000000 || i % 10 == 5
 			print "sample", s + 500000, 7, 7, 0, "x", "cpu-clock", 1, (d > 1000000 ? 13 : 12),
-				"span=req", "span_start=" s, "span_end=" s + d
+				"span=req", "span_start=" s, "span_end=" s + d, (took ? "span.at.x.c:9=1" : "span.ret=0")
 			# The slow ones, and one fast in ten, reached x.c:9.
-			print "span", s, s + d, 7, 7, "req", 0, (d > 1000000 || i % 10 == 5 ? "at.x.c:9=1" : "ret=0"), "lp_ns=1000"
+			print "span", s, s + d, 7, 7, "req", 0, (took ? "at.x.c:9=1" : "ret=0"), "lp_ns=1000"
 		}
 		print "sample", 3000000000, 7, 7, 0, "x", "cpu-clock", 1, 1
 	}' >"$T/req.lp"
@@ -224,7 +225,7 @@ ab_file() {
 	wait_read
 	snapshot >"$T/s.json"
 	run -0 jq -c '.probes[] | [.name, .spans, .p50, .p90, .p99, .max, .cut, .slow_samples, .fast_samples, ([.hist[][2]] | add)]' "$T/s.json"
-	assert_output '["req",100,1000000,1000000,10000000,10000000,{"percentile":90,"threshold_ns":null,"at_ns":1000000},10,90,100]'
+	assert_output '["req",100,1000000,1000000,10000000,10000000,{"percentile":90,"threshold_ns":null,"took":null,"at_ns":1000000},10,90,100]'
 	# lp's own part: 100 spans' lp_ns=1000 of their 190 ms.
 	run -0 jq -c '.probes[0] | [.lp_ns, .lp_share * 1e9 | round]' "$T/s.json"
 	assert_output '[100000,526316]'
@@ -243,8 +244,10 @@ ab_file() {
 	run -0 node --experimental-websocket "$LP_TOP/tests/helpers/live-page.cjs" "$BASE/?token=$TOKEN" \
 		'document.body.dataset.ready === "1" && document.querySelector(".probe[data-probe=req] .septable tbody tr")' \
 		'document.querySelector(".probe[data-probe=req] .septable tbody tr").textContent' \
-		'document.querySelector(".probe[data-probe=req] .pstats").textContent'
-	assert_line --index 0 '"reached x.c:9100.0% (10)11.1% (10)1.1e-8"'
+		'document.querySelector(".probe[data-probe=req] .pstats").textContent' \
+		'(document.querySelector(".probe[data-probe=req] .sep-split").click(), new Promise(ok => { const t = setInterval(() => { if (lpServe.last.probes[0].cut.took) { clearInterval(t); setTimeout(() => ok([lpServe.last.probes[0].cut.took, lpServe.last.probes[0].slow_samples, document.querySelector(".probe[data-probe=req] .flame-slow h3").textContent]), 100); } }, 50); }))'
+	assert_line --index 0 '"reached x.c:9100.0% (10)11.1% (10)1.1e-8split on it"'
+	assert_line --index 2 '["x.c:9",20,"reached x.c:9 · 20 samples"]'
 	assert_line --index 1 --partial "100 spans"
 	assert_line --index 1 --partial "lp's own 0.05% of their time"
 	# A threshold above every span: all fast; at p95, the long spans'
@@ -252,10 +255,16 @@ ab_file() {
 	run -0 post "/settings?token=$TOKEN" 'probe=req&threshold=20ms'
 	assert_equal "$(cat "$T/status")" 200
 	run -0 jq -c '.probes[0] | [.cut, .slow_samples, .fast_samples, .slow]' <(snapshot)
-	assert_output '[{"percentile":null,"threshold_ns":20000000,"at_ns":20000000},0,100,["all",0,[]]]'
+	assert_output '[{"percentile":null,"threshold_ns":20000000,"took":null,"at_ns":20000000},0,100,["all",0,[]]]'
 	run -0 post "/settings?token=$TOKEN" 'probe=req&percentile=95'
 	run -0 jq -c '.probes[0] | [.cut.at_ns, .slow_samples]' <(snapshot)
 	assert_output '[10000000,0]'
+	# Split by the branch instead (lp-split --took): the 20 spans that
+	# reached x.c:9, the 10 slow and 10 fast, against the 80 others.
+	run -0 post "/settings?token=$TOKEN" 'probe=req&took=x.c:9'
+	assert_equal "$(cat "$T/status")" 200
+	run -0 jq -c '.probes[0] | [.cut, .slow_samples, .fast_samples, .slow, .separates[0][0:4]]' <(snapshot)
+	assert_output '[{"percentile":null,"threshold_ns":null,"took":"x.c:9","at_ns":null},20,80,["all",20,[["main",20,[["fast_work",10,[]],["slow_work",10,[]]]]]],["reached","x.c:9",20,0]]'
 	run -0 post "/settings?token=$TOKEN" 'probe=nosuch&percentile=95'
 	assert_equal "$(cat "$T/status")" 400
 	run -0 post "/settings?token=$TOKEN" 'probe=req&percentile=100'

@@ -35,6 +35,10 @@
 
 struct kept {
 	int input;		/* the reader it came from */
+	/* Its span's branches reached and calls made (lp-join's span.at.P=
+	 * and span.calls.P= keys: "\tat.P\tcalls.Q\t"), interned; NULL:
+	 * none said. */
+	const char *did;
 	int64_t t;
 	const struct lp_stack *stack;
 	double weight;
@@ -63,6 +67,7 @@ struct probe {
 	size_t an, ahead;
 	uint64_t total;
 	bool by_threshold;
+	char *took;		/* cut by whether a span reached or called this */
 	double percentile;
 	int64_t threshold;
 };
@@ -91,6 +96,9 @@ struct lp_live {
 	size_t nattached;
 	char *buf;		/* lp_attrs__get's */
 	size_t buf_cap;
+	struct lp_hashmap dids;	/* interned struct kept's did */
+	char *didbuf;
+	size_t didcap;
 };
 
 struct lp_live *lp_live__new(const struct lp_live_opts *o)
@@ -101,6 +109,7 @@ struct lp_live *lp_live__new(const struct lp_live_opts *o)
 	l->cap = o->keep_samples ? o->keep_samples : LP_LIVE_KEEP;
 	l->ring = lp_calloc(l->cap, sizeof(*l->ring));
 	l->latest = LP_TIME_NONE;
+	lp_hashmap__init(&l->dids);
 	return l;
 }
 
@@ -114,7 +123,13 @@ void lp_live__free(struct lp_live *l)
 		for (size_t k = 0; k < ATTRS_KEPT; k++)
 			free(l->probes[i].attrs[k].text);
 		free(l->probes[i].attrs);
+		free(l->probes[i].took);
 	}
+	for (size_t i = 0; i < l->dids.cap; i++)
+		if (l->dids.keys[i])
+			free(l->dids.values[i]);
+	lp_hashmap__fini(&l->dids);
+	free(l->didbuf);
 	for (size_t i = 0; i < l->nattached; i++)
 		free(l->attached[i]);
 	for (size_t i = 0; i < l->ninputs; i++)
@@ -176,6 +191,69 @@ static int64_t attr_i64(const struct lp_attrs *a, const char *key)
 	return raw && lp_attrs__value_i64(raw, len, &v) ? v : LP_TIME_NONE;
 }
 
+/* The keys span.at.P and span.calls.P of a joined sample, as
+ * "\tat.P\tcalls.Q\t" (as written, escaped), interned: the spans of a
+ * probe reach few combinations of branches and calls.  NULL when none. */
+static const char *did_of(struct lp_live *l, const struct lp_attrs *a)
+{
+	struct lp_attrs_iter it = LP_ATTRS_ITER(a);
+	struct lp_attr at;
+	size_t len = 0;
+
+	while (lp_attrs__next(&it, &at)) {
+		bool reach = at.key_len > 8 && !memcmp(at.key, "span.at.", 8);
+		bool call = at.key_len > 11 && !memcmp(at.key, "span.calls.", 11);
+		if (!reach && !call)
+			continue;
+		lp_grow(&l->didbuf, &l->didcap, len + at.key_len + 3);
+		if (!len)
+			l->didbuf[len++] = '\t';
+		memcpy(l->didbuf + len, at.key + 5, at.key_len - 5);
+		len += at.key_len - 5;
+		l->didbuf[len++] = '\t';
+	}
+	if (!len)
+		return NULL;
+	l->didbuf[len] = 0;
+	uint64_t h = lp_hashmap__key(lp_hash_bytes(LP_HASH_INIT, l->didbuf, len));
+	size_t pos = 0;
+	for (char *s; (s = lp_hashmap__next(&l->dids, h, &pos));)
+		if (!strcmp(s, l->didbuf))
+			return s;
+	char *s = lp_strdup(l->didbuf);
+	lp_hashmap__add(&l->dids, h, s);
+	return s;
+}
+
+/* Whether a joined sample's span (its did) reached or called probe. */
+static bool did_take(const char *did, const char *probe)
+{
+	if (!did)
+		return false;
+	for (const char *at = did; (at = strstr(at, probe)); at++) {
+		size_t n = strlen(probe);
+		bool head = (at - did >= 4 && !memcmp(at - 4, "\tat.", 4)) ||
+			    (at - did >= 7 && !memcmp(at - 7, "\tcalls.", 7));
+		if (head && at[n] == '\t')
+			return true;
+	}
+	return false;
+}
+
+/* Whether a span's attributes say it reached or called probe. */
+static bool span_took(const struct lp_attrs *a, const char *probe)
+{
+	char key[320];
+	size_t len;
+
+	for (int i = 0; i < 2; i++) {
+		int n = snprintf(key, sizeof(key), "%s%s", i ? "calls." : "at.", probe);
+		if (n > 0 && (size_t)n < sizeof(key) && lp_attrs__raw(a, key, (size_t)n, &len))
+			return true;
+	}
+	return false;
+}
+
 static void add_sample(struct lp_live *l, int input, const struct lp_sample *s, int64_t arrival)
 {
 	struct kept k = { .input = input, .t = s->time_ns != LP_TIME_NONE ? s->time_ns : arrival,
@@ -187,6 +265,7 @@ static void add_sample(struct lp_live *l, int input, const struct lp_sample *s, 
 		if (from != LP_TIME_NONE && to != LP_TIME_NONE && to >= from) {
 			k.probe = probe_of(l, l->buf, true);
 			k.span_ns = to - from;
+			k.did = did_of(l, &s->attrs);
 		}
 	}
 	l->ring[l->head] = k;
@@ -293,12 +372,21 @@ int lp_live__set(struct lp_live *l, const char *key, const char *value, const ch
 		*(key[0] == 'w' ? &l->o.window_ns : &l->o.half_life_ns) = ns;
 		return 0;
 	}
-	if (strcmp(key, "percentile") && strcmp(key, "threshold"))
+	if (strcmp(key, "percentile") && strcmp(key, "threshold") && strcmp(key, "took"))
 		return *why = "unknown setting", -1;
 	int i = probe ? probe_of(l, probe, false) : -1;
 	if (i < 0)
 		return *why = "no spans of that probe", -1;
 	struct probe *pr = &l->probes[i];
+	if (!strcmp(key, "took")) {
+		if (!*value || strlen(value) > 256)
+			return *why = "took: the probe a span reached or called", -1;
+		free(pr->took);
+		pr->took = lp_strdup(value);
+		return 0;
+	}
+	free(pr->took);
+	pr->took = NULL;
 	if (key[0] == 'p') {
 		if (lp_parse_double(value, &p, why) < 0)
 			return -1;
@@ -600,7 +688,7 @@ static void put_separates(struct lp_live *l, FILE *out, const struct probe *p, i
 
 	put_key(out, "separates");
 	fputc('[', out);
-	if (at != LP_TIME_NONE && p->an) {
+	if ((at != LP_TIME_NONE || p->took) && p->an) {
 		struct lp_separate *sep = lp_separate__new(2);
 		for (size_t i = 0; i < p->an; i++) {
 			const struct attrs_kept *a =
@@ -609,7 +697,8 @@ static void put_separates(struct lp_live *l, FILE *out, const struct probe *p, i
 			    !input_shown(l, a->input))
 				continue;
 			struct lp_attrs attrs = { a->text, a->len };
-			lp_separate__span(sep, a->dur > at, &attrs, NULL, NULL);
+			lp_separate__span(sep, p->took ? span_took(&attrs, p->took) : a->dur > at,
+					  &attrs, NULL, NULL);
 		}
 		n = lp_separate__rank(sep, 1, rows, SEPARATE_ROWS);
 		for (size_t i = 0; i < n; i++) {
@@ -672,30 +761,37 @@ static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
 	lp_json__number(out, span_ns > 0 ? lp_ns / span_ns : 0);
 	put_key(out, "hist");
 	put_hist(out, d, n);
-	int64_t at = p->by_threshold ? p->threshold : n ? rank(d, n, p->percentile / 100) : LP_TIME_NONE;
+	int64_t at = p->took ? LP_TIME_NONE : p->by_threshold ? p->threshold
+			     : n ? rank(d, n, p->percentile / 100) : LP_TIME_NONE;
 	fputs(",\"cut\":{\"percentile\":", out);
-	if (p->by_threshold)
+	if (p->by_threshold || p->took)
 		fputs("null", out);
 	else
 		lp_json__number(out, p->percentile);
 	fputs(",\"threshold_ns\":", out);
-	put_time(out, p->by_threshold ? p->threshold : LP_TIME_NONE);
+	put_time(out, p->by_threshold && !p->took ? p->threshold : LP_TIME_NONE);
+	fputs(",\"took\":", out);
+	if (p->took)
+		lp_json__cstring(out, p->took);
+	else
+		fputs("null", out);
 	fputs(",\"at_ns\":", out);
 	put_time(out, at);
 	fputs("}", out);
 	put_separates(l, out, p, end, at);
 	/* The samples joined to its spans, by the side of the cut their span
-	 * is on: slow strictly above it, as lp-split counts. */
+	 * is on: slow strictly above it, as lp-split counts; or with took,
+	 * "slow" the spans that reached or called it. */
 	struct flame side[2];
 	flame_init(&side[0]);
 	flame_init(&side[1]);
 	uint64_t count[2] = { 0, 0 };
-	for (size_t i = 0; at != LP_TIME_NONE && i < l->n; i++) {
+	for (size_t i = 0; (at != LP_TIME_NONE || p->took) && i < l->n; i++) {
 		const struct kept *k = kept_at(l, i);
 		double w = k->probe == (int)pi ? in_view(l, k, end) : 0;
 		if (w <= 0)
 			continue;
-		int slow = k->span_ns > at;
+		int slow = p->took ? did_take(k->did, p->took) : k->span_ns > at;
 		flame_add(&side[slow], k->stack, w);
 		count[slow]++;
 	}
