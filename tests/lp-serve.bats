@@ -389,6 +389,29 @@ ab_file() {
 	run -0 grep -c "lp-trace: control: added 'handle_request'" "$T/serve.err"
 }
 
+@test "lp-serve -p PID -m off: its view is the time the process spent blocked, and where" {
+	require_root
+	# 3,000 naps of 5 ms in long_nap, nothing else.
+	"$WORKLOADS/offsleep" 3000 2>/dev/null &
+	APP=$!
+	KILL_AFTER="$APP"
+	start_serve -p "$APP" -m off
+	for _ in $(seq 200); do
+		if [ "$(snapshot | jq .stats.samples)" -ge 200 ]; then break; fi
+		sleep 0.1
+	done
+	snapshot >"$T/s.json"
+	# Weights are ns blocked: each interval about a nap, long_nap on
+	# (nearly) every stack.
+	run -0 jq -r '[(.stats.weight / .stats.in_view / 1000 | floor),
+		((.funcs[] | select(.[0] == "long_nap") | .[3]) / .stats.weight * 100 | floor)] | @tsv' "$T/s.json"
+	read -r per share <<<"$output"
+	within "$per" 5000 8000 "us blocked an interval"
+	within "$share" 95 100 "long_nap's share of the time blocked"
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 30
+}
+
 @test "lp-serve: the page in a real browser draws the snapshots /events streams, and its settings come back in the next" {
 	require_cmd chromium
 	ab_file 100 "$T/ab.lp"

@@ -78,8 +78,17 @@ struct lp_steer *lp_steer__start(const struct lp_steer_opts *o, int *fd)
 	s->target = o->pid;
 	snprintf(pid, sizeof(pid), "%d", (int)o->pid);
 	char *join[] = { "lp-join", s->path[SAMPLES], s->path[SPANS], NULL };
-	char *record[] = { "lp-record", "-p", pid, "--control", s->path[RECORD_CTL], "-o",
-			   s->path[SAMPLES], o->frequency ? "-F" : NULL, (char *)o->frequency, NULL };
+	char *record[10] = { "lp-record", "-p", pid, "--control", s->path[RECORD_CTL], "-o",
+			     s->path[SAMPLES] };
+	int r = 7;
+	if (o->frequency) {
+		record[r++] = "-F";
+		record[r++] = (char *)o->frequency;
+	}
+	if (o->mode) {
+		record[r++] = "--mode";
+		record[r++] = (char *)o->mode;
+	}
 	char *trace[] = { "lp-trace", "-p", pid, "--control", s->path[TRACE_CTL], "-o",
 			  s->path[SPANS], o->verbose ? "-v" : NULL, NULL };
 	char **argvs[NPROCS] = { join, record, trace };

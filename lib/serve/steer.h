@@ -14,6 +14,7 @@
 struct lp_steer_opts {
 	pid_t pid;
 	const char *frequency;	/* lp-record -F, or NULL */
+	const char *mode;	/* lp-record --mode (cpu, off, wall), or NULL */
 	int verbose;
 };
 
