@@ -265,7 +265,8 @@ $(O)/liblp-filter.a: $(FILTER_OBJS)
 # Capstone (lib/debuginfo/x86insn.c, under lib/debuginfo/disasm.c: the instructions that leave
 # a traced function, and lib/debuginfo/insnflow.c: where a line probe goes) for
 # lp-trace, and lp-record, whose --inside probes a function as lp-trace does.
-$(O)/bin/lp-trace $(O)/bin/lp-record: LP_LDLIBS += $(shell $(PKG_CONFIG) --libs capstone 2>/dev/null || echo -lcapstone)
+CAPSTONE_LIBS := $(shell $(PKG_CONFIG) --libs capstone 2>/dev/null || echo -lcapstone)
+$(O)/bin/lp-trace $(O)/bin/lp-record $(O)/tests/fuzz/cfg: LP_LDLIBS += $(CAPSTONE_LIBS)
 
 # A program's dependency file goes to $(O)/dep/bin, not beside it: build/bin
 # holds the programs alone.
@@ -390,7 +391,7 @@ fuzz:
 	$(Q)for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_O)/corpus/$$t && \
 	  $(CLANG) -O1 -g -fsanitize=fuzzer $(SAN) $(LP_CFLAGS) tests/fuzz/$$t.c \
-	    $(FUZZ_O)/liblp.a $(LP_LDLIBS) -o $(FUZZ_O)/fuzz-$$t && \
+	    $(FUZZ_O)/liblp.a $(LP_LDLIBS) $(CAPSTONE_LIBS) -o $(FUZZ_O)/fuzz-$$t && \
 	  $(FUZZ_O)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 	    $$(sed -n '1s|^/\* fuzz-flags: \(.*\) \*/$$|\1|p' tests/fuzz/$$t.c) \
 	    $(FUZZ_O)/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \

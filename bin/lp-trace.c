@@ -43,6 +43,7 @@ struct options {
 	enum lp_returns returns;
 	bool list;		/* --list [PATTERN] */
 	const char *lines;	/* --lines FUNC */
+	const char *blocks;	/* --blocks FUNC */
 	const char *vars;	/* --vars FILE:LINE */
 	const char *control;	/* --control FIFO */
 	uint64_t max_keys;	/* key: requests open at once */
@@ -57,6 +58,7 @@ static void usage(FILE *f, int status)
 		"                PROBE... (-p PID[,PID...] | -- CMD [ARG...])\n"
 		"       lp-trace --list [PATTERN] (-p PID | BINARY... | -- CMD)\n"
 		"       lp-trace --lines FUNC (-p PID | BINARY | -- CMD)\n"
+		"       lp-trace --blocks FUNC (-p PID | BINARY | -- CMD)\n"
 		"       lp-trace --vars FILE:LINE (-p PID | BINARY | -- CMD)\n"
 		"\n"
 		"Traces calls and events of a running process (-p) or of a command it starts,\n"
@@ -117,6 +119,8 @@ static void usage(FILE *f, int status)
 		"      --lines FUNC         FUNC's source lines, each with the line probe that\n"
 		"                           goes there: line, probe, instruction class, sites,\n"
 		"                           source\n"
+		"      --blocks FUNC        FUNC's loops (each with its head's line probe) and\n"
+		"                           basic blocks, with their source lines\n"
 		"      --vars FILE:LINE     the variables in scope where FILE:LINE probes: its\n"
 		"                           address, function, kind, name, type, where it\n"
 		"                           lives, whether FILE:LINE(NAME) captures it\n"
@@ -205,7 +209,7 @@ static int at_exec(void *arg, pid_t pid)
 }
 
 enum { OPT_MIN = 256, OPT_ARGS, OPT_RING, OPT_VERSION, OPT_NO_FOLLOW, OPT_MAX_PIDS,
-       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST, OPT_LINES, OPT_VARS,
+       OPT_CALIBRATE, OPT_NO_DEMANGLE, OPT_RETURNS, OPT_LIST, OPT_LINES, OPT_BLOCKS, OPT_VARS,
        OPT_CONTROL, OPT_MAX_KEYS, OPT_FEATURES };
 
 static const struct option longopts[] = {
@@ -223,6 +227,7 @@ static const struct option longopts[] = {
 	{ "returns", required_argument, 0, OPT_RETURNS },
 	{ "list", no_argument, 0, OPT_LIST },
 	{ "lines", required_argument, 0, OPT_LINES },
+	{ "blocks", required_argument, 0, OPT_BLOCKS },
 	{ "vars", required_argument, 0, OPT_VARS },
 	{ "control", required_argument, 0, OPT_CONTROL },
 	{ "verbose", no_argument, 0, 'v' },
@@ -266,6 +271,7 @@ static void set_option(struct options *opt, int c, const char *arg)
 		break;
 	case OPT_LIST: opt->list = true; break;
 	case OPT_LINES: opt->lines = arg; break;
+	case OPT_BLOCKS: opt->blocks = arg; break;
 	case OPT_VARS: opt->vars = arg; break;
 	case OPT_CONTROL: opt->control = arg; break;
 	case 'h':
@@ -322,8 +328,8 @@ static char *discover_exe(const char *pid_arg, char **cmd, const char *binary, p
 /* --list, --lines, --vars: the exit status. */
 static int discover(const struct options *opt, char **cmd, int nargs, char **args)
 {
-	if (opt->list + !!opt->lines + !!opt->vars > 1) {
-		lp_error("--list, --lines and --vars exclude each other");
+	if (opt->list + !!opt->lines + !!opt->blocks + !!opt->vars > 1) {
+		lp_error("--list, --lines, --blocks and --vars exclude each other");
 		exit(2);
 	}
 	if (cmd && !cmd[0]) {
@@ -358,20 +364,22 @@ static int discover(const struct options *opt, char **cmd, int nargs, char **arg
 		if (!nbin)
 			lp_usdt__free_files(files, n);
 	} else {
-		const char *text = opt->lines ? opt->lines : opt->vars;
+		const char *func = opt->lines ? opt->lines : opt->blocks;
+		const char *text = func ? func : opt->vars;
 		struct lp_probe_spec *spec = lp_probe_spec__parse(text, false);
-		enum lp_probe_type want = opt->lines ? LP_PROBE_FUNC : LP_PROBE_LINE;
+		enum lp_probe_type want = func ? LP_PROBE_FUNC : LP_PROBE_LINE;
 		if (spec && spec->type != want) {
 			lp_probe_spec__free(spec);
 			free(exe);
-			lp_option_fail(opt->lines ? "lines" : "vars", text,
-				       opt->lines ? "expected a function, FUNC or LIB:FUNC"
-						  : "expected a source line, FILE:LINE");
+			lp_option_fail(opt->lines ? "lines" : opt->blocks ? "blocks" : "vars", text,
+				       func ? "expected a function, FUNC or LIB:FUNC"
+					    : "expected a source line, FILE:LINE");
 		}
 		if (!spec)
 			exit(2);
-		int r = opt->lines ? lp_discover__lines(spec, exe, pid, stdout)
-				   : lp_discover__vars(spec, exe, pid, stdout);
+		int r = opt->lines    ? lp_discover__lines(spec, exe, pid, stdout)
+			: opt->blocks ? lp_discover__blocks(spec, exe, pid, stdout)
+				      : lp_discover__vars(spec, exe, pid, stdout);
 		status = r < 0 ? 1 : 0;
 		lp_probe_spec__free(spec);
 	}
@@ -427,7 +435,7 @@ static void parse(struct trace *t, int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "p:d:o:vh", longopts, NULL)) != -1)
 		set_option(&t->opt, c, optarg);
-	if (t->opt.list || t->opt.lines || t->opt.vars) {
+	if (t->opt.list || t->opt.lines || t->opt.blocks || t->opt.vars) {
 		int status = discover(&t->opt, t->cmd, argc - optind, argv + optind);
 		exit(lp_close_output(stdout, "stdout") ? 1 : status);
 	}

@@ -26,6 +26,10 @@ replay() {
 	replay join
 }
 
+@test "fuzz corpus: any code's basic blocks tile it and its loops hold their heads (lp-trace --blocks)" {
+	replay cfg
+}
+
 @test "fuzz target: input the reader refuses is reported with its line, and is no failure" {
 	printf '\001lp-stream\t1\nsample\tx\n' >"$BATS_TEST_TMPDIR/bad"
 	run -0 "$LP_BUILD/tests/fuzz/reader" "$BATS_TEST_TMPDIR/bad"

@@ -98,6 +98,41 @@ def_line() {
 	assert_equal "$(cut -f1,2,4,5 <<<"$output" | tr '\t\n' ',;')" "1,-,0,;2,gone.c:2,1,;3,gone.c:3,1,;4,gone.c:4,1,;"
 }
 
+@test "lp-trace --blocks FUNC: a branch's arm is a block of its own; loops, nested, each with the probe that counts its iterations" {
+	BR=$LP_TOP/tests/workloads/branchreq.c
+	L=$(grep -n 'BRANCH \*/' "$BR" | cut -d: -f1)
+	run -0 --separate-stderr lp-trace --blocks handle_request "$WORKLOADS/branchreq"
+	assert_equal "$stderr" ""
+	# No loop; the branch's line alone in a block the entry's jump reaches.
+	refute_line --regexp '^loop'
+	run -0 awk -F'\t' -v l="branchreq.c:$L" '$1 == "block" && $5 == l { print $2 }' <<<"$output"
+	arm=$output
+	[ -n "$arm" ] || fail "no block of line $L alone"
+	run -0 lp-trace --blocks handle_request "$WORKLOADS/branchreq"
+	assert_line --regexp "^block${TAB}0${TAB}0x[0-9a-f]+${TAB}0x[0-9a-f]+${TAB}branchreq\.c:[0-9-]+${TAB}([0-9]+,)?$arm(,[0-9]+)?${TAB}-${TAB}entry\$"
+	# main: the calibration's 50 runs (WORK's own loop inside them) and
+	# the request loop.
+	lp-trace --blocks main "$WORKLOADS/branchreq" >"$T/main"
+	run -0 awk -F'\t' '$1 == "loop" { n++; if ($3 != "-") nested++ } END { print n, nested }' "$T/main"
+	assert_output "3 1"
+	R=$(grep -n 'for (int r = 0; r < 50; r++)' "$BR" | cut -d: -f1)
+	I=$(grep -n 'for (id = 0; now_ns() < end; id++)' "$BR" | cut -d: -f1)
+	run -0 awk -F'\t' -v r="$R" -v i="$I" '$1 == "loop" && $3 == "-" {
+		split($6, a, "[:-]"); lo = a[2]; hi = a[3] ? a[3] : a[2]
+		if (lo <= r + 1 && hi >= r + 1) print "runs", $8
+		if (lo <= i && hi >= i + 1) print "requests", $8 }' "$T/main"
+	assert_equal "${#lines[@]}" 2
+	runs=$(awk '$1 == "runs" { print $2 }' <<<"$output")
+	requests=$(awk '$1 == "requests" { print $2 }' <<<"$output")
+	# Each loop's probe counts its iterations: 50 runs, as many requests
+	# as the program says it served.
+	run -0 --separate-stderr lp-trace -o "$T/l.lp" "$runs" "$requests" -- "$WORKLOADS/branchreq" 0.2
+	served=$(sed -n 's/^branchreq: \([0-9]*\) requests$/\1/p' <<<"$stderr")
+	[ -n "$served" ] || fail "branchreq said no count: $stderr"
+	run -0 awk -F'\t' -v r="$runs" -v q="$requests" '$1 == "event" { n[$5]++ } END { print n[r] + 0, n[q] + 0 }' "$T/l.lp"
+	assert_output "50 $served"
+}
+
 @test "lp-trace --vars FILE:LINE: where each variable lives at the probe, and what FILE:LINE(VAR) captures" {
 	run -0 --separate-stderr lp-trace --vars "lines.c:$HIT" "$WORKLOADS/lines"
 	assert_equal "$stderr" ""
@@ -237,7 +272,7 @@ def_line() {
 	run -2 --separate-stderr lp-trace --vars handle_request "$DEMO"
 	assert_equal "$stderr" "lp-trace: --vars 'handle_request': expected a source line, FILE:LINE"
 	run -2 --separate-stderr lp-trace --list --vars demo.c:3 "$DEMO"
-	assert_equal "$stderr" "lp-trace: --list, --lines and --vars exclude each other"
+	assert_equal "$stderr" "lp-trace: --list, --lines, --blocks and --vars exclude each other"
 	run -2 --separate-stderr lp-trace --lines main -p 1 "$DEMO"
 	assert_equal "${stderr_lines[0]}" "lp-trace: unexpected argument '$DEMO'"
 	run -2 --separate-stderr lp-trace --lines main "$DEMO" "$T/x"

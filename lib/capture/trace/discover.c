@@ -4,6 +4,7 @@
 #include "capture/trace/discover.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "base/util.h"
 #include "capture/trace/funcname.h"
 #include "capture/trace/usdt.h"
+#include "debuginfo/cfg.h"
 #include "debuginfo/demangle.h"
 #include "debuginfo/dwarf.h"
 
@@ -240,48 +242,80 @@ static int site_cmp(const void *a, const void *b)
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-int lp_discover__lines(struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out)
+/* A function's file, source lines and line probe sites: what --lines
+ * and --blocks read. */
+struct func_src {
+	char *path;
+	struct lp_probe_file *f;
+	uint64_t vaddr, size;	/* the function's; size 0: unknown */
+	const char *file;	/* its source file */
+	int lo, hi;		/* its lines */
+	const char *base;	/* file's name, as FILE:LINE takes it */
+	struct lp_probe_site *sites;	/* the line sites of [lo, hi] */
+	size_t nsites;
+};
+
+static void func_src_close(struct func_src *s)
 {
+	free(s->sites);
+	lp_probe_file__free(s->f);
+	free(s->path);
+}
+
+/* Function spec of exe (or pid's) for option opt: 0, or -1 after saying
+ * why (s closed). */
+static int func_src_open(const char *opt, struct lp_probe_spec *spec, const char *exe, pid_t pid,
+			 struct func_src *s)
+{
+	memset(s, 0, sizeof(*s));
 	/* FILE:LINE is looked for in the executable (probe.h): a library's
 	 * lines have no probe to give. */
 	if (spec->lib) {
-		lp_error("--lines '%s': line probes go in the executable only (FILE:LINE has no LIB:)",
-			 spec->text);
+		lp_error("--%s '%s': line probes go in the executable only (FILE:LINE has no LIB:)",
+			 opt, spec->text);
 		return -1;
 	}
-	char *path = lp_probe__path(spec, exe, pid);
-	struct lp_probe_file *f = path ? lp_probe_file__open(path, exe) : NULL;
-	struct lp_probe_site *sites = NULL;
-	size_t nsites = 0;
-	FILE *src = NULL;
-	int ret = -1;
-	uint64_t vaddr, size;
-	const char *file;
-	int lo, hi;
-
-	if (!f || lp_probe_file__find(f, spec, &vaddr, &size) < 0)
-		goto out;
-	if (!lp_dwarf__func_lines(lp_probe_file__dwarf(f), vaddr, &file, &lo, &hi)) {
+	s->path = lp_probe__path(spec, exe, pid);
+	s->f = s->path ? lp_probe_file__open(s->path, exe) : NULL;
+	if (!s->f || lp_probe_file__find(s->f, spec, &s->vaddr, &s->size) < 0)
+		goto fail;
+	if (!lp_dwarf__func_lines(lp_probe_file__dwarf(s->f), s->vaddr, &s->file, &s->lo, &s->hi)) {
 		lp_error("%s: %s has no DWARF line information for %s (build with -g)", spec->text,
-			 path, spec->func);
-		goto out;
+			 s->path, spec->func);
+		goto fail;
 	}
 	/* The spec lp-trace is given: the file's name, as users write it;
 	 * resolved as lp-trace resolves it (every file of that name). */
+	s->base = base_name(s->file);
 	struct lp_probe_spec line = { .type = LP_PROBE_LINE, .text = spec->text,
-				      .file = (char *)base_name(file), .line = lo };
-	if (lp_probe_file__sites(f, &line, hi, &sites, &nsites) < 0)
-		goto out;
+				      .file = (char *)s->base, .line = s->lo };
+	if (lp_probe_file__sites(s->f, &line, s->hi, &s->sites, &s->nsites) < 0)
+		goto fail;
+	return 0;
+fail:
+	func_src_close(s);
+	return -1;
+}
+
+int lp_discover__lines(struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out)
+{
+	struct func_src fs;
+	FILE *src = NULL;
+
+	if (func_src_open("lines", spec, exe, pid, &fs) < 0)
+		return -1;
+	struct lp_probe_site *sites = fs.sites;
+	size_t nsites = fs.nsites;
 	qsort(sites, nsites, sizeof(*sites), site_cmp);
-	if (!(src = fopen(file, "r")))
-		lp_error("note: cannot read %s (%s): line numbers only", file, strerror(errno));
+	if (!(src = fopen(fs.file, "r")))
+		lp_error("note: cannot read %s (%s): line numbers only", fs.file, strerror(errno));
 	char *text = NULL;
 	size_t cap = 0, k = 0;
-	for (int ln = 1; ln <= hi; ln++) {
+	for (int ln = 1; ln <= fs.hi; ln++) {
 		ssize_t len = src ? getline(&text, &cap, src) : -1;
 		if (len > 0 && text[len - 1] == '\n')
 			text[--len] = '\0';
-		if (ln < lo)
+		if (ln < fs.lo)
 			continue;
 		/* This line's sites: how many, and the costliest hit. */
 		size_t nl = 0;
@@ -292,19 +326,153 @@ int lp_discover__lines(struct lp_probe_spec *spec, const char *exe, pid_t pid, F
 			if (nl == 0 || sites[k].insn > worst)
 				worst = sites[k].insn;
 		if (nl)
-			fprintf(out, "%d\t%s:%d\t%s\t%zu\t%s\n", ln, line.file, ln, lp_insn__name(worst), nl,
+			fprintf(out, "%d\t%s:%d\t%s\t%zu\t%s\n", ln, fs.base, ln, lp_insn__name(worst), nl,
 				len >= 0 ? text : "");
 		else
 			fprintf(out, "%d\t-\t-\t0\t%s\n", ln, len >= 0 ? text : "");
 	}
 	free(text);
-	ret = 0;
-out:
 	if (src)
 		fclose(src);
-	free(sites);
-	lp_probe_file__free(f);
-	free(path);
+	func_src_close(&fs);
+	return 0;
+}
+
+/* --- --blocks ---------------------------------------------------------- */
+
+/* Widens [*lo, *hi] (0: empty) by block b's lines in file (the
+ * function's). */
+static void block_lines(struct lp_dwarf *dw, uint64_t cu, const struct lp_insnflow *flow,
+			const struct lp_cfg_block *b, const char *file, int *lo, int *hi)
+{
+	for (size_t i = b->first; i <= b->last; i++) {
+		const char *f;
+		int line;
+		if (!lp_dwarf__line_at(dw, cu, flow->insns[i].vaddr, &f, &line) || line <= 0 ||
+		    strcmp(f, file))
+			continue;
+		if (!*lo || line < *lo)
+			*lo = line;
+		if (line > *hi)
+			*hi = line;
+	}
+}
+
+/* "FILE:LO-HI", "FILE:LO", or "-" when [lo, hi] is empty. */
+static void put_lines(FILE *out, const char *file, int lo, int hi)
+{
+	if (!lo)
+		fputc('-', out);
+	else if (lo == hi)
+		fprintf(out, "%s:%d", base_name(file), lo);
+	else
+		fprintf(out, "%s:%d-%d", base_name(file), lo, hi);
+}
+
+/* The line whose probe (lp-trace FILE:LINE: one site in the function,
+ * sites[] of [vaddr, vaddr + size)) runs once each iteration of loop l:
+ * the first of those in a block every iteration runs, the head first.
+ * 0 when none: every line there has code outside it too. */
+static int loop_probe_line(const struct lp_cfg *g, const struct lp_cfg_loop *l,
+			   const struct lp_probe_site *sites, size_t nsites, uint64_t vaddr,
+			   uint64_t size)
+{
+	for (size_t k = 0; k < l->nevery; k++) {
+		const struct lp_cfg_block *b = &g->blocks[l->every[k]];
+		for (size_t i = 0; i < nsites; i++) {
+			if (sites[i].addr < b->start || sites[i].addr >= b->end)
+				continue;
+			size_t copies = 0;
+			for (size_t j = 0; j < nsites; j++)
+				copies += sites[j].line == sites[i].line && sites[j].addr >= vaddr &&
+					  (!size || sites[j].addr < vaddr + size);
+			if (copies == 1)
+				return sites[i].line;
+		}
+	}
+	return 0;
+}
+
+static void put_flags(FILE *out, unsigned flags)
+{
+	static const struct { unsigned bit; const char *name; } names[] = {
+		{ LP_CFG_ENTRY, "entry" }, { LP_CFG_LOOP_HEAD, "loop-head" },
+		{ LP_CFG_RETURNS, "returns" }, { LP_CFG_INDIRECT, "indirect" } };
+	bool any = false;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (flags & names[i].bit) {
+			fprintf(out, "%s%s", any ? "," : "", names[i].name);
+			any = true;
+		}
+	if (!any)
+		fputc('-', out);
+}
+
+int lp_discover__blocks(struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out)
+{
+	struct func_src fs;
+	struct lp_insnflow flow = { 0 };
+	struct lp_cfg g = { 0 };
+	int ret = -1;
+	uint64_t cu = 0;
+
+	if (func_src_open("blocks", spec, exe, pid, &fs) < 0)
+		return -1;
+	struct lp_dwarf *dw = lp_probe_file__dwarf(fs.f);
+	const char *file = fs.file;
+	uint64_t vaddr = fs.vaddr, size = fs.size;
+	/* Its unit: that of a line site in it. */
+	for (size_t i = 0; i < fs.nsites && !cu; i++)
+		if (fs.sites[i].addr >= vaddr && (!size || fs.sites[i].addr < vaddr + size))
+			cu = fs.sites[i].cu;
+	if (!cu || lp_probe_file__flow(fs.f, cu, vaddr, &flow) < 0 || lp_cfg__build(&flow, &g) < 0) {
+		lp_error("%s: cannot decode %s's instructions in %s", spec->text, spec->func, fs.path);
+		goto out;
+	}
+	for (size_t i = 0; i < g.nloops; i++) {
+		const struct lp_cfg_loop *l = &g.loops[i];
+		const struct lp_cfg_block *h = &g.blocks[l->head];
+		int first = loop_probe_line(&g, l, fs.sites, fs.nsites, vaddr, size), llo = 0, lhi = 0;
+		for (size_t k = 0; k < l->nblocks; k++)
+			block_lines(dw, cu, &flow, &g.blocks[l->blocks[k]], file, &llo, &lhi);
+		fprintf(out, "loop\t%zu\t", i);
+		if (l->parent >= 0)
+			fprintf(out, "%d", l->parent);
+		else
+			fputc('-', out);
+		fprintf(out, "\t%d\t0x%" PRIx64 "\t", l->head, h->start);
+		put_lines(out, file, llo, lhi);
+		fprintf(out, "\t%zu\t", l->nblocks);
+		put_lines(out, file, first, first);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; i < g.nblocks; i++) {
+		const struct lp_cfg_block *b = &g.blocks[i];
+		int blo = 0, bhi = 0;
+		block_lines(dw, cu, &flow, b, file, &blo, &bhi);
+		fprintf(out, "block\t%zu\t0x%" PRIx64 "\t0x%" PRIx64 "\t", i, b->start, b->end);
+		put_lines(out, file, blo, bhi);
+		fputc('\t', out);
+		if (b->succ[0] < 0 && b->succ[1] < 0)
+			fputc('-', out);
+		for (int k = 0, any = 0; k < 2; k++)
+			if (b->succ[k] >= 0)
+				fprintf(out, "%s%d", any++ ? "," : "", b->succ[k]);
+		fputc('\t', out);
+		if (b->loop >= 0)
+			fprintf(out, "%d", b->loop);
+		else
+			fputc('-', out);
+		fputc('\t', out);
+		put_flags(out, b->flags);
+		fputc('\n', out);
+	}
+	ret = 0;
+out:
+	lp_cfg__fini(&g);
+	lp_insnflow__fini(&flow);
+	func_src_close(&fs);
 	return ret;
 }
 

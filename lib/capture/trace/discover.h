@@ -1,4 +1,5 @@
-/* discover.h - what can be probed: lp-trace --list, --lines and --vars.
+/* discover.h - what can be probed: lp-trace --list, --lines, --blocks and
+ * --vars.
  * Each answer comes from the code that resolves probes (capture/trace/probe.h),
  * so what is listed as probeable is what lp-trace accepts.  Output: one
  * tab-separated line per item (man/lp-trace.1, DISCOVERY). */
@@ -24,6 +25,12 @@ long lp_discover__list(const char *pattern, char *const *files, size_t n, const 
  * (a LIB's is refused: FILE:LINE probes the executable), each with the
  * line probe that goes there.  0, or -1 after saying why. */
 int lp_discover__lines(struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out);
+
+/* --blocks FUNC: function spec's basic blocks and loops (debuginfo/cfg.h),
+ * each with its source lines, a loop with the line probe that runs once
+ * each iteration (once more when it is the test that leaves).  0, or -1
+ * after saying why. */
+int lp_discover__blocks(struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out);
 
 /* --vars FILE:LINE: the variables in scope where lp-trace FILE:LINE
  * probes (spec, LP_PROBE_LINE), where each lives and whether it can be

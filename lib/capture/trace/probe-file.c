@@ -114,6 +114,11 @@ int lp_probe_file__find(struct lp_probe_file *f, struct lp_probe_spec *spec, uin
 	return r;
 }
 
+int lp_probe_file__flow(struct lp_probe_file *f, uint64_t cu, uint64_t pc, struct lp_insnflow *flow)
+{
+	return lp_probe_function_flow(&f->o, cu, pc, flow);
+}
+
 int lp_probe_file__sites(struct lp_probe_file *f, const struct lp_probe_spec *spec, int hi,
 			 struct lp_probe_site **sites, size_t *n)
 {

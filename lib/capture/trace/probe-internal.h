@@ -106,6 +106,13 @@ int lp_probe_line_values(struct lp_probe_point *pt, struct lp_dwarf *dw, uint64_
 void lp_probe_line_row(const struct lp_dwline *l, void *arg);
 int lp_probe_resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, const char *path,
 			  struct line_hit **hits, size_t *nhits);
+/* The code of the real function around pc (the out-of-line one an inlined
+ * copy is in, of unit cu), every range of it (a .cold part too: its jumps
+ * back into the line count), decoded into f.  -1 when there is no such
+ * function or Capstone fails. */
+struct lp_insnflow;
+int lp_probe_function_flow(struct elfobj *o, uint64_t cu, uint64_t pc, struct lp_insnflow *f);
+
 uint64_t lp_probe_choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 				   const struct line_hit *h, enum lp_insn *cls, const char **why);
 void lp_probe_free_hits(struct line_hit *hits, size_t nhits);

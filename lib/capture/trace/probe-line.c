@@ -82,11 +82,7 @@ int lp_probe_resolve_line(const struct lp_probe_spec *spec, struct elfobj *o, co
 	return -1;
 }
 
-/* The code of the real function around pc (the out-of-line one an inlined
- * copy is in), every range of it (a .cold part too: its jumps back into
- * the line count), decoded.  -1 when there is no such function or Capstone
- * fails. */
-static int function_flow(struct elfobj *o, uint64_t cu, uint64_t pc, struct lp_insnflow *f)
+int lp_probe_function_flow(struct elfobj *o, uint64_t cu, uint64_t pc, struct lp_insnflow *f)
 {
 	Elf *elf = o->elf;
 	uint64_t lo[16], hi[16];
@@ -149,7 +145,7 @@ uint64_t lp_probe_choose_line_addr(struct lp_probe_point *pt, struct elfobj *o,
 		return h->addr;
 	}
 	struct lp_insnflow f = { 0 };
-	if (function_flow(o, h->cu, h->addr, &f) < 0) {
+	if (lp_probe_function_flow(o, h->cu, h->addr, &f) < 0) {
 		*why = "its function's code could not be decoded";
 		return h->addr;
 	}

@@ -204,6 +204,10 @@ struct lp_probe_site {
  * lp-trace's message; a range with none: 0 and *n 0. */
 int lp_probe_file__sites(struct lp_probe_file *f, const struct lp_probe_spec *spec, int hi,
 			 struct lp_probe_site **sites, size_t *n);
+/* The instructions of the function holding pc (of unit cu, as a site's),
+ * decoded into flow (debuginfo/insnflow.h).  -1 when they cannot be. */
+struct lp_insnflow;
+int lp_probe_file__flow(struct lp_probe_file *f, uint64_t cu, uint64_t pc, struct lp_insnflow *flow);
 /* Whether lp-trace FILE:LINE(name) captures name at site: 0; -1 with
  * lp-trace's message in why. */
 int lp_probe_file__capture(struct lp_probe_file *f, const struct lp_probe_spec *spec,
