@@ -31,7 +31,7 @@
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: lp-serve [-p PID [-F HZ] [-m MODE]] [--listen ADDR] [--port N] [-W DURATION | -H DURATION]\n"
+		"usage: lp-serve [-p PID [-F HZ] [--mode MODE]] [--listen ADDR] [--port N] [-W DURATION | -H DURATION]\n"
 		"                [-i DURATION] [--keep N] [-f FORMAT] [FILE...]\n"
 		"Serves a live page of lp streams (files, FIFOs, stdin) on loopback: flame\n"
 		"graph, hottest functions, heatmap, each probe's latencies and its slow and\n"
@@ -40,8 +40,8 @@ static void usage(FILE *f, int status)
 		"\n"
 		"  -p, --pid PID             start lp-record and lp-trace on PID, joined,\n"
 		"                            and steer them from the page (no FILE then)\n"
-		"  -F, --frequency HZ        lp-record's sampling rate (with -p)\n"
-		"  -m, --mode MODE           lp-record's: cpu (default), off or wall (with -p)\n"
+		"  -F, --freq HZ             lp-record's sampling rate (with -p)\n"
+		"      --mode MODE           lp-record's: cpu (default), off or wall (with -p)\n"
 		"      --listen ADDR         the numeric address to listen on (default\n"
 		"                            127.0.0.1)\n"
 		"      --port N              the port (default 0: one the kernel picks)\n"
@@ -53,6 +53,8 @@ static void usage(FILE *f, int status)
 		"  -v, --verbose             the producers' notes too (with -p)\n"
 		"  -h, --help                show this help\n"
 		"      --version             show the version\n");
+	if (f == stdout)
+		lp_exit_stdout();
 	exit(status);
 }
 
@@ -66,11 +68,11 @@ struct options {
 
 static void parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_LISTEN = 256, OPT_PORT, OPT_KEEP, OPT_VERSION };
+	enum { OPT_LISTEN = 256, OPT_PORT, OPT_KEEP, OPT_MODE, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "mode", required_argument, NULL, 'm' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "port", required_argument, NULL, OPT_PORT },
 		{ "window", required_argument, NULL, 'W' },
@@ -85,16 +87,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 	};
 	int c, fmt, modes = 0;
 
-	while ((c = getopt_long(argc, argv, "p:F:m:W:H:i:f:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:F:W:H:i:f:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->steer.pid = (pid_t)lp_option_i64("pid", optarg, 1, INT32_MAX);
 			break;
 		case 'F':
-			lp_option_i64("frequency", optarg, 1, 100000);
-			o->steer.frequency = optarg;
+			lp_option_i64("freq", optarg, 1, 100000);
+			o->steer.freq = optarg;
 			break;
-		case 'm':
+		case OPT_MODE:
 			if (strcmp(optarg, "cpu") && strcmp(optarg, "off") && strcmp(optarg, "wall"))
 				lp_option_fail("mode", optarg, "expected cpu, off or wall");
 			o->steer.mode = optarg;
@@ -146,8 +148,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		lp_error("-p starts the producers: no FILE with it");
 		exit(2);
 	}
-	if ((o->steer.frequency || o->steer.mode) && !o->steer.pid) {
-		lp_error("--frequency and --mode are lp-record's, started with -p");
+	if ((o->steer.freq || o->steer.mode) && !o->steer.pid) {
+		lp_error("--freq and --mode are lp-record's, started with -p");
 		exit(2);
 	}
 }

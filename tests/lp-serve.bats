@@ -329,6 +329,8 @@ ab_file() {
 	assert_line --regexp $'^func\thandle_request\t[^\t]*/branchreq\t'
 	run -0 get "/discover?token=$TOKEN&what=lines&arg=handle_request"
 	assert_line --regexp $'^77\tbranchreq\.c:77\tcall\t1\t.*repair\(id\); /\* BRANCH \*/$'
+	run -0 get "/discover?token=$TOKEN&what=blocks&arg=handle_request"
+	assert_line --regexp $'^block\t[0-9]+\t0x[0-9a-f]+\t0x[0-9a-f]+\tbranchreq\.c:77\t'
 	run -0 get "/discover?token=$TOKEN&what=vars&arg=branchreq.c:75"
 	assert_line --regexp $'\tlocal\ttook\tint\t'
 	# An option is no operand; a function it has not, lp-trace's word.
@@ -371,6 +373,10 @@ ab_file() {
 		'document.body.dataset.ready === "1" && !document.getElementById("dig").hidden' \
 		'(document.getElementById("trace-name").value = "handle_request", document.getElementById("dig-lines-btn").click(), new Promise(ok => { const t = setInterval(() => { const r = document.querySelector("#dig-source tr.dig-line[data-line=\"77\"]"); if (r) { clearInterval(t); ok([r.querySelector(".kind").textContent, !!r.querySelector("button.dig-probe")]); } }, 50); }))'
 	assert_output '["call",true]'
+	run -0 node --experimental-websocket "$LP_TOP/tests/helpers/live-page.cjs" "$BASE/?token=$TOKEN" \
+		'document.body.dataset.ready === "1" && !document.getElementById("dig").hidden' \
+		'(document.getElementById("trace-name").value = "main", document.getElementById("dig-blocks-btn").click(), new Promise(ok => { const t = setInterval(() => { const r = document.querySelectorAll("#dig-loops tr.dig-loop"); if (r.length) { clearInterval(t); ok([r.length, document.querySelectorAll("#dig-loops button.dig-loop-probe").length > 0]); } }, 50); }))'
+	assert_output '[3,true]'
 	# Its directory, as its children's command lines name it.
 	dir=$(pgrep -aP "$SERVE" | sed -n 's|.* \(/tmp/lp-serve\.[^/ ]*\)/.*|\1|p' | head -1)
 	[ -p "$dir/spans" ]
@@ -389,13 +395,13 @@ ab_file() {
 	run -0 grep -c "lp-trace: control: added 'handle_request'" "$T/serve.err"
 }
 
-@test "lp-serve -p PID -m off: its view is the time the process spent blocked, and where" {
+@test "lp-serve -p PID --mode off: its view is the time the process spent blocked, and where" {
 	require_root
 	# 3,000 naps of 5 ms in long_nap, nothing else.
 	"$WORKLOADS/offsleep" 3000 2>/dev/null &
 	APP=$!
 	KILL_AFTER="$APP"
-	start_serve -p "$APP" -m off
+	start_serve -p "$APP" --mode off
 	for _ in $(seq 200); do
 		if [ "$(snapshot | jq .stats.samples)" -ge 200 ]; then break; fi
 		sleep 0.1

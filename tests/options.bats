@@ -243,6 +243,14 @@ short_options() {
 		lp-split q quiet
 		lp-split f input-format
 		lp-split h help
+		lp-serve p pid
+		lp-serve F freq
+		lp-serve W window
+		lp-serve H half-life
+		lp-serve i interval
+		lp-serve f input-format
+		lp-serve v verbose
+		lp-serve h help
 		lp-symbolize o output
 		lp-symbolize h help
 		lp-top W window
@@ -297,7 +305,7 @@ short_options() {
 		done
 		n=$((n + 1))
 	done
-	[ "$n" -eq 6 ] || fail "-f, --input-format in $n programs, not 6"
+	[ "$n" -eq 7 ] || fail "-f, --input-format in $n programs, not 7"
 	while IFS='|' read -r p opt v want; do
 		bad "$p: $opt '$v': expected $want" "$p" "$opt" "$v"
 	done <<-'EOF'

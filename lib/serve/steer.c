@@ -81,9 +81,9 @@ struct lp_steer *lp_steer__start(const struct lp_steer_opts *o, int *fd)
 	char *record[10] = { "lp-record", "-p", pid, "--control", s->path[RECORD_CTL], "-o",
 			     s->path[SAMPLES] };
 	int r = 7;
-	if (o->frequency) {
+	if (o->freq) {
 		record[r++] = "-F";
-		record[r++] = (char *)o->frequency;
+		record[r++] = (char *)o->freq;
 	}
 	if (o->mode) {
 		record[r++] = "--mode";
@@ -204,7 +204,7 @@ int lp_steer__discover(struct lp_steer *s, const char *what, const char *arg, ch
 		       size_t *len)
 {
 	static const char *const whats[][2] = { { "list", "--list" }, { "lines", "--lines" },
-						{ "vars", "--vars" } };
+						{ "blocks", "--blocks" }, { "vars", "--vars" } };
 	const char *opt = NULL;
 	char pid[24];
 	int o[2], e[2];
@@ -216,7 +216,7 @@ int lp_steer__discover(struct lp_steer *s, const char *what, const char *arg, ch
 			opt = whats[i][1];
 	/* An operand, never an option of lp-trace's. */
 	if (!opt || !*arg || arg[0] == '-' || strlen(arg) > 512 || !printable(arg)) {
-		*out = lp_strdup("lp-serve: discover: what=list|lines|vars and arg=, one line, not an option");
+		*out = lp_strdup("lp-serve: discover: what=list|lines|blocks|vars and arg=, one line, not an option");
 		*len = strlen(*out);
 		return 400;
 	}

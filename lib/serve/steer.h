@@ -13,7 +13,7 @@
 
 struct lp_steer_opts {
 	pid_t pid;
-	const char *frequency;	/* lp-record -F, or NULL */
+	const char *freq;	/* lp-record -F, or NULL */
 	const char *mode;	/* lp-record --mode (cpu, off, wall), or NULL */
 	int verbose;
 };
@@ -29,7 +29,7 @@ struct lp_steer *lp_steer__start(const struct lp_steer_opts *o, int *fd);
 int lp_steer__command(struct lp_steer *s, const char *command, char **reply);
 
 /* What lp-trace's discovery says of the process: what = "list" (a
- * pattern), "lines" (a function) or "vars" (FILE:LINE), arg its operand
+ * pattern), "lines" or "blocks" (a function) or "vars" (FILE:LINE), arg its operand
  * (never an option).  The HTTP status; *out: lp-trace's output (200) or
  * why not (malloc'd, *len bytes). */
 int lp_steer__discover(struct lp_steer *s, const char *what, const char *arg, char **out,
