@@ -44,14 +44,12 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, fmt;
+	int c;
 	while ((c = getopt_long(argc, argv, "o:f:ch", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'f':
-			if ((fmt = lp_input_format__parse(optarg)) < 0)
-				lp_option_fail("input-format", optarg, "expected auto, lp, perf or folded");
-			o->format = fmt;
+			o->format = lp_option_input_format(optarg);
 			break;
 		case 'c': o->check = 1; break;
 		case 'h': usage(stdout, 0); break;

@@ -168,9 +168,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'f':
-			if ((v = lp_input_format__parse(optarg)) < 0)
-				lp_option_fail("input-format", optarg, "expected auto, lp, perf or folded");
-			o->input = v;
+			o->input = lp_option_input_format(optarg);
 			break;
 		case OPT_FORMAT:
 			for (v = 0; v < (int)(sizeof(format_names) / sizeof(*format_names)); v++)

@@ -135,11 +135,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 			o->svg.negate = true;
 			break;
 		case 'f': {
-			int f = lp_input_format__parse(optarg);
-			if (f < 0)
-				lp_option_fail("input-format", optarg,
-					       "expected auto, lp, perf or folded");
-			o->diff.input_format = (enum lp_input_format)f;
+			o->diff.input_format = lp_option_input_format(optarg);
 			break;
 		}
 		case OPT_EVENT:

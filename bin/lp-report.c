@@ -108,10 +108,7 @@ static void parse_options(int argc, char **argv, struct options *opts)
 			o->top = (size_t)lp_option_u64("top", optarg, 1, 100000);
 			break;
 		case 'f': {
-			int f = lp_input_format__parse(optarg);
-			if (f < 0)
-				lp_option_fail("input-format", optarg, "expected auto, lp, perf or folded");
-			o->format = (enum lp_input_format)f;
+			o->format = lp_option_input_format(optarg);
 			opts->split.format = o->format;
 			break;
 		}

@@ -85,7 +85,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, fmt, modes = 0;
+	int c, modes = 0;
 
 	while ((c = getopt_long(argc, argv, "p:F:W:H:i:f:vh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -124,9 +124,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->live.keep_samples = (size_t)lp_option_i64("keep", optarg, 1, 1 << 26);
 			break;
 		case 'f':
-			if ((fmt = lp_input_format__parse(optarg)) < 0)
-				lp_option_fail("input-format", optarg, "expected auto, lp, perf or folded");
-			o->format = fmt;
+			o->format = lp_option_input_format(optarg);
 			break;
 		case 'v':
 			o->steer.verbose++;

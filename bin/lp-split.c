@@ -209,10 +209,7 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 			o->quiet = true;
 			break;
 		case 'f': {
-			int f = lp_input_format__parse(optarg);
-			if (f < 0)
-				lp_option_fail("input-format", optarg, "expected auto, lp, perf or folded");
-			o->format = f;
+			o->format = lp_option_input_format(optarg);
 			break;
 		}
 		case OPT_RAW:

@@ -86,7 +86,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, fmt, modes = 0;
+	int c, modes = 0;
 
 	while ((c = getopt_long(argc, argv, "W:H:ai:f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -128,9 +128,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'f':
-			if ((fmt = lp_input_format__parse(optarg)) < 0)
-				lp_option_fail("input-format", optarg, "expected auto, lp, perf or folded");
-			o->format = fmt;
+			o->format = lp_option_input_format(optarg);
 			break;
 		case 'o':
 			o->output = optarg;

@@ -54,6 +54,15 @@ int lp_input_format__parse(const char *name)
 	return -1;
 }
 
+enum lp_input_format lp_option_input_format(const char *arg)
+{
+	int f = lp_input_format__parse(arg);
+
+	if (f < 0)
+		lp_option_fail("input-format", arg, "expected auto, lp, perf or folded");
+	return (enum lp_input_format)f;
+}
+
 struct lp_reader *lp_reader__open_opts(const char *path, enum lp_input_format format,
 				       const struct lp_input_opts *opts)
 {

@@ -42,6 +42,9 @@ uint64_t lp_reader__lineno(const struct lp_reader *reader);
 void lp_reader__free(struct lp_reader *reader);
 /* "lp" "perf" "folded" "auto" -> format; -1 when unknown. */
 int lp_input_format__parse(const char *name);
+/* -f, --input-format's value: the format, or "PROG: --input-format 'ARG':
+ * expected auto, lp, ..." and exit 2. */
+enum lp_input_format lp_option_input_format(const char *arg);
 
 /* Reports "PROG: FILE:LINE: fmt..." on stderr for the reader's current line. */
 void lp_reader__error(const struct lp_reader *reader, const char *fmt, ...)
