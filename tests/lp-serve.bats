@@ -197,6 +197,25 @@ ab_file() {
 	assert_equal "$(cat "$T/status")" 400
 	kill -TERM "$SERVE"
 	reap "$SERVE" 0 10
+	# Opened to others (--listen 0.0.0.0), it is reached by names it
+	# cannot know: any Host, the token still needed.
+	lp-serve --listen 0.0.0.0 "$T/ab.lp" 2>"$T/any.err" &
+	SERVE=$!
+	KILL_AFTER="$KILL_AFTER $SERVE"
+	wait_line '^http://' "$T/any.err"
+	local url port token
+	url=$(head -1 "$T/any.err")
+	[[ $url =~ ^http://0\.0\.0\.0:([0-9]+)/\?token=([0-9a-f]{32})$ ]] || fail "$url"
+	port=${BASH_REMATCH[1]}
+	token=${BASH_REMATCH[2]}
+	run -0 curl -s -o /dev/null -w '%{http_code}' -H "Host: box.example:$port" \
+		"http://127.0.0.1:$port/snapshot?token=$token"
+	assert_output 200
+	run -0 curl -s -o /dev/null -w '%{http_code}' -H "Host: box.example:$port" \
+		"http://127.0.0.1:$port/snapshot?token=0"
+	assert_output 403
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 10
 }
 
 @test "lp-serve: a probe's percentiles, cut and histogram; its slow spans' samples in one flame graph, its fast spans' in the other" {

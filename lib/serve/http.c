@@ -31,6 +31,7 @@ struct lp_http {
 	unsigned port;
 	char url[160];
 	char hosts[3][80];	/* Host headers that name this server */
+	bool loopback;		/* it listens on 127.0.0.0/8 or ::1 */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	char *snap;		/* the newest snapshot */
@@ -103,8 +104,14 @@ static bool same_token(const char *given, const char *token)
 	return d == 0;
 }
 
+/* Whether the Host header names this server.  On loopback it must (a page
+ * of another site, its name rebound to 127.0.0.1, sends its own); on an
+ * address the user opened to others, the names it is reached by are not
+ * known here, and any Host is taken (the token still guards it). */
 static bool host_ok(const struct lp_http *s, const char *host)
 {
+	if (!s->loopback)
+		return host != NULL;
 	for (size_t i = 0; host && i < sizeof(s->hosts) / sizeof(s->hosts[0]); i++)
 		if (s->hosts[i][0] && !strcasecmp(host, s->hosts[i]))
 			return true;
@@ -439,7 +446,8 @@ struct lp_http *lp_http__start(const struct lp_http_opts *o, const struct lp_htt
 	pthread_cond_init(&s->cond, NULL);
 	snprintf(s->hosts[0], sizeof(s->hosts[0]), "%s%s%s:%u", v6 ? "[" : "", addr, v6 ? "]" : "",
 		 s->port);
-	if (!strcmp(addr, "127.0.0.1") || !strcmp(addr, "::1"))
+	s->loopback = v6 ? !strcmp(addr, "::1") : !strncmp(addr, "127.", 4);
+	if (s->loopback)
 		snprintf(s->hosts[1], sizeof(s->hosts[1]), "localhost:%u", s->port);
 	snprintf(s->url, sizeof(s->url), "http://%s/?token=%s", s->hosts[0], o->token);
 	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
