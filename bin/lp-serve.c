@@ -31,7 +31,7 @@
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: lp-serve [-p PID [-F HZ] [--mode MODE]] [--listen ADDR] [--port N] [-W DURATION | -H DURATION]\n"
+		"usage: lp-serve [(-p PID | -- CMD [ARG...]) [-F HZ] [--mode MODE]] [--listen ADDR] [--port N] [-W DURATION | -H DURATION]\n"
 		"                [-i DURATION] [--keep N] [-f FORMAT] [FILE...]\n"
 		"Serves a live page of lp streams (files, FIFOs, stdin) on loopback: flame\n"
 		"graph, hottest functions, heatmap, each probe's latencies and its slow and\n"
@@ -40,6 +40,8 @@ static void usage(FILE *f, int status)
 		"\n"
 		"  -p, --pid PID             start lp-record and lp-trace on PID, joined,\n"
 		"                            and steer them from the page (no FILE then)\n"
+		"  -- CMD [ARG...]           the same on a command lp-serve starts once they\n"
+		"                            are on it, and ends with itself\n"
 		"  -F, --freq HZ             lp-record's sampling rate (with -p)\n"
 		"      --mode MODE           lp-record's: cpu (default), off or wall (with -p)\n"
 		"      --listen ADDR         the numeric address to listen on (default\n"
@@ -142,12 +144,24 @@ static void parse_options(int argc, char **argv, struct options *o)
 		lp_error("--window and --half-life exclude each other");
 		exit(2);
 	}
+	/* -- CMD: the rest is the command. */
+	if (optind > 0 && optind <= argc && !strcmp(argv[optind - 1], "--")) {
+		if (optind == argc) {
+			lp_error("no command after --");
+			usage(stderr, 2);
+		}
+		o->steer.cmd = argv + optind;
+	}
+	if (o->steer.pid && o->steer.cmd) {
+		lp_error("-p and a command exclude each other");
+		exit(2);
+	}
 	if (o->steer.pid && optind < argc) {
 		lp_error("-p starts the producers: no FILE with it");
 		exit(2);
 	}
-	if ((o->steer.freq || o->steer.mode) && !o->steer.pid) {
-		lp_error("--freq and --mode are lp-record's, started with -p");
+	if ((o->steer.freq || o->steer.mode) && !o->steer.pid && !o->steer.cmd) {
+		lp_error("--freq and --mode are lp-record's, started with -p or -- CMD");
 		exit(2);
 	}
 }
@@ -329,7 +343,7 @@ int main(int argc, char **argv)
 
 	char **paths, joined[32];
 	static struct lp_reader **readers;	/* static: readers may be left to exit() */
-	if (o.steer.pid) {
+	if (o.steer.pid || o.steer.cmd) {
 		int fd;
 		steer = lp_steer__start(&o.steer, &fd);
 		if (!steer)
@@ -339,7 +353,10 @@ int main(int argc, char **argv)
 		one[0] = joined;
 		paths = one;
 		ninputs = 1;
-		snprintf(title, sizeof(title), "lp-serve: pid %d", (int)o.steer.pid);
+		if (o.steer.cmd)
+			snprintf(title, sizeof(title), "lp-serve: %s", o.steer.cmd[0]);
+		else
+			snprintf(title, sizeof(title), "lp-serve: pid %d", (int)o.steer.pid);
 		o.live.title = title;
 	} else {
 		paths = lp_input_paths(argc, argv, optind, &ninputs);

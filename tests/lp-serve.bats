@@ -414,6 +414,38 @@ ab_file() {
 	run -0 grep -c "lp-trace: control: added 'handle_request'" "$T/serve.err"
 }
 
+@test "lp-serve -- CMD: the command runs once lp-record and lp-trace are on it, every sample of it shown; it ends with lp-serve" {
+	require_root
+	# A command that ends: its samples all on the page, the inputs at
+	# their end when it exits, and the page still served.
+	start_serve -F 499 -- "$WORKLOADS/branchreq" 2
+	run -0 post "/control?token=$TOKEN" 'command=add%20handle_request'
+	for _ in $(seq 300); do
+		if [ "$(snapshot | jq .stats.inputs_left)" = 0 ]; then break; fi
+		sleep 0.1
+	done
+	snapshot >"$T/s.json"
+	run -0 jq -c '[.title, .stats.inputs_left, (.probes | map(.name))]' "$T/s.json"
+	assert_output "[\"lp-serve: $WORKLOADS/branchreq\",0,[\"handle_request\"]]"
+	recorded=$(sed -n 's/^lp-record: \([0-9]*\) samples .*(target exited)$/\1/p' "$T/serve.err")
+	[ -n "$recorded" ] || fail "lp-record's summary: $(cat "$T/serve.err")"
+	run -0 jq .stats.samples "$T/s.json"
+	assert_output "$recorded"
+	run -0 grep -c '^branchreq: [0-9]* requests$' "$T/serve.err"
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 30
+	# One still running when lp-serve is stopped ends with it.
+	start_serve -- "$WORKLOADS/branchreq" 600
+	for _ in $(seq 100); do
+		if cmd=$(pgrep -P "$SERVE" -x branchreq); then break; fi
+		sleep 0.05
+	done
+	[ -n "$cmd" ] || fail "no branchreq under lp-serve"
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 30
+	run -1 kill -0 "$cmd"
+}
+
 @test "lp-serve -p PID --mode off: its view is the time the process spent blocked, and where" {
 	require_root
 	# 3,000 naps of 5 ms in long_nap, nothing else.

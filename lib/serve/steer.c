@@ -3,6 +3,8 @@
  * them, each in a process group of its own, so a Ctrl-C on the terminal
  * reaches lp-serve alone, which then stops them once, in order. */
 #include <ctype.h>
+#include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,6 +28,7 @@ static const char *const names[NPROCS] = { "lp-join", "lp-record", "lp-trace" };
 
 struct lp_steer {
 	pid_t target;
+	pid_t cmd;		/* the command lp-serve started, or 0 */
 	char dir[64];
 	char path[4][96];	/* samples, spans, record.ctl, trace.ctl */
 	pid_t pids[NPROCS];
@@ -55,12 +58,89 @@ static pid_t run(char **argv, int out)
 	return pid;
 }
 
+/* Whether process pid has path open (a producer opens its output once
+ * its probes or events are in place). */
+static bool has_open(pid_t pid, const char *path)
+{
+	char dir[64], link[PATH_MAX];
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+
+	while (d && !found && (de = readdir(d))) {
+		char fdpath[320];
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", dir, de->d_name);
+		ssize_t n = readlink(fdpath, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = 0;
+			found = !strcmp(link, path);
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The command, forked now and held before its exec until *go is written
+ * (or closed: then it exits 127 unrun).  Its pid, or -1 after saying why. */
+static pid_t hold_command(char *const *cmd, int *go)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		lp_error_errno("cannot make a pipe");
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c;
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "lp-serve: cannot run '%s': %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		lp_error_errno("cannot start '%s'", cmd[0]);
+		close(p[1]);
+		return -1;
+	}
+	*go = p[1];
+	return pid;
+}
+
+/* Lets the command run once both producers have opened their outputs
+ * (60 s at most).  Whether it was let go. */
+static bool release_command(struct lp_steer *s, int go)
+{
+	for (int i = 0; i < 6000; i++) {
+		bool ready = has_open(s->pids[RECORD], s->path[SAMPLES]) &&
+			     has_open(s->pids[TRACE], s->path[SPANS]);
+		if (ready) {
+			bool ok = write(go, "g", 1) == 1;
+			close(go);
+			return ok;
+		}
+		if (waitpid(s->pids[RECORD], NULL, WNOHANG) == s->pids[RECORD] ||
+		    waitpid(s->pids[TRACE], NULL, WNOHANG) == s->pids[TRACE])
+			break;
+		struct timespec ts = { 0, 10 * 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	lp_error("the producers did not start: the command is not run");
+	close(go);
+	return false;
+}
+
 struct lp_steer *lp_steer__start(const struct lp_steer_opts *o, int *fd)
 {
 	struct lp_steer *s = lp_calloc(1, sizeof(*s));
 	static const char *const files[] = { "samples", "spans", "record.ctl", "trace.ctl" };
 	char pid[24];
-	int p[2] = { -1, -1 };
+	int p[2] = { -1, -1 }, go = -1;
 
 	snprintf(s->dir, sizeof(s->dir), "/tmp/lp-serve.XXXXXX");
 	if (!mkdtemp(s->dir)) {
@@ -76,7 +156,11 @@ struct lp_steer *lp_steer__start(const struct lp_steer_opts *o, int *fd)
 		goto fail;
 	}
 	s->target = o->pid;
-	snprintf(pid, sizeof(pid), "%d", (int)o->pid);
+	if (o->cmd && (s->target = s->cmd = hold_command(o->cmd, &go)) < 0) {
+		s->cmd = 0;
+		goto fail;
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)s->target);
 	char *join[] = { "lp-join", s->path[SAMPLES], s->path[SPANS], NULL };
 	char *record[10] = { "lp-record", "-p", pid, "--control", s->path[RECORD_CTL], "-o",
 			     s->path[SAMPLES] };
@@ -96,9 +180,16 @@ struct lp_steer *lp_steer__start(const struct lp_steer_opts *o, int *fd)
 		if ((s->pids[i] = run(argvs[i], i == JOIN ? p[1] : -1)) < 0)
 			goto fail;
 	close(p[1]);
+	p[1] = -1;
+	if (s->cmd && !release_command(s, go)) {
+		go = -1;
+		goto fail;
+	}
 	*fd = p[0];
 	return s;
 fail:
+	if (go >= 0)
+		close(go);	/* the command exits unrun */
 	if (p[1] >= 0)
 		close(p[1]);
 	if (p[0] >= 0)
@@ -303,6 +394,15 @@ int lp_steer__stop(struct lp_steer *s)
 			ok = 0;
 		} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 			ok = 0;
+		}
+	}
+	/* A command of lp-serve's own ends with it. */
+	if (s->cmd > 0) {
+		int status;
+		kill(s->cmd, SIGTERM);
+		if (!reap(s->cmd, 5000, &status)) {
+			kill(s->cmd, SIGKILL);
+			waitpid(s->cmd, &status, 0);
 		}
 	}
 	for (int i = 0; i < 4; i++)

@@ -13,6 +13,9 @@
 
 struct lp_steer_opts {
 	pid_t pid;
+	/* Or a command lp-serve starts, once both producers are on it (they
+	 * are given its pid before it execs): NULL-terminated. */
+	char *const *cmd;
 	const char *freq;	/* lp-record -F, or NULL */
 	const char *mode;	/* lp-record --mode (cpu, off, wall), or NULL */
 	int verbose;
@@ -20,7 +23,8 @@ struct lp_steer_opts {
 
 struct lp_steer;
 
-/* Starts them; *fd: the joined stream's read end.  NULL after saying why. */
+/* Starts them (and the command); *fd: the joined stream's read end.
+ * NULL after saying why. */
 struct lp_steer *lp_steer__start(const struct lp_steer_opts *o, int *fd);
 
 /* A command from the page: "add PROBE", "remove PROBE" or "status" for
