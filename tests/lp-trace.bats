@@ -111,8 +111,11 @@ attr() {	# attr KEY: prints the value of KEY= on each line of stdin
 	wait_exec "$target" "$WORKLOADS/fib"
 	lp-trace -o "$T/i.lp" 'fib(n)' -p "$target" 2>"$T/err" &
 	local tracer=$!
-	sleep 1
+	# A second of tracing once every link is in place (starting, BPF
+	# and calibration, can take that second on a busy machine: 1,000
+	# spans were not there in one CI run).
 	links=$(wait_links "$tracer" 4)
+	sleep 1
 	progs=$(held_ids "$tracer" prog_id)
 	# lp_entry, lp_return, the others loaded; two uprobe links and the
 	# fork and exit tracepoints' (checked once the processes are stopped)
