@@ -387,8 +387,10 @@ int main(int argc, char **argv)
 
 	serve(o.interval_ns);
 
-	/* The producers drain first: what they wrote is read before the
-	 * server goes. */
+	/* The server first: its requests' threads end with it, and none may
+	 * still be steering the producers as they go (and are freed).  Then
+	 * the producers drain: what they wrote is read. */
+	lp_http__stop(http);
 	int status = 0;
 	if (steer && !lp_steer__stop(steer))
 		status = 1;
@@ -403,7 +405,6 @@ int main(int argc, char **argv)
 	}
 	if (st.failed)
 		status = 1;
-	lp_http__stop(http);
 	if (st.readers_left) {
 		/* Readers still blocked on a pipe are left to exit(). */
 		lp_feed__abandon(feed);
