@@ -262,7 +262,9 @@ int lp_steer__command(struct lp_steer *s, const char *command, char **reply)
  * deadline_ns.  Whether it ended in time. */
 static bool slurp(int fd, char **buf, size_t *len, int64_t deadline_ns)
 {
+	static const char note[] = "\nlp-serve: the rest left out (4 MiB at most)\n";
 	char chunk[65536];
+	bool cut = false;	/* past DISCOVER_MAX: the rest drained, not kept */
 
 	for (;;) {
 		int64_t left = deadline_ns - lp_monotonic_ns();
@@ -274,19 +276,14 @@ static bool slurp(int fd, char **buf, size_t *len, int64_t deadline_ns)
 			continue;
 		if (n <= 0)
 			return true;
-		if (*len + (size_t)n > DISCOVER_MAX) {
-			static const char cut[] = "\nlp-serve: the rest left out (4 MiB at most)\n";
-			if (*len + sizeof(cut) <= DISCOVER_MAX + sizeof(cut) &&
-			    (*len < sizeof(cut) || strcmp(*buf + *len - sizeof(cut) + 1, cut))) {
-				*buf = lp_realloc(*buf, *len + sizeof(cut));
-				memcpy(*buf + *len, cut, sizeof(cut));
-				*len += sizeof(cut) - 1;
-			}
-			continue;	/* drained, not kept */
-		}
-		*buf = lp_realloc(*buf, *len + (size_t)n + 1);
-		memcpy(*buf + *len, chunk, (size_t)n);
-		*len += (size_t)n;
+		if (cut)
+			continue;
+		cut = *len + (size_t)n > DISCOVER_MAX;
+		const char *add = cut ? note : chunk;
+		size_t m = cut ? sizeof(note) - 1 : (size_t)n;
+		*buf = lp_realloc(*buf, *len + m + 1);
+		memcpy(*buf + *len, add, m);
+		*len += m;
 		(*buf)[*len] = 0;
 	}
 }
