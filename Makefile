@@ -43,7 +43,7 @@ LIBPERF_LIBS := $(LIBPERF)/lib/libperf.a $(LIBPERF)/lib/libapi.a
 # install, make demo and make dig need nothing more):
 DEB_BUILD := gcc make pkg-config clang libbpf-dev libdw-dev libelf-dev \
 	libtraceevent-dev zlib1g-dev bpftool libiberty-dev libcapstone-dev \
-	libmicrohttpd-dev $(LINUX_SOURCE) xz-utils
+	libmicrohttpd-dev libjansson-dev $(LINUX_SOURCE) xz-utils
 # To test (make test-deps, with the build's): the suite's tools, the
 # browser it renders SVGs in, the servers and toolchains it profiles, and
 # what builds the test workloads: g++ (C++), golang-go (Go), systemtap-sdt-dev
@@ -58,10 +58,11 @@ DEB_BUILD := gcc make pkg-config clang libbpf-dev libdw-dev libelf-dev \
 # kernels (tests/vm/boot: qemu's TCG, an initramfs of the static busybox).
 # rustc: a Rust program built as distributions build Rust, which
 # tests/names.bats builds itself.
+# bpftrace: a producer whose stack counts tests/foreign.bats reads.
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg \
 	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev libpython3.11 \
-	nginx-light wrk strace qemu-system-x86 busybox-static rustc
+	nginx-light wrk strace qemu-system-x86 busybox-static rustc bpftrace
 # make sanitize's and make fuzz's clang runtimes, which clang only
 # recommends (libclang-rt-14-dev: ASan, UBSan, TSan, libFuzzer), and
 # llvm-symbolizer (llvm), which names the frames of their reports.
@@ -69,7 +70,7 @@ DEB_SAN := libclang-rt-14-dev llvm
 # Only for make bench (bench/selfcost.sh's servers, /usr/bin/time for
 # bench/record.sh and bench/unwind.sh), not for the suite or CI: make
 # bench-deps installs them with the rest.
-DEB_BENCH := postgresql-15 postgresql-client-15 time bpftrace
+DEB_BENCH := postgresql-15 postgresql-client-15 time
 
 ifeq ($(V),1)
 Q :=
@@ -94,7 +95,7 @@ LP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I. -I$(O)/bpf -MMD -MP \
 # libiberty (no pkg-config file): its demangler, C++ and Rust names as
 # binutils and perf show them; a static library, linked into the programs
 # that symbolize.
-LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) $(LIBPERF_LIBS) -liberty -lz -lm -lpthread
+LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) $(LIBPERF_LIBS) -liberty -ljansson -lz -lm -lpthread
 
 PROGS := $(patsubst bin/%.c,$(O)/bin/%,$(wildcard bin/lp-*.c))
 LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*/*.c lib/*/*/*.c))
@@ -105,8 +106,9 @@ LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*/*.c lib/*/*/*.c))
 # link everything.
 FILTERS := lp-cat lp-collapse lp-diff lp-join lp-report lp-split lp-top
 FILTER_PROGS := $(patsubst %,$(O)/bin/%,$(FILTERS))
-FILTER_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard $(patsubst %,lib/%/*.c,base model stream analysis output)))
-FILTER_LDLIBS := -lz -lm -lpthread
+FILTER_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard $(patsubst %,lib/%/*.c,base model stream stream/foreign analysis output)))
+# jansson: the JSON profiles lib/stream/foreign reads (Debian's libjansson).
+FILTER_LDLIBS := -ljansson -lz -lm -lpthread
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c)) \
@@ -451,10 +453,11 @@ DEB_TEST += $(DEB_STATIC)
 # archive:package, checked before linking; libdw wants liblzma and libbz2.
 STATIC_ARCHIVES := libc.a:libc6-dev libz.a:zlib1g-dev liblzma.a:liblzma-dev \
 	libbz2.a:libbz2-dev libelf.a:libelf-dev libdw.a:libdw-dev libbpf.a:libbpf-dev \
-	libtraceevent.a:libtraceevent-dev libcapstone.a:libcapstone-dev libiberty.a:libiberty-dev
+	libtraceevent.a:libtraceevent-dev libcapstone.a:libcapstone-dev libiberty.a:libiberty-dev \
+	libjansson.a:libjansson-dev
 STATIC_LDFLAGS := -static -Wl,--wrap=dlopen
 STATIC_LDLIBS := $(shell $(PKG_CONFIG) --static --libs $(PKGS) capstone 2>/dev/null) \
-	$(LIBPERF_LIBS) -liberty -lz -lm -lpthread
+	$(LIBPERF_LIBS) -liberty -ljansson -lz -lm -lpthread
 .PHONY: check-commits
 # The rule for commit messages (dev/commit-msg) holds from the commit after
 # this one on; earlier subjects were paragraphs.

@@ -19,13 +19,15 @@ struct options {
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: lp-cat [-o FILE] [--input-format auto|lp|perf|folded] [--check] [FILE...]\n"
+		"usage: lp-cat [-o FILE] [--input-format FORMAT] [--check] [FILE...]\n"
 		"\n"
-		"Reads lp streams, `perf script` output or folded stacks (FILE, or - for\n"
-		"stdin, the default) and writes one lp stream.\n"
+		"Reads lp streams, `perf script` output, folded stacks and other profilers'\n"
+		"files (pprof, .cpuprofile, speedscope, bpftrace and DTrace stack counts,\n"
+		"Austin, ...: lp-stream(5)) from FILE, or - for stdin, the default, and\n"
+		"writes one lp stream.\n"
 		"\n"
 		"  -o, --output FILE     write to FILE instead of stdout\n"
-		"  -f, --input-format F  force the input format (default: auto)\n"
+		"  -f, --input-format F  force the input format (default auto: by content)\n"
 		"  -c, --check           only read and validate; print nothing on success\n"
 		"  -h, --help            show this help\n"
 		"      --version         show the version\n");

@@ -83,7 +83,7 @@ static void usage(FILE *f, int status)
 		"into one profile, written as folded stacks by default.\n"
 		"\n"
 		"  -o, --output FILE       write to FILE instead of stdout\n"
-		"  -f, --input-format F    auto (default), lp, perf or folded\n"
+		"  -f, --input-format F    a format (lp-stream(5)); default auto: by content\n"
 		"      --format F          folded (default), speedscope, svg, latency,\n"
 		"                          trace-event (Chrome/Perfetto JSON timeline),\n"
 		"                          pprof (gzipped profile.proto), heatmap (SVG:\n"

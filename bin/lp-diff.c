@@ -43,7 +43,7 @@ static void usage(FILE *f)
 		"                           bh (Benjamini-Hochberg, default), holm, none\n"
 		"      --title TEXT         svg: the title (default \"Differential Flame Graph\")\n"
 		"      --negate             svg: swap the hues (blue grew, red shrank)\n"
-		"  -f, --input-format FMT   auto (default), lp, perf, folded\n"
+		"  -f, --input-format FMT   a format (lp-stream(5)); default auto: by content\n"
 		"      --pid, --tid         stream and perf input: a first frame comm-PID[/TID]\n"
 		"      --kernel, --jit      annotate kernel frames _[k], JIT frames _[j]\n"
 		"      --all                --kernel and --jit\n"

@@ -44,7 +44,7 @@ static void usage(FILE *f)
 		"                          the others\n"
 		"      --child PROBE       cut on each span's time in calls of PROBE\n"
 		"\n"
-		"  -f, --input-format FMT  auto, lp, perf or folded (default auto)\n"
+		"  -f, --input-format FMT  a format (lp-stream(5)); default auto: by content\n"
 		"  -h, --help              this help\n"
 		"      --version           the version\n");
 }

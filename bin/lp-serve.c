@@ -51,7 +51,7 @@ static void usage(FILE *f, int status)
 		"  -H, --half-life DURATION  the view: weights halved every DURATION\n"
 		"  -i, --interval DURATION   a new snapshot every DURATION (default 1s)\n"
 		"      --keep N              samples kept for the views (default 262144)\n"
-		"  -f, --input-format F      auto (default), lp, perf or folded\n"
+		"  -f, --input-format F      a format (lp-stream(5)); default auto: by content\n"
 		"  -v, --verbose             the producers' notes too (with -p)\n"
 		"  -h, --help                show this help\n"
 		"      --version             show the version\n");

@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"  -W, --window DUR        the sliding window (default 60s)\n"
 		"  -r, --report FILE       the per-group report to FILE (default stderr)\n"
 		"  -q, --quiet             no report\n"
-		"  -f, --input-format FMT  auto, lp, perf or folded (default auto)\n"
+		"  -f, --input-format FMT  a format (lp-stream(5)); default auto: by content\n"
 		"      --raw               cut on measured durations, lp's own cost left in\n"
 		"                          (default: less the cost of lp's samples and\n"
 		"                          probes inside each span, from cost records)\n"

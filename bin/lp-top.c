@@ -56,7 +56,7 @@ static void usage(FILE *f, int status)
 		"      --functions ROWS      function rows (default: fit the terminal, or 20)\n"
 		"      --stacks ROWS         stack rows (default: fit the terminal, or 10)\n"
 		"      --sort self|total     order functions by self (default) or total share\n"
-		"  -f, --input-format F      auto (default), lp, perf or folded\n"
+		"  -f, --input-format F      a format (lp-stream(5)); default auto: by content\n"
 		"  -o, --output FILE         write to FILE instead of stdout\n"
 		"  -h, --help                show this help\n"
 		"      --version             show the version\n"

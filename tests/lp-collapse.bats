@@ -49,7 +49,7 @@ two_samples() {
 	[ -z "$output" ]
 	run --separate-stderr lp-collapse --input-format xml "$MISC"
 	[ "$status" -eq 2 ]
-	[ "$stderr" = "lp-collapse: --input-format 'xml': expected auto, lp, perf or folded" ]
+	[ "$stderr" = "lp-collapse: --input-format 'xml': expected auto, lp, perf, folded, aggregation, austin, pprof, cpuprofile, speedscope, chrometrace, gecko, nflx or perfdata" ]
 	run --separate-stderr lp-collapse --event-filter
 	[ "$status" -eq 2 ]
 }

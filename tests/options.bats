@@ -285,7 +285,7 @@ short_options() {
 	EOF
 	# lp-diff's -f is the input format now, --groups the old name of --group.
 	printf 'main;a 1\n' >"$T/a.folded"
-	bad "lp-diff: --input-format 'report': expected auto, lp, perf or folded" \
+	bad "lp-diff: --input-format 'report': expected auto, lp, perf, folded, aggregation, austin, pprof, cpuprofile, speedscope, chrometrace, gecko, nflx or perfdata" \
 		lp-diff -f report "$T/a.folded" "$T/a.folded"
 	run -0 lp-diff -f folded "$T/a.folded" "$T/a.folded"
 	assert_output "main;a 1 1"
@@ -301,7 +301,7 @@ short_options() {
 		help=$("$p" --help)
 		[[ $help == *"-f, --input-format"* ]] || continue
 		for opt in -f --input-format; do
-			bad "$p: --input-format 'xml': expected auto, lp, perf or folded" "$p" "$opt" xml
+			bad "$p: --input-format 'xml': expected auto, lp, perf, folded, aggregation, austin, pprof, cpuprofile, speedscope, chrometrace, gecko, nflx or perfdata" "$p" "$opt" xml
 		done
 		n=$((n + 1))
 	done

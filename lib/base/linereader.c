@@ -47,6 +47,18 @@ struct lp_linereader *lp_linereader__new(int fd)
 	return lr;
 }
 
+struct lp_linereader *lp_linereader__new_mem(char *data, size_t len)
+{
+	struct lp_linereader *lr = lp_calloc(1, sizeof(*lr));
+	lr->fd = -1;
+	lr->buf = data;
+	lr->cap = len + 1;
+	lr->end = len;
+	lr->eof = 1;
+	lr->ticket = lp_stop__ticket();
+	return lr;
+}
+
 void lp_linereader__free(struct lp_linereader *lr)
 {
 	if (!lr)
@@ -117,6 +129,52 @@ static int fill(struct lp_linereader *lr)
 		if (lp_stop__stopped(lr->ticket))
 			return stop(lr);
 	}
+}
+
+int lp_linereader__peek(struct lp_linereader *lr, size_t want, const unsigned char **p,
+			size_t *avail)
+{
+	for (;;) {
+		size_t n = lr->end - lr->start;
+		if (n >= want || lr->eof) {
+			*p = (const unsigned char *)lr->buf + lr->start;
+			*avail = n;
+			return lr->stopped ? 0 : 1;
+		}
+		int rc = fill(lr);
+		if (rc < 0)
+			return -1;
+		if (lr->stopped)
+			return 0;
+	}
+}
+
+int lp_linereader__slurp(struct lp_linereader *lr, size_t max, char **data, size_t *len)
+{
+	while (!lr->eof) {
+		if (lr->end - lr->start > max) {
+			errno = EFBIG;
+			return -1;
+		}
+		if (fill(lr) < 0)
+			return -1;
+	}
+	if (lr->stopped)
+		return 0;
+	size_t n = lr->end - lr->start;
+	if (n > max) {
+		errno = EFBIG;
+		return -1;
+	}
+	/* The buffer itself is handed over: no copy of what may be large. */
+	memmove(lr->buf, lr->buf + lr->start, n);
+	lr->buf[n] = '\0';	/* fill keeps a byte free */
+	*data = lr->buf;
+	*len = n;
+	lr->cap = 64;
+	lr->buf = lp_malloc(lr->cap);
+	lr->start = lr->end = 0;
+	return 1;
 }
 
 int lp_linereader__next(struct lp_linereader *lr, char **line, size_t *len,

@@ -19,6 +19,15 @@ enum lp_input_format {
 	LP_INPUT_LP,
 	LP_INPUT_PERF,		/* perf script text */
 	LP_INPUT_FOLDED,	/* "frame;frame;frame COUNT" lines */
+	LP_INPUT_AGGREGATION,	/* bpftrace's and DTrace's printed stack counts */
+	LP_INPUT_AUSTIN,	/* Austin's samples of CPython */
+	LP_INPUT_PPROF,		/* profile.proto, gzipped or not */
+	LP_INPUT_CPUPROFILE,	/* Chrome's and Node's .cpuprofile JSON */
+	LP_INPUT_SPEEDSCOPE,	/* speedscope's file format */
+	LP_INPUT_CHROMETRACE,	/* Chrome's trace-event JSON, with samples */
+	LP_INPUT_GECKO,		/* Firefox's profiler (Gecko, samply) */
+	LP_INPUT_NFLX,		/* nflxprofile (FlameScope) */
+	LP_INPUT_PERFDATA,	/* perf record's perf.data */
 };
 
 /* --- options ------------------------------------------------------------ */
@@ -77,17 +86,30 @@ struct lp_input_opts {
 
 /* --- the table ---------------------------------------------------------- */
 
+/* A whole input, for the formats read whole (open_doc): its bytes, gunzipped,
+ * and, when they are JSON, the value they parse to. */
+struct json_t;
+struct lp_doc {
+	const unsigned char *data;
+	size_t len;
+	struct json_t *json;	/* jansson's; NULL: not JSON */
+	bool gzipped;
+};
+
 /* next's result besides 1 (a record) and 0 (a line that makes none). */
 enum {
 	LP_CODEC_BAD = -1,	/* bad input: *why says why; reading stops */
 	LP_CODEC_SKIP = -2,	/* a line skipped: *why says why; reading goes on */
 };
 
+/* A codec reads lines (sniff, open, next) or a whole document (claims,
+ * open_doc, next_doc); close ends both. */
 struct lp_codec {
 	const char *name;		/* as --input-format says it */
 	enum lp_input_format format;
 	/* Whether a first non-blank, non-comment line is in this format. */
 	int (*sniff)(const char *line, size_t len);
+	bool comments;	/* sniff sees '#' lines too: a header of its own */
 	/* A decoder for one input, made at its first line: the options are
 	 * read then (a caller may change them between inputs) and must live
 	 * until close. */
@@ -98,8 +120,20 @@ struct lp_codec {
 	int (*next)(void *dec, char *line, size_t len, bool terminated, struct lp_record *rec,
 		    const char **why);
 	void (*close)(void *dec);
+	/* Whether a document is in this format: from its content alone
+	 * (magic bytes, the keys of its JSON), never from a file name. */
+	bool (*claims)(const struct lp_doc *doc);
+	/* A decoder of doc, which lives until close (and doc with it): a
+	 * document that is not well-formed is said by its first next_doc. */
+	void *(*open_doc)(struct lp_dict *dict, const struct lp_doc *doc,
+			  const struct lp_input_opts *opts);
+	/* The next record: 1; 0 at the end; LP_CODEC_BAD with *why. */
+	int (*next_doc)(void *dec, struct lp_record *rec, const char **why);
 };
 
 extern const struct lp_codec lp_codec_lp, lp_codec_perf, lp_codec_folded;
+/* Other profilers' formats (lib/stream/foreign/, formats/foreign.md). */
+extern const struct lp_codec lp_codec_aggregation, lp_codec_austin, lp_codec_pprof, lp_codec_cpuprofile,
+	lp_codec_speedscope, lp_codec_chrometrace, lp_codec_gecko, lp_codec_nflx, lp_codec_perfdata;
 
 #endif

@@ -1,8 +1,9 @@
 /* reader.c - a fuzz target for the stream reader (lp streams, perf script,
- * folded stacks) and writer.  Its oracle: whatever the reader accepts, the
+ * folded stacks, and the other profilers' formats of lib/stream/foreign)
+ * and writer.  Its oracle: whatever the reader accepts, the
  * writer turns into a stream that reads back to the same stream, byte for
  * byte; and no input crashes, hangs or corrupts memory (under ASan and
- * UBSan).  The first byte picks the format: auto, lp, perf or folded.
+ * UBSan).  The first byte picks the format: formats[byte % 12].
  *
  * Built two ways: with libFuzzer (make fuzz), and with tests/fuzz/driver.c
  * as a plain program the suite runs over the seeds and every input a
@@ -60,6 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const enum lp_input_format formats[] = {
 		LP_INPUT_AUTO, LP_INPUT_LP, LP_INPUT_PERF, LP_INPUT_FOLDED,
+		LP_INPUT_AGGREGATION, LP_INPUT_PPROF, LP_INPUT_CPUPROFILE, LP_INPUT_SPEEDSCOPE,
+		LP_INPUT_CHROMETRACE, LP_INPUT_GECKO, LP_INPUT_NFLX, LP_INPUT_PERFDATA,
 	};
 	char path[64], *first = NULL, *second = NULL;
 	size_t firstlen = 0, secondlen = 0;
@@ -70,7 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = as_file(data + 1, size - 1, path, sizeof(path));
 	if (fd < 0)
 		return 0;
-	if (copy(path, formats[data[0] & 3], &first, &firstlen) == 0) {
+	if (copy(path, formats[data[0] % (sizeof(formats) / sizeof(formats[0]))], &first,
+		 &firstlen) == 0) {
 		int fd2 = as_file((const uint8_t *)first, firstlen, path, sizeof(path));
 
 		if (fd2 < 0)
