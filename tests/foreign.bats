@@ -199,12 +199,15 @@ total() {
 	[ "$a" = "$b" ]
 }
 
-@test "no times: a time view of a profile without them says why" {
+@test "no times: a heatmap or a time range of a profile without them says why" {
 	printf 'main;a 3\n' >"$T/f.folded"
 	lp-collapse --format pprof "$T/f.folded" >"$T/f.pb.gz"
 	run --separate-stderr lp-collapse --format heatmap "$T/f.pb.gz"
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"needs timestamps"* ]] || fail "said: $stderr"
+	run --separate-stderr lp-split -T 0-1s "$T/f.pb.gz"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "lp-split: $T/f.pb.gz: sample: -T, --time needs samples' times, and this input's have none (pprof)" ]
 }
 
 @test "not a profile: lp-cat: FILE: not a format lp reads (it looks like ...), exit 1, nothing written" {

@@ -435,6 +435,13 @@ int lp_split__route(struct split *s, struct lp_reader *r, const struct lp_record
 		int64_t start, end;
 		struct group *g;
 		const struct pspan *ps;
+		if (s->o->has_time && smp->time_ns == LP_TIME_NONE) {
+			/* a file of counts (pprof, folded): no sample is at a time */
+			lp_reader__error(r, "sample: -T, --time needs samples' times, and this "
+					    "input's have none (%s)",
+					 lp_input_format__name(lp_reader__format(r)));
+			return -1;
+		}
 		if (smp->time_ns != LP_TIME_NONE && !time_in(s, smp->time_ns)) {
 			g = &s->g[s->nbands + G_EXCLUDED];
 		} else if (!s->o->lp_frames && smp->stack && lp_stack__has_lp(smp->stack)) {

@@ -68,6 +68,12 @@ int lp_input_format__parse(const char *name)
 	return -1;
 }
 
+const char *lp_input_format__name(enum lp_input_format format)
+{
+	const struct lp_codec *c = codec_of(format);
+	return c ? c->name : "auto";
+}
+
 enum lp_input_format lp_option_input_format(const char *arg)
 {
 	int f = lp_input_format__parse(arg);

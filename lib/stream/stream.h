@@ -42,6 +42,8 @@ uint64_t lp_reader__lineno(const struct lp_reader *reader);
 void lp_reader__free(struct lp_reader *reader);
 /* "lp" "perf" "folded" "auto" -> format; -1 when unknown. */
 int lp_input_format__parse(const char *name);
+/* The format's name, as --input-format says it ("auto" for LP_INPUT_AUTO). */
+const char *lp_input_format__name(enum lp_input_format format);
 /* -f, --input-format's value: the format, or "PROG: --input-format 'ARG':
  * expected auto, lp, ..." and exit 2. */
 enum lp_input_format lp_option_input_format(const char *arg);
