@@ -359,6 +359,11 @@ int lp_reader__next(struct lp_reader *r, struct lp_record *rec)
 		if (rc == LP_CODEC_SKIP) {
 			if (++r->warnings <= MAX_WARNINGS)
 				lp_reader__error(r, "skipped: %s", why ? why : "not understood");
+			/* what was skipped is said in the stream too */
+			memset(rec, 0, sizeof(*rec));
+			rec->kind = LP_REC_LOST;
+			rec->lost = (struct lp_lost){ LP_TIME_NONE, "unreadable", 1 };
+			return 1;
 		} else if (rc < 0) {
 			lp_reader__error(r, "%s", why ? why : "bad line");
 			r->failed = 1;
