@@ -257,3 +257,31 @@ total() {
 	run -0 awk -F'\t' '$1 == "sample" { print $3, $4, $7, $8, $10 }' <<<"$output"
 	[ "$output" = "7 - memory 4096 thread=7ffb7f7fe700" ]
 }
+
+@test "recognition on the peers' corpora: speedscope's samples and the corpus' files read as what they are, the invalid refused" {
+	require_corpus
+	local f want
+	for f in "$CORPUS"/speedscope/sample/profiles/speedscope/[0-9]*/*.json \
+		"$CORPUS"/synthetic/speedscope-json/valid-*.json; do
+		lp-cat "$f" >"$T/out.lp" || fail "$f: refused"
+		grep -q '^sample' "$T/out.lp" || fail "$f: no samples"
+	done
+	for f in "$CORPUS"/speedscope/sample/profiles/linux-perf/*.txt "$CORPUS"/flamegraph/test/*.txt; do
+		run --separate-stderr lp-cat "$f"
+		[ "$status" -eq 0 ] || fail "$f: $stderr"
+	done
+	# what speedscope refuses, lp refuses, but an activeProfileIndex out of
+	# range (lp shows every profile) and a name that routes speedscope to
+	# another importer (lp goes by content)
+	for f in "$CORPUS"/speedscope/sample/profiles/speedscope/invalid/*.json \
+		"$CORPUS"/synthetic/speedscope-json/invalid-*.json; do
+		case $f in *active-profile-index*|*routes-to-chrome*) continue ;; esac
+		run --separate-stderr lp-cat "$f"
+		[ "$status" -eq 1 ] || fail "$f: read, exit $status"
+		[[ "$stderr" == "lp-cat: $f"* ]] || fail "$f: said $stderr"
+	done
+	# the perf script samples' counts as stackcollapse-perf.pl's
+	want=$(awk '{ s += $NF } END { print s }' "$CORPUS"/flamegraph/results-pl/perf-funcab-cmd-01-collapsed.txt)
+	lp-collapse "$CORPUS/flamegraph/test/perf-funcab-cmd-01.txt" >"$T/funcab.folded"
+	[ "$(total "$T/funcab.folded")" = "$want" ]
+}

@@ -99,6 +99,8 @@ static const char *enter_profile(struct ss_dec *d)
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
 		if (!strcmp(unit, times[i].unit))
 			d->scale = times[i].ns;
+	if (!d->scale && strcmp(unit, "bytes") && strcmp(unit, "none"))
+		return bad(d, "profile %zu: unit '%s' is none of the schema's", d->profile, unit);
 	d->event = d->scale ? "wall" : lp_dict__string(d->dict, unit, strlen(unit));
 	if (!d->scale)
 		d->scale = 1;
@@ -136,7 +138,12 @@ static void *ss_open(struct lp_dict *dict, const struct lp_doc *doc,
 	}
 	d->nframes = json_array_size(d->frames_json);
 	d->frames = lp_calloc(d->nframes ? d->nframes : 1, sizeof(*d->frames));
-	if (json_array_size(d->profiles))
+	for (size_t i = 0; i < d->nframes && !d->open_why; i++)
+		if (!json_is_string(json_object_get(json_array_get(d->frames_json, i), "name")))
+			d->open_why = bad(d, "frame %zu has no name", i);
+	if (!d->open_why && !json_array_size(d->profiles))
+		d->open_why = "no profiles";
+	if (!d->open_why)
 		d->open_why = enter_profile(d);
 	return d;
 }
