@@ -326,6 +326,8 @@ $(O)/tests/workloads/%: tests/workloads/%.go $(O)/flags
 	@mkdir -p $(@D)
 	$(Q)GOCACHE=$(abspath $(O))/gocache GO111MODULE=off go build -o $@ $<
 
+# perfdata's target is reader.c's, its input a perf.data
+$(O)/tests/fuzz/perfdata: tests/fuzz/reader.c
 $(O)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/driver.c $(O)/liblp.a $(O)/flags
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)

@@ -79,6 +79,7 @@ static const struct {
 	{ "\x89PNG", 4, "a PNG image" },
 	{ "%PDF", 4, "a PDF document" },
 	{ "PERFILE2", 8, "perf.data" },
+	{ "2ELIFREP", 8, "perf.data of a big-endian machine" },
 	{ "SQLite format 3", 15, "an SQLite database" },
 };
 #define NMAGICS (sizeof(magics) / sizeof(magics[0]))

@@ -1,0 +1,278 @@
+#!/usr/bin/env bats
+# perf.data read as a stream (lib/stream/foreign/perfdata.c, formats/foreign.md):
+# perf record's files and pipes against perf script on the same file, sample
+# by sample and frame by frame; cpusplit's split through lp-symbolize;
+# lost samples; damaged files refused with what is wrong, never a crash.
+# The recordings need root (CI=true: they run); the rest reads the fuzz
+# corpus's small perf record files (tests/fuzz/corpus/perfdata).
+
+load helpers/common
+load helpers/cpusplit
+
+SEEDS=$LP_TOP/tests/fuzz/corpus/perfdata
+
+# record OUT ARG...: perf record ARG... into OUT, failing the test with its
+# error when it fails.
+record() {
+	local out=$1
+	shift
+	perf record -o "$out" "$@" 2>"$T/record.err" >/dev/null || fail "perf record: $(cat "$T/record.err")"
+}
+
+# Each sample's TIME PID TID CPU WEIGHT, from an lp stream and from perf script
+# (whose lines of a pipe's file show the callchain too).
+lp_ids() {
+	awk -F'\t' '$1 == "sample" { print $2, $3, $4, $5, $8 }' "$1"
+}
+perf_ids() {
+	perf script -i "$1" -F pid,tid,cpu,time,period --ns 2>/dev/null |
+		awk '$1 ~ /^[0-9]+\/[0-9]+$/ { split($1, p, "/"); c = $2; gsub(/[][]/, "", c); t = $3; sub(/:$/, "", t)
+		       sub(/\./, "", t); sub(/^0+/, "", t); print t, p[1], p[2], c + 0, $4 }'
+}
+
+# Each sample's stack, leaf first, "ADDR(MODULE)" as perf script -F ip,dso
+# prints it (with the symbol too, for a pipe's file): a file's address as its offset (a caller's return address: the
+# raw frame's, which is one less, plus one), a kernel one without its module.
+lp_stacks() {
+	awk -F'\t' '
+	$1 == "frame" { a = $4; sub(/^0x/, "", a); addr[$2] = a == "-" ? "0" : a
+			mod[$2] = $5 == "-" ? "[unknown]" : $5; kind[$2] = $3 }
+	$1 == "stack" { st[$2] = $3 }
+	$1 == "sample" { n = split(st[$9], f, ","); s = ""
+		for (i = n; i >= 1; i--) {
+			a = addr[f[i]]; m = mod[f[i]]
+			if (i < n && kind[f[i]] == "u" && kind[f[i + 1]] == "u" && (m ~ /^\// || m == "[vdso]"))
+				a = sprintf("%x", strtonum("0x" a) + 1)
+			s = s " " a (kind[f[i]] == "k" ? "" : "(" m ")")
+		}
+		print substr(s, 2) }' "$1"
+}
+perf_stacks() {
+	perf script -i "$1" -F ip,dso 2>/dev/null |
+		awk 'BEGIN { RS = ""; FS = "\n" } { s = ""
+			for (i = 1; i <= NF; i++) {
+				n = split($i, w, " ")	# ADDR (DSO), or ADDR SYM (DSO)
+				if (n)
+					s = s " " w[1] (w[1] ~ /^ffff/ ? "" : w[n])
+			}
+			print substr(s, 2) }'
+}
+
+# same WHAT A B: files A and B are the same, else the test fails with their
+# first difference.
+same() {
+	cmp -s "$2" "$3" || fail "$1 differ: $(diff "$2" "$3" | head -4)"
+}
+
+@test "perf record -g of cpusplit: a()'s share within 3 points of its rounds and of perf script's; every sample's time, ids, period and stack as perf script's" {
+	require_root
+	require_cmd perf
+	record "$T/perf.data" -F 999 -g --sample-cpu -- "$WORKLOADS/cpusplit" 300 3 "$T/truth"
+	run --separate-stderr -0 lp-cat "$T/perf.data"
+	[ -z "$stderr" ] || fail "lp-cat said: $stderr"
+	printf '%s\n' "$output" >"$T/pd.lp"
+	run -0 lp-cat --check "$T/pd.lp"
+	lp-symbolize "$T/pd.lp" >"$T/sym.lp"
+	lp-collapse "$T/sym.lp" >"$T/pd.folded"
+	perf script -i "$T/perf.data" >"$T/script.txt" 2>/dev/null
+	lp-cat "$T/script.txt" >"$T/script.lp"
+	lp-collapse "$T/script.lp" >"$T/script.folded"
+	n=$(nsamples "$T/pd.lp") m=$(nsamples "$T/script.lp")
+	s=$(share_a "$T/pd.folded") p=$(share_a "$T/script.folded") truth=$(truth_a "$T/truth")
+	echo "perf.data: a() $s% of $n samples; perf script | lp-cat: $p% of $m; cpusplit: $truth%"
+	[ "$n" -ge 1500 ] || fail "only $n samples"
+	[ "$n" -eq "$m" ] || fail "$n samples read, perf script shows $m"
+	within "$s" "$(awk -v t="$truth" 'BEGIN { print t - 3 }')" "$(awk -v t="$truth" 'BEGIN { print t + 3 }')" \
+		"a()'s share against cpusplit's rounds"
+	within "$s" "$(awk -v t="$p" 'BEGIN { print t - 3 }')" "$(awk -v t="$p" 'BEGIN { print t + 3 }')" \
+		"a()'s share against perf script's"
+	# in perf script's order (by time), each exactly
+	lp_ids "$T/pd.lp" >"$T/lp.ids"
+	perf_ids "$T/perf.data" >"$T/perf.ids"
+	[ "$(wc -l <"$T/perf.ids")" -eq "$n" ]
+	same "times, pids, tids, cpus and periods" "$T/lp.ids" "$T/perf.ids"
+	lp_stacks "$T/pd.lp" >"$T/lp.stacks"
+	perf_stacks "$T/perf.data" >"$T/perf.stacks"
+	same "stacks" "$T/lp.stacks" "$T/perf.stacks"
+	# the workload's own frames carry its build-id, for lp-symbolize to check
+	id=$(readelf -n "$WORKLOADS/cpusplit" | awk '/Build ID/ { print $3 }')
+	grep -q $'\t'"$WORKLOADS/cpusplit"$'\t-\t-\tbuild_id='"$id"'$' "$T/pd.lp"
+}
+
+@test "two threads on two CPUs, forked children, an exec: in perf script's order (by time, perf's rings read in turn), each sample and stack as perf script's" {
+	require_root
+	require_cmd perf
+	record "$T/perf.data" -F 999 -g --sample-cpu -- sh -c \
+		"'$WORKLOADS/gatethreads' 1 2 >/dev/null & '$WORKLOADS/forkspin' 100 5 >/dev/null; wait"
+	lp-cat "$T/perf.data" >"$T/pd.lp"
+	lp_ids "$T/pd.lp" >"$T/lp.ids"
+	perf_ids "$T/perf.data" >"$T/perf.ids"
+	echo "$(wc -l <"$T/lp.ids") samples, of $(awk '{ print $3 }' "$T/lp.ids" | sort -u | wc -l) threads"
+	same "times, pids, tids, cpus and periods" "$T/lp.ids" "$T/perf.ids"
+	# the file's samples are out of time order (the rings read in turn)
+	perf report -D -i "$T/perf.data" 2>/dev/null |
+		awk '/PERF_RECORD_SAMPLE/ { if ($1 + 0 < last) n++; last = $1 + 0 } END { print n + 0, "out of order"; exit !n }'
+	lp_stacks "$T/pd.lp" >"$T/lp.stacks"
+	perf_stacks "$T/perf.data" >"$T/perf.stacks"
+	same "stacks" "$T/lp.stacks" "$T/perf.stacks"
+	# the children's frames in the program they were forked from, placed by
+	# the maps they inherited
+	children=$(awk -F'\t' '$1 == "frame" && $5 ~ /\/forkspin$/ { in_file[$2] = 1 }
+		$1 == "stack" { n = split($3, f, ","); for (i = 1; i <= n; i++) if (f[i] in in_file) has[$2] = 1 }
+		$1 == "sample" && $9 in has { pids[$3] = 1 } END { for (p in pids) c++; print c + 0 }' "$T/pd.lp")
+	echo "$children processes with frames in forkspin"
+	[ "$children" -ge 50 ]
+}
+
+@test "perf record -o - (a pipe's perf.data) read from stdin and from its file: the samples and stacks perf script shows" {
+	require_root
+	require_cmd perf
+	set -o pipefail
+	perf record -F 999 -g --sample-cpu -o - -- "$WORKLOADS/cpusplit" 10 0.3 2>"$T/record.err" |
+		tee "$T/pipe.data" | lp-cat >"$T/stdin.lp" || fail "perf record -o - | lp-cat: $(cat "$T/record.err")"
+	lp-cat "$T/pipe.data" >"$T/pipe.lp"
+	same "what stdin and the file read as" "$T/stdin.lp" "$T/pipe.lp"
+	n=$(nsamples "$T/pipe.lp")
+	echo "$n samples"
+	[ "$n" -ge 150 ] || fail "only $n samples"
+	lp_ids "$T/pipe.lp" >"$T/lp.ids"
+	perf_ids "$T/pipe.data" >"$T/perf.ids"
+	same "times, pids, tids, cpus and periods" "$T/lp.ids" "$T/perf.ids"
+	lp_stacks "$T/pipe.lp" >"$T/lp.stacks"
+	perf_stacks "$T/pipe.data" >"$T/perf.stacks"
+	same "stacks" "$T/lp.stacks" "$T/perf.stacks"
+	# the event's name from the pipe's event update, as perf script says it
+	[ "$(awk -F'\t' '$1 == "sample" { print $7 }' "$T/pipe.lp" | sort -u)" = "$(perf script -i "$T/pipe.data" -F event 2>/dev/null | awk '$1 ~ /:$/ { sub(/:$/, "", $1); print $1 }' | sort -u)" ]
+}
+
+@test "samples too large for perf's ring (dwarf stacks into 1 page) are lost records: perf's LOST ones at their times, and its tally's rest" {
+	require_root
+	require_cmd perf
+	record "$T/lost.data" -m 1 --call-graph dwarf,8192 -F 999 -- "$WORKLOADS/cpusplit" 10 0.2
+	run -0 lp-cat "$T/lost.data"
+	printf '%s\n' "$output" >"$T/lost.lp"
+	grep $'^lost\t' "$T/lost.lp"
+	# the kernel's LOST records, each as perf script shows it
+	awk -F'\t' '$1 == "lost" && $2 != "-" { print $2, $3, $4 }' "$T/lost.lp" >"$T/lp.lost"
+	perf script --ns --show-lost-events -i "$T/lost.data" 2>/dev/null |
+		awk '/PERF_RECORD_LOST / { t = $3; sub(/:$/, "", t); sub(/\./, "", t); sub(/^0+/, "", t); print t, "ring", $NF }' >"$T/perf.lost"
+	[ -s "$T/perf.lost" ] || fail "perf lost nothing"
+	same "lost records" "$T/lp.lost" "$T/perf.lost"
+	# in all, what perf record counted at its end (LOST_SAMPLES, Linux 6.0's
+	# PERF_FORMAT_LOST), once: a LOST record says what was lost before the
+	# ring's next record, the tally also what was lost after the last one
+	total=$(awk -F'\t' '$1 == "lost" { n += $4 } END { print n + 0 }' "$T/lost.lp")
+	tally=$(perf report -D -i "$T/lost.data" 2>/dev/null | awk -F: '/PERF_RECORD_LOST_SAMPLES/ { n += $NF } END { print n + 0 }')
+	lost=$(awk '{ n += $3 } END { print n + 0 }' "$T/perf.lost")
+	echo "lost: $total in lp's records; perf's: $lost in LOST records, $tally in its tally"
+	[ "$total" -eq "$((tally > lost ? tally : lost))" ]
+	[ "$(nsamples "$T/lost.lp")" -eq "$(perf script -i "$T/lost.data" -F time 2>/dev/null | grep -c .)" ]
+}
+
+@test "the fuzz corpus's perf.data files: their samples, events, cpus, build-ids and lost records" {
+	count() {
+		awk -F'\t' -v e="$2" '$1 == "sample" && (e == "" || $7 == e)' "$1" | wc -l
+	}
+	for f in "$SEEDS"/*; do
+		run --separate-stderr -0 lp-cat "$f"
+		[ -z "$stderr" ] || fail "$f: $stderr"
+		printf '%s\n' "$output" >"$T/${f##*/}.lp"
+		run -0 lp-cat --check "$T/${f##*/}.lp"
+	done
+	[ "$(count "$T/fp-cpu.lp" cpu-clock:ppp)" -eq 60 ]
+	[ "$(count "$T/pipe.lp" cpu-clock:ppp)" -eq 60 ]
+	[ "$(count "$T/dwarf-regs-stack.lp")" -eq 40 ]
+	[ "$(count "$T/buildid-mmap.lp")" -eq 40 ]
+	[ "$(count "$T/two-events.lp" cpu-clock)" -eq 40 ]
+	[ "$(count "$T/two-events.lp" task-clock)" -eq 40 ]
+	# --sample-cpu: every sample's CPU; without, none
+	[ "$(awk -F'\t' '$1 == "sample" && $5 ~ /^[0-9]+$/' "$T/fp-cpu.lp" | wc -l)" -eq 60 ]
+	[ "$(awk -F'\t' '$1 == "sample" && $5 != "-"' "$T/pipe.lp" | wc -l)" -eq 0 ]
+	# --buildid-mmap: libc's build-id from its MMAP2; else only the binaries perf
+	# kept in its build-id section
+	grep -qE $'\tu\t0x[0-9a-f]+\t/usr/lib/x86_64-linux-gnu/libc.so.6\t-\t-\tbuild_id=[0-9a-f]{40}$' "$T/buildid-mmap.lp"
+	grep -qE $'\tu\t0x[0-9a-f]+\t/usr/lib/x86_64-linux-gnu/libc.so.6\t-\t-$' "$T/fp-cpu.lp"
+	grep -qE $'/cpusplit\t-\t-\tbuild_id=[0-9a-f]{40}$' "$T/fp-cpu.lp"
+	# the ring's 201 lost samples once, not again for perf record's tally of them
+	[ "$(grep $'^lost\t' "$T/lost.lp")" = $'lost\t38846287051948\tring\t201' ]
+	# stacks outermost first: the recording's root, libc's __libc_start_call_main
+	# (its return address into it, less one, is 0x27249), and cpusplit's main
+	awk -F'\t' '$1 == "frame" && $4 == "0x27249" { libc = $2 } $1 == "frame" && $4 == "0x13cc" { main = $2 }
+		$1 == "stack" && $3 ~ "^" libc "," main "," { n++ } END { exit n < 5 }' "$T/fp-cpu.lp"
+}
+
+@test "a perf.data cut short anywhere is refused with what is cut, exit 1" {
+	f=$SEEDS/fp-cpu
+	size=$(stat -c %s "$f")
+	data=$(od -An -t u8 -j 40 -N 8 "$f" | tr -d ' ')
+	for cut in 8 15 60 104 200 "$data" $((data + 3)) $((size / 2)) $((size - 2000)) $((size - 3)); do
+		head -c "$cut" "$f" >"$T/cut"
+		run --separate-stderr -1 lp-cat "$T/cut"
+		echo "$cut: $stderr"
+		[[ $stderr == "lp-cat: $T/cut: perfdata: "* ]] || fail "cut at $cut: $stderr"
+		[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+	done
+	# a pipe's, inside a record (one cut between two reads as a shorter one)
+	head -c 10003 "$SEEDS/pipe" >"$T/cut"
+	run --separate-stderr -1 lp-cat "$T/cut"
+	[[ $stderr == "lp-cat: $T/cut: perfdata: the record at byte "* ]]
+}
+
+@test "a damaged perf.data is refused with what is wrong, exit 1: record sizes, a callchain, sections, a byte-swapped one; any byte damaged, no crash" {
+	f=$SEEDS/fp-cpu
+	data=$(od -An -t u8 -j 40 -N 8 "$f" | tr -d ' ')
+	# damage OFFSET BYTES...: $T/bad, f with BYTES (hex) at OFFSET
+	damage() {
+		local at=$1
+		shift
+		cp "$f" "$T/bad"
+		printf "$(printf '\\x%s' "$@")" | dd of="$T/bad" bs=1 seek="$at" conv=notrunc status=none
+	}
+	damage $((data + 6)) 04 00
+	run --separate-stderr -1 lp-cat "$T/bad"
+	[ "$stderr" = "lp-cat: $T/bad: perfdata: the record at byte $data has a size less than its header" ]
+	damage $((data + 6)) ff ff
+	run --separate-stderr -1 lp-cat "$T/bad"
+	[ "$stderr" = "lp-cat: $T/bad: perfdata: the record at byte $data runs past the end of the data section" ]
+	# the first sample's callchain (after ip, pid/tid, time, cpu, period) said 2^32 long
+	sample=$(python3 -c 'import struct, sys
+b = open(sys.argv[1], "rb").read(); p = int(sys.argv[2])
+while struct.unpack_from("<I", b, p)[0] != 9: p += struct.unpack_from("<H", b, p + 6)[0]
+print(p)' "$f" "$data")
+	damage $((sample + 48)) 00 00 00 00 01
+	run --separate-stderr -1 lp-cat "$T/bad"
+	[[ $stderr == "lp-cat: $T/bad: perfdata: the sample at byte $sample: its fields run past its end ("*" bytes)" ]]
+	# the attrs section's offset, the data section's size
+	damage 24 ff ff ff 7f
+	run --separate-stderr -1 lp-cat "$T/bad"
+	[[ $stderr == "lp-cat: $T/bad: perfdata: truncated: its attrs section "*" runs past its end "* ]]
+	damage 50 ff
+	run --separate-stderr -1 lp-cat "$T/bad"
+	[[ $stderr == "lp-cat: $T/bad: perfdata: truncated: its data section "* ]]
+	# big-endian: its magic byte-swapped, refused by name when forced
+	damage 0 32 45 4c 49 46 52 45 50
+	run --separate-stderr -1 lp-cat -f perfdata "$T/bad"
+	[ "$stderr" = "lp-cat: $T/bad: perfdata: a big-endian perf.data: lp reads little-endian ones only" ]
+	run --separate-stderr -1 lp-cat -f perfdata "$SEEDS/../reader/lp-basic"
+	[[ $stderr == *": perfdata: not perf.data (it does not begin with PERFILE2)" ]]
+	# every 61st byte of the header, attrs and data made 0xff, one at a time:
+	# read or refused by the reader, never a crash
+	size=$(stat -c %s "$f")
+	for ((at = 8; at < size; at += 61)); do
+		damage "$at" ff
+		run --separate-stderr lp-cat "$T/bad"
+		[ "$status" -le 1 ] || fail "damaged at $at: exit $status: $stderr"
+		if [ "$status" -eq 1 ]; then
+			[[ $stderr == "lp-cat: $T/bad: perfdata: "* ]] || fail "damaged at $at: $stderr"
+		fi
+	done
+}
+
+@test "fuzz corpus: the perf.data reader accepts or refuses each input cleanly, and round-trips what it accepts" {
+	corpus=$SEEDS
+	n=$(find "$corpus" -type f | wc -l)
+	[ "$n" -ge 3 ]
+	run -0 bash -c "find '$corpus' -type f -print0 | sort -z | xargs -0 '$LP_BUILD/tests/fuzz/perfdata' 2>&1 >/dev/null"
+	[ "$(grep -c "^$corpus/" <<<"$output")" -eq "$n" ]
+	refute_output --partial 'lp-fuzz:'
+}
