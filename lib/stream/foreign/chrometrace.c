@@ -181,11 +181,11 @@ static const char *add_cpuprofile(struct ct_dec *d, json_t *e)
 	return NULL;
 }
 
-static const char *prof_name(struct ct_dec *d, const struct prof *p, char *buf, size_t len)
+/* "Profile 0x1 of pid 42", for messages. */
+static const char *prof_name(const struct prof *p, char *buf, size_t len)
 {
 	char a[32];
 	const char *id = key_of(json_object_get(p->event, "id"), a, sizeof(a));
-	(void)d;
 	snprintf(buf, len, "%s %s of pid %d", is(p->event, "name", "Profile") ? "Profile" : "CpuProfile",
 		 id ? id : "-", p->pid);
 	return buf;
@@ -213,9 +213,9 @@ static const char *build_profiles(struct ct_dec *d)
 		struct prof *p = &d->profs[i];
 		char name[64];
 		if (isnan(p->start_us))
-			return bad(d, "%s: no startTime", prof_name(d, p, name, sizeof(name)));
+			return bad(d, "%s: no startTime", prof_name(p, name, sizeof(name)));
 		if ((why = lp_v8__link(p->v8, p->start_us, p->has_end, p->end_us)))
-			return bad(d, "%s: %s", prof_name(d, p, name, sizeof(name)), why);
+			return bad(d, "%s: %s", prof_name(p, name, sizeof(name)), why);
 	}
 	return NULL;
 }

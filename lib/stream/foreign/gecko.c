@@ -114,21 +114,36 @@ static const char *bad(struct gecko_dec *d, const char *fmt, ...)
 
 /* --- tables ------------------------------------------------------------- */
 
-static bool table_of(json_t *j, struct gtable *t)
+/* The longest list among an object's values. */
+static size_t longest(json_t *o)
 {
+	const char *key;
+	json_t *v;
+	size_t n = 0;
+	json_object_foreach(o, key, v)
+		if (json_array_size(v) > n)
+			n = json_array_size(v);
+	return n;
+}
+
+/* Table key of object o: NULL, or why it is none.  A struct of arrays
+ * has its "length", which a column holds. */
+static const char *table_of(struct gecko_dec *d, json_t *o, const char *key, struct gtable *t)
+{
+	json_t *j = json_object_get(o, key);
 	*t = (struct gtable){ .json = j };
-	if (!json_is_object(j))
-		return false;
 	json_t *data = json_object_get(j, "data"), *len = json_object_get(j, "length");
 	if (json_is_object(json_object_get(j, "schema")) && json_is_array(data)) {
 		t->rows = data;
 		t->len = json_array_size(data);
 	} else if (json_is_integer(len) && json_integer_value(len) >= 0) {
 		t->len = (size_t)json_integer_value(len);
+		if (t->len > longest(j))
+			return bad(d, "%s: its length %zu is more than its columns hold", key, t->len);
 	} else {
-		return false;
+		return bad(d, "no %s", key);
 	}
-	return true;
+	return NULL;
 }
 
 static struct gcol col(const struct gtable *t, const char *key)
@@ -228,15 +243,17 @@ static const char *tables_of(struct gecko_dec *d, struct tables *t, json_t *c, j
 	t->strings = strings;
 	t->libs = libs;
 	t->categories = json_object_get(json_object_get(d->root, "meta"), "categories");
-	if (!table_of(json_object_get(c, "stackTable"), &t->stacks) ||
-	    !table_of(json_object_get(c, "frameTable"), &t->frames))
-		return "no stackTable or frameTable";
-	if (!d->gecko && !table_of(json_object_get(c, "funcTable"), &t->funcs))
-		return "no funcTable";
+	const char *why;
+	if ((why = table_of(d, c, "stackTable", &t->stacks)) ||
+	    (why = table_of(d, c, "frameTable", &t->frames)) ||
+	    (!d->gecko && (why = table_of(d, c, "funcTable", &t->funcs))))
+		return why;
 	if (!json_is_array(strings))
 		return d->gecko ? "no stringTable" : "no stringArray";
-	table_of(json_object_get(c, "resourceTable"), &t->resources);
-	table_of(json_object_get(shared, "sources"), &t->sources);
+	if (table_of(d, c, "resourceTable", &t->resources))
+		t->resources.len = 0;	/* optional */
+	if (table_of(d, shared, "sources", &t->sources))
+		t->sources.len = 0;
 	size_t n = t->stacks.len ? t->stacks.len : 1, nf = t->frames.len ? t->frames.len : 1;
 	t->parent = lp_calloc(n, sizeof(*t->parent));
 	t->depth = lp_calloc(n, sizeof(*t->depth));
@@ -456,8 +473,9 @@ static const char *enter_samples(struct gecko_dec *d, json_t *th)
 {
 	const char *type = json_string_value(json_object_get(json_object_get(th, "samples"),
 							     "weightType"));
-	if (!table_of(json_object_get(th, "samples"), &d->samples))
-		return "no samples table";
+	const char *why = table_of(d, th, "samples", &d->samples);
+	if (why)
+		return why;
 	d->stack = col(&d->samples, "stack");
 	d->time = col(&d->samples, "time");
 	d->delta = col(&d->samples, "timeDeltas");
@@ -500,9 +518,12 @@ static const char *enter_thread(struct gecko_dec *d)
 	if (d->has_shared)
 		return NULL;
 	d->t = &d->own;
+	/* processed, versions 56 to 59: the strings shared, the tables not */
 	json_t *libs = json_object_get(th, "libs");
-	return tables_of(d, &d->own, th,
-			 json_object_get(th, d->gecko ? "stringTable" : "stringArray"),
+	json_t *strings = json_object_get(json_object_get(d->root, "shared"), "stringArray");
+	if (d->gecko || !json_is_array(strings))
+		strings = json_object_get(th, d->gecko ? "stringTable" : "stringArray");
+	return tables_of(d, &d->own, th, strings,
 			 json_is_array(libs) ? libs : json_object_get(g->process, "libs"));
 }
 

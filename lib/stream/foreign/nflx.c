@@ -80,6 +80,12 @@ static const char *bad(struct nflx_dec *d, const char *fmt, ...)
 	return d->why;
 }
 
+/* The message in a blob or a field's bytes (none: an empty one). */
+static struct lp_pb of(const unsigned char *data, size_t len)
+{
+	return lp_pb__of(data ? (const void *)data : "", len);
+}
+
 static double as_double(uint64_t bits)
 {
 	double x;
@@ -130,7 +136,7 @@ PUSHER(push_tid, tids)
 /* A map entry's key (1) and value (2). */
 static int map_entry(const struct lp_pb_field *f, struct lp_pb_field *key, struct lp_pb_field *value)
 {
-	struct lp_pb m = lp_pb__of(f->data, f->len);
+	struct lp_pb m = of(f->data, f->len);
 	struct lp_pb_field g;
 	int rc;
 	*key = (struct lp_pb_field){ .wire = LP_PB_VARINT };
@@ -151,7 +157,7 @@ static int read_node(struct nflx_dec *d, const struct lp_pb_field *f)
 	struct nnode n = { .id = key.value, .order = d->nodes.n, .pid = LP_ID_NONE,
 			   .tid = LP_ID_NONE, .cpu = LP_ID_NONE,
 			   .body = { value.data, value.len } };
-	struct lp_pb m = lp_pb__of(value.data, value.len);
+	struct lp_pb m = of(value.data, value.len);
 	int rc;
 	while ((rc = lp_pb__next(&m, &g)) > 0) {
 		struct blob b = { g.data, g.len };
@@ -185,7 +191,7 @@ static int read_param(struct nflx_dec *d, const struct lp_pb_field *f)
 
 static const char *read_profile(struct nflx_dec *d, const struct lp_doc *doc)
 {
-	struct lp_pb m = lp_pb__of(doc->data, doc->len);
+	struct lp_pb m = of(doc->data, doc->len);
 	struct lp_pb_field f = { 0 };
 	int rc = 0;
 	bool ok = true;
@@ -288,7 +294,7 @@ static const char *link_node(struct nflx_dec *d, size_t i)
 		d->parent[i] = at;
 		return NULL;
 	}
-	struct lp_pb m = lp_pb__of(n->body.data, n->body.len);
+	struct lp_pb m = of(n->body.data, n->body.len);
 	struct lp_pb_field g;
 	struct linking l = { d, i + 1, NULL };
 	while (lp_pb__next(&m, &g) > 0)
@@ -358,7 +364,7 @@ static const char *string(struct nflx_dec *d, const struct blob *b)
 static const struct lp_frame *frame(struct nflx_dec *d, const struct blob *name,
 				    const struct blob *libtype, const struct blob *file)
 {
-	struct lp_pb m = lp_pb__of(file->data, file->len);
+	struct lp_pb m = of(file->data, file->len);
 	struct lp_pb_field g;
 	struct blob path = { NULL, 0 };
 	uint64_t line = 0;
@@ -384,13 +390,13 @@ static const struct lp_frame *frame(struct nflx_dec *d, const struct blob *name,
 /* A node's own stack (10): StackFrame {function_name, libtype, file}. */
 static const char *node_stack(struct nflx_dec *d, const struct nnode *n)
 {
-	struct lp_pb m = lp_pb__of(n->body.data, n->body.len);
+	struct lp_pb m = of(n->body.data, n->body.len);
 	struct lp_pb_field g, h;
 	int rc;
 	while ((rc = lp_pb__next(&m, &g)) > 0) {
 		if (g.number != 10 || g.wire != LP_PB_LEN)
 			continue;
-		struct lp_pb sf = lp_pb__of(g.data, g.len);
+		struct lp_pb sf = of(g.data, g.len);
 		struct blob name = { NULL, 0 }, libtype = { NULL, 0 }, file = { NULL, 0 };
 		while ((rc = lp_pb__next(&sf, &h)) > 0) {
 			struct blob b = { h.data, h.len };
@@ -484,7 +490,7 @@ static bool nflx_claims(const struct lp_doc *doc)
 {
 	if (doc->json || doc->len < 18 || doc->data[0] != 0x09 || doc->data[9] != 0x11)
 		return false;
-	struct lp_pb m = lp_pb__of(doc->data, doc->len);
+	struct lp_pb m = of(doc->data, doc->len);
 	struct lp_pb_field f;
 	while (lp_pb__next(&m, &f) > 0) {
 		bool ok;
