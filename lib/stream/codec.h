@@ -131,6 +131,13 @@ struct lp_codec {
 	int (*next_doc)(void *dec, struct lp_record *rec, const char **why);
 };
 
+/* A reader's message for *why, printf-formatted into buf (its decoder's,
+ * which lives as long as it), which it returns; an argument may be buf. */
+const char *lp_codec__why(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same into decoder d's char why[]. */
+#define LP_WHY(d, ...) lp_codec__why((d)->why, sizeof((d)->why), __VA_ARGS__)
+
 extern const struct lp_codec lp_codec_lp, lp_codec_perf, lp_codec_folded;
 /* Other profilers' formats (lib/stream/foreign/, formats/foreign.md). */
 extern const struct lp_codec lp_codec_aggregation, lp_codec_austin, lp_codec_pprof, lp_codec_cpuprofile,

@@ -68,6 +68,17 @@ int lp_input_format__parse(const char *name)
 	return -1;
 }
 
+const char *lp_codec__why(char *buf, size_t len, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(buf, len, "%s", msg);
+	return buf;
+}
+
 const char *lp_input_format__name(enum lp_input_format format)
 {
 	const struct lp_codec *c = codec_of(format);

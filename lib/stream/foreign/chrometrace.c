@@ -52,17 +52,6 @@ struct ct_dec {
 	char why[240];
 };
 
-static const char *bad(struct ct_dec *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static const char *bad(struct ct_dec *d, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d->why, sizeof(d->why), fmt, ap);
-	va_end(ap);
-	return d->why;
-}
-
 static bool is(json_t *o, const char *key, const char *value)
 {
 	const char *s = json_string_value(json_object_get(o, key));
@@ -148,7 +137,7 @@ static const char *add_chunk(struct ct_dec *d, json_t *chunk)
 	json_t *end = json_object_get(data, "endTime");
 	const char *why;
 	if (!p)
-		return bad(d, "ProfileChunk %s of pid %d has no Profile event", id ? id : "(no id)",
+		return LP_WHY(d, "ProfileChunk %s of pid %d has no Profile event", id ? id : "(no id)",
 			   id32(json_object_get(chunk, "pid")));
 	if (json_is_number(end)) {
 		p->has_end = true;
@@ -203,19 +192,19 @@ static const char *build_profiles(struct ct_dec *d)
 									"data"), "startTime");
 			add_prof(d, e)->start_us = json_is_number(start) ? json_number_value(start) : NAN;
 		} else if (is(e, "name", "CpuProfile") && (why = add_cpuprofile(d, e))) {
-			return bad(d, "event %zu (CpuProfile): %s", i, why);
+			return LP_WHY(d, "event %zu (CpuProfile): %s", i, why);
 		}
 	}
 	json_array_foreach(d->events, i, e)
 		if (is(e, "name", "ProfileChunk") && (why = add_chunk(d, e)))
-			return why == d->why ? why : bad(d, "event %zu (ProfileChunk): %s", i, why);
+			return why == d->why ? why : LP_WHY(d, "event %zu (ProfileChunk): %s", i, why);
 	for (i = 0; i < d->nprofs; i++) {
 		struct prof *p = &d->profs[i];
 		char name[64];
 		if (isnan(p->start_us))
-			return bad(d, "%s: no startTime", prof_name(p, name, sizeof(name)));
+			return LP_WHY(d, "%s: no startTime", prof_name(p, name, sizeof(name)));
 		if ((why = lp_v8__link(p->v8, p->start_us, p->has_end, p->end_us)))
-			return bad(d, "%s: %s", prof_name(p, name, sizeof(name)), why);
+			return LP_WHY(d, "%s: %s", prof_name(p, name, sizeof(name)), why);
 	}
 	return NULL;
 }
@@ -275,9 +264,9 @@ static const char *frames_of_sf(struct ct_dec *d, json_t *sf)
 		const char *name = json_string_value(json_object_get(f, "name"));
 		const char *module = json_string_value(json_object_get(f, "category"));
 		if (!json_is_object(f))
-			return bad(d, "no stack frame %.40s", key);
+			return LP_WHY(d, "no stack frame %.40s", key);
 		if (d->nframes >= limit)
-			return bad(d, "stack frame %.40s is its own ancestor", key);
+			return LP_WHY(d, "stack frame %.40s is its own ancestor", key);
 		push_frame(d, lp_dict__named_frame(d->dict, LP_FRAME_USER, module ? module : "",
 						   name ? name : "", ""));
 		key = key_of(json_object_get(f, "parent"), buf, sizeof(buf));
@@ -317,7 +306,7 @@ static int old_next(struct ct_dec *d, json_t *s, const char *where, size_t i,
 	if (e) {
 		char what[200];
 		snprintf(what, sizeof(what), "%s", e);
-		*why = bad(d, "%s %zu: %s", where, i, what);
+		*why = LP_WHY(d, "%s %zu: %s", where, i, what);
 		return LP_CODEC_BAD;
 	}
 	for (size_t a = 0, b = d->nframes; a + 1 < b; a++, b--) {	/* outermost first */

@@ -99,19 +99,6 @@ struct gecko_dec {
 	char why[300];
 };
 
-static const char *bad(struct gecko_dec *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static const char *bad(struct gecko_dec *d, const char *fmt, ...)
-{
-	char msg[sizeof(d->why)];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);	/* fmt's arguments may be d->why */
-	va_end(ap);
-	memcpy(d->why, msg, sizeof(msg));
-	return d->why;
-}
-
 /* --- tables ------------------------------------------------------------- */
 
 /* The longest list among an object's values. */
@@ -139,9 +126,9 @@ static const char *table_of(struct gecko_dec *d, json_t *o, const char *key, str
 	} else if (json_is_integer(len) && json_integer_value(len) >= 0) {
 		t->len = (size_t)json_integer_value(len);
 		if (t->len > longest(j))
-			return bad(d, "%s: its length %zu is more than its columns hold", key, t->len);
+			return LP_WHY(d, "%s: its length %zu is more than its columns hold", key, t->len);
 	} else {
-		return bad(d, "no %s", key);
+		return LP_WHY(d, "no %s", key);
 	}
 	return NULL;
 }
@@ -218,7 +205,7 @@ static const char *link_stacks(struct gecko_dec *d, struct tables *t)
 	for (size_t i = 0; i < n; i++) {
 		json_t *pv = has(&prefix) ? at(&prefix, i) : at(&offset, i);
 		if (!index_of(at(&frame, i), t->frames.len, &f))
-			return bad(d, "stack %zu: no frame %.0f", i, json_number_value(at(&frame, i)));
+			return LP_WHY(d, "stack %zu: no frame %.0f", i, json_number_value(at(&frame, i)));
 		if (has(&prefix) && json_is_null(pv))
 			t->parent[i] = 0;
 		else if (has(&prefix) && index_of(pv, n, &p))
@@ -226,11 +213,11 @@ static const char *link_stacks(struct gecko_dec *d, struct tables *t)
 		else if (!has(&prefix) && index_of(pv, i + 1, &p))
 			t->parent[i] = p ? i - p + 1 : 0;
 		else
-			return bad(d, "stack %zu: no prefix stack %.0f", i, json_number_value(pv));
+			return LP_WHY(d, "stack %zu: no prefix stack %.0f", i, json_number_value(pv));
 	}
 	size_t looped = lp_tree__depths(t->parent, n, t->depth);
 	if (looped != SIZE_MAX)
-		return bad(d, "stack %zu is its own ancestor", looped);
+		return LP_WHY(d, "stack %zu is its own ancestor", looped);
 	return NULL;
 }
 
@@ -324,11 +311,11 @@ static const struct lp_frame *processed_frame(struct gecko_dec *d, struct tables
 	size_t func, res;
 	const char *name;
 	if (!index_of(cell(&t->frames, "func", f), t->funcs.len, &func)) {
-		*why = bad(d, "frame %zu: no func %.0f", f, json_number_value(cell(&t->frames, "func", f)));
+		*why = LP_WHY(d, "frame %zu: no func %.0f", f, json_number_value(cell(&t->frames, "func", f)));
 		return NULL;
 	}
 	if (!(name = string_at(t, cell(&t->funcs, "name", func)))) {
-		*why = bad(d, "func %zu: its name is no string of the table", func);
+		*why = LP_WHY(d, "func %zu: its name is no string of the table", func);
 		return NULL;
 	}
 	bool js = json_is_true(cell(&t->funcs, "isJS", func));
@@ -357,7 +344,7 @@ static const struct lp_frame *gecko_frame(struct gecko_dec *d, struct tables *t,
 	struct lp_gecko_location l;
 	char buf[4096];
 	if (!loc) {
-		*why = bad(d, "frame %zu: its location is no string of the table", f);
+		*why = LP_WHY(d, "frame %zu: its location is no string of the table", f);
 		return NULL;
 	}
 	lp_gecko__location(loc, t->libs, &l, buf, sizeof(buf));
@@ -490,7 +477,7 @@ static const char *enter_samples(struct gecko_dec *d, json_t *th)
 		d->event = "bytes";
 		d->scale = 1;
 	} else if (type && strcmp(type, "samples")) {
-		return bad(d, "weightType '%.40s' is not samples, tracing-ms or bytes", type);
+		return LP_WHY(d, "weightType '%.40s' is not samples, tracing-ms or bytes", type);
 	}
 	return NULL;
 }
@@ -570,7 +557,7 @@ static void *gecko_open(struct lp_dict *dict, const struct lp_doc *doc,
 		return d;
 	add_process(d, d->root);
 	if (d->nthreads && (d->open_why = enter_thread(d)))
-		d->open_why = bad(d, "thread 0: %s", d->open_why);
+		d->open_why = LP_WHY(d, "thread 0: %s", d->open_why);
 	return d;
 }
 
@@ -588,13 +575,13 @@ static int read_sample(struct gecko_dec *d, struct lp_record *rec, const char **
 	if (json_is_null(sv) || !sv)
 		return 0;
 	if (!index_of(sv, d->t->stacks.len, &s)) {
-		*why = bad(d, "no stack %.0f", json_number_value(sv));
+		*why = LP_WHY(d, "no stack %.0f", json_number_value(sv));
 		return -1;
 	}
 	double weight = w && !json_is_null(w) ? json_number_value(w) : 1;
 	double ns = (double)d->threads[d->thread].base_ns + d->t_ms * 1e6;
 	if (!(ns >= 0 && ns < 9.2e18)) {
-		*why = bad(d, "time %g ms from the start is no time of the clock", d->t_ms);
+		*why = LP_WHY(d, "time %g ms from the start is no time of the clock", d->t_ms);
 		return -1;
 	}
 	if (!json_is_number(w) && w && !json_is_null(w)) {
@@ -602,7 +589,7 @@ static int read_sample(struct gecko_dec *d, struct lp_record *rec, const char **
 		return -1;
 	}
 	if (!(weight >= 0 && weight * d->scale < 1e300)) {
-		*why = bad(d, "weight %g is not a weight (lp weights are not negative)", weight);
+		*why = LP_WHY(d, "weight %g is not a weight (lp weights are not negative)", weight);
 		return -1;
 	}
 	rec->kind = LP_REC_SAMPLE;
@@ -621,7 +608,7 @@ static int gecko_next(void *dec, struct lp_record *rec, const char **why)
 	while (!d->open_why && d->thread < d->nthreads) {
 		if (d->sample == d->samples.len) {
 			if (++d->thread < d->nthreads && (d->open_why = enter_thread(d)))
-				d->open_why = bad(d, "thread %zu: %s", d->thread, d->open_why);
+				d->open_why = LP_WHY(d, "thread %zu: %s", d->thread, d->open_why);
 			continue;
 		}
 		const char *e = NULL;
@@ -630,7 +617,7 @@ static int gecko_next(void *dec, struct lp_record *rec, const char **why)
 		if (rc > 0)
 			return 1;
 		if (rc < 0)
-			d->open_why = bad(d, "thread %zu: sample %zu: %s", d->thread, d->sample - 1, e);
+			d->open_why = LP_WHY(d, "thread %zu: sample %zu: %s", d->thread, d->sample - 1, e);
 	}
 	if (d->open_why) {
 		*why = d->open_why;

@@ -69,17 +69,6 @@ struct nflx_dec {
 	char why[200];
 };
 
-static const char *bad(struct nflx_dec *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static const char *bad(struct nflx_dec *d, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d->why, sizeof(d->why), fmt, ap);
-	va_end(ap);
-	return d->why;
-}
-
 /* The message in a blob or a field's bytes (none: an empty one). */
 static struct lp_pb of(const unsigned char *data, size_t len)
 {
@@ -211,7 +200,7 @@ static const char *read_profile(struct nflx_dec *d, const struct lp_doc *doc)
 		}
 	}
 	if (!ok)
-		return bad(d, "field %u is not as nflxprofile.proto says", f.number);
+		return LP_WHY(d, "field %u is not as nflxprofile.proto says", f.number);
 	if (rc < 0)
 		return "not a well-formed protocol buffer";
 	return NULL;
@@ -258,7 +247,7 @@ static void sort_nodes(struct nflx_dec *d)
 static const char *set_parent(struct nflx_dec *d, size_t child, size_t parent)
 {
 	if (d->parent[child - 1] && d->parent[child - 1] != parent)
-		return bad(d, "node %llu has two parents", (unsigned long long)d->nodes.v[child - 1].id);
+		return LP_WHY(d, "node %llu has two parents", (unsigned long long)d->nodes.v[child - 1].id);
 	d->parent[child - 1] = parent;
 	return NULL;
 }
@@ -275,7 +264,7 @@ static bool link_child(void *ctx, uint64_t id)
 	struct linking *l = ctx;
 	size_t child = find(l->d, id);
 	if (!child) {
-		l->why = bad(l->d, "node %llu: no child %llu",
+		l->why = LP_WHY(l->d, "node %llu: no child %llu",
 			     (unsigned long long)l->d->nodes.v[l->node - 1].id, (unsigned long long)id);
 		return false;
 	}
@@ -289,7 +278,7 @@ static const char *link_node(struct nflx_dec *d, size_t i)
 	if (d->stacks == BY_PARENT) {
 		size_t at = n->parent ? find(d, n->parent) : 0;
 		if (n->parent && !at)
-			return bad(d, "node %llu: no parent %llu", (unsigned long long)n->id,
+			return LP_WHY(d, "node %llu: no parent %llu", (unsigned long long)n->id,
 				   (unsigned long long)n->parent);
 		d->parent[i] = at;
 		return NULL;
@@ -299,7 +288,7 @@ static const char *link_node(struct nflx_dec *d, size_t i)
 	struct linking l = { d, i + 1, NULL };
 	while (lp_pb__next(&m, &g) > 0)
 		if (g.number == 3 && !lp_pb__varints(&g, link_child, &l))
-			return l.why ? l.why : bad(d, "node %llu: its children are not well-formed",
+			return l.why ? l.why : LP_WHY(d, "node %llu: its children are not well-formed",
 						   (unsigned long long)n->id);
 	return NULL;
 }
@@ -316,7 +305,7 @@ static const char *link_tree(struct nflx_dec *d)
 			return why;
 	size_t looped = lp_tree__depths(d->parent, d->nodes.n, d->depth);
 	if (looped != SIZE_MAX)
-		return bad(d, "node %llu is its own ancestor", (unsigned long long)d->nodes.v[looped].id);
+		return LP_WHY(d, "node %llu is its own ancestor", (unsigned long long)d->nodes.v[looped].id);
 	return NULL;
 }
 
@@ -324,18 +313,18 @@ static const char *link_tree(struct nflx_dec *d)
 static const char *times(struct nflx_dec *d)
 {
 	if (d->times.n != d->samples.n)
-		return bad(d, "%zu time_deltas for %zu samples", d->times.n, d->samples.n);
+		return LP_WHY(d, "%zu time_deltas for %zu samples", d->times.n, d->samples.n);
 	if ((d->cpus.n && d->cpus.n != d->samples.n) || (d->pids.n && d->pids.n != d->samples.n) ||
 	    (d->tids.n && d->tids.n != d->samples.n))
-		return bad(d, "samples_cpu, samples_pid or samples_tid do not match the %zu samples",
+		return LP_WHY(d, "samples_cpu, samples_pid or samples_tid do not match the %zu samples",
 			   d->samples.n);
 	if (!(d->start >= 0 && d->start <= 9.2e9) || !isfinite(d->end))
-		return bad(d, "start_time %g and end_time %g are no span of time", d->start, d->end);
+		return LP_WHY(d, "start_time %g and end_time %g are no span of time", d->start, d->end);
 	double t = d->start;
 	for (size_t i = 0; i < d->samples.n; i++) {
 		t += d->times.v[i];
 		if (!(t >= 0 && t <= 9.2e9))
-			return bad(d, "sample %zu: time %g s is not a time", i, t);
+			return LP_WHY(d, "sample %zu: time %g s is not a time", i, t);
 		d->times.v[i] = t;
 	}
 	return NULL;
@@ -411,7 +400,7 @@ static const char *node_stack(struct nflx_dec *d, const struct nnode *n)
 			break;
 		PUSH(d->frames, frame(d, &name, &libtype, &file));
 	}
-	return rc < 0 ? bad(d, "node %llu: its stack is not well-formed", (unsigned long long)n->id)
+	return rc < 0 ? LP_WHY(d, "node %llu: its stack is not well-formed", (unsigned long long)n->id)
 		      : NULL;
 }
 
@@ -446,7 +435,7 @@ static int nflx_next(void *dec, struct lp_record *rec, const char **why)
 		return 0;
 	size_t i = d->next++, at = find(d, d->samples.v[i]);
 	if (!at) {
-		*why = bad(d, "sample %zu: no node %llu", i, (unsigned long long)d->samples.v[i]);
+		*why = LP_WHY(d, "sample %zu: no node %llu", i, (unsigned long long)d->samples.v[i]);
 		return LP_CODEC_BAD;
 	}
 	const struct nnode *n = &d->nodes.v[at - 1];

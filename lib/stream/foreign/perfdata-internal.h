@@ -123,8 +123,7 @@ struct perfdata_dec {
 };
 
 /* *why from printf's arguments, into d->why: LP_CODEC_BAD. */
-int lp_perfdata__fail(struct perfdata_dec *d, const char **why, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#define lp_perfdata__fail(d, why, ...) ({ *(why) = LP_WHY(d, __VA_ARGS__); LP_CODEC_BAD; })
 
 /* How many elements an array of cap holds once it must hold need: doubled. */
 static inline size_t grown(size_t cap, size_t need)

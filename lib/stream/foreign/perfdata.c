@@ -15,16 +15,6 @@
  * Every length and offset is checked against the document. */
 #include "stream/foreign/perfdata-internal.h"
 
-int lp_perfdata__fail(struct perfdata_dec *d, const char **why, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d->why, sizeof(d->why), fmt, ap);
-	va_end(ap);
-	*why = d->why;
-	return LP_CODEC_BAD;
-}
-
 /* --- the order of the records ---------------------------------------------- */
 
 /* Queues a record with the time it happened at: one that does not say

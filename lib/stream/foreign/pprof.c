@@ -85,17 +85,8 @@ struct pprof_dec {
 	const char *open_why;	/* not NULL: the document is not well-formed */
 };
 
-static int fail(struct pprof_dec *d, const char **why, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(struct pprof_dec *d, const char **why, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d->why, sizeof(d->why), fmt, ap);
-	va_end(ap);
-	*why = d->why;
-	return LP_CODEC_BAD;
-}
+/* *why for what is wrong, and LP_CODEC_BAD. */
+#define fail(d, why, ...) ({ *(why) = LP_WHY(d, __VA_ARGS__); LP_CODEC_BAD; })
 
 /* The varint fields 1..n of a small message. */
 static int varint_fields(const struct lp_pb_field *f, uint64_t *out, size_t n)

@@ -44,17 +44,6 @@ struct ss_dec {
 	char why[200];
 };
 
-static const char *bad(struct ss_dec *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static const char *bad(struct ss_dec *d, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d->why, sizeof(d->why), fmt, ap);
-	va_end(ap);
-	return d->why;
-}
-
 static const struct lp_frame *frame(struct ss_dec *d, json_t *idx)
 {
 	if (!json_is_integer(idx) || json_integer_value(idx) < 0 ||
@@ -91,16 +80,16 @@ static const char *enter_profile(struct ss_dec *d)
 	} times[] = { { "nanoseconds", 1 }, { "microseconds", 1e3 }, { "milliseconds", 1e6 },
 		      { "seconds", 1e9 } };
 	if (!type || (strcmp(type, "sampled") && strcmp(type, "evented")))
-		return bad(d, "profile %zu: type '%s' is neither sampled nor evented", d->profile,
+		return LP_WHY(d, "profile %zu: type '%s' is neither sampled nor evented", d->profile,
 			   type ? type : "");
 	if (!unit)
-		return bad(d, "profile %zu: no unit", d->profile);
+		return LP_WHY(d, "profile %zu: no unit", d->profile);
 	d->scale = 0;
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
 		if (!strcmp(unit, times[i].unit))
 			d->scale = times[i].ns;
 	if (!d->scale && strcmp(unit, "bytes") && strcmp(unit, "none"))
-		return bad(d, "profile %zu: unit '%s' is none of the schema's", d->profile, unit);
+		return LP_WHY(d, "profile %zu: unit '%s' is none of the schema's", d->profile, unit);
 	d->event = d->scale ? "wall" : lp_dict__string(d->dict, unit, strlen(unit));
 	if (!d->scale)
 		d->scale = 1;
@@ -113,13 +102,13 @@ static const char *enter_profile(struct ss_dec *d)
 	if (d->evented) {
 		d->cur = json_object_get(p, "events");
 		if (!json_is_array(d->cur))
-			return bad(d, "profile %zu: no events", d->profile);
+			return LP_WHY(d, "profile %zu: no events", d->profile);
 	} else {
 		d->cur = json_object_get(p, "samples");
 		json_t *w = json_object_get(p, "weights");
 		if (!json_is_array(d->cur) || !json_is_array(w) ||
 		    json_array_size(w) != json_array_size(d->cur))
-			return bad(d, "profile %zu: samples and weights do not match", d->profile);
+			return LP_WHY(d, "profile %zu: samples and weights do not match", d->profile);
 	}
 	return NULL;
 }
@@ -140,7 +129,7 @@ static void *ss_open(struct lp_dict *dict, const struct lp_doc *doc,
 	d->frames = lp_calloc(d->nframes ? d->nframes : 1, sizeof(*d->frames));
 	for (size_t i = 0; i < d->nframes && !d->open_why; i++)
 		if (!json_is_string(json_object_get(json_array_get(d->frames_json, i), "name")))
-			d->open_why = bad(d, "frame %zu has no name", i);
+			d->open_why = LP_WHY(d, "frame %zu has no name", i);
 	if (!d->open_why && !json_array_size(d->profiles))
 		d->open_why = "no profiles";
 	if (!d->open_why)
@@ -175,13 +164,13 @@ static int evented_step(struct ss_dec *d, struct lp_record *rec, const char **wh
 	json_t *at_j = json_object_get(e, "at");
 	const struct lp_frame *f = frame(d, json_object_get(e, "frame"));
 	if (!type || !json_is_number(at_j) || !f || (strcmp(type, "O") && strcmp(type, "C"))) {
-		*why = bad(d, "profile %zu: event %zu is not an O or C of a known frame at a time",
+		*why = LP_WHY(d, "profile %zu: event %zu is not an O or C of a known frame at a time",
 			   d->profile, d->item);
 		return -1;
 	}
 	double at = json_number_value(at_j);
 	if (d->item && at < d->last_at) {
-		*why = bad(d, "profile %zu: event %zu at %g is before the one before it",
+		*why = LP_WHY(d, "profile %zu: event %zu at %g is before the one before it",
 			   d->profile, d->item, at);
 		return -1;
 	}
@@ -189,7 +178,7 @@ static int evented_step(struct ss_dec *d, struct lp_record *rec, const char **wh
 	if (d->nopen && at > d->last_at) {
 		double t = d->last_at * d->scale;
 		if (!(t >= 0) || t > 9.2e18) {
-			*why = bad(d, "profile %zu: event %zu: time %g is not a time", d->profile,
+			*why = LP_WHY(d, "profile %zu: event %zu: time %g is not a time", d->profile,
 				   d->item, d->last_at);
 			return -1;
 		}
@@ -201,7 +190,7 @@ static int evented_step(struct ss_dec *d, struct lp_record *rec, const char **wh
 		push_open(d, f);
 	} else {
 		if (!d->nopen || d->open[d->nopen - 1] != f) {
-			*why = bad(d, "profile %zu: event %zu closes a frame that is not the last open",
+			*why = LP_WHY(d, "profile %zu: event %zu closes a frame that is not the last open",
 				   d->profile, d->item);
 			return -1;
 		}
@@ -224,7 +213,7 @@ static int ss_next(void *dec, struct lp_record *rec, const char **why)
 			return 0;
 		if (d->item == json_array_size(d->cur)) {
 			if (d->evented && d->nopen) {
-				*why = bad(d, "profile %zu: %zu frames still open at its end",
+				*why = LP_WHY(d, "profile %zu: %zu frames still open at its end",
 					   d->profile, d->nopen);
 				return LP_CODEC_BAD;
 			}
@@ -245,7 +234,7 @@ static int ss_next(void *dec, struct lp_record *rec, const char **why)
 							   "weights"), d->item);
 		if (!json_is_array(s) || !json_is_number(w) || !(json_number_value(w) >= 0) ||
 		    !isfinite(json_number_value(w))) {
-			*why = bad(d, "profile %zu: sample %zu is not a list of frames with a weight",
+			*why = LP_WHY(d, "profile %zu: sample %zu is not a list of frames with a weight",
 				   d->profile, d->item);
 			return LP_CODEC_BAD;
 		}
@@ -255,7 +244,7 @@ static int ss_next(void *dec, struct lp_record *rec, const char **why)
 		json_array_foreach(s, k, idx) {
 			const struct lp_frame *f = frame(d, idx);
 			if (!f) {
-				*why = bad(d, "profile %zu: sample %zu: no frame %s", d->profile,
+				*why = LP_WHY(d, "profile %zu: sample %zu: no frame %s", d->profile,
 					   d->item, json_is_integer(idx) ? "of that index" : "index");
 				return LP_CODEC_BAD;
 			}

@@ -6,6 +6,7 @@
 #include "stream/foreign/tree.h"
 #include "base/util.h"
 #include "model/record.h"
+#include "stream/codec.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -39,17 +40,6 @@ struct lp_v8_profile {
 	size_t *path;			/* a node's path from the root */
 	char why[200];
 };
-
-static const char *bad(struct lp_v8_profile *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static const char *bad(struct lp_v8_profile *p, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(p->why, sizeof(p->why), fmt, ap);
-	va_end(ap);
-	return p->why;
-}
 
 /* A JSON number that is an integer in int64 (1.0 is, 1.5 and 1e300 not). */
 static bool id_of(json_t *v, int64_t *out)
@@ -108,7 +98,7 @@ const char *lp_v8__nodes(struct lp_v8_profile *p, json_t *nodes)
 	json_array_foreach(nodes, i, n) {
 		int64_t id;
 		if (!json_is_object(n) || !id_of(json_object_get(n, "id"), &id))
-			return bad(p, "node %zu has no id", i);
+			return LP_WHY(p, "node %zu has no id", i);
 		add_node(p, n, id, 0);
 	}
 	return NULL;
@@ -141,7 +131,7 @@ const char *lp_v8__samples(struct lp_v8_profile *p, json_t *samples, json_t *del
 		return "no samples";
 	size_t n = json_array_size(samples);
 	if (deltas && (!json_is_array(deltas) || json_array_size(deltas) != n))
-		return bad(p, "%zu timeDeltas for %zu samples", json_array_size(deltas), n);
+		return LP_WHY(p, "%zu timeDeltas for %zu samples", json_array_size(deltas), n);
 	if (p->nsamples + n > p->samples_cap) {
 		p->samples_cap = p->nsamples + n > 2 * p->samples_cap ? p->nsamples + n
 								      : 2 * p->samples_cap;
@@ -151,9 +141,9 @@ const char *lp_v8__samples(struct lp_v8_profile *p, json_t *samples, json_t *del
 	for (size_t i = 0; i < n; i++, p->nsamples++) {
 		json_t *d = deltas ? json_array_get(deltas, i) : NULL;
 		if (!id_of(json_array_get(samples, i), &p->samples[p->nsamples]))
-			return bad(p, "sample %zu is no node id", p->nsamples);
+			return LP_WHY(p, "sample %zu is no node id", p->nsamples);
 		if (d && !json_is_number(d))
-			return bad(p, "sample %zu: its timeDelta is no number", p->nsamples);
+			return LP_WHY(p, "sample %zu: its timeDelta is no number", p->nsamples);
 		p->times[p->nsamples] = d ? json_number_value(d) : 0;
 	}
 	return NULL;
@@ -186,7 +176,7 @@ static size_t find(const struct lp_v8_profile *p, int64_t id)
 static const char *set_parent(struct lp_v8_profile *p, size_t child, size_t parent)
 {
 	if (p->parent[child - 1] && p->parent[child - 1] != parent)
-		return bad(p, "node %lld has two parents", (long long)p->nodes[child - 1].id);
+		return LP_WHY(p, "node %lld has two parents", (long long)p->nodes[child - 1].id);
 	p->parent[child - 1] = parent;
 	return NULL;
 }
@@ -202,14 +192,14 @@ static const char *link_parents(struct lp_v8_profile *p)
 		const char *why;
 		if (parent) {
 			if (!id_of(parent, &id) || !(at = find(p, id)))
-				return bad(p, "node %lld: no parent node %s", (long long)p->nodes[i].id,
+				return LP_WHY(p, "node %lld: no parent node %s", (long long)p->nodes[i].id,
 					   json_is_number(parent) ? "of that id" : "id");
 			if ((why = set_parent(p, i + 1, at)))
 				return why;
 		}
 		json_array_foreach(json_object_get(n, "children"), k, c) {
 			if (!id_of(c, &id) || !(at = find(p, id)))
-				return bad(p, "node %lld: no child %lld", (long long)p->nodes[i].id,
+				return LP_WHY(p, "node %lld: no child %lld", (long long)p->nodes[i].id,
 					   json_is_number(c) ? (long long)json_number_value(c) : -1LL);
 			if ((why = set_parent(p, at, i + 1)))
 				return why;
@@ -225,7 +215,7 @@ static const char *depths(struct lp_v8_profile *p)
 	p->path = lp_reallocarray(p->path, p->nnodes ? p->nnodes : 1, sizeof(*p->path));
 	size_t looped = lp_tree__depths(p->parent, p->nnodes, p->depth);
 	if (looped != SIZE_MAX)
-		return bad(p, "node %lld is its own ancestor", (long long)p->nodes[looped].id);
+		return LP_WHY(p, "node %lld is its own ancestor", (long long)p->nodes[looped].id);
 	return NULL;
 }
 
@@ -238,21 +228,21 @@ const char *lp_v8__link(struct lp_v8_profile *p, double start_us, bool has_end, 
 	qsort_r(p->by_id, p->nnodes, sizeof(*p->by_id), by_id_cmp, p);
 	for (size_t i = 1; i < p->nnodes; i++)
 		if (p->nodes[p->by_id[i]].id == p->nodes[p->by_id[i - 1]].id)
-			return bad(p, "two nodes with id %lld", (long long)p->nodes[p->by_id[i]].id);
+			return LP_WHY(p, "two nodes with id %lld", (long long)p->nodes[p->by_id[i]].id);
 	if ((!p->tree && (why = link_parents(p))) || (why = depths(p)))
 		return why;
 	if (!(start_us >= 0) || start_us > MAX_US || (has_end && !(end_us >= start_us && end_us <= MAX_US)))
-		return bad(p, "startTime %.0f and endTime %.0f are no span of time", start_us,
+		return LP_WHY(p, "startTime %.0f and endTime %.0f are no span of time", start_us,
 			   has_end ? end_us : start_us);
 	p->has_end = has_end;
 	p->end_us = end_us;
 	double t = start_us;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		if (!find(p, p->samples[i]))
-			return bad(p, "sample %zu: no node %lld", i, (long long)p->samples[i]);
+			return LP_WHY(p, "sample %zu: no node %lld", i, (long long)p->samples[i]);
 		t += p->times[i];
 		if (!(t >= 0) || t > MAX_US)
-			return bad(p, "sample %zu: time %.0f us is not a time", i, t);
+			return LP_WHY(p, "sample %zu: time %.0f us is not a time", i, t);
 		p->times[i] = t;
 	}
 	return NULL;
