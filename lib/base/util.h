@@ -35,6 +35,17 @@ void *lp_malloc(size_t size);
 void *lp_calloc(size_t n, size_t size);
 void *lp_realloc(void *p, size_t size);
 void *lp_reallocarray(void *p, size_t n, size_t size);
+
+/* An array of T that grows: VEC(T) a; ... LP_PUSH(a, x); free(a.v). */
+#define VEC(T) struct { T *v; size_t n, cap; }
+#define LP_PUSH(vec, x)                                                              \
+	do {                                                                         \
+		if ((vec).n == (vec).cap) {                                          \
+			(vec).cap = (vec).cap ? 2 * (vec).cap : 16;                  \
+			(vec).v = lp_reallocarray((vec).v, (vec).cap, sizeof(*(vec).v)); \
+		}                                                                    \
+		(vec).v[(vec).n++] = (x);                                            \
+	} while (0)
 char *lp_strdup(const char *s);
 /* Another of lp's programs, NAME: the one installed beside this one (the
  * build's or the install's bin/), else NAME alone, for PATH.  Malloc'd. */

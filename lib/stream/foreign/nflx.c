@@ -42,16 +42,6 @@ struct nnode {
 	const struct lp_stack *stack;	/* made at its first sample */
 };
 
-/* An array of T that grows. */
-#define VEC(T) struct { T *v; size_t n, cap; }
-#define PUSH(vec, x)                                                                  \
-	do {                                                                          \
-		if ((vec).n == (vec).cap) {                                           \
-			(vec).cap = (vec).cap ? 2 * (vec).cap : 64;                   \
-			(vec).v = lp_reallocarray((vec).v, (vec).cap, sizeof(*(vec).v)); \
-		}                                                                     \
-		(vec).v[(vec).n++] = (x);                                             \
-	} while (0)
 
 enum stacks { BY_CHILDREN, BY_PARENT, BY_NODE_STACK };
 
@@ -96,7 +86,7 @@ static int32_t id32(uint64_t v)
 static bool add_deltas(struct nflx_dec *d, const struct lp_pb_field *f)
 {
 	if (f->wire == LP_PB_I64) {
-		PUSH(d->times, as_double(f->value));
+		LP_PUSH(d->times, as_double(f->value));
 		return true;
 	}
 	if (f->wire != LP_PB_LEN || f->len % 8)
@@ -105,7 +95,7 @@ static bool add_deltas(struct nflx_dec *d, const struct lp_pb_field *f)
 		uint64_t bits = 0;
 		for (size_t k = 0; k < 8; k++)
 			bits |= (uint64_t)f->data[at + k] << (8 * k);
-		PUSH(d->times, as_double(bits));
+		LP_PUSH(d->times, as_double(bits));
 	}
 	return true;
 }
@@ -114,7 +104,7 @@ static bool add_deltas(struct nflx_dec *d, const struct lp_pb_field *f)
 	static bool name(void *ctx, uint64_t v)            \
 	{                                                  \
 		struct nflx_dec *d = ctx;                  \
-		PUSH(d->field, v);                         \
+		LP_PUSH(d->field, v);                         \
 		return true;                               \
 	}
 PUSHER(push_sample, samples)
@@ -160,7 +150,7 @@ static int read_node(struct nflx_dec *d, const struct lp_pb_field *f)
 		case 8 * 8 + LP_PB_VARINT: n.cpu = id32(g.value); break;
 		}
 	}
-	PUSH(d->nodes, n);
+	LP_PUSH(d->nodes, n);
 	return rc;
 }
 
@@ -398,7 +388,7 @@ static const char *node_stack(struct nflx_dec *d, const struct nnode *n)
 		}
 		if (rc < 0)
 			break;
-		PUSH(d->frames, frame(d, &name, &libtype, &file));
+		LP_PUSH(d->frames, frame(d, &name, &libtype, &file));
 	}
 	return rc < 0 ? LP_WHY(d, "node %llu: its stack is not well-formed", (unsigned long long)n->id)
 		      : NULL;
@@ -415,7 +405,7 @@ static const char *stack_of(struct nflx_dec *d, size_t idx, const struct lp_stac
 		lp_tree__path(d->parent, d->depth, idx, d->path);
 		for (size_t k = 0; k < d->depth[idx]; k++) {
 			const struct nnode *p = &d->nodes.v[d->path[k]];
-			PUSH(d->frames, frame(d, &p->name, &p->libtype, &p->file));
+			LP_PUSH(d->frames, frame(d, &p->name, &p->libtype, &p->file));
 		}
 	}
 	if (!n->stack && !why)

@@ -45,16 +45,6 @@ struct blob {
 	size_t len;
 };
 
-/* An array that grows. */
-#define VEC(T) struct { T *v; size_t n, cap; }
-#define PUSH(vec, x)                                                              \
-	do {                                                                      \
-		if ((vec).n == (vec).cap) {                                       \
-			(vec).cap = (vec).cap ? 2 * (vec).cap : 16;               \
-			(vec).v = lp_realloc((vec).v, (vec).cap * sizeof(*(vec).v)); \
-		}                                                                 \
-		(vec).v[(vec).n++] = (x);                                         \
-	} while (0)
 
 struct pprof_dec {
 	struct lp_dict *dict;
@@ -119,12 +109,12 @@ static int read_location(struct pprof_dec *d, const struct lp_pb_field *f)
 			uint64_t v[2];
 			if ((rc = varint_fields(&g, v, 2)) < 0)
 				break;
-			PUSH(lines, ((struct line){ v[0], (int64_t)v[1] }));
+			LP_PUSH(lines, ((struct line){ v[0], (int64_t)v[1] }));
 		}
 	}
 	l.lines = lines.v;
 	l.nlines = lines.n;
-	PUSH(d->locations, l);
+	LP_PUSH(d->locations, l);
 	return rc;
 }
 
@@ -141,15 +131,15 @@ static int read_profile(struct pprof_dec *d, const struct lp_doc *doc, const cha
 			case 1:	/* sample_type */
 				if (varint_fields(&f, v, 2) < 0)
 					return fail(d, why, "a sample type is not well-formed");
-				PUSH(d->types, ((struct vtype){ v[0], v[1] }));
+				LP_PUSH(d->types, ((struct vtype){ v[0], v[1] }));
 				break;
 			case 2:
-				PUSH(d->samples, ((struct blob){ f.data, f.len }));
+				LP_PUSH(d->samples, ((struct blob){ f.data, f.len }));
 				break;
 			case 3:
 				if (varint_fields(&f, v, 6) < 0)
 					return fail(d, why, "a mapping is not well-formed");
-				PUSH(d->mappings, ((struct mapping){ v[0], v[1], v[2], v[3], v[4], v[5] }));
+				LP_PUSH(d->mappings, ((struct mapping){ v[0], v[1], v[2], v[3], v[4], v[5] }));
 				break;
 			case 4:
 				if (read_location(d, &f) < 0)
@@ -159,10 +149,10 @@ static int read_profile(struct pprof_dec *d, const struct lp_doc *doc, const cha
 			case 5:
 				if (varint_fields(&f, v, 4) < 0)
 					return fail(d, why, "a function is not well-formed");
-				PUSH(d->functions, ((struct function){ v[0], v[1], v[2], v[3] }));
+				LP_PUSH(d->functions, ((struct function){ v[0], v[1], v[2], v[3] }));
 				break;
 			case 6:
-				PUSH(d->strings, ((struct blob){ f.data, f.len }));
+				LP_PUSH(d->strings, ((struct blob){ f.data, f.len }));
 				break;
 			}
 		} else if (f.wire == LP_PB_VARINT && f.number == 14) {
@@ -278,7 +268,7 @@ static void location_frames(struct pprof_dec *d, const struct location *l)
 		uint64_t addr = l->address;
 		if (mp && addr >= mp->start && (!mp->limit || addr < mp->limit))
 			addr = addr - mp->start + mp->offset;
-		PUSH(d->frames, lp_dict__raw_frame(d->dict, addr, module,
+		LP_PUSH(d->frames, lp_dict__raw_frame(d->dict, addr, module,
 						   mp ? str(d, mp->build_id) : ""));
 		return;
 	}
@@ -297,21 +287,21 @@ static void location_frames(struct pprof_dec *d, const struct location *l)
 			snprintf(srcline, sizeof(srcline), "%s", file);
 		/* the first line is the outermost: the location's own frame */
 		char fk = k + 1 == l->nlines ? kind : LP_FRAME_INLINE;
-		PUSH(d->frames, lp_dict__frame(d->dict, fk, 0, module, name, srcline));
+		LP_PUSH(d->frames, lp_dict__frame(d->dict, fk, 0, module, name, srcline));
 	}
 }
 
 static bool push_loc(void *ctx, uint64_t v)
 {
 	struct pprof_dec *d = ctx;
-	PUSH(d->locs, v);
+	LP_PUSH(d->locs, v);
 	return true;
 }
 
 static bool push_value(void *ctx, uint64_t v)
 {
 	struct pprof_dec *d = ctx;
-	PUSH(d->values, (int64_t)v);
+	LP_PUSH(d->values, (int64_t)v);
 	return true;
 }
 
