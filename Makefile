@@ -43,7 +43,7 @@ LIBPERF_LIBS := $(LIBPERF)/lib/libperf.a $(LIBPERF)/lib/libapi.a
 # install, make demo and make dig need nothing more):
 DEB_BUILD := gcc make pkg-config clang libbpf-dev libdw-dev libelf-dev \
 	libtraceevent-dev zlib1g-dev bpftool libiberty-dev libcapstone-dev \
-	libmicrohttpd-dev libjansson-dev $(LINUX_SOURCE) xz-utils
+	libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev $(LINUX_SOURCE) xz-utils
 # To test (make test-deps, with the build's): the suite's tools, the
 # browser it renders SVGs in, the servers and toolchains it profiles, and
 # what builds the test workloads: g++ (C++), golang-go (Go), systemtap-sdt-dev
@@ -59,10 +59,12 @@ DEB_BUILD := gcc make pkg-config clang libbpf-dev libdw-dev libelf-dev \
 # rustc: a Rust program built as distributions build Rust, which
 # tests/names.bats builds itself.
 # bpftrace: a producer whose stack counts tests/foreign.bats reads.
+# protobuf-compiler: protoc, which decodes what lp-push sends with the
+# published .proto files (tests/lp-push.bats, tests/fixtures/otlp/).
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg \
 	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev libpython3.11 \
-	nginx-light wrk strace qemu-system-x86 busybox-static rustc bpftrace
+	nginx-light wrk strace qemu-system-x86 busybox-static rustc bpftrace protobuf-compiler
 # make sanitize's and make fuzz's clang runtimes, which clang only
 # recommends (libclang-rt-14-dev: ASan, UBSan, TSan, libFuzzer), and
 # llvm-symbolizer (llvm), which names the frames of their reports.
@@ -153,6 +155,7 @@ check-pkgs:
 	@test -r /usr/include/libiberty/demangle.h || { echo "lp: libiberty/demangle.h not found: install libiberty-dev (make deps)" >&2; exit 1; }
 	@test -r /usr/include/capstone/capstone.h || { echo "lp: capstone/capstone.h not found: install libcapstone-dev (make deps)" >&2; exit 1; }
 	@test -r /usr/include/microhttpd.h || { echo "lp: microhttpd.h not found: install libmicrohttpd-dev (make deps)" >&2; exit 1; }
+	@$(PKG_CONFIG) --exists libcurl 2>/dev/null || { echo "lp: libcurl not found by pkg-config: install libcurl4-openssl-dev (make deps)" >&2; exit 1; }
 
 # The test workloads' compilers and headers, from make test-deps.
 .PHONY: check-test-pkgs
@@ -287,6 +290,16 @@ $(O)/bin/lp-serve: bin/lp-serve.c $(SERVE_OBJS) $(O)/liblp-filter.a $(O)/flags
 	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -MF $(O)/dep/bin/lp-serve.d $(LDFLAGS) $< $(SERVE_OBJS) \
 		$(O)/liblp-filter.a $(FILTER_LDLIBS) -lmicrohttpd -o $@
 
+# lp-push: a filter's layers and libcurl (Debian's libcurl4-openssl-dev), no
+# more; it alone links libcurl.
+CURL_LIBS := $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null || echo -lcurl)
+PUSH_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/push/*.c))
+$(O)/bin/lp-push: bin/lp-push.c $(PUSH_OBJS) $(O)/liblp-filter.a $(O)/flags
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D) $(O)/dep/bin
+	$(Q)$(CC) $(CFLAGS) $(LP_CFLAGS) -MF $(O)/dep/bin/lp-push.d $(LDFLAGS) $< $(PUSH_OBJS) \
+		$(O)/liblp-filter.a $(FILTER_LDLIBS) $(CURL_LIBS) -o $@
+
 $(FILTER_PROGS): $(O)/bin/%: bin/%.c $(O)/liblp-filter.a $(O)/flags
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D) $(O)/dep/bin
@@ -417,8 +430,8 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 TSAN := -fsanitize=thread
 SAN_TESTS := lp-cat formats lp-collapse lp-diff lp-join lp-split split-auto split-selfcost lp-top heatmap pprof \
 	flamegraph fuzz corpus-collapse corpus-diff corpus-validate signals empty lp-split-branch lp-report \
-	kernel-core lp-trace-control unwind lp-symbolize lp-serve
-TSAN_TESTS := lp-join lp-top signals lp-serve
+	kernel-core lp-trace-control unwind lp-symbolize lp-serve lp-push
+TSAN_TESTS := lp-join lp-top signals lp-serve lp-push
 SAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:log_path=$(1)/asan \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$(1)/ubsan \
 	TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:log_path=$(1)/tsan \
@@ -445,7 +458,9 @@ sanitize: test-deps
 STATIC_O := $(O)/static
 # Not lp-serve: libmicrohttpd brings GnuTLS, which Debian ships no static
 # library of; the page is served where a browser is, not on the host traced.
-STATIC_PROGS := $(patsubst bin/%.c,$(STATIC_O)/bin/%,$(filter-out bin/lp-serve.c,$(wildcard bin/lp-*.c)))
+# Not lp-push: Debian's libcurl brings GSSAPI (krb5), which has none either;
+# a static lp-record's output is pushed by an lp-push where libcurl is.
+STATIC_PROGS := $(patsubst bin/%.c,$(STATIC_O)/bin/%,$(filter-out bin/lp-serve.c bin/lp-push.c,$(wildcard bin/lp-*.c)))
 STATIC_FILTER_PROGS := $(patsubst %,$(STATIC_O)/bin/%,$(FILTERS))
 # The archives' packages beyond DEB_BUILD's (make static-deps): make test
 # builds the static programs for tests/static.bats, so they are the

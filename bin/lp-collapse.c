@@ -1,8 +1,8 @@
 /* lp-collapse - aggregate samples (lp streams, `perf script` text, folded
  * stacks) into one profile and write it as folded stacks (byte-identical to
  * FlameGraph's stackcollapse-perf.pl, option for option), speedscope JSON,
- * an SVG flame graph, pprof, flamescope's sub-second heatmap, a trace-event
- * timeline, or for spans a latency table.
+ * an SVG flame graph, pprof, OTLP profiles, flamescope's sub-second heatmap,
+ * a trace-event timeline, or for spans a latency table.
  *
  * Samples are summed by (stack, comm, PID/TID) as they arrive and each
  * distinct key is formatted once per input, so memory grows with distinct
@@ -16,6 +16,7 @@
 #include "stream/resolve.h"
 #include "analysis/latency.h"
 #include "model/lpframe.h"
+#include "output/otlp.h"
 #include "output/pprof.h"
 #include "model/profile.h"
 #include "output/speedscope.h"
@@ -40,6 +41,7 @@ enum out_format {
 	FMT_LATENCY,
 	FMT_TRACE_EVENT,
 	FMT_PPROF,
+	FMT_OTLP,
 	FMT_HEATMAP,
 	FMT_HEATMAP_TSV,
 };
@@ -51,6 +53,7 @@ static const char *const format_names[] = {
 	[FMT_LATENCY] = "latency",
 	[FMT_TRACE_EVENT] = "trace-event",
 	[FMT_PPROF] = "pprof",
+	[FMT_OTLP] = "otlp",
 	[FMT_HEATMAP] = "heatmap",
 	[FMT_HEATMAP_TSV] = "heatmap-tsv",
 };
@@ -86,9 +89,10 @@ static void usage(FILE *f, int status)
 		"  -f, --input-format F    a format (lp-stream(5)); default auto: by content\n"
 		"      --format F          folded (default), speedscope, svg, latency,\n"
 		"                          trace-event (Chrome/Perfetto JSON timeline),\n"
-		"                          pprof (gzipped profile.proto), heatmap (SVG:\n"
-		"                          samples by second and sub-second offset) or\n"
-		"                          heatmap-tsv (its cells as text)\n"
+		"                          pprof (gzipped profile.proto), otlp (an OTLP\n"
+		"                          ExportProfilesServiceRequest, protobuf),\n"
+		"                          heatmap (SVG: samples by second and sub-second\n"
+		"                          offset) or heatmap-tsv (its cells as text)\n"
 		"\n"
 		"Folded output, as stackcollapse-perf.pl's options of the same names:\n"
 		"      --pid               first frame comm-PID\n"
@@ -176,7 +180,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 					break;
 			if (v == (int)(sizeof(format_names) / sizeof(*format_names)))
 				lp_option_fail("format", optarg, "expected folded, speedscope, svg, latency, "
-					       "trace-event, pprof, heatmap or heatmap-tsv");
+					       "trace-event, pprof, otlp, heatmap or heatmap-tsv");
 			o->format = v;
 			break;
 		case 'g': o->group = optarg; break;
@@ -350,7 +354,7 @@ struct sinks {
 	struct lp_profile *profile;
 	struct lp_folded_agg *agg;
 	struct lp_latency *lat;
-	struct lp_pprof *pprof;
+	struct lp_proftab *tab;		/* pprof and otlp */
 	struct lp_window *win;
 	struct lp_heatmap *heat;
 	FILE *tout;			/* trace-event output, open from the start */
@@ -366,7 +370,8 @@ static void sinks_init(struct sinks *k, const struct options *o)
 	k->profile = lp_profile__new();
 	k->agg = lp_folded_agg__new(&o->folded);
 	k->lat = o->format == FMT_LATENCY ? lp_latency__new(o->raw) : NULL;
-	k->pprof = o->format == FMT_PPROF ? lp_pprof__new() : NULL;
+	if (o->format == FMT_PPROF || o->format == FMT_OTLP)
+		k->tab = lp_proftab__new(o->format == FMT_OTLP);
 	struct lp_window_opts wo = { o->last_ns, o->half_life_ns, &o->folded };
 	k->win = o->last_ns || o->half_life_ns || o->every_ns ? lp_window__new(&wo) : NULL;
 	if (o->format == FMT_HEATMAP || o->format == FMT_HEATMAP_TSV)
@@ -384,8 +389,8 @@ static int take_sample(const struct options *o, struct sinks *k, struct lp_sampl
 {
 	if (k->lat || !keep_sample(&k->filt, s))
 		return 0;
-	if (k->pprof) {
-		lp_pprof__add(k->pprof, s);
+	if (k->tab) {
+		lp_proftab__add(k->tab, s);
 		return 0;
 	}
 	s->weight = lp_folded_units__count(&k->units, s);
@@ -407,6 +412,8 @@ static int take_input(const struct options *o, struct sinks *k, struct lp_reader
 	struct lp_record rec;
 	int rc;
 	lp_folded_units__input(&k->units);
+	if (k->tab)
+		lp_proftab__input(k->tab);
 	while ((rc = lp_reader__next(r, &rec)) > 0) {
 		const char *why = NULL;
 		if (rec.kind == LP_REC_HEADER)
@@ -420,8 +427,8 @@ static int take_input(const struct options *o, struct sinks *k, struct lp_reader
 				lp_reader__error(r, "%s", why);
 				return -1;
 			}
-		} else if (rec.kind == LP_REC_HEADER && k->pprof) {
-			lp_pprof__header(k->pprof, &rec.header);
+		} else if (rec.kind == LP_REC_HEADER && k->tab) {
+			lp_proftab__header(k->tab, &rec.header);
 		} else if (rec.kind == LP_REC_SPAN && k->lat) {
 			if (lp_latency__add(k->lat, &rec.span, &why) < 0) {
 				lp_reader__error(r, "%s", why ? why : "bad span");
@@ -456,7 +463,10 @@ static int write_result(const struct options *o, struct sinks *k)
 	case FMT_TRACE_EVENT:	/* written as the records came */
 		break;
 	case FMT_PPROF:
-		wr = lp_pprof__write(k->pprof, out);
+		wr = lp_pprof__write(k->tab, out);
+		break;
+	case FMT_OTLP:
+		wr = lp_otlp__write(k->tab, &(struct lp_otlp_opts){ 0 }, out);
 		break;
 	case FMT_HEATMAP:
 		wr = lp_heatmap__write_svg(k->heat, out, o->title);
@@ -492,7 +502,7 @@ static void sinks_fini(struct sinks *k)
 		lp_error("%llu samples older than the window when they came: left out",
 			 (unsigned long long)lp_window__dropped(k->win));
 	lp_latency__free(k->lat);
-	lp_pprof__free(k->pprof);
+	lp_proftab__free(k->tab);
 	lp_window__free(k->win);
 	lp_heatmap__free(k->heat);
 	lp_folded_agg__free(k->agg);

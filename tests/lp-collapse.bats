@@ -45,7 +45,7 @@ two_samples() {
 	[ -z "$output" ]
 	run --separate-stderr lp-collapse --format pdf "$MISC"
 	[ "$status" -eq 2 ]
-	[ "$stderr" = "lp-collapse: --format 'pdf': expected folded, speedscope, svg, latency, trace-event, pprof, heatmap or heatmap-tsv" ]
+	[ "$stderr" = "lp-collapse: --format 'pdf': expected folded, speedscope, svg, latency, trace-event, pprof, otlp, heatmap or heatmap-tsv" ]
 	[ -z "$output" ]
 	run --separate-stderr lp-collapse --input-format xml "$MISC"
 	[ "$status" -eq 2 ]

@@ -251,6 +251,10 @@ short_options() {
 		lp-serve f input-format
 		lp-serve v verbose
 		lp-serve h help
+		lp-push i interval
+		lp-push f input-format
+		lp-push v verbose
+		lp-push h help
 		lp-symbolize o output
 		lp-symbolize h help
 		lp-top W window
@@ -305,11 +309,11 @@ short_options() {
 		done
 		n=$((n + 1))
 	done
-	[ "$n" -eq 7 ] || fail "-f, --input-format in $n programs, not 7"
+	[ "$n" -eq 8 ] || fail "-f, --input-format in $n programs, not 8"
 	while IFS='|' read -r p opt v want; do
 		bad "$p: $opt '$v': expected $want" "$p" "$opt" "$v"
 	done <<-'EOF'
-		lp-collapse|--format|pdf|folded, speedscope, svg, latency, trace-event, pprof, heatmap or heatmap-tsv
+		lp-collapse|--format|pdf|folded, speedscope, svg, latency, trace-event, pprof, otlp, heatmap or heatmap-tsv
 		lp-diff|--format|pdf|folded, svg or report
 		lp-diff|--adjust|bonf|bh, holm or none
 		lp-diff|--group|fast|BEFORE,AFTER

@@ -48,12 +48,13 @@ require_static() {
 	fi
 }
 
-# The dynamic build's programs, by name, but lp-serve (make static leaves
-# it out: libmicrohttpd needs GnuTLS, which has no static library here).
+# The dynamic build's programs, by name, but lp-serve and lp-push (make
+# static leaves them out: libmicrohttpd needs GnuTLS, libcurl GSSAPI, which
+# have no static library here).
 programs() {
 	local p
 	for p in "$LP_BUILD"/bin/lp-*; do
-		case $p in *.d | */lp-serve) ;; *) basename "$p" ;; esac
+		case $p in *.d | */lp-serve | */lp-push) ;; *) basename "$p" ;; esac
 	done
 }
 

@@ -1,5 +1,8 @@
-/* protobuf.c - the wire format, read (protobuf.h). */
+/* protobuf.c - the wire format, read and written (protobuf.h). */
 #include "base/protobuf.h"
+#include "base/util.h"
+
+#include <stdlib.h>
 
 static int varint(const unsigned char **pp, const unsigned char *end, uint64_t *out)
 {
@@ -73,4 +76,133 @@ bool lp_pb__varints(const struct lp_pb_field *f, bool (*fn)(void *ctx, uint64_t 
 			return false;
 	}
 	return true;
+}
+
+/* --- writing (protobuf.h) ------------------------------------------- */
+
+void lp_pbw__fini(struct lp_pbw *b)
+{
+	free(b->p);
+	*b = (struct lp_pbw){ 0 };
+}
+
+static void reserve(struct lp_pbw *b, size_t n)
+{
+	if (b->len + n <= b->cap)
+		return;
+	b->cap = b->cap ? b->cap * 2 : 4096;
+	if (b->cap < b->len + n)
+		b->cap = b->len + n;
+	b->p = lp_realloc(b->p, b->cap);
+}
+
+void lp_pbw__put(struct lp_pbw *b, const void *data, size_t n)
+{
+	if (!n)
+		return;
+	reserve(b, n);
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+/* v as a varint into c[], its length returned (at most 10). */
+static size_t encode_varint(unsigned char *c, uint64_t v)
+{
+	size_t n = 0;
+	do {
+		c[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+void lp_pbw__varint(struct lp_pbw *b, uint64_t v)
+{
+	unsigned char c[10];
+	lp_pbw__put(b, c, encode_varint(c, v));
+}
+
+static void tag(struct lp_pbw *b, uint32_t field, enum lp_pb_wire wire)
+{
+	lp_pbw__varint(b, (uint64_t)field << 3 | wire);
+}
+
+void lp_pbw__uint(struct lp_pbw *b, uint32_t field, uint64_t v)
+{
+	if (v)
+		lp_pbw__uint_present(b, field, v);
+}
+
+void lp_pbw__uint_present(struct lp_pbw *b, uint32_t field, uint64_t v)
+{
+	tag(b, field, LP_PB_VARINT);
+	lp_pbw__varint(b, v);
+}
+
+static void fixed64(struct lp_pbw *b, uint64_t v)
+{
+	unsigned char c[8];
+	for (size_t i = 0; i < 8; i++)
+		c[i] = (unsigned char)(v >> (8 * i));
+	lp_pbw__put(b, c, 8);
+}
+
+void lp_pbw__fixed64(struct lp_pbw *b, uint32_t field, uint64_t v)
+{
+	if (!v)
+		return;
+	tag(b, field, LP_PB_I64);
+	fixed64(b, v);
+}
+
+void lp_pbw__bytes(struct lp_pbw *b, uint32_t field, const void *data, size_t n)
+{
+	tag(b, field, LP_PB_LEN);
+	lp_pbw__varint(b, n);
+	lp_pbw__put(b, data, n);
+}
+
+size_t lp_pbw__open(struct lp_pbw *b, uint32_t field)
+{
+	tag(b, field, LP_PB_LEN);
+	return b->len;
+}
+
+/* The value written since the mark moves up to make room for its length. */
+void lp_pbw__close(struct lp_pbw *b, size_t mark)
+{
+	unsigned char c[10];
+	size_t body = b->len - mark, n = encode_varint(c, body);
+	reserve(b, n);
+	memmove(b->p + mark + n, b->p + mark, body);
+	memcpy(b->p + mark, c, n);
+	b->len += n;
+}
+
+void lp_pbw__packed(struct lp_pbw *b, uint32_t field, const uint64_t *v, size_t n)
+{
+	if (!n)
+		return;
+	size_t m = lp_pbw__open(b, field);
+	for (size_t i = 0; i < n; i++)
+		lp_pbw__varint(b, v[i]);
+	lp_pbw__close(b, m);
+}
+
+void lp_pbw__packed_fixed64(struct lp_pbw *b, uint32_t field, const uint64_t *v, size_t n)
+{
+	if (!n)
+		return;
+	size_t m = lp_pbw__open(b, field);
+	for (size_t i = 0; i < n; i++)
+		fixed64(b, v[i]);
+	lp_pbw__close(b, m);
+}
+
+void lp_pbw__pair(struct lp_pbw *b, uint32_t field, uint64_t v1, uint64_t v2)
+{
+	size_t m = lp_pbw__open(b, field);
+	lp_pbw__uint(b, 1, v1);
+	lp_pbw__uint(b, 2, v2);
+	lp_pbw__close(b, m);
 }
