@@ -150,6 +150,20 @@ ab_file() {
 	reap "$SERVE" 0 10
 }
 
+@test "lp-serve: a profile without times (a pprof): in the flame graph, left out of the heatmap and counted there" {
+	printf 'main;a 3\nmain;b 5\n' >"$T/f.folded"
+	lp-collapse --format pprof "$T/f.folded" >"$T/f.pb.gz"
+	ab_file 2 "$T/ab.lp"
+	start_serve -W 1h "$T/f.pb.gz" "$T/ab.lp"
+	wait_read
+	# pprof's 8 samples (one each) and ab's 4 in the flame graph; ab's 4
+	# alone in the heatmap's cells, pprof's said untimed
+	run -0 jq -c '[.flame[1], .heat.untimed, ([.heat.columns[][]] | add)]' <(snapshot)
+	assert_output '[16,2,4]'
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 10
+}
+
 @test "lp-serve: every request needs the token and a Host naming the server; another page's POST, a big body, a bad form are refused" {
 	ab_file 10 "$T/ab.lp"
 	start_serve "$T/ab.lp"

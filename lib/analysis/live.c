@@ -44,6 +44,7 @@ struct kept {
 	double weight;
 	int probe;		/* the probe of the span it was joined to, or -1 */
 	int64_t span_ns;	/* that span's duration */
+	bool untimed;		/* t is when it arrived: its input has no times */
 };
 
 struct span_kept {
@@ -87,6 +88,7 @@ struct lp_live {
 	size_t cap, n, head;
 	uint64_t samples;
 	int64_t latest;		/* the newest time seen */
+	int64_t latest_arrival;	/* when the newest sample without one came */
 	struct probe probes[LP_LIVE_MAX_PROBES];
 	size_t nprobes;
 	uint64_t spans, spans_unnamed;
@@ -108,7 +110,7 @@ struct lp_live *lp_live__new(const struct lp_live_opts *o)
 	l->o = *o;
 	l->cap = o->keep_samples ? o->keep_samples : LP_LIVE_KEEP;
 	l->ring = lp_calloc(l->cap, sizeof(*l->ring));
-	l->latest = LP_TIME_NONE;
+	l->latest = l->latest_arrival = LP_TIME_NONE;
 	lp_hashmap__init(&l->dids);
 	return l;
 }
@@ -257,7 +259,8 @@ static bool span_took(const struct lp_attrs *a, const char *probe)
 static void add_sample(struct lp_live *l, int input, const struct lp_sample *s, int64_t arrival)
 {
 	struct kept k = { .input = input, .t = s->time_ns != LP_TIME_NONE ? s->time_ns : arrival,
-			  .stack = s->stack, .weight = s->weight, .probe = -1 };
+			  .stack = s->stack, .weight = s->weight, .probe = -1,
+			  .untimed = s->time_ns == LP_TIME_NONE };
 
 	/* lp-join's: the innermost span enclosing the sample. */
 	if (lp_attrs__get(&s->attrs, "span", &l->buf, &l->buf_cap) >= 0) {
@@ -274,7 +277,12 @@ static void add_sample(struct lp_live *l, int input, const struct lp_sample *s, 
 		l->n++;
 	l->samples++;
 	input_of(l, input)->samples++;
-	seen(l, k.t);
+	if (k.untimed) {
+		if (l->latest_arrival == LP_TIME_NONE || k.t > l->latest_arrival)
+			l->latest_arrival = k.t;
+	} else {
+		seen(l, k.t);
+	}
 }
 
 static void add_span(struct lp_live *l, int input, const struct lp_span *s)
@@ -412,6 +420,10 @@ static double in_view(const struct lp_live *l, const struct kept *k, int64_t end
 {
 	if (!input_shown(l, k->input))
 		return 0;
+	/* Beside inputs with times, one without (a pprof) cannot be placed:
+	 * whole in every view.  Alone, it is windowed by when it came. */
+	if (k->untimed && l->latest != LP_TIME_NONE)
+		return k->weight;
 	if (l->o.mode == LP_LIVE_WINDOW)
 		return k->t > end - l->o.window_ns && k->t <= end ? k->weight : 0;
 	return k->t <= end ? k->weight * exp2(-(double)(end - k->t) / (double)l->o.half_life_ns)
@@ -626,18 +638,23 @@ static void put_heat(struct lp_live *l, FILE *out, int64_t end)
 	uint32_t (*cells)[HEAT_ROWS] = lp_calloc(HEAT_COLUMNS, sizeof(*cells));
 	int64_t last = end == LP_TIME_NONE ? 0 : end / sec, first = last - HEAT_COLUMNS + 1;
 	uint32_t max = 0;
+	uint64_t untimed = 0;
 
 	for (size_t i = 0; end != LP_TIME_NONE && i < l->n; i++) {
 		const struct kept *k = kept_at(l, i);
-		if (k->t < 0 || k->t / sec < first || k->t / sec > last || !input_shown(l, k->input))
+		if (!input_shown(l, k->input))
+			continue;
+		/* a pprof's or folded stacks' samples have no time to place */
+		untimed += k->untimed;
+		if (k->untimed || k->t < 0 || k->t / sec < first || k->t / sec > last)
 			continue;
 		uint32_t *c = &cells[k->t / sec - first][(k->t % sec) * HEAT_ROWS / sec];
 		if (++*c > max)
 			max = *c;
 	}
 	put_key(out, "heat");
-	fprintf(out, "{\"rows\":%d,\"first_s\":%lld,\"max\":%u,\"columns\":[", HEAT_ROWS,
-		(long long)first, max);
+	fprintf(out, "{\"rows\":%d,\"first_s\":%lld,\"max\":%u,\"untimed\":%llu,\"columns\":[",
+		HEAT_ROWS, (long long)first, max, (unsigned long long)untimed);
 	for (int c = 0; end != LP_TIME_NONE && c < HEAT_COLUMNS; c++) {
 		fputs(c ? ",[" : "[", out);
 		for (int r = 0; r < HEAT_ROWS; r++)
@@ -811,7 +828,7 @@ static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
 
 int lp_live__snapshot(struct lp_live *l, FILE *out, const struct lp_live_extra *x)
 {
-	int64_t end = l->latest;
+	int64_t end = l->latest != LP_TIME_NONE ? l->latest : l->latest_arrival;
 
 	fputs("{\"v\":1,\"title\":", out);
 	lp_json__cstring(out, l->o.title ? l->o.title : "lp-serve");
