@@ -238,19 +238,26 @@ $(LIBPERF)/stamp:
 $(O)/lib/capture/record/perfrec.o: LP_CFLAGS += -I$(LIBPERF)/include
 $(O)/lib/capture/record/perfrec.o: | $(LIBPERF)/stamp
 
-# lp-report's page (lib/output/report.html) as one C string, checked to
-# hold its data marker exactly once; '?' escaped, so no trigraph forms.
-$(O)/lib/output/report-html.h: lib/output/report.html
+# The pages as built: lp-report's (lib/output/report.html) and lp-serve's
+# (lib/serve/serve.html), each with the script they share
+# (lib/output/page-common.js) in place of its /*LP-PAGE-COMMON*/ line.
+$(O)/lib/%.html: lib/%.html lib/output/page-common.js
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
+	$(Q)test "$$(grep -c '^/\*LP-PAGE-COMMON\*/$$' $<)" -eq 1 || \
+	  { echo "lp: $<: not exactly one /*LP-PAGE-COMMON*/ line" >&2; exit 1; }
+	$(Q)sed -e '/^\/\*LP-PAGE-COMMON\*\/$$/{r lib/output/page-common.js' -e 'd}' $< > $@
+# lp-report's page as one C string, checked to hold its data marker
+# exactly once; '?' escaped, so no trigraph forms.
+$(O)/lib/output/report-html.h: $(O)/lib/output/report.html
+	$(call msg,GEN,$@)
 	$(Q)test "$$(grep -o '/\*LP-REPORT-DATA\*/null' $< | wc -l)" -eq 1 || \
 	  { echo "lp: $<: not exactly one /*LP-REPORT-DATA*/null marker" >&2; exit 1; }
 	$(Q){ echo 'static const char lp_report_html[] ='; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/?/\\?/g; s/^/"/; s/$$/\\n"/' $<; echo ';'; } > $@
-# lp-serve's page (lib/serve/serve.html), the same way.
-$(O)/lib/serve/serve-html.h: lib/serve/serve.html
+# lp-serve's page, the same way.
+$(O)/lib/serve/serve-html.h: $(O)/lib/serve/serve.html
 	$(call msg,GEN,$@)
-	@mkdir -p $(@D)
 	$(Q){ echo 'static const char lp_serve_html[] ='; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/?/\\?/g; s/^/"/; s/$$/\\n"/' $<; echo ';'; } > $@
 $(O)/lib/serve/page.o: $(O)/lib/serve/serve-html.h

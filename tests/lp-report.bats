@@ -267,7 +267,7 @@ page() {
 	bare=$(sed -n 's/^size 1400x1600 colours \([0-9]*\)$/\1/p' <<<"$output")
 	((colours > 2 * bare)) || fail "$colours colours with the graphs, $bare without"
 	# The template as built, without data: a message, no error.
-	cp "$LP_TOP/lib/output/report.html" "$T/empty.html"
+	cp "$LP_BUILD/lib/output/report.html" "$T/empty.html"
 	run -0 page "$T/empty.html" '[lpReport.errors.length, document.body.textContent.indexOf("No data") >= 0]'
 	[ "$output" = "[0,true]" ]
 }
