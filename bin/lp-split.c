@@ -111,7 +111,7 @@ static void parse_time(const char *arg, struct lp_split_opts *o)
  * lp_split_opts. */
 struct lists {
 	struct lp_split_cuts cuts;
-	struct lp_split_pred *preds;
+	struct lp_where *preds;
 	struct lp_split_file *files;
 	size_t npreds, nfiles;
 };
@@ -171,7 +171,7 @@ static int parse_options(int argc, char **argv, struct lp_split_opts *o, struct 
 			break;
 		case 'w':
 			l->preds = lp_reallocarray(l->preds, l->npreds + 1, sizeof(*l->preds));
-			if (lp_split_pred__parse(optarg, &l->preds[l->npreds], &why) < 0)
+			if (lp_where__parse(optarg, &l->preds[l->npreds], &why) < 0)
 				lp_option_fail("where", optarg, why);
 			l->npreds++;
 			break;

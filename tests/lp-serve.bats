@@ -258,7 +258,7 @@ ab_file() {
 	wait_read
 	snapshot >"$T/s.json"
 	run -0 jq -c '.probes[] | [.name, .spans, .p50, .p90, .p99, .max, .cut, .slow_samples, .fast_samples, ([.hist[][2]] | add)]' "$T/s.json"
-	assert_output '["req",100,1000000,1000000,10000000,10000000,{"percentile":90,"threshold_ns":null,"took":null,"at_ns":1000000},10,90,100]'
+	assert_output '["req",100,1000000,1000000,10000000,10000000,{"percentile":90,"threshold_ns":null,"took":null,"where":null,"at_ns":1000000},10,90,100]'
 	# lp's own part: 100 spans' lp_ns=1000 of their 190 ms.
 	run -0 jq -c '.probes[0] | [.lp_ns, .lp_share * 1e9 | round]' "$T/s.json"
 	assert_output '[100000,526316]'
@@ -270,6 +270,18 @@ ab_file() {
 	assert_output '["reached","x.c:9",10,10,1,0.1111111111111111]'
 	run -0 jq -c '.probes[0].separates | map(.[1])' "$T/s.json"
 	assert_output '["x.c:9","ret=0"]'
+	# Split on a captured value (lp-split --where): the 80 spans whose ret
+	# is 0 (the others reached x.c:9 and captured none), their samples
+	# against the rest; a bad condition is refused; empty, the cut again.
+	run -0 post "/settings?token=$TOKEN" 'probe=req&where=ret=0'
+	run -0 jq -c '.probes[0] | [.cut.where, .cut.at_ns, .slow_samples, .fast_samples, .slow[1], .fast[1]]' <(snapshot)
+	assert_output '["ret=0",null,80,20,80,20]'
+	run -0 post "/settings?token=$TOKEN" 'probe=req&where=ret<zero'
+	[ "$(cat "$T/status")" = 400 ]
+	assert_output --partial 'need a number'
+	run -0 post "/settings?token=$TOKEN" 'probe=req&where='
+	run -0 jq -c '.probes[0] | [.cut.where, .cut.percentile, .slow_samples]' <(snapshot)
+	assert_output '[null,90,10]'
 	# The page shows them: the probe's stats, its first feature (Fisher's
 	# two-sided p of 10/10 against 10/90: 1.07e-8, by the hypergeometric
 	# sum).
@@ -288,7 +300,7 @@ ab_file() {
 	run -0 post "/settings?token=$TOKEN" 'probe=req&threshold=20ms'
 	assert_equal "$(cat "$T/status")" 200
 	run -0 jq -c '.probes[0] | [.cut, .slow_samples, .fast_samples, .slow]' <(snapshot)
-	assert_output '[{"percentile":null,"threshold_ns":20000000,"took":null,"at_ns":20000000},0,100,["all",0,[]]]'
+	assert_output '[{"percentile":null,"threshold_ns":20000000,"took":null,"where":null,"at_ns":20000000},0,100,["all",0,[]]]'
 	run -0 post "/settings?token=$TOKEN" 'probe=req&percentile=95'
 	run -0 jq -c '.probes[0] | [.cut.at_ns, .slow_samples]' <(snapshot)
 	assert_output '[10000000,0]'
@@ -297,7 +309,7 @@ ab_file() {
 	run -0 post "/settings?token=$TOKEN" 'probe=req&took=x.c:9'
 	assert_equal "$(cat "$T/status")" 200
 	run -0 jq -c '.probes[0] | [.cut, .slow_samples, .fast_samples, .slow, .separates[0][0:4]]' <(snapshot)
-	assert_output '[{"percentile":null,"threshold_ns":null,"took":"x.c:9","at_ns":null},20,80,["all",20,[["main",20,[["fast_work",10,[]],["slow_work",10,[]]]]]],["reached","x.c:9",20,0]]'
+	assert_output '[{"percentile":null,"threshold_ns":null,"took":"x.c:9","where":null,"at_ns":null},20,80,["all",20,[["main",20,[["fast_work",10,[]],["slow_work",10,[]]]]]],["reached","x.c:9",20,0]]'
 	run -0 post "/settings?token=$TOKEN" 'probe=nosuch&percentile=95'
 	assert_equal "$(cat "$T/status")" 400
 	run -0 post "/settings?token=$TOKEN" 'probe=req&percentile=100'

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/live.h"
+#include "analysis/where.h"
 #include "analysis/separate.h"
 #include "analysis/top.h"
 #include "base/hashmap.h"
@@ -45,6 +46,10 @@ struct kept {
 	int probe;		/* the probe of the span it was joined to, or -1 */
 	int64_t span_ns;	/* that span's duration */
 	bool untimed;		/* t is when it arrived: its input has no times */
+	/* Its span's captured values (lp-join's span.KEY=, but at. and
+	 * calls.) as "KEY=VALUE" fields, malloc'd; NULL: none. */
+	char *vals;
+	size_t vals_len;
 };
 
 struct span_kept {
@@ -69,6 +74,8 @@ struct probe {
 	uint64_t total;
 	bool by_threshold;
 	char *took;		/* cut by whether a span reached or called this */
+	struct lp_where *where;	/* or by whether its values meet this */
+	char *where_text;
 	double percentile;
 	int64_t threshold;
 };
@@ -115,6 +122,16 @@ struct lp_live *lp_live__new(const struct lp_live_opts *o)
 	return l;
 }
 
+static void clear_where(struct probe *p)
+{
+	if (p->where)
+		lp_where__fini(p->where);
+	free(p->where);
+	free(p->where_text);
+	p->where = NULL;
+	p->where_text = NULL;
+}
+
 void lp_live__free(struct lp_live *l)
 {
 	if (!l)
@@ -126,7 +143,10 @@ void lp_live__free(struct lp_live *l)
 			free(l->probes[i].attrs[k].text);
 		free(l->probes[i].attrs);
 		free(l->probes[i].took);
+		clear_where(&l->probes[i]);
 	}
+	for (size_t i = 0; i < l->cap; i++)
+		free(l->ring[i].vals);
 	for (size_t i = 0; i < l->dids.cap; i++)
 		if (l->dids.keys[i])
 			free(l->dids.values[i]);
@@ -256,6 +276,29 @@ static bool span_took(const struct lp_attrs *a, const char *probe)
 	return false;
 }
 
+/* A joined sample's span's captured values, for where= (the span.KEY=
+ * fields but lp-join's own and the at./calls. ones), "KEY=VALUE" fields
+ * as a record carries them; NULL when there are none. */
+static char *vals_of(const struct lp_attrs *a, size_t *len)
+{
+	struct lp_attrs_iter it = LP_ATTRS_ITER(a);
+	struct lp_attr at;
+	struct lp_attrs_buf b = { 0 };
+	while (lp_attrs__next(&it, &at)) {
+		if (!at.value || at.key_len <= 5 || memcmp(at.key, "span.", 5) ||
+		    (at.key_len > 8 && !memcmp(at.key, "span.at.", 8)) ||
+		    (at.key_len > 11 && !memcmp(at.key, "span.calls.", 11)))
+			continue;
+		char field[512];
+		int n = snprintf(field, sizeof(field), "%.*s=%.*s", (int)(at.key_len - 5), at.key + 5,
+				 (int)at.value_len, at.value);
+		if (n > 0 && (size_t)n < sizeof(field))
+			lp_attrs_buf__raw(&b, field, (size_t)n);
+	}
+	*len = b.len;
+	return b.text;
+}
+
 static void add_sample(struct lp_live *l, int input, const struct lp_sample *s, int64_t arrival)
 {
 	struct kept k = { .input = input, .t = s->time_ns != LP_TIME_NONE ? s->time_ns : arrival,
@@ -269,8 +312,10 @@ static void add_sample(struct lp_live *l, int input, const struct lp_sample *s, 
 			k.probe = probe_of(l, l->buf, true);
 			k.span_ns = to - from;
 			k.did = did_of(l, &s->attrs);
+			k.vals = vals_of(&s->attrs, &k.vals_len);
 		}
 	}
+	free(l->ring[l->head].vals);
 	l->ring[l->head] = k;
 	l->head = (l->head + 1) % l->cap;
 	if (l->n < l->cap)
@@ -380,12 +425,30 @@ int lp_live__set(struct lp_live *l, const char *key, const char *value, const ch
 		*(key[0] == 'w' ? &l->o.window_ns : &l->o.half_life_ns) = ns;
 		return 0;
 	}
-	if (strcmp(key, "percentile") && strcmp(key, "threshold") && strcmp(key, "took"))
+	if (strcmp(key, "percentile") && strcmp(key, "threshold") && strcmp(key, "took") &&
+	    strcmp(key, "where"))
 		return *why = "unknown setting", -1;
 	int i = probe ? probe_of(l, probe, false) : -1;
 	if (i < 0)
 		return *why = "no spans of that probe", -1;
 	struct probe *pr = &l->probes[i];
+	if (!strcmp(key, "where")) {
+		struct lp_where w;
+		if (!*value) {
+			clear_where(pr);
+			return 0;
+		}
+		if (strlen(value) > 256 || lp_where__parse(value, &w, why) < 0)
+			return *why = *why ? *why : "where: KEY=VALUE, KEY<N, ...", -1;
+		clear_where(pr);
+		free(pr->took);
+		pr->took = NULL;
+		pr->where = lp_malloc(sizeof(w));
+		*pr->where = w;
+		pr->where_text = lp_strdup(value);
+		return 0;
+	}
+	clear_where(pr);
 	if (!strcmp(key, "took")) {
 		if (!*value || strlen(value) > 256)
 			return *why = "took: the probe a span reached or called", -1;
@@ -697,6 +760,12 @@ static void put_hist(FILE *out, const int64_t *d, size_t n)
  * (lp-split's ranking, separate.h): the branches reached, calls made and
  * values captured, most significant first, over the newest spans kept
  * with attributes.  Every probe counts as watching every span. */
+/* Whether a span's values (its attributes, or a sample's vals) meet w. */
+static bool where_holds(struct lp_live *l, const struct lp_where *w, const struct lp_attrs *a)
+{
+	return lp_where__holds(w, lp_attrs__get(a, w->key, &l->buf, &l->buf_cap) < 0 ? NULL : l->buf);
+}
+
 static void put_separates(struct lp_live *l, FILE *out, const struct probe *p, int64_t end,
 			  int64_t at)
 {
@@ -705,7 +774,7 @@ static void put_separates(struct lp_live *l, FILE *out, const struct probe *p, i
 
 	put_key(out, "separates");
 	fputc('[', out);
-	if ((at != LP_TIME_NONE || p->took) && p->an) {
+	if ((at != LP_TIME_NONE || p->took || p->where) && p->an) {
 		struct lp_separate *sep = lp_separate__new(2);
 		for (size_t i = 0; i < p->an; i++) {
 			const struct attrs_kept *a =
@@ -714,8 +783,10 @@ static void put_separates(struct lp_live *l, FILE *out, const struct probe *p, i
 			    !input_shown(l, a->input))
 				continue;
 			struct lp_attrs attrs = { a->text, a->len };
-			lp_separate__span(sep, p->took ? span_took(&attrs, p->took) : a->dur > at,
-					  &attrs, NULL, NULL);
+			bool slow = p->took    ? span_took(&attrs, p->took)
+				    : p->where ? where_holds(l, p->where, &attrs)
+					       : a->dur > at;
+			lp_separate__span(sep, slow, &attrs, NULL, NULL);
 		}
 		n = lp_separate__rank(sep, 1, rows, SEPARATE_ROWS);
 		for (size_t i = 0; i < n; i++) {
@@ -778,18 +849,24 @@ static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
 	lp_json__number(out, span_ns > 0 ? lp_ns / span_ns : 0);
 	put_key(out, "hist");
 	put_hist(out, d, n);
-	int64_t at = p->took ? LP_TIME_NONE : p->by_threshold ? p->threshold
-			     : n ? rank(d, n, p->percentile / 100) : LP_TIME_NONE;
+	bool by_set = p->took || p->where;	/* a side by what the span did or held */
+	int64_t at = by_set ? LP_TIME_NONE : p->by_threshold ? p->threshold
+			    : n ? rank(d, n, p->percentile / 100) : LP_TIME_NONE;
 	fputs(",\"cut\":{\"percentile\":", out);
-	if (p->by_threshold || p->took)
+	if (p->by_threshold || by_set)
 		fputs("null", out);
 	else
 		lp_json__number(out, p->percentile);
 	fputs(",\"threshold_ns\":", out);
-	put_time(out, p->by_threshold && !p->took ? p->threshold : LP_TIME_NONE);
+	put_time(out, p->by_threshold && !by_set ? p->threshold : LP_TIME_NONE);
 	fputs(",\"took\":", out);
 	if (p->took)
 		lp_json__cstring(out, p->took);
+	else
+		fputs("null", out);
+	fputs(",\"where\":", out);
+	if (p->where)
+		lp_json__cstring(out, p->where_text);
 	else
 		fputs("null", out);
 	fputs(",\"at_ns\":", out);
@@ -803,12 +880,15 @@ static void put_probe(struct lp_live *l, FILE *out, size_t pi, int64_t end)
 	flame_init(&side[0]);
 	flame_init(&side[1]);
 	uint64_t count[2] = { 0, 0 };
-	for (size_t i = 0; (at != LP_TIME_NONE || p->took) && i < l->n; i++) {
+	for (size_t i = 0; (at != LP_TIME_NONE || by_set) && i < l->n; i++) {
 		const struct kept *k = kept_at(l, i);
 		double w = k->probe == (int)pi ? in_view(l, k, end) : 0;
 		if (w <= 0)
 			continue;
-		int slow = p->took ? did_take(k->did, p->took) : k->span_ns > at;
+		struct lp_attrs vals = { k->vals ? k->vals : "", k->vals_len };
+		int slow = p->took    ? did_take(k->did, p->took)
+			   : p->where ? where_holds(l, p->where, &vals)
+				      : k->span_ns > at;
 		flame_add(&side[slow], k->stack, w);
 		count[slow]++;
 	}

@@ -18,37 +18,6 @@
 #include "analysis/waits.h"
 #include "analysis/split-internal.h"
 
-int lp_split_pred__parse(const char *s, struct lp_split_pred *p, const char **why)
-{
-	static const struct { const char *text; enum lp_split_op op; } ops[] = {
-		{ "!=", LP_OP_NE }, { "<=", LP_OP_LE }, { ">=", LP_OP_GE },
-		{ "==", LP_OP_EQ }, { "=", LP_OP_EQ }, { "<", LP_OP_LT }, { ">", LP_OP_GT },
-	};
-	size_t klen = strcspn(s, "!=<>");
-	if (klen == 0 || !s[klen]) {
-		*why = "expected KEY=VALUE, KEY!=VALUE, KEY<N, KEY<=N, KEY>N or KEY>=N";
-		return -1;
-	}
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		size_t olen = strlen(ops[i].text);
-		if (strncmp(s + klen, ops[i].text, olen))
-			continue;
-		memset(p, 0, sizeof(*p));
-		p->key = lp_strndup(s, klen);
-		p->value = lp_strdup(s + klen + olen);
-		p->op = ops[i].op;
-		const char *w;
-		p->numeric = p->value[0] && lp_parse_double(p->value, &p->num, &w) == 0;
-		if (!p->numeric && p->op != LP_OP_EQ && p->op != LP_OP_NE) {
-			*why = "<, <=, > and >= need a number";
-			return -1;
-		}
-		return 0;
-	}
-	*why = "expected KEY=VALUE, KEY!=VALUE, KEY<N, KEY<=N, KEY>N or KEY>=N";
-	return -1;
-}
-
 /* --- attributes, read in place (this runs once per sample) ------------- */
 
 /* An attribute as written, without a copy (lp_attrs__raw). */
@@ -72,41 +41,18 @@ size_t lp_split__band_of(const struct split *s, int64_t d)
 	return lo;
 }
 
-static bool pred_ok(const struct lp_split_pred *p, const char *v)
-{
-	if (!v)
-		return p->op == LP_OP_NE;
-	double x;
-	const char *why;
-	if (p->numeric && lp_parse_double(v, &x, &why) == 0) {
-		switch (p->op) {
-		case LP_OP_EQ: return x == p->num;
-		case LP_OP_NE: return x != p->num;
-		case LP_OP_LT: return x < p->num;
-		case LP_OP_LE: return x <= p->num;
-		case LP_OP_GT: return x > p->num;
-		case LP_OP_GE: return x >= p->num;
-		}
-	}
-	switch (p->op) {
-	case LP_OP_EQ: return !strcmp(v, p->value);
-	case LP_OP_NE: return strcmp(v, p->value) != 0;
-	default: return false;
-	}
-}
-
 /* prefix "" for a span's own attributes, "span." or "spanN." on a sample. */
 bool lp_split__preds_ok(struct split *s, const struct lp_attrs *a, const char *prefix)
 {
 	for (size_t i = 0; i < s->o->npreds; i++) {
-		const struct lp_split_pred *p = &s->o->preds[i];
+		const struct lp_where *p = &s->o->preds[i];
 		size_t need = strlen(prefix) + strlen(p->key) + 1;
 		if (need > s->kbufcap) {
 			s->kbufcap = need + 32;
 			s->kbuf = lp_realloc(s->kbuf, s->kbufcap);
 		}
 		snprintf(s->kbuf, s->kbufcap, "%s%s", prefix, p->key);
-		if (!pred_ok(p, lp_attrs__get(a, s->kbuf, &s->buf, &s->bufcap) < 0 ? NULL : s->buf))
+		if (!lp_where__holds(p, lp_attrs__get(a, s->kbuf, &s->buf, &s->bufcap) < 0 ? NULL : s->buf))
 			return false;
 	}
 	return true;

@@ -8,20 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/where.h"
 #include "stream/stream.h"
 
-enum lp_split_op { LP_OP_EQ, LP_OP_NE, LP_OP_LT, LP_OP_LE, LP_OP_GT, LP_OP_GE };
-
-/* KEY OP VALUE on a span's captured value (a sample's span.KEY). */
-struct lp_split_pred {
-	char *key, *value;
-	enum lp_split_op op;
-	bool numeric;		/* VALUE is a number: compare as numbers */
-	double num;
-};
-
-/* Parses "arg0=3", "ret!=0", "len>=4096"...; -1 with *why on failure. */
-int lp_split_pred__parse(const char *s, struct lp_split_pred *p, const char **why);
 
 struct lp_split_file {
 	const char *group, *path;
@@ -45,7 +34,7 @@ struct lp_split_opts {
 	bool has_time;			/* --time FROM-TO */
 	int64_t time_from, time_to;	/* INT64_MIN/MAX when open */
 	bool time_absolute_from, time_absolute_to;	/* else from the first time read */
-	const struct lp_split_pred *preds;
+	const struct lp_where *preds;	/* on a span's values (a sample's span.KEY) */
 	size_t npreds;
 	bool live;			/* one pass, a windowed sketch for percentiles */
 	int64_t window_ns;
