@@ -21,18 +21,41 @@ KEYS=('key:request=new_request(ret)..free_request(r)' 'key:request@on_read(r)'
 
 # record WORKLOAD ARGS...: samples and request spans of a running workload
 # for RECORD_S seconds (default 3: $T/s.lp, $T/t.lp), joined ($T/j.lp).
+# The workload's SECONDS (in ARGS) is only a ceiling: lp-trace's -d counts
+# from when its probes are in place, which on a loaded machine is seconds
+# after it starts; lp-record, started first, samples until lp-trace is
+# done (a window of its own could end before lp-trace's began: 0 samples
+# in requests, seen beside a CI run); then SIGUSR1 ends the workload (its
+# requests drain, its truth is printed).
 record() {
 	local secs=${RECORD_S:-3}
 	"$WORKLOADS/$1" "${@:2}" 2>"$T/truth" >/dev/null &
 	local pid=$!
+	KILL_AFTER="${KILL_AFTER:-} $pid"
 	sleep 0.3
-	lp-record -F 499 -d "$secs" -p $pid -o "$T/s.lp" 2>"$T/rec.err" &
+	lp-record -F 499 -p $pid -o "$T/s.lp" 2>"$T/rec.err" &
 	local rec=$!
+	KILL_AFTER="$KILL_AFTER $rec"
 	lp-trace -d "$secs" -p $pid "${KEYS[@]}" -o "$T/t.lp" 2>"$T/trace.err" ||
 		fail "lp-trace: $(cat "$T/trace.err")"
-	reap $rec 0 10
+	kill -INT $rec
+	reap $rec 0 30
+	kill -USR1 $pid
 	reap $pid 0 30
 	lp-join "$T/s.lp" "$T/t.lp" >"$T/j.lp"
+}
+
+# record_sized WORKLOAD ARGS...: record, for 3 s, then 6 and 12 until each
+# of the split's groups has 100 samples (beside CPU-bound jobs 3 s gave 99
+# and 111); split_shares' figures set.
+record_sized() {
+	local secs
+	for secs in 3 6 12; do
+		RECORD_S=$secs record "$@"
+		split_shares
+		((nabove < 100 || nbelow < 100)) || break
+		echo "# $nabove and $nbelow samples in $secs s: once more, longer" >&3
+	done
 }
 
 # truth STREAM: keyed-truth's figures as shell variables (requests=...).
@@ -69,15 +92,8 @@ split_shares() {
 	read -r below nbelow < <(share below)
 }
 
-# split_check: lp-split -e request at p95: the slow group >= 70% in
+# split_judge: on split_shares' figures, the slow group >= 70% in
 # slow_path, the fast group <= 2% (the issue's goal).
-split_check() {
-	local above nabove below nbelow
-	split_shares
-	split_judge
-}
-
-# split_judge: split_check on split_shares' figures.
 split_judge() {
 	echo "# slow_path: above p95 ${above}% of $nabove samples, below ${below}% of $nbelow" >&3
 	((nabove >= 100 && nbelow >= 100)) || fail "$nabove and $nbelow samples"
@@ -86,7 +102,7 @@ split_judge() {
 
 @test "keyed: lp-trace on an event loop: a span per request from new_request to free_request, holding exactly its own callbacks" {
 	require_root
-	record evloop 5 100
+	record evloop 120 100
 	cat "$T/trace.err" >&3
 	truth "$T/t.lp"
 	((requests >= 2000)) || fail "$requests requests"
@@ -110,8 +126,9 @@ split_judge() {
 
 @test "keyed: lp-split -e request on the event loop: slow group >= 70% slow_path, fast <= 2%; no sample of a fast request in it" {
 	require_root
-	record evloop 5 100
-	split_check
+	local above nabove below nbelow
+	record_sized evloop 120 100
+	split_judge
 	# The attribution itself, whatever the cut: no sample in a callback of
 	# a request without on_slow callbacks is in slow_path.
 	truth "$T/j.lp"
@@ -128,7 +145,7 @@ split_judge() {
 
 @test "keyed: where the requests' time went: own callbacks, others' callbacks, none, against the event loop's own timing (idling 1 ms a batch)" {
 	require_root
-	record evloop -i 1000 5 100
+	record evloop -i 1000 120 100
 	run -0 lp-split -e request -P 95 --raw -r "$T/report.txt" --label -o /dev/null "$T/j.lp"
 	cat "$T/report.txt" >&3
 	grep '^evloop: waits' "$T/truth" >&3
@@ -151,15 +168,8 @@ split_judge() {
 
 @test "keyed: a thread pool hands requests between threads: spans hold their callbacks on every thread; slow group >= 70% slow_path, fast <= 2%" {
 	require_root
-	# Sized by counts: 100 samples in each group (beside a CPU-bound job,
-	# 3 s gave 99 and 111), recorded again twice as long until then.
-	local secs above nabove below nbelow
-	for secs in 3 6 12; do
-		RECORD_S=$secs record pool $((secs + 2)) 4 100
-		split_shares
-		((nabove < 100 || nbelow < 100)) || break
-		echo "# $nabove and $nbelow samples in $secs s: once more, longer" >&3
-	done
+	local above nabove below nbelow
+	record_sized pool 120 4 100
 	truth "$T/j.lp"
 	((requests >= 1000)) || fail "$requests requests"
 	assert_equal "$bad" 0
@@ -179,7 +189,8 @@ split_judge() {
 	# read r->id, a member at offset 16 of what r points to.
 	KEYS=('key:request=new_request(id)..free_request(r->id)' 'key:request@on_read(r->id)'
 		'key:request@on_process(r->id)' 'key:request@on_slow(r->id)' 'key:request@on_write(r->id)')
-	record evloop 5 100
+	local above nabove below nbelow
+	record_sized evloop 120 100
 	truth "$T/j.lp"
 	((requests >= 1000)) || fail "$requests requests"
 	requests_hold_own
@@ -199,7 +210,7 @@ split_judge() {
 	((nslow >= 12 * 10)) || fail "$nslow on_slow callbacks"
 	assert_equal "$badslow" 0
 	awk -v m="$mult" -v n="$nother" 'BEGIN { exit !(m / n > 0.03 && m / n < 0.05) }' || fail "$mult of $nother"
-	split_check
+	split_judge
 }
 
 @test "keyed: --max-keys bounds the open requests: the oldest evicted, counted as lost" {

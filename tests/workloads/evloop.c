@@ -23,6 +23,8 @@
  *
  *   evloop [-v] [-i USEC] [SECONDS] [INFLIGHT]   defaults 5 and 100
  *
+ * SIGUSR1 ends the SECONDS at once (reqwork.h).
+ *
  * -i idles the loop USEC after each batch of ready callbacks (before the
  * drain): the time requests wait while no callback runs.
  *
@@ -131,12 +133,18 @@ int main(int argc, char **argv)
 	calibrate_unit();
 
 	ep = epoll_create1(EPOLL_CLOEXEC);	/* if not, start aborts */
+	end_on_usr1();
 	end = steady_end = (t0 = now_ns()) + (int64_t)(secs * 1e9);
 	for (; live < inflight; live++)
 		start(++id);
 	while (live > 0) {
 		int n = epoll_wait(ep, evs, 64, -1);
 		long was = live;
+
+		if (usr1_seen && end > now_ns())
+			end = steady_end = now_ns();
+		if (n < 0)
+			continue;	/* EINTR: SIGUSR1 */
 
 		for (int i = 0; i < n; i++) {
 			struct req *r = evs[i].data.ptr;

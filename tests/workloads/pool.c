@@ -25,6 +25,8 @@
  *
  *   pool [-v] [SECONDS] [THREADS] [INFLIGHT]   defaults 5, 4 and 100
  *
+ * SIGUSR1 ends the SECONDS at once (reqwork.h).
+ *
  * After SECONDS no request starts and those in flight finish (all made are
  * freed) at the same pace: a phase queued then waits the turn a queue of
  * INFLIGHT would give it.  Then the truth on stderr, with how many requests
@@ -126,7 +128,8 @@ static void *worker(void *arg)
 			r->worker = r->phase == 0 ? me : -1;
 		if (++r->phase > last) {
 			free_request(r);
-			r = now_ns() < end ? new_request(__atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED)) : NULL;
+			r = now_ns() < end && !usr1_seen ?
+				    new_request(__atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED)) : NULL;
 		}
 		pthread_mutex_lock(&mu);
 		if (!r && !per_task)	/* the pool's wall time a task so far */
@@ -155,6 +158,7 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "usage: pool [-v] [SECONDS] [THREADS (1-64)] [INFLIGHT]\n"), 2;
 	calibrate_unit();
 
+	end_on_usr1();
 	end = (t0 = now_ns()) + (int64_t)(secs * 1e9);
 	for (long k = 0; k < threads; k++)
 		pthread_cond_init(&q[k].cv, NULL);

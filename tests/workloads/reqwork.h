@@ -8,6 +8,7 @@
  * (id % 25 != 0) runs on_read, on_process, on_write, each fast_work(r, 20);
  * a slow one the same with twelve on_slow before on_write, each
  * slow_path(r, 125): only slow requests call slow_path. */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,24 @@
 enum { SLOW_EVERY = 25, SLOW_PHASES = 12, FAST_UNITS = 20, SLOW_UNITS = 125 };
 
 static long iters_per_unit, slow_units, total_units;
+
+/* SIGUSR1 ends the steady phase at once: no request starts after it, those
+ * in flight drain, the truth is printed.  A test ends the workload so once
+ * its recording is done, however long its recorders took to start. */
+static volatile sig_atomic_t usr1_seen;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_seen = 1;
+}
+
+/* No SA_RESTART: a wait the signal comes in returns (EINTR). */
+static void end_on_usr1(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	sigaction(SIGUSR1, &sa, NULL);
+}
 static int64_t *lat[2];	/* latencies (ns) of fast [0] and slow [1] requests */
 static long nlat[2];
 
