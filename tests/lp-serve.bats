@@ -376,6 +376,9 @@ ab_file() {
 	assert_line --regexp $'^77\tbranchreq\.c:77\tcall\t1\t.*repair\(id\); /\* BRANCH \*/$'
 	run -0 get "/discover?token=$TOKEN&what=blocks&arg=handle_request"
 	assert_line --regexp $'^block\t[0-9]+\t0x[0-9a-f]+\t0x[0-9a-f]+\tbranchreq\.c:77\t'
+	# main's timing loop is a lexical block declaring r (a scope line)
+	run -0 get "/discover?token=$TOKEN&what=blocks&arg=main"
+	assert_line --regexp $'^scope\t[0-9]+\t-\t1\tbranchreq\.c:[0-9]+-[0-9]+\t0x[-,0-9a-fx]+\tr\tbranchreq\.c:[0-9]+$'
 	run -0 get "/discover?token=$TOKEN&what=vars&arg=branchreq.c:75"
 	assert_line --regexp $'\tlocal\ttook\tint\t'
 	# An option is no operand; a function it has not, lp-trace's word.
@@ -422,6 +425,12 @@ ab_file() {
 		'document.body.dataset.ready === "1" && !document.getElementById("dig").hidden' \
 		'(document.getElementById("trace-name").value = "main", document.getElementById("dig-blocks-btn").click(), new Promise(ok => { const t = setInterval(() => { const r = document.querySelectorAll("#dig-loops tr.dig-loop"); if (r.length) { clearInterval(t); ok([r.length, document.querySelectorAll("#dig-loops button.dig-loop-probe").length > 0]); } }, 50); }))'
 	assert_output '[3,true]'
+	# Its blocks in the structure view, a block's vars button showing the
+	# variables at its line: main's timing loop's r among them.
+	run -0 node --experimental-websocket "$LP_TOP/tests/helpers/live-page.cjs" "$BASE/?token=$TOKEN" \
+		'document.body.dataset.ready === "1" && !document.getElementById("dig").hidden' \
+		'(document.getElementById("trace-name").value = "main", document.getElementById("dig-blocks-btn").click(), new Promise(ok => { const t = setInterval(() => { const b = document.querySelector("#dig-structure tr.dig-scope button.dig-scope-vars"); if (!b) return; clearInterval(t); const n = document.querySelectorAll("#dig-structure tr.dig-scope").length; b.click(); const u = setInterval(() => { if (document.getElementById("dig-vars-box").hidden || !document.querySelector("#dig-varlist code")) return; clearInterval(u); ok([n, Array.from(document.querySelectorAll("#dig-varlist code")).some(c => c.textContent === "r")]); }, 50); }, 50); }))'
+	assert_output '[4,true]'
 	# Its directory, as its children's command lines name it.
 	dir=$(pgrep -aP "$SERVE" | sed -n 's|.* \(/tmp/lp-serve\.[^/ ]*\)/.*|\1|p' | head -1)
 	[ -p "$dir/spans" ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # lp-trace --list, --lines and --vars: what can be probed, read from the
-# binaries (the bundled demo, tests/workloads/lines.c, inl.c, throws.cc,
-# gogrow.go: functions, lines and variables known from their source), a
+# binaries (the bundled demo, tests/workloads/lines.c, inl.c, scopes.c,
+# throws.cc, gogrow.go: functions, lines, inlined calls, blocks and
+# variables known from their source), a
 # stripped binary with a debug link, a running process, PostgreSQL (its
 # size: under a second) and python3.11's USDT probes.
 
@@ -20,6 +21,11 @@ setup() {
 # The line of FILE where function NAME is defined ("... NAME(" opening a line).
 def_line() {
 	grep -n -E "^[a-z_].*[ *]$2\(" "$1" | head -1 | cut -d: -f1
+}
+
+# The line of tests/workloads/scopes.c whose comment holds the word MARK.
+scopes_line() {
+	grep -n -E "/\* (.* )?$1( .*)? \*/" "$LP_TOP/tests/workloads/scopes.c" | cut -d: -f1
 }
 
 @test "lp-trace --list: each function of the demo, with its source line, its typed arguments and a uretprobe" {
@@ -131,6 +137,99 @@ def_line() {
 	[ -n "$served" ] || fail "branchreq said no count: $stderr"
 	run -0 awk -F'\t' -v r="$runs" -v q="$requests" '$1 == "event" { n[$5]++ } END { print n[r] + 0, n[q] + 0 }' "$T/l.lp"
 	assert_output "50 $served"
+}
+
+@test "lp-trace --blocks FUNC: its inlined calls and lexical blocks, nested, as the source has them, each block with its variables" {
+	run -0 --separate-stderr lp-trace --blocks work "$WORKLOADS/scopes"
+	assert_equal "$stderr" ""
+	out=$output
+	# scopes.c's work(): mid inlined at MID_CALL, leaf inlined into it at
+	# LEAF_CALL; a block declaring a, holding a block declaring b and c,
+	# and leaf inlined again at LEAF_CALL2.  In tree order (each after
+	# what holds it, siblings as work's code is laid out), numbered
+	# together: number, parent, depth, then the callee and its call site
+	# or the block's lines and variables.
+	run -0 awk -F'\t' '$1 == "inline" { print $2, $3, $4, $5, $6 }
+		$1 == "scope" { print $2, $3, $4, "{}", $5, $7 }' <<<"$out"
+	assert_output "0 - 1 mid scopes.c:$(scopes_line MID_CALL)
+1 0 2 leaf scopes.c:$(scopes_line LEAF_CALL)
+2 - 1 {} scopes.c:$(scopes_line BLOCK1_FIRST)-$(scopes_line BLOCK1_LAST) a
+3 2 2 {} scopes.c:$(scopes_line BLOCK2_FIRST)-$(scopes_line BLOCK2_LAST) b,c
+4 2 2 leaf scopes.c:$(scopes_line LEAF_CALL2)"
+	# Each one's code within the code of what holds it (work's symbol
+	# for the outermost); an inlined call's probe, FUNC+OFF, at an
+	# address of its own code.
+	read -r start size < <(nm -S "$WORKLOADS/scopes" | awk '$3 ~ /^[tT]$/ && $4 == "work" { print $1, $2 }')
+	run -0 awk -F'\t' -v w0=$((16#$start)) -v w1=$((16#$start + 16#$size)) '
+		function parse(s, lo, hi,   a, b, n, i) {
+			n = split(s, a, ",")
+			for (i = 1; i <= n; i++) { split(a[i], b, "-"); lo[i] = strtonum(b[1]); hi[i] = strtonum(b[2]) }
+			return n
+		}
+		function inside(s, t,   lo, hi, plo, phi, n, m, i, j, ok) {
+			n = parse(s, lo, hi); m = parse(t, plo, phi)
+			for (i = 1; i <= n; i++) {
+				ok = lo[i] < hi[i]
+				for (j = 1; j <= m && ok; j++) if (lo[i] >= plo[j] && hi[i] <= phi[j]) break
+				if (!ok || j > m) return 0
+			}
+			return n > 0
+		}
+		$1 == "inline" || $1 == "scope" {
+			r = $1 == "inline" ? $7 : $6
+			code[$2] = r
+			if (!inside(r, $3 == "-" ? sprintf("0x%x-0x%x", w0, w1) : code[$3])) print "node " $2 ": " r " outside its parent"
+			if ($1 == "inline") {
+				if ($8 !~ /^work\+0x[0-9a-f]+$/) { print "node " $2 ": probe " $8; next }
+				e = w0 + strtonum(substr($8, 6))
+				if (!inside(sprintf("0x%x-0x%x", e, e + 1), r)) print "node " $2 ": probe " $8 " outside " r
+			}
+			n++
+		}
+		END { print n + 0, "nodes" }' <<<"$out"
+	assert_output "5 nodes"
+	# A block's probe: its first line with a site in it, where --vars
+	# lists its variables first, then those of what holds it.
+	run -0 awk -F'\t' '$1 == "scope" { print $8 }' <<<"$out"
+	assert_output "scopes.c:$(scopes_line BLOCK1_FIRST)
+scopes.c:$(scopes_line BLOCK2_FIRST)"
+	run -0 --separate-stderr lp-trace --vars "scopes.c:$(scopes_line BLOCK2_FIRST)" "$WORKLOADS/scopes"
+	run -0 awk -F'\t' '{ printf "%s%s", (NR > 1 ? "," : ""), $4 } END { print "" }' <<<"$output"
+	assert_output "b,c,a,n,total"
+	run -0 --separate-stderr lp-trace --vars "scopes.c:$(scopes_line BLOCK1_FIRST)" "$WORKLOADS/scopes"
+	run -0 awk -F'\t' '{ printf "%s%s", (NR > 1 ? "," : ""), $4 } END { print "" }' <<<"$output"
+	assert_output "a,n,total"
+	# main: its loop's block, declaring i
+	run -0 lp-trace --blocks main "$WORKLOADS/scopes"
+	run -0 awk -F'\t' '$1 == "inline" || $1 == "scope" { print $1, $3, $4, $7 }' <<<"$output"
+	assert_output "scope - 1 i"
+	# branchreq's main (-O1): its timing loop's blocks, one a line whose
+	# probe lands in it (not 'for (int r = 0; ...', whose first code is
+	# before the block), --vars there listing the block's variables.
+	run -0 lp-trace --blocks main "$WORKLOADS/branchreq"
+	mapfile -t scopes < <(awk -F'\t' '$1 == "scope" && $8 != "-" { print $8, $7 }' <<<"$output")
+	[ "${#scopes[@]}" -ge 2 ]
+	for s in "${scopes[@]}"; do
+		read -r probe vars <<<"$s"
+		run -0 --separate-stderr lp-trace --vars "$probe" "$WORKLOADS/branchreq"
+		for v in ${vars//,/ }; do
+			assert_line --regexp "^0x[0-9a-f]+${TAB}main${TAB}local${TAB}$v${TAB}"
+		done
+	done
+}
+
+@test "lp-trace --blocks: the probe it gives an inlined call traces that call, an event each time it runs" {
+	require_root
+	run -0 lp-trace --blocks work "$WORKLOADS/scopes"
+	run -0 awk -F'\t' '$1 == "inline" { print $8 }' <<<"$output"
+	assert_equal "${#lines[@]}" 3
+	mid=${lines[0]} leaf1=${lines[1]} leaf2=${lines[2]}
+	# work(0) .. work(6): mid and the leaf in it run 7 times, the block
+	# holding the other leaf for 0, 3 and 6 alone.
+	run -0 --separate-stderr lp-trace -o "$T/i.lp" "$mid" "$leaf1" "$leaf2" -- "$WORKLOADS/scopes" 7
+	run -0 awk -F'\t' -v a="$mid" -v b="$leaf1" -v c="$leaf2" '$1 == "event" { n[$5]++ }
+		END { print n[a] + 0, n[b] + 0, n[c] + 0 }' "$T/i.lp"
+	assert_output "7 7 3"
 }
 
 @test "lp-trace --vars FILE:LINE: where each variable lives at the probe, and what FILE:LINE(VAR) captures" {

@@ -18,6 +18,7 @@
  *   dwarf-vars.c   types, functions' parameters, variables in scope, their
  *                  locations and members (struct lp_dwscope)
  *   dwarf-lines.c  line tables and the functions holding an address
+ *   dwarf-scopes.c a function's inlined calls and lexical blocks, as a tree
  *
  * It does not include dwarf.h, whose types nothing here needs: dwarf.c
  * includes it, and lib/layers takes a header's include for its module's,
@@ -55,6 +56,12 @@ void lp_dw_build_id_file(char *cand, size_t size, const char *root, size_t rootl
 			 const unsigned char *id, size_t n);
 /* A subprogram, an inlined copy or an entry point. */
 bool lp_dw_is_function(Dwarf_Die *die);
+/* die (a function or an inlined copy) as one function of a chain (dwarf.h's
+ * lp_dwfunc): its names and an inlined copy's call site, its file through
+ * files (NULL: its unit's files unknown); nm: its language does not mangle. */
+struct lp_dwfunc;
+void lp_dw_func_of(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, bool nm,
+		   struct lp_dwfunc *f);
 
 /* --- a plain Dwarf read from an ELF (dwarf-elf.c) ----------------------- */
 
@@ -97,5 +104,17 @@ struct lp_dwscope {
 
 /* The file that declares die (DWARF 5's index 0 too), or NULL. */
 const char *lp_dw_decl_file(Dwarf_Die *die);
+/* Address ranges [r[i][0], r[i][1]), file addresses. */
+struct addr_ranges {
+	uint64_t (*r)[2];
+	size_t n;
+};
+/* Appends die's non-empty ranges to rs (rs->r malloc'd). */
+void lp_dw_add_ranges(Dwarf_Die *die, struct addr_ranges *rs);
+/* Widens [*lo, *hi] (0: empty) by the lines of die's own code in file (a
+ * name as cu's line table gives it): the rows of cu's line table in die's
+ * ranges but not in those of a copy inlined anywhere in it, and the call
+ * lines of those copies called from file. */
+void lp_dw_own_lines(Dwarf_Die *cu, Dwarf_Die *die, const char *file, int *lo, int *hi);
 
 #endif

@@ -2,9 +2,11 @@
  * lp-trace's line probes and --list: every row of the line tables, the
  * line at an address, the function or inlined copy holding an address and
  * the ranges of the real one, a function's lines from its declaration to
- * its last, and the file that declares a DIE. */
+ * its last (and any DIE's own lines: a lexical block's), and the file that
+ * declares a DIE. */
 #include <elfutils/libdw.h>
 #include <dwarf.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,13 +110,7 @@ int lp_dwarf__func_ranges(struct lp_dwarf *d, uint64_t cu, uint64_t pc, uint64_t
 	return !nr || off > 0 ? -1 : (int)nr;	/* none, or more ranges than max */
 }
 
-/* Address ranges, for lp_dwarf__func_lines. */
-struct ranges {
-	uint64_t (*r)[2];
-	size_t n;
-};
-
-static void add_ranges(Dwarf_Die *die, struct ranges *rs)
+void lp_dw_add_ranges(Dwarf_Die *die, struct addr_ranges *rs)
 {
 	Dwarf_Addr base, l, h;
 	ptrdiff_t off = 0;
@@ -126,7 +122,7 @@ static void add_ranges(Dwarf_Die *die, struct ranges *rs)
 		}
 }
 
-static bool in_ranges(const struct ranges *rs, uint64_t a)
+static bool in_ranges(const struct addr_ranges *rs, uint64_t a)
 {
 	for (size_t i = 0; i < rs->n; i++)
 		if (a >= rs->r[i][0] && a < rs->r[i][1])
@@ -134,10 +130,18 @@ static bool in_ranges(const struct ranges *rs, uint64_t a)
 	return false;
 }
 
-/* The copies inlined anywhere inside die: their ranges, and the highest
- * call line of those called from file (*hi). */
+static void widen(int line, int *lo, int *hi)
+{
+	if (!*lo || line < *lo)
+		*lo = line;
+	if (line > *hi)
+		*hi = line;
+}
+
+/* The copies inlined anywhere inside die: their ranges, and [*lo, *hi]
+ * widened by the call lines of those called from file. */
 static void inlined_within(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, const char *file,
-			   struct ranges *rs, int *hi, int depth)
+			   struct addr_ranges *rs, int *lo, int *hi, int depth)
 {
 	Dwarf_Die child;
 	if (depth > 64 || dwarf_child(die, &child) != 0)
@@ -147,16 +151,49 @@ static void inlined_within(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, co
 		if (tag == DW_TAG_inlined_subroutine) {
 			Dwarf_Attribute a;
 			Dwarf_Word cf, cl;
-			add_ranges(&child, rs);
+			lp_dw_add_ranges(&child, rs);
 			if (dwarf_formudata(dwarf_attr(&child, DW_AT_call_file, &a), &cf) == 0 &&
 			    dwarf_formudata(dwarf_attr(&child, DW_AT_call_line, &a), &cl) == 0 &&
 			    files && cf < nfiles && !strcmp(dwarf_filesrc(files, cf, NULL, NULL) ?: "", file) &&
-			    (int)cl > *hi)
-				*hi = (int)cl;
+			    cl > 0 && cl <= INT_MAX)
+				widen((int)cl, lo, hi);
 		} else if (tag == DW_TAG_lexical_block) {
-			inlined_within(&child, files, nfiles, file, rs, hi, depth + 1);
+			inlined_within(&child, files, nfiles, file, rs, lo, hi, depth + 1);
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+void lp_dw_own_lines(Dwarf_Die *cu, Dwarf_Die *die, const char *file, int *lo, int *hi)
+{
+	Dwarf_Lines *lines;
+	Dwarf_Files *files;
+	size_t nlines, nfiles;
+
+	if (dwarf_getsrclines(cu, &lines, &nlines) != 0 || dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+		return;
+	struct addr_ranges own = { 0 }, inl = { 0 };
+	lp_dw_add_ranges(die, &own);
+	inlined_within(die, files, nfiles, file, &inl, lo, hi, 0);
+	for (size_t i = 0; i < nlines; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i), *next;
+		Dwarf_Addr a, na;
+		int line;
+		const char *f = dwarf_linesrc(l, NULL, NULL);
+		if (!f || dwarf_lineaddr(l, &a) != 0 || dwarf_lineno(l, &line) != 0 || line <= 0 ||
+		    !in_ranges(&own, a) || in_ranges(&inl, a) || strcmp(f, file))
+			continue;
+		/* A row the next one starts at the same address holds no
+		 * code (GCC's views: an inlined callee's last line, then its
+		 * caller's, at one instruction). */
+		bool end;
+		if (i + 1 < nlines && (next = dwarf_onesrcline(lines, i + 1)) &&
+		    dwarf_lineaddr(next, &na) == 0 && na == a &&
+		    dwarf_lineendsequence(l, &end) == 0 && !end)
+			continue;
+		widen(line, lo, hi);
+	}
+	free(own.r);
+	free(inl.r);
 }
 
 bool lp_dwarf__func_lines(struct lp_dwarf *d, uint64_t addr, const char **file, int *lo, int *hi)
@@ -173,22 +210,9 @@ bool lp_dwarf__func_lines(struct lp_dwarf *d, uint64_t addr, const char **file, 
 	if (!ff.found || !(*file = lp_dw_decl_file(&ff.die)) || dwarf_decl_line(&ff.die, lo) != 0 ||
 	    dwarf_getsrclines(&cu, &lines, &nlines) != 0 || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
 		return false;
-	struct ranges own = { 0 }, inl = { 0 };
-	*hi = *lo;
-	add_ranges(&ff.die, &own);
-	inlined_within(&ff.die, files, nfiles, *file, &inl, hi, 0);
-	for (size_t i = 0; i < nlines; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		Dwarf_Addr a;
-		int line;
-		const char *f = dwarf_linesrc(l, NULL, NULL);
-		if (!f || dwarf_lineaddr(l, &a) != 0 || dwarf_lineno(l, &line) != 0 ||
-		    !in_ranges(&own, a) || in_ranges(&inl, a) || strcmp(f, *file))
-			continue;
-		if (line > *hi)
-			*hi = line;
-	}
-	free(own.r);
-	free(inl.r);
+	/* From the declaration: its own lines above it do not count. */
+	int olo = 0, ohi = 0;
+	lp_dw_own_lines(&cu, &ff.die, *file, &olo, &ohi);
+	*hi = ohi > *lo ? ohi : *lo;
 	return true;
 }

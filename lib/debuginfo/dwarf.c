@@ -608,9 +608,8 @@ bool lp_dw_is_function(Dwarf_Die *die)
 	       tag == DW_TAG_entry_point;
 }
 
-/* One function of a chain, with the call site of an inlined copy. */
-static void func_of(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, bool nm,
-		    struct lp_dwfunc *f)
+void lp_dw_func_of(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, bool nm,
+		   struct lp_dwfunc *f)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word file, line = 0;
@@ -673,7 +672,7 @@ size_t lp_dwmod__funcs(struct lp_dwmod *m, uint64_t addr, struct lp_dwfunc *out,
 		for (int i = first; i < n && k < max; i++) {
 			if (!lp_dw_is_function(&scopes[i]))
 				continue;
-			func_of(&scopes[i], files, nfiles, nm, &out[k]);
+			lp_dw_func_of(&scopes[i], files, nfiles, nm, &out[k]);
 			if (!out[k++].inlined)
 				break;
 		}

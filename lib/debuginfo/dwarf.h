@@ -201,6 +201,34 @@ void lp_dwarf__each_function(struct lp_dwarf *d, void (*fn)(const struct lp_dwfu
  * DWARF function starts there, or it has no line table. */
 bool lp_dwarf__func_lines(struct lp_dwarf *d, uint64_t addr, const char **file, int *lo, int *hi);
 
+/* One inlined call or lexical block of a function (lp-trace --blocks). */
+struct lp_dwnode {
+	bool inlined;		/* an inlined call; else a lexical block */
+	int parent;		/* the node it is in (an index); -1: the function */
+	int depth;		/* 1: in the function itself, not in another node */
+	uint64_t (*ranges)[2];	/* its code, [lo, hi) file addresses, in address order */
+	size_t nranges;		/* 0: none (a block the compiler left empty) */
+	/* An inlined call: the callee (fn.name) and its call site
+	 * (fn.call_file, fn.call_line), and where the call starts
+	 * (DW_AT_entry_pc, else its lowest address; 0: no code). */
+	struct lp_dwfunc fn;
+	uint64_t entry;
+	/* A block: the file of the function or inlined callee it is in (as
+	 * the line table names it; NULL: unknown), its lines (those of the
+	 * rows of its code, code inlined into it at its call's line; 0:
+	 * none), and the names of the variables declared in it. */
+	const char *file;
+	int lo, hi;
+	const char **vars;
+	size_t nvars;
+};
+/* The inlined calls and lexical blocks of the function starting at file
+ * address addr, nested: a tree in preorder (a node before those it holds,
+ * each's in address order), *n nodes in *nodes (lp_dwnodes__free).  false:
+ * no DWARF function starts there. */
+bool lp_dwarf__structure(struct lp_dwarf *d, uint64_t addr, struct lp_dwnode **nodes, size_t *n);
+void lp_dwnodes__free(struct lp_dwnode *nodes, size_t n);
+
 /* Where a variable lives at an address. */
 #define LP_DWLOC_ADDR 0x100u	/* reg: none; off is a fixed address */
 #define LP_DWLOC_CFA 0x101u	/* reg: the canonical frame address */

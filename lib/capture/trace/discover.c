@@ -409,6 +409,158 @@ static void put_flags(FILE *out, unsigned flags)
 		fputc('-', out);
 }
 
+/* The function's structure as DWARF gives it (debuginfo/dwarf.h's
+ * lp_dwnode): "inline" and "scope" lines, one numbering for both. */
+
+/* "0x10-0x20,0x30-0x38" ([lo, hi) each), or "-" for none. */
+static void put_ranges(FILE *out, const struct lp_dwnode *nd)
+{
+	if (!nd->nranges)
+		fputc('-', out);
+	for (size_t i = 0; i < nd->nranges; i++)
+		fprintf(out, "%s0x%" PRIx64 "-0x%" PRIx64, i ? "," : "", nd->ranges[i][0], nd->ranges[i][1]);
+}
+
+/* What lp-trace takes for a point at the function's offsets (FUNC+OFF of
+ * its own body; a copy, named by its symbol), into name; "" when neither
+ * (0xADDR then). */
+static void entry_base(struct func_src *fs, const struct lp_probe_spec *spec, char *name, size_t size)
+{
+	struct lp_probe_func fn;
+
+	name[0] = '\0';
+	for (size_t i = 0; lp_probe_file__func(fs->f, i, &fn); i++) {
+		bool cold;
+		const char *suf = lp_fname__clone_suffix(fn.name, &cold);
+		if (fn.addr != fs->vaddr || cold || fn.ifunc)
+			continue;
+		snprintf(name, size, "%s", suf ? fn.name : spec->func);
+		if (!suf)
+			return;
+	}
+}
+
+/* The line sites of one file's lines lo..hi: where a block's probe is
+ * looked for. */
+struct file_sites {
+	const char *file;
+	int lo, hi;
+	struct lp_probe_site *sites;
+	size_t n;
+};
+
+/* The sites of each file the blocks' lines are in: the function's own
+ * (fs's) where they cover them, one walk of the line tables for each
+ * other file. */
+static struct file_sites *blocks_sites(struct func_src *fs, const struct lp_dwnode *nodes, size_t n,
+				       size_t *nfiles)
+{
+	struct file_sites *v = lp_calloc(1, sizeof(*v));
+
+	v[0] = (struct file_sites){ fs->file, fs->lo, fs->hi, fs->sites, fs->nsites };
+	*nfiles = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_dwnode *nd = &nodes[i];
+		if (nd->inlined || !nd->file || !nd->lo ||
+		    (!strcmp(nd->file, fs->file) && nd->lo >= fs->lo && nd->hi <= fs->hi))
+			continue;
+		size_t k = 1;
+		while (k < *nfiles && strcmp(v[k].file, nd->file))
+			k++;
+		if (k == *nfiles) {
+			v = lp_reallocarray(v, ++*nfiles, sizeof(*v));
+			v[k] = (struct file_sites){ nd->file, nd->lo, nd->hi, NULL, 0 };
+		}
+		if (nd->lo < v[k].lo)
+			v[k].lo = nd->lo;
+		if (nd->hi > v[k].hi)
+			v[k].hi = nd->hi;
+	}
+	for (size_t k = 1; k < *nfiles; k++) {
+		/* A range (hi past lo) is walked quietly: no line of it may
+		 * have code of this function. */
+		struct lp_probe_spec line = { .type = LP_PROBE_LINE, .text = "--blocks",
+					      .file = (char *)base_name(v[k].file), .line = v[k].lo };
+		if (lp_probe_file__sites(fs->f, &line, v[k].hi + 1, &v[k].sites, &v[k].n) < 0)
+			v[k].n = 0;
+	}
+	return v;
+}
+
+/* The first line of block nd whose probe (lp-trace FILE:LINE) has its
+ * site in the block, where --vars lists the block's variables; 0: none. */
+static int block_probe_line(const struct lp_dwnode *nd, const struct file_sites *fsv, size_t nfiles)
+{
+	int best = 0;
+
+	for (size_t k = 0; k < nfiles && nd->lo; k++) {
+		if (strcmp(fsv[k].file, nd->file) || nd->lo < fsv[k].lo || nd->hi > fsv[k].hi)
+			continue;
+		for (size_t i = 0; i < fsv[k].n; i++) {
+			const struct lp_probe_site *st = &fsv[k].sites[i];
+			if (st->line < nd->lo || st->line > nd->hi || (best && st->line >= best))
+				continue;
+			for (size_t r = 0; r < nd->nranges; r++)
+				if (st->addr >= nd->ranges[r][0] && st->addr < nd->ranges[r][1])
+					best = st->line;
+		}
+		break;
+	}
+	return best;
+}
+
+static void put_structure(FILE *out, struct func_src *fs, const struct lp_probe_spec *spec,
+			  const struct lp_dwnode *nodes, size_t n)
+{
+	char base[512];
+	size_t nfiles;
+	struct file_sites *fsv = blocks_sites(fs, nodes, n, &nfiles);
+
+	entry_base(fs, spec, base, sizeof(base));
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_dwnode *nd = &nodes[i];
+		fprintf(out, "%s\t%zu\t", nd->inlined ? "inline" : "scope", i);
+		if (nd->parent >= 0)
+			fprintf(out, "%d", nd->parent);
+		else
+			fputc('-', out);
+		fprintf(out, "\t%d\t", nd->depth);
+		if (nd->inlined) {
+			fprintf(out, "%s\t", nd->fn.name ? nd->fn.name : "?");
+			if (nd->fn.call_file && nd->fn.call_line)
+				fprintf(out, "%s:%" PRIu64, base_name(nd->fn.call_file), nd->fn.call_line);
+			else
+				fputc('-', out);
+			fputc('\t', out);
+			put_ranges(out, nd);
+			/* A point event at its first instruction, each time
+			 * the call runs. */
+			if (!nd->entry)
+				fprintf(out, "\t-\n");
+			else if (base[0] && nd->entry >= fs->vaddr && fs->size && nd->entry < fs->vaddr + fs->size)
+				fprintf(out, "\t%s+0x%" PRIx64 "\n", base, nd->entry - fs->vaddr);
+			else
+				fprintf(out, "\t0x%" PRIx64 "\n", nd->entry);
+			continue;
+		}
+		put_lines(out, nd->file ? nd->file : "", nd->lo, nd->hi);
+		fputc('\t', out);
+		put_ranges(out, nd);
+		fputc('\t', out);
+		for (size_t v = 0; v < nd->nvars; v++)
+			fprintf(out, "%s%s", v ? "," : "", nd->vars[v]);
+		if (!nd->nvars)
+			fputc('-', out);
+		fputc('\t', out);
+		int line = block_probe_line(nd, fsv, nfiles);
+		put_lines(out, nd->file ? nd->file : "", line, line);
+		fputc('\n', out);
+	}
+	for (size_t k = 1; k < nfiles; k++)
+		free(fsv[k].sites);
+	free(fsv);
+}
+
 int lp_discover__blocks(struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out)
 {
 	struct func_src fs;
@@ -446,6 +598,12 @@ int lp_discover__blocks(struct lp_probe_spec *spec, const char *exe, pid_t pid, 
 		fprintf(out, "\t%zu\t", l->nblocks);
 		put_lines(out, file, first, first);
 		fputc('\n', out);
+	}
+	struct lp_dwnode *nodes;
+	size_t nnodes;
+	if (lp_dwarf__structure(dw, vaddr, &nodes, &nnodes)) {
+		put_structure(out, &fs, spec, nodes, nnodes);
+		lp_dwnodes__free(nodes, nnodes);
 	}
 	for (size_t i = 0; i < g.nblocks; i++) {
 		const struct lp_cfg_block *b = &g.blocks[i];

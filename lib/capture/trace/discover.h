@@ -28,8 +28,11 @@ int lp_discover__lines(struct lp_probe_spec *spec, const char *exe, pid_t pid, F
 
 /* --blocks FUNC: function spec's basic blocks and loops (debuginfo/cfg.h),
  * each with its source lines, a loop with the line probe that runs once
- * each iteration (once more when it is the test that leaves).  0, or -1
- * after saying why. */
+ * each iteration (once more when it is the test that leaves); and the
+ * calls inlined into it and its lexical blocks, nested, as its DWARF gives
+ * them (debuginfo/dwarf.h's lp_dwnode), an inlined call with the probe
+ * that traces it (FUNC+OFF at its entry), a block with its variables and
+ * the line probe where --vars lists them.  0, or -1 after saying why. */
 int lp_discover__blocks(struct lp_probe_spec *spec, const char *exe, pid_t pid, FILE *out);
 
 /* --vars FILE:LINE: the variables in scope where lp-trace FILE:LINE
