@@ -336,10 +336,15 @@ samples_stream() {
 	"$LP_BUILD/examples/demo" 60 > /dev/null &
 	demo=$!
 	sleep 0.3
-	perf record -q -k CLOCK_MONOTONIC -F 499 -g -p $demo -o perf.data -- sleep 4 2> perf.err &
+	# perf samples until lp-trace is done: lp-trace's -d counts from when
+	# its probes are in, a window of perf's own could be over by then
+	# (88 samples after the first span, beside a CI run and a busy loop)
+	perf record -q -k CLOCK_MONOTONIC -F 499 -g -p $demo -o perf.data 2> perf.err &
 	rec=$!
+	KILL_AFTER="$demo $rec"
 	lp-trace -d 4 -p $demo handle_request > spans.lp 2> trace.err
-	wait $rec
+	kill -INT $rec
+	reap $rec 130 30	# perf record's status when SIGINT ends it
 	kill $demo
 	reap $demo 143
 	perf script -i perf.data --ns > perf.txt 2> /dev/null
