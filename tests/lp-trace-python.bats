@@ -598,9 +598,12 @@ split() {
 	# -p reads the process's executable: the background shell's until
 	# it has exec'd python (a loaded machine's run traced bash).
 	wait_python
-	lp-record --mode "$1" -F 999 -d 6 -p "$PYPID" -o "$T/rec.lp" 2> "$T/rec.err" 3>&- &
+	# lp-record samples until lp-trace is done: lp-trace's -d counts from
+	# when its probes are in, seconds after it starts on a loaded machine
+	lp-record --mode "$1" -F 999 -p "$PYPID" -o "$T/rec.lp" 2> "$T/rec.err" 3>&- &
 	rec=$!
 	run -0 --separate-stderr lp-trace -d 6 -p "$PYPID" -o "$T/spans.lp" python:handle_request
+	kill -INT "$rec"
 	wait "$rec" || fail "lp-record failed: $(cat "$T/rec.err")"
 	kill "$PYPID" || true
 	run -0 grep -c $'^span\t.*\tpython:handle_request\t' "$T/spans.lp"
@@ -671,9 +674,10 @@ check_groups() {
 	"$PYTHON" "$LP_TOP/tests/workloads/pyshop.py" 30 > /dev/null 3>&- &
 	PYPID=$!
 	wait_python
-	lp-record -F 999 -d 5 -p "$PYPID" -o "$T/rec.lp" 2> "$T/rec.err" 3>&- &
+	lp-record -F 999 -p "$PYPID" -o "$T/rec.lp" 2> "$T/rec.err" 3>&- &
 	rec=$!
 	run -0 --separate-stderr lp-trace -d 5 -p "$PYPID" -o "$T/spans.lp" python:Shop.checkout
+	kill -INT "$rec"	# sampled until the tracing is done, as split's
 	wait "$rec" || fail "lp-record failed: $(cat "$T/rec.err")"
 	kill "$PYPID" || true
 	assert_regex "$stderr" "lp-trace: python: only the calls of the code named trap now"
