@@ -30,7 +30,7 @@ static const struct lp_codec *const codecs[] = {
  * error, not the machine's memory. */
 #define DOC_MAX ((size_t)8 << 30)
 /* A first line longer than this, none claims: a document's bytes. */
-#define FIRST_LINE_MAX ((size_t)1 << 20)
+#define FIRST_LINE_MAX ((size_t)16 << 20)
 
 static const struct lp_input_opts no_opts;
 
