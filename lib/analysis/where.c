@@ -27,6 +27,7 @@ int lp_where__parse(const char *s, struct lp_where *p, const char **why)
 		const char *w;
 		p->numeric = p->value[0] && lp_parse_double(p->value, &p->num, &w) == 0;
 		if (!p->numeric && p->op != LP_OP_EQ && p->op != LP_OP_NE) {
+			lp_where__fini(p);
 			*why = "<, <=, > and >= need a number";
 			return -1;
 		}

@@ -6,7 +6,8 @@
  *   - the order of the data's records: perf writes each CPU's ring in turn,
  *     so they are sorted by time as perf script sorts them, a round
  *     (FINISHED_ROUND) at a time, up to the newest time of the round before;
- *   - the processes' maps (MMAP, MMAP2: copied by a FORK, emptied at exec)
+ *   - the processes' maps (MMAP, MMAP2: copied by a FORK, a new one over
+ *     what it overlaps, an exec's too, as perf keeps them)
  *     and the threads' names (COMM), as the records come;
  *   - each sample as an lp sample: time, pid, tid, cpu, the period as its
  *     weight, its callchain outermost first as raw frames (a user address
@@ -38,8 +39,13 @@ static int queue_record(struct perfdata_dec *d, const unsigned char *r, uint32_t
 	if (id.has_time && id.time > d->max_time)
 		d->max_time = id.time;
 	GROW(d->queue, d->cap, d->n + 1);
-	d->queue[d->n++] = (struct pending){ id.has_time && id.time ? id.time : d->max_time,
-					     (uint64_t)(r - d->base) };
+	/* perf's synthesized maps and threads (time 0: what it read of
+	 * /proc at its start, written after its first samples at times) go
+	 * before every sample still queued, as perf delivers them at once. */
+	bool process = type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
+		       type == PERF_RECORD_COMM || type == PERF_RECORD_FORK;
+	uint64_t when = id.has_time && id.time ? id.time : process ? 0 : d->max_time;
+	d->queue[d->n++] = (struct pending){ when, (uint64_t)(r - d->base) };
 	return 0;
 }
 
@@ -249,7 +255,7 @@ static int read_mmap(struct perfdata_dec *d, const unsigned char *r, uint32_t ty
 
 /* COMM: pid, tid, name; at an exec the process's maps are gone. */
 static int read_comm(struct perfdata_dec *d, const unsigned char *r, uint16_t size,
-		     uint16_t misc, const char **why)
+		     const char **why)
 {
 	struct idinfo id;
 	uint64_t body;
@@ -260,8 +266,10 @@ static int read_comm(struct perfdata_dec *d, const unsigned char *r, uint16_t si
 		return lp_perfdata__fail(d, why, "the comm record at byte %td: its name is not terminated",
 			    r - d->base);
 	lp_hashmap__put(&d->comms, key32(get32(r + 12)), (void *)comm);
-	if (misc & PERF_RECORD_MISC_COMM_EXEC)
-		maps_set(d, get32(r + 8), NULL);
+	/* An exec keeps the old image's maps, as perf does, until the new
+	 * one's map over them: the exec's COMM comes from inside execve, and
+	 * a sample taken in the syscall after it has the old image's user
+	 * registers (a 1 in 4 run's first sample was the shell's libc). */
 	return 0;
 }
 
@@ -506,7 +514,7 @@ static int handle(struct perfdata_dec *d, uint64_t off, struct lp_record *rec, c
 	case PERF_RECORD_MMAP2:
 		return read_mmap(d, r, type, size, misc, why);
 	case PERF_RECORD_COMM:
-		return read_comm(d, r, size, misc, why);
+		return read_comm(d, r, size, why);
 	case PERF_RECORD_FORK:
 		return read_fork(d, r, size, why);
 	default:
