@@ -150,6 +150,25 @@ ab_file() {
 	reap "$SERVE" 0 10
 }
 
+@test "lp-serve: hosts' clocks lined up by their headers' realtime_offset_ns: the same second of two hosts in one window" {
+	ab_file 10 "$T/ab.lp"
+	# a's samples on alpha at 1.0-1.9 s of its clock, b's on beta at
+	# 6.0-6.9 s of a clock 5 s ahead of alpha's: the same real times
+	sed '1s/$/\thost=alpha\trealtime_offset_ns=100000000000/' "$T/ab.lp" | awk -F'\t' '$1 != "sample" || $9 == 12' >"$T/alpha.lp"
+	sed '1s/$/\thost=beta\trealtime_offset_ns=95000000000/' "$T/ab.lp" |
+		awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "sample" && $9 == 13 { $2 += 4000000000 } $1 != "sample" || $9 == 13' >"$T/beta.lp"
+	start_serve -W 1500ms "$T/alpha.lp" "$T/beta.lp"
+	wait_read
+	# in alpha's clock both end at 1.9 s: a 1.5 s window holds both hosts'
+	run -0 jq -c '[.end_ns, .flame[1], .stats.in_view]' <(snapshot)
+	assert_output '[1900000000,40,20]'
+	# /range in that clock too: beta's b at 1.5-1.9 s
+	run -0 get "/range?token=$TOKEN&from=1500000000&to=2000000000"
+	assert_output '["all",20,[["main",20,[["a",5,[]],["b",15,[]]]]]]'
+	kill -INT "$SERVE"
+	reap "$SERVE" 0 10
+}
+
 @test "lp-serve: a profile without times (a pprof): in the flame graph, left out of the heatmap and counted there" {
 	printf 'main;a 3\nmain;b 5\n' >"$T/f.folded"
 	lp-collapse --format pprof "$T/f.folded" >"$T/f.pb.gz"

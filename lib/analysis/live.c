@@ -84,6 +84,9 @@ struct probe {
 struct input {
 	char *host;		/* NULL: its header names none (or none yet) */
 	uint64_t samples, spans;
+	/* What its times are moved by to the view's clock: its header's
+	 * realtime_offset_ns less the first input's that gave one. */
+	int64_t shift;
 };
 
 struct lp_live {
@@ -96,6 +99,10 @@ struct lp_live {
 	uint64_t samples;
 	int64_t latest;		/* the newest time seen */
 	int64_t latest_arrival;	/* when the newest sample without one came */
+	/* The first realtime_offset_ns an input's header gave: each host's
+	 * CLOCK_MONOTONIC made this input's, so hosts' times line up. */
+	int64_t ref_offset;
+	bool have_ref;
 	struct probe probes[LP_LIVE_MAX_PROBES];
 	size_t nprobes;
 	uint64_t spans, spans_unnamed;
@@ -301,7 +308,8 @@ static char *vals_of(const struct lp_attrs *a, size_t *len)
 
 static void add_sample(struct lp_live *l, int input, const struct lp_sample *s, int64_t arrival)
 {
-	struct kept k = { .input = input, .t = s->time_ns != LP_TIME_NONE ? s->time_ns : arrival,
+	int64_t shift = input_of(l, input)->shift;
+	struct kept k = { .input = input, .t = s->time_ns != LP_TIME_NONE ? s->time_ns + shift : arrival,
 			  .stack = s->stack, .weight = s->weight, .probe = -1,
 			  .untimed = s->time_ns == LP_TIME_NONE };
 
@@ -341,7 +349,8 @@ static void add_span(struct lp_live *l, int input, const struct lp_span *s)
 	}
 	struct probe *p = &l->probes[i];
 	int64_t lp = attr_i64(&s->attrs, "lp_ns");
-	p->ring[p->head] = (struct span_kept){ input, s->end_ns, s->end_ns - s->start_ns,
+	int64_t shift = input_of(l, input)->shift;
+	p->ring[p->head] = (struct span_kept){ input, s->end_ns + shift, s->end_ns - s->start_ns,
 					       lp != LP_TIME_NONE && lp > 0 ? lp : 0 };
 	p->head = (p->head + 1) % SPANS_KEPT;
 	if (p->n < SPANS_KEPT)
@@ -353,7 +362,7 @@ static void add_span(struct lp_live *l, int input, const struct lp_span *s)
 		memcpy(a->text, s->attrs.text, s->attrs.len);
 		a->len = s->attrs.len;
 		a->input = input;
-		a->end = s->end_ns;
+		a->end = s->end_ns + shift;
 		a->dur = s->end_ns - s->start_ns;
 		p->ahead = (p->ahead + 1) % ATTRS_KEPT;
 		if (p->an < ATTRS_KEPT)
@@ -362,7 +371,7 @@ static void add_span(struct lp_live *l, int input, const struct lp_span *s)
 	p->total++;
 	l->spans++;
 	input_of(l, input)->spans++;
-	seen(l, s->end_ns);
+	seen(l, s->end_ns + shift);
 }
 
 static void mark(struct lp_live *l, const struct lp_probe_mark *m)
@@ -387,11 +396,20 @@ void lp_live__record(struct lp_live *l, int input, const struct lp_record *rec,
 		add_sample(l, input, &rec->sample, arrival_ns);
 	} else if (rec->kind == LP_REC_SPAN) {
 		add_span(l, input, &rec->span);
-	} else if (rec->kind == LP_REC_HEADER &&
-		   lp_attrs__get(&rec->header.attrs, "host", &l->buf, &l->buf_cap) >= 0) {
+	} else if (rec->kind == LP_REC_HEADER) {
 		struct input *in = input_of(l, input);
-		free(in->host);
-		in->host = lp_strdup(l->buf);
+		if (lp_attrs__get(&rec->header.attrs, "host", &l->buf, &l->buf_cap) >= 0) {
+			free(in->host);
+			in->host = lp_strdup(l->buf);
+		}
+		int64_t off = attr_i64(&rec->header.attrs, "realtime_offset_ns");
+		if (off != LP_TIME_NONE) {
+			if (!l->have_ref) {
+				l->ref_offset = off;
+				l->have_ref = true;
+			}
+			in->shift = off - l->ref_offset;
+		}
 	}
 	else if (rec->kind == LP_REC_PROBE)
 		mark(l, &rec->mark);
