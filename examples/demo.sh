@@ -77,3 +77,5 @@ awk -v cut="${cut:-0}" '
 		printf "slow requests (handle_request above p90, %.2f ms) spend %s of their samples in %s (fast requests: %s)\n", cut / 1e6, b, f, a
 		exit
 	}' "$out/report.txt"
+# The same digging live, in a browser, never restarting the service.
+say "live: $bin/lp-serve -- $O/examples/demo 600   (open the URL it prints; find handle_request, trace it, cut at its slow mode)"
