@@ -115,6 +115,7 @@ newer_python() {
 	pyreq_checks "$T/pyx.lp" "$output" 700 5
 	run -0 --separate-stderr lp-record --mode snapshot -i 5ms -o "$T/snapx.lp" -- "$PYX" "$PYREQ" 1.5
 	echo "$output"
+	echo "$stderr"
 	pyreq_checks "$T/snapx.lp" "$output" 200 10
 }
 
