@@ -93,11 +93,12 @@ struct py_proc {
 	uint32_t reports;	/* the symbolizer's reads of its modules when last looked at */
 	/* Its interpreter found but not yet readable (its version, or its
 	 * thread list half made at start-up): looked at again every
-	 * PY_RETRY_NS until the process has used PY_START_NS of CPU time,
-	 * then given up.  CPU time, not wall time: beside a busy CI run a
+	 * PY_RETRY_NS until the process has used PY_START_NS of CPU time
+	 * since the first look, then given up.  CPU time, not wall time: beside a busy CI run a
 	 * CPython 3.13 took more than 2 s of wall time to make its first
 	 * thread state, and a snapshot recording had no Python frames. */
 	int64_t first_ns, tried_ns;
+	int64_t first_cpu_ns;	/* its CPU time at the first look */
 	const struct lp_py_layout *layout;	/* the table's, or debug's */
 	struct lp_py_layout debug;	/* 3.13: from its _Py_DebugOffsets */
 	uint64_t runtime;	/* run-time address of _PyRuntime */
@@ -452,10 +453,12 @@ int lp_python__check(struct lp_python *py, pid_t pid, struct lp_py_proc *proc)
 		return 0;
 	/* Until its interpreter can be read: tried again shortly. */
 	p->tried_ns = now ? now : lp_monotonic_ns();
-	if (!p->first_ns)
-		p->first_ns = p->tried_ns;
 	int64_t cpu = lp_target__cpu_ns(pid);
-	bool young = cpu >= 0 && cpu < PY_START_NS;
+	if (!p->first_ns) {
+		p->first_ns = p->tried_ns;
+		p->first_cpu_ns = cpu;
+	}
+	bool young = cpu >= 0 && cpu - p->first_cpu_ns < PY_START_NS;
 	if (peek(pid, s.version, &version, sizeof(version)) < 0) {
 		p->settled = !young;
 		return 0;
