@@ -8,7 +8,9 @@
 // Opens URL, waits until the expression UNTIL is true (20 s at most),
 // then evaluates each EXPR in turn (a promise is awaited) and prints
 // JSON.stringify of its value, one line each.  Exit 1 with a message when
-// chromium fails, the page throws, or UNTIL never holds.
+// chromium fails, the page throws, or UNTIL never holds.  With
+// LIVE_PAGE_PNG=FILE in the environment, the page is then saved as a PNG
+// screenshot (README's pictures).
 "use strict";
 const { spawn } = require("child_process");
 const fs = require("fs");
@@ -104,6 +106,11 @@ async function main() {
 	if (!held) die("never true: " + until);
 	for (const e of exprs) console.log(JSON.stringify(await evaluate(e)));
 	if (thrown.length) die("the page threw: " + thrown.join("; "));
+	if (process.env.LIVE_PAGE_PNG) {
+		const shot = await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: true }, s);
+		if (shot.error) die("screenshot: " + shot.error.message);
+		fs.writeFileSync(process.env.LIVE_PAGE_PNG, Buffer.from(shot.result.data, "base64"));
+	}
 	ws.close();
 	finish(0);
 }
