@@ -84,9 +84,8 @@ static const struct {
 };
 #define NMAGICS (sizeof(magics) / sizeof(magics[0]))
 
-enum lp_doc_kind lp_doc__kind(const unsigned char *p, size_t n, bool at_end)
+enum lp_doc_kind lp_doc__kind(const unsigned char *p, size_t n)
 {
-	(void)at_end;
 	if (starts(p, n, "\x1f\x8b", 2))
 		return LP_DOC_GZIP;
 	for (size_t k = 0; k < NMAGICS; k++)
@@ -133,7 +132,7 @@ const char *lp_doc__looks_like(const unsigned char *p, size_t n)
 		return "a tar archive";
 	if (protobuf_opening(p, n))
 		return "a protocol buffer";
-	if (lp_doc__kind(p, n, true) == LP_DOC_JSON)
+	if (lp_doc__kind(p, n) == LP_DOC_JSON)
 		return "JSON";
 	if (!n)
 		return "an empty input";

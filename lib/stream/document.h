@@ -16,9 +16,9 @@ enum lp_doc_kind {
 	LP_DOC_BINARY,	/* control bytes or ill-formed UTF-8: protobuf, perf.data, ... */
 };
 
-/* The kind of the n first bytes of an input (at_end: they are all of it):
- * LP_DOC_TEXT when nothing in them says otherwise. */
-enum lp_doc_kind lp_doc__kind(const unsigned char *p, size_t n, bool at_end);
+/* The kind of the n first bytes of an input: LP_DOC_TEXT when nothing in
+ * them says otherwise. */
+enum lp_doc_kind lp_doc__kind(const unsigned char *p, size_t n);
 /* Whether p[0..n) is UTF-8 text without control bytes but tab, CR, LF, FF. */
 bool lp_doc__is_text(const unsigned char *p, size_t n);
 /* What the bytes look like, for a message: "gzip", "ELF", "a zip archive",

@@ -215,7 +215,8 @@ static int start_document(struct lp_reader *r)
 	r->whole = true;
 	r->bytes = data;
 	const char *why = NULL;
-	if (lp_doc__kind((unsigned char *)data, len, true) == LP_DOC_GZIP) {
+	enum lp_doc_kind kind = lp_doc__kind((unsigned char *)data, len);
+	if (kind == LP_DOC_GZIP) {
 		char *plain;
 		size_t plen;
 		if (lp_doc__gunzip((unsigned char *)data, len, DOC_MAX, &plain, &plen, &why) < 0)
@@ -224,8 +225,8 @@ static int start_document(struct lp_reader *r)
 		r->bytes = data = plain;
 		len = plen;
 		r->doc.gzipped = true;
-		if ((!r->codec || !r->codec->open_doc) &&
-		    lp_doc__kind((unsigned char *)data, len, true) == LP_DOC_TEXT &&
+		kind = lp_doc__kind((unsigned char *)data, len);
+		if ((!r->codec || !r->codec->open_doc) && kind == LP_DOC_TEXT &&
 		    (r->codec || first_line_is_text((unsigned char *)data, len, true) == 1)) {
 			/* gzipped text: read as lines */
 			lp_linereader__free(r->lr);
@@ -237,7 +238,7 @@ static int start_document(struct lp_reader *r)
 	}
 	r->doc.data = (unsigned char *)data;
 	r->doc.len = len;
-	if (lp_doc__kind(r->doc.data, len, true) == LP_DOC_JSON) {
+	if (kind == LP_DOC_JSON) {
 		char msg[512];
 		if (lp_doc__parse_json(&r->doc, msg, sizeof(msg)) < 0) {
 			lp_error("%s:%s", r->name, msg);	/* FILE:LINE:COLUMN: ... */
@@ -307,7 +308,7 @@ static int start(struct lp_reader *r)
 			return 0;
 		bool at_end = n < want;
 		r->started = true;
-		if ((r->codec && r->codec->open_doc) || lp_doc__kind(p, n, at_end) != LP_DOC_TEXT)
+		if ((r->codec && r->codec->open_doc) || lp_doc__kind(p, n) != LP_DOC_TEXT)
 			return start_document(r);
 		if (r->codec)
 			return 1;
