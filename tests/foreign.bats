@@ -285,3 +285,35 @@ total() {
 	lp-collapse "$CORPUS/flamegraph/test/perf-funcab-cmd-01.txt" >"$T/funcab.folded"
 	[ "$(total "$T/funcab.folded")" = "$want" ]
 }
+
+@test "pprof: ids that are not 1..n (a producer may number its tables as it likes) found all the same" {
+	# functions 900, 700, 800 and locations 50, 40, 30, out of order
+	python3 - >"$T/sparse.pb" <<-'EOF'
+	import sys
+	def v(n):
+	    out=b''
+	    while True:
+	        b=n&0x7f; n>>=7
+	        if n: out+=bytes([b|0x80])
+	        else: return out+bytes([b])
+	def f(num, wire, payload):
+	    key=v(num<<3|wire)
+	    return key+(v(payload) if wire==0 else v(len(payload))+payload)
+	strs=["","samples","count","cpu","nanoseconds","main","a","b"]
+	prof=b''
+	prof+=f(1,2,f(1,0,1)+f(2,0,2))
+	prof+=f(1,2,f(1,0,3)+f(2,0,4))
+	# functions ids 900 (main), 700 (a), 800 (b); locations ids 50,40,30
+	for fid,name in ((900,5),(700,6),(800,7)):
+	    prof+=f(5,2,f(1,0,fid)+f(2,0,name))
+	for lid,fid in ((50,900),(40,700),(30,800)):
+	    prof+=f(4,2,f(1,0,lid)+f(4,2,f(1,0,fid)))
+	def packed(vals): return b''.join(v(x) for x in vals)
+	prof+=f(2,2,f(1,2,packed([40,50]))+f(2,2,packed([2,2000])))
+	prof+=f(2,2,f(1,2,packed([30,50]))+f(2,2,packed([3,3000])))
+	for st in strs: prof+=f(6,2,st.encode())
+	sys.stdout.buffer.write(prof)
+	EOF
+	run -0 lp-collapse "$T/sparse.pb"
+	[ "$output" = "$(printf '%s\n' 'main;a 2000' 'main;b 3000')" ]
+}

@@ -187,19 +187,35 @@ static const char *str(struct pprof_dec *d, uint64_t i)
 	return b ? lp_dict__string(d->dict, (const char *)b->data, b->len) : "";
 }
 
-/* Element with id in a table sorted or not: by index id - 1 when that
- * holds it (the usual numbering), else by a scan. */
+/* The tables are sorted by id at open (by_id_cmp: each struct's first
+ * member is its id): element id is at index id - 1 when the ids are the
+ * usual 1..n, else found by a binary search. */
 #define BY_ID(vec, wanted)                                                        \
 	({                                                                        \
 		__typeof__((vec).v) hit_ = NULL;                                  \
 		uint64_t w_ = (wanted);                                           \
-		if (w_ && w_ <= (vec).n && (vec).v[w_ - 1].id == w_)              \
+		if (w_ && w_ <= (vec).n && (vec).v[w_ - 1].id == w_) {            \
 			hit_ = &(vec).v[w_ - 1];                                  \
-		for (size_t i_ = 0; !hit_ && w_ && i_ < (vec).n; i_++)            \
-			if ((vec).v[i_].id == w_)                                 \
-				hit_ = &(vec).v[i_];                              \
+		} else if (w_) {                                                  \
+			size_t lo_ = 0, hi_ = (vec).n;                            \
+			while (lo_ < hi_) {                                       \
+				size_t mid_ = lo_ + (hi_ - lo_) / 2;              \
+				if ((vec).v[mid_].id < w_)                        \
+					lo_ = mid_ + 1;                           \
+				else                                              \
+					hi_ = mid_;                               \
+			}                                                         \
+			if (lo_ < (vec).n && (vec).v[lo_].id == w_)               \
+				hit_ = &(vec).v[lo_];                             \
+		}                                                                 \
 		hit_;                                                             \
 	})
+
+static int by_id_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
 
 static int check_tables(struct pprof_dec *d, const char **why)
 {
@@ -253,7 +269,12 @@ static void *pprof_open(struct lp_dict *dict, const struct lp_doc *doc,
 	(void)opts;
 	struct pprof_dec *d = lp_calloc(1, sizeof(*d));
 	d->dict = dict;
-	if (read_profile(d, doc, &d->open_why) < 0 || check_tables(d, &d->open_why) < 0)
+	if (read_profile(d, doc, &d->open_why) < 0)
+		return d;
+	qsort(d->mappings.v, d->mappings.n, sizeof(*d->mappings.v), by_id_cmp);
+	qsort(d->locations.v, d->locations.n, sizeof(*d->locations.v), by_id_cmp);
+	qsort(d->functions.v, d->functions.n, sizeof(*d->functions.v), by_id_cmp);
+	if (check_tables(d, &d->open_why) < 0)
 		return d;
 	choose_values(d);
 	return d;
