@@ -253,7 +253,7 @@ struct lp_tracer {
 	bool py_watch;
 	struct lp_pywatch *pywatch;
 	int64_t pywatch_ns, pywatch_in_ns;
-	bool py_watch_only, py_unwatchable;
+	bool py_watch_only, py_unwatchable, pywatch_cost_written;
 	bool py_unlinked;	/* and gone (lp_tracer_unlink's links destroyed) */
 	size_t unlinking;	/* lp_tracer_unlink's removals under way */
 	/* Returns gated on the libraries loaded (lp_session): how many

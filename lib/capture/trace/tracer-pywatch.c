@@ -51,7 +51,8 @@ static void watch_only(struct lp_tracer *t)
 }
 
 /* The cost record of a watched return of probe (how=clock: timed on
- * lp-trace's own thread), into the stream being written. */
+ * lp-trace's own thread), into the stream being written as the first code
+ * object is watched: its time tells the spans whose returns were. */
 static void write_cost(struct lp_tracer *t, const char *probe)
 {
 	char buf[32];
@@ -72,7 +73,7 @@ static void write_cost(struct lp_tracer *t, const char *probe)
 
 /* The watches' maker, their cost measured first; false when none can be
  * set (said). */
-static bool start(struct lp_tracer *t, const char *probe)
+static bool start(struct lp_tracer *t)
 {
 	int prog = bpf_program__fd(t->skel->progs.lp_pywatch);
 	struct lp_trace_py conf;
@@ -90,10 +91,7 @@ static bool start(struct lp_tracer *t, const char *probe)
 	t->skel->bss->pywatch_ns = (uint64_t)t->pywatch_ns;
 	t->skel->bss->pywatch_in_ns = (uint64_t)inside;
 	t->pywatch = lp_pywatch__new(prog, bpf_map__fd(t->skel->maps.pycodes), &conf);
-	if (!t->pywatch)
-		return false;	/* not a version pyprobe.c finds watchable */
-	write_cost(t, probe);
-	return true;
+	return t->pywatch != NULL;	/* or not a version pyprobe.c finds watchable */
 }
 
 void lp_tracer_py_arm(struct lp_tracer *t, pid_t pid, uint64_t code, const char *name,
@@ -101,7 +99,7 @@ void lp_tracer_py_arm(struct lp_tracer *t, pid_t pid, uint64_t code, const char 
 {
 	if (!t->py_watch || (t->py_unwatchable && !t->py_watch_only))
 		return;
-	if (!t->pywatch && !start(t, name)) {
+	if (!t->pywatch && !start(t)) {
 		t->py_unwatchable = true;
 		return;
 	}
@@ -110,6 +108,10 @@ void lp_tracer_py_arm(struct lp_tracer *t, pid_t pid, uint64_t code, const char 
 	if (r == 2)
 		return;	/* the process has gone */
 	if (r == 0) {
+		if (!t->pywatch_cost_written) {
+			t->pywatch_cost_written = true;
+			write_cost(t, name);
+		}
 		lp_tracer_py_tick(t);
 		return;
 	}
