@@ -141,6 +141,38 @@ check_split() {
 	check_split "$T/sym.folded" hot_a hot_b cold_c
 }
 
+@test "names: a MiniDebugInfo's functions (.gnu_debugdata): lp-record names them, lp-trace probes them" {
+	require_root
+	require_cmd xz
+	# As Fedora builds it (gdb's manual, "MiniDebugInfo"): the static
+	# functions .dynsym lacks, in an xz-compressed symbol table of their
+	# own; no debug file anywhere.
+	mkdir "$T/mini"
+	nm -D --format=posix --defined-only "$C" | awk '{ print $1 }' | sort >"$T/mini/dynsyms"
+	nm --format=posix --defined-only "$C" | awk '$2 == "T" || $2 == "t" { print $1 }' | sort >"$T/mini/funcsyms"
+	comm -13 "$T/mini/dynsyms" "$T/mini/funcsyms" >"$T/mini/keep"
+	objcopy --only-keep-debug "$C" "$T/mini/full.debug"
+	objcopy -S --remove-section .gdb_index --remove-section .comment \
+		--keep-symbols="$T/mini/keep" "$T/mini/full.debug" "$T/mini/mini.debug"
+	xz "$T/mini/mini.debug"
+	objcopy --strip-all --remove-section .comment "$C" "$T/mini/names-c"
+	objcopy --add-section .gnu_debugdata="$T/mini/mini.debug.xz" "$T/mini/names-c"
+	run -0 nm "$T/mini/names-c"
+	[[ $output != *hot_a* ]] || fail "not stripped: $output"
+	id=$(readelf -n "$C" | awk '/Build ID/ { print $3 }')
+	[ ! -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] || fail "a debug file by build-id is there"
+	run -0 --separate-stderr lp-record -F 499 --call-graph dwarf -o "$T/mini.lp" -- "$T/mini/names-c" 2
+	lp-collapse "$T/mini.lp" >"$T/mini.folded"
+	check_split "$T/mini.folded" hot_a hot_b cold_c
+	# lp-trace reads the functions where the symbolizer does: a static
+	# function only the MiniDebugInfo names is a probe, each call a span.
+	run -0 --separate-stderr lp-trace -v -o "$T/t.lp" hot_a cold_c -- "$T/mini/names-c" 1
+	[[ $stderr == *"is stripped: using its dynamic symbols (.dynsym) and its MiniDebugInfo (.gnu_debugdata)"* ]] ||
+		fail "$stderr"
+	run -0 awk -F'\t' '$1 == "span" { n[$6]++ } END { print (n["hot_a"] > 0), n["hot_a"] == n["cold_c"] }' "$T/t.lp"
+	assert_output "1 1"
+}
+
 @test "names: a stripped binary's functions from a debuginfod server when DEBUGINFOD_URLS is set" {
 	require_root
 	id=$(readelf -n "$C" | awk '/Build ID/ { print $3 }')

@@ -17,6 +17,19 @@
 #include "debuginfo/dwarf-internal.h"
 #include "debuginfo/procns.h"
 
+/* Where gdb and libdwfl look for the debug file of build-id id (n bytes)
+ * in the file tree whose root is the path's first rootlen bytes (0: ours;
+ * "/proc/PID/root": a process's), into cand. */
+static void build_id_file(char *cand, size_t size, const char *root, size_t rootlen,
+			  const unsigned char *id, size_t n)
+{
+	int len = snprintf(cand, size, "%.*s/usr/lib/debug/.build-id/%02x/", (int)rootlen, root, id[0]);
+
+	for (size_t i = 1; i < n && len < (int)size - 8; i++)
+		len += snprintf(cand + len, size - (size_t)len, "%02x", id[i]);
+	snprintf(cand + len, size - (size_t)len, ".debug");
+}
+
 char *lp_dwarf__debug_file(Elf *elf, const char *path)
 {
 	char cand[PATH_MAX];
@@ -26,7 +39,7 @@ char *lp_dwarf__debug_file(Elf *elf, const char *path)
 	 * /proc/PID/root/...) in ours, as proc_find_debuginfo. */
 	size_t rootlen = lp_procns__root_len(path), roots[2] = { rootlen, 0 };
 	for (int i = 0; n > 1 && i < (rootlen ? 2 : 1); i++) {
-		lp_dw_build_id_file(cand, sizeof(cand), path, roots[i], id, (size_t)n);
+		build_id_file(cand, sizeof(cand), path, roots[i], id, (size_t)n);
 		if (access(cand, R_OK) == 0)
 			return lp_strdup(cand);
 	}

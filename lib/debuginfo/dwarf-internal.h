@@ -50,10 +50,6 @@ void lp_dw_dwfl_free(Dwfl *dwfl);
 
 /* --- Dwfl's modules (dwarf.c) ----------------------------------------- */
 
-/* The path of build-id id's debug file under /usr/lib/debug/.build-id in
- * the tree rooted at root's first rootlen bytes, into cand. */
-void lp_dw_build_id_file(char *cand, size_t size, const char *root, size_t rootlen,
-			 const unsigned char *id, size_t n);
 /* A subprogram, an inlined copy or an entry point. */
 bool lp_dw_is_function(Dwarf_Die *die);
 /* die (a function or an inlined copy) as one function of a chain (dwarf.h's

@@ -109,63 +109,45 @@ static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
 	return -1;
 }
 
-/* Where gdb and libdwfl look for the debug file of build-id id (n bytes)
- * in the file tree whose root is the path's first rootlen bytes (0: ours;
- * "/proc/PID/root": a process's), into cand. */
-void lp_dw_build_id_file(char *cand, size_t size, const char *root, size_t rootlen,
-			 const unsigned char *id, size_t n)
-{
-	int len = snprintf(cand, size, "%.*s/usr/lib/debug/.build-id/%02x/", (int)rootlen, root, id[0]);
-
-	for (size_t i = 1; i < n && len < (int)size - 8; i++)
-		len += snprintf(cand + len, size - (size_t)len, "%02x", id[i]);
-	snprintf(cand + len, size - (size_t)len, ".debug");
-}
-
 /* libdwfl looks for a module's separate debug file in our file tree: by
  * build-id under /usr/lib/debug, by .gnu_debuglink beside the file (then
- * asks debuginfod).  A module open_elf opened through a process's root
+ * asks debuginfod).  A module opened through a process's root
  * (/proc/PID/root/...) has its debug files in that process's tree, where
  * its distribution installs them for its own libraries (Debian's
  * libc6-dbg: /usr/lib/debug/.build-id/NN/REST.debug): a container's, or
- * the host's seen from lp in a chroot.  So the build-id's file there
- * first, then libdwfl's search.  Only for the module's own debug file, not
- * for a DWARF's alternate file (dwz's .gnu_debugaltlink), the callback's
- * other use: that is left to libdwfl. */
-static int proc_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			       GElf_Addr base, const char *file_name, const char *debuglink_file,
-			       GElf_Word debuglink_crc, char **debuginfo_file_name)
+ * the host's seen from lp in a chroot.  So the module's own debug file is
+ * where lp_dwarf__debug_file finds it, the one lp-trace's probes read
+ * their DWARF from, then libdwfl's search.  Only for the module's own
+ * debug file, not for a DWARF's alternate file (dwz's
+ * .gnu_debugaltlink), the callback's other use: that is left to libdwfl,
+ * which checks what it is given against the module's build-id. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  GElf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	size_t rootlen = file_name ? lp_procns__root_len(file_name) : 0;
 	Dwarf_Addr bias;
 	GElf_Word crc;
-	Elf *elf = rootlen ? dwfl_module_getelf(mod, &bias) : NULL;
+	Elf *elf = file_name ? dwfl_module_getelf(mod, &bias) : NULL;
 	const char *link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
 	/* The call for the module's own debug file passes its main file's
 	 * .gnu_debuglink (or none); the call for an alternate file passes
 	 * the name the debug file gives that. */
 	bool own = link && debuglink_file ? !strcmp(link, debuglink_file) : link == debuglink_file;
-	const unsigned char *id;
-	GElf_Addr vaddr;
-	int n;
+	char *path = elf && own ? lp_dwarf__debug_file(elf, file_name) : NULL;
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 
-	if (elf && own && (n = dwfl_module_build_id(mod, &id, &vaddr)) > 1) {
-		char cand[PATH_MAX];
-		int fd;
-
-		lp_dw_build_id_file(cand, sizeof(cand), file_name, rootlen, id, (size_t)n);
-		if ((fd = open(cand, O_RDONLY | O_CLOEXEC)) >= 0) {
-			*debuginfo_file_name = lp_strdup(cand);
-			return fd;
-		}
+	if (fd >= 0) {
+		*debuginfo_file_name = path;
+		return fd;
 	}
+	free(path);
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					    debuglink_file, debuglink_crc, debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = proc_find_elf,
-	.find_debuginfo = proc_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 };
 
 struct lp_dwproc *lp_dwproc__new(void)
@@ -389,7 +371,7 @@ struct lp_dwfile {
 
 static const Dwfl_Callbacks file_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 

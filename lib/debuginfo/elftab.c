@@ -1,4 +1,4 @@
-/* elftab.c - an ELF file's symbol tables and dynamic section, read one way
+/* elftab.c - an ELF file's raw tables: symbols, dynamic entries, sections
  * (elftab.h). */
 #include "debuginfo/elftab.h"
 
@@ -62,6 +62,21 @@ const char *lp_elfdyn__next(struct lp_elfdyn *it, int64_t *tag)
 			continue;
 		*tag = dyn.d_tag;
 		return s;
+	}
+	return NULL;
+}
+
+Elf_Scn *lp_elftab__section(Elf *e, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+		if (n && !strcmp(n, name))
+			return scn;
 	}
 	return NULL;
 }

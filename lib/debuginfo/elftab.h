@@ -1,11 +1,12 @@
-/* elftab.h - an ELF file's symbol tables and dynamic section, read one
- * way: the static symbol table (.symtab) or the dynamic one (.dynsym), each
- * named symbol in turn, and the dynamic entries that name a string
- * (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH).  What reads raw tables
- * uses it (lp-trace's probes, the libraries they need, their python: sites
- * and hazards, lp-symbolize's nm lookups); the symbolizer's modules read
- * their symbols through libdwfl, which merges the tables (and a
- * MiniDebugInfo's). */
+/* elftab.h - an ELF file's raw tables, read one way: the static symbol
+ * table (.symtab) or the dynamic one (.dynsym), each named symbol in turn,
+ * the dynamic entries that name a string (DT_NEEDED, DT_SONAME, DT_RPATH,
+ * DT_RUNPATH), and a section by name.  For what a file links against and
+ * exports (a probe's hazards: what it imports; a libpython's exported
+ * symbols; the libraries it needs) and nm's view (.symtab alone).  The
+ * functions a file has are read through libdwfl (lib/debuginfo/dwarf.h's
+ * lp_dwfile, lp_dwmod__sym), which merges the tables and a MiniDebugInfo's:
+ * the symbolizer's names and lp-trace's probes come from the same place. */
 #ifndef LP_ELFTAB_H
 #define LP_ELFTAB_H
 
@@ -39,5 +40,8 @@ bool lp_elfdyn__open(struct lp_elfdyn *it, Elf *e);
 /* The next entry that names a string (DT_NEEDED, DT_SONAME, DT_RPATH,
  * DT_RUNPATH), its tag into *tag: the string, or NULL at the end. */
 const char *lp_elfdyn__next(struct lp_elfdyn *it, int64_t *tag);
+
+/* e's first section named name, or NULL. */
+Elf_Scn *lp_elftab__section(Elf *e, const char *name);
 
 #endif

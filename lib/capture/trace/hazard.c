@@ -8,27 +8,12 @@
 
 #include "debuginfo/elftab.h"
 
-static Elf_Scn *section(Elf *elf, const char *name)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 /* Go's build information: "\xff Go buildinf:", pointer size, flags; with
  * flags & 2 (Go >= 1.18) the version string follows inline at 32, its
  * length a uvarint. */
 static void go_version(Elf *elf, struct lp_hazard *hz)
 {
-	Elf_Scn *scn = section(elf, ".go.buildinfo");
+	Elf_Scn *scn = lp_elftab__section(elf, ".go.buildinfo");
 	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
 	if (!d || !d->d_buf || d->d_size < 34 || memcmp(d->d_buf, "\xff Go buildinf:", 14))
 		return;
@@ -65,7 +50,7 @@ void lp_hazard__file(Elf *elf, const char *path, bool go_syms, struct lp_hazard 
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	if (section(elf, ".go.buildinfo") || section(elf, ".note.go.buildid") || go_syms) {
+	if (lp_elftab__section(elf, ".go.buildinfo") || lp_elftab__section(elf, ".note.go.buildid") || go_syms) {
 		hz->go = hz->unwinds = true;
 		go_version(elf, hz);
 		int major = 0, minor = 0;
@@ -78,7 +63,7 @@ void lp_hazard__file(Elf *elf, const char *path, bool go_syms, struct lp_hazard 
 	/* C's too (glibc's, for thread cancellation: its forced unwinding
 	 * stops at a trampoline and skips the cleanups above it); C++'s name
 	 * its personality routine, and may catch (cxx). */
-	if (section(elf, ".gcc_except_table"))
+	if (lp_elftab__section(elf, ".gcc_except_table"))
 		say(&hz->why, "%s has exception tables (.gcc_except_table)", base);
 	/* What it imports, and the libraries it needs. */
 	const char *loads = NULL, *name;

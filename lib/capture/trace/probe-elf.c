@@ -37,30 +37,42 @@ void lp_probe_elfobj_close(struct elfobj *o)
 	if (o->fd >= 0)
 		close(o->fd);
 	free(o->fs.syms);
+	lp_dwfile__free(o->syms_file);
 	free(o->cold);
 	free(o->dbg_path);
 }
 
-/* The function symbols of e: its .symtab, else its .dynsym.  Returns
- * whether a .symtab was there. */
-static bool load_syms(struct elfobj *o, Elf *e)
+/* Whether e has a static symbol table (.symtab): a file without one,
+ * and without a debug file that has one, is stripped. */
+static bool has_symtab(Elf *e)
 {
 	struct lp_elfsyms it;
-	bool symtab = lp_elfsyms__open(&it, e, SHT_SYMTAB);
-	if (!symtab && !lp_elfsyms__open(&it, e, SHT_DYNSYM))
-		return false;
-	free(o->fs.syms);
+	return lp_elfsyms__open(&it, e, SHT_SYMTAB);
+}
+
+/* The file's function symbols, read as the symbolizer reads them
+ * (libdwfl: its .symtab or its debug file's, else its .dynsym and the
+ * functions a MiniDebugInfo names), at their link-time addresses. */
+static void load_syms(struct elfobj *o, const char *path)
+{
+	o->syms_file = lp_dwfile__open(path);
+	struct lp_dwmod *m = lp_dwfile__module(o->syms_file);
+	uint64_t bias = 0;
+	int n = m && lp_dwmod__bias(m, &bias) ? lp_dwmod__nsyms(m) : 0;
 	o->fs.nsyms = 0;
-	o->fs.syms = lp_calloc(it.n ? it.n : 1, sizeof(*o->fs.syms));
-	GElf_Sym s;
-	const char *name;
-	while ((name = lp_elfsyms__next(&it, &s))) {
+	o->fs.syms = lp_calloc(n > 0 ? (size_t)n : 1, sizeof(*o->fs.syms));
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Word shndx;
+		uint64_t addr;
+		const char *name = lp_dwmod__sym(m, i, &s, &addr, &shndx);
 		int t = GELF_ST_TYPE(s.st_info);
-		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value)
+		if (!name || !name[0] || (t != STT_FUNC && t != STT_GNU_IFUNC) || shndx == SHN_UNDEF ||
+		    !s.st_value)
 			continue;
-		o->fs.syms[o->fs.nsyms++] = (struct lp_fsym){ name, s.st_value, s.st_size, t == STT_GNU_IFUNC };
+		o->fs.syms[o->fs.nsyms++] =
+			(struct lp_fsym){ name, addr - bias, s.st_size, t == STT_GNU_IFUNC };
 	}
-	return symtab;
 }
 
 int lp_probe_elfobj_open(struct elfobj *o, const char *path)
@@ -78,24 +90,25 @@ int lp_probe_elfobj_open(struct elfobj *o, const char *path)
 		lp_error("'%s' is not an ELF file", path);
 		return -1;
 	}
-	o->stripped = !load_syms(o, o->elf);
+	o->stripped = !has_symtab(o->elf);
 	Elf *dwelf = o->elf;
 	char *dbg = o->stripped ? lp_dwarf__debug_file(o->elf, path) : NULL;
 	if (dbg) {
 		o->dbg_fd = open(dbg, O_RDONLY | O_CLOEXEC);
 		o->dbg_elf = o->dbg_fd >= 0 ? elf_begin(o->dbg_fd, ELF_C_READ_MMAP, NULL) : NULL;
-		/* Its addresses are the stripped file's: symbols and DWARF
-		 * from it, segments and code bytes from the original. */
-		if (o->dbg_elf && load_syms(o, o->dbg_elf)) {
+		/* Its addresses are the stripped file's: DWARF from it,
+		 * segments and code bytes from the original.  libdwfl finds
+		 * the same file for the symbols (lib/debuginfo/dwarf.c). */
+		if (o->dbg_elf && has_symtab(o->dbg_elf)) {
 			o->stripped = false;
 			o->dbg_path = dbg;
 			dwelf = o->dbg_elf;
 			dbg = NULL;
-		} else {
-			load_syms(o, o->elf);
 		}
 		free(dbg);
 	}
+	o->minidebug = o->stripped && lp_elftab__section(o->elf, ".gnu_debugdata");
+	load_syms(o, path);
 	o->dw = lp_dwarf__open(o->elf, dwelf);
 	return 0;
 }
@@ -366,7 +379,8 @@ int lp_probe_func_address(const struct lp_probe_spec *spec, struct elfobj *o, co
 	if (found < 0)
 		return -1;
 	if (o->stripped && (verbose || !*ncopies))
-		lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)", path);
+		lp_error("note: %s is stripped: using its dynamic symbols (.dynsym)%s", path,
+			 o->minidebug ? " and its MiniDebugInfo (.gnu_debugdata)" : "");
 	if (o->dbg_path && verbose)
 		lp_error("note: %s is stripped: using its debug file %s", path, o->dbg_path);
 	if (!*ncopies) {

@@ -34,8 +34,10 @@ struct lp_probe_value;
 struct elfobj {
 	int fd;
 	Elf *elf;
-	struct lp_fsyms fs;	/* its function symbols */
+	struct lp_fsyms fs;	/* its function symbols, their names in: */
+	struct lp_dwfile *syms_file;
 	bool stripped;		/* symbols from .dynsym: no .symtab, no debug file */
+	bool minidebug;		/* and from a MiniDebugInfo (.gnu_debugdata) */
 	int dbg_fd;		/* its separate debug file, if any */
 	Elf *dbg_elf;
 	char *dbg_path;
