@@ -239,14 +239,14 @@ $(O)/lib/capture/record/perfrec.o: LP_CFLAGS += -I$(LIBPERF)/include
 $(O)/lib/capture/record/perfrec.o: | $(LIBPERF)/stamp
 
 # The pages as built: lp-report's (lib/output/report.html) and lp-serve's
-# (lib/serve/serve.html), each with the script they share
-# (lib/output/page-common.js) in place of its /*LP-PAGE-COMMON*/ line.
-$(O)/lib/%.html: lib/%.html lib/output/page-common.js
+# (lib/serve/page/serve.html), each a file whose /*LP-INCLUDE path*/ lines
+# lib/page-include replaces by those files (their style, their scripts,
+# the script both share: lib/output/page-common.js).  It writes $@.d too,
+# naming the files included, which the -include at the end reads.
+$(O)/lib/%.html: lib/%.html lib/page-include
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
-	$(Q)test "$$(grep -c '^/\*LP-PAGE-COMMON\*/$$' $<)" -eq 1 || \
-	  { echo "lp: $<: not exactly one /*LP-PAGE-COMMON*/ line" >&2; exit 1; }
-	$(Q)sed -e '/^\/\*LP-PAGE-COMMON\*\/$$/{r lib/output/page-common.js' -e 'd}' $< > $@
+	$(Q)lib/page-include $< $@
 # lp-report's page as one C string, checked to hold its data marker
 # exactly once; '?' escaped, so no trigraph forms.
 $(O)/lib/output/report-html.h: $(O)/lib/output/report.html
@@ -256,7 +256,7 @@ $(O)/lib/output/report-html.h: $(O)/lib/output/report.html
 	$(Q){ echo 'static const char lp_report_html[] ='; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/?/\\?/g; s/^/"/; s/$$/\\n"/' $<; echo ';'; } > $@
 # lp-serve's page, the same way.
-$(O)/lib/serve/serve-html.h: $(O)/lib/serve/serve.html
+$(O)/lib/serve/serve-html.h: $(O)/lib/serve/page/serve.html
 	$(call msg,GEN,$@)
 	$(Q){ echo 'static const char lp_serve_html[] ='; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/?/\\?/g; s/^/"/; s/$$/\\n"/' $<; echo ';'; } > $@

@@ -1,7 +1,7 @@
   /* ---------- page-common.js: what lp-report's and lp-serve's pages share
    * (numbers and durations as text, the flame graphs' palette, where a
-   * tooltip goes), put in place of each page's LP-PAGE-COMMON line when
-   * lp builds it (Makefile). ---------- */
+   * tooltip goes), put in place of each page's LP-INCLUDE line naming it
+   * when lp builds it (lib/page-include). ---------- */
 
   function isNum(x) { return typeof x === "number" && isFinite(x); }
 

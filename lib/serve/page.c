@@ -1,7 +1,7 @@
-/* page.c - lp-serve's page (page.h): the file, made a C string at build
- * time (Makefile: serve-html.h). */
+/* page.c - lp-serve's page (page.h): the file as built, made a C string at
+ * build time (Makefile: serve-html.h). */
 #include "serve/page.h"
-#include "serve-html.h"	/* lp_serve_html[]: lib/serve/serve.html */
+#include "serve-html.h"	/* lp_serve_html[]: lib/serve/page/ */
 
 const char *lp_serve_page(size_t *len)
 {

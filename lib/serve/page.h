@@ -1,4 +1,5 @@
-/* page.h - lp-serve's page: lib/serve/serve.html, built into the program.
+/* page.h - lp-serve's page: lib/serve/page/serve.html and the files it
+ * includes, built into the program as one file.
  * It draws whatever the snapshots it is sent hold (formats/lp-serve.md);
  * nothing is put into it. */
 #ifndef LP_SERVE_PAGE_H

@@ -1,0 +1,56 @@
+  /* ---------- helpers.js: the small helpers every part of lp-serve's page
+   * uses: $(id), values read defensively, weights, shares and durations as
+   * text, elements filled with textContent only, and the tooltip every
+   * canvas shares. ---------- */
+
+  function $(id) { return document.getElementById(id); }
+
+  function arr(x) { return Array.isArray(x) ? x : []; }
+  function obj(x) { return x && typeof x === "object" && !Array.isArray(x) ? x : {}; }
+
+
+  // Weights are sample counts, or decayed (fractional) ones in half-life mode.
+  function fmtNum(v) {
+    if (!isNum(v)) return "–";
+    if (Math.abs(v) >= 100 || v === Math.round(v)) return fmtInt(v);
+    return v.toPrecision(3);
+  }
+
+  // Shares are 0..1; small ones keep a significant digit so 0.3% is not "0%".
+  function fmtPct(x) {
+    if (!isNum(x)) return "–";
+    var p = x * 100, a = Math.abs(p);
+    if (a === 0) return "0%";
+    return (a >= 10 ? p.toFixed(1) : a >= 1 ? p.toFixed(2) : a >= 0.1 ? p.toFixed(2) : p.toPrecision(1)) + "%";
+  }
+
+  // A duration as lp-serve's settings take it ("10s", "500ms", "2m", "1500ns"):
+  // the largest unit that divides it exactly.
+  function durArg(ns) {
+    if (!isNum(ns) || ns < 0) return "";
+    var units = [[60e9, "m"], [1e9, "s"], [1e6, "ms"]];
+    for (var i = 0; i < units.length; i++)
+      if (ns >= units[i][0] && ns % units[i][0] === 0) return ns / units[i][0] + units[i][1];
+    return Math.round(ns) + "ns";
+  }
+
+  // Elements are made here and filled with textContent only: frame names
+  // may hold any character.
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+  function reEscape(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+
+  var tip = $("tooltip");
+  // name (may be null) in monospace, then one line per string
+  function showTip(name, lines, ev) {
+    clear(tip);
+    if (name !== null && name !== undefined) tip.appendChild(el("span", "fn", name));
+    lines.forEach(function (l) { tip.appendChild(el("div", null, l)); });
+    placeTip(tip, ev);
+  }
+  function hideTip() { tip.style.display = "none"; }
