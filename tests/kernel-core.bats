@@ -297,6 +297,7 @@ record_split() {
 	# before it saved bp; lp-record puts each frame's own back.
 	"$LP_BUILD/tests/workloads/fib" 22 1000000 >/dev/null &
 	BG=$!
+	wait_exec "$BG" "$(readlink -f "$LP_BUILD/tests/workloads/fib")"
 	lp-trace --calibrate 0 -o "$T/spans.lp" fib -p "$BG" 2>"$T/trace.err" &
 	REC=$!
 	local i

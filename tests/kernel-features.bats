@@ -98,6 +98,7 @@ version_num() {
 link_types() {
 	"$W/fib" 32 1000 >/dev/null &
 	local pid=$! types="" lp
+	wait_exec "$pid" "$(readlink -f "$W/fib")" || { TYPES="fib did not start"; return; }
 	# No calibration: its own probes (perf links) would be among them.
 	LP_HIDE_FEATURES=$1 lp-trace --calibrate 0 -d 10 -o "$T/spans.lp" fib -p "$pid" 2>"$T/err" &
 	lp=$!

@@ -179,3 +179,13 @@ user_copy() {
 	chmod 755 "$(dirname "$dir")"
 	chmod 777 "$dir"
 }
+
+# A process started with & runs bash until it has exec'd: wait (up to 5 s)
+# until pid $1 runs program $2.
+wait_exec() {
+	for _ in $(seq 100); do
+		if [ "$(readlink "/proc/$1/exe")" = "$2" ]; then return 0; fi
+		sleep 0.05
+	done
+	return 1
+}

@@ -195,13 +195,3 @@ wait_recording() {
 	echo "no cost record in $1 after 10 s"
 	return 1
 }
-
-# A process started with & runs bash until it has exec'd: wait (up to 5 s)
-# until pid $1 runs program $2.
-wait_exec() {
-	for _ in $(seq 100); do
-		if [ "$(readlink "/proc/$1/exe")" = "$2" ]; then return 0; fi
-		sleep 0.05
-	done
-	return 1
-}
