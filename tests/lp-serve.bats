@@ -471,6 +471,21 @@ ab_file() {
 	run -0 grep -c "lp-trace: control: added 'handle_request'" "$T/serve.err"
 }
 
+@test "lp-serve: at 10,000 samples a second every view is current within 1 s, every sample read, the slow requests' graph theirs" {
+	# tests/helpers/serve-load: 8 s of a live stream, requests joined to
+	# their samples; each snapshot's end against the newest sample
+	# written when it arrives.  Here: lag 13-60 ms, one snapshot a
+	# second, 2% of a core.
+	run -0 "$LP_TOP/tests/helpers/serve-load" 10000 8
+	echo "$output"
+	eval "$(tr ' ' '\n' <<<"$output" | sed -n 's/^\([a-z_0-9]*\)=\([0-9.]*\)$/\1=\2/p')"
+	[ "$snapshots" -ge 5 ] || fail "$snapshots snapshots in 8 s"
+	[ "$lag_max_ms" -le 1000 ] || fail "a view $lag_max_ms ms behind"
+	[ "$gap_max_ms" -le 1500 ] || fail "$gap_max_ms ms between two views"
+	assert_equal "$read" "$written"
+	awk -v s="$slow_share" 'BEGIN { exit !(s >= 0.9) }' || fail "slow_path $slow_share of the slow graph"
+}
+
 @test "lp-serve -- CMD: the command runs once lp-record and lp-trace are on it, every sample of it shown; it ends with lp-serve" {
 	require_root
 	# A command that ends: its samples all on the page, the inputs at
