@@ -352,12 +352,14 @@ samples_stream() {
 	printf '%s\n' "$output" > joined.lp
 	echo "$stderr" >&3
 	# Samples from when lp-trace's probes were in (after its calibration,
-	# which takes seconds on a loaded machine): the demo is in
+	# which takes seconds on a loaded machine) until they went (perf
+	# records on until it is told to stop): the demo is in
 	# handle_request most of its CPU time then.
-	first=$(awk -F'\t' '$1 == "span" { if (!f || $2 < f) f = $2 } END { print f + 0 }' spans.lp)
-	joined=$(awk -F'\t' -v f="$first" '$1 == "sample" && $2 >= f && /\tspan=handle_request/' joined.lp | wc -l)
-	total=$(awk -F'\t' -v f="$first" '$1 == "sample" && $2 >= f' joined.lp | wc -l)
-	echo "# $joined of $total samples after the first span joined" >&3
+	read -r first last < <(awk -F'\t' '$1 == "span" { if (!f || $2 < f) f = $2; if ($3 > l) l = $3 }
+		END { print f + 0, l + 0 }' spans.lp)
+	joined=$(awk -F'\t' -v f="$first" -v l="$last" '$1 == "sample" && $2 >= f && $2 <= l && /\tspan=handle_request/' joined.lp | wc -l)
+	total=$(awk -F'\t' -v f="$first" -v l="$last" '$1 == "sample" && $2 >= f && $2 <= l' joined.lp | wc -l)
+	echo "$joined of $total samples while spans were traced joined"
 	[ "$total" -ge 200 ]
 	[ $((joined * 100 / total)) -ge 70 ]
 	lp-split -P 90 --probe handle_request --above slow.lp --below fast.lp -q joined.lp
