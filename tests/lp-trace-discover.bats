@@ -232,6 +232,18 @@ scopes.c:$(scopes_line BLOCK2_FIRST)"
 	assert_output "7 7 3"
 }
 
+@test "lp-trace FUNC of a function only inlined: says so, its copies as the probes --blocks gives them" {
+	run -0 lp-trace --blocks work "$WORKLOADS/scopes"
+	run -0 awk -F'\t' '$1 == "inline" && $5 == "leaf" { printf "%s%s (%s)", (n++ ? ", " : ""), $8, $6 }' <<<"$output"
+	copies=$output
+	[[ $copies == work+0x*", work+0x"* ]] || fail "--blocks gave: $copies"
+	run -1 --separate-stderr lp-trace leaf -- "$WORKLOADS/scopes" 7
+	assert_equal "$stderr" "lp-trace: probe 'leaf': leaf has no code of its own in $WORKLOADS/scopes: it is inlined, 2 copies: $copies; a copy's entry is a probe as named there (an event: a copy has no return), a line of its body probes every copy (FILE:LINE)"
+	# A name nothing has is still "no function".
+	run -1 --separate-stderr lp-trace lefa -- "$WORKLOADS/scopes" 7
+	assert_equal "$stderr" "lp-trace: probe 'lefa': no function 'lefa' in $WORKLOADS/scopes"
+}
+
 @test "lp-trace --vars FILE:LINE: where each variable lives at the probe, and what FILE:LINE(VAR) captures" {
 	run -0 --separate-stderr lp-trace --vars "lines.c:$HIT" "$WORKLOADS/lines"
 	assert_equal "$stderr" ""

@@ -5,10 +5,12 @@
  * address ranges; an inlined call with its callee, call site and entry, a
  * block with its lines and the names of the variables declared in it.
  * What the compiler described, not what the code does: the loops and
- * basic blocks come from the instructions (cfg.h). */
+ * basic blocks come from the instructions (cfg.h).  And where a function
+ * is inlined, through the whole DWARF (struct lp_dwcopy). */
 #include <elfutils/libdw.h>
 #include <dwarf.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/util.h"
 #include "debuginfo/dwarf.h"
@@ -190,4 +192,64 @@ void lp_dwnodes__free(struct lp_dwnode *nodes, size_t n)
 		free(nodes[i].vars);
 	}
 	free(nodes);
+}
+
+/* The inlined copies of one function, looked for through a whole DWARF. */
+struct copies {
+	const char *name;
+	void (*fn)(const struct lp_dwcopy *, void *);
+	void *arg;
+	Dwarf_Files *files;
+	size_t nfiles;
+	const char *caller;
+	size_t n;
+};
+
+static void find_copies(struct copies *c, Dwarf_Die *die, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > MAX_DEPTH || dwarf_child(die, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_inlined_subroutine) {
+			const char *nm = dwarf_diename(&child);
+			if (nm && !strcmp(nm, c->name)) {
+				struct lp_dwcopy cp = { .caller = c->caller };
+				Dwarf_Addr entry, lo;
+				lp_dw_func_of(&child, c->files, c->nfiles, false, &cp.fn);
+				cp.entry = dwarf_entrypc(&child, &entry) == 0 ? entry
+					   : dwarf_lowpc(&child, &lo) == 0 ? lo : 0;
+				c->n++;
+				c->fn(&cp, c->arg);
+			}
+		}
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block)
+			find_copies(c, &child, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int copies_in_func(Dwarf_Die *func, void *arg)
+{
+	struct copies *c = arg;
+
+	c->caller = dwarf_diename(func);
+	find_copies(c, func, 1);
+	return DWARF_CB_OK;
+}
+
+size_t lp_dwarf__inlined_copies(struct lp_dwarf *d, const char *name,
+				void (*fn)(const struct lp_dwcopy *, void *), void *arg)
+{
+	struct copies c = { .name = name, .fn = fn, .arg = arg };
+	Dwarf_Off off = 0;
+	Dwarf_Die cu;
+
+	while (d->dw && lp_dw_next_unit(d->dw, &off, &cu)) {
+		if (dwarf_getsrcfiles(&cu, &c.files, &c.nfiles) != 0)
+			c.files = NULL;
+		dwarf_getfuncs(&cu, copies_in_func, &c, 0);
+	}
+	return c.n;
 }

@@ -229,6 +229,18 @@ struct lp_dwnode {
 bool lp_dwarf__structure(struct lp_dwarf *d, uint64_t addr, struct lp_dwnode **nodes, size_t *n);
 void lp_dwnodes__free(struct lp_dwnode *nodes, size_t n);
 
+/* One copy of a function inlined into another (lp_dwarf__inlined_copies). */
+struct lp_dwcopy {
+	const char *caller;	/* the out-of-line function it is in; NULL: unnamed */
+	struct lp_dwfunc fn;	/* the inlined function, its call site */
+	uint64_t entry;		/* where it starts, a file address; 0: no code */
+};
+/* Calls fn on each copy of the function named name inlined anywhere in d
+ * (its DW_AT_name, through abstract origins); returns how many.  A walk
+ * of every unit: for an error's hint, not a probe's every use. */
+size_t lp_dwarf__inlined_copies(struct lp_dwarf *d, const char *name,
+				void (*fn)(const struct lp_dwcopy *, void *), void *arg);
+
 /* Where a variable lives at an address. */
 #define LP_DWLOC_ADDR 0x100u	/* reg: none; off is a fixed address */
 #define LP_DWLOC_CFA 0x101u	/* reg: the canonical frame address */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,6 +350,65 @@ static void ifunc_error(const struct lp_probe_spec *spec, const struct elfobj *o
 		 spec->text, spec->func, path, impls);
 }
 
+/* A function's inlined copies as probes, CALLER+0xOFF, with their call
+ * sites. */
+struct copy {
+	const char *caller;
+	uint64_t off;
+	const char *file;
+	uint64_t line;
+};
+struct copy_list {
+	const struct elfobj *o;
+	VEC(struct copy) copies;
+};
+
+static void add_copy(const struct lp_dwcopy *c, void *arg)
+{
+	struct copy_list *l = arg;
+	const struct lp_fsym *caller = c->caller ? lp_fname__sym(&l->o->fs, c->caller) : NULL;
+	if (!caller || c->entry < caller->value)
+		return;	/* not in a function a probe can name */
+	const char *file = c->fn.call_file ? strrchr(c->fn.call_file, '/') : NULL;
+	struct copy cp = { caller->name, c->entry - caller->value, file ? file + 1 : c->fn.call_file,
+			   c->fn.call_line };
+	LP_PUSH(l->copies, cp);
+}
+
+static int copy_cmp(const void *a, const void *b)
+{
+	const struct copy *x = a, *y = b;
+	int r = strcmp(x->caller, y->caller);
+	return r ? r : (x->off > y->off) - (x->off < y->off);
+}
+
+/* FUNC has no symbol: when its DWARF has it inlined into other functions,
+ * say where, and how those copies are probed (true: said). */
+static bool inlined_only(const struct lp_probe_spec *spec, const struct elfobj *o, const char *path)
+{
+	struct copy_list l = { .o = o };
+	size_t n = o->dw ? lp_dwarf__inlined_copies(o->dw, spec->func, add_copy, &l) : 0;
+	struct copy *v = l.copies.v;
+	if (!n) {
+		free(v);
+		return false;
+	}
+	char list[320] = "";
+	qsort(v, l.copies.n, sizeof(*v), copy_cmp);
+	for (size_t i = 0; i < l.copies.n && i < 3; i++) {
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof(list) - len, "%s%s+0x%" PRIx64 " (%s:%" PRIu64 ")",
+			 i ? ", " : ": ", v[i].caller, v[i].off, v[i].file ? v[i].file : "?", v[i].line);
+	}
+	lp_error("probe '%s': %s has no code of its own in %s: it is inlined, %zu %s%s%s; a "
+		 "copy's entry is a probe as named there (an event: a copy has no return), a "
+		 "line of its body probes every copy (FILE:LINE)",
+		 spec->text, spec->func, path, n, n == 1 ? "copy" : "copies", list,
+		 l.copies.n > 3 ? ", ..." : "");
+	free(v);
+	return true;
+}
+
 /* Where spec's probe goes in o: its function's compiled copies (find_func;
  * for FUNC+OFF the function itself, at OFF), each with its address in
  * (*copies)[k].sym->value (+OFF), *shown its spans' name; an address's
@@ -385,6 +445,8 @@ int lp_probe_func_address(const struct lp_probe_spec *spec, struct elfobj *o, co
 		lp_error("note: %s is stripped: using its debug file %s", path, o->dbg_path);
 	if (!*ncopies) {
 		char hint[512];
+		if (inlined_only(spec, o, path))
+			return -1;
 		lp_fname__suggest(&o->fs, spec->func, hint, sizeof(hint));
 		lp_error("probe '%s': no function '%s' in %s%s", spec->text, spec->func, path, hint);
 		return -1;
