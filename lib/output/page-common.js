@@ -1,7 +1,10 @@
   /* ---------- page-common.js: what lp-report's and lp-serve's pages share
-   * (numbers and durations as text, the flame graphs' palette, where a
-   * tooltip goes), put in place of each page's LP-INCLUDE line naming it
-   * when lp builds it (lib/page-include). ---------- */
+   * besides their flame graphs (lib/output/flamegraph.js): numbers,
+   * durations and changes of share as text, the tooltip every chart
+   * shows, a canvas sized for the screen's pixels, redrawing at a new
+   * width, a latency histogram's bins; put in place of each page's
+   * LP-INCLUDE line naming it when lp builds it (lib/page-include).
+   * ---------- */
 
   function isNum(x) { return typeof x === "number" && isFinite(x); }
 
@@ -22,25 +25,45 @@
     }
   }
 
-  // FNV-1a of a frame's name: its colour is the same on every page and run.
-  function hash(s) {
-    var h = 0x811c9dc5;
-    for (var i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193); }
-    return h >>> 0;
+  // Shares (0..1) as text with `more` digits more than lp-report's page
+  // gives: 45%, 4.5%, 0.45%, 0.04% there (small ones keep a significant
+  // digit, so 0.3% is not "0%"), 45.0%, 4.50% on lp-serve's (more: 1).
+  function pctFormat(more) {
+    return function (x) {
+      if (!isNum(x)) return "–";
+      var p = x * 100, a = Math.abs(p);
+      if (a === 0) return "0%";
+      return (a >= 10 ? p.toFixed(more) : a >= 1 ? p.toFixed(1 + more) : a >= 0.1 ? p.toFixed(2) : p.toPrecision(1)) + "%";
+    };
   }
 
-  // A frame's colour by its kind: kernel oranges, inlined aquas, and
-  // flamegraph.pl's "hot" palette for the rest.
-  function paletteColour(nm, kind) {
-    var h = hash(nm), a = (h & 0xff) / 255, b = (h >>> 8 & 0xff) / 255, c = (h >>> 16 & 0xff) / 255, rgb;
-    if (kind === "k") rgb = [225 + 30 * a, 120 + 50 * b, 20 + 30 * c];
-    else if (kind === "i") rgb = [60 + 50 * a, 200 + 55 * b, 200 + 55 * c];
-    else rgb = [205 + 50 * c, 230 * a, 55 * b];
-    return "rgb(" + rgb.map(Math.round).join(",") + ")";
+  // A change of share (0..1 each) in percentage points, signed.
+  function fmtPts(d) {
+    if (!isNum(d)) return "–";
+    var p = d * 100;
+    return (p > 0 ? "+" : p < 0 ? "−" : "±") + Math.abs(p).toFixed(Math.abs(p) >= 10 ? 0 : 1) + " pts";
   }
 
-  // Shows the tooltip element tip beside the pointer, inside the window.
-  function placeTip(tip, ev) {
+  // The tooltip (the page's #tooltip) beside the pointer, inside the
+  // window: name (may be null) in monospace, then a line a string, or an
+  // array of strings alternately plain and bold. Filled with textContent
+  // only: frame names may hold any character.
+  function showTip(name, lines, ev) {
+    var tip = document.getElementById("tooltip");
+    while (tip.firstChild) tip.removeChild(tip.firstChild);
+    if (name !== null && name !== undefined) {
+      var fn = tip.appendChild(document.createElement("span"));
+      fn.className = "fn";
+      fn.textContent = String(name);
+    }
+    lines.forEach(function (l) {
+      var line = tip.appendChild(document.createElement("div"));
+      [].concat(l).forEach(function (part, k) {
+        var node = k % 2 ? document.createElement("b") : document.createTextNode("");
+        node.textContent = String(part);
+        line.appendChild(node);
+      });
+    });
     tip.style.display = "block";
     var w = tip.offsetWidth, h = tip.offsetHeight;
     var x = ev.clientX + 14, y = ev.clientY + 16;
@@ -49,47 +72,43 @@
     tip.style.left = x + "px";
     tip.style.top = y + "px";
   }
+  function hideTip() { document.getElementById("tooltip").style.display = "none"; }
 
-  // One frame of a flame graph: its box, and its name where it fits
-  // (cut with ".." where it does not quite).
-  function paintFrame(ctx, name, fill, x, y, w, rowH, charW) {
-    ctx.fillStyle = fill;
-    ctx.fillRect(x, y, Math.max(w - 0.5, 0.5), rowH - 1);
-    var fit = Math.floor((w - 6) / charW);
-    if (fit >= 3) {
-      if (name.length > fit) name = name.slice(0, fit - 2) + "..";
-      ctx.fillStyle = "#000";
-      ctx.fillText(name, x + 3, y + rowH / 2);
-    }
+  // A canvas drawn at W x H CSS pixels, sharp at the screen's pixel ratio:
+  // its context, cleared, its state reset, in CSS pixels.
+  function sizeCanvas(canvas, W, H) {
+    var ratio = window.devicePixelRatio || 1;
+    canvas.width = Math.round(W * ratio);  // (even unchanged: resets the state)
+    canvas.height = Math.round(H * ratio);
+    canvas.style.height = H + "px";
+    var ctx = canvas.getContext("2d");
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    return ctx;
   }
 
-  // The frame a row's hit list (frame, x, width, ...) has at x, or -1.
-  function rowHit(row, x) {
-    if (!row) return -1;
-    for (var k = 0; k < row.length; k += 3)
-      if (x >= row[k + 1] && x < row[k + 1] + row[k + 2]) return row[k];
-    return -1;
+  // fn called once the window's width has changed and settled (canvases
+  // are drawn at their laid-out width).
+  function onWidth(fn) {
+    var timer = 0, lastWidth = window.innerWidth;
+    window.addEventListener("resize", function () {
+      if (window.innerWidth === lastWidth) return;
+      lastWidth = window.innerWidth;
+      clearTimeout(timer);
+      timer = setTimeout(fn, 100);
+    });
   }
 
-  // What a frame's children leave of its weight, in a flattened tree t
-  // (a subtree is the index range [i, t.end[i])).
-  function selfWeight(t, i) {
-    var rest = t.value[i];
-    for (var j = i + 1; j < t.end[i]; j = t.end[j]) rest -= t.value[j];
-    return Math.max(0, rest);
-  }
-
-  // The frames of t matching re, and their share of total counting each
-  // matched subtree once (a match inside a matched frame adds nothing), as
-  // flamegraph.pl does.
-  function matchFrames(t, re, total) {
-    var m = new Uint8Array(t.n), count = 0, covered = 0;
-    for (var i = 1; i < t.n;) {
-      if (re.test(t.name[i])) {
-        covered += t.value[i];
-        for (var j = i; j < t.end[i]; j++) if (re.test(t.name[j])) { m[j] = 1; count++; }
-        i = t.end[i];
-      } else i++;
-    }
-    return { matches: m, count: count, share: total > 0 ? covered / total : 0 };
+  // A latency histogram's bins ([low ns, high ns, count], low to high) as
+  // [low, high, count, true low], drawn on a log axis: empty or broken ones
+  // left out, and a first bin from 0 given the next one's ratio for its low
+  // edge (its true low, 0, is kept for the tooltip).
+  function logBins(bins) {
+    return (Array.isArray(bins) ? bins : []).filter(function (b) {
+      return Array.isArray(b) && b[1] > 0 && b[1] > b[0];
+    }).map(function (b, i, all) {
+      var lo = +b[0], hi = +b[1];
+      if (!(lo > 0)) { var nx = all[i + 1], ratio = nx && nx[0] > 0 ? nx[1] / nx[0] : 2; lo = hi / ratio; }
+      return [lo, hi, +b[2] || 0, +b[0]];
+    });
   }

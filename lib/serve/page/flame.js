@@ -1,9 +1,18 @@
   /* ---------- flame.js: the Flame graph section: the whole view's
-   * graph, the search over every graph, Escape to zoom out. ---------- */
+   * graph (lib/output/flamegraph.js draws it), the search over every
+   * graph; and what makes a graph lp-serve's (liveGraph). ---------- */
 
-  var main = new Graph("all samples in view", false);
+  // One of lp-serve's flame graphs: weights decayed in half-life mode
+  // (fractional), Alt-click to trace a frame's function.
+  function liveGraph(title, small, missingText) {
+    var g = new Graph(title, { small: small, missingText: missingText, weight: fmtNum, totalNote: " weight",
+      onAlt: fillTrace, hint: "click: zoom · Alt-click: trace" });
+    g.probe = null;  // the probe's name, for a probe's slow or fast graph
+    return g;
+  }
+
+  var main = liveGraph("all samples in view", false);
   main.canvas.id = "flame-canvas";
-  main.onAlt = fillTrace;
   $("flame").appendChild(main.box);
 
   var searchRe = null;
@@ -24,7 +33,7 @@
   function runSearch(q) {
     if ($("search").value !== q) $("search").value = q;
     searchRe = toRegExp(q);
-    graphs.forEach(function (g) { g.re = searchRe; g.match(); g.render(); });
+    graphs.forEach(function (g) { g.search(searchRe); });
     showSearch();
   }
   (function () {
@@ -34,10 +43,6 @@
       timer = setTimeout(function () { runSearch($("search").value); }, 150);
     });
     $("reset-zoom").addEventListener("click", function () { main.zoomTo(0); });
-    document.addEventListener("keydown", function (ev) {
-      var tag = ev.target && ev.target.tagName;
-      if (ev.key === "Escape" && tag !== "INPUT" && tag !== "SELECT") graphs.forEach(function (g) { if (g.zoomed) g.zoomTo(0); });
-    });
   })();
 
   // Search the flame graphs for exactly this function, and show them.

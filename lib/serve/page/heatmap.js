@@ -32,14 +32,8 @@
     var cw = Math.max(4, Math.min(28, Math.floor(avail / cols.length)));
     var ch = Math.max(2, Math.floor(300 / nrows));
     var W = L + cols.length * cw + R, H = T + nrows * ch + B;
-    var ratio = window.devicePixelRatio || 1;
-    canvas.width = Math.round(W * ratio);
-    canvas.height = Math.round(H * ratio);
+    var ctx = sizeCanvas(canvas, W, H);
     canvas.style.width = W + "px";
-    canvas.style.height = H + "px";
-    var ctx = canvas.getContext("2d");
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.clearRect(0, 0, W, H);
     for (var c = 0; c < cols.length; c++)
       for (var r = 0; r < nrows; r++) {
         ctx.fillStyle = shade(+cols[c][r], max);

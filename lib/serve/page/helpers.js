@@ -1,7 +1,7 @@
   /* ---------- helpers.js: the small helpers every part of lp-serve's page
    * uses: $(id), values read defensively, weights, shares and durations as
-   * text, elements filled with textContent only, and the tooltip every
-   * canvas shares. ---------- */
+   * text, elements filled with textContent only (the tooltip and the rest
+   * both pages share are lib/output/page-common.js's). ---------- */
 
   function $(id) { return document.getElementById(id); }
 
@@ -16,13 +16,8 @@
     return v.toPrecision(3);
   }
 
-  // Shares are 0..1; small ones keep a significant digit so 0.3% is not "0%".
-  function fmtPct(x) {
-    if (!isNum(x)) return "–";
-    var p = x * 100, a = Math.abs(p);
-    if (a === 0) return "0%";
-    return (a >= 10 ? p.toFixed(1) : a >= 1 ? p.toFixed(2) : a >= 0.1 ? p.toFixed(2) : p.toPrecision(1)) + "%";
-  }
+  // Shares: a digit more than lp-report's page gives (page-common.js).
+  var fmtPct = pctFormat(1);
 
   // A duration as lp-serve's settings take it ("10s", "500ms", "2m", "1500ns"):
   // the largest unit that divides it exactly.
@@ -44,13 +39,3 @@
   }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
   function reEscape(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
-
-  var tip = $("tooltip");
-  // name (may be null) in monospace, then one line per string
-  function showTip(name, lines, ev) {
-    clear(tip);
-    if (name !== null && name !== undefined) tip.appendChild(el("span", "fn", name));
-    lines.forEach(function (l) { tip.appendChild(el("div", null, l)); });
-    placeTip(tip, ev);
-  }
-  function hideTip() { tip.style.display = "none"; }

@@ -17,25 +17,14 @@
   }
 
   Hist.prototype.setData = function (hist, atNs) {
-    // a first bucket starting at 0 gets the ratio of the next for its low edge
-    this.bins = arr(hist).filter(function (b) { return Array.isArray(b) && b[1] > 0 && b[1] > b[0]; }).map(function (b, i, all) {
-      var lo = +b[0], hi = +b[1];
-      if (!(lo > 0)) { var nx = all[i + 1], ratio = nx && nx[0] > 0 ? nx[1] / nx[0] : 2; lo = hi / ratio; }
-      return [lo, hi, +b[2] || 0, +b[0]];
-    });
+    this.bins = logBins(hist);
     this.at = atNs;
   };
 
   Hist.prototype.render = function () {
     var canvas = this.canvas, bins = this.bins;
     var W = Math.max(300, canvas.clientWidth || 600), H = 150, L = 44, R = 10, T = 10, B = 22;
-    var ratio = window.devicePixelRatio || 1;
-    canvas.width = Math.round(W * ratio);
-    canvas.height = Math.round(H * ratio);
-    canvas.style.height = H + "px";
-    var ctx = canvas.getContext("2d");
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.clearRect(0, 0, W, H);
+    var ctx = sizeCanvas(canvas, W, H);
     ctx.font = "11px system-ui, sans-serif";
     ctx.fillStyle = "#5f6670";
     ctx.textBaseline = "middle";

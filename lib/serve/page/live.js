@@ -33,20 +33,11 @@
     render(s);
   }
 
-  // Redraw at a new width (canvases are drawn at their laid-out size).
-  (function () {
-    var timer = 0, lastWidth = window.innerWidth;
-    window.addEventListener("resize", function () {
-      if (window.innerWidth === lastWidth) return;
-      lastWidth = window.innerWidth;
-      clearTimeout(timer);
-      timer = setTimeout(function () {
-        graphs.forEach(function (g) { g.render(); });
-        probes.forEach(function (p) { p.hist.render(); });
-        if (api.last) renderHeat(api.last);
-      }, 100);
-    });
-  })();
+  // Redrawn at a new width (the flame graphs redraw themselves).
+  onWidth(function () {
+    probes.forEach(function (p) { p.hist.render(); });
+    if (api.last) renderHeat(api.last);
+  });
 
   // EventSource reconnects by itself after an error; if it gives up
   // (CLOSED, e.g. the token was refused), try again every 5 s.

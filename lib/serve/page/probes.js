@@ -65,10 +65,9 @@
     });
 
     var pair = this.box.appendChild(el("div", "pair"));
-    this.slow = new Graph("slow spans", true, NOJOIN);
-    this.fast = new Graph("fast spans", true, NOJOIN);
+    this.slow = liveGraph("slow spans", true, NOJOIN);
+    this.fast = liveGraph("fast spans", true, NOJOIN);
     this.slow.peers = this.fast.peers = [this.slow, this.fast];
-    this.slow.onAlt = this.fast.onAlt = fillTrace;
     this.slow.probe = this.fast.probe = name;
     this.slow.re = this.fast.re = searchRe;
     this.slow.box.classList.add("flame-slow");

@@ -1,8 +1,7 @@
   /* ---------- range.js: a heatmap range: GET /range, its flame graph
    * and what it has more of than the view. ---------- */
 
-  var rangeGraph = new Graph("samples in the range", false, "no samples kept in this range");
-  rangeGraph.onAlt = fillTrace;
+  var rangeGraph = liveGraph("samples in the range", false, "no samples kept in this range");
   rangeGraph.box.classList.add("flame-range");
   $("range-flame").appendChild(rangeGraph.box);
 
