@@ -271,9 +271,13 @@ static void *pprof_open(struct lp_dict *dict, const struct lp_doc *doc,
 	d->dict = dict;
 	if (read_profile(d, doc, &d->open_why) < 0)
 		return d;
-	qsort(d->mappings.v, d->mappings.n, sizeof(*d->mappings.v), by_id_cmp);
-	qsort(d->locations.v, d->locations.n, sizeof(*d->locations.v), by_id_cmp);
-	qsort(d->functions.v, d->functions.n, sizeof(*d->functions.v), by_id_cmp);
+	/* (an empty table's array is NULL, which qsort may not be given) */
+	if (d->mappings.n)
+		qsort(d->mappings.v, d->mappings.n, sizeof(*d->mappings.v), by_id_cmp);
+	if (d->locations.n)
+		qsort(d->locations.v, d->locations.n, sizeof(*d->locations.v), by_id_cmp);
+	if (d->functions.n)
+		qsort(d->functions.v, d->functions.n, sizeof(*d->functions.v), by_id_cmp);
 	if (check_tables(d, &d->open_why) < 0)
 		return d;
 	choose_values(d);
