@@ -1,7 +1,11 @@
-/* lp-symbolize - symbolize a stream recorded with `lp-record --raw`: each
- * user frame kept as an address in its binary (with the binary's build-id)
- * gets its function name from that file now, as an ordinary user, while the
- * binaries are still there.  Everything else passes through. */
+/* lp-symbolize - symbolize a stream recorded with `lp-record --raw` (or read
+ * from perf.data by lp-cat): each user frame kept as an address in its
+ * binary (with the binary's build-id) gets its function name from that file
+ * now, as an ordinary user, while the binaries are still there.  A sample
+ * that carries its copied user stack (perf record --call-graph dwarf) has
+ * it unwound first, with the CFI of the files the stream's map records
+ * name: lp-cat links no DWARF library, so the unwinding is done here.
+ * Everything else passes through. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 #include "stream/stream.h"
 #include "debuginfo/addr2line.h"
 #include "debuginfo/symbolize.h"
+#include "debuginfo/unwind-stream.h"
 #include "base/stop.h"
 #include "base/util.h"
 
@@ -130,6 +135,12 @@ int main(int argc, char **argv)
 	struct lp_symbolizer *sym = lp_symbolizer__new(dict);
 	lp_symbolizer__set_options(sym, inlines, srclines);
 	lp_symbolizer__set_demangle(sym, demangle);
+	struct lp_stream_unwinder *unw = lp_stream_unwinder__new();
+	struct lp_maprec map;
+	struct lp_attrs_buf attrs = { 0 };
+	char *buf = NULL;
+	size_t cap = 0;
+	const char *why;
 
 	for (int i = 0; i < npaths && !status; i++) {
 		struct lp_record rec;
@@ -140,6 +151,24 @@ int main(int argc, char **argv)
 			 * refer to them. */
 			if (rec.kind == LP_REC_FRAME || rec.kind == LP_REC_STACK)
 				continue;
+			/* Map records serve the copies, which are unwound
+			 * here: neither is written on. */
+			if (rec.kind == LP_REC_OTHER && lp_maprec__is(rec.line, rec.len)) {
+				if (lp_maprec__parse(rec.line, rec.len, &map, &buf, &cap, &why) < 0) {
+					lp_reader__error(readers[i], "%s", why);
+					status = 1;
+					break;
+				}
+				lp_stream_unwinder__map(unw, &map);
+				continue;
+			}
+			if (rec.kind == LP_REC_SAMPLE &&
+			    lp_stream_unwinder__sample(unw, lp_reader__dict(readers[i]), &rec.sample,
+							&attrs, &why) < 0) {
+				lp_reader__error(readers[i], "sample: %s", why);
+				status = 1;
+				break;
+			}
 			if (rec.kind == LP_REC_SAMPLE && rec.sample.stack)
 				rec.sample.stack = lp_symbolizer__restack(sym, rec.sample.stack);
 			if ((rec.kind == LP_REC_SAMPLE ? lp_writer__sample(w, &rec.sample)
@@ -149,6 +178,28 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			status = 1;
 	}
+	/* Lost data is data: the copies not unwound whole, as lp-record
+	 * counts its own. */
+	struct lp_stream_unwind_stats st;
+	lp_stream_unwinder__stats(unw, &st);
+	if (!status && (st.failed || st.truncated)) {
+		struct lp_record rec = { .kind = LP_REC_LOST };
+
+		rec.lost = (struct lp_lost){ LP_TIME_NONE, "unwind", st.failed };
+		if (st.failed && lp_writer__record(w, &rec) < 0)
+			lp_write_failed(outname);
+		rec.lost = (struct lp_lost){ LP_TIME_NONE, "truncated", st.truncated };
+		if (st.truncated && lp_writer__record(w, &rec) < 0)
+			lp_write_failed(outname);
+		lp_error("%llu of %llu copied user stacks not unwound whole: %llu cut where the "
+			 "copy ended, %llu stopped at code it had no CFI for%s%s%s",
+			 (unsigned long long)(st.failed + st.truncated), (unsigned long long)st.samples,
+			 (unsigned long long)st.truncated, (unsigned long long)st.failed,
+			 st.failed ? " (last: " : "", st.failed ? st.why : "", st.failed ? ")" : "");
+	}
+	lp_stream_unwinder__free(unw);
+	lp_attrs_buf__free(&attrs);
+	free(buf);
 	lp_free_inputs(readers, npaths);
 	lp_writer__free(w);
 	lp_symbolizer__free(sym);

@@ -99,6 +99,160 @@ same() {
 	grep -q $'\t'"$WORKLOADS/cpusplit"$'\t-\t-\tbuild_id='"$id"'$' "$T/pd.lp"
 }
 
+# Each sample's user frames, leaf first, "NAME@MODULE": from a symbolized
+# stream, and as perf script -F ip,sym,dso --no-inline names them (perf's
+# symbol versions, "@@GLIBC_2.17", left out: lp leaves them out too).
+lp_names() {
+	awk -F'\t' '
+	$1 == "frame" { name[$2] = ($6 == "-" ? "[unknown]" : $6) "@" ($5 == "-" ? "[unknown]" : $5); kind[$2] = $3 }
+	$1 == "stack" { st[$2] = $3 }
+	$1 == "sample" { n = split(st[$9], f, ","); s = ""
+		for (i = n; i >= 1; i--) if (kind[f[i]] != "k") s = s " " name[f[i]]
+		print substr(s, 2) }' "$1"
+}
+perf_names() {
+	perf script -i "$1" -F ip,sym,dso --no-inline 2>/dev/null |
+		awk 'BEGIN { RS = ""; FS = "\n" } { s = ""
+			for (i = 1; i <= NF; i++) {
+				n = split($i, w, " ")
+				if (!n || w[1] ~ /^ffff/)
+					continue
+				sym = w[2]; for (j = 3; j < n; j++) sym = sym " " w[j]
+				sub(/@.*/, "", sym); dso = w[n]; gsub(/^\(|\)$/, "", dso)
+				s = s " " sym "@" dso
+			}
+			print substr(s, 2) }'
+}
+
+# The share (%) of the lines of FILE (names, as above) holding main or _start.
+whole_share() {
+	awk '{ n++ } / (main|_start)@/ || /^(main|_start)@/ { w++ } END { printf "%.1f\n", n ? 100 * w / n : 0 }' "$1"
+}
+
+# aliases PERF LP MODULE: perf's name and lp's name the same address of MODULE
+# (both symbols of a function, lp preferring one perf does not: glibc's
+# clock_gettime is __clock_gettime, __libc_start_main __libc_start_main_impl in
+# its debug file; the vDSO exports each function also as __vdso_NAME).
+aliases() {
+	if [ "$3" = "[vdso]" ]; then
+		[ "$1" = "__vdso_$2" ] || [ "$2" = "__vdso_$1" ]
+		return
+	fi
+	local id files=$3
+	id=$(readelf -n "$3" 2>/dev/null | awk '/Build ID/ { print $3 }')
+	[ -z "$id" ] || [ ! -f "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] ||
+		files="$files /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+	# shellcheck disable=SC2086
+	for f in $files; do readelf -Ws --wide "$f"; done 2>/dev/null |
+		awk -v a="$1" -v b="$2" '{ n = $8; sub(/@.*/, "", n) } n == a { va[$2] = 1 } n == b { vb[$2] = 1 }
+			END { for (v in va) if (v in vb) exit 0; exit 1 }'
+}
+
+# same_names A B: the files of names A and B (lp's, perf's) agree sample by
+# sample, frame by frame, but for aliases: the test fails otherwise.
+same_names() {
+	[ "$(wc -l <"$1")" -eq "$(wc -l <"$2")" ] || fail "$(wc -l <"$1") samples, perf script shows $(wc -l <"$2")"
+	paste -d '\t' "$1" "$2" | awk -F'\t' '{ n = split($1, l, " "); m = split($2, p, " ")
+		if (n != m) { bad++; if (bad <= 3) print "sample " NR ": " n " frames, perf " m ": " $1 " | " $2 > "/dev/stderr"; next }
+		for (i = 1; i <= n; i++) if (l[i] != p[i]) {
+			split(l[i], x, "@"); split(p[i], y, "@")
+			if (x[2] != y[2]) { bad++; print "sample " NR " frame " i ": " l[i] " | " p[i] > "/dev/stderr" }
+			else pair[y[1] "\t" x[1] "\t" x[2]]++
+		} }
+		END { for (k in pair) print k "\t" pair[k]; exit bad > 0 }' >"$T/pairs" ||
+		fail "stacks differ from perf script's (above)"
+	while IFS=$'\t' read -r p l mod count; do
+		echo "perf names $p what lp names $l in $mod ($count frames)"
+		aliases "$p" "$l" "$mod" || fail "$p (perf) and $l (lp) are not one function of $mod"
+	done <"$T/pairs"
+}
+
+@test "perf record --call-graph dwarf of cpusplit built without frame pointers: lp-cat | lp-symbolize unwinds each sample's copy: whole stacks, a()'s share within 3 points of its rounds and of perf script's, each sample's frames as perf script's" {
+	require_root
+	require_cmd perf
+	record "$T/perf.data" -F 999 --call-graph dwarf -- "$WORKLOADS/cpusplit-nofp" 3 3 "$T/truth"
+	run --separate-stderr -0 lp-cat "$T/perf.data"
+	[ -z "$stderr" ] || fail "lp-cat said: $stderr"
+	printf '%s\n' "$output" >"$T/pd.lp"
+	run -0 lp-cat --check "$T/pd.lp"
+	# lp-cat carries each copy (and the maps it is unwound with) as it is
+	n=$(nsamples "$T/pd.lp")
+	[ "$(grep -c $'^sample\t.*\turegs=[^\t]*\tustack=' "$T/pd.lp")" -eq "$n" ]
+	grep -q $'^map\t[0-9]*\t[0-9]*\t0x[0-9a-f]*\t0x[0-9a-f]*\t0x[0-9a-f]*\t'"$WORKLOADS/cpusplit-nofp"$'\tbuild_id=' "$T/pd.lp"
+	# through a pipe, as the man page says
+	set -o pipefail
+	lp-cat "$T/perf.data" | lp-symbolize 2>"$T/sym.err" >"$T/sym.lp"
+	[ ! -s "$T/sym.err" ] || fail "lp-symbolize said: $(cat "$T/sym.err")"
+	if grep -q -e $'\tustack=' -e $'^map\t' "$T/sym.lp"; then fail "lp-symbolize wrote copies or map records on"; fi
+	[ "$(grep -c $'^sample\t.*\tunwind=dwarf' "$T/sym.lp")" -eq "$n" ]
+	lp-collapse "$T/sym.lp" >"$T/pd.folded"
+	perf script -i "$T/perf.data" 2>/dev/null | lp-cat | lp-collapse >"$T/script.folded"
+	lp_names "$T/sym.lp" >"$T/lp.names"
+	perf_names "$T/perf.data" >"$T/perf.names"
+	w=$(whole_share "$T/lp.names") pw=$(whole_share "$T/perf.names")
+	s=$(share_a "$T/pd.folded") p=$(share_a "$T/script.folded") truth=$(truth_a "$T/truth")
+	echo "$n samples: $w% reach main or _start (perf script's: $pw%); a() $s%, perf script's $p%, cpusplit's rounds $truth%"
+	[ "$n" -ge 1500 ] || fail "only $n samples"
+	within "$w" 99 100 "the share of whole stacks"
+	within "$s" "$(awk -v t="$truth" 'BEGIN { print t - 3 }')" "$(awk -v t="$truth" 'BEGIN { print t + 3 }')" \
+		"a()'s share against cpusplit's rounds"
+	within "$s" "$(awk -v t="$p" 'BEGIN { print t - 3 }')" "$(awk -v t="$p" 'BEGIN { print t + 3 }')" \
+		"a()'s share against perf script's"
+	same_names "$T/lp.names" "$T/perf.names"
+}
+
+@test "perf record --call-graph dwarf of a process whose binary is gone, after an exec: its frames left raw, counted as lost unwinds and said; the other process's unwound whole" {
+	require_root
+	require_cmd perf
+	cp "$WORKLOADS/cpusplit-nofp" "$T/gone"
+	record "$T/perf.data" -F 999 --call-graph dwarf -- sh -c \
+		"'$WORKLOADS/cpusplit-nofp' 0.5 3 /dev/null; exec '$T/gone' 0.5 3 /dev/null"
+	rm "$T/gone"
+	lp-cat "$T/perf.data" >"$T/pd.lp"
+	run --separate-stderr -0 lp-symbolize "$T/pd.lp"
+	printf '%s\n' "$output" >"$T/sym.lp"
+	echo "$stderr"
+	gone=$(awk -F'\t' '$1 == "sample" && $6 == "gone"' "$T/sym.lp" | wc -l)
+	cut=$(awk -F'\t' '$1 == "sample" && $6 == "gone" && /\ttruncated=1\twhy=no-file$/' "$T/sym.lp" | wc -l)
+	[ "$gone" -ge 50 ] || fail "only $gone samples of the exec'd program"
+	# but a tick inside execve, after its COMM: the registers are still the
+	# old image's (sh's), unwound in its files
+	[ "$cut" -ge $((gone - 2)) ] || fail "$cut of $gone samples of the gone binary said why=no-file"
+	failed=$(awk -F'\t' '$1 == "sample" && /\ttruncated=1\twhy=/ && !/\twhy=(end-of-copy|max-frames)/' "$T/sym.lp" | wc -l)
+	[ "$failed" -eq "$cut" ] || fail "$failed samples not unwound, $cut of them in the gone binary"
+	[ "$(grep $'^lost\t-\tunwind\t' "$T/sym.lp")" = $'lost\t-\tunwind\t'"$failed" ]
+	[[ $stderr == *"lp-symbolize: $T/gone: cannot read it: its frames are left unsymbolized"* ]]
+	[[ $stderr == *"lp-symbolize: "*" copied user stacks not unwound whole: "*", $failed stopped at code it had no CFI for (last: no-file)"* ]]
+	# its frames stay addresses in the file that is gone
+	grep -qE $'^frame\t[0-9a-f]+\tu\t0x[0-9a-f]+\t'"$T/gone"$'\t-\t-\tbuild_id=[0-9a-f]{40}$' "$T/sym.lp"
+	# the program run before the exec: every stack whole
+	lp_names "$T/sym.lp" >"$T/lp.names"
+	awk -F'\t' '$1 == "sample" { print $6 }' "$T/sym.lp" | paste -d ' ' - "$T/lp.names" |
+		awk '$1 == "cpusplit-nofp"' >"$T/before.names"
+	w=$(whole_share "$T/before.names")
+	echo "before the exec: $(wc -l <"$T/before.names") samples, $w% whole"
+	within "$w" 99 100 "the share of whole stacks before the exec"
+}
+
+@test "copied user stacks: a malformed copy or map record is refused with its line, exit 1; a stream without lp-symbolize passes them through" {
+	seed=$LP_TOP/tests/fuzz/corpus/reader/lp-stackcopy
+	tail -c +2 "$seed" >"$T/copies.lp"
+	run -0 lp-cat --check "$T/copies.lp"
+	# filters keep the attributes and the map records as they are
+	run -0 lp-cat "$T/copies.lp"
+	[ "$(grep -c $'^map\t' <<<"$output")" -eq 4 ]
+	[ "$(grep -c $'\tustack=' <<<"$output")" -eq 2 ]
+	head -7 "$T/copies.lp" >"$T/good.lp"
+	run --separate-stderr -0 lp-symbolize "$T/good.lp"
+	[[ $output == *$'\tunwind=dwarf\ttruncated=1\twhy='* ]]
+	head -8 "$T/copies.lp" >"$T/bad.lp"
+	run --separate-stderr -1 lp-symbolize "$T/bad.lp"
+	[ "$stderr" = "lp-symbolize: $T/bad.lp:8: sample: ustack: not base64" ]
+	{ head -1 "$T/copies.lp"; tail -1 "$T/copies.lp"; } >"$T/badmap.lp"
+	run --separate-stderr -1 lp-symbolize "$T/badmap.lp"
+	[ "$stderr" = "lp-symbolize: $T/badmap.lp:2: map: bad address range" ]
+}
+
 @test "two threads on two CPUs, forked children, an exec: in perf script's order (by time, perf's rings read in turn), each sample and stack as perf script's" {
 	require_root
 	require_cmd perf
@@ -182,6 +336,10 @@ same() {
 	[ "$(count "$T/fp-cpu.lp" cpu-clock:ppp)" -eq 60 ]
 	[ "$(count "$T/pipe.lp" cpu-clock:ppp)" -eq 60 ]
 	[ "$(count "$T/dwarf-regs-stack.lp")" -eq 40 ]
+	# --call-graph dwarf: each sample's registers and copy, after its maps
+	[ "$(grep -c $'\turegs=ax:[0-9a-f]*,bx:.*,bp:[0-9a-f]*,sp:[0-9a-f]*,ip:[0-9a-f]*,.*\tustack=[A-Za-z0-9+/]*=*$' "$T/dwarf-regs-stack.lp")" -eq 40 ]
+	[ "$(grep -c $'^map\t' "$T/dwarf-regs-stack.lp")" -eq 4 ]
+	[ "$(grep -c $'\tustack=' "$T/fp-cpu.lp")" -eq 0 ]
 	[ "$(count "$T/buildid-mmap.lp")" -eq 40 ]
 	[ "$(count "$T/two-events.lp" cpu-clock)" -eq 40 ]
 	[ "$(count "$T/two-events.lp" task-clock)" -eq 40 ]

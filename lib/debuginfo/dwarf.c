@@ -257,6 +257,21 @@ size_t lp_dwproc__report(struct lp_dwproc *p, pid_t pid, bool foreign, const cha
 	return n;
 }
 
+size_t lp_dwproc__report_files(struct lp_dwproc *p, const struct lp_dwfile_at *files, size_t n)
+{
+	Dwfl *dwfl = (Dwfl *)p;
+	size_t k = 0;
+
+	dwfl_report_begin(dwfl);
+	/* add_p_vaddr: bias is the load bias itself (what perf's maps give:
+	 * the mapping's start less its file offset), whatever the first
+	 * segment's address; an executable not PIE has bias 0. */
+	for (size_t i = 0; i < n; i++)
+		k += dwfl_report_elf(dwfl, files[i].name, files[i].path, -1, files[i].bias, true) != NULL;
+	dwfl_report_end(dwfl, NULL, NULL);
+	return k;
+}
+
 /* dwfl_addrmodule answers an address above every module with the last
  * one (ld.so: seen for the "[uprobes]" page, elfutils 0.188): a module
  * only when it spans the address. */

@@ -36,6 +36,16 @@ void lp_dwproc__free(struct lp_dwproc *p);
  * file tree is not ours (a container's): its files are opened now, through
  * /proc/PID/root.  Returns how many modules it has. */
 size_t lp_dwproc__report(struct lp_dwproc *p, pid_t pid, bool foreign, const char *maps);
+/* A process that is gone, its modules as a recording said (lp-symbolize's
+ * copied stacks): each file opened from path, named name (a path, or
+ * "[vdso]"), its ELF addresses at bias below the run-time ones.  Replaces
+ * what was reported; a file that cannot be read, or overlaps one reported
+ * before it, is left out.  Returns how many modules it has. */
+struct lp_dwfile_at {
+	const char *name, *path;
+	uint64_t bias;
+};
+size_t lp_dwproc__report_files(struct lp_dwproc *p, const struct lp_dwfile_at *files, size_t n);
 /* The module spanning addr, or NULL. */
 struct lp_dwmod *lp_dwproc__module_at(struct lp_dwproc *p, uint64_t addr);
 void lp_dwproc__each_module(struct lp_dwproc *p, void (*fn)(struct lp_dwmod *, void *),

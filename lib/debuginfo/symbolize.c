@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "base/util.h"
+#include "debuginfo/vdso.h"
 
 struct lp_symbolizer *lp_symbolizer__new(struct lp_dict *dict)
 {
@@ -342,8 +343,9 @@ static struct lp_file *open_file(struct lp_symbolizer *s, const char *path)
 	return f;
 }
 
-int lp_symbolizer__file(struct lp_symbolizer *s, const char *path, const char *build_id,
-			uint64_t addr, const struct lp_frame **out, size_t *n)
+/* lp_symbolizer__file, its frames' module named modname. */
+static int file_frames(struct lp_symbolizer *s, const char *path, const char *modname,
+		       const char *build_id, uint64_t addr, const struct lp_frame **out, size_t *n)
 {
 	struct lp_file *f = open_file(s, path);
 	uint64_t start;
@@ -355,11 +357,17 @@ int lp_symbolizer__file(struct lp_symbolizer *s, const char *path, const char *b
 		return -2;
 	lp_dwmod__info(f->mod, &start, NULL);
 	struct lp_symtab *t = lp_symbolize_module_symtab(s, f->mod);
-	const char *name = lp_symbolize_function_name(s, f->mod, t, start, path, addr);
+	const char *name = lp_symbolize_function_name(s, f->mod, t, start, modname, addr);
 	if (!name)
 		return 0;
-	*n = resolve_module(s, f->mod, path, name, addr, out);
+	*n = resolve_module(s, f->mod, modname, name, addr, out);
 	return 0;
+}
+
+int lp_symbolizer__file(struct lp_symbolizer *s, const char *path, const char *build_id,
+			uint64_t addr, const struct lp_frame **out, size_t *n)
+{
+	return file_frames(s, path, path, build_id, addr, out, n);
 }
 
 void lp_symbolizer__stats(const struct lp_symbolizer *s, struct lp_symbolizer_stats *st)
@@ -384,11 +392,14 @@ static struct lp_restacked *restack_frame(struct lp_symbolizer *s, const struct 
 
 	if (r && r->in == f)
 		return r;
-	if (f->kind == LP_FRAME_USER && f->addr && !*f->symbol && f->module[0] == '/' &&
+	/* A raw [vdso] frame (lp-cat's, of perf.data) is named from our own
+	 * vDSO when it is the same build, as perf names it from its copy. */
+	const char *path = !strcmp(f->module, "[vdso]") ? lp_vdso__path() : f->module;
+	if (f->kind == LP_FRAME_USER && f->addr && !*f->symbol && path && path[0] == '/' &&
 	    !*f->srcline) {
 		const char *id = f->build_id[0] ? f->build_id : NULL;
-		int rc = lp_symbolizer__file(s, f->module, id, f->addr, out, &n);
-		struct lp_file *file = open_file(s, f->module);
+		int rc = file_frames(s, path, f->module, id, f->addr, out, &n);
+		struct lp_file *file = open_file(s, path);
 
 		if (rc < 0 && !file->warned) {
 			file->warned = true;

@@ -24,7 +24,10 @@
 #include "base/util.h"
 
 struct lp_unwinder {
-	struct lp_symbolizer *sym;
+	/* Where a process's modules come from: the symbolizer's (a live
+	 * process) or the caller's (lp_unwinder__new_modules). */
+	struct lp_dwproc *(*modules)(void *arg, pid_t pid, uint64_t addr);
+	void *modules_arg;
 	int self_fd;
 	Elf *self;		/* this program: the architecture for libdw */
 	/* The sample being unwound: the callbacks' argument. */
@@ -103,11 +106,24 @@ static const Dwfl_Thread_Callbacks callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
+static struct lp_dwproc *symbolizer_modules(void *sym, pid_t pid, uint64_t addr)
+{
+	return lp_symbolizer__modules(sym, pid, addr);
+}
+
 struct lp_unwinder *lp_unwinder__new(struct lp_symbolizer *sym)
+{
+	return lp_unwinder__new_modules(symbolizer_modules, sym);
+}
+
+struct lp_unwinder *lp_unwinder__new_modules(struct lp_dwproc *(*modules)(void *arg, pid_t pid,
+									 uint64_t addr),
+					     void *arg)
 {
 	struct lp_unwinder *u = lp_calloc(1, sizeof(*u));
 
-	u->sym = sym;
+	u->modules = modules;
+	u->modules_arg = arg;
 	lp_hashmap__init(&u->outermost);
 	elf_version(EV_CURRENT);
 	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
@@ -153,7 +169,7 @@ size_t lp_unwinder__unwind(struct lp_unwinder *u, pid_t pid, pid_t tid,
 			   uint64_t *pcs, unsigned char *ret, size_t max,
 			   enum lp_unwind_end *end, const char **why)
 {
-	Dwfl *dwfl = lp_dwproc__dwfl(lp_symbolizer__modules(u->sym, pid, regs->ip));
+	Dwfl *dwfl = lp_dwproc__dwfl(u->modules(u->modules_arg, pid, regs->ip));
 
 	*why = "";
 	u->n = 0;
@@ -233,7 +249,7 @@ bool lp_unwinder__outermost(struct lp_unwinder *u, pid_t pid, uint64_t pc, bool 
 	if (v)
 		return v == OUTERMOST;
 	/* The return address undefined: the thread's outermost frame. */
-	mods = lp_symbolizer__modules(u->sym, pid, look);
+	mods = u->modules(u->modules_arg, pid, look);
 	bool outer = mods && lp_dwproc__outermost(mods, look);
 	if (u->outermost.count >= LP_OUTERMOST_MAX) {
 		lp_hashmap__fini(&u->outermost);

@@ -15,6 +15,13 @@
 struct lp_unwinder;
 
 struct lp_unwinder *lp_unwinder__new(struct lp_symbolizer *sym);
+/* An unwinder whose modules come from elsewhere than the symbolizer's
+ * processes: modules(arg, pid, addr) gives pid's (a process that is gone,
+ * its maps from a stream: lp-symbolize), NULL when there are none. */
+struct lp_dwproc;
+struct lp_unwinder *lp_unwinder__new_modules(struct lp_dwproc *(*modules)(void *arg, pid_t pid,
+									 uint64_t addr),
+					     void *arg);
 void lp_unwinder__free(struct lp_unwinder *u);
 
 enum lp_unwind_end {

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "stream/stream.h"
+#include "stream/stackcopy.h"
 
 /* The bytes in a file the reader can open by name. */
 static int as_file(const uint8_t *data, size_t size, char *path, size_t pathsize)
@@ -36,6 +37,35 @@ static int as_file(const uint8_t *data, size_t size, char *path, size_t pathsize
 	return fd;
 }
 
+/* A copied user stack and its map records (stackcopy.h), as lp-symbolize
+ * reads them: decoded or refused, never read past their text.  A map
+ * record made again from what was read reads back the same. */
+static void stackcopy(const struct lp_record *rec)
+{
+	static struct lp_stackcopy c;
+	static char *buf, *line, *buf2;
+	static size_t cap, line_cap, cap2;
+	struct lp_maprec m, m2;
+	const char *why;
+
+	if (rec->kind == LP_REC_SAMPLE && lp_stackcopy__read(&rec->sample.attrs, &c, &why) == 1) {
+		volatile unsigned char sum = 0;
+		for (size_t i = 0; i < c.len; i++)
+			sum ^= c.stack[i];
+	}
+	if (rec->kind != LP_REC_OTHER || !lp_maprec__is(rec->line, rec->len) ||
+	    lp_maprec__parse(rec->line, rec->len, &m, &buf, &cap, &why) < 0)
+		return;
+	size_t n = lp_maprec__format(&m, &line, &line_cap);
+	if (lp_maprec__parse(line, n, &m2, &buf2, &cap2, &why) < 0 || m2.start != m.start ||
+	    m2.end != m.end || m2.bias != m.bias || m2.pid != m.pid || m2.time_ns != m.time_ns ||
+	    strcmp(m2.module, m.module) || strcmp(m2.build_id, m.build_id)) {
+		fprintf(stderr, "lp-fuzz: a map record made again reads back otherwise: %.*s\n",
+			(int)rec->len, rec->line);
+		abort();
+	}
+}
+
 /* Reads path, writes every record to a memory buffer.  0 when the input
  * read to its end; -1 when the reader refused it (which is fine). */
 static int copy(const char *path, enum lp_input_format format, char **out, size_t *outlen)
@@ -48,9 +78,11 @@ static int copy(const char *path, enum lp_input_format format, char **out, size_
 
 	if (!r || !w)
 		abort();
-	while ((st = lp_reader__next(r, &rec)) == 1)
+	while ((st = lp_reader__next(r, &rec)) == 1) {
+		stackcopy(&rec);
 		if (lp_writer__record(w, &rec) < 0)
 			abort();
+	}
 	lp_writer__free(w);
 	fclose(f);
 	lp_reader__free(r);

@@ -229,6 +229,9 @@ static int read_feature(struct perfdata_dec *d, uint64_t feat, const unsigned ch
 		return read_build_ids(d, p, len, why);
 	if (feat == FEAT_EVENT_DESC)
 		return read_event_desc(d, p, len, why);
+	/* perf_header_string: its length (padded), its NUL-terminated text */
+	if (feat == FEAT_ARCH && len >= 4 && get32(p) <= len - 4)
+		d->arch = string_in(d, p + 4, get32(p));
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "model/dict.h"
 #include "model/record.h"
 #include "stream/codec.h"
+#include "stream/stackcopy.h"
 
 #include <endian.h>
 #include <linux/perf_event.h>
@@ -29,7 +30,7 @@ enum {
 	REC_HEADER_FEATURE = 80,
 	REC_COMPRESSED = 81,
 };
-enum { FEAT_BUILD_ID = 2, FEAT_EVENT_DESC = 12 };	/* the header's feature bits */
+enum { FEAT_BUILD_ID = 2, FEAT_ARCH = 6, FEAT_EVENT_DESC = 12 };	/* the header's feature bits */
 #define EVENT_UPDATE_NAME 2	/* after the unit and the scale */
 #define MISC_BUILD_ID_SIZE (1 << 15)	/* a build-id record says its id's size */
 #ifndef PERF_SAMPLE_BRANCH_COUNTERS
@@ -66,6 +67,7 @@ struct map {
 struct maps {
 	size_t refs, n, cap;
 	struct map *v;
+	uint64_t gen;	/* changed by every map made: what map records were written of */
 };
 
 struct build_id {
@@ -91,6 +93,10 @@ struct sample {
 	uint32_t pid, tid, cpu;
 	const unsigned char *chain;
 	bool has_time;
+	/* --call-graph dwarf: the user registers (the attr's regs_user mask's,
+	 * in bit order), the ABI they were taken in, and the stack's copy */
+	uint64_t regs_abi, ustack_len;
+	const unsigned char *regs, *ustack;
 };
 
 /* When a record other than a sample happened: its sample id fields' time. */
@@ -120,6 +126,21 @@ struct perfdata_dec {
 	struct frame_slot cache[1 << FRAME_CACHE_BITS];
 	char why[256];
 	const char *open_why;		/* not NULL: the document is not well-formed */
+	const char *arch;		/* the recording machine's (uname -m), NULL: not said */
+	/* Copied user stacks (--call-graph dwarf): a sample's attributes, and
+	 * the map records written before it for its process (stackcopy.h). */
+	struct lp_attrs_buf attrs_buf;
+	uint64_t maps_gen;		/* the last struct maps.gen given */
+	struct lp_hashmap maps_written;	/* pid + 1 -> the gen of its maps last written */
+	struct {
+		const struct maps *maps;	/* not NULL: writing these before a sample */
+		size_t i;
+		uint32_t pid;
+		int64_t time;
+		uint64_t held;			/* the sample's offset, handled after them */
+	} writing;
+	char *line;			/* a map record's text */
+	size_t line_cap;
 };
 
 /* *why from printf's arguments, into d->why: LP_CODEC_BAD. */

@@ -12,7 +12,11 @@
  *   - each sample as an lp sample: time, pid, tid, cpu, the period as its
  *     weight, its callchain outermost first as raw frames (a user address
  *     made its file's, with the file's build-id, for lp-symbolize; a kernel
- *     one as it is); LOST and LOST_SAMPLES as lost records.
+ *     one as it is); LOST and LOST_SAMPLES as lost records;
+ *   - a sample's copied user stack (--call-graph dwarf) as its attributes
+ *     uregs= and ustack=, after map records of its process's files
+ *     (stackcopy.h), for lp-symbolize to unwind: this reader links no DWARF
+ *     library, and a filter must not.
  * Every length and offset is checked against the document. */
 #include "stream/foreign/perfdata-internal.h"
 
@@ -249,7 +253,9 @@ static int read_mmap(struct perfdata_dec *d, const unsigned char *r, uint32_t ty
 		m.build_id = hex_string(d, r + 44, r[40]);
 	else
 		m.build_id = lp_perfdata__build_id_of(d, path);
-	maps_insert(maps_own(d, get32(r + 8)), &m);
+	struct maps *own = maps_own(d, get32(r + 8));
+	maps_insert(own, &m);
+	own->gen = ++d->maps_gen;
 	return 0;
 }
 
@@ -307,9 +313,13 @@ static void skip_read(struct cursor *c, uint64_t format)
 	}
 }
 
-static void skip_regs(struct cursor *c, uint64_t mask)
+/* The registers' ABI (none: no registers) and where their values are. */
+static void skip_regs(struct cursor *c, uint64_t mask, uint64_t *abi,
+		      const unsigned char **regs)
 {
-	if (take(c))	/* the ABI: none, no registers */
+	*abi = take(c);
+	*regs = c->p;
+	if (*abi)
 		skip_items(c, (uint64_t)__builtin_popcountll(mask), 8);
 }
 
@@ -362,18 +372,26 @@ static int parse_sample(struct perfdata_dec *d, const unsigned char *r, uint16_t
 			skip_items(&c, nr, 8);
 	}
 	if (t & PERF_SAMPLE_REGS_USER)
-		skip_regs(&c, a->regs_user);
+		skip_regs(&c, a->regs_user, &s->regs_abi, &s->regs);
 	if (t & PERF_SAMPLE_STACK_USER) {
+		/* the size asked for, the copy, and how much of it was copied
+		 * (the kernel's dyn_size: no more than up to the stack's end) */
 		uint64_t n = take(&c);
 		if (n) {
+			s->ustack = c.p;
 			skip(&c, n);
-			take(&c);	/* its dynamic size */
+			s->ustack_len = take(&c);
+			if (s->ustack_len > n)
+				s->ustack_len = 0;
 		}
 	}
 	skip_items(&c, (uint64_t)__builtin_popcountll(t & (PERF_SAMPLE_WEIGHT_TYPE |
 			   PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION)), 8);
-	if (t & PERF_SAMPLE_REGS_INTR)
-		skip_regs(&c, a->regs_intr);
+	if (t & PERF_SAMPLE_REGS_INTR) {
+		uint64_t abi;
+		const unsigned char *regs;
+		skip_regs(&c, a->regs_intr, &abi, &regs);
+	}
 	skip_items(&c, (uint64_t)__builtin_popcountll(t & (PERF_SAMPLE_PHYS_ADDR |
 			   PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE |
 			   PERF_SAMPLE_CODE_PAGE_SIZE)), 8);
@@ -450,6 +468,84 @@ static const struct lp_stack *sample_stack(struct perfdata_dec *d, const struct 
 	return lp_dict__stack(d->dict, d->frames, n);
 }
 
+/* --- copied user stacks ---------------------------------------------------- */
+
+/* perf's x86-64 user registers, by their bit in sample_regs_user
+ * (arch/x86/include/uapi/asm/perf_regs.h); the XMM ones after them are
+ * never user registers. */
+static const char *const x86_64_regs[] = {
+	"ax", "bx", "cx", "dx", "si", "di", "bp", "sp", "ip", "flags", "cs", "ss",
+	"ds", "es", "fs", "gs", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+enum { X86_64_BP = 6, X86_64_SP = 7, X86_64_IP = 8, X86_64_NREGS = 24 };
+
+/* The sample's copy as its attributes, when it has one an unwinder can
+ * start from: 64-bit registers (a 32-bit process's are another set) of
+ * an x86-64 recording (the names say x86-64's) with ip and sp among them,
+ * and some stack copied.  false: none. */
+static bool copy_attrs(struct perfdata_dec *d, const struct attr *a, const struct sample *s)
+{
+	const char *names[X86_64_NREGS];
+	uint64_t values[X86_64_NREGS], need = 1ULL << X86_64_IP | 1ULL << X86_64_SP;
+	size_t n = 0, at = 0;
+
+	lp_attrs_buf__reset(&d->attrs_buf);
+	if (!s->ustack_len || s->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
+	    (a->regs_user & need) != need || (d->arch && strcmp(d->arch, "x86_64")))
+		return false;
+	for (unsigned bit = 0; bit < 64; bit++) {
+		if (!(a->regs_user >> bit & 1))
+			continue;
+		if (bit < X86_64_NREGS) {
+			names[n] = x86_64_regs[bit];
+			values[n++] = get64(s->regs + 8 * at);
+		}
+		at++;
+	}
+	lp_stackcopy__add_regs(&d->attrs_buf, names, values, n);
+	lp_stackcopy__add_stack(&d->attrs_buf, s->ustack, s->ustack_len);
+	return true;
+}
+
+/* Whether pid's maps were written as they are now: else they are written
+ * (d->writing) before its sample, at off, is handled again. */
+static bool maps_written(struct perfdata_dec *d, uint32_t pid, const struct sample *s,
+			 uint64_t off)
+{
+	const struct maps *m = maps_of(d, pid);
+	uint64_t gen = m ? m->gen : 0;
+	if ((uint64_t)(uintptr_t)lp_hashmap__get(&d->maps_written, key32(pid)) == gen + 1)
+		return true;
+	lp_hashmap__put(&d->maps_written, key32(pid), (void *)(uintptr_t)(gen + 1));
+	if (!m || !m->n)
+		return true;
+	d->writing.maps = m;
+	d->writing.i = 0;
+	d->writing.pid = pid;
+	d->writing.time = s->has_time ? (int64_t)s->time : LP_TIME_NONE;
+	d->writing.held = off;
+	return false;
+}
+
+/* The next map record of d->writing: 1, or 0 when all are written. */
+static int next_map(struct perfdata_dec *d, struct lp_record *rec)
+{
+	const struct maps *m = d->writing.maps;
+	while (d->writing.i < m->n && !m->v[d->writing.i].placed)
+		d->writing.i++;
+	if (d->writing.i >= m->n)
+		return 0;
+	const struct map *x = &m->v[d->writing.i++];
+	struct lp_maprec r = {
+		.time_ns = d->writing.time, .pid = id32(d->writing.pid), .start = x->start,
+		.end = x->end, .bias = x->bias, .module = x->path, .build_id = x->build_id,
+	};
+	rec->kind = LP_REC_OTHER;
+	rec->len = lp_maprec__format(&r, &d->line, &d->line_cap);
+	rec->line = d->line;
+	return 1;
+}
+
 static int emit_sample(struct perfdata_dec *d, const unsigned char *r, uint16_t size,
 		       uint16_t misc, struct lp_record *rec, const char **why)
 {
@@ -457,6 +553,9 @@ static int emit_sample(struct perfdata_dec *d, const unsigned char *r, uint16_t 
 	struct sample s;
 	if (!a || parse_sample(d, r, size, a, &s, why) < 0)
 		return LP_CODEC_BAD;
+	bool copy = copy_attrs(d, a, &s);
+	if (copy && !maps_written(d, s.pid, &s, (uint64_t)(r - d->base)))
+		return next_map(d, rec);
 	rec->kind = LP_REC_SAMPLE;
 	rec->sample = (struct lp_sample){
 		.time_ns = s.has_time ? (int64_t)s.time : LP_TIME_NONE,
@@ -467,6 +566,7 @@ static int emit_sample(struct perfdata_dec *d, const unsigned char *r, uint16_t 
 		.event = a->name,
 		.weight = (double)s.period,
 		.stack = sample_stack(d, &s, misc),
+		.attrs = copy ? lp_attrs_buf__attrs(&d->attrs_buf) : (struct lp_attrs){ "", 0 },
 	};
 	return 1;
 }
@@ -536,6 +636,7 @@ static void *perfdata_open(struct lp_dict *dict, const struct lp_doc *doc,
 	lp_hashmap__init(&d->maps);
 	lp_hashmap__init(&d->comms);
 	lp_hashmap__init(&d->build_ids);
+	lp_hashmap__init(&d->maps_written);
 	lp_perfdata__read_header(d, &d->open_why);
 	return d;
 }
@@ -548,6 +649,14 @@ static int perfdata_next(void *dec, struct lp_record *rec, const char **why)
 		return LP_CODEC_BAD;
 	}
 	for (;;) {
+		if (d->writing.maps) {
+			if (next_map(d, rec))
+				return 1;
+			d->writing.maps = NULL;
+			int rc = handle(d, d->writing.held, rec, why);
+			if (rc)
+				return rc;
+		}
 		while (d->next < d->ready) {
 			int rc = handle(d, d->queue[d->next++].off, rec, why);
 			if (rc)
@@ -578,6 +687,9 @@ static void perfdata_close(void *dec)
 	lp_hashmap__fini(&d->maps);
 	lp_hashmap__fini(&d->comms);
 	lp_hashmap__fini(&d->build_ids);
+	lp_hashmap__fini(&d->maps_written);
+	lp_attrs_buf__free(&d->attrs_buf);
+	free(d->line);
 	free(d->attrs);
 	free(d->queue);
 	free(d->frames);
