@@ -121,6 +121,8 @@ const char *lp_attr__value(const struct lp_attr *a, char **buf, size_t *cap, siz
 const char *lp_attrs__raw(const struct lp_attrs *attrs, const char *key, size_t klen,
 			 size_t *len)
 {
+	if (!attrs->len)
+		return NULL;	/* (no attributes: text may be NULL) */
 	const char *p = attrs->text, *end = attrs->text + attrs->len;
 	while (p < end) {
 		const char *tab = memchr(p, '\t', end - p);
