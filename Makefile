@@ -438,8 +438,8 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 TSAN := -fsanitize=thread
 SAN_TESTS := lp-cat formats lp-collapse lp-diff lp-join lp-split split-auto split-selfcost lp-top heatmap pprof \
 	flamegraph fuzz corpus-collapse corpus-diff corpus-validate signals empty lp-split-branch lp-report \
-	kernel-core lp-trace-control unwind lp-symbolize lp-serve lp-push
-TSAN_TESTS := lp-join lp-top signals lp-serve lp-push
+	kernel-core lp-trace-control unwind lp-symbolize lp-serve lp-serve-hostile lp-push
+TSAN_TESTS := lp-join lp-top signals lp-serve lp-serve-hostile lp-push
 SAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:log_path=$(1)/asan \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$(1)/ubsan \
 	TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:log_path=$(1)/tsan \

@@ -235,7 +235,13 @@ static int on_settings(void *arg, const char *const *names, const char *const *v
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(names[i], "probe"))
 			probe = values[i];
+	/* Every field checked before any is made: a form refused changes
+	 * nothing. */
 	pthread_mutex_lock(&views);
+	for (size_t i = 0; i < n && status == 200; i++) {
+		if (strcmp(names[i], "probe") && lp_live__check(live, names[i], values[i], probe, &why) < 0)
+			status = 400;
+	}
 	for (size_t i = 0; i < n && status == 200; i++) {
 		if (strcmp(names[i], "probe") && lp_live__set(live, names[i], values[i], probe, &why) < 0)
 			status = 400;

@@ -415,24 +415,32 @@ void lp_live__record(struct lp_live *l, int input, const struct lp_record *rec,
 		mark(l, &rec->mark);
 }
 
-int lp_live__set(struct lp_live *l, const char *key, const char *value, const char *probe,
-		 const char **why)
+/* A setting checked, and with apply made: nothing is changed before all of
+ * it is known good, so that a form whose second setting is refused leaves
+ * the first unmade too (lp-serve checks every field, then applies). */
+static int set(struct lp_live *l, const char *key, const char *value, const char *probe,
+	       const char **why, bool apply)
 {
 	int64_t ns;
 	double p;
 
 	if (!strcmp(key, "mode")) {
+		enum lp_live_mode m;
 		if (!strcmp(value, "window"))
-			l->o.mode = LP_LIVE_WINDOW;
+			m = LP_LIVE_WINDOW;
 		else if (!strcmp(value, "half-life"))
-			l->o.mode = LP_LIVE_HALF_LIFE;
+			m = LP_LIVE_HALF_LIFE;
 		else
 			return *why = "mode: window or half-life", -1;
+		if (apply)
+			l->o.mode = m;
 		return 0;
 	}
 	if (!strcmp(key, "host")) {
-		free(l->host);
-		l->host = *value ? lp_strdup(value) : NULL;
+		if (apply) {
+			free(l->host);
+			l->host = *value ? lp_strdup(value) : NULL;
+		}
 		return 0;
 	}
 	if (!strcmp(key, "window") || !strcmp(key, "half_life")) {
@@ -440,7 +448,8 @@ int lp_live__set(struct lp_live *l, const char *key, const char *value, const ch
 			return -1;
 		if (ns <= 0)
 			return *why = "a duration must be positive", -1;
-		*(key[0] == 'w' ? &l->o.window_ns : &l->o.half_life_ns) = ns;
+		if (apply)
+			*(key[0] == 'w' ? &l->o.window_ns : &l->o.half_life_ns) = ns;
 		return 0;
 	}
 	if (strcmp(key, "percentile") && strcmp(key, "threshold") && strcmp(key, "took") &&
@@ -453,11 +462,16 @@ int lp_live__set(struct lp_live *l, const char *key, const char *value, const ch
 	if (!strcmp(key, "where")) {
 		struct lp_where w;
 		if (!*value) {
-			clear_where(pr);
+			if (apply)
+				clear_where(pr);
 			return 0;
 		}
 		if (strlen(value) > 256 || lp_where__parse(value, &w, why) < 0)
 			return *why = *why ? *why : "where: KEY=VALUE, KEY<N, ...", -1;
+		if (!apply) {
+			lp_where__fini(&w);
+			return 0;
+		}
 		clear_where(pr);
 		free(pr->took);
 		pr->took = NULL;
@@ -466,32 +480,52 @@ int lp_live__set(struct lp_live *l, const char *key, const char *value, const ch
 		pr->where_text = lp_strdup(value);
 		return 0;
 	}
-	clear_where(pr);
 	if (!strcmp(key, "took")) {
 		if (!*value || strlen(value) > 256)
 			return *why = "took: the probe a span reached or called", -1;
+		if (!apply)
+			return 0;
+		clear_where(pr);
 		free(pr->took);
 		pr->took = lp_strdup(value);
 		return 0;
 	}
-	free(pr->took);
-	pr->took = NULL;
 	if (key[0] == 'p') {
 		if (lp_parse_double(value, &p, why) < 0)
 			return -1;
 		if (!(p > 0 && p < 100))
 			return *why = "a percentile is above 0 and below 100", -1;
+	} else {
+		if (lp_parse_duration(value, &ns, why) < 0)
+			return -1;
+		if (ns < 0)
+			return *why = "a threshold is not negative", -1;
+	}
+	if (!apply)
+		return 0;
+	clear_where(pr);
+	free(pr->took);
+	pr->took = NULL;
+	if (key[0] == 'p') {
 		pr->percentile = p;
 		pr->by_threshold = false;
-		return 0;
+	} else {
+		pr->threshold = ns;
+		pr->by_threshold = true;
 	}
-	if (lp_parse_duration(value, &ns, why) < 0)
-		return -1;
-	if (ns < 0)
-		return *why = "a threshold is not negative", -1;
-	pr->threshold = ns;
-	pr->by_threshold = true;
 	return 0;
+}
+
+int lp_live__check(struct lp_live *l, const char *key, const char *value, const char *probe,
+		   const char **why)
+{
+	return set(l, key, value, probe, why, false);
+}
+
+int lp_live__set(struct lp_live *l, const char *key, const char *value, const char *probe,
+		 const char **why)
+{
+	return set(l, key, value, probe, why, true);
 }
 
 /* --- what a view holds ----------------------------------------------------- */

@@ -57,6 +57,10 @@ void lp_live__record(struct lp_live *l, int input, const struct lp_record *rec,
  * (a duration): that probe's cut.  0, or -1 with *why set. */
 int lp_live__set(struct lp_live *l, const char *key, const char *value, const char *probe,
 		 const char **why);
+/* Whether lp_live__set would take it, changing nothing: 0, or -1 with
+ * *why set. */
+int lp_live__check(struct lp_live *l, const char *key, const char *value, const char *probe,
+		   const char **why);
 
 /* What the snapshot says beside the views. */
 struct lp_live_extra {

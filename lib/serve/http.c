@@ -1,6 +1,17 @@
-/* http.c - lp-serve's server on libmicrohttpd (http.h): a thread per
- * connection, so an event stream's reader may wait for the next snapshot;
- * every request checked for its token and Host before anything else. */
+/* http.c - lp-serve's server on libmicrohttpd (http.h).
+ *
+ * One thread polls every connection (epoll): a connection that sends
+ * nothing costs its socket and its memory pool, never a thread, so idle or
+ * trickling clients cannot take what the page needs.  (With a thread per
+ * connection, at most 64 of them and a minute's timeout, 64 local sockets
+ * that never sent a byte kept the page out for that minute.)  Nothing on
+ * that thread waits: an event stream with nothing new is suspended until a
+ * snapshot comes or its keep-alive is due, and a hook (a discovery forks
+ * lp-trace and may take 30 s; the others take the views' lock) runs on a
+ * thread of its own while its connection is suspended.  A watcher thread
+ * closes the connections that have not sent a whole request in REQUEST_S,
+ * and wakes the streams whose keep-alive is due.  Every request is checked
+ * for its Host and token before anything else is read of it. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -11,18 +22,55 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/util.h"
+#include "serve/conns.h"
 #include "serve/http.h"
 
+/* A request's body, at most: the page's forms are a few hundred bytes. */
 #define BODY_MAX 8192
 #define FORM_FIELDS 16
 /* A comment on an idle event stream this often: a proxy or the browser
  * keeps it open, and a peer gone is found. */
 #define KEEPALIVE_S 15
+/* Connections at once, at most: each costs a descriptor and its memory
+ * pool (POOL_BYTES), 16 MiB in all; fewer when lp-serve may open fewer
+ * than twice as many descriptors (the other half is its inputs', pipes'
+ * and producers').  Beyond it libmicrohttpd closes a new connection at
+ * once. */
+#define CONN_MAX 512
+/* A connection's memory (libmicrohttpd's default, said here): its
+ * request's line and headers, and the buffer its reply is written from.
+ * Headers beyond it get 431, a longer URL 414; the page's are under 2 KiB. */
+#define POOL_BYTES (32 * 1024)
+/* A connection has this long to send a whole request, from its accept or
+ * the end of its previous reply: one that trickles it (slowloris), or
+ * sends nothing, is closed then, whatever libmicrohttpd's timeout (which
+ * a byte a second would renew).  The page sends each request at once. */
+#define REQUEST_S 10
+/* A reply that does not move this long (its reader stopped reading) is
+ * given up (libmicrohttpd's idle timeout): an event stream writes at least
+ * every KEEPALIVE_S, and one suspended is not timed. */
+#define STALL_S (2 * KEEPALIVE_S)
+/* An event stream's socket's send buffer (the kernel doubles it): a slow
+ * reader is that far behind at most, the newest snapshot next once it has
+ * read it, and the kernel keeps no more for it (autotuned, up to 4 MiB). */
+#define STREAM_SNDBUF (64 * 1024)
+/* Hooks running at once, each on a thread of its own: the page asks one
+ * or two things at a time; more is a runaway page, answered 503. */
+#define JOBS_MAX 8
+
+/* A snapshot as published, shared by every reply still sending it. */
+struct snap {
+	size_t refs;		/* under the server's lock */
+	uint64_t gen;		/* its number, from 1 */
+	size_t len;
+	char data[];
+};
 
 struct lp_http {
 	struct MHD_Daemon *d;
@@ -32,26 +80,51 @@ struct lp_http {
 	char url[160];
 	char hosts[3][80];	/* Host headers that name this server */
 	bool loopback;		/* it listens on 127.0.0.0/8 or ::1 */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	char *snap;		/* the newest snapshot */
-	size_t snap_len;
-	uint64_t gen;		/* snapshots published */
+	pthread_mutex_t lock;	/* guards what follows, to watcher */
+	pthread_cond_t cond;	/* (CLOCK_MONOTONIC) a job ended, or stopping */
+	struct snap *snap;	/* the newest snapshot, or NULL */
+	struct stream *waiting;	/* streams suspended until there is news */
+	int jobs;		/* hooks running */
 	bool stopping;
+	pthread_t watcher;
+	struct lp_conns *conns;	/* each connection's socket context */
 };
 
-/* What a request carries between libmicrohttpd's calls: a POST's body. */
-struct request {
-	char body[BODY_MAX + 1];
-	size_t len;
-	bool too_long;
-};
-
+/* An event stream: its message in three parts, head, a snapshot's data
+ * (referenced) and "\n\n". */
 struct stream {
 	struct lp_http *s;
-	uint64_t gen;
-	char *msg;
-	size_t len, off;
+	struct MHD_Connection *c;
+	struct stream *next;	/* on s->waiting */
+	bool waiting;
+	uint64_t gen;		/* the last snapshot it sent; 0: none yet */
+	uint64_t skipped;	/* snapshots that came and went while it was sending */
+	int64_t idle_at;	/* when a keep-alive comment is due */
+	struct snap *snap;
+	char head[96];
+	size_t head_len, len, off;
+};
+
+/* A request between libmicrohttpd's calls (its con_cls): a POST's body,
+ * and a hook's call on a thread of its own. */
+struct request {
+	struct lp_http *s;
+	struct MHD_Connection *c;
+	char body[BODY_MAX + 1];
+	size_t len;
+	enum { JOB_NONE, JOB_RUNNING, JOB_DONE } job;
+	void (*work)(struct request *rq);
+	/* the hook's arguments */
+	char *names[FORM_FIELDS], *values[FORM_FIELDS];
+	int n;
+	bool is_settings;
+	int64_t from, to;
+	char *what, *arg;
+	/* and its answer */
+	unsigned status;
+	char *out;
+	size_t out_len;
+	bool json;		/* else text, one line */
 };
 
 static const char csp[] = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -172,53 +245,173 @@ static int form_parse(char *body, char **names, char **values, int max)
 	return n;
 }
 
+/* A request's value (a header, a query's argument), or NULL: absent, or
+ * holding a NUL byte (a %00), where what C would read of it is not what
+ * was sent. */
+static const char *value(struct MHD_Connection *c, enum MHD_ValueKind kind, const char *name)
+{
+	const char *v = NULL;
+	size_t n = 0;
+
+	if (MHD_lookup_connection_value_n(c, kind, name, strlen(name), &v, &n) != MHD_YES || !v ||
+	    strlen(v) != n)
+		return NULL;
+	return v;
+}
+
+/* --- snapshots, shared ------------------------------------------------------ */
+
+static struct snap *snap_ref(struct snap *p)
+{
+	if (p)
+		p->refs++;
+	return p;
+}
+
+/* Under s->lock. */
+static void snap_unref(struct snap *p)
+{
+	if (p && --p->refs == 0)
+		free(p);
+}
+
+struct snap_reply {
+	struct lp_http *s;
+	struct snap *p;
+};
+
+static void snap_reply_free(void *cls)
+{
+	struct snap_reply *r = cls;
+
+	pthread_mutex_lock(&r->s->lock);
+	snap_unref(r->p);
+	pthread_mutex_unlock(&r->s->lock);
+	free(r);
+}
+
+static enum MHD_Result snapshot(struct lp_http *s, struct MHD_Connection *c)
+{
+	struct snap_reply *sr = lp_malloc(sizeof(*sr));
+
+	sr->s = s;
+	pthread_mutex_lock(&s->lock);
+	sr->p = snap_ref(s->snap);
+	pthread_mutex_unlock(&s->lock);
+	if (!sr->p) {
+		free(sr);
+		return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "lp-serve: no snapshot yet");
+	}
+	/* The snapshot itself, not a copy: a hundred clients asking cost one. */
+	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
+		sr->p->len, sr->p->data, snap_reply_free, sr);
+	if (!r) {
+		snap_reply_free(sr);
+		return MHD_NO;
+	}
+	secure(r, "application/json");
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* --- the event stream ------------------------------------------------------ */
 
+/* Resumes a waiting stream (under s->lock). */
+static void wake_stream(struct stream *st)
+{
+	st->waiting = false;
+	MHD_resume_connection(st->c);
+}
+
+/* The stream's next message, under s->lock: the newest snapshot if it has
+ * not sent it (those published meanwhile skipped, and counted), a
+ * keep-alive comment if one is due; else false, the stream suspended until
+ * a snapshot is published or the watcher finds its keep-alive due. */
+static bool next_message(struct stream *st)
+{
+	struct lp_http *s = st->s;
+	int64_t now = lp_monotonic_ns();
+
+	snap_unref(st->snap);
+	st->snap = NULL;
+	st->off = st->len = 0;
+	if (s->snap && s->snap->gen != st->gen) {
+		if (st->gen)
+			st->skipped += s->snap->gen - st->gen - 1;
+		st->snap = snap_ref(s->snap);
+		st->gen = s->snap->gen;
+		int n = st->skipped ? snprintf(st->head, sizeof(st->head), ": skipped %llu\n",
+					       (unsigned long long)st->skipped)
+				    : 0;
+		n += snprintf(st->head + n, sizeof(st->head) - (size_t)n,
+			      "event: snapshot\nid: %llu\ndata: ", (unsigned long long)st->gen);
+		st->head_len = (size_t)n;
+		st->len = st->head_len + st->snap->len + 2;
+	} else if (now >= st->idle_at) {
+		st->head_len = (size_t)snprintf(st->head, sizeof(st->head), ": idle\n\n");
+		st->len = st->head_len;
+	} else {
+		st->next = s->waiting;
+		s->waiting = st;
+		st->waiting = true;
+		MHD_suspend_connection(st->c);
+		return false;
+	}
+	st->idle_at = now + KEEPALIVE_S * 1000000000LL;
+	return true;
+}
+
+/* libmicrohttpd's content reader, on its polling thread: never waits. */
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct stream *st = cls;
 	struct lp_http *s = st->s;
 
+	(void)pos;
 	if (st->off == st->len) {
 		pthread_mutex_lock(&s->lock);
-		while (!s->stopping && s->gen == st->gen) {
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += KEEPALIVE_S;
-			if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT)
-				break;
-		}
-		if (s->stopping) {
-			pthread_mutex_unlock(&s->lock);
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		}
-		free(st->msg);
-		st->msg = NULL;
-		st->off = st->len = 0;
-		if (s->gen == st->gen) {
-			st->msg = lp_strdup(": idle\n\n");
-		} else {
-			static const char head[] = "event: snapshot\ndata: ";
-			st->msg = lp_malloc(sizeof(head) + s->snap_len + 2);
-			memcpy(st->msg, head, sizeof(head) - 1);
-			memcpy(st->msg + sizeof(head) - 1, s->snap, s->snap_len);
-			memcpy(st->msg + sizeof(head) - 1 + s->snap_len, "\n\n", 3);
-			st->gen = s->gen;
-		}
-		st->len = strlen(st->msg);
+		bool stopping = s->stopping, news = !stopping && next_message(st);
 		pthread_mutex_unlock(&s->lock);
+		if (stopping)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (!news)
+			return 0;	/* suspended: called again once resumed */
 	}
-	size_t n = st->len - st->off < max ? st->len - st->off : max;
-	memcpy(buf, st->msg + st->off, n);
-	st->off += n;
+	size_t n = 0;
+	while (n < max && st->off < st->len) {
+		const char *part;
+		size_t at, plen;
+		if (st->off < st->head_len) {
+			part = st->head, at = st->off, plen = st->head_len;
+		} else if (st->off < st->head_len + (st->snap ? st->snap->len : 0)) {
+			part = st->snap->data, at = st->off - st->head_len, plen = st->snap->len;
+		} else {
+			part = "\n\n", at = st->off - st->head_len - st->snap->len, plen = 2;
+		}
+		size_t k = plen - at < max - n ? plen - at : max - n;
+		memcpy(buf + n, part + at, k);
+		n += k;
+		st->off += k;
+	}
 	return (ssize_t)n;
 }
 
 static void stream_free(void *cls)
 {
 	struct stream *st = cls;
+	struct lp_http *s = st->s;
 
-	free(st->msg);
+	pthread_mutex_lock(&s->lock);
+	/* Never on the list here (a suspended connection is not closed, and
+	 * stopping resumes them all), unless libmicrohttpd changes that. */
+	for (struct stream **p = &s->waiting; st->waiting && *p; p = &(*p)->next)
+		if (*p == st) {
+			*p = st->next;
+			break;
+		}
+	snap_unref(st->snap);
+	pthread_mutex_unlock(&s->lock);
 	free(st);
 }
 
@@ -227,10 +420,17 @@ static enum MHD_Result events(struct lp_http *s, struct MHD_Connection *c)
 	struct stream *st = lp_calloc(1, sizeof(*st));
 
 	st->s = s;
+	st->c = c;
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	int sndbuf = STREAM_SNDBUF;
+	if (i)
+		setsockopt(i->connect_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	/* The block size is the buffer of an HTTP/1.0 reply alone: a chunked
+	 * one is written straight into the connection's pool. */
 	struct MHD_Response *r =
-		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, stream_read, st, stream_free);
+		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, stream_free);
 	if (!r) {
-		stream_free(st);
+		free(st);
 		return MHD_NO;
 	}
 	secure(r, "text/event-stream");
@@ -239,26 +439,116 @@ static enum MHD_Result events(struct lp_http *s, struct MHD_Connection *c)
 	return ret;
 }
 
-/* --- requests ---------------------------------------------------------------- */
+/* --- hooks, on threads of their own -------------------------------------- */
 
-static enum MHD_Result snapshot(struct lp_http *s, struct MHD_Connection *c)
+static void *job_main(void *arg)
 {
+	struct request *rq = arg;
+	struct lp_http *s = rq->s;
+
+	rq->work(rq);
 	pthread_mutex_lock(&s->lock);
-	size_t len = s->snap_len;
-	char *copy = len ? lp_malloc(len) : NULL;
-	if (len)
-		memcpy(copy, s->snap, len);
+	rq->job = JOB_DONE;
+	s->jobs--;
+	/* Called again now, rq->job says the answer is in. */
+	MHD_resume_connection(rq->c);
+	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
-	if (!copy)
-		return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "lp-serve: no snapshot yet");
-	enum MHD_Result ret = reply(c, MHD_HTTP_OK, "application/json", copy, len);
-	free(copy);
+	return NULL;
+}
+
+/* Runs work(rq) on a thread of its own, the connection suspended. */
+static enum MHD_Result start_job(struct lp_http *s, struct MHD_Connection *c, struct request *rq,
+				 void (*work)(struct request *))
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->jobs >= JOBS_MAX || s->stopping) {
+		pthread_mutex_unlock(&s->lock);
+		return text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			    "lp-serve: busy: 8 requests are being answered already");
+	}
+	rq->s = s;
+	rq->c = c;
+	rq->work = work;
+	rq->job = JOB_RUNNING;
+	s->jobs++;
+	MHD_suspend_connection(c);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &a, job_main, rq) != 0) {
+		s->jobs--;
+		rq->job = JOB_DONE;
+		rq->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		rq->out = lp_strdup("lp-serve: cannot start a thread");
+		MHD_resume_connection(c);
+	}
+	pthread_attr_destroy(&a);
+	pthread_mutex_unlock(&s->lock);
+	return MHD_YES;
+}
+
+static void do_form(struct request *rq)
+{
+	struct lp_http_hooks *h = &rq->s->h;
+	char *out = NULL;
+	int st = rq->is_settings ? h->settings(h->arg, (const char *const *)rq->names,
+					       (const char *const *)rq->values, (size_t)rq->n, &out)
+				 : h->control(h->arg, rq->values[0], &out);
+
+	rq->status = (unsigned)st;
+	rq->out = out;
+}
+
+static void do_range(struct request *rq)
+{
+	struct lp_http_hooks *h = &rq->s->h;
+
+	rq->out = h->range ? h->range(h->arg, rq->from, rq->to) : NULL;
+	if (rq->out) {
+		rq->status = MHD_HTTP_OK;
+		rq->json = true;
+		rq->out_len = strlen(rq->out);
+	} else {
+		rq->status = MHD_HTTP_NOT_FOUND;
+		rq->out = lp_strdup("lp-serve: range: nothing kept");
+	}
+}
+
+static void do_discover(struct request *rq)
+{
+	struct lp_http_hooks *h = &rq->s->h;
+
+	rq->status = (unsigned)h->discover(h->arg, rq->what, rq->arg, &rq->out, &rq->out_len);
+	if (!rq->out)
+		rq->out_len = 0;
+}
+
+/* The answer of a hook's call, resumed. */
+static enum MHD_Result answer(struct MHD_Connection *c, struct request *rq)
+{
+	enum MHD_Result ret;
+
+	if (rq->json)
+		ret = reply(c, rq->status, "application/json", rq->out, rq->out_len);
+	else if (rq->what)
+		ret = reply(c, rq->status, "text/plain; charset=utf-8", rq->out ? rq->out : "",
+			    rq->out ? rq->out_len : 0);
+	else
+		ret = text(c, rq->status, rq->out ? rq->out : "");
+	free(rq->out);
+	rq->out = NULL;
+	rq->job = JOB_NONE;
 	return ret;
 }
 
+/* --- requests ---------------------------------------------------------------- */
+
 static bool arg_i64(struct MHD_Connection *c, const char *name, int64_t *v)
 {
-	const char *a = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+	const char *a = value(c, MHD_GET_ARGUMENT_KIND, name);
 	char *end;
 
 	if (!a || !*a)
@@ -271,61 +561,139 @@ static bool arg_i64(struct MHD_Connection *c, const char *name, int64_t *v)
 	return true;
 }
 
-static enum MHD_Result range(struct lp_http *s, struct MHD_Connection *c)
+static struct request *new_request(void **con_cls)
 {
-	int64_t from, to;
+	struct request *rq = lp_calloc(1, sizeof(*rq));
 
-	if (!arg_i64(c, "from", &from) || !arg_i64(c, "to", &to) || from >= to)
-		return text(c, MHD_HTTP_BAD_REQUEST, "lp-serve: range: from=NS&to=NS, from < to");
-	char *json = s->h.range ? s->h.range(s->h.arg, from, to) : NULL;
-	if (!json)
-		return text(c, MHD_HTTP_NOT_FOUND, "lp-serve: range: nothing kept");
-	enum MHD_Result ret = reply(c, MHD_HTTP_OK, "application/json", json, strlen(json));
-	free(json);
-	return ret;
+	*con_cls = rq;
+	return rq;
 }
 
-static enum MHD_Result discover(struct lp_http *s, struct MHD_Connection *c)
+static enum MHD_Result get(struct lp_http *s, struct MHD_Connection *c, const char *url,
+			   void **con_cls)
 {
-	const char *what = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "what");
-	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "arg");
-	char *out = NULL;
-	size_t len = 0;
-
-	if (!what || !arg)
-		return text(c, MHD_HTTP_BAD_REQUEST, "lp-serve: discover: what= and arg=");
-	int status = s->h.discover(s->h.arg, what, arg, &out, &len);
-	enum MHD_Result ret = reply(c, (unsigned)status, "text/plain; charset=utf-8",
-				    out ? out : "", out ? len : 0);
-	free(out);
-	return ret;
+	if (!strcmp(url, "/")) {
+		/* The page lives as long as the program: never copied. */
+		struct MHD_Response *r = MHD_create_response_from_buffer(
+			s->o.page_len, (void *)s->o.page, MHD_RESPMEM_PERSISTENT);
+		if (!r)
+			return MHD_NO;
+		secure(r, "text/html; charset=utf-8");
+		enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	if (!strcmp(url, "/snapshot"))
+		return snapshot(s, c);
+	if (!strcmp(url, "/events"))
+		return events(s, c);
+	if (!strcmp(url, "/range")) {
+		int64_t from, to;
+		if (!arg_i64(c, "from", &from) || !arg_i64(c, "to", &to) || from >= to)
+			return text(c, MHD_HTTP_BAD_REQUEST, "lp-serve: range: from=NS&to=NS, from < to");
+		struct request *rq = new_request(con_cls);
+		rq->from = from;
+		rq->to = to;
+		return start_job(s, c, rq, do_range);
+	}
+	if (!strcmp(url, "/discover")) {
+		const char *what = value(c, MHD_GET_ARGUMENT_KIND, "what");
+		const char *arg = value(c, MHD_GET_ARGUMENT_KIND, "arg");
+		if (!what || !arg)
+			return text(c, MHD_HTTP_BAD_REQUEST, "lp-serve: discover: what= and arg=");
+		struct request *rq = new_request(con_cls);
+		rq->what = lp_strdup(what);
+		rq->arg = lp_strdup(arg);
+		return start_job(s, c, rq, do_discover);
+	}
+	return text(c, MHD_HTTP_NOT_FOUND, "lp-serve: not found");
 }
 
 static enum MHD_Result post(struct lp_http *s, struct MHD_Connection *c, const char *url,
 			    struct request *rq)
 {
-	char *names[FORM_FIELDS], *values[FORM_FIELDS], *out = NULL;
-	int status;
-
-	if (rq->too_long)
-		return text(c, MHD_HTTP_CONTENT_TOO_LARGE, "lp-serve: a request's body is at most 8 KiB");
 	rq->body[rq->len] = 0;
 	if (memchr(rq->body, 0, rq->len))
 		return text(c, MHD_HTTP_BAD_REQUEST, "lp-serve: a NUL byte in the form");
-	int n = form_parse(rq->body, names, values, FORM_FIELDS);
-	if (n < 0)
+	rq->n = form_parse(rq->body, rq->names, rq->values, FORM_FIELDS);
+	if (rq->n < 0)
 		return text(c, MHD_HTTP_BAD_REQUEST, "lp-serve: not a form (NAME=VALUE&..., URL-encoded)");
-	if (!strcmp(url, "/settings")) {
-		status = s->h.settings(s->h.arg, (const char *const *)names,
-				       (const char *const *)values, (size_t)n, &out);
-	} else {
-		if (n != 1 || strcmp(names[0], "command"))
-			return text(c, MHD_HTTP_BAD_REQUEST, "lp-serve: control: one field, command=");
-		status = s->h.control(s->h.arg, values[0], &out);
+	rq->is_settings = !strcmp(url, "/settings");
+	if (!rq->is_settings && (rq->n != 1 || strcmp(rq->names[0], "command")))
+		return text(c, MHD_HTTP_BAD_REQUEST, "lp-serve: control: one field, command=");
+	return start_job(s, c, rq, do_form);
+}
+
+/* The connection's lp_conn (its socket context). */
+static struct lp_conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+/* The connection's request is whole: the watcher leaves it be. */
+static void heard(struct lp_http *s, struct MHD_Connection *c)
+{
+	lp_conns__reading(s->conns, conn_of(c), false);
+}
+
+/* The headers lp-serve reads, each at most once: with two, which one a
+ * check read and which one something else would is a guess. */
+static const char *const once[] = { "Host", "Origin", "Content-Length", "Transfer-Encoding" };
+
+static enum MHD_Result count_once(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *val)
+{
+	int *n = cls;
+
+	(void)kind, (void)val;
+	for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++)
+		if (!strcasecmp(key, once[i]))
+			n[i]++;
+	return MHD_YES;
+}
+
+/* Why a request whose headers are in is refused, with its status; NULL:
+ * taken. */
+static const char *refused(struct lp_http *s, struct MHD_Connection *c, const char *url,
+			   const char *method, unsigned *status)
+{
+	const char *host = value(c, MHD_HEADER_KIND, "Host");
+	int n[sizeof(once) / sizeof(once[0])] = { 0 };
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_once, n);
+	*status = MHD_HTTP_BAD_REQUEST;
+	for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++)
+		if (n[i] > 1)
+			return "lp-serve: a header given twice (Host, Origin, Content-Length or Transfer-Encoding)";
+	/* Both: the body's end is a guess (libmicrohttpd takes the chunks). */
+	if (n[2] && n[3])
+		return "lp-serve: Content-Length and Transfer-Encoding both";
+	*status = MHD_HTTP_FORBIDDEN;
+	if (!host_ok(s, host))
+		return "lp-serve: the Host header does not name this server";
+	if (!same_token(value(c, MHD_GET_ARGUMENT_KIND, "token"), s->o.token))
+		return "lp-serve: the access token is needed (the URL lp-serve printed)";
+	if (!strcmp(method, "POST")) {
+		if (!origin_ok(value(c, MHD_HEADER_KIND, "Origin"), host))
+			return "lp-serve: a request from another page";
+		*status = MHD_HTTP_NOT_FOUND;
+		if (strcmp(url, "/settings") && strcmp(url, "/control"))
+			return "lp-serve: no such thing to post to";
+		/* Refused before it is read, when it says its length. */
+		const char *cl = value(c, MHD_HEADER_KIND, "Content-Length");
+		char *end;
+		*status = MHD_HTTP_CONTENT_TOO_LARGE;
+		errno = 0;
+		if (cl && (strtoull(cl, &end, 10) > BODY_MAX || errno))
+			return "lp-serve: a request's body is at most 8 KiB";
+		return NULL;
 	}
-	enum MHD_Result ret = text(c, (unsigned)status, out ? out : "");
-	free(out);
-	return ret;
+	*status = MHD_HTTP_METHOD_NOT_ALLOWED;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return "lp-serve: GET or POST";
+	return NULL;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -333,56 +701,106 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      size_t *upload_size, void **con_cls)
 {
 	struct lp_http *s = cls;
-	bool is_post = !strcmp(method, "POST");
+	struct request *rq = *con_cls;
+	unsigned status;
 
-	if (is_post && !*con_cls) {
-		*con_cls = lp_calloc(1, sizeof(struct request));
+	(void)version;
+	if (rq && rq->job == JOB_DONE)	/* resumed: its hook has answered */
+		return answer(c, rq);
+	if (rq && rq->job == JOB_RUNNING)	/* not resumed yet */
 		return MHD_YES;
-	}
-	if (is_post && *upload_size) {
-		struct request *rq = *con_cls;
-		if (rq->len + *upload_size > BODY_MAX) {
-			rq->too_long = true;
-		} else {
-			memcpy(rq->body + rq->len, upload, *upload_size);
-			rq->len += *upload_size;
+	if (!rq) {	/* the first call: the request's line and headers are in */
+		const char *why = refused(s, c, url, method, &status);
+		if (why) {
+			heard(s, c);
+			return text(c, status, why);
 		}
+		if (strcmp(method, "POST")) {
+			heard(s, c);
+			return get(s, c, url, con_cls);
+		}
+		new_request(con_cls);
+		return MHD_YES;	/* its body next */
+	}
+	if (*upload_size) {
+		/* A body sent chunked, no length said: closed once too long. */
+		if (rq->len + *upload_size > BODY_MAX)
+			return MHD_NO;
+		memcpy(rq->body + rq->len, upload, *upload_size);
+		rq->len += *upload_size;
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-	if (!host_ok(s, host))
-		return text(c, MHD_HTTP_FORBIDDEN, "lp-serve: the Host header does not name this server");
-	if (!same_token(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"), s->o.token))
-		return text(c, MHD_HTTP_FORBIDDEN,
-			    "lp-serve: the access token is needed (the URL lp-serve printed)");
-	if (is_post) {
-		if (!origin_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"), host))
-			return text(c, MHD_HTTP_FORBIDDEN, "lp-serve: a request from another page");
-		if (strcmp(url, "/settings") && strcmp(url, "/control"))
-			return text(c, MHD_HTTP_NOT_FOUND, "lp-serve: no such thing to post to");
-		return post(s, c, url, *con_cls);
-	}
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "lp-serve: GET or POST");
-	if (!strcmp(url, "/"))
-		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", s->o.page, s->o.page_len);
-	if (!strcmp(url, "/snapshot"))
-		return snapshot(s, c);
-	if (!strcmp(url, "/events"))
-		return events(s, c);
-	if (!strcmp(url, "/range"))
-		return range(s, c);
-	if (!strcmp(url, "/discover"))
-		return discover(s, c);
-	return text(c, MHD_HTTP_NOT_FOUND, "lp-serve: not found");
+	heard(s, c);
+	return post(s, c, url, rq);
 }
 
+/* A request ended: the connection waits for the next one, from now. */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode code)
 {
-	free(*con_cls);
+	struct lp_http *s = cls;
+	struct request *rq = *con_cls;
+
+	(void)code;
+	if (rq) {
+		free(rq->out);
+		free(rq->what);
+		free(rq->arg);
+		free(rq);
+	}
 	*con_cls = NULL;
+	lp_conns__reading(s->conns, conn_of(c), true);
+}
+
+/* --- connections, watched -------------------------------------------------- */
+
+static void notify(void *cls, struct MHD_Connection *c, void **socket_context,
+		   enum MHD_ConnectionNotificationCode code)
+{
+	struct lp_http *s = cls;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		*socket_context = lp_conns__add(s->conns, i ? i->connect_fd : -1);
+	} else {
+		/* libmicrohttpd says it before it closes the socket. */
+		lp_conns__remove(s->conns, *socket_context);
+		*socket_context = NULL;
+	}
+}
+
+/* Every second: the keep-alives due, and the connections that have not
+ * sent their request in REQUEST_S shut down (libmicrohttpd, reading the
+ * end, closes them). */
+static void *watch(void *arg)
+{
+	struct lp_http *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_sec += 1;
+		pthread_cond_timedwait(&s->cond, &s->lock, &t);
+		if (s->stopping)
+			break;
+		int64_t now = lp_monotonic_ns();
+		for (struct stream **p = &s->waiting; *p;) {
+			struct stream *st = *p;
+			if (now < st->idle_at) {
+				p = &st->next;
+				continue;
+			}
+			*p = st->next;
+			wake_stream(st);
+		}
+		pthread_mutex_unlock(&s->lock);
+		lp_conns__sweep(s->conns, REQUEST_S * 1000000000LL);
+		pthread_mutex_lock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
 }
 
 /* A socket listening on addr:port (v6: an IPv6 address), its port in
@@ -414,7 +832,10 @@ static int listen_on(const char *addr, bool v6, unsigned port, unsigned *bound)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (v6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 64) < 0 ||
+	/* A backlog of CONN_MAX: a burst of connections is queued whole (a
+	 * connection the full queue dropped the handshake's end of stays
+	 * half open, seconds, until the kernel sends its SYN-ACK again). */
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, CONN_MAX) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
 		int e = errno;
 		close(fd);
@@ -430,6 +851,8 @@ struct lp_http *lp_http__start(const struct lp_http_opts *o, const struct lp_htt
 	struct lp_http *s = lp_calloc(1, sizeof(*s));
 	const char *addr = o->address ? o->address : "127.0.0.1";
 	bool v6 = strchr(addr, ':') != NULL;
+	struct rlimit rl;
+	unsigned limit = CONN_MAX;
 
 	int fd = listen_on(addr, v6, o->port, &s->port);
 	if (fd < 0) {
@@ -440,27 +863,45 @@ struct lp_http *lp_http__start(const struct lp_http_opts *o, const struct lp_htt
 		free(s);
 		return NULL;
 	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 2 < limit)
+		limit = rl.rlim_cur / 2 > 8 ? (unsigned)(rl.rlim_cur / 2) : 8;
 	s->o = *o;
 	s->h = *h;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	s->conns = lp_conns__new();
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	snprintf(s->hosts[0], sizeof(s->hosts[0]), "%s%s%s:%u", v6 ? "[" : "", addr, v6 ? "]" : "",
 		 s->port);
 	s->loopback = v6 ? !strcmp(addr, "::1") : !strncmp(addr, "127.", 4);
 	if (s->loopback)
 		snprintf(s->hosts[1], sizeof(s->hosts[1]), "localhost:%u", s->port);
 	snprintf(s->url, sizeof(s->url), "http://%s/?token=%s", s->hosts[0], o->token);
-	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+	/* MHD_USE_AUTO: epoll on Linux.  Strict: a request libmicrohttpd
+	 * would have to guess at (a space before a header's colon, a bare LF
+	 * ...) is refused, never read two ways. */
+	s->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 					(v6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(4 * KEEPALIVE_S),
+				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+				MHD_OPTION_NOTIFY_CONNECTION, notify, s,
+				MHD_OPTION_CONNECTION_LIMIT, limit,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)POOL_BYTES,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)STALL_S,
+				MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
 				MHD_OPTION_END);
-	if (!s->d) {
+	if (!s->d || pthread_create(&s->watcher, NULL, watch, s) != 0) {
 		lp_error("cannot serve on %s port %u: libmicrohttpd refused", addr, s->port);
-		close(fd);
+		if (s->d)
+			MHD_stop_daemon(s->d);	/* which closes fd */
+		else
+			close(fd);
 		pthread_mutex_destroy(&s->lock);
+		lp_conns__free(s->conns);
 		pthread_cond_destroy(&s->cond);
 		free(s);
 		return NULL;
@@ -477,15 +918,18 @@ void lp_http__publish(struct lp_http *s, const char *json, size_t len)
 {
 	while (len && json[len - 1] == '\n')	/* one line of an event's data */
 		len--;
-	char *copy = lp_malloc(len + 1);
-	memcpy(copy, json, len);
-	copy[len] = 0;
+	struct snap *p = lp_malloc(sizeof(*p) + len + 1);
+	p->refs = 1;
+	p->len = len;
+	memcpy(p->data, json, len);
+	p->data[len] = 0;
 	pthread_mutex_lock(&s->lock);
-	free(s->snap);
-	s->snap = copy;
-	s->snap_len = len;
-	s->gen++;
-	pthread_cond_broadcast(&s->cond);
+	p->gen = s->snap ? s->snap->gen + 1 : 1;
+	snap_unref(s->snap);
+	s->snap = p;
+	for (struct stream *st = s->waiting; st; st = st->next)
+		wake_stream(st);
+	s->waiting = NULL;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -493,13 +937,22 @@ void lp_http__stop(struct lp_http *s)
 {
 	if (!s)
 		return;
+	/* Every stream resumed (it ends), every hook's call answered, before
+	 * libmicrohttpd stops: it must find no connection suspended. */
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
+	for (struct stream *st = s->waiting; st; st = st->next)
+		wake_stream(st);
+	s->waiting = NULL;
 	pthread_cond_broadcast(&s->cond);
+	while (s->jobs)
+		pthread_cond_wait(&s->cond, &s->lock);
 	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->watcher, NULL);
 	MHD_stop_daemon(s->d);
+	lp_conns__free(s->conns);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
-	free(s->snap);
+	snap_unref(s->snap);	/* the last reference: every reply is gone */
 	free(s);
 }

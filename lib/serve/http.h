@@ -3,8 +3,9 @@
  * (loopback unless told), every request needing the access token and a
  * Host naming that address (no DNS rebinding), a POST's Origin, when
  * given, the page's own (formats/lp-serve.md says what each path takes).
- * Requests run on threads of their own; what they ask of the program goes
- * through the hooks, which must lock what they touch. */
+ * One thread serves every connection; what a request asks of the program
+ * goes through the hooks, each call on a thread of its own (8 at once at
+ * most), which must lock what they touch. */
 #ifndef LP_HTTP_H
 #define LP_HTTP_H
 
