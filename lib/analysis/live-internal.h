@@ -2,8 +2,7 @@
  * and live-snapshot.c (the views written from them) share: the rings and
  * the probes' state.  Not for use outside lib/analysis/live*.c, which
  * include it after analysis/live.h (struct lp_live_opts,
- * LP_LIVE_MAX_PROBES): it does not include that itself, as the module's
- * own header is not one of its parts'. */
+ * LP_LIVE_MAX_PROBES): including it here would be a cycle to lib/layers. */
 #ifndef LP_LIVE_INTERNAL_H
 #define LP_LIVE_INTERNAL_H
 
