@@ -101,7 +101,8 @@ same() {
 
 # Each sample's user frames, leaf first, "NAME@MODULE": from a symbolized
 # stream, and as perf script -F ip,sym,dso --no-inline names them (perf's
-# symbol versions, "@@GLIBC_2.17", left out: lp leaves them out too).
+# symbol versions, "@@GLIBC_2.17", left out: lp leaves them out too; a PLT
+# stub's "@plt" kept, as both say it).
 lp_names() {
 	awk -F'\t' '
 	$1 == "frame" { name[$2] = ($6 == "-" ? "[unknown]" : $6) "@" ($5 == "-" ? "[unknown]" : $5); kind[$2] = $3 }
@@ -118,7 +119,7 @@ perf_names() {
 				if (!n || w[1] ~ /^ffff/)
 					continue
 				sym = w[2]; for (j = 3; j < n; j++) sym = sym " " w[j]
-				sub(/@.*/, "", sym); dso = w[n]; gsub(/^\(|\)$/, "", dso)
+				sub(/@@?[A-Z][A-Za-z0-9_.]*$/, "", sym); dso = w[n]; gsub(/^\(|\)$/, "", dso)
 				s = s " " sym "@" dso
 			}
 			print substr(s, 2) }'

@@ -222,10 +222,16 @@ resume_points() {
 	[ "$(wc -w <<<"$output")" -eq 7 ] || fail "user frames marked: $output"
 	# A tick in the trampoline's system call or in the step out of line
 	# is lp's: its stack has the page's frame on top of where the thread
-	# is placed in its own code.  (An interrupt between the call of touch
-	# and its breakpoint is cetloop's own: ~0.04% of the time.)
+	# is placed in its own code.  An interrupt between the call of touch
+	# and its breakpoint is cetloop's own: ~0.04% of the samples, a
+	# Poisson count (0.8 of 1,940 on average; 2 in a clean-clone run),
+	# bounded here where it passes once in a million runs.  A tick in the
+	# step out of line left unmarked (fix_uprobe_ip broken) would be
+	# hundreds.
 	[ "$syscall" -eq 0 ] || fail "$syscall samples in the trampoline's system call not marked"
-	[ "$probe" -le 1 ] || fail "$probe samples at touch's probed instruction not marked"
+	bound=$(awk -v m="$(awk -v n="$total" 'BEGIN { print n * 0.0004 }')" 'BEGIN {
+		p = exp(-m); c = p; for (k = 0; 1 - c >= 1e-6; k++) { p *= m / (k + 1); c += p }; print k }')
+	[ "$probe" -le "$bound" ] || fail "$probe samples at touch's probed instruction not marked (at most $bound)"
 	# The interrupts that fell due while the kernel returned to cetloop
 	# with them off are taken at the first instruction or two it runs
 	# there: lp's time, in cetloop's code (3.4% of the samples here, more
