@@ -241,8 +241,8 @@ $(O)/lib/capture/record/perfrec.o: | $(LIBPERF)/stamp
 # The pages as built: lp-report's (lib/output/report.html) and lp-serve's
 # (lib/serve/page/serve.html), each a file whose /*LP-INCLUDE path*/ lines
 # lib/page-include replaces by those files (their style, their scripts,
-# and what both share: lib/output/page-common.css, page-common.js and
-# flamegraph.js).  It writes $@.d too, naming the files included, which
+# and what both share: lib/output/page-common.css, page-common.js,
+# flamegraph.js and histogram.js).  It writes $@.d too, naming the files included, which
 # the -include at the end reads.
 $(O)/lib/%.html: lib/%.html lib/page-include
 	$(call msg,GEN,$@)

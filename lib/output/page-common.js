@@ -2,9 +2,9 @@
    * besides their flame graphs (lib/output/flamegraph.js): numbers,
    * durations and changes of share as text, the tooltip every chart
    * shows, a canvas sized for the screen's pixels, redrawing at a new
-   * width, a latency histogram's bins; put in place of each page's
-   * LP-INCLUDE line naming it when lp builds it (lib/page-include).
-   * ---------- */
+   * width (their latency histograms are lib/output/histogram.js's); put
+   * in place of each page's LP-INCLUDE line naming it when lp builds it
+   * (lib/page-include). ---------- */
 
   function isNum(x) { return typeof x === "number" && isFinite(x); }
 
@@ -96,19 +96,5 @@
       lastWidth = window.innerWidth;
       clearTimeout(timer);
       timer = setTimeout(fn, 100);
-    });
-  }
-
-  // A latency histogram's bins ([low ns, high ns, count], low to high) as
-  // [low, high, count, true low], drawn on a log axis: empty or broken ones
-  // left out, and a first bin from 0 given the next one's ratio for its low
-  // edge (its true low, 0, is kept for the tooltip).
-  function logBins(bins) {
-    return (Array.isArray(bins) ? bins : []).filter(function (b) {
-      return Array.isArray(b) && b[1] > 0 && b[1] > b[0];
-    }).map(function (b, i, all) {
-      var lo = +b[0], hi = +b[1];
-      if (!(lo > 0)) { var nx = all[i + 1], ratio = nx && nx[0] > 0 ? nx[1] / nx[0] : 2; lo = hi / ratio; }
-      return [lo, hi, +b[2] || 0, +b[0]];
     });
   }

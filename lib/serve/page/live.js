@@ -33,11 +33,9 @@
     render(s);
   }
 
-  // Redrawn at a new width (the flame graphs redraw themselves).
-  onWidth(function () {
-    probes.forEach(function (p) { p.hist.render(); });
-    if (api.last) renderHeat(api.last);
-  });
+  // Redrawn at a new width (the flame graphs and histograms redraw
+  // themselves).
+  onWidth(function () { if (api.last) renderHeat(api.last); });
 
   // EventSource reconnects by itself after an error; if it gives up
   // (CLOSED, e.g. the token was refused), try again every 5 s.

@@ -12,8 +12,11 @@
     this.box.appendChild(el("h3", "fn", name));
     this.stats = this.box.appendChild(el("div", "pstats"));
     var top = this.box.appendChild(el("div", "probe-top"));
-    this.hist = new Hist(this);
-    top.appendChild(el("div", "hist-wrap")).appendChild(this.hist.canvas);
+    // its histogram (lib/output/histogram.js): a click or a drag cuts there
+    this.hist = new Hist({ noun: "span", onCut: function (ns) {
+      post("/settings", { probe: self.name, threshold: Math.max(1, Math.round(ns)) + "ns" });
+    } });
+    top.appendChild(el("div", "hist-wrap")).appendChild(this.hist.box);
 
     var form = top.appendChild(el("div", "cutform"));
     this.pct = el("input", "pct");
@@ -106,13 +109,14 @@
       : where ? "split: the spans whose values meet " + where + ", and the others" +
       " (a percentile or threshold cuts by duration again)"
       : isNum(cut.at_ns) ? "slow spans: longer than " + how + " = " + fmtDur(cut.at_ns) +
-      ". Click the histogram to cut there." : "no cut yet";
+      ". Click or drag on the histogram to cut there." : "no cut yet";
     var focus = document.activeElement;
     if (!this.dirty && focus !== this.pct && focus !== this.thr) {
       this.pct.value = isNum(cut.percentile) ? String(cut.percentile) : "";
       this.thr.value = isNum(cut.threshold_ns) ? durArg(cut.threshold_ns) : "";
     }
-    this.hist.setData(p.hist, cut.at_ns);
+    // the cut on the histogram, named as it was set (a split has none)
+    this.hist.setData({ bins: p.hist, n: p.spans, cuts: isNum(cut.at_ns) ? [{ ns: cut.at_ns, label: how }] : [] });
     this.hist.render();
     this.slow.h3.textContent = (took ? "reached " + took : where ? where : "slow spans") + " · " + fmtInt(p.slow_samples) + " samples";
     this.fast.h3.textContent = (took || where ? "the others" : "fast spans") + " · " + fmtInt(p.fast_samples) + " samples";
@@ -152,6 +156,7 @@
   Probe.prototype.remove = function () {
     var s = this.slow, f = this.fast;
     graphs = graphs.filter(function (g) { return g !== s && g !== f; });
+    this.hist.remove();
     if (this.box.parentNode) this.box.parentNode.removeChild(this.box);
   };
 

@@ -56,3 +56,11 @@
         matched: g.matches ? g.matchShare : null };
     });
   } });
+  // hists: each probe's latency histogram as drawn (lib/output/histogram.js):
+  // its bars, and its cuts' labels
+  Object.defineProperty(api, "hists", { enumerable: true, get: function () {
+    return Array.from(probes.values()).map(function (p) {
+      return { probe: p.name, bars: p.hist.box.querySelectorAll(".bar").length,
+        cuts: Array.from(p.hist.box.querySelectorAll(".cut:not(.pending) text")).map(function (t) { return t.textContent; }) };
+    });
+  } });
