@@ -32,7 +32,7 @@ record() {
 	"$WORKLOADS/$1" "${@:2}" 2>"$T/truth" >/dev/null &
 	local pid=$!
 	KILL_AFTER="${KILL_AFTER:-} $pid"
-	sleep 0.3
+	wait_exec "$pid" "$WORKLOADS/$1" || fail "$1 did not start"
 	lp-record -F 499 -p $pid -o "$T/s.lp" 2>"$T/rec.err" &
 	local rec=$!
 	KILL_AFTER="$KILL_AFTER $rec"
@@ -217,7 +217,7 @@ split_judge() {
 	require_root
 	"$WORKLOADS/evloop" 4 100 2>/dev/null >/dev/null &
 	local pid=$!
-	sleep 0.3
+	wait_exec "$pid" "$WORKLOADS/evloop" || fail "evloop did not start"
 	run -0 --separate-stderr lp-trace -d 1 --max-keys 10 -p $pid "${KEYS[@]}" -o "$T/t.lp"
 	reap $pid 0 30
 	echo "# $stderr" >&3

@@ -335,7 +335,7 @@ samples_stream() {
 	# lp-trace's start and perf's end take seconds.
 	"$LP_BUILD/examples/demo" 60 > /dev/null &
 	demo=$!
-	sleep 0.3
+	wait_exec "$demo" "$LP_BUILD/examples/demo" || fail "demo did not start"
 	# perf samples until lp-trace is done: lp-trace's -d counts from when
 	# its probes are in, a window of perf's own could be over by then
 	# (88 samples after the first span, beside a CI run and a busy loop)

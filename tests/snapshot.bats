@@ -241,6 +241,7 @@ stack_figures() {
 	require_root
 	"$WORKLOADS/nofp" 30 calls &
 	SPID=$!
+	wait_exec "$SPID" "$WORKLOADS/nofp" || fail "nofp did not start"
 	start_tracer "$SPID" handle 20
 	run -0 --separate-stderr lp-record --mode snapshot --count 100 --interval 20ms --pid "$SPID" --output "$T/s.lp"
 	echo "$stderr"
@@ -270,6 +271,7 @@ stack_figures() {
 	require_root
 	"$WORKLOADS/fib" 20 1000000 > /dev/null &
 	SPID=$!
+	wait_exec "$SPID" "$WORKLOADS/fib" || fail "fib did not start"
 	start_tracer "$SPID" fib 20
 	run -0 --separate-stderr lp-record --mode snapshot --count 100 --interval 20ms --pid "$SPID" --output "$T/s.lp"
 	echo "$stderr"
@@ -302,10 +304,7 @@ stack_figures() {
 	chmod 755 "$U" "$U/nofp" "$U/lp-record"
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$U/nofp" 30 calls &
 	SPID=$!
-	for _ in $(seq 100); do
-		if [ "$(readlink "/proc/$SPID/exe")" = "$U/nofp" ]; then break; fi
-		sleep 0.05
-	done
+	wait_exec "$SPID" "$U/nofp" || fail "nofp did not start"
 	start_tracer "$SPID" handle 20
 	run -0 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$U/lp-record" --mode snapshot --count 100 --interval 20ms --pid "$SPID"

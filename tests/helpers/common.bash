@@ -181,10 +181,12 @@ user_copy() {
 }
 
 # A process started with & runs bash until it has exec'd: wait (up to 5 s)
-# until pid $1 runs program $2.
+# until pid $1 runs program $2 (any path to it).
 wait_exec() {
+	local want
+	want=$(readlink -f "$2")
 	for _ in $(seq 100); do
-		if [ "$(readlink "/proc/$1/exe")" = "$2" ]; then return 0; fi
+		if [ "$(readlink "/proc/$1/exe")" = "$want" ]; then return 0; fi
 		sleep 0.05
 	done
 	return 1
