@@ -488,6 +488,29 @@ tail depth=1 51"
 	[ "$(grep -c '^span' "$T/n.lp")" -eq 0 ]
 }
 
+@test "lp-trace: a file another process maps too: probes on the targets alone, their threads in, their forks as --no-follow says" {
+	require_root
+	# A bystander mapping both programs (as lp-record -a's symbolizer
+	# maps every program it names): the probes are tracefs events with
+	# perf events on the targets, passed on to their threads, and to
+	# their forks only when children are followed.
+	python3 -c 'import mmap, sys, time
+files = [open(p, "rb") for p in sys.argv[1:]]
+maps = [mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ) for f in files]
+print("mapped", flush=True); time.sleep(60)' "$WORKLOADS/forker" "$WORKLOADS/mtcalls" >"$T/by" &
+	KILL_AFTER="$!"
+	wait_line mapped "$T/by" || fail "the bystander did not map them"
+	run -0 --separate-stderr lp-trace -v -o "$T/f.lp" 'work(i)' -- "$WORKLOADS/forker" 4 10
+	[[ $stderr == *"attached to the traced processes alone, inherited at fork (pid $KILL_AFTER maps it too)"* ]] || fail "$stderr"
+	run -0 grep -c '^span' "$T/f.lp"
+	assert_output 40
+	run -0 lp-trace --no-follow -o "$T/n.lp" 'work(i)' -- "$WORKLOADS/forker" 4 10
+	run -1 grep -c '^span' "$T/n.lp"
+	run -0 lp-trace --no-follow -o "$T/m.lp" work -- "$WORKLOADS/mtcalls"
+	run -0 awk -F'\t' '$1 == "span" { n++; tid[$5] = 1 } END { print n + 0, length(tid) }' "$T/m.lp"
+	assert_output "200 4"
+}
+
 @test "lp-trace: a stripped binary with a separate debug file (.gnu_debuglink)" {
 	require_root
 	stripped_with_debuglink "$T/dbg"

@@ -154,9 +154,12 @@ static int tfs_create(struct lp_tracer *t, uint32_t id, char kind, const struct 
 	return (int)(t->ntevs - 1);
 }
 
-/* A perf event of tracefs event ev on thread tid, inherited by the
- * threads and processes it creates when inherit; -1 with errno set. */
-static int tfs_open(const struct tev *ev, pid_t tid, bool inherit)
+/* How a perf event on a thread passes on to what it creates. */
+enum inherit { INHERIT_NONE, INHERIT_THREADS, INHERIT_ALL };
+
+/* A perf event of tracefs event ev on thread tid, passed on as inh says;
+ * -1 with errno set. */
+static int tfs_open(const struct tev *ev, pid_t tid, enum inherit inh)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
@@ -164,12 +167,14 @@ static int tfs_open(const struct tev *ev, pid_t tid, bool inherit)
 	a.type = PERF_TYPE_TRACEPOINT;
 	a.config = ev->id;
 	a.sample_period = 1;
-	a.inherit = inherit;
+	a.inherit = inh != INHERIT_NONE;
+	a.inherit_thread = inh == INHERIT_THREADS;	/* Linux 5.13 */
 	return (int)syscall(__NR_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Inherited perf events of tracefs event ev for process pid's threads (the
- * filter is by memory map, inheritance by thread: any of them may fork);
+ * filter is by memory map, inheritance by thread: any of them may fork; its
+ * threads alone inherit them when children are not followed);
  * their fds kept in t->tfds.  -1 with errno set when none could be opened
  * on pid itself. */
 int lp_tracer_tfs_open_threads(struct lp_tracer *t, const struct tev *ev, pid_t pid)
@@ -186,7 +191,8 @@ int lp_tracer_tfs_open_threads(struct lp_tracer *t, const struct tev *ev, pid_t 
 		long tid = strtol(de->d_name, &end, 10);
 		if (*end || tid <= 0)
 			continue;
-		int fd = tfs_open(ev, (pid_t)tid, true);
+		/* Not followed (--no-follow): its forks get none. */
+		int fd = tfs_open(ev, (pid_t)tid, t->on_fork ? INHERIT_ALL : INHERIT_THREADS);
 		if (fd < 0) {
 			if (tid == pid && errno != ESRCH)
 				ret = -1;
@@ -217,7 +223,7 @@ int lp_tracer_tfs_attach(struct lp_tracer *t, struct bpf_program *prog, char kin
 	int i = tfs_create(t, id, kind, pt, off);
 	if (i < 0)
 		return -2;
-	int fd = tfs_open(&t->tevs[i], pid, false);
+	int fd = tfs_open(&t->tevs[i], pid, INHERIT_NONE);
 	if (fd < 0)
 		return -1;
 	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = cookie);
