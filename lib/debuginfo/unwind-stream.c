@@ -20,6 +20,8 @@
 #include "debuginfo/dwarf.h"
 #include "debuginfo/unwind.h"
 #include "debuginfo/vdso.h"
+#include "model/addrspace.h"
+#include "model/dict.h"
 
 /* perf script's bound on frames (PERF_MAX_STACK_DEPTH, --max-stack). */
 #define LP_STREAM_MAX_FRAMES 127
@@ -28,15 +30,9 @@
  * needed, so memory and descriptors stay bounded. */
 #define LP_STREAM_MAX_DWFLS 64
 
-struct map {
-	uint64_t start, end, bias;
-	char *module, *build_id;
-};
-
-/* One pid's maps, by start, none overlapping. */
+/* One pid's maps (their strings in the unwinder's dict). */
 struct pidmaps {
-	struct map *v;
-	size_t n, cap;
+	struct lp_addrspace as;
 	uint64_t set;		/* the set's hash; 0: changed since computed */
 };
 
@@ -50,6 +46,7 @@ struct file {
 
 struct lp_stream_unwinder {
 	struct lp_unwinder *unw;
+	struct lp_dict *strings;	/* the maps' modules and build-ids */
 	struct lp_hashmap pids;		/* pid + 1 -> pidmaps */
 	struct lp_hashmap dwfls;	/* set -> lp_dwproc */
 	struct lp_hashmap files;	/* (module, build-id) hash -> file */
@@ -77,6 +74,7 @@ struct lp_stream_unwinder *lp_stream_unwinder__new(void)
 	struct lp_stream_unwinder *u = lp_calloc(1, sizeof(*u));
 
 	u->unw = lp_unwinder__new_modules(current_modules, u);
+	u->strings = lp_dict__new();
 	lp_hashmap__init(&u->pids);
 	lp_hashmap__init(&u->dwfls);
 	lp_hashmap__init(&u->files);
@@ -100,12 +98,8 @@ void lp_stream_unwinder__free(struct lp_stream_unwinder *u)
 	for (size_t i = 0; i < u->pids.cap; i++) {
 		struct pidmaps *p = u->pids.keys[i] ? u->pids.values[i] : NULL;
 
-		for (size_t j = 0; p && j < p->n; j++) {
-			free(p->v[j].module);
-			free(p->v[j].build_id);
-		}
 		if (p)
-			free(p->v);
+			lp_addrspace__fini(&p->as);
 		free(p);
 	}
 	for (size_t i = 0; i < u->files.cap; i++) {
@@ -122,6 +116,7 @@ void lp_stream_unwinder__free(struct lp_stream_unwinder *u)
 	lp_hashmap__fini(&u->pids);
 	lp_hashmap__fini(&u->files);
 	lp_unwinder__free(u->unw);
+	lp_dict__free(u->strings);
 	lp_stackcopy__free(&u->copy);
 	free(u->frames);
 	free(u);
@@ -139,77 +134,16 @@ static struct pidmaps *pidmaps(struct lp_stream_unwinder *u, int32_t pid, bool m
 	return p;
 }
 
-/* The first map that ends after addr. */
-static size_t after(const struct pidmaps *p, uint64_t addr)
-{
-	size_t lo = 0, hi = p->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->v[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static const struct map *find(const struct pidmaps *p, uint64_t addr)
-{
-	size_t i = p ? after(p, addr) : 0;
-
-	return p && i < p->n && p->v[i].start <= addr ? &p->v[i] : NULL;
-}
-
-static struct map copy_map(const struct map *m)
-{
-	return (struct map){ m->start, m->end, m->bias, lp_strdup(m->module),
-			     lp_strdup(m->build_id) };
-}
-
 void lp_stream_unwinder__map(struct lp_stream_unwinder *u, const struct lp_maprec *r)
 {
 	struct pidmaps *p = pidmaps(u, r->pid, true);
-	struct map x = { r->start, r->end, r->bias, (char *)r->module, (char *)r->build_id };
-	size_t i = after(p, x.start), j = i;
+	struct lp_addrmap x = { r->start, r->end, r->bias, r->module, r->build_id, false };
 
-	if (x.end <= x.start)
-		return;
-	if (i < p->n && p->v[i].start == x.start && p->v[i].end == x.end &&
-	    p->v[i].bias == x.bias && !strcmp(p->v[i].module, x.module) &&
-	    !strcmp(p->v[i].build_id, x.build_id))
-		return;		/* written again, as it was */
-	while (j < p->n && p->v[j].start < x.end)
-		j++;
-	/* What it overlaps goes; the parts of those maps outside it stay. */
-	struct map head = { 0 }, tail = { 0 };
-	bool keep_head = i < j && p->v[i].start < x.start, keep_tail = j > i && p->v[j - 1].end > x.end;
-
-	if (keep_head) {
-		head = copy_map(&p->v[i]);
-		head.end = x.start;
-	}
-	if (keep_tail) {
-		tail = copy_map(&p->v[j - 1]);
-		tail.start = x.end;
-	}
-	for (size_t k = i; k < j; k++) {
-		free(p->v[k].module);
-		free(p->v[k].build_id);
-	}
-	size_t n = keep_head + 1 + keep_tail;
-	if (p->n - (j - i) + n > p->cap) {
-		p->cap = (p->n - (j - i) + n) * 2;
-		p->v = lp_reallocarray(p->v, p->cap, sizeof(*p->v));
-	}
-	memmove(p->v + i + n, p->v + j, (p->n - j) * sizeof(*p->v));
-	p->n = p->n - (j - i) + n;
-	if (keep_head)
-		p->v[i++] = head;
-	p->v[i++] = copy_map(&x);
-	if (keep_tail)
-		p->v[i] = tail;
+	if (x.end <= x.start || lp_addrspace__has(&p->as, &x))
+		return;		/* nothing, or written again as it was */
+	x.module = lp_dict__string(u->strings, r->module, strlen(r->module));
+	x.build_id = lp_dict__string(u->strings, r->build_id, strlen(r->build_id));
+	lp_addrspace__insert(&p->as, &x);
 	p->set = 0;
 }
 
@@ -236,7 +170,7 @@ static char *file_build_id(const char *path)
 
 /* Whether the module is the recording's build: checked once per module
  * and build-id.  Returns what to open, or NULL. */
-static const char *usable(struct lp_stream_unwinder *u, const struct map *m)
+static const char *usable(struct lp_stream_unwinder *u, const struct lp_addrmap *m)
 {
 	uint64_t key = lp_hashmap__key(lp_hash_bytes(lp_hash_bytes(LP_HASH_INIT, m->module,
 								   strlen(m->module) + 1),
@@ -269,7 +203,7 @@ static const char *usable(struct lp_stream_unwinder *u, const struct map *m)
 static const char *stopped(struct lp_stream_unwinder *u, const struct pidmaps *p, uint64_t pc,
 			   bool ret, const char *why)
 {
-	const struct map *m = find(p, ret && pc ? pc - 1 : pc);
+	const struct lp_addrmap *m = lp_addrspace__find(p ? &p->as : NULL, ret && pc ? pc - 1 : pc);
 	uint64_t key = m ? lp_hashmap__key(lp_hash_bytes(lp_hash_bytes(LP_HASH_INIT, m->module,
 									 strlen(m->module) + 1),
 							   m->build_id, strlen(m->build_id))) : 0;
@@ -285,10 +219,10 @@ static uint64_t set_hash(const struct pidmaps *p)
 {
 	uint64_t h = LP_HASH_INIT;
 
-	for (size_t i = 0; i < p->n; i++) {
-		h = lp_hash_bytes(h, &p->v[i].start, 3 * sizeof(uint64_t));
-		h = lp_hash_bytes(h, p->v[i].module, strlen(p->v[i].module) + 1);
-		h = lp_hash_bytes(h, p->v[i].build_id, strlen(p->v[i].build_id) + 1);
+	for (size_t i = 0; i < p->as.n; i++) {
+		h = lp_hash_bytes(h, &p->as.v[i].start, 3 * sizeof(uint64_t));
+		h = lp_hash_bytes(h, p->as.v[i].module, strlen(p->as.v[i].module) + 1);
+		h = lp_hash_bytes(h, p->as.v[i].build_id, strlen(p->as.v[i].build_id) + 1);
 	}
 	return h ? h : 1;
 }
@@ -296,7 +230,7 @@ static uint64_t set_hash(const struct pidmaps *p)
 /* pid's modules: the Dwfl of its set, built now if none is kept. */
 static struct lp_dwproc *modules(struct lp_stream_unwinder *u, struct pidmaps *p)
 {
-	if (!p || !p->n)
+	if (!p || !p->as.n)
 		return NULL;
 	if (!p->set)
 		p->set = set_hash(p);
@@ -310,17 +244,17 @@ static struct lp_dwproc *modules(struct lp_stream_unwinder *u, struct pidmaps *p
 	if (!(dw = lp_dwproc__new()))
 		return NULL;
 	/* Each file once (its segments are one module), at its bias. */
-	struct lp_dwfile_at *files = lp_calloc(p->n, sizeof(*files));
+	struct lp_dwfile_at *files = lp_calloc(p->as.n, sizeof(*files));
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->n; i++) {
-		const char *path = usable(u, &p->v[i]);
+	for (size_t i = 0; i < p->as.n; i++) {
+		const char *path = usable(u, &p->as.v[i]);
 		bool seen = false;
 
 		for (size_t k = 0; k < n && !seen; k++)
-			seen = !strcmp(files[k].name, p->v[i].module) && files[k].bias == p->v[i].bias;
+			seen = !strcmp(files[k].name, p->as.v[i].module) && files[k].bias == p->as.v[i].bias;
 		if (path && !seen)
-			files[n++] = (struct lp_dwfile_at){ p->v[i].module, path, p->v[i].bias };
+			files[n++] = (struct lp_dwfile_at){ p->as.v[i].module, path, p->as.v[i].bias };
 	}
 	lp_dwproc__report_files(dw, files, n);
 	free(files);
@@ -338,7 +272,7 @@ static const struct lp_frame *raw_frame(struct lp_dict *dict, const struct pidma
 					uint64_t pc, bool ret)
 {
 	uint64_t look = ret && pc ? pc - 1 : pc;
-	const struct map *m = find(p, look);
+	const struct lp_addrmap *m = lp_addrspace__find(p ? &p->as : NULL, look);
 
 	if (!m)
 		return lp_dict__frame(dict, LP_FRAME_USER, pc, pc ? "" : "[unknown]", "", "");

@@ -7,6 +7,7 @@
 
 #include "base/hashmap.h"
 #include "base/util.h"
+#include "model/addrspace.h"
 #include "model/dict.h"
 #include "model/record.h"
 #include "stream/codec.h"
@@ -55,18 +56,12 @@ struct attr {
 	const char *name;
 };
 
-struct map {
-	uint64_t start, end;
-	uint64_t bias;	/* an address less it is the ELF address in the file */
-	const char *path, *build_id;	/* interned; build_id "" when none */
-	bool placed;	/* a file's (or the vDSO's), its frames raw ones */
-};
-
-/* A process's maps, by start, none overlapping; shared by the processes a
- * fork made until one of them maps something. */
+/* A process's maps (their strings interned; placed: a file's or the
+ * vDSO's, its frames raw ones); shared by the processes a fork made until
+ * one of them maps something. */
 struct maps {
-	size_t refs, n, cap;
-	struct map *v;
+	size_t refs;
+	struct lp_addrspace as;
 	uint64_t gen;	/* changed by every map made: what map records were written of */
 };
 

@@ -135,7 +135,7 @@ static struct maps *maps_of(struct perfdata_dec *d, uint32_t pid)
 static void maps_release(struct maps *m)
 {
 	if (m && !--m->refs) {
-		free(m->v);
+		lp_addrspace__fini(&m->as);
 		free(m);
 	}
 }
@@ -156,57 +156,10 @@ static struct maps *maps_own(struct perfdata_dec *d, uint32_t pid)
 	if (m && m->refs == 1)
 		return m;
 	own = lp_calloc(1, sizeof(*own));
-	if (m) {
-		own->v = lp_reallocarray(NULL, m->n + 1, sizeof(*own->v));
-		memcpy(own->v, m->v, m->n * sizeof(*m->v));
-		own->n = m->n;
-		own->cap = m->n + 1;
-	}
+	if (m)
+		lp_addrspace__copy(&own->as, &m->as);
 	maps_set(d, pid, own);
 	return own;
-}
-
-/* The first map that ends after addr. */
-static size_t maps_after(const struct maps *m, uint64_t addr)
-{
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->v[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static const struct map *maps_find(const struct maps *m, uint64_t addr)
-{
-	size_t i = m ? maps_after(m, addr) : 0;
-	return m && i < m->n && m->v[i].start <= addr ? &m->v[i] : NULL;
-}
-
-/* Maps x over whatever it covers: the parts of older maps outside it stay. */
-static void maps_insert(struct maps *m, const struct map *x)
-{
-	size_t i = maps_after(m, x->start), j = i;
-	while (j < m->n && m->v[j].start < x->end)
-		j++;
-	struct map head = i < j ? m->v[i] : (struct map){ 0 }, tail = j > i ? m->v[j - 1] : head;
-	bool keep_head = i < j && head.start < x->start, keep_tail = j > i && tail.end > x->end;
-	size_t n = keep_head + 1 + keep_tail;
-	GROW(m->v, m->cap, m->n - (j - i) + n);
-	memmove(m->v + i + n, m->v + j, (m->n - j) * sizeof(*m->v));
-	m->n = m->n - (j - i) + n;
-	if (keep_head) {
-		head.end = x->start;
-		m->v[i++] = head;
-	}
-	m->v[i++] = *x;
-	if (keep_tail) {
-		tail.start = x->end;
-		m->v[i] = tail;
-	}
 }
 
 static const char *comm_of(struct perfdata_dec *d, uint32_t pid, uint32_t tid)
@@ -243,8 +196,8 @@ static int read_mmap(struct perfdata_dec *d, const unsigned char *r, uint32_t ty
 	if (!len || misc & PERF_RECORD_MISC_MMAP_DATA ||
 	    kernel_mode(misc & PERF_RECORD_MISC_CPUMODE_MASK))
 		return 0;	/* no code, or the kernel's, whose frames stay addresses */
-	struct map m = {
-		.start = start, .end = start + len, .bias = start - get64(r + 32), .path = path,
+	struct lp_addrmap m = {
+		.start = start, .end = start + len, .bias = start - get64(r + 32), .module = path,
 		.placed = (path[0] == '/' && path[1] != '/') || !strcmp(path, "[vdso]"),
 	};
 	if (m.bias < FIXED_BELOW)	/* not PIE: its ELF addresses are its run-time ones */
@@ -254,7 +207,7 @@ static int read_mmap(struct perfdata_dec *d, const unsigned char *r, uint32_t ty
 	else
 		m.build_id = lp_perfdata__build_id_of(d, path);
 	struct maps *own = maps_own(d, get32(r + 8));
-	maps_insert(own, &m);
+	lp_addrspace__insert(&own->as, &m);
 	own->gen = ++d->maps_gen;
 	return 0;
 }
@@ -431,10 +384,10 @@ static const struct lp_frame *frame(struct perfdata_dec *d, const struct maps *m
 	if (kernel)
 		return cached_frame(d, LP_FRAME_KERNEL, addr, KERNEL_MODULE, "");
 	uint64_t look = ret && addr ? addr - 1 : addr;
-	const struct map *m = maps_find(maps, look);
+	const struct lp_addrmap *m = maps ? lp_addrspace__find(&maps->as, look) : NULL;
 	if (!m || !m->placed)
 		return cached_frame(d, LP_FRAME_USER, addr, addr ? "" : "[unknown]", "");
-	return cached_frame(d, LP_FRAME_USER, look - m->bias, m->path, m->build_id);
+	return cached_frame(d, LP_FRAME_USER, look - m->bias, m->module, m->build_id);
 }
 
 /* The sample's stack, outermost first: its callchain reversed, the
@@ -517,7 +470,7 @@ static bool maps_written(struct perfdata_dec *d, uint32_t pid, const struct samp
 	if ((uint64_t)(uintptr_t)lp_hashmap__get(&d->maps_written, key32(pid)) == gen + 1)
 		return true;
 	lp_hashmap__put(&d->maps_written, key32(pid), (void *)(uintptr_t)(gen + 1));
-	if (!m || !m->n)
+	if (!m || !m->as.n)
 		return true;
 	d->writing.maps = m;
 	d->writing.i = 0;
@@ -531,14 +484,14 @@ static bool maps_written(struct perfdata_dec *d, uint32_t pid, const struct samp
 static int next_map(struct perfdata_dec *d, struct lp_record *rec)
 {
 	const struct maps *m = d->writing.maps;
-	while (d->writing.i < m->n && !m->v[d->writing.i].placed)
+	while (d->writing.i < m->as.n && !m->as.v[d->writing.i].placed)
 		d->writing.i++;
-	if (d->writing.i >= m->n)
+	if (d->writing.i >= m->as.n)
 		return 0;
-	const struct map *x = &m->v[d->writing.i++];
+	const struct lp_addrmap *x = &m->as.v[d->writing.i++];
 	struct lp_maprec r = {
 		.time_ns = d->writing.time, .pid = id32(d->writing.pid), .start = x->start,
-		.end = x->end, .bias = x->bias, .module = x->path, .build_id = x->build_id,
+		.end = x->end, .bias = x->bias, .module = x->module, .build_id = x->build_id,
 	};
 	rec->kind = LP_REC_OTHER;
 	rec->len = lp_maprec__format(&r, &d->line, &d->line_cap);
