@@ -1,6 +1,6 @@
-/* dwarf-elf.c - one file's DWARF read from its ELF (struct lp_dwarf, for
- * lp-trace's probes): where a stripped file's debug file is, opening and
- * freeing the DWARF, the compile unit holding an address, the call frame
+/* dwarf-elf.c - one file's DWARF (struct lp_dwarf, for lp-trace's
+ * probes): where a stripped file's debug file is, taking the DWARF of a
+ * file opened by path, the compile unit holding an address, the call frame
  * information (.eh_frame, .debug_frame) and the file offset of an
  * address.  What is read through it: dwarf-vars.c and dwarf-lines.c. */
 #include <elfutils/libdw.h>
@@ -64,13 +64,27 @@ char *lp_dwarf__debug_file(Elf *elf, const char *path)
 	return NULL;
 }
 
-struct lp_dwarf *lp_dwarf__open(Elf *code, Elf *debug)
+struct lp_dwarf *lp_dwarf__open(Elf *code, struct lp_dwmod *m)
 {
 	struct lp_dwarf *d = lp_calloc(1, sizeof(*d));
+	Dwfl_Module *mod = (Dwfl_Module *)m;
+	Dwarf_Addr bias;
+	const char *file = NULL, *debug = NULL;
 
 	d->code = code;
-	d->dw = dwarf_begin_elf(debug, DWARF_C_READ, NULL);
+	/* The Dwarf's addresses are the file's link-time ones, as probes
+	 * take them, wherever its Dwfl placed the module (bias). */
+	d->dw = mod ? dwfl_module_getdwarf(mod, &bias) : NULL;
+	if (d->dw && dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, &debug) && debug &&
+	    (!file || strcmp(file, debug)))
+		d->debug_path = debug;
 	return d;
+}
+
+const char *lp_dwarf__debug_file_of(const struct lp_dwarf *d, Elf **elf)
+{
+	*elf = d->debug_path ? dwarf_getelf(d->dw) : NULL;
+	return d->debug_path;
 }
 
 bool lp_dwarf__has_dwarf(const struct lp_dwarf *d)
@@ -84,8 +98,6 @@ void lp_dwarf__free(struct lp_dwarf *d)
 		return;
 	if (d->cfi[0])
 		dwarf_cfi_end(d->cfi[0]);	/* libdw frees the other with dw */
-	if (d->dw)
-		dwarf_end(d->dw);
 	lp_dw_units_free(d->units);
 	free(d);
 }

@@ -13,8 +13,8 @@
  *                  what a module answers (symbols, lines, inline chains)
  *   dwarf-units.c  the compile unit holding an address without
  *                  .debug_aranges, for both ways in
- *   dwarf-elf.c    a plain Dwarf read from an ELF (struct lp_dwarf): its
- *                  debug file, opening it, its units, its CFI
+ *   dwarf-elf.c    a file's Dwarf for lp-trace's probes (struct lp_dwarf):
+ *                  where its debug file is, its units, its CFI
  *   dwarf-vars.c   types, functions' parameters, variables in scope, their
  *                  locations and members (struct lp_dwscope)
  *   dwarf-lines.c  line tables and the functions holding an address
@@ -63,7 +63,8 @@ void lp_dw_func_of(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, bool nm,
 
 struct lp_dwarf {
 	Elf *code;
-	Dwarf *dw;		/* NULL: no DWARF */
+	Dwarf *dw;		/* NULL: no DWARF; libdwfl's, freed with its module */
+	const char *debug_path;	/* the separate debug file it is in; NULL: none */
 	Dwarf_CFI *cfi[2];	/* .eh_frame, .debug_frame: read at first use */
 	bool cfi_read;
 	struct units *units;	/* read at first need (lp_dw_unit_of) */

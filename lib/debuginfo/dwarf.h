@@ -127,11 +127,16 @@ char *lp_dwarf__debug_file(Elf *elf, const char *path);
  * PT_LOAD segment holding it (and *avail, unless NULL: the segment's bytes
  * in the file from there).  0, or -1 when no segment holds it. */
 int lp_dwarf__file_offset(Elf *elf, uint64_t vaddr, uint64_t *off, uint64_t *avail);
-/* code: the file (its .eh_frame); debug: where its DWARF is (code itself,
- * or its debug file).  Never NULL; lp_dwarf__has_dwarf says whether there
- * is DWARF.  Both Elfs must outlive it. */
-struct lp_dwarf *lp_dwarf__open(Elf *code, Elf *debug);
+/* The DWARF of the file m is (an lp_dwfile's module; NULL: none): its own,
+ * or its separate debug file's, found once with its symbols by the
+ * lookups lp_dwarf__debug_file makes first.  code: the file itself (its
+ * .eh_frame).  Never NULL; lp_dwarf__has_dwarf says whether there is
+ * DWARF.  code and m must outlive it. */
+struct lp_dwarf *lp_dwarf__open(Elf *code, struct lp_dwmod *m);
 bool lp_dwarf__has_dwarf(const struct lp_dwarf *d);
+/* The separate debug file the DWARF is read from, and its ELF: NULL (and
+ * *elf NULL) when the DWARF is the file's own or there is none. */
+const char *lp_dwarf__debug_file_of(const struct lp_dwarf *d, Elf **elf);
 void lp_dwarf__free(struct lp_dwarf *d);
 
 /* The canonical frame address at file address pc as a DWARF register plus

@@ -29,10 +29,6 @@
 void lp_probe_elfobj_close(struct elfobj *o)
 {
 	lp_dwarf__free(o->dw);
-	if (o->dbg_elf)
-		elf_end(o->dbg_elf);
-	if (o->dbg_fd >= 0)
-		close(o->dbg_fd);
 	if (o->elf)
 		elf_end(o->elf);
 	if (o->fd >= 0)
@@ -40,7 +36,6 @@ void lp_probe_elfobj_close(struct elfobj *o)
 	free(o->fs.syms);
 	lp_dwfile__free(o->syms_file);
 	free(o->cold);
-	free(o->dbg_path);
 }
 
 /* Whether e has a static symbol table (.symtab): a file without one,
@@ -79,7 +74,6 @@ static void load_syms(struct elfobj *o, const char *path)
 int lp_probe_elfobj_open(struct elfobj *o, const char *path)
 {
 	memset(o, 0, sizeof(*o));
-	o->dbg_fd = -1;
 	o->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (o->fd < 0) {
 		lp_error_errno("cannot open '%s'", path);
@@ -91,26 +85,18 @@ int lp_probe_elfobj_open(struct elfobj *o, const char *path)
 		lp_error("'%s' is not an ELF file", path);
 		return -1;
 	}
+	load_syms(o, path);
+	o->dw = lp_dwarf__open(o->elf, lp_dwfile__module(o->syms_file));
+	/* Stripped: neither it nor its debug file (found once, by libdwfl
+	 * for both its symbols and its DWARF) has a .symtab. */
+	Elf *dbg_elf;
+	const char *dbg = lp_dwarf__debug_file_of(o->dw, &dbg_elf);
 	o->stripped = !has_symtab(o->elf);
-	Elf *dwelf = o->elf;
-	char *dbg = o->stripped ? lp_dwarf__debug_file(o->elf, path) : NULL;
-	if (dbg) {
-		o->dbg_fd = open(dbg, O_RDONLY | O_CLOEXEC);
-		o->dbg_elf = o->dbg_fd >= 0 ? elf_begin(o->dbg_fd, ELF_C_READ_MMAP, NULL) : NULL;
-		/* Its addresses are the stripped file's: DWARF from it,
-		 * segments and code bytes from the original.  libdwfl finds
-		 * the same file for the symbols (lib/debuginfo/dwarf.c). */
-		if (o->dbg_elf && has_symtab(o->dbg_elf)) {
-			o->stripped = false;
-			o->dbg_path = dbg;
-			dwelf = o->dbg_elf;
-			dbg = NULL;
-		}
-		free(dbg);
+	if (o->stripped && dbg && dbg_elf && has_symtab(dbg_elf)) {
+		o->stripped = false;
+		o->dbg_path = dbg;
 	}
 	o->minidebug = o->stripped && lp_elftab__section(o->elf, ".gnu_debugdata");
-	load_syms(o, path);
-	o->dw = lp_dwarf__open(o->elf, dwelf);
 	return 0;
 }
 

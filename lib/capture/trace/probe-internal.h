@@ -38,9 +38,7 @@ struct elfobj {
 	struct lp_dwfile *syms_file;
 	bool stripped;		/* symbols from .dynsym: no .symtab, no debug file */
 	bool minidebug;		/* and from a MiniDebugInfo (.gnu_debugdata) */
-	int dbg_fd;		/* its separate debug file, if any */
-	Elf *dbg_elf;
-	char *dbg_path;
+	const char *dbg_path;	/* its separate debug file, when stripped */
 	struct lp_dwarf *dw;	/* from the debug file when there is one */
 	/* Its GCC-split cold parts (NAME.cold), by address: read at first
 	 * use (find_leaves). */
