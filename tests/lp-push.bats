@@ -179,6 +179,34 @@ known_folded() {
 	run -0 head -1 "$R/2.head"
 	assert_output 'POST /v1development/profiles HTTP/1.1'
 	[ "$(otlp_totals "$R/2.body")" = "40 400000000" ]
+	# Sent gzipped (the receiver inflates what it saves as N.body);
+	# --compression none sends the same request as it is.
+	for n in 1 2; do
+		run -0 grep -i '^content-encoding:' "$R/$n.head"
+		assert_output 'Content-Encoding: gzip'
+		run -0 gzip -t <"$R/$n.sent"
+	done
+	run -0 lp-push --compression none --to otlp "$URL" "$T/t.lp"
+	run -1 grep -i '^content-encoding:' "$R/3.head"
+	run -0 cmp "$R/2.body" "$R/3.sent"
+	run -2 --separate-stderr lp-push --compression zstd "$URL/v1development/profiles" "$T/t.lp"
+	assert_equal "$stderr" "lp-push: --compression 'zstd': expected gzip or none"
+	[ "$(requests)" -eq 3 ]
+}
+
+@test "push OTLP: a real profile (FlameGraph's perf stacks) goes at under half its size, inflating to the request" {
+	require_corpus
+	start_receiver
+	zcat "$CORPUS/flamegraph/example-perf-stacks.txt.gz" | lp-collapse --format otlp -o "$T/ex.pb"
+	run -0 lp-push --as-is "$URL/v1development/profiles" "$T/ex.pb"
+	run -0 lp-push --as-is --compression none "$URL/v1development/profiles" "$T/ex.pb"
+	run -0 cmp "$T/ex.pb" "$R/1.body"
+	run -0 cmp "$T/ex.pb" "$R/2.sent"
+	local plain sent
+	plain=$(stat -c %s "$T/ex.pb")
+	sent=$(stat -c %s "$R/1.sent")
+	echo "# $plain bytes, $sent gzipped" >&3
+	((2 * sent < plain)) || fail "gzipped $sent bytes of $plain"
 }
 
 @test "push to Pyroscope: POST /ingest with name, from, until, format=pprof; the pprof's totals are the input's" {

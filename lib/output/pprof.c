@@ -2,12 +2,12 @@
  * (profile.proto): field numbers are those of google/pprof's
  * proto/profile.proto, written with lib/base/protobuf.h's encoder. */
 #include "output/pprof.h"
+#include "base/gzip.h"
 #include "base/protobuf.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 /* Sample.label (3): key (1), str (2) or num (3). */
 static void label(struct lp_pbw *b, uint64_t key, uint32_t field, uint64_t v)
@@ -98,25 +98,7 @@ int lp_pprof__write(struct lp_proftab *t, FILE *out)
 {
 	struct lp_pbw b = { 0 };
 	encode(t, &b);
-	z_stream z = { 0 };
-	/* 15 + 16: a gzip wrapper, as pprof files are. */
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		lp_die(1, "cannot start zlib");
-	unsigned char chunk[65536];
-	z.next_in = b.p;
-	z.avail_in = (uInt)b.len;
-	int zr, ret = 0;
-	do {
-		z.next_out = chunk;
-		z.avail_out = sizeof(chunk);
-		zr = deflate(&z, Z_FINISH);
-		size_t n = sizeof(chunk) - z.avail_out;
-		if (n && fwrite(chunk, 1, n, out) != n)
-			ret = -1;
-	} while (zr == Z_OK && ret == 0);
-	if (zr != Z_STREAM_END && ret == 0)
-		lp_die(1, "zlib failed to compress the profile");
-	deflateEnd(&z);
+	int ret = lp_gzip__write(b.p, b.len, out);
 	lp_pbw__fini(&b);
 	return ret;
 }
