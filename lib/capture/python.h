@@ -63,7 +63,7 @@ void lp_python__notes(const struct lp_python *py);
  * running Python or tid has no thread state. */
 int lp_python__walk(struct lp_python *py, pid_t pid, pid_t tid, struct lp_py_event *e);
 
-/* lp-trace's python: probes (bpf/trace.bpf.c, lp_py): the offsets they
+/* lp-trace's python: probes (bpf/trace-python.bpf.h, lp_py): the offsets they
  * read in CPython major.minor into *out (runtime and the pattern left 0):
  * from the table lp-record's walk uses, or from the interpreter's own
  * _Py_DebugOffsets (3.13), which open _PyRuntime: runtime, len bytes of

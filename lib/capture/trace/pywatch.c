@@ -17,7 +17,7 @@
  *  - its returns.  A hardware watchpoint (perf_event_open's
  *    PERF_TYPE_BREAKPOINT, reads and writes of the opcode's byte) on each of its
  *    RETURN_VALUE instructions, in every thread of the process and the
- *    threads they start, runs lp_pywatch (bpf/trace.bpf.c) as the eval
+ *    threads they start, runs lp_pywatch (bpf/trace-python.bpf.h) as the eval
  *    loop reads the instruction it is about to run.  An x86 thread has
  *    four debug registers: a code object with more returns than are left
  *    is not watched.
