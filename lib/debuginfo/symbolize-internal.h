@@ -35,15 +35,11 @@ struct lp_symtab {
 };
 
 struct lp_jit {
-	struct lp_sym *syms;	/* absolute addresses */
-	size_t n;
-	char *names;
-	struct timespec mtime;
-	off_t size;
+	struct lp_perfmap *map;	/* NULL until the process's pid is known */
 	bool tried;
 	int64_t tried_ns;	/* when it was last looked for */
+	bool found;		/* it had symbols then */
 	char path[64];		/* as the process names it: its frames' module */
-	char *file;		/* where we open it (lp_procns__path) */
 };
 
 struct lp_proc {
@@ -141,8 +137,8 @@ bool lp_symbolize_in_uprobes_page(const struct lp_proc *p, uint64_t addr);
 struct lp_proc *lp_symbolize_get_proc(struct lp_symbolizer *s, pid_t pid);
 struct lp_dwmod *lp_symbolize_proc_module(struct lp_proc *p, uint64_t addr);
 void lp_symbolize_proc_free(struct lp_proc *p);
-void lp_symbolize_jit_load(struct lp_jit *j);
-const struct lp_sym *lp_symbolize_jit_find(struct lp_jit *j, uint64_t addr);
+/* The name of p's JIT symbol holding addr (its perf map), or NULL. */
+const char *lp_symbolize_jit_find(struct lp_proc *p, uint64_t addr);
 
 /* symbolize-kernel.c: a kernel address's frame. */
 const struct lp_frame *lp_symbolize_resolve_kernel(struct lp_symbolizer *s, uint64_t addr,

@@ -13,6 +13,7 @@
 
 #include "base/util.h"
 #include "debuginfo/procns.h"
+#include "stream/perfmap.h"
 
 /* The page the kernel maps for uprobes ("[uprobes]" in the maps, once a
  * probe was hit): probed instructions are single-stepped there out of
@@ -43,8 +44,11 @@ static void jit_locate(struct lp_proc *p)
 	pid_t ns = p->nspid ? p->nspid : p->pid;
 
 	snprintf(p->jit.path, sizeof(p->jit.path), "/tmp/perf-%d.map", (int)ns);
-	free(p->jit.file);
-	p->jit.file = p->nspid ? lp_procns__path(p->pid, p->jit.path) : lp_strdup(p->jit.path);
+	char *file = p->nspid ? lp_procns__path(p->pid, p->jit.path) : lp_strdup(p->jit.path);
+	lp_perfmap__free(p->jit.map);
+	p->jit.map = lp_perfmap__new(file);
+	p->jit.tried = p->jit.found = false;
+	free(file);
 }
 
 static void proc_report(struct lp_proc *p)
@@ -172,9 +176,7 @@ static void proc_unlink(struct lp_proc *p)
 void lp_symbolize_proc_free(struct lp_proc *p)
 {
 	lp_dwproc__free(p->dwp);
-	free(p->jit.syms);
-	free(p->jit.names);
-	free(p->jit.file);
+	lp_perfmap__free(p->jit.map);
 	free(p);
 }
 
@@ -260,13 +262,6 @@ static void proc_reset(struct lp_symbolizer *s, struct lp_proc *p)
 	jit_locate(p);
 	p->refreshed_ns = 0;
 	p->gen = ++s->next_gen;
-	free(p->jit.syms);
-	free(p->jit.names);
-	p->jit.syms = NULL;
-	p->jit.names = NULL;
-	p->jit.n = 0;
-	p->jit.size = 0;
-	p->jit.tried = false;
 }
 
 void lp_symbolizer__forget(struct lp_symbolizer *s, pid_t pid)
@@ -306,72 +301,9 @@ void lp_symbolizer__fork(struct lp_symbolizer *s, pid_t pid, pid_t ppid)
 	parent->refs++;
 }
 
-/* perf's JIT map: "START SIZE NAME" in hex, one symbol a line, appended to
- * as the JIT compiles.  Reread when an address misses and the file changed. */
-void lp_symbolize_jit_load(struct lp_jit *j)
+const char *lp_symbolize_jit_find(struct lp_proc *p, uint64_t addr)
 {
-	struct stat sb;
-	FILE *f;
-	char *line = NULL;
-	size_t cap = 0, n = 0, alloc = 0;
-
-	j->tried = true;
-	if (stat(j->file, &sb) < 0)
-		return;
-	if (j->syms && sb.st_size == j->size && sb.st_mtim.tv_sec == j->mtime.tv_sec &&
-	    sb.st_mtim.tv_nsec == j->mtime.tv_nsec)
-		return;
-	f = fopen(j->file, "r");
-	if (!f)
-		return;
-	free(j->syms);
-	free(j->names);
-	j->syms = NULL;
-	j->names = NULL;
-	while (getline(&line, &cap, f) > 0) {
-		uint64_t start, size;
-		int off = 0;
-
-		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &start, &size, &off) != 2 || !off)
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		if (n == alloc) {
-			alloc = alloc ? 2 * alloc : 64;
-			j->syms = lp_reallocarray(j->syms, alloc, sizeof(*j->syms));
-		}
-		j->syms[n].start = start;
-		j->syms[n].end = start + (size ? size : 1);
-		j->syms[n].name = lp_strdup(line + off);
-		n++;
-	}
-	free(line);
-	fclose(f);
-	/* lp_symbolize_syms_finish copies the names into one block; free the strdups. */
-	char **tmp = lp_calloc(n ? n : 1, sizeof(*tmp));
-	for (size_t i = 0; i < n; i++)
-		tmp[i] = (char *)j->syms[i].name;
-	j->n = n;
-	lp_symbolize_syms_finish(j->syms ? j->syms : (j->syms = lp_calloc(1, sizeof(*j->syms))), &j->n,
-		    &j->names, lp_symbolize_sym_cmp, false);
-	for (size_t i = 0; i < n; i++)
-		free(tmp[i]);
-	free(tmp);
-	j->size = sb.st_size;
-	j->mtime = sb.st_mtim;
-}
-
-const struct lp_sym *lp_symbolize_jit_find(struct lp_jit *j, uint64_t addr)
-{
-	const struct lp_sym *sym;
-
-	if (!j->tried)
-		lp_symbolize_jit_load(j);
-	sym = j->syms ? lp_symbolize_sym_find(j->syms, j->n, addr) : NULL;
-	if (!sym || addr >= sym->end) {
-		lp_symbolize_jit_load(j);
-		sym = j->syms ? lp_symbolize_sym_find(j->syms, j->n, addr) : NULL;
-	}
-	return sym && addr < sym->end ? sym : NULL;
+	return lp_perfmap__find(p->jit.map, addr);
 }
 
 bool lp_symbolizer__mapped(struct lp_symbolizer *s, pid_t pid, uint64_t addr)
@@ -379,7 +311,7 @@ bool lp_symbolizer__mapped(struct lp_symbolizer *s, pid_t pid, uint64_t addr)
 	struct lp_proc *p = lp_symbolize_get_proc(s, pid);
 
 	return lp_symbolize_proc_module(p, addr) || lp_symbolize_in_uprobes_page(p, addr) ||
-	       lp_symbolize_jit_find(&p->jit, addr);
+	       lp_symbolize_jit_find(p, addr);
 }
 
 bool lp_symbolizer__in_uprobes(struct lp_symbolizer *s, pid_t pid, uint64_t addr)

@@ -19,6 +19,7 @@
 
 #include "base/util.h"
 #include "debuginfo/vdso.h"
+#include "stream/perfmap.h"
 
 struct lp_symbolizer *lp_symbolizer__new(struct lp_dict *dict)
 {
@@ -171,19 +172,20 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 			   const struct lp_frame **out)
 {
 	struct lp_proc *p = lp_symbolize_get_proc(s, pid);
-	const struct lp_sym *jsym;
+	const char *jsym;
 
 	/* A JIT map first when the process has one: libdwfl spans a module
 	 * from its lowest to its highest mapping, and JIT code can sit in
 	 * between (node maps part of its text far above the rest). */
 	/* Looked for again while there is none: a JIT writes its map only
 	 * once it has compiled something. */
-	if (!p->jit.tried || (!p->jit.syms && lp_monotonic_ns() - p->jit.tried_ns > LP_REFRESH_NS)) {
-		lp_symbolize_jit_load(&p->jit);
+	if (!p->jit.tried || (!p->jit.found && lp_monotonic_ns() - p->jit.tried_ns > LP_REFRESH_NS)) {
+		p->jit.found = lp_perfmap__load(p->jit.map);
+		p->jit.tried = true;
 		p->jit.tried_ns = lp_monotonic_ns();
 	}
-	if (p->jit.syms && (jsym = lp_symbolize_jit_find(&p->jit, look))) {
-		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
+	if (p->jit.found && (jsym = lp_symbolize_jit_find(p, look))) {
+		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym, "");
 		return 1;
 	}
 
@@ -210,13 +212,13 @@ static size_t resolve_user(struct lp_symbolizer *s, pid_t pid, uint64_t addr, ui
 		out[0] = lp_symbolize_unresolved(s, lp_dwmod__bias(mod, &bias) ? addr - bias : addr, name);
 		return 1;
 	}
-	jsym = lp_symbolize_jit_find(&p->jit, look);
+	jsym = lp_symbolize_jit_find(p, look);
 	/* The uretprobe trampoline as a return address (a stack taken before
 	 * the kernel recorded the original) starts the page: look, one byte
 	 * lower, is not in it. */
 	bool uprobes = lp_symbolize_in_uprobes_page(p, look) || lp_symbolize_in_uprobes_page(p, addr);
 	if (jsym)
-		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym->name, "");
+		out[0] = lp_dict__frame(s->dict, LP_FRAME_JIT, 0, p->jit.path, jsym, "");
 	else
 		out[0] = lp_symbolize_unresolved(s, addr, uprobes ? "[uprobes]" : "");
 	return 1;
