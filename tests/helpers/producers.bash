@@ -126,7 +126,8 @@ second_sigint_kills() {
 	[ ! -e "$end" ] || { echo "ended at the first SIGINT: $(cat "$end")"; false; }
 	t0=$(date +%s%N)
 	kill -INT "$pid"
-	ms=$(exiting_ms "$pid" "$t0")
+	exiting_ms "$pid" "$t0"
+	ms=$EXITING_MS
 	wait_file "$end" 10
 	echo "exiting $ms ms after the second SIGINT, ended $(cat "$end") after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 	[ "$(cat "$end")" = "signal 2" ] || { echo "ended $(cat "$end"), want signal 2"; false; }
@@ -134,9 +135,9 @@ second_sigint_kills() {
 	all_gone "$progs" "$links"
 }
 
-# Milliseconds from $2 (date +%s%N) until process $1 has begun to exit
-# (PF_EXITING, 0x4, in its stat's flags) or is gone, looked at every 10 ms
-# for up to 5 s.  What comes after, until it is reaped, is the kernel's:
+# Sets EXITING_MS: milliseconds from $2 (date +%s%N) until process $1 has
+# begun to exit (PF_EXITING, 0x4, in its stat's flags) or is gone, looked
+# at every 10 ms for up to 5 s.  What comes after, until it is reaped, is the kernel's:
 # closing its files releases its BPF links, each uprobe's removal waiting
 # for RCU grace periods, seconds on a loaded machine (2.3 s seen here
 # beside a VM and a build, 115-220 ms quiet).
@@ -145,10 +146,10 @@ exiting_ms() {
 	for i in $(seq 500); do
 		stat=$(cat /proc/"$pid"/stat 2>/dev/null) || break
 		read -r -a f <<<"${stat##*) }"
-		(((f[6] & 4) == 0)) || break
+		if (((f[6] & 4) != 0)); then break; fi
 		sleep 0.01
 	done
-	echo $((($(date +%s%N) - t0) / 1000000))
+	EXITING_MS=$((($(date +%s%N) - t0) / 1000000))
 }
 
 # The two producers, each as a command line that loads little and
