@@ -42,7 +42,7 @@ LIBPERF_LIBS := $(LIBPERF)/lib/libperf.a $(LIBPERF)/lib/libapi.a
 # Debian packages, in lists by what needs them.  To build (make, make
 # install, make demo and make dig need nothing more):
 DEB_BUILD := gcc make pkg-config clang libbpf-dev libdw-dev libelf-dev \
-	libtraceevent-dev zlib1g-dev bpftool libiberty-dev libcapstone-dev \
+	libtraceevent-dev zlib1g-dev libzstd-dev bpftool libiberty-dev libcapstone-dev \
 	libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev $(LINUX_SOURCE) xz-utils
 # To test (make test-deps, with the build's): the suite's tools, the
 # browser it renders SVGs in, the servers and toolchains it profiles, and
@@ -94,10 +94,16 @@ PKGS := libdw libelf libbpf libtraceevent
 CFLAGS ?= -O2 -g
 LP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I. -I$(O)/bpf -MMD -MP \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+# libzstd (Debian's libzstd-dev): perf record -z's records, which the
+# perf.data reader decompresses (lib/stream/foreign/perfdata-zstd.c); as
+# needed, so that a program without the reader (lp-record, lp-trace) does
+# not load it.
+ZSTD_LIBS := -Wl,--as-needed $(shell $(PKG_CONFIG) --libs libzstd 2>/dev/null || echo -lzstd) -Wl,--no-as-needed
 # libiberty (no pkg-config file): its demangler, C++ and Rust names as
 # binutils and perf show them; a static library, linked into the programs
 # that symbolize.
-LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) $(LIBPERF_LIBS) -liberty -ljansson -lz -lm -lpthread
+LP_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) $(LIBPERF_LIBS) -liberty -ljansson \
+	$(ZSTD_LIBS) -lz -lm -lpthread
 
 PROGS := $(patsubst bin/%.c,$(O)/bin/%,$(wildcard bin/lp-*.c))
 LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*/*.c lib/*/*/*.c))
@@ -109,8 +115,9 @@ LIB_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/*/*.c lib/*/*/*.c))
 FILTERS := lp-cat lp-collapse lp-diff lp-join lp-report lp-split lp-top
 FILTER_PROGS := $(patsubst %,$(O)/bin/%,$(FILTERS))
 FILTER_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard $(patsubst %,lib/%/*.c,base model stream stream/foreign analysis output)))
-# jansson: the JSON profiles lib/stream/foreign reads (Debian's libjansson).
-FILTER_LDLIBS := -ljansson -lz -lm -lpthread
+# jansson: the JSON profiles lib/stream/foreign reads (Debian's libjansson);
+# libzstd: perf record -z's perf.data.
+FILTER_LDLIBS := -ljansson $(ZSTD_LIBS) -lz -lm -lpthread
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c)) \
@@ -156,6 +163,7 @@ check-pkgs:
 	@test -r /usr/include/capstone/capstone.h || { echo "lp: capstone/capstone.h not found: install libcapstone-dev (make deps)" >&2; exit 1; }
 	@test -r /usr/include/microhttpd.h || { echo "lp: microhttpd.h not found: install libmicrohttpd-dev (make deps)" >&2; exit 1; }
 	@$(PKG_CONFIG) --exists libcurl 2>/dev/null || { echo "lp: libcurl not found by pkg-config: install libcurl4-openssl-dev (make deps)" >&2; exit 1; }
+	@test -r /usr/include/zstd.h || { echo "lp: zstd.h not found: install libzstd-dev (make deps)" >&2; exit 1; }
 
 # The test workloads' compilers and headers, from make test-deps.
 .PHONY: check-test-pkgs
@@ -479,10 +487,10 @@ DEB_TEST += $(DEB_STATIC)
 STATIC_ARCHIVES := libc.a:libc6-dev libz.a:zlib1g-dev liblzma.a:liblzma-dev \
 	libbz2.a:libbz2-dev libelf.a:libelf-dev libdw.a:libdw-dev libbpf.a:libbpf-dev \
 	libtraceevent.a:libtraceevent-dev libcapstone.a:libcapstone-dev libiberty.a:libiberty-dev \
-	libjansson.a:libjansson-dev
+	libjansson.a:libjansson-dev libzstd.a:libzstd-dev
 STATIC_LDFLAGS := -static -Wl,--wrap=dlopen
 STATIC_LDLIBS := $(shell $(PKG_CONFIG) --static --libs $(PKGS) capstone 2>/dev/null) \
-	$(LIBPERF_LIBS) -liberty -ljansson -lz -lm -lpthread
+	$(LIBPERF_LIBS) -liberty -ljansson -lzstd -lz -lm -lpthread
 .PHONY: check-commits
 # The rule for commit messages (dev/commit-msg) holds from the commit after
 # this one on; earlier subjects were paragraphs.

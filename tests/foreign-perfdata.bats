@@ -2,7 +2,9 @@
 # perf.data read as a stream (lib/stream/foreign/perfdata.c, formats/foreign.md):
 # perf record's files and pipes against perf script on the same file, sample
 # by sample and frame by frame; cpusplit's split through lp-symbolize;
-# lost samples; damaged files refused with what is wrong, never a crash.
+# lost samples; perf record -z's compressed records against the same
+# records decompressed apart (tests/helpers/perfdata-zstd); damaged files
+# refused with what is wrong, never a crash.
 # The recordings need root (CI=true: they run); the rest reads the fuzz
 # corpus's small perf record files (tests/fuzz/corpus/perfdata).
 
@@ -10,6 +12,8 @@ load helpers/common
 load helpers/cpusplit
 
 SEEDS=$LP_TOP/tests/fuzz/corpus/perfdata
+# compressed records made and undone with libzstd's own calls (its usage atop)
+PERFDATA_ZSTD=$LP_TOP/tests/helpers/perfdata-zstd
 
 # record OUT ARG...: perf record ARG... into OUT, failing the test with its
 # error when it fails.
@@ -300,6 +304,95 @@ same_names() {
 	[ "$(awk -F'\t' '$1 == "sample" { print $7 }' "$T/pipe.lp" | sort -u)" = "$(perf script -i "$T/pipe.data" -F event 2>/dev/null | awk '$1 ~ /:$/ { sub(/:$/, "", $1); print $1 }' | sort -u)" ]
 }
 
+# unz IN OUT: OUT, IN's compressed records decompressed by perfdata-zstd;
+# "COMPRESSED SPLIT" (how many compressed records, how many records split
+# between two) in $T/unz.
+unz() {
+	"$PERFDATA_ZSTD" unz "$1" "$2" >"$T/unz" || fail "perfdata-zstd unz $1 failed"
+	echo "$1: $(cat "$T/unz") (compressed records, records split between two)"
+}
+
+# as_perf_script LP DATA: stream LP's samples are perf.data DATA's as perf
+# script shows them, each time, id, period and stack, else the test fails.
+as_perf_script() {
+	lp_ids "$1" >"$T/lp.ids"
+	perf_ids "$2" >"$T/perf.ids"
+	same "times, pids, tids, cpus and periods" "$T/lp.ids" "$T/perf.ids"
+	lp_stacks "$1" >"$T/lp.stacks"
+	perf_stacks "$2" >"$T/perf.stacks"
+	same "stacks" "$T/lp.stacks" "$T/perf.stacks"
+}
+
+# read_z FILE: perf record -z's FILE, one of its records split between two
+# compressed records, read by lp-cat into $T/z.lp, nothing said, as its
+# records decompressed apart are ($T/plain.data, read into $T/plain.lp).
+read_z() {
+	local packed split
+	unz "$1" "$T/plain.data"
+	read -r packed split <"$T/unz"
+	[ "$split" -ge 1 ] || fail "no record split between two of its $packed compressed records"
+	run --separate-stderr -0 lp-cat "$1"
+	[ -z "$stderr" ] || fail "lp-cat said: $stderr"
+	printf '%s\n' "$output" >"$T/z.lp"
+	lp-cat "$T/plain.data" >"$T/plain.lp"
+	same "lp-cat of the file and of its records decompressed" "$T/z.lp" "$T/plain.lp"
+}
+
+@test "perf record -z of cpusplit, its rings 2 pages (records split between compressed records): read as the same recording decompressed apart (libzstd's own calls); every sample and stack as perf script's; a()'s share within 3 points of its rounds" {
+	require_root
+	require_cmd perf
+	record "$T/z.data" -z -m 2 -F 999 -g --sample-cpu -- "$WORKLOADS/cpusplit" 300 3 "$T/truth"
+	read_z "$T/z.data"
+	[ "$(cut -d' ' -f1 "$T/unz")" -ge 10 ] || fail "only $(cut -d' ' -f1 "$T/unz") compressed records"
+	run -0 lp-cat --check "$T/z.lp"
+	n=$(nsamples "$T/z.lp")
+	[ "$n" -ge 1500 ] || fail "only $n samples"
+	as_perf_script "$T/z.lp" "$T/z.data"
+	lp-symbolize "$T/z.lp" >"$T/sym.lp"
+	lp-collapse "$T/sym.lp" >"$T/z.folded"
+	s=$(share_a "$T/z.folded") truth=$(truth_a "$T/truth")
+	echo "$n samples, as perf script's; a() $s%, cpusplit's rounds $truth%"
+	within "$s" "$(awk -v t="$truth" 'BEGIN { print t - 3 }')" "$(awk -v t="$truth" 'BEGIN { print t + 3 }')" \
+		"a()'s share against cpusplit's rounds"
+}
+
+@test "perf record -z -o - (a pipe's, its COMPRESSED feature a record) read from stdin: the samples and stacks perf script shows" {
+	require_root
+	require_cmd perf
+	set -o pipefail
+	perf record -z -m 2 -F 999 -g --sample-cpu -o - -- "$WORKLOADS/cpusplit" 10 0.5 2>"$T/record.err" |
+		tee "$T/pipe.data" | lp-cat >"$T/stdin.lp" || fail "perf record -z -o - | lp-cat: $(cat "$T/record.err")"
+	grep -q 'compressed' "$T/record.err"
+	n=$(nsamples "$T/stdin.lp")
+	echo "$n samples"
+	[ "$n" -ge 250 ] || fail "only $n samples"
+	as_perf_script "$T/stdin.lp" "$T/pipe.data"
+}
+
+@test "perf record -z --call-graph dwarf of cpusplit built without frame pointers: read as the same recording decompressed apart (libzstd's own calls); lp-symbolize unwinds each copy, each sample's frames as perf script's" {
+	require_root
+	require_cmd perf
+	record "$T/z.data" -z -F 999 --call-graph dwarf -- "$WORKLOADS/cpusplit-nofp" 3 3 "$T/truth"
+	read_z "$T/z.data"
+	# fewer than 3 s of samples when perf record's compressing of the
+	# copies shares the CPUs with cpusplit; each of them perf script's
+	# (same_names)
+	n=$(nsamples "$T/z.lp")
+	[ "$n" -ge 1000 ] || fail "only $n samples"
+	[ "$(grep -c $'^sample\t.*\turegs=[^\t]*\tustack=' "$T/z.lp")" -eq "$n" ]
+	lp-symbolize "$T/z.lp" 2>"$T/sym.err" >"$T/sym.lp"
+	[ ! -s "$T/sym.err" ] || fail "lp-symbolize said: $(cat "$T/sym.err")"
+	lp-collapse "$T/sym.lp" >"$T/z.folded"
+	lp_names "$T/sym.lp" >"$T/lp.names"
+	perf_names "$T/z.data" >"$T/perf.names"
+	w=$(whole_share "$T/lp.names") s=$(share_a "$T/z.folded") truth=$(truth_a "$T/truth")
+	echo "$n samples: $w% reach main or _start; a() $s%, cpusplit's rounds $truth%"
+	within "$w" 99 100 "the share of whole stacks"
+	within "$s" "$(awk -v t="$truth" 'BEGIN { print t - 3 }')" "$(awk -v t="$truth" 'BEGIN { print t + 3 }')" \
+		"a()'s share against cpusplit's rounds"
+	same_names "$T/lp.names" "$T/perf.names"
+}
+
 @test "samples too large for perf's ring (dwarf stacks into 1 page) are lost records: perf's LOST ones at their times, and its tally's rest" {
 	require_root
 	require_cmd perf
@@ -344,6 +437,8 @@ same_names() {
 	[ "$(count "$T/buildid-mmap.lp")" -eq 40 ]
 	[ "$(count "$T/two-events.lp" cpu-clock)" -eq 40 ]
 	[ "$(count "$T/two-events.lp" task-clock)" -eq 40 ]
+	# perf record -z's (perfdata-zstd keep 12 27 of a perf record -z -m 1)
+	[ "$(count "$T/zstd.lp" cpu-clock:ppp)" -eq 81 ]
 	# --sample-cpu: every sample's CPU; without, none
 	[ "$(awk -F'\t' '$1 == "sample" && $5 ~ /^[0-9]+$/' "$T/fp-cpu.lp" | wc -l)" -eq 60 ]
 	[ "$(awk -F'\t' '$1 == "sample" && $5 != "-"' "$T/pipe.lp" | wc -l)" -eq 0 ]
@@ -358,6 +453,97 @@ same_names() {
 	# (its return address into it, less one, is 0x27249), and cpusplit's main
 	awk -F'\t' '$1 == "frame" && $4 == "0x27249" { libc = $2 } $1 == "frame" && $4 == "0x13cc" { main = $2 }
 		$1 == "stack" && $3 ~ "^" libc "," main "," { n++ } END { exit n < 5 }' "$T/fp-cpu.lp"
+}
+
+@test "compressed records, the corpus's perf record -z file's and ones made of the corpus's files (a record split in each, COMPRESSED2 too): read as the records they decompress to" {
+	unz "$SEEDS/zstd" "$T/zstd.plain"
+	read -r packed split <"$T/unz"
+	[ "$split" -ge 1 ] || fail "no record split between two compressed records"
+	lp-cat "$SEEDS/zstd" >"$T/zstd.lp"
+	lp-cat "$T/zstd.plain" >"$T/plain.lp"
+	same "the perf record -z file and its records decompressed" "$T/zstd.lp" "$T/plain.lp"
+	[ "$(nsamples "$T/zstd.lp")" -eq 81 ]
+	for f in fp-cpu dwarf-regs-stack two-events lost; do
+		lp-cat "$SEEDS/$f" >"$T/$f.lp"
+		# 777 bytes a compressed record: a sample split in most, a
+		# dwarf one's copy in a dozen
+		"$PERFDATA_ZSTD" z "$SEEDS/$f" "$T/$f.z" 777
+		"$PERFDATA_ZSTD" z "$SEEDS/$f" "$T/$f.z2" 1000 83
+		for z in "$T/$f.z" "$T/$f.z2"; do
+			run --separate-stderr -0 lp-cat "$z"
+			[ -z "$stderr" ] || fail "$z: $stderr"
+			printf '%s\n' "$output" >"$T/z.lp"
+			same "$f and $z" "$T/$f.lp" "$T/z.lp"
+		done
+		unz "$T/$f.z" "$T/$f.unz"
+		read -r packed split <"$T/unz"
+		[ "$split" -ge $((packed / 2)) ]
+	done
+}
+
+# records_of FILE TYPE: the offsets of FILE's data records of TYPE, one a line.
+records_of() {
+	python3 -c 'import struct, sys
+b = open(sys.argv[1], "rb").read(); t = int(sys.argv[2])
+p, size = struct.unpack_from("<QQ", b, 40); end = p + size
+while p < end:
+    if struct.unpack_from("<I", b, p)[0] == t: print(p)
+    p += struct.unpack_from("<H", b, p + 6)[0]' "$1" "$2"
+}
+
+@test "a damaged compressed record is refused with what is wrong and where, exit 1: its zstd data, a record left without its end, COMPRESSED2's size, more than perf's rings, no COMPRESSED feature, one inside another; any byte damaged, no crash" {
+	# damage FILE OFFSET BYTES...: $T/bad, FILE with BYTES (hex) at OFFSET
+	damage() {
+		local at=$2
+		cp "$1" "$T/bad"
+		shift 2
+		printf "$(printf '\\x%s' "$@")" | dd of="$T/bad" bs=1 seek="$at" conv=notrunc status=none
+	}
+	"$PERFDATA_ZSTD" z "$SEEDS/fp-cpu" "$T/z" 777
+	first=$(records_of "$T/z" 81 | sed -n 1p)
+	damage "$T/z" $((first + 8)) 00 00 00 00
+	run --separate-stderr -1 lp-cat "$T/bad"
+	[ "$stderr" = "lp-cat: $T/bad: perfdata: the compressed record at byte $first does not decompress: Unknown frame descriptor" ]
+	# the last compressed record gone: the record begun in the one before
+	# has no end
+	"$PERFDATA_ZSTD" drop "$T/z" "$T/cut"
+	run --separate-stderr -1 lp-cat "$T/cut"
+	[[ $stderr == "lp-cat: $T/cut: perfdata: the record at byte "*" of the records decompressed (from the compressed record at byte "*") runs past the end of what they decompress to" ]]
+	"$PERFDATA_ZSTD" z "$SEEDS/fp-cpu" "$T/z2" 1000 83
+	first=$(records_of "$T/z2" 83 | sed -n 1p)
+	size=$(od -An -t u2 -j $((first + 6)) -N 2 "$T/z2" | tr -d ' ')
+	damage "$T/z2" $((first + 8)) ff ff
+	run --separate-stderr -1 lp-cat "$T/bad"
+	[ "$stderr" = "lp-cat: $T/bad: perfdata: the compressed record at byte $first: its data run past its end ($size bytes)" ]
+	# 6000 bytes a compressed record, perf's rings said 4096
+	"$PERFDATA_ZSTD" z "$SEEDS/fp-cpu" "$T/big" 6000 81 4096
+	first=$(records_of "$T/big" 81 | sed -n 1p)
+	run --separate-stderr -1 lp-cat "$T/big"
+	[ "$stderr" = "lp-cat: $T/big: perfdata: the compressed record at byte $first decompresses to more than the 4096 bytes of perf's rings (its COMPRESSED feature's mmap_len)" ]
+	"$PERFDATA_ZSTD" keep "$SEEDS/zstd" "$T/nofeat" 12
+	first=$(records_of "$SEEDS/zstd" 81 | sed -n 1p)
+	run --separate-stderr -1 lp-cat "$T/nofeat"
+	[ "$stderr" = "lp-cat: $T/nofeat: perfdata: the compressed record at byte $first: the header has no COMPRESSED feature (perf record -z's), which says what they decompress to" ]
+	"$PERFDATA_ZSTD" z "$T/z" "$T/zz" 777
+	run --separate-stderr -1 lp-cat "$T/zz"
+	[[ $stderr == "lp-cat: $T/zz: perfdata: a compressed record at byte "*" of the records decompressed (from the compressed record at byte "*"), inside compressed records" ]]
+	# perf record -z's file cut short, or any 7th byte of it made 0xff, one
+	# at a time: read or refused by the reader, never a crash nor a hang
+	f=$SEEDS/zstd
+	size=$(stat -c %s "$f")
+	for cut in 600 1000 1500 $((size - 300)) $((size - 3)); do
+		head -c "$cut" "$f" >"$T/cut"
+		run --separate-stderr -1 lp-cat "$T/cut"
+		[[ $stderr == "lp-cat: $T/cut: perfdata: "* ]] || fail "cut at $cut: $stderr"
+	done
+	for ((at = 8; at < size; at += 7)); do
+		damage "$f" "$at" ff
+		run --separate-stderr timeout 10 lp-cat "$T/bad"
+		[ "$status" -le 1 ] || fail "damaged at $at: exit $status: $stderr"
+		if [ "$status" -eq 1 ]; then
+			[[ $stderr == "lp-cat: $T/bad: perfdata: "* ]] || fail "damaged at $at: $stderr"
+		fi
+	done
 }
 
 @test "a perf.data cut short anywhere is refused with what is cut, exit 1" {

@@ -5,7 +5,9 @@
  * reads it, by its content.  Its corpus (tests/fuzz/corpus/perfdata) is
  * small perf record files, their feature sections but EVENT_DESC and
  * BUILD_ID left out: fp, dwarf (registers and stack copies), two events,
- * --buildid-mmap, lost samples, and a pipe's (perf record -o -). */
+ * --buildid-mmap, lost samples, a pipe's (perf record -o -), and perf
+ * record -z -m 1's compressed records (zstd: a record split between two;
+ * EVENT_DESC and COMPRESSED kept, tests/helpers/perfdata-zstd keep 12 27). */
 #define LLVMFuzzerTestOneInput lp_fuzz_reader
 #include "reader.c"
 #undef LLVMFuzzerTestOneInput

@@ -1,7 +1,7 @@
 /* perfdata-header.c - perf.data's header (a file's or a pipe's), its
  * events' attributes and names, the features lp reads (build-ids, event
- * descriptions) and the pipe's header records met among the data's
- * (perfdata-internal.h). */
+ * descriptions, the architecture, perf record -z's compression) and the
+ * pipe's header records met among the data's (perfdata-internal.h). */
 #include "stream/foreign/perfdata-internal.h"
 
 /* --- events ---------------------------------------------------------------- */
@@ -113,7 +113,8 @@ const struct attr *lp_perfdata__record_attr(struct perfdata_dec *d, const unsign
 				      uint16_t size, bool is_sample, const char **why)
 {
 	if (!d->nattrs) {
-		lp_perfdata__fail(d, why, "a record at byte %td comes before any event's attributes", r - d->base);
+		lp_perfdata__fail(d, why, "a record at %s comes before any event's attributes",
+				  lp_perfdata__at(d, r));
 		return NULL;
 	}
 	const struct attr *first = &d->attrs[0];
@@ -122,14 +123,15 @@ const struct attr *lp_perfdata__record_attr(struct perfdata_dec *d, const unsign
 	uint64_t pos = is_sample ? 8 + 8 * (uint64_t)id_pos(first->sample_type)
 				 : size - 8 * (uint64_t)is_pos(first->sample_type);
 	if (pos < 8 || !fits(pos, 8, size)) {
-		lp_perfdata__fail(d, why, "the record at byte %td is too short for its event id", r - d->base);
+		lp_perfdata__fail(d, why, "the record at %s is too short for its event id",
+				  lp_perfdata__at(d, r));
 		return NULL;
 	}
 	uint64_t id = get64(r + pos);
 	const struct attr *a = id ? attr_of_id(d, id) : first;	/* 0: perf's own records */
 	if (!a)
-		lp_perfdata__fail(d, why, "the record at byte %td is of event id %llu, which no event has",
-		     r - d->base, (unsigned long long)id);
+		lp_perfdata__fail(d, why, "the record at %s is of event id %llu, which no event has",
+		     lp_perfdata__at(d, r), (unsigned long long)id);
 	return a;
 }
 
@@ -144,8 +146,8 @@ int lp_perfdata__trailer(struct perfdata_dec *d, const unsigned char *r, uint16_
 	uint64_t t = a->id_all ? a->sample_type & ID_FIELDS : 0;
 	uint64_t n = 8 * (uint64_t)__builtin_popcountll(t);
 	if (n + need > size - 8u)
-		return lp_perfdata__fail(d, why, "the record at byte %td (type %u) is too short: %u bytes",
-			    r - d->base, get32(r), size);
+		return lp_perfdata__fail(d, why, "the record at %s (type %u) is too short: %u bytes",
+			    lp_perfdata__at(d, r), get32(r), size);
 	*body = size - n;
 	out->has_time = t & PERF_SAMPLE_TIME;
 	out->time = out->has_time ? get64(r + *body + 8 * !!(t & PERF_SAMPLE_TID)) : 0;
@@ -232,6 +234,14 @@ static int read_feature(struct perfdata_dec *d, uint64_t feat, const unsigned ch
 	/* perf_header_string: its length (padded), its NUL-terminated text */
 	if (feat == FEAT_ARCH && len >= 4 && get32(p) <= len - 4)
 		d->arch = string_in(d, p + 4, get32(p));
+	/* perf record -z's: version, type, level, ratio, mmap_len (u32s) */
+	if (feat == FEAT_COMPRESSED) {
+		if (len < 20)
+			return lp_perfdata__fail(d, why, "its COMPRESSED feature is cut short");
+		d->z.feature = true;
+		d->z.type = get32(p + 4);
+		d->z.mmap_len = get32(p + 16);
+	}
 	return 0;
 }
 
@@ -363,9 +373,6 @@ int lp_perfdata__read_meta(struct perfdata_dec *d, const unsigned char *r, uint3
 		return read_build_ids(d, r, size, why);
 	case REC_HEADER_FEATURE:
 		return size < 16 ? 0 : read_feature(d, get64(r + 8), r + 16, size - 16u, why);
-	case REC_COMPRESSED:
-		return lp_perfdata__fail(d, why, "compressed records (perf record -z): lp does not read them; "
-			    "record without -z");
 	}
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* perfdata-internal.h - what perfdata.c (the data's records, the
- * processes, the samples) and perfdata-header.c (the header, the events,
- * the features, the pipe's header records) share: perf.data's constants,
- * the decoder, bounds-checked reads of its little-endian bytes. */
+ * processes, the samples), perfdata-header.c (the header, the events, the
+ * features, the pipe's header records) and perfdata-zstd.c (perf record
+ * -z's compressed records) share: perf.data's constants, the decoder,
+ * bounds-checked reads of its little-endian bytes. */
 #ifndef LP_PERFDATA_INTERNAL_H
 #define LP_PERFDATA_INTERNAL_H
 
@@ -30,8 +31,11 @@ enum {
 	REC_EVENT_UPDATE = 78,
 	REC_HEADER_FEATURE = 80,
 	REC_COMPRESSED = 81,
+	REC_COMPRESSED2 = 83,	/* newer perfs': its data's size said, then padding */
 };
-enum { FEAT_BUILD_ID = 2, FEAT_ARCH = 6, FEAT_EVENT_DESC = 12 };	/* the header's feature bits */
+/* the header's feature bits (tools/perf/util/header.h) */
+enum { FEAT_BUILD_ID = 2, FEAT_ARCH = 6, FEAT_EVENT_DESC = 12, FEAT_COMPRESSED = 27 };
+#define COMP_ZSTD 1	/* the COMPRESSED feature's type: perf's PERF_COMP_ZSTD */
 #define EVENT_UPDATE_NAME 2	/* after the unit and the scale */
 #define MISC_BUILD_ID_SIZE (1 << 15)	/* a build-id record says its id's size */
 #ifndef PERF_SAMPLE_BRANCH_COUNTERS
@@ -77,9 +81,36 @@ struct frame_slot {
 };
 #define FRAME_CACHE_BITS 12
 
-/* A record that says something at a time, waiting for its round's sort. */
+/* A record that says something at a time, waiting for its round's sort:
+ * where it is (lp_perfdata__record), and its place in the order read, which
+ * breaks ties as perf's ordered events do. */
 struct pending {
-	uint64_t time, off;
+	uint64_t time, seq, off;
+};
+
+/* Where a compressed record's bytes begin among those decompressed, and
+ * the record's offset in the document. */
+struct inflated_part {
+	uint64_t at, from;
+};
+
+/* perf record -z's records (perfdata-zstd.c): the compressed records'
+ * data are one zstd stream, which decompresses to records as the file's,
+ * one of them sometimes split between two compressed records.  What was
+ * decompressed and not yet done with is held here: at most a round's
+ * records and those of the round before still queued. */
+struct inflated {
+	struct ZSTD_DCtx_s *stream;	/* one for all of the data, as perf's */
+	unsigned char *buf;
+	uint64_t len, cap;		/* bytes held */
+	uint64_t head;			/* where the next record not yet read is */
+	uint64_t dropped;		/* the bytes decompressed before buf's first */
+	struct inflated_part *parts;
+	size_t nparts, parts_cap;
+	/* the header's COMPRESSED feature: its type, and the size of perf's
+	 * rings (mmap_len), more than which no record decompresses to */
+	bool feature;
+	uint32_t type, mmap_len;
 };
 
 /* The fields of a sample lp keeps. */
@@ -114,12 +145,15 @@ struct perfdata_dec {
 	/* the records read and not yet handled, sorted up to ready */
 	struct pending *queue;
 	size_t n, cap, ready, next;
+	uint64_t seq;			/* the records queued so far */
+	struct inflated z;
 	uint64_t max_time, limit;	/* the newest time read; flushed up to */
 	uint64_t ring_lost;		/* LOST records' counts, not yet in a tally */
 	const struct lp_frame **frames;
 	size_t frames_cap;
 	struct frame_slot cache[1 << FRAME_CACHE_BITS];
 	char why[256];
+	char at[96];			/* lp_perfdata__at's */
 	const char *open_why;		/* not NULL: the document is not well-formed */
 	const char *arch;		/* the recording machine's (uname -m), NULL: not said */
 	/* Copied user stacks (--call-graph dwarf): a sample's attributes, and
@@ -158,6 +192,23 @@ static inline size_t grown(size_t cap, size_t need)
 			(v) = lp_reallocarray((v), (cap), sizeof(*(v)));             \
 		}                                                                    \
 	} while (0)
+
+/* Where a record at r is, as errors say it: "byte N" of the document, or
+ * of the decompressed records (perfdata-zstd.c). */
+const char *lp_perfdata__at(struct perfdata_dec *d, const unsigned char *r);
+
+/* A record read (at r) as an offset for the queue, and back: the
+ * document's, then past its end the decompressed records'. */
+static inline uint64_t lp_perfdata__offset(const struct perfdata_dec *d, const unsigned char *r)
+{
+	uintptr_t off = (uintptr_t)r - (uintptr_t)d->base;
+	return off < d->len ? off : d->len + (uint64_t)(r - d->z.buf);
+}
+
+static inline const unsigned char *lp_perfdata__record(const struct perfdata_dec *d, uint64_t off)
+{
+	return off < d->len ? d->base + off : d->z.buf + (off - d->len);
+}
 
 /* --- bytes ----------------------------------------------------------------- */
 
@@ -256,5 +307,11 @@ const struct attr *lp_perfdata__record_attr(struct perfdata_dec *d, const unsign
 				      uint16_t size, bool is_sample, const char **why);
 int lp_perfdata__trailer(struct perfdata_dec *d, const unsigned char *r, uint16_t size, uint64_t need,
 		   struct idinfo *out, uint64_t *body, const char **why);
+
+/* perfdata-zstd.c */
+int lp_perfdata__inflate(struct perfdata_dec *d, const unsigned char *r, uint32_t type,
+			 uint16_t size, const char **why);
+void lp_perfdata__inflated_trim(struct perfdata_dec *d);
+void lp_perfdata__inflated_free(struct inflated *z);
 
 #endif

@@ -13,6 +13,8 @@
  *     weight, its callchain outermost first as raw frames (a user address
  *     made its file's, with the file's build-id, for lp-symbolize; a kernel
  *     one as it is); LOST and LOST_SAMPLES as lost records;
+ *   - perf record -z's compressed records, decompressed (perfdata-zstd.c)
+ *     and their records read as the file's, before its next one;
  *   - a sample's copied user stack (--call-graph dwarf) as its attributes
  *     uregs= and ustack=, after map records of its process's files
  *     (stackcopy.h), for lp-symbolize to unwind: this reader links no DWARF
@@ -49,7 +51,7 @@ static int queue_record(struct perfdata_dec *d, const unsigned char *r, uint32_t
 	bool process = type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
 		       type == PERF_RECORD_COMM || type == PERF_RECORD_FORK;
 	uint64_t when = id.has_time && id.time ? id.time : process ? 0 : d->max_time;
-	d->queue[d->n++] = (struct pending){ when, (uint64_t)(r - d->base) };
+	d->queue[d->n++] = (struct pending){ when, d->seq++, lp_perfdata__offset(d, r) };
 	return 0;
 }
 
@@ -58,15 +60,14 @@ static int cmp_pending(const void *a, const void *b)
 	const struct pending *x = a, *y = b;
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* The bytes after a record's own that belong to it (AUXTRACE's trace,
- * a pipe's tracing data), or -1 when they run past the end. */
-static int64_t payload(struct perfdata_dec *d, const unsigned char *r, uint32_t type,
-		       uint16_t size)
+ * a pipe's tracing data), or -1 when they are more than the left after it. */
+static int64_t payload(const unsigned char *r, uint32_t type, uint16_t size, uint64_t left)
 {
-	uint64_t n = 0, left = d->end - (uint64_t)(r - d->base) - size;
+	uint64_t n = 0;
 	if (type == REC_AUXTRACE && size >= 16)
 		n = get64(r + 8);
 	else if (type == REC_HEADER_TRACING_DATA && size >= 12)
@@ -74,26 +75,67 @@ static int64_t payload(struct perfdata_dec *d, const unsigned char *r, uint32_t 
 	return n <= left ? (int64_t)n : -1;
 }
 
+/* Whether decompressed records are still to read (perfdata-zstd.c). */
+static bool inflated_left(const struct perfdata_dec *d)
+{
+	return d->z.head < d->z.len;
+}
+
+/* The next record to read: 1 and *rp, 0 at the end of the data.  Those
+ * decompressed from a compressed record come first, as perf reads them;
+ * one split between two compressed records waits for the second. */
+static int next_record(struct perfdata_dec *d, const unsigned char **rp, const char **why)
+{
+	struct inflated *z = &d->z;
+	if (inflated_left(d)) {
+		const unsigned char *r = z->buf + z->head;
+		uint64_t left = z->len - z->head;
+		uint16_t size = left >= 8 ? get16(r + 6) : 0;
+		int64_t more = size >= 8 && size <= left ? payload(r, get32(r), size, left - size) : -1;
+		if (left >= 8 && size < 8)
+			return lp_perfdata__fail(d, why, "the record at %s has a size less than its header",
+						 lp_perfdata__at(d, r));
+		if (more >= 0) {
+			z->head += size + (uint64_t)more;
+			*rp = r;
+			return 1;
+		}
+		if (d->pos >= d->end)
+			return lp_perfdata__fail(d, why, "the record at %s runs past the end of what they "
+						 "decompress to", lp_perfdata__at(d, r));
+	}
+	if (d->pos >= d->end)
+		return 0;
+	const unsigned char *r = d->base + d->pos;
+	uint16_t size = d->end - d->pos >= 8 ? get16(r + 6) : 0;
+	if (size < 8 || size > d->end - d->pos)
+		return lp_perfdata__fail(d, why, "the record at byte %llu %s", (unsigned long long)d->pos,
+			    d->end - d->pos < 8 ? "is cut short"
+			    : size < 8 ? "has a size less than its header"
+				       : "runs past the end of the data section");
+	int64_t more = payload(r, get32(r), size, d->end - d->pos - size);
+	if (more < 0)
+		return lp_perfdata__fail(d, why, "the data of the record at byte %llu runs past the end "
+			    "of the data section", (unsigned long long)d->pos);
+	d->pos += size + (uint64_t)more;
+	*rp = r;
+	return 1;
+}
+
 /* Reads the data's records to the end of a round (FINISHED_ROUND) or of
  * the data: those that say something at a time queued, the pipe's header
- * records read now.  Then the queue is sorted, and what it holds up to the
- * newest time of the round before (all of it at the end) made ready. */
+ * records read now, compressed ones decompressed to be read next.  Then
+ * the queue is sorted, and what it holds up to the newest time of the
+ * round before (all of it at the end) made ready. */
 static int read_round(struct perfdata_dec *d, const char **why)
 {
 	bool round = false;
-	while (!round && d->pos < d->end) {
-		const unsigned char *r = d->base + d->pos;
-		uint16_t size = d->end - d->pos >= 8 ? get16(r + 6) : 0;
-		uint32_t type = size ? get32(r) : 0;
-		if (size < 8 || size > d->end - d->pos)
-			return lp_perfdata__fail(d, why, "the record at byte %llu %s", (unsigned long long)d->pos,
-				    d->end - d->pos < 8 ? "is cut short"
-				    : size < 8 ? "has a size less than its header"
-					       : "runs past the end of the data section");
-		int64_t more = payload(d, r, type, size);
-		if (more < 0)
-			return lp_perfdata__fail(d, why, "the data of the record at byte %llu runs past the end "
-				    "of the data section", (unsigned long long)d->pos);
+	const unsigned char *r;
+	int rc = 0;
+	lp_perfdata__inflated_trim(d);
+	while (!round && (rc = next_record(d, &r, why)) > 0) {
+		uint32_t type = get32(r);
+		uint16_t size = get16(r + 6);
 		switch (type) {
 		case PERF_RECORD_SAMPLE:
 		case PERF_RECORD_MMAP:
@@ -108,16 +150,22 @@ static int read_round(struct perfdata_dec *d, const char **why)
 		case REC_FINISHED_ROUND:
 			round = true;
 			break;
+		case REC_COMPRESSED:
+		case REC_COMPRESSED2:
+			if (lp_perfdata__inflate(d, r, type, size, why) < 0)
+				return LP_CODEC_BAD;
+			break;
 		default:
 			if (lp_perfdata__read_meta(d, r, type, size, why) < 0)
 				return LP_CODEC_BAD;
 		}
-		d->pos += size + (uint64_t)more;
 	}
+	if (rc < 0)
+		return LP_CODEC_BAD;
 	if (d->n)
 		qsort(d->queue, d->n, sizeof(*d->queue), cmp_pending);
 	d->ready = d->n;
-	if (d->pos < d->end) {
+	if (d->pos < d->end || inflated_left(d)) {
 		while (d->ready && d->queue[d->ready - 1].time > d->limit)
 			d->ready--;
 		d->limit = d->max_time;
@@ -188,11 +236,11 @@ static int read_mmap(struct perfdata_dec *d, const unsigned char *r, uint32_t ty
 	const char *path = string_in(d, r + name_at, body - name_at);
 	uint64_t start = get64(r + 16), len = get64(r + 24);
 	if (!path)
-		return lp_perfdata__fail(d, why, "the mmap record at byte %td: its file name is not terminated",
-			    r - d->base);
+		return lp_perfdata__fail(d, why, "the mmap record at %s: its file name is not terminated",
+			    lp_perfdata__at(d, r));
 	if (start + len < start)
-		return lp_perfdata__fail(d, why, "the mmap record at byte %td maps past the end of memory",
-			    r - d->base);
+		return lp_perfdata__fail(d, why, "the mmap record at %s maps past the end of memory",
+			    lp_perfdata__at(d, r));
 	if (!len || misc & PERF_RECORD_MISC_MMAP_DATA ||
 	    kernel_mode(misc & PERF_RECORD_MISC_CPUMODE_MASK))
 		return 0;	/* no code, or the kernel's, whose frames stay addresses */
@@ -222,8 +270,8 @@ static int read_comm(struct perfdata_dec *d, const unsigned char *r, uint16_t si
 		return LP_CODEC_BAD;
 	const char *comm = string_in(d, r + 16, body - 16);
 	if (!comm)
-		return lp_perfdata__fail(d, why, "the comm record at byte %td: its name is not terminated",
-			    r - d->base);
+		return lp_perfdata__fail(d, why, "the comm record at %s: its name is not terminated",
+			    lp_perfdata__at(d, r));
 	lp_hashmap__put(&d->comms, key32(get32(r + 12)), (void *)comm);
 	/* An exec keeps the old image's maps, as perf does, until the new
 	 * one's map over them: the exec's COMM comes from inside execve, and
@@ -351,11 +399,11 @@ static int parse_sample(struct perfdata_dec *d, const unsigned char *r, uint16_t
 	if (t & PERF_SAMPLE_AUX)
 		skip(&c, take(&c));
 	if (c.bad)
-		return lp_perfdata__fail(d, why, "the sample at byte %td: its fields run past its end (%u bytes)",
-			    r - d->base, size);
+		return lp_perfdata__fail(d, why, "the sample at %s: its fields run past its end (%u bytes)",
+			    lp_perfdata__at(d, r), size);
 	if (s->has_time && s->time > INT64_MAX)
-		return lp_perfdata__fail(d, why, "the sample at byte %td: its time %llu is past 2^63 - 1",
-			    r - d->base, (unsigned long long)s->time);
+		return lp_perfdata__fail(d, why, "the sample at %s: its time %llu is past 2^63 - 1",
+			    lp_perfdata__at(d, r), (unsigned long long)s->time);
 	return 0;
 }
 
@@ -507,7 +555,7 @@ static int emit_sample(struct perfdata_dec *d, const unsigned char *r, uint16_t 
 	if (!a || parse_sample(d, r, size, a, &s, why) < 0)
 		return LP_CODEC_BAD;
 	bool copy = copy_attrs(d, a, &s);
-	if (copy && !maps_written(d, s.pid, &s, (uint64_t)(r - d->base)))
+	if (copy && !maps_written(d, s.pid, &s, lp_perfdata__offset(d, r)))
 		return next_map(d, rec);
 	rec->kind = LP_REC_SAMPLE;
 	rec->sample = (struct lp_sample){
@@ -543,8 +591,8 @@ static int emit_lost(struct perfdata_dec *d, const unsigned char *r, uint32_t ty
 		id.has_time = false;
 	}
 	if (id.has_time && id.time > INT64_MAX)
-		return lp_perfdata__fail(d, why, "the lost record at byte %td: its time %llu is past 2^63 - 1",
-			    r - d->base, (unsigned long long)id.time);
+		return lp_perfdata__fail(d, why, "the lost record at %s: its time %llu is past 2^63 - 1",
+			    lp_perfdata__at(d, r), (unsigned long long)id.time);
 	rec->kind = LP_REC_LOST;
 	rec->lost = (struct lp_lost){
 		.time_ns = id.has_time ? (int64_t)id.time : LP_TIME_NONE,
@@ -557,7 +605,7 @@ static int emit_lost(struct perfdata_dec *d, const unsigned char *r, uint32_t ty
 /* A queued record: 1 and *rec when it makes one, 0 when it makes none. */
 static int handle(struct perfdata_dec *d, uint64_t off, struct lp_record *rec, const char **why)
 {
-	const unsigned char *r = d->base + off;
+	const unsigned char *r = lp_perfdata__record(d, off);
 	uint32_t type = get32(r);
 	uint16_t misc = get16(r + 4), size = get16(r + 6);
 	switch (type) {
@@ -615,7 +663,7 @@ static int perfdata_next(void *dec, struct lp_record *rec, const char **why)
 			if (rc)
 				return rc;
 		}
-		if (d->pos >= d->end && d->ready == d->n)
+		if (d->pos >= d->end && !inflated_left(d) && d->ready == d->n)
 			return 0;
 		if (d->ready) {
 			memmove(d->queue, d->queue + d->ready, (d->n - d->ready) * sizeof(*d->queue));
@@ -642,6 +690,7 @@ static void perfdata_close(void *dec)
 	lp_hashmap__fini(&d->build_ids);
 	lp_hashmap__fini(&d->maps_written);
 	lp_attrs_buf__free(&d->attrs_buf);
+	lp_perfdata__inflated_free(&d->z);
 	free(d->line);
 	free(d->attrs);
 	free(d->queue);
