@@ -283,6 +283,41 @@ same_names() {
 	[ "$children" -ge 50 ]
 }
 
+@test "perf record -g of node --perf-basic-prof: its JIT code named from /tmp/perf-PID.map, sample by sample as perf script names it" {
+	require_root
+	require_cmd perf
+	require_cmd node
+	cd "$T"
+	record "$T/perf.data" -F 499 -g -- node --perf-basic-prof -e '
+		function lpHot() { let s = 0; for (let i = 0; i < 1e6; i++) s += i * i % 7; return s }
+		const end = Date.now() + 2000; let t = 0; while (Date.now() < end) t += lpHot();'
+	local pid map
+	pid=$(perf script -i "$T/perf.data" -F pid 2>/dev/null | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+	map=/tmp/perf-$pid.map
+	[ -s "$map" ] || fail "node left no $map"
+	lp-cat "$T/perf.data" >"$T/pd.lp"
+	# Each sample's leaf: its JIT symbol's name, else "-".
+	awk -F'\t' '$1 == "frame" { name[$2] = $3 == "j" && $5 == "'"$map"'" ? $6 : "-" }
+		$1 == "stack" { n = split($3, f, ","); leaf[$2] = f[n] }
+		$1 == "sample" { print name[leaf[$9]] }' "$T/pd.lp" >"$T/lp.leaves"
+	perf script -i "$T/perf.data" -G -F ip,sym,dso 2>/dev/null |
+		awk -v map="($map)" '{ if ($NF == map) { $1 = ""; $NF = ""; s = $0; gsub(/^ +| +$/, "", s); print s } else print "-" }' >"$T/perf.leaves"
+	same "JIT leaves" "$T/lp.leaves" "$T/perf.leaves"
+	local n hot
+	n=$(wc -l <"$T/lp.leaves")
+	hot=$(grep -c 'lpHot' "$T/lp.leaves")
+	echo "# $n samples, $hot in lpHot's code: $(sort "$T/lp.leaves" | uniq -c | sort -rn | head -3 | tr '\n' ';')" >&3
+	((2 * hot > n)) || fail "$hot of $n samples in lpHot"
+	# the JIT's frames through lp-symbolize too, unchanged
+	run -0 --separate-stderr sh -c "lp-symbolize <'$T/pd.lp' | lp-collapse"
+	[[ $output == *"JS:"*lpHot* ]] || fail "lp-symbolize lost the JIT names"
+	# its map gone (node leaves it behind), the addresses stay addresses,
+	# as perf script leaves them
+	rm "$map"
+	lp-cat "$T/perf.data" >"$T/gone.lp"
+	run -1 grep -c $'^frame\t[0-9a-f]*\tj\t' "$T/gone.lp"
+}
+
 @test "perf record -o - (a pipe's perf.data) read from stdin and from its file: the samples and stacks perf script shows" {
 	require_root
 	require_cmd perf

@@ -152,6 +152,7 @@ struct perfdata_dec {
 	const struct lp_frame **frames;
 	size_t frames_cap;
 	struct frame_slot cache[1 << FRAME_CACHE_BITS];
+	struct lp_hashmap jitmaps;	/* pid -> its perf map (stream/perfmap.h), once asked */
 	char why[256];
 	char at[96];			/* lp_perfdata__at's */
 	const char *open_why;		/* not NULL: the document is not well-formed */

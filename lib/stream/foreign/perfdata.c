@@ -21,6 +21,7 @@
  *     library, and a filter must not.
  * Every length and offset is checked against the document. */
 #include "stream/foreign/perfdata-internal.h"
+#include "stream/perfmap.h"
 
 /* --- the order of the records ---------------------------------------------- */
 
@@ -423,16 +424,45 @@ static const struct lp_frame *cached_frame(struct perfdata_dec *d, char kind, ui
 	return s->frame;
 }
 
+/* Memory of no file, where perf looks for a JIT's code in its perf map
+ * (tools/perf/util/map.c: is_anon_memory, is_no_dso_memory). */
+static bool jit_memory(const char *module)
+{
+	return !strcmp(module, "//anon") || !strncmp(module, "/dev/zero", 9) ||
+	       !strncmp(module, "/anon_hugepage", 14) || !strncmp(module, "[stack", 6) ||
+	       !strncmp(module, "/SYSV", 5) || !strcmp(module, "[heap]");
+}
+
+/* The JIT frame of look in pid's /tmp/perf-PID.map, as perf script names
+ * it: the file read where lp-cat runs, as perf reads it (the process's own
+ * pid, its file in our /tmp); NULL when it has no symbol there. */
+static const struct lp_frame *jit_frame(struct perfdata_dec *d, uint32_t pid, uint64_t look)
+{
+	char path[64];
+	struct lp_perfmap *pm = lp_hashmap__get(&d->jitmaps, key32(pid));
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	if (!pm) {
+		pm = lp_perfmap__new(path);
+		lp_hashmap__put(&d->jitmaps, key32(pid), pm);
+	}
+	const char *name = lp_perfmap__find(pm, look);
+	return name ? lp_dict__frame(d->dict, LP_FRAME_JIT, 0, path, name, "") : NULL;
+}
+
 /* One address: a kernel one as it is; a user one in a file as the offset
  * in the file (a return address less one, in its call, as lp-record's raw
- * frames), else as it is (outside every file: [unknown] when 0). */
-static const struct lp_frame *frame(struct perfdata_dec *d, const struct maps *maps,
+ * frames), in a JIT's memory by its perf map, else as it is (outside every
+ * file: [unknown] when 0). */
+static const struct lp_frame *frame(struct perfdata_dec *d, uint32_t pid, const struct maps *maps,
 				    uint64_t addr, bool kernel, bool ret)
 {
 	if (kernel)
 		return cached_frame(d, LP_FRAME_KERNEL, addr, KERNEL_MODULE, "");
 	uint64_t look = ret && addr ? addr - 1 : addr;
 	const struct lp_addrmap *m = maps ? lp_addrspace__find(&maps->as, look) : NULL;
+	const struct lp_frame *jit = m && jit_memory(m->module) ? jit_frame(d, pid, look) : NULL;
+	if (jit)
+		return jit;
 	if (!m || !m->placed)
 		return cached_frame(d, LP_FRAME_USER, addr, addr ? "" : "[unknown]", "");
 	return cached_frame(d, LP_FRAME_USER, look - m->bias, m->module, m->build_id);
@@ -456,11 +486,11 @@ static const struct lp_stack *sample_stack(struct perfdata_dec *d, const struct 
 			first = true;
 			continue;
 		}
-		d->frames[n++] = frame(d, maps, v, kernel, !first);
+		d->frames[n++] = frame(d, s->pid, maps, v, kernel, !first);
 		first = false;
 	}
 	if (!n)
-		d->frames[n++] = frame(d, maps, s->ip, kernel, false);
+		d->frames[n++] = frame(d, s->pid, maps, s->ip, kernel, false);
 	for (size_t i = 0; i < n / 2; i++) {
 		const struct lp_frame *f = d->frames[i];
 		d->frames[i] = d->frames[n - 1 - i];
@@ -636,6 +666,7 @@ static void *perfdata_open(struct lp_dict *dict, const struct lp_doc *doc,
 	lp_hashmap__init(&d->ids);
 	lp_hashmap__init(&d->maps);
 	lp_hashmap__init(&d->comms);
+	lp_hashmap__init(&d->jitmaps);
 	lp_hashmap__init(&d->build_ids);
 	lp_hashmap__init(&d->maps_written);
 	lp_perfdata__read_header(d, &d->open_why);
@@ -684,6 +715,10 @@ static void perfdata_close(void *dec)
 	for (size_t i = 0; i < d->build_ids.cap; i++)
 		if (d->build_ids.keys[i])
 			free(d->build_ids.values[i]);
+	for (size_t i = 0; i < d->jitmaps.cap; i++)
+		if (d->jitmaps.keys[i])
+			lp_perfmap__free(d->jitmaps.values[i]);
+	lp_hashmap__fini(&d->jitmaps);
 	lp_hashmap__fini(&d->ids);
 	lp_hashmap__fini(&d->maps);
 	lp_hashmap__fini(&d->comms);
