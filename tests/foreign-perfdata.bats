@@ -175,7 +175,8 @@ same_names() {
 @test "perf record --call-graph dwarf of cpusplit built without frame pointers: lp-cat | lp-symbolize unwinds each sample's copy: whole stacks, a()'s share within 3 points of its rounds and of perf script's, each sample's frames as perf script's" {
 	require_root
 	require_cmd perf
-	record "$T/perf.data" -F 999 --call-graph dwarf -- "$WORKLOADS/cpusplit-nofp" 3 3 "$T/truth"
+	# 3 s of CPU time, however long a loaded machine takes to give them
+	record "$T/perf.data" -F 999 --call-graph dwarf -- "$WORKLOADS/cpusplit-nofp" 30 3 "$T/truth"
 	run --separate-stderr -0 lp-cat "$T/perf.data"
 	[ -z "$stderr" ] || fail "lp-cat said: $stderr"
 	printf '%s\n' "$output" >"$T/pd.lp"
@@ -262,7 +263,7 @@ same_names() {
 	require_root
 	require_cmd perf
 	record "$T/perf.data" -F 999 -g --sample-cpu -- sh -c \
-		"'$WORKLOADS/gatethreads' 1 2 >/dev/null & '$WORKLOADS/forkspin' 100 5 >/dev/null; wait"
+		"'$WORKLOADS/gatethreads' 2 2 >/dev/null & '$WORKLOADS/forkspin' 100 5 >/dev/null; wait"
 	lp-cat "$T/perf.data" >"$T/pd.lp"
 	lp_ids "$T/pd.lp" >"$T/lp.ids"
 	perf_ids "$T/perf.data" >"$T/perf.ids"
@@ -407,13 +408,12 @@ read_z() {
 @test "perf record -z --call-graph dwarf of cpusplit built without frame pointers: read as the same recording decompressed apart (libzstd's own calls); lp-symbolize unwinds each copy, each sample's frames as perf script's" {
 	require_root
 	require_cmd perf
-	record "$T/z.data" -z -F 999 --call-graph dwarf -- "$WORKLOADS/cpusplit-nofp" 3 3 "$T/truth"
+	# 3 s of CPU time, however long a loaded machine (or perf record
+	# compressing the copies beside it) takes to give them
+	record "$T/z.data" -z -F 999 --call-graph dwarf -- "$WORKLOADS/cpusplit-nofp" 30 3 "$T/truth"
 	read_z "$T/z.data"
-	# fewer than 3 s of samples when perf record's compressing of the
-	# copies shares the CPUs with cpusplit; each of them perf script's
-	# (same_names)
 	n=$(nsamples "$T/z.lp")
-	[ "$n" -ge 1000 ] || fail "only $n samples"
+	[ "$n" -ge 1500 ] || fail "only $n samples"
 	[ "$(grep -c $'^sample\t.*\turegs=[^\t]*\tustack=' "$T/z.lp")" -eq "$n" ]
 	lp-symbolize "$T/z.lp" 2>"$T/sym.err" >"$T/sym.lp"
 	[ ! -s "$T/sym.err" ] || fail "lp-symbolize said: $(cat "$T/sym.err")"
