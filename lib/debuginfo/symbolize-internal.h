@@ -35,7 +35,7 @@ struct lp_symtab {
 };
 
 struct lp_jit {
-	struct lp_perfmap *map;	/* NULL until the process's pid is known */
+	struct lp_perfmap *map;	/* its /tmp/perf-PID.map (stream/perfmap.h) */
 	bool tried;
 	int64_t tried_ns;	/* when it was last looked for */
 	bool found;		/* it had symbols then */
