@@ -75,7 +75,7 @@ static int funcinfo_cmp(const void *a, const void *b)
 static const struct funcinfo *funcinfo_at(const struct funcinfos *fs, uint64_t addr)
 {
 	struct funcinfo key = { .addr = addr };
-	return bsearch(&key, fs->v, fs->n, sizeof(*fs->v), funcinfo_cmp);
+	return fs->n ? bsearch(&key, fs->v, fs->n, sizeof(*fs->v), funcinfo_cmp) : NULL;
 }
 
 /* A function's name matches the glob: as its symbol, or demangled. */
@@ -138,7 +138,8 @@ static void list_funcs(struct lp_probe_file *f, const char *pattern, struct list
 	if (!n)
 		goto out;
 	lp_dwarf__each_function(lp_probe_file__dwarf(f), add_funcinfo, &fs);
-	qsort(fs.v, fs.n, sizeof(*fs.v), funcinfo_cmp);
+	if (fs.n)	/* none without DWARF: qsort may not be given NULL */
+		qsort(fs.v, fs.n, sizeof(*fs.v), funcinfo_cmp);
 	qsort(sorted, n, sizeof(*sorted), func_cmp);
 	for (size_t k = 0; k < n; k++) {
 		const struct funcinfo *fi = funcinfo_at(&fs, sorted[k].fn.addr);
@@ -306,7 +307,8 @@ int lp_discover__lines(struct lp_probe_spec *spec, const char *exe, pid_t pid, F
 		return -1;
 	struct lp_probe_site *sites = fs.sites;
 	size_t nsites = fs.nsites;
-	qsort(sites, nsites, sizeof(*sites), site_cmp);
+	if (nsites)
+		qsort(sites, nsites, sizeof(*sites), site_cmp);
 	if (!(src = fopen(fs.file, "r")))
 		lp_error("note: cannot read %s (%s): line numbers only", fs.file, strerror(errno));
 	char *text = NULL;
@@ -683,7 +685,8 @@ int lp_discover__vars(const struct lp_probe_spec *spec, const char *exe, pid_t p
 
 	if (!f || lp_probe_file__sites(f, spec, spec->line, &sites, &nsites) < 0)
 		goto out;
-	qsort(sites, nsites, sizeof(*sites), site_cmp);
+	if (nsites)
+		qsort(sites, nsites, sizeof(*sites), site_cmp);
 	for (size_t s = 0; s < nsites; s++) {
 		struct lp_dwscope *sc = lp_dwarf__scope(lp_probe_file__dwarf(f), sites[s].cu, sites[s].addr);
 		size_t nv = lp_dwscope__nvars(sc);

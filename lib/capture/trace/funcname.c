@@ -185,10 +185,12 @@ static int filter_by_params(struct lp_fname_query *spec, struct func_cand *c, si
 	if (k || !spec->params_or_args) {
 		k = 0;
 		for (size_t i = 0; i < *n; i++) {
-			if (c[i].params && same_params(c[i].params, spec->params))
+			if (c[i].params && same_params(c[i].params, spec->params)) {
 				c[k++] = c[i];
-			else
+			} else {
 				free(c[i].name);
+				free(c[i].base);
+			}
 		}
 		*n = k;
 	}
