@@ -64,7 +64,7 @@ DEB_BUILD := gcc make pkg-config clang libbpf-dev libdw-dev libelf-dev \
 DEB_TEST := bats bats-support bats-assert perl nodejs chromium linux-perf \
 	procps util-linux binutils gawk tmux python3 gdb elfutils man-db golang-go g++ libc6-dbg \
 	redis-server redis-tools memcached sqlite3 postgresql-15 systemtap-sdt-dev libpython3.11 \
-	nginx-light wrk strace qemu-system-x86 busybox-static rustc bpftrace protobuf-compiler
+	nginx-light wrk strace qemu-system-x86 busybox-static rustc bpftrace protobuf-compiler zstd
 # make sanitize's and make fuzz's clang runtimes, which clang only
 # recommends (libclang-rt-14-dev: ASan, UBSan, TSan, libFuzzer), and
 # llvm-symbolizer (llvm), which names the frames of their reports.
@@ -94,9 +94,9 @@ PKGS := libdw libelf libbpf libtraceevent
 CFLAGS ?= -O2 -g
 LP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I. -I$(O)/bpf -MMD -MP \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-# libzstd (Debian's libzstd-dev): perf record -z's records, which the
-# perf.data reader decompresses (lib/stream/foreign/perfdata-zstd.c); as
-# needed, so that a program without the reader (lp-record, lp-trace) does
+# libzstd (Debian's libzstd-dev): zstd-compressed inputs
+# (lib/stream/document.c) and perf record -z's records
+# (lib/stream/foreign/perfdata-zstd.c); as needed, so that a program without the reader (lp-record, lp-trace) does
 # not load it.
 ZSTD_LIBS := -Wl,--as-needed $(shell $(PKG_CONFIG) --libs libzstd 2>/dev/null || echo -lzstd) -Wl,--no-as-needed
 # libiberty (no pkg-config file): its demangler, C++ and Rust names as
@@ -116,7 +116,7 @@ FILTERS := lp-cat lp-collapse lp-diff lp-join lp-report lp-split lp-top
 FILTER_PROGS := $(patsubst %,$(O)/bin/%,$(FILTERS))
 FILTER_OBJS := $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard $(patsubst %,lib/%/*.c,base model stream stream/foreign analysis output)))
 # jansson: the JSON profiles lib/stream/foreign reads (Debian's libjansson);
-# libzstd: perf record -z's perf.data.
+# libzstd: zstd-compressed inputs, perf record -z's perf.data.
 FILTER_LDLIBS := -ljansson $(ZSTD_LIBS) -lz -lm -lpthread
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))

@@ -212,6 +212,52 @@ total() {
 	[ "$stderr" = "lp-split: $T/f.pb.gz: sample: -T, --time needs samples' times, and this input's have none (pprof)" ]
 }
 
+@test "compressed inputs: gzip and zstd (frames or members one after another, from a file or a pipe) read as what they hold" {
+	require_corpus
+	require_cmd zstd
+	local fixtures=$LP_TOP/tests/fixtures f plain z
+	zcat "$CORPUS/flamegraph/example-perf-stacks.txt.gz" >"$T/perf.txt"
+	# a pprof profile as protobuf: the gzip it comes in is one layer
+	zcat "$fixtures/foreign/go-cpu.pprof" >"$T/go-cpu.pb"
+	for f in "$T/perf.txt" "$fixtures/stream/basic.lp" "$fixtures/foreign/bpftrace-ustack.txt" \
+		"$T/go-cpu.pb" "$fixtures/foreign/node.cpuprofile" \
+		"$LP_TOP/tests/fuzz/corpus/perfdata/fp-cpu"; do
+		lp-cat "$f" >"$T/plain.lp"
+		plain=$(grep -c '^sample' "$T/plain.lp")
+		[ "$plain" -gt 0 ] || fail "$f: no samples"
+		gzip -c "$f" >"$T/in.gz"
+		zstd -q -c "$f" >"$T/in.zst"
+		for z in "$T/in.gz" "$T/in.zst"; do
+			lp-cat "$z" >"$T/z.lp"
+			cmp -s "$T/plain.lp" "$T/z.lp" || fail "$f as $z: $(diff "$T/plain.lp" "$T/z.lp" | head -4)"
+			lp-cat - <"$z" >"$T/z.lp"
+			cmp -s "$T/plain.lp" "$T/z.lp" || fail "$f as $z on stdin: $(diff "$T/plain.lp" "$T/z.lp" | head -4)"
+		done
+	done
+	# frames (members) one after another: the inputs one after another
+	printf 'main;a 3\n' >"$T/a.folded"
+	printf 'main;b 5\n' >"$T/b.folded"
+	cat <(zstd -q -c "$T/a.folded") <(zstd -q -c "$T/b.folded") >"$T/ab.zst"
+	cat <(gzip -c "$T/a.folded") <(gzip -c "$T/b.folded") >"$T/ab.gz"
+	for z in ab.zst ab.gz; do
+		run -0 lp-collapse "$T/$z"
+		assert_output $'main;a 3\nmain;b 5'
+	done
+	# cut short, damaged, or not a profile inside: said, exit 1
+	head -c 20 "$T/in.zst" >"$T/cut.zst"
+	printf '\050\265\057\375garbage' >"$T/bad.zst"
+	printf 'hello\n' | zstd -q >"$T/text.zst"
+	for f in cut.zst:"zstd data cut short" bad.zst:"damaged zstd data ("*")" \
+		text.zst:"1: not a format lp reads (it looks like text: 'hello')"; do
+		run --separate-stderr lp-cat "$T/${f%%:*}"
+		[ "$status" -eq 1 ] || fail "${f%%:*}: exit $status"
+		[ -z "$output" ] || fail "${f%%:*}: wrote $output"
+		case ${f#*:} in [0-9]*) sep=: ;; *) sep=': ' ;; esac
+		# shellcheck disable=SC2053
+		[[ "$stderr" == "lp-cat: $T/${f%%:*}$sep"${f#*:} ]] || fail "${f%%:*}: said '$stderr'"
+	done
+}
+
 @test "not a profile: lp-cat: FILE: not a format lp reads (it looks like ...), exit 1, nothing written" {
 	cp /bin/true "$T/elf"
 	printf 'hello\n' | gzip >"$T/text.gz"

@@ -86,14 +86,14 @@ struct lp_input_opts {
 
 /* --- the table ---------------------------------------------------------- */
 
-/* A whole input, for the formats read whole (open_doc): its bytes, gunzipped,
- * and, when they are JSON, the value they parse to. */
+/* A whole input, for the formats read whole (open_doc): its bytes,
+ * decompressed, and, when they are JSON, the value they parse to. */
 struct json_t;
 struct lp_doc {
 	const unsigned char *data;
 	size_t len;
 	struct json_t *json;	/* jansson's; NULL: not JSON */
-	bool gzipped;
+	const char *compressed;	/* "gzipped", "zstd-compressed"; NULL: neither */
 };
 
 /* next's result besides 1 (a record) and 0 (a line that makes none). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 static bool starts(const unsigned char *p, size_t n, const char *magic, size_t m)
 {
@@ -88,6 +89,8 @@ enum lp_doc_kind lp_doc__kind(const unsigned char *p, size_t n)
 {
 	if (starts(p, n, "\x1f\x8b", 2))
 		return LP_DOC_GZIP;
+	if (starts(p, n, "\x28\xb5\x2f\xfd", 4))
+		return LP_DOC_ZSTD;
 	for (size_t k = 0; k < NMAGICS; k++)
 		if (starts(p, n, magics[k].magic, magics[k].len))
 			return LP_DOC_BINARY;
@@ -139,8 +142,8 @@ const char *lp_doc__looks_like(const unsigned char *p, size_t n)
 	return is_text(p, n < 4096 ? n : 4096) ? "text" : "binary data";
 }
 
-int lp_doc__gunzip(const unsigned char *in, size_t n, size_t max, char **out, size_t *outlen,
-		   const char **why)
+static int gunzip(const unsigned char *in, size_t n, size_t max, char **out, size_t *outlen,
+		  const char **why)
 {
 	z_stream z = { 0 };
 	if (inflateInit2(&z, 15 + 32) != Z_OK) {	/* +32: a gzip or zlib header */
@@ -233,4 +236,63 @@ void lp_doc__json_keys(const struct lp_doc *doc, char *out, size_t outlen)
 			return;
 		at += (size_t)w;
 	}
+}
+
+/* zstd frames one after the other (zstd -c a b > c), as zstd -d reads them. */
+static int unzstd(const unsigned char *in, size_t n, size_t max, char **out, size_t *outlen,
+		  const char **why)
+{
+	ZSTD_DStream *z = ZSTD_createDStream();
+	if (!z || ZSTD_isError(ZSTD_initDStream(z))) {
+		ZSTD_freeDStream(z);
+		*why = "libzstd cannot start";
+		return -1;
+	}
+	size_t cap = n * 4 + 4096, rc = 0;
+	char *buf = lp_malloc(cap + 1);
+	ZSTD_inBuffer src = { in, n, 0 };
+	ZSTD_outBuffer dst = { buf, cap, 0 };
+	for (;;) {
+		if (dst.pos == cap) {
+			if (cap >= max) {
+				*why = "decompressed, it is larger than lp reads whole";
+				goto bad;
+			}
+			cap = cap * 2 > max ? max : cap * 2;
+			buf = lp_realloc(buf, cap + 1);
+			dst.dst = buf;
+			dst.size = cap;
+		}
+		rc = ZSTD_decompressStream(z, &dst, &src);
+		if (ZSTD_isError(rc)) {
+			static _Thread_local char msg[160];
+			snprintf(msg, sizeof(msg), "damaged zstd data (%s)", ZSTD_getErrorName(rc));
+			*why = msg;
+			goto bad;
+		}
+		/* All read, and zstd wrote all it could: a frame ended (rc 0),
+		 * or the data stop inside one. */
+		if (src.pos == src.size && dst.pos < dst.size)
+			break;
+	}
+	if (rc) {
+		*why = "zstd data cut short";
+		goto bad;
+	}
+	ZSTD_freeDStream(z);
+	buf[dst.pos] = '\0';
+	*out = buf;
+	*outlen = dst.pos;
+	return 0;
+bad:
+	ZSTD_freeDStream(z);
+	free(buf);
+	return -1;
+}
+
+int lp_doc__decompress(enum lp_doc_kind kind, const unsigned char *in, size_t n, size_t max,
+		       char **out, size_t *outlen, const char **why)
+{
+	return kind == LP_DOC_ZSTD ? unzstd(in, n, max, out, outlen, why)
+				   : gunzip(in, n, max, out, outlen, why);
 }

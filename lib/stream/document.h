@@ -1,5 +1,5 @@
 /* document.h - what an input's first bytes say it is, and the inputs read
- * whole: gunzipped, parsed as JSON, handed to the codec that claims them
+ * whole: gunzipped or zstd-decompressed, parsed as JSON, handed to the codec that claims them
  * (codec.h's open_doc).  The input layer's (stream.c) helper. */
 #ifndef LP_DOCUMENT_H
 #define LP_DOCUMENT_H
@@ -13,6 +13,7 @@ enum lp_doc_kind {
 	LP_DOC_TEXT,	/* lines: read by a line codec */
 	LP_DOC_JSON,	/* '{', or '[' then '{' or ']' */
 	LP_DOC_GZIP,
+	LP_DOC_ZSTD,
 	LP_DOC_BINARY,	/* control bytes or ill-formed UTF-8: protobuf, perf.data, ... */
 };
 
@@ -25,10 +26,10 @@ bool lp_doc__is_text(const unsigned char *p, size_t n);
  * "JSON", "text", "binary data", ... */
 const char *lp_doc__looks_like(const unsigned char *p, size_t n);
 
-/* The bytes of a gzip member (or several) in *out (malloc'd, NUL after the
- * end), at most max: 0, or -1 with *why. */
-int lp_doc__gunzip(const unsigned char *in, size_t n, size_t max, char **out, size_t *outlen,
-		   const char **why);
+/* The bytes of a gzip member (or several), or of zstd frames (kind: which),
+ * in *out (malloc'd, NUL after the end), at most max: 0, or -1 with *why. */
+int lp_doc__decompress(enum lp_doc_kind kind, const unsigned char *in, size_t n, size_t max,
+		       char **out, size_t *outlen, const char **why);
 
 /* doc->json from doc's bytes: 0, or -1 with "LINE:COLUMN: what" in why. */
 int lp_doc__parse_json(struct lp_doc *doc, char *why, size_t whylen);

@@ -26,8 +26,8 @@ static const struct lp_codec *const codecs[] = {
 };
 #define NCODECS (sizeof(codecs) / sizeof(codecs[0]))
 
-/* What is read whole, gunzipped or not: bounded so that a gzip bomb is an
- * error, not the machine's memory. */
+/* What is read whole, decompressed or not: bounded so that a gzip or zstd
+ * bomb is an error, not the machine's memory. */
 #define DOC_MAX ((size_t)8 << 30)
 /* A first line longer than this, none claims: a document's bytes. */
 #define FIRST_LINE_MAX ((size_t)16 << 20)
@@ -216,19 +216,20 @@ static int start_document(struct lp_reader *r)
 	r->bytes = data;
 	const char *why = NULL;
 	enum lp_doc_kind kind = lp_doc__kind((unsigned char *)data, len);
-	if (kind == LP_DOC_GZIP) {
+	if (kind == LP_DOC_GZIP || kind == LP_DOC_ZSTD) {
 		char *plain;
 		size_t plen;
-		if (lp_doc__gunzip((unsigned char *)data, len, DOC_MAX, &plain, &plen, &why) < 0)
+		if (lp_doc__decompress(kind, (unsigned char *)data, len, DOC_MAX, &plain, &plen,
+				       &why) < 0)
 			return fail(r, "%s", why);
 		free(r->bytes);
 		r->bytes = data = plain;
 		len = plen;
-		r->doc.gzipped = true;
+		r->doc.compressed = kind == LP_DOC_GZIP ? "gzipped" : "zstd-compressed";
 		kind = lp_doc__kind((unsigned char *)data, len);
 		if ((!r->codec || !r->codec->open_doc) && kind == LP_DOC_TEXT &&
 		    (r->codec || first_line_is_text((unsigned char *)data, len, true) == 1)) {
-			/* gzipped text: read as lines */
+			/* compressed text: read as lines */
 			lp_linereader__free(r->lr);
 			r->lr = lp_linereader__new_mem(data, len);
 			r->bytes = NULL;
@@ -253,8 +254,9 @@ static int start_document(struct lp_reader *r)
 		if (!r->codec) {
 			char keys[256] = "";
 			lp_doc__json_keys(&r->doc, keys, sizeof(keys));
-			return fail(r, "not a format lp reads (it looks like %s%s%s%s)",
-				    r->doc.gzipped ? "gzipped " : "",
+			return fail(r, "not a format lp reads (it looks like %s%s%s%s%s)",
+				    r->doc.compressed ? r->doc.compressed : "",
+				    r->doc.compressed ? " " : "",
 				    lp_doc__looks_like(r->doc.data, len), *keys ? " with keys " : "", keys);
 		}
 		r->format = r->codec->format;
