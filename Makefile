@@ -444,7 +444,7 @@ SAN_O := $(O)-asan
 TSAN_O := $(O)-tsan
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN := -fsanitize=thread
-SAN_TESTS := lp-cat formats lp-collapse lp-diff lp-join lp-split split-auto split-selfcost lp-top heatmap pprof \
+SAN_TESTS := lp-cat formats foreign-perfdata lp-collapse lp-diff lp-join lp-split split-auto split-selfcost lp-top heatmap pprof \
 	flamegraph fuzz corpus-collapse corpus-diff corpus-validate signals empty lp-split-branch lp-report \
 	kernel-core lp-trace-control unwind lp-symbolize lp-serve lp-serve-hostile lp-push
 TSAN_TESTS := lp-join lp-top signals lp-serve lp-serve-hostile lp-push
